@@ -1,0 +1,4 @@
+import { lambdaHandler } from './lambda-entry.js';
+import { handlers } from './handlers.js';
+
+export const handler = lambdaHandler('loading', handlers.loading);

@@ -1,0 +1,57 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SNSClient } from '@aws-sdk/client-sns';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  createLogger,
+  DynamoDbEventStore,
+  EmfMetrics,
+  noMetrics,
+  SnsTopicPublisher,
+  SqsDelayQueue,
+  SqsLoadingQueue,
+  systemClock,
+  type Clock,
+  type Logger,
+  type SchedulerConfig,
+  type SchedulerMetrics,
+} from '@adhoc-scheduler/shared';
+
+/** The SDK clients every function uses; built once per process, at the entry point. */
+export interface AwsClients {
+  readonly sns: SNSClient;
+  readonly sqs: SQSClient;
+  readonly dynamodb: DynamoDBDocumentClient;
+}
+
+export function createAwsClients(config: SchedulerConfig): AwsClients {
+  const base = { region: config.region };
+  return {
+    sns: new SNSClient({ ...base, endpoint: config.messagingEndpoint }),
+    sqs: new SQSClient({ ...base, endpoint: config.messagingEndpoint }),
+    dynamodb: DynamoDBDocumentClient.from(new DynamoDBClient({ ...base, endpoint: config.dynamodbEndpoint }), {
+      marshallOptions: { removeUndefinedValues: true },
+    }),
+  };
+}
+
+/** Everything a handler needs, from config and clients: the same wiring on Lambda and locally. */
+export function createDependencies(
+  functionName: string,
+  config: SchedulerConfig,
+  clients: AwsClients,
+  overrides: { readonly logger?: Logger; readonly metrics?: SchedulerMetrics; readonly clock?: Clock } = {},
+) {
+  return {
+    config,
+    store: new DynamoDbEventStore(clients.dynamodb, config.tableName),
+    delayQueue: new SqsDelayQueue(clients.sqs, config.delayQueueUrl),
+    loadingQueue: new SqsLoadingQueue(clients.sqs, config.loadingQueueUrl),
+    publisher: new SnsTopicPublisher(clients.sns),
+    clock: overrides.clock ?? systemClock,
+    logger: overrides.logger ?? createLogger(functionName, config.logLevel),
+    metrics: overrides.metrics ?? (config.metricsEnabled ? new EmfMetrics(functionName) : noMetrics),
+  };
+}
+
+export type Dependencies = ReturnType<typeof createDependencies>;

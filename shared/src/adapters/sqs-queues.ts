@@ -1,0 +1,67 @@
+import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
+import { encodeDelayedEvent, encodeLoadingChunk, type LoadingChunk } from '../domain/messages.js';
+import { TransientError } from '../domain/reasons.js';
+import type { DelayedSend, DelayQueue, LoadingQueue } from '../app/ports.js';
+
+const SQS_BATCH_SIZE = 10;
+/** Batches in flight at once from one call: SQS takes them in parallel. */
+const BATCH_CONCURRENCY = 8;
+
+/**
+ * Sends entries in batches of 10, several batches at a time. Returns the ids of the entries
+ * SQS did not take (a failed request fails all its entries); never throws for them.
+ */
+async function sendBatches(client: SQSClient, queueUrl: string, entries: readonly SendMessageBatchRequestEntry[]): Promise<string[]> {
+  const batches: SendMessageBatchRequestEntry[][] = [];
+  for (let i = 0; i < entries.length; i += SQS_BATCH_SIZE) batches.push(entries.slice(i, i + SQS_BATCH_SIZE));
+  const failed: string[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < batches.length) {
+      const batch = batches[next++] as SendMessageBatchRequestEntry[];
+      try {
+        const result = await client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: batch }));
+        for (const entry of result.Failed ?? []) if (entry.Id) failed.push(entry.Id);
+      } catch {
+        for (const entry of batch) if (entry.Id) failed.push(entry.Id);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, batches.length) }, worker));
+  return failed;
+}
+
+/** Batch entry ids must be unique in a batch and at most 80 characters of [A-Za-z0-9_-]. */
+function entryId(index: number): string {
+  return `e${index}`;
+}
+
+export class SqsDelayQueue implements DelayQueue {
+  constructor(
+    private readonly client: SQSClient,
+    private readonly queueUrl: string,
+  ) {}
+
+  async send(items: readonly DelayedSend[]): Promise<{ readonly failedIds: readonly string[] }> {
+    const entries = items.map((item, index) => ({
+      Id: entryId(index),
+      MessageBody: encodeDelayedEvent(item.event),
+      DelaySeconds: item.delaySeconds,
+    }));
+    const failedEntries = await sendBatches(this.client, this.queueUrl, entries);
+    return { failedIds: failedEntries.map((id) => items[Number(id.slice(1))]?.event.id ?? id) };
+  }
+}
+
+export class SqsLoadingQueue implements LoadingQueue {
+  constructor(
+    private readonly client: SQSClient,
+    private readonly queueUrl: string,
+  ) {}
+
+  async send(chunks: readonly LoadingChunk[]): Promise<void> {
+    const entries = chunks.map((chunk, index) => ({ Id: entryId(index), MessageBody: encodeLoadingChunk(chunk) }));
+    const failed = await sendBatches(this.client, this.queueUrl, entries);
+    if (failed.length > 0) throw new TransientError(`${failed.length} of ${chunks.length} loading chunks could not be sent`);
+  }
+}

@@ -1,0 +1,68 @@
+import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
+import type { SchedulerConfig } from '../config.js';
+import { remainingWaitMs } from '../domain/delay.js';
+import { emissionAttributes, expiresAtFor, type ScheduledEvent } from '../domain/event.js';
+import { failureNotice } from '../domain/failure.js';
+import { decodeDelayedEvent } from '../domain/messages.js';
+import { EventRejectedError, REASON } from '../domain/reasons.js';
+import { processBatch, receiveCount } from './batch.js';
+import { reportFailure } from './failures.js';
+import type { Clock, EventStore, Logger, SchedulerMetrics, TopicPublisher } from './ports.js';
+
+export interface EmitterDeps {
+  readonly config: Pick<SchedulerConfig, 'emitMaxAttempts' | 'retentionSeconds'>;
+  readonly store: EventStore;
+  readonly publisher: TopicPublisher;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: SchedulerMetrics;
+}
+
+async function emitOne(deps: EmitterDeps, record: SQSRecord): Promise<void> {
+  const { store, clock, logger, metrics } = deps;
+  const event: ScheduledEvent = decodeDelayedEvent(record.body);
+
+  // The claim is made while the event waits out its last second, so it costs no lateness.
+  const claim = await store.claimEmission(event.id, record.messageId, expiresAtFor(event.dueAt, deps.config.retentionSeconds));
+  if (claim === 'duplicate') {
+    metrics.count('DuplicatesSuppressed');
+    logger.info({ eventId: event.id }, 'already emitted or claimed by another delivery; suppressed');
+    return;
+  }
+  await clock.sleep(remainingWaitMs(event.dueAt, clock.now()));
+
+  try {
+    await deps.publisher.publish(event.target, event.payload, emissionAttributes(event));
+  } catch (error) {
+    const attempt = receiveCount(record);
+    const final = error instanceof EventRejectedError || attempt >= deps.config.emitMaxAttempts;
+    if (!final) throw error;
+    const reason = error instanceof EventRejectedError ? error.reason : REASON.PUBLISH_FAILED;
+    const message =
+      error instanceof EventRejectedError ? error.message : `publishing to the target failed ${attempt} times: ${String(error)}`;
+    await reportFailure(deps, failureNotice(reason, message, event, clock.now(), { eventId: event.id, details: { attempt } }), event.failureTopic);
+    await store.markEmitted(event.id, clock.now());
+    return;
+  }
+  const emittedAt = clock.now();
+  const lateness = emittedAt - event.dueAt;
+  metrics.count('EventsEmitted');
+  metrics.latenessMs(lateness);
+  logger.debug({ eventId: event.id, latenessMs: lateness }, 'emitted');
+  // Bookkeeping after the publish: if it fails, the claim still holds off other deliveries,
+  // and failing the record would only publish it again.
+  await store.markEmitted(event.id, emittedAt).catch((error: unknown) => {
+    logger.warn({ err: error, eventId: event.id }, 'emitted, but could not record it');
+  });
+}
+
+/**
+ * Emits each delayed event at its exact due time: claims it (so duplicates are suppressed),
+ * waits out the remainder, publishes to the target, then records it as emitted. A failed
+ * publish is retried through SQS until `emitMaxAttempts`, then reported on the failure topic.
+ */
+export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
+  const response = await processBatch(records, deps.logger, (record) => emitOne(deps, record));
+  deps.metrics.flush();
+  return response;
+}

@@ -1,0 +1,180 @@
+/**
+ * The one place settings are read. Every value has the AWS default; the local runtime and
+ * tests override them through the same environment variables (or by passing an object).
+ */
+
+export interface SchedulerConfig {
+  /** AWS region of every client. */
+  readonly region: string;
+  /** Endpoint override for SNS and SQS (the local emulator); undefined on AWS. */
+  readonly messagingEndpoint: string | undefined;
+  /** Endpoint override for DynamoDB (the local emulator); undefined on AWS. */
+  readonly dynamodbEndpoint: string | undefined;
+
+  readonly tableName: string;
+  readonly delayQueueUrl: string;
+  readonly loadingQueueUrl: string;
+
+  /** Events due sooner than this go straight to the delay queue; later ones are stored. */
+  readonly nearPathWindowSeconds: number;
+  /** How often the loader runs. */
+  readonly loaderIntervalSeconds: number;
+  /**
+   * The loader moves events due before `now + lookahead`. It must stay below the near-path
+   * window by at least one loader interval, so that an event stored just past the window is
+   * always found by a later tick (the gap absorbs GSI propagation lag).
+   */
+  readonly loaderLookaheadSeconds: number;
+  /** Work budget of one loader tick; what is left is picked up by the next tick. */
+  readonly loaderTickBudgetSeconds: number;
+  /** On a table with no loader cursor yet, how far back the first tick looks. */
+  readonly loaderInitialCatchUpSeconds: number;
+  /** Ids per message from the loader to the loading function. */
+  readonly loadingChunkSize: number;
+
+  /** Width of one time bucket of the GSI. */
+  readonly bucketSeconds: number;
+  /** Shards per bucket: `<bucket>#<n>` spreads one busy minute over several partitions. */
+  readonly shardCount: number;
+
+  /**
+   * How much earlier than due the emitter wants to receive an event. SQS delays are whole
+   * seconds and delivery takes a few ms, so the emitter arrives early and waits the rest.
+   */
+  readonly emitterLeadMs: number;
+  /** Deliveries of one delay-queue message before a publish failure is final. */
+  readonly emitMaxAttempts: number;
+  /** How long after its due time an event's record (and its dedup marker) is kept. */
+  readonly retentionSeconds: number;
+
+  readonly logLevel: string;
+  /** Emit CloudWatch EMF metrics to stdout (on in Lambda, off locally). */
+  readonly metricsEnabled: boolean;
+}
+
+export const SNS_MAX_MESSAGE_BYTES = 262_144;
+export const SQS_MAX_DELAY_SECONDS = 900;
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Environment variable names, shared with the CDK app and the local runtime. */
+export const ENV = {
+  region: 'AWS_REGION',
+  messagingEndpoint: 'SCHEDULER_MESSAGING_ENDPOINT',
+  dynamodbEndpoint: 'SCHEDULER_DYNAMODB_ENDPOINT',
+  tableName: 'SCHEDULER_TABLE_NAME',
+  delayQueueUrl: 'SCHEDULER_DELAY_QUEUE_URL',
+  loadingQueueUrl: 'SCHEDULER_LOADING_QUEUE_URL',
+  nearPathWindowSeconds: 'SCHEDULER_NEAR_PATH_WINDOW_SECONDS',
+  loaderIntervalSeconds: 'SCHEDULER_LOADER_INTERVAL_SECONDS',
+  loaderLookaheadSeconds: 'SCHEDULER_LOADER_LOOKAHEAD_SECONDS',
+  loaderTickBudgetSeconds: 'SCHEDULER_LOADER_TICK_BUDGET_SECONDS',
+  loaderInitialCatchUpSeconds: 'SCHEDULER_LOADER_INITIAL_CATCH_UP_SECONDS',
+  loadingChunkSize: 'SCHEDULER_LOADING_CHUNK_SIZE',
+  bucketSeconds: 'SCHEDULER_BUCKET_SECONDS',
+  shardCount: 'SCHEDULER_SHARD_COUNT',
+  emitterLeadMs: 'SCHEDULER_EMITTER_LEAD_MS',
+  emitMaxAttempts: 'SCHEDULER_EMIT_MAX_ATTEMPTS',
+  retentionSeconds: 'SCHEDULER_RETENTION_SECONDS',
+  logLevel: 'LOG_LEVEL',
+  metricsEnabled: 'SCHEDULER_METRICS_ENABLED',
+} as const satisfies Record<keyof SchedulerConfig, string>;
+
+export const DEFAULTS = {
+  region: 'us-east-1',
+  nearPathWindowSeconds: 600,
+  loaderIntervalSeconds: 60,
+  loaderTickBudgetSeconds: 45,
+  loaderInitialCatchUpSeconds: 3600,
+  loadingChunkSize: 100,
+  bucketSeconds: 60,
+  shardCount: 8,
+  emitterLeadMs: 300,
+  emitMaxAttempts: 5,
+  retentionSeconds: 7 * 24 * 3600,
+  logLevel: 'info',
+} as const;
+
+function required(env: Env, key: string): string {
+  const value = env[key];
+  if (value === undefined || value === '') throw new ConfigError(`${key} is required`);
+  return value;
+}
+
+function integer(env: Env, key: string, fallback: number, min: number, max: number): number {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${key} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function boolean(env: Env, key: string, fallback: boolean): boolean {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${key} must be true or false, got "${raw}"`);
+}
+
+/** Reads and checks every setting; throws a ConfigError naming the variable at fault. */
+export function loadConfig(env: Env = process.env): SchedulerConfig {
+  const nearPathWindowSeconds = integer(env, ENV.nearPathWindowSeconds, DEFAULTS.nearPathWindowSeconds, 2, SQS_MAX_DELAY_SECONDS);
+  const loaderIntervalSeconds = integer(env, ENV.loaderIntervalSeconds, DEFAULTS.loaderIntervalSeconds, 1, 3600);
+  const loaderLookaheadSeconds = integer(
+    env,
+    ENV.loaderLookaheadSeconds,
+    nearPathWindowSeconds - loaderIntervalSeconds,
+    1,
+    SQS_MAX_DELAY_SECONDS,
+  );
+  if (loaderLookaheadSeconds + loaderIntervalSeconds > nearPathWindowSeconds) {
+    throw new ConfigError(
+      `${ENV.loaderLookaheadSeconds} (${loaderLookaheadSeconds}) plus ${ENV.loaderIntervalSeconds} (${loaderIntervalSeconds}) ` +
+        `must not exceed ${ENV.nearPathWindowSeconds} (${nearPathWindowSeconds}), or events stored just past the window could be missed`,
+    );
+  }
+  if (loaderLookaheadSeconds <= loaderIntervalSeconds) {
+    throw new ConfigError(
+      `${ENV.loaderLookaheadSeconds} (${loaderLookaheadSeconds}) must exceed ${ENV.loaderIntervalSeconds} (${loaderIntervalSeconds}), ` +
+        'or events would be loaded after their due time',
+    );
+  }
+  return {
+    region: env[ENV.region] || DEFAULTS.region,
+    messagingEndpoint: env[ENV.messagingEndpoint] || undefined,
+    dynamodbEndpoint: env[ENV.dynamodbEndpoint] || undefined,
+    tableName: required(env, ENV.tableName),
+    delayQueueUrl: required(env, ENV.delayQueueUrl),
+    loadingQueueUrl: required(env, ENV.loadingQueueUrl),
+    nearPathWindowSeconds,
+    loaderIntervalSeconds,
+    loaderLookaheadSeconds,
+    loaderTickBudgetSeconds: integer(env, ENV.loaderTickBudgetSeconds, DEFAULTS.loaderTickBudgetSeconds, 1, 900),
+    loaderInitialCatchUpSeconds: integer(env, ENV.loaderInitialCatchUpSeconds, DEFAULTS.loaderInitialCatchUpSeconds, 0, 366 * 24 * 3600),
+    loadingChunkSize: integer(env, ENV.loadingChunkSize, DEFAULTS.loadingChunkSize, 1, 1000),
+    bucketSeconds: integer(env, ENV.bucketSeconds, DEFAULTS.bucketSeconds, 1, 3600),
+    shardCount: integer(env, ENV.shardCount, DEFAULTS.shardCount, 1, 256),
+    emitterLeadMs: integer(env, ENV.emitterLeadMs, DEFAULTS.emitterLeadMs, 0, 5000),
+    emitMaxAttempts: integer(env, ENV.emitMaxAttempts, DEFAULTS.emitMaxAttempts, 1, 100),
+    retentionSeconds: integer(env, ENV.retentionSeconds, DEFAULTS.retentionSeconds, 60, 10 * 366 * 24 * 3600),
+    logLevel: env[ENV.logLevel] || DEFAULTS.logLevel,
+    metricsEnabled: boolean(env, ENV.metricsEnabled, false),
+  };
+}
+
+/** The inverse of loadConfig: the environment that reproduces a config (for Lambda and child processes). */
+export function configToEnv(config: SchedulerConfig): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, name] of Object.entries(ENV) as [keyof SchedulerConfig, string][]) {
+    const value = config[key];
+    if (value !== undefined) env[name] = String(value);
+  }
+  return env;
+}

@@ -1,0 +1,51 @@
+/**
+ * Stable reason codes. Clients switch on these (they appear in failure-topic messages and
+ * logs), so a code is never renamed or reused; new ones may be added.
+ */
+export const REASON = {
+  /** The input message body is not JSON. */
+  INVALID_JSON: 'INVALID_JSON',
+  /** The message is JSON but not an object. */
+  NOT_AN_OBJECT: 'NOT_AN_OBJECT',
+  /** A required field (`date`, `target`, `user`, `payload`) is absent. */
+  MISSING_FIELD: 'MISSING_FIELD',
+  /** A field has the wrong type or is empty. */
+  INVALID_FIELD: 'INVALID_FIELD',
+  /** `date` is not an ISO-8601 date-time. */
+  INVALID_DATE: 'INVALID_DATE',
+  /** `target` is not an SNS topic ARN. */
+  INVALID_TARGET: 'INVALID_TARGET',
+  /** `failure_topic` is present but not an SNS topic ARN. */
+  INVALID_FAILURE_TOPIC: 'INVALID_FAILURE_TOPIC',
+  /** `payload` with the scheduler's message attributes exceeds the SNS message size limit. */
+  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  /** The target topic does not exist. */
+  TARGET_NOT_FOUND: 'TARGET_NOT_FOUND',
+  /** The target topic's policy does not let the scheduler publish. */
+  TARGET_ACCESS_DENIED: 'TARGET_ACCESS_DENIED',
+  /** Publishing to the target kept failing until the attempts ran out. */
+  PUBLISH_FAILED: 'PUBLISH_FAILED',
+} as const;
+
+export type ReasonCode = (typeof REASON)[keyof typeof REASON];
+
+/** A failure attributable to the event itself, reported to the client; never retried. */
+export class EventRejectedError extends Error {
+  override readonly name = 'EventRejectedError';
+  constructor(
+    readonly reason: ReasonCode,
+    message: string,
+    readonly details: Readonly<Record<string, unknown>> = {},
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A failure of a dependency that may succeed later: the record is retried, not reported. */
+export class TransientError extends Error {
+  override readonly name = 'TransientError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
