@@ -1,0 +1,64 @@
+import { validateScheduleRequest, type ValidationResult } from '../src/domain/validation.js';
+
+export function topicArn(name: string, region = 'eu-west-1', account = '123456789012'): string {
+  return `arn:aws:sns:${region}:${account}:${name}`;
+}
+
+/** A valid schedule request; `overrides` replace fields, and a field set to undefined is left out. */
+export function scheduleRequest(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  const request: Record<string, unknown> = {
+    date: '2030-06-15T12:30:00.250Z',
+    target: topicArn('client-target'),
+    user: 'alice',
+    payload: '{"reminder":"stand-up"}',
+    ...overrides,
+  };
+  for (const [field, value] of Object.entries(request)) {
+    if (value === undefined) delete request[field];
+  }
+  return request;
+}
+
+let inputMessages = 0;
+/** A fresh SNS message id for each publish, as SNS assigns them. */
+export function inputMessageId(): string {
+  inputMessages += 1;
+  return `00000000-0000-4000-8000-${String(inputMessages).padStart(12, '0')}`;
+}
+
+/** Validates a request as the ingest function receives it: the JSON text of one publish. */
+export function validate(overrides: Record<string, unknown> = {}, messageId = inputMessageId()): ValidationResult {
+  return validateScheduleRequest(JSON.stringify(scheduleRequest(overrides)), messageId);
+}
+
+/** The environment a deployment sets: only the required variables. */
+export function requiredEnv(): Record<string, string> {
+  return {
+    SCHEDULER_TABLE_NAME: 'scheduler-events',
+    SCHEDULER_DELAY_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/scheduler-delay',
+    SCHEDULER_LOADING_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/scheduler-loading',
+  };
+}
+
+/** The required variables and every other setting away from its default. */
+export function customEnv(): Record<string, string> {
+  return {
+    ...requiredEnv(),
+    AWS_REGION: 'eu-central-1',
+    SCHEDULER_MESSAGING_ENDPOINT: 'http://127.0.0.1:4566',
+    SCHEDULER_DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000',
+    SCHEDULER_NEAR_PATH_WINDOW_SECONDS: '300',
+    SCHEDULER_LOADER_INTERVAL_SECONDS: '30',
+    SCHEDULER_LOADER_LOOKAHEAD_SECONDS: '240',
+    SCHEDULER_LOADER_TICK_BUDGET_SECONDS: '20',
+    SCHEDULER_LOADER_INITIAL_CATCH_UP_SECONDS: '120',
+    SCHEDULER_LOADING_CHUNK_SIZE: '50',
+    SCHEDULER_BUCKET_SECONDS: '30',
+    SCHEDULER_SHARD_COUNT: '4',
+    SCHEDULER_EMITTER_LEAD_MS: '150',
+    SCHEDULER_EMIT_MAX_ATTEMPTS: '3',
+    SCHEDULER_RETENTION_SECONDS: '3600',
+    LOG_LEVEL: 'debug',
+    SCHEDULER_METRICS_ENABLED: 'true',
+  };
+}

@@ -1,0 +1,204 @@
+import { describe, expect, it } from 'vitest';
+import { EMISSION_ATTRIBUTE, type ScheduledEvent } from '../src/domain/event.js';
+import { REASON } from '../src/domain/reasons.js';
+import { validateScheduleRequest, type ValidationResult } from '../src/domain/validation.js';
+import { inputMessageId, scheduleRequest, topicArn, validate } from './factories.js';
+
+type Rejection = Extract<ValidationResult, { accepted: false }>;
+
+function rejected(result: ValidationResult): Rejection {
+  if (result.accepted) throw new Error(`expected a rejection, got event ${JSON.stringify(result.event)}`);
+  return result;
+}
+
+function accepted(result: ValidationResult): ScheduledEvent {
+  if (!result.accepted) throw new Error(`expected an event, got ${result.error.reason}: ${result.error.message}`);
+  return result.event;
+}
+
+const SNS_MESSAGE_LIMIT_BYTES = 256 * 1024;
+
+/** What the scheduler's string attributes add to an emission, counted as SNS counts: name, type, value. */
+function attributeBytes(event: ScheduledEvent): number {
+  const attributes: Record<string, string> = {
+    [EMISSION_ATTRIBUTE.eventId]: event.id,
+    [EMISSION_ATTRIBUTE.scheduledAt]: new Date(event.dueAt).toISOString(),
+    [EMISSION_ATTRIBUTE.user]: event.user,
+  };
+  return Object.entries(attributes).reduce(
+    (sum, [name, value]) => sum + Buffer.byteLength(name) + Buffer.byteLength('String') + Buffer.byteLength(value),
+    0,
+  );
+}
+
+describe('a valid schedule request', () => {
+  it('becomes an event carrying its fields and its due time in epoch milliseconds', () => {
+    const failureTopic = topicArn('client-failures');
+    const event = accepted(
+      validate({ date: '2030-06-15T12:30:00.250Z', user: 'bob', payload: 'hello', failure_topic: failureTopic }),
+    );
+    expect(event).toMatchObject({
+      user: 'bob',
+      target: topicArn('client-target'),
+      payload: 'hello',
+      failureTopic,
+      dueAt: Date.UTC(2030, 5, 15, 12, 30, 0, 250),
+    });
+  });
+
+  it('accepts an empty payload, which SNS publishes as is', () => {
+    expect(accepted(validate({ payload: '' })).payload).toBe('');
+  });
+
+  it('accepts targets in other partitions and regions', () => {
+    accepted(validate({ target: 'arn:aws-cn:sns:cn-north-1:123456789012:orders' }));
+    accepted(validate({ target: 'arn:aws-us-gov:sns:us-gov-west-1:123456789012:orders_v2-b' }));
+  });
+});
+
+describe('rejection reasons', () => {
+  it('INVALID_JSON when the message is not JSON, keeping the raw text', () => {
+    const result = rejected(validateScheduleRequest('{"date": "2030-01-01"', inputMessageId()));
+    expect(result.error.reason).toBe(REASON.INVALID_JSON);
+    expect(result.input).toBe('{"date": "2030-01-01"');
+  });
+
+  it.each([['[]'], ['"a string"'], ['42'], ['null'], ['true']])('NOT_AN_OBJECT for the JSON %s', (text) => {
+    expect(rejected(validateScheduleRequest(text, inputMessageId())).error.reason).toBe(REASON.NOT_AN_OBJECT);
+  });
+
+  it.each([['date'], ['target'], ['user'], ['payload']])('MISSING_FIELD naming the absent "%s"', (field) => {
+    const { error } = rejected(validate({ [field]: undefined }));
+    expect(error.reason).toBe(REASON.MISSING_FIELD);
+    expect(error.details).toEqual({ field });
+    expect(error.message).toContain(field);
+  });
+
+  it('MISSING_FIELD before any other fault', () => {
+    expect(rejected(validate({ user: undefined, target: 'nope', date: 'never' })).error.reason).toBe(REASON.MISSING_FIELD);
+  });
+
+  it.each([
+    ['date', 20300615],
+    ['date', ''],
+    ['user', ''],
+    ['user', 7],
+    ['user', 'u'.repeat(257)],
+    ['payload', { reminder: 'stand-up' }],
+    ['payload', 12],
+    ['payload', null],
+    ['id', ''],
+    ['id', 99],
+  ])('INVALID_FIELD naming "%s" when it is %j', (field, value) => {
+    const { error } = rejected(validate({ [field]: value }));
+    expect(error.reason).toBe(REASON.INVALID_FIELD);
+    expect(error.details).toEqual({ field });
+  });
+
+  it.each([
+    ['garbage', 'next tuesday'],
+    ['31 February', '2030-02-31T10:00:00Z'],
+    ['hour 25', '2030-06-15T25:00:00Z'],
+  ])('INVALID_DATE for %s', (_case, date) => {
+    const { error } = rejected(validate({ date }));
+    expect(error.reason).toBe(REASON.INVALID_DATE);
+    expect(error.details).toEqual({ field: 'date' });
+  });
+
+  it.each([
+    ['an SQS queue ARN', 'arn:aws:sqs:eu-west-1:123456789012:client-queue'],
+    ['a FIFO topic', topicArn('client-target.fifo')],
+    ['garbage', 'client-target'],
+    ['a topic ARN with a short account', 'arn:aws:sns:eu-west-1:12345:client-target'],
+  ])('INVALID_TARGET for %s', (_case, target) => {
+    const { error } = rejected(validate({ target }));
+    expect(error.reason).toBe(REASON.INVALID_TARGET);
+    expect(error.details).toEqual({ field: 'target' });
+  });
+
+  it.each([
+    ['an SQS queue ARN', 'arn:aws:sqs:eu-west-1:123456789012:client-failures'],
+    ['a FIFO topic', topicArn('client-failures.fifo')],
+    ['garbage', 'failures'],
+  ])('INVALID_FAILURE_TOPIC for %s', (_case, failureTopic) => {
+    const { error } = rejected(validate({ failure_topic: failureTopic }));
+    expect(error.reason).toBe(REASON.INVALID_FAILURE_TOPIC);
+    expect(error.details).toEqual({ field: 'failure_topic' });
+  });
+});
+
+describe('payload size', () => {
+  const fields = { id: 'size-check', user: 'carol' };
+  const overhead = attributeBytes(accepted(validate({ ...fields, payload: '' })));
+
+  it('accepts a payload that fills the SNS message exactly', () => {
+    const payload = 'x'.repeat(SNS_MESSAGE_LIMIT_BYTES - overhead);
+    expect(accepted(validate({ ...fields, payload })).payload).toHaveLength(SNS_MESSAGE_LIMIT_BYTES - overhead);
+  });
+
+  it('rejects one byte more as PAYLOAD_TOO_LARGE, with the size and the limit', () => {
+    const payload = 'x'.repeat(SNS_MESSAGE_LIMIT_BYTES - overhead + 1);
+    const { error } = rejected(validate({ ...fields, payload }));
+    expect(error.reason).toBe(REASON.PAYLOAD_TOO_LARGE);
+    expect(error.details).toEqual({ bytes: SNS_MESSAGE_LIMIT_BYTES + 1, limit: SNS_MESSAGE_LIMIT_BYTES });
+  });
+
+  it('counts UTF-8 bytes, not characters', () => {
+    // Each "é" is two bytes: half as many characters as the limit allows still do not fit.
+    const characters = Math.floor((SNS_MESSAGE_LIMIT_BYTES - overhead) / 2) + 1;
+    expect(rejected(validate({ ...fields, payload: 'é'.repeat(characters) })).error.reason).toBe(REASON.PAYLOAD_TOO_LARGE);
+    accepted(validate({ ...fields, payload: 'é'.repeat(characters - 1) }));
+  });
+});
+
+describe('where a rejection is reported', () => {
+  const failureTopic = topicArn('client-failures');
+
+  it('to the failure topic of a request rejected for another reason', () => {
+    const result = rejected(validate({ date: '2030-02-31', failure_topic: failureTopic }));
+    expect(result.failureTopic).toBe(failureTopic);
+    expect(result.input).toEqual(scheduleRequest({ date: '2030-02-31', failure_topic: failureTopic }));
+  });
+
+  it('to the failure topic of a request that is missing a field', () => {
+    expect(rejected(validate({ payload: undefined, failure_topic: failureTopic })).failureTopic).toBe(failureTopic);
+  });
+
+  it('nowhere when the failure topic itself is invalid', () => {
+    expect(rejected(validate({ failure_topic: 'arn:aws:sqs:eu-west-1:123456789012:q' })).failureTopic).toBeUndefined();
+    expect(rejected(validate({ date: 'never', failure_topic: 42 })).failureTopic).toBeUndefined();
+  });
+
+  it('nowhere when the message is not a JSON object', () => {
+    expect(rejected(validateScheduleRequest(`{"failure_topic":"${failureTopic}"`, inputMessageId())).failureTopic).toBeUndefined();
+    expect(rejected(validateScheduleRequest(JSON.stringify([failureTopic]), inputMessageId())).failureTopic).toBeUndefined();
+  });
+});
+
+describe('event identity', () => {
+  const eventId = (overrides: Record<string, unknown>, messageId = inputMessageId()): string =>
+    accepted(validate(overrides, messageId)).id;
+
+  it('is the same for the same id from the same user, whatever the message', () => {
+    expect(eventId({ user: 'alice', id: 'invoice-42' })).toBe(eventId({ user: 'alice', id: 'invoice-42', payload: 'other' }));
+  });
+
+  it('differs for the same id from different users', () => {
+    expect(eventId({ user: 'alice', id: 'invoice-42' })).not.toBe(eventId({ user: 'bob', id: 'invoice-42' }));
+  });
+
+  it('keeps user and id apart, so no user can take over another user id by shifting characters', () => {
+    expect(eventId({ user: 'ab', id: 'c' })).not.toBe(eventId({ user: 'a', id: 'bc' }));
+  });
+
+  it('without an id, follows the input message: a redelivery is the same event, another publish is not', () => {
+    const messageId = inputMessageId();
+    expect(eventId({}, messageId)).toBe(eventId({}, messageId));
+    expect(eventId({}, messageId)).not.toBe(eventId({}));
+  });
+
+  it('never confuses a client id with an input message id of the same text', () => {
+    const messageId = inputMessageId();
+    expect(eventId({ user: 'alice', id: messageId })).not.toBe(eventId({ user: 'alice' }, messageId));
+  });
+});
