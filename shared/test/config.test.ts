@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, configToEnv, DEFAULTS, ENV, loadConfig } from '../src/config.js';
+import { customEnv, requiredEnv } from './factories.js';
+
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error(`expected a ConfigError for ${JSON.stringify(env)}`);
+}
+
+describe('loadConfig', () => {
+  it('takes the AWS defaults for everything but the resource names', () => {
+    const config = loadConfig(requiredEnv());
+    for (const [setting, value] of Object.entries(DEFAULTS)) {
+      expect(config, setting).toHaveProperty(setting, value);
+    }
+    expect(config).toMatchObject({
+      messagingEndpoint: undefined,
+      dynamodbEndpoint: undefined,
+      tableName: 'scheduler-events',
+      delayQueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/scheduler-delay',
+      loadingQueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/scheduler-loading',
+      loaderLookaheadSeconds: DEFAULTS.nearPathWindowSeconds - DEFAULTS.loaderIntervalSeconds,
+      metricsEnabled: false,
+    });
+  });
+
+  it('reads every setting from its variable', () => {
+    expect(loadConfig(customEnv())).toMatchObject({
+      region: 'eu-central-1',
+      messagingEndpoint: 'http://127.0.0.1:4566',
+      dynamodbEndpoint: 'http://127.0.0.1:8000',
+      nearPathWindowSeconds: 300,
+      loaderIntervalSeconds: 30,
+      loaderLookaheadSeconds: 240,
+      loaderTickBudgetSeconds: 20,
+      loaderInitialCatchUpSeconds: 120,
+      loadingChunkSize: 50,
+      bucketSeconds: 30,
+      shardCount: 4,
+      emitterLeadMs: 150,
+      emitMaxAttempts: 3,
+      retentionSeconds: 3600,
+      logLevel: 'debug',
+      metricsEnabled: true,
+    });
+  });
+
+  it('treats an empty variable as unset', () => {
+    const env = { ...requiredEnv(), [ENV.shardCount]: '', [ENV.region]: '', [ENV.messagingEndpoint]: '' };
+    expect(loadConfig(env)).toEqual(loadConfig(requiredEnv()));
+  });
+
+  it.each([[ENV.tableName], [ENV.delayQueueUrl], [ENV.loadingQueueUrl]])('requires %s', (name) => {
+    const env = requiredEnv();
+    delete env[name];
+    expect(configError(env).message).toContain(name);
+  });
+
+  it.each([
+    [ENV.nearPathWindowSeconds, 'ten'],
+    [ENV.nearPathWindowSeconds, '901'],
+    [ENV.loaderIntervalSeconds, '0'],
+    [ENV.loaderLookaheadSeconds, '2.5'],
+    [ENV.loaderTickBudgetSeconds, '-1'],
+    [ENV.loaderInitialCatchUpSeconds, 'soon'],
+    [ENV.loadingChunkSize, '1001'],
+    [ENV.bucketSeconds, '0'],
+    [ENV.shardCount, '257'],
+    [ENV.emitterLeadMs, '5001'],
+    [ENV.emitMaxAttempts, '0'],
+    [ENV.retentionSeconds, '59'],
+    [ENV.metricsEnabled, 'yes'],
+  ])('rejects %s=%s, naming the variable and showing the value', (name, value) => {
+    const { message } = configError({ ...requiredEnv(), [name]: value });
+    expect(message).toContain(name);
+    expect(message).toContain(`"${value}"`);
+  });
+
+  it.each([
+    ['true', true],
+    ['1', true],
+    ['false', false],
+    ['0', false],
+  ])('reads %s as metrics %s', (value, enabled) => {
+    expect(loadConfig({ ...requiredEnv(), [ENV.metricsEnabled]: value }).metricsEnabled).toBe(enabled);
+  });
+
+  describe('keeps the loader ahead of the near-path window', () => {
+    const timing = (window: number, interval: number, lookahead?: number): Record<string, string> => ({
+      ...requiredEnv(),
+      [ENV.nearPathWindowSeconds]: String(window),
+      [ENV.loaderIntervalSeconds]: String(interval),
+      ...(lookahead === undefined ? {} : { [ENV.loaderLookaheadSeconds]: String(lookahead) }),
+    });
+
+    it('by default looking ahead the window minus one interval', () => {
+      expect(loadConfig(timing(300, 20)).loaderLookaheadSeconds).toBe(280);
+    });
+
+    it('accepting a lookahead plus interval that just fits the window', () => {
+      expect(loadConfig(timing(300, 20, 280)).loaderLookaheadSeconds).toBe(280);
+    });
+
+    it('rejecting a lookahead plus interval beyond the window, naming all three variables', () => {
+      const { message } = configError(timing(300, 20, 281));
+      for (const name of [ENV.loaderLookaheadSeconds, ENV.loaderIntervalSeconds, ENV.nearPathWindowSeconds]) {
+        expect(message).toContain(name);
+      }
+    });
+
+    it('rejecting a lookahead no longer than the interval', () => {
+      const { message } = configError(timing(300, 60, 60));
+      expect(message).toContain(ENV.loaderLookaheadSeconds);
+      expect(message).toContain(ENV.loaderIntervalSeconds);
+    });
+  });
+});
+
+describe('configToEnv', () => {
+  it('gives back the same config through the environment', () => {
+    const config = loadConfig(customEnv());
+    expect(configToEnv(config)).toMatchObject(customEnv());
+    expect(loadConfig(configToEnv(config))).toEqual(config);
+  });
+
+  it('gives back the default config, leaving unset endpoints out', () => {
+    const config = loadConfig(requiredEnv());
+    const env = configToEnv(config);
+    expect(env).not.toHaveProperty(ENV.messagingEndpoint);
+    expect(env).not.toHaveProperty(ENV.dynamodbEndpoint);
+    expect(loadConfig(env)).toEqual(config);
+  });
+
+  it('sets every variable of ENV when every setting has a value', () => {
+    expect(Object.keys(configToEnv(loadConfig(customEnv()))).sort()).toEqual(Object.values(ENV).sort());
+  });
+});
