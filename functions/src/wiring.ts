@@ -24,8 +24,14 @@ export interface AwsClients {
   readonly dynamodb: DynamoDBDocumentClient;
 }
 
-export function createAwsClients(config: SchedulerConfig): AwsClients {
-  const base = { region: config.region };
+/** Static keys for the local emulators; on AWS the default provider chain supplies the role's. */
+export interface ClientCredentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+}
+
+export function createAwsClients(config: SchedulerConfig, credentials?: ClientCredentials): AwsClients {
+  const base = { region: config.region, ...(credentials ? { credentials } : {}) };
   return {
     sns: new SNSClient({ ...base, endpoint: config.messagingEndpoint }),
     sqs: new SQSClient({ ...base, endpoint: config.messagingEndpoint }),

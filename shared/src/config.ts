@@ -44,6 +44,11 @@ export interface SchedulerConfig {
   readonly emitterLeadMs: number;
   /** Deliveries of one delay-queue message before a publish failure is final. */
   readonly emitMaxAttempts: number;
+  /**
+   * How long past the due time an emitter's claim on an event holds off other deliveries of it.
+   * Keep it below the delay queue's visibility timeout, so a crashed holder's retry finds it expired.
+   */
+  readonly emitClaimLeaseSeconds: number;
   /** How long after its due time an event's record (and its dedup marker) is kept. */
   readonly retentionSeconds: number;
 
@@ -79,6 +84,7 @@ export const ENV = {
   shardCount: 'SCHEDULER_SHARD_COUNT',
   emitterLeadMs: 'SCHEDULER_EMITTER_LEAD_MS',
   emitMaxAttempts: 'SCHEDULER_EMIT_MAX_ATTEMPTS',
+  emitClaimLeaseSeconds: 'SCHEDULER_EMIT_CLAIM_LEASE_SECONDS',
   retentionSeconds: 'SCHEDULER_RETENTION_SECONDS',
   logLevel: 'LOG_LEVEL',
   metricsEnabled: 'SCHEDULER_METRICS_ENABLED',
@@ -95,6 +101,7 @@ export const DEFAULTS = {
   shardCount: 8,
   emitterLeadMs: 300,
   emitMaxAttempts: 5,
+  emitClaimLeaseSeconds: 30,
   retentionSeconds: 7 * 24 * 3600,
   logLevel: 'info',
 } as const;
@@ -163,6 +170,7 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
     shardCount: integer(env, ENV.shardCount, DEFAULTS.shardCount, 1, 256),
     emitterLeadMs: integer(env, ENV.emitterLeadMs, DEFAULTS.emitterLeadMs, 0, 5000),
     emitMaxAttempts: integer(env, ENV.emitMaxAttempts, DEFAULTS.emitMaxAttempts, 1, 100),
+    emitClaimLeaseSeconds: integer(env, ENV.emitClaimLeaseSeconds, DEFAULTS.emitClaimLeaseSeconds, 1, 3600),
     retentionSeconds: integer(env, ENV.retentionSeconds, DEFAULTS.retentionSeconds, 60, 10 * 366 * 24 * 3600),
     logLevel: env[ENV.logLevel] || DEFAULTS.logLevel,
     metricsEnabled: boolean(env, ENV.metricsEnabled, false),

@@ -2,7 +2,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, UpdateCommand, GetCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ScheduledEvent } from '../domain/event.js';
 import { TransientError } from '../domain/reasons.js';
-import type { DueEventRef, EventStore } from '../app/ports.js';
+import type { DueEventRef, EmissionClaim, EventStore } from '../app/ports.js';
 
 /** Table layout, shared with the CDK app and the local runtime. */
 export const TABLE = {
@@ -88,21 +88,41 @@ export class DynamoDbEventStore implements EventStore {
     }
   }
 
-  async claimEmission(id: string, owner: string, expiresAt: number): Promise<'claimed' | 'duplicate'> {
+  async claimEmission(id: string, claim: EmissionClaim): Promise<'claimed' | 'emitted' | 'busy'> {
     try {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { [TABLE.partitionKey]: id },
-          UpdateExpression: 'SET emitClaim = :owner, #ttl = if_not_exists(#ttl, :ttl)',
-          ConditionExpression: 'attribute_not_exists(emittedAt) AND (attribute_not_exists(emitClaim) OR emitClaim = :owner)',
+          UpdateExpression: 'SET emitClaim = :owner, emitClaimUntil = :until, #ttl = if_not_exists(#ttl, :ttl)',
+          ConditionExpression:
+            'attribute_not_exists(emittedAt) AND (attribute_not_exists(emitClaimUntil) OR emitClaimUntil < :now OR emitClaim = :owner)',
           ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
-          ExpressionAttributeValues: { ':owner': owner, ':ttl': expiresAt },
+          ExpressionAttributeValues: { ':owner': claim.owner, ':until': claim.leaseUntil, ':now': claim.now, ':ttl': claim.expiresAt },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       return 'claimed';
     } catch (error) {
-      if (isConditionFailure(error)) return 'duplicate';
+      if (isConditionFailure(error)) return (error as ConditionalCheckFailedException).Item?.emittedAt ? 'emitted' : 'busy';
+      throw transient('UpdateItem', error);
+    }
+  }
+
+  async releaseEmission(id: string, owner: string): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [TABLE.partitionKey]: id },
+          UpdateExpression: 'REMOVE emitClaim, emitClaimUntil',
+          ConditionExpression: 'emitClaim = :owner',
+          ExpressionAttributeValues: { ':owner': owner },
+        }),
+      );
+    } catch (error) {
+      // Someone else's claim now, or gone: nothing of ours to release.
+      if (isConditionFailure(error)) return;
       throw transient('UpdateItem', error);
     }
   }

@@ -1,29 +1,35 @@
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
 import { encodeDelayedEvent, encodeLoadingChunk, type LoadingChunk } from '../domain/messages.js';
 import { TransientError } from '../domain/reasons.js';
-import type { DelayedSend, DelayQueue, LoadingQueue } from '../app/ports.js';
+import type { DelayedSend, DelayedSendFailure, DelayQueue, LoadingQueue } from '../app/ports.js';
 
 const SQS_BATCH_SIZE = 10;
 /** Batches in flight at once from one call: SQS takes them in parallel. */
 const BATCH_CONCURRENCY = 8;
 
+interface FailedEntry {
+  readonly entryId: string;
+  readonly reason: string;
+}
+
 /**
- * Sends entries in batches of 10, several batches at a time. Returns the ids of the entries
- * SQS did not take (a failed request fails all its entries); never throws for them.
+ * Sends entries in batches of 10, several batches at a time. Returns the entries SQS did not
+ * take, with its reason (a failed request fails all its entries); never throws for them.
  */
-async function sendBatches(client: SQSClient, queueUrl: string, entries: readonly SendMessageBatchRequestEntry[]): Promise<string[]> {
+async function sendBatches(client: SQSClient, queueUrl: string, entries: readonly SendMessageBatchRequestEntry[]): Promise<FailedEntry[]> {
   const batches: SendMessageBatchRequestEntry[][] = [];
   for (let i = 0; i < entries.length; i += SQS_BATCH_SIZE) batches.push(entries.slice(i, i + SQS_BATCH_SIZE));
-  const failed: string[] = [];
+  const failed: FailedEntry[] = [];
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < batches.length) {
       const batch = batches[next++] as SendMessageBatchRequestEntry[];
       try {
         const result = await client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: batch }));
-        for (const entry of result.Failed ?? []) if (entry.Id) failed.push(entry.Id);
-      } catch {
-        for (const entry of batch) if (entry.Id) failed.push(entry.Id);
+        for (const entry of result.Failed ?? []) failed.push({ entryId: entry.Id ?? '', reason: `${entry.Code}: ${entry.Message}` });
+      } catch (error) {
+        const reason = `${(error as Error)?.name}: ${(error as Error)?.message}`;
+        for (const entry of batch) failed.push({ entryId: entry.Id ?? '', reason });
       }
     }
   };
@@ -42,14 +48,14 @@ export class SqsDelayQueue implements DelayQueue {
     private readonly queueUrl: string,
   ) {}
 
-  async send(items: readonly DelayedSend[]): Promise<{ readonly failedIds: readonly string[] }> {
+  async send(items: readonly DelayedSend[]): Promise<readonly DelayedSendFailure[]> {
     const entries = items.map((item, index) => ({
       Id: entryId(index),
       MessageBody: encodeDelayedEvent(item.event),
       DelaySeconds: item.delaySeconds,
     }));
-    const failedEntries = await sendBatches(this.client, this.queueUrl, entries);
-    return { failedIds: failedEntries.map((id) => items[Number(id.slice(1))]?.event.id ?? id) };
+    const failed = await sendBatches(this.client, this.queueUrl, entries);
+    return failed.map(({ entryId: id, reason }) => ({ eventId: items[Number(id.slice(1))]?.event.id ?? id, reason }));
   }
 }
 
@@ -62,6 +68,8 @@ export class SqsLoadingQueue implements LoadingQueue {
   async send(chunks: readonly LoadingChunk[]): Promise<void> {
     const entries = chunks.map((chunk, index) => ({ Id: entryId(index), MessageBody: encodeLoadingChunk(chunk) }));
     const failed = await sendBatches(this.client, this.queueUrl, entries);
-    if (failed.length > 0) throw new TransientError(`${failed.length} of ${chunks.length} loading chunks could not be sent`);
+    if (failed.length > 0) {
+      throw new TransientError(`${failed.length} of ${chunks.length} loading chunks could not be sent (${failed[0]?.reason})`);
+    }
   }
 }

@@ -1,16 +1,17 @@
+import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
 import { remainingWaitMs } from '../domain/delay.js';
 import { emissionAttributes, expiresAtFor, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice } from '../domain/failure.js';
 import { decodeDelayedEvent } from '../domain/messages.js';
-import { EventRejectedError, REASON } from '../domain/reasons.js';
+import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
 import { processBatch, receiveCount } from './batch.js';
 import { reportFailure } from './failures.js';
 import type { Clock, EventStore, Logger, SchedulerMetrics, TopicPublisher } from './ports.js';
 
 export interface EmitterDeps {
-  readonly config: Pick<SchedulerConfig, 'emitMaxAttempts' | 'retentionSeconds'>;
+  readonly config: Pick<SchedulerConfig, 'emitMaxAttempts' | 'emitClaimLeaseSeconds' | 'retentionSeconds'>;
   readonly store: EventStore;
   readonly publisher: TopicPublisher;
   readonly clock: Clock;
@@ -23,12 +24,20 @@ async function emitOne(deps: EmitterDeps, record: SQSRecord): Promise<void> {
   const event: ScheduledEvent = decodeDelayedEvent(record.body);
 
   // The claim is made while the event waits out its last second, so it costs no lateness.
-  const claim = await store.claimEmission(event.id, record.messageId, expiresAtFor(event.dueAt, deps.config.retentionSeconds));
-  if (claim === 'duplicate') {
+  const owner = randomUUID();
+  const now = clock.now();
+  const claim = await store.claimEmission(event.id, {
+    owner,
+    now,
+    leaseUntil: Math.max(now, event.dueAt) + deps.config.emitClaimLeaseSeconds * 1000,
+    expiresAt: expiresAtFor(event.dueAt, deps.config.retentionSeconds),
+  });
+  if (claim === 'emitted') {
     metrics.count('DuplicatesSuppressed');
-    logger.info({ eventId: event.id }, 'already emitted or claimed by another delivery; suppressed');
+    logger.info({ eventId: event.id }, 'already emitted; duplicate suppressed');
     return;
   }
+  if (claim === 'busy') throw new TransientError(`event ${event.id} is being emitted by another delivery; checking again later`);
   await clock.sleep(remainingWaitMs(event.dueAt, clock.now()));
 
   try {
@@ -36,7 +45,10 @@ async function emitOne(deps: EmitterDeps, record: SQSRecord): Promise<void> {
   } catch (error) {
     const attempt = receiveCount(record);
     const final = error instanceof EventRejectedError || attempt >= deps.config.emitMaxAttempts;
-    if (!final) throw error;
+    if (!final) {
+      await store.releaseEmission(event.id, owner);
+      throw error;
+    }
     const reason = error instanceof EventRejectedError ? error.reason : REASON.PUBLISH_FAILED;
     const message =
       error instanceof EventRejectedError ? error.message : `publishing to the target failed ${attempt} times: ${String(error)}`;
@@ -57,9 +69,10 @@ async function emitOne(deps: EmitterDeps, record: SQSRecord): Promise<void> {
 }
 
 /**
- * Emits each delayed event at its exact due time: claims it (so duplicates are suppressed),
- * waits out the remainder, publishes to the target, then records it as emitted. A failed
- * publish is retried through SQS until `emitMaxAttempts`, then reported on the failure topic.
+ * Emits each delayed event at its exact due time: claims it (so a second delivery of the same
+ * event waits, then finds it emitted), waits out the remainder, publishes to the target, then
+ * records it as emitted. A failed publish is retried through SQS until `emitMaxAttempts`, then
+ * reported on the failure topic.
  */
 export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
   const response = await processBatch(records, deps.logger, (record) => emitOne(deps, record));

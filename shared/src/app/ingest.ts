@@ -4,7 +4,6 @@ import { bucketShardKeyFor } from '../domain/buckets.js';
 import { delaySecondsFor } from '../domain/delay.js';
 import { expiresAtFor, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice } from '../domain/failure.js';
-import { TransientError } from '../domain/reasons.js';
 import { validateScheduleRequest } from '../domain/validation.js';
 import { processBatch } from './batch.js';
 import { reportFailure } from './failures.js';
@@ -74,16 +73,16 @@ export async function ingestBatch(deps: IngestDeps, records: readonly SQSRecord[
 
   if (nearPath.length > 0) {
     const sendTime = clock.now();
-    const { failedIds } = await deps.delayQueue.send(
+    const failures = await deps.delayQueue.send(
       nearPath.map(({ event }) => ({ event, delaySeconds: delaySecondsFor(event.dueAt, sendTime, config.emitterLeadMs) })),
     );
-    metrics.count('EventsDelayed', nearPath.length - failedIds.length);
-    const failed = new Set(failedIds);
+    metrics.count('EventsDelayed', nearPath.length - failures.length);
+    const reasons = new Map(failures.map((failure) => [failure.eventId, failure.reason]));
     for (const { record, event } of nearPath) {
-      if (failed.has(event.id)) {
-        logger.error({ err: new TransientError('delay queue send failed'), eventId: event.id }, 'record failed; it will be retried');
-        response.batchItemFailures.push({ itemIdentifier: record.messageId });
-      }
+      const reason = reasons.get(event.id);
+      if (reason === undefined) continue;
+      logger.error({ eventId: event.id, reason, messageId: record.messageId }, 'delay queue send failed; the record will be retried');
+      response.batchItemFailures.push({ itemIdentifier: record.messageId });
     }
   }
   metrics.flush();

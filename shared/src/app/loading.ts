@@ -47,11 +47,13 @@ export async function loadChunks(deps: LoadingDeps, records: readonly SQSRecord[
     if (skipped > 0) deps.metrics.count('DuplicatesSuppressed', skipped);
     if (events.length === 0) return;
     const now = deps.clock.now();
-    const { failedIds } = await deps.delayQueue.send(
+    const failures = await deps.delayQueue.send(
       events.map((event) => ({ event, delaySeconds: delaySecondsFor(event.dueAt, now, deps.config.emitterLeadMs) })),
     );
-    deps.metrics.count('EventsDelayed', events.length - failedIds.length);
-    if (failedIds.length > 0) throw new TransientError(`${failedIds.length} of ${events.length} events could not be sent to the delay queue`);
+    deps.metrics.count('EventsDelayed', events.length - failures.length);
+    if (failures.length > 0) {
+      throw new TransientError(`${failures.length} of ${events.length} events could not be sent to the delay queue (${failures[0]?.reason})`);
+    }
     deps.logger.debug({ sent: events.length, skipped }, 'chunk loaded');
   });
   deps.metrics.flush();

@@ -32,10 +32,13 @@ export interface EventStore {
    */
   takeForLoading(id: string, owner: string, now: number): Promise<ScheduledEvent | undefined>;
   /**
-   * Claims the emission of an event for one delay-queue message. 'duplicate' when the event
-   * was already emitted, or another message holds the claim.
+   * Claims the emission of an event for one attempt (`owner` is unique to the attempt) until
+   * `leaseUntil`. 'emitted' when the event is already done; 'busy' when another attempt holds
+   * a live claim (it may still fail, so the caller retries later rather than drop the event).
    */
-  claimEmission(id: string, owner: string, expiresAt: number): Promise<'claimed' | 'duplicate'>;
+  claimEmission(id: string, claim: EmissionClaim): Promise<'claimed' | 'emitted' | 'busy'>;
+  /** Gives up a claim after a failed attempt, so the retry need not wait for the lease. */
+  releaseEmission(id: string, owner: string): Promise<void>;
   /** Records that the event is done (emitted, or reported as failed), so no redelivery repeats it. */
   markEmitted(id: string, emittedAt: number): Promise<void>;
   readLoaderCursor(): Promise<number | undefined>;
@@ -43,14 +46,27 @@ export interface EventStore {
   advanceLoaderCursor(toMs: number): Promise<void>;
 }
 
+export interface EmissionClaim {
+  readonly owner: string;
+  readonly now: number;
+  readonly leaseUntil: number;
+  /** TTL of the record, epoch seconds. */
+  readonly expiresAt: number;
+}
+
 export interface DelayedSend {
   readonly event: ScheduledEvent;
   readonly delaySeconds: number;
 }
 
+export interface DelayedSendFailure {
+  readonly eventId: string;
+  readonly reason: string;
+}
+
 export interface DelayQueue {
-  /** Sends in batches of 10; returns the ids that could not be sent. */
-  send(items: readonly DelayedSend[]): Promise<{ readonly failedIds: readonly string[] }>;
+  /** Sends in batches of 10; returns the events that could not be sent, and why. */
+  send(items: readonly DelayedSend[]): Promise<readonly DelayedSendFailure[]>;
 }
 
 export interface LoadingQueue {

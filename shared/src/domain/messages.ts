@@ -1,8 +1,12 @@
 import type { ScheduledEvent } from './event.js';
 
-/** Body of a delay-queue message. */
+/**
+ * Body of a delay-queue message: JSON with every non-ASCII character escaped, so any payload
+ * SNS accepts is a valid SQS body (SQS refuses some characters; escaping at most triples a
+ * 256 KiB payload, well under the 1 MiB SQS limit).
+ */
 export function encodeDelayedEvent(event: ScheduledEvent): string {
-  return JSON.stringify(event);
+  return JSON.stringify(event).replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 export function decodeDelayedEvent(body: string): ScheduledEvent {

@@ -1,0 +1,136 @@
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ResourceInUseException,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
+import { CreateTopicCommand, ListSubscriptionsByTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { TABLE } from '@adhoc-scheduler/shared';
+
+/** Names of everything the scheduler needs, derived from one prefix so several can share emulators. */
+export function resourceNames(prefix: string) {
+  return {
+    table: `${prefix}-events`,
+    inputTopic: `${prefix}-input`,
+    ingestQueue: `${prefix}-ingest`,
+    loadingQueue: `${prefix}-loading`,
+    delayQueue: `${prefix}-delay`,
+    deadLetterQueue: `${prefix}-dead-letters`,
+  };
+}
+
+export interface QueueSettings {
+  /** How long a failed or unfinished batch stays hidden before SQS hands it out again. */
+  readonly visibilityTimeoutSeconds: number;
+  /** Deliveries before a message moves to the dead-letter queue. */
+  readonly maxReceiveCount: number;
+}
+
+export interface LocalResources {
+  readonly tableName: string;
+  readonly inputTopicArn: string;
+  readonly ingestQueue: QueueRef;
+  readonly loadingQueue: QueueRef;
+  readonly delayQueue: QueueRef;
+  readonly deadLetterQueue: QueueRef;
+}
+
+export interface QueueRef {
+  readonly url: string;
+  readonly arn: string;
+}
+
+async function createQueue(sqs: SQSClient, name: string, attributes: Record<string, string>): Promise<QueueRef> {
+  const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
+  if (!QueueUrl) throw new Error(`CreateQueue returned no URL for ${name}`);
+  const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
+  const arn = Attributes?.QueueArn;
+  if (!arn) throw new Error(`no ARN for queue ${name}`);
+  return { url: QueueUrl, arn };
+}
+
+async function createTable(dynamodb: DynamoDBClient, tableName: string): Promise<void> {
+  try {
+    await dynamodb.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
+          { AttributeName: TABLE.bucketShardKey, AttributeType: 'S' },
+          { AttributeName: TABLE.dueAtKey, AttributeType: 'N' },
+        ],
+        KeySchema: [{ AttributeName: TABLE.partitionKey, KeyType: 'HASH' }],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: TABLE.dueIndex,
+            KeySchema: [
+              { AttributeName: TABLE.bucketShardKey, KeyType: 'HASH' },
+              { AttributeName: TABLE.dueAtKey, KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'KEYS_ONLY' },
+          },
+        ],
+      }),
+    );
+    await dynamodb.send(
+      new UpdateTimeToLiveCommand({
+        TableName: tableName,
+        TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true },
+      }),
+    );
+  } catch (error) {
+    // A persistent data directory already holds it.
+    if (!(error instanceof ResourceInUseException)) throw error;
+  }
+  await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
+}
+
+/**
+ * Creates the table, queues and input topic the way the CDK app does, idempotently, so a
+ * restart on a persistent data directory finds what it left.
+ */
+export async function createLocalResources(
+  endpoints: { readonly messaging: string; readonly dynamodb: string },
+  access: { readonly region: string; readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string } },
+  prefix: string,
+  settings: QueueSettings,
+): Promise<LocalResources> {
+  const clients = {
+    sns: new SNSClient({ ...access, endpoint: endpoints.messaging }),
+    sqs: new SQSClient({ ...access, endpoint: endpoints.messaging }),
+    dynamodb: new DynamoDBClient({ ...access, endpoint: endpoints.dynamodb }),
+  };
+  try {
+    return await createAll(clients, resourceNames(prefix), settings);
+  } finally {
+    for (const client of Object.values(clients)) client.destroy();
+  }
+}
+
+async function createAll(
+  clients: { readonly sns: SNSClient; readonly sqs: SQSClient; readonly dynamodb: DynamoDBClient },
+  names: ReturnType<typeof resourceNames>,
+  settings: QueueSettings,
+): Promise<LocalResources> {
+  const deadLetterQueue = await createQueue(clients.sqs, names.deadLetterQueue, { MessageRetentionPeriod: '1209600' });
+  const redrive = JSON.stringify({ deadLetterTargetArn: deadLetterQueue.arn, maxReceiveCount: settings.maxReceiveCount });
+  const queueAttributes = { VisibilityTimeout: String(settings.visibilityTimeoutSeconds), RedrivePolicy: redrive };
+  const [ingestQueue, loadingQueue, delayQueue] = await Promise.all([
+    createQueue(clients.sqs, names.ingestQueue, queueAttributes),
+    createQueue(clients.sqs, names.loadingQueue, queueAttributes),
+    createQueue(clients.sqs, names.delayQueue, queueAttributes),
+  ]);
+  await createTable(clients.dynamodb, names.table);
+
+  const { TopicArn } = await clients.sns.send(new CreateTopicCommand({ Name: names.inputTopic }));
+  if (!TopicArn) throw new Error('CreateTopic returned no ARN');
+  const { Subscriptions = [] } = await clients.sns.send(new ListSubscriptionsByTopicCommand({ TopicArn }));
+  if (!Subscriptions.some((subscription) => subscription.Endpoint === ingestQueue.arn)) {
+    // Enveloped (not raw) delivery: ingest reads the SNS MessageId to recognise redeliveries.
+    await clients.sns.send(new SubscribeCommand({ TopicArn, Protocol: 'sqs', Endpoint: ingestQueue.arn }));
+  }
+  return { tableName: names.table, inputTopicArn: TopicArn, ingestQueue, loadingQueue, delayQueue, deadLetterQueue };
+}

@@ -1,0 +1,165 @@
+import { randomBytes } from 'node:crypto';
+import { createLogger, loadConfig, type Logger, type SchedulerConfig } from '@adhoc-scheduler/shared';
+import { handlers, type FunctionName } from '@adhoc-scheduler/functions/handlers';
+import { createAwsClients, createDependencies, type AwsClients, type ClientCredentials } from '@adhoc-scheduler/functions/wiring';
+import { startEmulators, type Emulators } from './emulators.js';
+import { createLocalResources, type LocalResources } from './resources.js';
+import { startSqsPoller, type SqsPoller } from './sqs-poller.js';
+
+/** The emulators accept any keys; these never leave the machine. */
+export const LOCAL_CREDENTIALS: ClientCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+export const LOCAL_REGION = 'us-east-1';
+/** The role clients grant sns:Publish to; fixed locally, a stack output on AWS. */
+export const LOCAL_EMITTER_ROLE_ARN = 'arn:aws:iam::000000000000:role/adhoc-scheduler-emitter';
+
+export interface LocalSchedulerOptions {
+  /** Persistent state (both emulators); in-memory when absent. */
+  readonly dataDir?: string;
+  /** Emulators to share (e.g. one set per test file); started and stopped here when absent. */
+  readonly emulators?: Emulators;
+  /** Resource name prefix; unique by default so schedulers sharing emulators never collide. */
+  readonly namePrefix?: string;
+  /** SCHEDULER_* settings (see shared/src/config.ts), e.g. a shorter near-path window for demos. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Delay-queue batches held at once: the emitter's concurrency. */
+  readonly emitterConcurrency?: number;
+  /** Visibility timeout of the scheduler's queues: how long a failed batch waits before its retry. */
+  readonly visibilityTimeoutSeconds?: number;
+  readonly logger?: Logger;
+  /** Lets a caller wrap the service's SDK clients (fault injection, request counting). */
+  readonly instrumentClients?: (clients: AwsClients) => void;
+  readonly onInvocation?: (invocation: { readonly fn: FunctionName; readonly durationMs: number; readonly records: number }) => void;
+}
+
+export interface LocalOutputs {
+  readonly region: string;
+  /** SNS and SQS endpoint. */
+  readonly endpoint: string;
+  readonly dynamodbEndpoint: string;
+  readonly inputTopicArn: string;
+  readonly emitterRoleArn: string;
+  readonly tableName: string;
+  readonly delayQueueUrl: string;
+  readonly loadingQueueUrl: string;
+  readonly ingestQueueUrl: string;
+  readonly deadLetterQueueUrl: string;
+  /** Events due later than this many seconds ahead go through the store and the loader. */
+  readonly nearPathWindowSeconds: number;
+}
+
+export interface LocalScheduler {
+  readonly outputs: LocalOutputs;
+  readonly config: SchedulerConfig;
+  readonly clients: AwsClients;
+  /** Runs one loader tick now (the timer runs them too). */
+  tick(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function outputsOf(emulators: Emulators, resources: LocalResources, config: SchedulerConfig): LocalOutputs {
+  return {
+    region: LOCAL_REGION,
+    endpoint: emulators.messagingEndpoint,
+    dynamodbEndpoint: emulators.dynamodbEndpoint,
+    inputTopicArn: resources.inputTopicArn,
+    emitterRoleArn: LOCAL_EMITTER_ROLE_ARN,
+    tableName: resources.tableName,
+    delayQueueUrl: resources.delayQueue.url,
+    loadingQueueUrl: resources.loadingQueue.url,
+    ingestQueueUrl: resources.ingestQueue.url,
+    deadLetterQueueUrl: resources.deadLetterQueue.url,
+    nearPathWindowSeconds: config.nearPathWindowSeconds,
+  };
+}
+
+/**
+ * The scheduler on one machine: real emulators, the resources the CDK app creates, and the
+ * same handlers driven as Lambda drives them (SQS pollers honouring batchItemFailures, a
+ * timer for the loader).
+ */
+export async function startLocalScheduler(options: LocalSchedulerOptions = {}): Promise<LocalScheduler> {
+  const ownEmulators = options.emulators === undefined;
+  const emulators = options.emulators ?? (await startEmulators(options.dataDir === undefined ? {} : { dataDir: options.dataDir }));
+  const logger = options.logger ?? createLogger('local', process.env.LOG_LEVEL ?? 'info');
+  try {
+    const prefix = options.namePrefix ?? `scheduler-${randomBytes(4).toString('hex')}`;
+    const resources = await createLocalResources(
+      { messaging: emulators.messagingEndpoint, dynamodb: emulators.dynamodbEndpoint },
+      { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS },
+      prefix,
+      { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30, maxReceiveCount: 10 },
+    );
+
+    const config = loadConfig({
+      ...options.env,
+      AWS_REGION: LOCAL_REGION,
+      SCHEDULER_MESSAGING_ENDPOINT: emulators.messagingEndpoint,
+      SCHEDULER_DYNAMODB_ENDPOINT: emulators.dynamodbEndpoint,
+      SCHEDULER_TABLE_NAME: resources.tableName,
+      SCHEDULER_DELAY_QUEUE_URL: resources.delayQueue.url,
+      SCHEDULER_LOADING_QUEUE_URL: resources.loadingQueue.url,
+    });
+    const clients = createAwsClients(config, LOCAL_CREDENTIALS);
+    options.instrumentClients?.(clients);
+    const depsFor = (fn: FunctionName) => createDependencies(fn, config, clients, { logger: logger.child({ fn }) });
+
+    const poll = (fn: 'ingest' | 'loading' | 'emitter', queue: { url: string; arn: string }, concurrency: number): SqsPoller => {
+      const deps = depsFor(fn);
+      return startSqsPoller({
+        sqs: clients.sqs,
+        queueUrl: queue.url,
+        queueArn: queue.arn,
+        region: LOCAL_REGION,
+        concurrency,
+        batchSize: 10,
+        handler: (event) => handlers[fn](deps, event),
+        logger: deps.logger,
+        onInvocation: (durationMs, records) => options.onInvocation?.({ fn, durationMs, records }),
+      });
+    };
+    const pollers = [
+      poll('ingest', resources.ingestQueue, 4),
+      poll('loading', resources.loadingQueue, 4),
+      poll('emitter', resources.delayQueue, options.emitterConcurrency ?? 32),
+    ];
+
+    const loaderDeps = depsFor('loader');
+    let running: Promise<void> | undefined;
+    const tick = (): Promise<void> => {
+      // Like one EventBridge target with no overlap: a tick still running absorbs the next.
+      running ??= (async () => {
+        const started = performance.now();
+        try {
+          await handlers.loader(loaderDeps);
+        } catch (error) {
+          loaderDeps.logger.error({ err: error }, 'loader tick failed; the next tick catches up');
+        } finally {
+          options.onInvocation?.({ fn: 'loader', durationMs: performance.now() - started, records: 0 });
+          running = undefined;
+        }
+      })();
+      return running;
+    };
+    const timer = setInterval(() => void tick(), config.loaderIntervalSeconds * 1000);
+    void tick();
+
+    return {
+      outputs: outputsOf(emulators, resources, config),
+      config,
+      clients,
+      tick,
+      async stop() {
+        clearInterval(timer);
+        await Promise.all(pollers.map((poller) => poller.stop()));
+        await running;
+        clients.sns.destroy();
+        clients.sqs.destroy();
+        clients.dynamodb.destroy();
+        if (ownEmulators) await emulators.stop();
+      },
+    };
+  } catch (error) {
+    if (ownEmulators) await emulators.stop();
+    throw error;
+  }
+}

@@ -1,0 +1,111 @@
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Logger } from '@adhoc-scheduler/shared';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+
+export interface SqsPollerOptions {
+  readonly sqs: SQSClient;
+  readonly queueUrl: string;
+  readonly queueArn: string;
+  readonly region: string;
+  /** Batches handled at once, as Lambda's concurrency for an SQS event source. */
+  readonly concurrency: number;
+  readonly batchSize: number;
+  readonly handler: (event: SQSEvent) => Promise<SQSBatchResponse>;
+  readonly logger: Logger;
+  readonly onInvocation?: ((durationMs: number, records: number) => void) | undefined;
+}
+
+export interface SqsPoller {
+  stop(): Promise<void>;
+}
+
+/** What Lambda hands a function for one SQS message. */
+function toRecord(message: Message, queueArn: string, region: string): SQSRecord {
+  const attributes = message.Attributes ?? {};
+  return {
+    messageId: message.MessageId ?? '',
+    receiptHandle: message.ReceiptHandle ?? '',
+    body: message.Body ?? '',
+    attributes: {
+      ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
+      SentTimestamp: attributes.SentTimestamp ?? '',
+      SenderId: attributes.SenderId ?? '',
+      ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? '',
+    },
+    messageAttributes: Object.fromEntries(
+      Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [
+        name,
+        { stringValue: value.StringValue, dataType: value.DataType ?? 'String', stringListValues: [], binaryListValues: [] },
+      ]),
+    ),
+    md5OfBody: message.MD5OfBody ?? '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: queueArn,
+    awsRegion: region,
+  };
+}
+
+/**
+ * Drives a handler the way Lambda's SQS event source does: long-polls batches, invokes the
+ * handler, deletes what succeeded and leaves the reported failures (or the whole batch, if
+ * the handler throws) to come back after the visibility timeout.
+ */
+export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
+  const abort = new AbortController();
+  const { sqs, queueUrl, logger } = options;
+
+  const pollOnce = async (): Promise<void> => {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: options.batchSize,
+        WaitTimeSeconds: 20,
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+      { abortSignal: abort.signal },
+    );
+    if (Messages.length === 0) return;
+    const records = Messages.map((message) => toRecord(message, options.queueArn, options.region));
+    const started = performance.now();
+    let failedIds: Set<string>;
+    try {
+      const response = await options.handler({ Records: records });
+      failedIds = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
+    } catch (error) {
+      logger.error({ err: error, queueUrl }, 'handler failed; the whole batch will be retried');
+      failedIds = new Set(records.map((record) => record.messageId));
+    } finally {
+      options.onInvocation?.(performance.now() - started, records.length);
+    }
+    const done = records.filter((record) => !failedIds.has(record.messageId));
+    if (done.length === 0) return;
+    const result = await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: done.map((record, index) => ({ Id: `d${index}`, ReceiptHandle: record.receiptHandle })),
+      }),
+    );
+    if (result.Failed?.length) logger.warn({ failed: result.Failed, queueUrl }, 'some processed messages could not be deleted');
+  };
+
+  const loop = async (): Promise<void> => {
+    while (!abort.signal.aborted) {
+      try {
+        await pollOnce();
+      } catch (error) {
+        if (abort.signal.aborted) return;
+        logger.error({ err: error, queueUrl }, 'poll failed; retrying');
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+  };
+  const loops = Array.from({ length: options.concurrency }, loop);
+
+  return {
+    async stop() {
+      abort.abort();
+      await Promise.allSettled(loops);
+    },
+  };
+}

@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PublishCommandInput } from '@aws-sdk/client-sns';
+import { REASON } from '@adhoc-scheduler/shared';
+import type { AwsClients } from '@adhoc-scheduler/functions/wiring';
+import { startEmulators, type Emulators } from '../../src/local/emulators.js';
+import { capturingLogger, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+
+let emulators: Emulators;
+beforeAll(async () => {
+  emulators = await startEmulators({});
+});
+afterAll(async () => {
+  await emulators?.stop();
+});
+
+/** Makes the service's publishes to one topic fail with a throttling error, `times` times. */
+function throttlePublishesTo(topicArn: () => string, times: number, attempts: number[]): (clients: AwsClients) => void {
+  return (clients) => {
+    clients.sns.middlewareStack.add(
+      (next) => async (args) => {
+        if ((args.input as Partial<PublishCommandInput>).TopicArn === topicArn()) {
+          attempts.push(Date.now());
+          if (attempts.length <= times) throw Object.assign(new Error('Rate exceeded'), { name: 'Throttling' });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'throttlePublishes' },
+    );
+  };
+}
+
+/**
+ * An input of exactly SNS's 256 KiB limit: SNS takes it, but its payload with the scheduler's
+ * message attributes would not fit in one emission. (With a failure topic in the input the
+ * attributes always fit, so this case is reported in the logs only.)
+ */
+function largestInputWhosePayloadCannotBeEmitted(target: string): string {
+  const input = { date: '2026-01-01', target, user: 'u', payload: '' };
+  const overhead = Buffer.byteLength(JSON.stringify(input));
+  return JSON.stringify({ ...input, payload: 'x'.repeat(262_144 - overhead) });
+}
+
+describe('failures reach the failure topic with a reason code, and never stop the batch', () => {
+  it('reports each kind of invalid input while the valid messages of the same batch go through', async () => {
+    const { logger, lines } = capturingLogger();
+    const scheduler = await startTestScheduler(emulators, { logger });
+    const client = new SchedulerClient(scheduler);
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');
+    try {
+      const due = Date.now() + 1_500;
+      const failure_topic = failures.topicArn;
+      const valid = (payload: string) => request(target.topicArn, due, payload, { failure_topic });
+      const invalid: [string, unknown][] = [
+        [REASON.MISSING_FIELD, { date: new Date(due).toISOString(), target: target.topicArn, payload: 'p', failure_topic }],
+        [REASON.INVALID_FIELD, { ...valid('x'), payload: 42 }],
+        [REASON.INVALID_DATE, { ...valid('x'), date: 'next tuesday' }],
+        [REASON.INVALID_TARGET, { ...valid('x'), target: 'arn:aws:sqs:us-east-1:000000000000:not-a-topic' }],
+      ];
+      // PublishBatch puts them side by side in the ingest queue: valid and invalid share batches.
+      await client.publishBatch([valid('valid-1'), ...invalid.map(([, body]) => body), valid('valid-2')]);
+      // Inputs that name no usable failure topic are reported in the logs only.
+      await client.publish('not json at all');
+      await client.publish(JSON.stringify([valid('in an array')]));
+      await client.publish(largestInputWhosePayloadCannotBeEmitted(target.topicArn));
+
+      await waitFor(() => failures.deliveries.length >= invalid.length, 'a notice for each invalid input');
+      await waitFor(() => target.deliveries.length >= 2, 'the valid events');
+      expect(target.deliveries.map((d) => d.body).sort()).toEqual(['valid-1', 'valid-2']);
+      expect(failures.notices().map((notice) => notice.reason).sort()).toEqual(invalid.map(([reason]) => reason).sort());
+      const dateNotice = failures.notices().find((notice) => notice.reason === REASON.INVALID_DATE);
+      expect(dateNotice?.event).toMatchObject({ date: 'next tuesday' });
+      for (const reason of [...invalid.map(([code]) => code), REASON.INVALID_JSON, REASON.NOT_AN_OBJECT, REASON.PAYLOAD_TOO_LARGE]) {
+        await waitFor(() => lines.some((line) => line.reason === reason), `the ${reason} log line`);
+      }
+    } finally {
+      client.destroy();
+      await Promise.all([target.stop(), failures.stop()]);
+      await scheduler.stop();
+    }
+  });
+
+  it('retries a failing publish and delivers once it succeeds', async () => {
+    const attempts: number[] = [];
+    let targetArn = '';
+    const scheduler = await startTestScheduler(emulators, {
+      env: { SCHEDULER_EMIT_MAX_ATTEMPTS: '4' },
+      instrumentClients: throttlePublishesTo(() => targetArn, 2, attempts),
+    });
+    const client = new SchedulerClient(scheduler);
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    targetArn = target.topicArn;
+    try {
+      await client.publish(request(target.topicArn, Date.now(), 'flaky'));
+      await waitFor(() => target.withPayload('flaky').length > 0, 'the delivery after retries');
+      expect(attempts).toHaveLength(3);
+      expect(target.withPayload('flaky')).toHaveLength(1);
+    } finally {
+      client.destroy();
+      await target.stop();
+      await scheduler.stop();
+    }
+  });
+
+  it('reports a publish that keeps failing on the failure topic after the last attempt', async () => {
+    const attempts: number[] = [];
+    let targetArn = '';
+    const scheduler = await startTestScheduler(emulators, {
+      env: { SCHEDULER_EMIT_MAX_ATTEMPTS: '3' },
+      instrumentClients: throttlePublishesTo(() => targetArn, Number.POSITIVE_INFINITY, attempts),
+    });
+    const client = new SchedulerClient(scheduler);
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');
+    targetArn = target.topicArn;
+    try {
+      await client.publish(request(target.topicArn, Date.now(), 'doomed', { failure_topic: failures.topicArn }));
+      const [notice] = await waitFor(() => failures.notices().length > 0 && failures.notices(), 'the failure notice');
+      expect(notice?.reason).toBe(REASON.PUBLISH_FAILED);
+      expect(notice?.event).toMatchObject({ payload: 'doomed', target: target.topicArn });
+      // One publish per delivery of the delay-queue message, up to the attempt limit.
+      expect(attempts).toHaveLength(3);
+      expect(target.deliveries).toHaveLength(0);
+    } finally {
+      client.destroy();
+      await Promise.all([target.stop(), failures.stop()]);
+      await scheduler.stop();
+    }
+  });
+
+  it('reports a target topic that does not exist without retrying', async () => {
+    const scheduler = await startTestScheduler(emulators);
+    const client = new SchedulerClient(scheduler);
+    const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');
+    try {
+      const missing = 'arn:aws:sns:us-east-1:000000000000:no-such-topic';
+      await client.publish(request(missing, Date.now(), 'lost', { failure_topic: failures.topicArn }));
+      const [notice] = await waitFor(() => failures.notices().length > 0 && failures.notices(), 'the failure notice');
+      expect(notice?.reason).toBe(REASON.TARGET_NOT_FOUND);
+    } finally {
+      client.destroy();
+      await failures.stop();
+      await scheduler.stop();
+    }
+  });
+});

@@ -1,0 +1,181 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SendMessageBatchCommand, SQSClient, type SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { encodeLoadingChunk, eventIdFor } from '@adhoc-scheduler/shared';
+import { handlers } from '@adhoc-scheduler/functions/handlers';
+import { createDependencies, type AwsClients } from '@adhoc-scheduler/functions/wiring';
+import { startEmulators, type Emulators } from '../../src/local/emulators.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
+import { capturingLogger, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
+
+let emulators: Emulators;
+let table: DynamoDBDocumentClient;
+beforeAll(async () => {
+  emulators = await startEmulators({});
+  table = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
+  );
+});
+afterAll(async () => {
+  table?.destroy();
+  await emulators?.stop();
+});
+
+/** Records every event id the service sends to its delay queue. */
+function recordDelayQueueSends(sent: string[]): (clients: AwsClients) => void {
+  return (clients) => {
+    clients.sqs.middlewareStack.add(
+      (next) => async (args) => {
+        const input = args.input as Partial<SendMessageBatchCommandInput>;
+        if (input.QueueUrl?.endsWith('-delay')) {
+          for (const entry of input.Entries ?? []) sent.push((JSON.parse(entry.MessageBody ?? '{}') as { id: string }).id);
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'recordDelayQueueSends' },
+    );
+  };
+}
+
+async function setup(options: { namePrefix?: string; sent?: string[] } = {}) {
+  const scheduler = await startTestScheduler(emulators, {
+    env: FAST_TIMINGS,
+    ...(options.namePrefix ? { namePrefix: options.namePrefix } : {}),
+    ...(options.sent ? { instrumentClients: recordDelayQueueSends(options.sent) } : {}),
+  });
+  const client = new SchedulerClient(scheduler);
+  return { scheduler, client };
+}
+
+async function storedItem(scheduler: LocalScheduler, id: string): Promise<Record<string, unknown> | undefined> {
+  const { Item } = await table.send(new GetCommand({ TableName: scheduler.outputs.tableName, Key: { id }, ConsistentRead: true }));
+  return Item;
+}
+
+function countBy(values: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const value of values) counts.set(value, (counts.get(value) ?? 0) + 1);
+  return counts;
+}
+
+describe('far path (stored in DynamoDB, moved by the loader)', () => {
+  it('stores an event due beyond the window and delivers it on time through the loader', async () => {
+    const { scheduler, client } = await setup();
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    try {
+      const dueAt = Date.now() + 9_000;
+      const messageId = await client.publish(request(target.topicArn, dueAt, 'far'));
+      const item = await waitFor(() => storedItem(scheduler, eventIdFor('tests', undefined, messageId)), 'the stored event');
+      expect(item.bucketShard).toMatch(/^\d+#\d$/);
+      expect(item.dueAt).toBe(dueAt);
+
+      const [delivery] = await waitFor(() => target.withPayload('far').length > 0 && target.withPayload('far'), 'the delivery');
+      expect(delivery!.receivedAt).toBeGreaterThanOrEqual(dueAt);
+      const loaded = await storedItem(scheduler, eventIdFor('tests', undefined, messageId));
+      expect(loaded?.loadedBy).toEqual(expect.any(String));
+      expect(loaded?.emittedAt).toBeGreaterThanOrEqual(dueAt);
+    } finally {
+      client.destroy();
+      await target.stop();
+      await scheduler.stop();
+    }
+  });
+
+  it('never misses events due just past the near-path window (window to window plus one loader interval)', async () => {
+    const { scheduler, client } = await setup();
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    try {
+      const windowMs = scheduler.config.nearPathWindowSeconds * 1000;
+      const intervalMs = scheduler.config.loaderIntervalSeconds * 1000;
+      const start = Date.now();
+      const requests = Array.from({ length: 60 }, (_, i) => {
+        const dueAt = start + windowMs - 500 + Math.round(((intervalMs + 1_500) * i) / 59);
+        return request(target.topicArn, dueAt, `edge-${i}`);
+      });
+      await client.publishBatch(requests);
+      await waitFor(() => new Set(target.deliveries.map((d) => d.body)).size === 60, 'all 60 events', 30_000);
+      await client.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
+      await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
+      const edge = target.deliveries.filter((d) => d.body.startsWith('edge-'));
+      expect(edge).toHaveLength(60);
+      for (const delivery of edge) expect(delivery.receivedAt).toBeGreaterThanOrEqual(Date.parse(delivery.attributes['scheduler-scheduled-at'] ?? ''));
+    } finally {
+      client.destroy();
+      await target.stop();
+      await scheduler.stop();
+    }
+  });
+
+  it('sends nothing twice when a loader tick runs twice or a loading batch is delivered twice', async () => {
+    const sent: string[] = [];
+    const { scheduler, client } = await setup({ sent });
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    const sqs = new SQSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: scheduler.outputs.endpoint });
+    try {
+      const dueAt = Date.now() + 9_000;
+      const ids: string[] = [];
+      for (let i = 0; i < 20; i++) {
+        const messageId = await client.publish(request(target.topicArn, dueAt + i * 50, `twice-${i}`));
+        ids.push(eventIdFor('tests', undefined, messageId));
+      }
+      await waitFor(async () => (await Promise.all(ids.map((id) => storedItem(scheduler, id)))).every(Boolean), 'all stored');
+
+      // Two extra ticks at once, besides the runtime's own, and the same chunk delivered twice.
+      const loaderDeps = createDependencies('loader', scheduler.config, scheduler.clients, { logger: capturingLogger().logger });
+      await Promise.all([handlers.loader(loaderDeps), handlers.loader(loaderDeps)]);
+      const chunk = encodeLoadingChunk({ ids });
+      await sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: scheduler.outputs.loadingQueueUrl,
+          Entries: [
+            { Id: 'first', MessageBody: chunk },
+            { Id: 'again', MessageBody: chunk },
+          ],
+        }),
+      );
+
+      await waitFor(() => target.deliveries.length >= 20, 'all 20 events', 30_000);
+      await client.publish(request(target.topicArn, Date.now() + 1_500, 'sentinel'));
+      await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
+      expect(target.deliveries.filter((d) => d.body.startsWith('twice-'))).toHaveLength(20);
+      const sends = countBy(sent.filter((id) => ids.includes(id)));
+      expect([...sends.values()].every((count) => count === 1)).toBe(true);
+      expect(sends.size).toBe(20);
+    } finally {
+      sqs.destroy();
+      client.destroy();
+      await target.stop();
+      await scheduler.stop();
+    }
+  });
+
+  it('catches up after an outage: events that came due while the loader was down are delivered late, once', async () => {
+    const namePrefix = uniqueName('outage');
+    const first = await setup({ namePrefix });
+    const target = await TopicConsumer.create(first.scheduler.outputs.endpoint, 'target');
+    const dueAt = Date.now() + 10_000;
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const messageId = await first.client.publish(request(target.topicArn, dueAt, `outage-${i}`));
+      ids.push(eventIdFor('tests', undefined, messageId));
+    }
+    await waitFor(async () => (await Promise.all(ids.map((id) => storedItem(first.scheduler, id)))).every(Boolean), 'all stored');
+    first.client.destroy();
+    await first.scheduler.stop();
+    await waitFor(() => Date.now() > dueAt + 2_000, 'the events to be overdue');
+    expect(target.deliveries).toHaveLength(0);
+
+    const second = await setup({ namePrefix });
+    try {
+      await waitFor(() => target.deliveries.length >= 5, 'the overdue events');
+      await second.client.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
+      await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
+      expect(target.deliveries.filter((d) => d.body.startsWith('outage-'))).toHaveLength(5);
+    } finally {
+      second.client.destroy();
+      await target.stop();
+      await second.scheduler.stop();
+    }
+  });
+});

@@ -1,0 +1,143 @@
+import { randomBytes } from 'node:crypto';
+import { PublishBatchCommand, PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { clientsFor, createSchedulerTarget, TopicSubscriber, type Received } from '@adhoc-scheduler/quickstart/client-topics';
+import { createLogger, EMISSION_ATTRIBUTE, type Logger } from '@adhoc-scheduler/shared';
+import { Writable } from 'node:stream';
+import { LOCAL_CREDENTIALS, LOCAL_EMITTER_ROLE_ARN, LOCAL_REGION, startLocalScheduler, type LocalScheduler, type LocalSchedulerOptions } from '../../src/local/runtime.js';
+import type { Emulators } from '../../src/local/emulators.js';
+
+/** Short timings so far-path tests take seconds: window 6 s, loader every 1 s looking 4 s ahead. */
+export const FAST_TIMINGS = {
+  SCHEDULER_NEAR_PATH_WINDOW_SECONDS: '6',
+  SCHEDULER_LOADER_INTERVAL_SECONDS: '1',
+  SCHEDULER_LOADER_LOOKAHEAD_SECONDS: '4',
+  SCHEDULER_BUCKET_SECONDS: '5',
+  SCHEDULER_SHARD_COUNT: '4',
+} as const;
+
+export function uniqueName(label: string): string {
+  return `${label}-${randomBytes(4).toString('hex')}`;
+}
+
+/** Log lines captured as objects, so tests can assert on what the service logged. */
+export function capturingLogger(): { readonly logger: Logger; readonly lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n')) if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: createLogger('test', 'info', sink), lines };
+}
+
+export async function startTestScheduler(
+  emulators: Emulators,
+  options: Omit<LocalSchedulerOptions, 'emulators'> = {},
+): Promise<LocalScheduler> {
+  return startLocalScheduler({ logger: capturingLogger().logger, visibilityTimeoutSeconds: 1, ...options, emulators });
+}
+
+export type Delivery = Received;
+
+/** A client's SNS topic (granting the emitter role), with a subscribed queue recording every arrival. */
+export class TopicConsumer {
+  readonly deliveries: Delivery[] = [];
+
+  private constructor(private subscriber: TopicSubscriber | undefined) {}
+
+  get topicArn(): string {
+    if (!this.subscriber) throw new Error('not subscribed');
+    return this.subscriber.topicArn;
+  }
+
+  static async create(endpoint: string, label: string): Promise<TopicConsumer> {
+    const clients = clientsFor({ region: LOCAL_REGION, endpoint, credentials: LOCAL_CREDENTIALS });
+    const name = uniqueName(label);
+    const topicArn = await createSchedulerTarget(clients.sns, name, LOCAL_EMITTER_ROLE_ARN);
+    const consumer = new TopicConsumer(undefined);
+    consumer.subscriber = await TopicSubscriber.subscribe(clients, topicArn, name, (message) => consumer.deliveries.push(message));
+    return consumer;
+  }
+
+  /** Deliveries whose body is `payload`. */
+  withPayload(payload: string): Delivery[] {
+    return this.deliveries.filter((delivery) => delivery.body === payload);
+  }
+
+  /** Failure notices, parsed. */
+  notices(): { reason: string; message: string; eventId?: string; event: unknown }[] {
+    return this.deliveries.map((delivery) => JSON.parse(delivery.body) as { reason: string; message: string; event: unknown });
+  }
+
+  async stop(): Promise<void> {
+    await this.subscriber?.stop();
+  }
+}
+
+/** A client of the scheduler: publishes schedule requests to the input topic. */
+export class SchedulerClient {
+  private readonly sns: SNSClient;
+  private readonly sqs: SQSClient;
+
+  constructor(private readonly scheduler: LocalScheduler) {
+    const access = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: scheduler.outputs.endpoint };
+    this.sns = new SNSClient(access);
+    this.sqs = new SQSClient(access);
+  }
+
+  async publish(request: unknown): Promise<string> {
+    const message = typeof request === 'string' ? request : JSON.stringify(request);
+    const { MessageId } = await this.sns.send(new PublishCommand({ TopicArn: this.scheduler.outputs.inputTopicArn, Message: message }));
+    return MessageId ?? '';
+  }
+
+  async publishBatch(requests: readonly unknown[]): Promise<void> {
+    for (let i = 0; i < requests.length; i += 10) {
+      const { Failed = [] } = await this.sns.send(
+        new PublishBatchCommand({
+          TopicArn: this.scheduler.outputs.inputTopicArn,
+          PublishBatchRequestEntries: requests.slice(i, i + 10).map((request, index) => ({
+            Id: `r${i + index}`,
+            Message: typeof request === 'string' ? request : JSON.stringify(request),
+          })),
+        }),
+      );
+      if (Failed.length > 0) throw new Error(`publish batch failed: ${JSON.stringify(Failed)}`);
+    }
+  }
+
+  /** Delivers an input exactly as SNS would deliver it again: the same envelope, the same MessageId. */
+  async redeliver(request: unknown, snsMessageId: string): Promise<void> {
+    const envelope = { Type: 'Notification', MessageId: snsMessageId, TopicArn: this.scheduler.outputs.inputTopicArn, Message: JSON.stringify(request) };
+    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.scheduler.outputs.ingestQueueUrl, MessageBody: JSON.stringify(envelope) }));
+  }
+
+  destroy(): void {
+    this.sns.destroy();
+    this.sqs.destroy();
+  }
+}
+
+export function request(target: string, dueAt: number, payload: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { date: new Date(dueAt).toISOString(), target, user: 'tests', payload, ...extra };
+}
+
+/** Polls a condition until it holds (never a fixed sleep); fails with the last state after `timeoutMs`. */
+type Truthy<T> = Exclude<T, false | null | undefined | 0 | ''>;
+
+export async function waitFor<T>(probe: () => T | Promise<T>, description: string, timeoutMs = 20_000): Promise<Truthy<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value as Truthy<T>;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${description}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Scheduled time of a delivery, from the attribute the emitter sets. */
+export function scheduledAt(delivery: Delivery): number {
+  return Date.parse(delivery.attributes[EMISSION_ATTRIBUTE.scheduledAt] ?? '');
+}

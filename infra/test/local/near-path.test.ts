@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EMISSION_ATTRIBUTE } from '@adhoc-scheduler/shared';
+import { startEmulators, type Emulators } from '../../src/local/emulators.js';
+import { request, scheduledAt, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+
+let emulators: Emulators;
+beforeAll(async () => {
+  emulators = await startEmulators({});
+});
+afterAll(async () => {
+  await emulators?.stop();
+});
+
+async function setup() {
+  const scheduler = await startTestScheduler(emulators);
+  const client = new SchedulerClient(scheduler);
+  const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+  return {
+    scheduler,
+    client,
+    target,
+    async teardown() {
+      client.destroy();
+      await target.stop();
+      await scheduler.stop();
+    },
+  };
+}
+
+describe('near path (due within the window, straight to the delay queue)', () => {
+  it('delivers the payload byte for byte at its due time, never before, with identifying attributes', async () => {
+    const { client, target, teardown } = await setup();
+    try {
+      // Characters beyond the BMP are left out: fauxqs's SNS-to-SQS delivery refuses them (AWS does not).
+      const payload = '{"reminder":"stand-up"} \u00e9\u4e2d \\n "quoted"';
+      const dueAt = Date.now() + 2_500;
+      await client.publish(request(target.topicArn, dueAt, payload, { user: 'alice' }));
+
+      const [delivery] = await waitFor(() => target.withPayload(payload).length > 0 && target.withPayload(payload), 'the delivery');
+      expect(delivery?.body).toBe(payload);
+      expect(scheduledAt(delivery!)).toBe(dueAt);
+      expect(delivery!.receivedAt).toBeGreaterThanOrEqual(dueAt);
+      expect(delivery!.attributes[EMISSION_ATTRIBUTE.eventId]).toMatch(/^m-/);
+      expect(delivery!.attributes[EMISSION_ATTRIBUTE.user]).toBe('alice');
+    } finally {
+      await teardown();
+    }
+  });
+
+  it('emits an event whose date is in the past at once', async () => {
+    const { client, target, teardown } = await setup();
+    try {
+      const publishedAt = Date.now();
+      await client.publish(request(target.topicArn, publishedAt - 86_400_000, 'yesterday'));
+      const [delivery] = await waitFor(() => target.withPayload('yesterday').length > 0 && target.withPayload('yesterday'), 'the delivery');
+      expect(delivery!.receivedAt).toBeGreaterThanOrEqual(publishedAt);
+    } finally {
+      await teardown();
+    }
+  });
+
+  it('reads a date without an offset as UTC and honours an explicit offset', async () => {
+    const { client, target, teardown } = await setup();
+    try {
+      const dueAt = Date.now() + 2_000;
+      const utcWithoutOffset = new Date(dueAt).toISOString().replace('Z', '');
+      const sameInstantInParis = new Date(dueAt + 3_600_000).toISOString().replace('Z', '+01:00');
+      await client.publish({ date: utcWithoutOffset, target: target.topicArn, user: 'tests', payload: 'no-offset' });
+      await client.publish({ date: sameInstantInParis, target: target.topicArn, user: 'tests', payload: 'with-offset' });
+      await waitFor(() => target.deliveries.length === 2, 'both deliveries');
+      for (const delivery of target.deliveries) {
+        expect(scheduledAt(delivery)).toBe(dueAt);
+        expect(delivery.receivedAt).toBeGreaterThanOrEqual(dueAt);
+      }
+    } finally {
+      await teardown();
+    }
+  });
+
+  it('emits an input delivered twice by SNS once', async () => {
+    const { client, target, teardown } = await setup();
+    try {
+      const dueAt = Date.now() + 2_000;
+      const input = request(target.topicArn, dueAt, 'redelivered');
+      await Promise.all([client.redeliver(input, 'sns-message-1'), client.redeliver(input, 'sns-message-1')]);
+      // A later event on the same target marks the point by which a duplicate would have arrived.
+      await client.publish(request(target.topicArn, dueAt + 1_500, 'sentinel'));
+      await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
+      expect(target.withPayload('redelivered')).toHaveLength(1);
+    } finally {
+      await teardown();
+    }
+  });
+
+  it('treats the same client id from the same user as one event, and from another user as another', async () => {
+    const { client, target, teardown } = await setup();
+    try {
+      const dueAt = Date.now() + 2_000;
+      await client.publish(request(target.topicArn, dueAt, 'keyed', { id: 'order-42', user: 'alice' }));
+      await client.publish(request(target.topicArn, dueAt, 'keyed', { id: 'order-42', user: 'alice' }));
+      await client.publish(request(target.topicArn, dueAt, 'keyed', { id: 'order-42', user: 'bob' }));
+      await client.publish(request(target.topicArn, dueAt + 1_500, 'sentinel'));
+      await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
+      const users = target.withPayload('keyed').map((delivery) => delivery.attributes[EMISSION_ATTRIBUTE.user]);
+      expect(users.sort()).toEqual(['alice', 'bob']);
+    } finally {
+      await teardown();
+    }
+  });
+});
