@@ -1,0 +1,252 @@
+import { DEFAULTS, TABLE } from '@adhoc-scheduler/shared';
+import { Aws, Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { NodeFunction, type NodeFunctionProps } from './node-function.js';
+import { schedulerFunctionEntry, type SchedulerFunctionName } from './paths.js';
+import { QueueWithDeadLetters } from './queue-with-dead-letters.js';
+import { deployedSchedulerConfig, lambdaEnvironment, type SchedulerSettings } from './scheduler-config.js';
+import { SchedulerMonitoring, type SchedulerMonitoringProps } from './scheduler-monitoring.js';
+
+export interface AdhocSchedulerProps {
+  /**
+   * AWS account ids that may publish schedule requests to the input topic. Undefined: any
+   * AWS account, as the original public service.
+   */
+  readonly publisherAccounts?: readonly string[];
+  /** Tuning of the scheduler (windows, shards, attempts...); the config module's defaults otherwise. */
+  readonly settings?: SchedulerSettings;
+  /**
+   * Most emitter invocations the delay queue may run at once (2 to 1,000). Undefined: no cap,
+   * which also lets Lambda scale an idle event source down to 2 pollers (fewer SQS requests at rest).
+   */
+  readonly emitterMaxConcurrency?: number;
+  /** Concurrency reserved for the emitter, so other functions of the account cannot starve it. Undefined: none. */
+  readonly emitterReservedConcurrency?: number;
+  /** Fixed name of the emitter's role: clients grant it sns:Publish on their output and failure topics. */
+  readonly emitterRoleName?: string;
+  /** Fixed name of the ingest function's role: it reports rejected requests to clients' failure topics. */
+  readonly ingestRoleName?: string;
+  /** Retention of every function's logs. Default: one month. */
+  readonly logRetention?: logs.RetentionDays;
+  /** What `cdk destroy` does with the table of stored events. Default: retain it. */
+  readonly tableRemovalPolicy?: RemovalPolicy;
+  readonly monitoring?: Omit<SchedulerMonitoringProps, 'functions' | 'deadLetterQueues'>;
+}
+
+/** Size and time limits of each function; the loader's timeout follows its tick budget. */
+const FUNCTION_LIMITS = {
+  // Ten requests: validation, one SendMessageBatch, up to ten PutItems or failure notices.
+  ingest: { timeout: Duration.seconds(10), memorySize: 256 },
+  // Ten chunks of up to 100 ids, 16 UpdateItems in flight per chunk, then SendMessageBatch.
+  loading: { timeout: Duration.seconds(30), memorySize: 256 },
+  // The wait (lead 300 ms plus up to 1 s of early arrival) and the publish with SDK retries,
+  // short enough that a failed publish is retried after 6 x 15 s, not minutes later.
+  emitter: { timeout: Duration.seconds(15), memorySize: 512 },
+} as const;
+
+/** Margin after the loader's tick budget for the final cursor write and the log line. */
+const LOADER_TIMEOUT_MARGIN_SECONDS = 15;
+/** Records per invocation: the most one SQS receive returns, so a batch needs no batching window to fill. */
+const SQS_BATCH_SIZE = 10;
+/**
+ * The ingest function waits up to this long to fill a batch of 10: at moderate traffic it cuts
+ * invocations up to tenfold. It delays only events due sooner than the ingest path itself takes.
+ */
+const INGEST_BATCHING_WINDOW = Duration.seconds(1);
+/** Deliveries of an ingest or loading message before it is set aside: only infrastructure failures are retried. */
+const RETRIES_BEFORE_DEAD_LETTER = 5;
+/** The emitter reports a publish failure itself after emitMaxAttempts; the DLQ only takes what crashed past that. */
+const EMITTER_DEAD_LETTER_MARGIN = 5;
+
+/**
+ * The whole scheduler: input topic, ingest buffer queue, table, loader rule, loading and
+ * delay queues with their dead-letter queues, the four functions with exactly the
+ * permissions their code uses, alarms and a dashboard. Embed it in any stack.
+ */
+export class AdhocScheduler extends Construct {
+  readonly inputTopic: sns.Topic;
+  readonly table: dynamodb.Table;
+  readonly ingestQueue: QueueWithDeadLetters;
+  readonly loadingQueue: QueueWithDeadLetters;
+  readonly delayQueue: QueueWithDeadLetters;
+  readonly loaderSchedule: events.Rule;
+  readonly functions: Readonly<Record<SchedulerFunctionName, NodeFunction>>;
+  readonly monitoring: SchedulerMonitoring;
+
+  constructor(scope: Construct, id: string, props: AdhocSchedulerProps = {}) {
+    super(scope, id);
+
+    this.inputTopic = new sns.Topic(this, 'InputTopic', { enforceSSL: true });
+    this.inputTopic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'PublishScheduleRequests',
+        principals: publisherPrincipals(props.publisherAccounts),
+        actions: ['sns:Publish'],
+        resources: [this.inputTopic.topicArn],
+      }),
+    );
+
+    this.table = new dynamodb.Table(this, 'Events', {
+      partitionKey: { name: TABLE.partitionKey, type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: TABLE.ttlAttribute,
+      removalPolicy: props.tableRemovalPolicy ?? RemovalPolicy.RETAIN,
+    });
+    this.table.addGlobalSecondaryIndex({
+      indexName: TABLE.dueIndex,
+      partitionKey: { name: TABLE.bucketShardKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: TABLE.dueAtKey, type: dynamodb.AttributeType.NUMBER },
+      // The loader reads only ids and due times; the loading function reads the item itself.
+      projectionType: dynamodb.ProjectionType.KEYS_ONLY,
+    });
+
+    this.loadingQueue = new QueueWithDeadLetters(this, 'LoadingQueue', {
+      maxReceiveCount: RETRIES_BEFORE_DEAD_LETTER,
+      consumerTimeout: FUNCTION_LIMITS.loading.timeout,
+    });
+    this.delayQueue = new QueueWithDeadLetters(this, 'DelayQueue', {
+      maxReceiveCount: (props.settings?.emitMaxAttempts ?? DEFAULTS.emitMaxAttempts) + EMITTER_DEAD_LETTER_MARGIN,
+      consumerTimeout: FUNCTION_LIMITS.emitter.timeout,
+    });
+    this.ingestQueue = new QueueWithDeadLetters(this, 'IngestQueue', {
+      maxReceiveCount: RETRIES_BEFORE_DEAD_LETTER,
+      consumerTimeout: FUNCTION_LIMITS.ingest.timeout,
+      consumerBatchingWindow: INGEST_BATCHING_WINDOW,
+    });
+    // The SNS envelope is kept (no raw delivery): ingest derives event ids from its MessageId.
+    this.inputTopic.addSubscription(new subscriptions.SqsSubscription(this.ingestQueue.queue, { rawMessageDelivery: false }));
+
+    // Resource names are tokens here; loadConfig only checks that they are set.
+    const config = deployedSchedulerConfig(
+      {
+        tableName: this.table.tableName,
+        delayQueueUrl: this.delayQueue.queue.queueUrl,
+        loadingQueueUrl: this.loadingQueue.queue.queueUrl,
+      },
+      props.settings,
+    );
+    const environment = lambdaEnvironment(config);
+    const schedulerFunction = (name: SchedulerFunctionName, fnProps: Omit<NodeFunctionProps, 'entry' | 'environment' | 'logRetention'>) =>
+      new NodeFunction(this, `${name[0]?.toUpperCase()}${name.slice(1)}`, {
+        entry: schedulerFunctionEntry(name),
+        environment,
+        logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+        ...fnProps,
+      });
+
+    const ingest = schedulerFunction('ingest', {
+      description: 'Validates schedule requests; sends near events to the delay queue, stores later ones',
+      roleName: props.ingestRoleName,
+      ...FUNCTION_LIMITS.ingest,
+    });
+    consumeQueue(ingest, this.ingestQueue.queue, { maxBatchingWindow: INGEST_BATCHING_WINDOW });
+    allow(ingest, ['dynamodb:PutItem'], [this.table.tableArn]);
+    allow(ingest, ['sqs:SendMessage'], [this.delayQueue.queue.queueArn]);
+    allow(ingest, ['sns:Publish'], [ANY_CLIENT_TOPIC]);
+
+    const loader = schedulerFunction('loader', {
+      description: 'Every minute: hands stored events coming due to the loading function',
+      timeout: Duration.seconds(config.loaderTickBudgetSeconds + LOADER_TIMEOUT_MARGIN_SECONDS),
+      memorySize: 256,
+    });
+    // A failed tick is not retried: the next one starts from the same cursor.
+    loader.function.configureAsyncInvoke({ retryAttempts: 0 });
+    this.loaderSchedule = new events.Rule(this, 'LoaderSchedule', {
+      schedule: events.Schedule.rate(loaderInterval(config.loaderIntervalSeconds)),
+      targets: [new targets.LambdaFunction(loader.function)],
+    });
+    allow(loader, ['dynamodb:Query'], [`${this.table.tableArn}/index/${TABLE.dueIndex}`]);
+    // The loader's cursor is an item of the same table.
+    allow(loader, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [this.table.tableArn]);
+    allow(loader, ['sqs:SendMessage'], [this.loadingQueue.queue.queueArn]);
+
+    const loading = schedulerFunction('loading', {
+      description: 'Moves chunks of stored events into the delay queue',
+      ...FUNCTION_LIMITS.loading,
+    });
+    consumeQueue(loading, this.loadingQueue.queue);
+    allow(loading, ['dynamodb:UpdateItem'], [this.table.tableArn]);
+    allow(loading, ['sqs:SendMessage'], [this.delayQueue.queue.queueArn]);
+
+    const { emitterMaxConcurrency, emitterReservedConcurrency } = props;
+    if (emitterMaxConcurrency !== undefined && emitterReservedConcurrency !== undefined && emitterMaxConcurrency > emitterReservedConcurrency) {
+      // Lambda would throttle the batches above the reservation, and they would come back late.
+      throw new Error(`emitterMaxConcurrency (${emitterMaxConcurrency}) must not exceed emitterReservedConcurrency (${emitterReservedConcurrency})`);
+    }
+    const emitter = schedulerFunction('emitter', {
+      description: 'Publishes each delayed event to its target topic at its due time',
+      roleName: props.emitterRoleName,
+      reservedConcurrentExecutions: emitterReservedConcurrency,
+      ...FUNCTION_LIMITS.emitter,
+    });
+    // No batching window: a message is due within a second of becoming visible.
+    consumeQueue(emitter, this.delayQueue.queue, { maxConcurrency: emitterMaxConcurrency });
+    allow(emitter, ['dynamodb:UpdateItem'], [this.table.tableArn]);
+    allow(emitter, ['sns:Publish'], [ANY_CLIENT_TOPIC]);
+
+    this.functions = { ingest, loader, loading, emitter };
+    this.monitoring = new SchedulerMonitoring(this, 'Monitoring', {
+      ...props.monitoring,
+      functions: this.functions,
+      deadLetterQueues: {
+        Ingest: this.ingestQueue.deadLetterQueue,
+        Loading: this.loadingQueue.deadLetterQueue,
+        Delay: this.delayQueue.deadLetterQueue,
+      },
+    });
+  }
+}
+
+/**
+ * Clients' target and failure topics: any topic, in any account and region, named in a
+ * request. The client's topic policy is what decides whether the publish is allowed.
+ */
+const ANY_CLIENT_TOPIC = `arn:${Aws.PARTITION}:sns:*:*:*`;
+
+function allow(fn: NodeFunction, actions: string[], resources: string[]): void {
+  fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources }));
+}
+
+/**
+ * An SQS event source with partial batch responses, and only the three permissions Lambda's
+ * poller needs (the managed SqsEventSource also grants ChangeMessageVisibility and GetQueueUrl).
+ */
+function consumeQueue(
+  fn: NodeFunction,
+  queue: sqs.IQueue,
+  options: { readonly maxBatchingWindow?: Duration; readonly maxConcurrency?: number } = {},
+): void {
+  allow(fn, ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'], [queue.queueArn]);
+  fn.function.addEventSourceMapping('Queue', {
+    eventSourceArn: queue.queueArn,
+    batchSize: SQS_BATCH_SIZE,
+    maxBatchingWindow: options.maxBatchingWindow,
+    maxConcurrency: options.maxConcurrency,
+    reportBatchItemFailures: true,
+  });
+}
+
+function publisherPrincipals(accounts: readonly string[] | undefined): iam.IPrincipal[] {
+  if (accounts === undefined) return [new iam.AnyPrincipal()];
+  if (accounts.length === 0) throw new Error('publisherAccounts is empty: no account could publish; omit it to allow any account');
+  for (const account of accounts) {
+    if (!/^\d{12}$/.test(account)) throw new Error(`publisherAccounts: "${account}" is not a 12-digit AWS account id`);
+  }
+  return accounts.map((account) => new iam.AccountPrincipal(account));
+}
+
+/** EventBridge schedules run at most once a minute, in whole minutes. */
+function loaderInterval(seconds: number): Duration {
+  if (seconds % 60 !== 0) throw new Error(`loaderIntervalSeconds must be a whole number of minutes on AWS, got ${seconds}`);
+  return Duration.minutes(seconds / 60);
+}

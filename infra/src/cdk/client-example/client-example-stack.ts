@@ -1,0 +1,99 @@
+import { CfnOutput, Duration, Stack, Token, type StackProps } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { Construct, Node } from 'constructs';
+import { fileURLToPath } from 'node:url';
+import { contextString, ContextError } from '../context.js';
+import { NodeFunction } from '../node-function.js';
+
+export const DEFAULT_CLIENT_EXAMPLE_STACK_NAME = 'AdhocSchedulerClientExample';
+
+/** Keys of the stack's outputs. */
+export const CLIENT_EXAMPLE_OUTPUTS = {
+  outputTopicArn: 'OutputTopicArn',
+  failureTopicArn: 'FailureTopicArn',
+  consumerLogGroupName: 'ConsumerLogGroupName',
+} as const;
+
+/** Context keys: the scheduler stack's `EmitterRoleArn` and `IngestRoleArn` outputs. */
+export const CLIENT_EXAMPLE_CONTEXT = {
+  emitterRoleArn: 'emitterRoleArn',
+  ingestRoleArn: 'ingestRoleArn',
+} as const;
+
+export interface ClientExampleStackProps extends StackProps {
+  /** The scheduler's emitter role: publishes events to the output topic, and failures to the failure topic. */
+  readonly emitterRoleArn: string;
+  /** The scheduler's ingest role: publishes notices about rejected requests to the failure topic. */
+  readonly ingestRoleArn?: string;
+}
+
+/**
+ * What a client of the scheduler deploys in its own account: an output topic and a failure
+ * topic that the scheduler's roles may publish to, and a function subscribed to the output
+ * topic that logs each event with its lateness.
+ */
+export class ClientExampleStack extends Stack {
+  readonly outputTopic: sns.Topic;
+  readonly failureTopic: sns.Topic;
+  readonly consumer: NodeFunction;
+
+  constructor(scope: Construct, id: string, props: ClientExampleStackProps) {
+    super(scope, id, { description: 'Ad hoc scheduler client example: output and failure topics, and a consumer', ...props });
+    const emitter = new iam.ArnPrincipal(roleArn('emitterRoleArn', props.emitterRoleArn));
+    const ingest = props.ingestRoleArn === undefined ? undefined : new iam.ArnPrincipal(roleArn('ingestRoleArn', props.ingestRoleArn));
+
+    this.outputTopic = new sns.Topic(this, 'OutputTopic', { enforceSSL: true });
+    allowPublish(this.outputTopic, [emitter]);
+    this.failureTopic = new sns.Topic(this, 'FailureTopic', { enforceSSL: true });
+    allowPublish(this.failureTopic, ingest ? [emitter, ingest] : [emitter]);
+
+    this.consumer = new NodeFunction(this, 'Consumer', {
+      entry: fileURLToPath(new URL('./consumer.ts', import.meta.url)),
+      description: 'Logs each scheduled event and its lateness',
+      timeout: Duration.seconds(10),
+      memorySize: 256,
+      logRetention: logs.RetentionDays.ONE_WEEK,
+    });
+    this.outputTopic.addSubscription(new subscriptions.LambdaSubscription(this.consumer.function));
+
+    new CfnOutput(this, CLIENT_EXAMPLE_OUTPUTS.outputTopicArn, {
+      value: this.outputTopic.topicArn,
+      description: 'Use as "target" in schedule requests',
+    });
+    new CfnOutput(this, CLIENT_EXAMPLE_OUTPUTS.failureTopicArn, {
+      value: this.failureTopic.topicArn,
+      description: 'Use as "failure_topic" in schedule requests',
+    });
+    new CfnOutput(this, CLIENT_EXAMPLE_OUTPUTS.consumerLogGroupName, {
+      value: this.consumer.logGroup.logGroupName,
+      description: 'Where the consumer logs each event and its lateness',
+    });
+  }
+}
+
+function allowPublish(topic: sns.Topic, principals: iam.IPrincipal[]): void {
+  topic.addToResourcePolicy(
+    new iam.PolicyStatement({ sid: 'SchedulerPublishes', principals, actions: ['sns:Publish'], resources: [topic.topicArn] }),
+  );
+}
+
+const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]+$/;
+
+/** A topic policy naming anything else fails only at deployment; fail at synth instead. */
+function roleArn(name: string, value: string): string {
+  if (!Token.isUnresolved(value) && !ROLE_ARN.test(value)) throw new ContextError(`${name} must be an IAM role ARN, got "${value}"`);
+  return value;
+}
+
+export function clientExampleStackPropsFromContext(node: Node): ClientExampleStackProps {
+  const emitterRoleArn = contextString(node, CLIENT_EXAMPLE_CONTEXT.emitterRoleArn);
+  if (emitterRoleArn === undefined) {
+    throw new ContextError(
+      `the scheduler's emitter role is required: -c ${CLIENT_EXAMPLE_CONTEXT.emitterRoleArn}=<the scheduler stack's EmitterRoleArn output>`,
+    );
+  }
+  return { emitterRoleArn, ingestRoleArn: contextString(node, CLIENT_EXAMPLE_CONTEXT.ingestRoleArn) };
+}

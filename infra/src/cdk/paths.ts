@@ -1,0 +1,15 @@
+import type { FunctionName } from '@adhoc-scheduler/functions/handlers';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The workspace root: esbuild bundles from here, so workspace packages resolve. */
+export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const PNPM_LOCK_FILE = join(REPO_ROOT, 'pnpm-lock.yaml');
+
+/** The scheduler's four functions, named as their entry files and their metrics' `service` dimension. */
+export const SCHEDULER_FUNCTIONS = ['ingest', 'loader', 'loading', 'emitter'] as const satisfies readonly FunctionName[];
+export type SchedulerFunctionName = (typeof SCHEDULER_FUNCTIONS)[number];
+
+export function schedulerFunctionEntry(name: SchedulerFunctionName): string {
+  return join(REPO_ROOT, 'functions', 'src', `${name}.ts`);
+}

@@ -1,0 +1,175 @@
+import { METRICS_NAMESPACE, type MetricName } from '@adhoc-scheduler/shared';
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { NodeFunction } from './node-function.js';
+import { SCHEDULER_FUNCTIONS, type SchedulerFunctionName } from './paths.js';
+
+/** Every metric the functions emit (EMF, namespace AdhocScheduler, dimension `service` = function name). */
+export type SchedulerMetricName = MetricName | 'EmitLatenessMs' | 'LoaderBacklogSeconds';
+
+export interface SchedulerMonitoringProps {
+  readonly functions: Readonly<Record<SchedulerFunctionName, NodeFunction>>;
+  /** Dead-letter queues by the name of the queue they serve. */
+  readonly deadLetterQueues: Readonly<Record<string, sqs.IQueue>>;
+  /** Alarm when the p99 of emit lateness stays above this. Default: 1,000 ms. */
+  readonly latenessAlarmThresholdMs?: number;
+  /**
+   * Alarm when the loader starts its ticks this far behind the present. Default: 0 s, any
+   * backlog: events coming due are already late.
+   */
+  readonly loaderBacklogAlarmSeconds?: number;
+  /** Where alarms notify. Default: nowhere (the alarms still show in the console). */
+  readonly alarmTopic?: sns.ITopic;
+  readonly dashboardName?: string;
+}
+
+const PERIOD = Duration.minutes(1);
+
+export function schedulerMetric(metricName: SchedulerMetricName, service: SchedulerFunctionName, statistic: string, label?: string): cloudwatch.Metric {
+  return new cloudwatch.Metric({ namespace: METRICS_NAMESPACE, metricName, dimensionsMap: { service }, statistic, period: PERIOD, label });
+}
+
+/**
+ * Metrics counted by reason code (`reason` dimension alongside `service`): one line per
+ * function and reason, whichever reasons occur.
+ */
+function byReason(metricName: SchedulerMetricName): cloudwatch.MathExpression {
+  return new cloudwatch.MathExpression({
+    expression: `SEARCH('{${METRICS_NAMESPACE},reason,service} MetricName="${metricName}"', 'Sum', ${PERIOD.toSeconds()})`,
+    label: '',
+    period: PERIOD,
+  });
+}
+
+/** The scheduler's alarms and its dashboard: lateness, throughput, failures, backlog. */
+export class SchedulerMonitoring extends Construct {
+  readonly alarms: cloudwatch.Alarm[] = [];
+  readonly dashboard: cloudwatch.Dashboard;
+
+  constructor(scope: Construct, id: string, props: SchedulerMonitoringProps) {
+    super(scope, id);
+    const latenessThreshold = props.latenessAlarmThresholdMs ?? 1000;
+    const alarmAction = props.alarmTopic ? new actions.SnsAction(props.alarmTopic) : undefined;
+    const alarm = (alarmId: string, alarmProps: cloudwatch.AlarmProps): cloudwatch.Alarm => {
+      const created = new cloudwatch.Alarm(this, alarmId, alarmProps);
+      if (alarmAction) created.addAlarmAction(alarmAction);
+      this.alarms.push(created);
+      return created;
+    };
+
+    for (const [queueName, deadLetterQueue] of Object.entries(props.deadLetterQueues)) {
+      alarm(`${queueName}DeadLettersAlarm`, {
+        alarmDescription: `Messages of the ${queueName} queue failed every delivery and wait in its dead-letter queue`,
+        metric: deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }),
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    }
+
+    alarm('EmitLatenessAlarm', {
+      alarmDescription: `p99 of emit lateness above ${latenessThreshold} ms in 3 of the last 5 minutes`,
+      metric: schedulerMetric('EmitLatenessMs', 'emitter', 'p99'),
+      threshold: latenessThreshold,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 5,
+      datapointsToAlarm: 3,
+      // No events emitted is not lateness.
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+
+    for (const name of SCHEDULER_FUNCTIONS) {
+      const fn = props.functions[name].function;
+      const label = `${name[0]?.toUpperCase()}${name.slice(1)}`;
+      alarm(`${label}ErrorsAlarm`, {
+        alarmDescription: `The ${name} function failed invocations (not single records, which are retried)`,
+        metric: fn.metricErrors({ period: PERIOD, statistic: 'Sum' }),
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+      alarm(`${label}ThrottlesAlarm`, {
+        alarmDescription: `The ${name} function was throttled: concurrency ran out`,
+        metric: fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }),
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    }
+
+    // The loader reports its backlog on every tick, 0 when on time. Missing data leaves the
+    // alarm in INSUFFICIENT_DATA, which also notifies: the loader is not running at all.
+    const loaderBehind = alarm('LoaderBacklogAlarm', {
+      alarmDescription: 'The loader starts its ticks behind the present: stored events are loaded late (or no tick ran)',
+      metric: schedulerMetric('LoaderBacklogSeconds', 'loader', 'Maximum'),
+      threshold: props.loaderBacklogAlarmSeconds ?? 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      // Three ticks in a row: the first tick after a deployment catches up on purpose.
+      evaluationPeriods: 3,
+      treatMissingData: cloudwatch.TreatMissingData.MISSING,
+    });
+    if (alarmAction) loaderBehind.addInsufficientDataAction(alarmAction);
+
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      dashboardName: props.dashboardName,
+      defaultInterval: Duration.hours(3),
+    });
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Emit lateness (ms after the due time)',
+        width: 12,
+        left: (['p50', 'p90', 'p99', 'Maximum'] as const).map((statistic) =>
+          schedulerMetric('EmitLatenessMs', 'emitter', statistic, statistic === 'Maximum' ? 'max' : statistic),
+        ),
+        leftAnnotations: [{ value: latenessThreshold, label: 'p99 alarm' }],
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Throughput (events per minute)',
+        width: 12,
+        left: [
+          schedulerMetric('EventsIngested', 'ingest', 'Sum', 'ingested'),
+          schedulerMetric('EventsStored', 'ingest', 'Sum', 'stored'),
+          schedulerMetric('EventsDelayed', 'ingest', 'Sum', 'delayed at ingest'),
+          schedulerMetric('EventsLoaded', 'loader', 'Sum', 'found by the loader'),
+          schedulerMetric('EventsDelayed', 'loading', 'Sum', 'delayed after loading'),
+          schedulerMetric('EventsEmitted', 'emitter', 'Sum', 'emitted'),
+        ],
+      }),
+    );
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({ title: 'Failures by function and reason', width: 12, left: [byReason('EventsFailed')] }),
+      new cloudwatch.GraphWidget({
+        title: 'Dead-letter queues (messages)',
+        width: 12,
+        left: Object.entries(props.deadLetterQueues).map(([queueName, queue]) =>
+          queue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum', label: queueName }),
+        ),
+      }),
+    );
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Function errors and throttles',
+        width: 12,
+        left: SCHEDULER_FUNCTIONS.flatMap((name) => [
+          props.functions[name].function.metricErrors({ period: PERIOD, statistic: 'Sum', label: `${name} errors` }),
+          props.functions[name].function.metricThrottles({ period: PERIOD, statistic: 'Sum', label: `${name} throttles` }),
+        ]),
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Loader backlog (s) and duplicates suppressed',
+        width: 12,
+        left: [schedulerMetric('LoaderBacklogSeconds', 'loader', 'Maximum', 'loader backlog')],
+        right: (['ingest', 'loading', 'emitter'] as const).map((service) =>
+          schedulerMetric('DuplicatesSuppressed', service, 'Sum', `duplicates at ${service}`),
+        ),
+      }),
+    );
+  }
+}

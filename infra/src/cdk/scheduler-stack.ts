@@ -1,0 +1,78 @@
+import { Aws, CfnOutput, Stack, Token, type StackProps } from 'aws-cdk-lib';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import type { Construct } from 'constructs';
+import { AdhocScheduler, type AdhocSchedulerProps } from './adhoc-scheduler.js';
+
+/** Keys of the stack's outputs (`cdk deploy --outputs-file` writes them under the stack name). */
+export const SCHEDULER_OUTPUTS = {
+  inputTopicArn: 'InputTopicArn',
+  emitterRoleArn: 'EmitterRoleArn',
+  ingestRoleArn: 'IngestRoleArn',
+  region: 'Region',
+  tableName: 'TableName',
+  alarmTopicArn: 'AlarmTopicArn',
+  dashboardUrl: 'DashboardUrl',
+} as const;
+
+export const DEFAULT_SCHEDULER_STACK_NAME = 'AdhocScheduler';
+
+export interface SchedulerStackProps extends StackProps {
+  readonly scheduler?: Omit<AdhocSchedulerProps, 'emitterRoleName' | 'ingestRoleName' | 'monitoring'> & {
+    readonly monitoring?: Omit<NonNullable<AdhocSchedulerProps['monitoring']>, 'alarmTopic' | 'dashboardName'>;
+  };
+}
+
+/** IAM role names: at most 64 characters. The longest region name today has 14. */
+const MAX_ROLE_NAME = 64;
+const LONGEST_REGION = 14;
+
+/**
+ * The scheduler deployed on its own. Clients' topic policies name the emitter's role (and the
+ * ingest role, for notices about rejected requests), so both have stable names:
+ * `<stack name>-emitter-<region>` and `<stack name>-ingest-<region>` (role names are global to
+ * the account; the region keeps two regional deployments apart).
+ */
+export class SchedulerStack extends Stack {
+  readonly scheduler: AdhocScheduler;
+  readonly alarmTopic: sns.Topic;
+
+  constructor(scope: Construct, id: string, props: SchedulerStackProps = {}) {
+    super(scope, id, { description: 'Ad hoc scheduler: SNS in, SNS out at the scheduled time, to the millisecond', ...props });
+
+    const roleName = (fn: string) => {
+      if (!Token.isUnresolved(this.stackName) && this.stackName.length + fn.length + 2 + LONGEST_REGION > MAX_ROLE_NAME) {
+        throw new Error(`stack name "${this.stackName}" is too long for the role name ${this.stackName}-${fn}-<region>`);
+      }
+      return `${this.stackName}-${fn}-${this.region}`;
+    };
+    // No topic policy: the account's default one lets CloudWatch alarms of this account publish.
+    this.alarmTopic = new sns.Topic(this, 'AlarmTopic', { displayName: `${this.stackName} alarms` });
+    this.scheduler = new AdhocScheduler(this, 'Scheduler', {
+      ...props.scheduler,
+      emitterRoleName: roleName('emitter'),
+      ingestRoleName: roleName('ingest'),
+      monitoring: { ...props.scheduler?.monitoring, alarmTopic: this.alarmTopic, dashboardName: `${this.stackName}-${this.region}` },
+    });
+
+    const output = (key: string, value: string, description: string) => new CfnOutput(this, key, { value, description });
+    output(SCHEDULER_OUTPUTS.inputTopicArn, this.scheduler.inputTopic.topicArn, 'Publish schedule requests here');
+    output(
+      SCHEDULER_OUTPUTS.emitterRoleArn,
+      this.scheduler.functions.emitter.role.roleArn,
+      'Grant this role sns:Publish on your output and failure topics',
+    );
+    output(
+      SCHEDULER_OUTPUTS.ingestRoleArn,
+      this.scheduler.functions.ingest.role.roleArn,
+      'Grant this role sns:Publish on your failure topics to hear about rejected requests',
+    );
+    output(SCHEDULER_OUTPUTS.region, Aws.REGION, 'Region of the input topic');
+    output(SCHEDULER_OUTPUTS.tableName, this.scheduler.table.tableName, 'Table of stored events (retained on stack deletion by default)');
+    output(SCHEDULER_OUTPUTS.alarmTopicArn, this.alarmTopic.topicArn, 'Subscribe to this topic to receive alarms');
+    output(
+      SCHEDULER_OUTPUTS.dashboardUrl,
+      `https://console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}#dashboards:name=${this.scheduler.monitoring.dashboard.dashboardName}`,
+      'CloudWatch dashboard: lateness, throughput, failures',
+    );
+  }
+}

@@ -1,0 +1,76 @@
+import { App, type Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const CDK_JSON = fileURLToPath(new URL('../../cdk.json', import.meta.url));
+
+/**
+ * An app with the same feature flags as `cdk synth` (cdk.json's context). Only the stacks
+ * named in `bundledStacks` are bundled with esbuild; the others get placeholder code, so a
+ * test file bundles each function once.
+ */
+export function cdkTestApp(bundledStacks: readonly string[], context: Record<string, unknown> = {}): App {
+  const { context: flags } = JSON.parse(readFileSync(CDK_JSON, 'utf8')) as { context: Record<string, unknown> };
+  return new App({ context: { ...flags, 'aws:cdk:bundling-stacks': bundledStacks, ...context } });
+}
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** One permission of a role: an action on a resource (an intrinsic like {"Fn::GetAtt": [...]}, or a string). */
+export interface Permission {
+  readonly action: string;
+  readonly resource: Json;
+}
+
+const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
+
+/**
+ * Every action-resource pair the role's policies allow, sorted. Fails on anything that the
+ * flat list would misrepresent (Deny, conditions, NotAction, NotResource).
+ */
+export function permissionsOf(template: Template, roleLogicalId: string): string[] {
+  const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) =>
+    (policy.Properties.Roles as Json[]).some((role) => JSON.stringify(role) === JSON.stringify({ Ref: roleLogicalId })),
+  );
+  const pairs: string[] = [];
+  for (const policy of policies) {
+    for (const statement of policy.Properties.PolicyDocument.Statement as Record<string, Json>[]) {
+      const { Effect, Action, Resource, ...rest } = statement;
+      if (Effect !== 'Allow' || Object.keys(rest).length > 0) throw new Error(`unexpected statement shape: ${JSON.stringify(statement)}`);
+      for (const action of asArray(Action as string | string[])) {
+        for (const resource of asArray(Resource as Json)) pairs.push(permissionKey({ action, resource }));
+      }
+    }
+  }
+  return pairs.sort();
+}
+
+export function permissionKey(permission: Permission): string {
+  return `${permission.action} on ${JSON.stringify(permission.resource)}`;
+}
+
+/** Expected permissions, in the same form as permissionsOf: `actions` on each of `resources`. */
+export function permissions(stack: Stack, ...grants: [actions: string[], resources: string[]][]): string[] {
+  return grants
+    .flatMap(([actions, resources]) =>
+      actions.flatMap((action) => resources.map((resource) => permissionKey({ action, resource: stack.resolve(resource) as Json }))),
+    )
+    .sort();
+}
+
+/**
+ * A Fn::Join of literals and references as one string, each reference written as
+ * `{Ref:X}` / `{X.Attr}`: enough to read a dashboard body as JSON.
+ */
+export function joinedText(value: Json): string {
+  if (typeof value === 'string') return value;
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const join = value['Fn::Join'];
+    if (Array.isArray(join)) return (join[1] as Json[]).map(joinedText).join(join[0] as string);
+    if (typeof value.Ref === 'string') return `{Ref:${value.Ref}}`;
+    const getAtt = value['Fn::GetAtt'];
+    if (Array.isArray(getAtt)) return `{${getAtt.join('.')}}`;
+  }
+  throw new Error(`cannot read ${JSON.stringify(value)} as text`);
+}

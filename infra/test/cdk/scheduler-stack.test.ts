@@ -1,0 +1,555 @@
+import { ConfigError, DEFAULTS, ENV, loadConfig, METRICS_NAMESPACE, TABLE } from '@adhoc-scheduler/shared';
+import { Aws, type CfnElement } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import type { IConstruct } from 'constructs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ContextError, schedulerStackPropsFromContext } from '../../src/cdk/context.js';
+import { SCHEDULER_FUNCTIONS, type SchedulerFunctionName } from '../../src/cdk/paths.js';
+import { SCHEDULER_OUTPUTS, SchedulerStack } from '../../src/cdk/scheduler-stack.js';
+import { cdkTestApp, joinedText, permissions, permissionsOf, type Json } from './cdk-test-app.js';
+
+const ANY_TOPIC = `arn:${Aws.PARTITION}:sns:*:*:*`;
+
+// One app for the whole file: the default stack is bundled once, the variants are not bundled.
+let stack: SchedulerStack;
+let template: Template;
+let variant: SchedulerStack;
+let variantTemplate: Template;
+
+beforeAll(() => {
+  const app = cdkTestApp(['AdhocScheduler']);
+  stack = new SchedulerStack(app, 'AdhocScheduler');
+  variant = new SchedulerStack(app, 'Variant', {
+    scheduler: {
+      publisherAccounts: ['111111111111', '222222222222'],
+      emitterMaxConcurrency: 50,
+      emitterReservedConcurrency: 100,
+      settings: { emitMaxAttempts: 8, shardCount: 16, logLevel: 'debug' },
+      monitoring: { latenessAlarmThresholdMs: 250, loaderBacklogAlarmSeconds: 30 },
+    },
+  });
+  template = Template.fromStack(stack);
+  variantTemplate = Template.fromStack(variant);
+});
+
+const ref = (construct: IConstruct): string => stack.getLogicalId(construct.node.defaultChild as CfnElement);
+const fn = (name: SchedulerFunctionName) => stack.scheduler.functions[name];
+const functionResource = (name: SchedulerFunctionName) => template.toJSON().Resources[ref(fn(name).function)];
+
+describe('the functions', () => {
+  it('are the four handlers, each on Node 24 and arm64', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 4);
+    for (const name of SCHEDULER_FUNCTIONS) {
+      const { Properties } = functionResource(name);
+      expect(Properties.Runtime).toBe('nodejs24.x');
+      expect(Properties.Architectures).toEqual(['arm64']);
+      expect(Properties.Handler).toBe('index.handler');
+    }
+  });
+
+  it('log JSON into their own log group, kept for a month and removed with the stack', () => {
+    for (const name of SCHEDULER_FUNCTIONS) {
+      const { Properties } = functionResource(name);
+      expect(Properties.LoggingConfig).toEqual({ LogFormat: 'JSON', LogGroup: { Ref: ref(fn(name).logGroup) } });
+      const logGroup = template.toJSON().Resources[ref(fn(name).logGroup)];
+      expect(logGroup.Properties.RetentionInDays).toBe(30);
+      expect(logGroup.DeletionPolicy).toBe('Delete');
+    }
+  });
+
+  it('get the whole typed config as environment, readable by loadConfig, with metrics on and source maps enabled', () => {
+    const resourceEnv = {
+      [ENV.tableName]: { Ref: ref(stack.scheduler.table) },
+      [ENV.delayQueueUrl]: { Ref: ref(stack.scheduler.delayQueue.queue) },
+      [ENV.loadingQueueUrl]: { Ref: ref(stack.scheduler.loadingQueue.queue) },
+    };
+    for (const name of SCHEDULER_FUNCTIONS) {
+      const variables = functionResource(name).Properties.Environment.Variables as Record<string, Json>;
+      expect(variables).toMatchObject({ ...resourceEnv, [ENV.metricsEnabled]: 'true', NODE_OPTIONS: '--enable-source-maps' });
+      // Every config variable except the region (Lambda sets it) and the emulator endpoints.
+      const configNames = Object.values(ENV).filter(
+        (variable) => variable !== ENV.region && variable !== ENV.messagingEndpoint && variable !== ENV.dynamodbEndpoint,
+      );
+      expect(Object.keys(variables).sort()).toEqual([...configNames, 'NODE_OPTIONS'].sort());
+      const config = loadConfig(Object.fromEntries(Object.entries(variables).map(([key, value]) => [key, joinedText(value)])));
+      expect(config).toMatchObject({ metricsEnabled: true, shardCount: DEFAULTS.shardCount, emitMaxAttempts: DEFAULTS.emitMaxAttempts });
+    }
+  });
+
+  it('have timeouts that cover their work and the emitter has more memory for a quick start', () => {
+    const limits = Object.fromEntries(
+      SCHEDULER_FUNCTIONS.map((name) => [name, { timeout: functionResource(name).Properties.Timeout, memory: functionResource(name).Properties.MemorySize }]),
+    );
+    expect(limits).toEqual({
+      ingest: { timeout: 10, memory: 256 },
+      loader: { timeout: DEFAULTS.loaderTickBudgetSeconds + 15, memory: 256 },
+      loading: { timeout: 30, memory: 256 },
+      emitter: { timeout: 15, memory: 512 },
+    });
+    expect(limits.emitter.timeout * 1000).toBeGreaterThan(DEFAULTS.emitterLeadMs + 1000);
+  });
+
+  it('leave the emitter without a concurrency cap or reservation unless asked', () => {
+    expect(functionResource('emitter').Properties.ReservedConcurrentExecutions).toBeUndefined();
+    const emitterSource = template.findResources('AWS::Lambda::EventSourceMapping', {
+      Properties: { FunctionName: { Ref: ref(fn('emitter').function) } },
+    });
+    expect(Object.values(emitterSource)[0]?.Properties.ScalingConfig).toBeUndefined();
+  });
+});
+
+describe('the event sources', () => {
+  const sourceOf = (name: SchedulerFunctionName) =>
+    Object.values(template.findResources('AWS::Lambda::EventSourceMapping', { Properties: { FunctionName: { Ref: ref(fn(name).function) } } }));
+
+  it('feed ingest from its buffer queue in batches of 10 with a 1 s window and partial batch failures', () => {
+    expect(sourceOf('ingest').map((source) => source.Properties)).toEqual([
+      {
+        FunctionName: { Ref: ref(fn('ingest').function) },
+        EventSourceArn: stack.resolve(stack.scheduler.ingestQueue.queue.queueArn),
+        BatchSize: 10,
+        MaximumBatchingWindowInSeconds: 1,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      },
+    ]);
+  });
+
+  it('feed loading from the loading queue and the emitter from the delay queue, without a batching window', () => {
+    for (const [name, queue] of [
+      ['loading', stack.scheduler.loadingQueue.queue],
+      ['emitter', stack.scheduler.delayQueue.queue],
+    ] as const) {
+      expect(sourceOf(name).map((source) => source.Properties)).toEqual([
+        {
+          FunctionName: { Ref: ref(fn(name).function) },
+          EventSourceArn: stack.resolve(queue.queueArn),
+          BatchSize: 10,
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+        },
+      ]);
+    }
+  });
+
+  it('run the loader every minute on an EventBridge rule, without retrying a failed tick', () => {
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 3);
+    expect(sourceOf('loader')).toEqual([]);
+    template.resourceCountIs('AWS::Events::Rule', 1);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: stack.resolve(fn('loader').function.functionArn) })],
+    });
+    template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction',
+      Principal: 'events.amazonaws.com',
+      FunctionName: stack.resolve(fn('loader').function.functionArn),
+      SourceArn: stack.resolve(stack.scheduler.loaderSchedule.ruleArn),
+    });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: ref(fn('loader').function) },
+      MaximumRetryAttempts: 0,
+    });
+  });
+});
+
+describe('the queues', () => {
+  const queueProps = (construct: IConstruct) => template.toJSON().Resources[ref(construct)].Properties;
+
+  it('each have a dead-letter queue with redrive; the delay queue retries past the emitter’s own attempts', () => {
+    template.resourceCountIs('AWS::SQS::Queue', 6);
+    const redrive = (queue: { queue: IConstruct; deadLetterQueue: IConstruct }) => queueProps(queue.queue).RedrivePolicy;
+    const { ingestQueue, loadingQueue, delayQueue } = stack.scheduler;
+    expect(redrive(ingestQueue)).toEqual({ deadLetterTargetArn: stack.resolve(ingestQueue.deadLetterQueue.queueArn), maxReceiveCount: 5 });
+    expect(redrive(loadingQueue)).toEqual({ deadLetterTargetArn: stack.resolve(loadingQueue.deadLetterQueue.queueArn), maxReceiveCount: 5 });
+    expect(redrive(delayQueue)).toEqual({ deadLetterTargetArn: stack.resolve(delayQueue.deadLetterQueue.queueArn), maxReceiveCount: 10 });
+    expect(redrive(delayQueue).maxReceiveCount).toBeGreaterThan(DEFAULTS.emitMaxAttempts);
+    for (const { deadLetterQueue } of [ingestQueue, loadingQueue, delayQueue]) {
+      expect(queueProps(deadLetterQueue)).toEqual({ MessageRetentionPeriod: 14 * 24 * 3600, SqsManagedSseEnabled: true });
+    }
+  });
+
+  it('hide a message for at least six times its consumer’s timeout (plus the batching window)', () => {
+    const { ingestQueue, loadingQueue, delayQueue } = stack.scheduler;
+    const visibility = (queue: IConstruct) => queueProps(queue).VisibilityTimeout as number;
+    const timeout = (name: SchedulerFunctionName) => functionResource(name).Properties.Timeout as number;
+    expect(visibility(ingestQueue.queue)).toBe(6 * timeout('ingest') + 1);
+    expect(visibility(loadingQueue.queue)).toBe(6 * timeout('loading'));
+    expect(visibility(delayQueue.queue)).toBe(6 * timeout('emitter'));
+  });
+
+  it('are encrypted and refuse requests without TLS', () => {
+    template.resourceCountIs('AWS::SQS::QueuePolicy', 6);
+    for (const queue of Object.values(template.findResources('AWS::SQS::Queue'))) expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
+    for (const policy of Object.values(template.findResources('AWS::SQS::QueuePolicy'))) {
+      expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
+        expect.objectContaining({ Effect: 'Deny', Action: 'sqs:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      );
+    }
+  });
+});
+
+describe('the input topic', () => {
+  const topicPolicy = (target: Template) => Object.values(target.findResources('AWS::SNS::TopicPolicy'))[0]?.Properties.PolicyDocument.Statement;
+
+  it('takes schedule requests from any AWS account by default', () => {
+    template.resourceCountIs('AWS::SNS::TopicPolicy', 1);
+    expect(topicPolicy(template)).toContainEqual({
+      Sid: 'PublishScheduleRequests',
+      Effect: 'Allow',
+      Principal: { AWS: '*' },
+      Action: 'sns:Publish',
+      Resource: stack.resolve(stack.scheduler.inputTopic.topicArn),
+    });
+  });
+
+  it('takes them only from the configured accounts when given a list', () => {
+    expect(topicPolicy(variantTemplate)).toContainEqual({
+      Sid: 'PublishScheduleRequests',
+      Effect: 'Allow',
+      Principal: {
+        AWS: ['111111111111', '222222222222'].map((account) => ({
+          'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:iam::${account}:root`]],
+        })),
+      },
+      Action: 'sns:Publish',
+      Resource: variant.resolve(variant.scheduler.inputTopic.topicArn),
+    });
+  });
+
+  it('delivers to the ingest buffer queue with the SNS envelope (its MessageId names events)', () => {
+    template.resourceCountIs('AWS::SNS::Subscription', 1);
+    const [subscription] = Object.values(template.findResources('AWS::SNS::Subscription'));
+    expect(subscription?.Properties).toEqual({
+      Protocol: 'sqs',
+      RawMessageDelivery: false,
+      TopicArn: stack.resolve(stack.scheduler.inputTopic.topicArn),
+      Endpoint: stack.resolve(stack.scheduler.ingestQueue.queue.queueArn),
+    });
+    template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      Queues: [{ Ref: ref(stack.scheduler.ingestQueue.queue) }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          {
+            Effect: 'Allow',
+            Principal: { Service: 'sns.amazonaws.com' },
+            Action: 'sqs:SendMessage',
+            Resource: stack.resolve(stack.scheduler.ingestQueue.queue.queueArn),
+            Condition: { ArnEquals: { 'aws:SourceArn': stack.resolve(stack.scheduler.inputTopic.topicArn) } },
+          },
+        ]),
+      },
+    });
+  });
+});
+
+describe('the table', () => {
+  it('is on demand with point-in-time recovery, TTL on the expiry attribute, and retained on stack deletion', () => {
+    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: Match.objectLike({
+        BillingMode: 'PAY_PER_REQUEST',
+        KeySchema: [{ AttributeName: TABLE.partitionKey, KeyType: 'HASH' }],
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true },
+      }),
+    });
+  });
+
+  it('has the sharded time-bucket index with only the keys the loader reads', () => {
+    const [table] = Object.values(template.findResources('AWS::DynamoDB::Table'));
+    expect(table?.Properties.GlobalSecondaryIndexes).toEqual([
+      {
+        IndexName: TABLE.dueIndex,
+        KeySchema: [
+          { AttributeName: TABLE.bucketShardKey, KeyType: 'HASH' },
+          { AttributeName: TABLE.dueAtKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+      },
+    ]);
+    expect(table?.Properties.AttributeDefinitions).toEqual(
+      expect.arrayContaining([
+        { AttributeName: TABLE.bucketShardKey, AttributeType: 'S' },
+        { AttributeName: TABLE.dueAtKey, AttributeType: 'N' },
+      ]),
+    );
+  });
+});
+
+describe('IAM, per function', () => {
+  const logs = (name: SchedulerFunctionName): [string[], string[]] => [
+    ['logs:CreateLogStream', 'logs:PutLogEvents'],
+    [fn(name).logGroup.logGroupArn],
+  ];
+  const consume = (queueArn: string): [string[], string[]] => [['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'], [queueArn]];
+  const roleOf = (name: SchedulerFunctionName) => ref(fn(name).role);
+
+  const expected = (): Record<SchedulerFunctionName, string[]> => {
+    const { table, ingestQueue, loadingQueue, delayQueue } = stack.scheduler;
+    return {
+      ingest: permissions(
+        stack,
+        logs('ingest'),
+        consume(ingestQueue.queue.queueArn),
+        [['dynamodb:PutItem'], [table.tableArn]],
+        [['sqs:SendMessage'], [delayQueue.queue.queueArn]],
+        [['sns:Publish'], [ANY_TOPIC]],
+      ),
+      loader: permissions(
+        stack,
+        logs('loader'),
+        [['dynamodb:Query'], [`${table.tableArn}/index/${TABLE.dueIndex}`]],
+        [['dynamodb:GetItem', 'dynamodb:UpdateItem'], [table.tableArn]],
+        [['sqs:SendMessage'], [loadingQueue.queue.queueArn]],
+      ),
+      loading: permissions(
+        stack,
+        logs('loading'),
+        consume(loadingQueue.queue.queueArn),
+        [['dynamodb:UpdateItem'], [table.tableArn]],
+        [['sqs:SendMessage'], [delayQueue.queue.queueArn]],
+      ),
+      emitter: permissions(
+        stack,
+        logs('emitter'),
+        consume(delayQueue.queue.queueArn),
+        [['dynamodb:UpdateItem'], [table.tableArn]],
+        [['sns:Publish'], [ANY_TOPIC]],
+      ),
+    };
+  };
+
+  it.each(SCHEDULER_FUNCTIONS)('%s gets exactly the actions and resources its code uses', (name) => {
+    expect(permissionsOf(template, roleOf(name))).toEqual(expected()[name]);
+  });
+
+  it('gives each function its own role, assumable by Lambda only, with no managed or inline policies', () => {
+    template.resourceCountIs('AWS::IAM::Role', 4);
+    template.resourceCountIs('AWS::IAM::Policy', 4);
+    for (const name of SCHEDULER_FUNCTIONS) {
+      const role = template.toJSON().Resources[roleOf(name)];
+      expect(functionResource(name).Properties.Role).toEqual({ 'Fn::GetAtt': [roleOf(name), 'Arn'] });
+      expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
+        { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' } },
+      ]);
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+      expect(role.Properties.Policies).toBeUndefined();
+    }
+  });
+
+  it('names the roles clients grant publishing to: <stack>-emitter-<region> and <stack>-ingest-<region>', () => {
+    const roleName = (name: SchedulerFunctionName) => template.toJSON().Resources[roleOf(name)].Properties.RoleName;
+    expect(roleName('emitter')).toEqual({ 'Fn::Join': ['', ['AdhocScheduler-emitter-', { Ref: 'AWS::Region' }]] });
+    expect(roleName('ingest')).toEqual({ 'Fn::Join': ['', ['AdhocScheduler-ingest-', { Ref: 'AWS::Region' }]] });
+    expect(roleName('loader')).toBeUndefined();
+    expect(roleName('loading')).toBeUndefined();
+  });
+});
+
+describe('alarms', () => {
+  const alarms = () => Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((alarm) => alarm.Properties);
+  const alarmTopic = () => ({ Ref: ref(stack.alarmTopic) });
+
+  it('are thirteen, and each notifies the alarm topic', () => {
+    expect(alarms()).toHaveLength(13);
+    for (const alarm of alarms()) expect(alarm.AlarmActions).toEqual([alarmTopic()]);
+  });
+
+  it('fire when any dead-letter queue holds a message', () => {
+    const { ingestQueue, loadingQueue, delayQueue } = stack.scheduler;
+    for (const queue of [ingestQueue, loadingQueue, delayQueue]) {
+      expect(alarms()).toContainEqual(
+        expect.objectContaining({
+          Namespace: 'AWS/SQS',
+          MetricName: 'ApproximateNumberOfMessagesVisible',
+          Dimensions: [{ Name: 'QueueName', Value: stack.resolve(queue.deadLetterQueue.queueName) }],
+          Statistic: 'Maximum',
+          ComparisonOperator: 'GreaterThanThreshold',
+          Threshold: 0,
+          EvaluationPeriods: 1,
+        }),
+      );
+    }
+  });
+
+  it('fire when the p99 of emit lateness stays over the threshold', () => {
+    expect(alarms()).toContainEqual(
+      expect.objectContaining({
+        Namespace: METRICS_NAMESPACE,
+        MetricName: 'EmitLatenessMs',
+        Dimensions: [{ Name: 'service', Value: 'emitter' }],
+        ExtendedStatistic: 'p99',
+        Threshold: 1000,
+        ComparisonOperator: 'GreaterThanThreshold',
+        EvaluationPeriods: 5,
+        DatapointsToAlarm: 3,
+      }),
+    );
+    const variantLateness = Object.values(variantTemplate.findResources('AWS::CloudWatch::Alarm')).find(
+      (alarm) => alarm.Properties.MetricName === 'EmitLatenessMs',
+    );
+    expect(variantLateness?.Properties.Threshold).toBe(250);
+  });
+
+  it('fire on any function error or throttle', () => {
+    for (const name of SCHEDULER_FUNCTIONS) {
+      for (const metric of ['Errors', 'Throttles']) {
+        expect(alarms()).toContainEqual(
+          expect.objectContaining({
+            Namespace: 'AWS/Lambda',
+            MetricName: metric,
+            Dimensions: [{ Name: 'FunctionName', Value: { Ref: ref(fn(name).function) } }],
+            Statistic: 'Sum',
+            Threshold: 0,
+            ComparisonOperator: 'GreaterThanThreshold',
+          }),
+        );
+      }
+    }
+  });
+
+  it('fire when the loader falls behind for three ticks, and report a loader that stopped reporting', () => {
+    expect(alarms()).toContainEqual(
+      expect.objectContaining({
+        Namespace: METRICS_NAMESPACE,
+        MetricName: 'LoaderBacklogSeconds',
+        Dimensions: [{ Name: 'service', Value: 'loader' }],
+        Statistic: 'Maximum',
+        Threshold: 0,
+        EvaluationPeriods: 3,
+        TreatMissingData: 'missing',
+        InsufficientDataActions: [alarmTopic()],
+      }),
+    );
+    const variantBacklog = Object.values(variantTemplate.findResources('AWS::CloudWatch::Alarm')).find(
+      (alarm) => alarm.Properties.MetricName === 'LoaderBacklogSeconds',
+    );
+    expect(variantBacklog?.Properties.Threshold).toBe(30);
+  });
+});
+
+describe('the dashboard', () => {
+  interface Widget {
+    readonly properties: { readonly title: string; readonly metrics: (string | Record<string, string | number>)[][] };
+  }
+  const widgets = (): Widget[] => {
+    const [dashboard] = Object.values(template.findResources('AWS::CloudWatch::Dashboard'));
+    return (JSON.parse(joinedText(dashboard?.Properties.DashboardBody as Json)) as { widgets: Widget[] }).widgets;
+  };
+  const widget = (title: string) => widgets().find((candidate) => candidate.properties.title.startsWith(title));
+
+  it('shows emit lateness at p50, p90, p99 and max', () => {
+    const stats = widget('Emit lateness')?.properties.metrics.map((line) => {
+      expect(line.slice(0, 4)).toEqual([METRICS_NAMESPACE, 'EmitLatenessMs', 'service', 'emitter']);
+      return (line.at(-1) as { stat: string }).stat;
+    });
+    expect(stats).toEqual(['p50', 'p90', 'p99', 'Maximum']);
+  });
+
+  it('shows throughput through every stage', () => {
+    const lines = widget('Throughput')?.properties.metrics.map((line) => line.slice(0, 4).join(' '));
+    expect(lines).toEqual([
+      `${METRICS_NAMESPACE} EventsIngested service ingest`,
+      `${METRICS_NAMESPACE} EventsStored service ingest`,
+      `${METRICS_NAMESPACE} EventsDelayed service ingest`,
+      `${METRICS_NAMESPACE} EventsLoaded service loader`,
+      `${METRICS_NAMESPACE} EventsDelayed service loading`,
+      `${METRICS_NAMESPACE} EventsEmitted service emitter`,
+    ]);
+  });
+
+  it('shows failures by reason, dead letters, errors and the loader backlog', () => {
+    expect(JSON.stringify(widget('Failures by function and reason'))).toContain(
+      `SEARCH('{${METRICS_NAMESPACE},reason,service} MetricName=\\"EventsFailed\\"', 'Sum', 60)`,
+    );
+    expect(widget('Dead-letter queues')?.properties.metrics).toHaveLength(3);
+    expect(widget('Function errors and throttles')?.properties.metrics).toHaveLength(8);
+    expect(JSON.stringify(widget('Loader backlog'))).toContain('LoaderBacklogSeconds');
+  });
+});
+
+describe('the outputs', () => {
+  it('give the quickstart what it needs: input topic, emitter and ingest roles, region', () => {
+    const outputs = template.toJSON().Outputs as Record<string, { Value: Json }>;
+    expect(Object.keys(outputs).sort()).toEqual(Object.values(SCHEDULER_OUTPUTS).sort());
+    expect(outputs[SCHEDULER_OUTPUTS.inputTopicArn]?.Value).toEqual(stack.resolve(stack.scheduler.inputTopic.topicArn));
+    expect(outputs[SCHEDULER_OUTPUTS.emitterRoleArn]?.Value).toEqual(stack.resolve(fn('emitter').role.roleArn));
+    expect(outputs[SCHEDULER_OUTPUTS.ingestRoleArn]?.Value).toEqual(stack.resolve(fn('ingest').role.roleArn));
+    expect(outputs[SCHEDULER_OUTPUTS.region]?.Value).toEqual({ Ref: 'AWS::Region' });
+    expect(outputs[SCHEDULER_OUTPUTS.tableName]?.Value).toEqual({ Ref: ref(stack.scheduler.table) });
+    expect(outputs[SCHEDULER_OUTPUTS.alarmTopicArn]?.Value).toEqual({ Ref: ref(stack.alarmTopic) });
+  });
+});
+
+describe('settings', () => {
+  const variantFunction = (name: SchedulerFunctionName) =>
+    variantTemplate.toJSON().Resources[variant.getLogicalId(variant.scheduler.functions[name].function.node.defaultChild as CfnElement)];
+
+  it('reach every function through the config module, and shape the delay queue’s redrive', () => {
+    for (const name of SCHEDULER_FUNCTIONS) {
+      expect(variantFunction(name).Properties.Environment.Variables).toMatchObject({
+        [ENV.emitMaxAttempts]: '8',
+        [ENV.shardCount]: '16',
+        [ENV.logLevel]: 'debug',
+      });
+    }
+    const delayQueue = variantTemplate.toJSON().Resources[variant.getLogicalId(variant.scheduler.delayQueue.queue.node.defaultChild as CfnElement)];
+    expect(delayQueue.Properties.RedrivePolicy.maxReceiveCount).toBe(13);
+  });
+
+  it('cap and reserve the emitter’s concurrency when given', () => {
+    expect(variantFunction('emitter').Properties.ReservedConcurrentExecutions).toBe(100);
+    variantTemplate.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: variant.resolve(variant.scheduler.delayQueue.queue.queueArn),
+      ScalingConfig: { MaximumConcurrency: 50 },
+    });
+  });
+
+  it('are refused at synth time when the functions would refuse them', () => {
+    const unbundled = cdkTestApp([]);
+    const attempt = (id: string, scheduler: ConstructorParameters<typeof SchedulerStack>[2]) => () => new SchedulerStack(unbundled, id, scheduler);
+    expect(attempt('NoShards', { scheduler: { settings: { shardCount: 0 } } })).toThrow(ConfigError);
+    expect(attempt('LateLoader', { scheduler: { settings: { loaderLookaheadSeconds: 590 } } })).toThrow(ConfigError);
+    expect(attempt('Seconds', { scheduler: { settings: { loaderIntervalSeconds: 90, nearPathWindowSeconds: 900 } } })).toThrow(/whole number of minutes/);
+    expect(attempt('BadAccount', { scheduler: { publisherAccounts: ['12345'] } })).toThrow(/12-digit/);
+    expect(attempt('NoAccount', { scheduler: { publisherAccounts: [] } })).toThrow(/empty/);
+    expect(attempt('OverReserved', { scheduler: { emitterMaxConcurrency: 20, emitterReservedConcurrency: 10 } })).toThrow(/must not exceed/);
+  });
+});
+
+describe('CDK context', () => {
+  const propsFrom = (context: Record<string, unknown>) => schedulerStackPropsFromContext(cdkTestApp([], context).node);
+
+  it('configures the stack from -c values (strings) and cdk.json values', () => {
+    const props = propsFrom({
+      publisherAccounts: '111111111111, 222222222222',
+      emitterMaxConcurrency: '40',
+      emitterReservedConcurrency: 80,
+      latenessAlarmThresholdMs: '500',
+      logRetentionDays: '14',
+      tableRemovalPolicy: 'destroy',
+      shardCount: '32',
+      logLevel: 'warn',
+    });
+    expect(props.scheduler).toMatchObject({
+      publisherAccounts: ['111111111111', '222222222222'],
+      emitterMaxConcurrency: 40,
+      emitterReservedConcurrency: 80,
+      logRetention: 14,
+      tableRemovalPolicy: 'destroy',
+      settings: { shardCount: 32, logLevel: 'warn' },
+      monitoring: { latenessAlarmThresholdMs: 500 },
+    });
+    expect(propsFrom({ publisherAccounts: '["111111111111"]' }).scheduler?.publisherAccounts).toEqual(['111111111111']);
+    expect(propsFrom({}).scheduler).toMatchObject({ publisherAccounts: undefined, settings: {} });
+  });
+
+  it('refuses values it cannot read, naming the key', () => {
+    expect(() => propsFrom({ shardCount: 'many' })).toThrow(new ContextError('context "shardCount" must be an integer, got "many"'));
+    expect(() => propsFrom({ tableRemovalPolicy: 'keep' })).toThrow(ContextError);
+    expect(() => propsFrom({ logRetentionDays: '10' })).toThrow(/logRetentionDays/);
+    expect(() => propsFrom({ publisherAccounts: 42 })).toThrow(/publisherAccounts/);
+  });
+});
