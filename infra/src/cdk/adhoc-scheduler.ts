@@ -1,4 +1,4 @@
-import { DEFAULTS, TABLE } from '@adhoc-scheduler/shared';
+import { DEFAULTS, TABLE, type SchedulerConfig } from '@adhoc-scheduler/shared';
 import { Aws, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -12,7 +12,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { NodeFunction, type NodeFunctionProps } from './node-function.js';
 import { schedulerFunctionEntry, type SchedulerFunctionName } from './paths.js';
-import { QueueWithDeadLetters } from './queue-with-dead-letters.js';
+import { QueueWithDeadLetters, visibilityTimeoutFor } from './queue-with-dead-letters.js';
 import { deployedSchedulerConfig, lambdaEnvironment, type SchedulerSettings } from './scheduler-config.js';
 import { SchedulerMonitoring, type SchedulerMonitoringProps } from './scheduler-monitoring.js';
 
@@ -135,6 +135,7 @@ export class AdhocScheduler extends Construct {
       },
       props.settings,
     );
+    assertClaimLeaseFits(config, visibilityTimeoutFor(FUNCTION_LIMITS.emitter.timeout));
     const environment = lambdaEnvironment(config);
     const schedulerFunction = (name: SchedulerFunctionName, fnProps: Omit<NodeFunctionProps, 'entry' | 'environment' | 'logRetention'>) =>
       new NodeFunction(this, `${name[0]?.toUpperCase()}${name.slice(1)}`, {
@@ -249,4 +250,19 @@ function publisherPrincipals(accounts: readonly string[] | undefined): iam.IPrin
 function loaderInterval(seconds: number): Duration {
   if (seconds % 60 !== 0) throw new Error(`loaderIntervalSeconds must be a whole number of minutes on AWS, got ${seconds}`);
   return Duration.minutes(seconds / 60);
+}
+
+/**
+ * A delivery that finds an event claimed is retried after the delay queue's visibility
+ * timeout; by then the claim of a crashed emitter must have expired (it lasts until the due
+ * time, at most lead + 1 s after receipt, plus the lease), or the retry is spent for nothing.
+ */
+function assertClaimLeaseFits(config: SchedulerConfig, delayQueueVisibility: Duration): void {
+  const claimHeldMs = config.emitterLeadMs + 1000 + config.emitClaimLeaseSeconds * 1000;
+  if (claimHeldMs >= delayQueueVisibility.toMilliseconds()) {
+    throw new Error(
+      `emitClaimLeaseSeconds (${config.emitClaimLeaseSeconds}) must end before the delay queue's visibility timeout ` +
+        `(${delayQueueVisibility.toSeconds()} s, less emitterLeadMs and 1 s of early arrival)`,
+    );
+  }
 }

@@ -86,7 +86,8 @@ describe('the functions', () => {
       loading: { timeout: 30, memory: 256 },
       emitter: { timeout: 15, memory: 512 },
     });
-    expect(limits.emitter.timeout * 1000).toBeGreaterThan(DEFAULTS.emitterLeadMs + 1000);
+    // The emitter receives an event up to lead + 1 s early and waits for it.
+    expect((functionResource('emitter').Properties.Timeout as number) * 1000).toBeGreaterThan(DEFAULTS.emitterLeadMs + 1000);
   });
 
   it('leave the emitter without a concurrency cap or reservation unless asked', () => {
@@ -513,6 +514,7 @@ describe('settings', () => {
     expect(attempt('NoShards', { scheduler: { settings: { shardCount: 0 } } })).toThrow(ConfigError);
     expect(attempt('LateLoader', { scheduler: { settings: { loaderLookaheadSeconds: 590 } } })).toThrow(ConfigError);
     expect(attempt('Seconds', { scheduler: { settings: { loaderIntervalSeconds: 90, nearPathWindowSeconds: 900 } } })).toThrow(/whole number of minutes/);
+    expect(attempt('LongLease', { scheduler: { settings: { emitClaimLeaseSeconds: 89 } } })).toThrow(/visibility timeout/);
     expect(attempt('BadAccount', { scheduler: { publisherAccounts: ['12345'] } })).toThrow(/12-digit/);
     expect(attempt('NoAccount', { scheduler: { publisherAccounts: [] } })).toThrow(/empty/);
     expect(attempt('OverReserved', { scheduler: { emitterMaxConcurrency: 20, emitterReservedConcurrency: 10 } })).toThrow(/must not exceed/);
