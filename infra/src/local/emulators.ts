@@ -153,7 +153,9 @@ type ServerProcess = ChildProcessByStdio<Writable, Readable, Readable>;
  */
 function startChildServer(name: string, command: string, args: readonly string[], cwd: string): Promise<ChildServer> {
   return new Promise((resolve, reject) => {
-    const child: ServerProcess = spawn(command, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    // Detached into its own process group, so a Ctrl-C in the terminal reaches only the parent,
+    // which then stops its emulators in order instead of losing them mid-shutdown.
+    const child: ServerProcess = spawn(command, args, { cwd, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
     let output = '';
     const remember = (text: string): void => {
       output = (output + text).slice(-OUTPUT_TAIL_CHARS);
