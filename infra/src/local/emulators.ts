@@ -168,7 +168,8 @@ function startChildServer(name: string, command: string, args: readonly string[]
       state = 'failed';
       clearTimeout(startupTimer);
       child.kill('SIGKILL');
-      const hint = (cause as NodeJS.ErrnoException | undefined)?.code === 'ENOENT' ? ` (is ${command} installed? run scripts/bootstrap.sh)` : '';
+      const notInstalled = (cause as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+      const hint = notInstalled ? ` (is ${command} installed? run scripts/bootstrap.sh)` : '';
       reject(new EmulatorStartError(describe(`did not start: ${reason}${hint}`), { cause }));
     };
     const startupTimer = setTimeout(() => failStart(`no answer within ${STARTUP_TIMEOUT_MS / 1000} s`), STARTUP_TIMEOUT_MS);
