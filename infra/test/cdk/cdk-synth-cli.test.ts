@@ -1,0 +1,108 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CLIENT_EXAMPLE_STACK_NAME } from '../../src/cdk/client-example/client-example-stack.js';
+import { REPO_ROOT } from '../../src/cdk/paths.js';
+import { DEFAULT_SCHEDULER_STACK_NAME, SCHEDULER_OUTPUTS } from '../../src/cdk/scheduler-stack.js';
+
+const run = promisify(execFile);
+const INFRA_DIR = join(REPO_ROOT, 'infra');
+const CDK_CLI = join(INFRA_DIR, 'node_modules', '.bin', 'cdk');
+
+interface LambdaResource {
+  readonly Type: string;
+  readonly Properties: { readonly Runtime: string; readonly Architectures: string[] };
+  readonly Metadata: { readonly 'aws:asset:path': string };
+}
+
+let workDir: string;
+
+/** The environment of a machine with no AWS credentials, no AWS config and no metadata service. */
+function offlineEnvironment(): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_') && !name.startsWith('CDK_')));
+  return {
+    ...env,
+    PATH: [join(INFRA_DIR, 'node_modules', '.bin'), join(REPO_ROOT, 'node_modules', '.bin'), env.PATH].join(delimiter),
+    AWS_CONFIG_FILE: join(workDir, 'no-aws-config'),
+    AWS_SHARED_CREDENTIALS_FILE: join(workDir, 'no-aws-credentials'),
+    AWS_EC2_METADATA_DISABLED: 'true',
+    CDK_DISABLE_VERSION_CHECK: 'true',
+    CDK_DISABLE_CLI_TELEMETRY: 'true',
+  };
+}
+
+/** `cdk synth` as a user runs it (from infra/, with cdk.json), into its own output directory. */
+async function synth(outputName: string, args: readonly string[] = []): Promise<string> {
+  const output = join(workDir, outputName);
+  try {
+    await run(CDK_CLI, ['synth', '--quiet', '--no-notices', '--output', output, ...args], { cwd: INFRA_DIR, env: offlineEnvironment() });
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`cdk synth failed:\n${stderr ?? ''}\n${stdout ?? ''}`, { cause: error });
+  }
+  return output;
+}
+
+function functionsOf(output: string, stackName: string): LambdaResource[] {
+  const template = JSON.parse(readFileSync(join(output, `${stackName}.template.json`), 'utf8')) as { Resources: Record<string, LambdaResource> };
+  return Object.values(template.Resources).filter((resource) => resource.Type === 'AWS::Lambda::Function');
+}
+
+/** Loads a bundle as Lambda's Node 24 would, with the AWS SDK the runtime provides, and checks its handler. */
+async function loadHandler(bundle: string): Promise<string> {
+  const { stdout } = await run(process.execPath, ['-e', 'process.stdout.write(typeof require(process.argv[1]).handler)', bundle], {
+    env: { ...offlineEnvironment(), NODE_PATH: join(REPO_ROOT, 'functions', 'node_modules') },
+  });
+  return stdout;
+}
+
+let schedulerOutput: string;
+let clientOutput: string;
+
+beforeAll(async () => {
+  workDir = mkdtempSync(join(tmpdir(), 'cdk-synth-'));
+  [schedulerOutput, clientOutput] = await Promise.all([
+    synth('scheduler'),
+    synth('client-example', [
+      '--app',
+      'tsx bin/client-example.ts',
+      '-c',
+      'emitterRoleArn=arn:aws:iam::123456789012:role/AdhocScheduler-emitter-eu-west-1',
+      '-c',
+      'ingestRoleArn=arn:aws:iam::123456789012:role/AdhocScheduler-ingest-eu-west-1',
+    ]),
+  ]);
+});
+
+afterAll(() => rmSync(workDir, { recursive: true, force: true }));
+
+describe('cdk synth, offline and without credentials', () => {
+  it('synthesizes the scheduler stack with its outputs', () => {
+    const template = JSON.parse(readFileSync(join(schedulerOutput, `${DEFAULT_SCHEDULER_STACK_NAME}.template.json`), 'utf8')) as {
+      Outputs: Record<string, unknown>;
+    };
+    expect(Object.keys(template.Outputs).sort()).toEqual(Object.values(SCHEDULER_OUTPUTS).sort());
+  });
+
+  it('bundles each function with esbuild, with a source map, into code that loads on Node 24', async () => {
+    const functions = functionsOf(schedulerOutput, DEFAULT_SCHEDULER_STACK_NAME);
+    expect(functions).toHaveLength(4);
+    for (const fn of functions) {
+      expect(fn.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'] });
+      const assetDir = join(schedulerOutput, fn.Metadata['aws:asset:path']);
+      expect(existsSync(join(assetDir, 'index.js.map'))).toBe(true);
+      expect(readFileSync(join(assetDir, 'index.js'), 'utf8')).toMatch(/\/\/# sourceMappingURL=index\.js\.map\s*$/);
+      expect(await loadHandler(join(assetDir, 'index.js'))).toBe('function');
+    }
+  });
+
+  it('synthesizes the client example stack with its consumer', async () => {
+    const [consumer] = functionsOf(clientOutput, DEFAULT_CLIENT_EXAMPLE_STACK_NAME);
+    expect(consumer?.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'] });
+    expect(await loadHandler(join(clientOutput, consumer?.Metadata['aws:asset:path'] ?? '', 'index.js'))).toBe('function');
+  });
+});
