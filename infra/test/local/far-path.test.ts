@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SendMessageBatchCommand, SQSClient, type SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { encodeLoadingChunk, eventIdFor } from '@adhoc-scheduler/shared';
+import { encodeLoadingChunk, eventIdFor, systemClock } from '@adhoc-scheduler/shared';
 import { handlers } from '@adhoc-scheduler/functions/handlers';
 import { createDependencies, type AwsClients } from '@adhoc-scheduler/functions/wiring';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
@@ -121,9 +121,14 @@ describe('far path (stored in DynamoDB, moved by the loader)', () => {
       }
       await waitFor(async () => (await Promise.all(ids.map((id) => storedItem(scheduler, id)))).every(Boolean), 'all stored');
 
-      // Two extra ticks at once, besides the runtime's own, and the same chunk delivered twice.
-      const loaderDeps = createDependencies('loader', scheduler.config, scheduler.clients, { logger: capturingLogger().logger });
-      await Promise.all([handlers.loader(loaderDeps), handlers.loader(loaderDeps)]);
+      // Two extra ticks at once, besides the runtime's own, on a clock that already sees the
+      // events coming due (so both hand out all 20), and the same chunk delivered twice.
+      const loaderDeps = createDependencies('loader', scheduler.config, scheduler.clients, {
+        logger: capturingLogger().logger,
+        clock: { now: () => dueAt - 2_000, sleep: systemClock.sleep },
+      });
+      const ticks = await Promise.all([handlers.loader(loaderDeps), handlers.loader(loaderDeps)]);
+      expect(ticks.map((tick) => tick.eventsFound)).toEqual([20, 20]);
       const chunk = encodeLoadingChunk({ ids });
       await sqs.send(
         new SendMessageBatchCommand({

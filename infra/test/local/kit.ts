@@ -7,8 +7,12 @@ import { Writable } from 'node:stream';
 import { LOCAL_CREDENTIALS, LOCAL_EMITTER_ROLE_ARN, LOCAL_REGION, startLocalScheduler, type LocalScheduler, type LocalSchedulerOptions } from '../../src/local/runtime.js';
 import type { Emulators } from '../../src/local/emulators.js';
 
-/** Short timings so far-path tests take seconds: window 6 s, loader every 1 s looking 4 s ahead. */
+/**
+ * Short timings so far-path tests take seconds: window 6 s, loader every 1 s looking 4 s ahead,
+ * and a first tick that looks back one minute (a new table holds nothing older).
+ */
 export const FAST_TIMINGS = {
+  SCHEDULER_LOADER_INITIAL_CATCH_UP_SECONDS: '60',
   SCHEDULER_NEAR_PATH_WINDOW_SECONDS: '6',
   SCHEDULER_LOADER_INTERVAL_SECONDS: '1',
   SCHEDULER_LOADER_LOOKAHEAD_SECONDS: '4',

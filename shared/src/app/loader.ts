@@ -15,6 +15,9 @@ export interface LoaderDeps {
   readonly metrics: SchedulerMetrics;
 }
 
+/** GSI queries a tick keeps in flight: shards of several buckets at once. */
+const QUERIES_IN_FLIGHT = 32;
+
 export interface LoaderTickResult {
   readonly fromMs: number;
   /** Events due before this were handed to the loading function (the new cursor). */
@@ -43,25 +46,31 @@ export async function runLoaderTick(deps: LoaderDeps): Promise<LoaderTickResult>
   let eventsFound = 0;
   let chunksSent = 0;
   let caughtUp = true;
-  for (const bucket of bucketsBetween(fromMs, untilMs, config)) {
+  const buckets = bucketsBetween(fromMs, untilMs, config);
+  // Several buckets per round keep enough queries in flight to catch up quickly after an outage.
+  const bucketsPerRound = Math.max(1, Math.ceil(QUERIES_IN_FLIGHT / config.shardCount));
+  for (let first = 0; first < buckets.length; first += bucketsPerRound) {
     if (clock.now() > deadline) {
       caughtUp = false;
       break;
     }
+    const round = buckets.slice(first, first + bucketsPerRound);
     const ids: string[] = [];
     await Promise.all(
-      bucket.shardKeys.map(async (key) => {
-        for await (const page of store.queryDue(key, bucket.startMs, bucket.endMs)) {
-          for (const ref of page) ids.push(ref.id);
-        }
-      }),
+      round.flatMap((bucket) =>
+        bucket.shardKeys.map(async (key) => {
+          for await (const page of store.queryDue(key, bucket.startMs, bucket.endMs)) {
+            for (const ref of page) ids.push(ref.id);
+          }
+        }),
+      ),
     );
     const chunks: LoadingChunk[] = [];
     for (let i = 0; i < ids.length; i += config.loadingChunkSize) chunks.push({ ids: ids.slice(i, i + config.loadingChunkSize) });
     if (chunks.length > 0) await deps.loadingQueue.send(chunks);
     eventsFound += ids.length;
     chunksSent += chunks.length;
-    throughMs = bucket.endMs;
+    throughMs = round.at(-1)?.endMs ?? throughMs;
   }
   if (throughMs > fromMs) await store.advanceLoaderCursor(throughMs);
   metrics.count('EventsLoaded', eventsFound);
