@@ -81,6 +81,8 @@ export class AdhocScheduler extends Construct {
   readonly loaderSchedule: events.Rule;
   readonly functions: Readonly<Record<SchedulerFunctionName, NodeFunction>>;
   readonly monitoring: SchedulerMonitoring;
+  /** The config every function runs with (resource names as CloudFormation references). */
+  readonly config: SchedulerConfig;
 
   constructor(scope: Construct, id: string, props: AdhocSchedulerProps = {}) {
     super(scope, id);
@@ -127,7 +129,7 @@ export class AdhocScheduler extends Construct {
     this.inputTopic.addSubscription(new subscriptions.SqsSubscription(this.ingestQueue.queue, { rawMessageDelivery: false }));
 
     // Resource names are tokens here; loadConfig only checks that they are set.
-    const config = deployedSchedulerConfig(
+    this.config = deployedSchedulerConfig(
       {
         tableName: this.table.tableName,
         delayQueueUrl: this.delayQueue.queue.queueUrl,
@@ -135,6 +137,7 @@ export class AdhocScheduler extends Construct {
       },
       props.settings,
     );
+    const { config } = this;
     assertClaimLeaseFits(config, visibilityTimeoutFor(FUNCTION_LIMITS.emitter.timeout));
     const environment = lambdaEnvironment(config);
     const schedulerFunction = (name: SchedulerFunctionName, fnProps: Omit<NodeFunctionProps, 'entry' | 'environment' | 'logRetention'>) =>

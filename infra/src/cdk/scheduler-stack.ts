@@ -9,6 +9,7 @@ export const SCHEDULER_OUTPUTS = {
   emitterRoleArn: 'EmitterRoleArn',
   ingestRoleArn: 'IngestRoleArn',
   region: 'Region',
+  nearPathWindowSeconds: 'NearPathWindowSeconds',
   tableName: 'TableName',
   alarmTopicArn: 'AlarmTopicArn',
   dashboardUrl: 'DashboardUrl',
@@ -67,6 +68,11 @@ export class SchedulerStack extends Stack {
       'Grant this role sns:Publish on your failure topics to hear about rejected requests',
     );
     output(SCHEDULER_OUTPUTS.region, Aws.REGION, 'Region of the input topic');
+    output(
+      SCHEDULER_OUTPUTS.nearPathWindowSeconds,
+      String(this.scheduler.config.nearPathWindowSeconds),
+      'Events due later than this are stored and moved by the loader; sooner ones go straight to the delay queue',
+    );
     output(SCHEDULER_OUTPUTS.tableName, this.scheduler.table.tableName, 'Table of stored events (retained on stack deletion by default)');
     output(SCHEDULER_OUTPUTS.alarmTopicArn, this.alarmTopic.topicArn, 'Subscribe to this topic to receive alarms');
     output(

@@ -472,13 +472,14 @@ describe('the dashboard', () => {
 });
 
 describe('the outputs', () => {
-  it('give the quickstart what it needs: input topic, emitter and ingest roles, region', () => {
+  it('give the quickstart what it needs: input topic, emitter and ingest roles, region, near-path window', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: Json }>;
     expect(Object.keys(outputs).sort()).toEqual(Object.values(SCHEDULER_OUTPUTS).sort());
     expect(outputs[SCHEDULER_OUTPUTS.inputTopicArn]?.Value).toEqual(stack.resolve(stack.scheduler.inputTopic.topicArn));
     expect(outputs[SCHEDULER_OUTPUTS.emitterRoleArn]?.Value).toEqual(stack.resolve(fn('emitter').role.roleArn));
     expect(outputs[SCHEDULER_OUTPUTS.ingestRoleArn]?.Value).toEqual(stack.resolve(fn('ingest').role.roleArn));
     expect(outputs[SCHEDULER_OUTPUTS.region]?.Value).toEqual({ Ref: 'AWS::Region' });
+    expect(outputs[SCHEDULER_OUTPUTS.nearPathWindowSeconds]?.Value).toBe(String(DEFAULTS.nearPathWindowSeconds));
     expect(outputs[SCHEDULER_OUTPUTS.tableName]?.Value).toEqual({ Ref: ref(stack.scheduler.table) });
     expect(outputs[SCHEDULER_OUTPUTS.alarmTopicArn]?.Value).toEqual({ Ref: ref(stack.alarmTopic) });
   });
