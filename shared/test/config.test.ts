@@ -44,6 +44,7 @@ describe('loadConfig', () => {
       shardCount: 4,
       emitterLeadMs: 150,
       emitMaxAttempts: 3,
+      emitClaimLeaseSeconds: 45,
       retentionSeconds: 3600,
       logLevel: 'debug',
       metricsEnabled: true,
@@ -73,6 +74,7 @@ describe('loadConfig', () => {
     [ENV.shardCount, '257'],
     [ENV.emitterLeadMs, '5001'],
     [ENV.emitMaxAttempts, '0'],
+    [ENV.emitClaimLeaseSeconds, '3601'],
     [ENV.retentionSeconds, '59'],
     [ENV.metricsEnabled, 'yes'],
   ])('rejects %s=%s, naming the variable and showing the value', (name, value) => {
