@@ -91,6 +91,11 @@ describe('bucketsBetween', () => {
     ]);
   });
 
+  it('lists nothing for an empty or inverted range', () => {
+    expect(bucketsBetween(MINUTE_START_MS + 5_000, MINUTE_START_MS + 5_000, layout)).toEqual([]);
+    expect(bucketsBetween(MINUTE_START_MS + 5_000, MINUTE_START_MS, layout)).toEqual([]);
+  });
+
   it('names every shard of a bucket once', () => {
     const [range] = bucketsBetween(MINUTE_START_MS, MINUTE_START_MS + 1, { bucketSeconds: 60, shardCount: 3 });
     expect(range?.shardKeys).toEqual([`${MINUTE_START_S}#0`, `${MINUTE_START_S}#1`, `${MINUTE_START_S}#2`]);

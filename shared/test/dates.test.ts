@@ -18,6 +18,7 @@ describe('due dates', () => {
     ['without seconds', '2030-06-15T12:30Z', '2030-06-15T12:30:00.000Z'],
     ['as a date alone, at midnight UTC', '2030-06-15', '2030-06-15T00:00:00.000Z'],
     ['on 29 February of a leap year', '2028-02-29T08:00:00Z', '2028-02-29T08:00:00.000Z'],
+    ['in the first century as written, not as 19xx', '0050-06-15T12:00:00Z', '0050-06-15T12:00:00.000Z'],
   ])('parse %s', (_case, text, expected) => {
     expect(parseDueDate(text)).toBe(utc(expected));
   });
@@ -42,6 +43,9 @@ describe('due dates', () => {
     ['second 60', '2030-06-15T12:30:60Z'],
     ['an hour without minutes', '2030-06-15T12Z'],
     ['a named zone', '2030-06-15T12:30:00 CET'],
+    ['an offset with 75 minutes', '2030-06-15T12:30:00+02:75'],
+    ['an offset of 99 hours', '2030-06-15T12:30:00+99:00'],
+    ['an offset of 24 hours', '2030-06-15T12:30:00-2400'],
   ])('reject %s', (_case, text) => {
     expect(parseDueDate(text)).toBeUndefined();
   });

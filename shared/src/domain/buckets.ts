@@ -35,6 +35,7 @@ export interface BucketRange {
 /** The buckets overlapping [fromMs, untilMs), oldest first, each clipped to the range. */
 export function bucketsBetween(fromMs: number, untilMs: number, layout: BucketLayout): BucketRange[] {
   const ranges: BucketRange[] = [];
+  if (untilMs <= fromMs) return ranges;
   for (let bucket = bucketOf(fromMs, layout); bucket * 1000 < untilMs; bucket += layout.bucketSeconds) {
     ranges.push({
       startMs: Math.max(fromMs, bucket * 1000),

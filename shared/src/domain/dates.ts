@@ -17,19 +17,25 @@ export function parseDueDate(text: string): number | undefined {
   // Sub-millisecond digits are dropped: emission is precise to the millisecond.
   const millis = Number(fraction.padEnd(3, '0').slice(0, 3));
   if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) return undefined;
-  const local = Date.UTC(year, month - 1, day, hour, minute, second, millis);
-  // Date.UTC rolls 31 February over into March; a real date survives the round trip.
-  const check = new Date(local);
-  if (check.getUTCDate() !== day || check.getUTCMonth() !== month - 1) return undefined;
-  return local - offsetMinutes(zone) * 60_000;
+  const offset = offsetMinutes(zone);
+  if (offset === undefined) return undefined;
+  // setUTCFullYear, unlike Date.UTC, does not read years 0 to 99 as 1900 to 1999.
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, millis);
+  // 31 February would roll over into March; a real date survives the round trip.
+  if (date.getUTCDate() !== day || date.getUTCMonth() !== month - 1) return undefined;
+  return date.getTime() - offset * 60_000;
 }
 
-function offsetMinutes(zone: string): number {
+/** Minutes east of UTC, or undefined when the offset is out of range (hours 0-23, minutes 0-59). */
+function offsetMinutes(zone: string): number | undefined {
   if (zone.toUpperCase() === 'Z') return 0;
   const sign = zone.startsWith('-') ? -1 : 1;
   const digits = zone.slice(1).replace(':', '');
   const hours = Number(digits.slice(0, 2));
   const minutes = Number(digits.slice(2) || '0');
+  if (hours > 23 || minutes > 59) return undefined;
   return sign * (hours * 60 + minutes);
 }
 
