@@ -1,0 +1,298 @@
+import { snsMessageBytes } from '@adhoc-scheduler/shared';
+import { handlers, type FunctionName } from '@adhoc-scheduler/functions/handlers';
+import type { AwsClients } from '@adhoc-scheduler/functions/wiring';
+
+/**
+ * Counts what the service's AWS clients would be billed for, by SDK middleware on the clients
+ * themselves: SNS publishes, SQS requests, DynamoDB capacity units. Lambda invocations and
+ * their duration come from the runtime (`recordInvocation`). The local runtime's queue pollers
+ * stand in for Lambda's event source mappings and use the same SQS client, so the receives and
+ * deletes AWS's pollers would make on the service's behalf (and bill to its account) are
+ * counted too.
+ */
+
+/** SNS and SQS bill every 64 KiB chunk of a request's payload as one request. */
+export const BILLING_CHUNK_BYTES = 65_536;
+
+export interface SnsUsage {
+  /** Publish calls. */
+  readonly publishes: number;
+  readonly publishBatches: number;
+  readonly publishBatchEntries: number;
+  /** Publish and PublishBatch requests as billed (one per started 64 KiB chunk). */
+  readonly billedRequests: number;
+}
+
+export interface SqsOperationUsage {
+  readonly requests: number;
+  readonly billedRequests: number;
+  readonly messages: number;
+}
+
+export interface SqsUsage {
+  readonly requests: number;
+  readonly billedRequests: number;
+  /** Receives that returned no message: the pollers' idle cost, not any event's. */
+  readonly emptyReceives: number;
+  /** Per SQS operation (SendMessageBatch, ReceiveMessage, DeleteMessageBatch, ...). */
+  readonly byOperation: Readonly<Record<string, SqsOperationUsage>>;
+  /** Messages sent, per queue URL: where the events went. */
+  readonly sentByQueue: Readonly<Record<string, number>>;
+}
+
+export interface DynamoDbUsage {
+  readonly requests: number;
+  readonly readUnits: number;
+  readonly writeUnits: number;
+  /**
+   * Write units assumed (one per request) for conditional writes that failed: AWS bills them,
+   * but the error carries no ConsumedCapacity.
+   */
+  readonly estimatedWriteUnits: number;
+  /** Requests whose response carried no ConsumedCapacity (counted as zero units). */
+  readonly requestsWithoutCapacity: number;
+  /**
+   * Reads raised to AWS's minimum charge (0.5 unit, 1 when strongly consistent): DynamoDB
+   * Local reports 0 for a query that matches nothing, AWS bills the minimum.
+   */
+  readonly readsRaisedToMinimum: number;
+  readonly byOperation: Readonly<Record<string, { readonly requests: number; readonly units: number }>>;
+}
+
+export interface Invocation {
+  readonly fn: FunctionName;
+  readonly durationMs: number;
+  readonly records: number;
+}
+
+export interface LambdaUsage {
+  readonly invocations: number;
+  /** Wall time of the handler, summed. */
+  readonly durationMs: number;
+  /** As Lambda bills it: each invocation rounded up to the next millisecond. */
+  readonly billedDurationMs: number;
+  readonly records: number;
+}
+
+export interface UsageSnapshot {
+  readonly sns: SnsUsage;
+  readonly sqs: SqsUsage;
+  readonly dynamodb: DynamoDbUsage;
+  readonly lambda: Readonly<Record<FunctionName, LambdaUsage>>;
+}
+
+export interface UsageCounter {
+  /** Call from the runtime's `onInvocation`. */
+  recordInvocation(invocation: Invocation): void;
+  /** Totals since the counter was created (a copy). */
+  snapshot(): UsageSnapshot;
+}
+
+interface MutableSqsOperation {
+  requests: number;
+  billedRequests: number;
+  messages: number;
+}
+
+const FUNCTION_NAMES = Object.keys(handlers) as FunctionName[];
+
+const DYNAMODB_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
+const DYNAMODB_SINGLE_READS = new Set(['GetItem', 'Query', 'Scan']);
+
+function billedChunks(bytes: number): number {
+  return Math.max(1, Math.ceil(bytes / BILLING_CHUNK_BYTES));
+}
+
+/** `PutItemCommand` and lib-dynamodb's `PutCommand` both name the operation `PutItem`. */
+function operationName(commandName: string | undefined): string {
+  const name = (commandName ?? 'Unknown').replace(/Command$/, '');
+  const documentNames: Readonly<Record<string, string>> = {
+    Put: 'PutItem',
+    Get: 'GetItem',
+    Update: 'UpdateItem',
+    Delete: 'DeleteItem',
+    BatchWrite: 'BatchWriteItem',
+    BatchGet: 'BatchGetItem',
+    TransactWrite: 'TransactWriteItems',
+    TransactGet: 'TransactGetItems',
+  };
+  return documentNames[name] ?? name;
+}
+
+interface AttributeValueLike {
+  readonly DataType?: string | undefined;
+  readonly StringValue?: string | undefined;
+  readonly BinaryValue?: Uint8Array | undefined;
+}
+
+function stringAttributes(attributes: Readonly<Record<string, AttributeValueLike>> | undefined): Record<string, string> {
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(attributes ?? {})) {
+    flat[name] = value.StringValue ?? (value.BinaryValue ? Buffer.from(value.BinaryValue).toString('latin1') : '');
+  }
+  return flat;
+}
+
+/** Message size as SNS and SQS count it: body plus attribute names, types and values. */
+function messageBytes(body: string | undefined, attributes: Readonly<Record<string, AttributeValueLike>> | undefined): number {
+  return snsMessageBytes(body ?? '', stringAttributes(attributes));
+}
+
+interface ConsumedCapacityLike {
+  readonly CapacityUnits?: number | undefined;
+}
+
+function capacityUnits(consumed: ConsumedCapacityLike | readonly ConsumedCapacityLike[] | undefined): number | undefined {
+  if (consumed === undefined) return undefined;
+  const list = Array.isArray(consumed) ? consumed : [consumed as ConsumedCapacityLike];
+  return list.reduce((sum, entry) => sum + (entry.CapacityUnits ?? 0), 0);
+}
+
+/** The part of the SDK's middleware stack used here, typed once for the three clients. */
+export type Handler = (args: { readonly input: object }) => Promise<{ readonly output: object }>;
+export interface MiddlewareStackLike {
+  add(
+    middleware: (next: Handler, context: { readonly commandName?: string }) => Handler,
+    options: { readonly step: 'initialize'; readonly name: string; readonly override: boolean },
+  ): void;
+}
+
+function addCounter(stack: MiddlewareStackLike, count: (operation: string, next: Handler, args: { readonly input: object }) => ReturnType<Handler>): void {
+  stack.add((next, context) => (args) => count(operationName(context.commandName), next, args), {
+    step: 'initialize',
+    name: 'adhocSchedulerUsageCounter',
+    override: true,
+  });
+}
+
+function isConditionFailure(error: unknown): boolean {
+  const name = (error as { name?: string } | undefined)?.name;
+  return name === 'ConditionalCheckFailedException' || name === 'TransactionCanceledException';
+}
+
+/** Adds the counting middleware to the service's clients; call once, before they are used. */
+export function countUsage(clients: AwsClients): UsageCounter {
+  const sns = { publishes: 0, publishBatches: 0, publishBatchEntries: 0, billedRequests: 0 };
+  const sqs = { requests: 0, billedRequests: 0, emptyReceives: 0 };
+  const sqsByOperation: Record<string, MutableSqsOperation> = {};
+  const sentByQueue: Record<string, number> = {};
+  const dynamodb = { requests: 0, readUnits: 0, writeUnits: 0, estimatedWriteUnits: 0, requestsWithoutCapacity: 0, readsRaisedToMinimum: 0 };
+  const dynamodbByOperation: Record<string, { requests: number; units: number }> = {};
+  const lambda = Object.fromEntries(
+    FUNCTION_NAMES.map((fn) => [fn, { invocations: 0, durationMs: 0, billedDurationMs: 0, records: 0 }]),
+  ) as Record<FunctionName, { invocations: number; durationMs: number; billedDurationMs: number; records: number }>;
+
+  addCounter(clients.sns.middlewareStack, async (operation, next, args) => {
+    const result = await next(args);
+    const input = args.input as {
+      Message?: string;
+      MessageAttributes?: Record<string, AttributeValueLike>;
+      PublishBatchRequestEntries?: { Message?: string; MessageAttributes?: Record<string, AttributeValueLike> }[];
+    };
+    if (operation === 'Publish') {
+      sns.publishes += 1;
+      sns.billedRequests += billedChunks(messageBytes(input.Message, input.MessageAttributes));
+    } else if (operation === 'PublishBatch') {
+      const entries = input.PublishBatchRequestEntries ?? [];
+      sns.publishBatches += 1;
+      sns.publishBatchEntries += entries.length;
+      sns.billedRequests += billedChunks(entries.reduce((sum, entry) => sum + messageBytes(entry.Message, entry.MessageAttributes), 0));
+    }
+    return result;
+  });
+
+  addCounter(clients.sqs.middlewareStack, async (operation, next, args) => {
+    const result = await next(args);
+    const input = args.input as {
+      QueueUrl?: string;
+      MessageBody?: string;
+      MessageAttributes?: Record<string, AttributeValueLike>;
+      Entries?: { MessageBody?: string; MessageAttributes?: Record<string, AttributeValueLike> }[];
+    };
+    const output = result.output as {
+      Messages?: { Body?: string; MessageAttributes?: Record<string, AttributeValueLike> }[];
+      Successful?: unknown[];
+    };
+    let bytes = 0;
+    let messages = 0;
+    if (operation === 'SendMessage') {
+      bytes = messageBytes(input.MessageBody, input.MessageAttributes);
+      messages = 1;
+    } else if (operation === 'SendMessageBatch') {
+      bytes = (input.Entries ?? []).reduce((sum, entry) => sum + messageBytes(entry.MessageBody, entry.MessageAttributes), 0);
+      messages = output.Successful?.length ?? 0;
+    } else if (operation === 'ReceiveMessage') {
+      bytes = (output.Messages ?? []).reduce((sum, message) => sum + messageBytes(message.Body, message.MessageAttributes), 0);
+      messages = output.Messages?.length ?? 0;
+      if (messages === 0) sqs.emptyReceives += 1;
+    } else if (operation === 'DeleteMessageBatch') {
+      messages = output.Successful?.length ?? 0;
+    } else if (operation === 'DeleteMessage') {
+      messages = 1;
+    }
+    if ((operation === 'SendMessage' || operation === 'SendMessageBatch') && input.QueueUrl) {
+      sentByQueue[input.QueueUrl] = (sentByQueue[input.QueueUrl] ?? 0) + messages;
+    }
+    const billed = billedChunks(bytes);
+    sqs.requests += 1;
+    sqs.billedRequests += billed;
+    const entry = (sqsByOperation[operation] ??= { requests: 0, billedRequests: 0, messages: 0 });
+    entry.requests += 1;
+    entry.billedRequests += billed;
+    entry.messages += messages;
+    return result;
+  });
+
+  addCounter(clients.dynamodb.middlewareStack, async (operation, next, args) => {
+    const input = args.input as { ReturnConsumedCapacity?: string; ConsistentRead?: boolean };
+    // Ask for the units consumed; DynamoDB (and DynamoDB Local) then returns them.
+    if (input.ReturnConsumedCapacity === undefined || input.ReturnConsumedCapacity === 'NONE') input.ReturnConsumedCapacity = 'TOTAL';
+    const isWrite = DYNAMODB_WRITES.has(operation);
+    const entry = (dynamodbByOperation[operation] ??= { requests: 0, units: 0 });
+    dynamodb.requests += 1;
+    entry.requests += 1;
+    let result: Awaited<ReturnType<typeof next>>;
+    try {
+      result = await next(args);
+    } catch (error) {
+      if (isWrite && isConditionFailure(error)) {
+        dynamodb.estimatedWriteUnits += 1;
+        dynamodb.writeUnits += 1;
+        entry.units += 1;
+      }
+      throw error;
+    }
+    let units = capacityUnits((result.output as { ConsumedCapacity?: ConsumedCapacityLike | ConsumedCapacityLike[] }).ConsumedCapacity);
+    if (units === undefined) {
+      dynamodb.requestsWithoutCapacity += 1;
+    } else {
+      const minimum = input.ConsistentRead ? 1 : 0.5;
+      if (DYNAMODB_SINGLE_READS.has(operation) && units < minimum) {
+        units = minimum;
+        dynamodb.readsRaisedToMinimum += 1;
+      }
+      if (isWrite) dynamodb.writeUnits += units;
+      else dynamodb.readUnits += units;
+      entry.units += units;
+    }
+    return result;
+  });
+
+  return {
+    recordInvocation({ fn, durationMs, records }) {
+      const usage = lambda[fn];
+      usage.invocations += 1;
+      usage.durationMs += durationMs;
+      usage.billedDurationMs += Math.max(1, Math.ceil(durationMs));
+      usage.records += records;
+    },
+    snapshot() {
+      return structuredClone({
+        sns,
+        sqs: { ...sqs, byOperation: sqsByOperation, sentByQueue },
+        dynamodb: { ...dynamodb, byOperation: dynamodbByOperation },
+        lambda,
+      });
+    },
+  };
+}
