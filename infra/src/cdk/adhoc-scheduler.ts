@@ -30,10 +30,11 @@ export interface AdhocSchedulerProps {
   readonly emitterMaxConcurrency?: number;
   /** Concurrency reserved for the emitter, so other functions of the account cannot starve it. Undefined: none. */
   readonly emitterReservedConcurrency?: number;
-  /** Fixed name of the emitter's role: clients grant it sns:Publish on their output and failure topics. */
+  /**
+   * Fixed name of the emitter's role: clients grant it sns:Publish on their output and failure
+   * topics, and it is the only role that publishes to them.
+   */
   readonly emitterRoleName?: string;
-  /** Fixed name of the ingest function's role: it reports rejected requests to clients' failure topics. */
-  readonly ingestRoleName?: string;
   /** Retention of every function's logs. Default: one month. */
   readonly logRetention?: logs.RetentionDays;
   /** What `cdk destroy` does with the table of stored events. Default: retain it. */
@@ -43,7 +44,7 @@ export interface AdhocSchedulerProps {
 
 /** Size and time limits of each function; the loader's timeout follows its tick budget. */
 const FUNCTION_LIMITS = {
-  // Ten requests: validation, one SendMessageBatch, up to ten PutItems or failure notices.
+  // Ten requests: validation, one SendMessageBatch, up to ten PutItems or failure notices sent on.
   ingest: { timeout: Duration.seconds(10), memorySize: 256 },
   // Ten chunks of up to 100 ids, 16 UpdateItems in flight per chunk, then SendMessageBatch.
   loading: { timeout: Duration.seconds(30), memorySize: 256 },
@@ -149,13 +150,12 @@ export class AdhocScheduler extends Construct {
 
     const ingest = schedulerFunction('ingest', {
       description: 'Validates schedule requests; sends near events to the delay queue, stores later ones',
-      roleName: props.ingestRoleName,
       ...FUNCTION_LIMITS.ingest,
     });
     consumeQueue(ingest, this.ingestQueue.queue, { maxBatchingWindow: INGEST_BATCHING_WINDOW });
     allow(ingest, ['dynamodb:PutItem'], [this.table.tableArn]);
+    // Near events and notices about rejected requests: the emitter publishes the notices.
     allow(ingest, ['sqs:SendMessage'], [this.delayQueue.queue.queueArn]);
-    allow(ingest, ['sns:Publish'], [ANY_CLIENT_TOPIC]);
 
     const loader = schedulerFunction('loader', {
       description: 'Every minute: hands stored events coming due to the loading function',
@@ -187,7 +187,7 @@ export class AdhocScheduler extends Construct {
       throw new Error(`emitterMaxConcurrency (${emitterMaxConcurrency}) must not exceed emitterReservedConcurrency (${emitterReservedConcurrency})`);
     }
     const emitter = schedulerFunction('emitter', {
-      description: 'Publishes each delayed event to its target topic at its due time',
+      description: 'Publishes each delayed event to its target topic at its due time, and failure notices to failure topics',
       roleName: props.emitterRoleName,
       reservedConcurrentExecutions: emitterReservedConcurrency,
       ...FUNCTION_LIMITS.emitter,
@@ -212,7 +212,8 @@ export class AdhocScheduler extends Construct {
 
 /**
  * Clients' target and failure topics: any topic, in any account and region, named in a
- * request. The client's topic policy is what decides whether the publish is allowed.
+ * request. The client's topic policy is what decides whether the publish is allowed. Only the
+ * emitter publishes there.
  */
 const ANY_CLIENT_TOPIC = `arn:${Aws.PARTITION}:sns:*:*:*`;
 

@@ -7,7 +7,6 @@ import { AdhocScheduler, type AdhocSchedulerProps } from './adhoc-scheduler.js';
 export const SCHEDULER_OUTPUTS = {
   inputTopicArn: 'InputTopicArn',
   emitterRoleArn: 'EmitterRoleArn',
-  ingestRoleArn: 'IngestRoleArn',
   region: 'Region',
   nearPathWindowSeconds: 'NearPathWindowSeconds',
   tableName: 'TableName',
@@ -18,7 +17,7 @@ export const SCHEDULER_OUTPUTS = {
 export const DEFAULT_SCHEDULER_STACK_NAME = 'AdhocScheduler';
 
 export interface SchedulerStackProps extends StackProps {
-  readonly scheduler?: Omit<AdhocSchedulerProps, 'emitterRoleName' | 'ingestRoleName' | 'monitoring'> & {
+  readonly scheduler?: Omit<AdhocSchedulerProps, 'emitterRoleName' | 'monitoring'> & {
     readonly monitoring?: Omit<NonNullable<AdhocSchedulerProps['monitoring']>, 'alarmTopic' | 'dashboardName'>;
   };
 }
@@ -28,10 +27,9 @@ const MAX_ROLE_NAME = 64;
 const LONGEST_REGION = 14;
 
 /**
- * The scheduler deployed on its own. Clients' topic policies name the emitter's role (and the
- * ingest role, for notices about rejected requests), so both have stable names:
- * `<stack name>-emitter-<region>` and `<stack name>-ingest-<region>` (role names are global to
- * the account; the region keeps two regional deployments apart).
+ * The scheduler deployed on its own. Clients' topic policies name the emitter's role, the only
+ * one that publishes to their topics, so it has a stable name: `<stack name>-emitter-<region>`
+ * (role names are global to the account; the region keeps two regional deployments apart).
  */
 export class SchedulerStack extends Stack {
   readonly scheduler: AdhocScheduler;
@@ -40,18 +38,15 @@ export class SchedulerStack extends Stack {
   constructor(scope: Construct, id: string, props: SchedulerStackProps = {}) {
     super(scope, id, { description: 'Ad hoc scheduler: SNS in, SNS out at the scheduled time, to the millisecond', ...props });
 
-    const roleName = (fn: string) => {
-      if (!Token.isUnresolved(this.stackName) && this.stackName.length + fn.length + 2 + LONGEST_REGION > MAX_ROLE_NAME) {
-        throw new Error(`stack name "${this.stackName}" is too long for the role name ${this.stackName}-${fn}-<region>`);
-      }
-      return `${this.stackName}-${fn}-${this.region}`;
-    };
+    const emitterRoleName = `${this.stackName}-emitter-${this.region}`;
+    if (!Token.isUnresolved(this.stackName) && this.stackName.length + '-emitter-'.length + LONGEST_REGION > MAX_ROLE_NAME) {
+      throw new Error(`stack name "${this.stackName}" is too long for the role name ${this.stackName}-emitter-<region>`);
+    }
     // No topic policy: the account's default one lets CloudWatch alarms of this account publish.
     this.alarmTopic = new sns.Topic(this, 'AlarmTopic', { displayName: `${this.stackName} alarms` });
     this.scheduler = new AdhocScheduler(this, 'Scheduler', {
       ...props.scheduler,
-      emitterRoleName: roleName('emitter'),
-      ingestRoleName: roleName('ingest'),
+      emitterRoleName,
       monitoring: { ...props.scheduler?.monitoring, alarmTopic: this.alarmTopic, dashboardName: `${this.stackName}-${this.region}` },
     });
 
@@ -60,12 +55,7 @@ export class SchedulerStack extends Stack {
     output(
       SCHEDULER_OUTPUTS.emitterRoleArn,
       this.scheduler.functions.emitter.role.roleArn,
-      'Grant this role sns:Publish on your output and failure topics',
-    );
-    output(
-      SCHEDULER_OUTPUTS.ingestRoleArn,
-      this.scheduler.functions.ingest.role.roleArn,
-      'Grant this role sns:Publish on your failure topics to hear about rejected requests',
+      'Grant this role sns:Publish on your output and failure topics: it is the only one that publishes to them',
     );
     output(SCHEDULER_OUTPUTS.region, Aws.REGION, 'Region of the input topic');
     output(

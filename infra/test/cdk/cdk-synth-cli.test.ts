@@ -66,14 +66,7 @@ beforeAll(async () => {
   workDir = mkdtempSync(join(tmpdir(), 'cdk-synth-'));
   [schedulerOutput, clientOutput] = await Promise.all([
     synth('scheduler'),
-    synth('client-example', [
-      '--app',
-      'tsx bin/client-example.ts',
-      '-c',
-      'emitterRoleArn=arn:aws:iam::123456789012:role/AdhocScheduler-emitter-eu-west-1',
-      '-c',
-      'ingestRoleArn=arn:aws:iam::123456789012:role/AdhocScheduler-ingest-eu-west-1',
-    ]),
+    synth('client-example', ['--app', 'tsx bin/client-example.ts', '-c', 'emitterRoleArn=arn:aws:iam::123456789012:role/AdhocScheduler-emitter-eu-west-1']),
   ]);
 });
 

@@ -14,24 +14,19 @@ import { ContextError } from '../../src/cdk/context.js';
 import { cdkTestApp, permissions, permissionsOf } from './cdk-test-app.js';
 
 const EMITTER_ROLE = 'arn:aws:iam::123456789012:role/AdhocScheduler-emitter-eu-west-1';
-const INGEST_ROLE = 'arn:aws:iam::123456789012:role/AdhocScheduler-ingest-eu-west-1';
 
 let stack: ClientExampleStack;
 let template: Template;
-let emitterOnly: Template;
 
 beforeAll(() => {
-  const app = cdkTestApp(['Client']);
-  stack = new ClientExampleStack(app, 'Client', { emitterRoleArn: EMITTER_ROLE, ingestRoleArn: INGEST_ROLE });
-  const withoutIngest = new ClientExampleStack(app, 'EmitterOnly', { emitterRoleArn: EMITTER_ROLE });
+  stack = new ClientExampleStack(cdkTestApp(['Client']), 'Client', { emitterRoleArn: EMITTER_ROLE });
   template = Template.fromStack(stack);
-  emitterOnly = Template.fromStack(withoutIngest);
 });
 
 const ref = (construct: IConstruct): string => stack.getLogicalId(construct.node.defaultChild as CfnElement);
 
-function topicPolicy(target: Template, topicLogicalId: string) {
-  const policies = Object.values(target.findResources('AWS::SNS::TopicPolicy')).filter(
+function topicPolicy(topicLogicalId: string) {
+  const policies = Object.values(template.findResources('AWS::SNS::TopicPolicy')).filter(
     (policy) => JSON.stringify(policy.Properties.Topics) === JSON.stringify([{ Ref: topicLogicalId }]),
   );
   expect(policies).toHaveLength(1);
@@ -39,30 +34,16 @@ function topicPolicy(target: Template, topicLogicalId: string) {
 }
 
 describe('the client example stack', () => {
-  it('lets only the scheduler’s emitter role publish to the output topic', () => {
+  it('lets only the scheduler’s emitter role publish to the output and failure topics, over TLS', () => {
     template.resourceCountIs('AWS::SNS::Topic', 2);
-    const statements = topicPolicy(template, ref(stack.outputTopic));
-    expect(statements.filter((statement) => statement.Effect === 'Allow')).toEqual([
-      { Sid: 'SchedulerPublishes', Effect: 'Allow', Principal: { AWS: EMITTER_ROLE }, Action: 'sns:Publish', Resource: { Ref: ref(stack.outputTopic) } },
-    ]);
-    expect(statements).toContainEqual(expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
-  });
-
-  it('lets the emitter and ingest roles publish to the failure topic (ingest reports rejected requests)', () => {
-    const allows = (target: Template, topic: string) => topicPolicy(target, topic).filter((statement) => statement.Effect === 'Allow');
-    expect(allows(template, ref(stack.failureTopic))).toEqual([
-      {
-        Sid: 'SchedulerPublishes',
-        Effect: 'Allow',
-        Principal: { AWS: [EMITTER_ROLE, INGEST_ROLE] },
-        Action: 'sns:Publish',
-        Resource: { Ref: ref(stack.failureTopic) },
-      },
-    ]);
-    const failureTopicWithoutIngest = Object.keys(emitterOnly.findResources('AWS::SNS::Topic')).find((id) => id.startsWith('FailureTopic'));
-    expect(allows(emitterOnly, failureTopicWithoutIngest ?? '')).toEqual([
-      expect.objectContaining({ Principal: { AWS: EMITTER_ROLE }, Action: 'sns:Publish' }),
-    ]);
+    template.resourceCountIs('AWS::SNS::TopicPolicy', 2);
+    for (const topic of [stack.outputTopic, stack.failureTopic]) {
+      const statements = topicPolicy(ref(topic));
+      expect(statements.filter((statement) => statement.Effect === 'Allow')).toEqual([
+        { Sid: 'SchedulerPublishes', Effect: 'Allow', Principal: { AWS: EMITTER_ROLE }, Action: 'sns:Publish', Resource: { Ref: ref(topic) } },
+      ]);
+      expect(statements).toContainEqual(expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
+    }
   });
 
   it('subscribes the consumer function, on Node 24 and arm64, to the output topic', () => {
@@ -103,9 +84,9 @@ describe('the client example stack', () => {
     });
   });
 
-  it('takes the scheduler’s roles from the CDK context and refuses anything but a role ARN', () => {
+  it('takes the scheduler’s emitter role from the CDK context and refuses anything but a role ARN', () => {
     const propsFrom = (context: Record<string, unknown>) => clientExampleStackPropsFromContext(cdkTestApp([], context).node);
-    expect(propsFrom({ emitterRoleArn: EMITTER_ROLE, ingestRoleArn: INGEST_ROLE })).toEqual({ emitterRoleArn: EMITTER_ROLE, ingestRoleArn: INGEST_ROLE });
+    expect(propsFrom({ emitterRoleArn: EMITTER_ROLE })).toEqual({ emitterRoleArn: EMITTER_ROLE });
     expect(() => propsFrom({})).toThrow(ContextError);
     expect(() => new ClientExampleStack(cdkTestApp([]), 'Wrong', { emitterRoleArn: 'arn:aws:sns:eu-west-1:123456789012:topic' })).toThrow(
       /must be an IAM role ARN/,

@@ -295,8 +295,8 @@ describe('IAM, per function', () => {
         logs('ingest'),
         consume(ingestQueue.queue.queueArn),
         [['dynamodb:PutItem'], [table.tableArn]],
+        // Near events, and notices about rejected requests for the emitter to publish.
         [['sqs:SendMessage'], [delayQueue.queue.queueArn]],
-        [['sns:Publish'], [ANY_TOPIC]],
       ),
       loader: permissions(
         stack,
@@ -340,12 +340,22 @@ describe('IAM, per function', () => {
     }
   });
 
-  it('names the roles clients grant publishing to: <stack>-emitter-<region> and <stack>-ingest-<region>', () => {
+  it('lets only the emitter publish to clients’ topics', () => {
+    const publishers = SCHEDULER_FUNCTIONS.filter((name) => permissionsOf(template, roleOf(name)).some((permission) => permission.startsWith('sns:')));
+    expect(publishers).toEqual(['emitter']);
+  });
+
+  it('names only the role clients grant publishing to: <stack>-emitter-<region>', () => {
     const roleName = (name: SchedulerFunctionName) => template.toJSON().Resources[roleOf(name)].Properties.RoleName;
     expect(roleName('emitter')).toEqual({ 'Fn::Join': ['', ['AdhocScheduler-emitter-', { Ref: 'AWS::Region' }]] });
-    expect(roleName('ingest')).toEqual({ 'Fn::Join': ['', ['AdhocScheduler-ingest-', { Ref: 'AWS::Region' }]] });
-    expect(roleName('loader')).toBeUndefined();
-    expect(roleName('loading')).toBeUndefined();
+    for (const name of ['ingest', 'loader', 'loading'] as const) expect(roleName(name)).toBeUndefined();
+  });
+
+  it('refuses a stack name too long for that role name in every region', () => {
+    const unbundled = cdkTestApp([]);
+    // 64 characters at most: the name, "-emitter-" and the longest region name (14).
+    expect(() => new SchedulerStack(unbundled, 'S'.repeat(41))).not.toThrow();
+    expect(() => new SchedulerStack(unbundled, 'L'.repeat(42))).toThrow(/too long for the role name/);
   });
 });
 
@@ -472,12 +482,11 @@ describe('the dashboard', () => {
 });
 
 describe('the outputs', () => {
-  it('give the quickstart what it needs: input topic, emitter and ingest roles, region, near-path window', () => {
+  it('give the quickstart what it needs: input topic, emitter role, region, near-path window', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: Json }>;
     expect(Object.keys(outputs).sort()).toEqual(Object.values(SCHEDULER_OUTPUTS).sort());
     expect(outputs[SCHEDULER_OUTPUTS.inputTopicArn]?.Value).toEqual(stack.resolve(stack.scheduler.inputTopic.topicArn));
     expect(outputs[SCHEDULER_OUTPUTS.emitterRoleArn]?.Value).toEqual(stack.resolve(fn('emitter').role.roleArn));
-    expect(outputs[SCHEDULER_OUTPUTS.ingestRoleArn]?.Value).toEqual(stack.resolve(fn('ingest').role.roleArn));
     expect(outputs[SCHEDULER_OUTPUTS.region]?.Value).toEqual({ Ref: 'AWS::Region' });
     expect(outputs[SCHEDULER_OUTPUTS.nearPathWindowSeconds]?.Value).toBe(String(DEFAULTS.nearPathWindowSeconds));
     expect(outputs[SCHEDULER_OUTPUTS.tableName]?.Value).toEqual({ Ref: ref(stack.scheduler.table) });

@@ -17,23 +17,23 @@ export const CLIENT_EXAMPLE_OUTPUTS = {
   consumerLogGroupName: 'ConsumerLogGroupName',
 } as const;
 
-/** Context keys: the scheduler stack's `EmitterRoleArn` and `IngestRoleArn` outputs. */
+/** Context key: the scheduler stack's `EmitterRoleArn` output. */
 export const CLIENT_EXAMPLE_CONTEXT = {
   emitterRoleArn: 'emitterRoleArn',
-  ingestRoleArn: 'ingestRoleArn',
 } as const;
 
 export interface ClientExampleStackProps extends StackProps {
-  /** The scheduler's emitter role: publishes events to the output topic, and failures to the failure topic. */
+  /**
+   * The scheduler's emitter role, the only one that publishes to clients' topics: events to the
+   * output topic, failure notices (rejected requests and failed publishes) to the failure topic.
+   */
   readonly emitterRoleArn: string;
-  /** The scheduler's ingest role: publishes notices about rejected requests to the failure topic. */
-  readonly ingestRoleArn?: string;
 }
 
 /**
  * What a client of the scheduler deploys in its own account: an output topic and a failure
- * topic that the scheduler's roles may publish to, and a function subscribed to the output
- * topic that logs each event with its lateness.
+ * topic that the scheduler's emitter role may publish to, and a function subscribed to the
+ * output topic that logs each event with its lateness.
  */
 export class ClientExampleStack extends Stack {
   readonly outputTopic: sns.Topic;
@@ -42,13 +42,12 @@ export class ClientExampleStack extends Stack {
 
   constructor(scope: Construct, id: string, props: ClientExampleStackProps) {
     super(scope, id, { description: 'Ad hoc scheduler client example: output and failure topics, and a consumer', ...props });
-    const emitter = new iam.ArnPrincipal(roleArn('emitterRoleArn', props.emitterRoleArn));
-    const ingest = props.ingestRoleArn === undefined ? undefined : new iam.ArnPrincipal(roleArn('ingestRoleArn', props.ingestRoleArn));
+    const emitter = new iam.ArnPrincipal(roleArn(CLIENT_EXAMPLE_CONTEXT.emitterRoleArn, props.emitterRoleArn));
 
     this.outputTopic = new sns.Topic(this, 'OutputTopic', { enforceSSL: true });
-    allowPublish(this.outputTopic, [emitter]);
+    allowPublish(this.outputTopic, emitter);
     this.failureTopic = new sns.Topic(this, 'FailureTopic', { enforceSSL: true });
-    allowPublish(this.failureTopic, ingest ? [emitter, ingest] : [emitter]);
+    allowPublish(this.failureTopic, emitter);
 
     this.consumer = new NodeFunction(this, 'Consumer', {
       entry: fileURLToPath(new URL('./consumer.ts', import.meta.url)),
@@ -74,9 +73,9 @@ export class ClientExampleStack extends Stack {
   }
 }
 
-function allowPublish(topic: sns.Topic, principals: iam.IPrincipal[]): void {
+function allowPublish(topic: sns.Topic, publisher: iam.IPrincipal): void {
   topic.addToResourcePolicy(
-    new iam.PolicyStatement({ sid: 'SchedulerPublishes', principals, actions: ['sns:Publish'], resources: [topic.topicArn] }),
+    new iam.PolicyStatement({ sid: 'SchedulerPublishes', principals: [publisher], actions: ['sns:Publish'], resources: [topic.topicArn] }),
   );
 }
 
@@ -95,5 +94,5 @@ export function clientExampleStackPropsFromContext(node: Node): ClientExampleSta
       `the scheduler's emitter role is required: -c ${CLIENT_EXAMPLE_CONTEXT.emitterRoleArn}=<the scheduler stack's EmitterRoleArn output>`,
     );
   }
-  return { emitterRoleArn, ingestRoleArn: contextString(node, CLIENT_EXAMPLE_CONTEXT.ingestRoleArn) };
+  return { emitterRoleArn };
 }
