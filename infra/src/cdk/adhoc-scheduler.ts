@@ -1,4 +1,4 @@
-import { DEFAULTS, TABLE, type SchedulerConfig } from '@adhoc-scheduler/shared';
+import { DEFAULTS, LOADER_CURSOR_ID, TABLE, type SchedulerConfig } from '@adhoc-scheduler/shared';
 import { Aws, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -169,8 +169,10 @@ export class AdhocScheduler extends Construct {
       targets: [new targets.LambdaFunction(loader.function)],
     });
     allow(loader, ['dynamodb:Query'], [`${this.table.tableArn}/index/${TABLE.dueIndex}`]);
-    // The loader's cursor is an item of the same table.
-    allow(loader, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [this.table.tableArn]);
+    // The loader's cursor is an item of the same table, and the only item the loader reads or writes.
+    allow(loader, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [this.table.tableArn], {
+      'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [LOADER_CURSOR_ID] },
+    });
     allow(loader, ['sqs:SendMessage'], [this.loadingQueue.queue.queueArn]);
 
     const loading = schedulerFunction('loading', {
@@ -217,8 +219,8 @@ export class AdhocScheduler extends Construct {
  */
 const ANY_CLIENT_TOPIC = `arn:${Aws.PARTITION}:sns:*:*:*`;
 
-function allow(fn: NodeFunction, actions: string[], resources: string[]): void {
-  fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources }));
+function allow(fn: NodeFunction, actions: string[], resources: string[], conditions?: iam.Conditions): void {
+  fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources, conditions }));
 }
 
 /**

@@ -17,17 +17,21 @@ export function cdkTestApp(bundledStacks: readonly string[], context: Record<str
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-/** One permission of a role: an action on a resource (an intrinsic like {"Fn::GetAtt": [...]}, or a string). */
+/**
+ * One permission of a role: an action on a resource (an intrinsic like {"Fn::GetAtt": [...]}, or
+ * a string), under the statement's condition if it has one.
+ */
 export interface Permission {
   readonly action: string;
   readonly resource: Json;
+  readonly condition?: Json;
 }
 
 const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
 
 /**
- * Every action-resource pair the role's policies allow, sorted. Fails on anything that the
- * flat list would misrepresent (Deny, conditions, NotAction, NotResource).
+ * Every action-resource pair the role's policies allow, with its condition, sorted. Fails on
+ * anything that the flat list would misrepresent (Deny, NotAction, NotResource, principals).
  */
 export function permissionsOf(template: Template, roleLogicalId: string): string[] {
   const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) =>
@@ -36,25 +40,26 @@ export function permissionsOf(template: Template, roleLogicalId: string): string
   const pairs: string[] = [];
   for (const policy of policies) {
     for (const statement of policy.Properties.PolicyDocument.Statement as Record<string, Json>[]) {
-      const { Effect, Action, Resource, ...rest } = statement;
+      const { Effect, Action, Resource, Condition: condition, ...rest } = statement;
       if (Effect !== 'Allow' || Object.keys(rest).length > 0) throw new Error(`unexpected statement shape: ${JSON.stringify(statement)}`);
       for (const action of asArray(Action as string | string[])) {
-        for (const resource of asArray(Resource as Json)) pairs.push(permissionKey({ action, resource }));
+        for (const resource of asArray(Resource as Json)) pairs.push(permissionKey({ action, resource, condition }));
       }
     }
   }
   return pairs.sort();
 }
 
-export function permissionKey(permission: Permission): string {
-  return `${permission.action} on ${JSON.stringify(permission.resource)}`;
+export function permissionKey({ action, resource, condition }: Permission): string {
+  const key = `${action} on ${JSON.stringify(resource)}`;
+  return condition === undefined ? key : `${key} when ${JSON.stringify(condition)}`;
 }
 
-/** Expected permissions, in the same form as permissionsOf: `actions` on each of `resources`. */
-export function permissions(stack: Stack, ...grants: [actions: string[], resources: string[]][]): string[] {
+/** Expected permissions, in the same form as permissionsOf: `actions` on each of `resources`, under `condition` if given. */
+export function permissions(stack: Stack, ...grants: [actions: string[], resources: string[], condition?: Json][]): string[] {
   return grants
-    .flatMap(([actions, resources]) =>
-      actions.flatMap((action) => resources.map((resource) => permissionKey({ action, resource: stack.resolve(resource) as Json }))),
+    .flatMap(([actions, resources, condition]) =>
+      actions.flatMap((action) => resources.map((resource) => permissionKey({ action, resource: stack.resolve(resource) as Json, condition }))),
     )
     .sort();
 }

@@ -1,4 +1,4 @@
-import { ConfigError, DEFAULTS, ENV, loadConfig, METRICS_NAMESPACE, TABLE } from '@adhoc-scheduler/shared';
+import { ConfigError, DEFAULTS, ENV, loadConfig, LOADER_CURSOR_ID, METRICS_NAMESPACE, TABLE } from '@adhoc-scheduler/shared';
 import { Aws, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
@@ -302,7 +302,8 @@ describe('IAM, per function', () => {
         stack,
         logs('loader'),
         [['dynamodb:Query'], [`${table.tableArn}/index/${TABLE.dueIndex}`]],
-        [['dynamodb:GetItem', 'dynamodb:UpdateItem'], [table.tableArn]],
+        // Its cursor, and no other item.
+        [['dynamodb:GetItem', 'dynamodb:UpdateItem'], [table.tableArn], { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [LOADER_CURSOR_ID] } }],
         [['sqs:SendMessage'], [loadingQueue.queue.queueArn]],
       ),
       loading: permissions(

@@ -13,7 +13,7 @@ export const TABLE = {
   ttlAttribute: 'expiresAt',
 } as const;
 
-const LOADER_CURSOR_ID = '#loader-cursor';
+export const LOADER_CURSOR_ID = '#loader-cursor';
 
 function isConditionFailure(error: unknown): boolean {
   return error instanceof ConditionalCheckFailedException || (error as { name?: string })?.name === 'ConditionalCheckFailedException';
