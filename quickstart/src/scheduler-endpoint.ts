@@ -17,7 +17,7 @@ export interface SchedulerLocation {
   readonly region?: string | undefined;
 }
 
-/** The AWS default near-path window, for a deployed stack whose outputs do not say. */
+/** The default near-path window, for a deployed stack known only by its ARNs. */
 const AWS_NEAR_PATH_WINDOW_SECONDS = 600;
 /** The emulators take any keys; these never leave the machine. */
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -41,15 +41,17 @@ function stackOutput(outputs: Record<string, Record<string, string>>, suffix: st
 export async function resolveScheduler(location: SchedulerLocation, read: (path: string) => Promise<string>): Promise<SchedulerEndpoint> {
   let inputTopicArn = location['input-topic-arn'];
   let emitterRoleArn = location['emitter-role-arn'];
+  let nearPathWindowSeconds = AWS_NEAR_PATH_WINDOW_SECONDS;
   if (location['stack-outputs']) {
     const outputs = JSON.parse(await read(location['stack-outputs'])) as Record<string, Record<string, string>>;
     inputTopicArn ??= stackOutput(outputs, 'InputTopicArn');
     emitterRoleArn ??= stackOutput(outputs, 'EmitterRoleArn');
+    nearPathWindowSeconds = Number(stackOutput(outputs, 'NearPathWindowSeconds') ?? nearPathWindowSeconds);
   }
   if (inputTopicArn || emitterRoleArn) {
     if (!inputTopicArn || !emitterRoleArn) throw new Error('a deployed scheduler needs both the input topic ARN and the emitter role ARN');
     const region = location.region ?? regionOfArn(inputTopicArn) ?? process.env.AWS_REGION ?? 'us-east-1';
-    return { region, endpoint: undefined, credentials: undefined, inputTopicArn, emitterRoleArn, nearPathWindowSeconds: AWS_NEAR_PATH_WINDOW_SECONDS };
+    return { region, endpoint: undefined, credentials: undefined, inputTopicArn, emitterRoleArn, nearPathWindowSeconds };
   }
   const path = location.outputs ?? '.local/outputs.json';
   let text: string;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SendMessageBatchCommand, SQSClient, type SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { encodeLoadingChunk, eventIdFor, systemClock } from '@adhoc-scheduler/shared';
+import { decodeDelayQueueMessage, encodeLoadingChunk, eventIdFor, systemClock } from '@adhoc-scheduler/shared';
 import { handlers } from '@adhoc-scheduler/functions/handlers';
 import { createDependencies, type AwsClients } from '@adhoc-scheduler/functions/wiring';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
@@ -29,7 +29,10 @@ function recordDelayQueueSends(sent: string[]): (clients: AwsClients) => void {
       (next) => async (args) => {
         const input = args.input as Partial<SendMessageBatchCommandInput>;
         if (input.QueueUrl?.endsWith('-delay')) {
-          for (const entry of input.Entries ?? []) sent.push((JSON.parse(entry.MessageBody ?? '{}') as { id: string }).id);
+          for (const entry of input.Entries ?? []) {
+            const message = decodeDelayQueueMessage(entry.MessageBody ?? '');
+            if (message.kind === 'event') sent.push(message.event.id);
+          }
         }
         return next(args);
       },

@@ -1,5 +1,6 @@
-import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
-import { encodeDelayedEvent, encodeLoadingChunk, type LoadingChunk } from '../domain/messages.js';
+import { SendMessageBatchCommand, SendMessageCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
+import type { FailureNotice } from '../domain/failure.js';
+import { encodeDelayQueueMessage, encodeLoadingChunk, type LoadingChunk } from '../domain/messages.js';
 import { TransientError } from '../domain/reasons.js';
 import type { DelayedSend, DelayedSendFailure, DelayQueue, LoadingQueue } from '../app/ports.js';
 
@@ -51,11 +52,21 @@ export class SqsDelayQueue implements DelayQueue {
   async send(items: readonly DelayedSend[]): Promise<readonly DelayedSendFailure[]> {
     const entries = items.map((item, index) => ({
       Id: entryId(index),
-      MessageBody: encodeDelayedEvent(item.event),
+      MessageBody: encodeDelayQueueMessage({ kind: 'event', event: item.event }),
       DelaySeconds: item.delaySeconds,
     }));
     const failed = await sendBatches(this.client, this.queueUrl, entries);
     return failed.map(({ entryId: id, reason }) => ({ eventId: items[Number(id.slice(1))]?.event.id ?? id, reason }));
+  }
+
+  async sendNotice(failureTopic: string, notice: FailureNotice): Promise<void> {
+    try {
+      await this.client.send(
+        new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: encodeDelayQueueMessage({ kind: 'notice', failureTopic, notice }) }),
+      );
+    } catch (error) {
+      throw new TransientError(`SQS refused a failure notice: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    }
   }
 }
 

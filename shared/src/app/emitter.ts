@@ -4,10 +4,10 @@ import type { SchedulerConfig } from '../config.js';
 import { remainingWaitMs } from '../domain/delay.js';
 import { emissionAttributes, expiresAtFor, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice } from '../domain/failure.js';
-import { decodeDelayedEvent } from '../domain/messages.js';
+import { decodeDelayQueueMessage } from '../domain/messages.js';
 import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
 import { processBatch, receiveCount } from './batch.js';
-import { reportFailure } from './failures.js';
+import { publishNotice, reportFailure } from './failures.js';
 import type { Clock, EventStore, Logger, SchedulerMetrics, TopicPublisher } from './ports.js';
 
 export interface EmitterDeps {
@@ -19,9 +19,17 @@ export interface EmitterDeps {
   readonly metrics: SchedulerMetrics;
 }
 
-async function emitOne(deps: EmitterDeps, record: SQSRecord): Promise<void> {
+async function handleMessage(deps: EmitterDeps, record: SQSRecord): Promise<void> {
+  const message = decodeDelayQueueMessage(record.body);
+  if (message.kind === 'notice') {
+    await publishNotice(deps)(message.failureTopic, message.notice);
+    return;
+  }
+  await emitOne(deps, record, message.event);
+}
+
+async function emitOne(deps: EmitterDeps, record: SQSRecord, event: ScheduledEvent): Promise<void> {
   const { store, clock, logger, metrics } = deps;
-  const event: ScheduledEvent = decodeDelayedEvent(record.body);
 
   // The claim is made while the event waits out its last second, so it costs no lateness.
   const owner = randomUUID();
@@ -52,7 +60,8 @@ async function emitOne(deps: EmitterDeps, record: SQSRecord): Promise<void> {
     const reason = error instanceof EventRejectedError ? error.reason : REASON.PUBLISH_FAILED;
     const message =
       error instanceof EventRejectedError ? error.message : `publishing to the target failed ${attempt} times: ${String(error)}`;
-    await reportFailure(deps, failureNotice(reason, message, event, clock.now(), { eventId: event.id, details: { attempt } }), event.failureTopic);
+    const notice = failureNotice(reason, message, event, clock.now(), { eventId: event.id, details: { attempt } });
+    await reportFailure(deps, publishNotice(deps), notice, event.failureTopic);
     await store.markEmitted(event.id, clock.now());
     return;
   }
@@ -69,13 +78,13 @@ async function emitOne(deps: EmitterDeps, record: SQSRecord): Promise<void> {
 }
 
 /**
- * Emits each delayed event at its exact due time: claims it (so a second delivery of the same
+ * Emits each delayed event at its exact due time, and publishes the failure notices ingest hands over: claims it (so a second delivery of the same
  * event waits, then finds it emitted), waits out the remainder, publishes to the target, then
  * records it as emitted. A failed publish is retried through SQS until `emitMaxAttempts`, then
  * reported on the failure topic.
  */
 export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
-  const response = await processBatch(records, deps.logger, (record) => emitOne(deps, record));
+  const response = await processBatch(records, deps.logger, (record) => handleMessage(deps, record));
   deps.metrics.flush();
   return response;
 }

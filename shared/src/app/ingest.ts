@@ -7,7 +7,7 @@ import { failureNotice } from '../domain/failure.js';
 import { validateScheduleRequest } from '../domain/validation.js';
 import { processBatch } from './batch.js';
 import { reportFailure } from './failures.js';
-import type { Clock, DelayQueue, EventStore, Logger, SchedulerMetrics, TopicPublisher } from './ports.js';
+import type { Clock, DelayQueue, EventStore, Logger, SchedulerMetrics } from './ports.js';
 
 export interface IngestDeps {
   readonly config: Pick<
@@ -16,7 +16,6 @@ export interface IngestDeps {
   >;
   readonly store: EventStore;
   readonly delayQueue: DelayQueue;
-  readonly publisher: TopicPublisher;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: SchedulerMetrics;
@@ -52,7 +51,8 @@ export async function ingestBatch(deps: IngestDeps, records: readonly SQSRecord[
     if (!result.accepted) {
       metrics.count('EventsRejected', 1, result.error.reason);
       const notice = failureNotice(result.error.reason, result.error.message, result.input, now, { details: result.error.details });
-      await reportFailure(deps, notice, result.failureTopic);
+      // The emitter publishes it: clients need to trust one role only.
+      await reportFailure(deps, (topic, body) => deps.delayQueue.sendNotice(topic, body), notice, result.failureTopic);
       return;
     }
     const { event } = result;

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { ScheduledEvent } from '../domain/event.js';
+import type { FailureNotice } from '../domain/failure.js';
 import type { LoadingChunk } from '../domain/messages.js';
 
 export type { Logger };
@@ -67,6 +68,8 @@ export interface DelayedSendFailure {
 export interface DelayQueue {
   /** Sends in batches of 10; returns the events that could not be sent, and why. */
   send(items: readonly DelayedSend[]): Promise<readonly DelayedSendFailure[]>;
+  /** Hands a failure notice to the emitter, which publishes it (TransientError when SQS refuses). */
+  sendNotice(failureTopic: string, notice: FailureNotice): Promise<void>;
 }
 
 export interface LoadingQueue {

@@ -1,32 +1,50 @@
 import type { ScheduledEvent } from './event.js';
+import type { FailureNotice } from './failure.js';
 
 /**
- * Body of a delay-queue message: JSON with every non-ASCII character escaped, so any payload
- * SNS accepts is a valid SQS body (SQS refuses some characters; escaping at most triples a
- * 256 KiB payload, well under the 1 MiB SQS limit).
+ * What the delay queue carries: an event to emit, or a failure notice for the emitter to
+ * publish (ingest hands its notices over, so the emitter's role is the only one that ever
+ * publishes to clients' topics).
  */
-export function encodeDelayedEvent(event: ScheduledEvent): string {
-  return JSON.stringify(event).replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+export type DelayQueueMessage =
+  | { readonly kind: 'event'; readonly event: ScheduledEvent }
+  | { readonly kind: 'notice'; readonly failureTopic: string; readonly notice: FailureNotice };
+
+/**
+ * JSON with every non-ASCII character escaped, so any payload SNS accepts is a valid SQS body
+ * (SQS refuses some characters; escaping at most triples a 256 KiB payload, well under the
+ * 1 MiB SQS limit).
+ */
+export function encodeDelayQueueMessage(message: DelayQueueMessage): string {
+  return JSON.stringify(message).replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-export function decodeDelayedEvent(body: string): ScheduledEvent {
-  const value = JSON.parse(body) as Partial<ScheduledEvent>;
+export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
+  const value = JSON.parse(body) as { kind?: unknown; event?: Partial<ScheduledEvent>; failureTopic?: unknown; notice?: FailureNotice };
+  if (value.kind === 'notice' && typeof value.failureTopic === 'string' && typeof value.notice?.reason === 'string') {
+    return { kind: 'notice', failureTopic: value.failureTopic, notice: value.notice };
+  }
+  const event = value.event;
   if (
-    typeof value.id !== 'string' ||
-    typeof value.user !== 'string' ||
-    typeof value.target !== 'string' ||
-    typeof value.payload !== 'string' ||
-    typeof value.dueAt !== 'number'
+    value.kind !== 'event' ||
+    typeof event?.id !== 'string' ||
+    typeof event.user !== 'string' ||
+    typeof event.target !== 'string' ||
+    typeof event.payload !== 'string' ||
+    typeof event.dueAt !== 'number'
   ) {
-    throw new TypeError('not a delayed event');
+    throw new TypeError('not a delay-queue message');
   }
   return {
-    id: value.id,
-    user: value.user,
-    target: value.target,
-    payload: value.payload,
-    failureTopic: typeof value.failureTopic === 'string' ? value.failureTopic : undefined,
-    dueAt: value.dueAt,
+    kind: 'event',
+    event: {
+      id: event.id,
+      user: event.user,
+      target: event.target,
+      payload: event.payload,
+      failureTopic: typeof event.failureTopic === 'string' ? event.failureTopic : undefined,
+      dueAt: event.dueAt,
+    },
   };
 }
 

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { decodeDelayQueueMessage, decodeLoadingChunk, encodeDelayQueueMessage, encodeLoadingChunk } from '../src/domain/messages.js';
+import { failureNotice } from '../src/domain/failure.js';
+import { REASON } from '../src/domain/reasons.js';
+import type { ScheduledEvent } from '../src/domain/event.js';
+
+const event: ScheduledEvent = {
+  id: 'm-1',
+  user: 'zoë',
+  target: 'arn:aws:sns:us-east-1:123456789012:out',
+  payload: 'é 中 🚀 "quoted" \\ \u0001 \ud800',
+  failureTopic: 'arn:aws:sns:us-east-1:123456789012:failures',
+  dueAt: 1_900_000_000_123,
+};
+
+describe('delay-queue messages', () => {
+  it('carry an event through unchanged, as ASCII-only JSON that any SQS accepts', () => {
+    const body = encodeDelayQueueMessage({ kind: 'event', event });
+    expect(body).toMatch(/^[\x20-\x7e]*$/);
+    expect(decodeDelayQueueMessage(body)).toEqual({ kind: 'event', event });
+  });
+
+  it('carry a failure notice for the emitter to publish', () => {
+    const notice = failureNotice(REASON.INVALID_DATE, 'bad date', { date: 'x' }, 0);
+    const body = encodeDelayQueueMessage({ kind: 'notice', failureTopic: event.failureTopic ?? '', notice });
+    expect(decodeDelayQueueMessage(body)).toEqual({ kind: 'notice', failureTopic: event.failureTopic, notice: JSON.parse(JSON.stringify(notice)) });
+  });
+
+  it('reject a body that is neither', () => {
+    expect(() => decodeDelayQueueMessage(JSON.stringify({ kind: 'event', event: { id: 'x' } }))).toThrow(TypeError);
+    expect(() => decodeDelayQueueMessage(JSON.stringify(event))).toThrow(TypeError);
+  });
+});
+
+describe('loading chunks', () => {
+  it('round-trip their ids and reject anything else', () => {
+    expect(decodeLoadingChunk(encodeLoadingChunk({ ids: ['a', 'b'] }))).toEqual({ ids: ['a', 'b'] });
+    expect(() => decodeLoadingChunk('{"ids":[1]}')).toThrow(TypeError);
+  });
+});
