@@ -78,10 +78,10 @@ async function emitOne(deps: EmitterDeps, record: SQSRecord, event: ScheduledEve
 }
 
 /**
- * Emits each delayed event at its exact due time, and publishes the failure notices ingest hands over: claims it (so a second delivery of the same
+ * Emits each delayed event at its exact due time: claims it (so a second delivery of the same
  * event waits, then finds it emitted), waits out the remainder, publishes to the target, then
  * records it as emitted. A failed publish is retried through SQS until `emitMaxAttempts`, then
- * reported on the failure topic.
+ * reported on the failure topic. Also publishes the failure notices ingest hands over.
  */
 export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
   const response = await processBatch(records, deps.logger, (record) => handleMessage(deps, record));
