@@ -12,7 +12,7 @@ import type { Clock, EventStore, Logger, SchedulerMetrics, TopicPublisher } from
 
 export interface EmitterDeps {
   readonly config: Pick<SchedulerConfig, 'emitMaxAttempts' | 'emitClaimLeaseSeconds' | 'retentionSeconds'>;
-  readonly store: EventStore;
+  readonly store: Pick<EventStore, 'claimEmission' | 'releaseEmission' | 'markEmitted'>;
   readonly publisher: TopicPublisher;
   readonly clock: Clock;
   readonly logger: Logger;
