@@ -1,0 +1,196 @@
+import { parseArgs } from 'node:util';
+import type { ScenarioName } from './report/results.js';
+import type { MeasureOptions } from './scenarios/context.js';
+import type { ScenarioParams } from './scenarios/params.js';
+
+export const SCENARIOS: readonly ScenarioName[] = ['steady', 'hotspot', 'far', 'ingest', 'backlog'];
+
+export const USAGE = `Load test of the scheduler: publishes events in the input format, measures their lateness
+at a consumer of its own, counts events missing, duplicated and early, and prices what the
+service did per million events. Writes results.json, lateness histograms (PNG, linear and log)
+and report.html.
+
+Usage: pnpm --filter @adhoc-scheduler/loadtest loadtest <scenario> [options]
+
+Scenarios (defaults in brackets):
+  steady    N events due evenly over S seconds, each published --ahead seconds before it is
+            due [2,000 over 60 s, 10 s ahead]
+  hotspot   N events due within the same second, all published at once [10,000, due 30 s later]
+  far       N events due within one minute, stored beyond a shortened near-path window and moved
+            by one loader tick; reports how fast they were moved into the delay queue
+            [100,000; window 240 s, loader every 90 s]
+  ingest    N events published as fast as possible; events per second the input side accepts
+            [50,000, --path far: stored in the table]
+  backlog   a steady load (near and far path) before and after writing --backlog open events
+            straight into the table: the loader's work per tick follows what is due, not what
+            is stored [1,000,000 open events; 600 events per phase over 60 s; window 60 s,
+            loader every 10 s]
+
+Where the scheduler runs:
+  --service child         start the local service in a child process (default): the harness's
+                          own work never shares the emitter's event loop; usage is counted there
+  --service in-process    start it in this process (to measure what sharing costs)
+  --service external      a local service already running (pnpm start), found through
+                          --outputs FILE [.local/outputs.json]; no cost counting
+  --region R --input-topic-arn ARN --emitter-role-arn ARN [--profile P]
+                          a stack deployed on AWS; no cost counting (see CloudWatch)
+  --data-dir DIR          keep the local service's state on disk (default: in memory)
+  --emitter-concurrency N delay-queue batches the local emitter holds at once [the runtime's]
+
+Load and measurement:
+  --events N              events measured (ingest: published)        1 to 1,000,000
+  --seconds S             span the events are due over               1 to 3,600
+  --ahead S               steady: publish this long before due; hotspot: due this long after start
+  --window S              near-path window of the local service      2 to 900
+  --loader-interval S     loader tick interval of the local service
+  --backlog N             backlog: open events written to the table  0 to 2,000,000
+  --path near|far         ingest: events due within the window (delay queue) or beyond (table)
+  --payload-bytes B       size of each event's payload [200]
+  --publish-concurrency N PublishBatch requests in flight [8]
+  --consumers N           concurrent long polls on the consumer queue [8]
+  --late-ms MS            what counts as late in the progress bar and counts [100]
+  --drain-seconds S       how long after the last due time missing events are awaited [30]
+  --settle-seconds S      how long the consumer keeps listening for duplicates [3]
+  --max-minutes M         the run stops after this, whatever it is doing [30, at most 120]
+  --out DIR               where the results go [loadtest/results/<scenario>-<run id>]
+  --no-progress           no progress bars
+  -h, --help              this text
+
+Local runs talk to 127.0.0.1 only; a run that finds another endpoint stops.`;
+
+export type ServiceChoice =
+  | { readonly kind: 'child' | 'in-process'; readonly dataDir: string | undefined; readonly emitterConcurrency: number | undefined }
+  | { readonly kind: 'external'; readonly outputsFile: string }
+  | { readonly kind: 'aws'; readonly region: string; readonly inputTopicArn: string; readonly emitterRoleArn: string; readonly profile: string | undefined };
+
+export interface CliOptions {
+  readonly scenario: ScenarioName;
+  readonly params: ScenarioParams;
+  readonly service: ServiceChoice;
+  readonly measure: MeasureOptions;
+  readonly maxMinutes: number;
+  readonly outDir: string | undefined;
+  readonly progress: boolean;
+}
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+const SCENARIO_DEFAULTS: Readonly<Record<ScenarioName, ScenarioParams>> = {
+  steady: { events: 2_000, seconds: 60, aheadSeconds: 10, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near' },
+  hotspot: { events: 10_000, seconds: 1, aheadSeconds: 30, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near' },
+  far: { events: 100_000, seconds: 60, aheadSeconds: 0, windowSeconds: 240, loaderIntervalSeconds: 90, backlog: 0, path: 'far' },
+  ingest: { events: 50_000, seconds: 60, aheadSeconds: 0, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'far' },
+  backlog: { events: 600, seconds: 60, aheadSeconds: 10, windowSeconds: 60, loaderIntervalSeconds: 10, backlog: 1_000_000, path: 'far' },
+};
+
+function integer(values: Record<string, unknown>, name: string, fallback: number, min: number, max: number): number {
+  const raw = values[name];
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new UsageError(`--${name} must be an integer from ${min} to ${max}, got "${String(raw)}"`);
+  }
+  return value;
+}
+
+function text(values: Record<string, unknown>, name: string): string | undefined {
+  const raw = values[name];
+  return typeof raw === 'string' && raw !== '' ? raw : undefined;
+}
+
+/** Parses the command line; undefined when help was asked for. Throws UsageError on anything it cannot take. */
+export function parseCli(args: readonly string[]): CliOptions | undefined {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: {
+      events: { type: 'string' },
+      seconds: { type: 'string' },
+      ahead: { type: 'string' },
+      window: { type: 'string' },
+      'loader-interval': { type: 'string' },
+      backlog: { type: 'string' },
+      path: { type: 'string' },
+      'payload-bytes': { type: 'string' },
+      'publish-concurrency': { type: 'string' },
+      consumers: { type: 'string' },
+      'late-ms': { type: 'string' },
+      'drain-seconds': { type: 'string' },
+      'settle-seconds': { type: 'string' },
+      'max-minutes': { type: 'string' },
+      service: { type: 'string' },
+      outputs: { type: 'string' },
+      'data-dir': { type: 'string' },
+      'emitter-concurrency': { type: 'string' },
+      region: { type: 'string' },
+      'input-topic-arn': { type: 'string' },
+      'emitter-role-arn': { type: 'string' },
+      profile: { type: 'string' },
+      out: { type: 'string' },
+      'no-progress': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) return undefined;
+  const [scenarioArg, ...extra] = positionals;
+  if (!scenarioArg) throw new UsageError(`name a scenario: ${SCENARIOS.join(', ')}`);
+  if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
+  if (!(SCENARIOS as readonly string[]).includes(scenarioArg)) throw new UsageError(`unknown scenario "${scenarioArg}"; one of ${SCENARIOS.join(', ')}`);
+  const scenario = scenarioArg as ScenarioName;
+  const defaults = SCENARIO_DEFAULTS[scenario];
+
+  const path = text(values, 'path') ?? defaults.path;
+  if (path !== 'near' && path !== 'far') throw new UsageError(`--path must be near or far, got "${path}"`);
+  const params: ScenarioParams = {
+    events: integer(values, 'events', defaults.events, 1, 1_000_000),
+    seconds: integer(values, 'seconds', defaults.seconds, 1, 3600),
+    aheadSeconds: integer(values, 'ahead', defaults.aheadSeconds, 0, 900),
+    windowSeconds: integer(values, 'window', defaults.windowSeconds, 2, 900),
+    loaderIntervalSeconds: integer(values, 'loader-interval', defaults.loaderIntervalSeconds, 1, 900),
+    backlog: integer(values, 'backlog', defaults.backlog, 0, 2_000_000),
+    path,
+  };
+
+  const awsParams = ['region', 'input-topic-arn', 'emitter-role-arn', 'profile'].filter((name) => text(values, name) !== undefined);
+  let service: ServiceChoice;
+  if (awsParams.length > 0) {
+    const region = text(values, 'region');
+    const inputTopicArn = text(values, 'input-topic-arn');
+    const emitterRoleArn = text(values, 'emitter-role-arn');
+    if (!region || !inputTopicArn || !emitterRoleArn) {
+      throw new UsageError('a deployed stack needs --region, --input-topic-arn and --emitter-role-arn (the stack outputs)');
+    }
+    if (text(values, 'service') !== undefined) throw new UsageError('--service is for the local service; a deployed stack is named by --region and --input-topic-arn');
+    if (scenario === 'far' || scenario === 'backlog') throw new UsageError(`the ${scenario} scenario sets the local service's windows and table; it runs locally only`);
+    service = { kind: 'aws', region, inputTopicArn, emitterRoleArn, profile: text(values, 'profile') };
+  } else {
+    const kind = text(values, 'service') ?? 'child';
+    if (kind === 'child' || kind === 'in-process') {
+      service = { kind, dataDir: text(values, 'data-dir'), emitterConcurrency: values['emitter-concurrency'] === undefined ? undefined : integer(values, 'emitter-concurrency', 0, 1, 4096) };
+    } else if (kind === 'external') {
+      if (scenario === 'far' || scenario === 'backlog') throw new UsageError(`the ${scenario} scenario starts the service with its own settings; use --service child`);
+      service = { kind, outputsFile: text(values, 'outputs') ?? '.local/outputs.json' };
+    } else {
+      throw new UsageError(`--service must be child, in-process or external, got "${kind}"`);
+    }
+  }
+
+  return {
+    scenario,
+    params,
+    service,
+    measure: {
+      consumers: integer(values, 'consumers', 8, 1, 64),
+      lateMs: integer(values, 'late-ms', 100, 0, 3_600_000),
+      drainSeconds: integer(values, 'drain-seconds', 30, 0, 3600),
+      settleSeconds: integer(values, 'settle-seconds', 3, 0, 600),
+      publishConcurrency: integer(values, 'publish-concurrency', 8, 1, 64),
+      payloadBytes: integer(values, 'payload-bytes', 200, 20, 200_000),
+    },
+    maxMinutes: integer(values, 'max-minutes', 30, 1, 120),
+    outDir: text(values, 'out'),
+    progress: !values['no-progress'],
+  };
+}

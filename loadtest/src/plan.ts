@@ -1,0 +1,63 @@
+import { eventIdFor, toIso, type ScheduleRequest } from '@adhoc-scheduler/shared';
+
+/** One event the run schedules. */
+export interface PlannedEvent {
+  readonly seq: number;
+  /** The client's idempotency key (`id` in the request). */
+  readonly clientId: string;
+  /** The id the scheduler gives it (`scheduler-event-id` on the emission), derived as the scheduler does. */
+  readonly eventId: string;
+  readonly dueAt: number;
+  /** When the run publishes it, epoch ms. */
+  readonly publishAt: number;
+}
+
+export interface UniformPlan {
+  readonly runId: string;
+  /** The `user` of every request: one per run, so runs never share event ids. */
+  readonly user: string;
+  readonly count: number;
+  /** Due time of the first event, epoch ms. */
+  readonly firstDueAt: number;
+  /** The events are due evenly over [firstDueAt, firstDueAt + spreadMs). */
+  readonly spreadMs: number;
+  /** Each event is published this long before it is due; undefined publishes all at `publishFrom`. */
+  readonly publishAheadMs: number | undefined;
+  /** Nothing is published before this, epoch ms. */
+  readonly publishFrom: number;
+}
+
+/** Events due evenly over a span, published ahead of their due time or all at once, by publish time. */
+export function planUniform(plan: UniformPlan): PlannedEvent[] {
+  const events: PlannedEvent[] = [];
+  for (let seq = 0; seq < plan.count; seq += 1) {
+    const dueAt = plan.firstDueAt + Math.floor((seq * plan.spreadMs) / plan.count);
+    const clientId = `${plan.runId}-${seq}`;
+    const publishAt = plan.publishAheadMs === undefined ? plan.publishFrom : Math.max(plan.publishFrom, dueAt - plan.publishAheadMs);
+    events.push({ seq, clientId, eventId: eventIdFor(plan.user, clientId, ''), dueAt, publishAt });
+  }
+  return events;
+}
+
+/** Concatenates plans into one publishing order. */
+export function mergePlans(...plans: readonly (readonly PlannedEvent[])[]): PlannedEvent[] {
+  return plans.flat().sort((a, b) => a.publishAt - b.publishAt);
+}
+
+/** An event's payload: its sequence number, padded to a size. */
+export function paddedPayload(seq: number, payloadBytes: number): string {
+  const head = `{"seq":${seq},"pad":"`;
+  return `${head}${'x'.repeat(Math.max(0, payloadBytes - head.length - 2))}"}`;
+}
+
+/** The input message for an event, in the format clients publish. */
+export function scheduleRequest(event: PlannedEvent, user: string, target: string, payloadBytes: number): string {
+  const request: ScheduleRequest = {
+    date: toIso(event.dueAt),
+    target,
+    user,
+    payload: paddedPayload(event.seq, payloadBytes),
+    id: event.clientId,
+  };
+  return JSON.stringify(request);
+}

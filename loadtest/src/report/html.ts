@@ -1,0 +1,80 @@
+import type { RunResult } from './results.js';
+
+function escape(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+}
+
+function table(headers: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
+  const head = headers.map((h) => `<th>${escape(h)}</th>`).join('');
+  const body = rows.map((row) => `<tr>${row.map((cell) => `<td>${escape(String(cell))}</td>`).join('')}</tr>`).join('\n');
+  return `<table><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table>`;
+}
+
+function keyValues(record: object): string {
+  return table(
+    ['', ''],
+    Object.entries(record).map(([key, value]) => [key, typeof value === 'object' ? JSON.stringify(value) : String(value)]),
+  );
+}
+
+const dollars = (value: number): string => (Number.isFinite(value) ? `$${value.toFixed(4)}` : 'n/a');
+
+/** A self-contained page: the same numbers as the results JSON, with the histograms inline. */
+export function renderHtml(result: RunResult, svgs: { readonly linear?: string | undefined; readonly log?: string | undefined }): string {
+  const sections: string[] = [];
+  sections.push(`<h1>${escape(result.title)}</h1>`);
+  sections.push(
+    `<p>Run <code>${escape(result.runId)}</code>, ${escape(result.startedAt)} to ${escape(result.finishedAt)}; ` +
+      `${result.machine.cpus} cores (${escape(result.machine.cpuModel)}), ${result.machine.memoryGiB} GiB, Node ${escape(result.machine.node)}; ` +
+      `service: ${escape(result.service.mode)}.</p>`,
+  );
+  sections.push(`<p><code>${escape(result.command)}</code></p>`);
+  sections.push('<h2>Targets</h2>');
+  sections.push(table(['', 'target', 'measured', 'met'], result.targets.map((t) => [t.name, t.target, t.actual, t.met ? 'yes' : 'NO'])));
+  if (result.delivery) {
+    const { latenessMs, counts } = result.delivery;
+    if (latenessMs) {
+      sections.push('<h2>Lateness at the consumer (ms)</h2>');
+      sections.push(
+        table(
+          ['events', 'min', 'mean', 'p50', 'p90', 'p99', 'p99.9', 'max'],
+          [[latenessMs.count, latenessMs.min, latenessMs.mean, latenessMs.p50, latenessMs.p90, latenessMs.p99, latenessMs['p99.9'], latenessMs.max]],
+        ),
+      );
+    }
+    if (svgs.linear) sections.push(`<figure>${svgs.linear}</figure>`);
+    if (svgs.log) sections.push(`<figure>${svgs.log}</figure>`);
+    sections.push('<h2>Counts</h2>');
+    sections.push(keyValues(counts));
+    sections.push('<h2>Publishing and consuming</h2>');
+    sections.push(keyValues({ ...result.delivery.publish, ...Object.fromEntries(Object.entries(result.delivery.consumer).map(([k, v]) => [`consumer ${k}`, v])) }));
+  }
+  if (Object.keys(result.details).length > 0) {
+    sections.push('<h2>Details</h2>');
+    sections.push(keyValues(result.details));
+  }
+  if (result.cost) {
+    const cost = result.cost;
+    sections.push(`<h2>Cost per million events (${escape(String(result.details.path ?? ''))}, list prices us-east-1 as of ${escape(cost.pricesAsOf)})</h2>`);
+    sections.push(
+      table(
+        ['item', 'used in the run', 'unit', 'run cost', 'per million events'],
+        [
+          ...cost.lines.map((line) => [line.item, Math.round(line.quantity * 1000) / 1000, line.unit, dollars(line.dollars), dollars(line.perMillionEvents)]),
+          ['total (the service)', '', '', '', dollars(cost.perMillionEvents)],
+          ['not included: the client publishing to the input topic, one Publish per event', '', '', '', dollars(cost.clientInputPublishPerMillion)],
+          ['not included: receives that found nothing (idle pollers)', cost.idleReceives.requests, 'requests', dollars(cost.idleReceives.dollars), ''],
+          ['EventBridge Scheduler + SNS publish, for comparison', '', '', '', dollars(cost.eventBridgeSchedulerPerMillion)],
+        ],
+      ),
+    );
+    sections.push(`<p>Lambda memory assumed (MB): ${escape(JSON.stringify(cost.memoryMb))}, arm64.</p>`);
+  }
+  sections.push('<h2>Parameters and service settings</h2>');
+  sections.push(keyValues({ ...result.parameters, ...result.service.settings }));
+  const style =
+    'body{font-family:"DejaVu Sans",sans-serif;max-width:1000px;margin:2em auto;color:#222}' +
+    'table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}' +
+    'figure{margin:1em 0}code{background:#f4f4f4;padding:1px 4px}';
+  return `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escape(result.title)}</title><style>${style}</style></head>\n<body>\n${sections.join('\n')}\n</body></html>\n`;
+}

@@ -1,0 +1,128 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { CliOptions } from './options.js';
+import { Progress } from './progress.js';
+import { histogramSpec, renderSvg, svgToPng } from './report/charts.js';
+import { renderHtml } from './report/html.js';
+import { machineInfo, type RunResult, type ScenarioName, type ScenarioResult } from './report/results.js';
+import { runBacklog } from './scenarios/backlog.js';
+import type { RunContext } from './scenarios/context.js';
+import { runFar } from './scenarios/far.js';
+import { runHotspot } from './scenarios/hotspot.js';
+import { runIngest } from './scenarios/ingest.js';
+import type { ScenarioParams } from './scenarios/params.js';
+import { runSteady } from './scenarios/steady.js';
+import { startChildService } from './service/child.js';
+import { harnessClients, type SchedulerService } from './service/connection.js';
+import { connectToDeployedStack, connectToRunningService } from './service/external.js';
+import { startInProcessService } from './service/in-process.js';
+
+const LOADTEST_DIR = fileURLToPath(new URL('..', import.meta.url));
+const REPO_ROOT = join(LOADTEST_DIR, '..');
+
+const SCENARIO_RUNNERS: Readonly<Record<ScenarioName, (ctx: RunContext, params: ScenarioParams) => Promise<ScenarioResult>>> = {
+  steady: runSteady,
+  hotspot: runHotspot,
+  far: runFar,
+  ingest: runIngest,
+  backlog: runBacklog,
+};
+
+/** The local service's settings for a scenario: the windows it needs, and its log level. */
+function serviceEnv(options: CliOptions): Record<string, string> {
+  return {
+    SCHEDULER_NEAR_PATH_WINDOW_SECONDS: String(options.params.windowSeconds),
+    SCHEDULER_LOADER_INTERVAL_SECONDS: String(options.params.loaderIntervalSeconds),
+    LOG_LEVEL: 'info',
+  };
+}
+
+async function startService(options: CliOptions, logFile: string): Promise<SchedulerService> {
+  const choice = options.service;
+  switch (choice.kind) {
+    case 'child':
+    case 'in-process': {
+      const local = { env: serviceEnv(options), emitterConcurrency: choice.emitterConcurrency, dataDir: choice.dataDir, logFile };
+      return choice.kind === 'child' ? startChildService(local) : startInProcessService(local);
+    }
+    case 'external':
+      return connectToRunningService(resolve(REPO_ROOT, choice.outputsFile));
+    case 'aws':
+      return connectToDeployedStack(choice);
+  }
+}
+
+function newRunId(): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `lt-${stamp}-${randomBytes(2).toString('hex')}`;
+}
+
+export interface RunOutput {
+  readonly result: RunResult;
+  readonly outDir: string;
+}
+
+/** Runs one scenario end to end and writes its results; the service is stopped whatever happens. */
+export async function runScenario(options: CliOptions, command: string): Promise<RunOutput> {
+  const runId = newRunId();
+  const outDir = resolve(options.outDir ?? join(LOADTEST_DIR, 'results', `${options.scenario}-${runId}`));
+  await mkdir(outDir, { recursive: true });
+  const progress = new Progress(options.progress);
+  const startedAt = new Date();
+  const deadline = startedAt.getTime() + options.maxMinutes * 60_000;
+
+  progress.note(`${options.scenario}: run ${runId}, results in ${outDir}`);
+  const service = await startService(options, join(outDir, 'service.log'));
+  const clients = harnessClients(service.access);
+  let scenario: ScenarioResult;
+  try {
+    const ctx: RunContext = { runId, user: `loadtest-${runId}`, service, clients, progress, measure: options.measure, deadline };
+    scenario = await SCENARIO_RUNNERS[options.scenario](ctx, options.params);
+  } finally {
+    progress.stop();
+    clients.destroy();
+    await service.stop();
+  }
+
+  const { distribution, ...rest } = scenario;
+  const files: Record<string, string> = { json: 'results.json', html: 'report.html' };
+  if (service.mode === 'child' || service.mode === 'in-process') files.serviceLog = 'service.log';
+  const svgs: { linear?: string; log?: string } = {};
+  if (scenario.delivery?.latenessMs && distribution.length > 0) {
+    for (const scale of ['linear', 'log'] as const) {
+      const svg = await renderSvg(histogramSpec({ title: scenario.title, distribution, lateness: scenario.delivery.latenessMs }, scale));
+      svgs[scale] = svg;
+      const file = `lateness-${scale}.png`;
+      await writeFile(join(outDir, file), svgToPng(svg));
+      files[scale === 'linear' ? 'pngLinear' : 'pngLog'] = file;
+    }
+  }
+  const config = service.local?.config;
+  const result: RunResult = {
+    scenario: options.scenario,
+    runId,
+    command,
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine: machineInfo(),
+    service: {
+      mode: service.mode,
+      settings: {
+        nearPathWindowSeconds: config?.nearPathWindowSeconds,
+        loaderIntervalSeconds: config?.loaderIntervalSeconds,
+        loaderLookaheadSeconds: config?.loaderLookaheadSeconds,
+        emitterLeadMs: config?.emitterLeadMs,
+        shardCount: config?.shardCount,
+        emitterConcurrency: options.service.kind === 'child' || options.service.kind === 'in-process' ? (options.service.emitterConcurrency ?? 'runtime default') : undefined,
+        stateOnDisk: options.service.kind === 'child' || options.service.kind === 'in-process' ? options.service.dataDir !== undefined : undefined,
+      },
+    },
+    ...rest,
+    files,
+  };
+  await writeFile(join(outDir, 'results.json'), `${JSON.stringify(result, null, 2)}\n`);
+  await writeFile(join(outDir, 'report.html'), renderHtml(result, svgs));
+  return { result, outDir };
+}

@@ -1,0 +1,118 @@
+import { planUniform } from '../plan.js';
+import { publishEvents, type PublishStats } from '../publisher.js';
+import { round, type ScenarioResult } from '../report/results.js';
+import { scheduleRequest } from '../plan.js';
+import type { InvocationRecord } from '../service/probe.js';
+import { waitFor, type RunContext } from './context.js';
+import type { ScenarioParams } from './params.js';
+
+const INGEST_TARGET_PER_SECOND = 5_000;
+
+/** The time (epoch ms) by which the ingest function had taken `share` of `total` records. */
+function timeOfShare(invocations: readonly InvocationRecord[], total: number, share: number): number | undefined {
+  let records = 0;
+  for (const invocation of invocations) {
+    records += invocation.records;
+    if (records >= total * share) return invocation.endedAt;
+  }
+  return undefined;
+}
+
+/**
+ * Publishes N events as fast as the input topic takes them and measures how fast the ingest
+ * function accepts them: validated, then stored (far path) or sent to the delay queue (near
+ * path). The events are due after the run, so nothing is emitted while it measures.
+ */
+export async function runIngest(ctx: RunContext, params: ScenarioParams): Promise<ScenarioResult> {
+  const { service, clients, measure, progress } = ctx;
+  const now = Date.now();
+  const windowMs = (service.local?.config.nearPathWindowSeconds ?? params.windowSeconds) * 1000;
+  // Far: a day ahead, stored; near: late in the window, so they wait in the delay queue until the run is over.
+  const firstDueAt = params.path === 'far' ? now + 24 * 3600 * 1000 : now + windowMs - 60_000;
+  const events = planUniform({ runId: ctx.runId, user: ctx.user, count: params.events, firstDueAt, spreadMs: 50_000, publishAheadMs: undefined, publishFrom: now });
+  // Never emitted during the run; a valid topic ARN in the scheduler's account and region is all validation needs.
+  const target = service.inputTopicArn.replace(/:[^:]+$/, `:${ctx.runId}-unused`);
+
+  const before = await service.report(false);
+  const ingestedBefore = before?.usage.lambda.ingest.records ?? 0;
+  const publishedBar = progress.bar('published', params.events);
+  const ingestedBar = progress.bar('ingested', params.events);
+  let published = 0;
+  let ingested = 0;
+  const refresh = setInterval(() => publishedBar.update(published), 200);
+  let stats: PublishStats;
+  let ingestDone = false;
+  try {
+    stats = await publishEvents(events, {
+      sns: clients.sns,
+      inputTopicArn: service.inputTopicArn,
+      render: (event) => scheduleRequest(event, ctx.user, target, measure.payloadBytes),
+      concurrency: measure.publishConcurrency,
+      onPublished: () => {
+        published += 1;
+      },
+      onFailed: () => undefined,
+      signal: AbortSignal.timeout(Math.max(0, ctx.deadline - Date.now())),
+    });
+    if (before) {
+      ingestDone = await waitFor(
+        async () => {
+          ingested = ((await service.report(false))?.usage.lambda.ingest.records ?? 0) - ingestedBefore;
+          ingestedBar.update(ingested);
+          return ingested >= published;
+        },
+        ctx.deadline,
+        100,
+      );
+    }
+  } finally {
+    clearInterval(refresh);
+  }
+  const after = await service.report(true);
+  publishedBar.update(published);
+  ingestedBar.update(ingested);
+
+  const publishSeconds = (stats.finishedAt - stats.startedAt) / 1000;
+  const details: Record<string, unknown> = {
+    path: params.path === 'far' ? 'far path (stored in the table)' : 'near path (sent to the delay queue)',
+    published: stats.published,
+    publishFailed: stats.failed,
+    publishSeconds: round(publishSeconds, 2),
+    publishedPerSecond: Math.round(stats.published / publishSeconds),
+  };
+  const targets = [];
+  if (after && before) {
+    const ingestInvocations = (after.invocations ?? []).filter((invocation) => invocation.fn === 'ingest' && invocation.endedAt >= stats.startedAt);
+    const doneAt = timeOfShare(ingestInvocations, stats.published, 1);
+    const tenth = timeOfShare(ingestInvocations, stats.published, 0.1);
+    const ninetieth = timeOfShare(ingestInvocations, stats.published, 0.9);
+    const ingestSeconds = doneAt === undefined ? undefined : (doneAt - stats.startedAt) / 1000;
+    const perSecond = ingestSeconds === undefined ? undefined : Math.round(stats.published / ingestSeconds);
+    const usage = after.usage;
+    Object.assign(details, {
+      ingested: usage.lambda.ingest.records - ingestedBefore,
+      allIngested: ingestDone,
+      ingestSeconds: ingestSeconds === undefined ? 'n/a' : round(ingestSeconds, 2),
+      ingestedPerSecond: perSecond ?? 'n/a',
+      // The middle 80%: the rate once publishing and ingest both run, without start-up and tail.
+      ingestedPerSecondMiddle80: tenth !== undefined && ninetieth !== undefined && ninetieth > tenth ? Math.round((0.8 * stats.published) / ((ninetieth - tenth) / 1000)) : 'n/a',
+      ingestInvocations: ingestInvocations.length,
+      recordsPerInvocation: round(stats.published / Math.max(1, ingestInvocations.length), 2),
+    });
+    targets.push({
+      name: 'events accepted per second',
+      target: `≥ ${INGEST_TARGET_PER_SECOND.toLocaleString('en-US')}`,
+      actual: perSecond === undefined ? 'n/a' : perSecond.toLocaleString('en-US'),
+      met: perSecond !== undefined && perSecond >= INGEST_TARGET_PER_SECOND,
+    });
+  }
+  return {
+    title: `ingest: ${params.events.toLocaleString('en-US')} events published as fast as the input topic takes them`,
+    parameters: { events: params.events, path: params.path, payloadBytes: measure.payloadBytes, publishConcurrency: measure.publishConcurrency },
+    delivery: undefined,
+    distribution: [],
+    details,
+    cost: undefined,
+    targets,
+  };
+}

@@ -1,0 +1,16 @@
+/** The knobs of a scenario, after the CLI applied the scenario's defaults. */
+export interface ScenarioParams {
+  /** Events whose delivery is measured (or published, for ingest). */
+  readonly events: number;
+  /** Span over which the events are due. */
+  readonly seconds: number;
+  /** steady: how long before its due time each event is published; hotspot: how far ahead the due second is. */
+  readonly aheadSeconds: number;
+  /** Near-path window the service runs with (far, backlog, ingest). */
+  readonly windowSeconds: number;
+  readonly loaderIntervalSeconds: number;
+  /** Open events written straight to the table (backlog). */
+  readonly backlog: number;
+  /** ingest: which path the accepted events take. */
+  readonly path: 'near' | 'far';
+}

@@ -1,0 +1,59 @@
+/**
+ * The local scheduler in its own process, so that the harness's publishing and receiving never
+ * delay the emitter's timers. Started by child.ts; talks to it over the IPC channel, and stops
+ * when that channel closes (the harness ended, however it ended).
+ */
+import { startLocalScheduler, type LocalScheduler } from '@adhoc-scheduler/infra/src/local/runtime.js';
+import { createLogger } from '@adhoc-scheduler/shared';
+import type { FromService, ToService } from './ipc.js';
+import { ServiceProbe } from './probe.js';
+
+const probe = new ServiceProbe();
+let scheduler: LocalScheduler | undefined;
+
+function send(message: FromService): void {
+  process.send?.(message);
+}
+
+async function stop(): Promise<void> {
+  await scheduler?.stop();
+  scheduler = undefined;
+}
+
+process.on('message', (message: ToService) => {
+  switch (message.type) {
+    case 'start': {
+      const { env, emitterConcurrency, dataDir } = message.options;
+      startLocalScheduler({
+        env,
+        ...(emitterConcurrency === undefined ? {} : { emitterConcurrency }),
+        ...(dataDir === undefined ? {} : { dataDir }),
+        // stdout is the log file the harness opened.
+        logger: createLogger('local', env.LOG_LEVEL ?? 'info'),
+        instrumentClients: probe.instrumentClients,
+        onInvocation: probe.onInvocation,
+      }).then(
+        (started) => {
+          scheduler = started;
+          probe.watchLoadingQueue(started.outputs.loadingQueueUrl);
+          send({ type: 'ready', outputs: started.outputs, config: started.config });
+        },
+        (error: unknown) => send({ type: 'failed', error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
+      );
+      return;
+    }
+    case 'report':
+      send({ type: 'report', id: message.id, report: probe.report(message.withTimeline) });
+      return;
+    case 'stop':
+      void stop().then(() => {
+        send({ type: 'stopped' });
+        process.disconnect();
+      });
+      return;
+  }
+});
+
+process.on('disconnect', () => {
+  void stop().finally(() => process.exit(0));
+});

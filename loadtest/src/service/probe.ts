@@ -1,0 +1,145 @@
+import type { FunctionName } from '@adhoc-scheduler/functions/handlers';
+import type { AwsClients } from '@adhoc-scheduler/functions/wiring';
+import { countUsage, type Invocation, type MiddlewareStackLike, type UsageCounter, type UsageSnapshot } from '@adhoc-scheduler/infra/src/local/usage.js';
+import { decodeDelayQueueMessage, EMISSION_ATTRIBUTE } from '@adhoc-scheduler/shared';
+
+/** One invocation of a function, as the local runtime reported it. */
+export interface InvocationRecord {
+  readonly fn: FunctionName;
+  /** Epoch ms when it returned. */
+  readonly endedAt: number;
+  readonly durationMs: number;
+  readonly records: number;
+}
+
+/** A loader tick with what it cost: only the loader reads from the table, so reads between two tick ends are that tick's. */
+export interface LoaderTick {
+  readonly startedAt: number;
+  readonly durationMs: number;
+  readonly readUnits: number;
+  readonly queries: number;
+  /** Loading-queue messages sent (chunks of event ids). */
+  readonly chunksSent: number;
+}
+
+/** When the emitter got an event from the delay queue and published it (epoch ms), by event id. */
+export interface EmissionTrace {
+  readonly receivedAt: number;
+  readonly publishStartedAt: number | undefined;
+  readonly publishEndedAt: number | undefined;
+}
+
+export interface ServiceReport {
+  readonly usage: UsageSnapshot;
+  /** Present when asked for: every invocation (the emitter's included) and each loader tick. */
+  readonly invocations?: readonly InvocationRecord[];
+  readonly loaderTicks?: readonly LoaderTick[];
+  /** Present when asked for: the first emission of each event, by event id. */
+  readonly emissions?: Readonly<Record<string, EmissionTrace>>;
+}
+
+
+/**
+ * Watches a local scheduler from inside its process: the usage middleware on its clients and
+ * every invocation it reports. Pass `instrumentClients` and `onInvocation` to startLocalScheduler.
+ */
+export class ServiceProbe {
+  private counter: UsageCounter | undefined;
+  private loadingQueueUrl: string | undefined;
+  private readonly invocations: InvocationRecord[] = [];
+  private readonly loaderTicks: LoaderTick[] = [];
+  private readonly emissions = new Map<string, { receivedAt: number; publishStartedAt?: number; publishEndedAt?: number }>();
+  private readUnitsAtLastTick = 0;
+  private queriesAtLastTick = 0;
+  private chunksAtLastTick = 0;
+
+  readonly instrumentClients = (clients: AwsClients): void => {
+    this.counter = countUsage(clients);
+    this.traceEmissions(clients.sqs.middlewareStack, clients.sns.middlewareStack);
+  };
+
+  /**
+   * Stamps, per event, when the emitter received it from the delay queue and when its publish
+   * to the target started and returned: where an event's lateness arose, the service or the way
+   * to the consumer.
+   */
+  private traceEmissions(sqs: MiddlewareStackLike, sns: MiddlewareStackLike): void {
+    const options = { step: 'initialize', name: 'loadtestEmissionTrace', override: true } as const;
+    sqs.add(
+      (next, context) => async (args) => {
+        const result = await next(args);
+        if (context.commandName !== 'ReceiveMessageCommand') return result;
+        const receivedAt = Date.now();
+        for (const message of (result.output as { Messages?: { Body?: string }[] }).Messages ?? []) {
+          let id: string;
+          try {
+            const decoded = decodeDelayQueueMessage(message.Body ?? '');
+            if (decoded.kind !== 'event') continue;
+            id = decoded.event.id;
+          } catch {
+            continue; // Not the delay queue.
+          }
+          if (!this.emissions.has(id)) this.emissions.set(id, { receivedAt });
+        }
+        return result;
+      },
+      options,
+    );
+    sns.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'PublishCommand') return next(args);
+        const attributes = (args.input as { MessageAttributes?: Record<string, { StringValue?: string }> }).MessageAttributes;
+        const trace = this.emissions.get(attributes?.[EMISSION_ATTRIBUTE.eventId]?.StringValue ?? '');
+        const first = trace !== undefined && trace.publishStartedAt === undefined;
+        if (first) trace.publishStartedAt = Date.now();
+        const result = await next(args);
+        if (first) trace.publishEndedAt = Date.now();
+        return result;
+      },
+      options,
+    );
+  }
+
+  readonly onInvocation = (invocation: Invocation): void => {
+    const counter = this.requireCounter();
+    counter.recordInvocation(invocation);
+    const endedAt = Date.now();
+    this.invocations.push({ ...invocation, endedAt });
+    if (invocation.fn !== 'loader') return;
+    const usage = counter.snapshot();
+    const readUnits = usage.dynamodb.readUnits;
+    const queries = usage.dynamodb.byOperation.Query?.requests ?? 0;
+    const chunks = this.loadingQueueUrl ? (usage.sqs.sentByQueue[this.loadingQueueUrl] ?? 0) : 0;
+    this.loaderTicks.push({
+      startedAt: endedAt - invocation.durationMs,
+      durationMs: invocation.durationMs,
+      readUnits: readUnits - this.readUnitsAtLastTick,
+      queries: queries - this.queriesAtLastTick,
+      chunksSent: chunks - this.chunksAtLastTick,
+    });
+    this.readUnitsAtLastTick = readUnits;
+    this.queriesAtLastTick = queries;
+    this.chunksAtLastTick = chunks;
+  };
+
+  /** The loading queue's URL is known once the scheduler has started. */
+  watchLoadingQueue(url: string): void {
+    this.loadingQueueUrl = url;
+    this.chunksAtLastTick = this.requireCounter().snapshot().sqs.sentByQueue[url] ?? 0;
+  }
+
+  report(withTimeline: boolean): ServiceReport {
+    const usage = this.requireCounter().snapshot();
+    if (!withTimeline) return { usage };
+    const emissions: Record<string, EmissionTrace> = {};
+    for (const [id, trace] of this.emissions) {
+      emissions[id] = { receivedAt: trace.receivedAt, publishStartedAt: trace.publishStartedAt, publishEndedAt: trace.publishEndedAt };
+    }
+    return { usage, invocations: [...this.invocations], loaderTicks: [...this.loaderTicks], emissions };
+  }
+
+  private requireCounter(): UsageCounter {
+    if (!this.counter) throw new Error('the probe was not given the scheduler clients (instrumentClients)');
+    return this.counter;
+  }
+}

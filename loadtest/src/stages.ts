@@ -1,0 +1,66 @@
+import * as hdr from 'hdr-histogram-js';
+import type { EmissionTrace } from './service/probe.js';
+
+/** Percentiles of one stage's durations, ms; negative values count in `negative` and as 0 in the percentiles. */
+export interface StageSummary {
+  readonly count: number;
+  readonly negative: number;
+  readonly min: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+}
+
+/** Where lateness arose, per stage of an event's way out (ms; from traces inside the local service). */
+export interface StageBreakdown {
+  /** Due time minus when the emitter received the event: how early the delay queue handed it over (negative: late). */
+  readonly receivedBeforeDue: StageSummary;
+  /** Publish start minus due time: the emitter's own lateness. */
+  readonly publishStartLateness: StageSummary;
+  /** How long the SNS Publish call took. */
+  readonly publishCall: StageSummary;
+  /** Consumer receive minus publish return: SNS to SQS to the consumer's long poll. */
+  readonly publishToConsumer: StageSummary;
+}
+
+const HIGHEST_MS = 24 * 3600 * 1000;
+
+function summarize(values: readonly number[]): StageSummary {
+  const histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: HIGHEST_MS, numberOfSignificantValueDigits: 3 });
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  let negative = 0;
+  for (const value of values) {
+    if (value < 0) negative += 1;
+    histogram.recordValue(Math.min(HIGHEST_MS, Math.max(0, value)));
+    min = Math.min(min, value);
+    max = Math.max(max, value);
+  }
+  if (values.length === 0) return { count: 0, negative: 0, min: Number.NaN, p50: Number.NaN, p99: Number.NaN, max: Number.NaN };
+  return { count: values.length, negative, min, p50: histogram.getValueAtPercentile(50), p99: histogram.getValueAtPercentile(99), max };
+}
+
+export function stageBreakdown(
+  deliveries: ReadonlyMap<string, { readonly dueAt: number; readonly receivedAt: number }>,
+  traces: Readonly<Record<string, EmissionTrace>>,
+): StageBreakdown {
+  const receivedBeforeDue: number[] = [];
+  const publishStartLateness: number[] = [];
+  const publishCall: number[] = [];
+  const publishToConsumer: number[] = [];
+  for (const [id, delivery] of deliveries) {
+    const trace = traces[id];
+    if (!trace) continue;
+    receivedBeforeDue.push(delivery.dueAt - trace.receivedAt);
+    if (trace.publishStartedAt === undefined || trace.publishEndedAt === undefined) continue;
+    publishStartLateness.push(trace.publishStartedAt - delivery.dueAt);
+    publishCall.push(trace.publishEndedAt - trace.publishStartedAt);
+    publishToConsumer.push(delivery.receivedAt - trace.publishEndedAt);
+  }
+  return {
+    receivedBeforeDue: summarize(receivedBeforeDue),
+    publishStartLateness: summarize(publishStartLateness),
+    publishCall: summarize(publishCall),
+    publishToConsumer: summarize(publishToConsumer),
+  };
+}

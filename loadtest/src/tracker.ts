@@ -1,0 +1,183 @@
+import * as hdr from 'hdr-histogram-js';
+
+/** One message as the consumer received it. */
+export interface Receipt {
+  /** The `scheduler-event-id` attribute; undefined when the message had none. */
+  readonly eventId: string | undefined;
+  /** The `scheduler-scheduled-at` attribute, epoch ms; undefined when missing or not a date. */
+  readonly scheduledAt: number | undefined;
+  /** Wall clock when ReceiveMessage returned it, epoch ms. */
+  readonly receivedAt: number;
+  /** SQS message id: the same id again is a redelivery by the consumer queue, not a second emission. */
+  readonly messageId: string;
+}
+
+export interface DeliveryCounts {
+  /** Events the run asked the scheduler for (published successfully). */
+  readonly expected: number;
+  /** Events whose publish failed after retries: not expected, not missing. */
+  readonly publishFailed: number;
+  /** Distinct expected events received at least once. */
+  readonly delivered: number;
+  readonly missing: number;
+  /** Extra emissions of an event already received (a different SNS message for the same event). */
+  readonly duplicated: number;
+  /** Events received before their scheduled time. */
+  readonly early: number;
+  /** Events received later than the late threshold. */
+  readonly late: number;
+  /** Messages that are not events of this run (no or unknown id). */
+  readonly unexpected: number;
+  /** Events whose `scheduler-scheduled-at` differs from the time the run asked for. */
+  readonly wrongScheduledAt: number;
+  /** The consumer queue handing out the same message again (a harness artifact, not the scheduler's). */
+  readonly consumerRedeliveries: number;
+}
+
+export interface LatenessSummary {
+  /** First delivery of each event: receive time minus scheduled time. */
+  readonly count: number;
+  readonly min: number;
+  readonly mean: number;
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+  readonly 'p99.9': number;
+  readonly max: number;
+}
+
+/** HDR histogram range: 1 ms resolution from 0 to a day, 3 significant digits. */
+const HISTOGRAM_HIGHEST_MS = 24 * 3600 * 1000;
+
+/**
+ * Matches what the consumer receives against what the run scheduled: lateness of each event's
+ * first delivery (in an HDR histogram), and the events missing, duplicated, early or unknown.
+ */
+export class DeliveryTracker {
+  private readonly expectedDue = new Map<string, number>();
+  private readonly seenMessages = new Set<string>();
+  private readonly deliveries = new Map<string, number>();
+  private readonly firstReceivedAt = new Map<string, number>();
+  private readonly histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: HISTOGRAM_HIGHEST_MS, numberOfSignificantValueDigits: 3 });
+  /** Exact lateness distribution (ms to count) for the plots; small, as lateness spans few distinct ms values. */
+  private readonly latenessCounts = new Map<number, number>();
+  private publishFailures = 0;
+  private duplicated = 0;
+  private early = 0;
+  private late = 0;
+  private unexpected = 0;
+  private wrongScheduledAt = 0;
+  private consumerRedeliveries = 0;
+  private minLateness = Number.POSITIVE_INFINITY;
+  private maxLateness = Number.NEGATIVE_INFINITY;
+  private latenessSum = 0;
+
+  constructor(private readonly lateThresholdMs: number) {}
+
+  expect(eventId: string, dueAt: number): void {
+    this.expectedDue.set(eventId, dueAt);
+  }
+
+  /** The run could not publish this event: it is no longer expected. */
+  publishFailed(eventId: string): void {
+    if (this.expectedDue.delete(eventId)) this.publishFailures += 1;
+  }
+
+  record(receipt: Receipt): void {
+    if (this.seenMessages.has(receipt.messageId)) {
+      this.consumerRedeliveries += 1;
+      return;
+    }
+    this.seenMessages.add(receipt.messageId);
+    const due = receipt.eventId === undefined ? undefined : this.expectedDue.get(receipt.eventId);
+    if (receipt.eventId === undefined || due === undefined) {
+      this.unexpected += 1;
+      return;
+    }
+    const previous = this.deliveries.get(receipt.eventId) ?? 0;
+    this.deliveries.set(receipt.eventId, previous + 1);
+    if (previous > 0) {
+      this.duplicated += 1;
+      return;
+    }
+    this.firstReceivedAt.set(receipt.eventId, receipt.receivedAt);
+    if (receipt.scheduledAt !== due) this.wrongScheduledAt += 1;
+    // Measured against the attribute, as any consumer would; a mismatch is counted above.
+    const lateness = receipt.receivedAt - (receipt.scheduledAt ?? due);
+    if (lateness < 0) this.early += 1;
+    if (lateness > this.lateThresholdMs) this.late += 1;
+    this.minLateness = Math.min(this.minLateness, lateness);
+    this.maxLateness = Math.max(this.maxLateness, lateness);
+    this.latenessSum += lateness;
+    // Early deliveries are counted above; the histogram holds them at 0.
+    this.histogram.recordValue(Math.min(Math.max(0, lateness), HISTOGRAM_HIGHEST_MS));
+    this.latenessCounts.set(lateness, (this.latenessCounts.get(lateness) ?? 0) + 1);
+  }
+
+  /** Distinct expected events received so far. */
+  get delivered(): number {
+    return this.deliveries.size;
+  }
+
+  get expected(): number {
+    return this.expectedDue.size;
+  }
+
+  get lateCount(): number {
+    return this.late;
+  }
+
+  counts(): DeliveryCounts {
+    return {
+      expected: this.expectedDue.size,
+      publishFailed: this.publishFailures,
+      delivered: this.deliveries.size,
+      missing: this.expectedDue.size - this.deliveries.size,
+      duplicated: this.duplicated,
+      early: this.early,
+      late: this.late,
+      unexpected: this.unexpected,
+      wrongScheduledAt: this.wrongScheduledAt,
+      consumerRedeliveries: this.consumerRedeliveries,
+    };
+  }
+
+  /** Undefined until something was delivered. */
+  lateness(): LatenessSummary | undefined {
+    const count = this.histogram.totalCount;
+    if (count === 0) return undefined;
+    return {
+      count,
+      min: this.minLateness,
+      mean: Math.round((this.latenessSum / count) * 10) / 10,
+      p50: this.histogram.getValueAtPercentile(50),
+      p90: this.histogram.getValueAtPercentile(90),
+      p99: this.histogram.getValueAtPercentile(99),
+      'p99.9': this.histogram.getValueAtPercentile(99.9),
+      // Exact, where the histogram's own max is rounded to its precision.
+      max: this.maxLateness,
+    };
+  }
+
+  /** [lateness ms, events] pairs, ascending: the data of the histogram plots. */
+  distribution(): [number, number][] {
+    return [...this.latenessCounts.entries()].sort((a, b) => a[0] - b[0]);
+  }
+
+  /** Each delivered event's due time and first receive time (epoch ms), by event id. */
+  firstDeliveries(): Map<string, { readonly dueAt: number; readonly receivedAt: number }> {
+    const result = new Map<string, { dueAt: number; receivedAt: number }>();
+    for (const [id, receivedAt] of this.firstReceivedAt) result.set(id, { dueAt: this.expectedDue.get(id) ?? receivedAt, receivedAt });
+    return result;
+  }
+
+  /** Ids still missing (for the report; at most `limit`). */
+  missingIds(limit: number): string[] {
+    const missing: string[] = [];
+    for (const id of this.expectedDue.keys()) {
+      if (missing.length >= limit) break;
+      if (!this.deliveries.has(id)) missing.push(id);
+    }
+    return missing;
+  }
+}

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { parseCli, UsageError } from '../src/options.js';
+
+describe('parseCli', () => {
+  it('applies the defaults of the scenario named', () => {
+    expect(parseCli(['steady'])?.params).toMatchObject({ events: 2_000, seconds: 60 });
+    expect(parseCli(['hotspot'])?.params).toMatchObject({ events: 10_000, seconds: 1 });
+    expect(parseCli(['far'])?.params).toMatchObject({ events: 100_000, windowSeconds: 240, loaderIntervalSeconds: 90 });
+    expect(parseCli(['backlog'])?.params).toMatchObject({ backlog: 1_000_000 });
+  });
+
+  it('starts the local service in a child process unless told otherwise', () => {
+    expect(parseCli(['steady'])?.service).toMatchObject({ kind: 'child' });
+    expect(parseCli(['steady', '--service', 'in-process'])?.service).toMatchObject({ kind: 'in-process' });
+  });
+
+  it('targets a deployed stack by its outputs', () => {
+    const options = parseCli(['steady', '--region', 'eu-west-1', '--input-topic-arn', 'arn:aws:sns:eu-west-1:1:in', '--emitter-role-arn', 'arn:aws:iam::1:role/e', '--profile', 'p']);
+    expect(options?.service).toEqual({ kind: 'aws', region: 'eu-west-1', inputTopicArn: 'arn:aws:sns:eu-west-1:1:in', emitterRoleArn: 'arn:aws:iam::1:role/e', profile: 'p' });
+  });
+
+  it('refuses what would make a run unbounded, incomplete or misdirected', () => {
+    expect(() => parseCli(['steady', '--events', '5000000'])).toThrow(UsageError);
+    expect(() => parseCli(['steady', '--max-minutes', '500'])).toThrow(UsageError);
+    expect(() => parseCli(['steady', '--region', 'eu-west-1'])).toThrow(/--input-topic-arn/);
+    expect(() => parseCli(['far', '--region', 'r', '--input-topic-arn', 'a', '--emitter-role-arn', 'b'])).toThrow(UsageError);
+    expect(() => parseCli(['nonsense'])).toThrow(UsageError);
+    expect(() => parseCli([])).toThrow(UsageError);
+  });
+
+  it('returns nothing when help is asked for', () => {
+    expect(parseCli(['--help'])).toBeUndefined();
+  });
+});

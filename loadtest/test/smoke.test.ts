@@ -1,0 +1,41 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseCli } from '../src/options.js';
+import type { RunResult } from '../src/report/results.js';
+import { runScenario } from '../src/run.js';
+
+const outDir = await mkdtemp(join(tmpdir(), 'loadtest-smoke-'));
+
+afterAll(async () => {
+  await rm(outDir, { recursive: true, force: true });
+});
+
+describe('the steady scenario, through the local service in its own process', () => {
+  it('delivers every event exactly once and none early, and writes the results, plots and report', async () => {
+    const options = parseCli(['steady', '--events', '50', '--seconds', '3', '--ahead', '3', '--settle-seconds', '1', '--no-progress', '--out', outDir]);
+    if (!options) throw new Error('no options');
+
+    const { result } = await runScenario(options, 'smoke test');
+
+    expect(result.delivery?.counts).toMatchObject({
+      expected: 50,
+      delivered: 50,
+      missing: 0,
+      duplicated: 0,
+      early: 0,
+      unexpected: 0,
+      wrongScheduledAt: 0,
+      publishFailed: 0,
+    });
+    // Counted on the service's own clients: one publish to the target per event.
+    expect(result.cost?.lines.find((line) => line.item.startsWith('SNS publish'))?.quantity).toBe(50);
+    const written = JSON.parse(await readFile(join(outDir, 'results.json'), 'utf8')) as RunResult;
+    expect(written.delivery?.latenessMs?.count).toBe(50);
+    for (const png of ['lateness-linear.png', 'lateness-log.png']) {
+      expect((await readFile(join(outDir, png))).subarray(1, 4).toString('latin1')).toBe('PNG');
+    }
+    expect(await readFile(join(outDir, 'report.html'), 'utf8')).toContain('<svg');
+  });
+});

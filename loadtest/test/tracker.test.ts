@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { DeliveryTracker, type Receipt } from '../src/tracker.js';
+
+const DUE = 1_800_000_000_000;
+
+function receipt(eventId: string | undefined, receivedAt: number, messageId: string, scheduledAt: number | undefined = DUE): Receipt {
+  return { eventId, scheduledAt, receivedAt, messageId };
+}
+
+describe('DeliveryTracker', () => {
+  it('measures lateness from the scheduled-at attribute of the first delivery of each event', () => {
+    const tracker = new DeliveryTracker(100);
+    for (const id of ['a', 'b', 'c', 'd']) tracker.expect(id, DUE);
+    tracker.record(receipt('a', DUE + 2, 'm1'));
+    tracker.record(receipt('b', DUE + 4, 'm2'));
+    tracker.record(receipt('c', DUE + 8, 'm3'));
+    tracker.record(receipt('d', DUE + 250, 'm4'));
+
+    const lateness = tracker.lateness();
+    expect(lateness).toMatchObject({ count: 4, min: 2, p50: 4, max: 250 });
+    expect(tracker.counts()).toMatchObject({ expected: 4, delivered: 4, missing: 0, late: 1, early: 0 });
+    expect(tracker.distribution()).toEqual([
+      [2, 1],
+      [4, 1],
+      [8, 1],
+      [250, 1],
+    ]);
+  });
+
+  it('counts a second emission of an event as a duplicate, and the queue handing out the same message again as a redelivery', () => {
+    const tracker = new DeliveryTracker(100);
+    tracker.expect('a', DUE);
+    tracker.record(receipt('a', DUE + 3, 'm1'));
+    tracker.record(receipt('a', DUE + 3, 'm1'));
+    tracker.record(receipt('a', DUE + 900, 'm2'));
+
+    expect(tracker.counts()).toMatchObject({ delivered: 1, duplicated: 1, consumerRedeliveries: 1 });
+    expect(tracker.lateness()).toMatchObject({ count: 1, max: 3 });
+  });
+
+  it('counts early, missing, unknown and mis-scheduled events', () => {
+    const tracker = new DeliveryTracker(100);
+    tracker.expect('early', DUE);
+    tracker.expect('shifted', DUE);
+    tracker.expect('never', DUE);
+    tracker.record(receipt('early', DUE - 5, 'm1'));
+    tracker.record(receipt('shifted', DUE + 1_010, 'm2', DUE + 1_000));
+    tracker.record(receipt('stranger', DUE, 'm3'));
+    tracker.record(receipt(undefined, DUE, 'm4'));
+
+    expect(tracker.counts()).toMatchObject({ delivered: 2, missing: 1, early: 1, unexpected: 2, wrongScheduledAt: 1 });
+    expect(tracker.lateness()?.min).toBe(-5);
+    expect(tracker.missingIds(10)).toEqual(['never']);
+  });
+
+  it('stops expecting an event whose publish failed', () => {
+    const tracker = new DeliveryTracker(100);
+    tracker.expect('a', DUE);
+    tracker.expect('b', DUE);
+    tracker.publishFailed('b');
+    tracker.record(receipt('a', DUE + 1, 'm1'));
+
+    expect(tracker.counts()).toMatchObject({ expected: 1, publishFailed: 1, missing: 0 });
+  });
+
+  it('has no lateness before anything arrives', () => {
+    expect(new DeliveryTracker(100).lateness()).toBeUndefined();
+  });
+});
