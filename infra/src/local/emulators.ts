@@ -1,7 +1,8 @@
 /**
  * Starts the two real emulators the local runtime and the integration tests run on: DynamoDB
- * Local (Java) and fauxqs (SNS/SQS, in its own Node process). Both bind 127.0.0.1 on a port the
- * system picks, so any number of them can run side by side.
+ * Local (Java) and fauxqs (SNS/SQS, in its own Node process). Both bind 127.0.0.1: on fixed ports
+ * for a service whose endpoints outlive a restart, or by default on ports the system picks, so
+ * any number of them can run side by side.
  *
  * Each child holds the read end of a pipe from this process on its stdin and exits when it
  * closes. The kernel closes it when this process ends in any way, SIGKILL included, so the
@@ -9,6 +10,7 @@
  */
 import { spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { createServer } from 'node:net';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -21,8 +23,34 @@ export interface Emulators {
   stop(): Promise<void>;
 }
 
+/** Ports to bind on 127.0.0.1; 0 (the default) lets the system pick a free one. */
+export interface EmulatorPorts {
+  /** fauxqs: the SNS and SQS endpoint. */
+  readonly messaging?: number;
+  readonly dynamodb?: number;
+}
+
+export type EmulatorName = keyof EmulatorPorts;
+
+const HOST = '127.0.0.1';
+const EMULATOR_NAMES: Readonly<Record<EmulatorName, string>> = { messaging: 'fauxqs (SNS/SQS)', dynamodb: 'DynamoDB Local' };
+
 export class EmulatorStartError extends Error {
-  override readonly name = 'EmulatorStartError';
+  override readonly name: string = 'EmulatorStartError';
+}
+
+export interface TakenPort {
+  readonly emulator: EmulatorName;
+  readonly port: number;
+}
+
+/** A port asked for is held by another process (often a scheduler already running). */
+export class PortInUseError extends EmulatorStartError {
+  override readonly name = 'PortInUseError';
+
+  constructor(readonly taken: readonly TakenPort[]) {
+    super(taken.map(({ emulator, port }) => `port ${port} for ${EMULATOR_NAMES[emulator]} is already in use on ${HOST}`).join('; '));
+  }
 }
 
 const LOCAL_SOURCES = dirname(fileURLToPath(import.meta.url));
@@ -38,15 +66,49 @@ const STOP_GRACE_MS = 5_000;
 /** How much of a child's output is kept to explain a failure. */
 const OUTPUT_TAIL_CHARS = 16_000;
 
-/** With a dataDir, tables, queues, topics and messages survive a restart (even a SIGKILL). */
-export async function startEmulators(options: { dataDir?: string }): Promise<Emulators> {
+export interface EmulatorOptions {
+  /** With a data directory, tables, queues, topics and messages survive a restart (even a SIGKILL). */
+  readonly dataDir?: string;
+  /** Fixed ports keep the endpoints the same across restarts. */
+  readonly ports?: EmulatorPorts;
+}
+
+/** Fails with a PortInUseError, naming every taken port, when a port asked for is held. */
+export async function startEmulators(options: EmulatorOptions): Promise<Emulators> {
+  const taken = await takenPorts(options.ports ?? {});
+  if (taken.length > 0) throw new PortInUseError(taken);
   const dynamodbArgs = options.dataDir ? ['-dbPath', dataSubdir(options.dataDir, 'dynamodb')] : ['-inMemory'];
-  const fauxqsArgs = options.dataDir ? [dataSubdir(options.dataDir, 'fauxqs')] : [];
-  const started = await Promise.allSettled([startDynamoDbLocal(dynamodbArgs), startFauxqs(fauxqsArgs)]);
+  const fauxqsArgs = options.dataDir ? ['--data-dir', dataSubdir(options.dataDir, 'fauxqs')] : [];
+  const started = await Promise.allSettled([
+    startDynamoDbLocal(options.ports?.dynamodb ?? 0, dynamodbArgs),
+    startFauxqs(options.ports?.messaging ?? 0, fauxqsArgs),
+  ]);
   const [dynamodb, fauxqs] = started;
   if (dynamodb.status === 'fulfilled' && fauxqs.status === 'fulfilled') return running(dynamodb.value, fauxqs.value);
   await Promise.all(started.map((result) => (result.status === 'fulfilled' ? result.value.stop() : undefined)));
-  throw started.find((result): result is PromiseRejectedResult => result.status === 'rejected')?.reason;
+  const failures = started.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+  const portsInUse = failures.filter((failure): failure is PortInUseError => failure instanceof PortInUseError);
+  throw portsInUse.length === failures.length ? new PortInUseError(portsInUse.flatMap((failure) => failure.taken)) : failures[0];
+}
+
+/**
+ * Checked before anything starts, so a taken port fails at once rather than after a JVM start.
+ * The servers still report a port taken in between.
+ */
+async function takenPorts(ports: EmulatorPorts): Promise<TakenPort[]> {
+  const checks = (['messaging', 'dynamodb'] as const).map(async (emulator): Promise<TakenPort[]> => {
+    const port = ports[emulator] ?? 0;
+    return port !== 0 && (await isTaken(port)) ? [{ emulator, port }] : [];
+  });
+  return (await Promise.all(checks)).flat();
+}
+
+function isTaken(port: number): Promise<boolean> {
+  const probe = createServer();
+  return new Promise((resolve, reject) => {
+    probe.once('error', (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' ? resolve(true) : reject(error)));
+    probe.listen({ host: HOST, port }, () => probe.close(() => resolve(false)));
+  });
 }
 
 function running(dynamodb: ChildServer, fauxqs: ChildServer): Emulators {
@@ -71,20 +133,22 @@ function dataSubdir(dataDir: string, name: string): string {
   return path;
 }
 
-async function startDynamoDbLocal(storageArgs: readonly string[]): Promise<ChildServer> {
+async function startDynamoDbLocal(port: number, storageArgs: readonly string[]): Promise<ChildServer> {
   if (!existsSync(DYNAMODB_LOCAL_JAR)) {
     throw new EmulatorStartError(`DynamoDB Local is not installed (no ${DYNAMODB_LOCAL_JAR}); run scripts/bootstrap.sh`);
   }
   const classDir = compiledLoopbackLauncher();
   const classPath = [classDir, DYNAMODB_LOCAL_JAR].join(':');
   return startChildServer(
-    'DynamoDB Local',
+    'dynamodb',
     'java',
     [
       `-Djava.library.path=${join(DYNAMODB_LOCAL_DIR, 'DynamoDBLocal_lib')}`,
       '-cp',
       classPath,
       LOOPBACK_LAUNCHER_CLASS,
+      '-port',
+      String(port),
       ...storageArgs,
       '-sharedDb',
       '-disableTelemetry',
@@ -130,10 +194,11 @@ function compiledLoopbackLauncher(): string {
   return classDir;
 }
 
-function startFauxqs(storageArgs: readonly string[]): Promise<ChildServer> {
+function startFauxqs(port: number, storageArgs: readonly string[]): Promise<ChildServer> {
   // The child runs on the same Node binary (Node 24 under pnpm and vitest) with tsx for TypeScript;
   // its cwd lets `--import tsx` resolve from the workspace.
-  return startChildServer('fauxqs', process.execPath, ['--import', 'tsx', FAUXQS_SERVER, ...storageArgs], LOCAL_SOURCES);
+  const args = ['--import', 'tsx', FAUXQS_SERVER, '--port', String(port), ...storageArgs];
+  return startChildServer('messaging', process.execPath, args, LOCAL_SOURCES);
 }
 
 interface ChildServer {
@@ -148,10 +213,11 @@ type ServerProcess = ChildProcessByStdio<Writable, Readable, Readable>;
 
 /**
  * Spawns a server that prints {"listening":{"host","port"}} on stdout when it accepts requests,
- * and resolves then. Rejects with the server's output if it exits, fails to spawn or stays
- * silent for STARTUP_TIMEOUT_MS.
+ * and resolves then. Rejects with a PortInUseError if it prints {"portInUse":{"host","port"}},
+ * and with the server's output if it exits, fails to spawn or stays silent for STARTUP_TIMEOUT_MS.
  */
-function startChildServer(name: string, command: string, args: readonly string[], cwd: string): Promise<ChildServer> {
+function startChildServer(emulator: EmulatorName, command: string, args: readonly string[], cwd: string): Promise<ChildServer> {
+  const name = EMULATOR_NAMES[emulator];
   return new Promise((resolve, reject) => {
     // Detached into its own process group, so a Ctrl-C in the terminal reaches only the parent,
     // which then stops its emulators in order instead of losing them mid-shutdown.
@@ -163,19 +229,23 @@ function startChildServer(name: string, command: string, args: readonly string[]
     const describe = (what: string): string => `${name} ${what}${output ? `\n--- ${name} output ---\n${output}` : ''}`;
 
     let state: 'starting' | 'running' | 'stopping' | 'failed' = 'starting';
-    const failStart = (reason: string, cause?: unknown): void => {
+    const fail = (error: EmulatorStartError): void => {
       if (state !== 'starting') return;
       state = 'failed';
       clearTimeout(startupTimer);
       child.kill('SIGKILL');
+      reject(error);
+    };
+    const failStart = (reason: string, cause?: unknown): void => {
       const notInstalled = (cause as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
       const hint = notInstalled ? ` (is ${command} installed? run scripts/bootstrap.sh)` : '';
-      reject(new EmulatorStartError(describe(`did not start: ${reason}${hint}`), { cause }));
+      fail(new EmulatorStartError(describe(`did not start: ${reason}${hint}`), { cause }));
     };
     const startupTimer = setTimeout(() => failStart(`no answer within ${STARTUP_TIMEOUT_MS / 1000} s`), STARTUP_TIMEOUT_MS);
 
     child.on('error', (error) => failStart(error.message, error));
-    child.on('exit', (code, signal) => {
+    // 'close' rather than 'exit': it comes after the last of the output, a port report included.
+    child.on('close', (code, signal) => {
       const how = signal ? `signal ${signal}` : `code ${code}`;
       if (state === 'starting') failStart(`exited with ${how}`);
       else if (state === 'running') process.stderr.write(`${describe(`exited unexpectedly with ${how}`)}\n`);
@@ -184,11 +254,16 @@ function startChildServer(name: string, command: string, args: readonly string[]
     child.stdin.on('error', () => undefined);
     child.stderr.setEncoding('utf8').on('data', remember);
     createInterface({ input: child.stdout }).on('line', (line) => {
-      const port = listeningPort(line);
-      if (port === undefined || state !== 'starting') {
+      const report = state === 'starting' ? startupReport(line) : undefined;
+      if (report === undefined) {
         remember(`${line}\n`);
         return;
       }
+      if (report.portInUse !== undefined) {
+        fail(new PortInUseError([{ emulator, port: report.portInUse }]));
+        return;
+      }
+      const port = report.listening;
       state = 'running';
       clearTimeout(startupTimer);
       resolve({
@@ -211,12 +286,23 @@ function startChildServer(name: string, command: string, args: readonly string[]
   });
 }
 
-function listeningPort(line: string): number | undefined {
-  if (!line.startsWith('{"listening"')) return undefined;
+type StartupReport = { readonly listening: number; readonly portInUse?: never } | { readonly portInUse: number; readonly listening?: never };
+
+/** The server's one line about its socket: bound (and on which port), or the port was taken. */
+function startupReport(line: string): StartupReport | undefined {
+  if (!line.startsWith('{"listening"') && !line.startsWith('{"portInUse"')) return undefined;
   try {
-    const port: unknown = (JSON.parse(line) as { listening?: { port?: unknown } }).listening?.port;
-    return typeof port === 'number' && Number.isInteger(port) && port > 0 ? port : undefined;
+    const report = JSON.parse(line) as { listening?: { port?: unknown }; portInUse?: { port?: unknown } };
+    const listening = report.listening?.port;
+    const portInUse = report.portInUse?.port;
+    if (isPort(listening) && listening > 0) return { listening };
+    if (isPort(portInUse)) return { portInUse };
+    return undefined;
   } catch {
     return undefined;
   }
+}
+
+function isPort(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 65_535;
 }

@@ -1,14 +1,17 @@
 /**
- * Child-process entry that runs fauxqs (the SNS/SQS emulator) on 127.0.0.1 and a port the system
- * picks. It runs apart from the scheduler so the emulator's work never shares an event loop with
- * the emitter's timers. Started by `emulators.ts`:
+ * Child-process entry that runs fauxqs (the SNS/SQS emulator) on 127.0.0.1. It runs apart from
+ * the scheduler so the emulator's work never shares an event loop with the emitter's timers.
+ * Started by `emulators.ts`:
  *
- *   node --import tsx fauxqs-server.ts [dataDir]
+ *   node --import tsx fauxqs-server.ts --port N [--data-dir DIR]
  *
- * Prints {"listening":{"host":"127.0.0.1","port":N}} on stdout once it accepts requests. Exits
- * when stdin closes (the parent holds the other end, so this dies with it) or on SIGTERM.
- * With a dataDir, queues, topics and messages (delayed ones included) persist in SQLite there.
+ * Port 0 lets the system pick one. Prints {"listening":{"host":"127.0.0.1","port":N}} on stdout
+ * once it accepts requests, or {"portInUse":{"host":"127.0.0.1","port":N}} and exits 1 when the
+ * port is taken. Exits when stdin closes (the parent holds the other end, so this dies with it)
+ * or on SIGTERM. With a data directory, queues, topics and messages (delayed ones included)
+ * persist in SQLite there.
  */
+import { parseArgs } from 'node:util';
 import { buildApp, type BuildAppOptions } from 'fauxqs';
 
 const HOST = '127.0.0.1';
@@ -45,9 +48,22 @@ async function persistentApp(dataDir: string): Promise<ReturnType<typeof buildAp
   return app;
 }
 
-const dataDir = process.argv[2];
+function report(message: object): void {
+  process.stdout.write(`${JSON.stringify(message)}\n`);
+}
+
+const { values } = parseArgs({ options: { port: { type: 'string', default: '0' }, 'data-dir': { type: 'string' } } });
+const port = Number(values.port);
+const dataDir = values['data-dir'];
 const app = dataDir ? await persistentApp(dataDir) : buildApp({ logger: false });
-const address = new URL(await app.listen({ host: HOST, port: 0 }));
+let address: URL;
+try {
+  address = new URL(await app.listen({ host: HOST, port }));
+} catch (error) {
+  if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+  report({ portInUse: { host: HOST, port } });
+  process.exit(1);
+}
 
 let closing = false;
 function shutdown(): void {
@@ -59,4 +75,4 @@ process.stdin.on('end', shutdown).on('close', shutdown).resume();
 process.on('SIGTERM', shutdown);
 process.on('SIGINT', shutdown);
 
-process.stdout.write(`${JSON.stringify({ listening: { host: HOST, port: Number(address.port) } })}\n`);
+report({ listening: { host: HOST, port: Number(address.port) } });
