@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createLogger, loadConfig, type Logger, type SchedulerConfig } from '@adhoc-scheduler/shared';
 import { handlers, type FunctionName } from '@adhoc-scheduler/functions/handlers';
 import { createAwsClients, createDependencies, type AwsClients, type ClientCredentials } from '@adhoc-scheduler/functions/wiring';
-import { startEmulators, type Emulators } from './emulators.js';
+import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.js';
 import { createLocalResources, type LocalResources } from './resources.js';
 import { startSqsPoller, type SqsPoller } from './sqs-poller.js';
 
@@ -17,6 +17,8 @@ export interface LocalSchedulerOptions {
   readonly dataDir?: string;
   /** Emulators to share (e.g. one set per test file); started and stopped here when absent. */
   readonly emulators?: Emulators;
+  /** Ports for the emulators started here (not for shared ones); the system picks them when absent. */
+  readonly ports?: EmulatorPorts;
   /** Resource name prefix; unique by default so schedulers sharing emulators never collide. */
   readonly namePrefix?: string;
   /** SCHEDULER_* settings (see shared/src/config.ts), e.g. a shorter near-path window for demos. */
@@ -79,7 +81,7 @@ function outputsOf(emulators: Emulators, resources: LocalResources, config: Sche
  */
 export async function startLocalScheduler(options: LocalSchedulerOptions = {}): Promise<LocalScheduler> {
   const ownEmulators = options.emulators === undefined;
-  const emulators = options.emulators ?? (await startEmulators(options.dataDir === undefined ? {} : { dataDir: options.dataDir }));
+  const emulators = options.emulators ?? (await startEmulators({ dataDir: options.dataDir, ports: options.ports }));
   const logger = options.logger ?? createLogger('local', process.env.LOG_LEVEL ?? 'info');
   try {
     const prefix = options.namePrefix ?? `scheduler-${randomBytes(4).toString('hex')}`;
