@@ -1,16 +1,20 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { PortInUseError, type EmulatorName } from './emulators.js';
 import { startLocalScheduler } from './runtime.js';
 
 const USAGE = `Runs the scheduler on this machine against DynamoDB Local and fauxqs (127.0.0.1 only).
 
-Usage: scripts/start [--data-dir DIR | --in-memory] [--outputs FILE]
+Usage: scripts/start [--data-dir DIR | --in-memory] [--port N] [--dynamodb-port N] [--outputs FILE]
 
-  --data-dir DIR   where both emulators keep their state (default .local/data); a restart,
-                   even after kill -9, finds every scheduled event
-  --in-memory      keep nothing on disk
-  --outputs FILE   where to write what a client needs (default .local/outputs.json)
+  --data-dir DIR       where both emulators keep their state (default .local/data); a restart,
+                       even after kill -9, finds every scheduled event
+  --in-memory          keep nothing on disk
+  --port N             port of the SNS/SQS endpoint (default 4566); the endpoint stays the same
+                       across restarts, so a configured client keeps working; 0 lets the system pick
+  --dynamodb-port N    port of the DynamoDB endpoint (default 8000)
+  --outputs FILE       where to write what a client needs (default .local/outputs.json)
 
 Settings come from SCHEDULER_* environment variables (see the README's configuration table),
 e.g. SCHEDULER_NEAR_PATH_WINDOW_SECONDS=20 SCHEDULER_LOADER_INTERVAL_SECONDS=5 for demos.`;
@@ -19,6 +23,8 @@ const { values } = parseArgs({
   options: {
     'data-dir': { type: 'string', default: '.local/data' },
     'in-memory': { type: 'boolean', default: false },
+    port: { type: 'string', default: '4566' },
+    'dynamodb-port': { type: 'string', default: '8000' },
     outputs: { type: 'string', default: '.local/outputs.json' },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -28,13 +34,36 @@ if (values.help) {
   process.exit(0);
 }
 
+const PORT_FLAGS: Readonly<Record<EmulatorName, string>> = { messaging: '--port', dynamodb: '--dynamodb-port' };
+
+function exitWith(message: string): never {
+  console.error(message);
+  process.exit(1);
+}
+
+function portFlag(emulator: EmulatorName, text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65_535) exitWith(`${PORT_FLAGS[emulator]} takes a port from 0 to 65535, not ${text}`);
+  return port;
+}
+
+const ports = { messaging: portFlag('messaging', values.port), dynamodb: portFlag('dynamodb', values['dynamodb-port']) };
+if (ports.messaging !== 0 && ports.messaging === ports.dynamodb) {
+  exitWith(`--port and --dynamodb-port need different ports (both are ${ports.messaging})`);
+}
 const dataDir = values['in-memory'] ? undefined : resolve(values['data-dir']);
 if (dataDir) await mkdir(dataDir, { recursive: true });
 const scheduler = await startLocalScheduler({
   ...(dataDir ? { dataDir } : {}),
-  // Fixed names, so a restart on the same data directory finds the same topic and queues.
+  // Fixed ports and names, so a restart keeps the endpoints, topic and queue URLs a client knows.
+  ports,
   namePrefix: 'adhoc-scheduler',
   env: process.env,
+}).catch((error: unknown) => {
+  if (!(error instanceof PortInUseError)) throw error;
+  const flags = error.taken.map(({ emulator }) => `${PORT_FLAGS[emulator]} N`).join(' ');
+  const other = error.taken.length > 1 ? 'other ports' : 'another port';
+  return exitWith(`${error.message}.\nIs the scheduler already running? Stop it, or choose ${other} with ${flags}.`);
 });
 
 const outputsFile = resolve(values.outputs);
@@ -44,7 +73,8 @@ const { config } = scheduler;
 console.error(
   [
     'Scheduler running locally.',
-    `  endpoint (SNS, SQS)  ${scheduler.outputs.endpoint}`,
+    `  endpoint (SNS, SQS)  ${scheduler.outputs.endpoint}  (--port)`,
+    `  endpoint (DynamoDB)  ${scheduler.outputs.dynamodbEndpoint}  (--dynamodb-port)`,
     `  region               ${scheduler.outputs.region}`,
     `  input topic          ${scheduler.outputs.inputTopicArn}`,
     `  emitter role         ${scheduler.outputs.emitterRoleArn}`,
