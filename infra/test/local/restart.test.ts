@@ -12,10 +12,13 @@ import { FAST_TIMINGS, request, uniqueName, waitFor } from './kit.js';
 const REPO_ROOT = resolve(import.meta.dirname, '../../..');
 const children: ChildProcess[] = [];
 
-/** Starts the service as a user does (`scripts/start` runs the same entry point), in its own process. */
+/**
+ * Starts the service as a user does (`scripts/start` runs the same entry point), in its own
+ * process, on system-picked ports so a developer's running service is not in the way.
+ */
 async function startService(dataDir: string): Promise<LocalOutputs> {
   const outputsFile = join(dataDir, `outputs-${children.length}.json`);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/src/local/main.ts', '--data-dir', dataDir, '--outputs', outputsFile], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/src/local/main.ts', '--data-dir', dataDir, '--outputs', outputsFile, '--port', '0', '--dynamodb-port', '0'], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...FAST_TIMINGS, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -8,7 +8,7 @@ export interface LoaderDeps {
     SchedulerConfig,
     'loaderLookaheadSeconds' | 'loaderTickBudgetSeconds' | 'loaderInitialCatchUpSeconds' | 'loadingChunkSize' | 'bucketSeconds' | 'shardCount'
   >;
-  readonly store: EventStore;
+  readonly store: Pick<EventStore, 'queryDue' | 'readLoaderCursor' | 'advanceLoaderCursor'>;
   readonly loadingQueue: LoadingQueue;
   readonly clock: Clock;
   readonly logger: Logger;
