@@ -18,13 +18,19 @@ function summary(result: RunResult, outDir: string): string {
   if (lateness) {
     lines.push(`  lateness ms: p50 ${lateness.p50}  p90 ${lateness.p90}  p99 ${lateness.p99}  p99.9 ${lateness['p99.9']}  max ${lateness.max}  (min ${lateness.min}, mean ${lateness.mean})`);
   }
+  const cpu = result.delivery?.cpu;
+  if (cpu) {
+    const processes = Object.entries(cpu.byProcess).map(([name, cores]) => `${name} ${cores}`).join(', ');
+    lines.push(`  cores busy (of ${cpu.cores}): ${processes}; everything else ${cpu.othersCores} (load average at start ${result.machine.loadAverageAtStart})`);
+  }
   const stages = result.delivery?.stagesMs;
   if (stages) {
     lines.push('  stages ms (p50 / p99 / max):');
     for (const [name, stage] of Object.entries(stages)) lines.push(`    ${name.padEnd(22)} ${stage.p50} / ${stage.p99} / ${stage.max}`);
   }
   for (const [key, value] of Object.entries(result.details)) {
-    if (typeof value !== 'object') lines.push(`  ${key}: ${String(value)}`);
+    if (key.endsWith('Ms') || key.startsWith('counts')) continue;
+    lines.push(`  ${key}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`);
   }
   if (result.cost) {
     const cost = result.cost;

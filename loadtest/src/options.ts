@@ -49,7 +49,8 @@ Load and measurement:
   --publish-concurrency N PublishBatch requests in flight [8]
   --consumers N           concurrent long polls on the consumer queue [8]
   --late-ms MS            what counts as late in the progress bar and counts [100]
-  --drain-seconds S       how long after the last due time missing events are awaited [30]
+  --drain-seconds S       how long after the last due time missing events are awaited
+                          [steady 30, hotspot 120, far 600, backlog 60]
   --settle-seconds S      how long the consumer keeps listening for duplicates [3]
   --max-minutes M         the run stops after this, whatever it is doing [30, at most 120]
   --out DIR               where the results go [loadtest/results/<scenario>-<run id>]
@@ -84,6 +85,9 @@ const SCENARIO_DEFAULTS: Readonly<Record<ScenarioName, ScenarioParams>> = {
   ingest: { events: 50_000, seconds: 60, aheadSeconds: 0, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'far' },
   backlog: { events: 600, seconds: 60, aheadSeconds: 10, windowSeconds: 60, loaderIntervalSeconds: 10, backlog: 1_000_000, path: 'far' },
 };
+
+/** How long missing events are awaited after the last due time: long where the emulators fall behind. */
+const DRAIN_DEFAULTS: Readonly<Record<ScenarioName, number>> = { steady: 30, hotspot: 120, far: 600, ingest: 0, backlog: 60 };
 
 function integer(values: Record<string, unknown>, name: string, fallback: number, min: number, max: number): number {
   const raw = values[name];
@@ -184,7 +188,7 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
     measure: {
       consumers: integer(values, 'consumers', 8, 1, 64),
       lateMs: integer(values, 'late-ms', 100, 0, 3_600_000),
-      drainSeconds: integer(values, 'drain-seconds', 30, 0, 3600),
+      drainSeconds: integer(values, 'drain-seconds', DRAIN_DEFAULTS[scenario], 0, 3600),
       settleSeconds: integer(values, 'settle-seconds', 3, 0, 600),
       publishConcurrency: integer(values, 'publish-concurrency', 8, 1, 64),
       payloadBytes: integer(values, 'payload-bytes', 200, 20, 200_000),

@@ -23,9 +23,18 @@ export interface UniformPlan {
   readonly spreadMs: number;
   /** Each event is published this long before it is due; undefined publishes all at `publishFrom`. */
   readonly publishAheadMs: number | undefined;
+  /**
+   * Up to this much more ahead, spread evenly over the events: real clients publish at any
+   * fraction of a second, and where in its second an event is published decides how early the
+   * whole-second delay queue hands it over.
+   */
+  readonly publishJitterMs?: number;
   /** Nothing is published before this, epoch ms. */
   readonly publishFrom: number;
 }
+
+/** Fractions in [0, 1) spread evenly whatever the count (the golden-ratio sequence). */
+const GOLDEN_FRACTION = (Math.sqrt(5) - 1) / 2;
 
 /** Events due evenly over a span, published ahead of their due time or all at once, by publish time. */
 export function planUniform(plan: UniformPlan): PlannedEvent[] {
@@ -33,10 +42,11 @@ export function planUniform(plan: UniformPlan): PlannedEvent[] {
   for (let seq = 0; seq < plan.count; seq += 1) {
     const dueAt = plan.firstDueAt + Math.floor((seq * plan.spreadMs) / plan.count);
     const clientId = `${plan.runId}-${seq}`;
-    const publishAt = plan.publishAheadMs === undefined ? plan.publishFrom : Math.max(plan.publishFrom, dueAt - plan.publishAheadMs);
+    const jitter = Math.floor(((seq * GOLDEN_FRACTION) % 1) * (plan.publishJitterMs ?? 0));
+    const publishAt = plan.publishAheadMs === undefined ? plan.publishFrom : Math.max(plan.publishFrom, dueAt - plan.publishAheadMs - jitter);
     events.push({ seq, clientId, eventId: eventIdFor(plan.user, clientId, ''), dueAt, publishAt });
   }
-  return events;
+  return events.sort((a, b) => a.publishAt - b.publishAt);
 }
 
 /** Concatenates plans into one publishing order. */

@@ -71,6 +71,7 @@ export async function runScenario(options: CliOptions, command: string): Promise
   await mkdir(outDir, { recursive: true });
   const progress = new Progress(options.progress);
   const startedAt = new Date();
+  const machine = machineInfo();
   const deadline = startedAt.getTime() + options.maxMinutes * 60_000;
 
   progress.note(`${options.scenario}: run ${runId}, results in ${outDir}`);
@@ -106,7 +107,7 @@ export async function runScenario(options: CliOptions, command: string): Promise
     command,
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
-    machine: machineInfo(),
+    machine,
     service: {
       mode: service.mode,
       settings: {

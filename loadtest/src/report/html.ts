@@ -44,6 +44,21 @@ export function renderHtml(result: RunResult, svgs: { readonly linear?: string |
     }
     if (svgs.linear) sections.push(`<figure>${svgs.linear}</figure>`);
     if (svgs.log) sections.push(`<figure>${svgs.log}</figure>`);
+    const stages = result.delivery.stagesMs;
+    if (stages) {
+      sections.push('<h2>Where the lateness arose (ms, traced inside the local service)</h2>');
+      sections.push(
+        table(
+          ['stage', 'events', 'below 0', 'min', 'p50', 'p99', 'max'],
+          Object.entries(stages).map(([name, s]) => [name, s.count, s.negative, s.min, s.p50, s.p99, s.max]),
+        ),
+      );
+    }
+    const cpu = result.delivery.cpu;
+    if (cpu) {
+      sections.push(`<h2>Cores busy during the measurement (of ${cpu.cores}, over ${cpu.seconds} s)</h2>`);
+      sections.push(keyValues({ ...cpu.byProcess, 'everything else on the machine': cpu.othersCores, 'load average at start': result.machine.loadAverageAtStart }));
+    }
     sections.push('<h2>Counts</h2>');
     sections.push(keyValues(counts));
     sections.push('<h2>Publishing and consuming</h2>');

@@ -1,5 +1,6 @@
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import type { CostEstimate } from '../cost/estimate.js';
+import type { CpuUse } from '../cpu.js';
 import type { DeliveryOutcome } from '../scenarios/delivery.js';
 import type { ServiceMode } from '../service/connection.js';
 import type { StageBreakdown } from '../stages.js';
@@ -22,6 +23,8 @@ export interface DeliverySummary {
   readonly stagesMs: StageBreakdown | undefined;
   readonly publish: { readonly published: number; readonly failed: number; readonly requests: number; readonly seconds: number; readonly perSecond: number };
   readonly consumer: { readonly receives: number; readonly emptyReceives: number; readonly receiveErrors: number; readonly deleteErrors: number };
+  /** Cores busy during the measurement, by process of the run and for everything else on the machine. */
+  readonly cpu: CpuUse | undefined;
   readonly missingSample: readonly string[];
 }
 
@@ -45,6 +48,8 @@ export interface MachineInfo {
   readonly memoryGiB: number;
   readonly node: string;
   readonly platform: string;
+  /** 1-minute load average when the run started: anything above ~0.5 means other work shared the cores. */
+  readonly loadAverageAtStart: number;
 }
 
 export interface RunResult extends Omit<ScenarioResult, 'distribution'> {
@@ -66,6 +71,7 @@ export function machineInfo(): MachineInfo {
     memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
     node: process.version,
     platform: `${process.platform} ${process.arch}`,
+    loadAverageAtStart: Math.round((loadavg()[0] ?? 0) * 100) / 100,
   };
 }
 
@@ -83,6 +89,7 @@ export function summarizeDelivery(outcome: DeliveryOutcome): DeliverySummary {
       perSecond: Math.round(outcome.publish.published / seconds),
     },
     consumer: outcome.consumer,
+    cpu: outcome.cpu,
     missingSample: outcome.missingSample,
   };
 }

@@ -17,8 +17,8 @@ function steadyMix(ctx: RunContext, params: ScenarioParams, phase: string, windo
   const nearAheadMs = params.aheadSeconds * 1000;
   const farAheadMs = windowMs + FAR_MARGIN_MS;
   const half = Math.floor(params.events / 2);
-  const near = planUniform({ runId: `${ctx.runId}-${phase}-near`, user: ctx.user, count: params.events - half, firstDueAt: now + nearAheadMs, spreadMs, publishAheadMs: nearAheadMs, publishFrom: now });
-  const far = planUniform({ runId: `${ctx.runId}-${phase}-far`, user: ctx.user, count: half, firstDueAt: now + farAheadMs, spreadMs, publishAheadMs: farAheadMs, publishFrom: now });
+  const near = planUniform({ runId: `${ctx.runId}-${phase}-near`, user: ctx.user, count: params.events - half, firstDueAt: now + nearAheadMs, spreadMs, publishAheadMs: nearAheadMs, publishJitterMs: 1000, publishFrom: now });
+  const far = planUniform({ runId: `${ctx.runId}-${phase}-far`, user: ctx.user, count: half, firstDueAt: now + farAheadMs, spreadMs, publishAheadMs: farAheadMs, publishJitterMs: 1000, publishFrom: now });
   return mergePlans(near, far);
 }
 

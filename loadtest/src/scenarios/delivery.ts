@@ -1,6 +1,7 @@
 import type { UsageSnapshot } from '@adhoc-scheduler/infra/src/local/usage.js';
 import { createConsumerEndpoint, deleteConsumerEndpoint, startConsumer, type ConsumerStats } from '../consumer.js';
 import { usageBetween } from '../cost/estimate.js';
+import { cpuBetween, sampleCpu, type CpuUse } from '../cpu.js';
 import { scheduleRequest, type PlannedEvent } from '../plan.js';
 import { publishEvents, type PublishStats } from '../publisher.js';
 import type { ServiceReport } from '../service/probe.js';
@@ -21,6 +22,8 @@ export interface DeliveryOutcome {
   readonly report: ServiceReport | undefined;
   /** Where the lateness arose, from the local service's traces; undefined when not observable. */
   readonly stages: StageBreakdown | undefined;
+  /** Cores each process of the run kept busy, and what else ran on the machine meanwhile. */
+  readonly cpu: CpuUse | undefined;
   /** A few ids of missing events, to look up in the service's log. */
   readonly missingSample: readonly string[];
   /** Epoch ms: measurement start (before the first publish) and end. */
@@ -59,6 +62,7 @@ export async function measureDelivery(ctx: RunContext, events: readonly PlannedE
   }, 200);
 
   const before = await service.report(false);
+  const cpuBefore = sampleCpu();
   const startedAt = Date.now();
   let publish: PublishStats;
   let consumerStats: ConsumerStats;
@@ -88,6 +92,7 @@ export async function measureDelivery(ctx: RunContext, events: readonly PlannedE
   publishedBar.update(published);
   receivedBar.update(tracker.delivered);
   const finishedAt = Date.now();
+  const cpu = cpuBetween(cpuBefore, sampleCpu());
   const after = await service.report(true);
   await deleteConsumerEndpoint(clients.sns, clients.sqs, endpoint).catch((error: unknown) => progress.note(`could not remove the consumer's topic and queue: ${String(error)}`));
   return {
@@ -99,6 +104,7 @@ export async function measureDelivery(ctx: RunContext, events: readonly PlannedE
     usage: before && after ? usageBetween(after.usage, before.usage) : undefined,
     report: after,
     stages: after?.emissions ? stageBreakdown(tracker.firstDeliveries(), after.emissions) : undefined,
+    cpu,
     missingSample: tracker.missingIds(10),
     startedAt,
     finishedAt,

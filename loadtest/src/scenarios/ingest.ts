@@ -1,3 +1,4 @@
+import { cpuBetween, sampleCpu } from '../cpu.js';
 import { planUniform } from '../plan.js';
 import { publishEvents, type PublishStats } from '../publisher.js';
 import { round, type ScenarioResult } from '../report/results.js';
@@ -34,6 +35,7 @@ export async function runIngest(ctx: RunContext, params: ScenarioParams): Promis
   const target = service.inputTopicArn.replace(/:[^:]+$/, `:${ctx.runId}-unused`);
 
   const before = await service.report(false);
+  const cpuBefore = sampleCpu();
   const ingestedBefore = before?.usage.lambda.ingest.records ?? 0;
   const publishedBar = progress.bar('published', params.events);
   const ingestedBar = progress.bar('ingested', params.events);
@@ -68,6 +70,7 @@ export async function runIngest(ctx: RunContext, params: ScenarioParams): Promis
   } finally {
     clearInterval(refresh);
   }
+  const cpu = cpuBetween(cpuBefore, sampleCpu());
   const after = await service.report(true);
   publishedBar.update(published);
   ingestedBar.update(ingested);
@@ -79,6 +82,7 @@ export async function runIngest(ctx: RunContext, params: ScenarioParams): Promis
     publishFailed: stats.failed,
     publishSeconds: round(publishSeconds, 2),
     publishedPerSecond: Math.round(stats.published / publishSeconds),
+    coresBusy: cpu ? { ...cpu.byProcess, 'everything else': cpu.othersCores } : 'n/a',
   };
   const targets = [];
   if (after && before) {

@@ -35,7 +35,7 @@ process.on('message', (message: ToService) => {
       }).then(
         (started) => {
           scheduler = started;
-          probe.watchLoadingQueue(started.outputs.loadingQueueUrl);
+          probe.watchQueues(started.outputs);
           send({ type: 'ready', outputs: started.outputs, config: started.config });
         },
         (error: unknown) => send({ type: 'failed', error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),

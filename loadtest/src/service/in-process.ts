@@ -22,7 +22,7 @@ export async function startInProcessService(options: LocalServiceOptions): Promi
     instrumentClients: probe.instrumentClients,
     onInvocation: probe.onInvocation,
   });
-  probe.watchLoadingQueue(scheduler.outputs.loadingQueueUrl);
+  probe.watchQueues(scheduler.outputs);
   const { outputs, config } = scheduler;
   assertLoopback(outputs.endpoint, 'the SNS/SQS endpoint');
   assertLoopback(outputs.dynamodbEndpoint, 'the DynamoDB endpoint');

@@ -46,6 +46,7 @@ export interface ServiceReport {
 export class ServiceProbe {
   private counter: UsageCounter | undefined;
   private loadingQueueUrl: string | undefined;
+  private delayQueueUrl: string | undefined;
   private readonly invocations: InvocationRecord[] = [];
   private readonly loaderTicks: LoaderTick[] = [];
   private readonly emissions = new Map<string, { receivedAt: number; publishStartedAt?: number; publishEndedAt?: number }>();
@@ -68,7 +69,8 @@ export class ServiceProbe {
     sqs.add(
       (next, context) => async (args) => {
         const result = await next(args);
-        if (context.commandName !== 'ReceiveMessageCommand') return result;
+        const queueUrl = (args.input as { QueueUrl?: string }).QueueUrl;
+        if (context.commandName !== 'ReceiveMessageCommand' || queueUrl === undefined || queueUrl !== this.delayQueueUrl) return result;
         const receivedAt = Date.now();
         for (const message of (result.output as { Messages?: { Body?: string }[] }).Messages ?? []) {
           let id: string;
@@ -77,7 +79,7 @@ export class ServiceProbe {
             if (decoded.kind !== 'event') continue;
             id = decoded.event.id;
           } catch {
-            continue; // Not the delay queue.
+            continue; // Not an event; the emitter reports it.
           }
           if (!this.emissions.has(id)) this.emissions.set(id, { receivedAt });
         }
@@ -122,10 +124,11 @@ export class ServiceProbe {
     this.chunksAtLastTick = chunks;
   };
 
-  /** The loading queue's URL is known once the scheduler has started. */
-  watchLoadingQueue(url: string): void {
-    this.loadingQueueUrl = url;
-    this.chunksAtLastTick = this.requireCounter().snapshot().sqs.sentByQueue[url] ?? 0;
+  /** The queues' URLs are known once the scheduler has started (nothing is queued before). */
+  watchQueues(queues: { readonly loadingQueueUrl: string; readonly delayQueueUrl: string }): void {
+    this.loadingQueueUrl = queues.loadingQueueUrl;
+    this.delayQueueUrl = queues.delayQueueUrl;
+    this.chunksAtLastTick = this.requireCounter().snapshot().sqs.sentByQueue[queues.loadingQueueUrl] ?? 0;
   }
 
   report(withTimeline: boolean): ServiceReport {
