@@ -1,5 +1,6 @@
 import { parseCli, UsageError, USAGE } from './options.js';
 import type { RunResult } from './report/results.js';
+import type { StageSummary } from './stages.js';
 import { runScenario } from './run.js';
 
 const money = (value: number): string => (Number.isFinite(value) ? `$${value.toFixed(3)}` : 'n/a');
@@ -26,7 +27,12 @@ function summary(result: RunResult, outDir: string): string {
   const stages = result.delivery?.stagesMs;
   if (stages) {
     lines.push('  stages ms (p50 / p99 / max):');
-    for (const [name, stage] of Object.entries(stages)) lines.push(`    ${name.padEnd(22)} ${stage.p50} / ${stage.p99} / ${stage.max}`);
+    const { latest, ...summaries } = stages;
+    for (const [name, stage] of Object.entries(summaries) as [string, StageSummary][]) lines.push(`    ${name.padEnd(22)} ${stage.p50} / ${stage.p99} / ${stage.max}`);
+    lines.push('  latest events (lateness: received before due, publish start lateness, publish call, to consumer):');
+    for (const e of latest.slice(0, 3)) {
+      lines.push(`    ${e.dueAt} ${e.latenessMs} ms: ${e.receivedBeforeDueMs}, ${e.publishStartLatenessMs}, ${e.publishCallMs}, ${e.publishToConsumerMs}`);
+    }
   }
   for (const [key, value] of Object.entries(result.details)) {
     if (key.endsWith('Ms') || key.startsWith('counts')) continue;

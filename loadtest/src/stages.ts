@@ -21,7 +21,20 @@ export interface StageBreakdown {
   readonly publishCall: StageSummary;
   /** Consumer receive minus publish return: SNS to SQS to the consumer's long poll. */
   readonly publishToConsumer: StageSummary;
+  /** The latest events with their stages, to see whether they bunch up in time and where they lost it. */
+  readonly latest: readonly LateEvent[];
 }
+
+export interface LateEvent {
+  readonly dueAt: string;
+  readonly latenessMs: number;
+  readonly receivedBeforeDueMs: number | undefined;
+  readonly publishStartLatenessMs: number | undefined;
+  readonly publishCallMs: number | undefined;
+  readonly publishToConsumerMs: number | undefined;
+}
+
+const LATEST_SHOWN = 10;
 
 const HIGHEST_MS = 24 * 3600 * 1000;
 
@@ -57,7 +70,24 @@ export function stageBreakdown(
     publishCall.push(trace.publishEndedAt - trace.publishStartedAt);
     publishToConsumer.push(delivery.receivedAt - trace.publishEndedAt);
   }
+  const latest = [...deliveries.entries()]
+    .sort(([, a], [, b]) => b.receivedAt - b.dueAt - (a.receivedAt - a.dueAt))
+    .slice(0, LATEST_SHOWN)
+    .map(([id, delivery]): LateEvent => {
+      const trace = traces[id];
+      const started = trace?.publishStartedAt;
+      const ended = trace?.publishEndedAt;
+      return {
+        dueAt: new Date(delivery.dueAt).toISOString(),
+        latenessMs: delivery.receivedAt - delivery.dueAt,
+        receivedBeforeDueMs: trace ? delivery.dueAt - trace.receivedAt : undefined,
+        publishStartLatenessMs: started === undefined ? undefined : started - delivery.dueAt,
+        publishCallMs: started === undefined || ended === undefined ? undefined : ended - started,
+        publishToConsumerMs: ended === undefined ? undefined : delivery.receivedAt - ended,
+      };
+    });
   return {
+    latest,
     receivedBeforeDue: summarize(receivedBeforeDue),
     publishStartLateness: summarize(publishStartLateness),
     publishCall: summarize(publishCall),

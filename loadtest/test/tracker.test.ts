@@ -63,6 +63,18 @@ describe('DeliveryTracker', () => {
     expect(tracker.counts()).toMatchObject({ expected: 1, publishFailed: 1, missing: 0 });
   });
 
+  it('checks warm-up events like the others but leaves them out of the lateness figures', () => {
+    const tracker = new DeliveryTracker(100);
+    tracker.expect('warm', DUE, { warmup: true });
+    tracker.expect('measured', DUE);
+    tracker.record(receipt('warm', DUE + 500, 'm1'));
+    tracker.record(receipt('measured', DUE + 3, 'm2'));
+
+    expect(tracker.counts()).toMatchObject({ expected: 2, delivered: 2, warmup: 1, late: 0 });
+    expect(tracker.lateness()).toMatchObject({ count: 1, max: 3 });
+    expect([...tracker.firstDeliveries().keys()]).toEqual(['measured']);
+  });
+
   it('has no lateness before anything arrives', () => {
     expect(new DeliveryTracker(100).lateness()).toBeUndefined();
   });

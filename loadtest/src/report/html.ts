@@ -1,3 +1,4 @@
+import type { StageSummary } from '../stages.js';
 import type { RunResult } from './results.js';
 
 function escape(text: string): string {
@@ -46,11 +47,19 @@ export function renderHtml(result: RunResult, svgs: { readonly linear?: string |
     if (svgs.log) sections.push(`<figure>${svgs.log}</figure>`);
     const stages = result.delivery.stagesMs;
     if (stages) {
+      const { latest, ...summaries } = stages;
       sections.push('<h2>Where the lateness arose (ms, traced inside the local service)</h2>');
       sections.push(
         table(
           ['stage', 'events', 'below 0', 'min', 'p50', 'p99', 'max'],
-          Object.entries(stages).map(([name, s]) => [name, s.count, s.negative, s.min, s.p50, s.p99, s.max]),
+          (Object.entries(summaries) as [string, StageSummary][]).map(([name, s]) => [name, s.count, s.negative, s.min, s.p50, s.p99, s.max]),
+        ),
+      );
+      sections.push('<h3>The latest events</h3>');
+      sections.push(
+        table(
+          ['due', 'lateness', 'received before due', 'publish start lateness', 'publish call', 'publish to consumer'],
+          latest.map((e) => [e.dueAt, e.latenessMs, e.receivedBeforeDueMs ?? '', e.publishStartLatenessMs ?? '', e.publishCallMs ?? '', e.publishToConsumerMs ?? '']),
         ),
       );
     }

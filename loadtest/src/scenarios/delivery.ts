@@ -2,7 +2,7 @@ import type { UsageSnapshot } from '@adhoc-scheduler/infra/src/local/usage.js';
 import { createConsumerEndpoint, deleteConsumerEndpoint, startConsumer, type ConsumerStats } from '../consumer.js';
 import { usageBetween } from '../cost/estimate.js';
 import { cpuBetween, sampleCpu, type CpuUse } from '../cpu.js';
-import { scheduleRequest, type PlannedEvent } from '../plan.js';
+import { mergePlans, scheduleRequest, type PlannedEvent } from '../plan.js';
 import { publishEvents, type PublishStats } from '../publisher.js';
 import type { ServiceReport } from '../service/probe.js';
 import { stageBreakdown, type StageBreakdown } from '../stages.js';
@@ -32,6 +32,8 @@ export interface DeliveryOutcome {
 }
 
 export interface DeliveryHooks {
+  /** Events published first, in the same way, to warm the pipeline up; checked, but not in the lateness figures. */
+  readonly warmup?: readonly PlannedEvent[];
   /** Runs once everything is published (e.g. to wait for ingest), while the consumer listens. */
   readonly afterPublish?: (tracker: DeliveryTracker) => Promise<void>;
   /** A prefix for the progress bars when a scenario measures more than once. */
@@ -48,11 +50,13 @@ export async function measureDelivery(ctx: RunContext, events: readonly PlannedE
   const endpoint = await createConsumerEndpoint(clients.sns, clients.sqs, `${ctx.runId}-out`, service.emitterRoleArn);
   const tracker = new DeliveryTracker(measure.lateMs);
   for (const event of events) tracker.expect(event.eventId, event.dueAt);
+  for (const event of hooks.warmup ?? []) tracker.expect(event.eventId, event.dueAt, { warmup: true });
+  const everything = hooks.warmup ? mergePlans(hooks.warmup, events) : events;
   const consumer = startConsumer(clients.sqs, endpoint.queueUrl, measure.consumers, (receipt) => tracker.record(receipt));
 
   const prefix = hooks.label ? `${hooks.label} ` : '';
-  const publishedBar = progress.bar(`${prefix}published`, events.length);
-  const receivedBar = progress.bar(`${prefix}received`, events.length);
+  const publishedBar = progress.bar(`${prefix}published`, everything.length);
+  const receivedBar = progress.bar(`${prefix}received`, everything.length);
   let published = 0;
   const refresh = setInterval(() => {
     publishedBar.update(published);
@@ -68,7 +72,7 @@ export async function measureDelivery(ctx: RunContext, events: readonly PlannedE
   let consumerStats: ConsumerStats;
   try {
     const abort = AbortSignal.timeout(Math.max(0, ctx.deadline - Date.now()));
-    publish = await publishEvents(events, {
+    publish = await publishEvents(everything, {
       sns: clients.sns,
       inputTopicArn: service.inputTopicArn,
       render: (event) => scheduleRequest(event, ctx.user, endpoint.topicArn, measure.payloadBytes),
@@ -80,7 +84,7 @@ export async function measureDelivery(ctx: RunContext, events: readonly PlannedE
       signal: abort,
     });
     await hooks.afterPublish?.(tracker);
-    const lastDue = events.reduce((max, event) => Math.max(max, event.dueAt), 0);
+    const lastDue = everything.reduce((max, event) => Math.max(max, event.dueAt), 0);
     const drainUntil = Math.min(ctx.deadline, Math.max(lastDue, Date.now()) + measure.drainSeconds * 1000);
     await waitFor(() => tracker.delivered >= tracker.expected, drainUntil, 50);
     // Listen a while longer: a duplicate would arrive after the first delivery.

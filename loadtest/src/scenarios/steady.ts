@@ -5,24 +5,22 @@ import { measureDelivery } from './delivery.js';
 import { deliveryResult } from './outcome.js';
 import type { ScenarioParams } from './params.js';
 
+const WARMUP_SECONDS = 5;
+
 /** N events due evenly over S seconds, each published a few seconds (plus a fraction) before it is due: the near path. */
 export async function runSteady(ctx: RunContext, params: ScenarioParams): Promise<ScenarioResult> {
   const now = Date.now();
   const aheadMs = params.aheadSeconds * 1000;
-  const events = planUniform({
-    runId: ctx.runId,
-    user: ctx.user,
-    count: params.events,
-    firstDueAt: now + aheadMs,
-    spreadMs: params.seconds * 1000,
-    publishAheadMs: aheadMs,
-    publishJitterMs: 1000,
-    publishFrom: now,
-  });
-  const outcome = await measureDelivery(ctx, events);
+  const spreadMs = params.seconds * 1000;
+  // The same rate for a few seconds first, so that every process has compiled its hot paths and opened its connections.
+  const warmupMs = WARMUP_SECONDS * 1000;
+  const common = { user: ctx.user, publishAheadMs: aheadMs, publishJitterMs: 1000, publishFrom: now };
+  const warmup = planUniform({ ...common, runId: `${ctx.runId}-warmup`, count: Math.ceil((params.events * warmupMs) / spreadMs), firstDueAt: now + aheadMs, spreadMs: warmupMs });
+  const events = planUniform({ ...common, runId: ctx.runId, count: params.events, firstDueAt: now + aheadMs + warmupMs, spreadMs });
+  const outcome = await measureDelivery(ctx, events, { warmup });
   return deliveryResult(
     `steady: ${params.events.toLocaleString('en-US')} events due evenly over ${params.seconds} s`,
-    { events: params.events, seconds: params.seconds, publishedAheadSeconds: `${params.aheadSeconds} to ${params.aheadSeconds + 1}`, payloadBytes: ctx.measure.payloadBytes },
+    { events: params.events, seconds: params.seconds, warmupSeconds: WARMUP_SECONDS, publishedAheadSeconds: `${params.aheadSeconds} to ${params.aheadSeconds + 1}`, payloadBytes: ctx.measure.payloadBytes },
     outcome,
     [
       ...correctnessTargets(outcome.counts),
