@@ -12,18 +12,19 @@ export interface HistogramInput {
   readonly lateness: LatenessSummary;
 }
 
-/** Marks drawn over the bars, so the percentiles read off the plot. */
-function markers(lateness: LatenessSummary): { label: string; ms: number; top: number }[] {
+/** Lines drawn over the bars, named in the legend, so the percentiles read off the plot. */
+function markers(lateness: LatenessSummary): { label: string; ms: number }[] {
   return [
     { label: `p50 ${lateness.p50} ms`, ms: lateness.p50 },
     { label: `p99 ${lateness.p99} ms`, ms: lateness.p99 },
     { label: `max ${lateness.max} ms`, ms: lateness.max },
-  ].map((marker, index) => ({ ...marker, top: 12 + 14 * index }));
+  ];
 }
 
 /** Vega-Lite spec of the lateness histogram; `log` puts the event counts on a log scale so the tail shows. */
 export function histogramSpec(input: HistogramInput, scale: AxisScale): TopLevelSpec {
   const values = input.distribution.map(([latenessMs, events]) => ({ latenessMs, events }));
+  const marks = markers(input.lateness);
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: { text: input.title, subtitle: scale === 'log' ? 'event counts on a log scale' : 'event counts on a linear scale' },
@@ -36,7 +37,8 @@ export function histogramSpec(input: HistogramInput, scale: AxisScale): TopLevel
         data: { values },
         mark: { type: 'bar', color: '#4c78a8' },
         encoding: {
-          x: { field: 'latenessMs', type: 'quantitative', bin: { maxbins: 80 }, title: 'lateness at the consumer (ms)' },
+          // Lateness is whole milliseconds: no bin narrower than one.
+          x: { field: 'latenessMs', type: 'quantitative', bin: { maxbins: 80, minstep: 1 }, title: 'lateness at the consumer (ms)', axis: { format: 'd' } },
           y: {
             aggregate: 'sum',
             field: 'events',
@@ -47,21 +49,19 @@ export function histogramSpec(input: HistogramInput, scale: AxisScale): TopLevel
         },
       },
       {
-        data: { values: markers(input.lateness) },
-        layer: [
-          { mark: { type: 'rule', color: '#e45756', strokeDash: [4, 3] }, encoding: { x: { field: 'ms', type: 'quantitative' } } },
-          // Labels right of their line, the last one left of it so that it stays inside the plot.
-          ...(['left', 'right'] as const).map((align) => ({
-            transform: [{ filter: align === 'left' ? 'datum.top < 40' : 'datum.top >= 40' }],
-            mark: { type: 'text' as const, align, dx: align === 'left' ? 3 : -3, color: '#e45756', fontSize: 11 },
-            encoding: {
-              x: { field: 'ms', type: 'quantitative' as const },
-              // Pixels from the top, one line per marker, so close markers do not overprint.
-              y: { field: 'top', type: 'quantitative' as const, scale: null },
-              text: { field: 'label' },
-            },
-          })),
-        ],
+        data: { values: marks },
+        mark: { type: 'rule', strokeDash: [5, 3], strokeWidth: 2 },
+        encoding: {
+          x: { field: 'ms', type: 'quantitative' },
+          color: {
+            field: 'label',
+            type: 'nominal',
+            title: null,
+            sort: marks.map((m) => m.label),
+            scale: { domain: marks.map((m) => m.label), range: ['#54a24b', '#f58518', '#e45756'] },
+            legend: { orient: 'top-right', fillColor: 'white', padding: 6, labelFontSize: 12 },
+          },
+        },
       },
     ],
   };
