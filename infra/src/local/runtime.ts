@@ -10,6 +10,8 @@ import { startSqsPoller, type SqsPoller } from './sqs-poller.js';
 export const LOCAL_CREDENTIALS: ClientCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 export const LOCAL_REGION = 'us-east-1';
 /** The role clients grant sns:Publish to; fixed locally, a stack output on AWS. */
+/** Enough held batches for ten thousand events due in the same second. */
+const DEFAULT_EMITTER_CONCURRENCY = 256;
 export const LOCAL_EMITTER_ROLE_ARN = 'arn:aws:iam::000000000000:role/adhoc-scheduler-emitter';
 
 export interface LocalSchedulerOptions {
@@ -23,7 +25,10 @@ export interface LocalSchedulerOptions {
   readonly namePrefix?: string;
   /** SCHEDULER_* settings (see shared/src/config.ts), e.g. a shorter near-path window for demos. */
   readonly env?: Readonly<Record<string, string | undefined>>;
-  /** Delay-queue batches held at once: the emitter's concurrency. */
+  /**
+   * Delay-queue batches held at once: the emitter's concurrency. Each batch is held until its
+   * events are due (up to about a second), so a busy second needs many; Lambda scales the same way.
+   */
   readonly emitterConcurrency?: number;
   /** Visibility timeout of the scheduler's queues: how long a failed batch waits before its retry. */
   readonly visibilityTimeoutSeconds?: number;
@@ -122,7 +127,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     const pollers = [
       poll('ingest', resources.ingestQueue, 4),
       poll('loading', resources.loadingQueue, 4),
-      poll('emitter', resources.delayQueue, options.emitterConcurrency ?? 32),
+      poll('emitter', resources.delayQueue, options.emitterConcurrency ?? DEFAULT_EMITTER_CONCURRENCY),
     ];
 
     const loaderDeps = depsFor('loader');
