@@ -30,8 +30,21 @@ export interface ClientCredentials {
   readonly secretAccessKey: string;
 }
 
-export function createAwsClients(config: SchedulerConfig, credentials?: ClientCredentials): AwsClients {
-  const base = { region: config.region, ...(credentials ? { credentials } : {}) };
+/**
+ * On Lambda one invocation runs at a time, and the SDK's default of 50 sockets per client is
+ * plenty. The local runtime runs every invocation in one process, so it passes its own access
+ * (the emulators' keys, and sockets for all its concurrent invocations).
+ */
+export interface LocalAccess {
+  readonly credentials: ClientCredentials;
+  readonly maxSockets: number;
+}
+
+export function createAwsClients(config: SchedulerConfig, local?: LocalAccess): AwsClients {
+  const base = {
+    region: config.region,
+    ...(local ? { credentials: local.credentials, requestHandler: { httpAgent: { maxSockets: local.maxSockets } } } : {}),
+  };
   return {
     sns: new SNSClient({ ...base, endpoint: config.messagingEndpoint }),
     sqs: new SQSClient({ ...base, endpoint: config.messagingEndpoint }),

@@ -10,8 +10,8 @@ import { startSqsPoller, type SqsPoller } from './sqs-poller.js';
 export const LOCAL_CREDENTIALS: ClientCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 export const LOCAL_REGION = 'us-east-1';
 /** The role clients grant sns:Publish to; fixed locally, a stack output on AWS. */
-/** Enough held batches for ten thousand events due in the same second. */
-const DEFAULT_EMITTER_CONCURRENCY = 256;
+/** Held batches: ten events each, so several thousand events can wait out their last second at once. */
+const DEFAULT_EMITTER_CONCURRENCY = 512;
 export const LOCAL_EMITTER_ROLE_ARN = 'arn:aws:iam::000000000000:role/adhoc-scheduler-emitter';
 
 export interface LocalSchedulerOptions {
@@ -97,6 +97,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30, maxReceiveCount: 10 },
     );
 
+    const emitterConcurrency = options.emitterConcurrency ?? DEFAULT_EMITTER_CONCURRENCY;
     const config = loadConfig({
       ...options.env,
       AWS_REGION: LOCAL_REGION,
@@ -106,7 +107,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       SCHEDULER_DELAY_QUEUE_URL: resources.delayQueue.url,
       SCHEDULER_LOADING_QUEUE_URL: resources.loadingQueue.url,
     });
-    const clients = createAwsClients(config, LOCAL_CREDENTIALS);
+    const clients = createAwsClients(config, { credentials: LOCAL_CREDENTIALS, maxSockets: 4 * emitterConcurrency });
     options.instrumentClients?.(clients);
     const depsFor = (fn: FunctionName) => createDependencies(fn, config, clients, { logger: logger.child({ fn }) });
 
@@ -127,7 +128,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     const pollers = [
       poll('ingest', resources.ingestQueue, 4),
       poll('loading', resources.loadingQueue, 4),
-      poll('emitter', resources.delayQueue, options.emitterConcurrency ?? DEFAULT_EMITTER_CONCURRENCY),
+      poll('emitter', resources.delayQueue, emitterConcurrency),
     ];
 
     const loaderDeps = depsFor('loader');
