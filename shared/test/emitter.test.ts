@@ -145,11 +145,12 @@ describe('the emitter', () => {
     expect(JSON.parse(publisher.published[0]?.message ?? '{}')).toMatchObject({ reason: REASON.TARGET_ACCESS_DENIED });
   });
 
-  it('publishes a failure notice handed over by ingest to its failure topic', async () => {
+  it('publishes a failure notice handed over by ingest to its failure topic, once', async () => {
     const { deps, publisher } = setup();
     const notice = { reason: REASON.INVALID_DATE, message: 'bad date', event: { date: 'x' }, failedAt: '2030-01-01T00:00:00.000Z' };
-    const body = encodeDelayQueueMessage({ kind: 'notice', failureTopic: topicArn('failures'), notice });
-    await emitBatch(deps, [record(body)]);
+    const body = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', failureTopic: topicArn('failures'), notice });
+    await emitBatch(deps, [record(body, 'sqs-1')]);
+    await emitBatch(deps, [record(body, 'sqs-1', 2)]);
     expect(publisher.published).toEqual([{ topic: topicArn('failures'), message: JSON.stringify(notice), at: DUE - 700 }]);
   });
 

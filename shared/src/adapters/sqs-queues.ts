@@ -59,10 +59,13 @@ export class SqsDelayQueue implements DelayQueue {
     return failed.map(({ entryId: id, reason }) => ({ eventId: items[Number(id.slice(1))]?.event.id ?? id, reason }));
   }
 
-  async sendNotice(failureTopic: string, notice: FailureNotice): Promise<void> {
+  async sendNotice(noticeId: string, failureTopic: string, notice: FailureNotice): Promise<void> {
     try {
       await this.client.send(
-        new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: encodeDelayQueueMessage({ kind: 'notice', failureTopic, notice }) }),
+        new SendMessageCommand({
+          QueueUrl: this.queueUrl,
+          MessageBody: encodeDelayQueueMessage({ kind: 'notice', noticeId, failureTopic, notice }),
+        }),
       );
     } catch (error) {
       throw new TransientError(`SQS refused a failure notice: ${(error as Error)?.message ?? String(error)}`, { cause: error });

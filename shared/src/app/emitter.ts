@@ -21,31 +21,50 @@ export interface EmitterDeps {
 
 async function handleMessage(deps: EmitterDeps, record: SQSRecord): Promise<void> {
   const message = decodeDelayQueueMessage(record.body);
-  if (message.kind === 'notice') {
-    await publishNotice(deps)(message.failureTopic, message.notice);
+  if (message.kind === 'event') {
+    await emitOne(deps, record, message.event);
     return;
   }
-  await emitOne(deps, record, message.event);
+  const now = deps.clock.now();
+  const owner = await claimOrSkip(deps, message.noticeId, now);
+  if (owner === undefined) return;
+  try {
+    await publishNotice(deps)(message.failureTopic, message.notice);
+  } catch (error) {
+    await deps.store.releaseEmission(message.noticeId, owner);
+    throw error;
+  }
+  await deps.store.markEmitted(message.noticeId, deps.clock.now());
+}
+
+/**
+ * Claims the emission of `id` for this attempt. Undefined when it was already emitted (a
+ * duplicate, dropped); throws when another attempt holds it, so this one is retried later.
+ */
+async function claimOrSkip(deps: EmitterDeps, id: string, dueAt: number): Promise<string | undefined> {
+  const owner = randomUUID();
+  const now = deps.clock.now();
+  const claim = await deps.store.claimEmission(id, {
+    owner,
+    now,
+    leaseUntil: Math.max(now, dueAt) + deps.config.emitClaimLeaseSeconds * 1000,
+    expiresAt: expiresAtFor(dueAt, deps.config.retentionSeconds),
+  });
+  if (claim === 'busy') throw new TransientError(`${id} is being emitted by another delivery; checking again later`);
+  if (claim === 'emitted') {
+    deps.metrics.count('DuplicatesSuppressed');
+    deps.logger.info({ eventId: id }, 'already emitted; duplicate suppressed');
+    return undefined;
+  }
+  return owner;
 }
 
 async function emitOne(deps: EmitterDeps, record: SQSRecord, event: ScheduledEvent): Promise<void> {
   const { store, clock, logger, metrics } = deps;
 
   // The claim is made while the event waits out its last second, so it costs no lateness.
-  const owner = randomUUID();
-  const now = clock.now();
-  const claim = await store.claimEmission(event.id, {
-    owner,
-    now,
-    leaseUntil: Math.max(now, event.dueAt) + deps.config.emitClaimLeaseSeconds * 1000,
-    expiresAt: expiresAtFor(event.dueAt, deps.config.retentionSeconds),
-  });
-  if (claim === 'emitted') {
-    metrics.count('DuplicatesSuppressed');
-    logger.info({ eventId: event.id }, 'already emitted; duplicate suppressed');
-    return;
-  }
-  if (claim === 'busy') throw new TransientError(`event ${event.id} is being emitted by another delivery; checking again later`);
+  const owner = await claimOrSkip(deps, event.id, event.dueAt);
+  if (owner === undefined) return;
   await clock.sleep(remainingWaitMs(event.dueAt, clock.now()));
 
   try {

@@ -51,8 +51,9 @@ export async function ingestBatch(deps: IngestDeps, records: readonly SQSRecord[
     if (!result.accepted) {
       metrics.count('EventsRejected', 1, result.error.reason);
       const notice = failureNotice(result.error.reason, result.error.message, result.input, now, { details: result.error.details });
-      // The emitter publishes it: clients need to trust one role only.
-      await reportFailure(deps, (topic, body) => deps.delayQueue.sendNotice(topic, body), notice, result.failureTopic);
+      // The emitter publishes it (clients need to trust one role only), once per input message.
+      const noticeId = `n-${inputMessageId}`;
+      await reportFailure(deps, (topic, body) => deps.delayQueue.sendNotice(noticeId, topic, body), notice, result.failureTopic);
       return;
     }
     const { event } = result;

@@ -68,8 +68,8 @@ export interface DelayedSendFailure {
 export interface DelayQueue {
   /** Sends in batches of 10; returns the events that could not be sent, and why. */
   send(items: readonly DelayedSend[]): Promise<readonly DelayedSendFailure[]>;
-  /** Hands a failure notice to the emitter, which publishes it (TransientError when SQS refuses). */
-  sendNotice(failureTopic: string, notice: FailureNotice): Promise<void>;
+  /** Hands a failure notice to the emitter, which publishes it once (TransientError when SQS refuses). */
+  sendNotice(noticeId: string, failureTopic: string, notice: FailureNotice): Promise<void>;
 }
 
 export interface LoadingQueue {

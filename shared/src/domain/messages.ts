@@ -8,7 +8,13 @@ import type { FailureNotice } from './failure.js';
  */
 export type DelayQueueMessage =
   | { readonly kind: 'event'; readonly event: ScheduledEvent }
-  | { readonly kind: 'notice'; readonly failureTopic: string; readonly notice: FailureNotice };
+  | {
+      readonly kind: 'notice';
+      /** Identifies the notice like an event id, so a redelivered notice is published once. */
+      readonly noticeId: string;
+      readonly failureTopic: string;
+      readonly notice: FailureNotice;
+    };
 
 /**
  * JSON with every non-ASCII character escaped, so any payload SNS accepts is a valid SQS body
@@ -20,9 +26,20 @@ export function encodeDelayQueueMessage(message: DelayQueueMessage): string {
 }
 
 export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
-  const value = JSON.parse(body) as { kind?: unknown; event?: Partial<ScheduledEvent>; failureTopic?: unknown; notice?: FailureNotice };
-  if (value.kind === 'notice' && typeof value.failureTopic === 'string' && typeof value.notice?.reason === 'string') {
-    return { kind: 'notice', failureTopic: value.failureTopic, notice: value.notice };
+  const value = JSON.parse(body) as {
+    kind?: unknown;
+    event?: Partial<ScheduledEvent>;
+    noticeId?: unknown;
+    failureTopic?: unknown;
+    notice?: FailureNotice;
+  };
+  if (
+    value.kind === 'notice' &&
+    typeof value.noticeId === 'string' &&
+    typeof value.failureTopic === 'string' &&
+    typeof value.notice?.reason === 'string'
+  ) {
+    return { kind: 'notice', noticeId: value.noticeId, failureTopic: value.failureTopic, notice: value.notice };
   }
   const event = value.event;
   if (
