@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -54,6 +55,16 @@ async function startService(options: CliOptions, logFile: string): Promise<Sched
   }
 }
 
+/** The commit the run measured, and whether the tree held changes beyond it; undefined outside a git checkout. */
+function sourceVersion(): { readonly commit: string; readonly uncommittedChanges: boolean } | undefined {
+  try {
+    const git = (...args: string[]): string => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return { commit: git('rev-parse', 'HEAD'), uncommittedChanges: git('status', '--porcelain', '--untracked-files=no') !== '' };
+  } catch {
+    return undefined;
+  }
+}
+
 function newRunId(): string {
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
   return `lt-${stamp}-${randomBytes(2).toString('hex')}`;
@@ -72,6 +83,7 @@ export async function runScenario(options: CliOptions, command: string): Promise
   const progress = new Progress(options.progress);
   const startedAt = new Date();
   const machine = machineInfo();
+  const source = sourceVersion();
   const deadline = startedAt.getTime() + options.maxMinutes * 60_000;
 
   progress.note(`${options.scenario}: run ${runId}, results in ${outDir}`);
@@ -108,6 +120,7 @@ export async function runScenario(options: CliOptions, command: string): Promise
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
     machine,
+    source,
     service: {
       mode: service.mode,
       settings: {

@@ -32,8 +32,8 @@ describe('the steady scenario, through the local service in its own process', ()
       wrongScheduledAt: 0,
       publishFailed: 0,
     });
-    // Counted on the service's own clients: one publish to the target per event.
-    expect(result.cost?.lines.find((line) => line.item.startsWith('SNS publish'))?.quantity).toBe(counts?.expected);
+    // Counted on the service's own clients: one publish to the target per event, alone or in a batch.
+    expect((result.usage?.sns.publishes ?? 0) + (result.usage?.sns.publishBatchEntries ?? 0)).toBe(counts?.expected);
     const written = JSON.parse(await readFile(join(outDir, 'results.json'), 'utf8')) as RunResult;
     expect(written.delivery?.latenessMs?.count).toBe(50);
     for (const png of ['lateness-linear.png', 'lateness-log.png']) {

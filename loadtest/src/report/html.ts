@@ -27,7 +27,9 @@ export function renderHtml(result: RunResult, svgs: { readonly linear?: string |
   sections.push(
     `<p>Run <code>${escape(result.runId)}</code>, ${escape(result.startedAt)} to ${escape(result.finishedAt)}; ` +
       `${result.machine.cpus} cores (${escape(result.machine.cpuModel)}), ${result.machine.memoryGiB} GiB, Node ${escape(result.machine.node)}; ` +
-      `service: ${escape(result.service.mode)}.</p>`,
+      `service: ${escape(result.service.mode)}` +
+      (result.source ? `, commit <code>${escape(result.source.commit.slice(0, 12))}</code>${result.source.uncommittedChanges ? ' with uncommitted changes' : ''}` : '') +
+      '.</p>',
   );
   sections.push(`<p><code>${escape(result.command)}</code></p>`);
   sections.push('<h2>Targets</h2>');

@@ -1,4 +1,5 @@
 import { cpus, loadavg, totalmem } from 'node:os';
+import type { UsageSnapshot } from '@adhoc-scheduler/infra/src/local/usage.js';
 import type { CostEstimate } from '../cost/estimate.js';
 import type { CpuUse } from '../cpu.js';
 import type { DeliveryOutcome } from '../scenarios/delivery.js';
@@ -39,6 +40,8 @@ export interface ScenarioResult {
   /** Scenario-specific numbers (ingest rates, far-path moves, loader ticks). */
   readonly details: Readonly<Record<string, unknown>>;
   readonly cost: CostEstimate | undefined;
+  /** What the service's clients did during the measurement, as counted (the cost's quantities). */
+  readonly usage: UsageSnapshot | undefined;
   readonly targets: readonly TargetCheck[];
 }
 
@@ -59,6 +62,7 @@ export interface RunResult extends Omit<ScenarioResult, 'distribution'> {
   readonly startedAt: string;
   readonly finishedAt: string;
   readonly machine: MachineInfo;
+  readonly source: { readonly commit: string; readonly uncommittedChanges: boolean } | undefined;
   readonly service: { readonly mode: ServiceMode; readonly settings: Readonly<Record<string, string | number | boolean | undefined>> };
   readonly files: Readonly<Record<string, string>>;
 }

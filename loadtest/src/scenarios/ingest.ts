@@ -1,3 +1,4 @@
+import { usageBetween } from '../cost/estimate.js';
 import { cpuBetween, sampleCpu } from '../cpu.js';
 import { planUniform } from '../plan.js';
 import { publishEvents, type PublishStats } from '../publisher.js';
@@ -117,6 +118,7 @@ export async function runIngest(ctx: RunContext, params: ScenarioParams): Promis
     distribution: [],
     details,
     cost: undefined,
+    usage: before && after ? usageBetween(after.usage, before.usage) : undefined,
     targets,
   };
 }

@@ -22,6 +22,7 @@ export function deliveryResult(
     distribution: outcome.distribution,
     details: { path, ...details },
     cost,
+    usage: outcome.usage,
     targets: [...targets, ...costTarget(cost, path, COST_BOUND_PER_MILLION)],
   };
 }

@@ -39,6 +39,12 @@ export interface ServiceReport {
 }
 
 
+interface MutableTrace {
+  receivedAt: number;
+  publishStartedAt?: number;
+  publishEndedAt?: number;
+}
+
 /**
  * Watches a local scheduler from inside its process: the usage middleware on its clients and
  * every invocation it reports. Pass `instrumentClients` and `onInvocation` to startLocalScheduler.
@@ -49,7 +55,7 @@ export class ServiceProbe {
   private delayQueueUrl: string | undefined;
   private readonly invocations: InvocationRecord[] = [];
   private readonly loaderTicks: LoaderTick[] = [];
-  private readonly emissions = new Map<string, { receivedAt: number; publishStartedAt?: number; publishEndedAt?: number }>();
+  private readonly emissions = new Map<string, MutableTrace>();
   private readUnitsAtLastTick = 0;
   private queriesAtLastTick = 0;
   private chunksAtLastTick = 0;
@@ -89,13 +95,19 @@ export class ServiceProbe {
     );
     sns.add(
       (next, context) => async (args) => {
-        if (context.commandName !== 'PublishCommand') return next(args);
-        const attributes = (args.input as { MessageAttributes?: Record<string, { StringValue?: string }> }).MessageAttributes;
-        const trace = this.emissions.get(attributes?.[EMISSION_ATTRIBUTE.eventId]?.StringValue ?? '');
-        const first = trace !== undefined && trace.publishStartedAt === undefined;
-        if (first) trace.publishStartedAt = Date.now();
+        // The emitter publishes alone, or in PublishBatch requests when several are due at once.
+        type Attributes = Record<string, { StringValue?: string }> | undefined;
+        const input = args.input as { MessageAttributes?: Attributes; PublishBatchRequestEntries?: { MessageAttributes?: Attributes }[] };
+        const entries =
+          context.commandName === 'PublishCommand' ? [input] : context.commandName === 'PublishBatchCommand' ? (input.PublishBatchRequestEntries ?? []) : [];
+        const firsts = entries
+          .map((entry) => this.emissions.get(entry.MessageAttributes?.[EMISSION_ATTRIBUTE.eventId]?.StringValue ?? ''))
+          .filter((trace): trace is MutableTrace => trace !== undefined && trace.publishStartedAt === undefined);
+        const startedAt = Date.now();
+        for (const trace of firsts) trace.publishStartedAt = startedAt;
         const result = await next(args);
-        if (first) trace.publishEndedAt = Date.now();
+        const endedAt = Date.now();
+        for (const trace of firsts) trace.publishEndedAt = endedAt;
         return result;
       },
       options,
