@@ -153,14 +153,16 @@ export class DeliveryTracker {
   lateness(): LatenessSummary | undefined {
     const count = this.histogram.totalCount;
     if (count === 0) return undefined;
+    // The histogram keeps 3 significant digits: above 2 s a percentile may round past the exact max.
+    const at = (percentile: number): number => Math.min(this.maxLateness, this.histogram.getValueAtPercentile(percentile));
     return {
       count,
       min: this.minLateness,
       mean: Math.round((this.latenessSum / count) * 10) / 10,
-      p50: this.histogram.getValueAtPercentile(50),
-      p90: this.histogram.getValueAtPercentile(90),
-      p99: this.histogram.getValueAtPercentile(99),
-      'p99.9': this.histogram.getValueAtPercentile(99.9),
+      p50: at(50),
+      p90: at(90),
+      p99: at(99),
+      'p99.9': at(99.9),
       // Exact, where the histogram's own max is rounded to its precision.
       max: this.maxLateness,
     };

@@ -75,6 +75,15 @@ describe('DeliveryTracker', () => {
     expect([...tracker.firstDeliveries().keys()]).toEqual(['measured']);
   });
 
+  it('never reports a percentile above the exact maximum', () => {
+    const tracker = new DeliveryTracker(100);
+    tracker.expect('a', DUE);
+    tracker.record(receipt('a', DUE + 27_435, 'm1'));
+    const lateness = tracker.lateness();
+    expect(lateness?.max).toBe(27_435);
+    expect(lateness?.['p99.9']).toBeLessThanOrEqual(27_435);
+  });
+
   it('has no lateness before anything arrives', () => {
     expect(new DeliveryTracker(100).lateness()).toBeUndefined();
   });
