@@ -243,18 +243,22 @@ export function countUsage(clients: AwsClients): UsageCounter {
     return result;
   });
 
+  const countRequest = (operation: string): { requests: number; units: number } => {
+    const entry = (dynamodbByOperation[operation] ??= { requests: 0, units: 0 });
+    dynamodb.requests += 1;
+    entry.requests += 1;
+    return entry;
+  };
   addCounter(clients.dynamodb.middlewareStack, async (operation, next, args) => {
     const input = args.input as { ReturnConsumedCapacity?: string; ConsistentRead?: boolean };
     // Ask for the units consumed; DynamoDB (and DynamoDB Local) then returns them.
     if (input.ReturnConsumedCapacity === undefined || input.ReturnConsumedCapacity === 'NONE') input.ReturnConsumedCapacity = 'TOTAL';
     const isWrite = DYNAMODB_WRITES.has(operation);
-    const entry = (dynamodbByOperation[operation] ??= { requests: 0, units: 0 });
-    dynamodb.requests += 1;
-    entry.requests += 1;
     let result: Awaited<ReturnType<typeof next>>;
     try {
       result = await next(args);
     } catch (error) {
+      const entry = countRequest(operation);
       if (isWrite && isConditionFailure(error)) {
         dynamodb.estimatedWriteUnits += 1;
         dynamodb.writeUnits += 1;
@@ -262,6 +266,8 @@ export function countUsage(clients: AwsClients): UsageCounter {
       }
       throw error;
     }
+    // Counted on completion, with their units, so a snapshot taken mid-request stays consistent.
+    const entry = countRequest(operation);
     let units = capacityUnits((result.output as { ConsumedCapacity?: ConsumedCapacityLike | ConsumedCapacityLike[] }).ConsumedCapacity);
     if (units === undefined) {
       dynamodb.requestsWithoutCapacity += 1;
