@@ -38,7 +38,7 @@ export function histogramSpec(input: HistogramInput, scale: AxisScale): TopLevel
         mark: { type: 'bar', color: '#4c78a8' },
         encoding: {
           // Lateness is whole milliseconds: no bin narrower than one.
-          x: { field: 'latenessMs', type: 'quantitative', bin: { maxbins: 80, minstep: 1 }, title: 'lateness at the consumer (ms)', axis: { format: 'd' } },
+          x: { field: 'latenessMs', type: 'quantitative', bin: { maxbins: 80, minstep: 1 }, title: 'lateness at the consumer (ms)', axis: { format: ',d' } },
           y: {
             aggregate: 'sum',
             field: 'events',
@@ -59,7 +59,7 @@ export function histogramSpec(input: HistogramInput, scale: AxisScale): TopLevel
             title: null,
             sort: marks.map((m) => m.label),
             scale: { domain: marks.map((m) => m.label), range: ['#54a24b', '#f58518', '#e45756'] },
-            legend: { orient: 'top-right', fillColor: 'white', padding: 6, labelFontSize: 12 },
+            legend: { orient: 'top', direction: 'horizontal', labelFontSize: 12, symbolStrokeWidth: 3 },
           },
         },
       },
