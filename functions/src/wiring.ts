@@ -11,10 +11,12 @@ import {
   SqsDelayQueue,
   SqsLoadingQueue,
   systemClock,
+  TenantRegistry,
   type Clock,
   type Logger,
   type SchedulerConfig,
   type SchedulerMetrics,
+  type TenantDirectory,
 } from '@adhoc-scheduler/shared';
 
 /** The SDK clients every function uses; built once per process, at the entry point. */
@@ -59,10 +61,11 @@ export function createDependencies(
   functionName: string,
   config: SchedulerConfig,
   clients: AwsClients,
-  overrides: { readonly logger?: Logger; readonly metrics?: SchedulerMetrics; readonly clock?: Clock } = {},
+  overrides: { readonly logger?: Logger; readonly metrics?: SchedulerMetrics; readonly clock?: Clock; readonly tenants?: TenantDirectory } = {},
 ) {
   return {
     config,
+    tenants: overrides.tenants ?? new TenantRegistry(config.tenants, config.topicPrefix),
     store: new DynamoDbEventStore(clients.dynamodb, config.tableName),
     delayQueue: new SqsDelayQueue(clients.sqs, config.delayQueueUrl),
     loadingQueue: new SqsLoadingQueue(clients.sqs, config.loadingQueueUrl),

@@ -1,3 +1,5 @@
+import { parseTenantsDocument, TenantsDocumentError, type TenantsDocument } from './domain/tenants.js';
+
 /**
  * The one place settings are read. Every value has the AWS default; the local runtime and
  * tests override them through the same environment variables (or by passing an object).
@@ -14,6 +16,13 @@ export interface SchedulerConfig {
   readonly tableName: string;
   readonly delayQueueUrl: string;
   readonly loadingQueueUrl: string;
+  /**
+   * Names the input topics: `<prefix>-input` (the public tenant) and `<prefix>-tenant-<id>`.
+   * Ingest knows a message's tenant by the topic it arrived on.
+   */
+  readonly topicPrefix: string;
+  /** The operator's tenant registry (JSON in the environment; see shared/schema/tenants.schema.json). */
+  readonly tenants: TenantsDocument;
 
   /** Events due sooner than this go straight to the delay queue; later ones are stored. */
   readonly nearPathWindowSeconds: number;
@@ -74,6 +83,8 @@ export const ENV = {
   tableName: 'SCHEDULER_TABLE_NAME',
   delayQueueUrl: 'SCHEDULER_DELAY_QUEUE_URL',
   loadingQueueUrl: 'SCHEDULER_LOADING_QUEUE_URL',
+  topicPrefix: 'SCHEDULER_TOPIC_PREFIX',
+  tenants: 'SCHEDULER_TENANTS',
   nearPathWindowSeconds: 'SCHEDULER_NEAR_PATH_WINDOW_SECONDS',
   loaderIntervalSeconds: 'SCHEDULER_LOADER_INTERVAL_SECONDS',
   loaderLookaheadSeconds: 'SCHEDULER_LOADER_LOOKAHEAD_SECONDS',
@@ -92,6 +103,7 @@ export const ENV = {
 
 export const DEFAULTS = {
   region: 'us-east-1',
+  topicPrefix: 'adhoc-scheduler',
   nearPathWindowSeconds: 600,
   loaderIntervalSeconds: 60,
   loaderTickBudgetSeconds: 45,
@@ -130,6 +142,17 @@ function boolean(env: Env, key: string, fallback: boolean): boolean {
   throw new ConfigError(`${key} must be true or false, got "${raw}"`);
 }
 
+function tenants(env: Env, key: string): TenantsDocument {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return {};
+  try {
+    return parseTenantsDocument(JSON.parse(raw));
+  } catch (error) {
+    const why = error instanceof TenantsDocumentError ? error.message : 'not JSON';
+    throw new ConfigError(`${key}: ${why}`);
+  }
+}
+
 /** Reads and checks every setting; throws a ConfigError naming the variable at fault. */
 export function loadConfig(env: Env = process.env): SchedulerConfig {
   const nearPathWindowSeconds = integer(env, ENV.nearPathWindowSeconds, DEFAULTS.nearPathWindowSeconds, 2, SQS_MAX_DELAY_SECONDS);
@@ -160,6 +183,8 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
     tableName: required(env, ENV.tableName),
     delayQueueUrl: required(env, ENV.delayQueueUrl),
     loadingQueueUrl: required(env, ENV.loadingQueueUrl),
+    topicPrefix: env[ENV.topicPrefix] || DEFAULTS.topicPrefix,
+    tenants: tenants(env, ENV.tenants),
     nearPathWindowSeconds,
     loaderIntervalSeconds,
     loaderLookaheadSeconds,
@@ -182,7 +207,7 @@ export function configToEnv(config: SchedulerConfig): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, name] of Object.entries(ENV) as [keyof SchedulerConfig, string][]) {
     const value = config[key];
-    if (value !== undefined) env[name] = String(value);
+    if (value !== undefined) env[name] = typeof value === 'object' ? JSON.stringify(value) : String(value);
   }
   return env;
 }

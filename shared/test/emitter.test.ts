@@ -2,24 +2,41 @@ import { describe, expect, it } from 'vitest';
 import type { SQSRecord } from 'aws-lambda';
 import { pino } from 'pino';
 import { emitBatch, type EmitterDeps } from '../src/app/emitter.js';
-import type { EmissionClaim, EventStore, TopicPublisher } from '../src/app/ports.js';
+import type { EmissionClaim, EmissionEnd, EventStore, TopicPublisher } from '../src/app/ports.js';
 import { noMetrics } from '../src/app/ports.js';
 import type { ScheduledEvent } from '../src/domain/event.js';
+import { EVENT_STATE, type EventState } from '../src/domain/lifecycle.js';
 import { encodeDelayQueueMessage } from '../src/domain/messages.js';
 import { EventRejectedError, REASON, TransientError } from '../src/domain/reasons.js';
 import { topicArn } from './factories.js';
 
 const DUE = 1_900_000_000_000;
 
-/** The emitter's view of the store, in memory: claims with leases and emitted marks. */
-class MemoryEmissions implements Pick<EventStore, 'claimEmission' | 'releaseEmission' | 'markEmitted'> {
-  readonly records = new Map<string, { owner?: string | undefined; until?: number | undefined; emittedAt?: number }>();
+type Emissions = Pick<EventStore, 'claimEmission' | 'releaseEmission' | 'endEmission' | 'claimNotice' | 'markNoticeSent'>;
 
-  async claimEmission(id: string, claim: EmissionClaim): Promise<'claimed' | 'emitted' | 'busy'> {
-    const record = this.records.get(id) ?? {};
-    if (record.emittedAt !== undefined) return 'emitted';
-    if (record.until !== undefined && record.until >= claim.now && record.owner !== claim.owner) return 'busy';
-    this.records.set(id, { ...record, owner: claim.owner, until: claim.leaseUntil });
+interface MemoryRecord {
+  state?: EventState;
+  version?: number;
+  owner?: string | undefined;
+  until?: number | undefined;
+  end?: EmissionEnd;
+  sentAt?: number;
+}
+
+/** The emitter's view of the store, in memory: versions, claims with leases, ends and sent notices. */
+class MemoryEmissions implements Emissions {
+  readonly records = new Map<string, MemoryRecord>();
+
+  queue(id: string, version = 1): void {
+    this.records.set(id, { state: EVENT_STATE.queued, version });
+  }
+
+  async claimEmission(event: Pick<ScheduledEvent, 'id' | 'version'>, claim: EmissionClaim): Promise<'claimed' | 'ended' | 'stale' | 'busy'> {
+    const record = this.records.get(event.id) ?? {};
+    if (record.state === EVENT_STATE.emitted || record.state === EVENT_STATE.failed) return 'ended';
+    if (record.state !== EVENT_STATE.queued || record.version !== event.version) return 'stale';
+    if (this.heldByAnother(record, claim)) return 'busy';
+    this.records.set(event.id, { ...record, owner: claim.owner, until: claim.leaseUntil });
     return 'claimed';
   }
 
@@ -28,8 +45,25 @@ class MemoryEmissions implements Pick<EventStore, 'claimEmission' | 'releaseEmis
     if (record?.owner === owner) this.records.set(id, { ...record, owner: undefined, until: undefined });
   }
 
-  async markEmitted(id: string, emittedAt: number): Promise<void> {
-    this.records.set(id, { ...this.records.get(id), emittedAt });
+  async endEmission(event: ScheduledEvent, end: EmissionEnd): Promise<void> {
+    const record = this.records.get(event.id);
+    if (record?.state === EVENT_STATE.queued) this.records.set(event.id, { ...record, state: end.state, end });
+  }
+
+  async claimNotice(id: string, claim: EmissionClaim): Promise<'claimed' | 'ended' | 'busy'> {
+    const record = this.records.get(id) ?? {};
+    if (record.sentAt !== undefined) return 'ended';
+    if (this.heldByAnother(record, claim)) return 'busy';
+    this.records.set(id, { ...record, owner: claim.owner, until: claim.leaseUntil });
+    return 'claimed';
+  }
+
+  async markNoticeSent(id: string, sentAt: number): Promise<void> {
+    this.records.set(id, { ...this.records.get(id), sentAt });
+  }
+
+  private heldByAnother(record: MemoryRecord, claim: EmissionClaim): boolean {
+    return record.until !== undefined && record.until >= claim.now && record.owner !== claim.owner;
   }
 }
 
@@ -54,7 +88,17 @@ function fakeClock(start: number) {
 }
 
 function event(overrides: Partial<ScheduledEvent> = {}): ScheduledEvent {
-  return { id: 'm-1', user: 'alice', target: topicArn('out'), payload: 'hello', failureTopic: topicArn('failures'), dueAt: DUE, ...overrides };
+  return {
+    id: 'm-1',
+    tenant: 'acme',
+    user: 'alice',
+    target: topicArn('out'),
+    payload: 'hello',
+    failureTopic: topicArn('failures'),
+    dueAt: DUE,
+    version: 1,
+    ...overrides,
+  };
 }
 
 function record(body: string, messageId = 'sqs-1', receiveCount = 1): SQSRecord {
@@ -74,6 +118,7 @@ function record(body: string, messageId = 'sqs-1', receiveCount = 1): SQSRecord 
 function setup(failWith?: (topic: string) => Error | undefined) {
   const clock = fakeClock(DUE - 700);
   const store = new MemoryEmissions();
+  store.queue('m-1');
   const publisher = new ScriptedPublisher(clock, failWith);
   const deps = {
     config: { emitMaxAttempts: 3, emitClaimLeaseSeconds: 30, retentionSeconds: 3600 },
@@ -94,7 +139,7 @@ describe('the emitter', () => {
     const response = await emitBatch(deps, [record(delayed(event()))]);
     expect(response.batchItemFailures).toEqual([]);
     expect(publisher.published).toEqual([{ topic: topicArn('out'), message: 'hello', at: DUE }]);
-    expect(store.records.get('m-1')?.emittedAt).toBe(DUE);
+    expect(store.records.get('m-1')?.end).toEqual({ state: EVENT_STATE.emitted, at: DUE });
   });
 
   it('drops a redelivery of an event already emitted', async () => {
@@ -107,7 +152,7 @@ describe('the emitter', () => {
 
   it('retries later, rather than drops, a delivery of an event another attempt holds', async () => {
     const { deps, publisher, store } = setup();
-    store.records.set('m-1', { owner: 'another attempt', until: DUE + 30_000 });
+    store.records.set('m-1', { state: EVENT_STATE.queued, version: 1, owner: 'another attempt', until: DUE + 30_000 });
     const response = await emitBatch(deps, [record(delayed(event()))]);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
     expect(publisher.published).toHaveLength(0);
@@ -134,7 +179,7 @@ describe('the emitter', () => {
     expect(response.batchItemFailures).toEqual([]);
     expect(publisher.published.map((p) => p.topic)).toEqual([topicArn('failures')]);
     expect(JSON.parse(publisher.published[0]?.message ?? '{}')).toMatchObject({ reason: REASON.PUBLISH_FAILED, eventId: 'm-1' });
-    expect(store.records.get('m-1')?.emittedAt).toBeDefined();
+    expect(store.records.get('m-1')?.end).toMatchObject({ state: EVENT_STATE.failed, reason: REASON.PUBLISH_FAILED });
   });
 
   it('reports a target that refuses the publish at once, without retrying', async () => {
@@ -152,6 +197,21 @@ describe('the emitter', () => {
     await emitBatch(deps, [record(body, 'sqs-1')]);
     await emitBatch(deps, [record(body, 'sqs-1', 2)]);
     expect(publisher.published).toEqual([{ topic: topicArn('failures'), message: JSON.stringify(notice), at: DUE - 700 }]);
+  });
+
+  it('drops a message of a version that was rescheduled since it was queued', async () => {
+    const { deps, publisher, store } = setup();
+    store.queue('m-1', 2);
+    const response = await emitBatch(deps, [record(delayed(event({ version: 1 })))]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(publisher.published).toHaveLength(0);
+  });
+
+  it('drops the message of an event cancelled since it was queued', async () => {
+    const { deps, publisher, store } = setup();
+    store.records.set('m-1', { state: EVENT_STATE.cancelled, version: 1 });
+    await emitBatch(deps, [record(delayed(event()))]);
+    expect(publisher.published).toHaveLength(0);
   });
 
   it('fails only the record it cannot read, not its batch', async () => {

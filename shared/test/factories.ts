@@ -1,4 +1,16 @@
-import { validateScheduleRequest, type ValidationResult } from '../src/domain/validation.js';
+import { TenantRegistry, PUBLIC_TENANT_ID, type Tenant, type TenantsDocument } from '../src/domain/tenants.js';
+import { parseInputMessage, type ParseResult } from '../src/domain/validation.js';
+
+/** A registry with the public tenant and, unless replaced, tenant "acme" in account 111111111111. */
+export function registry(document: TenantsDocument = { tenants: [{ id: 'acme', accounts: ['111111111111'] }] }): TenantRegistry {
+  return new TenantRegistry(document, 'scheduler');
+}
+
+export function tenant(id = PUBLIC_TENANT_ID, document?: TenantsDocument): Tenant {
+  const found = registry(document).tenant(id);
+  if (!found) throw new Error(`no tenant ${id}`);
+  return found;
+}
 
 export function topicArn(name: string, region = 'eu-west-1', account = '123456789012'): string {
   return `arn:aws:sns:${region}:${account}:${name}`;
@@ -26,9 +38,9 @@ export function inputMessageId(): string {
   return `00000000-0000-4000-8000-${String(inputMessages).padStart(12, '0')}`;
 }
 
-/** Validates a request as the ingest function receives it: the JSON text of one publish. */
-export function validate(overrides: Record<string, unknown> = {}, messageId = inputMessageId()): ValidationResult {
-  return validateScheduleRequest(JSON.stringify(scheduleRequest(overrides)), messageId);
+/** Parses a request as the ingest function receives it: the JSON text of one publish, on a tenant's topic (public by default). */
+export function validate(overrides: Record<string, unknown> = {}, messageId = inputMessageId(), on: Tenant = tenant()): ParseResult {
+  return parseInputMessage(JSON.stringify(scheduleRequest(overrides)), messageId, on);
 }
 
 /** The environment a deployment sets: only the required variables. */

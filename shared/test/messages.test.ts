@@ -6,11 +6,13 @@ import type { ScheduledEvent } from '../src/domain/event.js';
 
 const event: ScheduledEvent = {
   id: 'm-1',
+  tenant: 'acme',
   user: 'zoë',
   target: 'arn:aws:sns:us-east-1:123456789012:out',
   payload: 'é 中 🚀 "quoted" \\ \u0001 \ud800',
   failureTopic: 'arn:aws:sns:us-east-1:123456789012:failures',
   dueAt: 1_900_000_000_123,
+  version: 3,
 };
 
 describe('delay-queue messages', () => {

@@ -1,19 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import { EMISSION_ATTRIBUTE, type ScheduledEvent } from '../src/domain/event.js';
 import { REASON } from '../src/domain/reasons.js';
-import { validateScheduleRequest, type ValidationResult } from '../src/domain/validation.js';
-import { inputMessageId, scheduleRequest, topicArn, validate } from './factories.js';
+import { parseInputMessage, type ParseResult } from '../src/domain/validation.js';
+import { inputMessageId, scheduleRequest, tenant, topicArn, validate } from './factories.js';
 
-type Rejection = Extract<ValidationResult, { accepted: false }>;
+type Rejection = Extract<ParseResult, { accepted: false }>;
 
-function rejected(result: ValidationResult): Rejection {
-  if (result.accepted) throw new Error(`expected a rejection, got event ${JSON.stringify(result.event)}`);
+function rejected(result: ParseResult): Rejection {
+  if (result.accepted) throw new Error(`expected a rejection, got ${JSON.stringify(result.request)}`);
   return result;
 }
 
-function accepted(result: ValidationResult): ScheduledEvent {
+function accepted(result: ParseResult): ScheduledEvent {
   if (!result.accepted) throw new Error(`expected an event, got ${result.error.reason}: ${result.error.message}`);
-  return result.event;
+  if (result.request.kind !== 'schedule') throw new Error(`expected a schedule request, got ${result.request.kind}`);
+  return result.request.event;
+}
+
+/** One publish's text on the public tenant's topic. */
+function parsePublic(text: string): ParseResult {
+  return parseInputMessage(text, inputMessageId(), tenant());
 }
 
 const SNS_MESSAGE_LIMIT_BYTES = 256 * 1024;
@@ -24,6 +30,7 @@ function attributeBytes(event: ScheduledEvent): number {
     [EMISSION_ATTRIBUTE.eventId]: event.id,
     [EMISSION_ATTRIBUTE.scheduledAt]: new Date(event.dueAt).toISOString(),
     [EMISSION_ATTRIBUTE.user]: event.user,
+    [EMISSION_ATTRIBUTE.tenant]: event.tenant,
   };
   return Object.entries(attributes).reduce(
     (sum, [name, value]) => sum + Buffer.byteLength(name) + Buffer.byteLength('String') + Buffer.byteLength(value),
@@ -58,13 +65,13 @@ describe('a valid schedule request', () => {
 
 describe('rejection reasons', () => {
   it('INVALID_JSON when the message is not JSON, keeping the raw text', () => {
-    const result = rejected(validateScheduleRequest('{"date": "2030-01-01"', inputMessageId()));
+    const result = rejected(parsePublic('{"date": "2030-01-01"'));
     expect(result.error.reason).toBe(REASON.INVALID_JSON);
     expect(result.input).toBe('{"date": "2030-01-01"');
   });
 
   it.each([['[]'], ['"a string"'], ['42'], ['null'], ['true']])('NOT_AN_OBJECT for the JSON %s', (text) => {
-    expect(rejected(validateScheduleRequest(text, inputMessageId())).error.reason).toBe(REASON.NOT_AN_OBJECT);
+    expect(rejected(parsePublic(text)).error.reason).toBe(REASON.NOT_AN_OBJECT);
   });
 
   it.each([['date'], ['target'], ['user'], ['payload']])('MISSING_FIELD naming the absent "%s"', (field) => {
@@ -170,8 +177,8 @@ describe('where a rejection is reported', () => {
   });
 
   it('nowhere when the message is not a JSON object', () => {
-    expect(rejected(validateScheduleRequest(`{"failure_topic":"${failureTopic}"`, inputMessageId())).failureTopic).toBeUndefined();
-    expect(rejected(validateScheduleRequest(JSON.stringify([failureTopic]), inputMessageId())).failureTopic).toBeUndefined();
+    expect(rejected(parsePublic(`{"failure_topic":"${failureTopic}"`)).failureTopic).toBeUndefined();
+    expect(rejected(parsePublic(JSON.stringify([failureTopic]))).failureTopic).toBeUndefined();
   });
 });
 

@@ -6,7 +6,7 @@ import { startLocalScheduler } from './runtime.js';
 
 const USAGE = `Runs the scheduler on this machine against DynamoDB Local and fauxqs (127.0.0.1 only).
 
-Usage: scripts/start [--data-dir DIR | --in-memory] [--port N] [--dynamodb-port N] [--outputs FILE]
+Usage: scripts/start [--data-dir DIR | --in-memory] [--port N] [--dynamodb-port N] [--outputs FILE] [--tenants FILE]
 
   --data-dir DIR       where both emulators keep their state (default .local/data); a restart,
                        even after kill -9, finds every scheduled event
@@ -15,6 +15,9 @@ Usage: scripts/start [--data-dir DIR | --in-memory] [--port N] [--dynamodb-port 
                        across restarts, so a configured client keeps working; 0 lets the system pick
   --dynamodb-port N    port of the DynamoDB endpoint (default 8000)
   --outputs FILE       where to write what a client needs (default .local/outputs.json)
+  --tenants FILE       the tenant registry (default .local/tenants.json; absent: only the shared
+                       input topic's public tenant); re-read when it changes, and written by
+                       scripts/admin tenant add
 
 Settings come from SCHEDULER_* environment variables (see the README's configuration table),
 e.g. SCHEDULER_NEAR_PATH_WINDOW_SECONDS=20 SCHEDULER_LOADER_INTERVAL_SECONDS=5 for demos.`;
@@ -26,6 +29,7 @@ const { values } = parseArgs({
     port: { type: 'string', default: '4566' },
     'dynamodb-port': { type: 'string', default: '8000' },
     outputs: { type: 'string', default: '.local/outputs.json' },
+    tenants: { type: 'string', default: '.local/tenants.json' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -58,6 +62,7 @@ const scheduler = await startLocalScheduler({
   // Fixed ports and names, so a restart keeps the endpoints, topic and queue URLs a client knows.
   ports,
   namePrefix: 'adhoc-scheduler',
+  tenants: { file: resolve(values.tenants) },
   env: process.env,
 }).catch((error: unknown) => {
   if (!(error instanceof PortInUseError)) throw error;
@@ -76,7 +81,9 @@ console.error(
     `  endpoint (SNS, SQS)  ${scheduler.outputs.endpoint}  (--port)`,
     `  endpoint (DynamoDB)  ${scheduler.outputs.dynamodbEndpoint}  (--dynamodb-port)`,
     `  region               ${scheduler.outputs.region}`,
-    `  input topic          ${scheduler.outputs.inputTopicArn}`,
+    `  input topic          ${scheduler.outputs.inputTopicArn}  (public tenant)`,
+    ...Object.entries(scheduler.outputs.tenantInputTopicArns).map(([id, arn]) => `  tenant ${id.padEnd(14)}${arn}`),
+    `  tenants file         ${resolve(values.tenants)}`,
     `  emitter role         ${scheduler.outputs.emitterRoleArn}`,
     `  near-path window     ${config.nearPathWindowSeconds} s, loader every ${config.loaderIntervalSeconds} s`,
     `  state                ${dataDir ?? 'in memory'}`,

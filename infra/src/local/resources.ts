@@ -7,13 +7,13 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateTopicCommand, ListSubscriptionsByTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { TABLE } from '@adhoc-scheduler/shared';
+import { inputTopicName, PUBLIC_TENANT_ID, TABLE } from '@adhoc-scheduler/shared';
 
 /** Names of everything the scheduler needs, derived from one prefix so several can share emulators. */
 export function resourceNames(prefix: string) {
   return {
     table: `${prefix}-events`,
-    inputTopic: `${prefix}-input`,
+    inputTopic: inputTopicName(prefix, PUBLIC_TENANT_ID),
     ingestQueue: `${prefix}-ingest`,
     loadingQueue: `${prefix}-loading`,
     delayQueue: `${prefix}-delay`,
@@ -31,6 +31,8 @@ export interface QueueSettings {
 export interface LocalResources {
   readonly tableName: string;
   readonly inputTopicArn: string;
+  /** Each registered tenant's input topic, by tenant id. */
+  readonly tenantTopicArns: Readonly<Record<string, string>>;
   readonly ingestQueue: QueueRef;
   readonly loadingQueue: QueueRef;
   readonly delayQueue: QueueRef;
@@ -61,6 +63,7 @@ async function createTable(dynamodb: DynamoDBClient, tableName: string): Promise
           { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
           { AttributeName: TABLE.bucketShardKey, AttributeType: 'S' },
           { AttributeName: TABLE.dueAtKey, AttributeType: 'N' },
+          { AttributeName: TABLE.tenantStateKey, AttributeType: 'S' },
         ],
         KeySchema: [{ AttributeName: TABLE.partitionKey, KeyType: 'HASH' }],
         GlobalSecondaryIndexes: [
@@ -68,6 +71,14 @@ async function createTable(dynamodb: DynamoDBClient, tableName: string): Promise
             IndexName: TABLE.dueIndex,
             KeySchema: [
               { AttributeName: TABLE.bucketShardKey, KeyType: 'HASH' },
+              { AttributeName: TABLE.dueAtKey, KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'KEYS_ONLY' },
+          },
+          {
+            IndexName: TABLE.tenantStateIndex,
+            KeySchema: [
+              { AttributeName: TABLE.tenantStateKey, KeyType: 'HASH' },
               { AttributeName: TABLE.dueAtKey, KeyType: 'RANGE' },
             ],
             Projection: { ProjectionType: 'KEYS_ONLY' },
@@ -88,15 +99,21 @@ async function createTable(dynamodb: DynamoDBClient, tableName: string): Promise
   await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
 }
 
+/** Local access to the emulators: the region and the keys they accept. */
+export interface LocalAccess {
+  readonly region: string;
+  readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string };
+}
+
 /**
- * Creates the table, queues and input topic the way the CDK app does, idempotently, so a
- * restart on a persistent data directory finds what it left.
+ * Creates the table, queues and input topics (the shared one and each tenant's) the way the
+ * CDK app does, idempotently, so a restart on a persistent data directory finds what it left.
  */
 export async function createLocalResources(
   endpoints: { readonly messaging: string; readonly dynamodb: string },
-  access: { readonly region: string; readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string } },
+  access: LocalAccess,
   prefix: string,
-  settings: QueueSettings,
+  settings: QueueSettings & { readonly tenantIds: readonly string[] },
 ): Promise<LocalResources> {
   const clients = {
     sns: new SNSClient({ ...access, endpoint: endpoints.messaging }),
@@ -104,17 +121,33 @@ export async function createLocalResources(
     dynamodb: new DynamoDBClient({ ...access, endpoint: endpoints.dynamodb }),
   };
   try {
-    return await createAll(clients, resourceNames(prefix), settings);
+    return await createAll(clients, prefix, settings);
   } finally {
     for (const client of Object.values(clients)) client.destroy();
   }
 }
 
+/**
+ * A tenant's input topic, subscribed to the ingest queue. Idempotent: onboarding a tenant
+ * while the service runs, and every start, call it.
+ */
+export async function ensureInputTopic(sns: SNSClient, topicName: string, ingestQueueArn: string): Promise<string> {
+  const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: topicName }));
+  if (!TopicArn) throw new Error(`CreateTopic returned no ARN for ${topicName}`);
+  const { Subscriptions = [] } = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn }));
+  if (!Subscriptions.some((subscription) => subscription.Endpoint === ingestQueueArn)) {
+    // Enveloped (not raw) delivery: ingest reads the topic (the tenant) and MessageId from it.
+    await sns.send(new SubscribeCommand({ TopicArn, Protocol: 'sqs', Endpoint: ingestQueueArn }));
+  }
+  return TopicArn;
+}
+
 async function createAll(
   clients: { readonly sns: SNSClient; readonly sqs: SQSClient; readonly dynamodb: DynamoDBClient },
-  names: ReturnType<typeof resourceNames>,
-  settings: QueueSettings,
+  prefix: string,
+  settings: QueueSettings & { readonly tenantIds: readonly string[] },
 ): Promise<LocalResources> {
+  const names = resourceNames(prefix);
   const deadLetterQueue = await createQueue(clients.sqs, names.deadLetterQueue, { MessageRetentionPeriod: '1209600' });
   const redrive = JSON.stringify({ deadLetterTargetArn: deadLetterQueue.arn, maxReceiveCount: settings.maxReceiveCount });
   const queueAttributes = { VisibilityTimeout: String(settings.visibilityTimeoutSeconds), RedrivePolicy: redrive };
@@ -125,12 +158,8 @@ async function createAll(
   ]);
   await createTable(clients.dynamodb, names.table);
 
-  const { TopicArn } = await clients.sns.send(new CreateTopicCommand({ Name: names.inputTopic }));
-  if (!TopicArn) throw new Error('CreateTopic returned no ARN');
-  const { Subscriptions = [] } = await clients.sns.send(new ListSubscriptionsByTopicCommand({ TopicArn }));
-  if (!Subscriptions.some((subscription) => subscription.Endpoint === ingestQueue.arn)) {
-    // Enveloped (not raw) delivery: ingest reads the SNS MessageId to recognise redeliveries.
-    await clients.sns.send(new SubscribeCommand({ TopicArn, Protocol: 'sqs', Endpoint: ingestQueue.arn }));
-  }
-  return { tableName: names.table, inputTopicArn: TopicArn, ingestQueue, loadingQueue, delayQueue, deadLetterQueue };
+  const inputTopicArn = await ensureInputTopic(clients.sns, names.inputTopic, ingestQueue.arn);
+  const tenantTopicArns: Record<string, string> = {};
+  for (const id of settings.tenantIds) tenantTopicArns[id] = await ensureInputTopic(clients.sns, inputTopicName(prefix, id), ingestQueue.arn);
+  return { tableName: names.table, inputTopicArn, tenantTopicArns, ingestQueue, loadingQueue, delayQueue, deadLetterQueue };
 }

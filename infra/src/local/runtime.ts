@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { createLogger, loadConfig, type Logger, type SchedulerConfig } from '@adhoc-scheduler/shared';
+import { createLogger, loadConfig, TenantRegistry, type Logger, type SchedulerConfig, type TenantDirectory, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { handlers, type FunctionName } from '@adhoc-scheduler/functions/handlers';
 import { createAwsClients, createDependencies, type AwsClients, type ClientCredentials } from '@adhoc-scheduler/functions/wiring';
 import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.js';
 import { createLocalResources, type LocalResources } from './resources.js';
 import { startSqsPoller, type SqsPoller } from './sqs-poller.js';
+import { FileTenantDirectory, readTenantsFile } from './tenants-file.js';
 
 /** The emulators accept any keys; these never leave the machine. */
 export const LOCAL_CREDENTIALS: ClientCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -27,6 +28,11 @@ export interface LocalSchedulerOptions {
   readonly ports?: EmulatorPorts;
   /** Resource name prefix; unique by default so schedulers sharing emulators never collide. */
   readonly namePrefix?: string;
+  /**
+   * Registered tenants: a file the service re-reads when it changes (the operator's registry,
+   * see `scripts/admin tenant add`), or a fixed registry. None by default: only the public tenant.
+   */
+  readonly tenants?: { readonly file: string } | TenantsDocument;
   /** SCHEDULER_* settings (see shared/src/config.ts), e.g. a shorter near-path window for demos. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /**
@@ -47,7 +53,10 @@ export interface LocalOutputs {
   /** SNS and SQS endpoint. */
   readonly endpoint: string;
   readonly dynamodbEndpoint: string;
+  /** The shared input topic: the public tenant's. */
   readonly inputTopicArn: string;
+  /** Each registered tenant's input topic, by tenant id. */
+  readonly tenantInputTopicArns: Readonly<Record<string, string>>;
   readonly emitterRoleArn: string;
   readonly tableName: string;
   readonly delayQueueUrl: string;
@@ -73,6 +82,7 @@ function outputsOf(emulators: Emulators, resources: LocalResources, config: Sche
     endpoint: emulators.messagingEndpoint,
     dynamodbEndpoint: emulators.dynamodbEndpoint,
     inputTopicArn: resources.inputTopicArn,
+    tenantInputTopicArns: resources.tenantTopicArns,
     emitterRoleArn: LOCAL_EMITTER_ROLE_ARN,
     tableName: resources.tableName,
     delayQueueUrl: resources.delayQueue.url,
@@ -94,11 +104,13 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
   const logger = options.logger ?? createLogger('local', process.env.LOG_LEVEL ?? 'info');
   try {
     const prefix = options.namePrefix ?? `scheduler-${randomBytes(4).toString('hex')}`;
+    const tenantsOption = options.tenants ?? {};
+    const tenants = 'file' in tenantsOption ? readTenantsFile(tenantsOption.file) : tenantsOption;
     const resources = await createLocalResources(
       { messaging: emulators.messagingEndpoint, dynamodb: emulators.dynamodbEndpoint },
       { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS },
       prefix,
-      { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30, maxReceiveCount: 10 },
+      { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30, maxReceiveCount: 10, tenantIds: (tenants.tenants ?? []).map(({ id }) => id) },
     );
 
     const emitterConcurrency = options.emitterConcurrency ?? DEFAULT_EMITTER_CONCURRENCY;
@@ -110,10 +122,14 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       SCHEDULER_TABLE_NAME: resources.tableName,
       SCHEDULER_DELAY_QUEUE_URL: resources.delayQueue.url,
       SCHEDULER_LOADING_QUEUE_URL: resources.loadingQueue.url,
+      SCHEDULER_TOPIC_PREFIX: prefix,
+      SCHEDULER_TENANTS: JSON.stringify(tenants),
     });
     const clients = createAwsClients(config, { credentials: LOCAL_CREDENTIALS, maxSockets: 4 * emitterConcurrency });
     options.instrumentClients?.(clients);
-    const depsFor = (fn: FunctionName) => createDependencies(fn, config, clients, { logger: logger.child({ fn }) });
+    const tenantDirectory: TenantDirectory =
+      'file' in tenantsOption ? new FileTenantDirectory(tenantsOption.file, prefix, logger) : new TenantRegistry(tenants, prefix);
+    const depsFor = (fn: FunctionName) => createDependencies(fn, config, clients, { logger: logger.child({ fn }), tenants: tenantDirectory });
 
     const poll = (fn: 'ingest' | 'loading' | 'emitter', queue: { url: string; arn: string }, concurrency: number): SqsPoller => {
       const deps = depsFor(fn);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SendMessageBatchCommand, SQSClient, type SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { decodeDelayQueueMessage, encodeLoadingChunk, eventIdFor, systemClock } from '@adhoc-scheduler/shared';
+import { decodeDelayQueueMessage, encodeLoadingChunk, eventIdFor, PUBLIC_TENANT_ID, systemClock } from '@adhoc-scheduler/shared';
 import { handlers } from '@adhoc-scheduler/functions/handlers';
 import { createDependencies, type AwsClients } from '@adhoc-scheduler/functions/wiring';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
@@ -69,15 +69,16 @@ describe('far path (stored in DynamoDB, moved by the loader)', () => {
     try {
       const dueAt = Date.now() + 9_000;
       const messageId = await client.publish(request(target.topicArn, dueAt, 'far'));
-      const item = await waitFor(() => storedItem(scheduler, eventIdFor('tests', undefined, messageId)), 'the stored event');
+      const item = await waitFor(() => storedItem(scheduler, eventIdFor(PUBLIC_TENANT_ID, 'tests', undefined, messageId)), 'the stored event');
       expect(item.bucketShard).toMatch(/^\d+#\d$/);
       expect(item.dueAt).toBe(dueAt);
 
       const [delivery] = await waitFor(() => target.withPayload('far').length > 0 && target.withPayload('far'), 'the delivery');
       expect(delivery!.receivedAt).toBeGreaterThanOrEqual(dueAt);
-      const loaded = await storedItem(scheduler, eventIdFor('tests', undefined, messageId));
+      const loaded = await storedItem(scheduler, eventIdFor(PUBLIC_TENANT_ID, 'tests', undefined, messageId));
       expect(loaded?.loadedBy).toEqual(expect.any(String));
       expect(loaded?.emittedAt).toBeGreaterThanOrEqual(dueAt);
+      expect(loaded?.state).toBe('emitted');
     } finally {
       client.destroy();
       await target.stop();
@@ -120,7 +121,7 @@ describe('far path (stored in DynamoDB, moved by the loader)', () => {
       const ids: string[] = [];
       for (let i = 0; i < 20; i++) {
         const messageId = await client.publish(request(target.topicArn, dueAt + i * 50, `twice-${i}`));
-        ids.push(eventIdFor('tests', undefined, messageId));
+        ids.push(eventIdFor(PUBLIC_TENANT_ID, 'tests', undefined, messageId));
       }
       await waitFor(async () => (await Promise.all(ids.map((id) => storedItem(scheduler, id)))).every(Boolean), 'all stored');
 
@@ -166,7 +167,7 @@ describe('far path (stored in DynamoDB, moved by the loader)', () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
       const messageId = await first.client.publish(request(target.topicArn, dueAt, `outage-${i}`));
-      ids.push(eventIdFor('tests', undefined, messageId));
+      ids.push(eventIdFor(PUBLIC_TENANT_ID, 'tests', undefined, messageId));
     }
     await waitFor(async () => (await Promise.all(ids.map((id) => storedItem(first.scheduler, id)))).every(Boolean), 'all stored');
     first.client.destroy();

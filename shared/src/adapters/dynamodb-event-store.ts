@@ -1,28 +1,37 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { PutCommand, UpdateCommand, GetCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { ScheduledEvent } from '../domain/event.js';
-import { TransientError } from '../domain/reasons.js';
-import type { DueEventRef, EmissionClaim, EventStore } from '../app/ports.js';
+import { EVENT_STATE, type EventState } from '../domain/lifecycle.js';
+import type { Quotas } from '../domain/tenants.js';
+import type {
+  ChangeRefused,
+  CreateOutcome,
+  DueEventRef,
+  EmissionClaim,
+  EmissionEnd,
+  EventStore,
+  NewEvent,
+  Placement,
+} from '../app/ports.js';
+import {
+  getRecord,
+  ingestRateCounterId,
+  isConditionFailure,
+  LOADER_CURSOR_ID,
+  openEventsCounterId,
+  TABLE,
+  tenantStateKey,
+  toRecord,
+  transactWrite,
+  transient,
+} from './dynamodb-table.js';
 
-/** Table layout, shared with the CDK app and the local runtime. */
-export const TABLE = {
-  partitionKey: 'id',
-  dueIndex: 'byDueBucket',
-  bucketShardKey: 'bucketShard',
-  dueAtKey: 'dueAt',
-  ttlAttribute: 'expiresAt',
-} as const;
+/** How long a per-second ingest counter is kept. */
+const RATE_COUNTER_TTL_SECONDS = 3600;
 
-export const LOADER_CURSOR_ID = '#loader-cursor';
-
-function isConditionFailure(error: unknown): boolean {
-  return error instanceof ConditionalCheckFailedException || (error as { name?: string })?.name === 'ConditionalCheckFailedException';
-}
-
-/** Any other DynamoDB error is retried by the caller's queue. */
-function transient(operation: string, error: unknown): TransientError {
-  return new TransientError(`DynamoDB ${operation} failed: ${(error as Error)?.message ?? String(error)}`, { cause: error });
-}
+/** Open, and held by no live emitter claim: what cancel and reschedule require. */
+const CHANGEABLE =
+  'attribute_exists(#id) AND tenant = :tenant AND #state IN (:scheduled, :queued) AND (attribute_not_exists(emitClaimUntil) OR emitClaimUntil < :now)';
 
 export class DynamoDbEventStore implements EventStore {
   constructor(
@@ -30,21 +39,53 @@ export class DynamoDbEventStore implements EventStore {
     private readonly tableName: string,
   ) {}
 
-  async storePending(event: ScheduledEvent, bucketShard: string, expiresAt: number): Promise<'stored' | 'duplicate'> {
-    try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { ...event, [TABLE.bucketShardKey]: bucketShard, [TABLE.ttlAttribute]: expiresAt },
-          ConditionExpression: 'attribute_not_exists(#id)',
-          ExpressionAttributeNames: { '#id': TABLE.partitionKey },
-        }),
-      );
-      return 'stored';
-    } catch (error) {
-      if (isConditionFailure(error)) return 'duplicate';
-      throw transient('PutItem', error);
-    }
+  async create(entry: NewEvent): Promise<CreateOutcome> {
+    const { event, placement, now } = entry;
+    const second = Math.floor(now / 1000);
+    const failed = await transactWrite(this.client, {
+      TransactItems: [
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: {
+              ...event,
+              clientId: entry.clientId,
+              inputMessageId: entry.inputMessageId,
+              state: placement.state,
+              [TABLE.tenantStateKey]: tenantStateKey(event.tenant, placement.state),
+              createdAt: now,
+              ...(placement.state === 'queued' ? { queuedAt: now } : { [TABLE.bucketShardKey]: placement.bucketShard }),
+              [TABLE.ttlAttribute]: entry.expiresAt,
+            },
+            ConditionExpression: 'attribute_not_exists(#id)',
+            ExpressionAttributeNames: { '#id': TABLE.partitionKey },
+          },
+        },
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: { [TABLE.partitionKey]: openEventsCounterId(event.tenant) },
+            UpdateExpression: 'ADD openEvents :one',
+            ConditionExpression: 'attribute_not_exists(openEvents) OR openEvents < :max',
+            ExpressionAttributeValues: { ':one': 1, ':max': entry.quotas.maxOpenEvents },
+          },
+        },
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: { [TABLE.partitionKey]: ingestRateCounterId(event.tenant, second) },
+            UpdateExpression: 'ADD #count :one SET #ttl = :ttl',
+            ConditionExpression: 'attribute_not_exists(#count) OR #count < :max',
+            ExpressionAttributeNames: { '#count': 'count', '#ttl': TABLE.ttlAttribute },
+            ExpressionAttributeValues: { ':one': 1, ':max': entry.quotas.maxIngestPerSecond, ':ttl': second + RATE_COUNTER_TTL_SECONDS },
+          },
+        },
+      ],
+    });
+    if (failed.length === 0) return { outcome: 'created' };
+    if (failed.includes(0)) return { outcome: 'duplicate', existing: await getRecord(this.client, this.tableName, event.id) };
+    const quota: keyof Quotas = failed.includes(1) ? 'maxOpenEvents' : 'maxIngestPerSecond';
+    return { outcome: 'quota-exceeded', quota };
   }
 
   async *queryDue(bucketShard: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]> {
@@ -68,44 +109,62 @@ export class DynamoDbEventStore implements EventStore {
     }
   }
 
-  async takeForLoading(id: string, owner: string, now: number): Promise<ScheduledEvent | undefined> {
+  async takeForLoading(id: string, owner: string, now: number, horizonMs: number): Promise<ScheduledEvent | undefined> {
     try {
       const { Attributes } = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { [TABLE.partitionKey]: id },
-          UpdateExpression: 'SET loadedBy = :owner, loadedAt = :now',
-          ConditionExpression: 'attribute_exists(#id) AND (attribute_not_exists(loadedBy) OR loadedBy = :owner)',
-          ExpressionAttributeNames: { '#id': TABLE.partitionKey },
-          ExpressionAttributeValues: { ':owner': owner, ':now': now },
+          UpdateExpression: 'SET loadedBy = :owner, queuedAt = :now, #state = :queued',
+          // The GSI is read eventually consistently: the item itself says whether it is still to load.
+          ConditionExpression:
+            'attribute_exists(#id) AND #due < :horizon AND ((#state = :scheduled AND attribute_not_exists(loadedBy)) OR (#state = :queued AND loadedBy = :owner))',
+          ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#state': 'state', '#due': TABLE.dueAtKey },
+          ExpressionAttributeValues: {
+            ':owner': owner,
+            ':now': now,
+            ':horizon': horizonMs,
+            ':scheduled': EVENT_STATE.scheduled,
+            ':queued': EVENT_STATE.queued,
+          },
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return Attributes ? toEvent(Attributes) : undefined;
+      return Attributes ? toRecord(Attributes) : undefined;
     } catch (error) {
       if (isConditionFailure(error)) return undefined;
       throw transient('UpdateItem', error);
     }
   }
 
-  async claimEmission(id: string, claim: EmissionClaim): Promise<'claimed' | 'emitted' | 'busy'> {
+  async claimEmission(event: Pick<ScheduledEvent, 'id' | 'version'>, claim: EmissionClaim): Promise<'claimed' | 'ended' | 'stale' | 'busy'> {
     try {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { [TABLE.partitionKey]: id },
-          UpdateExpression: 'SET emitClaim = :owner, emitClaimUntil = :until, #ttl = if_not_exists(#ttl, :ttl)',
+          Key: { [TABLE.partitionKey]: event.id },
+          UpdateExpression: 'SET emitClaim = :owner, emitClaimUntil = :until',
           ConditionExpression:
-            'attribute_not_exists(emittedAt) AND (attribute_not_exists(emitClaimUntil) OR emitClaimUntil < :now OR emitClaim = :owner)',
-          ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
-          ExpressionAttributeValues: { ':owner': claim.owner, ':until': claim.leaseUntil, ':now': claim.now, ':ttl': claim.expiresAt },
+            '#state = :queued AND version = :version AND (attribute_not_exists(emitClaimUntil) OR emitClaimUntil < :now OR emitClaim = :owner)',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: {
+            ':owner': claim.owner,
+            ':until': claim.leaseUntil,
+            ':now': claim.now,
+            ':queued': EVENT_STATE.queued,
+            ':version': event.version,
+          },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       return 'claimed';
     } catch (error) {
-      if (isConditionFailure(error)) return (error as ConditionalCheckFailedException).Item?.emittedAt ? 'emitted' : 'busy';
-      throw transient('UpdateItem', error);
+      if (!isConditionFailure(error)) throw transient('UpdateItem', error);
+      const current = (error as ConditionalCheckFailedException).Item as { state?: { S?: string }; version?: { N?: string } } | undefined;
+      const state = current?.state?.S as EventState | undefined;
+      if (state === EVENT_STATE.emitted || state === EVENT_STATE.failed) return 'ended';
+      if (state === EVENT_STATE.queued && Number(current?.version?.N) === event.version) return 'busy';
+      return 'stale';
     }
   }
 
@@ -127,14 +186,129 @@ export class DynamoDbEventStore implements EventStore {
     }
   }
 
-  async markEmitted(id: string, emittedAt: number): Promise<void> {
+  async endEmission(event: ScheduledEvent, end: EmissionEnd, expiresAt: number): Promise<void> {
+    const at = end.state === 'emitted' ? 'emittedAt' : 'failedAt';
+    await transactWrite(this.client, {
+      TransactItems: [
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: { [TABLE.partitionKey]: event.id },
+            UpdateExpression: `SET #state = :state, #tenantState = :tenantState, ${at} = :at, #ttl = :ttl${end.state === 'failed' ? ', reason = :reason' : ''}`,
+            // Only once: a second end of the same event leaves the count alone.
+            ConditionExpression: '#state = :queued',
+            ExpressionAttributeNames: { '#state': 'state', '#tenantState': TABLE.tenantStateKey, '#ttl': TABLE.ttlAttribute },
+            ExpressionAttributeValues: {
+              ':state': end.state,
+              ':tenantState': tenantStateKey(event.tenant, end.state),
+              ':at': end.at,
+              ':ttl': expiresAt,
+              ':queued': EVENT_STATE.queued,
+              ...(end.state === 'failed' ? { ':reason': end.reason } : {}),
+            },
+          },
+        },
+        this.releaseOpenEvent(event.tenant),
+      ],
+    });
+  }
+
+  async cancel(id: string, tenant: string, change: { readonly by: string; readonly now: number; readonly expiresAt: number }): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused> {
+    const failed = await transactWrite(this.client, {
+      TransactItems: [
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: { [TABLE.partitionKey]: id },
+            UpdateExpression: 'SET #state = :cancelled, #tenantState = :tenantState, cancelledAt = :now, cancelledBy = :by, #ttl = :ttl',
+            ConditionExpression: CHANGEABLE,
+            ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#state': 'state', '#tenantState': TABLE.tenantStateKey, '#ttl': TABLE.ttlAttribute },
+            ExpressionAttributeValues: {
+              ...changeableValues(tenant, change.now),
+              ':cancelled': EVENT_STATE.cancelled,
+              ':tenantState': tenantStateKey(tenant, EVENT_STATE.cancelled),
+              ':by': change.by,
+              ':ttl': change.expiresAt,
+            },
+          },
+        },
+        this.releaseOpenEvent(tenant),
+      ],
+    });
+    if (failed.length === 0) return { outcome: 'cancelled' };
+    return { outcome: 'refused', current: await getRecord(this.client, this.tableName, id) };
+  }
+
+  async reschedule(
+    id: string,
+    tenant: string,
+    change: { readonly dueAt: number; readonly placement: Placement; readonly now: number; readonly expiresAt: number },
+  ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent } | ChangeRefused> {
+    const { placement } = change;
+    const queued = placement.state === 'queued';
+    try {
+      const { Attributes } = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [TABLE.partitionKey]: id },
+          UpdateExpression:
+            'SET #due = :due, version = version + :one, #state = :state, rescheduledAt = :now, #ttl = :ttl' +
+            (queued ? ', queuedAt = :now REMOVE #bucketShard, loadedBy' : ', #bucketShard = :bucketShard REMOVE loadedBy'),
+          ConditionExpression: CHANGEABLE,
+          ExpressionAttributeNames: {
+            '#id': TABLE.partitionKey,
+            '#state': 'state',
+            '#due': TABLE.dueAtKey,
+            '#bucketShard': TABLE.bucketShardKey,
+            '#ttl': TABLE.ttlAttribute,
+          },
+          ExpressionAttributeValues: {
+            ...changeableValues(tenant, change.now),
+            ':due': change.dueAt,
+            ':one': 1,
+            ':state': placement.state,
+            ':ttl': change.expiresAt,
+            ...(placement.state === 'scheduled' ? { ':bucketShard': placement.bucketShard } : {}),
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return { outcome: 'rescheduled', event: toRecord(Attributes ?? {}) };
+    } catch (error) {
+      if (!isConditionFailure(error)) throw transient('UpdateItem', error);
+      return { outcome: 'refused', current: await getRecord(this.client, this.tableName, id) };
+    }
+  }
+
+  async claimNotice(noticeId: string, claim: EmissionClaim): Promise<'claimed' | 'ended' | 'busy'> {
     try {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { [TABLE.partitionKey]: id },
-          UpdateExpression: 'SET emittedAt = :at',
-          ExpressionAttributeValues: { ':at': emittedAt },
+          Key: { [TABLE.partitionKey]: noticeId },
+          UpdateExpression: 'SET emitClaim = :owner, emitClaimUntil = :until, #ttl = if_not_exists(#ttl, :ttl)',
+          ConditionExpression:
+            'attribute_not_exists(sentAt) AND (attribute_not_exists(emitClaimUntil) OR emitClaimUntil < :now OR emitClaim = :owner)',
+          ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
+          ExpressionAttributeValues: { ':owner': claim.owner, ':until': claim.leaseUntil, ':now': claim.now, ':ttl': claim.expiresAt },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return 'claimed';
+    } catch (error) {
+      if (isConditionFailure(error)) return (error as ConditionalCheckFailedException).Item?.sentAt ? 'ended' : 'busy';
+      throw transient('UpdateItem', error);
+    }
+  }
+
+  async markNoticeSent(noticeId: string, sentAt: number): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [TABLE.partitionKey]: noticeId },
+          UpdateExpression: 'SET sentAt = :at',
+          ExpressionAttributeValues: { ':at': sentAt },
         }),
       );
     } catch (error) {
@@ -170,15 +344,19 @@ export class DynamoDbEventStore implements EventStore {
       throw transient('UpdateItem', error);
     }
   }
+
+  private releaseOpenEvent(tenant: string) {
+    return {
+      Update: {
+        TableName: this.tableName,
+        Key: { [TABLE.partitionKey]: openEventsCounterId(tenant) },
+        UpdateExpression: 'ADD openEvents :minusOne',
+        ExpressionAttributeValues: { ':minusOne': -1 },
+      },
+    };
+  }
 }
 
-function toEvent(item: Record<string, unknown>): ScheduledEvent {
-  return {
-    id: String(item.id),
-    user: String(item.user),
-    target: String(item.target),
-    payload: String(item.payload),
-    failureTopic: typeof item.failureTopic === 'string' ? item.failureTopic : undefined,
-    dueAt: Number(item.dueAt),
-  };
+function changeableValues(tenant: string, now: number): Record<string, unknown> {
+  return { ':tenant': tenant, ':now': now, ':scheduled': EVENT_STATE.scheduled, ':queued': EVENT_STATE.queued };
 }

@@ -54,17 +54,20 @@ export class SqsDelayQueue implements DelayQueue {
       Id: entryId(index),
       MessageBody: encodeDelayQueueMessage({ kind: 'event', event: item.event }),
       DelaySeconds: item.delaySeconds,
+      // A fair queue on AWS: one tenant's backlog does not hold back the others' messages.
+      MessageGroupId: item.event.tenant,
     }));
     const failed = await sendBatches(this.client, this.queueUrl, entries);
     return failed.map(({ entryId: id, reason }) => ({ eventId: items[Number(id.slice(1))]?.event.id ?? id, reason }));
   }
 
-  async sendNotice(noticeId: string, failureTopic: string, notice: FailureNotice): Promise<void> {
+  async sendNotice(noticeId: string, tenant: string, failureTopic: string, notice: FailureNotice): Promise<void> {
     try {
       await this.client.send(
         new SendMessageCommand({
           QueueUrl: this.queueUrl,
           MessageBody: encodeDelayQueueMessage({ kind: 'notice', noticeId, failureTopic, notice }),
+          MessageGroupId: tenant,
         }),
       );
     } catch (error) {

@@ -8,11 +8,11 @@ import { decodeDelayQueueMessage } from '../domain/messages.js';
 import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
 import { processBatch, receiveCount } from './batch.js';
 import { publishNotice, reportFailure } from './failures.js';
-import type { Clock, EventStore, Logger, SchedulerMetrics, TopicPublisher } from './ports.js';
+import type { Clock, EmissionClaim, EventStore, Logger, SchedulerMetrics, TopicPublisher } from './ports.js';
 
 export interface EmitterDeps {
   readonly config: Pick<SchedulerConfig, 'emitMaxAttempts' | 'emitClaimLeaseSeconds' | 'retentionSeconds'>;
-  readonly store: Pick<EventStore, 'claimEmission' | 'releaseEmission' | 'markEmitted'>;
+  readonly store: Pick<EventStore, 'claimEmission' | 'releaseEmission' | 'endEmission' | 'claimNotice' | 'markNoticeSent'>;
   readonly publisher: TopicPublisher;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -26,45 +26,51 @@ async function handleMessage(deps: EmitterDeps, record: SQSRecord): Promise<void
     return;
   }
   const now = deps.clock.now();
-  const owner = await claimOrSkip(deps, message.noticeId, now);
-  if (owner === undefined) return;
+  const claim = newClaim(deps, now);
+  const outcome = await deps.store.claimNotice(message.noticeId, claim);
+  if (outcome !== 'claimed') return skip(deps, message.noticeId, outcome);
   try {
     await publishNotice(deps)(message.failureTopic, message.notice);
   } catch (error) {
-    await deps.store.releaseEmission(message.noticeId, owner);
+    await deps.store.releaseEmission(message.noticeId, claim.owner);
     throw error;
   }
-  await deps.store.markEmitted(message.noticeId, deps.clock.now());
+  await deps.store.markNoticeSent(message.noticeId, deps.clock.now());
 }
 
-/**
- * Claims the emission of `id` for this attempt. Undefined when it was already emitted (a
- * duplicate, dropped); throws when another attempt holds it, so this one is retried later.
- */
-async function claimOrSkip(deps: EmitterDeps, id: string, dueAt: number): Promise<string | undefined> {
-  const owner = randomUUID();
+/** A claim for one attempt, held until the lease past the due time. */
+function newClaim(deps: EmitterDeps, dueAt: number): EmissionClaim {
   const now = deps.clock.now();
-  const claim = await deps.store.claimEmission(id, {
-    owner,
+  return {
+    owner: randomUUID(),
     now,
     leaseUntil: Math.max(now, dueAt) + deps.config.emitClaimLeaseSeconds * 1000,
     expiresAt: expiresAtFor(dueAt, deps.config.retentionSeconds),
-  });
-  if (claim === 'busy') throw new TransientError(`${id} is being emitted by another delivery; checking again later`);
-  if (claim === 'emitted') {
+  };
+}
+
+/**
+ * What a delivery does when it cannot claim: 'busy' throws, so this delivery is retried later
+ * (the holder may still fail); an ended or stale one is dropped.
+ */
+function skip(deps: EmitterDeps, id: string, outcome: 'ended' | 'stale' | 'busy'): void {
+  if (outcome === 'busy') throw new TransientError(`${id} is being emitted by another delivery; checking again later`);
+  if (outcome === 'ended') {
     deps.metrics.count('DuplicatesSuppressed');
     deps.logger.info({ eventId: id }, 'already emitted; duplicate suppressed');
-    return undefined;
+    return;
   }
-  return owner;
+  deps.metrics.count('StaleMessagesDropped');
+  deps.logger.info({ eventId: id }, 'cancelled or rescheduled since it was queued; dropped');
 }
 
 async function emitOne(deps: EmitterDeps, record: SQSRecord, event: ScheduledEvent): Promise<void> {
   const { store, clock, logger, metrics } = deps;
 
   // The claim is made while the event waits out its last second, so it costs no lateness.
-  const owner = await claimOrSkip(deps, event.id, event.dueAt);
-  if (owner === undefined) return;
+  const claim = newClaim(deps, event.dueAt);
+  const outcome = await store.claimEmission(event, claim);
+  if (outcome !== 'claimed') return skip(deps, event.id, outcome);
   await clock.sleep(remainingWaitMs(event.dueAt, clock.now()));
 
   try {
@@ -73,15 +79,16 @@ async function emitOne(deps: EmitterDeps, record: SQSRecord, event: ScheduledEve
     const attempt = receiveCount(record);
     const final = error instanceof EventRejectedError || attempt >= deps.config.emitMaxAttempts;
     if (!final) {
-      await store.releaseEmission(event.id, owner);
+      await store.releaseEmission(event.id, claim.owner);
       throw error;
     }
     const reason = error instanceof EventRejectedError ? error.reason : REASON.PUBLISH_FAILED;
     const message =
       error instanceof EventRejectedError ? error.message : `publishing to the target failed ${attempt} times: ${String(error)}`;
-    const notice = failureNotice(reason, message, event, clock.now(), { eventId: event.id, details: { attempt } });
+    const failedAt = clock.now();
+    const notice = failureNotice(reason, message, event, failedAt, { eventId: event.id, details: { attempt } });
     await reportFailure(deps, publishNotice(deps), notice, event.failureTopic);
-    await store.markEmitted(event.id, clock.now());
+    await store.endEmission(event, { state: 'failed', at: failedAt, reason }, expiresAtFor(failedAt, deps.config.retentionSeconds));
     return;
   }
   const emittedAt = clock.now();
@@ -89,16 +96,17 @@ async function emitOne(deps: EmitterDeps, record: SQSRecord, event: ScheduledEve
   metrics.count('EventsEmitted');
   metrics.latenessMs(lateness);
   logger.debug({ eventId: event.id, latenessMs: lateness }, 'emitted');
-  // Bookkeeping after the publish: if it fails, the claim still holds off other deliveries,
-  // and failing the record would only publish it again.
-  await store.markEmitted(event.id, emittedAt).catch((error: unknown) => {
-    logger.warn({ err: error, eventId: event.id }, 'emitted, but could not record it');
-  });
+  // Bookkeeping after the publish: if it fails, the claim still holds off other deliveries
+  // until its lease ends, and failing the record would only publish it again.
+  await store
+    .endEmission(event, { state: 'emitted', at: emittedAt }, expiresAtFor(emittedAt, deps.config.retentionSeconds))
+    .catch((error: unknown) => logger.error({ err: error, eventId: event.id }, 'emitted, but could not record it'));
 }
 
 /**
- * Emits each delayed event at its exact due time: claims it (so a second delivery of the same
- * event waits, then finds it emitted), waits out the remainder, publishes to the target, then
+ * Emits each delayed event at its exact due time: claims its queued version (so a second
+ * delivery of the same event waits, then finds it emitted, and a cancelled or rescheduled
+ * version is dropped), waits out the remainder, publishes to the target, then
  * records it as emitted. A failed publish is retried through SQS until `emitMaxAttempts`, then
  * reported on the failure topic. Also publishes the failure notices ingest hands over.
  */

@@ -4,16 +4,17 @@ import { bucketShardKeyFor } from '../domain/buckets.js';
 import { delaySecondsFor } from '../domain/delay.js';
 import { expiresAtFor, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice } from '../domain/failure.js';
-import { validateScheduleRequest } from '../domain/validation.js';
+import { changeRefusal, EVENT_STATE, type EventRecord } from '../domain/lifecycle.js';
+import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
+import type { Quotas, Tenant } from '../domain/tenants.js';
+import { parseInputMessage, type InputRequest } from '../domain/validation.js';
 import { processBatch } from './batch.js';
 import { reportFailure } from './failures.js';
-import type { Clock, DelayQueue, EventStore, Logger, SchedulerMetrics } from './ports.js';
+import type { ChangeRefused, Clock, DelayQueue, EventStore, Logger, Placement, SchedulerMetrics, TenantDirectory } from './ports.js';
 
 export interface IngestDeps {
-  readonly config: Pick<
-    SchedulerConfig,
-    'nearPathWindowSeconds' | 'emitterLeadMs' | 'bucketSeconds' | 'shardCount' | 'retentionSeconds'
-  >;
+  readonly config: Pick<SchedulerConfig, 'nearPathWindowSeconds' | 'emitterLeadMs' | 'bucketSeconds' | 'shardCount' | 'retentionSeconds'>;
+  readonly tenants: TenantDirectory;
   readonly store: EventStore;
   readonly delayQueue: DelayQueue;
   readonly clock: Clock;
@@ -21,71 +22,203 @@ export interface IngestDeps {
   readonly metrics: SchedulerMetrics;
 }
 
-/** The input topic's message as it reaches the ingest queue: SNS's envelope, or the raw text. */
-export function unwrapInput(record: SQSRecord): { readonly text: string; readonly inputMessageId: string } {
+/** One input message as the ingest queue holds it: SNS's envelope says which topic it came through. */
+export interface InputMessage {
+  readonly text: string;
+  readonly inputMessageId: string;
+  /** The input topic, from SNS's envelope; undefined when the message was not delivered by SNS. */
+  readonly topicArn: string | undefined;
+}
+
+export function unwrapInput(record: SQSRecord): InputMessage {
   try {
-    const envelope = JSON.parse(record.body) as { Type?: unknown; Message?: unknown; MessageId?: unknown };
-    if (envelope.Type === 'Notification' && typeof envelope.Message === 'string' && typeof envelope.MessageId === 'string') {
-      return { text: envelope.Message, inputMessageId: envelope.MessageId };
+    const envelope = JSON.parse(record.body) as { Type?: unknown; Message?: unknown; MessageId?: unknown; TopicArn?: unknown };
+    if (
+      envelope.Type === 'Notification' &&
+      typeof envelope.Message === 'string' &&
+      typeof envelope.MessageId === 'string' &&
+      typeof envelope.TopicArn === 'string'
+    ) {
+      return { text: envelope.Message, inputMessageId: envelope.MessageId, topicArn: envelope.TopicArn };
     }
   } catch {
-    // Not an envelope: raw delivery, validated as it is.
+    // Not an envelope: it has no tenant, and is refused as such.
   }
-  return { text: record.body, inputMessageId: record.messageId };
+  return { text: record.body, inputMessageId: record.messageId, topicArn: undefined };
+}
+
+/** What one input message needs from the rest of the batch: its event sent to the delay queue. */
+interface NearPathSend {
+  readonly record: SQSRecord;
+  readonly event: ScheduledEvent;
+}
+
+/** One input message being handled: its tenant, and where its refusals go. */
+interface Intake {
+  readonly deps: IngestDeps;
+  readonly record: SQSRecord;
+  readonly message: InputMessage;
+  readonly tenant: Tenant;
+  readonly failureTopic: string | undefined;
+  readonly input: unknown;
+  readonly now: number;
+  readonly sends: NearPathSend[];
+}
+
+/** Refuses an input: logged always, and on the failure topic when it is the tenant's own (via the emitter). */
+async function refuse(intake: Intake, error: EventRejectedError, eventId?: string): Promise<void> {
+  const { deps, message, tenant } = intake;
+  deps.metrics.count('EventsRejected', 1, error.reason);
+  const notice = failureNotice(error.reason, error.message, intake.input, intake.now, { eventId, details: error.details });
+  // Once per input message, however often it is delivered.
+  const noticeId = `n-${message.inputMessageId}`;
+  await reportFailure(deps, (topic, body) => deps.delayQueue.sendNotice(noticeId, tenant.id, topic, body), notice, intake.failureTopic);
+}
+
+function placementFor(deps: IngestDeps, id: string, dueAt: number, now: number): Placement {
+  if (dueAt < now + deps.config.nearPathWindowSeconds * 1000) return { state: EVENT_STATE.queued };
+  return { state: EVENT_STATE.scheduled, bucketShard: bucketShardKeyFor(id, dueAt, deps.config) };
+}
+
+async function schedule(intake: Intake, event: ScheduledEvent, clientId: string | undefined): Promise<void> {
+  const { deps, tenant, message, now } = intake;
+  const { quotas } = tenant;
+  // A quota of zero admits nothing; the store's counters start at zero and would admit one.
+  const exhausted: keyof Quotas | undefined =
+    quotas.maxOpenEvents === 0 ? 'maxOpenEvents' : quotas.maxIngestPerSecond === 0 ? 'maxIngestPerSecond' : undefined;
+  const placement = placementFor(deps, event.id, event.dueAt, now);
+  const outcome =
+    exhausted !== undefined
+      ? { outcome: 'quota-exceeded' as const, quota: exhausted }
+      : await deps.store.create({
+          event,
+          clientId,
+          inputMessageId: message.inputMessageId,
+          placement,
+          quotas,
+          now,
+          expiresAt: expiresAtFor(event.dueAt, deps.config.retentionSeconds),
+        });
+  switch (outcome.outcome) {
+    case 'created':
+      deps.metrics.count('EventsIngested');
+      if (placement.state === EVENT_STATE.queued) intake.sends.push({ record: intake.record, event });
+      else deps.metrics.count('EventsStored');
+      return;
+    case 'duplicate':
+      if (isOwnUnsentEvent(outcome.existing, message.inputMessageId)) {
+        // This message created it, then failed to queue it: send it now (the emitter suppresses a second copy).
+        intake.sends.push({ record: intake.record, event: outcome.existing });
+        return;
+      }
+      deps.metrics.count('DuplicatesSuppressed');
+      deps.logger.info({ eventId: event.id, tenant: tenant.id }, 'duplicate input suppressed');
+      return;
+    case 'quota-exceeded':
+      await refuse(
+        intake,
+        new EventRejectedError(REASON.QUOTA_EXCEEDED, `tenant "${tenant.id}" is at its ${outcome.quota} quota (${quotas[outcome.quota]})`, {
+          quota: outcome.quota,
+          limit: quotas[outcome.quota],
+        }),
+        event.id,
+      );
+  }
+}
+
+/** A queued event created by this very input message (a redelivery after a failed send). */
+function isOwnUnsentEvent(existing: EventRecord | undefined, inputMessageId: string): existing is EventRecord {
+  return existing?.inputMessageId === inputMessageId && existing.state === EVENT_STATE.queued;
+}
+
+async function refuseChange(intake: Intake, eventId: string, refused: ChangeRefused, action: string): Promise<void> {
+  const { current } = refused;
+  // A redelivered cancel finds its own work done.
+  if (current?.state === EVENT_STATE.cancelled && current.cancelledBy === intake.message.inputMessageId) return;
+  const refusal = changeRefusal(current, intake.tenant.id, intake.deps.clock.now());
+  if (refusal === undefined) throw new TransientError(`${action} of ${eventId} raced with another change; retrying`);
+  await refuse(intake, new EventRejectedError(refusal.reason, `cannot ${action} ${eventId}: ${refusal.reason}`, refusal.details), eventId);
+}
+
+async function cancel(intake: Intake, eventId: string): Promise<void> {
+  const { deps, tenant, now } = intake;
+  const result = await deps.store.cancel(eventId, tenant.id, {
+    by: intake.message.inputMessageId,
+    now,
+    expiresAt: expiresAtFor(now, deps.config.retentionSeconds),
+  });
+  if (result.outcome === 'refused') return refuseChange(intake, eventId, result, 'cancel');
+  deps.metrics.count('EventsCancelled');
+  deps.logger.info({ eventId, tenant: tenant.id }, 'event cancelled');
+}
+
+async function reschedule(intake: Intake, eventId: string, dueAt: number): Promise<void> {
+  const { deps, tenant, now } = intake;
+  const placement = placementFor(deps, eventId, dueAt, now);
+  const result = await deps.store.reschedule(eventId, tenant.id, {
+    dueAt,
+    placement,
+    now,
+    expiresAt: expiresAtFor(dueAt, deps.config.retentionSeconds),
+  });
+  if (result.outcome === 'refused') return refuseChange(intake, eventId, result, 'reschedule');
+  deps.metrics.count('EventsRescheduled');
+  deps.logger.info({ eventId, tenant: tenant.id, dueAt, version: result.event.version }, 'event rescheduled');
+  if (placement.state === EVENT_STATE.queued) intake.sends.push({ record: intake.record, event: result.event });
+}
+
+function handle(intake: Intake, request: InputRequest): Promise<void> {
+  switch (request.kind) {
+    case 'schedule':
+      return schedule(intake, request.event, request.clientId);
+    case 'cancel':
+      return cancel(intake, request.eventId);
+    case 'reschedule':
+      return reschedule(intake, request.eventId, request.dueAt);
+  }
+}
+
+/** Logs an input that belongs to no tenant: there is nobody to tell. */
+function refuseUnowned(deps: IngestDeps, message: InputMessage, reason: typeof REASON.UNKNOWN_TENANT | typeof REASON.TENANT_DISABLED): void {
+  deps.metrics.count('EventsRejected', 1, reason);
+  deps.metrics.count('EventsFailed', 1, reason);
+  deps.logger.warn({ reason, topicArn: message.topicArn, inputMessageId: message.inputMessageId }, 'input refused: no tenant takes it');
 }
 
 /**
- * Validates each input, reports the invalid ones, sends events due within the near-path
- * window to the delay queue and stores the later ones. Only infrastructure failures fail a
+ * Takes each input message as its tenant's (known by the topic it came through): validates
+ * it, and schedules, cancels or reschedules. Events due within the near-path window go to the
+ * delay queue, later ones are stored for the loader. Only infrastructure failures fail a
  * record (to be retried); a bad message never fails its batch.
  */
 export async function ingestBatch(deps: IngestDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
-  const { config, clock, logger, metrics } = deps;
-  const now = clock.now();
-  const windowEnd = now + config.nearPathWindowSeconds * 1000;
-  const nearPath: { record: SQSRecord; event: ScheduledEvent }[] = [];
-
-  const response = await processBatch(records, logger, async (record) => {
-    const { text, inputMessageId } = unwrapInput(record);
-    const result = validateScheduleRequest(text, inputMessageId);
-    if (!result.accepted) {
-      metrics.count('EventsRejected', 1, result.error.reason);
-      const notice = failureNotice(result.error.reason, result.error.message, result.input, now, { details: result.error.details });
-      // The emitter publishes it (clients need to trust one role only), once per input message.
-      const noticeId = `n-${inputMessageId}`;
-      await reportFailure(deps, (topic, body) => deps.delayQueue.sendNotice(noticeId, topic, body), notice, result.failureTopic);
-      return;
-    }
-    const { event } = result;
-    metrics.count('EventsIngested');
-    if (event.dueAt < windowEnd) {
-      nearPath.push({ record, event });
-      return;
-    }
-    const outcome = await deps.store.storePending(event, bucketShardKeyFor(event.id, event.dueAt, config), expiresAtFor(event.dueAt, config.retentionSeconds));
-    if (outcome === 'duplicate') {
-      metrics.count('DuplicatesSuppressed');
-      logger.info({ eventId: event.id }, 'duplicate input suppressed');
-    } else {
-      metrics.count('EventsStored');
-      logger.debug({ eventId: event.id, dueAt: event.dueAt }, 'event stored');
-    }
+  const sends: NearPathSend[] = [];
+  const response = await processBatch(records, deps.logger, async (record) => {
+    const message = unwrapInput(record);
+    const tenant = message.topicArn === undefined ? undefined : deps.tenants.forTopic(message.topicArn);
+    if (tenant === undefined) return refuseUnowned(deps, message, REASON.UNKNOWN_TENANT);
+    if (!tenant.enabled) return refuseUnowned(deps, message, REASON.TENANT_DISABLED);
+    const now = deps.clock.now();
+    const parsed = parseInputMessage(message.text, message.inputMessageId, tenant);
+    const intake = { deps, record, message, tenant, failureTopic: parsed.failureTopic, input: parsed.input, now, sends };
+    return parsed.accepted ? handle(intake, parsed.request) : refuse(intake, parsed.error);
   });
 
-  if (nearPath.length > 0) {
-    const sendTime = clock.now();
+  if (sends.length > 0) {
+    const sendTime = deps.clock.now();
     const failures = await deps.delayQueue.send(
-      nearPath.map(({ event }) => ({ event, delaySeconds: delaySecondsFor(event.dueAt, sendTime, config.emitterLeadMs) })),
+      sends.map(({ event }) => ({ event, delaySeconds: delaySecondsFor(event.dueAt, sendTime, deps.config.emitterLeadMs) })),
     );
-    metrics.count('EventsDelayed', nearPath.length - failures.length);
+    deps.metrics.count('EventsDelayed', sends.length - failures.length);
     const reasons = new Map(failures.map((failure) => [failure.eventId, failure.reason]));
-    for (const { record, event } of nearPath) {
+    for (const { record, event } of sends) {
       const reason = reasons.get(event.id);
       if (reason === undefined) continue;
-      logger.error({ eventId: event.id, reason, messageId: record.messageId }, 'delay queue send failed; the record will be retried');
+      deps.logger.error({ eventId: event.id, reason, messageId: record.messageId }, 'delay queue send failed; the record will be retried');
       response.batchItemFailures.push({ itemIdentifier: record.messageId });
     }
   }
-  metrics.flush();
+  deps.metrics.flush();
   return response;
 }
+

@@ -1,5 +1,5 @@
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
-import type { SchedulerConfig } from '../config.js';
+import { SQS_MAX_DELAY_SECONDS, type SchedulerConfig } from '../config.js';
 import { delaySecondsFor } from '../domain/delay.js';
 import type { ScheduledEvent } from '../domain/event.js';
 import { decodeLoadingChunk } from '../domain/messages.js';
@@ -25,7 +25,9 @@ async function takeAll(deps: LoadingDeps, ids: readonly string[], owner: string)
   const worker = async (): Promise<void> => {
     while (next < ids.length) {
       const id = ids[next++] as string;
-      const event = await deps.store.takeForLoading(id, owner, deps.clock.now());
+      const now = deps.clock.now();
+      // Only what an SQS delay can reach: an event moved further out since the loader saw it stays stored.
+      const event = await deps.store.takeForLoading(id, owner, now, now + SQS_MAX_DELAY_SECONDS * 1000);
       if (event) taken.push(event);
     }
   };
@@ -35,7 +37,7 @@ async function takeAll(deps: LoadingDeps, ids: readonly string[], owner: string)
 
 /**
  * Moves one chunk of stored events into the delay queue. Each event is taken by this loading
- * message first, so a second message with the same ids sends nothing; the same message
+ * message first, so a second message with the same ids sends nothing, nor does a cancelled one; the same message
  * redelivered (after a crash or a failed send) sends its events again, and the emitter
  * suppresses what was already emitted.
  */

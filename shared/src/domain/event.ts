@@ -1,25 +1,33 @@
 import { createHash } from 'node:crypto';
+import { PUBLIC_TENANT_ID } from './tenants.js';
 
 /** An accepted schedule request, as it travels through the store and the queues. */
 export interface ScheduledEvent {
   /** The scheduler's id: derived from the client's idempotency key, or from the input message id. */
   readonly id: string;
+  /** Whose event it is: the tenant of the input topic it arrived on. */
+  readonly tenant: string;
+  /** Informational: the `user` the client wrote. */
   readonly user: string;
   readonly target: string;
   readonly payload: string;
   readonly failureTopic?: string | undefined;
   /** Due time, epoch milliseconds. */
   readonly dueAt: number;
+  /** Goes up with every reschedule: a delay-queue message of an older version is stale. */
+  readonly version: number;
 }
 
 /**
- * The same client id from the same user is the same event; without one, every redelivery of
- * the same input message is. User and key are hashed together so that neither can collide
- * with another user's keys.
+ * The same client id from the same tenant is the same event; without one, every redelivery of
+ * the same input message is. Tenant and key are hashed together, so no tenant can reach
+ * another's events by choosing a key. The public tenant's clients are told apart only by
+ * their `user`, as in the original service.
  */
-export function eventIdFor(user: string, clientId: string | undefined, inputMessageId: string): string {
+export function eventIdFor(tenant: string, user: string, clientId: string | undefined, inputMessageId: string): string {
   if (clientId === undefined) return `m-${inputMessageId}`;
-  return `c-${createHash('sha256').update(user).update('\u0000').update(clientId).digest('hex').slice(0, 40)}`;
+  const namespace = tenant === PUBLIC_TENANT_ID ? `${tenant}\u0000${user}` : tenant;
+  return `c-${createHash('sha256').update(namespace).update('\u0000').update(clientId).digest('hex').slice(0, 40)}`;
 }
 
 /** When DynamoDB's TTL may drop an event's record (epoch seconds): its dedup marker lives until then. */
@@ -32,13 +40,15 @@ export const EMISSION_ATTRIBUTE = {
   eventId: 'scheduler-event-id',
   scheduledAt: 'scheduler-scheduled-at',
   user: 'scheduler-user',
+  tenant: 'scheduler-tenant',
 } as const;
 
-export function emissionAttributes(event: ScheduledEvent): Record<string, string> {
+export function emissionAttributes(event: Pick<ScheduledEvent, 'id' | 'dueAt' | 'user' | 'tenant'>): Record<string, string> {
   return {
     [EMISSION_ATTRIBUTE.eventId]: event.id,
     [EMISSION_ATTRIBUTE.scheduledAt]: new Date(event.dueAt).toISOString(),
     [EMISSION_ATTRIBUTE.user]: event.user,
+    [EMISSION_ATTRIBUTE.tenant]: event.tenant,
   };
 }
 

@@ -45,10 +45,12 @@ export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
   if (
     value.kind !== 'event' ||
     typeof event?.id !== 'string' ||
+    typeof event.tenant !== 'string' ||
     typeof event.user !== 'string' ||
     typeof event.target !== 'string' ||
     typeof event.payload !== 'string' ||
-    typeof event.dueAt !== 'number'
+    typeof event.dueAt !== 'number' ||
+    typeof event.version !== 'number'
   ) {
     throw new TypeError('not a delay-queue message');
   }
@@ -56,11 +58,13 @@ export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
     kind: 'event',
     event: {
       id: event.id,
+      tenant: event.tenant,
       user: event.user,
       target: event.target,
       payload: event.payload,
       failureTopic: typeof event.failureTopic === 'string' ? event.failureTopic : undefined,
       dueAt: event.dueAt,
+      version: event.version,
     },
   };
 }

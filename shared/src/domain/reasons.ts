@@ -7,7 +7,7 @@ export const REASON = {
   INVALID_JSON: 'INVALID_JSON',
   /** The message is JSON but not an object. */
   NOT_AN_OBJECT: 'NOT_AN_OBJECT',
-  /** A required field (`date`, `target`, `user`, `payload`) is absent. */
+  /** A required field is absent (`date`, `target`, `user`, `payload`; `id` or `event_id` for cancel and reschedule). */
   MISSING_FIELD: 'MISSING_FIELD',
   /** A field has the wrong type or is empty. */
   INVALID_FIELD: 'INVALID_FIELD',
@@ -25,6 +25,22 @@ export const REASON = {
   TARGET_ACCESS_DENIED: 'TARGET_ACCESS_DENIED',
   /** Publishing to the target kept failing until the attempts ran out. */
   PUBLISH_FAILED: 'PUBLISH_FAILED',
+  /** The message did not arrive on a registered tenant's input topic (logged only). */
+  UNKNOWN_TENANT: 'UNKNOWN_TENANT',
+  /** The operator has disabled the shared input topic's public tenant (logged only). */
+  TENANT_DISABLED: 'TENANT_DISABLED',
+  /** `target` is a topic in an account the tenant may not publish to. */
+  TARGET_NOT_ALLOWED: 'TARGET_NOT_ALLOWED',
+  /** `failure_topic` is a topic in an account the tenant may not publish to (logged only). */
+  FAILURE_TOPIC_NOT_ALLOWED: 'FAILURE_TOPIC_NOT_ALLOWED',
+  /** The tenant is at its limit of open events or of new events per second; `details.quota` says which. */
+  QUOTA_EXCEEDED: 'QUOTA_EXCEEDED',
+  /** Cancel or reschedule: no event of this tenant has that id (another tenant's event is not found either). */
+  EVENT_NOT_FOUND: 'EVENT_NOT_FOUND',
+  /** Cancel or reschedule: the event has already ended; `details.state` says how (emitted, failed, cancelled). */
+  EVENT_ALREADY_ENDED: 'EVENT_ALREADY_ENDED',
+  /** Cancel or reschedule: the emitter already holds the event for its due time; it will be emitted. */
+  EVENT_EMITTING: 'EVENT_EMITTING',
 } as const;
 
 export type ReasonCode = (typeof REASON)[keyof typeof REASON];

@@ -1,12 +1,15 @@
-import { Ajv, type ErrorObject } from 'ajv';
-import schema from '../../schema/schedule-request.schema.json' with { type: 'json' };
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import controlSchema from '../../schema/control-request.schema.json' with { type: 'json' };
+import scheduleSchema from '../../schema/schedule-request.schema.json' with { type: 'json' };
 import { SNS_MAX_MESSAGE_BYTES } from '../config.js';
 import { parseDueDate } from './dates.js';
 import { emissionAttributes, eventIdFor, snsMessageBytes, type ScheduledEvent } from './event.js';
 import { EventRejectedError, REASON, type ReasonCode } from './reasons.js';
+import { mayPublishTo, PUBLIC_TENANT_ID, type Tenant } from './tenants.js';
 
 /** The request exactly as the original service took it, plus the optional idempotency key. */
 export interface ScheduleRequest {
+  readonly action?: 'schedule';
   readonly date: string;
   readonly target: string;
   readonly user: string;
@@ -15,25 +18,48 @@ export interface ScheduleRequest {
   readonly id?: string;
 }
 
-export type ValidationResult =
-  | { readonly accepted: true; readonly event: ScheduledEvent }
+/** Cancels an event, or moves it to another date, by the client's id or the scheduler's. */
+export interface ControlRequest {
+  readonly action: 'cancel' | 'reschedule';
+  readonly id?: string;
+  readonly event_id?: string;
+  readonly date?: string;
+  readonly user?: string;
+  readonly failure_topic?: string;
+}
+
+/** What an accepted input message asks for. */
+export type InputRequest =
+  | { readonly kind: 'schedule'; readonly event: ScheduledEvent; readonly clientId: string | undefined }
+  | { readonly kind: 'cancel'; readonly eventId: string }
+  | { readonly kind: 'reschedule'; readonly eventId: string; readonly dueAt: number };
+
+export type ParseResult =
+  | {
+      readonly accepted: true;
+      readonly request: InputRequest;
+      /** Where a later refusal of this request is reported: the tenant's own failure topic, if any. */
+      readonly failureTopic: string | undefined;
+      /** The request as parsed, quoted in a later refusal. */
+      readonly input: unknown;
+    }
   | {
       readonly accepted: false;
       readonly error: EventRejectedError;
-      /** Where to report it: only a failure topic that is itself a valid ARN. */
+      /** Where to report it: only a failure topic that is a valid ARN the tenant may publish to. */
       readonly failureTopic: string | undefined;
       /** The offending input: parsed when it was JSON, raw text otherwise. */
       readonly input: unknown;
     };
 
 const ajv = new Ajv({ allErrors: true, strict: true });
-const validateSchema = ajv.compile<ScheduleRequest>(schema);
-const validateFailureTopic = ajv.compile<string>(schema.properties.failure_topic);
+const validateSchedule = ajv.compile<ScheduleRequest>(scheduleSchema);
+const validateControl = ajv.compile<ControlRequest>(controlSchema);
+const validateTopicArn = ajv.compile<string>(scheduleSchema.properties.failure_topic);
 
-const FIELD_REASONS: Readonly<Record<string, ReasonCode>> = {
+const PATTERN_REASONS: Readonly<Record<string, ReasonCode>> = {
   '/target': REASON.INVALID_TARGET,
   '/failure_topic': REASON.INVALID_FAILURE_TOPIC,
-  '/date': REASON.INVALID_FIELD,
 };
 
 /** The first schema error as a reason code, in a fixed order: missing, then field by field. */
@@ -47,55 +73,108 @@ function rejectionFor(errors: readonly ErrorObject[]): EventRejectedError {
   const path = first?.instancePath ?? '';
   if (path === '') return new EventRejectedError(REASON.NOT_AN_OBJECT, 'the message must be a JSON object');
   const field = path.slice(1);
-  const reason = first?.keyword === 'pattern' ? (FIELD_REASONS[path] ?? REASON.INVALID_FIELD) : REASON.INVALID_FIELD;
-  const what = first?.keyword === 'pattern' ? 'is not an SNS topic ARN' : (first?.message ?? 'is invalid');
-  return new EventRejectedError(reason, `field "${field}" ${what}`, { field });
+  const patternReason = first?.keyword === 'pattern' ? PATTERN_REASONS[path] : undefined;
+  const what = patternReason ? 'is not an SNS topic ARN' : (first?.message ?? 'is invalid');
+  return new EventRejectedError(patternReason ?? REASON.INVALID_FIELD, `field "${field}" ${what}`, { field });
 }
 
-function reject(error: EventRejectedError, input: unknown): ValidationResult {
+/** The failure topic named in an input, when the tenant may be told there. */
+function ownFailureTopic(input: unknown, tenant: Tenant): string | undefined {
   const candidate = typeof input === 'object' && input !== null ? (input as Record<string, unknown>).failure_topic : undefined;
-  const failureTopic = validateFailureTopic(candidate) ? candidate : undefined;
-  return { accepted: false, error, failureTopic, input };
+  return validateTopicArn(candidate) && mayPublishTo(tenant, candidate) ? candidate : undefined;
 }
 
-/**
- * Validates one input message (the text published to the input topic) and turns it into a
- * scheduled event. `inputMessageId` identifies the publish, so redeliveries map to one event.
- */
-export function validateScheduleRequest(text: string, inputMessageId: string): ValidationResult {
-  let input: unknown;
-  try {
-    input = JSON.parse(text);
-  } catch {
-    return reject(new EventRejectedError(REASON.INVALID_JSON, 'the message is not valid JSON'), text);
-  }
-  if (!validateSchema(input)) return reject(rejectionFor(validateSchema.errors ?? []), input);
+function reject(error: EventRejectedError, input: unknown, tenant: Tenant): ParseResult {
+  return { accepted: false, error, failureTopic: ownFailureTopic(input, tenant), input };
+}
 
-  const dueAt = parseDueDate(input.date);
-  if (dueAt === undefined) {
+function checked<T>(validate: ValidateFunction<T>, input: unknown): { ok: true; value: T } | { ok: false; error: EventRejectedError } {
+  return validate(input) ? { ok: true, value: input } : { ok: false, error: rejectionFor(validate.errors ?? []) };
+}
+
+function dueDate(text: string): number | EventRejectedError {
+  return parseDueDate(text) ?? new EventRejectedError(REASON.INVALID_DATE, `"${text}" is not an ISO-8601 date-time`, { field: 'date' });
+}
+
+function parseSchedule(input: unknown, inputMessageId: string, tenant: Tenant): ParseResult {
+  const result = checked(validateSchedule, input);
+  if (!result.ok) return reject(result.error, input, tenant);
+  const request = result.value;
+  const dueAt = dueDate(request.date);
+  if (dueAt instanceof EventRejectedError) return reject(dueAt, input, tenant);
+  if (request.failure_topic !== undefined && !mayPublishTo(tenant, request.failure_topic)) {
     return reject(
-      new EventRejectedError(REASON.INVALID_DATE, `"${input.date}" is not an ISO-8601 date-time`, { field: 'date' }),
+      new EventRejectedError(REASON.FAILURE_TOPIC_NOT_ALLOWED, `tenant "${tenant.id}" may not use ${request.failure_topic} as failure topic`, {
+        field: 'failure_topic',
+      }),
       input,
+      tenant,
+    );
+  }
+  if (!mayPublishTo(tenant, request.target)) {
+    return reject(
+      new EventRejectedError(REASON.TARGET_NOT_ALLOWED, `tenant "${tenant.id}" may not target ${request.target}`, { field: 'target' }),
+      input,
+      tenant,
     );
   }
   const event: ScheduledEvent = {
-    id: eventIdFor(input.user, input.id, inputMessageId),
-    user: input.user,
-    target: input.target,
-    payload: input.payload,
-    failureTopic: input.failure_topic,
+    id: eventIdFor(tenant.id, request.user, request.id, inputMessageId),
+    tenant: tenant.id,
+    user: request.user,
+    target: request.target,
+    payload: request.payload,
+    failureTopic: request.failure_topic,
     dueAt,
+    version: 1,
   };
   const bytes = snsMessageBytes(event.payload, emissionAttributes(event));
   if (bytes > SNS_MAX_MESSAGE_BYTES) {
     return reject(
-      new EventRejectedError(
-        REASON.PAYLOAD_TOO_LARGE,
-        `payload and attributes take ${bytes} bytes; SNS takes at most ${SNS_MAX_MESSAGE_BYTES}`,
-        { bytes, limit: SNS_MAX_MESSAGE_BYTES },
-      ),
+      new EventRejectedError(REASON.PAYLOAD_TOO_LARGE, `payload and attributes take ${bytes} bytes; SNS takes at most ${SNS_MAX_MESSAGE_BYTES}`, {
+        bytes,
+        limit: SNS_MAX_MESSAGE_BYTES,
+      }),
       input,
+      tenant,
     );
   }
-  return { accepted: true, event };
+  return { accepted: true, request: { kind: 'schedule', event, clientId: request.id }, failureTopic: ownFailureTopic(input, tenant), input };
+}
+
+function parseControl(input: unknown, tenant: Tenant): ParseResult {
+  const result = checked(validateControl, input);
+  if (!result.ok) return reject(result.error, input, tenant);
+  const request = result.value;
+  const missing = (field: string) => reject(new EventRejectedError(REASON.MISSING_FIELD, `required field "${field}" is missing`, { field }), input, tenant);
+  if ((request.id === undefined) === (request.event_id === undefined)) {
+    if (request.id === undefined) return missing('id');
+    return reject(new EventRejectedError(REASON.INVALID_FIELD, 'give "id" or "event_id", not both', { field: 'event_id' }), input, tenant);
+  }
+  // On the shared topic, client ids are kept apart by user (see eventIdFor).
+  if (request.id !== undefined && tenant.id === PUBLIC_TENANT_ID && request.user === undefined) return missing('user');
+  const eventId = request.event_id ?? eventIdFor(tenant.id, request.user ?? '', request.id, '');
+  const failureTopic = ownFailureTopic(input, tenant);
+  if (request.action === 'cancel') return { accepted: true, request: { kind: 'cancel', eventId }, failureTopic, input };
+  if (request.date === undefined) return missing('date');
+  const dueAt = dueDate(request.date);
+  if (dueAt instanceof EventRejectedError) return reject(dueAt, input, tenant);
+  return { accepted: true, request: { kind: 'reschedule', eventId, dueAt }, failureTopic, input };
+}
+
+/**
+ * Parses one input message (the text published to a tenant's input topic) into what it asks
+ * for. `inputMessageId` identifies the publish, so redeliveries map to one event; `tenant` is
+ * whose topic it arrived on, and bounds which topics it may name.
+ */
+export function parseInputMessage(text: string, inputMessageId: string, tenant: Tenant): ParseResult {
+  let input: unknown;
+  try {
+    input = JSON.parse(text);
+  } catch {
+    return reject(new EventRejectedError(REASON.INVALID_JSON, 'the message is not valid JSON'), text, tenant);
+  }
+  const action = typeof input === 'object' && input !== null ? (input as Record<string, unknown>).action : undefined;
+  if (action === 'cancel' || action === 'reschedule') return parseControl(input, tenant);
+  return parseSchedule(input, inputMessageId, tenant);
 }

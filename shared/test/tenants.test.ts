@@ -1,0 +1,195 @@
+import { describe, expect, it } from 'vitest';
+import { EVENT_STATE, changeRefusal, type EventRecord } from '../src/domain/lifecycle.js';
+import { REASON } from '../src/domain/reasons.js';
+import { DEFAULT_QUOTAS, inputTopicName, parseTenantsDocument, PUBLIC_TENANT_ID, TenantsDocumentError } from '../src/domain/tenants.js';
+import { parseInputMessage, type ParseResult } from '../src/domain/validation.js';
+import { inputMessageId, registry, scheduleRequest, tenant, topicArn, validate } from './factories.js';
+
+const ACME_ACCOUNT = '111111111111';
+const OTHER_ACCOUNT = '222222222222';
+const acme = () => tenant('acme');
+
+function reason(result: ParseResult): string | undefined {
+  return result.accepted ? undefined : result.error.reason;
+}
+
+function request(result: ParseResult) {
+  if (!result.accepted) throw new Error(`expected acceptance, got ${result.error.reason}: ${result.error.message}`);
+  return result.request;
+}
+
+function control(body: Record<string, unknown>, on = acme()): ParseResult {
+  return parseInputMessage(JSON.stringify(body), inputMessageId(), on);
+}
+
+describe('the tenant registry', () => {
+  it('knows a tenant by its input topic, whatever the account and region of the ARN', () => {
+    const tenants = registry();
+    expect(tenants.forTopic(topicArn(inputTopicName('scheduler', 'acme')))?.id).toBe('acme');
+    expect(tenants.forTopic(topicArn('scheduler-input', 'us-east-1', '000000000000'))?.id).toBe(PUBLIC_TENANT_ID);
+  });
+
+  it('knows no tenant for any other topic', () => {
+    const tenants = registry();
+    expect(tenants.forTopic(topicArn('scheduler-tenant-globex'))).toBeUndefined();
+    expect(tenants.forTopic(topicArn('other-input'))).toBeUndefined();
+    expect(tenants.forTopic('not an arn')).toBeUndefined();
+  });
+
+  it('gives every tenant the default quotas unless the operator sets them', () => {
+    const tenants = registry({ public: { maxOpenEvents: 10 }, tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT], maxIngestPerSecond: 3 }] });
+    expect(tenants.tenant(PUBLIC_TENANT_ID)?.quotas).toEqual({ maxOpenEvents: 10, maxIngestPerSecond: DEFAULT_QUOTAS.maxIngestPerSecond });
+    expect(tenants.tenant('acme')?.quotas).toEqual({ maxOpenEvents: DEFAULT_QUOTAS.maxOpenEvents, maxIngestPerSecond: 3 });
+  });
+
+  it('keeps the public tenant enabled unless the operator disables it', () => {
+    expect(registry().tenant(PUBLIC_TENANT_ID)?.enabled).toBe(true);
+    expect(registry({ public: { enabled: false } }).tenant(PUBLIC_TENANT_ID)?.enabled).toBe(false);
+  });
+
+  it.each([
+    ['an unknown field', { tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT], quota: 1 }] }],
+    ['a tenant without accounts', { tenants: [{ id: 'acme', accounts: [] }] }],
+    ['an account that is not 12 digits', { tenants: [{ id: 'acme', accounts: ['1234'] }] }],
+    ['an id with capitals', { tenants: [{ id: 'Acme', accounts: [ACME_ACCOUNT] }] }],
+    ['the reserved id "public"', { tenants: [{ id: 'public', accounts: [ACME_ACCOUNT] }] }],
+    ['a negative quota', { public: { maxOpenEvents: -1 } }],
+    ['the same id twice', { tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT] }, { id: 'acme', accounts: [OTHER_ACCOUNT] }] }],
+  ])('refuses a registry with %s', (_case, document) => {
+    expect(() => parseTenantsDocument(document)).toThrow(TenantsDocumentError);
+  });
+});
+
+describe('what a tenant may target', () => {
+  it("accepts topics in the tenant's own accounts", () => {
+    const target = topicArn('orders', 'eu-west-1', ACME_ACCOUNT);
+    expect(reason(validate({ target, failure_topic: topicArn('failures', 'us-east-1', ACME_ACCOUNT) }, inputMessageId(), acme()))).toBeUndefined();
+  });
+
+  it('refuses a target in another account as TARGET_NOT_ALLOWED, reported on its own failure topic', () => {
+    const failureTopic = topicArn('failures', 'eu-west-1', ACME_ACCOUNT);
+    const result = validate({ target: topicArn('orders', 'eu-west-1', OTHER_ACCOUNT), failure_topic: failureTopic }, inputMessageId(), acme());
+    expect(reason(result)).toBe(REASON.TARGET_NOT_ALLOWED);
+    expect(result.failureTopic).toBe(failureTopic);
+  });
+
+  it("refuses a failure topic in another account, and never reports to it", () => {
+    const result = validate(
+      { target: topicArn('orders', 'eu-west-1', ACME_ACCOUNT), failure_topic: topicArn('failures', 'eu-west-1', OTHER_ACCOUNT) },
+      inputMessageId(),
+      acme(),
+    );
+    expect(reason(result)).toBe(REASON.FAILURE_TOPIC_NOT_ALLOWED);
+    expect(result.failureTopic).toBeUndefined();
+  });
+
+  it('reports no other rejection to a foreign failure topic either', () => {
+    const result = validate({ date: 'never', failure_topic: topicArn('failures', 'eu-west-1', OTHER_ACCOUNT) }, inputMessageId(), acme());
+    expect(reason(result)).toBe(REASON.INVALID_DATE);
+    expect(result.failureTopic).toBeUndefined();
+  });
+
+  it('accepts accounts the operator added for the tenant', () => {
+    const on = tenant('acme', { tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT], targetAccounts: [OTHER_ACCOUNT] }] });
+    expect(reason(validate({ target: topicArn('orders', 'eu-west-1', OTHER_ACCOUNT) }, inputMessageId(), on))).toBeUndefined();
+  });
+
+  it('lets the public tenant target any account, unless the operator restricts it', () => {
+    expect(reason(validate({ target: topicArn('orders', 'eu-west-1', OTHER_ACCOUNT) }))).toBeUndefined();
+    const restricted = tenant(PUBLIC_TENANT_ID, { public: { targetAccounts: [ACME_ACCOUNT] } });
+    expect(reason(validate({ target: topicArn('orders', 'eu-west-1', OTHER_ACCOUNT) }, inputMessageId(), restricted))).toBe(REASON.TARGET_NOT_ALLOWED);
+  });
+});
+
+describe('whose event it is', () => {
+  const acmeTarget = topicArn('orders', 'eu-west-1', ACME_ACCOUNT);
+  const scheduled = (overrides: Record<string, unknown>, on = acme()) => {
+    const parsed = request(validate({ target: acmeTarget, ...overrides }, inputMessageId(), on));
+    if (parsed.kind !== 'schedule') throw new Error('expected a schedule request');
+    return parsed.event;
+  };
+
+  it("is the topic's tenant, whatever the message says in user", () => {
+    expect(scheduled({ user: 'globex' }).tenant).toBe('acme');
+  });
+
+  it('names the same event for the same client id whatever user a registered tenant writes', () => {
+    expect(scheduled({ id: 'order-1', user: 'alice' }).id).toBe(scheduled({ id: 'order-1', user: 'mallory' }).id);
+  });
+
+  it("never names another tenant's event, whatever the client id and user", () => {
+    const globex = tenant('globex', { tenants: [{ id: 'globex', accounts: [ACME_ACCOUNT] }, { id: 'acme', accounts: [ACME_ACCOUNT] }] });
+    expect(scheduled({ id: 'order-1' }, globex).id).not.toBe(scheduled({ id: 'order-1' }).id);
+    expect(scheduled({ id: 'order-1', user: 'acme' }, tenant()).id).not.toBe(scheduled({ id: 'order-1' }).id);
+  });
+});
+
+describe('cancel and reschedule requests', () => {
+  it('name the event by client id, as the schedule request did', () => {
+    const schedule = request(validate({ id: 'order-7', target: topicArn('o', 'eu-west-1', ACME_ACCOUNT) }, inputMessageId(), acme()));
+    if (schedule.kind !== 'schedule') throw new Error('expected a schedule request');
+    expect(request(control({ action: 'cancel', id: 'order-7' }))).toEqual({ kind: 'cancel', eventId: schedule.event.id });
+  });
+
+  it("name the event by the scheduler's id", () => {
+    expect(request(control({ action: 'cancel', event_id: 'm-1234' }))).toEqual({ kind: 'cancel', eventId: 'm-1234' });
+  });
+
+  it('move an event to a new due time', () => {
+    expect(request(control({ action: 'reschedule', event_id: 'm-1234', date: '2030-01-02T03:04:05.678Z' }))).toEqual({
+      kind: 'reschedule',
+      eventId: 'm-1234',
+      dueAt: Date.UTC(2030, 0, 2, 3, 4, 5, 678),
+    });
+  });
+
+  it.each([
+    ['no id at all', { action: 'cancel' }, REASON.MISSING_FIELD],
+    ['both ids', { action: 'cancel', id: 'a', event_id: 'm-1' }, REASON.INVALID_FIELD],
+    ['a reschedule without a date', { action: 'reschedule', id: 'a' }, REASON.MISSING_FIELD],
+    ['a reschedule to no real date', { action: 'reschedule', id: 'a', date: '2030-02-31' }, REASON.INVALID_DATE],
+    ['an unknown action', { ...scheduleRequest(), action: 'delete' }, REASON.INVALID_FIELD],
+  ])('refuse %s', (_case, body, expected) => {
+    expect(reason(control(body))).toBe(expected);
+  });
+
+  it('need the user with a client id on the shared topic, where ids are kept apart by user', () => {
+    expect(reason(control({ action: 'cancel', id: 'a' }, tenant()))).toBe(REASON.MISSING_FIELD);
+    expect(request(control({ action: 'cancel', id: 'a', user: 'alice' }, tenant())).kind).toBe('cancel');
+  });
+});
+
+describe('why a change is refused', () => {
+  const NOW = 1_900_000_000_000;
+  const record = (overrides: Partial<EventRecord> = {}): EventRecord => ({
+    id: 'm-1',
+    tenant: 'acme',
+    user: 'alice',
+    target: topicArn('o'),
+    payload: 'p',
+    dueAt: NOW + 5000,
+    version: 1,
+    state: EVENT_STATE.queued,
+    createdAt: NOW - 1000,
+    expiresAt: 0,
+    ...overrides,
+  });
+
+  it('EVENT_NOT_FOUND for no event, and for another tenant’s event alike', () => {
+    expect(changeRefusal(undefined, 'acme', NOW)?.reason).toBe(REASON.EVENT_NOT_FOUND);
+    expect(changeRefusal(record({ tenant: 'globex' }), 'acme', NOW)).toEqual(changeRefusal(undefined, 'acme', NOW));
+  });
+
+  it.each([EVENT_STATE.emitted, EVENT_STATE.failed, EVENT_STATE.cancelled])('EVENT_ALREADY_ENDED for an event %s', (state) => {
+    expect(changeRefusal(record({ state }), 'acme', NOW)).toEqual({ reason: REASON.EVENT_ALREADY_ENDED, details: { state } });
+  });
+
+  it('EVENT_EMITTING while an emitter holds it for its due time', () => {
+    expect(changeRefusal(record({ emitClaimUntil: NOW + 30_000 }), 'acme', NOW)?.reason).toBe(REASON.EVENT_EMITTING);
+  });
+
+  it('nothing for an open event whose claim has lapsed: the change raced and is retried', () => {
+    expect(changeRefusal(record({ emitClaimUntil: NOW - 1 }), 'acme', NOW)).toBeUndefined();
+    expect(changeRefusal(record({ state: EVENT_STATE.scheduled }), 'acme', NOW)).toBeUndefined();
+  });
+});
