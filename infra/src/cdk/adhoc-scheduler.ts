@@ -1,14 +1,14 @@
-import { DEFAULTS, LOADER_CURSOR_ID, TABLE, type SchedulerConfig } from '@adhoc-scheduler/shared';
-import { Aws, Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { DEFAULTS, LOADER_CURSOR_ID, parseTenantsDocument, TABLE, type SchedulerConfig, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { Aws, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import * as sns from 'aws-cdk-lib/aws-sns';
-import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { createInputTopics } from './input-topics.js';
 import { NodeFunction, type NodeFunctionProps } from './node-function.js';
 import { schedulerFunctionEntry, type SchedulerFunctionName } from './paths.js';
 import { QueueWithDeadLetters, visibilityTimeoutFor } from './queue-with-dead-letters.js';
@@ -17,10 +17,20 @@ import { SchedulerMonitoring, type SchedulerMonitoringProps } from './scheduler-
 
 export interface AdhocSchedulerProps {
   /**
-   * AWS account ids that may publish schedule requests to the input topic. Undefined: any
-   * AWS account, as the original public service.
+   * AWS account ids that may publish schedule requests to the shared input topic (the public
+   * tenant's). Undefined: any AWS account, as the original public service.
    */
   readonly publisherAccounts?: readonly string[];
+  /**
+   * The registered tenants, each with its own input topic, and the public tenant's settings
+   * (shared/schema/tenants.schema.json). Checked at synth. Default: no registered tenants.
+   */
+  readonly tenants?: TenantsDocument;
+  /**
+   * Prefix of the input topics' names: `<prefix>-input` (shared) and `<prefix>-tenant-<id>`.
+   * Topic names are unique per account and region. Default: the stack's name.
+   */
+  readonly topicPrefix?: string;
   /** Tuning of the scheduler (windows, shards, attempts...); the config module's defaults otherwise. */
   readonly settings?: SchedulerSettings;
   /**
@@ -68,12 +78,15 @@ const RETRIES_BEFORE_DEAD_LETTER = 5;
 const EMITTER_DEAD_LETTER_MARGIN = 5;
 
 /**
- * The whole scheduler: input topic, ingest buffer queue, table, loader rule, loading and
+ * The whole scheduler: input topics (the shared one and one per tenant), ingest buffer queue, table, loader rule, loading and
  * delay queues with their dead-letter queues, the four functions with exactly the
  * permissions their code uses, alarms and a dashboard. Embed it in any stack.
  */
 export class AdhocScheduler extends Construct {
+  /** The shared input topic: what arrives there belongs to the public tenant. */
   readonly inputTopic: sns.Topic;
+  /** Each registered tenant's input topic, by tenant id. */
+  readonly tenantTopics: Readonly<Record<string, sns.Topic>>;
   readonly table: dynamodb.Table;
   readonly ingestQueue: QueueWithDeadLetters;
   readonly loadingQueue: QueueWithDeadLetters;
@@ -87,15 +100,8 @@ export class AdhocScheduler extends Construct {
   constructor(scope: Construct, id: string, props: AdhocSchedulerProps = {}) {
     super(scope, id);
 
-    this.inputTopic = new sns.Topic(this, 'InputTopic', { enforceSSL: true });
-    this.inputTopic.addToResourcePolicy(
-      new iam.PolicyStatement({
-        sid: 'PublishScheduleRequests',
-        principals: publisherPrincipals(props.publisherAccounts),
-        actions: ['sns:Publish'],
-        resources: [this.inputTopic.topicArn],
-      }),
-    );
+    const tenants = parseTenantsDocument(props.tenants ?? {});
+    const topicPrefix = props.topicPrefix ?? Stack.of(this).stackName;
 
     this.table = new dynamodb.Table(this, 'Events', {
       partitionKey: { name: TABLE.partitionKey, type: dynamodb.AttributeType.STRING },
@@ -125,8 +131,14 @@ export class AdhocScheduler extends Construct {
       consumerTimeout: FUNCTION_LIMITS.ingest.timeout,
       consumerBatchingWindow: INGEST_BATCHING_WINDOW,
     });
-    // The SNS envelope is kept (no raw delivery): ingest derives event ids from its MessageId.
-    this.inputTopic.addSubscription(new subscriptions.SqsSubscription(this.ingestQueue.queue, { rawMessageDelivery: false }));
+    const inputTopics = createInputTopics(this, {
+      topicPrefix,
+      tenants,
+      publisherAccounts: props.publisherAccounts,
+      ingestQueue: this.ingestQueue.queue,
+    });
+    this.inputTopic = inputTopics.shared;
+    this.tenantTopics = inputTopics.byTenant;
 
     // Resource names are tokens here; loadConfig only checks that they are set.
     this.config = deployedSchedulerConfig(
@@ -134,6 +146,8 @@ export class AdhocScheduler extends Construct {
         tableName: this.table.tableName,
         delayQueueUrl: this.delayQueue.queue.queueUrl,
         loadingQueueUrl: this.loadingQueue.queue.queueUrl,
+        topicPrefix,
+        tenants,
       },
       props.settings,
     );
@@ -240,15 +254,6 @@ function consumeQueue(
     maxConcurrency: options.maxConcurrency,
     reportBatchItemFailures: true,
   });
-}
-
-function publisherPrincipals(accounts: readonly string[] | undefined): iam.IPrincipal[] {
-  if (accounts === undefined) return [new iam.AnyPrincipal()];
-  if (accounts.length === 0) throw new Error('publisherAccounts is empty: no account could publish; omit it to allow any account');
-  for (const account of accounts) {
-    if (!/^\d{12}$/.test(account)) throw new Error(`publisherAccounts: "${account}" is not a 12-digit AWS account id`);
-  }
-  return accounts.map((account) => new iam.AccountPrincipal(account));
 }
 
 /** EventBridge schedules run at most once a minute, in whole minutes. */

@@ -1,6 +1,9 @@
-import { configToEnv, ENV, loadConfig, type SchedulerConfig } from '@adhoc-scheduler/shared';
+import { configToEnv, ENV, loadConfig, type SchedulerConfig, type TenantsDocument } from '@adhoc-scheduler/shared';
 
-/** Config values the stack provides: resource names, no endpoints, the region Lambda sets, metrics on. */
+/**
+ * Config values the stack provides: resource names, the input topics' prefix and the tenants
+ * (construct props, not settings), no endpoints, the region Lambda sets, metrics on.
+ */
 const PROVIDED_BY_STACK = [
   'region',
   'messagingEndpoint',
@@ -8,6 +11,8 @@ const PROVIDED_BY_STACK = [
   'tableName',
   'delayQueueUrl',
   'loadingQueueUrl',
+  'topicPrefix',
+  'tenants',
   'metricsEnabled',
 ] as const satisfies readonly (keyof SchedulerConfig)[];
 
@@ -18,21 +23,26 @@ export const SCHEDULER_SETTING_NAMES = (Object.keys(ENV) as (keyof SchedulerConf
   (name): name is keyof SchedulerSettings => !(PROVIDED_BY_STACK as readonly string[]).includes(name),
 );
 
-export interface SchedulerResources {
+export interface ProvidedByStack {
   readonly tableName: string;
   readonly delayQueueUrl: string;
   readonly loadingQueueUrl: string;
+  /** The input topics are named `<topicPrefix>-input` and `<topicPrefix>-tenant-<id>`. */
+  readonly topicPrefix: string;
+  readonly tenants: TenantsDocument;
 }
 
 /**
  * The deployed scheduler's config, read by the same `loadConfig` the functions run, so a
  * setting the functions would reject fails `cdk synth` instead of the first invocation.
  */
-export function deployedSchedulerConfig(resources: SchedulerResources, settings: SchedulerSettings = {}): SchedulerConfig {
+export function deployedSchedulerConfig(provided: ProvidedByStack, settings: SchedulerSettings = {}): SchedulerConfig {
   const env: Record<string, string> = {
-    [ENV.tableName]: resources.tableName,
-    [ENV.delayQueueUrl]: resources.delayQueueUrl,
-    [ENV.loadingQueueUrl]: resources.loadingQueueUrl,
+    [ENV.tableName]: provided.tableName,
+    [ENV.delayQueueUrl]: provided.delayQueueUrl,
+    [ENV.loadingQueueUrl]: provided.loadingQueueUrl,
+    [ENV.topicPrefix]: provided.topicPrefix,
+    [ENV.tenants]: JSON.stringify(provided.tenants),
     [ENV.metricsEnabled]: 'true',
   };
   for (const [key, value] of Object.entries(settings) as [keyof SchedulerSettings, unknown][]) {

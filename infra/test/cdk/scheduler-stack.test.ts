@@ -73,6 +73,8 @@ describe('the functions', () => {
       expect(Object.keys(variables).sort()).toEqual([...configNames, 'NODE_OPTIONS'].sort());
       const config = loadConfig(Object.fromEntries(Object.entries(variables).map(([key, value]) => [key, joinedText(value)])));
       expect(config).toMatchObject({ metricsEnabled: true, shardCount: DEFAULTS.shardCount, emitMaxAttempts: DEFAULTS.emitMaxAttempts });
+      // The input topics' prefix (the stack's name by default) and the registry, none here.
+      expect(config).toMatchObject({ topicPrefix: 'AdhocScheduler', tenants: {} });
     }
   });
 
@@ -192,7 +194,12 @@ describe('the queues', () => {
 describe('the input topic', () => {
   const topicPolicy = (target: Template) => Object.values(target.findResources('AWS::SNS::TopicPolicy'))[0]?.Properties.PolicyDocument.Statement;
 
-  it('takes schedule requests from any AWS account by default', () => {
+  it('is named <stack name>-input: ingest knows the public tenant by that name', () => {
+    expect(template.toJSON().Resources[ref(stack.scheduler.inputTopic)].Properties.TopicName).toBe('AdhocScheduler-input');
+    expect(stack.scheduler.tenantTopics).toEqual({});
+  });
+
+  it('takes schedule requests from any AWS account by default, over TLS only', () => {
     template.resourceCountIs('AWS::SNS::TopicPolicy', 1);
     expect(topicPolicy(template)).toContainEqual({
       Sid: 'PublishScheduleRequests',
@@ -201,6 +208,9 @@ describe('the input topic', () => {
       Action: 'sns:Publish',
       Resource: stack.resolve(stack.scheduler.inputTopic.topicArn),
     });
+    expect(topicPolicy(template)).toContainEqual(
+      expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+    );
   });
 
   it('takes them only from the configured accounts when given a list', () => {
@@ -217,7 +227,7 @@ describe('the input topic', () => {
     });
   });
 
-  it('delivers to the ingest buffer queue with the SNS envelope (its MessageId names events)', () => {
+  it('delivers to the ingest buffer queue with the SNS envelope (its TopicArn names the tenant, its MessageId events)', () => {
     template.resourceCountIs('AWS::SNS::Subscription', 1);
     const [subscription] = Object.values(template.findResources('AWS::SNS::Subscription'));
     expect(subscription?.Properties).toEqual({
@@ -231,11 +241,12 @@ describe('the input topic', () => {
       PolicyDocument: {
         Statement: Match.arrayWith([
           {
+            Sid: 'InputTopicsDeliver',
             Effect: 'Allow',
             Principal: { Service: 'sns.amazonaws.com' },
             Action: 'sqs:SendMessage',
             Resource: stack.resolve(stack.scheduler.ingestQueue.queue.queueArn),
-            Condition: { ArnEquals: { 'aws:SourceArn': stack.resolve(stack.scheduler.inputTopic.topicArn) } },
+            Condition: { ArnEquals: { 'aws:SourceArn': [stack.resolve(stack.scheduler.inputTopic.topicArn)] } },
           },
         ]),
       },

@@ -1,0 +1,163 @@
+import { ENV, loadConfig, PUBLIC_TENANT_ID, TenantRegistry, TenantsDocumentError, type TenantsDocument } from '@adhoc-scheduler/shared';
+import type { CfnElement } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type { IConstruct } from 'constructs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { SCHEDULER_FUNCTIONS } from '../../src/cdk/paths.js';
+import { SchedulerStack, type SchedulerStackProps } from '../../src/cdk/scheduler-stack.js';
+import { cdkTestApp, joinedText, type Json } from './cdk-test-app.js';
+
+const TENANTS = {
+  public: { targetAccounts: ['999999999999'], maxOpenEvents: 1000 },
+  tenants: [
+    { id: 'acme-corp', accounts: ['111111111111'] },
+    { id: 'globex', accounts: ['222222222222', '333333333333'], targetAccounts: ['444444444444'], maxOpenEvents: 10, maxIngestPerSecond: 5 },
+  ],
+} as const satisfies TenantsDocument;
+
+// Nothing is bundled here: these tests read the template only.
+let stack: SchedulerStack;
+let template: Template;
+
+beforeAll(() => {
+  stack = new SchedulerStack(cdkTestApp([]), 'Tenants', { scheduler: { tenants: TENANTS } });
+  template = Template.fromStack(stack);
+});
+
+const ref = (construct: IConstruct): string => stack.getLogicalId(construct.node.defaultChild as CfnElement);
+const resource = (construct: IConstruct) => template.toJSON().Resources[ref(construct)];
+const tenantTopic = (id: string): sns.Topic => {
+  const topic = stack.scheduler.tenantTopics[id];
+  if (topic === undefined) throw new Error(`no topic for tenant ${id}`);
+  return topic;
+};
+/** Every input topic with the tenant it belongs to. */
+const inputTopics = (): [string, sns.Topic][] => [
+  [PUBLIC_TENANT_ID, stack.scheduler.inputTopic],
+  ...TENANTS.tenants.map(({ id }): [string, sns.Topic] => [id, tenantTopic(id)]),
+];
+const policyStatementsOf = (topic: sns.Topic): Record<string, Json>[] => {
+  const policies = Object.values(template.findResources('AWS::SNS::TopicPolicy')).filter(
+    (policy) => JSON.stringify(policy.Properties.Topics) === JSON.stringify([{ Ref: ref(topic) }]),
+  );
+  expect(policies).toHaveLength(1);
+  return policies[0]?.Properties.PolicyDocument.Statement as Record<string, Json>[];
+};
+const unbundledStack = (id: string, props: SchedulerStackProps) => () => new SchedulerStack(cdkTestApp([]), id, props);
+
+describe('registered tenants', () => {
+  it('each get an input topic named <prefix>-tenant-<id>, the prefix being the stack name by default', () => {
+    expect(Object.keys(stack.scheduler.tenantTopics).sort()).toEqual(['acme-corp', 'globex']);
+    // The shared topic, one per tenant, and the alarm topic.
+    template.resourceCountIs('AWS::SNS::Topic', 4);
+    expect(resource(stack.scheduler.inputTopic).Properties.TopicName).toBe('Tenants-input');
+    expect(resource(tenantTopic('acme-corp')).Properties.TopicName).toBe('Tenants-tenant-acme-corp');
+    expect(resource(tenantTopic('globex')).Properties.TopicName).toBe('Tenants-tenant-globex');
+  });
+
+  it('may publish to their own topic only from their own accounts, and only over TLS', () => {
+    for (const { id, accounts } of TENANTS.tenants) {
+      const topic = tenantTopic(id);
+      const statements = policyStatementsOf(topic);
+      expect(statements.filter((statement) => statement.Effect === 'Allow')).toEqual([
+        {
+          Sid: 'PublishScheduleRequests',
+          Effect: 'Allow',
+          Principal: {
+            AWS: accounts.length === 1 ? accountRoot(accounts[0]) : accounts.map(accountRoot),
+          },
+          Action: 'sns:Publish',
+          Resource: stack.resolve(topic.topicArn),
+        },
+      ]);
+      expect(statements).toContainEqual(expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
+    }
+  });
+
+  it('leave the shared topic open to any account unless publisherAccounts says otherwise', () => {
+    expect(policyStatementsOf(stack.scheduler.inputTopic)).toContainEqual(
+      expect.objectContaining({ Sid: 'PublishScheduleRequests', Principal: { AWS: '*' } }),
+    );
+  });
+
+  it('deliver, like the shared topic, to the ingest queue in the SNS envelope, admitted by one queue-policy statement', () => {
+    const ingestQueue = stack.scheduler.ingestQueue.queue;
+    const subscriptions = Object.values(template.findResources('AWS::SNS::Subscription'));
+    expect(subscriptions.map((subscription) => subscription.Properties)).toEqual(
+      expect.arrayContaining(
+        inputTopics().map(([, topic]) => ({
+          Protocol: 'sqs',
+          RawMessageDelivery: false,
+          TopicArn: stack.resolve(topic.topicArn),
+          Endpoint: stack.resolve(ingestQueue.queueArn),
+        })),
+      ),
+    );
+    expect(subscriptions).toHaveLength(3);
+
+    const [queuePolicyId, queuePolicy] = Object.entries(
+      template.findResources('AWS::SQS::QueuePolicy', { Properties: { Queues: [{ Ref: ref(ingestQueue) }] } }),
+    )[0] ?? [];
+    const deliver = (queuePolicy?.Properties.PolicyDocument.Statement as Record<string, Json>[]).filter((statement) => statement.Effect === 'Allow');
+    expect(deliver).toEqual([
+      {
+        Sid: 'InputTopicsDeliver',
+        Effect: 'Allow',
+        Principal: { Service: 'sns.amazonaws.com' },
+        Action: 'sqs:SendMessage',
+        Resource: stack.resolve(ingestQueue.queueArn),
+        Condition: { ArnEquals: { 'aws:SourceArn': inputTopics().map(([, topic]) => stack.resolve(topic.topicArn)) } },
+      },
+    ]);
+    // A subscription delivers only once the queue admits its messages.
+    for (const subscription of subscriptions) expect(subscription.DependsOn).toContain(queuePolicyId);
+  });
+
+  it('reach every function through the config, so that ingest knows each input topic’s tenant by its name', () => {
+    for (const name of SCHEDULER_FUNCTIONS) {
+      const variables = resource(stack.scheduler.functions[name].function).Properties.Environment.Variables as Record<string, Json>;
+      expect(JSON.parse(variables[ENV.tenants] as string)).toEqual(TENANTS);
+      expect(variables[ENV.topicPrefix]).toBe('Tenants');
+      const config = loadConfig(Object.fromEntries(Object.entries(variables).map(([key, value]) => [key, joinedText(value)])));
+      const registry = new TenantRegistry(config.tenants, config.topicPrefix);
+      for (const [tenant, topic] of inputTopics()) {
+        const arn = `arn:aws:sns:eu-west-1:123456789012:${resource(topic).Properties.TopicName as string}`;
+        expect(registry.forTopic(arn)?.id).toBe(tenant);
+      }
+    }
+  });
+
+  it('are named with the topicPrefix when one is given', () => {
+    const prefixed = new SchedulerStack(cdkTestApp([]), 'Prefixed', { scheduler: { tenants: TENANTS, topicPrefix: 'scheduler-prod' } });
+    const names = Object.values(Template.fromStack(prefixed).findResources('AWS::SNS::Topic'))
+      .map((topic) => topic.Properties.TopicName as string | undefined)
+      .filter((name) => name !== undefined)
+      .sort();
+    expect(names).toEqual(['scheduler-prod-input', 'scheduler-prod-tenant-acme-corp', 'scheduler-prod-tenant-globex']);
+    expect(prefixed.scheduler.config.topicPrefix).toBe('scheduler-prod');
+  });
+
+  it('are refused at synth time when the registry or the prefix is invalid', () => {
+    const withTenants = (tenants: unknown) => unbundledStack('Invalid', { scheduler: { tenants: tenants as TenantsDocument } });
+    expect(withTenants({ tenants: [{ id: 'acme', accounts: ['12345'] }] })).toThrow(TenantsDocumentError);
+    expect(withTenants({ tenants: [{ id: 'acme', accounts: [] }] })).toThrow(TenantsDocumentError);
+    expect(withTenants({ tenants: [{ id: 'public', accounts: ['111111111111'] }] })).toThrow(TenantsDocumentError);
+    expect(withTenants({ tenants: [{ id: 'Acme', accounts: ['111111111111'] }] })).toThrow(TenantsDocumentError);
+    expect(withTenants({ tenant: [] })).toThrow(TenantsDocumentError);
+    expect(
+      withTenants({
+        tenants: [
+          { id: 'acme', accounts: ['111111111111'] },
+          { id: 'acme', accounts: ['222222222222'] },
+        ],
+      }),
+    ).toThrow(/registered twice/);
+    expect(unbundledStack('BadPrefix', { scheduler: { topicPrefix: 'scheduler.prod' } })).toThrow(/topicPrefix/);
+    expect(unbundledStack('LongPrefix', { scheduler: { topicPrefix: 'p'.repeat(209) } })).toThrow(/at most 208/);
+  });
+});
+
+function accountRoot(account: string): Json {
+  return { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:iam::${account}:root`]] };
+}
