@@ -54,7 +54,7 @@ export interface AdhocSchedulerProps {
 
 /** Size and time limits of each function; the loader's timeout follows its tick budget. */
 const FUNCTION_LIMITS = {
-  // Ten requests: validation, one SendMessageBatch, up to ten PutItems or failure notices sent on.
+  // Ten requests: validation, up to ten transactions (conflicts retried), one SendMessageBatch or failure notices sent on.
   ingest: { timeout: Duration.seconds(10), memorySize: 256 },
   // Ten chunks of up to 100 ids, 16 UpdateItems in flight per chunk, then SendMessageBatch.
   loading: { timeout: Duration.seconds(30), memorySize: 256 },
@@ -117,6 +117,13 @@ export class AdhocScheduler extends Construct {
       // The loader reads only ids and due times; the loading function reads the item itself.
       projectionType: dynamodb.ProjectionType.KEYS_ONLY,
     });
+    // Operators list a tenant's events by state, with their own credentials: no function reads it.
+    this.table.addGlobalSecondaryIndex({
+      indexName: TABLE.tenantStateIndex,
+      partitionKey: { name: TABLE.tenantStateKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: TABLE.dueAtKey, type: dynamodb.AttributeType.NUMBER },
+      projectionType: dynamodb.ProjectionType.KEYS_ONLY,
+    });
 
     this.loadingQueue = new QueueWithDeadLetters(this, 'LoadingQueue', {
       maxReceiveCount: RETRIES_BEFORE_DEAD_LETTER,
@@ -163,11 +170,14 @@ export class AdhocScheduler extends Construct {
       });
 
     const ingest = schedulerFunction('ingest', {
-      description: 'Validates schedule requests; sends near events to the delay queue, stores later ones',
+      description: 'Validates schedule, cancel and reschedule requests by tenant; records events within quotas, sends near ones to the delay queue',
       ...FUNCTION_LIMITS.ingest,
     });
     consumeQueue(ingest, this.ingestQueue.queue, { maxBatchingWindow: INGEST_BATCHING_WINDOW });
-    allow(ingest, ['dynamodb:PutItem'], [this.table.tableArn]);
+    // New events: one transaction of the Put and the two quota counters' Updates (IAM checks
+    // each item's action). Cancel: a transaction of two Updates; reschedule: UpdateItem. A
+    // refused change or a duplicate reads the event (GetItem) to say why.
+    allow(ingest, ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem'], [this.table.tableArn]);
     // Near events and notices about rejected requests: the emitter publishes the notices.
     allow(ingest, ['sqs:SendMessage'], [this.delayQueue.queue.queueArn]);
 
@@ -210,6 +220,8 @@ export class AdhocScheduler extends Construct {
     });
     // No batching window: a message is due within a second of becoming visible.
     consumeQueue(emitter, this.delayQueue.queue, { maxConcurrency: emitterMaxConcurrency });
+    // Claims, releases and notices are UpdateItems; the end of an emission is a transaction of
+    // two Updates (the event and its tenant's open-events counter).
     allow(emitter, ['dynamodb:UpdateItem'], [this.table.tableArn]);
     allow(emitter, ['sns:Publish'], [ANY_CLIENT_TOPIC]);
 

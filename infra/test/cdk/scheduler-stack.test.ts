@@ -269,7 +269,7 @@ describe('the table', () => {
     });
   });
 
-  it('has the sharded time-bucket index with only the keys the loader reads', () => {
+  it('has the sharded time-bucket index for the loader and the tenant-state index for operators, keys only', () => {
     const [table] = Object.values(template.findResources('AWS::DynamoDB::Table'));
     expect(table?.Properties.GlobalSecondaryIndexes).toEqual([
       {
@@ -280,13 +280,21 @@ describe('the table', () => {
         ],
         Projection: { ProjectionType: 'KEYS_ONLY' },
       },
+      {
+        IndexName: TABLE.tenantStateIndex,
+        KeySchema: [
+          { AttributeName: TABLE.tenantStateKey, KeyType: 'HASH' },
+          { AttributeName: TABLE.dueAtKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+      },
     ]);
-    expect(table?.Properties.AttributeDefinitions).toEqual(
-      expect.arrayContaining([
-        { AttributeName: TABLE.bucketShardKey, AttributeType: 'S' },
-        { AttributeName: TABLE.dueAtKey, AttributeType: 'N' },
-      ]),
-    );
+    expect([...(table?.Properties.AttributeDefinitions as Json[])].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))).toEqual([
+      { AttributeName: TABLE.bucketShardKey, AttributeType: 'S' },
+      { AttributeName: TABLE.dueAtKey, AttributeType: 'N' },
+      { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
+      { AttributeName: TABLE.tenantStateKey, AttributeType: 'S' },
+    ]);
   });
 });
 
@@ -305,7 +313,8 @@ describe('IAM, per function', () => {
         stack,
         logs('ingest'),
         consume(ingestQueue.queue.queueArn),
-        [['dynamodb:PutItem'], [table.tableArn]],
+        // A new event and its quota counters in one transaction; cancel, reschedule; the event read back after a refused change.
+        [['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem'], [table.tableArn]],
         // Near events, and notices about rejected requests for the emitter to publish.
         [['sqs:SendMessage'], [delayQueue.queue.queueArn]],
       ),
