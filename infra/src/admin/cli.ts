@@ -1,0 +1,53 @@
+import { AdminError, UsageError } from './errors.js';
+import { eventShow, eventsList } from './event-commands.js';
+import type { Output } from './format.js';
+import { tenantAdd, tenantList } from './tenant-commands.js';
+import { USAGE } from './usage.js';
+
+const HELP = ['--help', '-h', 'help'];
+
+async function dispatch(argv: readonly string[], output: Output): Promise<number> {
+  const [command, subcommand, ...rest] = argv;
+  if (command === undefined) {
+    output.err(USAGE.main);
+    return 2;
+  }
+  if (HELP.includes(command)) {
+    output.out(USAGE.main);
+    return 0;
+  }
+  if (command === 'events') return eventsList(argv.slice(1), output);
+  if ((command === 'tenant' || command === 'event') && (subcommand === undefined || HELP.includes(subcommand))) {
+    if (subcommand === undefined) throw new UsageError(`${command} takes ${command === 'tenant' ? '"add" or "list"' : '"show"'}`, '');
+    output.out(USAGE.main);
+    return 0;
+  }
+  const handler =
+    command === 'tenant' && subcommand === 'add' ? tenantAdd
+    : command === 'tenant' && subcommand === 'list' ? tenantList
+    : command === 'event' && subcommand === 'show' ? eventShow
+    : undefined;
+  if (handler === undefined) throw new UsageError(`unknown command "${[command, subcommand].filter(Boolean).join(' ')}"`, '');
+  return handler(rest, output);
+}
+
+/**
+ * Runs one admin command line; resolves to its exit code: 0 done, 1 failed (the message says
+ * why), 2 wrong command line.
+ */
+export async function runAdmin(argv: readonly string[], output: Output): Promise<number> {
+  try {
+    return await dispatch(argv, output);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      const help = error.command === '' ? 'scripts/admin --help' : `scripts/admin ${error.command} --help`;
+      output.err(`${error.message} (${help} explains the command)`);
+      return 2;
+    }
+    if (error instanceof AdminError) {
+      output.err(error.message);
+      return 1;
+    }
+    throw error;
+  }
+}

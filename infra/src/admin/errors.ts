@@ -1,0 +1,36 @@
+/** The command ran and failed in a way the operator can act on (unknown event, service not running): exit code 1. */
+export class AdminError extends Error {
+  override readonly name = 'AdminError';
+}
+
+/** The command line is wrong: exit code 2, pointing at the command's --help. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+
+  constructor(
+    message: string,
+    /** The command whose usage was broken, e.g. "tenant add"; empty for the top level. */
+    readonly command: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * An SDK or network error in a few words, with its cause when the message leaves it out (a
+ * refused connection has only a code, ECONNREFUSED).
+ */
+export function describeError(error: unknown): string {
+  const { code, message, name, cause } = (error ?? {}) as { code?: unknown; message?: unknown; name?: unknown; cause?: unknown };
+  const own = [message, code, name].find((text): text is string => typeof text === 'string' && text.trim() !== '') ?? String(error);
+  const because = cause === undefined ? '' : describeError(cause);
+  return because === '' || own.includes(because) ? own : `${own.replace(/:\s*$/, '')}: ${because}`;
+}
+
+/** Whether the error is a service's answer (it has an HTTP status), not a failure to reach it. */
+export function isServiceAnswer(error: unknown): boolean {
+  for (let current: unknown = error; current instanceof Error; current = current.cause) {
+    if ((current as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode !== undefined) return true;
+  }
+  return false;
+}

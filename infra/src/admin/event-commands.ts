@@ -1,0 +1,104 @@
+import { parseArgs } from 'node:util';
+import { eventIdFor, isEventState, PUBLIC_TENANT_ID, EVENT_STATE } from '@adhoc-scheduler/shared';
+import { HELP_OPTION, LOCATION_OPTIONS, onePositional, parseOrExplain, wholeNumber } from './arguments.js';
+import { AdminError, UsageError } from './errors.js';
+import { eventJson, eventsTable, eventText } from './event-view.js';
+import type { Output } from './format.js';
+import { locationOf, withEventRecords } from './location.js';
+import { LIST_LIMIT, USAGE } from './usage.js';
+
+/** The event id to look up: given as is, or derived from a tenant's client id as ingest derives it. */
+function eventIdOf(
+  positionals: readonly string[],
+  values: { readonly tenant?: string | undefined; readonly id?: string | undefined; readonly user?: string | undefined },
+  command: string,
+): { readonly eventId: string; readonly described: string } {
+  const { tenant, id: clientId, user } = values;
+  if (tenant === undefined && clientId === undefined) {
+    const eventId = onePositional(positionals, 'the event id (or --tenant T --id CLIENT_ID)', command);
+    return { eventId, described: `event ${eventId}` };
+  }
+  if (positionals.length > 0) throw new UsageError('give an event id, or --tenant and --id, not both', command);
+  if (tenant === undefined || clientId === undefined) throw new UsageError('--tenant and --id go together', command);
+  if (tenant === PUBLIC_TENANT_ID && user === undefined) {
+    throw new UsageError(`the ${PUBLIC_TENANT_ID} tenant's client ids are per user: add --user (the request's "user")`, command);
+  }
+  // Other tenants' ids do not depend on the user; ingest ignores it for them.
+  const eventId = eventIdFor(tenant, user ?? '', clientId, '');
+  const whose = tenant === PUBLIC_TENANT_ID ? `user ${user ?? ''} of the ${PUBLIC_TENANT_ID} tenant` : `tenant ${tenant}`;
+  return { eventId, described: `event with client id "${clientId}" of ${whose} (${eventId})` };
+}
+
+export async function eventShow(args: string[], output: Output): Promise<number> {
+  const command = 'event show';
+  const { values, positionals } = parseOrExplain(command, () =>
+    parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        tenant: { type: 'string' },
+        id: { type: 'string' },
+        user: { type: 'string' },
+        json: { type: 'boolean', default: false },
+        ...LOCATION_OPTIONS,
+        ...HELP_OPTION,
+      },
+    }),
+  );
+  if (values.help) {
+    output.out(USAGE.eventShow);
+    return 0;
+  }
+  const { eventId, described } = eventIdOf(positionals, values, command);
+  const location = locationOf(values, command);
+  const record = await withEventRecords(location, (records) => records.get(eventId));
+  if (record === undefined) throw new AdminError(`no ${described}: unknown, or ended longer ago than the retention period`);
+  output.out(values.json ? JSON.stringify(eventJson(record), null, 2) : eventText(record));
+  return 0;
+}
+
+export async function eventsList(args: string[], output: Output): Promise<number> {
+  const command = 'events';
+  const { values, positionals } = parseOrExplain(command, () =>
+    parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        tenant: { type: 'string' },
+        state: { type: 'string' },
+        limit: { type: 'string', default: String(LIST_LIMIT.default) },
+        after: { type: 'string' },
+        json: { type: 'boolean', default: false },
+        ...LOCATION_OPTIONS,
+        ...HELP_OPTION,
+      },
+    }),
+  );
+  if (values.help) {
+    output.out(USAGE.events);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`, command);
+  const { tenant, state, after } = values;
+  if (tenant === undefined) throw new UsageError('--tenant is missing', command);
+  if (!isEventState(state)) throw new UsageError(`--state takes one of ${Object.values(EVENT_STATE).join(', ')}${state === undefined ? '' : `, not "${state}"`}`, command);
+  const limit = wholeNumber('--limit', values.limit, { min: 1, max: LIST_LIMIT.max }, command);
+  const location = locationOf(values, command);
+
+  const page = await withEventRecords(location, async (records) => {
+    try {
+      return await records.list(tenant, state, { limit, after });
+    } catch (error) {
+      // The token is the store's, opaque here: one that does not parse was not printed by a previous page.
+      if (error instanceof SyntaxError) throw new UsageError(`--after "${after ?? ''}" is not a token a previous page printed`, command);
+      throw error;
+    }
+  });
+  if (values.json) {
+    output.out(JSON.stringify({ events: page.records.map(eventJson), next: page.next ?? null }, null, 2));
+    return 0;
+  }
+  output.out(page.records.length === 0 ? `no ${state} events of tenant ${tenant}${after === undefined ? '' : ' after this token'}` : eventsTable(page.records, state));
+  if (page.next !== undefined) output.out(`next page: --after ${page.next}`);
+  return 0;
+}

@@ -1,0 +1,84 @@
+import { EVENT_STATE, type EventRecord, type EventState } from '@adhoc-scheduler/shared';
+import { fields, iso, table } from './format.js';
+
+/** Payloads longer than this are cut in the human view (`--json` has them whole). */
+const PAYLOAD_PREVIEW_CHARS = 80;
+
+/** An event record for machines: every field, times as ISO 8601. */
+export function eventJson(record: EventRecord): Record<string, unknown> {
+  const time = (epochMs: number | undefined) => (epochMs === undefined ? undefined : iso(epochMs));
+  return {
+    ...record,
+    dueAt: iso(record.dueAt),
+    createdAt: iso(record.createdAt),
+    queuedAt: time(record.queuedAt),
+    rescheduledAt: time(record.rescheduledAt),
+    emittedAt: time(record.emittedAt),
+    failedAt: time(record.failedAt),
+    cancelledAt: time(record.cancelledAt),
+    emitClaimUntil: time(record.emitClaimUntil),
+    expiresAt: iso(record.expiresAt * 1000),
+  };
+}
+
+function payloadPreview(payload: string): string {
+  const bytes = `(${Buffer.byteLength(payload)} bytes)`;
+  if (payload.length <= PAYLOAD_PREVIEW_CHARS) return `${JSON.stringify(payload)} ${bytes}`;
+  return `${JSON.stringify(payload.slice(0, PAYLOAD_PREVIEW_CHARS))}... ${bytes}`;
+}
+
+/** One event's lifecycle, a line per field it has. */
+export function eventText(record: EventRecord): string {
+  const optional = (label: string, value: string | undefined): [string, string][] => (value === undefined ? [] : [[label, value]]);
+  const time = (label: string, epochMs: number | undefined) => optional(label, epochMs === undefined ? undefined : iso(epochMs));
+  return fields([
+    ['event', record.id],
+    ['tenant', record.tenant],
+    ['user', record.user],
+    ['state', record.state],
+    ['due', iso(record.dueAt)],
+    ['version', String(record.version)],
+    ['target', record.target],
+    ...optional('failure topic', record.failureTopic),
+    ...optional('client id', record.clientId),
+    ...optional('input message', record.inputMessageId),
+    ['payload', payloadPreview(record.payload)],
+    ...time('created', record.createdAt),
+    ...time('queued', record.queuedAt),
+    ...time('rescheduled', record.rescheduledAt),
+    ...time('emitted', record.emittedAt),
+    ...time('failed', record.failedAt),
+    ...time('cancelled', record.cancelledAt),
+    ...optional('cancelled by', record.cancelledBy && `input message ${record.cancelledBy}`),
+    ...optional('reason', record.reason),
+    ...time('kept until', record.expiresAt * 1000),
+  ]);
+}
+
+/** When an event reached each state, for the listing's last column. */
+const REACHED: Readonly<Record<EventState, (record: EventRecord) => number | undefined>> = {
+  [EVENT_STATE.scheduled]: (record) => record.rescheduledAt ?? record.createdAt,
+  [EVENT_STATE.queued]: (record) => record.queuedAt,
+  [EVENT_STATE.emitted]: (record) => record.emittedAt,
+  [EVENT_STATE.failed]: (record) => record.failedAt,
+  [EVENT_STATE.cancelled]: (record) => record.cancelledAt,
+};
+
+/** A page of events in one state, one line each, by due time. */
+export function eventsTable(records: readonly EventRecord[], state: EventState): string {
+  const failed = state === EVENT_STATE.failed;
+  const header = ['DUE', 'EVENT ID', 'CLIENT ID', 'USER', 'VERSION', `${state.toUpperCase()} AT`, ...(failed ? ['REASON'] : [])];
+  const rows = records.map((record) => {
+    const reached = REACHED[state](record);
+    return [
+      iso(record.dueAt),
+      record.id,
+      record.clientId ?? '-',
+      record.user,
+      String(record.version),
+      reached === undefined ? '-' : iso(reached),
+      ...(failed ? [record.reason ?? '-'] : []),
+    ];
+  });
+  return table([header, ...rows]);
+}

@@ -1,0 +1,94 @@
+import { readFile } from 'node:fs/promises';
+import { SNSClient } from '@aws-sdk/client-sns';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { inputTopicName, PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
+import { ensureInputTopic } from '../local/resources.js';
+import { LOCAL_CREDENTIALS, type LocalOutputs } from '../local/runtime.js';
+import { AdminError, describeError } from './errors.js';
+
+export const DEFAULT_OUTPUTS_FILE = '.local/outputs.json';
+export const DEFAULT_TENANTS_FILE = '.local/tenants.json';
+
+/** What the admin commands use of the outputs file scripts/start writes. */
+export type LocalServiceOutputs = Pick<LocalOutputs, 'region' | 'endpoint' | 'dynamodbEndpoint' | 'tableName' | 'ingestQueueUrl' | 'inputTopicArn'>;
+
+const USED_OUTPUTS: readonly (keyof LocalServiceOutputs)[] = ['region', 'endpoint', 'dynamodbEndpoint', 'tableName', 'ingestQueueUrl', 'inputTopicArn'];
+
+export async function readLocalOutputs(path: string): Promise<LocalServiceOutputs> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    throw new AdminError(`${path} not found: the local service is not running. Start it with scripts/start (or name its outputs with --outputs FILE).`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new AdminError(`${path} is not JSON: ${describeError(error)}`);
+  }
+  const missing = USED_OUTPUTS.filter((key) => typeof (parsed as Partial<Record<string, unknown>> | null)?.[key] !== 'string');
+  if (missing.length > 0) throw new AdminError(`${path} is not an outputs file of scripts/start (it has no ${missing.join(', ')})`);
+  return parsed as LocalServiceOutputs;
+}
+
+/**
+ * The prefix the service names its topics with, read back from its public input topic
+ * (`inputTopicName(prefix, 'public')`), so topics made here follow the service's naming.
+ */
+function topicPrefixOf(publicInputTopicArn: string): string {
+  const name = publicInputTopicArn.split(':')[5] ?? '';
+  const suffix = inputTopicName('', PUBLIC_TENANT_ID);
+  const prefix = name.slice(0, -suffix.length);
+  if (prefix === '' || inputTopicName(prefix, PUBLIC_TENANT_ID) !== name) throw new AdminError(`unexpected input topic name in the outputs: ${publicInputTopicArn}`);
+  return prefix;
+}
+
+/** A tenant's input topic ARN: in the public input topic's account and region, named by the service's convention. */
+export function inputTopicArnOf(outputs: Pick<LocalServiceOutputs, 'inputTopicArn'>, tenantId: string): string {
+  const parts = outputs.inputTopicArn.split(':');
+  return [...parts.slice(0, 5), inputTopicName(topicPrefixOf(outputs.inputTopicArn), tenantId)].join(':');
+}
+
+/** The running local service, as onboarding needs it: its SNS endpoint and its ingest queue. */
+export class LocalService {
+  private constructor(
+    private readonly outputs: LocalServiceOutputs,
+    private readonly sns: SNSClient,
+    private readonly ingestQueueArn: string,
+  ) {}
+
+  /** Fails with an AdminError saying to start the service when its outputs are missing or nothing answers there. */
+  static async connect(outputsPath: string): Promise<LocalService> {
+    const outputs = await readLocalOutputs(outputsPath);
+    const access = { region: outputs.region, endpoint: outputs.endpoint, credentials: LOCAL_CREDENTIALS };
+    const sqs = new SQSClient(access);
+    let ingestQueueArn: string | undefined;
+    try {
+      const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: outputs.ingestQueueUrl, AttributeNames: ['QueueArn'] }));
+      ingestQueueArn = Attributes?.QueueArn;
+    } catch (error) {
+      throw new AdminError(
+        `the local service of ${outputsPath} is not running (${outputs.endpoint}: ${describeError(error)}). Start it with scripts/start, then run this again.`,
+      );
+    } finally {
+      sqs.destroy();
+    }
+    if (!ingestQueueArn) throw new AdminError(`the local service's ingest queue ${outputs.ingestQueueUrl} has no ARN`);
+    return new LocalService(outputs, new SNSClient(access), ingestQueueArn);
+  }
+
+  /** Creates the tenant's input topic subscribed to the ingest queue (idempotent); its ARN. */
+  async ensureTenantTopic(tenantId: string): Promise<string> {
+    const name = inputTopicName(topicPrefixOf(this.outputs.inputTopicArn), tenantId);
+    try {
+      return await ensureInputTopic(this.sns, name, this.ingestQueueArn);
+    } catch (error) {
+      throw new AdminError(`could not create the input topic ${name} at ${this.outputs.endpoint}: ${describeError(error)}`);
+    }
+  }
+
+  close(): void {
+    this.sns.destroy();
+  }
+}

@@ -1,0 +1,108 @@
+import { readFile } from 'node:fs/promises';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbEventRecords, type EventRecords } from '@adhoc-scheduler/shared';
+import { LOCAL_CREDENTIALS } from '../local/runtime.js';
+import type { LocationValues } from './arguments.js';
+import { AdminError, describeError, isServiceAnswer, UsageError } from './errors.js';
+import { DEFAULT_OUTPUTS_FILE, readLocalOutputs } from './local-service.js';
+
+/** The scheduler a command reads: the local service (its outputs file), or a deployed stack. */
+export type Location =
+  | { readonly kind: 'local'; readonly outputs: string }
+  | {
+      readonly kind: 'deployed';
+      readonly stackOutputs: string | undefined;
+      readonly table: string | undefined;
+      readonly region: string | undefined;
+      readonly profile: string | undefined;
+    };
+
+export function locationOf(values: LocationValues, command: string): Location {
+  const stackOutputs = values['stack-outputs'];
+  const { table, region, profile, outputs } = values;
+  if (stackOutputs === undefined && table === undefined) {
+    const stray = region !== undefined ? '--region' : profile !== undefined ? '--profile' : undefined;
+    if (stray) throw new UsageError(`${stray} is for a deployed stack: name it with --stack-outputs FILE or --table NAME`, command);
+    return { kind: 'local', outputs: outputs ?? DEFAULT_OUTPUTS_FILE };
+  }
+  if (outputs !== undefined) throw new UsageError('--outputs names the local service, --stack-outputs and --table a deployed stack: give one', command);
+  if (stackOutputs !== undefined && table !== undefined) throw new UsageError('give --stack-outputs or --table, not both', command);
+  return { kind: 'deployed', stackOutputs, table, region, profile };
+}
+
+/** The local service's outputs file; an AdminError for a deployed stack, where `what` has no meaning. */
+export function localOnly(location: Location, what: string): string {
+  if (location.kind === 'local') return location.outputs;
+  throw new AdminError(`${what} works on the local service only: on AWS, tenants are registered in the CDK app's configuration (then cdk deploy).`);
+}
+
+/**
+ * Output keys of the scheduler stack (SCHEDULER_OUTPUTS in infra/src/cdk/scheduler-stack.ts,
+ * which is not imported here: loading the CDK library would add seconds to every command).
+ */
+export const STACK_OUTPUT_KEYS = { tableName: 'TableName', region: 'Region' } as const;
+
+/** The table and region in `cdk deploy --outputs-file` JSON ({stack: {output: value}}). */
+async function readStackOutputs(path: string): Promise<{ readonly tableName: string; readonly region: string | undefined }> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(path, 'utf8'));
+  } catch (error) {
+    throw new AdminError(`cannot read the stack outputs ${path} (${describeError(error)}): cdk deploy --outputs-file writes them`);
+  }
+  const stacks = Object.entries((parsed ?? {}) as Record<string, Partial<Record<string, unknown>> | null>).flatMap(([stack, outputs]) => {
+    const tableName = outputs?.[STACK_OUTPUT_KEYS.tableName];
+    const region = outputs?.[STACK_OUTPUT_KEYS.region];
+    return typeof tableName === 'string' ? [{ stack, tableName, region: typeof region === 'string' ? region : undefined }] : [];
+  });
+  const [stack, ...others] = stacks;
+  if (stack === undefined) throw new AdminError(`${path} has no stack with a ${STACK_OUTPUT_KEYS.tableName} output: is it the scheduler stack's outputs?`);
+  if (others.length > 0) throw new AdminError(`${path} holds several scheduler stacks (${stacks.map((s) => s.stack).join(', ')}): name the table with --table NAME --region R`);
+  return stack;
+}
+
+/** The event table of a location: its name, how to reach it, and how to name it in messages. */
+interface TableAccess {
+  readonly tableName: string;
+  readonly client: DynamoDBClientConfig;
+  readonly description: string;
+  /** What to try when it cannot be read: for the local service, only when nothing answered. */
+  readonly hint: (error: unknown) => string;
+}
+
+async function tableAccess(location: Location): Promise<TableAccess> {
+  if (location.kind === 'local') {
+    const outputs = await readLocalOutputs(location.outputs);
+    return {
+      tableName: outputs.tableName,
+      client: { region: outputs.region, endpoint: outputs.dynamodbEndpoint, credentials: LOCAL_CREDENTIALS },
+      description: `table ${outputs.tableName} of the local service (${outputs.dynamodbEndpoint})`,
+      hint: (error) => (isServiceAnswer(error) ? '' : ' Is the local service running? Start it with scripts/start.'),
+    };
+  }
+  const stack = location.stackOutputs === undefined ? undefined : await readStackOutputs(location.stackOutputs);
+  const tableName = location.table ?? stack?.tableName ?? '';
+  // Unset region and profile leave both to the SDK's default chain (AWS_REGION, AWS_PROFILE, ~/.aws).
+  const region = location.region ?? stack?.region;
+  return {
+    tableName,
+    client: { ...(region ? { region } : {}), ...(location.profile ? { profile: location.profile } : {}) },
+    description: `table ${tableName}${region ? ` in ${region}` : ''}`,
+    hint: () => ' Check the region (--region), the credentials (--profile) and that they may read the table.',
+  };
+}
+
+/** Runs `use` with the location's event records; read failures become an AdminError naming the table. */
+export async function withEventRecords<T>(location: Location, use: (records: EventRecords) => Promise<T>): Promise<T> {
+  const access = await tableAccess(location);
+  const client = new DynamoDBClient(access.client);
+  try {
+    return await use(new DynamoDbEventRecords(DynamoDBDocumentClient.from(client), access.tableName));
+  } catch (error) {
+    if (error instanceof AdminError || error instanceof UsageError) throw error;
+    throw new AdminError(`cannot read the ${access.description}: ${describeError(error)}.${access.hint(error)}`);
+  } finally {
+    client.destroy();
+  }
+}

@@ -1,0 +1,163 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { parseArgs } from 'node:util';
+import { parseTenantsDocument, PUBLIC_TENANT_ID, TenantRegistry, TenantsDocumentError, type Tenant, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { readTenantsFile, writeTenantsFile } from '../local/tenants-file.js';
+import { HELP_OPTION, LOCATION_OPTIONS, onePositional, parseOrExplain, wholeNumber } from './arguments.js';
+import { AdminError, describeError, UsageError } from './errors.js';
+import type { Output } from './format.js';
+import { DEFAULT_TENANTS_FILE, inputTopicArnOf, LocalService, readLocalOutputs } from './local-service.js';
+import { localOnly, locationOf } from './location.js';
+import { tenantSettingsText, tenantsJson, tenantsTable } from './tenant-view.js';
+import { USAGE } from './usage.js';
+
+type TenantEntry = NonNullable<TenantsDocument['tenants']>[number];
+
+/** The flag each field of a tenant entry comes from, to say which one the schema refused. */
+const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
+  id: 'the tenant id',
+  accounts: '--account',
+  targetAccounts: '--target-account',
+  maxOpenEvents: '--max-open-events',
+  maxIngestPerSecond: '--max-ingest-per-second',
+};
+
+/** Checks one entry against the registry schema; an AdminError naming the flags at fault. */
+function validateEntry(entry: TenantEntry): void {
+  try {
+    parseTenantsDocument({ tenants: [entry] });
+  } catch (error) {
+    if (!(error instanceof TenantsDocumentError)) throw error;
+    const problems = error.message
+      .replace(/^invalid tenants: /, '')
+      .replace(/\/tenants\/0\/(\w+)(?:\/(\d+))?/g, (_path, field: string, index: string | undefined) => {
+        const flag = FLAG_OF_FIELD[field] ?? field;
+        const given: unknown = (entry as unknown as Record<string, unknown>)[field];
+        const value = index === undefined ? given : Array.isArray(given) ? (given as unknown[])[Number(index)] : undefined;
+        return value === undefined ? flag : `${flag} ${JSON.stringify(value)}`;
+      });
+    throw new AdminError(`tenant "${entry.id}" is not valid: ${problems}`);
+  }
+}
+
+function readRegistry(path: string): TenantsDocument {
+  try {
+    return readTenantsFile(path);
+  } catch (error) {
+    throw new AdminError(`the tenants file ${path} is not valid (${describeError(error)}): correct it first`);
+  }
+}
+
+/** The same entry written the same way, whatever the key order in the file. */
+function sameEntry(a: TenantEntry, b: TenantEntry): boolean {
+  const canonical = (entry: TenantEntry) =>
+    JSON.stringify([entry.id, entry.accounts, entry.targetAccounts ?? [], entry.maxOpenEvents ?? null, entry.maxIngestPerSecond ?? null]);
+  return canonical(a) === canonical(b);
+}
+
+/** A registered tenant with the defaults applied, as the service sees it. */
+function asTenant(entry: TenantEntry): Tenant {
+  const tenant = new TenantRegistry({ tenants: [entry] }, '').tenant(entry.id);
+  if (tenant === undefined) throw new Error(`tenant ${entry.id} missing from its own registry`);
+  return tenant;
+}
+
+export async function tenantAdd(args: string[], output: Output): Promise<number> {
+  const command = 'tenant add';
+  const { values, positionals } = parseOrExplain(command, () =>
+    parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        account: { type: 'string', multiple: true, default: [] },
+        'target-account': { type: 'string', multiple: true, default: [] },
+        'max-open-events': { type: 'string' },
+        'max-ingest-per-second': { type: 'string' },
+        tenants: { type: 'string', default: DEFAULT_TENANTS_FILE },
+        ...LOCATION_OPTIONS,
+        ...HELP_OPTION,
+      },
+    }),
+  );
+  if (values.help) {
+    output.out(USAGE.tenantAdd);
+    return 0;
+  }
+  const outputsPath = localOnly(locationOf(values, command), command);
+  const id = onePositional(positionals, 'the tenant id', command);
+  if (id === PUBLIC_TENANT_ID) {
+    throw new AdminError(`"${PUBLIC_TENANT_ID}" is the shared input topic's tenant, not one to add: its settings are the "public" section of the tenants file`);
+  }
+  if (values.account.length === 0) throw new UsageError('--account is missing: a tenant has at least one AWS account', command);
+  const quota = (flag: 'max-open-events' | 'max-ingest-per-second') => {
+    const text = values[flag];
+    return text === undefined ? undefined : wholeNumber(`--${flag}`, text, { min: 0 }, command);
+  };
+  const maxOpenEvents = quota('max-open-events');
+  const maxIngestPerSecond = quota('max-ingest-per-second');
+  const entry: TenantEntry = {
+    id,
+    accounts: values.account,
+    ...(values['target-account'].length > 0 ? { targetAccounts: values['target-account'] } : {}),
+    ...(maxOpenEvents !== undefined ? { maxOpenEvents } : {}),
+    ...(maxIngestPerSecond !== undefined ? { maxIngestPerSecond } : {}),
+  };
+  validateEntry(entry);
+
+  const tenantsPath = values.tenants;
+  const registry = readRegistry(tenantsPath);
+  const previous = registry.tenants?.find((tenant) => tenant.id === id);
+  const updated: TenantsDocument = {
+    ...registry,
+    tenants: previous === undefined ? [...(registry.tenants ?? []), entry] : (registry.tenants ?? []).map((tenant) => (tenant.id === id ? entry : tenant)),
+  };
+
+  // The topic first: until the file names the tenant, the service refuses what arrives on it,
+  // and its ARN is printed only once both are done. A service that is not running stops this
+  // before anything is written.
+  const service = await LocalService.connect(outputsPath);
+  let topicArn: string;
+  try {
+    topicArn = await service.ensureTenantTopic(id);
+  } finally {
+    service.close();
+  }
+  if (previous === undefined || !sameEntry(previous, entry)) {
+    await mkdir(dirname(tenantsPath), { recursive: true });
+    await writeTenantsFile(tenantsPath, updated);
+  }
+
+  const settings = tenantSettingsText(asTenant(entry));
+  if (previous === undefined) output.err(`Tenant ${id} registered in ${tenantsPath}: ${settings}.`);
+  else if (sameEntry(previous, entry)) output.err(`Tenant ${id} is registered already with these settings; nothing changed.`);
+  else output.err(`Tenant ${id} was registered already; its settings are updated.\n  was: ${tenantSettingsText(asTenant(previous))}\n  now: ${settings}`);
+  output.err('Its input topic (publish schedule requests there):');
+  output.out(topicArn);
+  return 0;
+}
+
+export async function tenantList(args: string[], output: Output): Promise<number> {
+  const command = 'tenant list';
+  const { values, positionals } = parseOrExplain(command, () =>
+    parseArgs({
+      args,
+      allowPositionals: true,
+      options: { json: { type: 'boolean', default: false }, tenants: { type: 'string', default: DEFAULT_TENANTS_FILE }, ...LOCATION_OPTIONS, ...HELP_OPTION },
+    }),
+  );
+  if (values.help) {
+    output.out(USAGE.tenantList);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`, command);
+  const outputsPath = localOnly(locationOf(values, command), command);
+  const registry = new TenantRegistry(readRegistry(values.tenants), '');
+  // The registry is the file; the topic ARNs need the service's outputs, which exist once it has run.
+  const outputs = await readLocalOutputs(outputsPath).catch((error: unknown) => {
+    output.err(`Input topic ARNs unknown: ${describeError(error)}`);
+    return undefined;
+  });
+  const views = registry.all().map((tenant) => ({ tenant, inputTopicArn: outputs && inputTopicArnOf(outputs, tenant.id) }));
+  output.out(values.json ? JSON.stringify(tenantsJson(views), null, 2) : tenantsTable(views));
+  return 0;
+}

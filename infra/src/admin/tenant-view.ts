@@ -1,0 +1,59 @@
+import type { Tenant } from '@adhoc-scheduler/shared';
+import { count, table } from './format.js';
+
+/** A tenant as the listing shows it, with its input topic when the service's outputs are known. */
+export interface TenantView {
+  readonly tenant: Tenant;
+  readonly inputTopicArn: string | undefined;
+}
+
+/** Accounts whose topics it may target beyond its own (registered tenants always may target their own). */
+function extraTargets(tenant: Tenant): string[] {
+  return [...(tenant.targetAccounts ?? [])].filter((account) => !tenant.accounts.includes(account));
+}
+
+function targetsText(tenant: Tenant): string {
+  if (tenant.targetAccounts === undefined) return 'any account';
+  if (tenant.accounts.length === 0) return [...tenant.targetAccounts].join(',') || 'none';
+  const extra = extraTargets(tenant);
+  return extra.length === 0 ? 'own' : `own,${extra.join(',')}`;
+}
+
+/** One sentence: what a tenant may do. */
+export function tenantSettingsText(tenant: Tenant): string {
+  const extra = extraTargets(tenant);
+  return [
+    `accounts ${tenant.accounts.join(', ')}`,
+    ...(extra.length > 0 ? [`may also target ${extra.join(', ')}`] : []),
+    `at most ${count(tenant.quotas.maxOpenEvents)} open events and ${count(tenant.quotas.maxIngestPerSecond)} new events per second`,
+  ].join('; ');
+}
+
+export function tenantsTable(views: readonly TenantView[]): string {
+  return table([
+    ['TENANT', 'ACCOUNTS', 'TARGETS', 'MAX OPEN EVENTS', 'MAX NEW/S', 'INPUT TOPIC'],
+    ...views.map(({ tenant, inputTopicArn }) => [
+      tenant.enabled ? tenant.id : `${tenant.id} (disabled)`,
+      tenant.accounts.join(',') || '-',
+      targetsText(tenant),
+      count(tenant.quotas.maxOpenEvents),
+      count(tenant.quotas.maxIngestPerSecond),
+      inputTopicArn ?? '-',
+    ]),
+  ]);
+}
+
+export function tenantsJson(views: readonly TenantView[]): Record<string, unknown> {
+  return {
+    tenants: views.map(({ tenant, inputTopicArn }) => ({
+      id: tenant.id,
+      enabled: tenant.enabled,
+      accounts: tenant.accounts,
+      // null: any account.
+      targetAccounts: tenant.targetAccounts === undefined ? null : [...tenant.targetAccounts],
+      maxOpenEvents: tenant.quotas.maxOpenEvents,
+      maxIngestPerSecond: tenant.quotas.maxIngestPerSecond,
+      inputTopicArn: inputTopicArn ?? null,
+    })),
+  };
+}

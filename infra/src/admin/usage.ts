@@ -1,0 +1,95 @@
+import { DEFAULT_QUOTAS, EVENT_STATE } from '@adhoc-scheduler/shared';
+
+const count = (value: number): string => value.toLocaleString('en-US');
+const STATES = Object.values(EVENT_STATE).join('|');
+
+export const LIST_LIMIT = { default: 20, max: 100 } as const;
+
+const WHERE = `Where (local service by default):
+  --outputs FILE          the local service's outputs (default .local/outputs.json, written by scripts/start)
+  --stack-outputs FILE    a deployed stack: the JSON of cdk deploy --outputs-file (its TableName output)
+  --table NAME            a deployed stack's table by name
+  --region R              the deployed stack's region (default: the stack's Region output, else the AWS SDK's)
+  --profile P             AWS credentials profile (default: the AWS SDK's default credential chain)`;
+
+export const USAGE = {
+  main: `Operator commands for the scheduler: register tenants, look up events.
+
+Usage:
+  scripts/admin tenant add <id> --account ID [--account ID ...] [options]
+  scripts/admin tenant list [--json]
+  scripts/admin event show <event-id> [--json] [where]
+  scripts/admin event show --tenant T --id CLIENT_ID [--user U] [--json] [where]
+  scripts/admin events --tenant T --state ${STATES} [--limit N] [--after TOKEN] [--json] [where]
+
+${WHERE}
+
+scripts/admin <command> --help explains each command. Relative paths are taken from the
+repository root. Exit codes: 0 done, 1 failed (unknown event, service not running, invalid
+tenant), 2 wrong command line.`,
+
+  tenantAdd: `Registers a tenant on the local service, or updates it: onboarding in one command.
+
+Usage: scripts/admin tenant add <id> --account ID [--account ID ...] [--target-account ID ...]
+                                [--max-open-events N] [--max-ingest-per-second N]
+                                [--tenants FILE] [--outputs FILE]
+
+  <id>                        lowercase letters, digits and hyphens, at most 40, not "public";
+                              names the tenant's input topic (adhoc-scheduler-tenant-<id>)
+  --account ID                an AWS account of the tenant (12 digits), repeatable: the only
+                              publishers its input topic admits, and whose topics it may target
+  --target-account ID         a further account whose topics the tenant may target, repeatable
+  --max-open-events N         most events scheduled and not yet ended (default ${count(DEFAULT_QUOTAS.maxOpenEvents)})
+  --max-ingest-per-second N   most new events accepted per second (default ${count(DEFAULT_QUOTAS.maxIngestPerSecond)})
+  --tenants FILE              the registry the service was started with (default .local/tenants.json)
+  --outputs FILE              the running service's outputs (default .local/outputs.json)
+
+Writes the tenant to the tenants file (the running service reads it again, no restart needed),
+creates the tenant's input topic subscribed to the service's ingest queue, and prints the
+topic's ARN on stdout. The entry becomes exactly what the command says: adding an id again
+replaces its accounts and quotas (omitted quotas go back to the defaults); adding it again
+unchanged changes nothing. The service must be running (scripts/start); if it is not, nothing
+is written.
+
+Local service only: on AWS, tenants are registered in the CDK app's configuration.`,
+
+  tenantList: `Lists the local service's tenants, the public one (the shared input topic's) first:
+accounts, accounts they may target, quotas and input topic ARNs.
+
+Usage: scripts/admin tenant list [--json] [--tenants FILE] [--outputs FILE]
+
+  --json            one JSON document instead of a table
+  --tenants FILE    the registry (default .local/tenants.json)
+  --outputs FILE    the service's outputs, for the topic ARNs (default .local/outputs.json)
+
+Local service only: on AWS, the registry is the CDK app's configuration.`,
+
+  eventShow: `Shows one event: state, due time, version, tenant, user, target, and when it was
+created, queued, rescheduled, emitted, failed or cancelled.
+
+Usage: scripts/admin event show <event-id> [--json] [where]
+       scripts/admin event show --tenant T --id CLIENT_ID [--user U] [--json] [where]
+
+  <event-id>       the scheduler's id: c-... for a request with an "id", m-<SNS MessageId> without
+  --tenant T       with --id: whose request it was ("public" for the shared input topic)
+  --id CLIENT_ID   the "id" the client gave in its request
+  --user U         the request's "user": needed for the public tenant, whose ids are per user
+  --json           the record as JSON, times as ISO 8601
+
+Exit code 1 when there is no such event (an ended event is kept for the retention period).
+
+${WHERE}`,
+
+  events: `Lists a tenant's events in one state, by due time, a page at a time.
+
+Usage: scripts/admin events --tenant T --state STATE [--limit N] [--after TOKEN] [--json] [where]
+
+  --tenant T      the tenant ("public" for the shared input topic)
+  --state STATE   scheduled (stored for the loader), queued (in the delay queue), emitted,
+                  failed or cancelled
+  --limit N       events per page, 1 to ${LIST_LIMIT.max} (default ${LIST_LIMIT.default})
+  --after TOKEN   the next page: the token printed under the previous one
+  --json          {"events": [...], "next": TOKEN or null}, times as ISO 8601
+
+${WHERE}`,
+} as const;
