@@ -4,6 +4,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { assertEnvironmentFits } from './lambda-environment.js';
 import { REPO_ROOT, PNPM_LOCK_FILE } from './paths.js';
 
 export interface NodeFunctionProps {
@@ -48,6 +49,9 @@ export class NodeFunction extends Construct {
     });
     this.logGroup.grantWrite(this.role);
 
+    const environment = { ...props.environment, NODE_OPTIONS: '--enable-source-maps' };
+    assertEnvironmentFits(this, environment);
+
     this.function = new NodejsFunction(this, 'Function', {
       entry: props.entry,
       handler: 'handler',
@@ -60,7 +64,7 @@ export class NodeFunction extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       loggingFormat: lambda.LoggingFormat.JSON,
-      environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
+      environment,
       projectRoot: REPO_ROOT,
       depsLockFilePath: PNPM_LOCK_FILE,
       bundling: {

@@ -1,9 +1,15 @@
 import { ENV, loadConfig, PUBLIC_TENANT_ID, TenantRegistry, TenantsDocumentError, type TenantsDocument } from '@adhoc-scheduler/shared';
-import type { CfnElement } from 'aws-cdk-lib';
+import { Aws, Fn, Stack, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  estimatedEnvironmentBytes,
+  LAMBDA_ENVIRONMENT_LIMIT_BYTES,
+  LambdaEnvironmentTooLargeError,
+  TOKEN_ESTIMATE_BYTES,
+} from '../../src/cdk/lambda-environment.js';
 import { SCHEDULER_FUNCTIONS } from '../../src/cdk/paths.js';
 import { SchedulerStack, type SchedulerStackProps } from '../../src/cdk/scheduler-stack.js';
 import { cdkTestApp, joinedText, type Json } from './cdk-test-app.js';
@@ -155,6 +161,35 @@ describe('registered tenants', () => {
     ).toThrow(/registered twice/);
     expect(unbundledStack('BadPrefix', { scheduler: { topicPrefix: 'scheduler.prod' } })).toThrow(/topicPrefix/);
     expect(unbundledStack('LongPrefix', { scheduler: { topicPrefix: 'p'.repeat(209) } })).toThrow(/at most 208/);
+  });
+});
+
+describe('the size of the registry', () => {
+  /** `count` tenants with ids of `idLength` characters and one account each. */
+  const registry = (count: number, idLength: number): TenantsDocument => ({
+    tenants: Array.from({ length: count }, (_, index) => ({
+      id: `t${index}`.padEnd(idLength, 'x'),
+      accounts: [String(100_000_000_000 + index)],
+    })),
+  });
+
+  it('is estimated from above: every value as JSON, each CloudFormation reference as long as the longest name it could be', () => {
+    const scope = new Stack(cdkTestApp([]), 'Estimates');
+    expect(estimatedEnvironmentBytes(scope, { NAME: 'value' })).toBe('{"NAME":"value"}'.length);
+    expect(estimatedEnvironmentBytes(scope, { JSON: '{"a":1}' })).toBe('{"JSON":"{\\"a\\":1}"}'.length);
+    expect(estimatedEnvironmentBytes(scope, { TABLE: Fn.ref('Table') })).toBe('{"TABLE":""}'.length + TOKEN_ESTIMATE_BYTES);
+    const url = Fn.join('', ['https://sqs.', Aws.REGION, '.amazonaws.com/', Fn.ref('Queue')]);
+    expect(estimatedEnvironmentBytes(scope, { URL: url })).toBe('{"URL":"https://sqs..amazonaws.com/"}'.length + 2 * TOKEN_ESTIMATE_BYTES);
+  });
+
+  it('fits in Lambda’s 4 KB environment for 30 tenants with the longest ids (40 characters)', () => {
+    expect(unbundledStack('Thirty', { scheduler: { tenants: registry(30, 40) } })).not.toThrow();
+  });
+
+  it('fails synth, naming the limit and the variable, when the functions’ environment could exceed 4 KB', () => {
+    const attempt = unbundledStack('TooMany', { scheduler: { tenants: registry(50, 12) } });
+    expect(attempt).toThrow(LambdaEnvironmentTooLargeError);
+    expect(attempt).toThrow(new RegExp(`over Lambda's limit of 4 KB \\(${LAMBDA_ENVIRONMENT_LIMIT_BYTES} bytes\\).*the largest is ${ENV.tenants}`));
   });
 });
 
