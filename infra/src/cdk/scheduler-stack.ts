@@ -16,6 +16,18 @@ export const SCHEDULER_OUTPUTS = {
 
 export const DEFAULT_SCHEDULER_STACK_NAME = 'AdhocScheduler';
 
+/**
+ * The output holding a registered tenant's input topic ARN: `Tenant<Id>InputTopicArn`, the id
+ * in PascalCase (`acme-corp`: TenantAcmeCorpInputTopicArn). Output keys are alphanumeric.
+ */
+export function tenantInputTopicOutputKey(tenantId: string): string {
+  const pascal = tenantId
+    .split('-')
+    .map((part) => `${part.charAt(0).toUpperCase()}${part.slice(1)}`)
+    .join('');
+  return `Tenant${pascal}InputTopicArn`;
+}
+
 export interface SchedulerStackProps extends StackProps {
   readonly scheduler?: Omit<AdhocSchedulerProps, 'emitterRoleName' | 'monitoring'> & {
     readonly monitoring?: Omit<NonNullable<AdhocSchedulerProps['monitoring']>, 'alarmTopic' | 'dashboardName'>;
@@ -51,7 +63,15 @@ export class SchedulerStack extends Stack {
     });
 
     const output = (key: string, value: string, description: string) => new CfnOutput(this, key, { value, description });
-    output(SCHEDULER_OUTPUTS.inputTopicArn, this.scheduler.inputTopic.topicArn, 'Publish schedule requests here');
+    output(SCHEDULER_OUTPUTS.inputTopicArn, this.scheduler.inputTopic.topicArn, 'Publish schedule requests here (the shared topic of the public tenant)');
+    const tenantOfKey = new Map<string, string>();
+    for (const [tenantId, topic] of Object.entries(this.scheduler.tenantTopics)) {
+      const key = tenantInputTopicOutputKey(tenantId);
+      const other = tenantOfKey.get(key);
+      if (other !== undefined) throw new Error(`tenants "${other}" and "${tenantId}" would share the stack output ${key}: rename one`);
+      tenantOfKey.set(key, tenantId);
+      output(key, topic.topicArn, `Tenant "${tenantId}": publish schedule, cancel and reschedule requests here, from the tenant's accounts`);
+    }
     output(
       SCHEDULER_OUTPUTS.emitterRoleArn,
       this.scheduler.functions.emitter.role.roleArn,

@@ -11,7 +11,7 @@ import {
   TOKEN_ESTIMATE_BYTES,
 } from '../../src/cdk/lambda-environment.js';
 import { SCHEDULER_FUNCTIONS } from '../../src/cdk/paths.js';
-import { SchedulerStack, type SchedulerStackProps } from '../../src/cdk/scheduler-stack.js';
+import { SCHEDULER_OUTPUTS, SchedulerStack, tenantInputTopicOutputKey, type SchedulerStackProps } from '../../src/cdk/scheduler-stack.js';
 import { cdkTestApp, joinedText, type Json } from './cdk-test-app.js';
 
 const TENANTS = {
@@ -161,6 +161,23 @@ describe('registered tenants', () => {
     ).toThrow(/registered twice/);
     expect(unbundledStack('BadPrefix', { scheduler: { topicPrefix: 'scheduler.prod' } })).toThrow(/topicPrefix/);
     expect(unbundledStack('LongPrefix', { scheduler: { topicPrefix: 'p'.repeat(209) } })).toThrow(/at most 208/);
+  });
+});
+
+describe('the stack outputs', () => {
+  it('tell each tenant where to publish, under a key derived from its id, beside the shared topic', () => {
+    const outputs = template.toJSON().Outputs as Record<string, { Value: Json }>;
+    expect(tenantInputTopicOutputKey('acme-corp')).toBe('TenantAcmeCorpInputTopicArn');
+    expect(Object.keys(outputs).sort()).toEqual([...Object.values(SCHEDULER_OUTPUTS), 'TenantAcmeCorpInputTopicArn', 'TenantGlobexInputTopicArn'].sort());
+    for (const { id } of TENANTS.tenants) {
+      expect(outputs[tenantInputTopicOutputKey(id)]?.Value).toEqual(stack.resolve(tenantTopic(id).topicArn));
+    }
+    expect(outputs[SCHEDULER_OUTPUTS.inputTopicArn]?.Value).toEqual(stack.resolve(stack.scheduler.inputTopic.topicArn));
+  });
+
+  it('refuse at synth two ids that would share an output key', () => {
+    const tenants = { tenants: [{ id: 'a-1b', accounts: ['111111111111'] }, { id: 'a1b', accounts: ['222222222222'] }] };
+    expect(unbundledStack('Clash', { scheduler: { tenants } })).toThrow('tenants "a-1b" and "a1b" would share the stack output TenantA1bInputTopicArn: rename one');
   });
 });
 
