@@ -1,0 +1,358 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_STATE, PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
+import { runAdmin } from '../../src/admin/cli.js';
+import { STACK_OUTPUT_KEYS } from '../../src/admin/location.js';
+import { SCHEDULER_OUTPUTS } from '../../src/cdk/scheduler-stack.js';
+import { startEmulators, type Emulators } from '../../src/local/emulators.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
+import { FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+
+const REPO_ROOT = resolve(import.meta.dirname, '../../..');
+/** Every topic of the local emulator lives in this account. */
+const LOCAL_ACCOUNT = '000000000000';
+const TENANT_ACCOUNT = '111111111111';
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+let emulators: Emulators;
+beforeAll(async () => {
+  emulators = await startEmulators({});
+});
+afterAll(async () => {
+  await emulators?.stop();
+});
+
+/** A command line run in this process, as scripts/admin runs it. */
+async function admin(...argv: string[]): Promise<Run> {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const code = await runAdmin(argv, { out: (text) => stdout.push(text), err: (text) => stderr.push(text) });
+  return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
+}
+
+/** A command line run through the launcher operators use. */
+function adminScript(argv: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<Run> {
+  return new Promise((done) => {
+    execFile(join(REPO_ROOT, 'scripts/admin'), argv, { cwd: REPO_ROOT, env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
+      done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+    });
+  });
+}
+
+/** A running local service with its outputs and tenants files, as scripts/start leaves them. */
+async function setup() {
+  const dir = await mkdtemp(join(tmpdir(), 'admin-'));
+  const tenantsFile = join(dir, 'tenants.json');
+  const outputsFile = join(dir, 'outputs.json');
+  const scheduler = await startTestScheduler(emulators, { tenants: { file: tenantsFile }, env: FAST_TIMINGS });
+  await writeFile(outputsFile, JSON.stringify(scheduler.outputs));
+  const access = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: scheduler.outputs.endpoint };
+  const sns = new SNSClient(access);
+  const sqs = new SQSClient(access);
+  const clients: SchedulerClient[] = [];
+  return {
+    dir,
+    scheduler,
+    tenantsFile,
+    outputsFile,
+    sns,
+    sqs,
+    /** The files the tenant commands take. */
+    files: ['--tenants', tenantsFile, '--outputs', outputsFile],
+    /** Where the event commands read: this service. */
+    where: ['--outputs', outputsFile],
+    /** A client publishing to this input topic. */
+    clientOf(topicArn: string): SchedulerClient {
+      const client = new SchedulerClient(scheduler, topicArn);
+      clients.push(client);
+      return client;
+    },
+    async teardown() {
+      for (const client of clients) client.destroy();
+      sns.destroy();
+      sqs.destroy();
+      await scheduler.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The event once `event show` finds it, parsed from --json. */
+async function shownEvent(args: readonly string[], description: string): Promise<Record<string, unknown>> {
+  const run = await waitFor(async () => {
+    const shown = await admin('event', 'show', ...args, '--json');
+    if (shown.code === 2) throw new Error(`wrong command line: ${shown.stderr}`);
+    return shown.code === 0 && shown;
+  }, description);
+  return JSON.parse(run.stdout) as Record<string, unknown>;
+}
+
+async function ingestQueueArn(sqs: SQSClient, scheduler: LocalScheduler): Promise<string | undefined> {
+  const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: scheduler.outputs.ingestQueueUrl, AttributeNames: ['QueueArn'] }));
+  return Attributes?.QueueArn;
+}
+
+describe('scripts/admin tenant add: onboarding on the running local service', () => {
+  it('creates the tenant topic on the ingest queue, prints its ARN, and what is published there is the tenant\'s', async () => {
+    const { scheduler, sns, sqs, files, where, tenantsFile, clientOf, teardown } = await setup();
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    try {
+      const added = await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--target-account', LOCAL_ACCOUNT, ...files);
+      expect(added.code).toBe(0);
+      const topicArn = added.stdout;
+      expect(topicArn).toMatch(/^arn:aws:sns:us-east-1:000000000000:scheduler-[0-9a-f]+-tenant-acme$/);
+      expect(added.stderr).toContain('Tenant acme registered');
+      expect(JSON.parse(await readFile(tenantsFile, 'utf8'))).toEqual({
+        tenants: [{ id: 'acme', accounts: [TENANT_ACCOUNT], targetAccounts: [LOCAL_ACCOUNT] }],
+      });
+      const { Subscriptions = [] } = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn }));
+      expect(Subscriptions.map((subscription) => subscription.Endpoint)).toEqual([await ingestQueueArn(sqs, scheduler)]);
+
+      const acme = clientOf(topicArn);
+      const farDueAt = Date.now() + 60_000;
+      const messageId = await acme.publish(request(target.topicArn, farDueAt, 'far', { user: 'alice', id: 'order-1' }));
+      await acme.publish(request(target.topicArn, Date.now() + 1_000, 'near', { user: 'alice', id: 'order-2' }));
+
+      const far = await shownEvent(['--tenant', 'acme', '--id', 'order-1', ...where], 'the far event recorded');
+      expect(far).toMatchObject({
+        tenant: 'acme',
+        user: 'alice',
+        state: EVENT_STATE.scheduled,
+        dueAt: new Date(farDueAt).toISOString(),
+        version: 1,
+        target: target.topicArn,
+        clientId: 'order-1',
+        inputMessageId: messageId,
+      });
+      const human = await admin('event', 'show', String(far.id), ...where);
+      expect(human.code).toBe(0);
+      expect(human.stdout).toMatch(/^state +scheduled$/m);
+      expect(human.stdout).toMatch(new RegExp(`^due +${new Date(farDueAt).toISOString()}$`, 'm'));
+
+      await waitFor(() => target.withPayload('near').length > 0, 'the near event delivered');
+      const near = await shownEvent(['--tenant', 'acme', '--id', 'order-2', ...where], 'the near event');
+      expect(near.state).toBe(EVENT_STATE.emitted);
+      expect(Date.parse(String(near.emittedAt))).toBeGreaterThanOrEqual(Date.parse(String(near.queuedAt)));
+
+      const scheduled = await admin('events', '--tenant', 'acme', '--state', 'scheduled', '--json', ...where);
+      expect(JSON.parse(scheduled.stdout)).toMatchObject({ events: [{ id: far.id, state: 'scheduled' }], next: null });
+      const emitted = await waitFor(async () => {
+        const listed = await admin('events', '--tenant', 'acme', '--state', 'emitted', ...where);
+        return listed.stdout.includes(String(near.id)) && listed;
+      }, 'the near event listed as emitted');
+      expect(emitted.stdout.split('\n')[0]).toMatch(/^DUE +EVENT ID +CLIENT ID +USER +VERSION +EMITTED AT$/);
+
+      // Client ids are the tenant's own: the same id under the public tenant is another event.
+      const foreign = await admin('event', 'show', '--tenant', PUBLIC_TENANT_ID, '--id', 'order-1', '--user', 'alice', ...where);
+      expect(foreign.code).toBe(1);
+    } finally {
+      await target.stop();
+      await teardown();
+    }
+  });
+
+  it('adding a registered id again updates its settings, or changes nothing when they are the same', async () => {
+    const { scheduler, files, tenantsFile, teardown } = await setup();
+    try {
+      const first = await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, ...files);
+      const written = await readFile(tenantsFile, 'utf8');
+
+      const again = await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, ...files);
+      expect(again).toMatchObject({ code: 0, stdout: first.stdout });
+      expect(again.stderr).toContain('nothing changed');
+      expect(await readFile(tenantsFile, 'utf8')).toBe(written);
+
+      const updated = await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--max-open-events', '5', '--max-ingest-per-second', '2', ...files);
+      expect(updated).toMatchObject({ code: 0, stdout: first.stdout });
+      expect(updated.stderr).toContain('its settings are updated');
+      expect(JSON.parse(await readFile(tenantsFile, 'utf8'))).toEqual({
+        tenants: [{ id: 'acme', accounts: [TENANT_ACCOUNT], maxOpenEvents: 5, maxIngestPerSecond: 2 }],
+      });
+
+      const listed = await admin('tenant', 'list', '--json', ...files);
+      expect(JSON.parse(listed.stdout)).toEqual({
+        tenants: [
+          {
+            id: PUBLIC_TENANT_ID,
+            enabled: true,
+            accounts: [],
+            targetAccounts: null,
+            maxOpenEvents: 1_000_000,
+            maxIngestPerSecond: 5_000,
+            inputTopicArn: scheduler.outputs.inputTopicArn,
+          },
+          {
+            id: 'acme',
+            enabled: true,
+            accounts: [TENANT_ACCOUNT],
+            targetAccounts: [TENANT_ACCOUNT],
+            maxOpenEvents: 5,
+            maxIngestPerSecond: 2,
+            inputTopicArn: first.stdout,
+          },
+        ],
+      });
+      const table = await admin('tenant', 'list', ...files);
+      expect(table.stdout).toMatch(/^acme +111111111111 +own +5 +2 +arn:aws:sns:\S+-tenant-acme$/m);
+    } finally {
+      await teardown();
+    }
+  });
+
+  it('refuses an invalid tenant, naming the flag at fault, and writes nothing', async () => {
+    const { files, tenantsFile, teardown } = await setup();
+    try {
+      const badAccount = await admin('tenant', 'add', 'acme', '--account', '12345', ...files);
+      expect(badAccount.code).toBe(1);
+      expect(badAccount.stderr).toContain('--account "12345"');
+      const badId = await admin('tenant', 'add', 'Acme!', '--account', TENANT_ACCOUNT, ...files);
+      expect(badId.code).toBe(1);
+      expect(badId.stderr).toContain('the tenant id "Acme!"');
+      expect((await admin('tenant', 'add', PUBLIC_TENANT_ID, '--account', TENANT_ACCOUNT, ...files)).code).toBe(1);
+      expect((await admin('tenant', 'add', 'acme', ...files)).code).toBe(2);
+      expect((await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--max-open-events', 'many', ...files)).code).toBe(2);
+      expect(existsSync(tenantsFile)).toBe(false);
+    } finally {
+      await teardown();
+    }
+  });
+
+  it('refuses to register while the service is not running, saying to start it, and writes nothing', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'admin-'));
+    try {
+      const tenantsFile = join(dir, 'tenants.json');
+      const never = await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--tenants', tenantsFile, '--outputs', join(dir, 'outputs.json'));
+      expect(never.code).toBe(1);
+      expect(never.stderr).toContain('scripts/start');
+
+      // Outputs left behind by a service that has stopped: its port answers no more.
+      const closedPort = await new Promise<number>((done) => {
+        const server = createServer().listen(0, '127.0.0.1', () => {
+          const address = server.address();
+          server.close(() => done(typeof address === 'object' && address !== null ? address.port : 0));
+        });
+      });
+      const endpoint = `http://127.0.0.1:${closedPort}`;
+      const stale = join(dir, 'stale-outputs.json');
+      await writeFile(
+        stale,
+        JSON.stringify({
+          region: LOCAL_REGION,
+          endpoint,
+          dynamodbEndpoint: endpoint,
+          tableName: 'adhoc-scheduler-events',
+          ingestQueueUrl: `${endpoint}/000000000000/adhoc-scheduler-ingest`,
+          inputTopicArn: 'arn:aws:sns:us-east-1:000000000000:adhoc-scheduler-input',
+        }),
+      );
+      const stopped = await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--tenants', tenantsFile, '--outputs', stale);
+      expect(stopped.code).toBe(1);
+      expect(stopped.stderr).toMatch(/not running .*Start it with scripts\/start/);
+      expect(existsSync(tenantsFile)).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('is for the local service only: on a deployed stack it points at the CDK app', async () => {
+    const refused = await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--table', 'events', '--region', 'eu-west-1');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("CDK app's configuration");
+  });
+});
+
+describe('scripts/admin events and event show', () => {
+  it('lists a tenant\'s events by due time a page at a time, the next page from the printed token', async () => {
+    const { scheduler, where, teardown } = await setup();
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    const client = new SchedulerClient(scheduler);
+    try {
+      const now = Date.now();
+      // Published latest-due first: the listing orders by due time, not by arrival.
+      for (const [id, dueInMs] of [['later', 120_000], ['sooner', 60_000]] as const) {
+        await client.publish(request(target.topicArn, now + dueInMs, id, { user: 'bob', id }));
+      }
+      const list = (...extra: string[]) => admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'scheduled', '--limit', '1', ...extra, ...where);
+      await waitFor(async () => {
+        const all = await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'scheduled', '--json', ...where);
+        return (JSON.parse(all.stdout) as { events: unknown[] }).events.length === 2;
+      }, 'both events stored');
+
+      const first = await list();
+      expect(first.code).toBe(0);
+      const [header, row, next] = first.stdout.split('\n');
+      expect(header).toMatch(/^DUE +EVENT ID +CLIENT ID +USER +VERSION +SCHEDULED AT$/);
+      expect(row).toMatch(new RegExp(`^${new Date(now + 60_000).toISOString()} +c-[0-9a-f]{40} +sooner +bob +1 +\\S+Z$`));
+      const token = next?.match(/^next page: --after (\S+)$/)?.[1];
+      expect(token).toBeDefined();
+
+      const second = await list('--json', '--after', token ?? '');
+      expect(JSON.parse(second.stdout)).toMatchObject({ events: [{ clientId: 'later', dueAt: new Date(now + 120_000).toISOString() }] });
+
+      expect((await list('--after', 'not-a-token')).code).toBe(2);
+      expect((await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'pending', ...where)).code).toBe(2);
+      // The public tenant's client ids are per user: without one there is nothing to look up.
+      expect((await admin('event', 'show', '--tenant', PUBLIC_TENANT_ID, '--id', 'sooner', ...where)).code).toBe(2);
+    } finally {
+      client.destroy();
+      await target.stop();
+      await teardown();
+    }
+  });
+
+  it('exits 1 with a clear message for an unknown event id (through scripts/admin)', async () => {
+    const { where, teardown } = await setup();
+    try {
+      const unknown = await adminScript(['event', 'show', 'c-0000000000000000000000000000000000000000', ...where]);
+      expect(unknown).toMatchObject({ code: 1, stdout: '' });
+      expect(unknown.stderr).toContain('no event c-0000000000000000000000000000000000000000');
+    } finally {
+      await teardown();
+    }
+  });
+
+  it('reads a deployed stack\'s table named by its cdk outputs, with the default credential chain', async () => {
+    expect(Object.values(SCHEDULER_OUTPUTS)).toEqual(expect.arrayContaining(Object.values(STACK_OUTPUT_KEYS)));
+    const { scheduler, dir, teardown } = await setup();
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    const client = new SchedulerClient(scheduler);
+    try {
+      const dueAt = Date.now() + 60_000;
+      await client.publish(request(target.topicArn, dueAt, 'deployed', { user: 'carol', id: 'invoice-7' }));
+      const stackOutputs = join(dir, 'cdk-outputs.json');
+      await writeFile(
+        stackOutputs,
+        JSON.stringify({ AdhocScheduler: { [STACK_OUTPUT_KEYS.tableName]: scheduler.outputs.tableName, [STACK_OUTPUT_KEYS.region]: LOCAL_REGION } }),
+      );
+      // The SDK's own environment: keys and an endpoint override stand in for an AWS account.
+      const awsEnvironment = {
+        AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+        AWS_ENDPOINT_URL_DYNAMODB: scheduler.outputs.dynamodbEndpoint,
+      };
+      const args = ['event', 'show', '--tenant', PUBLIC_TENANT_ID, '--id', 'invoice-7', '--user', 'carol', '--stack-outputs', stackOutputs];
+      const shown = await waitFor(async () => {
+        const run = await adminScript(args, awsEnvironment);
+        return run.code === 0 && run;
+      }, 'the event read from the deployed table');
+      expect(shown.stdout).toMatch(/^tenant +public$/m);
+      expect(shown.stdout).toMatch(new RegExp(`^due +${new Date(dueAt).toISOString()}$`, 'm'));
+    } finally {
+      client.destroy();
+      await target.stop();
+      await teardown();
+    }
+  });
+});
