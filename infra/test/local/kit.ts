@@ -80,12 +80,15 @@ export class TopicConsumer {
   }
 }
 
-/** A client of the scheduler: publishes schedule requests to the input topic. */
+/** A client of the scheduler: publishes requests to an input topic (the shared one unless told otherwise). */
 export class SchedulerClient {
   private readonly sns: SNSClient;
   private readonly sqs: SQSClient;
 
-  constructor(private readonly scheduler: LocalScheduler) {
+  constructor(
+    private readonly scheduler: LocalScheduler,
+    private readonly topicArn = scheduler.outputs.inputTopicArn,
+  ) {
     const access = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: scheduler.outputs.endpoint };
     this.sns = new SNSClient(access);
     this.sqs = new SQSClient(access);
@@ -93,7 +96,7 @@ export class SchedulerClient {
 
   async publish(request: unknown): Promise<string> {
     const message = typeof request === 'string' ? request : JSON.stringify(request);
-    const { MessageId } = await this.sns.send(new PublishCommand({ TopicArn: this.scheduler.outputs.inputTopicArn, Message: message }));
+    const { MessageId } = await this.sns.send(new PublishCommand({ TopicArn: this.topicArn, Message: message }));
     return MessageId ?? '';
   }
 
@@ -101,7 +104,7 @@ export class SchedulerClient {
     for (let i = 0; i < requests.length; i += 10) {
       const { Failed = [] } = await this.sns.send(
         new PublishBatchCommand({
-          TopicArn: this.scheduler.outputs.inputTopicArn,
+          TopicArn: this.topicArn,
           PublishBatchRequestEntries: requests.slice(i, i + 10).map((request, index) => ({
             Id: `r${i + index}`,
             Message: typeof request === 'string' ? request : JSON.stringify(request),
@@ -114,7 +117,7 @@ export class SchedulerClient {
 
   /** Delivers an input exactly as SNS would deliver it again: the same envelope, the same MessageId. */
   async redeliver(request: unknown, snsMessageId: string): Promise<void> {
-    const envelope = { Type: 'Notification', MessageId: snsMessageId, TopicArn: this.scheduler.outputs.inputTopicArn, Message: JSON.stringify(request) };
+    const envelope = { Type: 'Notification', MessageId: snsMessageId, TopicArn: this.topicArn, Message: JSON.stringify(request) };
     await this.sqs.send(new SendMessageCommand({ QueueUrl: this.scheduler.outputs.ingestQueueUrl, MessageBody: JSON.stringify(envelope) }));
   }
 

@@ -1,0 +1,170 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoDbEventRecords, EMISSION_ATTRIBUTE, EVENT_STATE, REASON, type EventRecord, type EventState, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { startEmulators, type Emulators } from '../../src/local/emulators.js';
+import { FAST_TIMINGS, request, scheduledAt, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+
+const LOCAL_ACCOUNT = '000000000000';
+const TENANTS: TenantsDocument = {
+  tenants: [
+    { id: 'acme', accounts: [LOCAL_ACCOUNT] },
+    { id: 'globex', accounts: [LOCAL_ACCOUNT] },
+  ],
+};
+
+let emulators: Emulators;
+beforeAll(async () => {
+  emulators = await startEmulators({});
+});
+afterAll(async () => {
+  await emulators?.stop();
+});
+
+/** A scheduler with two tenants in the local account, the near-path window at 6 s (FAST_TIMINGS), a target and a failure topic. */
+async function setup(env: Record<string, string> = {}) {
+  const scheduler = await startTestScheduler(emulators, { tenants: TENANTS, env: { ...FAST_TIMINGS, ...env } });
+  const acme = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme);
+  const globex = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.globex);
+  const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+  const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');
+  const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+  const stop = async () => {
+    acme.destroy();
+    globex.destroy();
+    await target.stop();
+    await failures.stop();
+    await scheduler.stop();
+  };
+  return { acme, globex, target, failures, records, stop };
+}
+
+/** The tenant acme's first event in a state, if any. */
+async function firstIn(records: DynamoDbEventRecords, state: EventState): Promise<EventRecord | undefined> {
+  return (await records.list('acme', state, { limit: 1 })).records[0];
+}
+
+async function inState(records: DynamoDbEventRecords, id: string, state: string): Promise<EventRecord | undefined> {
+  const record = await records.get(id);
+  return record?.state === state ? record : undefined;
+}
+
+/** Publishes a sentinel due a second after `dueAt` and waits for it: whatever was due at `dueAt` has had its chance. */
+async function sentinelAfter(client: SchedulerClient, target: TopicConsumer, dueAt: number): Promise<void> {
+  await client.publish(request(target.topicArn, Math.max(dueAt, Date.now()) + 1_000, 'sentinel'));
+  await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel', 30_000);
+}
+
+describe('cancel', () => {
+  it.each([
+    ['near path (in the delay queue)', 3_000],
+    ['far path (stored for the loader)', 9_000],
+  ])('stops an event on the %s, and records when', async (_path, inMs) => {
+    const { acme, target, records, stop } = await setup();
+    try {
+      const dueAt = Date.now() + inMs;
+      await acme.publish(request(target.topicArn, dueAt, 'cancelled', { id: 'order-1' }));
+      const { id } = await waitFor(() => firstIn(records, inMs > 6_000 ? EVENT_STATE.scheduled : EVENT_STATE.queued), 'the event');
+      await acme.publish({ action: 'cancel', id: 'order-1' });
+      const cancelled = await waitFor(() => inState(records, id, EVENT_STATE.cancelled), 'the cancel');
+      expect(cancelled.cancelledAt).toBeGreaterThan(cancelled.createdAt);
+
+      await sentinelAfter(acme, target, dueAt);
+      expect(target.withPayload('cancelled')).toHaveLength(0);
+    } finally {
+      await stop();
+    }
+  });
+
+  it("refuses another tenant's event exactly like an unknown one, and the event is still emitted", async () => {
+    const { acme, globex, target, failures, stop } = await setup();
+    try {
+      const dueAt = Date.now() + 3_000;
+      const snsMessageId = await acme.publish(request(target.topicArn, dueAt, 'mine'));
+      await globex.publish({ action: 'cancel', event_id: `m-${snsMessageId}`, failure_topic: failures.topicArn });
+      await globex.publish({ action: 'cancel', event_id: 'm-00000000-0000-0000-0000-000000000000', failure_topic: failures.topicArn });
+      await waitFor(() => failures.notices().length === 2, 'both refusals');
+      expect(failures.notices().map((notice) => notice.reason)).toEqual([REASON.EVENT_NOT_FOUND, REASON.EVENT_NOT_FOUND]);
+      expect(failures.notices()[0]).toMatchObject({ details: {} });
+
+      await waitFor(() => target.withPayload('mine').length > 0, "acme's event");
+      await sentinelAfter(acme, target, dueAt);
+      expect(target.withPayload('mine')).toHaveLength(1);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('refuses an event already emitted, and is silent when its own cancel is delivered again', async () => {
+    const { acme, target, failures, records, stop } = await setup();
+    try {
+      const emittedId = await acme.publish(request(target.topicArn, Date.now(), 'done'));
+      await waitFor(() => inState(records, `m-${emittedId}`, EVENT_STATE.emitted), 'the emission');
+      await acme.publish({ action: 'cancel', event_id: `m-${emittedId}`, failure_topic: failures.topicArn });
+      const [notice] = await waitFor(() => failures.notices().length > 0 && failures.notices(), 'the refusal');
+      expect(notice).toMatchObject({ reason: REASON.EVENT_ALREADY_ENDED, details: { state: EVENT_STATE.emitted } });
+
+      const laterId = await acme.publish(request(target.topicArn, Date.now() + 30_000, 'later'));
+      const cancel = { action: 'cancel', event_id: `m-${laterId}`, failure_topic: failures.topicArn };
+      const cancelMessageId = await acme.publish(cancel);
+      await waitFor(() => inState(records, `m-${laterId}`, EVENT_STATE.cancelled), 'the cancel');
+      await acme.redeliver(cancel, cancelMessageId);
+      await acme.publish({ action: 'cancel', event_id: `m-${laterId}`, failure_topic: failures.topicArn });
+      // The second, distinct cancel is refused; the redelivery of the first is not.
+      await waitFor(() => failures.notices().length === 2, 'the second refusal');
+      await acme.publish({ action: 'cancel', event_id: 'm-unknown', failure_topic: failures.topicArn });
+      await waitFor(() => failures.notices().length === 3, 'the last refusal');
+      expect(failures.notices().map((n) => n.reason)).toEqual([REASON.EVENT_ALREADY_ENDED, REASON.EVENT_ALREADY_ENDED, REASON.EVENT_NOT_FOUND]);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('loses the race once the emitter holds the event for its due time: refused, and the event is emitted once', async () => {
+    // A long lead makes the emitter claim the event seconds before it is due, so the cancel surely comes after the claim.
+    const { acme, target, failures, records, stop } = await setup({ SCHEDULER_EMITTER_LEAD_MS: '3000' });
+    try {
+      const dueAt = Date.now() + 4_500;
+      const snsMessageId = await acme.publish(request(target.topicArn, dueAt, 'too late', { failure_topic: failures.topicArn }));
+      await waitFor(async () => (await records.get(`m-${snsMessageId}`))?.emitClaimUntil !== undefined, 'the claim');
+      await acme.publish({ action: 'cancel', event_id: `m-${snsMessageId}`, failure_topic: failures.topicArn });
+      const [notice] = await waitFor(() => failures.notices().length > 0 && failures.notices(), 'the refusal');
+      expect(notice).toMatchObject({ reason: REASON.EVENT_EMITTING });
+
+      await waitFor(() => target.withPayload('too late').length > 0, 'the emission');
+      await sentinelAfter(acme, target, dueAt);
+      expect(target.withPayload('too late')).toHaveLength(1);
+      expect((await records.get(`m-${snsMessageId}`))?.state).toBe(EVENT_STATE.emitted);
+    } finally {
+      await stop();
+    }
+  });
+});
+
+describe('reschedule', () => {
+  it.each([
+    ['within the near path', 3_000, 4_500],
+    ['from the far path to the near path', 10_000, 3_000],
+    ['from the near path to the far path', 3_000, 9_000],
+    ['within the far path', 9_000, 12_000],
+  ])('moves an event %s: emitted once, at the new time, as a new version', async (_case, firstInMs, newInMs) => {
+    const { acme, target, records, stop } = await setup();
+    try {
+      const start = Date.now();
+      const snsMessageId = await acme.publish(request(target.topicArn, start + firstInMs, 'moved'));
+      const newDueAt = start + newInMs;
+      const { id } = await waitFor(() => firstIn(records, firstInMs > 6_000 ? EVENT_STATE.scheduled : EVENT_STATE.queued), 'the event');
+      expect(id).toBe(`m-${snsMessageId}`);
+      await acme.publish({ action: 'reschedule', event_id: id, date: new Date(newDueAt).toISOString() });
+
+      const [delivery] = await waitFor(() => target.withPayload('moved').length > 0 && target.withPayload('moved'), 'the emission', 30_000);
+      expect(scheduledAt(delivery!)).toBe(newDueAt);
+      expect(delivery!.receivedAt).toBeGreaterThanOrEqual(newDueAt);
+      expect(delivery!.attributes[EMISSION_ATTRIBUTE.eventId]).toBe(id);
+      expect(await records.get(id)).toMatchObject({ state: EVENT_STATE.emitted, version: 2, dueAt: newDueAt });
+
+      await sentinelAfter(acme, target, Math.max(start + firstInMs, newDueAt));
+      expect(target.withPayload('moved')).toHaveLength(1);
+    } finally {
+      await stop();
+    }
+  });
+});

@@ -1,0 +1,212 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbEventRecords, EMISSION_ATTRIBUTE, EVENT_STATE, openEventsCounterId, REASON, TABLE, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { startEmulators, type Emulators } from '../../src/local/emulators.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
+import { capturingLogger, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+
+/** Every topic of the local emulator lives in this account. */
+const LOCAL_ACCOUNT = '000000000000';
+const FOREIGN_ACCOUNT = '222222222222';
+
+const TENANTS: TenantsDocument = {
+  tenants: [
+    { id: 'acme', accounts: [LOCAL_ACCOUNT] },
+    // Its accounts hold none of the local topics: every local topic is foreign to it.
+    { id: 'globex', accounts: [FOREIGN_ACCOUNT] },
+  ],
+};
+
+let emulators: Emulators;
+beforeAll(async () => {
+  emulators = await startEmulators({});
+});
+afterAll(async () => {
+  await emulators?.stop();
+});
+
+async function setup(tenants: TenantsDocument = TENANTS) {
+  const { logger, lines } = capturingLogger();
+  const scheduler = await startTestScheduler(emulators, { logger, tenants, env: FAST_TIMINGS });
+  const clientOf = (tenant: string) => new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns[tenant]);
+  return { scheduler, lines, clientOf };
+}
+
+/** Log lines that refused something for this reason. */
+function refusals(lines: readonly Record<string, unknown>[], reason: string): Record<string, unknown>[] {
+  return lines.filter((line) => line.reason === reason);
+}
+
+async function openEvents(scheduler: LocalScheduler, tenant: string): Promise<number | undefined> {
+  const { Item } = await scheduler.clients.dynamodb.send(
+    new GetCommand({ TableName: scheduler.outputs.tableName, Key: { [TABLE.partitionKey]: openEventsCounterId(tenant) }, ConsistentRead: true }),
+  );
+  return Item?.openEvents as number | undefined;
+}
+
+describe('a tenant is who owns the input topic, never what the message says', () => {
+  it('takes the tenant from the topic: a forged user is only an informational field', async () => {
+    const { scheduler, clientOf } = await setup();
+    const acme = clientOf('acme');
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    try {
+      const dueAt = Date.now() + 2_000;
+      await acme.publish(request(target.topicArn, dueAt, 'forged', { user: 'globex', id: 'order-1' }));
+      // The same client id under another user is the same event of the same tenant.
+      await acme.publish(request(target.topicArn, dueAt, 'forged', { user: 'alice', id: 'order-1' }));
+      const [delivery] = await waitFor(() => target.withPayload('forged').length > 0 && target.withPayload('forged'), 'the delivery');
+      expect(delivery?.attributes[EMISSION_ATTRIBUTE.tenant]).toBe('acme');
+      expect(delivery?.attributes[EMISSION_ATTRIBUTE.user]).toBe('globex');
+
+      await acme.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
+      await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
+      expect(target.withPayload('forged')).toHaveLength(1);
+    } finally {
+      acme.destroy();
+      await target.stop();
+      await scheduler.stop();
+    }
+  });
+
+  it("refuses a target outside the tenant's accounts, on the tenant's own failure topic", async () => {
+    const { scheduler, clientOf, lines } = await setup();
+    const acme = clientOf('acme');
+    const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');
+    const foreignTarget = `arn:aws:sns:${LOCAL_REGION}:${FOREIGN_ACCOUNT}:someone-elses-topic`;
+    try {
+      await acme.publish(request(foreignTarget, Date.now() + 1_000, 'not yours', { failure_topic: failures.topicArn }));
+      const [notice] = await waitFor(() => failures.notices().length > 0 && failures.notices(), 'the notice');
+      expect(notice).toMatchObject({ reason: REASON.TARGET_NOT_ALLOWED, event: { target: foreignTarget } });
+      expect(refusals(lines, REASON.TARGET_NOT_ALLOWED)).toHaveLength(1);
+    } finally {
+      acme.destroy();
+      await failures.stop();
+      await scheduler.stop();
+    }
+  });
+
+  it("never publishes for a tenant to another account's topics, not even a failure notice", async () => {
+    const { scheduler, clientOf, lines } = await setup();
+    const globex = clientOf('globex');
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');
+    try {
+      await globex.publish(request(target.topicArn, Date.now() + 1_000, 'target'));
+      await globex.publish(request(target.topicArn, Date.now() + 1_000, 'failure topic', { failure_topic: failures.topicArn }));
+      await waitFor(() => refusals(lines, REASON.TARGET_NOT_ALLOWED).length === 1, 'the target refusal in the logs');
+      await waitFor(() => refusals(lines, REASON.FAILURE_TOPIC_NOT_ALLOWED).length === 1, 'the failure topic refusal in the logs');
+
+      const acme = clientOf('acme');
+      await acme.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel', { failure_topic: failures.topicArn }));
+      await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
+      acme.destroy();
+      expect(target.deliveries.map((delivery) => delivery.body)).toEqual(['sentinel']);
+      expect(failures.deliveries).toHaveLength(0);
+    } finally {
+      globex.destroy();
+      await target.stop();
+      await failures.stop();
+      await scheduler.stop();
+    }
+  });
+
+  it("refuses a message that came through no tenant's topic, in the logs", async () => {
+    const { scheduler, lines } = await setup();
+    const sqs = new SQSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: scheduler.outputs.endpoint });
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    try {
+      const body = JSON.stringify(request(target.topicArn, Date.now() + 1_000, 'raw'));
+      const envelope = {
+        Type: 'Notification',
+        MessageId: 'forged-envelope',
+        TopicArn: `arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:not-a-tenant-topic`,
+        Message: body,
+      };
+      await sqs.send(new SendMessageCommand({ QueueUrl: scheduler.outputs.ingestQueueUrl, MessageBody: body }));
+      await sqs.send(new SendMessageCommand({ QueueUrl: scheduler.outputs.ingestQueueUrl, MessageBody: JSON.stringify(envelope) }));
+      await waitFor(() => refusals(lines, REASON.UNKNOWN_TENANT).length === 2, 'both refusals');
+      expect(target.deliveries).toHaveLength(0);
+    } finally {
+      sqs.destroy();
+      await target.stop();
+      await scheduler.stop();
+    }
+  });
+
+  it('refuses everything on the shared topic once the operator disables the public tenant', async () => {
+    const { scheduler, lines, clientOf } = await setup({ ...TENANTS, public: { enabled: false } });
+    const shared = new SchedulerClient(scheduler);
+    const acme = clientOf('acme');
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    try {
+      await shared.publish(request(target.topicArn, Date.now() + 1_000, 'public'));
+      await acme.publish(request(target.topicArn, Date.now() + 1_000, 'tenant'));
+      await waitFor(() => target.withPayload('tenant').length > 0, "the tenant's event");
+      await waitFor(() => refusals(lines, REASON.TENANT_DISABLED).length === 1, 'the refusal in the logs');
+      expect(target.withPayload('public')).toHaveLength(0);
+    } finally {
+      shared.destroy();
+      acme.destroy();
+      await target.stop();
+      await scheduler.stop();
+    }
+  });
+});
+
+describe('quotas', () => {
+  it('admits exactly the open-event quota under concurrent ingest, and frees a place per cancel', async () => {
+    const { scheduler, clientOf } = await setup({ tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT], maxOpenEvents: 20 }] });
+    const clients = Array.from({ length: 4 }, () => clientOf('acme'));
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');
+    try {
+      // Far-path events (stored, still open for the whole test), published by four clients at once.
+      const dueAt = Date.now() + 60_000;
+      const batches = clients.map((client, c) =>
+        client.publishBatch(
+          Array.from({ length: 15 }, (_, i) => request(target.topicArn, dueAt, `e-${c}-${i}`, { id: `e-${c}-${i}`, failure_topic: failures.topicArn })),
+        ),
+      );
+      await Promise.all(batches);
+      await waitFor(() => failures.notices().length === 40, '40 refusals', 30_000);
+      expect(new Set(failures.notices().map((notice) => notice.reason))).toEqual(new Set([REASON.QUOTA_EXCEEDED]));
+      expect(failures.notices()[0]).toMatchObject({ details: { quota: 'maxOpenEvents', limit: 20 } });
+      expect(await openEvents(scheduler, 'acme')).toBe(20);
+
+      const refused = new Set(failures.notices().map((notice) => (notice.event as { id: string }).id));
+      const admitted = clients.flatMap((_, c) => Array.from({ length: 15 }, (__, i) => `e-${c}-${i}`)).filter((id) => !refused.has(id));
+      expect(admitted).toHaveLength(20);
+      await clients[0]!.publishBatch(admitted.slice(0, 5).map((id) => ({ action: 'cancel', id })));
+      await waitFor(async () => (await openEvents(scheduler, 'acme')) === 15, 'five places freed');
+      await clients[0]!.publishBatch(Array.from({ length: 6 }, (_, i) => request(target.topicArn, dueAt, `more-${i}`, { failure_topic: failures.topicArn })));
+      await waitFor(() => failures.notices().length === 41, 'the sixth refused');
+      expect(await openEvents(scheduler, 'acme')).toBe(20);
+    } finally {
+      for (const client of clients) client.destroy();
+      await target.stop();
+      await failures.stop();
+      await scheduler.stop();
+    }
+  });
+
+  it('admits at most the ingest rate in any one second', async () => {
+    const { scheduler, clientOf, lines } = await setup({ tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT], maxIngestPerSecond: 10 }] });
+    const clients = Array.from({ length: 4 }, () => clientOf('acme'));
+    const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+    const stored = async () => (await records.list('acme', EVENT_STATE.scheduled, { limit: 100 })).records;
+    try {
+      const dueAt = Date.now() + 60_000;
+      const target = `arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:rate-target`;
+      await Promise.all(clients.map((client, c) => client.publishBatch(Array.from({ length: 20 }, (_, i) => request(target, dueAt, `r-${c}-${i}`)))));
+      await waitFor(async () => (await stored()).length + refusals(lines, REASON.QUOTA_EXCEEDED).length === 80, 'all 80 decided');
+      expect(refusals(lines, REASON.QUOTA_EXCEEDED)[0]).toMatchObject({ notice: { details: { quota: 'maxIngestPerSecond', limit: 10 } } });
+      const perSecond = new Map<number, number>();
+      for (const { createdAt } of await stored()) perSecond.set(Math.floor(createdAt / 1000), (perSecond.get(Math.floor(createdAt / 1000)) ?? 0) + 1);
+      expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(10);
+    } finally {
+      for (const client of clients) client.destroy();
+      await scheduler.stop();
+    }
+  });
+});
