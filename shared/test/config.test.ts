@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, configToEnv, DEFAULTS, ENV, loadConfig } from '../src/config.js';
-import { customEnv, requiredEnv } from './factories.js';
+import { CUSTOM_TENANTS, customEnv, requiredEnv } from './factories.js';
 
 function configError(env: Record<string, string>): ConfigError {
   try {
@@ -48,7 +48,20 @@ describe('loadConfig', () => {
       retentionSeconds: 3600,
       logLevel: 'debug',
       metricsEnabled: true,
+      topicPrefix: 'scheduler-prod',
+      tenants: CUSTOM_TENANTS,
     });
+  });
+
+  it('has no registered tenants unless told, only the public one', () => {
+    expect(loadConfig(requiredEnv()).tenants).toEqual({});
+  });
+
+  it.each([
+    ['not JSON', '{tenants:'],
+    ['an invalid registry', JSON.stringify({ tenants: [{ id: 'Acme', accounts: ['1'] }] })],
+  ])('refuses tenants that are %s, naming the variable', (_case, value) => {
+    expect(() => loadConfig({ ...requiredEnv(), [ENV.tenants]: value })).toThrow(new RegExp(`^${ENV.tenants}`));
   });
 
   it('treats an empty variable as unset', () => {

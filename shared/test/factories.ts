@@ -52,6 +52,11 @@ export function requiredEnv(): Record<string, string> {
   };
 }
 
+export const CUSTOM_TENANTS: TenantsDocument = {
+  public: { enabled: false },
+  tenants: [{ id: 'acme', accounts: ['111111111111'], maxOpenEvents: 50 }],
+};
+
 /** The required variables and every other setting away from its default. */
 export function customEnv(): Record<string, string> {
   return {
@@ -73,5 +78,7 @@ export function customEnv(): Record<string, string> {
     SCHEDULER_RETENTION_SECONDS: '3600',
     LOG_LEVEL: 'debug',
     SCHEDULER_METRICS_ENABLED: 'true',
+    SCHEDULER_TOPIC_PREFIX: 'scheduler-prod',
+    SCHEDULER_TENANTS: JSON.stringify(CUSTOM_TENANTS),
   };
 }
