@@ -1,6 +1,9 @@
+import { parseTenantsDocument, TenantsDocumentError, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { SCHEDULER_SETTING_NAMES, type SchedulerSettings } from './scheduler-config.js';
 import { DEFAULT_SCHEDULER_STACK_NAME, type SchedulerStackProps } from './scheduler-stack.js';
 
@@ -12,6 +15,11 @@ import { DEFAULT_SCHEDULER_STACK_NAME, type SchedulerStackProps } from './schedu
 export const SCHEDULER_CONTEXT = {
   stackName: 'stackName',
   publisherAccounts: 'publisherAccounts',
+  /** The tenant registry itself: an object in cdk.json, or the same as JSON text with `-c`. */
+  tenants: 'tenants',
+  /** A file holding the registry, as the local service's tenants file (relative to infra/, where cdk runs the app). */
+  tenantsFile: 'tenantsFile',
+  topicPrefix: 'topicPrefix',
   emitterMaxConcurrency: 'emitterMaxConcurrency',
   emitterReservedConcurrency: 'emitterReservedConcurrency',
   latenessAlarmThresholdMs: 'latenessAlarmThresholdMs',
@@ -86,6 +94,36 @@ function settings(node: Node): SchedulerSettings {
   return result as SchedulerSettings;
 }
 
+/** The tenant registry from `tenants` or `tenantsFile` (not both), checked against its schema. */
+function tenants(node: Node): TenantsDocument | undefined {
+  const inline = raw(node, SCHEDULER_CONTEXT.tenants);
+  const file = contextString(node, SCHEDULER_CONTEXT.tenantsFile);
+  if (inline !== undefined && file !== undefined) {
+    throw new ContextError(`context "${SCHEDULER_CONTEXT.tenants}" and "${SCHEDULER_CONTEXT.tenantsFile}" both give tenants: keep one`);
+  }
+  if (file !== undefined) {
+    const path = resolve(file);
+    return registry(`context "${SCHEDULER_CONTEXT.tenantsFile}" (${path})`, () => JSON.parse(readFileSync(path, 'utf8')));
+  }
+  if (inline === undefined) return undefined;
+  return registry(`context "${SCHEDULER_CONTEXT.tenants}"`, () => (typeof inline === 'string' ? JSON.parse(inline) : inline));
+}
+
+function registry(source: string, read: () => unknown): TenantsDocument {
+  let document: unknown;
+  try {
+    document = read();
+  } catch (error) {
+    throw new ContextError(`${source}: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    return parseTenantsDocument(document);
+  } catch (error) {
+    if (error instanceof TenantsDocumentError) throw new ContextError(`${source}: ${error.message}`, { cause: error });
+    throw error;
+  }
+}
+
 export function schedulerStackName(node: Node): string {
   return contextString(node, SCHEDULER_CONTEXT.stackName) ?? DEFAULT_SCHEDULER_STACK_NAME;
 }
@@ -94,6 +132,8 @@ export function schedulerStackPropsFromContext(node: Node): SchedulerStackProps 
   return {
     scheduler: {
       publisherAccounts: contextList(node, SCHEDULER_CONTEXT.publisherAccounts),
+      tenants: tenants(node),
+      topicPrefix: contextString(node, SCHEDULER_CONTEXT.topicPrefix),
       emitterMaxConcurrency: contextInteger(node, SCHEDULER_CONTEXT.emitterMaxConcurrency),
       emitterReservedConcurrency: contextInteger(node, SCHEDULER_CONTEXT.emitterReservedConcurrency),
       logRetention: retentionDays(node, SCHEDULER_CONTEXT.logRetentionDays),

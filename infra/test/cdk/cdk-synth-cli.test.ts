@@ -1,12 +1,13 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { ENV, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CLIENT_EXAMPLE_STACK_NAME } from '../../src/cdk/client-example/client-example-stack.js';
 import { REPO_ROOT } from '../../src/cdk/paths.js';
-import { DEFAULT_SCHEDULER_STACK_NAME, SCHEDULER_OUTPUTS } from '../../src/cdk/scheduler-stack.js';
+import { DEFAULT_SCHEDULER_STACK_NAME, SCHEDULER_OUTPUTS, tenantInputTopicOutputKey } from '../../src/cdk/scheduler-stack.js';
 
 const run = promisify(execFile);
 const INFRA_DIR = join(REPO_ROOT, 'infra');
@@ -14,9 +15,15 @@ const CDK_CLI = join(INFRA_DIR, 'node_modules', '.bin', 'cdk');
 
 interface LambdaResource {
   readonly Type: string;
-  readonly Properties: { readonly Runtime: string; readonly Architectures: string[] };
+  readonly Properties: {
+    readonly Runtime: string;
+    readonly Architectures: string[];
+    readonly Environment: { readonly Variables: Record<string, unknown> };
+  };
   readonly Metadata: { readonly 'aws:asset:path': string };
 }
+
+const TENANTS: TenantsDocument = { tenants: [{ id: 'acme-corp', accounts: ['111111111111'] }] };
 
 let workDir: string;
 
@@ -46,9 +53,17 @@ async function synth(outputName: string, args: readonly string[] = []): Promise<
   return output;
 }
 
+interface SynthesizedTemplate {
+  readonly Resources: Record<string, { readonly Type: string; readonly Properties: Record<string, unknown> }>;
+  readonly Outputs: Record<string, unknown>;
+}
+
+function templateOf(output: string, stackName: string): SynthesizedTemplate {
+  return JSON.parse(readFileSync(join(output, `${stackName}.template.json`), 'utf8')) as SynthesizedTemplate;
+}
+
 function functionsOf(output: string, stackName: string): LambdaResource[] {
-  const template = JSON.parse(readFileSync(join(output, `${stackName}.template.json`), 'utf8')) as { Resources: Record<string, LambdaResource> };
-  return Object.values(template.Resources).filter((resource) => resource.Type === 'AWS::Lambda::Function');
+  return Object.values(templateOf(output, stackName).Resources).filter((resource) => resource.Type === 'AWS::Lambda::Function') as LambdaResource[];
 }
 
 /** Loads a bundle as Lambda's Node 24 would, with the AWS SDK the runtime provides, and checks its handler. */
@@ -60,12 +75,17 @@ async function loadHandler(bundle: string): Promise<string> {
 }
 
 let schedulerOutput: string;
+let tenantsOutput: string;
 let clientOutput: string;
 
 beforeAll(async () => {
   workDir = mkdtempSync(join(tmpdir(), 'cdk-synth-'));
-  [schedulerOutput, clientOutput] = await Promise.all([
+  const tenantsFile = join(workDir, 'tenants.json');
+  writeFileSync(tenantsFile, JSON.stringify(TENANTS));
+  [schedulerOutput, tenantsOutput, clientOutput] = await Promise.all([
     synth('scheduler'),
+    // Relative to infra/, where cdk runs the app.
+    synth('tenants', ['-c', `tenantsFile=${relative(INFRA_DIR, tenantsFile)}`]),
     synth('client-example', ['--app', 'tsx bin/client-example.ts', '-c', 'emitterRoleArn=arn:aws:iam::123456789012:role/AdhocScheduler-emitter-eu-west-1']),
   ]);
 });
@@ -74,10 +94,18 @@ afterAll(() => rmSync(workDir, { recursive: true, force: true }));
 
 describe('cdk synth, offline and without credentials', () => {
   it('synthesizes the scheduler stack with its outputs', () => {
-    const template = JSON.parse(readFileSync(join(schedulerOutput, `${DEFAULT_SCHEDULER_STACK_NAME}.template.json`), 'utf8')) as {
-      Outputs: Record<string, unknown>;
-    };
+    const template = templateOf(schedulerOutput, DEFAULT_SCHEDULER_STACK_NAME);
     expect(Object.keys(template.Outputs).sort()).toEqual(Object.values(SCHEDULER_OUTPUTS).sort());
+  });
+
+  it('registers the tenants of a -c tenantsFile: their topics, their outputs and the registry the functions read', () => {
+    const template = templateOf(tenantsOutput, DEFAULT_SCHEDULER_STACK_NAME);
+    expect(Object.keys(template.Outputs)).toContain(tenantInputTopicOutputKey('acme-corp'));
+    const topicNames = Object.values(template.Resources).flatMap((resource) => (resource.Type === 'AWS::SNS::Topic' ? [resource.Properties.TopicName] : []));
+    expect(topicNames).toEqual(expect.arrayContaining([`${DEFAULT_SCHEDULER_STACK_NAME}-input`, `${DEFAULT_SCHEDULER_STACK_NAME}-tenant-acme-corp`]));
+    for (const fn of functionsOf(tenantsOutput, DEFAULT_SCHEDULER_STACK_NAME)) {
+      expect(JSON.parse(fn.Properties.Environment.Variables[ENV.tenants] as string)).toEqual(TENANTS);
+    }
   });
 
   it('bundles each function with esbuild, with a source map, into code that loads on Node 24', async () => {

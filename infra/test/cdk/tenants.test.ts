@@ -3,7 +3,11 @@ import { Aws, Fn, Stack, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { IConstruct } from 'constructs';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ContextError, schedulerStackPropsFromContext } from '../../src/cdk/context.js';
 import {
   estimatedEnvironmentBytes,
   LAMBDA_ENVIRONMENT_LIMIT_BYTES,
@@ -161,6 +165,58 @@ describe('registered tenants', () => {
     ).toThrow(/registered twice/);
     expect(unbundledStack('BadPrefix', { scheduler: { topicPrefix: 'scheduler.prod' } })).toThrow(/topicPrefix/);
     expect(unbundledStack('LongPrefix', { scheduler: { topicPrefix: 'p'.repeat(209) } })).toThrow(/at most 208/);
+  });
+});
+
+describe('the CDK app', () => {
+  let directory: string;
+  beforeAll(() => {
+    directory = mkdtempSync(join(tmpdir(), 'tenants-context-'));
+  });
+  afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+  const propsFrom = (context: Record<string, unknown>) => schedulerStackPropsFromContext(cdkTestApp([], context).node).scheduler;
+  const file = (name: string, text: string): string => {
+    const path = join(directory, name);
+    writeFileSync(path, text);
+    return path;
+  };
+
+  it('reads the registry from cdk.json’s context, or from -c as JSON text', () => {
+    expect(propsFrom({ tenants: TENANTS })?.tenants).toEqual(TENANTS);
+    expect(propsFrom({ tenants: JSON.stringify(TENANTS) })?.tenants).toEqual(TENANTS);
+    expect(propsFrom({})?.tenants).toBeUndefined();
+  });
+
+  it('reads it from a tenants file, as the local service’s, by absolute path or relative to where cdk runs', () => {
+    const path = file('tenants.json', JSON.stringify(TENANTS, null, 2));
+    expect(propsFrom({ tenantsFile: path })?.tenants).toEqual(TENANTS);
+    expect(propsFrom({ tenantsFile: relative(process.cwd(), path) })?.tenants).toEqual(TENANTS);
+  });
+
+  it('takes the topic prefix from -c topicPrefix', () => {
+    expect(propsFrom({ topicPrefix: 'scheduler-prod' })?.topicPrefix).toBe('scheduler-prod');
+    expect(propsFrom({})?.topicPrefix).toBeUndefined();
+  });
+
+  it('refuses a registry it cannot read or that is invalid, naming where it came from', () => {
+    const missing = join(directory, 'missing.json');
+    expect(() => propsFrom({ tenantsFile: missing })).toThrow(ContextError);
+    expect(() => propsFrom({ tenantsFile: missing })).toThrow(`context "tenantsFile" (${missing})`);
+    const notJson = file('not-json.json', '{ tenants: [] }');
+    expect(() => propsFrom({ tenantsFile: notJson })).toThrow(new RegExp(`^context "tenantsFile" \\(${notJson}\\): .*JSON`));
+    const invalid = file('invalid.json', JSON.stringify({ tenants: [{ id: 'acme', accounts: ['12345'] }] }));
+    expect(() => propsFrom({ tenantsFile: invalid })).toThrow(`context "tenantsFile" (${invalid}): invalid tenants: /tenants/0/accounts/0 must match pattern`);
+    expect(() => propsFrom({ tenants: { tenants: [{ id: 'acme' }] } })).toThrow(/^context "tenants": invalid tenants: .*accounts/);
+    expect(() => propsFrom({ tenants: '{"tenants": [' })).toThrow(/^context "tenants": .*JSON/);
+    expect(() => propsFrom({ tenants: TENANTS, tenantsFile: file('both.json', '{}') })).toThrow(/both give tenants/);
+  });
+
+  it('builds a stack with the registry from the context', () => {
+    const app = cdkTestApp([], { tenants: TENANTS, topicPrefix: 'from-context' });
+    const fromContext = new SchedulerStack(app, 'FromContext', schedulerStackPropsFromContext(app.node));
+    expect(Object.keys(fromContext.scheduler.tenantTopics).sort()).toEqual(['acme-corp', 'globex']);
+    expect(fromContext.scheduler.config).toMatchObject({ tenants: TENANTS, topicPrefix: 'from-context' });
   });
 });
 
