@@ -6,29 +6,30 @@ import { USAGE } from './usage.js';
 
 const HELP = ['--help', '-h', 'help'];
 
+type Command = (args: string[], output: Output) => Promise<number>;
+
+/** Commands of two words; `events` is one word. */
+const COMMANDS: Readonly<Record<string, Command>> = {
+  'tenant add': tenantAdd,
+  'tenant list': tenantList,
+  'event show': eventShow,
+};
+
 async function dispatch(argv: readonly string[], output: Output): Promise<number> {
   const [command, subcommand, ...rest] = argv;
   if (command === undefined) {
     output.err(USAGE.main);
     return 2;
   }
-  if (HELP.includes(command)) {
-    output.out(USAGE.main);
-    return 0;
-  }
   if (command === 'events') return eventsList(argv.slice(1), output);
-  if ((command === 'tenant' || command === 'event') && (subcommand === undefined || HELP.includes(subcommand))) {
-    if (subcommand === undefined) throw new UsageError(`${command} takes ${command === 'tenant' ? '"add" or "list"' : '"show"'}`, '');
+  const handler = COMMANDS[`${command} ${subcommand ?? ''}`];
+  if (handler !== undefined) return handler(rest, output);
+  // `scripts/admin --help`, and `scripts/admin tenant --help` before knowing the second word.
+  if (HELP.includes(command) || (subcommand !== undefined && HELP.includes(subcommand))) {
     output.out(USAGE.main);
     return 0;
   }
-  const handler =
-    command === 'tenant' && subcommand === 'add' ? tenantAdd
-    : command === 'tenant' && subcommand === 'list' ? tenantList
-    : command === 'event' && subcommand === 'show' ? eventShow
-    : undefined;
-  if (handler === undefined) throw new UsageError(`unknown command "${[command, subcommand].filter(Boolean).join(' ')}"`, '');
-  return handler(rest, output);
+  throw new UsageError(`unknown command "${[command, subcommand].filter((word) => word !== undefined).join(' ')}"`, '');
 }
 
 /**

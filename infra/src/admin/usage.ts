@@ -10,7 +10,9 @@ const WHERE = `Where (local service by default):
   --stack-outputs FILE    a deployed stack: the JSON of cdk deploy --outputs-file (its TableName output)
   --table NAME            a deployed stack's table by name
   --region R              the deployed stack's region (default: the stack's Region output, else the AWS SDK's)
-  --profile P             AWS credentials profile (default: the AWS SDK's default credential chain)`;
+  --profile P             AWS credentials profile (default: the AWS SDK's default credential chain)
+A deployed table is read with dynamodb:GetItem and dynamodb:BatchGetItem on it, and
+dynamodb:Query on its byTenantState index.`;
 
 export const USAGE = {
   main: `Operator commands for the scheduler: register tenants, look up events.
