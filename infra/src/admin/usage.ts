@@ -1,4 +1,4 @@
-import { DEFAULT_QUOTAS, EVENT_STATE } from '@adhoc-scheduler/shared';
+import { DEFAULT_QUOTAS, EVENT_STATE, TABLE } from '@adhoc-scheduler/shared';
 
 const count = (value: number): string => value.toLocaleString('en-US');
 const STATES = Object.values(EVENT_STATE).join('|');
@@ -12,7 +12,7 @@ const WHERE = `Where (local service by default):
   --region R              the deployed stack's region (default: the stack's Region output, else the AWS SDK's)
   --profile P             AWS credentials profile (default: the AWS SDK's default credential chain)
 A deployed table is read with dynamodb:GetItem and dynamodb:BatchGetItem on it, and
-dynamodb:Query on its byTenantState index.`;
+dynamodb:Query on its ${TABLE.tenantStateIndex} index.`;
 
 export const USAGE = {
   main: `Operator commands for the scheduler: register tenants, look up events.
