@@ -1,4 +1,4 @@
-import { eventIdFor, toIso, type ScheduleRequest } from '@adhoc-scheduler/shared';
+import { eventIdFor, PUBLIC_TENANT_ID, toIso, type ScheduleRequest } from '@adhoc-scheduler/shared';
 
 /** One event the run schedules. */
 export interface PlannedEvent {
@@ -44,7 +44,7 @@ export function planUniform(plan: UniformPlan): PlannedEvent[] {
     const clientId = `${plan.runId}-${seq}`;
     const jitter = Math.floor(((seq * GOLDEN_FRACTION) % 1) * (plan.publishJitterMs ?? 0));
     const publishAt = plan.publishAheadMs === undefined ? plan.publishFrom : Math.max(plan.publishFrom, dueAt - plan.publishAheadMs - jitter);
-    events.push({ seq, clientId, eventId: eventIdFor(plan.user, clientId, ''), dueAt, publishAt });
+    events.push({ seq, clientId, eventId: eventIdFor(PUBLIC_TENANT_ID, plan.user, clientId, ''), dueAt, publishAt });
   }
   return events.sort((a, b) => a.publishAt - b.publishAt);
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { bucketShardKeyFor, eventIdFor, expiresAtFor, TABLE, type ScheduledEvent, type SchedulerConfig } from '@adhoc-scheduler/shared';
+import { bucketShardKeyFor, eventIdFor, expiresAtFor, newEventItem, PUBLIC_TENANT_ID, type ScheduledEvent, type SchedulerConfig } from '@adhoc-scheduler/shared';
 import { paddedPayload } from '../plan.js';
 
 /** DynamoDB takes at most 25 items per BatchWriteItem. */
@@ -36,13 +36,23 @@ export async function seedBacklog(
   const item = (seq: number): Record<string, unknown> => {
     const clientId = `${seed.runId}-backlog-${seq}`;
     const event: ScheduledEvent = {
-      id: eventIdFor(seed.user, clientId, ''),
+      id: eventIdFor(PUBLIC_TENANT_ID, seed.user, clientId, ''),
+      tenant: PUBLIC_TENANT_ID,
       user: seed.user,
       target: seed.target,
       payload: paddedPayload(seq, seed.payloadBytes),
       dueAt: seed.fromMs + Math.floor((seq * seed.spanMs) / seed.count),
+      version: 1,
     };
-    return { ...event, [TABLE.bucketShardKey]: bucketShardKeyFor(event.id, event.dueAt, config), [TABLE.ttlAttribute]: expiresAtFor(event.dueAt, config.retentionSeconds) };
+    // Stored as ingest stores a far-path event (not counted against the public tenant's quota).
+    return newEventItem({
+      event,
+      clientId,
+      inputMessageId: clientId,
+      placement: { state: 'scheduled', bucketShard: bucketShardKeyFor(event.id, event.dueAt, config) },
+      now: Date.now(),
+      expiresAt: expiresAtFor(event.dueAt, config.retentionSeconds),
+    });
   };
   const worker = async (): Promise<void> => {
     while (next < seed.count && Date.now() < seed.deadline) {

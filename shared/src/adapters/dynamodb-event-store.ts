@@ -33,6 +33,21 @@ const RATE_COUNTER_TTL_SECONDS = 3600;
 const CHANGEABLE =
   'attribute_exists(#id) AND tenant = :tenant AND #state IN (:scheduled, :queued) AND (attribute_not_exists(emitClaimUntil) OR emitClaimUntil < :now)';
 
+/** A new event as the table holds it (also how load tests seed a backlog without the ingest path). */
+export function newEventItem(entry: Pick<NewEvent, 'event' | 'clientId' | 'inputMessageId' | 'placement' | 'now' | 'expiresAt'>): Record<string, unknown> {
+  const { event, placement, now } = entry;
+  return {
+    ...event,
+    clientId: entry.clientId,
+    inputMessageId: entry.inputMessageId,
+    state: placement.state,
+    [TABLE.tenantStateKey]: tenantStateKey(event.tenant, placement.state),
+    createdAt: now,
+    ...(placement.state === 'queued' ? { queuedAt: now } : { [TABLE.bucketShardKey]: placement.bucketShard }),
+    [TABLE.ttlAttribute]: entry.expiresAt,
+  };
+}
+
 export class DynamoDbEventStore implements EventStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -40,23 +55,14 @@ export class DynamoDbEventStore implements EventStore {
   ) {}
 
   async create(entry: NewEvent): Promise<CreateOutcome> {
-    const { event, placement, now } = entry;
+    const { event, now } = entry;
     const second = Math.floor(now / 1000);
     const failed = await transactWrite(this.client, {
       TransactItems: [
         {
           Put: {
             TableName: this.tableName,
-            Item: {
-              ...event,
-              clientId: entry.clientId,
-              inputMessageId: entry.inputMessageId,
-              state: placement.state,
-              [TABLE.tenantStateKey]: tenantStateKey(event.tenant, placement.state),
-              createdAt: now,
-              ...(placement.state === 'queued' ? { queuedAt: now } : { [TABLE.bucketShardKey]: placement.bucketShard }),
-              [TABLE.ttlAttribute]: entry.expiresAt,
-            },
+            Item: newEventItem(entry),
             ConditionExpression: 'attribute_not_exists(#id)',
             ExpressionAttributeNames: { '#id': TABLE.partitionKey },
           },
