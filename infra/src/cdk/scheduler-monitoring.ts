@@ -45,7 +45,7 @@ function byReason(metricName: SchedulerMetricName): cloudwatch.MathExpression {
   });
 }
 
-/** The scheduler's alarms and its dashboard: lateness, throughput, failures, backlog. */
+/** The scheduler's alarms and its dashboard: lateness, throughput, failures, backlog, changes and refusals. */
 export class SchedulerMonitoring extends Construct {
   readonly alarms: cloudwatch.Alarm[] = [];
   readonly dashboard: cloudwatch.Dashboard;
@@ -170,6 +170,20 @@ export class SchedulerMonitoring extends Construct {
           schedulerMetric('DuplicatesSuppressed', service, 'Sum', `duplicates at ${service}`),
         ),
       }),
+    );
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Cancels and reschedules (per minute)',
+        width: 12,
+        left: [
+          schedulerMetric('EventsCancelled', 'ingest', 'Sum', 'cancelled'),
+          schedulerMetric('EventsRescheduled', 'ingest', 'Sum', 'rescheduled'),
+          // Delay-queue messages of a version that was cancelled or moved since it was queued.
+          schedulerMetric('StaleMessagesDropped', 'emitter', 'Sum', 'stale deliveries dropped'),
+        ],
+      }),
+      // Quotas (QUOTA_EXCEEDED), foreign targets (TARGET_NOT_ALLOWED), unknown tenants, refused changes...
+      new cloudwatch.GraphWidget({ title: 'Refused requests by reason', width: 12, left: [byReason('EventsRejected')] }),
     );
   }
 }

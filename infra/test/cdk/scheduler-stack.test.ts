@@ -464,6 +464,7 @@ describe('alarms', () => {
 
 describe('the dashboard', () => {
   interface Widget {
+    readonly width: number;
     readonly properties: { readonly title: string; readonly metrics: (string | Record<string, string | number>)[][] };
   }
   const widgets = (): Widget[] => {
@@ -499,6 +500,22 @@ describe('the dashboard', () => {
     expect(widget('Dead-letter queues')?.properties.metrics).toHaveLength(3);
     expect(widget('Function errors and throttles')?.properties.metrics).toHaveLength(8);
     expect(JSON.stringify(widget('Loader backlog'))).toContain('LoaderBacklogSeconds');
+  });
+
+  it('shows cancels, reschedules, the stale deliveries they leave, and refused requests by reason', () => {
+    const lines = widget('Cancels and reschedules')?.properties.metrics.map((line) => line.slice(0, 4).join(' '));
+    expect(lines).toEqual([
+      `${METRICS_NAMESPACE} EventsCancelled service ingest`,
+      `${METRICS_NAMESPACE} EventsRescheduled service ingest`,
+      `${METRICS_NAMESPACE} StaleMessagesDropped service emitter`,
+    ]);
+    expect(JSON.stringify(widget('Refused requests by reason'))).toContain(
+      `SEARCH('{${METRICS_NAMESPACE},reason,service} MetricName=\\"EventsRejected\\"', 'Sum', 60)`,
+    );
+  });
+
+  it('lays its widgets out in rows of two', () => {
+    expect(widgets().map((candidate) => candidate.width)).toEqual(Array(8).fill(12));
   });
 });
 
