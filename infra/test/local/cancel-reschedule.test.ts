@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbEventRecords, EMISSION_ATTRIBUTE, EVENT_STATE, REASON, type EventRecord, type EventState, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
-import { FAST_TIMINGS, request, scheduledAt, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+import { capturingLogger, FAST_TIMINGS, request, scheduledAt, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
 
 const LOCAL_ACCOUNT = '000000000000';
 const TENANTS: TenantsDocument = {
@@ -21,7 +21,8 @@ afterAll(async () => {
 
 /** A scheduler with two tenants in the local account, the near-path window at 6 s (FAST_TIMINGS), a target and a failure topic. */
 async function setup(env: Record<string, string> = {}) {
-  const scheduler = await startTestScheduler(emulators, { tenants: TENANTS, env: { ...FAST_TIMINGS, ...env } });
+  const { logger, lines } = capturingLogger();
+  const scheduler = await startTestScheduler(emulators, { logger, tenants: TENANTS, env: { ...FAST_TIMINGS, ...env } });
   const acme = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme);
   const globex = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.globex);
   const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
@@ -34,7 +35,7 @@ async function setup(env: Record<string, string> = {}) {
     await failures.stop();
     await scheduler.stop();
   };
-  return { acme, globex, target, failures, records, stop };
+  return { acme, globex, target, failures, records, lines, stop };
 }
 
 /** The tenant acme's first event in a state, if any. */
@@ -146,7 +147,7 @@ describe('reschedule', () => {
     ['from the near path to the far path', 3_000, 9_000],
     ['within the far path', 9_000, 12_000],
   ])('moves an event %s: emitted once, at the new time, as a new version', async (_case, firstInMs, newInMs) => {
-    const { acme, target, records, stop } = await setup();
+    const { acme, target, records, lines, stop } = await setup();
     try {
       const start = Date.now();
       const snsMessageId = await acme.publish(request(target.topicArn, start + firstInMs, 'moved'));
@@ -163,6 +164,9 @@ describe('reschedule', () => {
 
       await sentinelAfter(acme, target, Math.max(start + firstInMs, newDueAt));
       expect(target.withPayload('moved')).toHaveLength(1);
+      // The first version, if it was already in the delay queue, came out and was dropped as stale.
+      const dropped = lines.filter((line) => line.eventId === id && line.msg === 'cancelled or rescheduled since it was queued; dropped');
+      expect(dropped).toHaveLength(firstInMs < 6_000 ? 1 : 0);
     } finally {
       await stop();
     }

@@ -58,7 +58,7 @@ function isConflict(error: unknown): boolean {
 }
 
 /** Transactions on one tenant's counter collide when they overlap; DynamoDB asks the caller to retry. */
-const CONFLICT_ATTEMPTS = 6;
+const CONFLICT_ATTEMPTS = 8;
 
 /**
  * Runs a transaction; resolves to the indexes of the items whose condition failed (empty when
