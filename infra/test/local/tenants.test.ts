@@ -190,6 +190,23 @@ describe('quotas', () => {
     }
   });
 
+  it('frees every place when a burst due in one second is emitted: the count survives concurrent ends', async () => {
+    const { scheduler, clientOf, lines } = await setup();
+    const clients = Array.from({ length: 4 }, () => clientOf('acme'));
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    try {
+      const dueAt = Date.now() + 3_000;
+      await Promise.all(clients.map((client, c) => client.publishBatch(Array.from({ length: 75 }, (_, i) => request(target.topicArn, dueAt, `b-${c}-${i}`)))));
+      await waitFor(() => target.deliveries.length === 300, 'all 300 events', 30_000);
+      await waitFor(async () => (await openEvents(scheduler, 'acme')) === 0, 'no event left open');
+      expect(lines.filter((line) => line.msg === 'emitted, but could not record it')).toHaveLength(0);
+    } finally {
+      for (const client of clients) client.destroy();
+      await target.stop();
+      await scheduler.stop();
+    }
+  });
+
   it('admits at most the ingest rate in any one second', async () => {
     const { scheduler, clientOf, lines } = await setup({ tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT], maxIngestPerSecond: 10 }] });
     const clients = Array.from({ length: 4 }, () => clientOf('acme'));
