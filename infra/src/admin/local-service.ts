@@ -1,10 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { inputTopicName, PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
+import { inputTopicName } from '@adhoc-scheduler/shared';
 import { ensureInputTopic } from '../local/resources.js';
 import { LOCAL_CREDENTIALS, type LocalOutputs } from '../local/runtime.js';
 import { AdminError, describeError } from './errors.js';
+import { topicPrefixOf } from './input-topics.js';
 
 export const DEFAULT_OUTPUTS_FILE = '.local/outputs.json';
 export const DEFAULT_TENANTS_FILE = '.local/tenants.json';
@@ -30,24 +31,6 @@ export async function readLocalOutputs(path: string): Promise<LocalServiceOutput
   const missing = USED_OUTPUTS.filter((key) => typeof (parsed as Partial<Record<string, unknown>> | null)?.[key] !== 'string');
   if (missing.length > 0) throw new AdminError(`${path} is not an outputs file of scripts/start (it has no ${missing.join(', ')})`);
   return parsed as LocalServiceOutputs;
-}
-
-/**
- * The prefix the service names its topics with, read back from its public input topic
- * (`inputTopicName(prefix, 'public')`), so topics made here follow the service's naming.
- */
-function topicPrefixOf(publicInputTopicArn: string): string {
-  const name = publicInputTopicArn.split(':')[5] ?? '';
-  const suffix = inputTopicName('', PUBLIC_TENANT_ID);
-  const prefix = name.slice(0, -suffix.length);
-  if (prefix === '' || inputTopicName(prefix, PUBLIC_TENANT_ID) !== name) throw new AdminError(`unexpected input topic name in the outputs: ${publicInputTopicArn}`);
-  return prefix;
-}
-
-/** A tenant's input topic ARN: in the public input topic's account and region, named by the service's convention. */
-export function inputTopicArnOf(outputs: Pick<LocalServiceOutputs, 'inputTopicArn'>, tenantId: string): string {
-  const parts = outputs.inputTopicArn.split(':');
-  return [...parts.slice(0, 5), inputTopicName(topicPrefixOf(outputs.inputTopicArn), tenantId)].join(':');
 }
 
 /** The running local service, as onboarding needs it: its SNS endpoint and its ingest queue. */

@@ -34,17 +34,27 @@ export function locationOf(values: LocationValues, command: string): Location {
 /** The local service's outputs file; an AdminError for a deployed stack, where `what` has no meaning. */
 export function localOnly(location: Location, what: string): string {
   if (location.kind === 'local') return location.outputs;
-  throw new AdminError(`${what} works on the local service only: on AWS, tenants are registered in the CDK app's configuration (then cdk deploy).`);
+  throw new AdminError(`${what} works on the local service only: on AWS, tenants are registered in the CDK app's configuration (${CDK_TENANTS}), then deployed.`);
 }
+
+/** Where the CDK app takes its registry from (infra/src/cdk/context.ts). */
+export const CDK_TENANTS = 'context "tenants" in cdk.json, or -c tenantsFile=FILE';
 
 /**
  * Output keys of the scheduler stack (SCHEDULER_OUTPUTS in infra/src/cdk/scheduler-stack.ts,
  * which is not imported here: loading the CDK library would add seconds to every command).
  */
-export const STACK_OUTPUT_KEYS = { tableName: 'TableName', region: 'Region' } as const;
+export const STACK_OUTPUT_KEYS = { tableName: 'TableName', region: 'Region', inputTopicArn: 'InputTopicArn' } as const;
 
-/** The table and region in `cdk deploy --outputs-file` JSON ({stack: {output: value}}). */
-async function readStackOutputs(path: string): Promise<{ readonly tableName: string; readonly region: string | undefined }> {
+export interface StackOutputs {
+  readonly tableName: string;
+  readonly region: string | undefined;
+  /** The shared input topic (the public tenant's). */
+  readonly inputTopicArn: string | undefined;
+}
+
+/** The scheduler stack's outputs in `cdk deploy --outputs-file` JSON ({stack: {output: value}}). */
+export async function readStackOutputs(path: string): Promise<StackOutputs> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(await readFile(path, 'utf8'));
@@ -52,9 +62,12 @@ async function readStackOutputs(path: string): Promise<{ readonly tableName: str
     throw new AdminError(`cannot read the stack outputs ${path} (${describeError(error)}): cdk deploy --outputs-file writes them`);
   }
   const stacks = Object.entries((parsed ?? {}) as Record<string, Partial<Record<string, unknown>> | null>).flatMap(([stack, outputs]) => {
-    const tableName = outputs?.[STACK_OUTPUT_KEYS.tableName];
-    const region = outputs?.[STACK_OUTPUT_KEYS.region];
-    return typeof tableName === 'string' ? [{ stack, tableName, region: typeof region === 'string' ? region : undefined }] : [];
+    const text = (key: string) => {
+      const value = outputs?.[key];
+      return typeof value === 'string' ? value : undefined;
+    };
+    const tableName = text(STACK_OUTPUT_KEYS.tableName);
+    return tableName === undefined ? [] : [{ stack, tableName, region: text(STACK_OUTPUT_KEYS.region), inputTopicArn: text(STACK_OUTPUT_KEYS.inputTopicArn) }];
   });
   const [stack, ...others] = stacks;
   if (stack === undefined) throw new AdminError(`${path} has no stack with a ${STACK_OUTPUT_KEYS.tableName} output: is it the scheduler stack's outputs?`);

@@ -6,8 +6,9 @@ import { readTenantsFile, writeTenantsFile } from '../local/tenants-file.js';
 import { HELP_OPTION, LOCATION_OPTIONS, onePositional, parseOrExplain, wholeNumber } from './arguments.js';
 import { AdminError, describeError, UsageError } from './errors.js';
 import type { Output } from './format.js';
-import { DEFAULT_TENANTS_FILE, inputTopicArnOf, LocalService, readLocalOutputs } from './local-service.js';
-import { localOnly, locationOf } from './location.js';
+import { inputTopicArnOf } from './input-topics.js';
+import { DEFAULT_TENANTS_FILE, LocalService, readLocalOutputs } from './local-service.js';
+import { CDK_TENANTS, localOnly, locationOf, readStackOutputs, type Location } from './location.js';
 import { tenantSettingsText, tenantsJson, tenantsTable } from './tenant-view.js';
 import { USAGE } from './usage.js';
 
@@ -136,13 +137,28 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
   return 0;
 }
 
+/** The shared input topic's ARN at a location (the tenants' follow from it), or why it is unknown. */
+async function publicInputTopicArn(location: Location): Promise<{ readonly arn: string } | { readonly unknown: string }> {
+  if (location.kind === 'local') {
+    // The registry is the file; the topic ARNs need the service's outputs, which exist once it has run.
+    try {
+      return { arn: (await readLocalOutputs(location.outputs)).inputTopicArn };
+    } catch (error) {
+      return { unknown: describeError(error) };
+    }
+  }
+  if (location.stackOutputs === undefined) return { unknown: 'name the stack with --stack-outputs FILE to see them' };
+  const { inputTopicArn } = await readStackOutputs(location.stackOutputs);
+  return inputTopicArn === undefined ? { unknown: `${location.stackOutputs} has no InputTopicArn output` } : { arn: inputTopicArn };
+}
+
 export async function tenantList(args: string[], output: Output): Promise<number> {
   const command = 'tenant list';
   const { values, positionals } = parseOrExplain(command, () =>
     parseArgs({
       args,
       allowPositionals: true,
-      options: { json: { type: 'boolean', default: false }, tenants: { type: 'string', default: DEFAULT_TENANTS_FILE }, ...LOCATION_OPTIONS, ...HELP_OPTION },
+      options: { json: { type: 'boolean', default: false }, tenants: { type: 'string' }, ...LOCATION_OPTIONS, ...HELP_OPTION },
     }),
   );
   if (values.help) {
@@ -150,14 +166,15 @@ export async function tenantList(args: string[], output: Output): Promise<number
     return 0;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`, command);
-  const outputsPath = localOnly(locationOf(values, command), command);
-  const registry = new TenantRegistry(readRegistry(values.tenants), '');
-  // The registry is the file; the topic ARNs need the service's outputs, which exist once it has run.
-  const outputs = await readLocalOutputs(outputsPath).catch((error: unknown) => {
-    output.err(`Input topic ARNs unknown: ${describeError(error)}`);
-    return undefined;
-  });
-  const views = registry.all().map((tenant) => ({ tenant, inputTopicArn: outputs && inputTopicArnOf(outputs, tenant.id) }));
+  const location = locationOf(values, command);
+  // A deployed stack's registry is the CDK app's: only the operator knows which file that was.
+  if (location.kind === 'deployed' && values.tenants === undefined) {
+    throw new UsageError(`on a deployed stack, name with --tenants FILE the registry it was deployed with (${CDK_TENANTS})`, command);
+  }
+  const registry = new TenantRegistry(readRegistry(values.tenants ?? DEFAULT_TENANTS_FILE), '');
+  const publicTopic = await publicInputTopicArn(location);
+  if ('unknown' in publicTopic) output.err(`Input topic ARNs unknown: ${publicTopic.unknown}`);
+  const views = registry.all().map((tenant) => ({ tenant, inputTopicArn: 'arn' in publicTopic ? inputTopicArnOf(publicTopic.arn, tenant.id) : undefined }));
   output.out(values.json ? JSON.stringify(tenantsJson(views), null, 2) : tenantsTable(views));
   return 0;
 }

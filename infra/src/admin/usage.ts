@@ -1,4 +1,5 @@
 import { DEFAULT_QUOTAS, EVENT_STATE, TABLE } from '@adhoc-scheduler/shared';
+import { CDK_TENANTS } from './location.js';
 
 const count = (value: number): string => value.toLocaleString('en-US');
 const STATES = Object.values(EVENT_STATE).join('|');
@@ -53,19 +54,20 @@ replaces its accounts and quotas (omitted quotas go back to the defaults); addin
 unchanged changes nothing. The service must be running (scripts/start); if it is not, nothing
 is written.
 
-Local service only: on AWS, tenants are registered in the CDK app's configuration.`,
+Local service only: on AWS, tenants are registered in the CDK app's configuration
+(${CDK_TENANTS}), then deployed.`,
 
-  tenantList: `Lists the local service's tenants, the public one (the shared input topic's) first:
-accounts, accounts they may target, quotas and input topic ARNs.
+  tenantList: `Lists the tenants, the public one (the shared input topic's) first: accounts,
+accounts they may target, quotas and input topic ARNs.
 
 Usage: scripts/admin tenant list [--json] [--tenants FILE] [--outputs FILE]
+       scripts/admin tenant list [--json] --tenants FILE --stack-outputs FILE
 
-  --json            one JSON document instead of a table
-  --tenants FILE    the registry (default .local/tenants.json)
-  --outputs FILE    the service's outputs, for the topic ARNs (default .local/outputs.json)
-
-Local service only: on AWS, the registry is the CDK app's configuration.`,
-
+  --json                  one JSON document instead of a table
+  --tenants FILE          the registry (default .local/tenants.json); for a deployed stack, the
+                          file it was deployed with
+  --outputs FILE          the local service's outputs, for the topic ARNs (default .local/outputs.json)
+  --stack-outputs FILE    a deployed stack's outputs: the ARNs follow from its InputTopicArn`,
   eventShow: `Shows one event: state, due time, version, tenant, user, target, and when it was
 created, queued, rescheduled, emitted, failed or cancelled.
 

@@ -104,7 +104,7 @@ async function ingestQueueArn(sqs: SQSClient, scheduler: LocalScheduler): Promis
   return Attributes?.QueueArn;
 }
 
-describe('scripts/admin tenant add: onboarding on the running local service', () => {
+describe('scripts/admin tenant add and tenant list', () => {
   it('creates the tenant topic on the ingest queue, prints its ARN, and what is published there is the tenant\'s', async () => {
     const { scheduler, sns, sqs, files, where, tenantsFile, clientOf, teardown } = await setup();
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
@@ -261,6 +261,29 @@ describe('scripts/admin tenant add: onboarding on the running local service', ()
       expect(stopped.code).toBe(1);
       expect(stopped.stderr).toMatch(/not running .*Start it with scripts\/start/);
       expect(existsSync(tenantsFile)).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('lists a deployed stack\'s tenants from the registry it was deployed with, their topics named after its input topic', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'admin-'));
+    try {
+      const tenantsFile = join(dir, 'tenants.json');
+      await writeFile(tenantsFile, JSON.stringify({ public: { enabled: false }, tenants: [{ id: 'acme', accounts: [TENANT_ACCOUNT], maxIngestPerSecond: 200 }] }));
+      const stackOutputs = join(dir, 'cdk-outputs.json');
+      const inputTopicArn = 'arn:aws:sns:eu-west-1:123456789012:AdhocScheduler-input';
+      await writeFile(stackOutputs, JSON.stringify({ AdhocScheduler: { [STACK_OUTPUT_KEYS.tableName]: 'events', [STACK_OUTPUT_KEYS.inputTopicArn]: inputTopicArn } }));
+
+      const listed = await admin('tenant', 'list', '--tenants', tenantsFile, '--stack-outputs', stackOutputs);
+      expect(listed.code).toBe(0);
+      expect(listed.stdout.split('\n')).toEqual([
+        expect.stringMatching(/^TENANT +ACCOUNTS +TARGETS +MAX OPEN EVENTS +MAX NEW\/S +INPUT TOPIC$/),
+        expect.stringMatching(new RegExp(`^public \\(disabled\\) +- +any account +1,000,000 +5,000 +${inputTopicArn}$`)),
+        expect.stringMatching(/^acme +111111111111 +own +1,000,000 +200 +arn:aws:sns:eu-west-1:123456789012:AdhocScheduler-tenant-acme$/),
+      ]);
+      // Which registry a stack was deployed with is known only to its operator.
+      expect((await admin('tenant', 'list', '--stack-outputs', stackOutputs)).code).toBe(2);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
