@@ -31,7 +31,7 @@ export function locationOf(values: LocationValues, command: string): Location {
   return { kind: 'deployed', stackOutputs, table, region, profile };
 }
 
-/** The local service's outputs file; an AdminError for a deployed stack, where `what` has no meaning. */
+/** The local service's outputs file; an AdminError for a deployed stack, whose tenants only the CDK app registers. */
 export function localOnly(location: Location, what: string): string {
   if (location.kind === 'local') return location.outputs;
   throw new AdminError(`${what} works on the local service only: on AWS, tenants are registered in the CDK app's configuration (${CDK_TENANTS}), then deployed.`);
@@ -71,7 +71,7 @@ export async function readStackOutputs(path: string): Promise<StackOutputs> {
   });
   const [stack, ...others] = stacks;
   if (stack === undefined) throw new AdminError(`${path} has no stack with a ${STACK_OUTPUT_KEYS.tableName} output: is it the scheduler stack's outputs?`);
-  if (others.length > 0) throw new AdminError(`${path} holds several scheduler stacks (${stacks.map((s) => s.stack).join(', ')}): name the table with --table NAME --region R`);
+  if (others.length > 0) throw new AdminError(`${path} holds several scheduler stacks (${stacks.map((found) => found.stack).join(', ')}): name the table with --table NAME --region R`);
   return stack;
 }
 
