@@ -4,7 +4,8 @@ import { handlers, type FunctionName } from '@adhoc-scheduler/functions/handlers
 import { createAwsClients, createDependencies, type AwsClients, type ClientCredentials } from '@adhoc-scheduler/functions/wiring';
 import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.js';
 import { createLocalResources, type LocalResources } from './resources.js';
-import { startSqsPoller, type SqsPoller } from './sqs-poller.js';
+import { delayQueueGroupOf, startFairQueuePoller } from './fair-queue-poller.js';
+import { startSqsPoller, type SqsPoller, type SqsPollerOptions } from './sqs-poller.js';
 import { FileTenantDirectory, readTenantsFile } from './tenants-file.js';
 
 /** The emulators accept any keys; these never leave the machine. */
@@ -131,9 +132,14 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       'file' in tenantsOption ? new FileTenantDirectory(tenantsOption.file, prefix, logger) : new TenantRegistry(tenants, prefix);
     const depsFor = (fn: FunctionName) => createDependencies(fn, config, clients, { logger: logger.child({ fn }), tenants: tenantDirectory });
 
-    const poll = (fn: 'ingest' | 'loading' | 'emitter', queue: { url: string; arn: string }, concurrency: number): SqsPoller => {
+    const poll = (
+      fn: 'ingest' | 'loading' | 'emitter',
+      queue: { url: string; arn: string },
+      concurrency: number,
+      start: (pollerOptions: SqsPollerOptions) => SqsPoller = startSqsPoller,
+    ): SqsPoller => {
       const deps = depsFor(fn);
-      return startSqsPoller({
+      return start({
         sqs: clients.sqs,
         queueUrl: queue.url,
         queueArn: queue.arn,
@@ -148,7 +154,10 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     const pollers = [
       poll('ingest', resources.ingestQueue, 4),
       poll('loading', resources.loadingQueue, 4),
-      poll('emitter', resources.delayQueue, emitterConcurrency),
+      // The delay queue is a fair queue on AWS (MessageGroupId = tenant): one tenant's spike does not hold back the others.
+      poll('emitter', resources.delayQueue, emitterConcurrency, (pollerOptions) =>
+        startFairQueuePoller({ ...pollerOptions, visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30, groupOf: delayQueueGroupOf }),
+      ),
     ];
 
     const loaderDeps = depsFor('loader');

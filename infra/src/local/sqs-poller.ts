@@ -1,4 +1,4 @@
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type MessageSystemAttributeName, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Logger } from '@adhoc-scheduler/shared';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 
@@ -19,6 +19,15 @@ export interface SqsPoller {
   stop(): Promise<void>;
 }
 
+/** The system attributes Lambda puts on a record (MessageGroupId on FIFO and fair queues). */
+export const RECORD_SYSTEM_ATTRIBUTES: MessageSystemAttributeName[] = [
+  'ApproximateReceiveCount',
+  'SentTimestamp',
+  'SenderId',
+  'ApproximateFirstReceiveTimestamp',
+  'MessageGroupId',
+];
+
 /** What Lambda hands a function for one SQS message. */
 function toRecord(message: Message, queueArn: string, region: string): SQSRecord {
   const attributes = message.Attributes ?? {};
@@ -31,6 +40,7 @@ function toRecord(message: Message, queueArn: string, region: string): SQSRecord
       SentTimestamp: attributes.SentTimestamp ?? '',
       SenderId: attributes.SenderId ?? '',
       ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? '',
+      ...(attributes.MessageGroupId === undefined ? {} : { MessageGroupId: attributes.MessageGroupId }),
     },
     messageAttributes: Object.fromEntries(
       Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [
@@ -44,6 +54,41 @@ function toRecord(message: Message, queueArn: string, region: string): SQSRecord
     awsRegion: region,
   };
 }
+
+export type BatchInvocation = Pick<SqsPollerOptions, 'sqs' | 'queueUrl' | 'queueArn' | 'region' | 'handler' | 'logger' | 'onInvocation'>;
+
+/**
+ * One invocation as Lambda's SQS event source makes it: the handler gets the messages as
+ * records, what succeeded is deleted, and the reported failures (or the whole batch, if the
+ * handler throws) are left to come back after the visibility timeout.
+ */
+export async function invokeAndDelete(options: BatchInvocation, messages: readonly Message[]): Promise<void> {
+  const { sqs, queueUrl, logger } = options;
+  const records = messages.map((message) => toRecord(message, options.queueArn, options.region));
+  const started = performance.now();
+  let failedIds: Set<string>;
+  try {
+    const response = await options.handler({ Records: records });
+    failedIds = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
+  } catch (error) {
+    logger.error({ err: error, queueUrl }, 'handler failed; the whole batch will be retried');
+    failedIds = new Set(records.map((record) => record.messageId));
+  } finally {
+    options.onInvocation?.(performance.now() - started, records.length);
+  }
+  const done = records.filter((record) => !failedIds.has(record.messageId));
+  if (done.length === 0) return;
+  const result = await sqs.send(
+    new DeleteMessageBatchCommand({
+      QueueUrl: queueUrl,
+      Entries: done.map((record, index) => ({ Id: `d${index}`, ReceiptHandle: record.receiptHandle })),
+    }),
+  );
+  if (result.Failed?.length) logger.warn({ failed: result.Failed, queueUrl }, 'some processed messages could not be deleted');
+}
+
+/** Pause after a failed receive, so an unreachable queue is not hammered. */
+export const RECEIVE_RETRY_MS = 500;
 
 /**
  * Drives a handler the way Lambda's SQS event source does: long-polls batches, invokes the
@@ -60,33 +105,12 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
         QueueUrl: queueUrl,
         MaxNumberOfMessages: options.batchSize,
         WaitTimeSeconds: 20,
-        MessageSystemAttributeNames: ['All'],
+        MessageSystemAttributeNames: RECORD_SYSTEM_ATTRIBUTES,
         MessageAttributeNames: ['All'],
       }),
       { abortSignal: abort.signal },
     );
-    if (Messages.length === 0) return;
-    const records = Messages.map((message) => toRecord(message, options.queueArn, options.region));
-    const started = performance.now();
-    let failedIds: Set<string>;
-    try {
-      const response = await options.handler({ Records: records });
-      failedIds = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
-    } catch (error) {
-      logger.error({ err: error, queueUrl }, 'handler failed; the whole batch will be retried');
-      failedIds = new Set(records.map((record) => record.messageId));
-    } finally {
-      options.onInvocation?.(performance.now() - started, records.length);
-    }
-    const done = records.filter((record) => !failedIds.has(record.messageId));
-    if (done.length === 0) return;
-    const result = await sqs.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: done.map((record, index) => ({ Id: `d${index}`, ReceiptHandle: record.receiptHandle })),
-      }),
-    );
-    if (result.Failed?.length) logger.warn({ failed: result.Failed, queueUrl }, 'some processed messages could not be deleted');
+    if (Messages.length > 0) await invokeAndDelete(options, Messages);
   };
 
   const loop = async (): Promise<void> => {
@@ -96,7 +120,7 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
       } catch (error) {
         if (abort.signal.aborted) return;
         logger.error({ err: error, queueUrl }, 'poll failed; retrying');
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        await new Promise((resolve) => setTimeout(resolve, RECEIVE_RETRY_MS));
       }
     }
   };

@@ -1,0 +1,262 @@
+import { ChangeMessageVisibilityBatchCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
+import { decodeDelayQueueMessage } from '@adhoc-scheduler/shared';
+import { invokeAndDelete, RECEIVE_RETRY_MS, RECORD_SYSTEM_ATTRIBUTES, type SqsPoller, type SqsPollerOptions } from './sqs-poller.js';
+
+export interface FairQueuePollerOptions extends SqsPollerOptions {
+  /** The queue's visibility timeout: messages waiting here are kept hidden for as long as they wait. */
+  readonly visibilityTimeoutSeconds: number;
+  /** ReceiveMessage calls in flight at once. */
+  readonly receivers?: number;
+  /** Message bodies received ahead and not yet handed to the handler, at most (one receive may pass it). */
+  readonly maxBufferedBytes?: number;
+  /** A message's group when SQS returns no MessageGroupId (fauxqs keeps it on FIFO queues only). */
+  readonly groupOf?: (message: Message) => string | undefined;
+}
+
+/** The group of a delay-queue message, from its body: the event's tenant (notices form one group). */
+export function delayQueueGroupOf(message: Message): string | undefined {
+  try {
+    const decoded = decodeDelayQueueMessage(message.Body ?? '');
+    return decoded.kind === 'event' ? decoded.event.tenant : undefined;
+  } catch {
+    return undefined; // Not a delay-queue message: the emitter reports it.
+  }
+}
+
+/** Received messages waiting for a handler slot cost about this much beyond their body. */
+const MESSAGE_OVERHEAD_BYTES = 1024;
+const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
+const DEFAULT_RECEIVERS = 8;
+/** At most this long between SQS handing messages out and their answer arriving here. */
+const TRANSFER_MARGIN_MS = 1000;
+/** ChangeMessageVisibilityBatch takes at most 10 entries. */
+const VISIBILITY_BATCH = 10;
+/** Messages without a MessageGroupId form one group. */
+const NO_GROUP = '';
+
+interface Waiting {
+  readonly message: Message;
+  readonly bytes: number;
+  readonly receivedAt: number;
+  /** Until when SQS keeps it hidden, as far as this poller knows (epoch ms, conservative). */
+  visibleUntil: number;
+}
+
+interface Group {
+  readonly id: string;
+  /** In the order received. */
+  waiting: Waiting[];
+  /** Messages of this group in handler invocations now. */
+  messagesInFlight: number;
+  batchesInFlight: number;
+}
+
+/**
+ * Drives a handler on a standard queue whose messages carry a MessageGroupId, the way an SQS
+ * fair queue feeds Lambda: one group's backlog does not hold back another group's messages.
+ *
+ * fauxqs hands a standard queue's messages out in arrival order (and drops their
+ * MessageGroupId: `groupOf` then names the group), so a quiet group's messages sit behind a
+ * noisy group's backlog. This poller therefore receives ahead into a bounded buffer and builds
+ * each batch from one group: the one with the fewest messages in handler invocations (then the
+ * one waiting longest). No group holds more than `groupSlots` of the `concurrency` slots (7 in
+ * 8), so a group that appears while another floods the queue finds a free slot at once.
+ *
+ * Waiting in the buffer stands in for waiting in the queue, so a buffered message is never left
+ * to outlive its visibility timeout: once less than half of it remains, its visibility is
+ * extended to the full timeout again, both while it waits and when it is handed to the handler
+ * (so an invocation always starts with at least half the timeout, never a message SQS may
+ * already be delivering again). Delete and batchItemFailures are handled as by `startSqsPoller`.
+ * On stop, the invocations running finish; what is still buffered comes back after its
+ * visibility timeout, as the messages of an interrupted receive do. (Handing it back at once
+ * would not help here: fauxqs keeps an aborted long poll waiting, and it takes the next messages.)
+ */
+export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller {
+  const { sqs, queueUrl, logger, concurrency } = options;
+  const timeoutMs = options.visibilityTimeoutSeconds * 1000;
+  const maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
+  const groupSlots = Math.max(1, concurrency - Math.max(1, Math.floor(concurrency / 8)));
+  const abort = new AbortController();
+  const groups = new Map<string, Group>();
+  const running = new Set<Promise<void>>();
+  let bufferedBytes = 0;
+  let busySlots = 0;
+  let roomWaiters: (() => void)[] = [];
+
+  const wakeReceivers = (): void => {
+    const waiters = roomWaiters;
+    roomWaiters = [];
+    for (const wake of waiters) wake();
+  };
+  const roomInBuffer = (): Promise<void> => new Promise((resolve) => roomWaiters.push(resolve));
+
+  const removeWaiting = (group: Group, entries: readonly Waiting[]): void => {
+    const leaving = new Set(entries);
+    for (const entry of group.waiting) if (leaving.has(entry)) bufferedBytes -= entry.bytes;
+    group.waiting = group.waiting.filter((entry) => !leaving.has(entry));
+  };
+  const forgetIfIdle = (group: Group): void => {
+    if (group.waiting.length === 0 && group.batchesInFlight === 0) groups.delete(group.id);
+  };
+
+  /**
+   * Sets the visibility of `entries` to `seconds` from now; returns those SQS did not take (their
+   * receipt no longer holds: the message is, or will be, visible again).
+   */
+  const setVisibility = async (entries: readonly Waiting[], seconds: number): Promise<Waiting[]> => {
+    const lost: Waiting[] = [];
+    for (let from = 0; from < entries.length; from += VISIBILITY_BATCH) {
+      const chunk = entries.slice(from, from + VISIBILITY_BATCH);
+      const requestedAt = Date.now();
+      try {
+        const { Failed = [] } = await sqs.send(
+          new ChangeMessageVisibilityBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: chunk.map((entry, index) => ({ Id: `v${index}`, ReceiptHandle: entry.message.ReceiptHandle, VisibilityTimeout: seconds })),
+          }),
+        );
+        const failed = new Set(Failed.map((failure) => failure.Id));
+        chunk.forEach((entry, index) => {
+          if (failed.has(`v${index}`)) lost.push(entry);
+          else entry.visibleUntil = requestedAt + seconds * 1000;
+        });
+        if (Failed.length > 0) logger.warn({ failed: Failed, queueUrl }, 'could not change the visibility of some buffered messages');
+      } catch (error) {
+        logger.warn({ err: error, queueUrl }, 'could not change the visibility of buffered messages');
+        lost.push(...chunk);
+      }
+    }
+    return lost;
+  };
+
+  const needsRefresh = (entry: Waiting, now: number): boolean => entry.visibleUntil - now < timeoutMs / 2;
+
+  const invoke = async (group: Group, batch: readonly Waiting[]): Promise<void> => {
+    const now = Date.now();
+    const stale = batch.filter((entry) => needsRefresh(entry, now));
+    const lost = new Set(stale.length > 0 ? await setVisibility(stale, options.visibilityTimeoutSeconds) : []);
+    const messages = batch.filter((entry) => !lost.has(entry) && entry.visibleUntil > Date.now()).map((entry) => entry.message);
+    if (messages.length > 0) await invokeAndDelete(options, messages);
+  };
+
+  /** The group the next free slot goes to: fewest messages in flight, then the longest wait. */
+  const nextGroup = (): Group | undefined => {
+    let best: Group | undefined;
+    for (const group of groups.values()) {
+      const oldest = group.waiting[0];
+      if (!oldest || group.batchesInFlight >= groupSlots) continue;
+      if (
+        !best ||
+        group.messagesInFlight < best.messagesInFlight ||
+        (group.messagesInFlight === best.messagesInFlight && oldest.receivedAt < (best.waiting[0]?.receivedAt ?? Number.POSITIVE_INFINITY))
+      ) {
+        best = group;
+      }
+    }
+    return best;
+  };
+
+  const dispatch = (): void => {
+    while (!abort.signal.aborted && busySlots < concurrency) {
+      const group = nextGroup();
+      if (!group) return;
+      const batch = group.waiting.splice(0, options.batchSize);
+      for (const entry of batch) bufferedBytes -= entry.bytes;
+      busySlots += 1;
+      group.batchesInFlight += 1;
+      group.messagesInFlight += batch.length;
+      const invocation = invoke(group, batch)
+        .catch((error: unknown) => logger.error({ err: error, queueUrl }, 'invocation failed; its messages come back after the visibility timeout'))
+        .finally(() => {
+          running.delete(invocation);
+          busySlots -= 1;
+          group.batchesInFlight -= 1;
+          group.messagesInFlight -= batch.length;
+          forgetIfIdle(group);
+          dispatch();
+        });
+      running.add(invocation);
+      wakeReceivers();
+    }
+  };
+
+  const buffer = (messages: readonly Message[], visibleUntil: number): void => {
+    const receivedAt = Date.now();
+    for (const message of messages) {
+      const id = message.Attributes?.MessageGroupId ?? options.groupOf?.(message) ?? NO_GROUP;
+      let group = groups.get(id);
+      if (!group) {
+        group = { id, waiting: [], messagesInFlight: 0, batchesInFlight: 0 };
+        groups.set(id, group);
+      }
+      const bytes = (message.Body?.length ?? 0) + MESSAGE_OVERHEAD_BYTES;
+      group.waiting.push({ message, bytes, receivedAt, visibleUntil });
+      bufferedBytes += bytes;
+    }
+    dispatch();
+  };
+
+  const receive = async (): Promise<void> => {
+    while (!abort.signal.aborted) {
+      if (bufferedBytes >= maxBufferedBytes) {
+        await roomInBuffer();
+        continue;
+      }
+      const requestedAt = Date.now();
+      try {
+        const { Messages = [] } = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: queueUrl,
+            MaxNumberOfMessages: 10,
+            WaitTimeSeconds: 20,
+            MessageSystemAttributeNames: RECORD_SYSTEM_ATTRIBUTES,
+            MessageAttributeNames: ['All'],
+          }),
+          { abortSignal: abort.signal },
+        );
+        // The timeout runs from when SQS handed the messages out: for a long poll that waited,
+        // just before its answer arrived (less a margin for the transfer), never before the request.
+        const handedOutAt = Math.max(requestedAt, Date.now() - Math.min(TRANSFER_MARGIN_MS, timeoutMs / 4));
+        buffer(Messages, handedOutAt + timeoutMs);
+      } catch (error) {
+        if (abort.signal.aborted) return;
+        logger.error({ err: error, queueUrl }, 'poll failed; retrying');
+        await new Promise((resolve) => setTimeout(resolve, RECEIVE_RETRY_MS));
+      }
+    }
+  };
+
+  /** Keeps every buffered message hidden while it waits; drops any whose receipt no longer holds. */
+  let refreshing = false;
+  const refreshWaiting = async (): Promise<void> => {
+    if (refreshing) return;
+    refreshing = true;
+    try {
+      const now = Date.now();
+      for (const group of [...groups.values()]) {
+        const expired = group.waiting.filter((entry) => entry.visibleUntil <= now);
+        if (expired.length > 0) logger.warn({ queueUrl, messages: expired.length }, 'buffered messages outlived their visibility timeout; SQS delivers them again');
+        const stale = group.waiting.filter((entry) => entry.visibleUntil > now && needsRefresh(entry, now));
+        const lost = stale.length > 0 ? await setVisibility(stale, options.visibilityTimeoutSeconds) : [];
+        removeWaiting(group, [...expired, ...lost]);
+        forgetIfIdle(group);
+      }
+      wakeReceivers();
+    } finally {
+      refreshing = false;
+    }
+  };
+  const refresher = setInterval(() => void refreshWaiting(), Math.max(100, timeoutMs / 4));
+
+  const receivers = Array.from({ length: options.receivers ?? Math.min(DEFAULT_RECEIVERS, concurrency) }, receive);
+
+  return {
+    async stop() {
+      abort.abort();
+      clearInterval(refresher);
+      wakeReceivers();
+      await Promise.allSettled(receivers);
+      while (running.size > 0) await Promise.allSettled([...running]);
+    },
+  };
+}

@@ -1,0 +1,285 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SQSClient,
+  type Message,
+} from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { startEmulators, type Emulators } from '../../src/local/emulators.js';
+import { startFairQueuePoller, type FairQueuePollerOptions } from '../../src/local/fair-queue-poller.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
+import { capturingLogger, uniqueName, waitFor } from './kit.js';
+
+let emulators: Emulators;
+beforeAll(async () => {
+  emulators = await startEmulators({});
+});
+afterAll(async () => {
+  await emulators?.stop();
+});
+
+/** An SQS client on fauxqs that counts the requests it makes, by command. */
+function countingSqs(): { readonly sqs: SQSClient; readonly calls: Map<string, number>; readonly received: () => number } {
+  const sqs = new SQSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.messagingEndpoint });
+  const calls = new Map<string, number>();
+  let received = 0;
+  sqs.middlewareStack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      const command = context.commandName ?? '';
+      calls.set(command, (calls.get(command) ?? 0) + 1);
+      if (command === 'ReceiveMessageCommand') received += ((result.output as { Messages?: Message[] }).Messages ?? []).length;
+      return result;
+    },
+    { step: 'initialize', name: 'countRequests' },
+  );
+  return { sqs, calls, received: () => received };
+}
+
+async function createQueue(sqs: SQSClient, visibilityTimeoutSeconds: number): Promise<{ url: string; arn: string }> {
+  const { QueueUrl: url } = await sqs.send(
+    new CreateQueueCommand({ QueueName: uniqueName('fair'), Attributes: { VisibilityTimeout: String(visibilityTimeoutSeconds) } }),
+  );
+  if (!url) throw new Error('no queue URL');
+  const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
+  return { url, arn: Attributes?.QueueArn ?? '' };
+}
+
+/** Sends messages in this order; `group` undefined sends one without a MessageGroupId. */
+async function send(sqs: SQSClient, queueUrl: string, messages: readonly { readonly body: string; readonly group: string | undefined }[]): Promise<void> {
+  for (let from = 0; from < messages.length; from += 10) {
+    const { Failed = [] } = await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: messages.slice(from, from + 10).map((message, index) => ({
+          Id: `m${index}`,
+          MessageBody: message.body,
+          ...(message.group === undefined ? {} : { MessageGroupId: message.group }),
+        })),
+      }),
+    );
+    if (Failed.length > 0) throw new Error(`send failed: ${JSON.stringify(Failed)}`);
+  }
+}
+
+function messagesOf(group: string | undefined, count: number, label = group ?? 'ungrouped'): { body: string; group: string | undefined }[] {
+  return Array.from({ length: count }, (_, i) => ({ body: `${label}-${i}`, group }));
+}
+
+async function queueIsEmpty(sqs: SQSClient, queueUrl: string): Promise<boolean> {
+  const { Attributes = {} } = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+  );
+  return Attributes.ApproximateNumberOfMessages === '0' && Attributes.ApproximateNumberOfMessagesNotVisible === '0';
+}
+
+/** A promise the test opens when it has seen what it waits for. */
+function gate(): { readonly wait: Promise<void>; open(): void } {
+  let open = (): void => undefined;
+  const wait = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { wait, open };
+}
+
+/**
+ * fauxqs drops MessageGroupId on standard queues (SQS returns it): the tests' bodies name their
+ * group, as the delay queue's bodies name their tenant.
+ */
+function groupFromBody(message: Message): string | undefined {
+  const group = message.Body?.split('-')[0];
+  return group === 'ungrouped' ? undefined : group;
+}
+
+const groupOfRecord = (record: SQSRecord): string | undefined => groupFromBody({ Body: record.body });
+
+/** What the handler was given, invocation by invocation. */
+class HandlerLog {
+  readonly invocations: SQSRecord[][] = [];
+
+  records(): SQSRecord[] {
+    return this.invocations.flat();
+  }
+
+  bodies(): string[] {
+    return this.records().map((record) => record.body);
+  }
+
+  handledFrom(prefix: string): number {
+    return this.bodies().filter((body) => body.startsWith(prefix)).length;
+  }
+}
+
+function startPoller(
+  sqs: SQSClient,
+  queue: { url: string; arn: string },
+  options: Pick<FairQueuePollerOptions, 'concurrency' | 'visibilityTimeoutSeconds'>,
+  handler: (event: SQSEvent) => Promise<SQSBatchResponse>,
+) {
+  return startFairQueuePoller({
+    sqs,
+    queueUrl: queue.url,
+    queueArn: queue.arn,
+    region: LOCAL_REGION,
+    batchSize: 10,
+    handler,
+    logger: capturingLogger().logger,
+    groupOf: groupFromBody,
+    ...options,
+  });
+}
+
+describe('the fair-queue poller (fauxqs hands messages out in arrival order)', () => {
+  it('hands a quiet group its own slot while a noisy group backlog, received first, holds every other slot', async () => {
+    const { sqs } = countingSqs();
+    const queue = await createQueue(sqs, 30);
+    await send(sqs, queue.url, [...messagesOf('noisy', 100), ...messagesOf('quiet', 3)]);
+    const noisyHeld = gate();
+    const log = new HandlerLog();
+    // Four slots: a group may take three, so one is always left for another group.
+    const poller = startPoller(sqs, queue, { concurrency: 4, visibilityTimeoutSeconds: 30 }, async (event) => {
+      log.invocations.push(event.Records);
+      if (event.Records.some((record) => groupOfRecord(record) === 'noisy')) await noisyHeld.wait;
+      return { batchItemFailures: [] };
+    });
+    try {
+      await waitFor(() => log.handledFrom('quiet') === 3, 'the quiet group handled');
+      // The noisy group holds three batches of ten; its other 70 messages still wait.
+      expect(log.handledFrom('noisy')).toBe(30);
+      // Each batch is one group's.
+      for (const records of log.invocations) expect(new Set(records.map(groupOfRecord)).size).toBe(1);
+
+      noisyHeld.open();
+      await waitFor(() => log.records().length === 103, 'every message handled');
+      expect(new Set(log.bodies()).size).toBe(103);
+      await waitFor(() => queueIsEmpty(sqs, queue.url), 'every handled message deleted');
+    } finally {
+      noisyHeld.open();
+      await poller.stop();
+      sqs.destroy();
+    }
+  });
+
+  it('gives a freed slot to the group with the fewest messages in flight, not to the longest wait', async () => {
+    const { sqs, received } = countingSqs();
+    const queue = await createQueue(sqs, 30);
+    await send(sqs, queue.url, [...messagesOf('a', 60), ...messagesOf('b', 60)]);
+    const held: { readonly group: string | undefined; readonly gate: ReturnType<typeof gate> }[] = [];
+    let holding = true;
+    const log = new HandlerLog();
+    const poller = startPoller(sqs, queue, { concurrency: 4, visibilityTimeoutSeconds: 30 }, async (event) => {
+      log.invocations.push(event.Records);
+      if (holding) {
+        const invocation = { group: groupOfRecord(event.Records[0]!), gate: gate() };
+        held.push(invocation);
+        await invocation.gate.wait;
+      }
+      return { batchItemFailures: [] };
+    });
+    try {
+      await waitFor(() => received() === 120, 'every message received');
+      // a, received first, holds the three slots a group may take; b holds the fourth.
+      expect(held.map((invocation) => invocation.group).sort()).toEqual(['a', 'a', 'a', 'b']);
+
+      // a's waiting messages are older, but a has 20 in flight then and b 10: b gets the slot.
+      held.find((invocation) => invocation.group === 'a')?.gate.open();
+      await waitFor(() => held.length === 5, 'the freed slot taken');
+      expect(held[4]?.group).toBe('b');
+
+      holding = false;
+      for (const invocation of held) invocation.gate.open();
+      await waitFor(() => log.records().length === 120, 'every message handled');
+      await waitFor(() => queueIsEmpty(sqs, queue.url), 'every handled message deleted');
+    } finally {
+      holding = false;
+      for (const invocation of held) invocation.gate.open();
+      await poller.stop();
+      sqs.destroy();
+    }
+  });
+
+  it('treats messages without a group id as one group', async () => {
+    const { sqs } = countingSqs();
+    const queue = await createQueue(sqs, 30);
+    await send(sqs, queue.url, [...messagesOf(undefined, 50), ...messagesOf('quiet', 2)]);
+    const ungroupedHeld = gate();
+    const log = new HandlerLog();
+    const poller = startPoller(sqs, queue, { concurrency: 2, visibilityTimeoutSeconds: 30 }, async (event) => {
+      log.invocations.push(event.Records);
+      if (event.Records.some((record) => groupOfRecord(record) === undefined)) await ungroupedHeld.wait;
+      return { batchItemFailures: [] };
+    });
+    try {
+      await waitFor(() => log.handledFrom('quiet') === 2, 'the quiet group handled');
+      expect(log.handledFrom('ungrouped')).toBe(10);
+      ungroupedHeld.open();
+      await waitFor(() => log.records().length === 52, 'every message handled');
+      await waitFor(() => queueIsEmpty(sqs, queue.url), 'every handled message deleted');
+    } finally {
+      ungroupedHeld.open();
+      await poller.stop();
+      sqs.destroy();
+    }
+  });
+
+  it('deletes what the handler reports done and leaves a reported failure to come back after the visibility timeout', async () => {
+    const { sqs } = countingSqs();
+    const queue = await createQueue(sqs, 1);
+    await send(sqs, queue.url, [...messagesOf('g', 4), { body: 'fails-once', group: 'g' }]);
+    const log = new HandlerLog();
+    const poller = startPoller(sqs, queue, { concurrency: 2, visibilityTimeoutSeconds: 1 }, async (event) => {
+      log.invocations.push(event.Records);
+      const failing = event.Records.filter((record) => record.body === 'fails-once' && record.attributes.ApproximateReceiveCount === '1');
+      return { batchItemFailures: failing.map((record) => ({ itemIdentifier: record.messageId })) };
+    });
+    try {
+      await waitFor(() => log.bodies().filter((body) => body === 'fails-once').length === 2, 'the failed message handled again');
+      await waitFor(() => queueIsEmpty(sqs, queue.url), 'every message deleted');
+      const receives = log.records().filter((record) => record.body === 'fails-once').map((record) => record.attributes.ApproximateReceiveCount);
+      expect(receives).toEqual(['1', '2']);
+      expect(log.bodies().filter((body) => body !== 'fails-once').sort()).toEqual(['g-0', 'g-1', 'g-2', 'g-3']);
+    } finally {
+      await poller.stop();
+      sqs.destroy();
+    }
+  });
+
+  it('keeps waiting messages hidden past the visibility timeout, so each is handed over once', async () => {
+    const { sqs, calls } = countingSqs();
+    const queue = await createQueue(sqs, 1);
+    await send(sqs, queue.url, messagesOf('g', 30));
+    const firstHeld = gate();
+    const log = new HandlerLog();
+    // One slot: the first batch holds it while the other twenty messages wait in the buffer.
+    const poller = startPoller(sqs, queue, { concurrency: 1, visibilityTimeoutSeconds: 1 }, async (event) => {
+      log.invocations.push(event.Records);
+      if (log.invocations.length === 1) await firstHeld.wait;
+      return { batchItemFailures: [] };
+    });
+    const extensions = (): number => calls.get('ChangeMessageVisibilityBatchCommand') ?? 0;
+    try {
+      // A message is extended once less than half its timeout is left, to the full timeout: three
+      // rounds of extensions (two requests each) take more than a whole timeout past the receive.
+      await waitFor(() => extensions() >= 6, 'three rounds of visibility extensions');
+      firstHeld.open();
+      const firstBatch = new Set(log.invocations[0]?.map((record) => record.body));
+      expect(firstBatch.size).toBe(10);
+      await waitFor(() => new Set(log.bodies()).size === 30, 'every message handled');
+      await waitFor(() => queueIsEmpty(sqs, queue.url), 'every message deleted');
+
+      const waited = log.records().filter((record) => !firstBatch.has(record.body));
+      expect(waited.map((record) => record.body).sort()).toEqual(messagesOf('g', 30).map((m) => m.body).filter((body) => !firstBatch.has(body)).sort());
+      expect(waited.every((record) => record.attributes.ApproximateReceiveCount === '1')).toBe(true);
+      // The invocation that outlived its timeout is SQS's to deliver again, as on AWS.
+      const firstBatchReceives = log.records().filter((record) => firstBatch.has(record.body)).map((record) => record.attributes.ApproximateReceiveCount);
+      expect(new Set(firstBatchReceives)).toEqual(new Set(['1', '2']));
+    } finally {
+      firstHeld.open();
+      await poller.stop();
+      sqs.destroy();
+    }
+  });
+});
