@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { SQSRecord } from 'aws-lambda';
 import { pino } from 'pino';
 import { emitBatch, type EmitterDeps } from '../src/app/emitter.js';
-import type { EmissionClaim, EmissionEnd, EventStore, TopicPublisher } from '../src/app/ports.js';
+import type { EmissionClaim, EmissionEnd, EmissionEnding, EventStore, TopicPublisher } from '../src/app/ports.js';
 import { noMetrics } from '../src/app/ports.js';
 import type { ScheduledEvent } from '../src/domain/event.js';
 import { EVENT_STATE, type EventState } from '../src/domain/lifecycle.js';
@@ -12,7 +12,7 @@ import { topicArn } from './factories.js';
 
 const DUE = 1_900_000_000_000;
 
-type Emissions = Pick<EventStore, 'claimEmission' | 'releaseEmission' | 'endEmission' | 'claimNotice' | 'markNoticeSent'>;
+type Emissions = Pick<EventStore, 'claimEmission' | 'releaseEmission' | 'endEmissions' | 'claimNotice' | 'markNoticeSent'>;
 
 interface MemoryRecord {
   state?: EventState;
@@ -45,9 +45,14 @@ class MemoryEmissions implements Emissions {
     if (record?.owner === owner) this.records.set(id, { ...record, owner: undefined, until: undefined });
   }
 
-  async endEmission(event: ScheduledEvent, end: EmissionEnd): Promise<void> {
-    const record = this.records.get(event.id);
-    if (record?.state === EVENT_STATE.queued) this.records.set(event.id, { ...record, state: end.state, end });
+  readonly endCalls: number[] = [];
+
+  async endEmissions(ends: readonly EmissionEnding[]): Promise<void> {
+    this.endCalls.push(ends.length);
+    for (const { event, end } of ends) {
+      const record = this.records.get(event.id);
+      if (record?.state === EVENT_STATE.queued) this.records.set(event.id, { ...record, state: end.state, end });
+    }
   }
 
   async claimNotice(id: string, claim: EmissionClaim): Promise<'claimed' | 'ended' | 'busy'> {
@@ -140,6 +145,15 @@ describe('the emitter', () => {
     expect(response.batchItemFailures).toEqual([]);
     expect(publisher.published).toEqual([{ topic: topicArn('out'), message: 'hello', at: DUE }]);
     expect(store.records.get('m-1')?.end).toEqual({ state: EVENT_STATE.emitted, at: DUE });
+  });
+
+  it("records the ends of a batch's events together, once", async () => {
+    const { deps, publisher, store } = setup();
+    store.queue('m-2');
+    await emitBatch(deps, [record(delayed(event()), 'a'), record(delayed(event({ id: 'm-2', dueAt: DUE + 400 })), 'b')]);
+    expect(publisher.published).toHaveLength(2);
+    expect(store.endCalls).toEqual([2]);
+    expect([store.records.get('m-1')?.state, store.records.get('m-2')?.state]).toEqual([EVENT_STATE.emitted, EVENT_STATE.emitted]);
   });
 
   it('drops a redelivery of an event already emitted', async () => {

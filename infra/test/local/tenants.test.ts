@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbEventRecords, EMISSION_ATTRIBUTE, EVENT_STATE, openEventsCounterId, REASON, TABLE, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { DynamoDbEventRecords, EMISSION_ATTRIBUTE, EVENT_STATE, eventIdFor, openEventsCounterId, REASON, TABLE, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
 import { capturingLogger, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
@@ -26,9 +26,9 @@ afterAll(async () => {
   await emulators?.stop();
 });
 
-async function setup(tenants: TenantsDocument = TENANTS) {
+async function setup(tenants: TenantsDocument = TENANTS, options: { readonly visibilityTimeoutSeconds?: number } = {}) {
   const { logger, lines } = capturingLogger();
-  const scheduler = await startTestScheduler(emulators, { logger, tenants, env: FAST_TIMINGS });
+  const scheduler = await startTestScheduler(emulators, { logger, tenants, env: FAST_TIMINGS, ...options });
   const clientOf = (tenant: string) => new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns[tenant]);
   return { scheduler, lines, clientOf };
 }
@@ -53,6 +53,7 @@ describe('a tenant is who owns the input topic, never what the message says', ()
     try {
       const dueAt = Date.now() + 2_000;
       await acme.publish(request(target.topicArn, dueAt, 'forged', { user: 'globex', id: 'order-1' }));
+      await waitFor(() => new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName).get(eventIdFor('acme', '', 'order-1', '')), 'the event');
       // The same client id under another user is the same event of the same tenant.
       await acme.publish(request(target.topicArn, dueAt, 'forged', { user: 'alice', id: 'order-1' }));
       const [delivery] = await waitFor(() => target.withPayload('forged').length > 0 && target.withPayload('forged'), 'the delivery');
@@ -156,7 +157,9 @@ describe('a tenant is who owns the input topic, never what the message says', ()
 
 describe('quotas', () => {
   it('admits exactly the open-event quota under concurrent ingest, and frees a place per cancel', async () => {
-    const { scheduler, clientOf } = await setup({ tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT], maxOpenEvents: 20 }] });
+    // A request is decided again if SQS hands it out again; a visibility timeout as long as a
+    // deployment's keeps busy batches (transactions retried on conflicts) from being redelivered.
+    const { scheduler, clientOf } = await setup({ tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT], maxOpenEvents: 20 }] }, { visibilityTimeoutSeconds: 30 });
     const clients = Array.from({ length: 4 }, () => clientOf('acme'));
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
     const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');

@@ -8,7 +8,7 @@ import type {
   CreateOutcome,
   DueEventRef,
   EmissionClaim,
-  EmissionEnd,
+  EmissionEnding,
   EventStore,
   NewEvent,
   Placement,
@@ -25,6 +25,9 @@ import {
   transactWrite,
   transient,
 } from './dynamodb-table.js';
+
+/** DynamoDB takes 100 items per transaction: the events' updates and their tenant's counter. */
+const MAX_ENDS_PER_TRANSACTION = 99;
 
 /** How long a per-second ingest counter is kept. */
 const RATE_COUNTER_TTL_SECONDS = 3600;
@@ -54,44 +57,86 @@ export class DynamoDbEventStore implements EventStore {
     private readonly tableName: string,
   ) {}
 
-  async create(entry: NewEvent): Promise<CreateOutcome> {
-    const { event, now } = entry;
+  async createMany(entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
+    const outcomes: (CreateOutcome | undefined)[] = entries.map(() => undefined);
+    // One transaction cannot touch an item twice: a repeated id waits for the one-by-one pass.
+    const seen = new Set<string>();
+    let together = entries.flatMap((entry, index) => (seen.has(entry.event.id) ? [] : (seen.add(entry.event.id), [index])));
+    const quotas = entries[0]?.quotas;
+    // More at once than a quota allows can only be admitted one by one.
+    while (together.length > 1 && quotas !== undefined && together.length <= Math.min(quotas.maxOpenEvents, quotas.maxIngestPerSecond)) {
+      const failed = await this.admit(together.map((index) => entries[index] as NewEvent));
+      if (failed.length === 0) {
+        for (const index of together) outcomes[index] = { outcome: 'created' };
+        break;
+      }
+      const duplicates = new Set(failed.filter((position) => position < together.length).map((position) => together[position] as number));
+      // The quotas leave no room for all of them: admit one by one, as many as fit.
+      if (duplicates.size === 0) break;
+      for (const index of duplicates) outcomes[index] = await this.duplicate((entries[index] as NewEvent).event.id);
+      together = together.filter((index) => !duplicates.has(index));
+    }
+    for (const [index, entry] of entries.entries()) outcomes[index] ??= await this.createOne(entry);
+    return outcomes as CreateOutcome[];
+  }
+
+  private async createOne(entry: NewEvent): Promise<CreateOutcome> {
+    const failed = await this.admit([entry]);
+    if (failed.length === 0) return { outcome: 'created' };
+    if (failed.includes(0)) return this.duplicate(entry.event.id);
+    const quota: keyof Quotas = failed.includes(1) ? 'maxOpenEvents' : 'maxIngestPerSecond';
+    return { outcome: 'quota-exceeded', quota };
+  }
+
+  private async duplicate(id: string): Promise<CreateOutcome> {
+    return { outcome: 'duplicate', existing: await getRecord(this.client, this.tableName, id) };
+  }
+
+  /**
+   * Puts new events of one tenant and counts them against its quotas in one transaction (the
+   * counters are written once for the lot, which keeps a busy tenant's counter items cool).
+   * Returns the positions whose condition failed: an event's own index when it already exists,
+   * `entries.length` for the open-events quota, `entries.length + 1` for the ingest rate.
+   */
+  private admit(entries: readonly NewEvent[]): Promise<number[]> {
+    const [first] = entries;
+    if (first === undefined) return Promise.resolve([]);
+    const { tenant } = first.event;
+    const { quotas, now } = first;
     const second = Math.floor(now / 1000);
-    const failed = await transactWrite(this.client, {
+    const count = entries.length;
+    return transactWrite(this.client, {
       TransactItems: [
-        {
+        ...entries.map((entry) => ({
           Put: {
             TableName: this.tableName,
             Item: newEventItem(entry),
             ConditionExpression: 'attribute_not_exists(#id)',
             ExpressionAttributeNames: { '#id': TABLE.partitionKey },
           },
-        },
+        })),
         {
           Update: {
             TableName: this.tableName,
-            Key: { [TABLE.partitionKey]: openEventsCounterId(event.tenant) },
-            UpdateExpression: 'ADD openEvents :one',
-            ConditionExpression: 'attribute_not_exists(openEvents) OR openEvents < :max',
-            ExpressionAttributeValues: { ':one': 1, ':max': entry.quotas.maxOpenEvents },
+            Key: { [TABLE.partitionKey]: openEventsCounterId(tenant) },
+            UpdateExpression: 'ADD openEvents :count',
+            // A counter not yet written is zero; the caller never asks for more than the quota at once.
+            ConditionExpression: 'attribute_not_exists(openEvents) OR openEvents <= :room',
+            ExpressionAttributeValues: { ':count': count, ':room': quotas.maxOpenEvents - count },
           },
         },
         {
           Update: {
             TableName: this.tableName,
-            Key: { [TABLE.partitionKey]: ingestRateCounterId(event.tenant, second) },
-            UpdateExpression: 'ADD #count :one SET #ttl = :ttl',
-            ConditionExpression: 'attribute_not_exists(#count) OR #count < :max',
+            Key: { [TABLE.partitionKey]: ingestRateCounterId(tenant, second) },
+            UpdateExpression: 'ADD #count :count SET #ttl = :ttl',
+            ConditionExpression: 'attribute_not_exists(#count) OR #count <= :room',
             ExpressionAttributeNames: { '#count': 'count', '#ttl': TABLE.ttlAttribute },
-            ExpressionAttributeValues: { ':one': 1, ':max': entry.quotas.maxIngestPerSecond, ':ttl': second + RATE_COUNTER_TTL_SECONDS },
+            ExpressionAttributeValues: { ':count': count, ':room': quotas.maxIngestPerSecond - count, ':ttl': second + RATE_COUNTER_TTL_SECONDS },
           },
         },
       ],
     });
-    if (failed.length === 0) return { outcome: 'created' };
-    if (failed.includes(0)) return { outcome: 'duplicate', existing: await getRecord(this.client, this.tableName, event.id) };
-    const quota: keyof Quotas = failed.includes(1) ? 'maxOpenEvents' : 'maxIngestPerSecond';
-    return { outcome: 'quota-exceeded', quota };
   }
 
   async *queryDue(bucketShard: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]> {
@@ -192,31 +237,50 @@ export class DynamoDbEventStore implements EventStore {
     }
   }
 
-  async endEmission(event: ScheduledEvent, end: EmissionEnd, expiresAt: number): Promise<void> {
+  async endEmissions(ends: readonly EmissionEnding[]): Promise<void> {
+    const byTenant = new Map<string, EmissionEnding[]>();
+    for (const ending of ends) byTenant.set(ending.event.tenant, [...(byTenant.get(ending.event.tenant) ?? []), ending]);
+    for (const [tenant, endings] of byTenant) {
+      for (let first = 0; first < endings.length; first += MAX_ENDS_PER_TRANSACTION) {
+        await this.endTogether(tenant, endings.slice(first, first + MAX_ENDS_PER_TRANSACTION));
+      }
+    }
+  }
+
+  /** Ends events of one tenant and frees their places in one transaction; an event already ended is left out. */
+  private async endTogether(tenant: string, endings: readonly EmissionEnding[]): Promise<void> {
+    let pending = endings;
+    while (pending.length > 0) {
+      const failed = new Set(
+        await transactWrite(this.client, {
+          TransactItems: [...pending.map((ending) => this.endUpdate(ending)), this.releaseOpenEvents(tenant, pending.length)],
+        }),
+      );
+      if (failed.size === 0) return;
+      pending = pending.filter((_, position) => !failed.has(position));
+    }
+  }
+
+  private endUpdate({ event, end, expiresAt }: EmissionEnding) {
     const at = end.state === 'emitted' ? 'emittedAt' : 'failedAt';
-    await transactWrite(this.client, {
-      TransactItems: [
-        {
-          Update: {
-            TableName: this.tableName,
-            Key: { [TABLE.partitionKey]: event.id },
-            UpdateExpression: `SET #state = :state, #tenantState = :tenantState, ${at} = :at, #ttl = :ttl${end.state === 'failed' ? ', reason = :reason' : ''}`,
-            // Only once: a second end of the same event leaves the count alone.
-            ConditionExpression: '#state = :queued',
-            ExpressionAttributeNames: { '#state': 'state', '#tenantState': TABLE.tenantStateKey, '#ttl': TABLE.ttlAttribute },
-            ExpressionAttributeValues: {
-              ':state': end.state,
-              ':tenantState': tenantStateKey(event.tenant, end.state),
-              ':at': end.at,
-              ':ttl': expiresAt,
-              ':queued': EVENT_STATE.queued,
-              ...(end.state === 'failed' ? { ':reason': end.reason } : {}),
-            },
-          },
+    return {
+      Update: {
+        TableName: this.tableName,
+        Key: { [TABLE.partitionKey]: event.id },
+        UpdateExpression: `SET #state = :state, #tenantState = :tenantState, ${at} = :at, #ttl = :ttl${end.state === 'failed' ? ', reason = :reason' : ''}`,
+        // Only once: a second end of the same event leaves the count alone.
+        ConditionExpression: '#state = :queued',
+        ExpressionAttributeNames: { '#state': 'state', '#tenantState': TABLE.tenantStateKey, '#ttl': TABLE.ttlAttribute },
+        ExpressionAttributeValues: {
+          ':state': end.state,
+          ':tenantState': tenantStateKey(event.tenant, end.state),
+          ':at': end.at,
+          ':ttl': expiresAt,
+          ':queued': EVENT_STATE.queued,
+          ...(end.state === 'failed' ? { ':reason': end.reason } : {}),
         },
-        this.releaseOpenEvent(event.tenant),
-      ],
-    });
+      },
+    };
   }
 
   async cancel(id: string, tenant: string, change: { readonly by: string; readonly now: number; readonly expiresAt: number }): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused> {
@@ -238,7 +302,7 @@ export class DynamoDbEventStore implements EventStore {
             },
           },
         },
-        this.releaseOpenEvent(tenant),
+        this.releaseOpenEvents(tenant, 1),
       ],
     });
     if (failed.length === 0) return { outcome: 'cancelled' };
@@ -351,13 +415,13 @@ export class DynamoDbEventStore implements EventStore {
     }
   }
 
-  private releaseOpenEvent(tenant: string) {
+  private releaseOpenEvents(tenant: string, count: number) {
     return {
       Update: {
         TableName: this.tableName,
         Key: { [TABLE.partitionKey]: openEventsCounterId(tenant) },
-        UpdateExpression: 'ADD openEvents :minusOne',
-        ExpressionAttributeValues: { ':minusOne': -1 },
+        UpdateExpression: 'ADD openEvents :released',
+        ExpressionAttributeValues: { ':released': -count },
       },
     };
   }

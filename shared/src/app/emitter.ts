@@ -8,21 +8,21 @@ import { decodeDelayQueueMessage } from '../domain/messages.js';
 import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
 import { processBatch, receiveCount } from './batch.js';
 import { publishNotice, reportFailure } from './failures.js';
-import type { Clock, EmissionClaim, EventStore, Logger, SchedulerMetrics, TopicPublisher } from './ports.js';
+import type { Clock, EmissionClaim, EmissionEnding, EventStore, Logger, SchedulerMetrics, TopicPublisher } from './ports.js';
 
 export interface EmitterDeps {
   readonly config: Pick<SchedulerConfig, 'emitMaxAttempts' | 'emitClaimLeaseSeconds' | 'retentionSeconds'>;
-  readonly store: Pick<EventStore, 'claimEmission' | 'releaseEmission' | 'endEmission' | 'claimNotice' | 'markNoticeSent'>;
+  readonly store: Pick<EventStore, 'claimEmission' | 'releaseEmission' | 'endEmissions' | 'claimNotice' | 'markNoticeSent'>;
   readonly publisher: TopicPublisher;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: SchedulerMetrics;
 }
 
-async function handleMessage(deps: EmitterDeps, record: SQSRecord): Promise<void> {
+async function handleMessage(deps: EmitterDeps, record: SQSRecord, endings: EmissionEnding[]): Promise<void> {
   const message = decodeDelayQueueMessage(record.body);
   if (message.kind === 'event') {
-    await emitOne(deps, record, message.event);
+    await emitOne(deps, record, message.event, endings);
     return;
   }
   const now = deps.clock.now();
@@ -64,7 +64,8 @@ function skip(deps: EmitterDeps, id: string, outcome: 'ended' | 'stale' | 'busy'
   deps.logger.info({ eventId: id }, 'cancelled or rescheduled since it was queued; dropped');
 }
 
-async function emitOne(deps: EmitterDeps, record: SQSRecord, event: ScheduledEvent): Promise<void> {
+/** Emits one event; its end is added to `endings`, recorded for the whole batch at once. */
+async function emitOne(deps: EmitterDeps, record: SQSRecord, event: ScheduledEvent, endings: EmissionEnding[]): Promise<void> {
   const { store, clock, logger, metrics } = deps;
 
   // The claim is made while the event waits out its last second, so it costs no lateness.
@@ -88,7 +89,7 @@ async function emitOne(deps: EmitterDeps, record: SQSRecord, event: ScheduledEve
     const failedAt = clock.now();
     const notice = failureNotice(reason, message, event, failedAt, { eventId: event.id, details: { attempt } });
     await reportFailure(deps, publishNotice(deps), notice, event.failureTopic);
-    await store.endEmission(event, { state: 'failed', at: failedAt, reason }, expiresAtFor(failedAt, deps.config.retentionSeconds));
+    endings.push({ event, end: { state: 'failed', at: failedAt, reason }, expiresAt: expiresAtFor(failedAt, deps.config.retentionSeconds) });
     return;
   }
   const emittedAt = clock.now();
@@ -96,11 +97,19 @@ async function emitOne(deps: EmitterDeps, record: SQSRecord, event: ScheduledEve
   metrics.count('EventsEmitted');
   metrics.latenessMs(lateness);
   logger.debug({ eventId: event.id, latenessMs: lateness }, 'emitted');
-  // Bookkeeping after the publish: if it fails, the claim still holds off other deliveries
-  // until its lease ends, and failing the record would only publish it again.
-  await store
-    .endEmission(event, { state: 'emitted', at: emittedAt }, expiresAtFor(emittedAt, deps.config.retentionSeconds))
-    .catch((error: unknown) => logger.error({ err: error, eventId: event.id }, 'emitted, but could not record it'));
+  endings.push({ event, end: { state: 'emitted', at: emittedAt }, expiresAt: expiresAtFor(emittedAt, deps.config.retentionSeconds) });
+}
+
+/**
+ * Records the batch's ends, one transaction per tenant (its open-events counter is written once
+ * for the lot). If that fails, the claims still hold off other deliveries until their leases end,
+ * and failing the records would only publish them again: it is logged instead.
+ */
+async function recordEnds(deps: EmitterDeps, endings: readonly EmissionEnding[]): Promise<void> {
+  if (endings.length === 0) return;
+  await deps.store.endEmissions(endings).catch((error: unknown) => {
+    deps.logger.error({ err: error, eventIds: endings.map(({ event }) => event.id) }, 'emitted, but could not record it');
+  });
 }
 
 /**
@@ -111,7 +120,9 @@ async function emitOne(deps: EmitterDeps, record: SQSRecord, event: ScheduledEve
  * reported on the failure topic. Also publishes the failure notices ingest hands over.
  */
 export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
-  const response = await processBatch(records, deps.logger, (record) => handleMessage(deps, record));
+  const endings: EmissionEnding[] = [];
+  const response = await processBatch(records, deps.logger, (record) => handleMessage(deps, record, endings));
+  await recordEnds(deps, endings);
   deps.metrics.flush();
   return response;
 }

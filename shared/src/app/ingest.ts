@@ -7,10 +7,21 @@ import { failureNotice } from '../domain/failure.js';
 import { changeRefusal, EVENT_STATE, type EventRecord } from '../domain/lifecycle.js';
 import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
 import type { Quotas, Tenant } from '../domain/tenants.js';
-import { parseInputMessage, type InputRequest } from '../domain/validation.js';
+import { parseInputMessage, type InputRequest, type ParseResult } from '../domain/validation.js';
 import { processBatch } from './batch.js';
 import { reportFailure } from './failures.js';
-import type { ChangeRefused, Clock, DelayQueue, EventStore, Logger, Placement, SchedulerMetrics, TenantDirectory } from './ports.js';
+import type {
+  ChangeRefused,
+  Clock,
+  CreateOutcome,
+  DelayQueue,
+  EventStore,
+  Logger,
+  NewEvent,
+  Placement,
+  SchedulerMetrics,
+  TenantDirectory,
+} from './ports.js';
 
 export interface IngestDeps {
   readonly config: Pick<SchedulerConfig, 'nearPathWindowSeconds' | 'emitterLeadMs' | 'bucketSeconds' | 'shardCount' | 'retentionSeconds'>;
@@ -80,25 +91,17 @@ function placementFor(deps: IngestDeps, id: string, dueAt: number, now: number):
   return { state: EVENT_STATE.scheduled, bucketShard: bucketShardKeyFor(id, dueAt, deps.config) };
 }
 
-async function schedule(intake: Intake, event: ScheduledEvent, clientId: string | undefined): Promise<void> {
-  const { deps, tenant, message, now } = intake;
+/** A quota of zero admits nothing (the store's counters start at zero and would admit one). */
+function exhaustedQuota(quotas: Quotas): keyof Quotas | undefined {
+  if (quotas.maxOpenEvents === 0) return 'maxOpenEvents';
+  if (quotas.maxIngestPerSecond === 0) return 'maxIngestPerSecond';
+  return undefined;
+}
+
+/** What happens to a schedule request once the store has admitted it, or not. */
+async function settle(intake: Intake, event: ScheduledEvent, placement: Placement, outcome: CreateOutcome): Promise<void> {
+  const { deps, tenant, message } = intake;
   const { quotas } = tenant;
-  // A quota of zero admits nothing; the store's counters start at zero and would admit one.
-  const exhausted: keyof Quotas | undefined =
-    quotas.maxOpenEvents === 0 ? 'maxOpenEvents' : quotas.maxIngestPerSecond === 0 ? 'maxIngestPerSecond' : undefined;
-  const placement = placementFor(deps, event.id, event.dueAt, now);
-  const outcome =
-    exhausted !== undefined
-      ? { outcome: 'quota-exceeded' as const, quota: exhausted }
-      : await deps.store.create({
-          event,
-          clientId,
-          inputMessageId: message.inputMessageId,
-          placement,
-          quotas,
-          now,
-          expiresAt: expiresAtFor(event.dueAt, deps.config.retentionSeconds),
-        });
   switch (outcome.outcome) {
     case 'created':
       deps.metrics.count('EventsIngested');
@@ -167,15 +170,75 @@ async function reschedule(intake: Intake, eventId: string, dueAt: number): Promi
   if (placement.state === EVENT_STATE.queued) intake.sends.push({ record: intake.record, event: result.event });
 }
 
-function handle(intake: Intake, request: InputRequest): Promise<void> {
+async function handle(intake: Intake, request: InputRequest, admission: Admission | undefined): Promise<void> {
   switch (request.kind) {
     case 'schedule':
-      return schedule(intake, request.event, request.clientId);
+      // Every schedule request of the batch was handed to the store before (admitTogether).
+      if (admission === undefined) throw new Error(`${request.event.id} was never admitted`);
+      return settle(intake, request.event, admission.placement, await admission.outcome);
     case 'cancel':
       return cancel(intake, request.eventId);
     case 'reschedule':
       return reschedule(intake, request.eventId, request.dueAt);
   }
+}
+
+/** One input message as read: whose it is and what it asks for (undefined tenant: nobody's). */
+interface ReadInput {
+  readonly record: SQSRecord;
+  readonly message: InputMessage;
+  readonly tenant: Tenant | undefined;
+  readonly parsed: ParseResult | undefined;
+}
+
+function read(deps: IngestDeps, record: SQSRecord): ReadInput {
+  const message = unwrapInput(record);
+  const tenant = message.topicArn === undefined ? undefined : deps.tenants.forTopic(message.topicArn);
+  const parsed = tenant?.enabled ? parseInputMessage(message.text, message.inputMessageId, tenant) : undefined;
+  return { record, message, tenant, parsed };
+}
+
+/** A schedule request on its way into the store: where it goes, and what the store said. */
+interface Admission {
+  readonly placement: Placement;
+  readonly outcome: Promise<CreateOutcome>;
+}
+
+/**
+ * Hands each tenant's new events of the batch to the store together, so its quota counters
+ * are written once per batch rather than once per event (they are single items, and a busy
+ * tenant's would otherwise be its bottleneck).
+ */
+function admitTogether(deps: IngestDeps, inputs: readonly ReadInput[], now: number): Map<SQSRecord, Admission> {
+  const byTenant = new Map<Tenant, { record: SQSRecord; entry: NewEvent }[]>();
+  const admissions = new Map<SQSRecord, Admission>();
+  for (const { record, message, tenant, parsed } of inputs) {
+    if (tenant === undefined || !parsed?.accepted || parsed.request.kind !== 'schedule') continue;
+    const { event, clientId } = parsed.request;
+    const placement = placementFor(deps, event.id, event.dueAt, now);
+    const exhausted = exhaustedQuota(tenant.quotas);
+    if (exhausted !== undefined) {
+      admissions.set(record, { placement, outcome: Promise.resolve({ outcome: 'quota-exceeded', quota: exhausted }) });
+      continue;
+    }
+    const entry: NewEvent = {
+      event,
+      clientId,
+      inputMessageId: message.inputMessageId,
+      placement,
+      quotas: tenant.quotas,
+      now,
+      expiresAt: expiresAtFor(event.dueAt, deps.config.retentionSeconds),
+    };
+    byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), { record, entry }]);
+  }
+  for (const requests of byTenant.values()) {
+    const outcomes = deps.store.createMany(requests.map(({ entry }) => entry));
+    requests.forEach(({ record, entry }, index) => {
+      admissions.set(record, { placement: entry.placement, outcome: outcomes.then((all) => all[index] as CreateOutcome) });
+    });
+  }
+  return admissions;
 }
 
 /** Logs an input that belongs to no tenant: there is nobody to tell. */
@@ -193,15 +256,15 @@ function refuseUnowned(deps: IngestDeps, message: InputMessage, reason: typeof R
  */
 export async function ingestBatch(deps: IngestDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
   const sends: NearPathSend[] = [];
+  const now = deps.clock.now();
+  const inputs = new Map(records.map((record) => [record, read(deps, record)]));
+  const admissions = admitTogether(deps, [...inputs.values()], now);
   const response = await processBatch(records, deps.logger, async (record) => {
-    const message = unwrapInput(record);
-    const tenant = message.topicArn === undefined ? undefined : deps.tenants.forTopic(message.topicArn);
+    const { message, tenant, parsed } = inputs.get(record) as ReadInput;
     if (tenant === undefined) return refuseUnowned(deps, message, REASON.UNKNOWN_TENANT);
-    if (!tenant.enabled) return refuseUnowned(deps, message, REASON.TENANT_DISABLED);
-    const now = deps.clock.now();
-    const parsed = parseInputMessage(message.text, message.inputMessageId, tenant);
+    if (parsed === undefined) return refuseUnowned(deps, message, REASON.TENANT_DISABLED);
     const intake = { deps, record, message, tenant, failureTopic: parsed.failureTopic, input: parsed.input, now, sends };
-    return parsed.accepted ? handle(intake, parsed.request) : refuse(intake, parsed.error);
+    return parsed.accepted ? handle(intake, parsed.request, admissions.get(record)) : refuse(intake, parsed.error);
   });
 
   if (sends.length > 0) {

@@ -55,12 +55,20 @@ export type EmissionEnd =
   | { readonly state: 'emitted'; readonly at: number }
   | { readonly state: 'failed'; readonly at: number; readonly reason: ReasonCode };
 
+export interface EmissionEnding {
+  readonly event: ScheduledEvent;
+  readonly end: EmissionEnd;
+  /** TTL of the record from now on, epoch seconds. */
+  readonly expiresAt: number;
+}
+
 export interface EventStore {
   /**
-   * Records a new event and counts it against its tenant's quotas, all or nothing: the
-   * counts stay exact however many ingest functions run at once.
+   * Records new events of one tenant and counts them against its quotas, each event all or
+   * nothing, so the counts stay exact however many ingest functions run at once. Outcomes are
+   * in the order of the entries; when the quotas leave room for only some, the first ones win.
    */
-  create(entry: NewEvent): Promise<CreateOutcome>;
+  createMany(entries: readonly NewEvent[]): Promise<CreateOutcome[]>;
   /** Pages of events in one bucket shard with dueAt in [fromMs, untilMs). */
   queryDue(bucketShard: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]>;
   /**
@@ -78,8 +86,8 @@ export interface EventStore {
   claimEmission(event: Pick<ScheduledEvent, 'id' | 'version'>, claim: EmissionClaim): Promise<'claimed' | 'ended' | 'stale' | 'busy'>;
   /** Gives up a claim after a failed attempt, so the retry need not wait for the lease. */
   releaseEmission(id: string, owner: string): Promise<void>;
-  /** Ends a claimed event (emitted, or failed) and frees its place in the tenant's open events. */
-  endEmission(event: ScheduledEvent, end: EmissionEnd, expiresAt: number): Promise<void>;
+  /** Ends claimed events (emitted, or failed) and frees their places in their tenants' open events; an event already ended is left as it is. */
+  endEmissions(ends: readonly EmissionEnding[]): Promise<void>;
   /** Cancels an open event of this tenant that no emitter holds, freeing its place in the quota. */
   cancel(
     id: string,
