@@ -27,6 +27,8 @@ export function delayQueueGroupOf(message: Message): string | undefined {
 const MESSAGE_OVERHEAD_BYTES = 1024;
 const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 const DEFAULT_RECEIVERS = 8;
+/** SQS hands out at most 10 messages per receive. */
+const RECEIVE_MAX = 10;
 /** At most this long between SQS handing messages out and their answer arriving here. */
 const TRANSFER_MARGIN_MS = 1000;
 /** ChangeMessageVisibilityBatch takes at most 10 entries. */
@@ -59,8 +61,11 @@ interface Group {
  * MessageGroupId: `groupOf` then names the group), so a quiet group's messages sit behind a
  * noisy group's backlog. This poller therefore receives ahead into a bounded buffer and builds
  * each batch from one group: the one with the fewest messages in handler invocations (then the
- * one waiting longest). No group holds more than `groupSlots` of the `concurrency` slots (7 in
- * 8), so a group that appears while another floods the queue finds a free slot at once.
+ * one waiting longest). A group alone takes up to 7 in 8 of the `concurrency` slots, so a group
+ * that appears while another floods the queue finds a free slot at once; while several groups
+ * have messages here, each takes new slots only up to 1 in 8. All invocations share this
+ * process (and, locally, the cores with the emulators), where on AWS each has its own: a
+ * noisy group holding many slots would slow every other group's invocations down.
  *
  * Waiting in the buffer stands in for waiting in the queue, so a buffered message is never left
  * to outlive its visibility timeout: once less than half of it remains, its visibility is
@@ -75,7 +80,10 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
   const { sqs, queueUrl, logger, concurrency } = options;
   const timeoutMs = options.visibilityTimeoutSeconds * 1000;
   const maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
-  const groupSlots = Math.max(1, concurrency - Math.max(1, Math.floor(concurrency / 8)));
+  const sharedSlots = Math.max(1, Math.floor(concurrency / 8));
+  const aloneSlots = Math.max(1, concurrency - sharedSlots);
+  /** Receivers whose last receive came back full: the queue likely holds more than the buffer shows. */
+  const receiversBehind = new Set<number>();
   const abort = new AbortController();
   const groups = new Map<string, Group>();
   const running = new Set<Promise<void>>();
@@ -120,7 +128,6 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
           if (failed.has(`v${index}`)) lost.push(entry);
           else entry.visibleUntil = requestedAt + seconds * 1000;
         });
-        if (Failed.length > 0) logger.warn({ failed: Failed, queueUrl }, 'could not change the visibility of some buffered messages');
       } catch (error) {
         logger.warn({ err: error, queueUrl }, 'could not change the visibility of buffered messages');
         lost.push(...chunk);
@@ -135,16 +142,26 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
     const now = Date.now();
     const stale = batch.filter((entry) => needsRefresh(entry, now));
     const lost = new Set(stale.length > 0 ? await setVisibility(stale, options.visibilityTimeoutSeconds) : []);
-    const messages = batch.filter((entry) => !lost.has(entry) && entry.visibleUntil > Date.now()).map((entry) => entry.message);
+    const kept = batch.filter((entry) => !lost.has(entry) && entry.visibleUntil > Date.now());
+    if (kept.length < batch.length) logger.warn({ queueUrl, messages: batch.length - kept.length }, 'messages outlived their visibility timeout before a handler was free; SQS delivers them again');
+    const messages = kept.map((entry) => entry.message);
     if (messages.length > 0) await invokeAndDelete(options, messages);
   };
 
-  /** The group the next free slot goes to: fewest messages in flight, then the longest wait. */
+  /**
+   * The group the next free slot goes to: fewest messages in flight, then the longest wait. A
+   * group alone here may hold all but `sharedSlots` of the slots; while another group has
+   * messages here, or while the buffer may not yet show every group that has (the poller is
+   * behind the queue), it gets a new slot only while it holds fewer than `sharedSlots`.
+   */
   const nextGroup = (): Group | undefined => {
+    // A full buffer cannot show more: then it no longer waits to catch up.
+    const catchingUp = receiversBehind.size > 0 && bufferedBytes < maxBufferedBytes;
+    const slotsPerGroup = groups.size === 1 && !catchingUp ? aloneSlots : sharedSlots;
     let best: Group | undefined;
     for (const group of groups.values()) {
       const oldest = group.waiting[0];
-      if (!oldest || group.batchesInFlight >= groupSlots) continue;
+      if (!oldest || group.batchesInFlight >= slotsPerGroup) continue;
       if (
         !best ||
         group.messagesInFlight < best.messagesInFlight ||
@@ -196,8 +213,10 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
     dispatch();
   };
 
-  const receive = async (): Promise<void> => {
+  const receive = async (receiver: number): Promise<void> => {
     while (!abort.signal.aborted) {
+      // After a full receive, ask again without waiting: an empty or partial answer says the buffer has caught up.
+      const behind = receiversBehind.has(receiver);
       if (bufferedBytes >= maxBufferedBytes) {
         await roomInBuffer();
         continue;
@@ -207,8 +226,8 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
         const { Messages = [] } = await sqs.send(
           new ReceiveMessageCommand({
             QueueUrl: queueUrl,
-            MaxNumberOfMessages: 10,
-            WaitTimeSeconds: 20,
+            MaxNumberOfMessages: RECEIVE_MAX,
+            WaitTimeSeconds: behind ? 0 : 20,
             MessageSystemAttributeNames: RECORD_SYSTEM_ATTRIBUTES,
             MessageAttributeNames: ['All'],
           }),
@@ -217,6 +236,8 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
         // The timeout runs from when SQS handed the messages out: for a long poll that waited,
         // just before its answer arrived (less a margin for the transfer), never before the request.
         const handedOutAt = Math.max(requestedAt, Date.now() - Math.min(TRANSFER_MARGIN_MS, timeoutMs / 4));
+        if (Messages.length === RECEIVE_MAX) receiversBehind.add(receiver);
+        else receiversBehind.delete(receiver);
         buffer(Messages, handedOutAt + timeoutMs);
       } catch (error) {
         if (abort.signal.aborted) return;
@@ -238,7 +259,11 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
         if (expired.length > 0) logger.warn({ queueUrl, messages: expired.length }, 'buffered messages outlived their visibility timeout; SQS delivers them again');
         const stale = group.waiting.filter((entry) => entry.visibleUntil > now && needsRefresh(entry, now));
         const lost = stale.length > 0 ? await setVisibility(stale, options.visibilityTimeoutSeconds) : [];
-        removeWaiting(group, [...expired, ...lost]);
+        // Those handed to the handler meanwhile were dealt with there.
+        const waiting = new Set(group.waiting);
+        const lostWaiting = lost.filter((entry) => waiting.has(entry));
+        if (lostWaiting.length > 0) logger.warn({ queueUrl, messages: lostWaiting.length }, 'could not keep buffered messages hidden; SQS delivers them again');
+        removeWaiting(group, [...expired, ...lostWaiting]);
         forgetIfIdle(group);
       }
       wakeReceivers();
@@ -248,7 +273,7 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
   };
   const refresher = setInterval(() => void refreshWaiting(), Math.max(100, timeoutMs / 4));
 
-  const receivers = Array.from({ length: options.receivers ?? Math.min(DEFAULT_RECEIVERS, concurrency) }, receive);
+  const receivers = Array.from({ length: options.receivers ?? Math.min(DEFAULT_RECEIVERS, concurrency) }, (_, receiver) => receive(receiver));
 
   return {
     async stop() {

@@ -96,6 +96,48 @@ function groupFromBody(message: Message): string | undefined {
 
 const groupOfRecord = (record: SQSRecord): string | undefined => groupFromBody({ Body: record.body });
 
+/** A handler that holds the invocations of some groups until the test releases them. */
+class HeldInvocations {
+  readonly log = new HandlerLog();
+  private readonly held: { readonly group: string | undefined; readonly gate: ReturnType<typeof gate> }[] = [];
+  private holding = true;
+
+  constructor(private readonly holds: (group: string | undefined) => boolean) {}
+
+  readonly handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+    this.log.invocations.push(event.Records);
+    const group = groupOfRecord(event.Records[0]!);
+    if (this.holding && this.holds(group)) {
+      const invocation = { group, gate: gate() };
+      this.held.push(invocation);
+      await invocation.gate.wait;
+    }
+    return { batchItemFailures: [] };
+  };
+
+  /** Invocations started for a group so far. */
+  started(group: string): number {
+    return this.log.invocations.filter((records) => groupOfRecord(records[0]!) === group).length;
+  }
+
+  /** Invocations for `other` started before the first for `group`. */
+  startedBefore(group: string, other: string): number {
+    const first = this.log.invocations.findIndex((records) => groupOfRecord(records[0]!) === group);
+    return this.log.invocations.slice(0, first).filter((records) => groupOfRecord(records[0]!) === other).length;
+  }
+
+  /** Lets the first held invocation of a group finish. */
+  release(group: string): void {
+    const index = this.held.findIndex((invocation) => invocation.group === group);
+    this.held.splice(index, 1)[0]?.gate.open();
+  }
+
+  releaseAll(): void {
+    this.holding = false;
+    for (const invocation of this.held.splice(0)) invocation.gate.open();
+  }
+}
+
 /** What the handler was given, invocation by invocation. */
 class HandlerLog {
   readonly invocations: SQSRecord[][] = [];
@@ -116,7 +158,7 @@ class HandlerLog {
 function startPoller(
   sqs: SQSClient,
   queue: { url: string; arn: string },
-  options: Pick<FairQueuePollerOptions, 'concurrency' | 'visibilityTimeoutSeconds'>,
+  options: Pick<FairQueuePollerOptions, 'concurrency' | 'visibilityTimeoutSeconds' | 'receivers'>,
   handler: (event: SQSEvent) => Promise<SQSBatchResponse>,
 ) {
   return startFairQueuePoller({
@@ -133,31 +175,47 @@ function startPoller(
 }
 
 describe('the fair-queue poller (fauxqs hands messages out in arrival order)', () => {
-  it('hands a quiet group its own slot while a noisy group backlog, received first, holds every other slot', async () => {
+  it('lets a group alone take all slots but a reserve, and gives the reserve at once to a group that appears', async () => {
     const { sqs } = countingSqs();
     const queue = await createQueue(sqs, 30);
-    await send(sqs, queue.url, [...messagesOf('noisy', 100), ...messagesOf('quiet', 3)]);
-    const noisyHeld = gate();
-    const log = new HandlerLog();
-    // Four slots: a group may take three, so one is always left for another group.
-    const poller = startPoller(sqs, queue, { concurrency: 4, visibilityTimeoutSeconds: 30 }, async (event) => {
-      log.invocations.push(event.Records);
-      if (event.Records.some((record) => groupOfRecord(record) === 'noisy')) await noisyHeld.wait;
-      return { batchItemFailures: [] };
-    });
+    await send(sqs, queue.url, messagesOf('noisy', 200));
+    const invocations = new HeldInvocations((group) => group === 'noisy');
+    // Sixteen slots: a group alone takes fourteen, two stay free for any other group.
+    const poller = startPoller(sqs, queue, { concurrency: 16, visibilityTimeoutSeconds: 30 }, invocations.handler);
     try {
-      await waitFor(() => log.handledFrom('quiet') === 3, 'the quiet group handled');
-      // The noisy group holds three batches of ten; its other 70 messages still wait.
-      expect(log.handledFrom('noisy')).toBe(30);
+      await waitFor(() => invocations.started('noisy') === 14, 'the noisy group holding fourteen slots');
+      await send(sqs, queue.url, messagesOf('quiet', 3));
+      await waitFor(() => invocations.log.handledFrom('quiet') === 3, 'the quiet group handled');
+      expect(invocations.started('noisy')).toBe(14);
       // Each batch is one group's.
-      for (const records of log.invocations) expect(new Set(records.map(groupOfRecord)).size).toBe(1);
+      for (const records of invocations.log.invocations) expect(new Set(records.map(groupOfRecord)).size).toBe(1);
 
-      noisyHeld.open();
-      await waitFor(() => log.records().length === 103, 'every message handled');
-      expect(new Set(log.bodies()).size).toBe(103);
+      invocations.releaseAll();
+      await waitFor(() => invocations.log.records().length === 203, 'every message handled');
+      expect(new Set(invocations.log.bodies()).size).toBe(203);
       await waitFor(() => queueIsEmpty(sqs, queue.url), 'every handled message deleted');
     } finally {
-      noisyHeld.open();
+      invocations.releaseAll();
+      await poller.stop();
+      sqs.destroy();
+    }
+  });
+
+  it('gives a group no more than its share while the buffer catches up with the queue, so a group received later finds slots', async () => {
+    const { sqs } = countingSqs();
+    const queue = await createQueue(sqs, 30);
+    await send(sqs, queue.url, [...messagesOf('noisy', 200), ...messagesOf('quiet', 3)]);
+    const invocations = new HeldInvocations((group) => group === 'noisy');
+    // One receiver: the buffer sees the messages in the order fauxqs hands them out, the noisy group's first.
+    const poller = startPoller(sqs, queue, { concurrency: 16, visibilityTimeoutSeconds: 30, receivers: 1 }, invocations.handler);
+    try {
+      await waitFor(() => invocations.log.handledFrom('quiet') === 3, 'the quiet group handled');
+      expect(invocations.startedBefore('quiet', 'noisy')).toBe(2);
+      invocations.releaseAll();
+      await waitFor(() => invocations.log.records().length === 203, 'every message handled');
+      await waitFor(() => queueIsEmpty(sqs, queue.url), 'every handled message deleted');
+    } finally {
+      invocations.releaseAll();
       await poller.stop();
       sqs.destroy();
     }
@@ -166,36 +224,25 @@ describe('the fair-queue poller (fauxqs hands messages out in arrival order)', (
   it('gives a freed slot to the group with the fewest messages in flight, not to the longest wait', async () => {
     const { sqs, received } = countingSqs();
     const queue = await createQueue(sqs, 30);
-    await send(sqs, queue.url, [...messagesOf('a', 60), ...messagesOf('b', 60)]);
-    const held: { readonly group: string | undefined; readonly gate: ReturnType<typeof gate> }[] = [];
-    let holding = true;
-    const log = new HandlerLog();
-    const poller = startPoller(sqs, queue, { concurrency: 4, visibilityTimeoutSeconds: 30 }, async (event) => {
-      log.invocations.push(event.Records);
-      if (holding) {
-        const invocation = { group: groupOfRecord(event.Records[0]!), gate: gate() };
-        held.push(invocation);
-        await invocation.gate.wait;
-      }
-      return { batchItemFailures: [] };
-    });
+    const groups = Array.from({ length: 9 }, (_, i) => `g${i}`);
+    await send(sqs, queue.url, groups.flatMap((group) => messagesOf(group, 30)));
+    const invocations = new HeldInvocations(() => true);
+    const poller = startPoller(sqs, queue, { concurrency: 16, visibilityTimeoutSeconds: 30, receivers: 1 }, invocations.handler);
     try {
-      await waitFor(() => received() === 120, 'every message received');
-      // a, received first, holds the three slots a group may take; b holds the fourth.
-      expect(held.map((invocation) => invocation.group).sort()).toEqual(['a', 'a', 'a', 'b']);
+      await waitFor(() => received() === 270, 'every message received');
+      // Eight groups hold their share of two slots each: all sixteen are busy, g8 waits with none.
+      expect(groups.map((group) => invocations.started(group))).toEqual([2, 2, 2, 2, 2, 2, 2, 2, 0]);
 
-      // a's waiting messages are older, but a has 20 in flight then and b 10: b gets the slot.
-      held.find((invocation) => invocation.group === 'a')?.gate.open();
-      await waitFor(() => held.length === 5, 'the freed slot taken');
-      expect(held[4]?.group).toBe('b');
+      // g0's waiting messages are the oldest, but it still has ten in flight and g8 none.
+      invocations.release('g0');
+      await waitFor(() => invocations.log.invocations.length === 17, 'the freed slot taken');
+      expect(groupOfRecord(invocations.log.invocations[16]![0]!)).toBe('g8');
 
-      holding = false;
-      for (const invocation of held) invocation.gate.open();
-      await waitFor(() => log.records().length === 120, 'every message handled');
+      invocations.releaseAll();
+      await waitFor(() => invocations.log.records().length === 270, 'every message handled');
       await waitFor(() => queueIsEmpty(sqs, queue.url), 'every handled message deleted');
     } finally {
-      holding = false;
-      for (const invocation of held) invocation.gate.open();
+      invocations.releaseAll();
       await poller.stop();
       sqs.destroy();
     }
