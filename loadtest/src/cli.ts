@@ -19,6 +19,19 @@ function summary(result: RunResult, outDir: string): string {
   if (lateness) {
     lines.push(`  lateness ms: p50 ${lateness.p50}  p90 ${lateness.p90}  p99 ${lateness.p99}  p99.9 ${lateness['p99.9']}  max ${lateness.max}  (min ${lateness.min}, mean ${lateness.mean})`);
   }
+  for (const [tenant, own] of Object.entries(result.delivery?.byTenant ?? {})) {
+    const c = own.counts;
+    const l = own.latenessMs;
+    const stages = own.stagesMs;
+    lines.push(
+      `  tenant ${tenant}: expected ${c.expected}, missing ${c.missing}, duplicated ${c.duplicated}, early ${c.early}; ` +
+        (l ? `lateness ms p50 ${l.p50}  p90 ${l.p90}  p99 ${l.p99}  max ${l.max}` : 'nothing delivered') +
+        (stages
+          ? `; received ${stages.receivedBeforeDue.p50} ms before due (p50); p50/p99 ms: received to claim ${stages.receivedToClaim.p50}/${stages.receivedToClaim.p99}, ` +
+            `claim ${stages.claimCall.p50}/${stages.claimCall.p99}, publish start after due ${stages.publishStartLateness.p50}/${stages.publishStartLateness.p99}`
+          : ''),
+    );
+  }
   const cpu = result.delivery?.cpu;
   if (cpu) {
     const processes = Object.entries(cpu.byProcess).map(([name, cores]) => `${name} ${cores}`).join(', ');
@@ -29,9 +42,11 @@ function summary(result: RunResult, outDir: string): string {
     lines.push('  stages ms (p50 / p99 / max):');
     const { latest, ...summaries } = stages;
     for (const [name, stage] of Object.entries(summaries) as [string, StageSummary][]) lines.push(`    ${name.padEnd(22)} ${stage.p50} / ${stage.p99} / ${stage.max}`);
-    lines.push('  latest events (lateness: received before due, publish start lateness, publish call, to consumer):');
+    lines.push('  latest events (lateness: received before due, received to claim, claim call, publish start lateness, publish call, to consumer):');
     for (const e of latest.slice(0, 3)) {
-      lines.push(`    ${e.dueAt} ${e.latenessMs} ms: ${e.receivedBeforeDueMs}, ${e.publishStartLatenessMs}, ${e.publishCallMs}, ${e.publishToConsumerMs}`);
+      lines.push(
+        `    ${e.dueAt} ${e.latenessMs} ms: ${e.receivedBeforeDueMs}, ${e.receivedToClaimMs}, ${e.claimCallMs}, ${e.publishStartLatenessMs}, ${e.publishCallMs}, ${e.publishToConsumerMs}`,
+      );
     }
   }
   for (const [key, value] of Object.entries(result.details)) {

@@ -3,7 +3,7 @@ import type { ScenarioName } from './report/results.js';
 import type { MeasureOptions } from './scenarios/context.js';
 import type { ScenarioParams } from './scenarios/params.js';
 
-export const SCENARIOS: readonly ScenarioName[] = ['steady', 'hotspot', 'far', 'ingest', 'backlog'];
+export const SCENARIOS: readonly ScenarioName[] = ['steady', 'hotspot', 'far', 'ingest', 'backlog', 'fairness'];
 
 export const USAGE = `Load test of the scheduler: publishes events in the input format, measures their lateness
 at a consumer of its own, counts events missing, duplicated and early, and prices what the
@@ -25,6 +25,9 @@ Scenarios (defaults in brackets):
             straight into the table: the loader's work per tick follows what is due, not what
             is stored [1,000,000 open events; 600 events per phase over 60 s; window 60 s,
             loader every 10 s]
+  fairness  two tenants, each on its own input topic: "noisy" publishes N events and "quiet"
+            --quiet-events, all due within the same second, published at once; lateness and
+            counts per tenant [10,000 and 10, due 30 s later]
 
 Where the scheduler runs:
   --service child         start the local service in a child process (default): the harness's
@@ -38,9 +41,12 @@ Where the scheduler runs:
   --emitter-concurrency N delay-queue batches the local emitter holds at once [the runtime's]
 
 Load and measurement:
-  --events N              events measured (ingest: published)        1 to 1,000,000
+  --events N              events measured (ingest: published; fairness: the noisy tenant's)
+                                                                     1 to 1,000,000
+  --quiet-events N        fairness: the quiet tenant's events         1 to 100,000
   --seconds S             span the events are due over               1 to 3,600
-  --ahead S               steady: publish this long before due; hotspot: due this long after start
+  --ahead S               steady: publish this long before due; hotspot, fairness: due this long
+                          after start
   --window S              near-path window of the local service      2 to 900
   --loader-interval S     loader tick interval of the local service
   --backlog N             backlog: open events written to the table  0 to 2,000,000
@@ -50,7 +56,7 @@ Load and measurement:
   --consumers N           concurrent long polls on the consumer queue [8]
   --late-ms MS            what counts as late in the progress bar and counts [100]
   --drain-seconds S       how long after the last due time missing events are awaited
-                          [steady 30, hotspot 120, far 600, backlog 60]
+                          [steady 30, hotspot 120, far 600, backlog 60, fairness 120]
   --settle-seconds S      how long the consumer keeps listening for duplicates [3]
   --max-minutes M         the run stops after this, whatever it is doing [30, at most 120]
   --out DIR               where the results go [loadtest/results/<scenario>-<run id>]
@@ -79,15 +85,19 @@ export class UsageError extends Error {
 }
 
 const SCENARIO_DEFAULTS: Readonly<Record<ScenarioName, ScenarioParams>> = {
-  steady: { events: 2_000, seconds: 60, aheadSeconds: 10, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near' },
-  hotspot: { events: 10_000, seconds: 1, aheadSeconds: 30, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near' },
-  far: { events: 100_000, seconds: 60, aheadSeconds: 0, windowSeconds: 240, loaderIntervalSeconds: 90, backlog: 0, path: 'far' },
-  ingest: { events: 50_000, seconds: 60, aheadSeconds: 0, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'far' },
-  backlog: { events: 600, seconds: 60, aheadSeconds: 10, windowSeconds: 60, loaderIntervalSeconds: 10, backlog: 1_000_000, path: 'far' },
+  steady: { events: 2_000, quietEvents: 0, seconds: 60, aheadSeconds: 10, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near' },
+  hotspot: { events: 10_000, quietEvents: 0, seconds: 1, aheadSeconds: 30, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near' },
+  far: { events: 100_000, quietEvents: 0, seconds: 60, aheadSeconds: 0, windowSeconds: 240, loaderIntervalSeconds: 90, backlog: 0, path: 'far' },
+  ingest: { events: 50_000, quietEvents: 0, seconds: 60, aheadSeconds: 0, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'far' },
+  backlog: { events: 600, quietEvents: 0, seconds: 60, aheadSeconds: 10, windowSeconds: 60, loaderIntervalSeconds: 10, backlog: 1_000_000, path: 'far' },
+  fairness: { events: 10_000, quietEvents: 10, seconds: 1, aheadSeconds: 30, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near' },
 };
 
+/** Scenarios that register tenants or write into the table of the local service they start. */
+const OWN_SERVICE_SCENARIOS: readonly ScenarioName[] = ['far', 'backlog', 'fairness'];
+
 /** How long missing events are awaited after the last due time: long where the emulators fall behind. */
-const DRAIN_DEFAULTS: Readonly<Record<ScenarioName, number>> = { steady: 30, hotspot: 120, far: 600, ingest: 0, backlog: 60 };
+const DRAIN_DEFAULTS: Readonly<Record<ScenarioName, number>> = { steady: 30, hotspot: 120, far: 600, ingest: 0, backlog: 60, fairness: 120 };
 
 function integer(values: Record<string, unknown>, name: string, fallback: number, min: number, max: number): number {
   const raw = values[name];
@@ -111,6 +121,7 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
     allowPositionals: true,
     options: {
       events: { type: 'string' },
+      'quiet-events': { type: 'string' },
       seconds: { type: 'string' },
       ahead: { type: 'string' },
       window: { type: 'string' },
@@ -149,6 +160,7 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
   if (path !== 'near' && path !== 'far') throw new UsageError(`--path must be near or far, got "${path}"`);
   const params: ScenarioParams = {
     events: integer(values, 'events', defaults.events, 1, 1_000_000),
+    quietEvents: integer(values, 'quiet-events', defaults.quietEvents, 1, 100_000),
     seconds: integer(values, 'seconds', defaults.seconds, 1, 3600),
     aheadSeconds: integer(values, 'ahead', defaults.aheadSeconds, 0, 900),
     windowSeconds: integer(values, 'window', defaults.windowSeconds, 2, 900),
@@ -167,14 +179,14 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
       throw new UsageError('a deployed stack needs --region, --input-topic-arn and --emitter-role-arn (the stack outputs)');
     }
     if (text(values, 'service') !== undefined) throw new UsageError('--service is for the local service; a deployed stack is named by --region and --input-topic-arn');
-    if (scenario === 'far' || scenario === 'backlog') throw new UsageError(`the ${scenario} scenario sets the local service's windows and table; it runs locally only`);
+    if (OWN_SERVICE_SCENARIOS.includes(scenario)) throw new UsageError(`the ${scenario} scenario sets up the local service it starts; it runs locally only`);
     service = { kind: 'aws', region, inputTopicArn, emitterRoleArn, profile: text(values, 'profile') };
   } else {
     const kind = text(values, 'service') ?? 'child';
     if (kind === 'child' || kind === 'in-process') {
       service = { kind, dataDir: text(values, 'data-dir'), emitterConcurrency: values['emitter-concurrency'] === undefined ? undefined : integer(values, 'emitter-concurrency', 0, 1, 4096) };
     } else if (kind === 'external') {
-      if (scenario === 'far' || scenario === 'backlog') throw new UsageError(`the ${scenario} scenario starts the service with its own settings; use --service child`);
+      if (OWN_SERVICE_SCENARIOS.includes(scenario)) throw new UsageError(`the ${scenario} scenario starts the service with its own settings; use --service child`);
       service = { kind, outputsFile: text(values, 'outputs') ?? '.local/outputs.json' };
     } else {
       throw new UsageError(`--service must be child, in-process or external, got "${kind}"`);

@@ -3,6 +3,8 @@ import { eventIdFor, PUBLIC_TENANT_ID, toIso, type ScheduleRequest } from '@adho
 /** One event the run schedules. */
 export interface PlannedEvent {
   readonly seq: number;
+  /** Whose event it is: the run publishes it to this tenant's input topic. */
+  readonly tenant: string;
   /** The client's idempotency key (`id` in the request). */
   readonly clientId: string;
   /** The id the scheduler gives it (`scheduler-event-id` on the emission), derived as the scheduler does. */
@@ -14,6 +16,8 @@ export interface PlannedEvent {
 
 export interface UniformPlan {
   readonly runId: string;
+  /** The tenant that publishes the events (its id is part of theirs); the public tenant when absent. */
+  readonly tenant?: string;
   /** The `user` of every request: one per run, so runs never share event ids. */
   readonly user: string;
   readonly count: number;
@@ -39,12 +43,13 @@ const GOLDEN_FRACTION = (Math.sqrt(5) - 1) / 2;
 /** Events due evenly over a span, published ahead of their due time or all at once, by publish time. */
 export function planUniform(plan: UniformPlan): PlannedEvent[] {
   const events: PlannedEvent[] = [];
+  const tenant = plan.tenant ?? PUBLIC_TENANT_ID;
   for (let seq = 0; seq < plan.count; seq += 1) {
     const dueAt = plan.firstDueAt + Math.floor((seq * plan.spreadMs) / plan.count);
     const clientId = `${plan.runId}-${seq}`;
     const jitter = Math.floor(((seq * GOLDEN_FRACTION) % 1) * (plan.publishJitterMs ?? 0));
     const publishAt = plan.publishAheadMs === undefined ? plan.publishFrom : Math.max(plan.publishFrom, dueAt - plan.publishAheadMs - jitter);
-    events.push({ seq, clientId, eventId: eventIdFor(PUBLIC_TENANT_ID, plan.user, clientId, ''), dueAt, publishAt });
+    events.push({ seq, tenant, clientId, eventId: eventIdFor(tenant, plan.user, clientId, ''), dueAt, publishAt });
   }
   return events.sort((a, b) => a.publishAt - b.publishAt);
 }

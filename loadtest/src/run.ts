@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { TenantsDocument } from '@adhoc-scheduler/shared';
 import type { CliOptions } from './options.js';
 import { Progress } from './progress.js';
 import { histogramSpec, renderSvg, svgToPng } from './report/charts.js';
@@ -10,6 +11,7 @@ import { renderHtml } from './report/html.js';
 import { machineInfo, type RunResult, type ScenarioName, type ScenarioResult } from './report/results.js';
 import { runBacklog } from './scenarios/backlog.js';
 import type { RunContext } from './scenarios/context.js';
+import { FAIRNESS_TENANTS, LOAD_TEST_QUOTAS, runFairness } from './scenarios/fairness.js';
 import { runFar } from './scenarios/far.js';
 import { runHotspot } from './scenarios/hotspot.js';
 import { runIngest } from './scenarios/ingest.js';
@@ -29,6 +31,7 @@ const SCENARIO_RUNNERS: Readonly<Record<ScenarioName, (ctx: RunContext, params: 
   far: runFar,
   ingest: runIngest,
   backlog: runBacklog,
+  fairness: runFairness,
 };
 
 /** The local service's settings for a scenario: the windows it needs, and its log level. */
@@ -40,12 +43,17 @@ function serviceEnv(options: CliOptions): Record<string, string> {
   };
 }
 
+/** The local service's tenants: the public one (the shared input topic) with quotas the run never reaches, and the scenario's own. */
+function serviceTenants(options: CliOptions): TenantsDocument {
+  return { public: LOAD_TEST_QUOTAS, ...(options.scenario === 'fairness' ? FAIRNESS_TENANTS : {}) };
+}
+
 async function startService(options: CliOptions, logFile: string): Promise<SchedulerService> {
   const choice = options.service;
   switch (choice.kind) {
     case 'child':
     case 'in-process': {
-      const local = { env: serviceEnv(options), emitterConcurrency: choice.emitterConcurrency, dataDir: choice.dataDir, logFile };
+      const local = { env: serviceEnv(options), emitterConcurrency: choice.emitterConcurrency, dataDir: choice.dataDir, tenants: serviceTenants(options), logFile };
       return choice.kind === 'child' ? startChildService(local) : startInProcessService(local);
     }
     case 'external':
@@ -99,10 +107,10 @@ export async function runScenario(options: CliOptions, command: string): Promise
     await service.stop();
   }
 
-  const { distribution, ...rest } = scenario;
+  const { distribution, distributionByTenant, ...rest } = scenario;
   const files: Record<string, string> = { json: 'results.json', html: 'report.html' };
   if (service.mode === 'child' || service.mode === 'in-process') files.serviceLog = 'service.log';
-  const svgs: { linear?: string; log?: string } = {};
+  const svgs: { linear?: string; log?: string; byTenant: Record<string, string> } = { byTenant: {} };
   if (scenario.delivery?.latenessMs && distribution.length > 0) {
     for (const scale of ['linear', 'log'] as const) {
       const svg = await renderSvg(histogramSpec({ title: scenario.title, distribution, lateness: scenario.delivery.latenessMs }, scale));
@@ -111,6 +119,16 @@ export async function runScenario(options: CliOptions, command: string): Promise
       await writeFile(join(outDir, file), svgToPng(svg));
       files[scale === 'linear' ? 'pngLinear' : 'pngLog'] = file;
     }
+  }
+  // One plot per tenant (log scale): a spike's tail would hide a small tenant in the combined one.
+  for (const [tenant, tenantDistribution] of Object.entries(distributionByTenant ?? {})) {
+    const lateness = scenario.delivery?.byTenant?.[tenant]?.latenessMs;
+    if (!lateness || tenantDistribution.length === 0) continue;
+    const svg = await renderSvg(histogramSpec({ title: `tenant ${tenant}: ${lateness.count.toLocaleString('en-US')} events`, distribution: tenantDistribution, lateness }, 'log'));
+    svgs.byTenant[tenant] = svg;
+    const file = `lateness-${tenant}-log.png`;
+    await writeFile(join(outDir, file), svgToPng(svg));
+    files[`pngLog-${tenant}`] = file;
   }
   const config = service.local?.config;
   const result: RunResult = {

@@ -15,6 +15,10 @@ export interface StageSummary {
 export interface StageBreakdown {
   /** Due time minus when the emitter received the event: how early the delay queue handed it over (negative: late). */
   readonly receivedBeforeDue: StageSummary;
+  /** Claim start minus receipt: how long the event waited for a handler (a free slot) after it was received. */
+  readonly receivedToClaim: StageSummary;
+  /** How long the claim (a conditional write) took. */
+  readonly claimCall: StageSummary;
   /** Publish start minus due time: the emitter's own lateness. */
   readonly publishStartLateness: StageSummary;
   /** How long the SNS Publish call took. */
@@ -29,6 +33,8 @@ export interface LateEvent {
   readonly dueAt: string;
   readonly latenessMs: number;
   readonly receivedBeforeDueMs: number | undefined;
+  readonly receivedToClaimMs: number | undefined;
+  readonly claimCallMs: number | undefined;
   readonly publishStartLatenessMs: number | undefined;
   readonly publishCallMs: number | undefined;
   readonly publishToConsumerMs: number | undefined;
@@ -58,6 +64,8 @@ export function stageBreakdown(
   traces: Readonly<Record<string, EmissionTrace>>,
 ): StageBreakdown {
   const receivedBeforeDue: number[] = [];
+  const receivedToClaim: number[] = [];
+  const claimCall: number[] = [];
   const publishStartLateness: number[] = [];
   const publishCall: number[] = [];
   const publishToConsumer: number[] = [];
@@ -65,6 +73,10 @@ export function stageBreakdown(
     const trace = traces[id];
     if (!trace) continue;
     receivedBeforeDue.push(delivery.dueAt - trace.receivedAt);
+    if (trace.claimStartedAt !== undefined && trace.claimEndedAt !== undefined) {
+      receivedToClaim.push(trace.claimStartedAt - trace.receivedAt);
+      claimCall.push(trace.claimEndedAt - trace.claimStartedAt);
+    }
     if (trace.publishStartedAt === undefined || trace.publishEndedAt === undefined) continue;
     publishStartLateness.push(trace.publishStartedAt - delivery.dueAt);
     publishCall.push(trace.publishEndedAt - trace.publishStartedAt);
@@ -81,6 +93,8 @@ export function stageBreakdown(
         dueAt: new Date(delivery.dueAt).toISOString(),
         latenessMs: delivery.receivedAt - delivery.dueAt,
         receivedBeforeDueMs: trace ? delivery.dueAt - trace.receivedAt : undefined,
+        receivedToClaimMs: trace?.claimStartedAt === undefined ? undefined : trace.claimStartedAt - trace.receivedAt,
+        claimCallMs: trace?.claimStartedAt === undefined || trace.claimEndedAt === undefined ? undefined : trace.claimEndedAt - trace.claimStartedAt,
         publishStartLatenessMs: started === undefined ? undefined : started - delivery.dueAt,
         publishCallMs: started === undefined || ended === undefined ? undefined : ended - started,
         publishToConsumerMs: ended === undefined ? undefined : delivery.receivedAt - ended,
@@ -89,6 +103,8 @@ export function stageBreakdown(
   return {
     latest,
     receivedBeforeDue: summarize(receivedBeforeDue),
+    receivedToClaim: summarize(receivedToClaim),
+    claimCall: summarize(claimCall),
     publishStartLateness: summarize(publishStartLateness),
     publishCall: summarize(publishCall),
     publishToConsumer: summarize(publishToConsumer),

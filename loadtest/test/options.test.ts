@@ -7,6 +7,7 @@ describe('parseCli', () => {
     expect(parseCli(['hotspot'])?.params).toMatchObject({ events: 10_000, seconds: 1 });
     expect(parseCli(['far'])?.params).toMatchObject({ events: 100_000, windowSeconds: 240, loaderIntervalSeconds: 90 });
     expect(parseCli(['backlog'])?.params).toMatchObject({ backlog: 1_000_000 });
+    expect(parseCli(['fairness'])?.params).toMatchObject({ events: 10_000, quietEvents: 10, seconds: 1, aheadSeconds: 30 });
   });
 
   it('starts the local service in a child process unless told otherwise', () => {
@@ -24,6 +25,10 @@ describe('parseCli', () => {
     expect(() => parseCli(['steady', '--max-minutes', '500'])).toThrow(UsageError);
     expect(() => parseCli(['steady', '--region', 'eu-west-1'])).toThrow(/--input-topic-arn/);
     expect(() => parseCli(['far', '--region', 'r', '--input-topic-arn', 'a', '--emitter-role-arn', 'b'])).toThrow(UsageError);
+    // The fairness scenario registers its two tenants in the service it starts.
+    expect(() => parseCli(['fairness', '--region', 'r', '--input-topic-arn', 'a', '--emitter-role-arn', 'b'])).toThrow(UsageError);
+    expect(() => parseCli(['fairness', '--service', 'external'])).toThrow(UsageError);
+    expect(() => parseCli(['fairness', '--quiet-events', '0'])).toThrow(UsageError);
     expect(() => parseCli(['nonsense'])).toThrow(UsageError);
     expect(() => parseCli([])).toThrow(UsageError);
   });

@@ -21,7 +21,10 @@ function keyValues(record: object): string {
 const dollars = (value: number): string => (Number.isFinite(value) ? `$${value.toFixed(4)}` : 'n/a');
 
 /** A self-contained page: the same numbers as the results JSON, with the histograms inline. */
-export function renderHtml(result: RunResult, svgs: { readonly linear?: string | undefined; readonly log?: string | undefined }): string {
+export function renderHtml(
+  result: RunResult,
+  svgs: { readonly linear?: string | undefined; readonly log?: string | undefined; readonly byTenant?: Readonly<Record<string, string>> },
+): string {
   const sections: string[] = [];
   sections.push(`<h1>${escape(result.title)}</h1>`);
   sections.push(
@@ -47,6 +50,28 @@ export function renderHtml(result: RunResult, svgs: { readonly linear?: string |
     }
     if (svgs.linear) sections.push(`<figure>${svgs.linear}</figure>`);
     if (svgs.log) sections.push(`<figure>${svgs.log}</figure>`);
+    const byTenant = result.delivery.byTenant;
+    if (byTenant) {
+      sections.push('<h2>Per tenant (lateness in ms)</h2>');
+      sections.push(
+        table(
+          ['tenant', 'events', 'missing', 'duplicated', 'early', 'min', 'p50', 'p90', 'p99', 'p99.9', 'max', 'received before due p50 / p99', 'received to claim p50 / p99', 'claim call p50 / p99', 'publish start lateness p50 / p99'],
+          Object.entries(byTenant).map(([tenant, { counts, latenessMs: l, stagesMs }]) => [
+            tenant,
+            counts.expected,
+            counts.missing,
+            counts.duplicated,
+            counts.early,
+            ...(l ? [l.min, l.p50, l.p90, l.p99, l['p99.9'], l.max] : ['', '', '', '', '', '']),
+            stagesMs ? `${stagesMs.receivedBeforeDue.p50} / ${stagesMs.receivedBeforeDue.p99}` : '',
+            stagesMs ? `${stagesMs.receivedToClaim.p50} / ${stagesMs.receivedToClaim.p99}` : '',
+            stagesMs ? `${stagesMs.claimCall.p50} / ${stagesMs.claimCall.p99}` : '',
+            stagesMs ? `${stagesMs.publishStartLateness.p50} / ${stagesMs.publishStartLateness.p99}` : '',
+          ]),
+        ),
+      );
+      for (const svg of Object.values(svgs.byTenant ?? {})) sections.push(`<figure>${svg}</figure>`);
+    }
     const stages = result.delivery.stagesMs;
     if (stages) {
       const { latest, ...summaries } = stages;
@@ -60,8 +85,17 @@ export function renderHtml(result: RunResult, svgs: { readonly linear?: string |
       sections.push('<h3>The latest events</h3>');
       sections.push(
         table(
-          ['due', 'lateness', 'received before due', 'publish start lateness', 'publish call', 'publish to consumer'],
-          latest.map((e) => [e.dueAt, e.latenessMs, e.receivedBeforeDueMs ?? '', e.publishStartLatenessMs ?? '', e.publishCallMs ?? '', e.publishToConsumerMs ?? '']),
+          ['due', 'lateness', 'received before due', 'received to claim', 'claim call', 'publish start lateness', 'publish call', 'publish to consumer'],
+          latest.map((e) => [
+            e.dueAt,
+            e.latenessMs,
+            e.receivedBeforeDueMs ?? '',
+            e.receivedToClaimMs ?? '',
+            e.claimCallMs ?? '',
+            e.publishStartLatenessMs ?? '',
+            e.publishCallMs ?? '',
+            e.publishToConsumerMs ?? '',
+          ]),
         ),
       );
     }

@@ -7,9 +7,9 @@ import type { ServiceMode } from '../service/connection.js';
 import type { StageBreakdown } from '../stages.js';
 import type { DeliveryCounts, LatenessSummary } from '../tracker.js';
 
-export type ScenarioName = 'steady' | 'hotspot' | 'far' | 'ingest' | 'backlog';
+export type ScenarioName = 'steady' | 'hotspot' | 'far' | 'ingest' | 'backlog' | 'fairness';
 
-/** A target of issue 4 and whether the run met it. */
+/** A target of the project's issues and whether the run met it. */
 export interface TargetCheck {
   readonly name: string;
   readonly target: string;
@@ -17,9 +17,18 @@ export interface TargetCheck {
   readonly met: boolean;
 }
 
+/** One tenant's share of a run that publishes for several. */
+export interface TenantDelivery {
+  readonly counts: DeliveryCounts;
+  readonly latenessMs: LatenessSummary | undefined;
+  readonly stagesMs: StageBreakdown | undefined;
+}
+
 export interface DeliverySummary {
   readonly counts: DeliveryCounts;
   readonly latenessMs: LatenessSummary | undefined;
+  /** The same per tenant, when the run published for more than one. */
+  readonly byTenant: Readonly<Record<string, TenantDelivery>> | undefined;
   /** Where lateness arose, ms (local service only). */
   readonly stagesMs: StageBreakdown | undefined;
   readonly publish: { readonly published: number; readonly failed: number; readonly requests: number; readonly seconds: number; readonly perSecond: number };
@@ -37,6 +46,8 @@ export interface ScenarioResult {
   readonly delivery: DeliverySummary | undefined;
   /** [lateness ms, events] of the main measurement, for the plots. */
   readonly distribution: readonly [number, number][];
+  /** The same per tenant, when the run published for more than one (a plot each). */
+  readonly distributionByTenant?: Readonly<Record<string, readonly [number, number][]>>;
   /** Scenario-specific numbers (ingest rates, far-path moves, loader ticks). */
   readonly details: Readonly<Record<string, unknown>>;
   readonly cost: CostEstimate | undefined;
@@ -55,7 +66,7 @@ export interface MachineInfo {
   readonly loadAverageAtStart: number;
 }
 
-export interface RunResult extends Omit<ScenarioResult, 'distribution'> {
+export interface RunResult extends Omit<ScenarioResult, 'distribution' | 'distributionByTenant'> {
   readonly scenario: ScenarioName;
   readonly runId: string;
   readonly command: string;
@@ -84,6 +95,9 @@ export function summarizeDelivery(outcome: DeliveryOutcome): DeliverySummary {
   return {
     counts: outcome.counts,
     latenessMs: outcome.lateness,
+    byTenant: outcome.byTenant
+      ? Object.fromEntries(Object.entries(outcome.byTenant).map(([tenant, own]) => [tenant, { counts: own.counts, latenessMs: own.lateness, stagesMs: own.stages }]))
+      : undefined,
     stagesMs: outcome.stages,
     publish: {
       published: outcome.publish.published,

@@ -1,19 +1,30 @@
 import type { UsageSnapshot } from '@adhoc-scheduler/infra/src/local/usage.js';
-import { createConsumerEndpoint, deleteConsumerEndpoint, startConsumer, type ConsumerStats } from '../consumer.js';
+import { createConsumerEndpoint, deleteConsumerEndpoint, startConsumer, type ConsumerEndpoint, type ConsumerStats } from '../consumer.js';
 import { usageBetween } from '../cost/estimate.js';
 import { cpuBetween, sampleCpu, type CpuUse } from '../cpu.js';
+import { PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
 import { mergePlans, scheduleRequest, type PlannedEvent } from '../plan.js';
-import { publishEvents, type PublishStats } from '../publisher.js';
+import { publishEvents, type PublishOptions, type PublishStats } from '../publisher.js';
 import type { ServiceReport } from '../service/probe.js';
 import { stageBreakdown, type StageBreakdown } from '../stages.js';
-import { DeliveryTracker, type DeliveryCounts, type LatenessSummary } from '../tracker.js';
+import { DeliveryTracker, type DeliveryCounts, type LatenessSummary, type Receipt } from '../tracker.js';
 import { waitFor, type RunContext } from './context.js';
+
+/** What one tenant's events did, when a run publishes for several. */
+export interface TenantOutcome {
+  readonly counts: DeliveryCounts;
+  readonly lateness: LatenessSummary | undefined;
+  readonly distribution: [number, number][];
+  readonly stages: StageBreakdown | undefined;
+}
 
 export interface DeliveryOutcome {
   readonly counts: DeliveryCounts;
   readonly lateness: LatenessSummary | undefined;
   /** [lateness ms, events] for the plots. */
   readonly distribution: [number, number][];
+  /** The same per tenant, when the events belong to more than one; undefined otherwise. */
+  readonly byTenant: Readonly<Record<string, TenantOutcome>> | undefined;
   readonly publish: PublishStats;
   readonly consumer: ConsumerStats;
   /** The service's usage during the measurement (after minus before); undefined when not observable. */
@@ -38,21 +49,85 @@ export interface DeliveryHooks {
   readonly afterPublish?: (tracker: DeliveryTracker) => Promise<void>;
   /** A prefix for the progress bars when a scenario measures more than once. */
   readonly label?: string;
+  /** Input topics of registered tenants, by id: their events are published there (the public tenant's go to the shared topic). */
+  readonly tenantInputTopics?: Readonly<Record<string, string>>;
+}
+
+function sumConsumerStats(stats: readonly ConsumerStats[]): ConsumerStats {
+  return {
+    receives: stats.reduce((sum, s) => sum + s.receives, 0),
+    emptyReceives: stats.reduce((sum, s) => sum + s.emptyReceives, 0),
+    receiveErrors: stats.reduce((sum, s) => sum + s.receiveErrors, 0),
+    deleteErrors: stats.reduce((sum, s) => sum + s.deleteErrors, 0),
+  };
 }
 
 /**
- * The core of every delivery scenario: its own output topic and consumer queue, the events
- * published to the input topic on their schedule, then lateness, missing, duplicated and
- * early events measured at the consumer until all arrived (or the drain time ran out).
+ * Publishes each tenant's events to its own input topic, the tenants at the same time (as
+ * independent clients would), and adds up what the publishers did.
+ */
+async function publishByTenant(
+  events: readonly PlannedEvent[],
+  topicOf: (tenant: string) => string,
+  options: Omit<PublishOptions, 'inputTopicArn'>,
+): Promise<PublishStats> {
+  const byTenant = new Map<string, PlannedEvent[]>();
+  for (const event of events) {
+    const own = byTenant.get(event.tenant) ?? [];
+    own.push(event);
+    byTenant.set(event.tenant, own);
+  }
+  const stats = await Promise.all([...byTenant].map(([tenant, own]) => publishEvents(own, { ...options, inputTopicArn: topicOf(tenant) })));
+  return {
+    published: stats.reduce((sum, s) => sum + s.published, 0),
+    failed: stats.reduce((sum, s) => sum + s.failed, 0),
+    requests: stats.reduce((sum, s) => sum + s.requests, 0),
+    startedAt: Math.min(...stats.map((s) => s.startedAt)),
+    finishedAt: Math.max(...stats.map((s) => s.finishedAt)),
+  };
+}
+
+/**
+ * The core of every delivery scenario: its own output topic and consumer queue (one of each per
+ * tenant), the events published to the input topic on their schedule, then lateness, missing,
+ * duplicated and early events measured at the consumer until all arrived (or the drain time ran out).
  */
 export async function measureDelivery(ctx: RunContext, events: readonly PlannedEvent[], hooks: DeliveryHooks = {}): Promise<DeliveryOutcome> {
   const { clients, service, measure, progress } = ctx;
-  const endpoint = await createConsumerEndpoint(clients.sns, clients.sqs, `${ctx.runId}-out`, service.emitterRoleArn);
+  // With several tenants, each has its own target and consumer, as independent clients would: one's deliveries never queue behind another's.
+  const tenantsPublishing = [...new Set([...events, ...(hooks.warmup ?? [])].map((event) => event.tenant))];
+  const endpoints = new Map(
+    await Promise.all(
+      tenantsPublishing.map(async (tenant) => {
+        const name = tenantsPublishing.length > 1 ? `${ctx.runId}-${tenant}-out` : `${ctx.runId}-out`;
+        return [tenant, await createConsumerEndpoint(clients.sns, clients.sqs, name, service.emitterRoleArn)] as const;
+      }),
+    ),
+  );
+  const targetOf = (tenant: string): string => (endpoints.get(tenant) as ConsumerEndpoint).topicArn;
   const tracker = new DeliveryTracker(measure.lateMs);
   for (const event of events) tracker.expect(event.eventId, event.dueAt);
   for (const event of hooks.warmup ?? []) tracker.expect(event.eventId, event.dueAt, { warmup: true });
   const everything = hooks.warmup ? mergePlans(hooks.warmup, events) : events;
-  const consumer = startConsumer(clients.sqs, endpoint.queueUrl, measure.consumers, (receipt) => tracker.record(receipt));
+  // With several tenants, each has its own tracker too: lateness and counts per tenant.
+  const tenantTrackers = new Map(tenantsPublishing.length > 1 ? tenantsPublishing.map((tenant) => [tenant, new DeliveryTracker(measure.lateMs)]) : []);
+  const tenantOfEvent = new Map<string, DeliveryTracker>();
+  for (const event of tenantTrackers.size > 0 ? events : []) {
+    const own = tenantTrackers.get(event.tenant) as DeliveryTracker;
+    own.expect(event.eventId, event.dueAt);
+    tenantOfEvent.set(event.eventId, own);
+  }
+  const onReceipt = (receipt: Receipt): void => {
+    tracker.record(receipt);
+    if (receipt.eventId !== undefined) tenantOfEvent.get(receipt.eventId)?.record(receipt);
+  };
+  const consumers = [...endpoints.values()].map((endpoint) => startConsumer(clients.sqs, endpoint.queueUrl, measure.consumers, onReceipt));
+  const topicOf = (tenant: string): string => {
+    if (tenant === PUBLIC_TENANT_ID) return service.inputTopicArn;
+    const topic = hooks.tenantInputTopics?.[tenant];
+    if (topic === undefined) throw new Error(`no input topic for tenant "${tenant}"`);
+    return topic;
+  };
 
   const prefix = hooks.label ? `${hooks.label} ` : '';
   const publishedBar = progress.bar(`${prefix}published`, everything.length);
@@ -72,15 +147,17 @@ export async function measureDelivery(ctx: RunContext, events: readonly PlannedE
   let consumerStats: ConsumerStats;
   try {
     const abort = AbortSignal.timeout(Math.max(0, ctx.deadline - Date.now()));
-    publish = await publishEvents(everything, {
+    publish = await publishByTenant(everything, topicOf, {
       sns: clients.sns,
-      inputTopicArn: service.inputTopicArn,
-      render: (event) => scheduleRequest(event, ctx.user, endpoint.topicArn, measure.payloadBytes),
+      render: (event) => scheduleRequest(event, ctx.user, targetOf(event.tenant), measure.payloadBytes),
       concurrency: measure.publishConcurrency,
       onPublished: () => {
         published += 1;
       },
-      onFailed: (event) => tracker.publishFailed(event.eventId),
+      onFailed: (event) => {
+        tracker.publishFailed(event.eventId);
+        tenantOfEvent.get(event.eventId)?.publishFailed(event.eventId);
+      },
       signal: abort,
     });
     await hooks.afterPublish?.(tracker);
@@ -90,7 +167,7 @@ export async function measureDelivery(ctx: RunContext, events: readonly PlannedE
     // Listen a while longer: a duplicate would arrive after the first delivery.
     await waitFor(() => false, Math.min(ctx.deadline, Date.now() + measure.settleSeconds * 1000));
   } finally {
-    consumerStats = await consumer.stop();
+    consumerStats = sumConsumerStats(await Promise.all(consumers.map((consumer) => consumer.stop())));
     clearInterval(refresh);
   }
   publishedBar.update(published);
@@ -98,11 +175,27 @@ export async function measureDelivery(ctx: RunContext, events: readonly PlannedE
   const finishedAt = Date.now();
   const cpu = cpuBetween(cpuBefore, sampleCpu());
   const after = await service.report(true);
-  await deleteConsumerEndpoint(clients.sns, clients.sqs, endpoint).catch((error: unknown) => progress.note(`could not remove the consumer's topic and queue: ${String(error)}`));
+  for (const endpoint of endpoints.values()) {
+    await deleteConsumerEndpoint(clients.sns, clients.sqs, endpoint).catch((error: unknown) => progress.note(`could not remove the consumer's topic and queue: ${String(error)}`));
+  }
   return {
     counts: tracker.counts(),
     lateness: tracker.lateness(),
     distribution: tracker.distribution(),
+    byTenant:
+      tenantTrackers.size > 0
+        ? Object.fromEntries(
+            [...tenantTrackers].map(([tenant, own]): [string, TenantOutcome] => [
+              tenant,
+              {
+                counts: own.counts(),
+                lateness: own.lateness(),
+                distribution: own.distribution(),
+                stages: after?.emissions ? stageBreakdown(own.firstDeliveries(), after.emissions) : undefined,
+              },
+            ]),
+          )
+        : undefined,
     publish,
     consumer: consumerStats,
     usage: before && after ? usageBetween(after.usage, before.usage) : undefined,

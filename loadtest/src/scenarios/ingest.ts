@@ -11,7 +11,7 @@ import type { ScenarioParams } from './params.js';
 const INGEST_TARGET_PER_SECOND = 5_000;
 
 /** The time (epoch ms) by which the ingest function had taken `share` of `total` records. */
-function timeOfShare(invocations: readonly InvocationRecord[], total: number, share: number): number | undefined {
+export function timeOfShare(invocations: readonly InvocationRecord[], total: number, share: number): number | undefined {
   let records = 0;
   for (const invocation of invocations) {
     records += invocation.records;

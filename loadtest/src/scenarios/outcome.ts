@@ -20,6 +20,7 @@ export function deliveryResult(
     parameters,
     delivery: summarizeDelivery(outcome),
     distribution: outcome.distribution,
+    ...(outcome.byTenant ? { distributionByTenant: Object.fromEntries(Object.entries(outcome.byTenant).map(([tenant, own]) => [tenant, own.distribution])) } : {}),
     details: { path, ...details },
     cost,
     usage: outcome.usage,

@@ -23,9 +23,10 @@ async function stop(): Promise<void> {
 process.on('message', (message: ToService) => {
   switch (message.type) {
     case 'start': {
-      const { env, emitterConcurrency, dataDir } = message.options;
+      const { env, emitterConcurrency, dataDir, tenants } = message.options;
       startLocalScheduler({
         env,
+        tenants,
         ...(emitterConcurrency === undefined ? {} : { emitterConcurrency }),
         ...(dataDir === undefined ? {} : { dataDir }),
         // stdout is the log file the harness opened.

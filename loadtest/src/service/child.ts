@@ -47,7 +47,7 @@ export async function startChildService(options: LocalServiceOptions): Promise<S
     });
 
   const ready = nextMessage('ready', START_TIMEOUT_MS);
-  send({ type: 'start', options: { env: options.env, emitterConcurrency: options.emitterConcurrency, dataDir: options.dataDir } });
+  send({ type: 'start', options: { env: options.env, emitterConcurrency: options.emitterConcurrency, dataDir: options.dataDir, tenants: options.tenants } });
   let started: Extract<FromService, { type: 'ready' }>;
   try {
     started = await ready;

@@ -16,6 +16,7 @@ export async function startInProcessService(options: LocalServiceOptions): Promi
   const log = createWriteStream(options.logFile, { flags: 'a' });
   const scheduler = await startLocalScheduler({
     env: options.env,
+    tenants: options.tenants,
     ...(options.emitterConcurrency === undefined ? {} : { emitterConcurrency: options.emitterConcurrency }),
     ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
     logger: createLogger('local', options.env.LOG_LEVEL ?? 'info', log),
