@@ -7,7 +7,7 @@ describe('parseCli', () => {
     expect(parseCli(['hotspot'])?.params).toMatchObject({ events: 10_000, seconds: 1 });
     expect(parseCli(['far'])?.params).toMatchObject({ events: 100_000, windowSeconds: 240, loaderIntervalSeconds: 90 });
     expect(parseCli(['backlog'])?.params).toMatchObject({ backlog: 1_000_000 });
-    expect(parseCli(['fairness'])?.params).toMatchObject({ events: 10_000, quietEvents: 10, seconds: 1, aheadSeconds: 30 });
+    expect(parseCli(['fairness'])?.params).toMatchObject({ events: 10_000, quietEvents: 10, seconds: 1, aheadSeconds: 60 });
   });
 
   it('starts the local service in a child process unless told otherwise', () => {
