@@ -120,15 +120,16 @@ export async function runScenario(options: CliOptions, command: string): Promise
       files[scale === 'linear' ? 'pngLinear' : 'pngLog'] = file;
     }
   }
-  // One plot per tenant (log scale): a spike's tail would hide a small tenant in the combined one.
+  // One plot per tenant: a spike would hide a small tenant in the combined one. Log counts only where there are many.
   for (const [tenant, tenantDistribution] of Object.entries(distributionByTenant ?? {})) {
     const lateness = scenario.delivery?.byTenant?.[tenant]?.latenessMs;
     if (!lateness || tenantDistribution.length === 0) continue;
-    const svg = await renderSvg(histogramSpec({ title: `tenant ${tenant}: ${lateness.count.toLocaleString('en-US')} events`, distribution: tenantDistribution, lateness }, 'log'));
+    const scale = lateness.count >= 100 ? 'log' : 'linear';
+    const svg = await renderSvg(histogramSpec({ title: `tenant ${tenant}: ${lateness.count.toLocaleString('en-US')} events`, distribution: tenantDistribution, lateness }, scale));
     svgs.byTenant[tenant] = svg;
-    const file = `lateness-${tenant}-log.png`;
+    const file = `lateness-${tenant}-${scale}.png`;
     await writeFile(join(outDir, file), svgToPng(svg));
-    files[`pngLog-${tenant}`] = file;
+    files[`png-${tenant}`] = file;
   }
   const config = service.local?.config;
   const result: RunResult = {
