@@ -104,6 +104,8 @@ describe('cancel', () => {
       expect(notice).toMatchObject({ reason: REASON.EVENT_ALREADY_ENDED, details: { state: EVENT_STATE.emitted } });
 
       const laterId = await acme.publish(request(target.topicArn, Date.now() + 30_000, 'later'));
+      // SQS does not keep order: a cancel sent together with its event may arrive first.
+      await waitFor(() => inState(records, `m-${laterId}`, EVENT_STATE.scheduled), 'the event');
       const cancel = { action: 'cancel', event_id: `m-${laterId}`, failure_topic: failures.topicArn };
       const cancelMessageId = await acme.publish(cancel);
       await waitFor(() => inState(records, `m-${laterId}`, EVENT_STATE.cancelled), 'the cancel');
@@ -133,7 +135,7 @@ describe('cancel', () => {
       await waitFor(() => target.withPayload('too late').length > 0, 'the emission');
       await sentinelAfter(acme, target, dueAt);
       expect(target.withPayload('too late')).toHaveLength(1);
-      expect((await records.get(`m-${snsMessageId}`))?.state).toBe(EVENT_STATE.emitted);
+      await waitFor(() => inState(records, `m-${snsMessageId}`, EVENT_STATE.emitted), 'the emission recorded');
     } finally {
       await stop();
     }
@@ -160,7 +162,8 @@ describe('reschedule', () => {
       expect(scheduledAt(delivery!)).toBe(newDueAt);
       expect(delivery!.receivedAt).toBeGreaterThanOrEqual(newDueAt);
       expect(delivery!.attributes[EMISSION_ATTRIBUTE.eventId]).toBe(id);
-      expect(await records.get(id)).toMatchObject({ state: EVENT_STATE.emitted, version: 2, dueAt: newDueAt });
+      // The emitter records the end after the publish.
+      expect(await waitFor(() => inState(records, id, EVENT_STATE.emitted), 'the emission recorded')).toMatchObject({ version: 2, dueAt: newDueAt });
 
       await sentinelAfter(acme, target, Math.max(start + firstInMs, newDueAt));
       expect(target.withPayload('moved')).toHaveLength(1);

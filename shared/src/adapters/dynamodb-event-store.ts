@@ -1,8 +1,7 @@
-import { GetCommand, UpdateCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { ScheduledEvent } from '../domain/event.js';
 import { EVENT_STATE, type EventState } from '../domain/lifecycle.js';
-import type { Quotas } from '../domain/tenants.js';
 import type {
   ChangeRefused,
   CreateOutcome,
@@ -13,24 +12,8 @@ import type {
   NewEvent,
   Placement,
 } from '../app/ports.js';
-import {
-  getRecord,
-  ingestRateCounterId,
-  isConditionFailure,
-  LOADER_CURSOR_ID,
-  openEventsCounterId,
-  TABLE,
-  tenantStateKey,
-  toRecord,
-  transactWrite,
-  transient,
-} from './dynamodb-table.js';
-
-/** DynamoDB takes 100 items per transaction: the events' updates and their tenant's counter. */
-const MAX_ENDS_PER_TRANSACTION = 99;
-
-/** How long a per-second ingest counter is kept. */
-const RATE_COUNTER_TTL_SECONDS = 3600;
+import { DynamoDbQuotaCounters } from './dynamodb-quota-counters.js';
+import { getRecord, isConditionFailure, LOADER_CURSOR_ID, TABLE, tenantStateKey, toRecord, transient } from './dynamodb-table.js';
 
 /** Open, and held by no live emitter claim: what cancel and reschedule require. */
 const CHANGEABLE =
@@ -52,91 +35,69 @@ export function newEventItem(entry: Pick<NewEvent, 'event' | 'clientId' | 'input
 }
 
 export class DynamoDbEventStore implements EventStore {
+  private readonly counters: DynamoDbQuotaCounters;
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-  ) {}
+  ) {
+    this.counters = new DynamoDbQuotaCounters(client, tableName);
+  }
 
   async createMany(entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
     const outcomes: (CreateOutcome | undefined)[] = entries.map(() => undefined);
-    // One transaction cannot touch an item twice: a repeated id waits for the one-by-one pass.
+    const [first] = entries;
+    if (first === undefined) return [];
+    const { tenant } = first.event;
+    const { quotas, now } = first;
+    // A repeated id in the batch waits for the one-by-one pass, to be found a duplicate there.
     const seen = new Set<string>();
-    let together = entries.flatMap((entry, index) => (seen.has(entry.event.id) ? [] : (seen.add(entry.event.id), [index])));
-    const quotas = entries[0]?.quotas;
-    // More at once than a quota allows can only be admitted one by one.
-    while (together.length > 1 && quotas !== undefined && together.length <= Math.min(quotas.maxOpenEvents, quotas.maxIngestPerSecond)) {
-      const failed = await this.admit(together.map((index) => entries[index] as NewEvent));
-      if (failed.length === 0) {
-        for (const index of together) outcomes[index] = { outcome: 'created' };
-        break;
-      }
-      const duplicates = new Set(failed.filter((position) => position < together.length).map((position) => together[position] as number));
-      // The quotas leave no room for all of them: admit one by one, as many as fit.
-      if (duplicates.size === 0) break;
+    const together = entries.flatMap((entry, index) => (seen.has(entry.event.id) ? [] : (seen.add(entry.event.id), [index])));
+    if (together.length > 1 && (await this.counters.reserve(tenant, quotas, now, together.length)) === undefined) {
+      const created = await Promise.all(together.map((index) => this.put(entries[index] as NewEvent)));
+      const duplicates = together.filter((_, position) => !created[position]);
+      if (duplicates.length > 0) await this.counters.unreserve(tenant, now, duplicates.length);
+      for (const index of together) outcomes[index] = { outcome: 'created' };
       for (const index of duplicates) outcomes[index] = await this.duplicate((entries[index] as NewEvent).event.id);
-      together = together.filter((index) => !duplicates.has(index));
     }
+    // The quotas leave no room for all of them (or there is one): one by one, as many as fit.
     for (const [index, entry] of entries.entries()) outcomes[index] ??= await this.createOne(entry);
     return outcomes as CreateOutcome[];
   }
 
   private async createOne(entry: NewEvent): Promise<CreateOutcome> {
-    const failed = await this.admit([entry]);
-    if (failed.length === 0) return { outcome: 'created' };
-    if (failed.includes(0)) return this.duplicate(entry.event.id);
-    const quota: keyof Quotas = failed.includes(1) ? 'maxOpenEvents' : 'maxIngestPerSecond';
-    return { outcome: 'quota-exceeded', quota };
+    const { event, quotas, now } = entry;
+    const refused = await this.counters.reserve(event.tenant, quotas, now, 1);
+    if (refused !== undefined) {
+      // A redelivered request is never refused for a quota its event already counts in.
+      const existing = await getRecord(this.client, this.tableName, event.id);
+      return existing === undefined ? { outcome: 'quota-exceeded', quota: refused } : { outcome: 'duplicate', existing };
+    }
+    if (await this.put(entry)) return { outcome: 'created' };
+    await this.counters.unreserve(event.tenant, now, 1);
+    return this.duplicate(event.id);
   }
 
   private async duplicate(id: string): Promise<CreateOutcome> {
     return { outcome: 'duplicate', existing: await getRecord(this.client, this.tableName, id) };
   }
 
-  /**
-   * Puts new events of one tenant and counts them against its quotas in one transaction (the
-   * counters are written once for the lot, which keeps a busy tenant's counter items cool).
-   * Returns the positions whose condition failed: an event's own index when it already exists,
-   * `entries.length` for the open-events quota, `entries.length + 1` for the ingest rate.
-   */
-  private admit(entries: readonly NewEvent[]): Promise<number[]> {
-    const [first] = entries;
-    if (first === undefined) return Promise.resolve([]);
-    const { tenant } = first.event;
-    const { quotas, now } = first;
-    const second = Math.floor(now / 1000);
-    const count = entries.length;
-    return transactWrite(this.client, {
-      TransactItems: [
-        ...entries.map((entry) => ({
-          Put: {
-            TableName: this.tableName,
-            Item: newEventItem(entry),
-            ConditionExpression: 'attribute_not_exists(#id)',
-            ExpressionAttributeNames: { '#id': TABLE.partitionKey },
-          },
-        })),
-        {
-          Update: {
-            TableName: this.tableName,
-            Key: { [TABLE.partitionKey]: openEventsCounterId(tenant) },
-            UpdateExpression: 'ADD openEvents :count',
-            // A counter not yet written is zero; the caller never asks for more than the quota at once.
-            ConditionExpression: 'attribute_not_exists(openEvents) OR openEvents <= :room',
-            ExpressionAttributeValues: { ':count': count, ':room': quotas.maxOpenEvents - count },
-          },
-        },
-        {
-          Update: {
-            TableName: this.tableName,
-            Key: { [TABLE.partitionKey]: ingestRateCounterId(tenant, second) },
-            UpdateExpression: 'ADD #count :count SET #ttl = :ttl',
-            ConditionExpression: 'attribute_not_exists(#count) OR #count <= :room',
-            ExpressionAttributeNames: { '#count': 'count', '#ttl': TABLE.ttlAttribute },
-            ExpressionAttributeValues: { ':count': count, ':room': quotas.maxIngestPerSecond - count, ':ttl': second + RATE_COUNTER_TTL_SECONDS },
-          },
-        },
-      ],
-    });
+  /** Writes a new event; false when its id is already known. */
+  private async put(entry: NewEvent): Promise<boolean> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: newEventItem(entry),
+          ConditionExpression: 'attribute_not_exists(#id)',
+          ExpressionAttributeNames: { '#id': TABLE.partitionKey },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw transient('PutItem', error);
+    }
   }
 
   async *queryDue(bucketShard: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]> {
@@ -238,33 +199,29 @@ export class DynamoDbEventStore implements EventStore {
   }
 
   async endEmissions(ends: readonly EmissionEnding[]): Promise<void> {
-    const byTenant = new Map<string, EmissionEnding[]>();
-    for (const ending of ends) byTenant.set(ending.event.tenant, [...(byTenant.get(ending.event.tenant) ?? []), ending]);
-    for (const [tenant, endings] of byTenant) {
-      for (let first = 0; first < endings.length; first += MAX_ENDS_PER_TRANSACTION) {
-        await this.endTogether(tenant, endings.slice(first, first + MAX_ENDS_PER_TRANSACTION));
-      }
-    }
+    const ended = await Promise.all(ends.map((ending) => this.endOne(ending)));
+    const freed = new Map<string, number>();
+    ends.forEach(({ event }, index) => {
+      if (ended[index]) freed.set(event.tenant, (freed.get(event.tenant) ?? 0) + 1);
+    });
+    // One counter write per tenant for the whole batch.
+    await Promise.all([...freed].map(([tenant, count]) => this.counters.releaseOpenEvents(tenant, count)));
   }
 
-  /** Ends events of one tenant and frees their places in one transaction; an event already ended is left out. */
-  private async endTogether(tenant: string, endings: readonly EmissionEnding[]): Promise<void> {
-    let pending = endings;
-    while (pending.length > 0) {
-      const failed = new Set(
-        await transactWrite(this.client, {
-          TransactItems: [...pending.map((ending) => this.endUpdate(ending)), this.releaseOpenEvents(tenant, pending.length)],
-        }),
-      );
-      if (failed.size === 0) return;
-      pending = pending.filter((_, position) => !failed.has(position));
+  /** Ends one claimed event; false when it had already ended (its place was freed then). */
+  private async endOne(ending: EmissionEnding): Promise<boolean> {
+    try {
+      await this.client.send(new UpdateCommand(this.endUpdate(ending)));
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw transient('UpdateItem', error);
     }
   }
 
   private endUpdate({ event, end, expiresAt }: EmissionEnding) {
     const at = end.state === 'emitted' ? 'emittedAt' : 'failedAt';
     return {
-      Update: {
         TableName: this.tableName,
         Key: { [TABLE.partitionKey]: event.id },
         UpdateExpression: `SET #state = :state, #tenantState = :tenantState, ${at} = :at, #ttl = :ttl${end.state === 'failed' ? ', reason = :reason' : ''}`,
@@ -279,34 +236,33 @@ export class DynamoDbEventStore implements EventStore {
           ':queued': EVENT_STATE.queued,
           ...(end.state === 'failed' ? { ':reason': end.reason } : {}),
         },
-      },
     };
   }
 
   async cancel(id: string, tenant: string, change: { readonly by: string; readonly now: number; readonly expiresAt: number }): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused> {
-    const failed = await transactWrite(this.client, {
-      TransactItems: [
-        {
-          Update: {
-            TableName: this.tableName,
-            Key: { [TABLE.partitionKey]: id },
-            UpdateExpression: 'SET #state = :cancelled, #tenantState = :tenantState, cancelledAt = :now, cancelledBy = :by, #ttl = :ttl',
-            ConditionExpression: CHANGEABLE,
-            ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#state': 'state', '#tenantState': TABLE.tenantStateKey, '#ttl': TABLE.ttlAttribute },
-            ExpressionAttributeValues: {
-              ...changeableValues(tenant, change.now),
-              ':cancelled': EVENT_STATE.cancelled,
-              ':tenantState': tenantStateKey(tenant, EVENT_STATE.cancelled),
-              ':by': change.by,
-              ':ttl': change.expiresAt,
-            },
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [TABLE.partitionKey]: id },
+          UpdateExpression: 'SET #state = :cancelled, #tenantState = :tenantState, cancelledAt = :now, cancelledBy = :by, #ttl = :ttl',
+          ConditionExpression: CHANGEABLE,
+          ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#state': 'state', '#tenantState': TABLE.tenantStateKey, '#ttl': TABLE.ttlAttribute },
+          ExpressionAttributeValues: {
+            ...changeableValues(tenant, change.now),
+            ':cancelled': EVENT_STATE.cancelled,
+            ':tenantState': tenantStateKey(tenant, EVENT_STATE.cancelled),
+            ':by': change.by,
+            ':ttl': change.expiresAt,
           },
-        },
-        this.releaseOpenEvents(tenant, 1),
-      ],
-    });
-    if (failed.length === 0) return { outcome: 'cancelled' };
-    return { outcome: 'refused', current: await getRecord(this.client, this.tableName, id) };
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw transient('UpdateItem', error);
+      return { outcome: 'refused', current: await getRecord(this.client, this.tableName, id) };
+    }
+    await this.counters.releaseOpenEvents(tenant, 1);
+    return { outcome: 'cancelled' };
   }
 
   async reschedule(
@@ -413,17 +369,6 @@ export class DynamoDbEventStore implements EventStore {
       if (isConditionFailure(error)) return;
       throw transient('UpdateItem', error);
     }
-  }
-
-  private releaseOpenEvents(tenant: string, count: number) {
-    return {
-      Update: {
-        TableName: this.tableName,
-        Key: { [TABLE.partitionKey]: openEventsCounterId(tenant) },
-        UpdateExpression: 'ADD openEvents :released',
-        ExpressionAttributeValues: { ':released': -count },
-      },
-    };
   }
 }
 

@@ -1,5 +1,5 @@
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, TransactWriteCommand, type DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isEventState, isOpen, type EventRecord, type EventState } from '../domain/lifecycle.js';
 import { TransientError, type ReasonCode } from '../domain/reasons.js';
 
@@ -42,40 +42,6 @@ export function isConditionFailure(error: unknown): boolean {
 /** Any other DynamoDB error is retried by the caller's queue. */
 export function transient(operation: string, error: unknown): TransientError {
   return new TransientError(`DynamoDB ${operation} failed: ${(error as Error)?.message ?? String(error)}`, { cause: error });
-}
-
-/** Which of a transaction's items failed their condition (indexes), or undefined when it did not fail on conditions. */
-function failedConditions(error: unknown): number[] | undefined {
-  if (!(error instanceof TransactionCanceledException) && (error as { name?: string })?.name !== 'TransactionCanceledException') return undefined;
-  const reasons = (error as TransactionCanceledException).CancellationReasons ?? [];
-  if (reasons.some((reason) => reason.Code === 'TransactionConflict')) return undefined;
-  return reasons.flatMap((reason, index) => (reason.Code === 'ConditionalCheckFailed' ? [index] : []));
-}
-
-function isConflict(error: unknown): boolean {
-  const reasons = (error as TransactionCanceledException)?.CancellationReasons ?? [];
-  return (error as { name?: string })?.name === 'TransactionCanceledException' && reasons.some((reason) => reason.Code === 'TransactionConflict');
-}
-
-/** Transactions on one tenant's counter collide when they overlap; DynamoDB asks the caller to retry. */
-const CONFLICT_ATTEMPTS = 8;
-
-/**
- * Runs a transaction; resolves to the indexes of the items whose condition failed (empty when
- * it was written). Conflicts with concurrent transactions are retried with jitter.
- */
-export async function transactWrite(client: DynamoDBDocumentClient, input: TransactWriteCommandInput): Promise<number[]> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await client.send(new TransactWriteCommand(input));
-      return [];
-    } catch (error) {
-      const failed = failedConditions(error);
-      if (failed !== undefined && failed.length > 0) return failed;
-      if (!isConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw transient('TransactWriteItems', error);
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** attempt));
-    }
-  }
 }
 
 export async function getRecord(client: DynamoDBDocumentClient, tableName: string, id: string): Promise<EventRecord | undefined> {

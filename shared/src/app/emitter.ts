@@ -101,9 +101,9 @@ async function emitOne(deps: EmitterDeps, record: SQSRecord, event: ScheduledEve
 }
 
 /**
- * Records the batch's ends, one transaction per tenant (its open-events counter is written once
- * for the lot). If that fails, the claims still hold off other deliveries until their leases end,
- * and failing the records would only publish them again: it is logged instead.
+ * Records the batch's ends (each tenant's open-events counter is written once for the lot). If
+ * that fails, the claims still hold off other deliveries until their leases end, and failing the
+ * records would only publish them again: it is logged instead.
  */
 async function recordEnds(deps: EmitterDeps, endings: readonly EmissionEnding[]): Promise<void> {
   if (endings.length === 0) return;

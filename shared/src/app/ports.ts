@@ -64,9 +64,9 @@ export interface EmissionEnding {
 
 export interface EventStore {
   /**
-   * Records new events of one tenant and counts them against its quotas, each event all or
-   * nothing, so the counts stay exact however many ingest functions run at once. Outcomes are
-   * in the order of the entries; when the quotas leave room for only some, the first ones win.
+   * Records new events of one tenant and counts them against its quotas: however many ingest
+   * functions run at once, no tenant is admitted past a quota. Outcomes are in the order of the
+   * entries; when the quotas leave room for only some, the first ones win.
    */
   createMany(entries: readonly NewEvent[]): Promise<CreateOutcome[]>;
   /** Pages of events in one bucket shard with dueAt in [fromMs, untilMs). */
