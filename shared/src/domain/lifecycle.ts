@@ -16,7 +16,6 @@ export const EVENT_STATE = {
 export type EventState = (typeof EVENT_STATE)[keyof typeof EVENT_STATE];
 
 export const OPEN_STATES: readonly EventState[] = [EVENT_STATE.scheduled, EVENT_STATE.queued];
-export const END_STATES: readonly EventState[] = [EVENT_STATE.emitted, EVENT_STATE.failed, EVENT_STATE.cancelled];
 
 export function isOpen(state: EventState): boolean {
   return OPEN_STATES.includes(state);
