@@ -70,7 +70,7 @@ export function inputTopicName(topicPrefix: string, tenantId: string): string {
 }
 
 /** The account of an SNS topic ARN (`arn:aws:sns:<region>:<account>:<name>`). */
-export function topicAccount(topicArn: string): string | undefined {
+function topicAccount(topicArn: string): string | undefined {
   return topicArn.split(':')[4];
 }
 
