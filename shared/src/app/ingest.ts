@@ -6,7 +6,7 @@ import { expiresAtFor, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice } from '../domain/failure.js';
 import { changeRefusal, EVENT_STATE, type EventRecord } from '../domain/lifecycle.js';
 import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
-import type { Quotas, Tenant } from '../domain/tenants.js';
+import type { Tenant } from '../domain/tenants.js';
 import { parseInputMessage, type InputRequest, type ParseResult } from '../domain/validation.js';
 import { processBatch } from './batch.js';
 import { reportFailure } from './failures.js';
@@ -89,13 +89,6 @@ async function refuse(intake: Intake, error: EventRejectedError, eventId?: strin
 function placementFor(deps: IngestDeps, id: string, dueAt: number, now: number): Placement {
   if (dueAt < now + deps.config.nearPathWindowSeconds * 1000) return { state: EVENT_STATE.queued };
   return { state: EVENT_STATE.scheduled, bucketShard: bucketShardKeyFor(id, dueAt, deps.config) };
-}
-
-/** A quota of zero admits nothing (the store's counters start at zero and would admit one). */
-function exhaustedQuota(quotas: Quotas): keyof Quotas | undefined {
-  if (quotas.maxOpenEvents === 0) return 'maxOpenEvents';
-  if (quotas.maxIngestPerSecond === 0) return 'maxIngestPerSecond';
-  return undefined;
 }
 
 /** What happens to a schedule request once the store has admitted it, or not. */
@@ -215,17 +208,11 @@ function admitTogether(deps: IngestDeps, inputs: readonly ReadInput[], now: numb
   for (const { record, message, tenant, parsed } of inputs) {
     if (tenant === undefined || !parsed?.accepted || parsed.request.kind !== 'schedule') continue;
     const { event, clientId } = parsed.request;
-    const placement = placementFor(deps, event.id, event.dueAt, now);
-    const exhausted = exhaustedQuota(tenant.quotas);
-    if (exhausted !== undefined) {
-      admissions.set(record, { placement, outcome: Promise.resolve({ outcome: 'quota-exceeded', quota: exhausted }) });
-      continue;
-    }
     const entry: NewEvent = {
       event,
       clientId,
       inputMessageId: message.inputMessageId,
-      placement,
+      placement: placementFor(deps, event.id, event.dueAt, now),
       quotas: tenant.quotas,
       now,
       expiresAt: expiresAtFor(event.dueAt, deps.config.retentionSeconds),
