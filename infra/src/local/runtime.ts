@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createLogger, loadConfig, TenantRegistry, type Logger, type SchedulerConfig, type TenantDirectory, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { createLogger, loadConfig, type Logger, type SchedulerConfig, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { handlers, type FunctionName } from '@adhoc-scheduler/functions/handlers';
 import { createAwsClients, createDependencies, type AwsClients, type ClientCredentials } from '@adhoc-scheduler/functions/wiring';
 import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.js';
@@ -128,9 +128,9 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     });
     const clients = createAwsClients(config, { credentials: LOCAL_CREDENTIALS, maxSockets: 4 * emitterConcurrency });
     options.instrumentClients?.(clients);
-    const tenantDirectory: TenantDirectory =
-      'file' in tenantsOption ? new FileTenantDirectory(tenantsOption.file, prefix, logger) : new TenantRegistry(tenants, prefix);
-    const depsFor = (fn: FunctionName) => createDependencies(fn, config, clients, { logger: logger.child({ fn }), tenants: tenantDirectory });
+    // A fixed registry reaches the functions through their config, as on Lambda; a file is re-read as it changes.
+    const tenantFile = 'file' in tenantsOption ? { tenants: new FileTenantDirectory(tenantsOption.file, prefix, logger) } : {};
+    const depsFor = (fn: FunctionName) => createDependencies(fn, config, clients, { logger: logger.child({ fn }), ...tenantFile });
 
     const poll = (
       fn: 'ingest' | 'loading' | 'emitter',
