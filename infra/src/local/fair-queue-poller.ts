@@ -138,7 +138,7 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
 
   const needsRefresh = (entry: Waiting, now: number): boolean => entry.visibleUntil - now < timeoutMs / 2;
 
-  const invoke = async (group: Group, batch: readonly Waiting[]): Promise<void> => {
+  const invoke = async (batch: readonly Waiting[]): Promise<void> => {
     const now = Date.now();
     const stale = batch.filter((entry) => needsRefresh(entry, now));
     const lost = new Set(stale.length > 0 ? await setVisibility(stale, options.visibilityTimeoutSeconds) : []);
@@ -182,7 +182,7 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
       busySlots += 1;
       group.batchesInFlight += 1;
       group.messagesInFlight += batch.length;
-      const invocation = invoke(group, batch)
+      const invocation = invoke(batch)
         .catch((error: unknown) => logger.error({ err: error, queueUrl }, 'invocation failed; its messages come back after the visibility timeout'))
         .finally(() => {
           running.delete(invocation);

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
-  ReceiveMessageCommand,
   SendMessageBatchCommand,
   SQSClient,
   type Message,
