@@ -222,20 +222,20 @@ export class DynamoDbEventStore implements EventStore {
   private endUpdate({ event, end, expiresAt }: EmissionEnding) {
     const at = end.state === 'emitted' ? 'emittedAt' : 'failedAt';
     return {
-        TableName: this.tableName,
-        Key: { [TABLE.partitionKey]: event.id },
-        UpdateExpression: `SET #state = :state, #tenantState = :tenantState, ${at} = :at, #ttl = :ttl${end.state === 'failed' ? ', reason = :reason' : ''}`,
-        // Only once: a second end of the same event leaves the count alone.
-        ConditionExpression: '#state = :queued',
-        ExpressionAttributeNames: { '#state': 'state', '#tenantState': TABLE.tenantStateKey, '#ttl': TABLE.ttlAttribute },
-        ExpressionAttributeValues: {
-          ':state': end.state,
-          ':tenantState': tenantStateKey(event.tenant, end.state),
-          ':at': end.at,
-          ':ttl': expiresAt,
-          ':queued': EVENT_STATE.queued,
-          ...(end.state === 'failed' ? { ':reason': end.reason } : {}),
-        },
+      TableName: this.tableName,
+      Key: { [TABLE.partitionKey]: event.id },
+      UpdateExpression: `SET #state = :state, #tenantState = :tenantState, ${at} = :at, #ttl = :ttl${end.state === 'failed' ? ', reason = :reason' : ''}`,
+      // Only once: a second end of the same event leaves the count alone.
+      ConditionExpression: '#state = :queued',
+      ExpressionAttributeNames: { '#state': 'state', '#tenantState': TABLE.tenantStateKey, '#ttl': TABLE.ttlAttribute },
+      ExpressionAttributeValues: {
+        ':state': end.state,
+        ':tenantState': tenantStateKey(event.tenant, end.state),
+        ':at': end.at,
+        ':ttl': expiresAt,
+        ':queued': EVENT_STATE.queued,
+        ...(end.state === 'failed' ? { ':reason': end.reason } : {}),
+      },
     };
   }
 
