@@ -6,6 +6,7 @@ import { LOCAL_CREDENTIALS } from '../local/runtime.js';
 import type { LocationValues } from './arguments.js';
 import { AdminError, describeError, isServiceAnswer, UsageError } from './errors.js';
 import { DEFAULT_OUTPUTS_FILE, readLocalOutputs } from './local-service.js';
+import { SCHEDULER_OUTPUTS } from '../cdk/stack-outputs.js';
 
 /** The scheduler a command reads: the local service (its outputs file), or a deployed stack. */
 export type Location =
@@ -40,12 +41,6 @@ export function localOnly(location: Location, what: string): string {
 /** Where the CDK app takes its registry from (infra/src/cdk/context.ts). */
 export const CDK_TENANTS = 'context "tenants" in cdk.json, or -c tenantsFile=FILE';
 
-/**
- * Output keys of the scheduler stack (SCHEDULER_OUTPUTS in infra/src/cdk/scheduler-stack.ts,
- * which is not imported here: loading the CDK library would add seconds to every command).
- */
-export const STACK_OUTPUT_KEYS = { tableName: 'TableName', region: 'Region', inputTopicArn: 'InputTopicArn' } as const;
-
 export interface StackOutputs {
   readonly tableName: string;
   readonly region: string | undefined;
@@ -66,11 +61,11 @@ export async function readStackOutputs(path: string): Promise<StackOutputs> {
       const value = outputs?.[key];
       return typeof value === 'string' ? value : undefined;
     };
-    const tableName = text(STACK_OUTPUT_KEYS.tableName);
-    return tableName === undefined ? [] : [{ stack, tableName, region: text(STACK_OUTPUT_KEYS.region), inputTopicArn: text(STACK_OUTPUT_KEYS.inputTopicArn) }];
+    const tableName = text(SCHEDULER_OUTPUTS.tableName);
+    return tableName === undefined ? [] : [{ stack, tableName, region: text(SCHEDULER_OUTPUTS.region), inputTopicArn: text(SCHEDULER_OUTPUTS.inputTopicArn) }];
   });
   const [stack, ...others] = stacks;
-  if (stack === undefined) throw new AdminError(`${path} has no stack with a ${STACK_OUTPUT_KEYS.tableName} output: is it the scheduler stack's outputs?`);
+  if (stack === undefined) throw new AdminError(`${path} has no stack with a ${SCHEDULER_OUTPUTS.tableName} output: is it the scheduler stack's outputs?`);
   if (others.length > 0) throw new AdminError(`${path} holds several scheduler stacks (${stacks.map((found) => found.stack).join(', ')}): name the table with --table NAME --region R`);
   return stack;
 }

@@ -2,31 +2,11 @@ import { Aws, CfnOutput, Stack, Token, type StackProps } from 'aws-cdk-lib';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { AdhocScheduler, type AdhocSchedulerProps } from './adhoc-scheduler.js';
+import { SCHEDULER_OUTPUTS, tenantInputTopicOutputKey } from './stack-outputs.js';
 
-/** Keys of the stack's outputs (`cdk deploy --outputs-file` writes them under the stack name). */
-export const SCHEDULER_OUTPUTS = {
-  inputTopicArn: 'InputTopicArn',
-  emitterRoleArn: 'EmitterRoleArn',
-  region: 'Region',
-  nearPathWindowSeconds: 'NearPathWindowSeconds',
-  tableName: 'TableName',
-  alarmTopicArn: 'AlarmTopicArn',
-  dashboardUrl: 'DashboardUrl',
-} as const;
+export { SCHEDULER_OUTPUTS, tenantInputTopicOutputKey };
 
 export const DEFAULT_SCHEDULER_STACK_NAME = 'AdhocScheduler';
-
-/**
- * The output holding a registered tenant's input topic ARN: `Tenant<Id>InputTopicArn`, the id
- * in PascalCase (`acme-corp`: TenantAcmeCorpInputTopicArn). Output keys are alphanumeric.
- */
-export function tenantInputTopicOutputKey(tenantId: string): string {
-  const pascal = tenantId
-    .split('-')
-    .map((part) => `${part.charAt(0).toUpperCase()}${part.slice(1)}`)
-    .join('');
-  return `Tenant${pascal}InputTopicArn`;
-}
 
 export interface SchedulerStackProps extends StackProps {
   readonly scheduler?: Omit<AdhocSchedulerProps, 'emitterRoleName' | 'monitoring'> & {
