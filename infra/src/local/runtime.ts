@@ -18,7 +18,9 @@ export const LOCAL_REGION = 'us-east-1';
  * at p50 (loadtest steady, 600 events over 20 s, 2026-11-22).
  */
 const DEFAULT_EMITTER_CONCURRENCY = 32;
-export const LOCAL_EMITTER_ROLE_ARN = 'arn:aws:iam::000000000000:role/adhoc-scheduler-emitter';
+/** The emulators' one account: every local topic and queue lives in it. */
+export const LOCAL_ACCOUNT = '000000000000';
+export const LOCAL_EMITTER_ROLE_ARN = `arn:aws:iam::${LOCAL_ACCOUNT}:role/adhoc-scheduler-emitter`;
 
 export interface LocalSchedulerOptions {
   /** Persistent state (both emulators); in-memory when absent. */

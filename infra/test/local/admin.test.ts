@@ -11,12 +11,10 @@ import { EVENT_STATE, PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
 import { runAdmin } from '../../src/admin/cli.js';
 import { SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
+import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
 import { FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
 
 const REPO_ROOT = resolve(import.meta.dirname, '../../..');
-/** Every topic of the local emulator lives in this account. */
-const LOCAL_ACCOUNT = '000000000000';
 const TENANT_ACCOUNT = '111111111111';
 
 interface Run {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbEventRecords, EMISSION_ATTRIBUTE, EVENT_STATE, REASON, type EventRecord, type EventState, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
+import { LOCAL_ACCOUNT } from '../../src/local/runtime.js';
 import { capturingLogger, FAST_TIMINGS, request, scheduledAt, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
 
-const LOCAL_ACCOUNT = '000000000000';
 const TENANTS: TenantsDocument = {
   tenants: [
     { id: 'acme', accounts: [LOCAL_ACCOUNT] },

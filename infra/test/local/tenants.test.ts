@@ -3,11 +3,9 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbEventRecords, EMISSION_ATTRIBUTE, EVENT_STATE, eventIdFor, openEventsCounterId, REASON, TABLE, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
+import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
 import { capturingLogger, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
 
-/** Every topic of the local emulator lives in this account. */
-const LOCAL_ACCOUNT = '000000000000';
 const FOREIGN_ACCOUNT = '222222222222';
 
 const TENANTS: TenantsDocument = {

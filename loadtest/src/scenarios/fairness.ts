@@ -1,3 +1,4 @@
+import { LOCAL_ACCOUNT } from '@adhoc-scheduler/infra/src/local/runtime.js';
 import type { TenantsDocument } from '@adhoc-scheduler/shared';
 import { mergePlans, planUniform } from '../plan.js';
 import { correctnessTargets, latenessTarget, round, type ScenarioResult, type TargetCheck } from '../report/results.js';
@@ -11,8 +12,6 @@ export const NOISY_TENANT = 'noisy';
 export const QUIET_TENANT = 'quiet';
 /** The quiet tenant's p99 lateness bound while the noisy one spikes (issue 5). */
 const QUIET_P99_TARGET_MS = 100;
-/** fauxqs puts every local topic in this account. */
-const LOCAL_ACCOUNT = '000000000000';
 /** Quotas far above what the run sends: it measures delivery, not the quotas. */
 export const LOAD_TEST_QUOTAS = { maxOpenEvents: 10_000_000, maxIngestPerSecond: 1_000_000 } as const;
 
