@@ -306,7 +306,7 @@ export class DynamoDbEventStore implements EventStore {
     }
   }
 
-  async claimNotice(noticeId: string, claim: EmissionClaim): Promise<'claimed' | 'ended' | 'busy'> {
+  async claimNotice(noticeId: string, claim: EmissionClaim, expiresAt: number): Promise<'claimed' | 'ended' | 'busy'> {
     try {
       await this.client.send(
         new UpdateCommand({
@@ -316,7 +316,7 @@ export class DynamoDbEventStore implements EventStore {
           ConditionExpression:
             'attribute_not_exists(sentAt) AND (attribute_not_exists(emitClaimUntil) OR emitClaimUntil < :now OR emitClaim = :owner)',
           ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
-          ExpressionAttributeValues: { ':owner': claim.owner, ':until': claim.leaseUntil, ':now': claim.now, ':ttl': claim.expiresAt },
+          ExpressionAttributeValues: { ':owner': claim.owner, ':until': claim.leaseUntil, ':now': claim.now, ':ttl': expiresAt },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );

@@ -27,7 +27,7 @@ async function handleMessage(deps: EmitterDeps, record: SQSRecord, endings: Emis
   }
   const now = deps.clock.now();
   const claim = newClaim(deps, now);
-  const outcome = await deps.store.claimNotice(message.noticeId, claim);
+  const outcome = await deps.store.claimNotice(message.noticeId, claim, expiresAtFor(now, deps.config.retentionSeconds));
   if (outcome !== 'claimed') return skip(deps, message.noticeId, outcome);
   try {
     await publishNotice(deps)(message.failureTopic, message.notice);
@@ -45,7 +45,6 @@ function newClaim(deps: EmitterDeps, dueAt: number): EmissionClaim {
     owner: randomUUID(),
     now,
     leaseUntil: Math.max(now, dueAt) + deps.config.emitClaimLeaseSeconds * 1000,
-    expiresAt: expiresAtFor(dueAt, deps.config.retentionSeconds),
   };
 }
 

@@ -100,8 +100,8 @@ export interface EventStore {
     tenant: string,
     change: { readonly dueAt: number; readonly placement: Placement; readonly now: number; readonly expiresAt: number },
   ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent } | ChangeRefused>;
-  /** Claims the publication of a failure notice (keyed like an event, so a redelivery publishes it once). */
-  claimNotice(noticeId: string, claim: EmissionClaim): Promise<'claimed' | 'ended' | 'busy'>;
+  /** Claims the publication of a failure notice, keyed like an event so a redelivery publishes it once; its record is kept until `expiresAt` (epoch seconds). */
+  claimNotice(noticeId: string, claim: EmissionClaim, expiresAt: number): Promise<'claimed' | 'ended' | 'busy'>;
   markNoticeSent(noticeId: string, sentAt: number): Promise<void>;
   readLoaderCursor(): Promise<number | undefined>;
   /** Moves the loader cursor forward (never back). */
@@ -122,8 +122,6 @@ export interface EmissionClaim {
   readonly owner: string;
   readonly now: number;
   readonly leaseUntil: number;
-  /** TTL of the record, epoch seconds. */
-  readonly expiresAt: number;
 }
 
 /** Who a message belongs to, by the input topic it arrived on. */
