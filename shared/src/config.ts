@@ -1,3 +1,4 @@
+import { SQS_MAX_DELAY_SECONDS } from './domain/limits.js';
 import { parseTenantsDocument, TenantsDocumentError, type TenantsDocument } from './domain/tenants.js';
 
 /**
@@ -51,11 +52,17 @@ export interface SchedulerConfig {
    * seconds and delivery takes a few ms, so the emitter arrives early and waits the rest.
    */
   readonly emitterLeadMs: number;
+  /**
+   * Cancels and reschedules apply only to events due more than this ahead. The emitter reads an
+   * event's record when its copy arrives, at most `emitterLeadMs` + 1 s before it is due; a
+   * change handled before the cutoff has been written by then, so the read is the last word.
+   */
+  readonly changeCutoffSeconds: number;
   /** Deliveries of one delay-queue message before a publish failure is final. */
   readonly emitMaxAttempts: number;
   /**
-   * How long past the due time an emitter's claim on an event holds off other deliveries of it.
-   * Keep it below the delay queue's visibility timeout, so a crashed holder's retry finds it expired.
+   * How long the emitter's claim on a failure notice holds off other deliveries of it. Keep it
+   * below the delay queue's visibility timeout, so a crashed holder's retry finds it expired.
    */
   readonly emitClaimLeaseSeconds: number;
   /** How long after its due time an event's record (and its dedup marker) is kept. */
@@ -65,9 +72,6 @@ export interface SchedulerConfig {
   /** Emit CloudWatch EMF metrics to stdout (on in Lambda, off locally). */
   readonly metricsEnabled: boolean;
 }
-
-export const SNS_MAX_MESSAGE_BYTES = 262_144;
-export const SQS_MAX_DELAY_SECONDS = 900;
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -94,6 +98,7 @@ export const ENV = {
   bucketSeconds: 'SCHEDULER_BUCKET_SECONDS',
   shardCount: 'SCHEDULER_SHARD_COUNT',
   emitterLeadMs: 'SCHEDULER_EMITTER_LEAD_MS',
+  changeCutoffSeconds: 'SCHEDULER_CHANGE_CUTOFF_SECONDS',
   emitMaxAttempts: 'SCHEDULER_EMIT_MAX_ATTEMPTS',
   emitClaimLeaseSeconds: 'SCHEDULER_EMIT_CLAIM_LEASE_SECONDS',
   retentionSeconds: 'SCHEDULER_RETENTION_SECONDS',
@@ -112,6 +117,7 @@ export const DEFAULTS = {
   bucketSeconds: 60,
   shardCount: 8,
   emitterLeadMs: 300,
+  changeCutoffSeconds: 5,
   emitMaxAttempts: 5,
   emitClaimLeaseSeconds: 30,
   retentionSeconds: 7 * 24 * 3600,
@@ -176,6 +182,16 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
         'or events would be loaded after their due time',
     );
   }
+  const emitterLeadMs = integer(env, ENV.emitterLeadMs, DEFAULTS.emitterLeadMs, 0, 5000);
+  const changeCutoffSeconds = integer(env, ENV.changeCutoffSeconds, DEFAULTS.changeCutoffSeconds, 1, 3600);
+  // The emitter may read a record up to lead + 1 s before due (SQS delays are whole seconds); a second more absorbs the write's own latency.
+  const earliestReadMs = emitterLeadMs + 1000;
+  if (changeCutoffSeconds * 1000 < earliestReadMs + 1000) {
+    throw new ConfigError(
+      `${ENV.changeCutoffSeconds} (${changeCutoffSeconds}) must be at least ${Math.ceil((earliestReadMs + 1000) / 1000)}: ` +
+        `the emitter reads an event's record up to ${ENV.emitterLeadMs} (${emitterLeadMs}) + 1000 ms before it is due`,
+    );
+  }
   return {
     region: env[ENV.region] || DEFAULTS.region,
     messagingEndpoint: env[ENV.messagingEndpoint] || undefined,
@@ -193,7 +209,8 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
     loadingChunkSize: integer(env, ENV.loadingChunkSize, DEFAULTS.loadingChunkSize, 1, 1000),
     bucketSeconds: integer(env, ENV.bucketSeconds, DEFAULTS.bucketSeconds, 1, 3600),
     shardCount: integer(env, ENV.shardCount, DEFAULTS.shardCount, 1, 256),
-    emitterLeadMs: integer(env, ENV.emitterLeadMs, DEFAULTS.emitterLeadMs, 0, 5000),
+    emitterLeadMs,
+    changeCutoffSeconds,
     emitMaxAttempts: integer(env, ENV.emitMaxAttempts, DEFAULTS.emitMaxAttempts, 1, 100),
     emitClaimLeaseSeconds: integer(env, ENV.emitClaimLeaseSeconds, DEFAULTS.emitClaimLeaseSeconds, 1, 3600),
     retentionSeconds: integer(env, ENV.retentionSeconds, DEFAULTS.retentionSeconds, 60, 10 * 366 * 24 * 3600),
@@ -202,12 +219,16 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
   };
 }
 
-/** The inverse of loadConfig: the environment that reproduces a config (for Lambda and child processes). */
+/**
+ * The inverse of loadConfig: the environment that reproduces a config (for Lambda and child
+ * processes). Settings at their default are left out: Lambda's environment is limited to 4 KB.
+ */
 export function configToEnv(config: SchedulerConfig): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, name] of Object.entries(ENV) as [keyof SchedulerConfig, string][]) {
     const value = config[key];
-    if (value !== undefined) env[name] = typeof value === 'object' ? JSON.stringify(value) : String(value);
+    if (value === undefined || (DEFAULTS as Readonly<Record<string, unknown>>)[key] === value) continue;
+    env[name] = typeof value === 'object' ? JSON.stringify(value) : String(value);
   }
   return env;
 }

@@ -1,3 +1,4 @@
+import type { SQSRecord } from 'aws-lambda';
 import { TenantRegistry, PUBLIC_TENANT_ID, type Tenant, type TenantsDocument } from '../src/domain/tenants.js';
 import { parseInputMessage, type ParseResult } from '../src/domain/validation.js';
 
@@ -73,6 +74,7 @@ export function customEnv(): Record<string, string> {
     SCHEDULER_BUCKET_SECONDS: '30',
     SCHEDULER_SHARD_COUNT: '4',
     SCHEDULER_EMITTER_LEAD_MS: '150',
+    SCHEDULER_CHANGE_CUTOFF_SECONDS: '4',
     SCHEDULER_EMIT_MAX_ATTEMPTS: '3',
     SCHEDULER_EMIT_CLAIM_LEASE_SECONDS: '45',
     SCHEDULER_RETENTION_SECONDS: '3600',
@@ -81,4 +83,25 @@ export function customEnv(): Record<string, string> {
     SCHEDULER_TOPIC_PREFIX: 'scheduler-prod',
     SCHEDULER_TENANTS: JSON.stringify(CUSTOM_TENANTS),
   };
+}
+
+/** An SQS record as Lambda hands it over. */
+export function sqsRecord(body: string, messageId = 'sqs-1', receiveCount = 1): SQSRecord {
+  return {
+    messageId,
+    receiptHandle: `rh-${messageId}`,
+    body,
+    attributes: { ApproximateReceiveCount: String(receiveCount), SentTimestamp: '0', SenderId: '', ApproximateFirstReceiveTimestamp: '0' },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:queue',
+    awsRegion: 'eu-west-1',
+  };
+}
+
+/** A clock that moves only when slept on (or set). */
+export function fakeClock(start: number) {
+  let now = start;
+  return { now: () => now, sleep: async (ms: number) => void (now += ms), set: (to: number) => void (now = to) };
 }

@@ -161,35 +161,44 @@ describe('cancel and reschedule requests', () => {
 
 describe('why a change is refused', () => {
   const NOW = 1_900_000_000_000;
+  const CUTOFF_MS = 5_000;
   const record = (overrides: Partial<EventRecord> = {}): EventRecord => ({
     id: 'm-1',
     tenant: 'acme',
     user: 'alice',
     target: topicArn('o'),
     payload: 'p',
-    dueAt: NOW + 5000,
+    payloadKept: 'record',
+    dueAt: NOW + CUTOFF_MS + 1,
     version: 1,
     state: EVENT_STATE.queued,
     createdAt: NOW - 1000,
     expiresAt: 0,
     ...overrides,
   });
+  const asked = (action: 'cancel' | 'reschedule' = 'cancel') => ({ tenant: 'acme', action, now: NOW, cutoffMs: CUTOFF_MS });
 
   it('EVENT_NOT_FOUND for no event, and for another tenant’s event alike', () => {
-    expect(changeRefusal(undefined, 'acme', NOW)?.reason).toBe(REASON.EVENT_NOT_FOUND);
-    expect(changeRefusal(record({ tenant: 'globex' }), 'acme', NOW)).toEqual(changeRefusal(undefined, 'acme', NOW));
+    expect(changeRefusal(undefined, asked())?.reason).toBe(REASON.EVENT_NOT_FOUND);
+    expect(changeRefusal(record({ tenant: 'globex' }), asked())).toEqual(changeRefusal(undefined, asked()));
   });
 
   it.each([EVENT_STATE.emitted, EVENT_STATE.failed, EVENT_STATE.cancelled])('EVENT_ALREADY_ENDED for an event %s', (state) => {
-    expect(changeRefusal(record({ state }), 'acme', NOW)).toEqual({ reason: REASON.EVENT_ALREADY_ENDED, details: { state } });
+    expect(changeRefusal(record({ state }), asked())).toEqual({ reason: REASON.EVENT_ALREADY_ENDED, details: { state } });
   });
 
-  it('EVENT_EMITTING while an emitter holds it for its due time', () => {
-    expect(changeRefusal(record({ emitClaimUntil: NOW + 30_000 }), 'acme', NOW)?.reason).toBe(REASON.EVENT_EMITTING);
+  it('EVENT_EMITTING for an event due within the cutoff', () => {
+    expect(changeRefusal(record({ dueAt: NOW + CUTOFF_MS }), asked())?.reason).toBe(REASON.EVENT_EMITTING);
   });
 
-  it('nothing for an open event whose claim has lapsed: the change raced and is retried', () => {
-    expect(changeRefusal(record({ emitClaimUntil: NOW - 1 }), 'acme', NOW)).toBeUndefined();
-    expect(changeRefusal(record({ state: EVENT_STATE.scheduled }), 'acme', NOW)).toBeUndefined();
+  it('EVENT_QUEUED for a reschedule of an event whose payload only the delay queue holds; a cancel of it is fine', () => {
+    const queued = record({ payload: undefined, payloadKept: 'queue' });
+    expect(changeRefusal(queued, asked('reschedule'))?.reason).toBe(REASON.EVENT_QUEUED);
+    expect(changeRefusal(queued, asked('cancel'))).toBeUndefined();
+  });
+
+  it('nothing for an open event due after the cutoff: the change raced and is retried', () => {
+    expect(changeRefusal(record(), asked('reschedule'))).toBeUndefined();
+    expect(changeRefusal(record({ state: EVENT_STATE.scheduled }), asked())).toBeUndefined();
   });
 });

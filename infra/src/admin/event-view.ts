@@ -16,12 +16,14 @@ export function eventJson(record: EventRecord): Record<string, unknown> {
     emittedAt: time(record.emittedAt),
     failedAt: time(record.failedAt),
     cancelledAt: time(record.cancelledAt),
-    emitClaimUntil: time(record.emitClaimUntil),
     expiresAt: iso(record.expiresAt * 1000),
   };
 }
 
-function payloadPreview(payload: string): string {
+function payloadPreview(record: EventRecord): string {
+  const { payload } = record;
+  // A near-path event's payload travels only in the delay queue.
+  if (payload === undefined) return 'kept only in the delay queue';
   const bytes = `(${Buffer.byteLength(payload)} bytes)`;
   if (payload.length <= PAYLOAD_PREVIEW_CHARS) return `${JSON.stringify(payload)} ${bytes}`;
   return `${JSON.stringify(payload.slice(0, PAYLOAD_PREVIEW_CHARS))}... ${bytes}`;
@@ -42,7 +44,7 @@ export function eventText(record: EventRecord): string {
     ...optional('failure topic', record.failureTopic),
     ...optional('client id', record.clientId),
     ...optional('input message', record.inputMessageId),
-    ['payload', payloadPreview(record.payload)],
+    ['payload', payloadPreview(record)],
     ...time('created', record.createdAt),
     ...time('queued', record.queuedAt),
     ...time('rescheduled', record.rescheduledAt),
@@ -64,7 +66,7 @@ const REACHED: Readonly<Record<EventState, (record: EventRecord) => number | und
   [EVENT_STATE.cancelled]: (record) => record.cancelledAt,
 };
 
-/** A page of events in one state, one line each, by due time. */
+/** A page of events in one state, one line each (in the table's order, not by due time). */
 export function eventsTable(records: readonly EventRecord[], state: EventState): string {
   const failed = state === EVENT_STATE.failed;
   const header = ['DUE', 'EVENT ID', 'CLIENT ID', 'USER', 'VERSION', `${state.toUpperCase()} AT`, ...(failed ? ['REASON'] : [])];

@@ -1,4 +1,4 @@
-import { DEFAULT_QUOTAS, EVENT_STATE, TABLE } from '@adhoc-scheduler/shared';
+import { DEFAULT_QUOTAS, EVENT_STATE } from '@adhoc-scheduler/shared';
 import { CDK_TENANTS } from './location.js';
 
 const count = (value: number): string => value.toLocaleString('en-US');
@@ -12,8 +12,8 @@ const WHERE = `Where (local service by default):
   --table NAME            a deployed stack's table by name
   --region R              the deployed stack's region (default: the stack's Region output, else the AWS SDK's)
   --profile P             AWS credentials profile (default: the AWS SDK's default credential chain)
-A deployed table is read with dynamodb:GetItem and dynamodb:BatchGetItem on it, and
-dynamodb:Query on its ${TABLE.tenantStateIndex} index.`;
+A deployed table is read with dynamodb:BatchGetItem (event show) and dynamodb:Scan (events,
+a filtered scan: it reads the table, it writes nothing).`;
 
 export const USAGE = {
   main: `Operator commands for the scheduler: register tenants, look up events.
@@ -84,7 +84,7 @@ Exit code 1 when there is no such event (an ended event is kept for the retentio
 
 ${WHERE}`,
 
-  events: `Lists a tenant's events in one state, by due time, a page at a time.
+  events: `Lists a tenant's events in one state, a page at a time (in the table's order).
 
 Usage: scripts/admin events --tenant T --state STATE [--limit N] [--after TOKEN] [--json] [where]
 

@@ -1,4 +1,4 @@
-import { DEFAULTS, LOADER_CURSOR_ID, parseTenantsDocument, TABLE, type SchedulerConfig, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { DEFAULTS, LOADER_CURSOR_ID, parseTenantsDocument, SQS_BATCH_ENTRIES, TABLE, TABLE_LAYOUT, type SchedulerConfig, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { Aws, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -61,14 +61,14 @@ const FUNCTION_LIMITS = {
   // Ten chunks of up to 100 ids, 16 UpdateItems in flight per chunk, then SendMessageBatch.
   loading: { timeout: Duration.seconds(30), memorySize: 256 },
   // The wait (lead 300 ms plus up to 1 s of early arrival) and the publish with SDK retries,
-  // short enough that a failed publish is retried after 6 x 15 s, not minutes later.
-  emitter: { timeout: Duration.seconds(15), memorySize: 512 },
+  // short enough that a failed publish is retried after 6 x 15 s, not minutes later. The batch
+  // mostly waits, so memory is billed for waiting: 256 MB is enough for one read, ten
+  // publishes and one batched write.
+  emitter: { timeout: Duration.seconds(15), memorySize: 256 },
 } as const;
 
 /** Margin after the loader's tick budget for the final cursor write and the log line. */
 const LOADER_TIMEOUT_MARGIN_SECONDS = 15;
-/** Records per invocation: the most one SQS receive returns, so a batch needs no batching window to fill. */
-const SQS_BATCH_SIZE = 10;
 /**
  * The ingest function waits up to this long to fill a batch of 10: at moderate traffic it cuts
  * invocations up to tenfold. It delays only events due sooner than the ingest path itself takes.
@@ -105,27 +105,26 @@ export class AdhocScheduler extends Construct {
     const tenants = parseTenantsDocument(props.tenants ?? {});
     const topicPrefix = props.topicPrefix ?? Stack.of(this).stackName;
 
+    const attribute = ({ name, type }: { readonly name: string; readonly type: 'S' | 'N' }) => ({
+      name,
+      type: type === 'S' ? dynamodb.AttributeType.STRING : dynamodb.AttributeType.NUMBER,
+    });
     this.table = new dynamodb.Table(this, 'Events', {
-      partitionKey: { name: TABLE.partitionKey, type: dynamodb.AttributeType.STRING },
+      partitionKey: attribute(TABLE_LAYOUT.partitionKey),
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      timeToLiveAttribute: TABLE.ttlAttribute,
+      timeToLiveAttribute: TABLE_LAYOUT.ttlAttribute,
       removalPolicy: props.tableRemovalPolicy ?? RemovalPolicy.RETAIN,
     });
-    this.table.addGlobalSecondaryIndex({
-      indexName: TABLE.dueIndex,
-      partitionKey: { name: TABLE.bucketShardKey, type: dynamodb.AttributeType.STRING },
-      sortKey: { name: TABLE.dueAtKey, type: dynamodb.AttributeType.NUMBER },
-      // The loader reads only ids and due times; the loading function reads the item itself.
-      projectionType: dynamodb.ProjectionType.KEYS_ONLY,
-    });
-    // Operators list a tenant's events by state, with their own credentials: no function reads it.
-    this.table.addGlobalSecondaryIndex({
-      indexName: TABLE.tenantStateIndex,
-      partitionKey: { name: TABLE.tenantStateKey, type: dynamodb.AttributeType.STRING },
-      sortKey: { name: TABLE.dueAtKey, type: dynamodb.AttributeType.NUMBER },
-      projectionType: dynamodb.ProjectionType.KEYS_ONLY,
-    });
+    // The loader reads only ids and due times from its index; the loading function reads the items.
+    for (const index of TABLE_LAYOUT.indexes) {
+      this.table.addGlobalSecondaryIndex({
+        indexName: index.name,
+        partitionKey: attribute(index.partitionKey),
+        sortKey: attribute(index.sortKey),
+        projectionType: dynamodb.ProjectionType.KEYS_ONLY,
+      });
+    }
 
     this.loadingQueue = new QueueWithDeadLetters(this, 'LoadingQueue', {
       maxReceiveCount: RETRIES_BEFORE_DEAD_LETTER,
@@ -176,10 +175,14 @@ export class AdhocScheduler extends Construct {
       ...FUNCTION_LIMITS.ingest,
     });
     consumeQueue(ingest, this.ingestQueue.queue, { maxBatchingWindow: INGEST_BATCHING_WINDOW });
-    // New events: one transaction of the Put and the two quota counters' Updates (IAM checks
-    // each item's action). Cancel: a transaction of two Updates; reschedule: UpdateItem. A
-    // refused change or a duplicate reads the event (GetItem) to say why.
-    allow(ingest, ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem'], [this.table.tableArn]);
+    // New events: batched conditional INSERTs (PartiQL), far-path payloads kept apart by
+    // BatchWriteItem; quota counters, cancels, reschedules and resends are UpdateItems; a
+    // duplicate or a refused change is read (BatchGetItem) to say why.
+    allow(
+      ingest,
+      ['dynamodb:PartiQLInsert', 'dynamodb:BatchWriteItem', 'dynamodb:UpdateItem', 'dynamodb:BatchGetItem'],
+      [this.table.tableArn],
+    );
     // Near events and notices about rejected requests: the emitter publishes the notices.
     allow(ingest, ['sqs:SendMessage'], [this.delayQueue.queue.queueArn]);
 
@@ -206,7 +209,8 @@ export class AdhocScheduler extends Construct {
       ...FUNCTION_LIMITS.loading,
     });
     consumeQueue(loading, this.loadingQueue.queue);
-    allow(loading, ['dynamodb:UpdateItem'], [this.table.tableArn]);
+    // Reads a chunk's records and payloads (BatchGetItem), takes them with batched conditional UPDATEs (PartiQL).
+    allow(loading, ['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate'], [this.table.tableArn]);
     allow(loading, ['sqs:SendMessage'], [this.delayQueue.queue.queueArn]);
 
     const { emitterMaxConcurrency, emitterReservedConcurrency } = props;
@@ -222,9 +226,9 @@ export class AdhocScheduler extends Construct {
     });
     // No batching window: a message is due within a second of becoming visible.
     consumeQueue(emitter, this.delayQueue.queue, { maxConcurrency: emitterMaxConcurrency });
-    // Claims, releases and notices are UpdateItems; the end of an emission is a transaction of
-    // two Updates (the event and its tenant's open-events counter).
-    allow(emitter, ['dynamodb:UpdateItem'], [this.table.tableArn]);
+    // Reads a batch's records (BatchGetItem) before the due time; records its ends afterwards
+    // with batched conditional UPDATEs (PartiQL). Open-events counters and notice claims are UpdateItems.
+    allow(emitter, ['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate', 'dynamodb:UpdateItem'], [this.table.tableArn]);
     allow(emitter, ['sns:Publish'], [ANY_CLIENT_TOPIC]);
 
     this.functions = { ingest, loader, loading, emitter };
@@ -263,7 +267,7 @@ function consumeQueue(
   allow(fn, ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'], [queue.queueArn]);
   fn.function.addEventSourceMapping('Queue', {
     eventSourceArn: queue.queueArn,
-    batchSize: SQS_BATCH_SIZE,
+    batchSize: SQS_BATCH_ENTRIES,
     maxBatchingWindow: options.maxBatchingWindow,
     maxConcurrency: options.maxConcurrency,
     reportBatchItemFailures: true,
@@ -277,16 +281,13 @@ function loaderInterval(seconds: number): Duration {
 }
 
 /**
- * A delivery that finds an event claimed is retried after the delay queue's visibility
- * timeout; by then the claim of a crashed emitter must have expired (it lasts until the due
- * time, at most lead + 1 s after receipt, plus the lease), or the retry is spent for nothing.
+ * A delivery that finds a failure notice claimed is retried after the delay queue's visibility
+ * timeout; by then the claim of a crashed emitter must have expired, or the retry is spent for nothing.
  */
 function assertClaimLeaseFits(config: SchedulerConfig, delayQueueVisibility: Duration): void {
-  const claimHeldMs = config.emitterLeadMs + 1000 + config.emitClaimLeaseSeconds * 1000;
-  if (claimHeldMs >= delayQueueVisibility.toMilliseconds()) {
+  if (config.emitClaimLeaseSeconds * 1000 >= delayQueueVisibility.toMilliseconds()) {
     throw new Error(
-      `emitClaimLeaseSeconds (${config.emitClaimLeaseSeconds}) must end before the delay queue's visibility timeout ` +
-        `(${delayQueueVisibility.toSeconds()} s, less emitterLeadMs and 1 s of early arrival)`,
+      `emitClaimLeaseSeconds (${config.emitClaimLeaseSeconds}) must end before the delay queue's visibility timeout (${delayQueueVisibility.toSeconds()} s)`,
     );
   }
 }

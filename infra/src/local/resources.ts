@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateTopicCommand, ListSubscriptionsByTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { inputTopicName, PUBLIC_TENANT_ID, TABLE } from '@adhoc-scheduler/shared';
+import { inputTopicName, PUBLIC_TENANT_ID, TABLE_LAYOUT } from '@adhoc-scheduler/shared';
 
 /** Names of everything the scheduler needs, derived from one prefix so several can share emulators. */
 export function resourceNames(prefix: string) {
@@ -60,36 +60,28 @@ async function createTable(dynamodb: DynamoDBClient, tableName: string): Promise
         TableName: tableName,
         BillingMode: 'PAY_PER_REQUEST',
         AttributeDefinitions: [
-          { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
-          { AttributeName: TABLE.bucketShardKey, AttributeType: 'S' },
-          { AttributeName: TABLE.dueAtKey, AttributeType: 'N' },
-          { AttributeName: TABLE.tenantStateKey, AttributeType: 'S' },
+          ...new Map(
+            [TABLE_LAYOUT.partitionKey, ...TABLE_LAYOUT.indexes.flatMap((index) => [index.partitionKey, index.sortKey])].map(({ name, type }) => [
+              name,
+              { AttributeName: name, AttributeType: type },
+            ]),
+          ).values(),
         ],
-        KeySchema: [{ AttributeName: TABLE.partitionKey, KeyType: 'HASH' }],
-        GlobalSecondaryIndexes: [
-          {
-            IndexName: TABLE.dueIndex,
-            KeySchema: [
-              { AttributeName: TABLE.bucketShardKey, KeyType: 'HASH' },
-              { AttributeName: TABLE.dueAtKey, KeyType: 'RANGE' },
-            ],
-            Projection: { ProjectionType: 'KEYS_ONLY' },
-          },
-          {
-            IndexName: TABLE.tenantStateIndex,
-            KeySchema: [
-              { AttributeName: TABLE.tenantStateKey, KeyType: 'HASH' },
-              { AttributeName: TABLE.dueAtKey, KeyType: 'RANGE' },
-            ],
-            Projection: { ProjectionType: 'KEYS_ONLY' },
-          },
-        ],
+        KeySchema: [{ AttributeName: TABLE_LAYOUT.partitionKey.name, KeyType: 'HASH' }],
+        GlobalSecondaryIndexes: TABLE_LAYOUT.indexes.map((index) => ({
+          IndexName: index.name,
+          KeySchema: [
+            { AttributeName: index.partitionKey.name, KeyType: 'HASH' },
+            { AttributeName: index.sortKey.name, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: index.projection },
+        })),
       }),
     );
     await dynamodb.send(
       new UpdateTimeToLiveCommand({
         TableName: tableName,
-        TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true },
+        TimeToLiveSpecification: { AttributeName: TABLE_LAYOUT.ttlAttribute, Enabled: true },
       }),
     );
   } catch (error) {

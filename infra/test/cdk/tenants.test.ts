@@ -260,7 +260,7 @@ describe('the size of the registry', () => {
   });
 
   it('fails synth, naming the limit and the variable, when the functions’ environment could exceed 4 KB', () => {
-    const attempt = unbundledStack('TooMany', { scheduler: { tenants: registry(50, 12) } });
+    const attempt = unbundledStack('TooMany', { scheduler: { tenants: registry(80, 12) } });
     expect(attempt).toThrow(LambdaEnvironmentTooLargeError);
     expect(attempt).toThrow(new RegExp(`over Lambda's limit of 4 KB \\(${LAMBDA_ENVIRONMENT_LIMIT_BYTES} bytes\\).*the largest is ${ENV.tenants}`));
   });

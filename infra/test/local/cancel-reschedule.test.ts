@@ -19,10 +19,14 @@ afterAll(async () => {
   await emulators?.stop();
 });
 
-/** A scheduler with two tenants in the local account, the near-path window at 6 s (FAST_TIMINGS), a target and a failure topic. */
+/** Events due sooner than this go straight to the delay queue; later ones are stored. */
+const NEAR_PATH_WINDOW_MS = 10_000;
+
+/** A scheduler with two tenants in the local account, changes closing 3 s before due (FAST_TIMINGS), a target and a failure topic. */
 async function setup(env: Record<string, string> = {}) {
   const { logger, lines } = capturingLogger();
-  const scheduler = await startTestScheduler(emulators, { logger, tenants: TENANTS, env: { ...FAST_TIMINGS, ...env } });
+  const timings = { ...FAST_TIMINGS, SCHEDULER_NEAR_PATH_WINDOW_SECONDS: String(NEAR_PATH_WINDOW_MS / 1000) };
+  const scheduler = await startTestScheduler(emulators, { logger, tenants: TENANTS, env: { ...timings, ...env } });
   const acme = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme);
   const globex = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.globex);
   const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
@@ -56,14 +60,14 @@ async function sentinelAfter(client: SchedulerClient, target: TopicConsumer, due
 
 describe('cancel', () => {
   it.each([
-    ['near path (in the delay queue)', 3_000],
-    ['far path (stored for the loader)', 9_000],
+    ['near path (in the delay queue)', 6_000],
+    ['far path (stored for the loader)', 14_000],
   ])('stops an event on the %s, and records when', async (_path, inMs) => {
     const { acme, target, records, stop } = await setup();
     try {
       const dueAt = Date.now() + inMs;
       await acme.publish(request(target.topicArn, dueAt, 'cancelled', { id: 'order-1' }));
-      const { id } = await waitFor(() => firstIn(records, inMs > 6_000 ? EVENT_STATE.scheduled : EVENT_STATE.queued), 'the event');
+      const { id } = await waitFor(() => firstIn(records, inMs > NEAR_PATH_WINDOW_MS ? EVENT_STATE.scheduled : EVENT_STATE.queued), 'the event');
       await acme.publish({ action: 'cancel', id: 'order-1' });
       const cancelled = await waitFor(() => inState(records, id, EVENT_STATE.cancelled), 'the cancel');
       expect(cancelled.cancelledAt).toBeGreaterThan(cancelled.createdAt);
@@ -78,7 +82,7 @@ describe('cancel', () => {
   it("refuses another tenant's event exactly like an unknown one, and the event is still emitted", async () => {
     const { acme, globex, target, failures, stop } = await setup();
     try {
-      const dueAt = Date.now() + 3_000;
+      const dueAt = Date.now() + 6_000;
       const snsMessageId = await acme.publish(request(target.topicArn, dueAt, 'mine'));
       await globex.publish({ action: 'cancel', event_id: `m-${snsMessageId}`, failure_topic: failures.topicArn });
       await globex.publish({ action: 'cancel', event_id: 'm-00000000-0000-0000-0000-000000000000', failure_topic: failures.topicArn });
@@ -121,16 +125,15 @@ describe('cancel', () => {
     }
   });
 
-  it('loses the race once the emitter holds the event for its due time: refused, and the event is emitted once', async () => {
-    // A long lead makes the emitter claim the event seconds before it is due, so the cancel surely comes after the claim.
-    const { acme, target, failures, records, stop } = await setup({ SCHEDULER_EMITTER_LEAD_MS: '3000' });
+  it('is refused within the cutoff before the due time, and the event is emitted once', async () => {
+    const { acme, target, failures, records, stop } = await setup();
     try {
-      const dueAt = Date.now() + 4_500;
+      const dueAt = Date.now() + 2_500;
       const snsMessageId = await acme.publish(request(target.topicArn, dueAt, 'too late', { failure_topic: failures.topicArn }));
-      await waitFor(async () => (await records.get(`m-${snsMessageId}`))?.emitClaimUntil !== undefined, 'the claim');
+      await waitFor(() => inState(records, `m-${snsMessageId}`, EVENT_STATE.queued), 'the event');
       await acme.publish({ action: 'cancel', event_id: `m-${snsMessageId}`, failure_topic: failures.topicArn });
       const [notice] = await waitFor(() => failures.notices().length > 0 && failures.notices(), 'the refusal');
-      expect(notice).toMatchObject({ reason: REASON.EVENT_EMITTING });
+      expect(notice).toMatchObject({ reason: REASON.EVENT_EMITTING, details: { cutoffMs: 3_000 } });
 
       await waitFor(() => target.withPayload('too late').length > 0, 'the emission');
       await sentinelAfter(acme, target, dueAt);
@@ -144,17 +147,15 @@ describe('cancel', () => {
 
 describe('reschedule', () => {
   it.each([
-    ['within the near path', 3_000, 4_500],
-    ['from the far path to the near path', 10_000, 3_000],
-    ['from the near path to the far path', 3_000, 9_000],
-    ['within the far path', 9_000, 12_000],
+    ['from the far path to the near path', 14_000, 6_000],
+    ['within the far path', 14_000, 18_000],
   ])('moves an event %s: emitted once, at the new time, as a new version', async (_case, firstInMs, newInMs) => {
-    const { acme, target, records, lines, stop } = await setup();
+    const { acme, target, records, stop } = await setup();
     try {
       const start = Date.now();
       const snsMessageId = await acme.publish(request(target.topicArn, start + firstInMs, 'moved'));
       const newDueAt = start + newInMs;
-      const { id } = await waitFor(() => firstIn(records, firstInMs > 6_000 ? EVENT_STATE.scheduled : EVENT_STATE.queued), 'the event');
+      const { id } = await waitFor(() => firstIn(records, EVENT_STATE.scheduled), 'the event');
       expect(id).toBe(`m-${snsMessageId}`);
       await acme.publish({ action: 'reschedule', event_id: id, date: new Date(newDueAt).toISOString() });
 
@@ -167,9 +168,22 @@ describe('reschedule', () => {
 
       await sentinelAfter(acme, target, Math.max(start + firstInMs, newDueAt));
       expect(target.withPayload('moved')).toHaveLength(1);
-      // The first version, if it was already in the delay queue, came out and was dropped as stale.
-      const dropped = lines.filter((line) => line.eventId === id && line.msg === 'cancelled or rescheduled since it was queued; dropped');
-      expect(dropped).toHaveLength(firstInMs < 6_000 ? 1 : 0);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('refuses an event sent straight to the delay queue (EVENT_QUEUED), which is emitted as first scheduled', async () => {
+    const { acme, target, failures, records, stop } = await setup();
+    try {
+      const dueAt = Date.now() + 6_000;
+      const snsMessageId = await acme.publish(request(target.topicArn, dueAt, 'queued'));
+      await waitFor(() => inState(records, `m-${snsMessageId}`, EVENT_STATE.queued), 'the event');
+      await acme.publish({ action: 'reschedule', event_id: `m-${snsMessageId}`, date: new Date(dueAt + 60_000).toISOString(), failure_topic: failures.topicArn });
+      const [notice] = await waitFor(() => failures.notices().length > 0 && failures.notices(), 'the refusal');
+      expect(notice).toMatchObject({ reason: REASON.EVENT_QUEUED });
+      const [delivery] = await waitFor(() => target.withPayload('queued').length > 0 && target.withPayload('queued'), 'the emission');
+      expect(scheduledAt(delivery!)).toBe(dueAt);
     } finally {
       await stop();
     }

@@ -18,6 +18,8 @@ export const FAST_TIMINGS = {
   SCHEDULER_LOADER_LOOKAHEAD_SECONDS: '4',
   SCHEDULER_BUCKET_SECONDS: '5',
   SCHEDULER_SHARD_COUNT: '4',
+  // The shortest the emitter's default lead allows: changes close 3 s before the due time.
+  SCHEDULER_CHANGE_CUTOFF_SECONDS: '3',
 } as const;
 
 export function uniqueName(label: string): string {
@@ -36,11 +38,17 @@ export function capturingLogger(): { readonly logger: Logger; readonly lines: Re
   return { logger: createLogger('test', 'info', sink), lines };
 }
 
+/**
+ * A short visibility timeout makes retries quick; it still outlasts the emitter's hold on a
+ * message (lead + 1 s of early arrival, then the publish), as the stack's 90 s does on AWS.
+ */
+const TEST_VISIBILITY_TIMEOUT_SECONDS = 3;
+
 export async function startTestScheduler(
   emulators: Emulators,
   options: Omit<LocalSchedulerOptions, 'emulators'> = {},
 ): Promise<LocalScheduler> {
-  return startLocalScheduler({ logger: capturingLogger().logger, visibilityTimeoutSeconds: 1, ...options, emulators });
+  return startLocalScheduler({ logger: capturingLogger().logger, visibilityTimeoutSeconds: TEST_VISIBILITY_TIMEOUT_SECONDS, ...options, emulators });
 }
 
 export type Delivery = Received;

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { bucketShardKeyFor, eventIdFor, expiresAtFor, newEventItem, PUBLIC_TENANT_ID, type ScheduledEvent, type SchedulerConfig } from '@adhoc-scheduler/shared';
+import { bucketShardKeyFor, eventIdFor, expiresAtFor, newEventItems, PUBLIC_TENANT_ID, type ScheduledEvent, type SchedulerConfig } from '@adhoc-scheduler/shared';
 import { paddedPayload } from '../plan.js';
 
 /** DynamoDB takes at most 25 items per BatchWriteItem. */
@@ -45,14 +45,17 @@ export async function seedBacklog(
       version: 1,
     };
     // Stored as ingest stores a far-path event (not counted against the public tenant's quota).
-    return newEventItem({
+    const { record, payloadItem } = newEventItems({
       event,
       clientId,
       inputMessageId: clientId,
       placement: { state: 'scheduled', bucketShard: bucketShardKeyFor(event.id, event.dueAt, config) },
+      queuedBy: undefined,
       now: Date.now(),
       expiresAt: expiresAtFor(event.dueAt, config.retentionSeconds),
     });
+    if (payloadItem !== undefined) throw new Error(`a backlog payload of ${seed.payloadBytes} bytes does not fit in the record; seed smaller ones`);
+    return record;
   };
   const worker = async (): Promise<void> => {
     while (next < seed.count && Date.now() < seed.deadline) {

@@ -1,20 +1,28 @@
-import { BatchGetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isOpen, type EventRecord, type EventState } from '../domain/lifecycle.js';
+import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DYNAMODB_BATCH_GET_KEYS } from '../domain/limits.js';
+import type { EventRecord, EventState } from '../domain/lifecycle.js';
 import type { EventRecords } from '../app/ports.js';
-import { getRecord, TABLE, tenantStateKey, toRecord, transient } from './dynamodb-table.js';
+import { batchGet } from './dynamodb-batches.js';
+import { isEventItem, toRecord } from './dynamodb-event-items.js';
+import { TABLE, transient } from './dynamodb-table.js';
 
-/** BatchGetItem reads at most 100 keys per request. */
-const BATCH_GET_LIMIT = 100;
+/** Items a listing's scan reads per request. */
+const SCAN_PAGE_ITEMS = 1000;
 
-/** Operators' reads: one event, and a tenant's events by state through the `byTenantState` index. */
+/**
+ * Operators' reads: one event, and a tenant's events in one state. Listing scans the table
+ * with a filter rather than keeping an index of states, which every state change would write:
+ * the event path stays at one write per step, and an operator's listing pays in reads.
+ */
 export class DynamoDbEventRecords implements EventRecords {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
   ) {}
 
-  get(id: string): Promise<EventRecord | undefined> {
-    return getRecord(this.client, this.tableName, id);
+  async get(id: string): Promise<EventRecord | undefined> {
+    const item = (await batchGet(this.client, this.tableName, [id])).get(id);
+    return item && isEventItem(item) ? toRecord(item) : undefined;
   }
 
   async list(
@@ -22,49 +30,34 @@ export class DynamoDbEventRecords implements EventRecords {
     state: EventState,
     page: { readonly limit: number; readonly after?: string | undefined },
   ): Promise<{ readonly records: readonly EventRecord[]; readonly next: string | undefined }> {
-    const limit = Math.min(page.limit, BATCH_GET_LIMIT);
+    const limit = Math.min(page.limit, DYNAMODB_BATCH_GET_KEYS);
     let startKey = page.after === undefined ? undefined : (JSON.parse(Buffer.from(page.after, 'base64url').toString()) as Record<string, unknown>);
     const records: EventRecord[] = [];
-    // Scheduled and queued share one index partition (`<tenant>#open`); the item says which.
-    do {
+    // One match past the page says whether there is a next page at all.
+    while (records.length <= limit) {
       let result;
       try {
         result = await this.client.send(
-          new QueryCommand({
+          new ScanCommand({
             TableName: this.tableName,
-            IndexName: TABLE.tenantStateIndex,
-            KeyConditionExpression: '#key = :key',
-            ExpressionAttributeNames: { '#key': TABLE.tenantStateKey },
-            ExpressionAttributeValues: { ':key': tenantStateKey(tenant, state) },
-            Limit: limit - records.length,
+            FilterExpression: 'tenant = :tenant AND #state = :state',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: { ':tenant': tenant, ':state': state },
+            Limit: SCAN_PAGE_ITEMS,
             ExclusiveStartKey: startKey,
+            ConsistentRead: true,
           }),
         );
       } catch (error) {
-        throw transient('Query', error);
+        throw transient('Scan', error);
       }
-      const found = await this.read((result.Items ?? []).map((item) => String(item[TABLE.partitionKey])));
-      records.push(...(isOpen(state) ? found.filter((record) => record.state === state) : found));
+      records.push(...(result.Items ?? []).filter(isEventItem).map(toRecord));
       startKey = result.LastEvaluatedKey;
-    } while (startKey !== undefined && records.length < limit);
-    return { records, next: startKey === undefined ? undefined : Buffer.from(JSON.stringify(startKey)).toString('base64url') };
-  }
-
-  /** The records of these ids, in the same order (an id whose record is gone is left out). */
-  private async read(ids: readonly string[]): Promise<EventRecord[]> {
-    if (ids.length === 0) return [];
-    const byId = new Map<string, EventRecord>();
-    let keys: Record<string, unknown>[] = ids.map((id) => ({ [TABLE.partitionKey]: id }));
-    while (keys.length > 0) {
-      let result;
-      try {
-        result = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }));
-      } catch (error) {
-        throw transient('BatchGetItem', error);
-      }
-      for (const item of result.Responses?.[this.tableName] ?? []) byId.set(String(item[TABLE.partitionKey]), toRecord(item));
-      keys = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
+      if (startKey === undefined) break;
     }
-    return ids.flatMap((id) => byId.get(id) ?? []);
+    if (records.length <= limit) return { records, next: undefined };
+    const shown = records.slice(0, limit);
+    const last = shown.at(-1) as EventRecord;
+    return { records: shown, next: Buffer.from(JSON.stringify({ [TABLE.partitionKey]: last.id })).toString('base64url') };
   }
 }

@@ -1,36 +1,33 @@
-import { GetCommand, PutCommand, UpdateCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { ScheduledEvent } from '../domain/event.js';
-import { EVENT_STATE, type EventState } from '../domain/lifecycle.js';
+import { EVENT_STATE, type EventRecord } from '../domain/lifecycle.js';
 import type {
   ChangeRefused,
+  ChangeScope,
   CreateOutcome,
   DueEventRef,
-  EmissionClaim,
   EmissionEnding,
+  EndsRecorded,
   EventStore,
   NewEvent,
+  NoticeClaim,
   Placement,
 } from '../app/ports.js';
+import { batchGet, batchPut, batchStatements, type Statement } from './dynamodb-batches.js';
+import { isEventItem, newEventItems, payloadItemId, toEvent, toRecord } from './dynamodb-event-items.js';
 import { DynamoDbQuotaCounters } from './dynamodb-quota-counters.js';
-import { getRecord, isConditionFailure, LOADER_CURSOR_ID, TABLE, tenantStateKey, toRecord, transient } from './dynamodb-table.js';
+import { isConditionFailure, LOADER_CURSOR_ID, TABLE, transient } from './dynamodb-table.js';
 
-/** Open, and held by no live emitter claim: what cancel and reschedule require. */
-const CHANGEABLE =
-  'attribute_exists(#id) AND tenant = :tenant AND #state IN (:scheduled, :queued) AND (attribute_not_exists(emitClaimUntil) OR emitClaimUntil < :now)';
+/** Open, of this tenant, and due after the change cutoff: what cancel and reschedule require. */
+const CHANGEABLE = 'attribute_exists(#id) AND tenant = :tenant AND #state IN (:scheduled, :queued) AND #due > :cutoff';
 
-/** A new event as the table holds it (also how load tests seed a backlog without the ingest path). */
-export function newEventItem(entry: Pick<NewEvent, 'event' | 'clientId' | 'inputMessageId' | 'placement' | 'now' | 'expiresAt'>): Record<string, unknown> {
-  const { event, placement, now } = entry;
+/** A PartiQL INSERT of a whole item: it fails (DuplicateItem) when the key exists. */
+function insertStatement(tableName: string, item: Readonly<Record<string, unknown>>): Statement {
+  const names = Object.keys(item).filter((name) => item[name] !== undefined);
   return {
-    ...event,
-    clientId: entry.clientId,
-    inputMessageId: entry.inputMessageId,
-    state: placement.state,
-    [TABLE.tenantStateKey]: tenantStateKey(event.tenant, placement.state),
-    createdAt: now,
-    ...(placement.state === 'queued' ? { queuedAt: now } : { [TABLE.bucketShardKey]: placement.bucketShard }),
-    [TABLE.ttlAttribute]: entry.expiresAt,
+    Statement: `INSERT INTO "${tableName}" VALUE {${names.map((name) => `'${name}': ?`).join(', ')}}`,
+    Parameters: names.map((name) => item[name]),
   };
 }
 
@@ -54,11 +51,12 @@ export class DynamoDbEventStore implements EventStore {
     const seen = new Set<string>();
     const together = entries.flatMap((entry, index) => (seen.has(entry.event.id) ? [] : (seen.add(entry.event.id), [index])));
     if (together.length > 1 && (await this.counters.reserve(tenant, quotas, now, together.length)) === undefined) {
-      const created = await Promise.all(together.map((index) => this.put(entries[index] as NewEvent)));
+      const created = await this.insert(together.map((index) => entries[index] as NewEvent));
       const duplicates = together.filter((_, position) => !created[position]);
       if (duplicates.length > 0) await this.counters.unreserve(tenant, now, duplicates.length);
+      const existing = await this.read(duplicates.map((index) => (entries[index] as NewEvent).event.id));
       for (const index of together) outcomes[index] = { outcome: 'created' };
-      for (const index of duplicates) outcomes[index] = await this.duplicate((entries[index] as NewEvent).event.id);
+      for (const index of duplicates) outcomes[index] = { outcome: 'duplicate', existing: existing.get((entries[index] as NewEvent).event.id) };
     }
     // The quotas leave no room for all of them (or there is one): one by one, as many as fit.
     for (const [index, entry] of entries.entries()) outcomes[index] ??= await this.createOne(entry);
@@ -70,33 +68,46 @@ export class DynamoDbEventStore implements EventStore {
     const refused = await this.counters.reserve(event.tenant, quotas, now, 1);
     if (refused !== undefined) {
       // A redelivered request is never refused for a quota its event already counts in.
-      const existing = await getRecord(this.client, this.tableName, event.id);
+      const existing = (await this.read([event.id])).get(event.id);
       return existing === undefined ? { outcome: 'quota-exceeded', quota: refused } : { outcome: 'duplicate', existing };
     }
-    if (await this.put(entry)) return { outcome: 'created' };
+    const [created] = await this.insert([entry]);
+    if (created) return { outcome: 'created' };
     await this.counters.unreserve(event.tenant, now, 1);
-    return this.duplicate(event.id);
+    return { outcome: 'duplicate', existing: (await this.read([event.id])).get(event.id) };
   }
 
-  private async duplicate(id: string): Promise<CreateOutcome> {
-    return { outcome: 'duplicate', existing: await getRecord(this.client, this.tableName, id) };
+  /**
+   * Writes new events, 25 conditional inserts a request; false where the id is already known.
+   * Payloads kept apart are written first, so a record never names a payload that is not there.
+   */
+  private async insert(entries: readonly NewEvent[]): Promise<boolean[]> {
+    const items = entries.map((entry) => newEventItems(entry));
+    const payloadItems = items.flatMap(({ payloadItem }) => (payloadItem ? [payloadItem] : []));
+    if (payloadItems.length > 0) await batchPut(this.client, this.tableName, payloadItems);
+    const outcomes = await batchStatements(
+      this.client,
+      items.map(({ record }) => insertStatement(this.tableName, record)),
+    );
+    return outcomes.map((outcome) => outcome === 'applied');
   }
 
-  /** Writes a new event; false when its id is already known. */
-  private async put(entry: NewEvent): Promise<boolean> {
+  async requeue(id: string, inputMessageId: string, queuedBy: string, now: number): Promise<boolean> {
     try {
       await this.client.send(
-        new PutCommand({
+        new UpdateCommand({
           TableName: this.tableName,
-          Item: newEventItem(entry),
-          ConditionExpression: 'attribute_not_exists(#id)',
-          ExpressionAttributeNames: { '#id': TABLE.partitionKey },
+          Key: { [TABLE.partitionKey]: id },
+          UpdateExpression: 'SET queuedBy = :queuedBy, queuedAt = :now',
+          ConditionExpression: '#state = :queued AND version = :first AND inputMessageId = :input',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':queuedBy': queuedBy, ':now': now, ':queued': EVENT_STATE.queued, ':first': 1, ':input': inputMessageId },
         }),
       );
       return true;
     } catch (error) {
       if (isConditionFailure(error)) return false;
-      throw transient('PutItem', error);
+      throw transient('UpdateItem', error);
     }
   }
 
@@ -121,166 +132,107 @@ export class DynamoDbEventStore implements EventStore {
     }
   }
 
-  async takeForLoading(id: string, owner: string, now: number, horizonMs: number): Promise<ScheduledEvent | undefined> {
-    try {
-      const { Attributes } = await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { [TABLE.partitionKey]: id },
-          UpdateExpression: 'SET loadedBy = :owner, queuedAt = :now, #state = :queued',
-          // The GSI is read eventually consistently: the item itself says whether it is still to load.
-          ConditionExpression:
-            'attribute_exists(#id) AND #due < :horizon AND ((#state = :scheduled AND attribute_not_exists(loadedBy)) OR (#state = :queued AND loadedBy = :owner))',
-          ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#state': 'state', '#due': TABLE.dueAtKey },
-          ExpressionAttributeValues: {
-            ':owner': owner,
-            ':now': now,
-            ':horizon': horizonMs,
-            ':scheduled': EVENT_STATE.scheduled,
-            ':queued': EVENT_STATE.queued,
-          },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return Attributes ? toRecord(Attributes) : undefined;
-    } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw transient('UpdateItem', error);
-    }
+  async read(ids: readonly string[]): Promise<ReadonlyMap<string, EventRecord>> {
+    const items = await batchGet(this.client, this.tableName, ids);
+    const records = new Map<string, EventRecord>();
+    for (const [id, item] of items) if (isEventItem(item)) records.set(id, toRecord(item));
+    return records;
   }
 
-  async claimEmission(event: Pick<ScheduledEvent, 'id' | 'version'>, claim: EmissionClaim): Promise<'claimed' | 'ended' | 'stale' | 'busy'> {
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { [TABLE.partitionKey]: event.id },
-          UpdateExpression: 'SET emitClaim = :owner, emitClaimUntil = :until',
-          ConditionExpression:
-            '#state = :queued AND version = :version AND (attribute_not_exists(emitClaimUntil) OR emitClaimUntil < :now OR emitClaim = :owner)',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: {
-            ':owner': claim.owner,
-            ':until': claim.leaseUntil,
-            ':now': claim.now,
-            ':queued': EVENT_STATE.queued,
-            ':version': event.version,
-          },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      return 'claimed';
-    } catch (error) {
-      if (!isConditionFailure(error)) throw transient('UpdateItem', error);
-      const current = (error as ConditionalCheckFailedException).Item as { state?: { S?: string }; version?: { N?: string } } | undefined;
-      const state = current?.state?.S as EventState | undefined;
-      if (state === EVENT_STATE.emitted || state === EVENT_STATE.failed) return 'ended';
-      if (state === EVENT_STATE.queued && Number(current?.version?.N) === event.version) return 'busy';
-      return 'stale';
-    }
+  async takeForLoading(
+    ids: readonly string[],
+    take: { readonly owner: string; readonly queuedBy: string; readonly now: number; readonly horizonMs: number },
+  ): Promise<ScheduledEvent[]> {
+    // The GSI is read eventually consistently; the records say what is still to load (reads are cheap, writes are not).
+    const records = [...(await this.read(ids)).values()].filter(
+      (record) =>
+        record.dueAt < take.horizonMs &&
+        (record.state === EVENT_STATE.scheduled || (record.state === EVENT_STATE.queued && record.loadedBy === take.owner)),
+    );
+    const outcomes = await batchStatements(
+      this.client,
+      records.map((record) => ({
+        Statement:
+          `UPDATE "${this.tableName}" SET "state" = ?, queuedAt = ?, queuedBy = ?, loadedBy = ? ` +
+          `WHERE id = ? AND dueAt < ? AND (("state" = ? AND loadedBy IS MISSING) OR ("state" = ? AND loadedBy = ?))`,
+        Parameters: [EVENT_STATE.queued, take.now, take.queuedBy, take.owner, record.id, take.horizonMs, EVENT_STATE.scheduled, EVENT_STATE.queued, take.owner],
+      })),
+    );
+    const taken = records.filter((_, index) => outcomes[index] === 'applied');
+    const apart = await batchGet(
+      this.client,
+      this.tableName,
+      taken.filter((record) => record.payloadKept === 'item').map((record) => payloadItemId(record.id)),
+    );
+    return taken.map((record) => toEvent(record, record.payload ?? String(apart.get(payloadItemId(record.id))?.payload ?? '')));
   }
 
-  async releaseEmission(id: string, owner: string): Promise<void> {
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { [TABLE.partitionKey]: id },
-          UpdateExpression: 'REMOVE emitClaim, emitClaimUntil',
-          ConditionExpression: 'emitClaim = :owner',
-          ExpressionAttributeValues: { ':owner': owner },
-        }),
-      );
-    } catch (error) {
-      // Someone else's claim now, or gone: nothing of ours to release.
-      if (isConditionFailure(error)) return;
-      throw transient('UpdateItem', error);
-    }
-  }
-
-  async endEmissions(ends: readonly EmissionEnding[]): Promise<void> {
-    const ended = await Promise.all(ends.map((ending) => this.endOne(ending)));
+  async endEmissions(ends: readonly EmissionEnding[]): Promise<EndsRecorded> {
+    if (ends.length === 0) return { recorded: [], alreadyEnded: [] };
+    const outcomes = await batchStatements(
+      this.client,
+      ends.map(({ event, end, expiresAt }) => ({
+        Statement:
+          `UPDATE "${this.tableName}" SET "state" = ?, ${end.state === 'emitted' ? 'emittedAt' : 'failedAt'} = ?, expiresAt = ?` +
+          `${end.state === 'failed' ? ', reason = ?' : ''} WHERE id = ? AND "state" = ? AND version = ?`,
+        Parameters: [
+          end.state,
+          end.at,
+          expiresAt,
+          ...(end.state === 'failed' ? [end.reason] : []),
+          event.id,
+          EVENT_STATE.queued,
+          event.version,
+        ],
+      })),
+    );
+    const recorded = ends.filter((_, index) => outcomes[index] === 'applied');
+    const alreadyEnded = ends.filter((_, index) => outcomes[index] !== 'applied');
     const freed = new Map<string, number>();
-    ends.forEach(({ event }, index) => {
-      if (ended[index]) freed.set(event.tenant, (freed.get(event.tenant) ?? 0) + 1);
-    });
+    for (const { event } of recorded) freed.set(event.tenant, (freed.get(event.tenant) ?? 0) + 1);
     // One counter write per tenant for the whole batch.
     await Promise.all([...freed].map(([tenant, count]) => this.counters.releaseOpenEvents(tenant, count)));
+    return { recorded, alreadyEnded };
   }
 
-  /** Ends one claimed event; false when it had already ended (its place was freed then). */
-  private async endOne(ending: EmissionEnding): Promise<boolean> {
-    try {
-      await this.client.send(new UpdateCommand(this.endUpdate(ending)));
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw transient('UpdateItem', error);
-    }
-  }
-
-  private endUpdate({ event, end, expiresAt }: EmissionEnding) {
-    const at = end.state === 'emitted' ? 'emittedAt' : 'failedAt';
-    return {
-      TableName: this.tableName,
-      Key: { [TABLE.partitionKey]: event.id },
-      UpdateExpression: `SET #state = :state, #tenantState = :tenantState, ${at} = :at, #ttl = :ttl${end.state === 'failed' ? ', reason = :reason' : ''}`,
-      // Only once: a second end of the same event leaves the count alone.
-      ConditionExpression: '#state = :queued',
-      ExpressionAttributeNames: { '#state': 'state', '#tenantState': TABLE.tenantStateKey, '#ttl': TABLE.ttlAttribute },
-      ExpressionAttributeValues: {
-        ':state': end.state,
-        ':tenantState': tenantStateKey(event.tenant, end.state),
-        ':at': end.at,
-        ':ttl': expiresAt,
-        ':queued': EVENT_STATE.queued,
-        ...(end.state === 'failed' ? { ':reason': end.reason } : {}),
-      },
-    };
-  }
-
-  async cancel(id: string, tenant: string, change: { readonly by: string; readonly now: number; readonly expiresAt: number }): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused> {
+  async cancel(id: string, scope: ChangeScope, change: { readonly by: string; readonly expiresAt: number }): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused> {
     try {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { [TABLE.partitionKey]: id },
-          UpdateExpression: 'SET #state = :cancelled, #tenantState = :tenantState, cancelledAt = :now, cancelledBy = :by, #ttl = :ttl',
+          UpdateExpression: 'SET #state = :cancelled, cancelledAt = :now, cancelledBy = :by, #ttl = :ttl',
           ConditionExpression: CHANGEABLE,
-          ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#state': 'state', '#tenantState': TABLE.tenantStateKey, '#ttl': TABLE.ttlAttribute },
-          ExpressionAttributeValues: {
-            ...changeableValues(tenant, change.now),
-            ':cancelled': EVENT_STATE.cancelled,
-            ':tenantState': tenantStateKey(tenant, EVENT_STATE.cancelled),
-            ':by': change.by,
-            ':ttl': change.expiresAt,
-          },
+          ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#state': 'state', '#due': TABLE.dueAtKey, '#ttl': TABLE.ttlAttribute },
+          ExpressionAttributeValues: { ...changeableValues(scope), ':cancelled': EVENT_STATE.cancelled, ':now': scope.now, ':by': change.by, ':ttl': change.expiresAt },
         }),
       );
     } catch (error) {
       if (!isConditionFailure(error)) throw transient('UpdateItem', error);
-      return { outcome: 'refused', current: await getRecord(this.client, this.tableName, id) };
+      return { outcome: 'refused', current: (await this.read([id])).get(id) };
     }
-    await this.counters.releaseOpenEvents(tenant, 1);
+    await this.counters.releaseOpenEvents(scope.tenant, 1);
     return { outcome: 'cancelled' };
   }
 
   async reschedule(
     id: string,
-    tenant: string,
-    change: { readonly dueAt: number; readonly placement: Placement; readonly now: number; readonly expiresAt: number },
+    scope: ChangeScope,
+    change: { readonly dueAt: number; readonly placement: Placement; readonly queuedBy: string; readonly expiresAt: number },
   ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent } | ChangeRefused> {
     const { placement } = change;
     const queued = placement.state === 'queued';
+    let updated: Record<string, unknown> | undefined;
     try {
-      const { Attributes } = await this.client.send(
+      ({ Attributes: updated } = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { [TABLE.partitionKey]: id },
           UpdateExpression:
             'SET #due = :due, version = version + :one, #state = :state, rescheduledAt = :now, #ttl = :ttl' +
-            (queued ? ', queuedAt = :now REMOVE #bucketShard, loadedBy' : ', #bucketShard = :bucketShard REMOVE loadedBy'),
-          ConditionExpression: CHANGEABLE,
+            (queued ? ', queuedAt = :now, queuedBy = :queuedBy REMOVE #bucketShard, loadedBy' : ', #bucketShard = :bucketShard REMOVE loadedBy, queuedBy'),
+          // Only a payload the table holds can be placed anew.
+          ConditionExpression: `${CHANGEABLE} AND (attribute_exists(payload) OR payloadKept = :apart)`,
           ExpressionAttributeNames: {
             '#id': TABLE.partitionKey,
             '#state': 'state',
@@ -289,24 +241,29 @@ export class DynamoDbEventStore implements EventStore {
             '#ttl': TABLE.ttlAttribute,
           },
           ExpressionAttributeValues: {
-            ...changeableValues(tenant, change.now),
+            ...changeableValues(scope),
+            ':apart': 'item',
             ':due': change.dueAt,
             ':one': 1,
             ':state': placement.state,
+            ':now': scope.now,
             ':ttl': change.expiresAt,
-            ...(placement.state === 'scheduled' ? { ':bucketShard': placement.bucketShard } : {}),
+            ...(queued ? { ':queuedBy': change.queuedBy } : { ':bucketShard': placement.bucketShard }),
           },
           ReturnValues: 'ALL_NEW',
         }),
-      );
-      return { outcome: 'rescheduled', event: toRecord(Attributes ?? {}) };
+      ));
     } catch (error) {
       if (!isConditionFailure(error)) throw transient('UpdateItem', error);
-      return { outcome: 'refused', current: await getRecord(this.client, this.tableName, id) };
+      return { outcome: 'refused', current: (await this.read([id])).get(id) };
     }
+    const record = toRecord(updated ?? {});
+    // A payload kept apart is still the one written at ingest; the item was never rewritten.
+    const payload = record.payload ?? String((await batchGet(this.client, this.tableName, [payloadItemId(id)])).get(payloadItemId(id))?.payload ?? '');
+    return { outcome: 'rescheduled', event: toEvent(record, payload) };
   }
 
-  async claimNotice(noticeId: string, claim: EmissionClaim, expiresAt: number): Promise<'claimed' | 'ended' | 'busy'> {
+  async claimNotice(noticeId: string, claim: NoticeClaim, expiresAt: number): Promise<'claimed' | 'ended' | 'busy'> {
     try {
       await this.client.send(
         new UpdateCommand({
@@ -323,6 +280,24 @@ export class DynamoDbEventStore implements EventStore {
       return 'claimed';
     } catch (error) {
       if (isConditionFailure(error)) return (error as ConditionalCheckFailedException).Item?.sentAt ? 'ended' : 'busy';
+      throw transient('UpdateItem', error);
+    }
+  }
+
+  async releaseNotice(noticeId: string, owner: string): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [TABLE.partitionKey]: noticeId },
+          UpdateExpression: 'REMOVE emitClaim, emitClaimUntil',
+          ConditionExpression: 'emitClaim = :owner',
+          ExpressionAttributeValues: { ':owner': owner },
+        }),
+      );
+    } catch (error) {
+      // Someone else's claim now, or gone: nothing of ours to release.
+      if (isConditionFailure(error)) return;
       throw transient('UpdateItem', error);
     }
   }
@@ -372,6 +347,11 @@ export class DynamoDbEventStore implements EventStore {
   }
 }
 
-function changeableValues(tenant: string, now: number): Record<string, unknown> {
-  return { ':tenant': tenant, ':now': now, ':scheduled': EVENT_STATE.scheduled, ':queued': EVENT_STATE.queued };
+function changeableValues(scope: ChangeScope): Record<string, unknown> {
+  return {
+    ':tenant': scope.tenant,
+    ':cutoff': scope.now + scope.cutoffMs,
+    ':scheduled': EVENT_STATE.scheduled,
+    ':queued': EVENT_STATE.queued,
+  };
 }

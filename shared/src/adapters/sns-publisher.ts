@@ -1,5 +1,5 @@
 import { PublishBatchCommand, PublishCommand, type MessageAttributeValue, type SNSClient } from '@aws-sdk/client-sns';
-import { SNS_MAX_MESSAGE_BYTES } from '../config.js';
+import { SNS_MAX_MESSAGE_BYTES, SNS_PUBLISH_BATCH_ENTRIES } from '../domain/limits.js';
 import { snsMessageBytes } from '../domain/event.js';
 import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
 import type { TopicPublisher } from '../app/ports.js';
@@ -16,8 +16,6 @@ const PERMANENT = {
   InvalidParameterException: REASON.PUBLISH_FAILED,
   InvalidParameterValueException: REASON.PUBLISH_FAILED,
 } as const;
-
-const PUBLISH_BATCH_ENTRIES = 10;
 
 interface PendingPublish {
   readonly message: string;
@@ -43,7 +41,7 @@ function batchesOf(pending: readonly PendingPublish[]): PendingPublish[][] {
   let bytes = 0;
   for (const publish of pending) {
     const size = snsMessageBytes(publish.message, publish.attributes);
-    if (current.length === PUBLISH_BATCH_ENTRIES || (current.length > 0 && bytes + size > SNS_MAX_MESSAGE_BYTES)) {
+    if (current.length === SNS_PUBLISH_BATCH_ENTRIES || (current.length > 0 && bytes + size > SNS_MAX_MESSAGE_BYTES)) {
       batches.push(current);
       current = [];
       bytes = 0;

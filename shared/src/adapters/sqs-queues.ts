@@ -1,10 +1,10 @@
 import { SendMessageBatchCommand, SendMessageCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
 import type { FailureNotice } from '../domain/failure.js';
 import { encodeDelayQueueMessage, encodeLoadingChunk, type LoadingChunk } from '../domain/messages.js';
+import { SQS_BATCH_ENTRIES } from '../domain/limits.js';
 import { TransientError } from '../domain/reasons.js';
 import type { DelayedSend, DelayedSendFailure, DelayQueue, LoadingQueue } from '../app/ports.js';
 
-const SQS_BATCH_SIZE = 10;
 /** Batches in flight at once from one call: SQS takes them in parallel. */
 const BATCH_CONCURRENCY = 8;
 
@@ -19,7 +19,7 @@ interface FailedEntry {
  */
 async function sendBatches(client: SQSClient, queueUrl: string, entries: readonly SendMessageBatchRequestEntry[]): Promise<FailedEntry[]> {
   const batches: SendMessageBatchRequestEntry[][] = [];
-  for (let i = 0; i < entries.length; i += SQS_BATCH_SIZE) batches.push(entries.slice(i, i + SQS_BATCH_SIZE));
+  for (let i = 0; i < entries.length; i += SQS_BATCH_ENTRIES) batches.push(entries.slice(i, i + SQS_BATCH_ENTRIES));
   const failed: FailedEntry[] = [];
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -52,7 +52,7 @@ export class SqsDelayQueue implements DelayQueue {
   async send(items: readonly DelayedSend[]): Promise<readonly DelayedSendFailure[]> {
     const entries = items.map((item, index) => ({
       Id: entryId(index),
-      MessageBody: encodeDelayQueueMessage({ kind: 'event', event: item.event }),
+      MessageBody: encodeDelayQueueMessage({ kind: 'event', event: item.event, queuedBy: item.queuedBy }),
       DelaySeconds: item.delaySeconds,
       // A fair queue on AWS: one tenant's backlog does not hold back the others' messages.
       MessageGroupId: item.event.tenant,

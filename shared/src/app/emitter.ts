@@ -1,127 +1,153 @@
 import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
-import { remainingWaitMs } from '../domain/delay.js';
+import { waitUntil } from '../domain/delay.js';
+import { emissionDecision } from '../domain/emission.js';
 import { emissionAttributes, expiresAtFor, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice } from '../domain/failure.js';
-import { decodeDelayQueueMessage } from '../domain/messages.js';
+import type { EventRecord } from '../domain/lifecycle.js';
+import { decodeDelayQueueMessage, type DelayQueueMessage } from '../domain/messages.js';
 import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
 import { processBatch, receiveCount } from './batch.js';
 import { publishNotice, reportFailure } from './failures.js';
-import type { Clock, EmissionClaim, EmissionEnding, EventStore, Logger, SchedulerMetrics, TopicPublisher } from './ports.js';
+import type { Clock, EmissionEnding, EventStore, Logger, SchedulerMetrics, TopicPublisher } from './ports.js';
 
 export interface EmitterDeps {
   readonly config: Pick<SchedulerConfig, 'emitMaxAttempts' | 'emitClaimLeaseSeconds' | 'retentionSeconds'>;
-  readonly store: Pick<EventStore, 'claimEmission' | 'releaseEmission' | 'endEmissions' | 'claimNotice' | 'markNoticeSent'>;
+  readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'claimNotice' | 'releaseNotice' | 'markNoticeSent'>;
   readonly publisher: TopicPublisher;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: SchedulerMetrics;
 }
 
-async function handleMessage(deps: EmitterDeps, record: SQSRecord, endings: EmissionEnding[]): Promise<void> {
-  const message = decodeDelayQueueMessage(record.body);
-  if (message.kind === 'event') {
-    await emitOne(deps, record, message.event, endings);
+/** An emission whose end is still to be recorded, with the delay-queue message that carried it. */
+interface PendingEnd {
+  readonly messageId: string;
+  readonly ending: EmissionEnding;
+}
+
+/** One batch's work: its event records, read together, and the ends to record together. */
+interface BatchContext {
+  readonly deps: EmitterDeps;
+  readonly records: Promise<ReadonlyMap<string, EventRecord>>;
+  readonly ends: PendingEnd[];
+}
+
+/** Publishes a failure notice once, however often its message is delivered (notices are rare: a claim is cheap there). */
+async function sendNotice(deps: EmitterDeps, message: Extract<DelayQueueMessage, { kind: 'notice' }>): Promise<void> {
+  const now = deps.clock.now();
+  const claim = { owner: randomUUID(), now, leaseUntil: now + deps.config.emitClaimLeaseSeconds * 1000 };
+  const outcome = await deps.store.claimNotice(message.noticeId, claim, expiresAtFor(now, deps.config.retentionSeconds));
+  if (outcome === 'busy') throw new TransientError(`notice ${message.noticeId} is being published by another delivery; checking again later`);
+  if (outcome === 'ended') {
+    deps.metrics.count('DuplicatesSuppressed');
     return;
   }
-  const now = deps.clock.now();
-  const claim = newClaim(deps, now);
-  const outcome = await deps.store.claimNotice(message.noticeId, claim, expiresAtFor(now, deps.config.retentionSeconds));
-  if (outcome !== 'claimed') return skip(deps, message.noticeId, outcome);
   try {
     await publishNotice(deps)(message.failureTopic, message.notice);
   } catch (error) {
-    await deps.store.releaseEmission(message.noticeId, claim.owner);
+    await deps.store.releaseNotice(message.noticeId, claim.owner);
     throw error;
   }
   await deps.store.markNoticeSent(message.noticeId, deps.clock.now());
 }
 
-/** A claim for one attempt, held until the lease past the due time. */
-function newClaim(deps: EmitterDeps, dueAt: number): EmissionClaim {
-  const now = deps.clock.now();
-  return {
-    owner: randomUUID(),
-    now,
-    leaseUntil: Math.max(now, dueAt) + deps.config.emitClaimLeaseSeconds * 1000,
-  };
-}
-
-/**
- * What a delivery does when it cannot claim: 'busy' throws, so this delivery is retried later
- * (the holder may still fail); an ended or stale one is dropped.
- */
-function skip(deps: EmitterDeps, id: string, outcome: 'ended' | 'stale' | 'busy'): void {
-  if (outcome === 'busy') throw new TransientError(`${id} is being emitted by another delivery; checking again later`);
-  if (outcome === 'ended') {
-    deps.metrics.count('DuplicatesSuppressed');
-    deps.logger.info({ eventId: id }, 'already emitted; duplicate suppressed');
-    return;
+/** Emits one copy of an event, if its record still says so; its end joins the batch's. */
+async function emitOne(context: BatchContext, record: SQSRecord, message: Extract<DelayQueueMessage, { kind: 'event' }>): Promise<void> {
+  const { deps } = context;
+  const { clock, logger, metrics } = deps;
+  const { event } = message;
+  const stored = (await context.records).get(event.id);
+  switch (emissionDecision(stored, message)) {
+    case 'already-ended':
+      metrics.count('DuplicatesSuppressed');
+      logger.info({ eventId: event.id }, 'already emitted; duplicate suppressed');
+      return;
+    case 'stale':
+      metrics.count('StaleMessagesDropped');
+      logger.info({ eventId: event.id, version: event.version }, 'cancelled, rescheduled or sent again since this copy was queued; dropped');
+      return;
+    case 'emit':
+      if (stored === undefined) logger.warn({ eventId: event.id }, 'no record of this event; emitting it all the same');
   }
-  deps.metrics.count('StaleMessagesDropped');
-  deps.logger.info({ eventId: id }, 'cancelled or rescheduled since it was queued; dropped');
+  await waitUntil(clock, event.dueAt);
+  const end = await publish(deps, record, event);
+  if (end !== undefined && stored !== undefined) context.ends.push({ messageId: record.messageId, ending: end });
 }
 
-/** Emits one event; its end is added to `endings`, recorded for the whole batch at once. */
-async function emitOne(deps: EmitterDeps, record: SQSRecord, event: ScheduledEvent, endings: EmissionEnding[]): Promise<void> {
-  const { store, clock, logger, metrics } = deps;
-
-  // The claim is made while the event waits out its last second, so it costs no lateness.
-  const claim = newClaim(deps, event.dueAt);
-  const outcome = await store.claimEmission(event, claim);
-  if (outcome !== 'claimed') return skip(deps, event.id, outcome);
-  await clock.sleep(remainingWaitMs(event.dueAt, clock.now()));
-
+/** Publishes to the target: the event's end, or a thrown error for SQS to retry. */
+async function publish(deps: EmitterDeps, record: SQSRecord, event: ScheduledEvent): Promise<EmissionEnding | undefined> {
+  const { clock, logger, metrics } = deps;
   try {
     await deps.publisher.publish(event.target, event.payload, emissionAttributes(event));
   } catch (error) {
     const attempt = receiveCount(record);
     const final = error instanceof EventRejectedError || attempt >= deps.config.emitMaxAttempts;
-    if (!final) {
-      await store.releaseEmission(event.id, claim.owner);
-      throw error;
-    }
+    if (!final) throw error;
     const reason = error instanceof EventRejectedError ? error.reason : REASON.PUBLISH_FAILED;
     const message =
       error instanceof EventRejectedError ? error.message : `publishing to the target failed ${attempt} times: ${String(error)}`;
     const failedAt = clock.now();
     const notice = failureNotice(reason, message, event, failedAt, { eventId: event.id, details: { attempt } });
     await reportFailure(deps, publishNotice(deps), notice, event.failureTopic);
-    endings.push({ event, end: { state: 'failed', at: failedAt, reason }, expiresAt: expiresAtFor(failedAt, deps.config.retentionSeconds) });
-    return;
+    return { event, end: { state: 'failed', at: failedAt, reason }, expiresAt: expiresAtFor(failedAt, deps.config.retentionSeconds) };
   }
   const emittedAt = clock.now();
   const lateness = emittedAt - event.dueAt;
   metrics.count('EventsEmitted');
   metrics.latenessMs(lateness);
   logger.debug({ eventId: event.id, latenessMs: lateness }, 'emitted');
-  endings.push({ event, end: { state: 'emitted', at: emittedAt }, expiresAt: expiresAtFor(emittedAt, deps.config.retentionSeconds) });
+  return { event, end: { state: 'emitted', at: emittedAt }, expiresAt: expiresAtFor(emittedAt, deps.config.retentionSeconds) };
 }
 
 /**
- * Records the batch's ends (each tenant's open-events counter is written once for the lot). If
- * that fails, the claims still hold off other deliveries until their leases end, and failing the
- * records would only publish them again: it is logged instead.
+ * Records the batch's ends after its publishes, in batched conditional writes. An end that
+ * finds its event already ended means two copies were emitted at once: counted and logged. An
+ * end that cannot be recorded keeps its message, so the event cannot be changed as if open.
  */
-async function recordEnds(deps: EmitterDeps, endings: readonly EmissionEnding[]): Promise<void> {
-  if (endings.length === 0) return;
-  await deps.store.endEmissions(endings).catch((error: unknown) => {
-    deps.logger.error({ err: error, eventIds: endings.map(({ event }) => event.id) }, 'emitted, but could not record it');
-  });
+async function recordEnds(deps: EmitterDeps, ends: readonly PendingEnd[], response: SQSBatchResponse): Promise<void> {
+  if (ends.length === 0) return;
+  try {
+    const { alreadyEnded } = await deps.store.endEmissions(ends.map(({ ending }) => ending));
+    for (const { event } of alreadyEnded) {
+      deps.metrics.count('DuplicateEmissions');
+      deps.logger.warn({ eventId: event.id, version: event.version }, 'emitted, but the event had already ended: two copies were emitted at once');
+    }
+  } catch (error) {
+    deps.logger.error({ err: error, eventIds: ends.map(({ ending }) => ending.event.id) }, 'emitted, but could not record it; the messages are kept');
+    for (const { messageId } of ends) response.batchItemFailures.push({ itemIdentifier: messageId });
+  }
 }
 
 /**
- * Emits each delayed event at its exact due time: claims its queued version (so a second
- * delivery of the same event waits, then finds it emitted, and a cancelled or rescheduled
- * version is dropped), waits out the remainder, publishes to the target, then
- * records it as emitted. A failed publish is retried through SQS until `emitMaxAttempts`, then
- * reported on the failure topic. Also publishes the failure notices ingest hands over.
+ * Emits each delayed event at its exact due time. The batch's records are read once, when it
+ * arrives (before its events are due): a copy of an event already emitted, cancelled,
+ * rescheduled or sent again is dropped. The rest wait out the remainder, are published, and
+ * their ends are recorded together afterwards, so nothing but the publish happens at the due
+ * time. A failed publish is retried through SQS until `emitMaxAttempts`, then reported on the
+ * failure topic. Also publishes the failure notices ingest hands over.
  */
 export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
-  const endings: EmissionEnding[] = [];
-  const response = await processBatch(records, deps.logger, (record) => handleMessage(deps, record, endings));
-  await recordEnds(deps, endings);
+  const messages = new Map<SQSRecord, DelayQueueMessage | Error>();
+  for (const record of records) {
+    try {
+      messages.set(record, decodeDelayQueueMessage(record.body));
+    } catch (error) {
+      messages.set(record, error as Error);
+    }
+  }
+  const eventIds = [...messages.values()].flatMap((message) => (!(message instanceof Error) && message.kind === 'event' ? [message.event.id] : []));
+  const reading = eventIds.length > 0 ? deps.store.read(eventIds) : Promise.resolve(new Map<string, EventRecord>());
+  // Each event's handler awaits the read; one rejection is reported per record, not unhandled.
+  reading.catch(() => {});
+  const context: BatchContext = { deps, records: reading, ends: [] };
+  const response = await processBatch(records, deps.logger, async (record) => {
+    const message = messages.get(record);
+    if (message === undefined || message instanceof Error) throw message ?? new TypeError('not a delay-queue message');
+    return message.kind === 'event' ? emitOne(context, record, message) : sendNotice(deps, message);
+  });
+  await recordEnds(deps, context.ends, response);
   deps.metrics.flush();
   return response;
 }

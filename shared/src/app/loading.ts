@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
-import { SQS_MAX_DELAY_SECONDS, type SchedulerConfig } from '../config.js';
+import type { SchedulerConfig } from '../config.js';
 import { delaySecondsFor } from '../domain/delay.js';
-import type { ScheduledEvent } from '../domain/event.js';
+import { SQS_MAX_DELAY_SECONDS } from '../domain/limits.js';
 import { decodeLoadingChunk } from '../domain/messages.js';
 import { TransientError } from '../domain/reasons.js';
 import { processBatch } from './batch.js';
@@ -9,48 +10,33 @@ import type { Clock, DelayQueue, EventStore, Logger, SchedulerMetrics } from './
 
 export interface LoadingDeps {
   readonly config: Pick<SchedulerConfig, 'emitterLeadMs'>;
-  readonly store: EventStore;
+  readonly store: Pick<EventStore, 'takeForLoading'>;
   readonly delayQueue: DelayQueue;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: SchedulerMetrics;
 }
 
-/** Stored events read per chunk at once: enough to hide DynamoDB latency, few enough not to throttle. */
-const TAKE_CONCURRENCY = 16;
-
-async function takeAll(deps: LoadingDeps, ids: readonly string[], owner: string): Promise<ScheduledEvent[]> {
-  const taken: ScheduledEvent[] = [];
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < ids.length) {
-      const id = ids[next++] as string;
-      const now = deps.clock.now();
-      // Only what an SQS delay can reach: an event moved further out since the loader saw it stays stored.
-      const event = await deps.store.takeForLoading(id, owner, now, now + SQS_MAX_DELAY_SECONDS * 1000);
-      if (event) taken.push(event);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(TAKE_CONCURRENCY, ids.length) }, worker));
-  return taken;
-}
-
 /**
- * Moves one chunk of stored events into the delay queue. Each event is taken by this loading
- * message first, so a second message with the same ids sends nothing, nor does a cancelled one; the same message
- * redelivered (after a crash or a failed send) sends its events again, and the emitter
- * suppresses what was already emitted.
+ * Moves one chunk of stored events into the delay queue. The chunk's records are read in one
+ * batch and taken by this loading message with batched conditional writes, so a second
+ * message with the same ids sends nothing, nor does a cancelled one. The same message
+ * redelivered (after a crash or a failed send) takes its events again with a new copy token
+ * and sends them again: an earlier copy is then dropped by the emitter.
  */
 export async function loadChunks(deps: LoadingDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
   const response = await processBatch(records, deps.logger, async (record) => {
     const { ids } = decodeLoadingChunk(record.body);
-    const events = await takeAll(deps, ids, record.messageId);
+    const queuedBy = randomUUID();
+    const now = deps.clock.now();
+    // Only what an SQS delay can reach: an event moved further out since the loader saw it stays stored.
+    const events = await deps.store.takeForLoading(ids, { owner: record.messageId, queuedBy, now, horizonMs: now + SQS_MAX_DELAY_SECONDS * 1000 });
     const skipped = ids.length - events.length;
     if (skipped > 0) deps.metrics.count('DuplicatesSuppressed', skipped);
     if (events.length === 0) return;
-    const now = deps.clock.now();
+    const sendTime = deps.clock.now();
     const failures = await deps.delayQueue.send(
-      events.map((event) => ({ event, delaySeconds: delaySecondsFor(event.dueAt, now, deps.config.emitterLeadMs) })),
+      events.map((event) => ({ event, queuedBy, delaySeconds: delaySecondsFor(event.dueAt, sendTime, deps.config.emitterLeadMs) })),
     );
     deps.metrics.count('EventsDelayed', events.length - failures.length);
     if (failures.length > 0) {

@@ -33,6 +33,8 @@ export interface NewEvent {
   /** The input message that asked for it: a redelivery of the same message may resend it. */
   readonly inputMessageId: string;
   readonly placement: Placement;
+  /** Token of the delay-queue copy about to be sent (near path). */
+  readonly queuedBy: string | undefined;
   readonly quotas: Quotas;
   readonly now: number;
   /** TTL of the record while it is open, epoch seconds. */
@@ -50,6 +52,13 @@ export interface ChangeRefused {
   readonly current: EventRecord | undefined;
 }
 
+/** What a cancel or reschedule may change: an open event of this tenant due after `now + cutoffMs`. */
+export interface ChangeScope {
+  readonly tenant: string;
+  readonly now: number;
+  readonly cutoffMs: number;
+}
+
 /** How an emission ended. */
 export type EmissionEnd =
   | { readonly state: 'emitted'; readonly at: number }
@@ -62,6 +71,12 @@ export interface EmissionEnding {
   readonly expiresAt: number;
 }
 
+/** Which ends were recorded, and which found the event already ended (it was emitted twice). */
+export interface EndsRecorded {
+  readonly recorded: readonly EmissionEnding[];
+  readonly alreadyEnded: readonly EmissionEnding[];
+}
+
 export interface EventStore {
   /**
    * Records new events of one tenant and counts them against its quotas: however many ingest
@@ -69,39 +84,40 @@ export interface EventStore {
    * entries; when the quotas leave room for only some, the first ones win.
    */
   createMany(entries: readonly NewEvent[]): Promise<CreateOutcome[]>;
+  /**
+   * Gives a queued event, still as `inputMessageId` created it, a new copy token before that
+   * message's redelivery sends it again: the earlier copy, if it was sent, is then dropped.
+   * False when the event has moved on (emitted, cancelled, rescheduled).
+   */
+  requeue(id: string, inputMessageId: string, queuedBy: string, now: number): Promise<boolean>;
   /** Pages of events in one bucket shard with dueAt in [fromMs, untilMs). */
   queryDue(bucketShard: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]>;
+  /** Records by id, read consistently (an id without a record is absent). */
+  read(ids: readonly string[]): Promise<ReadonlyMap<string, EventRecord>>;
   /**
-   * Marks a stored event due before `horizonMs` as queued by one loading message and returns
-   * it. Undefined when another loading message took it first, or it was cancelled, moved past
-   * the horizon, or is gone. The same owner may take it again, so a redelivered loading message resends it.
+   * Marks stored events due before `horizonMs` as queued by one loading message, with the token
+   * of the copies about to be sent, and returns them with their payloads. An event another
+   * loading message took, or that was cancelled, moved past the horizon or is gone, is left out.
+   * The same owner may take them again, so a redelivered loading message resends (new token).
    */
-  takeForLoading(id: string, owner: string, now: number, horizonMs: number): Promise<ScheduledEvent | undefined>;
+  takeForLoading(ids: readonly string[], take: { readonly owner: string; readonly queuedBy: string; readonly now: number; readonly horizonMs: number }): Promise<ScheduledEvent[]>;
   /**
-   * Claims the emission of one version of an event for one attempt (`owner` is unique to the
-   * attempt) until `leaseUntil`. 'ended' when the event is already done; 'stale' when it was
-   * cancelled or rescheduled since this version was queued; 'busy' when another attempt holds a
-   * live claim (it may still fail, so the caller retries later rather than drop the event).
+   * Ends emitted or failed events, in batches, and frees their places in their tenants' open
+   * events. An end whose event had already ended is reported, not applied.
    */
-  claimEmission(event: Pick<ScheduledEvent, 'id' | 'version'>, claim: EmissionClaim): Promise<'claimed' | 'ended' | 'stale' | 'busy'>;
-  /** Gives up a claim after a failed attempt, so the retry need not wait for the lease. */
-  releaseEmission(id: string, owner: string): Promise<void>;
-  /** Ends claimed events (emitted, or failed) and frees their places in their tenants' open events; an event already ended is left as it is. */
-  endEmissions(ends: readonly EmissionEnding[]): Promise<void>;
-  /** Cancels an open event of this tenant that no emitter holds, freeing its place in the quota. */
-  cancel(
-    id: string,
-    tenant: string,
-    change: { readonly by: string; readonly now: number; readonly expiresAt: number },
-  ): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused>;
-  /** Moves an open event of this tenant that no emitter holds to `dueAt`: a new version, placed anew. */
+  endEmissions(ends: readonly EmissionEnding[]): Promise<EndsRecorded>;
+  /** Cancels an open event of this tenant due after the cutoff, freeing its place in the quota. */
+  cancel(id: string, scope: ChangeScope, change: { readonly by: string; readonly expiresAt: number }): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused>;
+  /** Moves an open event of this tenant due after the cutoff, whose payload is stored, to `dueAt`: a new version, placed anew. */
   reschedule(
     id: string,
-    tenant: string,
-    change: { readonly dueAt: number; readonly placement: Placement; readonly now: number; readonly expiresAt: number },
+    scope: ChangeScope,
+    change: { readonly dueAt: number; readonly placement: Placement; readonly queuedBy: string; readonly expiresAt: number },
   ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent } | ChangeRefused>;
   /** Claims the publication of a failure notice, keyed like an event so a redelivery publishes it once; its record is kept until `expiresAt` (epoch seconds). */
-  claimNotice(noticeId: string, claim: EmissionClaim, expiresAt: number): Promise<'claimed' | 'ended' | 'busy'>;
+  claimNotice(noticeId: string, claim: NoticeClaim, expiresAt: number): Promise<'claimed' | 'ended' | 'busy'>;
+  /** Gives up a notice's claim after a failed publish, so the retry need not wait for the lease. */
+  releaseNotice(noticeId: string, owner: string): Promise<void>;
   markNoticeSent(noticeId: string, sentAt: number): Promise<void>;
   readLoaderCursor(): Promise<number | undefined>;
   /** Moves the loader cursor forward (never back). */
@@ -118,7 +134,7 @@ export interface EventRecords {
   }>;
 }
 
-export interface EmissionClaim {
+export interface NoticeClaim {
   readonly owner: string;
   readonly now: number;
   readonly leaseUntil: number;
@@ -132,6 +148,8 @@ export interface TenantDirectory {
 export interface DelayedSend {
   readonly event: ScheduledEvent;
   readonly delaySeconds: number;
+  /** The copy's token, as recorded on the event (see EventRecord.queuedBy). */
+  readonly queuedBy: string | undefined;
 }
 
 export interface DelayedSendFailure {
@@ -179,6 +197,8 @@ export type MetricName =
   | 'EventsRescheduled'
   | 'DuplicatesSuppressed'
   /** Delay-queue messages of a cancelled or rescheduled version, dropped by the emitter. */
-  | 'StaleMessagesDropped';
+  | 'StaleMessagesDropped'
+  /** Events found already emitted when their emission was recorded: two copies were emitted at once. */
+  | 'DuplicateEmissions';
 
 export const noMetrics: SchedulerMetrics = { count: () => {}, latenessMs: () => {}, loaderBacklogSeconds: () => {}, flush: () => {} };

@@ -25,13 +25,29 @@ export function isEventState(value: unknown): value is EventState {
   return typeof value === 'string' && (Object.values(EVENT_STATE) as string[]).includes(value);
 }
 
-/** An event as the store keeps it: the event, where it is in its lifecycle, and when it got there (epoch ms). */
-export interface EventRecord extends ScheduledEvent {
+/**
+ * An event as the store keeps it: small, so that no state change rewrites a payload. The
+ * payload is kept only for events stored for the loader (far path); one sent straight to the
+ * delay queue travels with its payload there and nowhere else.
+ */
+export interface EventRecord extends Omit<ScheduledEvent, 'payload'> {
   readonly state: EventState;
+  /** The payload, when the record holds it (a far-path event whose record stays within one write unit). */
+  readonly payload?: string | undefined;
+  /** Where the payload is kept: in the record, in an item of its own, or only in the delay queue. */
+  readonly payloadKept: PayloadKept;
   /** The client's idempotency key, when it gave one. */
   readonly clientId?: string | undefined;
   /** The SNS message that created it. */
   readonly inputMessageId?: string | undefined;
+  /**
+   * The delay-queue copy that may emit it: each send of an event carries a new token, so an
+   * older copy (a resend after a redelivery) is dropped by the emitter. Absent on records
+   * written before tokens existed, whose copies carry none either.
+   */
+  readonly queuedBy?: string | undefined;
+  /** The loading message that moved it from the table to the delay queue (far path). */
+  readonly loadedBy?: string | undefined;
   readonly createdAt: number;
   readonly queuedAt?: number | undefined;
   readonly rescheduledAt?: number | undefined;
@@ -42,23 +58,27 @@ export interface EventRecord extends ScheduledEvent {
   readonly cancelledBy?: string | undefined;
   /** Why it failed. */
   readonly reason?: ReasonCode | undefined;
-  /** Until when an emitter holds it for its due time (epoch ms); cancel and reschedule wait for no one. */
-  readonly emitClaimUntil?: number | undefined;
   /** When the store may drop the record (epoch seconds): the retention period after its end, or after its due time. */
   readonly expiresAt: number;
 }
 
-/** Why a cancel or reschedule of `current` by `tenant` was refused; undefined when nothing forbids it (a race to retry). */
+export type PayloadKept = 'record' | 'item' | 'queue';
+
+/**
+ * Why a cancel or reschedule of `current` by `tenant` at `now` was refused; undefined when
+ * nothing forbids it (a race to retry). Changes close `cutoffMs` before the due time: the
+ * emitter reads the record when the event reaches it, which is always later than that.
+ */
 export function changeRefusal(
   current: EventRecord | undefined,
-  tenant: string,
-  now: number,
+  request: { readonly tenant: string; readonly action: 'cancel' | 'reschedule'; readonly now: number; readonly cutoffMs: number },
 ): { readonly reason: ReasonCode; readonly details: Readonly<Record<string, unknown>> } | undefined {
   // Another tenant's event is reported exactly like a missing one: ids reveal nothing.
-  if (current === undefined || current.tenant !== tenant) return { reason: REASON.EVENT_NOT_FOUND, details: {} };
+  if (current === undefined || current.tenant !== request.tenant) return { reason: REASON.EVENT_NOT_FOUND, details: {} };
   if (!isOpen(current.state)) return { reason: REASON.EVENT_ALREADY_ENDED, details: { state: current.state } };
-  if (current.emitClaimUntil !== undefined && current.emitClaimUntil >= now) {
-    return { reason: REASON.EVENT_EMITTING, details: { dueAt: new Date(current.dueAt).toISOString() } };
+  if (current.dueAt <= request.now + request.cutoffMs) {
+    return { reason: REASON.EVENT_EMITTING, details: { dueAt: new Date(current.dueAt).toISOString(), cutoffMs: request.cutoffMs } };
   }
+  if (request.action === 'reschedule' && current.payloadKept === 'queue') return { reason: REASON.EVENT_QUEUED, details: {} };
   return undefined;
 }

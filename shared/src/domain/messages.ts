@@ -7,7 +7,12 @@ import type { FailureNotice } from './failure.js';
  * publishes to clients' topics).
  */
 export type DelayQueueMessage =
-  | { readonly kind: 'event'; readonly event: ScheduledEvent }
+  | {
+      readonly kind: 'event';
+      readonly event: ScheduledEvent;
+      /** This copy's token (see EventRecord.queuedBy); absent on copies sent before tokens existed. */
+      readonly queuedBy?: string | undefined;
+    }
   | {
       readonly kind: 'notice';
       /** Identifies the notice like an event id, so a redelivered notice is published once. */
@@ -32,6 +37,7 @@ export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
     noticeId?: unknown;
     failureTopic?: unknown;
     notice?: FailureNotice;
+    queuedBy?: unknown;
   };
   if (
     value.kind === 'notice' &&
@@ -66,6 +72,7 @@ export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
       dueAt: event.dueAt,
       version: event.version,
     },
+    queuedBy: typeof value.queuedBy === 'string' ? value.queuedBy : undefined,
   };
 }
 

@@ -39,8 +39,10 @@ export const REASON = {
   EVENT_NOT_FOUND: 'EVENT_NOT_FOUND',
   /** Cancel or reschedule: the event has already ended; `details.state` says how (emitted, failed, cancelled). */
   EVENT_ALREADY_ENDED: 'EVENT_ALREADY_ENDED',
-  /** Cancel or reschedule: the emitter already holds the event for its due time; it will be emitted. */
+  /** Cancel or reschedule: the event is due within the change cutoff; it will be emitted. */
   EVENT_EMITTING: 'EVENT_EMITTING',
+  /** Reschedule: the event went straight to the delay queue, which alone holds its payload; cancel it and schedule it again. */
+  EVENT_QUEUED: 'EVENT_QUEUED',
 } as const;
 
 export type ReasonCode = (typeof REASON)[keyof typeof REASON];

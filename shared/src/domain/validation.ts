@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import controlSchema from '../../schema/control-request.schema.json' with { type: 'json' };
 import scheduleSchema from '../../schema/schedule-request.schema.json' with { type: 'json' };
-import { SNS_MAX_MESSAGE_BYTES } from '../config.js';
+import { SNS_MAX_MESSAGE_BYTES } from './limits.js';
 import { parseDueDate } from './dates.js';
 import { emissionAttributes, eventIdFor, snsMessageBytes, type ScheduledEvent } from './event.js';
 import { EventRejectedError, REASON, type ReasonCode } from './reasons.js';

@@ -1,0 +1,109 @@
+import type { ScheduledEvent } from '../domain/event.js';
+import { DYNAMODB_WRITE_UNIT_BYTES } from '../domain/limits.js';
+import { isEventState, type EventRecord, type PayloadKept } from '../domain/lifecycle.js';
+import type { ReasonCode } from '../domain/reasons.js';
+import type { NewEvent } from '../app/ports.js';
+import { TABLE } from './dynamodb-table.js';
+
+/**
+ * How events are written to and read from the table. A record is small: the payload is kept
+ * only for far-path events, in the record when the whole record still fits one write unit, or
+ * else once in an item of its own (`p#<id>`) that no state change rewrites.
+ */
+
+export function payloadItemId(eventId: string): string {
+  return `p#${eventId}`;
+}
+
+/** An item's size as DynamoDB bills it: each attribute's name and value (numbers counted generously). */
+export function itemBytes(item: Readonly<Record<string, unknown>>): number {
+  let bytes = 0;
+  for (const [name, value] of Object.entries(item)) {
+    if (value === undefined) continue;
+    bytes += Buffer.byteLength(name) + (typeof value === 'number' ? 21 : Buffer.byteLength(String(value)));
+  }
+  return bytes;
+}
+
+/** A new event's record, and its payload item when the payload is kept apart. */
+export function newEventItems(entry: Pick<NewEvent, 'event' | 'clientId' | 'inputMessageId' | 'placement' | 'queuedBy' | 'now' | 'expiresAt'>): {
+  readonly record: Record<string, unknown>;
+  readonly payloadItem: Record<string, unknown> | undefined;
+} {
+  const { event, placement, now } = entry;
+  const { payload, ...rest } = event;
+  const record: Record<string, unknown> = {
+    ...rest,
+    payloadBytes: Buffer.byteLength(payload),
+    clientId: entry.clientId,
+    inputMessageId: entry.inputMessageId,
+    state: placement.state,
+    createdAt: now,
+    ...(placement.state === 'queued' ? { queuedAt: now, queuedBy: entry.queuedBy } : { [TABLE.bucketShardKey]: placement.bucketShard }),
+    [TABLE.ttlAttribute]: entry.expiresAt,
+  };
+  for (const key of Object.keys(record)) if (record[key] === undefined) delete record[key];
+  if (placement.state === 'queued') return { record: { ...record, payloadKept: 'queue' }, payloadItem: undefined };
+  const inline = { ...record, payloadKept: 'record', payload };
+  if (itemBytes(inline) <= DYNAMODB_WRITE_UNIT_BYTES) return { record: inline, payloadItem: undefined };
+  return {
+    record: { ...record, payloadKept: 'item' },
+    payloadItem: { [TABLE.partitionKey]: payloadItemId(event.id), payload, [TABLE.ttlAttribute]: entry.expiresAt },
+  };
+}
+
+const optionalNumber = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
+const optionalString = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+function payloadKeptOf(item: Readonly<Record<string, unknown>>): PayloadKept {
+  if (item.payloadKept === 'record' || item.payloadKept === 'item' || item.payloadKept === 'queue') return item.payloadKept;
+  // Records written before payloads were kept apart hold theirs, whatever their path.
+  return typeof item.payload === 'string' ? 'record' : 'queue';
+}
+
+/** Whether an item is an event's record (not a counter, a cursor, a notice or a payload). */
+export function isEventItem(item: Readonly<Record<string, unknown>>): boolean {
+  return isEventState(item.state) && typeof item.tenant === 'string';
+}
+
+export function toRecord(item: Readonly<Record<string, unknown>>): EventRecord {
+  return {
+    id: String(item.id),
+    tenant: String(item.tenant),
+    user: String(item.user),
+    target: String(item.target),
+    payload: optionalString(item.payload),
+    payloadKept: payloadKeptOf(item),
+    failureTopic: optionalString(item.failureTopic),
+    dueAt: Number(item.dueAt),
+    version: Number(item.version ?? 1),
+    state: isEventState(item.state) ? item.state : 'scheduled',
+    clientId: optionalString(item.clientId),
+    inputMessageId: optionalString(item.inputMessageId),
+    queuedBy: optionalString(item.queuedBy),
+    loadedBy: optionalString(item.loadedBy),
+    createdAt: Number(item.createdAt),
+    queuedAt: optionalNumber(item.queuedAt),
+    rescheduledAt: optionalNumber(item.rescheduledAt),
+    emittedAt: optionalNumber(item.emittedAt),
+    failedAt: optionalNumber(item.failedAt),
+    cancelledAt: optionalNumber(item.cancelledAt),
+    cancelledBy: optionalString(item.cancelledBy),
+    reason: optionalString(item.reason) as ReasonCode | undefined,
+    expiresAt: Number(item.expiresAt),
+  };
+}
+
+/** The event a record describes, with its payload (read from the payload item when kept apart). */
+export function toEvent(record: EventRecord, payload: string): ScheduledEvent {
+  return {
+    id: record.id,
+    tenant: record.tenant,
+    user: record.user,
+    target: record.target,
+    payload,
+    failureTopic: record.failureTopic,
+    dueAt: record.dueAt,
+    version: record.version,
+  };
+}

@@ -1,0 +1,116 @@
+import type { SQSRecord } from 'aws-lambda';
+import type { SchedulerConfig } from '../config.js';
+import { bucketShardKeyFor } from '../domain/buckets.js';
+import { expiresAtFor } from '../domain/event.js';
+import { EVENT_STATE } from '../domain/lifecycle.js';
+import { REASON, type EventRejectedError } from '../domain/reasons.js';
+import type { Tenant } from '../domain/tenants.js';
+import { parseInputMessage } from '../domain/validation.js';
+import type { NewEvent, Placement, TenantDirectory } from './ports.js';
+
+/** One input message as the ingest queue holds it: SNS's envelope says which topic it came through. */
+export interface InputMessage {
+  readonly text: string;
+  readonly inputMessageId: string;
+  /** The input topic, from SNS's envelope; undefined when the message was not delivered by SNS. */
+  readonly topicArn: string | undefined;
+}
+
+export function unwrapInput(record: SQSRecord): InputMessage {
+  try {
+    const envelope = JSON.parse(record.body) as { Type?: unknown; Message?: unknown; MessageId?: unknown; TopicArn?: unknown };
+    if (
+      envelope.Type === 'Notification' &&
+      typeof envelope.Message === 'string' &&
+      typeof envelope.MessageId === 'string' &&
+      typeof envelope.TopicArn === 'string'
+    ) {
+      return { text: envelope.Message, inputMessageId: envelope.MessageId, topicArn: envelope.TopicArn };
+    }
+  } catch {
+    // Not an envelope: it has no tenant, and is refused as such.
+  }
+  return { text: record.body, inputMessageId: record.messageId, topicArn: undefined };
+}
+
+/** What one input message asks of the store and the queues. */
+export type Intent =
+  /** Nobody's message (no tenant's topic, or a disabled one): logged, nothing else. */
+  | { readonly kind: 'unowned'; readonly reason: typeof REASON.UNKNOWN_TENANT | typeof REASON.TENANT_DISABLED }
+  | { readonly kind: 'refuse'; readonly error: EventRejectedError }
+  | { readonly kind: 'create'; readonly entry: NewEvent }
+  | { readonly kind: 'cancel'; readonly eventId: string }
+  | { readonly kind: 'reschedule'; readonly eventId: string; readonly dueAt: number; readonly placement: Placement; readonly queuedBy: string };
+
+/** An input message with its tenant, where its refusals go, and its intent. */
+export interface PlannedMessage {
+  readonly record: SQSRecord;
+  readonly message: InputMessage;
+  readonly tenant: Tenant | undefined;
+  /** The tenant's own failure topic named in the message, where a refusal is reported. */
+  readonly failureTopic: string | undefined;
+  /** The request as parsed (or the raw text), quoted in a refusal. */
+  readonly input: unknown;
+  readonly intent: Intent;
+}
+
+export interface IngestPlanContext {
+  readonly config: Pick<SchedulerConfig, 'nearPathWindowSeconds' | 'bucketSeconds' | 'shardCount' | 'retentionSeconds'>;
+  readonly tenants: TenantDirectory;
+  readonly now: number;
+  /** A new delay-queue copy token (see EventRecord.queuedBy). */
+  readonly newToken: () => string;
+}
+
+export function placementFor(config: IngestPlanContext['config'], id: string, dueAt: number, now: number): Placement {
+  if (dueAt < now + config.nearPathWindowSeconds * 1000) return { state: EVENT_STATE.queued };
+  return { state: EVENT_STATE.scheduled, bucketShard: bucketShardKeyFor(id, dueAt, config) };
+}
+
+function planOne(context: IngestPlanContext, record: SQSRecord): PlannedMessage {
+  const { config, now } = context;
+  const message = unwrapInput(record);
+  const tenant = message.topicArn === undefined ? undefined : context.tenants.forTopic(message.topicArn);
+  const unowned = { record, message, tenant, failureTopic: undefined, input: message.text };
+  if (tenant === undefined) return { ...unowned, intent: { kind: 'unowned', reason: REASON.UNKNOWN_TENANT } };
+  if (!tenant.enabled) return { ...unowned, intent: { kind: 'unowned', reason: REASON.TENANT_DISABLED } };
+  const parsed = parseInputMessage(message.text, message.inputMessageId, tenant);
+  const planned = { record, message, tenant, failureTopic: parsed.failureTopic, input: parsed.input };
+  if (!parsed.accepted) return { ...planned, intent: { kind: 'refuse', error: parsed.error } };
+  const { request } = parsed;
+  switch (request.kind) {
+    case 'schedule': {
+      const { event, clientId } = request;
+      const placement = placementFor(config, event.id, event.dueAt, now);
+      const entry: NewEvent = {
+        event,
+        clientId,
+        inputMessageId: message.inputMessageId,
+        placement,
+        queuedBy: placement.state === EVENT_STATE.queued ? context.newToken() : undefined,
+        quotas: tenant.quotas,
+        now,
+        expiresAt: expiresAtFor(event.dueAt, config.retentionSeconds),
+      };
+      return { ...planned, intent: { kind: 'create', entry } };
+    }
+    case 'cancel':
+      return { ...planned, intent: { kind: 'cancel', eventId: request.eventId } };
+    case 'reschedule':
+      return {
+        ...planned,
+        intent: {
+          kind: 'reschedule',
+          eventId: request.eventId,
+          dueAt: request.dueAt,
+          placement: placementFor(config, request.eventId, request.dueAt, now),
+          queuedBy: context.newToken(),
+        },
+      };
+  }
+}
+
+/** Turns a batch of input messages into what each asks for: pure, no I/O (the apply step does that). */
+export function planIngest(context: IngestPlanContext, records: readonly SQSRecord[]): PlannedMessage[] {
+  return records.map((record) => planOne(context, record));
+}

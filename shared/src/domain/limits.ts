@@ -1,0 +1,18 @@
+/** Limits AWS sets, which the scheduler works within (and cannot configure away). */
+
+/** Largest SNS message, body and attributes together; also the most one PublishBatch carries. */
+export const SNS_MAX_MESSAGE_BYTES = 262_144;
+/** Entries in one SNS PublishBatch. */
+export const SNS_PUBLISH_BATCH_ENTRIES = 10;
+/** Longest SQS DelaySeconds; the loader hands out nothing due later than this. */
+export const SQS_MAX_DELAY_SECONDS = 900;
+/** Entries in one SQS SendMessageBatch or DeleteMessageBatch, and messages in one receive. */
+export const SQS_BATCH_ENTRIES = 10;
+/** Keys in one DynamoDB BatchGetItem. */
+export const DYNAMODB_BATCH_GET_KEYS = 100;
+/** Items in one DynamoDB BatchWriteItem. */
+export const DYNAMODB_BATCH_WRITE_ITEMS = 25;
+/** Statements in one DynamoDB (PartiQL) BatchExecuteStatement, each with its own condition. */
+export const DYNAMODB_BATCH_STATEMENTS = 25;
+/** DynamoDB bills a write per started kilobyte of the whole item (before and after an update). */
+export const DYNAMODB_WRITE_UNIT_BYTES = 1024;

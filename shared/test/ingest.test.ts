@@ -1,0 +1,173 @@
+import { describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { ingestBatch, type IngestDeps } from '../src/app/ingest.js';
+import { planIngest } from '../src/app/ingest-plan.js';
+import { noMetrics, type DelayedSend, type DelayQueue } from '../src/app/ports.js';
+import type { FailureNotice } from '../src/domain/failure.js';
+import { EVENT_STATE } from '../src/domain/lifecycle.js';
+import { REASON } from '../src/domain/reasons.js';
+import { fakeClock, inputMessageId, registry, scheduleRequest, sqsRecord, topicArn } from './factories.js';
+import { MemoryEventStore } from './memory-event-store.js';
+
+const NOW = 1_900_000_000_000;
+const CONFIG = {
+  nearPathWindowSeconds: 600,
+  emitterLeadMs: 300,
+  bucketSeconds: 60,
+  shardCount: 8,
+  retentionSeconds: 3600,
+  changeCutoffSeconds: 5,
+};
+const ACME_TOPIC = 'arn:aws:sns:us-east-1:000000000000:scheduler-tenant-acme';
+const acmeTarget = topicArn('out', 'eu-west-1', '111111111111');
+
+/** What SNS puts on the ingest queue for one publish to a tenant's input topic. */
+function published(message: unknown, messageId = inputMessageId(), topic = ACME_TOPIC) {
+  const body = JSON.stringify({ Type: 'Notification', MessageId: messageId, TopicArn: topic, Message: typeof message === 'string' ? message : JSON.stringify(message) });
+  return sqsRecord(body, `sqs-${messageId}`);
+}
+
+class RecordingDelayQueue implements DelayQueue {
+  readonly sent: DelayedSend[] = [];
+  readonly notices: { noticeId: string; failureTopic: string; notice: FailureNotice }[] = [];
+  async send(items: readonly DelayedSend[]) {
+    this.sent.push(...items);
+    return [];
+  }
+  async sendNotice(noticeId: string, _tenant: string, failureTopic: string, notice: FailureNotice) {
+    this.notices.push({ noticeId, failureTopic, notice });
+  }
+}
+
+function setup() {
+  const store = new MemoryEventStore();
+  const delayQueue = new RecordingDelayQueue();
+  let tokens = 0;
+  const deps = {
+    config: CONFIG,
+    tenants: registry(),
+    store,
+    delayQueue,
+    clock: fakeClock(NOW),
+    logger: pino({ level: 'silent' }),
+    metrics: noMetrics,
+    newToken: () => `token-${++tokens}`,
+  } satisfies IngestDeps;
+  return { store, delayQueue, deps };
+}
+
+const soon = new Date(NOW + 30_000).toISOString();
+const later = new Date(NOW + 3_600_000).toISOString();
+
+describe('the ingest plan', () => {
+  it('turns each message of a batch into its intent, without touching anything', () => {
+    const { deps } = setup();
+    const plan = planIngest({ ...deps, now: NOW }, [
+      published(scheduleRequest({ date: soon, target: acmeTarget })),
+      published(scheduleRequest({ date: later, target: acmeTarget })),
+      published('not json'),
+      published({ action: 'cancel', id: 'x' }),
+      published(scheduleRequest(), inputMessageId(), 'arn:aws:sns:us-east-1:000000000000:somebody-else'),
+    ]);
+    expect(plan.map(({ intent }) => intent.kind)).toEqual(['create', 'create', 'refuse', 'cancel', 'unowned']);
+    const [near, far] = plan.map(({ intent }) => (intent.kind === 'create' ? intent.entry : undefined));
+    expect(near).toMatchObject({ placement: { state: EVENT_STATE.queued }, queuedBy: 'token-1' });
+    expect(far).toMatchObject({ placement: { state: EVENT_STATE.scheduled }, queuedBy: undefined });
+  });
+});
+
+describe('ingest', () => {
+  it('records a near event without its payload and sends it, with its token, to the delay queue', async () => {
+    const { deps, store, delayQueue } = setup();
+    const response = await ingestBatch(deps, [published(scheduleRequest({ date: soon, target: acmeTarget, payload: 'x'.repeat(100_000) }))]);
+    expect(response.batchItemFailures).toEqual([]);
+    const [record] = store.records.values();
+    expect(record).toMatchObject({ state: EVENT_STATE.queued, payloadKept: 'queue', queuedBy: 'token-1' });
+    expect(record?.payload).toBeUndefined();
+    expect(delayQueue.sent).toHaveLength(1);
+    expect(delayQueue.sent[0]).toMatchObject({ queuedBy: 'token-1', delaySeconds: 29 });
+    expect(delayQueue.sent[0]?.event.payload).toHaveLength(100_000);
+  });
+
+  it('stores a far event with its payload and sends nothing', async () => {
+    const { deps, store, delayQueue } = setup();
+    await ingestBatch(deps, [published(scheduleRequest({ date: later, target: acmeTarget }))]);
+    const [record] = store.records.values();
+    expect(record?.state).toBe(EVENT_STATE.scheduled);
+    expect(store.payloads.size).toBe(1);
+    expect(delayQueue.sent).toEqual([]);
+  });
+
+  it("hands a batch's new events to the store in one call per tenant", async () => {
+    const { deps, store } = setup();
+    await ingestBatch(
+      deps,
+      Array.from({ length: 10 }, () => published(scheduleRequest({ date: soon, target: acmeTarget }))),
+    );
+    expect(store.calls.createMany).toBe(1);
+    expect(store.records.size).toBe(10);
+  });
+
+  it('suppresses a second ingest of the same input once its event has been emitted', async () => {
+    const { deps, store, delayQueue } = setup();
+    const id = inputMessageId();
+    await ingestBatch(deps, [published(scheduleRequest({ date: soon, target: acmeTarget }), id)]);
+    const [record] = store.records.values();
+    store.put({ ...(record as NonNullable<typeof record>), state: EVENT_STATE.emitted });
+    await ingestBatch(deps, [published(scheduleRequest({ date: soon, target: acmeTarget }), id)]);
+    expect(delayQueue.sent).toHaveLength(1);
+  });
+
+  it('sends a redelivered input again with a new token while its event waits, so the earlier copy is dropped', async () => {
+    const { deps, store, delayQueue } = setup();
+    const id = inputMessageId();
+    await ingestBatch(deps, [published(scheduleRequest({ date: soon, target: acmeTarget }), id)]);
+    await ingestBatch(deps, [published(scheduleRequest({ date: soon, target: acmeTarget }), id)]);
+    expect(delayQueue.sent.map(({ queuedBy }) => queuedBy)).toEqual(['token-1', 'token-3']);
+    expect([...store.records.values()][0]?.queuedBy).toBe('token-3');
+  });
+
+  it('refuses a bad message on its failure topic, through the emitter, and goes on with the batch', async () => {
+    const { deps, delayQueue, store } = setup();
+    const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
+    const response = await ingestBatch(deps, [
+      published(scheduleRequest({ date: 'next tuesday', target: acmeTarget, failure_topic: failureTopic })),
+      published(scheduleRequest({ date: soon, target: acmeTarget })),
+    ]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(delayQueue.notices.map(({ notice }) => notice.reason)).toEqual([REASON.INVALID_DATE]);
+    expect(store.records.size).toBe(1);
+  });
+
+  it('cancels an event due after the cutoff, and refuses one due within it as EVENT_EMITTING', async () => {
+    const { deps, delayQueue, store } = setup();
+    const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
+    await ingestBatch(deps, [
+      published(scheduleRequest({ id: 'far-enough', date: new Date(NOW + 5_001).toISOString(), target: acmeTarget })),
+      published(scheduleRequest({ id: 'too-close', date: new Date(NOW + 5_000).toISOString(), target: acmeTarget })),
+    ]);
+    await ingestBatch(deps, [
+      published({ action: 'cancel', id: 'far-enough', failure_topic: failureTopic }),
+      published({ action: 'cancel', id: 'too-close', failure_topic: failureTopic }),
+    ]);
+    expect([...store.records.values()].map(({ state }) => state).sort()).toEqual([EVENT_STATE.cancelled, EVENT_STATE.queued]);
+    expect(delayQueue.notices.map(({ notice }) => notice.reason)).toEqual([REASON.EVENT_EMITTING]);
+  });
+
+  it('reschedules a stored event, and refuses to reschedule one whose payload only the delay queue holds', async () => {
+    const { deps, delayQueue, store } = setup();
+    const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
+    await ingestBatch(deps, [
+      published(scheduleRequest({ id: 'stored', date: later, target: acmeTarget })),
+      published(scheduleRequest({ id: 'queued', date: soon, target: acmeTarget })),
+    ]);
+    await ingestBatch(deps, [
+      published({ action: 'reschedule', id: 'stored', date: soon, failure_topic: failureTopic }),
+      published({ action: 'reschedule', id: 'queued', date: later, failure_topic: failureTopic }),
+    ]);
+    expect(delayQueue.notices.map(({ notice }) => notice.reason)).toEqual([REASON.EVENT_QUEUED]);
+    const moved = delayQueue.sent.at(-1);
+    expect(moved?.event).toMatchObject({ version: 2, dueAt: NOW + 30_000, payload: '{"reminder":"stand-up"}' });
+    expect([...store.records.values()].find((record) => record.clientId === 'stored')).toMatchObject({ state: EVENT_STATE.queued, version: 2, queuedBy: moved?.queuedBy });
+  });
+});

@@ -1,0 +1,205 @@
+import type {
+  ChangeRefused,
+  ChangeScope,
+  CreateOutcome,
+  DueEventRef,
+  EmissionEnding,
+  EndsRecorded,
+  EventStore,
+  NewEvent,
+  NoticeClaim,
+  Placement,
+} from '../src/app/ports.js';
+import type { ScheduledEvent } from '../src/domain/event.js';
+import { EVENT_STATE, isOpen, type EventRecord } from '../src/domain/lifecycle.js';
+
+/**
+ * The event store in memory, with the adapter's semantics (conditional creates, takes, ends,
+ * quotas, notices): the unit tests of every stage share it, and can inspect or seed it.
+ */
+export class MemoryEventStore implements EventStore {
+  readonly records = new Map<string, EventRecord & { readonly bucketShard?: string | undefined }>();
+  readonly payloads = new Map<string, string>();
+  readonly openEvents = new Map<string, number>();
+  readonly notices = new Map<string, { owner?: string | undefined; until?: number | undefined; sentAt?: number | undefined }>();
+  /** Requests the store served, by method: what a stage costs in store calls. */
+  readonly calls: Record<string, number> = {};
+  cursor: number | undefined;
+
+  private called(method: string): void {
+    this.calls[method] = (this.calls[method] ?? 0) + 1;
+  }
+
+  /** Seeds a record (e.g. one in an older shape, or an event queued by another path). */
+  put(record: EventRecord, payload?: string): void {
+    this.records.set(record.id, record);
+    if (payload !== undefined) this.payloads.set(record.id, payload);
+  }
+
+  async createMany(entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
+    this.called('createMany');
+    const outcomes: CreateOutcome[] = [];
+    for (const entry of entries) {
+      const { event, quotas, placement } = entry;
+      const existing = this.records.get(event.id);
+      if (existing !== undefined) {
+        outcomes.push({ outcome: 'duplicate', existing });
+        continue;
+      }
+      const open = this.openEvents.get(event.tenant) ?? 0;
+      if (open >= quotas.maxOpenEvents) {
+        outcomes.push({ outcome: 'quota-exceeded', quota: 'maxOpenEvents' });
+        continue;
+      }
+      this.openEvents.set(event.tenant, open + 1);
+      const { payload, ...rest } = event;
+      const queued = placement.state === EVENT_STATE.queued;
+      this.records.set(event.id, {
+        ...rest,
+        state: placement.state,
+        payloadKept: queued ? 'queue' : 'item',
+        clientId: entry.clientId,
+        inputMessageId: entry.inputMessageId,
+        queuedBy: entry.queuedBy,
+        createdAt: entry.now,
+        queuedAt: queued ? entry.now : undefined,
+        bucketShard: placement.state === EVENT_STATE.scheduled ? placement.bucketShard : undefined,
+        expiresAt: entry.expiresAt,
+      });
+      if (!queued) this.payloads.set(event.id, payload);
+      outcomes.push({ outcome: 'created' });
+    }
+    return outcomes;
+  }
+
+  async requeue(id: string, inputMessageId: string, queuedBy: string, now: number): Promise<boolean> {
+    this.called('requeue');
+    const record = this.records.get(id);
+    if (record?.state !== EVENT_STATE.queued || record.version !== 1 || record.inputMessageId !== inputMessageId) return false;
+    this.records.set(id, { ...record, queuedBy, queuedAt: now });
+    return true;
+  }
+
+  async *queryDue(bucketShard: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]> {
+    this.called('queryDue');
+    yield [...this.records.values()]
+      .filter((record) => record.bucketShard === bucketShard && record.dueAt >= fromMs && record.dueAt < untilMs)
+      .map(({ id, dueAt }) => ({ id, dueAt }));
+  }
+
+  async read(ids: readonly string[]): Promise<ReadonlyMap<string, EventRecord>> {
+    this.called('read');
+    return new Map(ids.flatMap((id) => (this.records.has(id) ? [[id, this.records.get(id) as EventRecord]] : [])));
+  }
+
+  async takeForLoading(
+    ids: readonly string[],
+    take: { readonly owner: string; readonly queuedBy: string; readonly now: number; readonly horizonMs: number },
+  ): Promise<ScheduledEvent[]> {
+    this.called('takeForLoading');
+    const taken: ScheduledEvent[] = [];
+    for (const id of ids) {
+      const record = this.records.get(id);
+      if (record === undefined || record.dueAt >= take.horizonMs) continue;
+      const first = record.state === EVENT_STATE.scheduled && record.loadedBy === undefined;
+      const again = record.state === EVENT_STATE.queued && record.loadedBy === take.owner;
+      if (!first && !again) continue;
+      this.records.set(id, { ...record, state: EVENT_STATE.queued, queuedAt: take.now, queuedBy: take.queuedBy, loadedBy: take.owner });
+      taken.push(this.eventOf(record));
+    }
+    return taken;
+  }
+
+  async endEmissions(ends: readonly EmissionEnding[]): Promise<EndsRecorded> {
+    this.called('endEmissions');
+    const recorded: EmissionEnding[] = [];
+    const alreadyEnded: EmissionEnding[] = [];
+    for (const ending of ends) {
+      const { event, end } = ending;
+      const record = this.records.get(event.id);
+      if (record?.state !== EVENT_STATE.queued || record.version !== event.version) {
+        alreadyEnded.push(ending);
+        continue;
+      }
+      this.records.set(event.id, {
+        ...record,
+        state: end.state,
+        ...(end.state === 'emitted' ? { emittedAt: end.at } : { failedAt: end.at, reason: end.reason }),
+        expiresAt: ending.expiresAt,
+      });
+      this.openEvents.set(event.tenant, (this.openEvents.get(event.tenant) ?? 0) - 1);
+      recorded.push(ending);
+    }
+    return { recorded, alreadyEnded };
+  }
+
+  private changeable(id: string, scope: ChangeScope): (EventRecord & { readonly bucketShard?: string | undefined }) | undefined {
+    const record = this.records.get(id);
+    if (record === undefined || record.tenant !== scope.tenant || !isOpen(record.state) || record.dueAt <= scope.now + scope.cutoffMs) return undefined;
+    return record;
+  }
+
+  async cancel(id: string, scope: ChangeScope, change: { readonly by: string; readonly expiresAt: number }): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused> {
+    this.called('cancel');
+    const record = this.changeable(id, scope);
+    if (record === undefined) return { outcome: 'refused', current: this.records.get(id) };
+    this.records.set(id, { ...record, state: EVENT_STATE.cancelled, cancelledAt: scope.now, cancelledBy: change.by, expiresAt: change.expiresAt });
+    this.openEvents.set(record.tenant, (this.openEvents.get(record.tenant) ?? 0) - 1);
+    return { outcome: 'cancelled' };
+  }
+
+  async reschedule(
+    id: string,
+    scope: ChangeScope,
+    change: { readonly dueAt: number; readonly placement: Placement; readonly queuedBy: string; readonly expiresAt: number },
+  ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent } | ChangeRefused> {
+    this.called('reschedule');
+    const record = this.changeable(id, scope);
+    if (record === undefined || record.payloadKept === 'queue') return { outcome: 'refused', current: this.records.get(id) };
+    const queued = change.placement.state === EVENT_STATE.queued;
+    const moved = {
+      ...record,
+      dueAt: change.dueAt,
+      version: record.version + 1,
+      state: change.placement.state,
+      rescheduledAt: scope.now,
+      expiresAt: change.expiresAt,
+      loadedBy: undefined,
+      queuedBy: queued ? change.queuedBy : undefined,
+      queuedAt: queued ? scope.now : record.queuedAt,
+      bucketShard: change.placement.state === EVENT_STATE.scheduled ? change.placement.bucketShard : undefined,
+    };
+    this.records.set(id, moved);
+    return { outcome: 'rescheduled', event: this.eventOf(moved) };
+  }
+
+  async claimNotice(noticeId: string, claim: NoticeClaim): Promise<'claimed' | 'ended' | 'busy'> {
+    const notice = this.notices.get(noticeId) ?? {};
+    if (notice.sentAt !== undefined) return 'ended';
+    if (notice.until !== undefined && notice.until >= claim.now && notice.owner !== claim.owner) return 'busy';
+    this.notices.set(noticeId, { ...notice, owner: claim.owner, until: claim.leaseUntil });
+    return 'claimed';
+  }
+
+  async releaseNotice(noticeId: string, owner: string): Promise<void> {
+    const notice = this.notices.get(noticeId);
+    if (notice?.owner === owner) this.notices.set(noticeId, { ...notice, owner: undefined, until: undefined });
+  }
+
+  async markNoticeSent(noticeId: string, sentAt: number): Promise<void> {
+    this.notices.set(noticeId, { ...this.notices.get(noticeId), sentAt });
+  }
+
+  async readLoaderCursor(): Promise<number | undefined> {
+    return this.cursor;
+  }
+
+  async advanceLoaderCursor(toMs: number): Promise<void> {
+    this.cursor = Math.max(this.cursor ?? toMs, toMs);
+  }
+
+  private eventOf(record: EventRecord): ScheduledEvent {
+    const { id, tenant, user, target, failureTopic, dueAt, version } = record;
+    return { id, tenant, user, target, failureTopic, dueAt, version, payload: record.payload ?? this.payloads.get(id) ?? '' };
+  }
+}
