@@ -42,17 +42,27 @@ export interface LocalAccess {
   readonly maxSockets: number;
 }
 
+/**
+ * How long one request may go without an answer before the SDK gives up on it and retries: a
+ * hung call must not hold a batch past its visibility timeout. SQS long polls wait 20 s.
+ */
+const REQUEST_TIMEOUT_MS = { sns: 5_000, sqs: 25_000, dynamodb: 5_000 } as const;
+const CONNECTION_TIMEOUT_MS = 2_000;
+
 export function createAwsClients(config: SchedulerConfig, local?: LocalAccess): AwsClients {
-  const base = {
-    region: config.region,
-    ...(local ? { credentials: local.credentials, requestHandler: { httpAgent: { maxSockets: local.maxSockets } } } : {}),
-  };
+  const base = { region: config.region, ...(local ? { credentials: local.credentials } : {}) };
+  const requestHandler = (requestTimeout: number) => ({
+    requestTimeout,
+    connectionTimeout: CONNECTION_TIMEOUT_MS,
+    ...(local ? { httpAgent: { maxSockets: local.maxSockets } } : {}),
+  });
   return {
-    sns: new SNSClient({ ...base, endpoint: config.messagingEndpoint }),
-    sqs: new SQSClient({ ...base, endpoint: config.messagingEndpoint }),
-    dynamodb: DynamoDBDocumentClient.from(new DynamoDBClient({ ...base, endpoint: config.dynamodbEndpoint }), {
-      marshallOptions: { removeUndefinedValues: true },
-    }),
+    sns: new SNSClient({ ...base, endpoint: config.messagingEndpoint, requestHandler: requestHandler(REQUEST_TIMEOUT_MS.sns) }),
+    sqs: new SQSClient({ ...base, endpoint: config.messagingEndpoint, requestHandler: requestHandler(REQUEST_TIMEOUT_MS.sqs) }),
+    dynamodb: DynamoDBDocumentClient.from(
+      new DynamoDBClient({ ...base, endpoint: config.dynamodbEndpoint, requestHandler: requestHandler(REQUEST_TIMEOUT_MS.dynamodb) }),
+      { marshallOptions: { removeUndefinedValues: true } },
+    ),
   };
 }
 

@@ -8,6 +8,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { EVENT_SOURCES } from '../event-sources.js';
 import { createInputTopics } from './input-topics.js';
 import { NodeFunction, type NodeFunctionProps } from './node-function.js';
 import { schedulerFunctionEntry, type SchedulerFunctionName } from './paths.js';
@@ -69,11 +70,7 @@ const FUNCTION_LIMITS = {
 
 /** Margin after the loader's tick budget for the final cursor write and the log line. */
 const LOADER_TIMEOUT_MARGIN_SECONDS = 15;
-/**
- * The ingest function waits up to this long to fill a batch of 10: at moderate traffic it cuts
- * invocations up to tenfold. It delays only events due sooner than the ingest path itself takes.
- */
-const INGEST_BATCHING_WINDOW = Duration.seconds(1);
+const INGEST_BATCHING_WINDOW = Duration.seconds(EVENT_SOURCES.ingestBatchingWindowSeconds);
 /** Deliveries of an ingest or loading message before it is set aside: only infrastructure failures are retried. */
 const RETRIES_BEFORE_DEAD_LETTER = 5;
 /** The emitter reports a publish failure itself after emitMaxAttempts; the DLQ only takes what crashed past that. */

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { createLogger, loadConfig, type Logger, type SchedulerConfig, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { createLogger, loadConfig, SQS_BATCH_ENTRIES, type Logger, type SchedulerConfig, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { handlers, type FunctionName } from '@adhoc-scheduler/functions/handlers';
 import { createAwsClients, createDependencies, type AwsClients, type ClientCredentials } from '@adhoc-scheduler/functions/wiring';
+import { EVENT_SOURCES } from '../event-sources.js';
 import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.js';
 import { createLocalResources, type LocalResources } from './resources.js';
 import { delayQueueGroupOf, startFairQueuePoller } from './fair-queue-poller.js';
@@ -139,6 +140,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       queue: { url: string; arn: string },
       concurrency: number,
       start: (pollerOptions: SqsPollerOptions) => SqsPoller = startSqsPoller,
+      batchingWindowSeconds?: number,
     ): SqsPoller => {
       const deps = depsFor(fn);
       return start({
@@ -147,14 +149,15 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
         queueArn: queue.arn,
         region: LOCAL_REGION,
         concurrency,
-        batchSize: 10,
+        batchSize: SQS_BATCH_ENTRIES,
+        batchingWindowSeconds,
         handler: (event) => handlers[fn](deps, event),
         logger: deps.logger,
         onInvocation: (durationMs, records) => options.onInvocation?.({ fn, durationMs, records }),
       });
     };
     const pollers = [
-      poll('ingest', resources.ingestQueue, 4),
+      poll('ingest', resources.ingestQueue, 4, startSqsPoller, EVENT_SOURCES.ingestBatchingWindowSeconds),
       poll('loading', resources.loadingQueue, 4),
       // The delay queue is a fair queue on AWS (MessageGroupId = tenant): one tenant's spike does not hold back the others.
       poll('emitter', resources.delayQueue, emitterConcurrency, (pollerOptions) =>

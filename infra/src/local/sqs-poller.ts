@@ -10,6 +10,8 @@ export interface SqsPollerOptions {
   /** Batches handled at once, as Lambda's concurrency for an SQS event source. */
   readonly concurrency: number;
   readonly batchSize: number;
+  /** How long a poll keeps receiving to fill its batch, as Lambda's MaximumBatchingWindowInSeconds (none by default). */
+  readonly batchingWindowSeconds?: number | undefined;
   readonly handler: (event: SQSEvent) => Promise<SQSBatchResponse>;
   readonly logger: Logger;
   readonly onInvocation?: ((durationMs: number, records: number) => void) | undefined;
@@ -99,18 +101,29 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
   const abort = new AbortController();
   const { sqs, queueUrl, logger } = options;
 
-  const pollOnce = async (): Promise<void> => {
+  const receive = async (count: number, waitSeconds: number): Promise<Message[]> => {
     const { Messages = [] } = await sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: queueUrl,
-        MaxNumberOfMessages: options.batchSize,
-        WaitTimeSeconds: 20,
+        MaxNumberOfMessages: count,
+        WaitTimeSeconds: waitSeconds,
         MessageSystemAttributeNames: RECORD_SYSTEM_ATTRIBUTES,
         MessageAttributeNames: ['All'],
       }),
       { abortSignal: abort.signal },
     );
-    if (Messages.length > 0) await invokeAndDelete(options, Messages);
+    return Messages;
+  };
+
+  const pollOnce = async (): Promise<void> => {
+    const messages = await receive(options.batchSize, 20);
+    if (messages.length === 0) return;
+    // Lambda's batching window: keep receiving until the batch is full or the window is over.
+    const windowEnds = performance.now() + (options.batchingWindowSeconds ?? 0) * 1000;
+    while (messages.length < options.batchSize && performance.now() < windowEnds) {
+      messages.push(...(await receive(options.batchSize - messages.length, 1)));
+    }
+    await invokeAndDelete(options, messages);
   };
 
   const loop = async (): Promise<void> => {

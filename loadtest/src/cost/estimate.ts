@@ -10,7 +10,7 @@ export const LAMBDA_MEMORY_MB: Readonly<Record<FunctionName, number>> = {
   ingest: 256,
   loader: 256,
   loading: 256,
-  emitter: 512,
+  emitter: 256,
 };
 
 export interface CostLine {

@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { bucketShardKeyFor, DynamoDbEventRecords, EVENT_STATE, SqsDelayQueue, type ScheduledEvent } from '@adhoc-scheduler/shared';
+import { startEmulators, type Emulators } from '../../src/local/emulators.js';
+import { FAST_TIMINGS, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+
+let emulators: Emulators;
+beforeAll(async () => {
+  emulators = await startEmulators({});
+});
+afterAll(async () => {
+  await emulators?.stop();
+});
+
+/**
+ * An event's record exactly as the version before small records wrote it: the payload inline
+ * whatever the path, the operators' index key, no copy token, and a lapsed emission claim.
+ */
+function recordOfEarlierVersion(event: ScheduledEvent, state: 'scheduled' | 'queued', bucketShard?: string): Record<string, unknown> {
+  const now = Date.now();
+  return {
+    ...event,
+    clientId: undefined,
+    inputMessageId: `input-${event.id}`,
+    state,
+    tenantState: `${event.tenant}#open`,
+    createdAt: now - 60_000,
+    ...(state === 'queued' ? { queuedAt: now - 1_000, emitClaim: 'an older attempt', emitClaimUntil: now - 30_000 } : { bucketShard }),
+    expiresAt: Math.ceil(event.dueAt / 1000) + 3600,
+  };
+}
+
+describe('an upgrade', () => {
+  it('emits, once, events stored by the earlier version: one waiting in the table, one already in the delay queue', async () => {
+    const scheduler = await startTestScheduler(emulators, { env: FAST_TIMINGS });
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    try {
+      const { dynamodb, sqs } = scheduler.clients;
+      const event = (id: string, inMs: number): ScheduledEvent => ({
+        id,
+        tenant: 'public',
+        user: 'tests',
+        target: target.topicArn,
+        payload: `payload of ${id}`,
+        dueAt: Date.now() + inMs,
+        version: 1,
+      });
+      const stored = event('m-earlier-stored', 9_000);
+      const queued = event('m-earlier-queued', 3_000);
+      const put = (item: Record<string, unknown>) => dynamodb.send(new PutCommand({ TableName: scheduler.outputs.tableName, Item: item }));
+      await put(recordOfEarlierVersion(stored, 'scheduled', bucketShardKeyFor(stored.id, stored.dueAt, scheduler.config)));
+      await put(recordOfEarlierVersion(queued, 'queued'));
+      // Its delay-queue copy, as that version sent it: no token.
+      const failed = await new SqsDelayQueue(sqs, scheduler.outputs.delayQueueUrl).send([{ event: queued, delaySeconds: 2, queuedBy: undefined }]);
+      expect(failed).toEqual([]);
+
+      const records = new DynamoDbEventRecords(dynamodb, scheduler.outputs.tableName);
+      for (const { id, dueAt, payload } of [queued, stored]) {
+        const [delivery] = await waitFor(() => target.withPayload(payload).length > 0 && target.withPayload(payload), `${id} delivered`, 30_000);
+        expect(delivery?.receivedAt).toBeGreaterThanOrEqual(dueAt);
+        await waitFor(async () => (await records.get(id))?.state === EVENT_STATE.emitted, `${id} recorded as emitted`);
+      }
+      expect(target.deliveries).toHaveLength(2);
+    } finally {
+      await target.stop();
+      await scheduler.stop();
+    }
+  });
+});
