@@ -1,4 +1,4 @@
-import { snsMessageBytes } from '@adhoc-scheduler/shared';
+import { DYNAMODB_WRITE_UNIT_BYTES, itemBytes, snsMessageBytes, TABLE_LAYOUT } from '@adhoc-scheduler/shared';
 import { handlers, type FunctionName } from '@adhoc-scheduler/functions/handlers';
 import type { AwsClients } from '@adhoc-scheduler/functions/wiring';
 
@@ -45,8 +45,9 @@ export interface DynamoDbUsage {
   readonly readUnits: number;
   readonly writeUnits: number;
   /**
-   * Write units assumed (one per request) for conditional writes that failed: AWS bills them,
-   * but the error carries no ConsumedCapacity.
+   * Write units estimated rather than reported: one per conditional write that failed (AWS
+   * bills it, but the error carries no ConsumedCapacity), and PartiQL batches' statements
+   * (DynamoDB Local reports none; see estimatedStatementWriteUnits).
    */
   readonly estimatedWriteUnits: number;
   /** Requests whose response carried no ConsumedCapacity (counted as zero units). */
@@ -98,6 +99,27 @@ const FUNCTION_NAMES = Object.keys(handlers) as FunctionName[];
 
 const DYNAMODB_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
 const DYNAMODB_SINGLE_READS = new Set(['GetItem', 'Query', 'Scan']);
+
+/**
+ * Write units of a PartiQL batch, for which DynamoDB Local returns no ConsumedCapacity: each
+ * statement as AWS bills it, whether it applies or its condition fails. An INSERT bills its
+ * item (a unit per started KB) and an entry in each index whose key it has; an UPDATE of an
+ * event's record bills one unit, as records are kept within one (and keep their index keys).
+ */
+export function estimatedStatementWriteUnits(statements: readonly { readonly Statement?: string; readonly Parameters?: readonly unknown[] }[]): number {
+  let units = 0;
+  for (const { Statement = '', Parameters = [] } of statements) {
+    if (!/^\s*INSERT\b/i.test(Statement)) {
+      if (/^\s*(UPDATE|DELETE)\b/i.test(Statement)) units += 1;
+      continue;
+    }
+    const names = [...Statement.matchAll(/'([^']+)'\s*:\s*\?/g)].map((match) => match[1] ?? '');
+    const item = Object.fromEntries(names.map((name, index) => [name, Parameters[index]]));
+    units += Math.max(1, Math.ceil(itemBytes(item) / DYNAMODB_WRITE_UNIT_BYTES));
+    units += TABLE_LAYOUT.indexes.filter((index) => item[index.partitionKey.name] !== undefined).length;
+  }
+  return units;
+}
 
 function billedChunks(bytes: number): number {
   return Math.max(1, Math.ceil(bytes / BILLING_CHUNK_BYTES));
@@ -269,7 +291,12 @@ export function countUsage(clients: AwsClients): UsageCounter {
     // Counted on completion, with their units, so a snapshot taken mid-request stays consistent.
     const entry = countRequest(operation);
     let units = capacityUnits((result.output as { ConsumedCapacity?: ConsumedCapacityLike | ConsumedCapacityLike[] }).ConsumedCapacity);
-    if (units === undefined) {
+    if (units === undefined && operation === 'BatchExecuteStatement') {
+      const estimated = estimatedStatementWriteUnits((args.input as { Statements?: { Statement?: string; Parameters?: unknown[] }[] }).Statements ?? []);
+      dynamodb.estimatedWriteUnits += estimated;
+      dynamodb.writeUnits += estimated;
+      entry.units += estimated;
+    } else if (units === undefined) {
       dynamodb.requestsWithoutCapacity += 1;
     } else {
       const minimum = input.ConsistentRead ? 1 : 0.5;

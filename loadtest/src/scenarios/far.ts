@@ -6,7 +6,7 @@ import { measureDelivery } from './delivery.js';
 import { deliveryResult } from './outcome.js';
 import type { ScenarioParams } from './params.js';
 
-const MOVE_TARGET_SECONDS = 30;
+const MOVE_TARGET_SECONDS = 60;
 /** Ingest rate assumed when placing the events: under what the ingest scenario measures for the far path locally. */
 const ASSUMED_INGEST_PER_SECOND = 500;
 

@@ -2,8 +2,11 @@ import { estimateCost } from '../cost/estimate.js';
 import { costTarget, summarizeDelivery, type ScenarioResult, type TargetCheck } from '../report/results.js';
 import type { DeliveryOutcome } from './delivery.js';
 
-/** EventBridge Scheduler plus the SNS publish: the most the issue lets an event cost. */
+/** EventBridge Scheduler plus the SNS publish: what an event costs there, the bound unless a scenario sets its own. */
 export const COST_BOUND_PER_MILLION = 1.5;
+
+/** DynamoDB write units an event may cost on each path, whatever its payload's size. */
+const WRITE_UNITS_PER_EVENT_BOUND: Readonly<Record<'near path' | 'far path', number>> = { 'near path': 2, 'far path': 4 };
 
 /** A delivery scenario's result: the measurement, its cost for the path it took, and its targets. */
 export function deliveryResult(
@@ -13,6 +16,7 @@ export function deliveryResult(
   targets: readonly TargetCheck[],
   path: 'near path' | 'far path' | 'half near, half far path',
   details: ScenarioResult['details'] = {},
+  costBoundPerMillion = COST_BOUND_PER_MILLION,
 ): ScenarioResult {
   const cost = outcome.usage ? estimateCost(outcome.usage, outcome.counts.delivered) : undefined;
   return {
@@ -24,6 +28,14 @@ export function deliveryResult(
     details: { path, ...details },
     cost,
     usage: outcome.usage,
-    targets: [...targets, ...costTarget(cost, path, COST_BOUND_PER_MILLION)],
+    targets: [...targets, ...costTarget(cost, path, costBoundPerMillion), ...writeUnitsTarget(outcome, path)],
   };
+}
+
+/** DynamoDB write units per delivered event, the scarce resource (every write, counters included). */
+function writeUnitsTarget(outcome: DeliveryOutcome, path: string): TargetCheck[] {
+  const bound = WRITE_UNITS_PER_EVENT_BOUND[path as keyof typeof WRITE_UNITS_PER_EVENT_BOUND];
+  if (outcome.usage === undefined || bound === undefined || outcome.counts.delivered === 0) return [];
+  const perEvent = outcome.usage.dynamodb.writeUnits / outcome.counts.delivered;
+  return [{ name: `DynamoDB write units per event, ${path}`, target: `≤ ${bound}`, actual: perEvent.toFixed(2), met: perEvent <= bound }];
 }

@@ -8,6 +8,9 @@ import type { ScenarioParams } from './params.js';
 const WARMUP_SECONDS = 5;
 
 /** N events due evenly over S seconds, each published a few seconds (plus a fraction) before it is due: the near path. */
+/** At 33 events a second batches are small; the bound is what the scheduler may cost there. */
+const STEADY_COST_BOUND_PER_MILLION = 3.0;
+
 export async function runSteady(ctx: RunContext, params: ScenarioParams): Promise<ScenarioResult> {
   const now = Date.now();
   const aheadMs = params.aheadSeconds * 1000;
@@ -29,5 +32,7 @@ export async function runSteady(ctx: RunContext, params: ScenarioParams): Promis
       latenessTarget(outcome.lateness, 'max', 100),
     ],
     'near path',
+    {},
+    STEADY_COST_BOUND_PER_MILLION,
   );
 }

@@ -1,0 +1,19 @@
+import { describe, expect, it } from 'vitest';
+import { estimatedStatementWriteUnits } from '@adhoc-scheduler/infra/src/local/usage.js';
+
+describe('write units of a PartiQL batch', () => {
+  it('bill an insert by its item, a unit per started KB, plus the time-bucket index when the item has its key', () => {
+    const insert = (payload: string, bucketShard?: string) => ({
+      Statement: `INSERT INTO "t" VALUE {'id': ?, 'payload': ?${bucketShard ? ", 'bucketShard': ?" : ''}}`,
+      Parameters: ['m-1', payload, ...(bucketShard ? [bucketShard] : [])],
+    });
+    expect(estimatedStatementWriteUnits([insert('x')])).toBe(1);
+    expect(estimatedStatementWriteUnits([insert('x'.repeat(3000))])).toBe(3);
+    expect(estimatedStatementWriteUnits([insert('x', '29000000#3')])).toBe(2);
+  });
+
+  it('bill each update one unit, applied or not', () => {
+    const update = { Statement: `UPDATE "t" SET "state" = ? WHERE id = ? AND "state" = ?`, Parameters: ['emitted', 'm-1', 'queued'] };
+    expect(estimatedStatementWriteUnits([update, update, update])).toBe(3);
+  });
+});
