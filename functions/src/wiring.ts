@@ -76,7 +76,7 @@ export function createDependencies(
   return {
     config,
     tenants: overrides.tenants ?? new TenantRegistry(config.tenants, config.topicPrefix),
-    store: new DynamoDbEventStore(clients.dynamodb, config.tableName),
+    store: new DynamoDbEventStore(clients.dynamodb, config.tableName, { batchWrites: config.dynamodbBatchWrites }),
     delayQueue: new SqsDelayQueue(clients.sqs, config.delayQueueUrl),
     loadingQueue: new SqsLoadingQueue(clients.sqs, config.loadingQueueUrl),
     publisher: new SnsTopicPublisher(clients.sns),

@@ -1,3 +1,4 @@
+import type { BatchWriteMode } from './adapters/dynamodb-conditional-writes.js';
 import { SQS_MAX_DELAY_SECONDS } from './domain/limits.js';
 import { parseTenantsDocument, TenantsDocumentError, type TenantsDocument } from './domain/tenants.js';
 
@@ -49,7 +50,8 @@ export interface SchedulerConfig {
 
   /**
    * How much earlier than due the emitter wants to receive an event. SQS delays are whole
-   * seconds and delivery takes a few ms, so the emitter arrives early and waits the rest.
+   * seconds and its event source gathers a batch for up to a second (EVENT_SOURCES), so the
+   * emitter receives early and waits the rest.
    */
   readonly emitterLeadMs: number;
   /**
@@ -58,8 +60,19 @@ export interface SchedulerConfig {
    * change handled before the cutoff has been written by then, so the read is the last word.
    */
   readonly changeCutoffSeconds: number;
-  /** Deliveries of one delay-queue message before a publish failure is final. */
-  readonly emitMaxAttempts: number;
+  /**
+   * How long after its due time an event's publish is still retried when it fails for a reason
+   * a retry may fix (throttling, an outage); then it is reported as PUBLISH_FAILED. A topic that
+   * is missing or refuses the scheduler fails at once.
+   */
+  readonly emitMaxAgeSeconds: number;
+  /**
+   * The loader's sweep sends an event stored for the loader again when it is still open this
+   * long after its due time (its loading message or its delay-queue copy was lost).
+   */
+  readonly repairAfterSeconds: number;
+  /** How batches of conditional writes are made: `statements` (AWS) or `transactions` (DynamoDB Local). */
+  readonly dynamodbBatchWrites: BatchWriteMode;
   /**
    * How long the emitter's claim on a failure notice holds off other deliveries of it. Keep it
    * below the delay queue's visibility timeout, so a crashed holder's retry finds it expired.
@@ -99,7 +112,9 @@ export const ENV = {
   shardCount: 'SCHEDULER_SHARD_COUNT',
   emitterLeadMs: 'SCHEDULER_EMITTER_LEAD_MS',
   changeCutoffSeconds: 'SCHEDULER_CHANGE_CUTOFF_SECONDS',
-  emitMaxAttempts: 'SCHEDULER_EMIT_MAX_ATTEMPTS',
+  emitMaxAgeSeconds: 'SCHEDULER_EMIT_MAX_AGE_SECONDS',
+  repairAfterSeconds: 'SCHEDULER_REPAIR_AFTER_SECONDS',
+  dynamodbBatchWrites: 'SCHEDULER_DYNAMODB_BATCH_WRITES',
   emitClaimLeaseSeconds: 'SCHEDULER_EMIT_CLAIM_LEASE_SECONDS',
   retentionSeconds: 'SCHEDULER_RETENTION_SECONDS',
   logLevel: 'LOG_LEVEL',
@@ -116,9 +131,11 @@ export const DEFAULTS = {
   loadingChunkSize: 100,
   bucketSeconds: 60,
   shardCount: 8,
-  emitterLeadMs: 300,
+  emitterLeadMs: 1300,
   changeCutoffSeconds: 5,
-  emitMaxAttempts: 5,
+  emitMaxAgeSeconds: 24 * 3600,
+  repairAfterSeconds: 300,
+  dynamodbBatchWrites: 'statements',
   emitClaimLeaseSeconds: 30,
   retentionSeconds: 7 * 24 * 3600,
   logLevel: 'info',
@@ -146,6 +163,13 @@ function boolean(env: Env, key: string, fallback: boolean): boolean {
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
   throw new ConfigError(`${key} must be true or false, got "${raw}"`);
+}
+
+function oneOf<T extends string>(env: Env, key: string, fallback: T, allowed: readonly T[]): T {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${key} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return raw as T;
 }
 
 function tenants(env: Env, key: string): TenantsDocument {
@@ -192,6 +216,14 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
         `the emitter reads an event's record up to ${ENV.emitterLeadMs} (${emitterLeadMs}) + 1000 ms before it is due`,
     );
   }
+  const repairAfterSeconds = integer(env, ENV.repairAfterSeconds, DEFAULTS.repairAfterSeconds, 1, 7 * 24 * 3600);
+  // Before then an event may still be on its way to the emitter, or waiting in it.
+  if (repairAfterSeconds * 1000 < earliestReadMs + 1000) {
+    throw new ConfigError(
+      `${ENV.repairAfterSeconds} (${repairAfterSeconds}) must be at least ${Math.ceil((earliestReadMs + 1000) / 1000)}: ` +
+        `the emitter holds an event from ${ENV.emitterLeadMs} (${emitterLeadMs}) + 1000 ms before it is due`,
+    );
+  }
   return {
     region: env[ENV.region] || DEFAULTS.region,
     messagingEndpoint: env[ENV.messagingEndpoint] || undefined,
@@ -211,7 +243,9 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
     shardCount: integer(env, ENV.shardCount, DEFAULTS.shardCount, 1, 256),
     emitterLeadMs,
     changeCutoffSeconds,
-    emitMaxAttempts: integer(env, ENV.emitMaxAttempts, DEFAULTS.emitMaxAttempts, 1, 100),
+    emitMaxAgeSeconds: integer(env, ENV.emitMaxAgeSeconds, DEFAULTS.emitMaxAgeSeconds, 1, 14 * 24 * 3600),
+    repairAfterSeconds,
+    dynamodbBatchWrites: oneOf<BatchWriteMode>(env, ENV.dynamodbBatchWrites, DEFAULTS.dynamodbBatchWrites, ['statements', 'transactions']),
     emitClaimLeaseSeconds: integer(env, ENV.emitClaimLeaseSeconds, DEFAULTS.emitClaimLeaseSeconds, 1, 3600),
     retentionSeconds: integer(env, ENV.retentionSeconds, DEFAULTS.retentionSeconds, 60, 10 * 366 * 24 * 3600),
     logLevel: env[ENV.logLevel] || DEFAULTS.logLevel,

@@ -4,6 +4,7 @@ import { emitBatch, type EmitterDeps } from '../src/app/emitter.js';
 import type { SchedulerMetrics, TopicPublisher } from '../src/app/ports.js';
 import { noMetrics } from '../src/app/ports.js';
 import type { ScheduledEvent } from '../src/domain/event.js';
+import type { EmissionEnding } from '../src/domain/emission.js';
 import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
 import { encodeDelayQueueMessage } from '../src/domain/messages.js';
 import { EventRejectedError, REASON, TransientError } from '../src/domain/reasons.js';
@@ -52,21 +53,43 @@ function countingMetrics(): SchedulerMetrics & { counts: Record<string, number> 
   return { ...noMetrics, counts, count: (name, value = 1) => void (counts[name] = (counts[name] ?? 0) + value) };
 }
 
+/** The delay queue as the emitter uses it: retries put off, ends handed over. */
+class RecordingDelayQueue {
+  readonly retries: { receiptHandle: string; delaySeconds: number }[] = [];
+  readonly handedOver: EmissionEnding[][] = [];
+  failSends = false;
+
+  async retryLater(receiptHandle: string, delaySeconds: number): Promise<void> {
+    this.retries.push({ receiptHandle, delaySeconds });
+  }
+
+  async sendEnds(ends: readonly EmissionEnding[]): Promise<void> {
+    if (this.failSends) throw new TransientError('SQS down');
+    this.handedOver.push([...ends]);
+  }
+}
+
+/** How long after its due time a failing publish is still retried, in these tests. */
+const MAX_AGE_SECONDS = 3600;
+
 function setup(failWith?: (topic: string) => Error | undefined) {
   const clock = fakeClock(DUE - 700);
   const store = new MemoryEventStore();
   store.put(queued(event()));
   const publisher = new ScriptedPublisher(clock, failWith);
   const metrics = countingMetrics();
+  const delayQueue = new RecordingDelayQueue();
   const deps = {
-    config: { emitMaxAttempts: 3, emitClaimLeaseSeconds: 30, retentionSeconds: 3600 },
+    config: { emitMaxAgeSeconds: MAX_AGE_SECONDS, emitClaimLeaseSeconds: 30, retentionSeconds: 3600 },
     store,
+    delayQueue,
     publisher,
     clock,
     logger: pino({ level: 'silent' }),
     metrics,
+    random: () => 0.5,
   } satisfies EmitterDeps;
-  return { clock, store, publisher, deps, metrics };
+  return { clock, store, publisher, deps, metrics, delayQueue };
 }
 
 /** A delay-queue copy of an event; `null`: a copy sent before copies carried tokens. */
@@ -142,30 +165,65 @@ describe('the emitter', () => {
     expect(store.records.get('m-1')?.state).toBe(EVENT_STATE.emitted);
   });
 
-  it('reports the record for retry, and records nothing, when a publish fails before the last attempt', async () => {
-    const { deps, store, publisher } = setup((topic) => (topic === topicArn('out') ? new TransientError('throttled') : undefined));
+  it('puts a publish that failed for a transient reason back for a retry, later each time, and records nothing', async () => {
+    const { deps, store, publisher, delayQueue, metrics } = setup((topic) => (topic === topicArn('out') ? new TransientError('throttled') : undefined));
     const response = await emitBatch(deps, [sqsRecord(delayed(event()), 'sqs-1', 2)]);
+    await emitBatch(deps, [sqsRecord(delayed(event()), 'sqs-1', 5)]);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
+    expect(delayQueue.retries).toEqual([
+      { receiptHandle: 'rh-sqs-1', delaySeconds: 10 },
+      { receiptHandle: 'rh-sqs-1', delaySeconds: 80 },
+    ]);
+    expect(metrics.counts.PublishRetries).toBe(2);
     expect(store.records.get('m-1')?.state).toBe(EVENT_STATE.queued);
     expect(publisher.published).toHaveLength(0);
   });
 
-  it('keeps the messages when the emissions cannot be recorded, so the event is never left open as if not sent', async () => {
-    const { deps, store } = setup();
-    store.endEmissions = async () => {
-      throw new TransientError('DynamoDB down');
-    };
-    const response = await emitBatch(deps, [sqsRecord(delayed(event()), 'sqs-1')]);
+  it('keeps retrying a transient failure however many deliveries it takes, while the event is younger than the maximum age', async () => {
+    const { deps, clock, delayQueue } = setup((topic) => (topic === topicArn('out') ? new TransientError('throttled') : undefined));
+    clock.set(DUE + (MAX_AGE_SECONDS - 1) * 1000);
+    const response = await emitBatch(deps, [sqsRecord(delayed(event()), 'sqs-1', 100)]);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
+    expect(delayQueue.retries.at(-1)?.delaySeconds).toBe(900);
   });
 
-  it('reports PUBLISH_FAILED on the failure topic at the last attempt, and is done with the event', async () => {
-    const { deps, store, publisher } = setup((topic) => (topic === topicArn('out') ? new TransientError('throttled') : undefined));
+  it('reports PUBLISH_FAILED on the failure topic once the event is past the maximum age, and is done with it', async () => {
+    const { deps, store, publisher, clock } = setup((topic) => (topic === topicArn('out') ? new TransientError('throttled') : undefined));
+    clock.set(DUE + MAX_AGE_SECONDS * 1000);
     const response = await emitBatch(deps, [sqsRecord(delayed(event()), 'sqs-1', 3)]);
     expect(response.batchItemFailures).toEqual([]);
     expect(publisher.published.map((p) => p.topic)).toEqual([topicArn('failures')]);
     expect(JSON.parse(publisher.published[0]?.message ?? '{}')).toMatchObject({ reason: REASON.PUBLISH_FAILED, eventId: 'm-1' });
     expect(store.records.get('m-1')).toMatchObject({ state: EVENT_STATE.failed, reason: REASON.PUBLISH_FAILED });
+  });
+
+  it('hands ends it cannot record over to a later delivery, and lets the messages go', async () => {
+    const { deps, store, delayQueue } = setup();
+    const endEmissions = store.endEmissions.bind(store);
+    store.endEmissions = async () => {
+      throw new TransientError('DynamoDB down');
+    };
+    const response = await emitBatch(deps, [sqsRecord(delayed(event()), 'sqs-1')]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(delayQueue.handedOver.flat().map(({ event: { id } }) => id)).toEqual(['m-1']);
+    expect(store.records.get('m-1')?.state).toBe(EVENT_STATE.queued);
+
+    store.endEmissions = endEmissions;
+    const handedOver = encodeDelayQueueMessage({ kind: 'ends', ends: delayQueue.handedOver.flat() });
+    expect((await emitBatch(deps, [sqsRecord(handedOver, 'ends-1')])).batchItemFailures).toEqual([]);
+    await emitBatch(deps, [sqsRecord(handedOver, 'ends-1', 2)]);
+    expect(store.records.get('m-1')).toMatchObject({ state: EVENT_STATE.emitted, emittedAt: DUE });
+    expect(store.openEvents.get('acme')).toBe(-1);
+  });
+
+  it('keeps the messages when the ends can neither be recorded nor handed over', async () => {
+    const { deps, store, delayQueue } = setup();
+    store.endEmissions = async () => {
+      throw new TransientError('DynamoDB down');
+    };
+    delayQueue.failSends = true;
+    const response = await emitBatch(deps, [sqsRecord(delayed(event()), 'sqs-1')]);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
   });
 
   it('reports a target that refuses the publish at once, without retrying', async () => {
@@ -200,10 +258,11 @@ describe('the emitter', () => {
     expect(publisher.published).toHaveLength(0);
   });
 
-  it('fails only the record it cannot read, not its batch', async () => {
-    const { deps, publisher } = setup();
+  it('fails only the record it cannot read, not its batch, and puts it off', async () => {
+    const { deps, publisher, delayQueue } = setup();
     const response = await emitBatch(deps, [sqsRecord('not a message', 'bad'), sqsRecord(delayed(event()), 'good')]);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'bad' }]);
+    expect(delayQueue.retries.map(({ receiptHandle }) => receiptHandle)).toEqual(['rh-bad']);
     expect(publisher.published).toHaveLength(1);
   });
 });

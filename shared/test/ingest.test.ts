@@ -22,12 +22,18 @@ const ACME_TOPIC = 'arn:aws:sns:us-east-1:000000000000:scheduler-tenant-acme';
 const acmeTarget = topicArn('out', 'eu-west-1', '111111111111');
 
 /** What SNS puts on the ingest queue for one publish to a tenant's input topic. */
-function published(message: unknown, messageId = inputMessageId(), topic = ACME_TOPIC) {
-  const body = JSON.stringify({ Type: 'Notification', MessageId: messageId, TopicArn: topic, Message: typeof message === 'string' ? message : JSON.stringify(message) });
+function published(message: unknown, messageId = inputMessageId(), topic = ACME_TOPIC, publishedAt = NOW) {
+  const body = JSON.stringify({
+    Type: 'Notification',
+    MessageId: messageId,
+    TopicArn: topic,
+    Timestamp: new Date(publishedAt).toISOString(),
+    Message: typeof message === 'string' ? message : JSON.stringify(message),
+  });
   return sqsRecord(body, `sqs-${messageId}`);
 }
 
-class RecordingDelayQueue implements DelayQueue {
+class RecordingDelayQueue implements Pick<DelayQueue, 'send' | 'sendNotice'> {
   readonly sent: DelayedSend[] = [];
   readonly notices: { noticeId: string; failureTopic: string; notice: FailureNotice }[] = [];
   async send(items: readonly DelayedSend[]) {
@@ -169,5 +175,35 @@ describe('ingest', () => {
     const moved = delayQueue.sent.at(-1);
     expect(moved?.event).toMatchObject({ version: 2, dueAt: NOW + 30_000, payload: '{"reminder":"stand-up"}' });
     expect([...store.records.values()].find((record) => record.clientId === 'stored')).toMatchObject({ state: EVENT_STATE.queued, version: 2, queuedBy: moved?.queuedBy });
+  });
+
+  it('applies a redelivered reschedule once, and never lets an older reschedule override a newer one', async () => {
+    const { deps, delayQueue, store } = setup();
+    const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
+    await ingestBatch(deps, [published(scheduleRequest({ id: 'stored', date: later, target: acmeTarget }))]);
+    const first = inputMessageId();
+    const second = inputMessageId();
+    const toFirst = { action: 'reschedule', id: 'stored', date: new Date(NOW + 7_200_000).toISOString(), failure_topic: failureTopic };
+    const toSecond = { ...toFirst, date: new Date(NOW + 10_800_000).toISOString() };
+    await ingestBatch(deps, [published(toFirst, first, ACME_TOPIC, NOW - 2_000)]);
+    await ingestBatch(deps, [published(toSecond, second, ACME_TOPIC, NOW - 1_000)]);
+    // Both delivered again, the older last: nothing changes, nothing is refused.
+    await ingestBatch(deps, [published(toSecond, second, ACME_TOPIC, NOW - 1_000)]);
+    await ingestBatch(deps, [published(toFirst, first, ACME_TOPIC, NOW - 2_000)]);
+    const record = [...store.records.values()][0];
+    expect(record).toMatchObject({ version: 3, dueAt: NOW + 10_800_000, lastChangeBy: second });
+    expect(delayQueue.notices).toEqual([]);
+  });
+
+  it('finds a redelivered cancel already done, without refusing it', async () => {
+    const { deps, delayQueue, store } = setup();
+    const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
+    await ingestBatch(deps, [published(scheduleRequest({ id: 'stored', date: later, target: acmeTarget }))]);
+    const cancel = inputMessageId();
+    await ingestBatch(deps, [published({ action: 'cancel', id: 'stored', failure_topic: failureTopic }, cancel)]);
+    await ingestBatch(deps, [published({ action: 'cancel', id: 'stored', failure_topic: failureTopic }, cancel)]);
+    expect([...store.records.values()][0]?.state).toBe(EVENT_STATE.cancelled);
+    expect(store.openEvents.get('acme')).toBe(0);
+    expect(delayQueue.notices).toEqual([]);
   });
 });

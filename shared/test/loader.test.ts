@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { runLoaderTick, type LoaderDeps } from '../src/app/loader.js';
-import { noMetrics, type DueEventRef, type EventStore } from '../src/app/ports.js';
+import { noMetrics, type DueEventRef, type EventStore, type LoaderCursors } from '../src/app/ports.js';
 import { bucketShardKeyFor } from '../src/domain/buckets.js';
 import type { LoadingChunk } from '../src/domain/messages.js';
 
@@ -13,12 +13,14 @@ const config = {
   loadingChunkSize: 2,
   bucketSeconds: 60,
   shardCount: 4,
+  repairAfterSeconds: 300,
 };
 
 /** The loader's view of the table, in memory: stored events by bucket shard, and the cursor. */
-class MemoryIndex implements Pick<EventStore, 'queryDue' | 'readLoaderCursor' | 'advanceLoaderCursor'> {
+class MemoryIndex implements Pick<EventStore, 'queryDue' | 'readLoaderCursors' | 'advanceLoaderCursor'> {
   readonly byShard = new Map<string, DueEventRef[]>();
   cursor: number | undefined;
+  repairCursor: number | undefined;
   queries = 0;
 
   store(id: string, dueAt: number): void {
@@ -31,12 +33,13 @@ class MemoryIndex implements Pick<EventStore, 'queryDue' | 'readLoaderCursor' | 
     yield (this.byShard.get(bucketShard) ?? []).filter((ref) => ref.dueAt >= fromMs && ref.dueAt < untilMs);
   }
 
-  async readLoaderCursor(): Promise<number | undefined> {
-    return this.cursor;
+  async readLoaderCursors(): Promise<LoaderCursors> {
+    return { loadedThroughMs: this.cursor, repairedThroughMs: this.repairCursor };
   }
 
-  async advanceLoaderCursor(toMs: number): Promise<void> {
-    if (this.cursor === undefined || this.cursor < toMs) this.cursor = toMs;
+  async advanceLoaderCursor(cursor: keyof LoaderCursors, toMs: number): Promise<void> {
+    if (cursor === 'loadedThroughMs' && (this.cursor === undefined || this.cursor < toMs)) this.cursor = toMs;
+    if (cursor === 'repairedThroughMs' && (this.repairCursor === undefined || this.repairCursor < toMs)) this.repairCursor = toMs;
   }
 }
 
@@ -52,7 +55,8 @@ function setup(clockTimes: number[] = [NOW]) {
     logger: pino({ level: 'silent' }),
     metrics: noMetrics,
   } satisfies LoaderDeps;
-  return { index, sent, deps, ids: () => sent.flatMap((chunk) => chunk.ids).sort() };
+  const idsOf = (repair: boolean) => sent.filter((chunk) => (chunk.repair ?? false) === repair).flatMap((chunk) => chunk.ids).sort();
+  return { index, sent, deps, ids: () => idsOf(false), repairIds: () => idsOf(true) };
 }
 
 describe('a loader tick', () => {
@@ -108,5 +112,46 @@ describe('a loader tick', () => {
     await runLoaderTick(deps);
     // 60 s from the cursor to the lookahead: one or two one-minute buckets of 4 shards.
     expect(index.queries).toBeLessThanOrEqual(8);
+  });
+
+  it('names every chunk with an id of its own, which the loading function takes the events under', async () => {
+    const { index, deps, sent } = setup();
+    index.cursor = NOW + 480_000;
+    for (const id of ['a', 'b', 'c', 'd', 'e']) index.store(id, NOW + 500_000);
+    await runLoaderTick(deps);
+    expect(sent).toHaveLength(3);
+    expect(new Set(sent.map((chunk) => chunk.chunkId)).size).toBe(3);
+  });
+});
+
+describe("the loader's sweep", () => {
+  it('sends, once, as repair chunks, the stored events due from its cursor to repairAfterSeconds ago', async () => {
+    const { index, deps, repairIds } = setup();
+    index.cursor = NOW + 480_000;
+    index.repairCursor = NOW - 400_000;
+    index.store('before-the-sweep-cursor', NOW - 400_001);
+    index.store('overdue-a', NOW - 400_000);
+    index.store('overdue-b', NOW - 300_001);
+    index.store('not-yet', NOW - 300_000);
+    const result = await runLoaderTick(deps);
+    expect(repairIds()).toEqual(['overdue-a', 'overdue-b']);
+    expect(result.repair).toMatchObject({ fromMs: NOW - 400_000, throughMs: NOW - 300_000, eventsFound: 2 });
+    expect(index.repairCursor).toBe(NOW - 300_000);
+
+    const again = setup();
+    Object.assign(again.index, { cursor: index.cursor, repairCursor: index.repairCursor, byShard: index.byShard });
+    await runLoaderTick(again.deps);
+    expect(again.repairIds()).toEqual([]);
+  });
+
+  it('never sweeps ahead of what the loader has handed out', async () => {
+    const { index, deps, repairIds } = setup([NOW, NOW + 46_000]);
+    index.cursor = NOW - 3600_000;
+    index.repairCursor = NOW - 3600_000;
+    index.store('not-loaded-yet', NOW - 1800_000);
+    const result = await runLoaderTick(deps);
+    expect(result.caughtUp).toBe(false);
+    expect(repairIds()).toEqual([]);
+    expect(index.repairCursor).toBe(NOW - 3600_000);
   });
 });

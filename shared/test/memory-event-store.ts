@@ -1,15 +1,18 @@
 import type {
   ChangeRefused,
+  ChangeRequest,
   ChangeScope,
   CreateOutcome,
   DueEventRef,
-  EmissionEnding,
   EndsRecorded,
   EventStore,
+  LoaderCursors,
+  LoadingTake,
   NewEvent,
   NoticeClaim,
   Placement,
 } from '../src/app/ports.js';
+import type { EmissionEnding } from '../src/domain/emission.js';
 import type { ScheduledEvent } from '../src/domain/event.js';
 import { EVENT_STATE, isOpen, type EventRecord } from '../src/domain/lifecycle.js';
 
@@ -24,7 +27,7 @@ export class MemoryEventStore implements EventStore {
   readonly notices = new Map<string, { owner?: string | undefined; until?: number | undefined; sentAt?: number | undefined }>();
   /** Requests the store served, by method: what a stage costs in store calls. */
   readonly calls: Record<string, number> = {};
-  cursor: number | undefined;
+  cursors: { loadedThroughMs: number | undefined; repairedThroughMs: number | undefined } = { loadedThroughMs: undefined, repairedThroughMs: undefined };
 
   private called(method: string): void {
     this.calls[method] = (this.calls[method] ?? 0) + 1;
@@ -63,7 +66,7 @@ export class MemoryEventStore implements EventStore {
         queuedBy: entry.queuedBy,
         createdAt: entry.now,
         queuedAt: queued ? entry.now : undefined,
-        bucketShard: placement.state === EVENT_STATE.scheduled ? placement.bucketShard : undefined,
+        bucketShard: queued ? undefined : placement.bucketShard,
         expiresAt: entry.expiresAt,
       });
       if (!queued) this.payloads.set(event.id, payload);
@@ -92,18 +95,20 @@ export class MemoryEventStore implements EventStore {
     return new Map(ids.flatMap((id) => (this.records.has(id) ? [[id, this.records.get(id) as EventRecord]] : [])));
   }
 
-  async takeForLoading(
-    ids: readonly string[],
-    take: { readonly owner: string; readonly queuedBy: string; readonly now: number; readonly horizonMs: number },
-  ): Promise<ScheduledEvent[]> {
+  async takeForLoading(ids: readonly string[], take: LoadingTake): Promise<ScheduledEvent[]> {
     this.called('takeForLoading');
     const taken: ScheduledEvent[] = [];
     for (const id of ids) {
       const record = this.records.get(id);
-      if (record === undefined || record.dueAt >= take.horizonMs) continue;
-      const first = record.state === EVENT_STATE.scheduled && record.loadedBy === undefined;
-      const again = record.state === EVENT_STATE.queued && record.loadedBy === take.owner;
-      if (!first && !again) continue;
+      if (record === undefined) continue;
+      if (take.overdueBefore !== undefined) {
+        if (!isOpen(record.state) || record.dueAt >= take.overdueBefore || record.payloadKept === 'queue') continue;
+      } else {
+        if (record.dueAt >= take.horizonMs) continue;
+        const first = record.state === EVENT_STATE.scheduled && record.loadedBy === undefined;
+        const again = record.state === EVENT_STATE.queued && record.loadedBy === take.owner;
+        if (!first && !again) continue;
+      }
       this.records.set(id, { ...record, state: EVENT_STATE.queued, queuedAt: take.now, queuedBy: take.queuedBy, loadedBy: take.owner });
       taken.push(this.eventOf(record));
     }
@@ -118,7 +123,7 @@ export class MemoryEventStore implements EventStore {
       const { event, end } = ending;
       const record = this.records.get(event.id);
       if (record?.state !== EVENT_STATE.queued || record.version !== event.version) {
-        alreadyEnded.push(ending);
+        (record?.endedBy === ending.endedBy ? recorded : alreadyEnded).push(ending);
         continue;
       }
       this.records.set(event.id, {
@@ -126,11 +131,12 @@ export class MemoryEventStore implements EventStore {
         state: end.state,
         ...(end.state === 'emitted' ? { emittedAt: end.at } : { failedAt: end.at, reason: end.reason }),
         expiresAt: ending.expiresAt,
+        endedBy: ending.endedBy,
       });
       this.openEvents.set(event.tenant, (this.openEvents.get(event.tenant) ?? 0) - 1);
       recorded.push(ending);
     }
-    return { recorded, alreadyEnded };
+    return { recorded, alreadyEnded, unknown: [], unreleased: [] };
   }
 
   private changeable(id: string, scope: ChangeScope): (EventRecord & { readonly bucketShard?: string | undefined }) | undefined {
@@ -139,7 +145,7 @@ export class MemoryEventStore implements EventStore {
     return record;
   }
 
-  async cancel(id: string, scope: ChangeScope, change: { readonly by: string; readonly expiresAt: number }): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused> {
+  async cancel(id: string, scope: ChangeScope, change: ChangeRequest & { readonly expiresAt: number }): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused> {
     this.called('cancel');
     const record = this.changeable(id, scope);
     if (record === undefined) return { outcome: 'refused', current: this.records.get(id) };
@@ -151,11 +157,14 @@ export class MemoryEventStore implements EventStore {
   async reschedule(
     id: string,
     scope: ChangeScope,
-    change: { readonly dueAt: number; readonly placement: Placement; readonly queuedBy: string; readonly expiresAt: number },
+    change: ChangeRequest & { readonly dueAt: number; readonly placement: Placement; readonly queuedBy: string; readonly expiresAt: number },
   ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent } | ChangeRefused> {
     this.called('reschedule');
     const record = this.changeable(id, scope);
-    if (record === undefined || record.payloadKept === 'queue') return { outcome: 'refused', current: this.records.get(id) };
+    const applied =
+      record?.lastChangeAt !== undefined &&
+      (record.lastChangeAt > change.publishedAt || (record.lastChangeAt === change.publishedAt && record.lastChangeBy === change.by));
+    if (record === undefined || record.payloadKept === 'queue' || applied) return { outcome: 'refused', current: this.records.get(id) };
     const queued = change.placement.state === EVENT_STATE.queued;
     const moved = {
       ...record,
@@ -167,7 +176,9 @@ export class MemoryEventStore implements EventStore {
       loadedBy: undefined,
       queuedBy: queued ? change.queuedBy : undefined,
       queuedAt: queued ? scope.now : record.queuedAt,
-      bucketShard: change.placement.state === EVENT_STATE.scheduled ? change.placement.bucketShard : undefined,
+      bucketShard: change.placement.bucketShard,
+      lastChangeBy: change.by,
+      lastChangeAt: change.publishedAt,
     };
     this.records.set(id, moved);
     return { outcome: 'rescheduled', event: this.eventOf(moved) };
@@ -190,12 +201,12 @@ export class MemoryEventStore implements EventStore {
     this.notices.set(noticeId, { ...this.notices.get(noticeId), sentAt });
   }
 
-  async readLoaderCursor(): Promise<number | undefined> {
-    return this.cursor;
+  async readLoaderCursors(): Promise<LoaderCursors> {
+    return { ...this.cursors };
   }
 
-  async advanceLoaderCursor(toMs: number): Promise<void> {
-    this.cursor = Math.max(this.cursor ?? toMs, toMs);
+  async advanceLoaderCursor(cursor: keyof LoaderCursors, toMs: number): Promise<void> {
+    this.cursors[cursor] = Math.max(this.cursors[cursor] ?? toMs, toMs);
   }
 
   private eventOf(record: EventRecord): ScheduledEvent {

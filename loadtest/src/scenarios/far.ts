@@ -32,7 +32,7 @@ export async function runFar(ctx: RunContext, params: ScenarioParams): Promise<S
   // The first tick runs when the service starts; the timer's ticks follow every interval.
   const store = new DynamoDbEventStore(clients.dynamodb, outputs.tableName);
   const firstTick = await firstLoaderTick(ctx);
-  const firstCursor = await store.readLoaderCursor();
+  const firstCursor = (await store.readLoaderCursors()).loadedThroughMs;
   if (firstCursor === undefined) throw new Error('the loader has not written its cursor');
   const margin = (intervalMs - spanMs) / 2;
   const ingestBudgetMs = (params.events / ASSUMED_INGEST_PER_SECOND) * 1000 + 15_000;

@@ -1,14 +1,17 @@
-import { BatchExecuteStatementCommand, BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DYNAMODB_BATCH_GET_KEYS, DYNAMODB_BATCH_STATEMENTS, DYNAMODB_BATCH_WRITE_ITEMS } from '../domain/limits.js';
+import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DYNAMODB_BATCH_GET_KEYS, DYNAMODB_BATCH_WRITE_ITEMS } from '../domain/limits.js';
 import { TransientError } from '../domain/reasons.js';
 import { TABLE, transient } from './dynamodb-table.js';
 
 /** Rounds for what a batch request left undone (throttled keys, statements or items) before giving up. */
-const BATCH_ROUNDS = 6;
-const backoffMs = (round: number): number => Math.min(1000, 25 * 2 ** round);
-const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+export const BATCH_ROUNDS = 6;
 
-function chunks<T>(items: readonly T[], size: number): T[][] {
+/** Waits before a round of retries: nothing before the first, then 50 ms doubling up to a second. */
+export function pauseBeforeRound(round: number): Promise<void> {
+  return round === 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
+}
+
+export function chunks<T>(items: readonly T[], size: number): T[][] {
   const result: T[][] = [];
   for (let i = 0; i < items.length; i += size) result.push(items.slice(i, i + size));
   return result;
@@ -22,7 +25,7 @@ export async function batchGet(client: DynamoDBDocumentClient, tableName: string
       let keys: Record<string, unknown>[] = chunk.map((id) => ({ [TABLE.partitionKey]: id }));
       for (let round = 0; keys.length > 0; round++) {
         if (round === BATCH_ROUNDS) throw new TransientError(`DynamoDB BatchGetItem left ${keys.length} keys unread`);
-        if (round > 0) await pause(backoffMs(round));
+        await pauseBeforeRound(round);
         let result;
         try {
           result = await client.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: keys, ConsistentRead: true } } }));
@@ -44,7 +47,7 @@ export async function batchPut(client: DynamoDBDocumentClient, tableName: string
       let requests: { PutRequest?: { Item: Record<string, unknown> } }[] = chunk.map((Item) => ({ PutRequest: { Item } }));
       for (let round = 0; requests.length > 0; round++) {
         if (round === BATCH_ROUNDS) throw new TransientError(`DynamoDB BatchWriteItem left ${requests.length} items unwritten`);
-        if (round > 0) await pause(backoffMs(round));
+        await pauseBeforeRound(round);
         let result;
         try {
           result = await client.send(new BatchWriteCommand({ RequestItems: { [tableName]: requests as never } }));
@@ -55,53 +58,4 @@ export async function batchPut(client: DynamoDBDocumentClient, tableName: string
       }
     }),
   );
-}
-
-export interface Statement {
-  readonly Statement: string;
-  readonly Parameters: readonly unknown[];
-}
-
-/** How one statement ended: applied, or refused by its condition (a failed insert: the key exists). */
-export type StatementOutcome = 'applied' | 'condition-failed' | 'duplicate-item';
-
-/**
- * Runs PartiQL statements, 25 a request, each with its own condition. Statements that failed
- * for a reason a retry can fix (throttling, a transaction conflict, an internal error) are
- * retried with backoff; a statement still failing then makes the whole call fail.
- */
-export async function batchStatements(client: DynamoDBDocumentClient, statements: readonly Statement[]): Promise<StatementOutcome[]> {
-  const outcomes: StatementOutcome[] = statements.map(() => 'applied');
-  await Promise.all(
-    chunks(
-      statements.map((statement, index) => ({ statement, index })),
-      DYNAMODB_BATCH_STATEMENTS,
-    ).map(async (chunk) => {
-      let pending = chunk;
-      for (let round = 0; pending.length > 0; round++) {
-        if (round === BATCH_ROUNDS) throw new TransientError(`DynamoDB BatchExecuteStatement left ${pending.length} statements undone`);
-        if (round > 0) await pause(backoffMs(round));
-        let result;
-        try {
-          result = await client.send(
-            new BatchExecuteStatementCommand({ Statements: pending.map(({ statement }) => ({ ...statement, Parameters: [...statement.Parameters] })) }),
-          );
-        } catch (error) {
-          throw transient('BatchExecuteStatement', error);
-        }
-        const retry: typeof pending = [];
-        pending.forEach((entry, position) => {
-          const code = result.Responses?.[position]?.Error?.Code;
-          if (code === undefined) outcomes[entry.index] = 'applied';
-          else if (code === 'ConditionalCheckFailed') outcomes[entry.index] = 'condition-failed';
-          else if (code === 'DuplicateItem') outcomes[entry.index] = 'duplicate-item';
-          else if (code === 'ValidationError' || code === 'AccessDenied' || code === 'ResourceNotFound') {
-            throw new Error(`DynamoDB refused a statement (${code}): ${result.Responses?.[position]?.Error?.Message}`);
-          } else retry.push(entry);
-        });
-        pending = retry;
-      }
-    }),
-  );
-  return outcomes;
 }

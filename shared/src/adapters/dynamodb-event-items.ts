@@ -89,6 +89,9 @@ export function toRecord(item: Readonly<Record<string, unknown>>): EventRecord {
     failedAt: optionalNumber(item.failedAt),
     cancelledAt: optionalNumber(item.cancelledAt),
     cancelledBy: optionalString(item.cancelledBy),
+    lastChangeBy: optionalString(item.lastChangeBy),
+    lastChangeAt: optionalNumber(item.lastChangeAt),
+    endedBy: optionalString(item.endedBy),
     reason: optionalString(item.reason) as ReasonCode | undefined,
     expiresAt: Number(item.expiresAt),
   };

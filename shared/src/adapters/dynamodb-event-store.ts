@@ -1,44 +1,53 @@
-import { GetCommand, UpdateCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import type { EmissionEnding } from '../domain/emission.js';
 import type { ScheduledEvent } from '../domain/event.js';
-import { EVENT_STATE, type EventRecord } from '../domain/lifecycle.js';
+import { EVENT_STATE, isOpen, type EventRecord } from '../domain/lifecycle.js';
+import { TransientError } from '../domain/reasons.js';
 import type {
   ChangeRefused,
+  ChangeRequest,
   ChangeScope,
   CreateOutcome,
   DueEventRef,
-  EmissionEnding,
   EndsRecorded,
   EventStore,
+  LoaderCursors,
+  LoadingTake,
   NewEvent,
   NoticeClaim,
   Placement,
 } from '../app/ports.js';
-import { batchGet, batchPut, batchStatements, type Statement } from './dynamodb-batches.js';
+import { batchGet, batchPut } from './dynamodb-batches.js';
+import { conditionalWriter, type BatchWriteMode, type Condition, type ConditionalWrite, type ConditionalWriter } from './dynamodb-conditional-writes.js';
 import { isEventItem, newEventItems, payloadItemId, toEvent, toRecord } from './dynamodb-event-items.js';
 import { DynamoDbQuotaCounters } from './dynamodb-quota-counters.js';
-import { isConditionFailure, LOADER_CURSOR_ID, TABLE, transient } from './dynamodb-table.js';
+import { isConditionFailure, LOADER_CURSOR_ID, openEventsCounterId, TABLE, transient } from './dynamodb-table.js';
 
 /** Open, of this tenant, and due after the change cutoff: what cancel and reschedule require. */
 const CHANGEABLE = 'attribute_exists(#id) AND tenant = :tenant AND #state IN (:scheduled, :queued) AND #due > :cutoff';
 
-/** A PartiQL INSERT of a whole item: it fails (DuplicateItem) when the key exists. */
-function insertStatement(tableName: string, item: Readonly<Record<string, unknown>>): Statement {
-  const names = Object.keys(item).filter((name) => item[name] !== undefined);
-  return {
-    Statement: `INSERT INTO "${tableName}" VALUE {${names.map((name) => `'${name}': ?`).join(', ')}}`,
-    Parameters: names.map((name) => item[name]),
-  };
+/** The loader cursor item's attribute for each of its cursors. */
+const CURSOR_ATTRIBUTES: Readonly<Record<keyof LoaderCursors, string>> = { loadedThroughMs: 'cursorMs', repairedThroughMs: 'repairedThroughMs' };
+
+const is = (attribute: string, value: unknown): Condition => ({ op: '=', attribute, value });
+
+export interface DynamoDbEventStoreOptions {
+  /** How batches of conditional writes are made (see BatchWriteMode); statements by default, as on AWS. */
+  readonly batchWrites?: BatchWriteMode;
 }
 
 export class DynamoDbEventStore implements EventStore {
-  private readonly counters: DynamoDbQuotaCounters;
+  readonly counters: DynamoDbQuotaCounters;
+  private readonly writer: ConditionalWriter;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
+    options: DynamoDbEventStoreOptions = {},
   ) {
     this.counters = new DynamoDbQuotaCounters(client, tableName);
+    this.writer = conditionalWriter(options.batchWrites ?? 'statements', client, tableName);
   }
 
   async createMany(entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
@@ -51,12 +60,16 @@ export class DynamoDbEventStore implements EventStore {
     const seen = new Set<string>();
     const together = entries.flatMap((entry, index) => (seen.has(entry.event.id) ? [] : (seen.add(entry.event.id), [index])));
     if (together.length > 1 && (await this.counters.reserve(tenant, quotas, now, together.length)) === undefined) {
-      const created = await this.insert(together.map((index) => entries[index] as NewEvent));
-      const duplicates = together.filter((_, position) => !created[position]);
-      if (duplicates.length > 0) await this.counters.unreserve(tenant, now, duplicates.length);
-      const existing = await this.read(duplicates.map((index) => (entries[index] as NewEvent).event.id));
-      for (const index of together) outcomes[index] = { outcome: 'created' };
-      for (const index of duplicates) outcomes[index] = { outcome: 'duplicate', existing: existing.get((entries[index] as NewEvent).event.id) };
+      const inserted = await this.insert(together.map((index) => entries[index] as NewEvent));
+      const refused = together.filter((_, position) => inserted[position] === 'refused');
+      if (refused.length > 0) await this.counters.unreserve(tenant, now, refused.length);
+      const existing = await this.read(refused.map((index) => (entries[index] as NewEvent).event.id));
+      together.forEach((index, position) => {
+        const id = (entries[index] as NewEvent).event.id;
+        const outcome = inserted[position];
+        outcomes[index] =
+          outcome === 'applied' ? { outcome: 'created' } : outcome === 'refused' ? { outcome: 'duplicate', existing: existing.get(id) } : { outcome: 'unknown' };
+      });
     }
     // The quotas leave no room for all of them (or there is one): one by one, as many as fit.
     for (const [index, entry] of entries.entries()) outcomes[index] ??= await this.createOne(entry);
@@ -71,25 +84,22 @@ export class DynamoDbEventStore implements EventStore {
       const existing = (await this.read([event.id])).get(event.id);
       return existing === undefined ? { outcome: 'quota-exceeded', quota: refused } : { outcome: 'duplicate', existing };
     }
-    const [created] = await this.insert([entry]);
-    if (created) return { outcome: 'created' };
+    const [inserted] = await this.insert([entry]);
+    if (inserted === 'applied') return { outcome: 'created' };
+    if (inserted === 'unknown') return { outcome: 'unknown' };
     await this.counters.unreserve(event.tenant, now, 1);
     return { outcome: 'duplicate', existing: (await this.read([event.id])).get(event.id) };
   }
 
   /**
-   * Writes new events, 25 conditional inserts a request; false where the id is already known.
-   * Payloads kept apart are written first, so a record never names a payload that is not there.
+   * Writes new events' records, each only if its id is new. Payloads kept apart are written
+   * first, so a record never names a payload that is not there.
    */
-  private async insert(entries: readonly NewEvent[]): Promise<boolean[]> {
+  private async insert(entries: readonly NewEvent[]) {
     const items = entries.map((entry) => newEventItems(entry));
     const payloadItems = items.flatMap(({ payloadItem }) => (payloadItem ? [payloadItem] : []));
     if (payloadItems.length > 0) await batchPut(this.client, this.tableName, payloadItems);
-    const outcomes = await batchStatements(
-      this.client,
-      items.map(({ record }) => insertStatement(this.tableName, record)),
-    );
-    return outcomes.map((outcome) => outcome === 'applied');
+    return this.writer.write(items.map(({ record }) => ({ kind: 'insert', item: record })));
   }
 
   async requeue(id: string, inputMessageId: string, queuedBy: string, now: number): Promise<boolean> {
@@ -139,25 +149,39 @@ export class DynamoDbEventStore implements EventStore {
     return records;
   }
 
-  async takeForLoading(
-    ids: readonly string[],
-    take: { readonly owner: string; readonly queuedBy: string; readonly now: number; readonly horizonMs: number },
-  ): Promise<ScheduledEvent[]> {
+  async takeForLoading(ids: readonly string[], take: LoadingTake): Promise<ScheduledEvent[]> {
+    const { overdueBefore } = take;
     // The GSI is read eventually consistently; the records say what is still to load (reads are cheap, writes are not).
-    const records = [...(await this.read(ids)).values()].filter(
-      (record) =>
-        record.dueAt < take.horizonMs &&
-        (record.state === EVENT_STATE.scheduled || (record.state === EVENT_STATE.queued && record.loadedBy === take.owner)),
+    const records = [...(await this.read(ids)).values()].filter((record) =>
+      overdueBefore === undefined
+        ? record.dueAt < take.horizonMs &&
+          (record.state === EVENT_STATE.scheduled ? record.loadedBy === undefined : record.state === EVENT_STATE.queued && record.loadedBy === take.owner)
+        : isOpen(record.state) && record.dueAt < overdueBefore && record.payloadKept !== 'queue',
     );
-    const outcomes = await batchStatements(
-      this.client,
-      records.map((record) => ({
-        Statement:
-          `UPDATE "${this.tableName}" SET "state" = ?, queuedAt = ?, queuedBy = ?, loadedBy = ? ` +
-          `WHERE id = ? AND dueAt < ? AND (("state" = ? AND loadedBy IS MISSING) OR ("state" = ? AND loadedBy = ?))`,
-        Parameters: [EVENT_STATE.queued, take.now, take.queuedBy, take.owner, record.id, take.horizonMs, EVENT_STATE.scheduled, EVENT_STATE.queued, take.owner],
-      })),
+    const outcomes = await this.writer.write(
+      records.map((record): ConditionalWrite => {
+        const condition: Condition =
+          overdueBefore === undefined
+            ? {
+                op: 'or',
+                conditions: [
+                  { op: 'and', conditions: [is('state', EVENT_STATE.scheduled), { op: 'missing', attribute: 'loadedBy' }] },
+                  { op: 'and', conditions: [is('state', EVENT_STATE.queued), is('loadedBy', take.owner)] },
+                ],
+              }
+            : // A repair takes the event only as it was read: anything since (an end, a change, a resend) wins.
+              record.queuedBy === undefined
+              ? { op: 'and', conditions: [is('state', record.state), { op: 'missing', attribute: 'queuedBy' }] }
+              : { op: 'and', conditions: [is('state', record.state), is('queuedBy', record.queuedBy)] };
+        return {
+          kind: 'update',
+          id: record.id,
+          set: { state: EVENT_STATE.queued, queuedAt: take.now, queuedBy: take.queuedBy, loadedBy: take.owner },
+          condition: { op: 'and', conditions: [is('version', record.version), condition] },
+        };
+      }),
     );
+    if (outcomes.includes('unknown')) throw new TransientError(`taking ${outcomes.filter((outcome) => outcome === 'unknown').length} events did not complete`);
     const taken = records.filter((_, index) => outcomes[index] === 'applied');
     const apart = await batchGet(
       this.client,
@@ -168,57 +192,78 @@ export class DynamoDbEventStore implements EventStore {
   }
 
   async endEmissions(ends: readonly EmissionEnding[]): Promise<EndsRecorded> {
-    if (ends.length === 0) return { recorded: [], alreadyEnded: [] };
-    const outcomes = await batchStatements(
-      this.client,
-      ends.map(({ event, end, expiresAt }) => ({
-        Statement:
-          `UPDATE "${this.tableName}" SET "state" = ?, ${end.state === 'emitted' ? 'emittedAt' : 'failedAt'} = ?, expiresAt = ?` +
-          `${end.state === 'failed' ? ', reason = ?' : ''} WHERE id = ? AND "state" = ? AND version = ?`,
-        Parameters: [
-          end.state,
-          end.at,
-          expiresAt,
-          ...(end.state === 'failed' ? [end.reason] : []),
-          event.id,
-          EVENT_STATE.queued,
-          event.version,
-        ],
+    if (ends.length === 0) return { recorded: [], alreadyEnded: [], unknown: [], unreleased: [] };
+    const outcomes = await this.writer.write(
+      ends.map(({ event, end, expiresAt, endedBy }) => ({
+        kind: 'update',
+        id: event.id,
+        set: {
+          state: end.state,
+          [end.state === 'emitted' ? 'emittedAt' : 'failedAt']: end.at,
+          reason: end.state === 'failed' ? end.reason : undefined,
+          [TABLE.ttlAttribute]: expiresAt,
+          endedBy,
+        },
+        condition: { op: 'and', conditions: [is('state', EVENT_STATE.queued), is('version', event.version)] },
       })),
     );
-    const recorded = ends.filter((_, index) => outcomes[index] === 'applied');
-    const alreadyEnded = ends.filter((_, index) => outcomes[index] !== 'applied');
+    const applied = ends.filter((_, index) => outcomes[index] === 'applied');
+    const refused = ends.filter((_, index) => outcomes[index] === 'refused');
+    // A refused end may be this delivery's own, applied by an attempt whose answer was lost.
+    const current = await this.read(refused.map(({ event }) => event.id));
+    const own = refused.filter(({ event, endedBy }) => current.get(event.id)?.endedBy === endedBy);
     const freed = new Map<string, number>();
-    for (const { event } of recorded) freed.set(event.tenant, (freed.get(event.tenant) ?? 0) + 1);
-    // One counter write per tenant for the whole batch.
-    await Promise.all([...freed].map(([tenant, count]) => this.counters.releaseOpenEvents(tenant, count)));
-    return { recorded, alreadyEnded };
+    for (const { event } of applied) freed.set(event.tenant, (freed.get(event.tenant) ?? 0) + 1);
+    // One counter write per tenant for the whole batch. Only ends known to be applied here free a
+    // place (an own end found later may have freed it already): a count errs high, never low.
+    const released = await Promise.allSettled([...freed].map(([tenant, count]) => this.counters.releaseOpenEvents(tenant, count)));
+    return {
+      recorded: [...applied, ...own],
+      alreadyEnded: refused.filter((ending) => !own.includes(ending)),
+      unknown: ends.filter((_, index) => outcomes[index] === 'unknown'),
+      unreleased: [...freed].flatMap(([tenant, count], index) => (released[index]?.status === 'rejected' ? [{ tenant, count }] : [])),
+    };
   }
 
-  async cancel(id: string, scope: ChangeScope, change: { readonly by: string; readonly expiresAt: number }): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused> {
+  async cancel(id: string, scope: ChangeScope, change: ChangeRequest & { readonly expiresAt: number }): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused> {
     try {
+      // The record and its place in the quota change together: a retry can neither free it twice nor leave it taken.
       await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { [TABLE.partitionKey]: id },
-          UpdateExpression: 'SET #state = :cancelled, cancelledAt = :now, cancelledBy = :by, #ttl = :ttl',
-          ConditionExpression: CHANGEABLE,
-          ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#state': 'state', '#due': TABLE.dueAtKey, '#ttl': TABLE.ttlAttribute },
-          ExpressionAttributeValues: { ...changeableValues(scope), ':cancelled': EVENT_STATE.cancelled, ':now': scope.now, ':by': change.by, ':ttl': change.expiresAt },
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: { [TABLE.partitionKey]: id },
+                UpdateExpression: 'SET #state = :cancelled, cancelledAt = :now, cancelledBy = :by, #ttl = :ttl',
+                ConditionExpression: CHANGEABLE,
+                ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#state': 'state', '#due': TABLE.dueAtKey, '#ttl': TABLE.ttlAttribute },
+                ExpressionAttributeValues: { ...changeableValues(scope), ':cancelled': EVENT_STATE.cancelled, ':now': scope.now, ':by': change.by, ':ttl': change.expiresAt },
+              },
+            },
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: { [TABLE.partitionKey]: openEventsCounterId(scope.tenant) },
+                UpdateExpression: 'ADD openEvents :freed',
+                ExpressionAttributeValues: { ':freed': -1 },
+              },
+            },
+          ],
         }),
       );
     } catch (error) {
-      if (!isConditionFailure(error)) throw transient('UpdateItem', error);
+      const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
+      if (reasons?.[0]?.Code !== 'ConditionalCheckFailed') throw transient('TransactWriteItems', error);
       return { outcome: 'refused', current: (await this.read([id])).get(id) };
     }
-    await this.counters.releaseOpenEvents(scope.tenant, 1);
     return { outcome: 'cancelled' };
   }
 
   async reschedule(
     id: string,
     scope: ChangeScope,
-    change: { readonly dueAt: number; readonly placement: Placement; readonly queuedBy: string; readonly expiresAt: number },
+    change: ChangeRequest & { readonly dueAt: number; readonly placement: Placement; readonly queuedBy: string; readonly expiresAt: number },
   ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent } | ChangeRefused> {
     const { placement } = change;
     const queued = placement.state === 'queued';
@@ -229,10 +274,14 @@ export class DynamoDbEventStore implements EventStore {
           TableName: this.tableName,
           Key: { [TABLE.partitionKey]: id },
           UpdateExpression:
-            'SET #due = :due, version = version + :one, #state = :state, rescheduledAt = :now, #ttl = :ttl' +
-            (queued ? ', queuedAt = :now, queuedBy = :queuedBy REMOVE #bucketShard, loadedBy' : ', #bucketShard = :bucketShard REMOVE loadedBy, queuedBy'),
-          // Only a payload the table holds can be placed anew.
-          ConditionExpression: `${CHANGEABLE} AND (attribute_exists(payload) OR payloadKept = :apart)`,
+            'SET #due = :due, version = version + :one, #state = :state, rescheduledAt = :now, #ttl = :ttl, #bucketShard = :bucketShard, ' +
+            'lastChangeBy = :by, lastChangeAt = :at' +
+            (queued ? ', queuedAt = :now, queuedBy = :queuedBy REMOVE loadedBy' : ' REMOVE loadedBy, queuedBy'),
+          ConditionExpression:
+            // Only a payload the table holds can be placed anew.
+            `${CHANGEABLE} AND (attribute_exists(payload) OR payloadKept = :apart)` +
+            // Once per request, and never behind a reschedule the client published later.
+            ' AND (attribute_not_exists(lastChangeAt) OR lastChangeAt < :at OR (lastChangeAt = :at AND lastChangeBy <> :by))',
           ExpressionAttributeNames: {
             '#id': TABLE.partitionKey,
             '#state': 'state',
@@ -248,7 +297,11 @@ export class DynamoDbEventStore implements EventStore {
             ':state': placement.state,
             ':now': scope.now,
             ':ttl': change.expiresAt,
-            ...(queued ? { ':queuedBy': change.queuedBy } : { ':bucketShard': placement.bucketShard }),
+            // Every event whose payload is stored stays in the due index, so the loader's sweep can repair it.
+            ':bucketShard': placement.bucketShard,
+            ':by': change.by,
+            ':at': change.publishedAt,
+            ...(queued ? { ':queuedBy': change.queuedBy } : {}),
           },
           ReturnValues: 'ALL_NEW',
         }),
@@ -317,25 +370,27 @@ export class DynamoDbEventStore implements EventStore {
     }
   }
 
-  async readLoaderCursor(): Promise<number | undefined> {
+  async readLoaderCursors(): Promise<LoaderCursors> {
     try {
       const { Item } = await this.client.send(
         new GetCommand({ TableName: this.tableName, Key: { [TABLE.partitionKey]: LOADER_CURSOR_ID }, ConsistentRead: true }),
       );
-      return typeof Item?.cursorMs === 'number' ? Item.cursorMs : undefined;
+      const at = (attribute: string): number | undefined => (typeof Item?.[attribute] === 'number' ? Item[attribute] : undefined);
+      return { loadedThroughMs: at(CURSOR_ATTRIBUTES.loadedThroughMs), repairedThroughMs: at(CURSOR_ATTRIBUTES.repairedThroughMs) };
     } catch (error) {
       throw transient('GetItem', error);
     }
   }
 
-  async advanceLoaderCursor(toMs: number): Promise<void> {
+  async advanceLoaderCursor(cursor: keyof LoaderCursors, toMs: number): Promise<void> {
     try {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { [TABLE.partitionKey]: LOADER_CURSOR_ID },
-          UpdateExpression: 'SET cursorMs = :to',
-          ConditionExpression: 'attribute_not_exists(cursorMs) OR cursorMs < :to',
+          UpdateExpression: 'SET #cursor = :to',
+          ConditionExpression: 'attribute_not_exists(#cursor) OR #cursor < :to',
+          ExpressionAttributeNames: { '#cursor': CURSOR_ATTRIBUTES[cursor] },
           ExpressionAttributeValues: { ':to': toMs },
         }),
       );

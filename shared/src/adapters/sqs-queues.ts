@@ -1,4 +1,5 @@
-import { SendMessageBatchCommand, SendMessageCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, SendMessageBatchCommand, SendMessageCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
+import type { EmissionEnding } from '../domain/emission.js';
 import type { FailureNotice } from '../domain/failure.js';
 import { encodeDelayQueueMessage, encodeLoadingChunk, type LoadingChunk } from '../domain/messages.js';
 import { SQS_BATCH_ENTRIES } from '../domain/limits.js';
@@ -62,16 +63,27 @@ export class SqsDelayQueue implements DelayQueue {
   }
 
   async sendNotice(noticeId: string, tenant: string, failureTopic: string, notice: FailureNotice): Promise<void> {
+    await this.sendOne(encodeDelayQueueMessage({ kind: 'notice', noticeId, failureTopic, notice }), tenant, 'a failure notice');
+  }
+
+  async sendEnds(ends: readonly EmissionEnding[]): Promise<void> {
+    // Ends are small (about 200 bytes): one message carries a whole batch's.
+    await this.sendOne(encodeDelayQueueMessage({ kind: 'ends', ends }), ends[0]?.event.tenant ?? '', 'emission ends');
+  }
+
+  async retryLater(receiptHandle: string, delaySeconds: number): Promise<void> {
     try {
-      await this.client.send(
-        new SendMessageCommand({
-          QueueUrl: this.queueUrl,
-          MessageBody: encodeDelayQueueMessage({ kind: 'notice', noticeId, failureTopic, notice }),
-          MessageGroupId: tenant,
-        }),
-      );
+      await this.client.send(new ChangeMessageVisibilityCommand({ QueueUrl: this.queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: delaySeconds }));
     } catch (error) {
-      throw new TransientError(`SQS refused a failure notice: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+      throw new TransientError(`SQS refused to delay a retry: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    }
+  }
+
+  private async sendOne(body: string, tenant: string, what: string): Promise<void> {
+    try {
+      await this.client.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: body, MessageGroupId: tenant }));
+    } catch (error) {
+      throw new TransientError(`SQS refused ${what}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
     }
   }
 }

@@ -2,23 +2,27 @@ import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
 import { waitUntil } from '../domain/delay.js';
-import { emissionDecision } from '../domain/emission.js';
+import { emissionDecision, type EmissionEnding } from '../domain/emission.js';
 import { emissionAttributes, expiresAtFor, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice } from '../domain/failure.js';
 import type { EventRecord } from '../domain/lifecycle.js';
 import { decodeDelayQueueMessage, type DelayQueueMessage } from '../domain/messages.js';
 import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
+import { retryDelaySeconds } from '../domain/retry.js';
 import { processBatch, receiveCount } from './batch.js';
 import { publishNotice, reportFailure } from './failures.js';
-import type { Clock, EmissionEnding, EventStore, Logger, SchedulerMetrics, TopicPublisher } from './ports.js';
+import type { Clock, DelayQueue, EventStore, Logger, SchedulerMetrics, TopicPublisher } from './ports.js';
 
 export interface EmitterDeps {
-  readonly config: Pick<SchedulerConfig, 'emitMaxAttempts' | 'emitClaimLeaseSeconds' | 'retentionSeconds'>;
+  readonly config: Pick<SchedulerConfig, 'emitMaxAgeSeconds' | 'emitClaimLeaseSeconds' | 'retentionSeconds'>;
   readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'claimNotice' | 'releaseNotice' | 'markNoticeSent'>;
+  readonly delayQueue: Pick<DelayQueue, 'sendEnds' | 'retryLater'>;
   readonly publisher: TopicPublisher;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: SchedulerMetrics;
+  /** In [0, 1): spreads retries out (see retryDelaySeconds); Math.random by default. */
+  readonly random?: () => number;
 }
 
 /** An emission whose end is still to be recorded, with the delay-queue message that carried it. */
@@ -72,51 +76,99 @@ async function emitOne(context: BatchContext, record: SQSRecord, message: Extrac
       if (stored === undefined) logger.warn({ eventId: event.id }, 'no record of this event; emitting it all the same');
   }
   await waitUntil(clock, event.dueAt);
-  const end = await publish(deps, record, event);
-  if (end !== undefined && stored !== undefined) context.ends.push({ messageId: record.messageId, ending: end });
+  const ending = await publish(deps, event);
+  if (stored !== undefined) context.ends.push({ messageId: record.messageId, ending });
 }
 
-/** Publishes to the target: the event's end, or a thrown error for SQS to retry. */
-async function publish(deps: EmitterDeps, record: SQSRecord, event: ScheduledEvent): Promise<EmissionEnding | undefined> {
-  const { clock, logger, metrics } = deps;
+/**
+ * Publishes to the target: the event's end, or a thrown TransientError for a retry. A topic
+ * that cannot take it fails the event at once; any other failure is retried until the event
+ * is `emitMaxAgeSeconds` past due.
+ */
+async function publish(deps: EmitterDeps, event: ScheduledEvent): Promise<EmissionEnding> {
+  const { clock, logger, metrics, config } = deps;
+  const endedBy = randomUUID();
   try {
     await deps.publisher.publish(event.target, event.payload, emissionAttributes(event));
   } catch (error) {
-    const attempt = receiveCount(record);
-    const final = error instanceof EventRejectedError || attempt >= deps.config.emitMaxAttempts;
-    if (!final) throw error;
+    const failedAt = clock.now();
+    const ageSeconds = Math.floor((failedAt - event.dueAt) / 1000);
+    if (!(error instanceof EventRejectedError) && ageSeconds < config.emitMaxAgeSeconds) {
+      metrics.count('PublishRetries');
+      throw error instanceof TransientError ? error : new TransientError(`publishing ${event.id} failed: ${String(error)}`, { cause: error });
+    }
     const reason = error instanceof EventRejectedError ? error.reason : REASON.PUBLISH_FAILED;
     const message =
-      error instanceof EventRejectedError ? error.message : `publishing to the target failed ${attempt} times: ${String(error)}`;
-    const failedAt = clock.now();
-    const notice = failureNotice(reason, message, event, failedAt, { eventId: event.id, details: { attempt } });
+      error instanceof EventRejectedError ? error.message : `publishing to the target kept failing for ${ageSeconds} s after the due time: ${String(error)}`;
+    const notice = failureNotice(reason, message, event, failedAt, { eventId: event.id, details: { ageSeconds } });
     await reportFailure(deps, publishNotice(deps), notice, event.failureTopic);
-    return { event, end: { state: 'failed', at: failedAt, reason }, expiresAt: expiresAtFor(failedAt, deps.config.retentionSeconds) };
+    return { event, end: { state: 'failed', at: failedAt, reason }, expiresAt: expiresAtFor(failedAt, config.retentionSeconds), endedBy };
   }
   const emittedAt = clock.now();
   const lateness = emittedAt - event.dueAt;
   metrics.count('EventsEmitted');
   metrics.latenessMs(lateness);
   logger.debug({ eventId: event.id, latenessMs: lateness }, 'emitted');
-  return { event, end: { state: 'emitted', at: emittedAt }, expiresAt: expiresAtFor(emittedAt, deps.config.retentionSeconds) };
+  return { event, end: { state: 'emitted', at: emittedAt }, expiresAt: expiresAtFor(emittedAt, config.retentionSeconds), endedBy };
+}
+
+/** Records ends; returns those still unknown. Two copies emitted at once are counted and logged here. */
+async function recordEndings(deps: EmitterDeps, endings: readonly EmissionEnding[]): Promise<readonly EmissionEnding[]> {
+  const { alreadyEnded, unknown, unreleased } = await deps.store.endEmissions(endings);
+  for (const { event } of alreadyEnded) {
+    deps.metrics.count('DuplicateEmissions');
+    deps.logger.warn({ eventId: event.id, version: event.version }, 'emitted, but another delivery had already ended the event: two copies were emitted at once');
+  }
+  for (const { tenant, count } of unreleased) {
+    deps.logger.warn({ tenant, count }, 'ends recorded, but their places in the open-events quota could not be freed; the count stays high until reconciled');
+  }
+  return unknown;
 }
 
 /**
- * Records the batch's ends after its publishes, in batched conditional writes. An end that
- * finds its event already ended means two copies were emitted at once: counted and logged. An
- * end that cannot be recorded keeps its message, so the event cannot be changed as if open.
+ * Records the batch's ends after its publishes. Ends whose writes kept failing are handed over
+ * to a later delivery through the delay queue, so that this batch's messages can go and no
+ * event is published again for want of its end; only when that fails too are the messages kept
+ * (their redelivery would find the events open and publish them again).
  */
 async function recordEnds(deps: EmitterDeps, ends: readonly PendingEnd[], response: SQSBatchResponse): Promise<void> {
   if (ends.length === 0) return;
+  let unknown: readonly EmissionEnding[];
   try {
-    const { alreadyEnded } = await deps.store.endEmissions(ends.map(({ ending }) => ending));
-    for (const { event } of alreadyEnded) {
-      deps.metrics.count('DuplicateEmissions');
-      deps.logger.warn({ eventId: event.id, version: event.version }, 'emitted, but the event had already ended: two copies were emitted at once');
-    }
+    unknown = await recordEndings(
+      deps,
+      ends.map(({ ending }) => ending),
+    );
   } catch (error) {
-    deps.logger.error({ err: error, eventIds: ends.map(({ ending }) => ending.event.id) }, 'emitted, but could not record it; the messages are kept');
-    for (const { messageId } of ends) response.batchItemFailures.push({ itemIdentifier: messageId });
+    deps.logger.warn({ err: error }, 'could not record the batch ends; handing them over');
+    unknown = ends.map(({ ending }) => ending);
+  }
+  if (unknown.length === 0) return;
+  try {
+    await deps.delayQueue.sendEnds(unknown);
+    deps.logger.warn({ eventIds: unknown.map(({ event }) => event.id) }, 'emitted, but could not record it yet; the ends are handed over to be recorded later');
+  } catch (error) {
+    const kept = new Set(unknown);
+    const messageIds = ends.filter(({ ending }) => kept.has(ending)).map(({ messageId }) => messageId);
+    deps.logger.error({ err: error, eventIds: unknown.map(({ event }) => event.id) }, 'emitted, but could not record it nor hand it over; the messages are kept and may be published again');
+    for (const messageId of messageIds) response.batchItemFailures.push({ itemIdentifier: messageId });
+  }
+}
+
+/** Records ends handed over by an earlier delivery. */
+async function recordHandedOver(deps: EmitterDeps, message: Extract<DelayQueueMessage, { kind: 'ends' }>): Promise<void> {
+  const unknown = await recordEndings(deps, message.ends);
+  if (unknown.length > 0) throw new TransientError(`${unknown.length} handed-over ends could not be recorded yet`);
+}
+
+/** Puts a failed message back to be tried again after a delay that grows with its deliveries. */
+async function retryLater(deps: EmitterDeps, record: SQSRecord): Promise<void> {
+  const delaySeconds = retryDelaySeconds(receiveCount(record), (deps.random ?? Math.random)());
+  try {
+    await deps.delayQueue.retryLater(record.receiptHandle, delaySeconds);
+  } catch (error) {
+    // It still comes back, after the queue's visibility timeout.
+    deps.logger.warn({ err: error, messageId: record.messageId }, 'could not delay the retry');
   }
 }
 
@@ -125,8 +177,9 @@ async function recordEnds(deps: EmitterDeps, ends: readonly PendingEnd[], respon
  * arrives (before its events are due): a copy of an event already emitted, cancelled,
  * rescheduled or sent again is dropped. The rest wait out the remainder, are published, and
  * their ends are recorded together afterwards, so nothing but the publish happens at the due
- * time. A failed publish is retried through SQS until `emitMaxAttempts`, then reported on the
- * failure topic. Also publishes the failure notices ingest hands over.
+ * time. A record that fails is retried later, sooner at first, then up to 15 minutes apart;
+ * a publish is given up (PUBLISH_FAILED) only `emitMaxAgeSeconds` past due, and at once when
+ * the topic refuses. Also publishes the failure notices ingest hands over.
  */
 export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
   const messages = new Map<SQSRecord, DelayQueueMessage | Error>();
@@ -144,8 +197,15 @@ export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]
   const context: BatchContext = { deps, records: reading, ends: [] };
   const response = await processBatch(records, deps.logger, async (record) => {
     const message = messages.get(record);
-    if (message === undefined || message instanceof Error) throw message ?? new TypeError('not a delay-queue message');
-    return message.kind === 'event' ? emitOne(context, record, message) : sendNotice(deps, message);
+    try {
+      if (message === undefined || message instanceof Error) throw message ?? new TypeError('not a delay-queue message');
+      if (message.kind === 'event') return await emitOne(context, record, message);
+      if (message.kind === 'notice') return await sendNotice(deps, message);
+      return await recordHandedOver(deps, message);
+    } catch (error) {
+      await retryLater(deps, record);
+      throw error;
+    }
   });
   await recordEnds(deps, context.ends, response);
   deps.metrics.flush();

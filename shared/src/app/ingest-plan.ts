@@ -14,23 +14,27 @@ export interface InputMessage {
   readonly inputMessageId: string;
   /** The input topic, from SNS's envelope; undefined when the message was not delivered by SNS. */
   readonly topicArn: string | undefined;
+  /** When the client published it (SNS's Timestamp), epoch ms; when SQS first received it otherwise. */
+  readonly publishedAt: number;
 }
 
 export function unwrapInput(record: SQSRecord): InputMessage {
+  const receivedAt = Number(record.attributes.SentTimestamp) || 0;
   try {
-    const envelope = JSON.parse(record.body) as { Type?: unknown; Message?: unknown; MessageId?: unknown; TopicArn?: unknown };
+    const envelope = JSON.parse(record.body) as { Type?: unknown; Message?: unknown; MessageId?: unknown; TopicArn?: unknown; Timestamp?: unknown };
     if (
       envelope.Type === 'Notification' &&
       typeof envelope.Message === 'string' &&
       typeof envelope.MessageId === 'string' &&
       typeof envelope.TopicArn === 'string'
     ) {
-      return { text: envelope.Message, inputMessageId: envelope.MessageId, topicArn: envelope.TopicArn };
+      const publishedAt = typeof envelope.Timestamp === 'string' ? Date.parse(envelope.Timestamp) : Number.NaN;
+      return { text: envelope.Message, inputMessageId: envelope.MessageId, topicArn: envelope.TopicArn, publishedAt: Number.isNaN(publishedAt) ? receivedAt : publishedAt };
     }
   } catch {
     // Not an envelope: it has no tenant, and is refused as such.
   }
-  return { text: record.body, inputMessageId: record.messageId, topicArn: undefined };
+  return { text: record.body, inputMessageId: record.messageId, topicArn: undefined, publishedAt: receivedAt };
 }
 
 /** What one input message asks of the store and the queues. */
@@ -63,8 +67,8 @@ export interface IngestPlanContext {
 }
 
 export function placementFor(config: IngestPlanContext['config'], id: string, dueAt: number, now: number): Placement {
-  if (dueAt < now + config.nearPathWindowSeconds * 1000) return { state: EVENT_STATE.queued };
-  return { state: EVENT_STATE.scheduled, bucketShard: bucketShardKeyFor(id, dueAt, config) };
+  const state = dueAt < now + config.nearPathWindowSeconds * 1000 ? EVENT_STATE.queued : EVENT_STATE.scheduled;
+  return { state, bucketShard: bucketShardKeyFor(id, dueAt, config) };
 }
 
 function planOne(context: IngestPlanContext, record: SQSRecord): PlannedMessage {

@@ -21,7 +21,7 @@ export interface IngestDeps {
   >;
   readonly tenants: TenantDirectory;
   readonly store: Pick<EventStore, 'createMany' | 'requeue' | 'cancel' | 'reschedule'>;
-  readonly delayQueue: DelayQueue;
+  readonly delayQueue: Pick<DelayQueue, 'send' | 'sendNotice'>;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: SchedulerMetrics;
@@ -80,6 +80,8 @@ async function settleCreate(applying: Applying, entry: NewEvent, outcome: Create
       deps.logger.info({ eventId: event.id, tenant: tenant.id }, 'duplicate input suppressed');
       return;
     }
+    case 'unknown':
+      throw new TransientError(`recording ${event.id} did not complete; retrying`);
     case 'quota-exceeded': {
       const limit = entry.quotas[outcome.quota];
       const error = new EventRejectedError(REASON.QUOTA_EXCEEDED, `tenant "${tenant.id}" is at its ${outcome.quota} quota (${limit})`, {
@@ -94,8 +96,15 @@ async function settleCreate(applying: Applying, entry: NewEvent, outcome: Create
 async function refuseChange(applying: Applying, eventId: string, refused: ChangeRefused, action: 'cancel' | 'reschedule'): Promise<void> {
   const { current } = refused;
   const { deps, planned, now } = applying;
-  // A redelivered cancel finds its own work done.
-  if (current?.state === EVENT_STATE.cancelled && current.cancelledBy === planned.message.inputMessageId) return;
+  const { inputMessageId, publishedAt } = planned.message;
+  // A redelivered change finds its own work done.
+  if (current?.state === EVENT_STATE.cancelled && current.cancelledBy === inputMessageId) return;
+  if (action === 'reschedule' && current?.tenant === planned.tenant.id && current.lastChangeBy === inputMessageId) return;
+  if (action === 'reschedule' && current?.tenant === planned.tenant.id && current.lastChangeAt !== undefined && current.lastChangeAt > publishedAt) {
+    deps.metrics.count('DuplicatesSuppressed');
+    deps.logger.info({ eventId, inputMessageId, publishedAt, lastChangeAt: current.lastChangeAt }, 'reschedule superseded by one published later; dropped');
+    return;
+  }
   const refusal = changeRefusal(current, { tenant: planned.tenant.id, action, now, cutoffMs: deps.config.changeCutoffSeconds * 1000 });
   if (refusal === undefined) throw new TransientError(`${action} of ${eventId} raced with another change; retrying`);
   await refuse(applying, new EventRejectedError(refusal.reason, `cannot ${action} ${eventId}: ${refusal.reason}`, refusal.details), eventId);
@@ -103,6 +112,10 @@ async function refuseChange(applying: Applying, eventId: string, refused: Change
 
 function changeScope(applying: Applying) {
   return { tenant: applying.planned.tenant.id, now: applying.now, cutoffMs: applying.deps.config.changeCutoffSeconds * 1000 };
+}
+
+function changeRequest(applying: Applying) {
+  return { by: applying.planned.message.inputMessageId, publishedAt: applying.planned.message.publishedAt };
 }
 
 async function applyIntent(applying: Applying, intent: Exclude<Intent, { kind: 'unowned' }>, created: Promise<CreateOutcome> | undefined): Promise<void> {
@@ -116,7 +129,7 @@ async function applyIntent(applying: Applying, intent: Exclude<Intent, { kind: '
       return settleCreate(applying, intent.entry, await created);
     case 'cancel': {
       const result = await deps.store.cancel(intent.eventId, changeScope(applying), {
-        by: planned.message.inputMessageId,
+        ...changeRequest(applying),
         expiresAt: expiresAtFor(now, deps.config.retentionSeconds),
       });
       if (result.outcome === 'refused') return refuseChange(applying, intent.eventId, result, 'cancel');
@@ -126,6 +139,7 @@ async function applyIntent(applying: Applying, intent: Exclude<Intent, { kind: '
     }
     case 'reschedule': {
       const result = await deps.store.reschedule(intent.eventId, changeScope(applying), {
+        ...changeRequest(applying),
         dueAt: intent.dueAt,
         placement: intent.placement,
         queuedBy: intent.queuedBy,

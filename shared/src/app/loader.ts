@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { SchedulerConfig } from '../config.js';
 import { bucketsBetween } from '../domain/buckets.js';
 import type { LoadingChunk } from '../domain/messages.js';
@@ -6,9 +7,15 @@ import type { Clock, EventStore, LoadingQueue, Logger, SchedulerMetrics } from '
 export interface LoaderDeps {
   readonly config: Pick<
     SchedulerConfig,
-    'loaderLookaheadSeconds' | 'loaderTickBudgetSeconds' | 'loaderInitialCatchUpSeconds' | 'loadingChunkSize' | 'bucketSeconds' | 'shardCount'
+    | 'loaderLookaheadSeconds'
+    | 'loaderTickBudgetSeconds'
+    | 'loaderInitialCatchUpSeconds'
+    | 'loadingChunkSize'
+    | 'bucketSeconds'
+    | 'shardCount'
+    | 'repairAfterSeconds'
   >;
-  readonly store: Pick<EventStore, 'queryDue' | 'readLoaderCursor' | 'advanceLoaderCursor'>;
+  readonly store: Pick<EventStore, 'queryDue' | 'readLoaderCursors' | 'advanceLoaderCursor'>;
   readonly loadingQueue: LoadingQueue;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -18,9 +25,10 @@ export interface LoaderDeps {
 /** GSI queries a tick keeps in flight: shards of several buckets at once. */
 const QUERIES_IN_FLIGHT = 32;
 
-export interface LoaderTickResult {
+/** One pass over the due index: events due in [fromMs, untilMs) fanned out in chunks. */
+interface PassResult {
   readonly fromMs: number;
-  /** Events due before this were handed to the loading function (the new cursor). */
+  /** Events due before this were handed out (the new cursor). */
   readonly throughMs: number;
   readonly eventsFound: number;
   readonly chunksSent: number;
@@ -28,33 +36,26 @@ export interface LoaderTickResult {
   readonly caughtUp: boolean;
 }
 
-/**
- * One loader tick: finds stored events due before `now + lookahead` that earlier ticks have
- * not handed out, from the cursor on (so missed ticks and backlogs are caught up, oldest
- * first), and fans their ids out to the loading function. Work depends on what is due, not
- * on what is stored. A tick run twice hands out the same ids twice; loading takes each once.
- */
-export async function runLoaderTick(deps: LoaderDeps): Promise<LoaderTickResult> {
-  const { config, clock, store, logger, metrics } = deps;
-  const started = clock.now();
-  const untilMs = started + config.loaderLookaheadSeconds * 1000;
-  const fromMs = (await store.readLoaderCursor()) ?? started - config.loaderInitialCatchUpSeconds * 1000;
-  const deadline = started + config.loaderTickBudgetSeconds * 1000;
-  metrics.loaderBacklogSeconds(Math.max(0, (started - fromMs) / 1000));
+export interface LoaderTickResult extends PassResult {
+  /** The sweep for events still open past `repairAfterSeconds`: what it looked at. */
+  readonly repair: PassResult;
+}
 
+/**
+ * Queries every shard of the buckets in [fromMs, untilMs), oldest first, several buckets at a
+ * time, and sends their ids in chunks; stops between rounds once past the deadline.
+ */
+async function fanOut(deps: LoaderDeps, fromMs: number, untilMs: number, deadline: number, repair: boolean): Promise<PassResult> {
+  const { config, clock, store } = deps;
   let throughMs = fromMs;
   let eventsFound = 0;
   let chunksSent = 0;
-  let caughtUp = true;
   const buckets = bucketsBetween(fromMs, untilMs, config);
   // Several buckets per round keep enough queries in flight to catch up quickly after an outage.
   const bucketsPerRound = Math.max(1, Math.ceil(QUERIES_IN_FLIGHT / config.shardCount));
   for (let first = 0; first < buckets.length; first += bucketsPerRound) {
     // The first round always runs, so every tick makes progress.
-    if (first > 0 && clock.now() > deadline) {
-      caughtUp = false;
-      break;
-    }
+    if (first > 0 && clock.now() > deadline) return { fromMs, throughMs, eventsFound, chunksSent, caughtUp: false };
     const round = buckets.slice(first, first + bucketsPerRound);
     const ids: string[] = [];
     await Promise.all(
@@ -67,16 +68,50 @@ export async function runLoaderTick(deps: LoaderDeps): Promise<LoaderTickResult>
       ),
     );
     const chunks: LoadingChunk[] = [];
-    for (let i = 0; i < ids.length; i += config.loadingChunkSize) chunks.push({ ids: ids.slice(i, i + config.loadingChunkSize) });
+    for (let i = 0; i < ids.length; i += config.loadingChunkSize) {
+      // Each chunk owns what it takes, under an id that travels with it (a redriven message keeps it).
+      chunks.push({ ids: ids.slice(i, i + config.loadingChunkSize), chunkId: randomUUID(), ...(repair ? { repair } : {}) });
+    }
     if (chunks.length > 0) await deps.loadingQueue.send(chunks);
     eventsFound += ids.length;
     chunksSent += chunks.length;
     throughMs = round.at(-1)?.endMs ?? throughMs;
   }
-  if (throughMs > fromMs) await store.advanceLoaderCursor(throughMs);
-  metrics.count('EventsLoaded', eventsFound);
+  return { fromMs, throughMs, eventsFound, chunksSent, caughtUp: true };
+}
+
+/**
+ * One loader tick. First it finds stored events due before `now + lookahead` that earlier ticks
+ * have not handed out, from the cursor on (so missed ticks and backlogs are caught up, oldest
+ * first), and fans their ids out to the loading function. Work depends on what is due, not on
+ * what is stored. A tick run twice hands out the same ids twice; loading takes each once.
+ *
+ * Then it sweeps what it handed out `repairAfterSeconds` ago or more, once, from a cursor of its
+ * own: the loading function sends again any event still open by then (its loading message was
+ * set aside, or its delay-queue copy was lost), so no single lost message loses a stored event.
+ */
+export async function runLoaderTick(deps: LoaderDeps): Promise<LoaderTickResult> {
+  const { config, clock, store, logger, metrics } = deps;
+  const started = clock.now();
+  const deadline = started + config.loaderTickBudgetSeconds * 1000;
+  const cursors = await store.readLoaderCursors();
+  const fromMs = cursors.loadedThroughMs ?? started - config.loaderInitialCatchUpSeconds * 1000;
+  metrics.loaderBacklogSeconds(Math.max(0, (started - fromMs) / 1000));
+
+  const load = await fanOut(deps, fromMs, started + config.loaderLookaheadSeconds * 1000, deadline, false);
+  if (load.throughMs > fromMs) await store.advanceLoaderCursor('loadedThroughMs', load.throughMs);
+
+  // Never ahead of what was handed out: a loader that is behind sweeps behind it.
+  const repairFrom = cursors.repairedThroughMs ?? fromMs;
+  const repairUntil = Math.min(started - config.repairAfterSeconds * 1000, load.throughMs);
+  const repair = load.caughtUp
+    ? await fanOut(deps, repairFrom, repairUntil, deadline, true)
+    : { fromMs: repairFrom, throughMs: repairFrom, eventsFound: 0, chunksSent: 0, caughtUp: false };
+  if (repair.throughMs > repairFrom) await store.advanceLoaderCursor('repairedThroughMs', repair.throughMs);
+
+  metrics.count('EventsLoaded', load.eventsFound);
   metrics.flush();
-  const result = { fromMs, throughMs, eventsFound, chunksSent, caughtUp };
-  logger.info(result, caughtUp ? 'loader tick done' : 'loader tick out of budget; the next tick goes on');
+  const result = { ...load, repair };
+  logger.info(result, load.caughtUp ? 'loader tick done' : 'loader tick out of budget; the next tick goes on');
   return result;
 }

@@ -9,9 +9,9 @@ import { processBatch } from './batch.js';
 import type { Clock, DelayQueue, EventStore, Logger, SchedulerMetrics } from './ports.js';
 
 export interface LoadingDeps {
-  readonly config: Pick<SchedulerConfig, 'emitterLeadMs'>;
+  readonly config: Pick<SchedulerConfig, 'emitterLeadMs' | 'repairAfterSeconds'>;
   readonly store: Pick<EventStore, 'takeForLoading'>;
-  readonly delayQueue: DelayQueue;
+  readonly delayQueue: Pick<DelayQueue, 'send' | 'sendNotice'>;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: SchedulerMetrics;
@@ -19,20 +19,35 @@ export interface LoadingDeps {
 
 /**
  * Moves one chunk of stored events into the delay queue. The chunk's records are read in one
- * batch and taken by this loading message with batched conditional writes, so a second
- * message with the same ids sends nothing, nor does a cancelled one. The same message
- * redelivered (after a crash or a failed send) takes its events again with a new copy token
- * and sends them again: an earlier copy is then dropped by the emitter.
+ * batch and taken by this chunk with batched conditional writes, so a second chunk with the
+ * same ids sends nothing, nor does a cancelled one. The same chunk delivered again (after a
+ * crash, a failed send, or a redrive from its dead-letter queue) takes its events again with a
+ * new copy token and sends them again: an earlier copy is then dropped by the emitter.
+ *
+ * A repair chunk (from the loader's sweep) takes events still open `repairAfterSeconds` past
+ * their due time, whoever took them before, and sends them at once.
  */
 export async function loadChunks(deps: LoadingDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
   const response = await processBatch(records, deps.logger, async (record) => {
-    const { ids } = decodeLoadingChunk(record.body);
+    const { ids, chunkId, repair } = decodeLoadingChunk(record.body);
     const queuedBy = randomUUID();
     const now = deps.clock.now();
-    // Only what an SQS delay can reach: an event moved further out since the loader saw it stays stored.
-    const events = await deps.store.takeForLoading(ids, { owner: record.messageId, queuedBy, now, horizonMs: now + SQS_MAX_DELAY_SECONDS * 1000 });
-    const skipped = ids.length - events.length;
-    if (skipped > 0) deps.metrics.count('DuplicatesSuppressed', skipped);
+    const events = await deps.store.takeForLoading(ids, {
+      owner: chunkId ?? record.messageId,
+      queuedBy,
+      now,
+      // Only what an SQS delay can reach: an event moved further out since the loader saw it stays stored.
+      horizonMs: now + SQS_MAX_DELAY_SECONDS * 1000,
+      overdueBefore: repair ? now - deps.config.repairAfterSeconds * 1000 : undefined,
+    });
+    if (repair) {
+      if (events.length > 0) {
+        deps.metrics.count('EventsRepaired', events.length);
+        deps.logger.warn({ eventIds: events.map(({ id }) => id) }, 'events still open after their due time; sent again');
+      }
+    } else if (ids.length > events.length) {
+      deps.metrics.count('DuplicatesSuppressed', ids.length - events.length);
+    }
     if (events.length === 0) return;
     const sendTime = deps.clock.now();
     const failures = await deps.delayQueue.send(
@@ -42,7 +57,7 @@ export async function loadChunks(deps: LoadingDeps, records: readonly SQSRecord[
     if (failures.length > 0) {
       throw new TransientError(`${failures.length} of ${events.length} events could not be sent to the delay queue (${failures[0]?.reason})`);
     }
-    deps.logger.debug({ sent: events.length, skipped }, 'chunk loaded');
+    deps.logger.debug({ sent: events.length, skipped: ids.length - events.length }, 'chunk loaded');
   });
   deps.metrics.flush();
   return response;

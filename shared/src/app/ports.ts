@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import type { ScheduledEvent } from '../domain/event.js';
 import type { EventRecord, EventState } from '../domain/lifecycle.js';
-import type { ReasonCode } from '../domain/reasons.js';
 import type { Quotas, Tenant } from '../domain/tenants.js';
 import type { FailureNotice } from '../domain/failure.js';
 import type { LoadingChunk } from '../domain/messages.js';
+import type { EmissionEnding } from '../domain/emission.js';
 
 export type { Logger };
 
@@ -24,8 +24,15 @@ export interface DueEventRef {
   readonly dueAt: number;
 }
 
-/** Where a new or rescheduled event goes: straight to the delay queue, or stored for the loader. */
-export type Placement = { readonly state: 'queued' } | { readonly state: 'scheduled'; readonly bucketShard: string };
+/**
+ * Where a new or rescheduled event goes: straight to the delay queue, or stored for the loader.
+ * Its bucket shard keys it in the due index; an event sent straight to the delay queue at ingest
+ * stays out of it (its payload is not stored, so nothing in the table could send it again).
+ */
+export interface Placement {
+  readonly state: 'queued' | 'scheduled';
+  readonly bucketShard: string;
+}
 
 export interface NewEvent {
   readonly event: ScheduledEvent;
@@ -44,7 +51,9 @@ export interface NewEvent {
 export type CreateOutcome =
   | { readonly outcome: 'created' }
   | { readonly outcome: 'duplicate'; readonly existing: EventRecord | undefined }
-  | { readonly outcome: 'quota-exceeded'; readonly quota: keyof Quotas };
+  | { readonly outcome: 'quota-exceeded'; readonly quota: keyof Quotas }
+  /** The write kept failing, or its answer was lost: to retry (a retry finds it created, or creates it). */
+  | { readonly outcome: 'unknown' };
 
 /** A cancel or reschedule that did not apply, with the record as it was (undefined: no such id). */
 export interface ChangeRefused {
@@ -59,22 +68,46 @@ export interface ChangeScope {
   readonly cutoffMs: number;
 }
 
-/** How an emission ended. */
-export type EmissionEnd =
-  | { readonly state: 'emitted'; readonly at: number }
-  | { readonly state: 'failed'; readonly at: number; readonly reason: ReasonCode };
 
-export interface EmissionEnding {
-  readonly event: ScheduledEvent;
-  readonly end: EmissionEnd;
-  /** TTL of the record from now on, epoch seconds. */
-  readonly expiresAt: number;
-}
-
-/** Which ends were recorded, and which found the event already ended (it was emitted twice). */
+/**
+ * Which ends were recorded; which found the event already ended by another delivery (it was
+ * emitted twice); and which are still unknown (the write kept failing, or its answer was lost).
+ */
 export interface EndsRecorded {
   readonly recorded: readonly EmissionEnding[];
   readonly alreadyEnded: readonly EmissionEnding[];
+  readonly unknown: readonly EmissionEnding[];
+  /** Places that could not be freed (the counter write failed): the tenant's count is that much too high until reconciled. */
+  readonly unreleased: readonly { readonly tenant: string; readonly count: number }[];
+}
+
+/** A loading message's claim on stored events: who takes them, and the token of the copies it sends. */
+export interface LoadingTake {
+  /** The loading chunk (its id travels in the message body, so a redriven message is still its owner). */
+  readonly owner: string;
+  readonly queuedBy: string;
+  readonly now: number;
+  /** Only events due before this are taken: an SQS delay reaches no further. */
+  readonly horizonMs: number;
+  /**
+   * A repair: take open events due before this, whoever took them last, as they were read (an
+   * event whose loading message or delay-queue copy was lost, found by the loader's sweep).
+   */
+  readonly overdueBefore?: number | undefined;
+}
+
+/** A cancel or reschedule as the input message carried it. */
+export interface ChangeRequest {
+  /** The input message (SNS MessageId): its redelivery finds its own change applied. */
+  readonly by: string;
+  /** When the client published it (SNS Timestamp): a change published before the last one applied is superseded. */
+  readonly publishedAt: number;
+}
+
+/** Where the loader has handed events out to (loading) and swept them for repair. */
+export interface LoaderCursors {
+  readonly loadedThroughMs: number | undefined;
+  readonly repairedThroughMs: number | undefined;
 }
 
 export interface EventStore {
@@ -100,28 +133,37 @@ export interface EventStore {
    * loading message took, or that was cancelled, moved past the horizon or is gone, is left out.
    * The same owner may take them again, so a redelivered loading message resends (new token).
    */
-  takeForLoading(ids: readonly string[], take: { readonly owner: string; readonly queuedBy: string; readonly now: number; readonly horizonMs: number }): Promise<ScheduledEvent[]>;
+  takeForLoading(ids: readonly string[], take: LoadingTake): Promise<ScheduledEvent[]>;
   /**
-   * Ends emitted or failed events, in batches, and frees their places in their tenants' open
-   * events. An end whose event had already ended is reported, not applied.
+   * Ends emitted or failed events, in batches, and frees the places of those it recorded in
+   * their tenants' open events. An end whose event another delivery had ended is reported, not
+   * applied.
    */
   endEmissions(ends: readonly EmissionEnding[]): Promise<EndsRecorded>;
-  /** Cancels an open event of this tenant due after the cutoff, freeing its place in the quota. */
-  cancel(id: string, scope: ChangeScope, change: { readonly by: string; readonly expiresAt: number }): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused>;
-  /** Moves an open event of this tenant due after the cutoff, whose payload is stored, to `dueAt`: a new version, placed anew. */
+  /**
+   * Cancels an open event of this tenant due after the cutoff and frees its place in the quota,
+   * both at once. A redelivered cancel finds its own work done (reported as refused, with the
+   * record showing `cancelledBy`).
+   */
+  cancel(id: string, scope: ChangeScope, change: ChangeRequest & { readonly expiresAt: number }): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused>;
+  /**
+   * Moves an open event of this tenant due after the cutoff, whose payload is stored, to `dueAt`:
+   * a new version, placed anew. Refused when this very request was applied already, or when a
+   * reschedule published after it was (see `ChangeRequest`).
+   */
   reschedule(
     id: string,
     scope: ChangeScope,
-    change: { readonly dueAt: number; readonly placement: Placement; readonly queuedBy: string; readonly expiresAt: number },
+    change: ChangeRequest & { readonly dueAt: number; readonly placement: Placement; readonly queuedBy: string; readonly expiresAt: number },
   ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent } | ChangeRefused>;
   /** Claims the publication of a failure notice, keyed like an event so a redelivery publishes it once; its record is kept until `expiresAt` (epoch seconds). */
   claimNotice(noticeId: string, claim: NoticeClaim, expiresAt: number): Promise<'claimed' | 'ended' | 'busy'>;
   /** Gives up a notice's claim after a failed publish, so the retry need not wait for the lease. */
   releaseNotice(noticeId: string, owner: string): Promise<void>;
   markNoticeSent(noticeId: string, sentAt: number): Promise<void>;
-  readLoaderCursor(): Promise<number | undefined>;
-  /** Moves the loader cursor forward (never back). */
-  advanceLoaderCursor(toMs: number): Promise<void>;
+  readLoaderCursors(): Promise<LoaderCursors>;
+  /** Moves one of the loader's cursors forward (never back). */
+  advanceLoaderCursor(cursor: keyof LoaderCursors, toMs: number): Promise<void>;
 }
 
 /** What operators read: one event, and a tenant's events by state. */
@@ -162,6 +204,10 @@ export interface DelayQueue {
   send(items: readonly DelayedSend[]): Promise<readonly DelayedSendFailure[]>;
   /** Hands a failure notice to the emitter, which publishes it once (TransientError when SQS refuses). */
   sendNotice(noticeId: string, tenant: string, failureTopic: string, notice: FailureNotice): Promise<void>;
+  /** Hands ends the emitter could not record over to a later delivery, which records them (TransientError when SQS refuses). */
+  sendEnds(ends: readonly EmissionEnding[]): Promise<void>;
+  /** Makes a message received from the delay queue come back after `delaySeconds` (its retry), instead of the visibility timeout. */
+  retryLater(receiptHandle: string, delaySeconds: number): Promise<void>;
 }
 
 export interface LoadingQueue {
@@ -199,6 +245,10 @@ export type MetricName =
   /** Delay-queue messages of a cancelled or rescheduled version, dropped by the emitter. */
   | 'StaleMessagesDropped'
   /** Events found already emitted when their emission was recorded: two copies were emitted at once. */
-  | 'DuplicateEmissions';
+  | 'DuplicateEmissions'
+  /** Publishes that failed for a reason a retry may fix, and were put back to be retried later. */
+  | 'PublishRetries'
+  /** Open events found overdue by the loader's sweep and sent to the delay queue again. */
+  | 'EventsRepaired';
 
 export const noMetrics: SchedulerMetrics = { count: () => {}, latenessMs: () => {}, loaderBacklogSeconds: () => {}, flush: () => {} };

@@ -1,5 +1,24 @@
 import type { ScheduledEvent } from './event.js';
 import { EVENT_STATE, type EventRecord } from './lifecycle.js';
+import type { ReasonCode } from './reasons.js';
+
+/** How an emission ended. */
+export type EmissionEnd =
+  | { readonly state: 'emitted'; readonly at: number }
+  | { readonly state: 'failed'; readonly at: number; readonly reason: ReasonCode };
+
+/** An emission's end, to record on its event. */
+export interface EmissionEnding {
+  readonly event: Pick<ScheduledEvent, 'id' | 'tenant' | 'version'>;
+  readonly end: EmissionEnd;
+  /** TTL of the record from now on, epoch seconds. */
+  readonly expiresAt: number;
+  /**
+   * The delivery that published it (one per receive of a delay-queue message): a write retried
+   * after its answer was lost finds its own end, where a second delivery finds another's.
+   */
+  readonly endedBy: string;
+}
 
 /** What the emitter does with one delay-queue copy of an event, by what its record says now. */
 export type EmissionDecision = 'emit' | 'already-ended' | 'stale';

@@ -56,6 +56,11 @@ export interface EventRecord extends Omit<ScheduledEvent, 'payload'> {
   readonly cancelledAt?: number | undefined;
   /** The input message that cancelled it: its redelivery is not refused. */
   readonly cancelledBy?: string | undefined;
+  /** The last reschedule applied (its input message), and when its client published it. */
+  readonly lastChangeBy?: string | undefined;
+  readonly lastChangeAt?: number | undefined;
+  /** The delivery that recorded its end (see EmissionEnding.endedBy). */
+  readonly endedBy?: string | undefined;
   /** Why it failed. */
   readonly reason?: ReasonCode | undefined;
   /** When the store may drop the record (epoch seconds): the retention period after its end, or after its due time. */

@@ -14,5 +14,7 @@ export const DYNAMODB_BATCH_GET_KEYS = 100;
 export const DYNAMODB_BATCH_WRITE_ITEMS = 25;
 /** Statements in one DynamoDB (PartiQL) BatchExecuteStatement, each with its own condition. */
 export const DYNAMODB_BATCH_STATEMENTS = 25;
+/** Items in one DynamoDB TransactWriteItems. */
+export const DYNAMODB_TRANSACTION_ITEMS = 100;
 /** DynamoDB bills a write per started kilobyte of the whole item (before and after an update). */
 export const DYNAMODB_WRITE_UNIT_BYTES = 1024;

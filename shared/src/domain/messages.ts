@@ -1,5 +1,6 @@
 import type { ScheduledEvent } from './event.js';
 import type { FailureNotice } from './failure.js';
+import type { EmissionEnding } from './emission.js';
 
 /**
  * What the delay queue carries: an event to emit, or a failure notice for the emitter to
@@ -19,6 +20,11 @@ export type DelayQueueMessage =
       readonly noticeId: string;
       readonly failureTopic: string;
       readonly notice: FailureNotice;
+    }
+  | {
+      /** Ends the emitter published but could not record: recorded by whoever receives this. */
+      readonly kind: 'ends';
+      readonly ends: readonly EmissionEnding[];
     };
 
 /**
@@ -38,7 +44,9 @@ export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
     failureTopic?: unknown;
     notice?: FailureNotice;
     queuedBy?: unknown;
+    ends?: unknown;
   };
+  if (value.kind === 'ends' && Array.isArray(value.ends) && value.ends.every(isEmissionEnding)) return { kind: 'ends', ends: value.ends };
   if (
     value.kind === 'notice' &&
     typeof value.noticeId === 'string' &&
@@ -76,9 +84,29 @@ export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
   };
 }
 
+function isEmissionEnding(value: unknown): value is EmissionEnding {
+  const end = value as Partial<EmissionEnding> | undefined;
+  return (
+    typeof end?.event?.id === 'string' &&
+    typeof end.event.tenant === 'string' &&
+    typeof end.event.version === 'number' &&
+    (end.end?.state === 'emitted' || end.end?.state === 'failed') &&
+    typeof end.end.at === 'number' &&
+    typeof end.expiresAt === 'number' &&
+    typeof end.endedBy === 'string'
+  );
+}
+
 /** Body of a loading-queue message: stored events for the loading function to move. */
 export interface LoadingChunk {
   readonly ids: readonly string[];
+  /**
+   * Names the chunk, and owns the events it takes: a redelivered or redriven message keeps its
+   * body, so it takes its own events again. Absent on chunks sent before it existed.
+   */
+  readonly chunkId?: string | undefined;
+  /** Sent by the loader's sweep: events overdue and still open, to send again. */
+  readonly repair?: boolean | undefined;
 }
 
 export function encodeLoadingChunk(chunk: LoadingChunk): string {
@@ -90,5 +118,9 @@ export function decodeLoadingChunk(body: string): LoadingChunk {
   if (!Array.isArray(value.ids) || !value.ids.every((id) => typeof id === 'string')) {
     throw new TypeError('not a loading chunk');
   }
-  return { ids: value.ids };
+  return {
+    ids: value.ids,
+    chunkId: typeof value.chunkId === 'string' ? value.chunkId : undefined,
+    repair: value.repair === true ? true : undefined,
+  };
 }

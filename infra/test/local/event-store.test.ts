@@ -1,0 +1,181 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDbEventStore,
+  DEFAULT_QUOTAS,
+  EVENT_STATE,
+  openEventsCounterId,
+  TABLE,
+  type BatchWriteMode,
+  type EmissionEnding,
+  type NewEvent,
+  type ScheduledEvent,
+} from '@adhoc-scheduler/shared';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulators, type Emulators } from '../../src/local/emulators.js';
+import { createLocalResources } from '../../src/local/resources.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
+import { uniqueName } from './kit.js';
+
+/**
+ * The event store on DynamoDB Local, in both ways it writes batches: PartiQL statements (as the
+ * stack on AWS does) and transactions (as the local service does). Every outcome must be the same.
+ */
+let emulators: Emulators;
+let client: DynamoDBDocumentClient;
+beforeAll(async () => {
+  emulators = await startEmulators({});
+  client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+});
+afterAll(async () => {
+  client?.destroy();
+  await emulators?.stop();
+});
+
+const NOW = Date.now();
+
+async function newTable(): Promise<string> {
+  const resources = await createLocalResources(
+    { messaging: emulators.messagingEndpoint, dynamodb: emulators.dynamodbEndpoint },
+    { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS },
+    uniqueName('store'),
+    { visibilityTimeoutSeconds: 30, maxReceiveCount: 5, delayQueueMaxReceiveCount: 5, tenantIds: [] },
+  );
+  return resources.tableName;
+}
+
+async function storeFor(mode: BatchWriteMode): Promise<DynamoDbEventStore> {
+  return new DynamoDbEventStore(client, await newTable(), { batchWrites: mode });
+}
+
+function event(id: string, overrides: Partial<ScheduledEvent> = {}): ScheduledEvent {
+  return { id, tenant: 'acme', user: 'alice', target: 'arn:aws:sns:us-east-1:000000000000:out', payload: `payload of ${id}`, dueAt: NOW + 3_600_000, version: 1, ...overrides };
+}
+
+function newEvent(e: ScheduledEvent, stored: boolean, extra: Partial<NewEvent> = {}): NewEvent {
+  return {
+    event: e,
+    clientId: undefined,
+    inputMessageId: `input-${e.id}`,
+    placement: { state: stored ? EVENT_STATE.scheduled : EVENT_STATE.queued, bucketShard: 'bucket#0' },
+    queuedBy: stored ? undefined : `token-${e.id}`,
+    quotas: DEFAULT_QUOTAS,
+    now: NOW,
+    expiresAt: Math.ceil(NOW / 1000) + 3600,
+    ...extra,
+  };
+}
+
+function ending(e: ScheduledEvent, endedBy: string): EmissionEnding {
+  return { event: e, end: { state: 'emitted', at: NOW }, expiresAt: Math.ceil(NOW / 1000) + 7200, endedBy };
+}
+
+async function openEvents(store: DynamoDbEventStore): Promise<number> {
+  return store.counters.openEvents('acme');
+}
+
+describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, writing batches as %s', (mode) => {
+  it('creates each new id once, counting it once, and says which were there already', async () => {
+    const store = await storeFor(mode);
+    const created = await store.createMany([newEvent(event('a'), false), newEvent(event('b'), true)]);
+    expect(created.map(({ outcome }) => outcome)).toEqual(['created', 'created']);
+    const again = await store.createMany([newEvent(event('a'), false), newEvent(event('c'), false)]);
+    expect(again.map(({ outcome }) => outcome)).toEqual(['duplicate', 'created']);
+    expect(again[0]).toMatchObject({ existing: { id: 'a', state: EVENT_STATE.queued, queuedBy: 'token-a' } });
+    expect(await openEvents(store)).toBe(3);
+  });
+
+  it('refuses past a quota, as many as fit taken one by one', async () => {
+    const store = await storeFor(mode);
+    const quotas = { maxOpenEvents: 2, maxIngestPerSecond: 100 };
+    const outcomes = await store.createMany(['a', 'b', 'c'].map((id) => newEvent(event(id), false, { quotas })));
+    expect(outcomes.map(({ outcome }) => outcome)).toEqual(['created', 'created', 'quota-exceeded']);
+    expect(outcomes[2]).toMatchObject({ quota: 'maxOpenEvents' });
+    expect(await openEvents(store)).toBe(2);
+  });
+
+  it('lets a loading chunk take a stored event once: another chunk gets nothing, the same chunk takes it again', async () => {
+    const store = await storeFor(mode);
+    await store.createMany([newEvent(event('far'), true)]);
+    const take = { now: NOW, horizonMs: NOW + 7_200_000 };
+    const first = await store.takeForLoading(['far'], { ...take, owner: 'chunk-1', queuedBy: 'copy-1' });
+    expect(first).toEqual([event('far')]);
+    expect(await store.takeForLoading(['far'], { ...take, owner: 'chunk-2', queuedBy: 'copy-2' })).toEqual([]);
+    expect(await store.takeForLoading(['far'], { ...take, owner: 'chunk-1', queuedBy: 'copy-3' })).toHaveLength(1);
+    expect((await store.read(['far'])).get('far')).toMatchObject({ state: EVENT_STATE.queued, loadedBy: 'chunk-1', queuedBy: 'copy-3' });
+  });
+
+  it('repairs an overdue open event whoever took it, and leaves one that ended', async () => {
+    const store = await storeFor(mode);
+    const due = NOW - 600_000;
+    await store.createMany([newEvent(event('stranded', { dueAt: due }), true), newEvent(event('emitted', { dueAt: due }), true)]);
+    await store.takeForLoading(['stranded', 'emitted'], { now: NOW, horizonMs: NOW, owner: 'lost-chunk', queuedBy: 'lost-copy' });
+    await store.endEmissions([ending(event('emitted'), 'delivery-1')]);
+    const repaired = await store.takeForLoading(['stranded', 'emitted'], { now: NOW, horizonMs: NOW, owner: 'sweep', queuedBy: 'copy-2', overdueBefore: NOW - 300_000 });
+    expect(repaired.map(({ id }) => id)).toEqual(['stranded']);
+    expect((await store.read(['stranded'])).get('stranded')).toMatchObject({ state: EVENT_STATE.queued, queuedBy: 'copy-2' });
+  });
+
+  it('records an end once; a second delivery finds it ended, the same delivery retrying finds its own', async () => {
+    const store = await storeFor(mode);
+    await store.createMany([newEvent(event('a'), false), newEvent(event('b'), false)]);
+    const first = await store.endEmissions([ending(event('a'), 'delivery-1'), ending(event('b'), 'delivery-1')]);
+    expect(first.recorded).toHaveLength(2);
+    expect(await openEvents(store)).toBe(0);
+    const second = await store.endEmissions([ending(event('a'), 'delivery-2'), ending(event('b'), 'delivery-1')]);
+    expect(second.alreadyEnded.map(({ event: { id } }) => id)).toEqual(['a']);
+    expect(second.recorded.map(({ event: { id } }) => id)).toEqual(['b']);
+    expect(await openEvents(store)).toBe(0);
+    expect((await store.read(['a'])).get('a')).toMatchObject({ state: EVENT_STATE.emitted, emittedAt: NOW, endedBy: 'delivery-1' });
+  });
+
+  it('cancels and frees the place at once; the same cancel again changes nothing', async () => {
+    const store = await storeFor(mode);
+    await store.createMany([newEvent(event('a'), true)]);
+    const scope = { tenant: 'acme', now: NOW, cutoffMs: 5_000 };
+    const change = { by: 'cancel-1', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 60 };
+    expect(await store.cancel('a', scope, change)).toEqual({ outcome: 'cancelled' });
+    const again = await store.cancel('a', scope, change);
+    expect(again).toMatchObject({ outcome: 'refused', current: { state: EVENT_STATE.cancelled, cancelledBy: 'cancel-1' } });
+    expect(await openEvents(store)).toBe(0);
+  });
+
+  it('applies a reschedule once, and never one published before the last applied', async () => {
+    const store = await storeFor(mode);
+    await store.createMany([newEvent(event('a'), true)]);
+    const scope = { tenant: 'acme', now: NOW, cutoffMs: 5_000 };
+    const to = (dueAt: number, by: string, publishedAt: number) => ({
+      dueAt,
+      by,
+      publishedAt,
+      placement: { state: EVENT_STATE.scheduled, bucketShard: 'bucket#1' } as const,
+      queuedBy: 'unused',
+      expiresAt: Math.ceil(dueAt / 1000) + 60,
+    });
+    expect(await store.reschedule('a', scope, to(NOW + 7_200_000, 'r-1', NOW - 2))).toMatchObject({ outcome: 'rescheduled', event: { version: 2, payload: 'payload of a' } });
+    expect(await store.reschedule('a', scope, to(NOW + 9_000_000, 'r-2', NOW - 1))).toMatchObject({ outcome: 'rescheduled', event: { version: 3 } });
+    expect((await store.reschedule('a', scope, to(NOW + 9_000_000, 'r-2', NOW - 1))).outcome).toBe('refused');
+    expect((await store.reschedule('a', scope, to(NOW + 7_200_000, 'r-1', NOW - 2))).outcome).toBe('refused');
+    expect((await store.read(['a'])).get('a')).toMatchObject({ version: 3, dueAt: NOW + 9_000_000, lastChangeBy: 'r-2' });
+  });
+});
+
+describe('the quota counters', () => {
+  it('count both quotas in one item, dropping the per-second counts of seconds gone by', async () => {
+    const tableName = await newTable();
+    const store = new DynamoDbEventStore(client, tableName);
+    const quotas = { maxOpenEvents: 100, maxIngestPerSecond: 3 };
+    expect(await store.counters.reserve('acme', quotas, NOW, 2)).toBeUndefined();
+    expect(await store.counters.reserve('acme', quotas, NOW, 2)).toBe('maxIngestPerSecond');
+    expect(await store.counters.reserve('acme', quotas, NOW + 1_000, 3)).toBeUndefined();
+    expect(await store.counters.reserve('acme', quotas, NOW + 2_000, 1)).toBeUndefined();
+    expect(await store.counters.reserve('acme', quotas, NOW + 12_000, 1)).toBeUndefined();
+    expect(await store.counters.reserve('acme', quotas, NOW + 13_000, 1)).toBeUndefined();
+    const { Item } = await client.send(new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: openEventsCounterId('acme') } }));
+    const second = (offset: number) => `r${Math.floor((NOW + offset) / 1000)}`;
+    // The seconds more than ten seconds before the last are gone; the later ones stay until then.
+    expect(Item).toEqual({ [TABLE.partitionKey]: openEventsCounterId('acme'), openEvents: 8, [second(12_000)]: 1, [second(13_000)]: 1 });
+  });
+});

@@ -1,0 +1,22 @@
+/**
+ * When a publish that failed for a reason a retry may fix (throttling, an outage) is tried
+ * again: 5 s after the first failure, doubling up to 15 minutes, each delay moved by up to a
+ * fifth either way so that the events of one outage do not all come back in the same second.
+ */
+export const PUBLISH_RETRY = { firstDelaySeconds: 5, maxDelaySeconds: 900, jitter: 0.2 } as const;
+
+/** Seconds before the next try after `failures` failed deliveries; `random` is in [0, 1). */
+export function retryDelaySeconds(failures: number, random: number): number {
+  const base = Math.min(PUBLISH_RETRY.maxDelaySeconds, PUBLISH_RETRY.firstDelaySeconds * 2 ** Math.max(0, failures - 1));
+  return Math.max(1, Math.round(base * (1 + PUBLISH_RETRY.jitter * (2 * random - 1))));
+}
+
+/**
+ * The most deliveries an event's message can take while its publish is retried for `maxAgeSeconds`
+ * (every delay at its shortest): the delay queue must not set it aside before then.
+ */
+export function deliveriesWithin(maxAgeSeconds: number): number {
+  let deliveries = 1;
+  for (let elapsed = 0; elapsed < maxAgeSeconds; deliveries++) elapsed += retryDelaySeconds(deliveries, 0);
+  return deliveries;
+}
