@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { estimatedStatementWriteUnits } from '@adhoc-scheduler/infra/src/local/usage.js';
+import { estimatedStandInWriteUnits, estimatedStatementWriteUnits, isBatchStandIn } from '@adhoc-scheduler/infra/src/local/usage.js';
 
 describe('write units of a PartiQL batch', () => {
   it('bill an insert by its item, a unit per started KB, plus the time-bucket index when the item has its key', () => {
@@ -15,5 +15,16 @@ describe('write units of a PartiQL batch', () => {
   it('bill each update one unit, applied or not', () => {
     const update = { Statement: `UPDATE "t" SET "state" = ? WHERE id = ? AND "state" = ?`, Parameters: ['emitted', 'm-1', 'queued'] };
     expect(estimatedStatementWriteUnits([update, update, update])).toBe(3);
+  });
+});
+
+describe('write units of a transaction that stands in for a PartiQL batch', () => {
+  it('are those of the same items written as statements; a transaction that writes a counter is priced as reported', () => {
+    const put = (payload: string, bucketShard?: string) => ({ Put: { Item: { id: 'm-1', payload, ...(bucketShard ? { bucketShard } : {}) } } });
+    const end = { Update: { Key: { id: 'm-1' } } };
+    const items = [put('x'), put('x'.repeat(3000), '29000000#3'), end];
+    expect(isBatchStandIn(items)).toBe(true);
+    expect(estimatedStandInWriteUnits(items)).toBe(1 + 4 + 1);
+    expect(isBatchStandIn([end, { Update: { Key: { id: '#tenant#acme' } } }])).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import { DEFAULTS, LOADER_CURSOR_ID, parseTenantsDocument, SQS_BATCH_ENTRIES, TABLE, TABLE_LAYOUT, type SchedulerConfig, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { DEFAULTS, deliveriesWithin, LOADER_CURSOR_ID, parseTenantsDocument, TABLE, TABLE_LAYOUT, type SchedulerConfig, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { Aws, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -8,7 +8,8 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { EVENT_SOURCES } from '../event-sources.js';
+import { EVENT_SOURCES, type EventSourceName } from '../event-sources.js';
+import { FUNCTION_MEMORY_MB } from '../function-memory.js';
 import { createInputTopics } from './input-topics.js';
 import { NodeFunction, type NodeFunctionProps } from './node-function.js';
 import { schedulerFunctionEntry, type SchedulerFunctionName } from './paths.js';
@@ -57,24 +58,24 @@ export interface AdhocSchedulerProps {
 
 /** Size and time limits of each function; the loader's timeout follows its tick budget. */
 const FUNCTION_LIMITS = {
-  // Ten requests: validation, up to ten transactions (conflicts retried), one SendMessageBatch or failure notices sent on.
-  ingest: { timeout: Duration.seconds(10), memorySize: 256 },
-  // Ten chunks of up to 100 ids, 16 UpdateItems in flight per chunk, then SendMessageBatch.
-  loading: { timeout: Duration.seconds(30), memorySize: 256 },
-  // The wait (lead 300 ms plus up to 1 s of early arrival) and the publish with SDK retries,
-  // short enough that a failed publish is retried after 6 x 15 s, not minutes later. The batch
-  // mostly waits, so memory is billed for waiting: 256 MB is enough for one read, ten
-  // publishes and one batched write.
-  emitter: { timeout: Duration.seconds(15), memorySize: 256 },
+  // A batch of up to 100: validation, one counter write per tenant, batched inserts, SendMessageBatch.
+  ingest: { timeout: Duration.seconds(30), memorySize: FUNCTION_MEMORY_MB.ingest },
+  // Ten chunks of up to 100 ids: BatchGetItem, batched conditional UPDATEs, SendMessageBatch.
+  loading: { timeout: Duration.seconds(30), memorySize: FUNCTION_MEMORY_MB.loading },
+  // The wait (at most the lead plus the second of an SQS delay), the publishes with SDK
+  // retries, and the ends with their retries or their hand-over.
+  emitter: { timeout: Duration.seconds(30), memorySize: FUNCTION_MEMORY_MB.emitter },
 } as const;
 
 /** Margin after the loader's tick budget for the final cursor write and the log line. */
 const LOADER_TIMEOUT_MARGIN_SECONDS = 15;
-const INGEST_BATCHING_WINDOW = Duration.seconds(EVENT_SOURCES.ingestBatchingWindowSeconds);
 /** Deliveries of an ingest or loading message before it is set aside: only infrastructure failures are retried. */
 const RETRIES_BEFORE_DEAD_LETTER = 5;
-/** The emitter reports a publish failure itself after emitMaxAttempts; the DLQ only takes what crashed past that. */
-const EMITTER_DEAD_LETTER_MARGIN = 5;
+/** Deliveries beyond a publish's retries before a delay-queue message is set aside (it crashed the emitter). */
+const EMITTER_DEAD_LETTER_MARGIN = 10;
+
+const batchingWindow = (source: EventSourceName): Duration | undefined =>
+  EVENT_SOURCES[source].batchingWindowSeconds > 0 ? Duration.seconds(EVENT_SOURCES[source].batchingWindowSeconds) : undefined;
 
 /**
  * The whole scheduler: input topics (the shared one and one per tenant), ingest buffer queue, table, loader rule, loading and
@@ -123,18 +124,24 @@ export class AdhocScheduler extends Construct {
       });
     }
 
+    if (props.settings?.dynamodbBatchWrites === 'transactions') {
+      // Transactions bill every item twice on AWS, and the functions are granted PartiQL batches.
+      throw new Error('dynamodbBatchWrites "transactions" is for the local runtime (DynamoDB Local); the stack writes with "statements"');
+    }
     this.loadingQueue = new QueueWithDeadLetters(this, 'LoadingQueue', {
       maxReceiveCount: RETRIES_BEFORE_DEAD_LETTER,
       consumerTimeout: FUNCTION_LIMITS.loading.timeout,
     });
     this.delayQueue = new QueueWithDeadLetters(this, 'DelayQueue', {
-      maxReceiveCount: (props.settings?.emitMaxAttempts ?? DEFAULTS.emitMaxAttempts) + EMITTER_DEAD_LETTER_MARGIN,
+      // A publish is retried, a little later each time, until its event is emitMaxAgeSeconds past due.
+      maxReceiveCount: deliveriesWithin(props.settings?.emitMaxAgeSeconds ?? DEFAULTS.emitMaxAgeSeconds) + EMITTER_DEAD_LETTER_MARGIN,
       consumerTimeout: FUNCTION_LIMITS.emitter.timeout,
+      consumerBatchingWindow: batchingWindow('emitter'),
     });
     this.ingestQueue = new QueueWithDeadLetters(this, 'IngestQueue', {
       maxReceiveCount: RETRIES_BEFORE_DEAD_LETTER,
       consumerTimeout: FUNCTION_LIMITS.ingest.timeout,
-      consumerBatchingWindow: INGEST_BATCHING_WINDOW,
+      consumerBatchingWindow: batchingWindow('ingest'),
     });
     const inputTopics = createInputTopics(this, {
       topicPrefix,
@@ -171,9 +178,10 @@ export class AdhocScheduler extends Construct {
       description: 'Validates schedule, cancel and reschedule requests by tenant; records events within quotas, sends near ones to the delay queue',
       ...FUNCTION_LIMITS.ingest,
     });
-    consumeQueue(ingest, this.ingestQueue.queue, { maxBatchingWindow: INGEST_BATCHING_WINDOW });
+    consumeQueue(ingest, this.ingestQueue.queue, 'ingest');
     // New events: batched conditional INSERTs (PartiQL), far-path payloads kept apart by
-    // BatchWriteItem; quota counters, cancels, reschedules and resends are UpdateItems; a
+    // BatchWriteItem; quota counters, reschedules and resends are UpdateItems, and a cancel
+    // changes its event and its tenant's counter in one transaction of two UpdateItems; a
     // duplicate or a refused change is read (BatchGetItem) to say why.
     allow(
       ingest,
@@ -186,7 +194,7 @@ export class AdhocScheduler extends Construct {
     const loader = schedulerFunction('loader', {
       description: 'Every minute: hands stored events coming due to the loading function',
       timeout: Duration.seconds(config.loaderTickBudgetSeconds + LOADER_TIMEOUT_MARGIN_SECONDS),
-      memorySize: 256,
+      memorySize: FUNCTION_MEMORY_MB.loader,
     });
     // A failed tick is not retried: the next one starts from the same cursor.
     loader.function.configureAsyncInvoke({ retryAttempts: 0 });
@@ -205,7 +213,7 @@ export class AdhocScheduler extends Construct {
       description: 'Moves chunks of stored events into the delay queue',
       ...FUNCTION_LIMITS.loading,
     });
-    consumeQueue(loading, this.loadingQueue.queue);
+    consumeQueue(loading, this.loadingQueue.queue, 'loading');
     // Reads a chunk's records and payloads (BatchGetItem), takes them with batched conditional UPDATEs (PartiQL).
     allow(loading, ['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate'], [this.table.tableArn]);
     allow(loading, ['sqs:SendMessage'], [this.delayQueue.queue.queueArn]);
@@ -221,11 +229,12 @@ export class AdhocScheduler extends Construct {
       reservedConcurrentExecutions: emitterReservedConcurrency,
       ...FUNCTION_LIMITS.emitter,
     });
-    // No batching window: a message is due within a second of becoming visible.
-    consumeQueue(emitter, this.delayQueue.queue, { maxConcurrency: emitterMaxConcurrency });
+    consumeQueue(emitter, this.delayQueue.queue, 'emitter', { maxConcurrency: emitterMaxConcurrency });
     // Reads a batch's records (BatchGetItem) before the due time; records its ends afterwards
     // with batched conditional UPDATEs (PartiQL). Open-events counters and notice claims are UpdateItems.
     allow(emitter, ['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate', 'dynamodb:UpdateItem'], [this.table.tableArn]);
+    // Delays the retry of a failed publish (ChangeMessageVisibility); hands ends it could not record over (SendMessage).
+    allow(emitter, ['sqs:ChangeMessageVisibility', 'sqs:SendMessage'], [this.delayQueue.queue.queueArn]);
     allow(emitter, ['sns:Publish'], [ANY_CLIENT_TOPIC]);
 
     this.functions = { ingest, loader, loading, emitter };
@@ -256,16 +265,12 @@ function allow(fn: NodeFunction, actions: string[], resources: string[], conditi
  * An SQS event source with partial batch responses, and only the three permissions Lambda's
  * poller needs (the managed SqsEventSource also grants ChangeMessageVisibility and GetQueueUrl).
  */
-function consumeQueue(
-  fn: NodeFunction,
-  queue: sqs.IQueue,
-  options: { readonly maxBatchingWindow?: Duration; readonly maxConcurrency?: number } = {},
-): void {
+function consumeQueue(fn: NodeFunction, queue: sqs.IQueue, source: EventSourceName, options: { readonly maxConcurrency?: number } = {}): void {
   allow(fn, ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'], [queue.queueArn]);
   fn.function.addEventSourceMapping('Queue', {
     eventSourceArn: queue.queueArn,
-    batchSize: SQS_BATCH_ENTRIES,
-    maxBatchingWindow: options.maxBatchingWindow,
+    batchSize: EVENT_SOURCES[source].batchSize,
+    maxBatchingWindow: batchingWindow(source),
     maxConcurrency: options.maxConcurrency,
     reportBatchItemFailures: true,
   });

@@ -80,6 +80,7 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
   const { sqs, queueUrl, logger, concurrency } = options;
   const timeoutMs = options.visibilityTimeoutSeconds * 1000;
   const maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
+  const windowMs = (options.batchingWindowSeconds ?? 0) * 1000;
   const sharedSlots = Math.max(1, Math.floor(concurrency / 8));
   const aloneSlots = Math.max(1, concurrency - sharedSlots);
   /** Receivers whose last receive came back full: the queue likely holds more than the buffer shows. */
@@ -154,14 +155,14 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
    * messages here, or while the buffer may not yet show every group that has (the poller is
    * behind the queue), it gets a new slot only while it holds fewer than `sharedSlots`.
    */
-  const nextGroup = (): Group | undefined => {
+  const nextGroup = (now: number): Group | undefined => {
     // A full buffer cannot show more: then it no longer waits to catch up.
     const catchingUp = receiversBehind.size > 0 && bufferedBytes < maxBufferedBytes;
     const slotsPerGroup = groups.size === 1 && !catchingUp ? aloneSlots : sharedSlots;
     let best: Group | undefined;
     for (const group of groups.values()) {
       const oldest = group.waiting[0];
-      if (!oldest || group.batchesInFlight >= slotsPerGroup) continue;
+      if (!oldest || group.batchesInFlight >= slotsPerGroup || !batchReady(group, now)) continue;
       if (
         !best ||
         group.messagesInFlight < best.messagesInFlight ||
@@ -173,10 +174,25 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
     return best;
   };
 
+  /** Lambda's batching window: a group's batch goes once full, or once its oldest message has waited the window. */
+  const batchReady = (group: Group, now: number): boolean =>
+    group.waiting.length >= options.batchSize || now - (group.waiting[0]?.receivedAt ?? now) >= windowMs;
+  let windowTimer: NodeJS.Timeout | undefined;
+  const dispatchWhenWindowEnds = (): void => {
+    if (windowTimer !== undefined || abort.signal.aborted) return;
+    let first = Number.POSITIVE_INFINITY;
+    for (const group of groups.values()) first = Math.min(first, (group.waiting[0]?.receivedAt ?? Number.POSITIVE_INFINITY) + windowMs);
+    if (first === Number.POSITIVE_INFINITY) return;
+    windowTimer = setTimeout(() => {
+      windowTimer = undefined;
+      dispatch();
+    }, Math.max(0, first - Date.now()));
+  };
+
   const dispatch = (): void => {
     while (!abort.signal.aborted && busySlots < concurrency) {
-      const group = nextGroup();
-      if (!group) return;
+      const group = nextGroup(Date.now());
+      if (!group) return dispatchWhenWindowEnds();
       const batch = group.waiting.splice(0, options.batchSize);
       for (const entry of batch) bufferedBytes -= entry.bytes;
       busySlots += 1;
@@ -279,6 +295,7 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
     async stop() {
       abort.abort();
       clearInterval(refresher);
+      clearTimeout(windowTimer);
       wakeReceivers();
       await Promise.allSettled(receivers);
       while (running.size > 0) await Promise.allSettled([...running]);

@@ -6,7 +6,7 @@ import {
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateTopicCommand, ListSubscriptionsByTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
-import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, SetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { inputTopicName, PUBLIC_TENANT_ID, TABLE_LAYOUT } from '@adhoc-scheduler/shared';
 
 /** Names of everything the scheduler needs, derived from one prefix so several can share emulators. */
@@ -26,6 +26,8 @@ export interface QueueSettings {
   readonly visibilityTimeoutSeconds: number;
   /** Deliveries before a message moves to the dead-letter queue. */
   readonly maxReceiveCount: number;
+  /** The same for the delay queue, whose messages are retried while a publish keeps failing. */
+  readonly delayQueueMaxReceiveCount: number;
 }
 
 export interface LocalResources {
@@ -47,6 +49,8 @@ export interface QueueRef {
 async function createQueue(sqs: SQSClient, name: string, attributes: Record<string, string>): Promise<QueueRef> {
   const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
   if (!QueueUrl) throw new Error(`CreateQueue returned no URL for ${name}`);
+  // A queue a persistent data directory already held gets this version's settings.
+  await sqs.send(new SetQueueAttributesCommand({ QueueUrl, Attributes: attributes }));
   const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
   const arn = Attributes?.QueueArn;
   if (!arn) throw new Error(`no ARN for queue ${name}`);
@@ -141,12 +145,14 @@ async function createAll(
 ): Promise<LocalResources> {
   const names = resourceNames(prefix);
   const deadLetterQueue = await createQueue(clients.sqs, names.deadLetterQueue, { MessageRetentionPeriod: '1209600' });
-  const redrive = JSON.stringify({ deadLetterTargetArn: deadLetterQueue.arn, maxReceiveCount: settings.maxReceiveCount });
-  const queueAttributes = { VisibilityTimeout: String(settings.visibilityTimeoutSeconds), RedrivePolicy: redrive };
+  const queueAttributes = (maxReceiveCount: number) => ({
+    VisibilityTimeout: String(settings.visibilityTimeoutSeconds),
+    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: deadLetterQueue.arn, maxReceiveCount }),
+  });
   const [ingestQueue, loadingQueue, delayQueue] = await Promise.all([
-    createQueue(clients.sqs, names.ingestQueue, queueAttributes),
-    createQueue(clients.sqs, names.loadingQueue, queueAttributes),
-    createQueue(clients.sqs, names.delayQueue, queueAttributes),
+    createQueue(clients.sqs, names.ingestQueue, queueAttributes(settings.maxReceiveCount)),
+    createQueue(clients.sqs, names.loadingQueue, queueAttributes(settings.maxReceiveCount)),
+    createQueue(clients.sqs, names.delayQueue, { ...queueAttributes(settings.delayQueueMaxReceiveCount), MessageRetentionPeriod: '1209600' }),
   ]);
   await createTable(clients.dynamodb, names.table);
 

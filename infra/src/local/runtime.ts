@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { createLogger, loadConfig, SQS_BATCH_ENTRIES, type Logger, type SchedulerConfig, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { createLogger, deliveriesWithin, ENV, loadConfig, type Logger, type SchedulerConfig, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { handlers, type FunctionName } from '@adhoc-scheduler/functions/handlers';
 import { createAwsClients, createDependencies, type AwsClients, type ClientCredentials } from '@adhoc-scheduler/functions/wiring';
-import { EVENT_SOURCES } from '../event-sources.js';
+import { EVENT_SOURCES, type EventSourceName } from '../event-sources.js';
 import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.js';
-import { createLocalResources, type LocalResources } from './resources.js';
+import { createLocalResources, resourceNames, type LocalResources } from './resources.js';
 import { delayQueueGroupOf, startFairQueuePoller } from './fair-queue-poller.js';
 import { startSqsPoller, type SqsPoller, type SqsPollerOptions } from './sqs-poller.js';
 import { FileTenantDirectory, readTenantsFile } from './tenants-file.js';
@@ -12,13 +12,15 @@ import { FileTenantDirectory, readTenantsFile } from './tenants-file.js';
 /** The emulators accept any keys; these never leave the machine. */
 export const LOCAL_CREDENTIALS: ClientCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 export const LOCAL_REGION = 'us-east-1';
-/** The role clients grant sns:Publish to; fixed locally, a stack output on AWS. */
 /**
- * Held batches (ten events each). More pollers than this cost the one process that runs every
- * handler more in polling than they gain: with 512, steady lateness went from 3 ms to 285 ms
- * at p50 (loadtest steady, 600 events over 20 s, 2026-11-22).
+ * Delay-queue batches (up to 100 events each) held at once: enough for 10,000 events due in
+ * the same second to wait for it together, while the ends of the batches before are still
+ * being written. Lambda scales an event source to hundreds of invocations the same way.
  */
-const DEFAULT_EMITTER_CONCURRENCY = 32;
+const DEFAULT_EMITTER_CONCURRENCY = 128;
+/** Ingest and loading batches handled at once. */
+const INGEST_CONCURRENCY = 4;
+const LOADING_CONCURRENCY = 4;
 /** The emulators' one account: every local topic and queue lives in it. */
 export const LOCAL_ACCOUNT = '000000000000';
 export const LOCAL_EMITTER_ROLE_ARN = `arn:aws:iam::${LOCAL_ACCOUNT}:role/adhoc-scheduler-emitter`;
@@ -110,25 +112,33 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     const prefix = options.namePrefix ?? `scheduler-${randomBytes(4).toString('hex')}`;
     const tenantsOption = options.tenants ?? {};
     const tenants = 'file' in tenantsOption ? readTenantsFile(tenantsOption.file) : tenantsOption;
+    const emitterConcurrency = options.emitterConcurrency ?? DEFAULT_EMITTER_CONCURRENCY;
+    // Checked before anything is created; the queues' URLs are known once they are.
+    const settings = loadConfig({
+      // DynamoDB Local commits a transaction at once, a batch item by item: see BatchWriteMode.
+      [ENV.dynamodbBatchWrites]: 'transactions',
+      ...options.env,
+      [ENV.region]: LOCAL_REGION,
+      [ENV.messagingEndpoint]: emulators.messagingEndpoint,
+      [ENV.dynamodbEndpoint]: emulators.dynamodbEndpoint,
+      [ENV.tableName]: resourceNames(prefix).table,
+      [ENV.delayQueueUrl]: 'created below',
+      [ENV.loadingQueueUrl]: 'created below',
+      [ENV.topicPrefix]: prefix,
+      [ENV.tenants]: JSON.stringify(tenants),
+    });
     const resources = await createLocalResources(
       { messaging: emulators.messagingEndpoint, dynamodb: emulators.dynamodbEndpoint },
       { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS },
       prefix,
-      { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30, maxReceiveCount: 10, tenantIds: (tenants.tenants ?? []).map(({ id }) => id) },
+      {
+        visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30,
+        maxReceiveCount: 10,
+        delayQueueMaxReceiveCount: deliveriesWithin(settings.emitMaxAgeSeconds) + 10,
+        tenantIds: (tenants.tenants ?? []).map(({ id }) => id),
+      },
     );
-
-    const emitterConcurrency = options.emitterConcurrency ?? DEFAULT_EMITTER_CONCURRENCY;
-    const config = loadConfig({
-      ...options.env,
-      AWS_REGION: LOCAL_REGION,
-      SCHEDULER_MESSAGING_ENDPOINT: emulators.messagingEndpoint,
-      SCHEDULER_DYNAMODB_ENDPOINT: emulators.dynamodbEndpoint,
-      SCHEDULER_TABLE_NAME: resources.tableName,
-      SCHEDULER_DELAY_QUEUE_URL: resources.delayQueue.url,
-      SCHEDULER_LOADING_QUEUE_URL: resources.loadingQueue.url,
-      SCHEDULER_TOPIC_PREFIX: prefix,
-      SCHEDULER_TENANTS: JSON.stringify(tenants),
-    });
+    const config: SchedulerConfig = { ...settings, delayQueueUrl: resources.delayQueue.url, loadingQueueUrl: resources.loadingQueue.url };
     const clients = createAwsClients(config, { credentials: LOCAL_CREDENTIALS, maxSockets: 4 * emitterConcurrency });
     options.instrumentClients?.(clients);
     // A fixed registry reaches the functions through their config, as on Lambda; a file is re-read as it changes.
@@ -140,7 +150,6 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       queue: { url: string; arn: string },
       concurrency: number,
       start: (pollerOptions: SqsPollerOptions) => SqsPoller = startSqsPoller,
-      batchingWindowSeconds?: number,
     ): SqsPoller => {
       const deps = depsFor(fn);
       return start({
@@ -149,16 +158,15 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
         queueArn: queue.arn,
         region: LOCAL_REGION,
         concurrency,
-        batchSize: SQS_BATCH_ENTRIES,
-        batchingWindowSeconds,
+        ...EVENT_SOURCES[fn satisfies EventSourceName],
         handler: (event) => handlers[fn](deps, event),
         logger: deps.logger,
         onInvocation: (durationMs, records) => options.onInvocation?.({ fn, durationMs, records }),
       });
     };
     const pollers = [
-      poll('ingest', resources.ingestQueue, 4, startSqsPoller, EVENT_SOURCES.ingestBatchingWindowSeconds),
-      poll('loading', resources.loadingQueue, 4),
+      poll('ingest', resources.ingestQueue, INGEST_CONCURRENCY),
+      poll('loading', resources.loadingQueue, LOADING_CONCURRENCY),
       // The delay queue is a fair queue on AWS (MessageGroupId = tenant): one tenant's spike does not hold back the others.
       poll('emitter', resources.delayQueue, emitterConcurrency, (pollerOptions) =>
         startFairQueuePoller({ ...pollerOptions, visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30, groupOf: delayQueueGroupOf }),

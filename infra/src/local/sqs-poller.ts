@@ -1,5 +1,5 @@
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type MessageSystemAttributeName, type SQSClient } from '@aws-sdk/client-sqs';
-import type { Logger } from '@adhoc-scheduler/shared';
+import { SQS_BATCH_ENTRIES, type Logger } from '@adhoc-scheduler/shared';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 
 export interface SqsPollerOptions {
@@ -9,6 +9,7 @@ export interface SqsPollerOptions {
   readonly region: string;
   /** Batches handled at once, as Lambda's concurrency for an SQS event source. */
   readonly concurrency: number;
+  /** Messages in one invocation at most (more than SQS's 10 a receive only with a batching window, as on Lambda). */
   readonly batchSize: number;
   /** How long a poll keeps receiving to fill its batch, as Lambda's MaximumBatchingWindowInSeconds (none by default). */
   readonly batchingWindowSeconds?: number | undefined;
@@ -79,14 +80,15 @@ export async function invokeAndDelete(options: BatchInvocation, messages: readon
     options.onInvocation?.(performance.now() - started, records.length);
   }
   const done = records.filter((record) => !failedIds.has(record.messageId));
-  if (done.length === 0) return;
-  const result = await sqs.send(
-    new DeleteMessageBatchCommand({
-      QueueUrl: queueUrl,
-      Entries: done.map((record, index) => ({ Id: `d${index}`, ReceiptHandle: record.receiptHandle })),
-    }),
-  );
-  if (result.Failed?.length) logger.warn({ failed: result.Failed, queueUrl }, 'some processed messages could not be deleted');
+  for (let from = 0; from < done.length; from += SQS_BATCH_ENTRIES) {
+    const result = await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: done.slice(from, from + SQS_BATCH_ENTRIES).map((record, index) => ({ Id: `d${index}`, ReceiptHandle: record.receiptHandle })),
+      }),
+    );
+    if (result.Failed?.length) logger.warn({ failed: result.Failed, queueUrl }, 'some processed messages could not be deleted');
+  }
 }
 
 /** Pause after a failed receive, so an unreachable queue is not hammered. */
@@ -105,7 +107,7 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
     const { Messages = [] } = await sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: queueUrl,
-        MaxNumberOfMessages: count,
+        MaxNumberOfMessages: Math.min(SQS_BATCH_ENTRIES, count),
         WaitTimeSeconds: waitSeconds,
         MessageSystemAttributeNames: RECORD_SYSTEM_ATTRIBUTES,
         MessageAttributeNames: ['All'],

@@ -46,8 +46,10 @@ export interface DynamoDbUsage {
   readonly writeUnits: number;
   /**
    * Write units estimated rather than reported: one per conditional write that failed (AWS
-   * bills it, but the error carries no ConsumedCapacity), and PartiQL batches' statements
-   * (DynamoDB Local reports none; see estimatedStatementWriteUnits).
+   * bills it, but the error carries no ConsumedCapacity), PartiQL batches' statements
+   * (DynamoDB Local reports none; see estimatedStatementWriteUnits), and the transactions the
+   * local service writes batches with, priced as the stack on AWS writes them (see
+   * estimatedStandInWriteUnits).
    */
   readonly estimatedWriteUnits: number;
   /** Requests whose response carried no ConsumedCapacity (counted as zero units). */
@@ -117,6 +119,36 @@ export function estimatedStatementWriteUnits(statements: readonly { readonly Sta
     const item = Object.fromEntries(names.map((name, index) => [name, Parameters[index]]));
     units += Math.max(1, Math.ceil(itemBytes(item) / DYNAMODB_WRITE_UNIT_BYTES));
     units += TABLE_LAYOUT.indexes.filter((index) => item[index.partitionKey.name] !== undefined).length;
+  }
+  return units;
+}
+
+interface TransactItemLike {
+  readonly Put?: { readonly Item?: Readonly<Record<string, unknown>> };
+  readonly Update?: { readonly Key?: Readonly<Record<string, unknown>> };
+}
+
+/**
+ * A transaction the local service made in place of a PartiQL batch (see BatchWriteMode): one
+ * that writes only events' records and payloads, never a tenant's counter (a cancel writes its
+ * counter in a transaction on AWS too). Such a transaction is priced as the stack on AWS writes
+ * the same items, statement by statement.
+ */
+export function isBatchStandIn(items: readonly TransactItemLike[]): boolean {
+  return items.every((item) => !String(item.Update?.Key?.[TABLE_LAYOUT.partitionKey.name] ?? '').startsWith('#'));
+}
+
+/** Write units of a transaction that stands in for a PartiQL batch: each item as its statement would bill (see estimatedStatementWriteUnits). */
+export function estimatedStandInWriteUnits(items: readonly TransactItemLike[]): number {
+  let units = 0;
+  for (const item of items) {
+    const put = item.Put?.Item;
+    if (put === undefined) {
+      units += 1;
+      continue;
+    }
+    units += Math.max(1, Math.ceil(itemBytes(put) / DYNAMODB_WRITE_UNIT_BYTES));
+    units += TABLE_LAYOUT.indexes.filter((index) => put[index.partitionKey.name] !== undefined).length;
   }
   return units;
 }
@@ -276,26 +308,32 @@ export function countUsage(clients: AwsClients): UsageCounter {
     // Ask for the units consumed; DynamoDB (and DynamoDB Local) then returns them.
     if (input.ReturnConsumedCapacity === undefined || input.ReturnConsumedCapacity === 'NONE') input.ReturnConsumedCapacity = 'TOTAL';
     const isWrite = DYNAMODB_WRITES.has(operation);
+    const transactItems = (args.input as { TransactItems?: TransactItemLike[] }).TransactItems;
+    const standIn = operation === 'TransactWriteItems' && transactItems !== undefined && isBatchStandIn(transactItems);
+    const estimate = (entry: { units: number }, units: number): void => {
+      dynamodb.estimatedWriteUnits += units;
+      dynamodb.writeUnits += units;
+      entry.units += units;
+    };
     let result: Awaited<ReturnType<typeof next>>;
     try {
       result = await next(args);
     } catch (error) {
       const entry = countRequest(operation);
       if (isWrite && isConditionFailure(error)) {
-        dynamodb.estimatedWriteUnits += 1;
-        dynamodb.writeUnits += 1;
-        entry.units += 1;
+        // A refused statement bills a unit; a stand-in transaction's other items are written again in the next one.
+        const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
+        estimate(entry, standIn ? (reasons?.filter(({ Code }) => Code === 'ConditionalCheckFailed').length ?? 1) : 1);
       }
       throw error;
     }
     // Counted on completion, with their units, so a snapshot taken mid-request stays consistent.
     const entry = countRequest(operation);
     let units = capacityUnits((result.output as { ConsumedCapacity?: ConsumedCapacityLike | ConsumedCapacityLike[] }).ConsumedCapacity);
-    if (units === undefined && operation === 'BatchExecuteStatement') {
-      const estimated = estimatedStatementWriteUnits((args.input as { Statements?: { Statement?: string; Parameters?: unknown[] }[] }).Statements ?? []);
-      dynamodb.estimatedWriteUnits += estimated;
-      dynamodb.writeUnits += estimated;
-      entry.units += estimated;
+    if (standIn) {
+      estimate(entry, estimatedStandInWriteUnits(transactItems));
+    } else if (units === undefined && operation === 'BatchExecuteStatement') {
+      estimate(entry, estimatedStatementWriteUnits((args.input as { Statements?: { Statement?: string; Parameters?: unknown[] }[] }).Statements ?? []));
     } else if (units === undefined) {
       dynamodb.requestsWithoutCapacity += 1;
     } else {

@@ -1,9 +1,10 @@
-import { ConfigError, DEFAULTS, ENV, loadConfig, LOADER_CURSOR_ID, METRICS_NAMESPACE, TABLE } from '@adhoc-scheduler/shared';
+import { ConfigError, DEFAULTS, deliveriesWithin, ENV, loadConfig, LOADER_CURSOR_ID, METRICS_NAMESPACE, TABLE } from '@adhoc-scheduler/shared';
 import { Aws, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ContextError, schedulerStackPropsFromContext } from '../../src/cdk/context.js';
+import { EVENT_SOURCES } from '../../src/event-sources.js';
 import { SCHEDULER_FUNCTIONS, type SchedulerFunctionName } from '../../src/cdk/paths.js';
 import { SCHEDULER_OUTPUTS, SchedulerStack } from '../../src/cdk/scheduler-stack.js';
 import { cdkTestApp, joinedText, permissions, permissionsOf, type Json } from './cdk-test-app.js';
@@ -24,7 +25,7 @@ beforeAll(() => {
       publisherAccounts: ['111111111111', '222222222222'],
       emitterMaxConcurrency: 50,
       emitterReservedConcurrency: 100,
-      settings: { emitMaxAttempts: 8, shardCount: 16, logLevel: 'debug' },
+      settings: { emitMaxAgeSeconds: 7200, shardCount: 16, logLevel: 'debug' },
       monitoring: { latenessAlarmThresholdMs: 250, loaderBacklogAlarmSeconds: 30 },
     },
   });
@@ -73,7 +74,7 @@ describe('the functions', () => {
       expect(Object.keys(variables).filter((variable) => variable !== 'NODE_OPTIONS').every((variable) => configNames.includes(variable))).toBe(true);
       expect(variables[ENV.shardCount]).toBeUndefined();
       const config = loadConfig(Object.fromEntries(Object.entries(variables).map(([key, value]) => [key, joinedText(value)])));
-      expect(config).toMatchObject({ metricsEnabled: true, shardCount: DEFAULTS.shardCount, emitMaxAttempts: DEFAULTS.emitMaxAttempts });
+      expect(config).toMatchObject({ metricsEnabled: true, shardCount: DEFAULTS.shardCount, emitMaxAgeSeconds: DEFAULTS.emitMaxAgeSeconds, dynamodbBatchWrites: 'statements' });
       // The input topics' prefix (the stack's name by default) and the registry, none here.
       expect(config).toMatchObject({ topicPrefix: 'AdhocScheduler', tenants: {} });
     }
@@ -84,10 +85,10 @@ describe('the functions', () => {
       SCHEDULER_FUNCTIONS.map((name) => [name, { timeout: functionResource(name).Properties.Timeout, memory: functionResource(name).Properties.MemorySize }]),
     );
     expect(limits).toEqual({
-      ingest: { timeout: 10, memory: 256 },
+      ingest: { timeout: 30, memory: 256 },
       loader: { timeout: DEFAULTS.loaderTickBudgetSeconds + 15, memory: 256 },
       loading: { timeout: 30, memory: 256 },
-      emitter: { timeout: 15, memory: 256 },
+      emitter: { timeout: 30, memory: 128 },
     });
     // The emitter receives an event up to lead + 1 s early and waits for it.
     expect((functionResource('emitter').Properties.Timeout as number) * 1000).toBeGreaterThan(DEFAULTS.emitterLeadMs + 1000);
@@ -106,32 +107,40 @@ describe('the event sources', () => {
   const sourceOf = (name: SchedulerFunctionName) =>
     Object.values(template.findResources('AWS::Lambda::EventSourceMapping', { Properties: { FunctionName: { Ref: ref(fn(name).function) } } }));
 
-  it('feed ingest from its buffer queue in batches of 10 with a 1 s window and partial batch failures', () => {
-    expect(sourceOf('ingest').map((source) => source.Properties)).toEqual([
-      {
-        FunctionName: { Ref: ref(fn('ingest').function) },
-        EventSourceArn: stack.resolve(stack.scheduler.ingestQueue.queue.queueArn),
-        BatchSize: 10,
-        MaximumBatchingWindowInSeconds: 1,
-        FunctionResponseTypes: ['ReportBatchItemFailures'],
-      },
-    ]);
-  });
-
-  it('feed loading from the loading queue and the emitter from the delay queue, without a batching window', () => {
+  it('feed ingest and the emitter in batches of up to 100 with a 1 s window, as the local runtime does, with partial batch failures', () => {
     for (const [name, queue] of [
-      ['loading', stack.scheduler.loadingQueue.queue],
+      ['ingest', stack.scheduler.ingestQueue.queue],
       ['emitter', stack.scheduler.delayQueue.queue],
     ] as const) {
       expect(sourceOf(name).map((source) => source.Properties)).toEqual([
         {
           FunctionName: { Ref: ref(fn(name).function) },
           EventSourceArn: stack.resolve(queue.queueArn),
-          BatchSize: 10,
+          BatchSize: EVENT_SOURCES[name].batchSize,
+          MaximumBatchingWindowInSeconds: EVENT_SOURCES[name].batchingWindowSeconds,
           FunctionResponseTypes: ['ReportBatchItemFailures'],
         },
       ]);
     }
+    expect(EVENT_SOURCES.emitter).toEqual({ batchSize: 100, batchingWindowSeconds: 1 });
+    // The emitter's batching window is inside its lead: events still reach it before they are due.
+    expect(DEFAULTS.emitterLeadMs).toBeGreaterThan(EVENT_SOURCES.emitter.batchingWindowSeconds * 1000);
+  });
+
+  it('feed loading from the loading queue in batches of 10, without a batching window', () => {
+    expect(sourceOf('loading').map((source) => source.Properties)).toEqual([
+      {
+        FunctionName: { Ref: ref(fn('loading').function) },
+        EventSourceArn: stack.resolve(stack.scheduler.loadingQueue.queue.queueArn),
+        BatchSize: 10,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      },
+    ]);
+  });
+
+  it('refuse the transactional batch writes meant for DynamoDB Local', () => {
+    const app = cdkTestApp(['Transactions']);
+    expect(() => new SchedulerStack(app, 'Transactions', { scheduler: { settings: { dynamodbBatchWrites: 'transactions' } } })).toThrow(/local runtime/);
   });
 
   it('run the loader every minute on an EventBridge rule, without retrying a failed tick', () => {
@@ -159,14 +168,16 @@ describe('the event sources', () => {
 describe('the queues', () => {
   const queueProps = (construct: IConstruct) => template.toJSON().Resources[ref(construct)].Properties;
 
-  it('each have a dead-letter queue with redrive; the delay queue retries past the emitter’s own attempts', () => {
+  it('each have a dead-letter queue with redrive; the delay queue keeps a message through a publish’s retries', () => {
     template.resourceCountIs('AWS::SQS::Queue', 6);
     const redrive = (queue: { queue: IConstruct; deadLetterQueue: IConstruct }) => queueProps(queue.queue).RedrivePolicy;
     const { ingestQueue, loadingQueue, delayQueue } = stack.scheduler;
     expect(redrive(ingestQueue)).toEqual({ deadLetterTargetArn: stack.resolve(ingestQueue.deadLetterQueue.queueArn), maxReceiveCount: 5 });
     expect(redrive(loadingQueue)).toEqual({ deadLetterTargetArn: stack.resolve(loadingQueue.deadLetterQueue.queueArn), maxReceiveCount: 5 });
-    expect(redrive(delayQueue)).toEqual({ deadLetterTargetArn: stack.resolve(delayQueue.deadLetterQueue.queueArn), maxReceiveCount: 10 });
-    expect(redrive(delayQueue).maxReceiveCount).toBeGreaterThan(DEFAULTS.emitMaxAttempts);
+    expect(redrive(delayQueue)).toEqual({
+      deadLetterTargetArn: stack.resolve(delayQueue.deadLetterQueue.queueArn),
+      maxReceiveCount: deliveriesWithin(DEFAULTS.emitMaxAgeSeconds) + 10,
+    });
     for (const { deadLetterQueue } of [ingestQueue, loadingQueue, delayQueue]) {
       expect(queueProps(deadLetterQueue)).toEqual({ MessageRetentionPeriod: 14 * 24 * 3600, SqsManagedSseEnabled: true });
     }
@@ -178,7 +189,7 @@ describe('the queues', () => {
     const timeout = (name: SchedulerFunctionName) => functionResource(name).Properties.Timeout as number;
     expect(visibility(ingestQueue.queue)).toBe(6 * timeout('ingest') + 1);
     expect(visibility(loadingQueue.queue)).toBe(6 * timeout('loading'));
-    expect(visibility(delayQueue.queue)).toBe(6 * timeout('emitter'));
+    expect(visibility(delayQueue.queue)).toBe(6 * timeout('emitter') + 1);
   });
 
   it('are encrypted and refuse requests without TLS', () => {
@@ -305,8 +316,9 @@ describe('IAM, per function', () => {
         stack,
         logs('ingest'),
         consume(ingestQueue.queue.queueArn),
-        // New events by batched conditional inserts, far-path payloads kept apart; quota counters, cancel,
-        // reschedule and resends by UpdateItem; records read back after a duplicate or a refused change.
+        // New events by batched conditional inserts, far-path payloads kept apart; quota counters, cancel (a
+        // transaction of two UpdateItems), reschedule and resends by UpdateItem; records read back after a
+        // duplicate or a refused change.
         [['dynamodb:PartiQLInsert', 'dynamodb:BatchWriteItem', 'dynamodb:UpdateItem', 'dynamodb:BatchGetItem'], [table.tableArn]],
         // Near events, and notices about rejected requests for the emitter to publish.
         [['sqs:SendMessage'], [delayQueue.queue.queueArn]],
@@ -333,6 +345,8 @@ describe('IAM, per function', () => {
         consume(delayQueue.queue.queueArn),
         // A batch's records read before the due time; its ends by batched conditional updates; counters and notices by UpdateItem.
         [['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate', 'dynamodb:UpdateItem'], [table.tableArn]],
+        // Retries put off, and ends it could not record handed over, on its own queue.
+        [['sqs:ChangeMessageVisibility', 'sqs:SendMessage'], [delayQueue.queue.queueArn]],
         [['sns:Publish'], [ANY_TOPIC]],
       ),
     };
@@ -534,13 +548,13 @@ describe('settings', () => {
   it('reach every function through the config module, and shape the delay queue’s redrive', () => {
     for (const name of SCHEDULER_FUNCTIONS) {
       expect(variantFunction(name).Properties.Environment.Variables).toMatchObject({
-        [ENV.emitMaxAttempts]: '8',
+        [ENV.emitMaxAgeSeconds]: '7200',
         [ENV.shardCount]: '16',
         [ENV.logLevel]: 'debug',
       });
     }
     const delayQueue = variantTemplate.toJSON().Resources[variant.getLogicalId(variant.scheduler.delayQueue.queue.node.defaultChild as CfnElement)];
-    expect(delayQueue.Properties.RedrivePolicy.maxReceiveCount).toBe(13);
+    expect(delayQueue.Properties.RedrivePolicy.maxReceiveCount).toBe(deliveriesWithin(7200) + 10);
   });
 
   it('cap and reserve the emitter’s concurrency when given', () => {
@@ -557,7 +571,7 @@ describe('settings', () => {
     expect(attempt('NoShards', { scheduler: { settings: { shardCount: 0 } } })).toThrow(ConfigError);
     expect(attempt('LateLoader', { scheduler: { settings: { loaderLookaheadSeconds: 590 } } })).toThrow(ConfigError);
     expect(attempt('Seconds', { scheduler: { settings: { loaderIntervalSeconds: 90, nearPathWindowSeconds: 900 } } })).toThrow(/whole number of minutes/);
-    expect(attempt('LongLease', { scheduler: { settings: { emitClaimLeaseSeconds: 90 } } })).toThrow(/visibility timeout/);
+    expect(attempt('LongLease', { scheduler: { settings: { emitClaimLeaseSeconds: 200 } } })).toThrow(/visibility timeout/);
     expect(attempt('EarlyCutoff', { scheduler: { settings: { changeCutoffSeconds: 2 } } })).toThrow(ConfigError);
     expect(attempt('BadAccount', { scheduler: { publisherAccounts: ['12345'] } })).toThrow(/12-digit/);
     expect(attempt('NoAccount', { scheduler: { publisherAccounts: [] } })).toThrow(/empty/);

@@ -22,7 +22,7 @@ afterAll(async () => {
 /** Events due sooner than this go straight to the delay queue; later ones are stored. */
 const NEAR_PATH_WINDOW_MS = 10_000;
 
-/** A scheduler with two tenants in the local account, changes closing 3 s before due (FAST_TIMINGS), a target and a failure topic. */
+/** A scheduler with two tenants in the local account, changes closing 4 s before due (FAST_TIMINGS), a target and a failure topic. */
 async function setup(env: Record<string, string> = {}) {
   const { logger, lines } = capturingLogger();
   const timings = { ...FAST_TIMINGS, SCHEDULER_NEAR_PATH_WINDOW_SECONDS: String(NEAR_PATH_WINDOW_MS / 1000) };
@@ -60,7 +60,7 @@ async function sentinelAfter(client: SchedulerClient, target: TopicConsumer, due
 
 describe('cancel', () => {
   it.each([
-    ['near path (in the delay queue)', 6_000],
+    ['near path (in the delay queue)', 8_000],
     ['far path (stored for the loader)', 14_000],
   ])('stops an event on the %s, and records when', async (_path, inMs) => {
     const { acme, target, records, stop } = await setup();
@@ -133,7 +133,7 @@ describe('cancel', () => {
       await waitFor(() => inState(records, `m-${snsMessageId}`, EVENT_STATE.queued), 'the event');
       await acme.publish({ action: 'cancel', event_id: `m-${snsMessageId}`, failure_topic: failures.topicArn });
       const [notice] = await waitFor(() => failures.notices().length > 0 && failures.notices(), 'the refusal');
-      expect(notice).toMatchObject({ reason: REASON.EVENT_EMITTING, details: { cutoffMs: 3_000 } });
+      expect(notice).toMatchObject({ reason: REASON.EVENT_EMITTING, details: { cutoffMs: 4_000 } });
 
       await waitFor(() => target.withPayload('too late').length > 0, 'the emission');
       await sentinelAfter(acme, target, dueAt);
@@ -176,7 +176,7 @@ describe('reschedule', () => {
   it('refuses an event sent straight to the delay queue (EVENT_QUEUED), which is emitted as first scheduled', async () => {
     const { acme, target, failures, records, stop } = await setup();
     try {
-      const dueAt = Date.now() + 6_000;
+      const dueAt = Date.now() + 8_000;
       const snsMessageId = await acme.publish(request(target.topicArn, dueAt, 'queued'));
       await waitFor(() => inState(records, `m-${snsMessageId}`, EVENT_STATE.queued), 'the event');
       await acme.publish({ action: 'reschedule', event_id: `m-${snsMessageId}`, date: new Date(dueAt + 60_000).toISOString(), failure_topic: failures.topicArn });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PublishCommandInput } from '@aws-sdk/client-sns';
-import { REASON } from '@adhoc-scheduler/shared';
+import { PUBLISH_RETRY, REASON } from '@adhoc-scheduler/shared';
 import type { AwsClients } from '@adhoc-scheduler/functions/wiring';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { capturingLogger, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
@@ -80,20 +80,21 @@ describe('failures reach the failure topic with a reason code, and never stop th
     }
   });
 
-  it('retries a failing publish and delivers once it succeeds', async () => {
+  it('retries a publish that failed for a transient reason after a back-off, and delivers once it succeeds', async () => {
     const attempts: number[] = [];
     let targetArn = '';
     const scheduler = await startTestScheduler(emulators, {
-      env: { SCHEDULER_EMIT_MAX_ATTEMPTS: '4' },
-      instrumentClients: throttlePublishesTo(() => targetArn, 2, attempts),
+      instrumentClients: throttlePublishesTo(() => targetArn, 1, attempts),
     });
     const client = new SchedulerClient(scheduler);
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
     targetArn = target.topicArn;
     try {
       await client.publish(request(target.topicArn, Date.now(), 'flaky'));
-      await waitFor(() => target.withPayload('flaky').length > 0, 'the delivery after retries');
-      expect(attempts).toHaveLength(3);
+      await waitFor(() => target.withPayload('flaky').length > 0, 'the delivery after a retry');
+      expect(attempts).toHaveLength(2);
+      // Put off by the first back-off (5 s, give or take a fifth), not the queue's visibility timeout (3 s here).
+      expect((attempts[1] ?? 0) - (attempts[0] ?? 0)).toBeGreaterThanOrEqual((PUBLISH_RETRY.firstDelaySeconds * (1 - PUBLISH_RETRY.jitter) - 0.5) * 1000);
       expect(target.withPayload('flaky')).toHaveLength(1);
     } finally {
       client.destroy();
@@ -102,11 +103,11 @@ describe('failures reach the failure topic with a reason code, and never stop th
     }
   });
 
-  it('reports a publish that keeps failing on the failure topic after the last attempt', async () => {
+  it('reports a publish that keeps failing on the failure topic once its event is past the maximum age', async () => {
     const attempts: number[] = [];
     let targetArn = '';
     const scheduler = await startTestScheduler(emulators, {
-      env: { SCHEDULER_EMIT_MAX_ATTEMPTS: '3' },
+      env: { SCHEDULER_EMIT_MAX_AGE_SECONDS: '2' },
       instrumentClients: throttlePublishesTo(() => targetArn, Number.POSITIVE_INFINITY, attempts),
     });
     const client = new SchedulerClient(scheduler);
@@ -114,12 +115,12 @@ describe('failures reach the failure topic with a reason code, and never stop th
     const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');
     targetArn = target.topicArn;
     try {
-      await client.publish(request(target.topicArn, Date.now(), 'doomed', { failure_topic: failures.topicArn }));
+      await client.publish(request(target.topicArn, Date.now() + 3_000, 'doomed', { failure_topic: failures.topicArn }));
       const [notice] = await waitFor(() => failures.notices().length > 0 && failures.notices(), 'the failure notice');
       expect(notice?.reason).toBe(REASON.PUBLISH_FAILED);
       expect(notice?.event).toMatchObject({ payload: 'doomed', target: target.topicArn });
-      // One publish per delivery of the delay-queue message, up to the attempt limit.
-      expect(attempts).toHaveLength(3);
+      // Tried at the due time, and once more after the first back-off, by which time the event was past the maximum age.
+      expect(attempts).toHaveLength(2);
       expect(target.deliveries).toHaveLength(0);
     } finally {
       client.destroy();

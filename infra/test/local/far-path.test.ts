@@ -26,9 +26,9 @@ afterAll(async () => {
 function recordDelayQueueSends(sent: string[]): (clients: AwsClients) => void {
   return (clients) => {
     clients.sqs.middlewareStack.add(
-      (next) => async (args) => {
+      (next, context) => async (args) => {
         const input = args.input as Partial<SendMessageBatchCommandInput>;
-        if (input.QueueUrl?.endsWith('-delay')) {
+        if (context.commandName === 'SendMessageBatchCommand' && input.QueueUrl?.endsWith('-delay')) {
           for (const entry of input.Entries ?? []) {
             const message = decodeDelayQueueMessage(entry.MessageBody ?? '');
             if (message.kind === 'event') sent.push(message.event.id);

@@ -18,8 +18,8 @@ export const FAST_TIMINGS = {
   SCHEDULER_LOADER_LOOKAHEAD_SECONDS: '4',
   SCHEDULER_BUCKET_SECONDS: '5',
   SCHEDULER_SHARD_COUNT: '4',
-  // The shortest the emitter's default lead allows: changes close 3 s before the due time.
-  SCHEDULER_CHANGE_CUTOFF_SECONDS: '3',
+  // The shortest the emitter's default lead allows: changes close 4 s before the due time.
+  SCHEDULER_CHANGE_CUTOFF_SECONDS: '4',
 } as const;
 
 export function uniqueName(label: string): string {

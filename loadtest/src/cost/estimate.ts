@@ -1,17 +1,10 @@
 import type { FunctionName } from '@adhoc-scheduler/functions/handlers';
 import type { UsageSnapshot } from '@adhoc-scheduler/infra/src/local/usage.js';
+import { FUNCTION_MEMORY_MB } from '@adhoc-scheduler/infra/src/function-memory.js';
 import { PRICES } from './prices.js';
 
-/**
- * Memory of each function as the CDK app sets it (infra/src/cdk/adhoc-scheduler.ts,
- * FUNCTION_LIMITS and the loader's props); Lambda bills duration by it.
- */
-export const LAMBDA_MEMORY_MB: Readonly<Record<FunctionName, number>> = {
-  ingest: 256,
-  loader: 256,
-  loading: 256,
-  emitter: 256,
-};
+/** Memory of each function as the CDK app sets it; Lambda bills duration by it. */
+export const LAMBDA_MEMORY_MB: Readonly<Record<FunctionName, number>> = FUNCTION_MEMORY_MB;
 
 export interface CostLine {
   readonly item: string;
