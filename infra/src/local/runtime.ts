@@ -19,7 +19,7 @@ export const LOCAL_REGION = 'us-east-1';
  */
 const DEFAULT_EMITTER_CONCURRENCY = 128;
 /** Ingest and loading batches handled at once. */
-const INGEST_CONCURRENCY = 4;
+const INGEST_CONCURRENCY = 8;
 const LOADING_CONCURRENCY = 4;
 /** The emulators' one account: every local topic and queue lives in it. */
 export const LOCAL_ACCOUNT = '000000000000';

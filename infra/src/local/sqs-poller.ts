@@ -1,5 +1,5 @@
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type MessageSystemAttributeName, type SQSClient } from '@aws-sdk/client-sqs';
-import { SQS_BATCH_ENTRIES, type Logger } from '@adhoc-scheduler/shared';
+import { chunks, SQS_BATCH_ENTRIES, type Logger } from '@adhoc-scheduler/shared';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 
 export interface SqsPollerOptions {
@@ -80,16 +80,18 @@ export async function invokeAndDelete(options: BatchInvocation, messages: readon
     options.onInvocation?.(performance.now() - started, records.length);
   }
   const done = records.filter((record) => !failedIds.has(record.messageId));
-  for (let from = 0; from < done.length; from += SQS_BATCH_ENTRIES) {
-    const result = await sqs.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: done.slice(from, from + SQS_BATCH_ENTRIES).map((record, index) => ({ Id: `d${index}`, ReceiptHandle: record.receiptHandle })),
-      }),
-    );
-    if (result.Failed?.length) logger.warn({ failed: result.Failed, queueUrl }, 'some processed messages could not be deleted');
-  }
+  await Promise.all(
+    chunks(done, SQS_BATCH_ENTRIES).map(async (chunk) => {
+      const result = await sqs.send(
+        new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: chunk.map((record, index) => ({ Id: `d${index}`, ReceiptHandle: record.receiptHandle })) }),
+      );
+      if (result.Failed?.length) logger.warn({ failed: result.Failed, queueUrl }, 'some processed messages could not be deleted');
+    }),
+  );
 }
+
+/** Receives made at once to fill a batch of more than 10 messages. */
+const RECEIVES_IN_FLIGHT = 5;
 
 /** Pause after a failed receive, so an unreachable queue is not hammered. */
 export const RECEIVE_RETRY_MS = 500;
@@ -120,10 +122,15 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
   const pollOnce = async (): Promise<void> => {
     const messages = await receive(options.batchSize, 20);
     if (messages.length === 0) return;
-    // Lambda's batching window: keep receiving until the batch is full or the window is over.
+    // Lambda's batching window: keep receiving, several receives at once as Lambda's pollers
+    // do, until the batch is full or the window is over.
     const windowEnds = performance.now() + (options.batchingWindowSeconds ?? 0) * 1000;
     while (messages.length < options.batchSize && performance.now() < windowEnds) {
-      messages.push(...(await receive(options.batchSize - messages.length, 1)));
+      const missing = options.batchSize - messages.length;
+      const receives = Array.from({ length: Math.min(RECEIVES_IN_FLIGHT, Math.ceil(missing / SQS_BATCH_ENTRIES)) }, (_, index) =>
+        receive(Math.min(SQS_BATCH_ENTRIES, missing - index * SQS_BATCH_ENTRIES), 1),
+      );
+      for (const received of await Promise.all(receives)) messages.push(...received);
     }
     await invokeAndDelete(options, messages);
   };
