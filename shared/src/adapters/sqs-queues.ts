@@ -1,5 +1,5 @@
 import { SendMessageBatchCommand, SendMessageCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
-import type { FailureNotice } from '../domain/failure.js';
+import type { FailureNotice, NoticeDestination } from '../domain/failure.js';
 import { encodeDelayQueueMessage, encodeLoadingChunk, type LoadingChunk } from '../domain/messages.js';
 import { SQS_BATCH_ENTRIES } from '../domain/limits.js';
 import { TransientError } from '../domain/reasons.js';
@@ -61,12 +61,12 @@ export class SqsDelayQueue implements DelayQueue {
     return failed.map(({ entryId: id, reason }) => ({ eventId: items[Number(id.slice(1))]?.event.id ?? id, reason }));
   }
 
-  async sendNotice(noticeId: string, tenant: string, failureTopic: string, notice: FailureNotice): Promise<void> {
+  async sendNotice(noticeId: string, tenant: string, destination: NoticeDestination, notice: FailureNotice): Promise<void> {
     try {
       await this.client.send(
         new SendMessageCommand({
           QueueUrl: this.queueUrl,
-          MessageBody: encodeDelayQueueMessage({ kind: 'notice', noticeId, failureTopic, notice }),
+          MessageBody: encodeDelayQueueMessage({ kind: 'notice', noticeId, ...destination, notice }),
           MessageGroupId: tenant,
         }),
       );

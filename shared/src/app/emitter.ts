@@ -10,12 +10,14 @@ import { decodeDelayQueueMessage, type DelayQueueMessage } from '../domain/messa
 import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
 import { processBatch, receiveCount } from './batch.js';
 import { publishNotice, reportFailure } from './failures.js';
-import type { Clock, EmissionEnding, EventStore, Logger, SchedulerMetrics, TopicPublisher } from './ports.js';
+import type { Clock, EmissionEnding, EventStore, Logger, SchedulerMetrics, TenantDirectory, TopicPublisher } from './ports.js';
 
 export interface EmitterDeps {
   readonly config: Pick<SchedulerConfig, 'emitMaxAttempts' | 'emitClaimLeaseSeconds' | 'retentionSeconds'>;
   readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'claimNotice' | 'releaseNotice' | 'markNoticeSent'>;
   readonly publisher: TopicPublisher;
+  /** Where a failed emission's notice goes when its event has no failure topic, or that refuses it. */
+  readonly tenants: Pick<TenantDirectory, 'tenant'>;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: SchedulerMetrics;
@@ -45,7 +47,7 @@ async function sendNotice(deps: EmitterDeps, message: Extract<DelayQueueMessage,
     return;
   }
   try {
-    await publishNotice(deps)(message.failureTopic, message.notice);
+    await publishNotice(deps)(message, message.notice);
   } catch (error) {
     await deps.store.releaseNotice(message.noticeId, claim.owner);
     throw error;
@@ -90,7 +92,8 @@ async function publish(deps: EmitterDeps, record: SQSRecord, event: ScheduledEve
       error instanceof EventRejectedError ? error.message : `publishing to the target failed ${attempt} times: ${String(error)}`;
     const failedAt = clock.now();
     const notice = failureNotice(reason, message, event, failedAt, { eventId: event.id, details: { attempt } });
-    await reportFailure(deps, publishNotice(deps), notice, event.failureTopic);
+    const destination = { failureTopic: event.failureTopic, deadLetterTopic: deps.tenants.tenant(event.tenant)?.deadLetterTopic };
+    await reportFailure(deps, publishNotice(deps), notice, destination);
     return { event, end: { state: 'failed', at: failedAt, reason }, expiresAt: expiresAtFor(failedAt, deps.config.retentionSeconds) };
   }
   const emittedAt = clock.now();

@@ -1,5 +1,5 @@
 import type { ScheduledEvent } from './event.js';
-import type { FailureNotice } from './failure.js';
+import type { FailureNotice, NoticeDestination } from './failure.js';
 
 /**
  * What the delay queue carries: an event to emit, or a failure notice for the emitter to
@@ -13,13 +13,12 @@ export type DelayQueueMessage =
       /** This copy's token (see EventRecord.queuedBy); absent on copies sent before tokens existed. */
       readonly queuedBy?: string | undefined;
     }
-  | {
+  | ({
       readonly kind: 'notice';
       /** Identifies the notice like an event id, so a redelivered notice is published once. */
       readonly noticeId: string;
-      readonly failureTopic: string;
       readonly notice: FailureNotice;
-    };
+    } & NoticeDestination);
 
 /**
  * JSON with every non-ASCII character escaped, so any payload SNS accepts is a valid SQS body
@@ -36,16 +35,19 @@ export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
     event?: Partial<ScheduledEvent>;
     noticeId?: unknown;
     failureTopic?: unknown;
+    deadLetterTopic?: unknown;
     notice?: FailureNotice;
     queuedBy?: unknown;
   };
+  const failureTopic = typeof value.failureTopic === 'string' ? value.failureTopic : undefined;
+  const deadLetterTopic = typeof value.deadLetterTopic === 'string' ? value.deadLetterTopic : undefined;
   if (
     value.kind === 'notice' &&
     typeof value.noticeId === 'string' &&
-    typeof value.failureTopic === 'string' &&
+    (failureTopic !== undefined || deadLetterTopic !== undefined) &&
     typeof value.notice?.reason === 'string'
   ) {
-    return { kind: 'notice', noticeId: value.noticeId, failureTopic: value.failureTopic, notice: value.notice };
+    return { kind: 'notice', noticeId: value.noticeId, failureTopic, deadLetterTopic, notice: value.notice };
   }
   const event = value.event;
   if (
