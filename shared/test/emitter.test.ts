@@ -8,7 +8,7 @@ import type { EmissionEnding } from '../src/domain/emission.js';
 import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
 import { encodeDelayQueueMessage } from '../src/domain/messages.js';
 import { EventRejectedError, REASON, TransientError } from '../src/domain/reasons.js';
-import { fakeClock, sqsRecord, topicArn } from './factories.js';
+import { fakeClock, registry, sqsRecord, topicArn } from './factories.js';
 import { MemoryEventStore } from './memory-event-store.js';
 
 const DUE = 1_900_000_000_000;
@@ -84,6 +84,7 @@ function setup(failWith?: (topic: string) => Error | undefined) {
     store,
     delayQueue,
     publisher,
+    tenants: registry(),
     clock,
     logger: pino({ level: 'silent' }),
     metrics,
@@ -241,6 +242,43 @@ describe('the emitter', () => {
     await emitBatch(deps, [sqsRecord(body, 'sqs-1')]);
     await emitBatch(deps, [sqsRecord(body, 'sqs-1', 2)]);
     expect(publisher.published).toEqual([{ topic: topicArn('failures'), message: JSON.stringify(notice), at: DUE - 700 }]);
+  });
+
+  describe("the tenant's dead-letter topic", () => {
+    const deadLetters = topicArn('dead-letters', 'eu-west-1', '111111111111');
+    const withDeadLetters = registry({ tenants: [{ id: 'acme', accounts: ['111111111111'], deadLetterTopic: deadLetters }] });
+    const missing = (topic: string) => new EventRejectedError(REASON.TARGET_NOT_FOUND, `${topic} does not exist`);
+
+    it('receives the notice of a failed emission whose event named no failure topic', async () => {
+      const { deps, publisher, store } = setup((topic) => (topic === topicArn('out') ? missing(topic) : undefined));
+      store.put(queued(event({ failureTopic: undefined })));
+      await emitBatch({ ...deps, tenants: withDeadLetters }, [sqsRecord(delayed(event({ failureTopic: undefined })))]);
+      expect(publisher.published.map(({ topic }) => topic)).toEqual([deadLetters]);
+      expect(JSON.parse(publisher.published[0]?.message ?? '{}')).toMatchObject({ reason: REASON.TARGET_NOT_FOUND, eventId: 'm-1' });
+    });
+
+    it('receives the notice the failure topic refuses', async () => {
+      const { deps, publisher } = setup((topic) => (topic === topicArn('out') || topic === topicArn('failures') ? missing(topic) : undefined));
+      const response = await emitBatch({ ...deps, tenants: withDeadLetters }, [sqsRecord(delayed(event()))]);
+      expect(response.batchItemFailures).toEqual([]);
+      expect(publisher.published.map(({ topic }) => topic)).toEqual([deadLetters]);
+    });
+
+    it('is not told when the failure topic takes the notice', async () => {
+      const { deps, publisher } = setup((topic) => (topic === topicArn('out') ? missing(topic) : undefined));
+      await emitBatch({ ...deps, tenants: withDeadLetters }, [sqsRecord(delayed(event()))]);
+      expect(publisher.published.map(({ topic }) => topic)).toEqual([topicArn('failures')]);
+    });
+
+    it('receives, once, a notice ingest handed over for it, directly or after the failure topic refused it', async () => {
+      const { deps, publisher } = setup((topic) => (topic === topicArn('failures') ? missing(topic) : undefined));
+      const notice = { reason: REASON.INVALID_JSON, message: 'not JSON', event: '{', failedAt: '2030-01-01T00:00:00.000Z' };
+      const direct = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', deadLetterTopic: deadLetters, notice });
+      const refused = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-2', failureTopic: topicArn('failures'), deadLetterTopic: deadLetters, notice });
+      await emitBatch(deps, [sqsRecord(direct, 'a'), sqsRecord(refused, 'b')]);
+      await emitBatch(deps, [sqsRecord(direct, 'a', 2), sqsRecord(refused, 'b', 2)]);
+      expect(publisher.published.map(({ topic }) => topic)).toEqual([deadLetters, deadLetters]);
+    });
   });
 
   it('drops a message of a version that was rescheduled since it was queued', async () => {

@@ -13,7 +13,10 @@ export function tenant(id = PUBLIC_TENANT_ID, document?: TenantsDocument): Tenan
   return found;
 }
 
-export function topicArn(name: string, region = 'eu-west-1', account = '123456789012'): string {
+/** The scheduler's region in these tests: every topic is there unless a test says otherwise. */
+export const REGION = 'eu-west-1';
+
+export function topicArn(name: string, region = REGION, account = '123456789012'): string {
   return `arn:aws:sns:${region}:${account}:${name}`;
 }
 
@@ -39,9 +42,14 @@ export function inputMessageId(): string {
   return `00000000-0000-4000-8000-${String(inputMessages).padStart(12, '0')}`;
 }
 
+/** Parses one publish's text on a tenant's topic (public by default), as ingest does in REGION. */
+export function parse(text: string, on: Tenant = tenant(), messageId = inputMessageId()): ParseResult {
+  return parseInputMessage(text, messageId, { tenant: on, region: REGION });
+}
+
 /** Parses a request as the ingest function receives it: the JSON text of one publish, on a tenant's topic (public by default). */
 export function validate(overrides: Record<string, unknown> = {}, messageId = inputMessageId(), on: Tenant = tenant()): ParseResult {
-  return parseInputMessage(JSON.stringify(scheduleRequest(overrides)), messageId, on);
+  return parse(JSON.stringify(scheduleRequest(overrides)), on, messageId);
 }
 
 /** The environment a deployment sets: only the required variables. */

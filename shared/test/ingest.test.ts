@@ -3,14 +3,15 @@ import { pino } from 'pino';
 import { ingestBatch, type IngestDeps } from '../src/app/ingest.js';
 import { planIngest } from '../src/app/ingest-plan.js';
 import { noMetrics, type DelayedSend, type DelayQueue } from '../src/app/ports.js';
-import type { FailureNotice } from '../src/domain/failure.js';
+import type { FailureNotice, NoticeDestination } from '../src/domain/failure.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
-import { fakeClock, inputMessageId, registry, scheduleRequest, sqsRecord, topicArn } from './factories.js';
+import { fakeClock, inputMessageId, REGION, registry, scheduleRequest, sqsRecord, topicArn } from './factories.js';
 import { MemoryEventStore } from './memory-event-store.js';
 
 const NOW = 1_900_000_000_000;
 const CONFIG = {
+  region: REGION,
   nearPathWindowSeconds: 600,
   emitterLeadMs: 300,
   bucketSeconds: 60,
@@ -35,13 +36,13 @@ function published(message: unknown, messageId = inputMessageId(), topic = ACME_
 
 class RecordingDelayQueue implements Pick<DelayQueue, 'send' | 'sendNotice'> {
   readonly sent: DelayedSend[] = [];
-  readonly notices: { noticeId: string; failureTopic: string; notice: FailureNotice }[] = [];
+  readonly notices: ({ noticeId: string; notice: FailureNotice } & NoticeDestination)[] = [];
   async send(items: readonly DelayedSend[]) {
     this.sent.push(...items);
     return [];
   }
-  async sendNotice(noticeId: string, _tenant: string, failureTopic: string, notice: FailureNotice) {
-    this.notices.push({ noticeId, failureTopic, notice });
+  async sendNotice(noticeId: string, _tenant: string, destination: NoticeDestination, notice: FailureNotice) {
+    this.notices.push({ noticeId, ...destination, notice });
   }
 }
 
@@ -143,6 +144,46 @@ describe('ingest', () => {
     expect(response.batchItemFailures).toEqual([]);
     expect(delayQueue.notices.map(({ notice }) => notice.reason)).toEqual([REASON.INVALID_DATE]);
     expect(store.records.size).toBe(1);
+  });
+
+  describe("the tenant's dead-letter topic", () => {
+    const deadLetters = topicArn('dead-letters', REGION, '111111111111');
+    const setupWithDeadLetters = () => {
+      const context = setup();
+      const deps = { ...context.deps, tenants: registry({ tenants: [{ id: 'acme', accounts: ['111111111111'], deadLetterTopic: deadLetters }] }) };
+      return { ...context, deps };
+    };
+
+    it.each([
+      ['not JSON', 'not json', REASON.INVALID_JSON],
+      ['not an object', '[1]', REASON.NOT_AN_OBJECT],
+      ['naming no failure topic', scheduleRequest({ date: 'next tuesday', target: acmeTarget }), REASON.INVALID_DATE],
+      ['naming a failure topic it may not use', scheduleRequest({ target: acmeTarget, failure_topic: topicArn('f', REGION, '999999999999') }), REASON.FAILURE_TOPIC_NOT_ALLOWED],
+      ['naming a failure topic in another region', scheduleRequest({ target: acmeTarget, failure_topic: topicArn('f', 'us-east-1', '111111111111') }), REASON.FAILURE_TOPIC_IN_OTHER_REGION],
+    ])('receives the notice of a request %s', async (_case, body, reason) => {
+      const { deps, delayQueue } = setupWithDeadLetters();
+      await ingestBatch(deps, [published(body)]);
+      expect(delayQueue.notices).toEqual([{ noticeId: expect.stringMatching(/^n-/), deadLetterTopic: deadLetters, failureTopic: undefined, notice: expect.objectContaining({ reason }) }]);
+    });
+
+    it("goes with a notice for the request's own failure topic, for the emitter to use if that refuses it", async () => {
+      const { deps, delayQueue } = setupWithDeadLetters();
+      const failureTopic = topicArn('failures', REGION, '111111111111');
+      await ingestBatch(deps, [published(scheduleRequest({ date: 'next tuesday', target: acmeTarget, failure_topic: failureTopic }))]);
+      expect(delayQueue.notices).toMatchObject([{ failureTopic, deadLetterTopic: deadLetters }]);
+    });
+
+    it('leaves a refusal in the logs only when the tenant has none and the request named no usable failure topic', async () => {
+      const { deps, delayQueue } = setup();
+      await ingestBatch(deps, [published('not json'), published(scheduleRequest({ date: 'next tuesday', target: acmeTarget }))]);
+      expect(delayQueue.notices).toEqual([]);
+    });
+
+    it('never receives a message that came through no tenant’s topic', async () => {
+      const { deps, delayQueue } = setupWithDeadLetters();
+      await ingestBatch(deps, [published('not json', inputMessageId(), 'arn:aws:sns:us-east-1:000000000000:somebody-else')]);
+      expect(delayQueue.notices).toEqual([]);
+    });
   });
 
   it('cancels an event due after the cutoff, and refuses one due within it as EVENT_EMITTING', async () => {

@@ -24,7 +24,7 @@ describe('delay-queue messages', () => {
 
   it('carry a failure notice for the emitter to publish', () => {
     const notice = failureNotice(REASON.INVALID_DATE, 'bad date', { date: 'x' }, 0);
-    const body = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', failureTopic: event.failureTopic ?? '', notice });
+    const body = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', failureTopic: event.failureTopic, notice });
     expect(decodeDelayQueueMessage(body)).toEqual({
       kind: 'notice',
       noticeId: 'n-1',

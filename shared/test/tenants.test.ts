@@ -2,11 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { EVENT_STATE, changeRefusal, type EventRecord } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
 import { DEFAULT_QUOTAS, inputTopicName, parseTenantsDocument, PUBLIC_TENANT_ID, TenantsDocumentError } from '../src/domain/tenants.js';
-import { parseInputMessage, type ParseResult } from '../src/domain/validation.js';
-import { inputMessageId, registry, scheduleRequest, tenant, topicArn, validate } from './factories.js';
+import type { ParseResult } from '../src/domain/validation.js';
+import { inputMessageId, parse, registry, scheduleRequest, tenant, topicArn, validate } from './factories.js';
 
 const ACME_ACCOUNT = '111111111111';
 const OTHER_ACCOUNT = '222222222222';
+/** No tenant's. */
+const THIRD_ACCOUNT = '333333333333';
 const acme = () => tenant('acme');
 
 function reason(result: ParseResult): string | undefined {
@@ -19,7 +21,7 @@ function request(result: ParseResult) {
 }
 
 function control(body: Record<string, unknown>, on = acme()): ParseResult {
-  return parseInputMessage(JSON.stringify(body), inputMessageId(), on);
+  return parse(JSON.stringify(body), on);
 }
 
 describe('the tenant registry', () => {
@@ -63,7 +65,7 @@ describe('the tenant registry', () => {
 describe('what a tenant may target', () => {
   it("accepts topics in the tenant's own accounts", () => {
     const target = topicArn('orders', 'eu-west-1', ACME_ACCOUNT);
-    expect(reason(validate({ target, failure_topic: topicArn('failures', 'us-east-1', ACME_ACCOUNT) }, inputMessageId(), acme()))).toBeUndefined();
+    expect(reason(validate({ target, failure_topic: topicArn('failures', 'eu-west-1', ACME_ACCOUNT) }, inputMessageId(), acme()))).toBeUndefined();
   });
 
   it('refuses a target in another account as TARGET_NOT_ALLOWED, reported on its own failure topic', () => {
@@ -94,10 +96,97 @@ describe('what a tenant may target', () => {
     expect(reason(validate({ target: topicArn('orders', 'eu-west-1', OTHER_ACCOUNT) }, inputMessageId(), on))).toBeUndefined();
   });
 
-  it('lets the public tenant target any account, unless the operator restricts it', () => {
+  it('lets the public tenant target any account no tenant owns, unless the operator restricts it', () => {
     expect(reason(validate({ target: topicArn('orders', 'eu-west-1', OTHER_ACCOUNT) }))).toBeUndefined();
-    const restricted = tenant(PUBLIC_TENANT_ID, { public: { targetAccounts: [ACME_ACCOUNT] } });
+    const restricted = tenant(PUBLIC_TENANT_ID, { public: { targetAccounts: [THIRD_ACCOUNT] } });
     expect(reason(validate({ target: topicArn('orders', 'eu-west-1', OTHER_ACCOUNT) }, inputMessageId(), restricted))).toBe(REASON.TARGET_NOT_ALLOWED);
+    expect(reason(validate({ target: topicArn('orders', 'eu-west-1', THIRD_ACCOUNT) }, inputMessageId(), restricted))).toBeUndefined();
+  });
+
+  it("never lets the public tenant reach a registered tenant's account, not even for its failure notices", () => {
+    const acmeTopic = topicArn('orders', 'eu-west-1', ACME_ACCOUNT);
+    expect(reason(validate({ target: acmeTopic }))).toBe(REASON.TARGET_NOT_ALLOWED);
+    const result = validate({ target: topicArn('orders', 'eu-west-1', OTHER_ACCOUNT), failure_topic: acmeTopic });
+    expect(reason(result)).toBe(REASON.FAILURE_TOPIC_NOT_ALLOWED);
+    expect(result.failureTopic).toBeUndefined();
+    expect(validate({ date: 'never', failure_topic: acmeTopic }).failureTopic).toBeUndefined();
+  });
+
+  it("never lets a tenant reach another's account, whatever the registry grants (one built without the registry check)", () => {
+    const document = {
+      public: { targetAccounts: [ACME_ACCOUNT] },
+      tenants: [
+        { id: 'acme', accounts: [ACME_ACCOUNT] },
+        { id: 'globex', accounts: [OTHER_ACCOUNT], targetAccounts: [ACME_ACCOUNT] },
+      ],
+    };
+    const acmeTopic = topicArn('orders', 'eu-west-1', ACME_ACCOUNT);
+    expect(reason(validate({ target: acmeTopic }, inputMessageId(), tenant('globex', document)))).toBe(REASON.TARGET_NOT_ALLOWED);
+    expect(reason(validate({ target: acmeTopic }, inputMessageId(), tenant(PUBLIC_TENANT_ID, document)))).toBe(REASON.TARGET_NOT_ALLOWED);
+    expect(reason(validate({ target: acmeTopic }, inputMessageId(), tenant('acme', document)))).toBeUndefined();
+  });
+
+  it('lets two tenants that list the same account both target it: both own it', () => {
+    const document = { tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT] }, { id: 'globex', accounts: [ACME_ACCOUNT, OTHER_ACCOUNT] }] };
+    expect(() => parseTenantsDocument(document)).not.toThrow();
+    for (const id of ['acme', 'globex']) expect(reason(validate({ target: topicArn('o', 'eu-west-1', ACME_ACCOUNT) }, inputMessageId(), tenant(id, document)))).toBeUndefined();
+    expect(reason(validate({ target: topicArn('o', 'eu-west-1', OTHER_ACCOUNT) }, inputMessageId(), tenant('acme', document)))).toBe(REASON.TARGET_NOT_ALLOWED);
+  });
+});
+
+describe('the registry check', () => {
+  it.each([
+    ["a tenant's", { tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT] }, { id: 'globex', accounts: [OTHER_ACCOUNT], targetAccounts: [ACME_ACCOUNT] }] }, 'tenant "globex"'],
+    ["the public tenant's", { public: { targetAccounts: [THIRD_ACCOUNT, ACME_ACCOUNT] }, tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT] }] }, 'the public tenant'],
+  ])("refuses %s targetAccounts naming another tenant's own account, naming both", (_case, document, grantee) => {
+    expect(() => parseTenantsDocument(document)).toThrow(TenantsDocumentError);
+    expect(() => parseTenantsDocument(document)).toThrow(new RegExp(`${grantee} lists ${ACME_ACCOUNT} in targetAccounts, but it is an account of tenant "acme"`));
+  });
+
+  it("takes a dead-letter topic in the tenant's own account or one granted to it, and gives it to the tenant", () => {
+    const own = topicArn('dead-letters', 'eu-west-1', ACME_ACCOUNT);
+    const granted = topicArn('dead-letters', 'eu-west-1', THIRD_ACCOUNT);
+    const document = {
+      public: { deadLetterTopic: topicArn('public-dead-letters', 'eu-west-1', OTHER_ACCOUNT) },
+      tenants: [
+        { id: 'acme', accounts: [ACME_ACCOUNT], deadLetterTopic: own },
+        { id: 'globex', accounts: ['555555555555'], targetAccounts: [THIRD_ACCOUNT], deadLetterTopic: granted },
+      ],
+    };
+    expect(parseTenantsDocument(document, { region: 'eu-west-1' })).toBe(document);
+    expect(tenant('acme', document).deadLetterTopic).toBe(own);
+    expect(tenant('globex', document).deadLetterTopic).toBe(granted);
+    expect(tenant(PUBLIC_TENANT_ID, document).deadLetterTopic).toBe(document.public.deadLetterTopic);
+    expect(tenant('acme').deadLetterTopic).toBeUndefined();
+  });
+
+  it.each([
+    [
+      "in another tenant's account",
+      { tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT], deadLetterTopic: topicArn('d', 'eu-west-1', OTHER_ACCOUNT) }, { id: 'globex', accounts: [OTHER_ACCOUNT] }] },
+      `tenant "acme"'s deadLetterTopic ${topicArn('d', 'eu-west-1', OTHER_ACCOUNT)} is in account ${OTHER_ACCOUNT}, an account of tenant "globex"`,
+    ],
+    [
+      'in an account the tenant may not publish to',
+      { tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT], deadLetterTopic: topicArn('d', 'eu-west-1', THIRD_ACCOUNT) }] },
+      `tenant "acme"'s deadLetterTopic ${topicArn('d', 'eu-west-1', THIRD_ACCOUNT)} is in account ${THIRD_ACCOUNT}, which it may not publish to`,
+    ],
+    [
+      "of the public tenant in a registered tenant's account",
+      { public: { deadLetterTopic: topicArn('d', 'eu-west-1', ACME_ACCOUNT) }, tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT] }] },
+      'an account of tenant "acme"',
+    ],
+    ['that is not an SNS topic ARN', { public: { deadLetterTopic: 'arn:aws:sqs:eu-west-1:123456789012:dead-letters' } }, 'deadLetterTopic'],
+  ])('refuses a dead-letter topic %s', (_case, document, message) => {
+    expect(() => parseTenantsDocument(document)).toThrow(TenantsDocumentError);
+    expect(() => parseTenantsDocument(document)).toThrow(message);
+  });
+
+  it("refuses a dead-letter topic outside the scheduler's region, when the region is known", () => {
+    const document = { tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT], deadLetterTopic: topicArn('d', 'us-east-1', ACME_ACCOUNT) }] };
+    expect(() => parseTenantsDocument(document, { region: 'eu-west-1' })).toThrow(`is not in the scheduler's region eu-west-1`);
+    expect(parseTenantsDocument(document, { region: 'us-east-1' })).toBe(document);
+    expect(parseTenantsDocument(document)).toBe(document);
   });
 });
 
@@ -120,7 +209,8 @@ describe('whose event it is', () => {
   it("never names another tenant's event, whatever the client id and user", () => {
     const globex = tenant('globex', { tenants: [{ id: 'globex', accounts: [ACME_ACCOUNT] }, { id: 'acme', accounts: [ACME_ACCOUNT] }] });
     expect(scheduled({ id: 'order-1' }, globex).id).not.toBe(scheduled({ id: 'order-1' }).id);
-    expect(scheduled({ id: 'order-1', user: 'acme' }, tenant()).id).not.toBe(scheduled({ id: 'order-1' }).id);
+    const publicTarget = topicArn('orders', 'eu-west-1', OTHER_ACCOUNT);
+    expect(scheduled({ id: 'order-1', user: 'acme', target: publicTarget }, tenant()).id).not.toBe(scheduled({ id: 'order-1' }).id);
   });
 });
 
@@ -153,9 +243,29 @@ describe('cancel and reschedule requests', () => {
     expect(reason(control(body))).toBe(expected);
   });
 
-  it('need the user with a client id on the shared topic, where ids are kept apart by user', () => {
-    expect(reason(control({ action: 'cancel', id: 'a' }, tenant()))).toBe(REASON.MISSING_FIELD);
-    expect(request(control({ action: 'cancel', id: 'a', user: 'alice' }, tenant())).kind).toBe('cancel');
+  it.each([
+    ['a client id and its user', { action: 'cancel', id: 'a', user: 'alice' }, 'id'],
+    ['a client id alone', { action: 'reschedule', id: 'a', date: '2030-01-02T03:04:05Z' }, 'id'],
+    ['a c- event id, which anyone can compute from a user and an id', { action: 'cancel', event_id: `c-${'0'.repeat(40)}` }, 'event_id'],
+  ])('on the shared topic, refuse to name an event by %s (CONTROL_NOT_ALLOWED)', (_case, body, field) => {
+    const result = control(body, tenant());
+    expect(reason(result)).toBe(REASON.CONTROL_NOT_ALLOWED);
+    if (result.accepted) throw new Error('expected a refusal');
+    expect(result.error.details).toEqual({ field, use: 'event_id' });
+  });
+
+  it('on the shared topic, name the event by the m- id of its publish, which only its publisher knows', () => {
+    expect(request(control({ action: 'cancel', event_id: 'm-5f1d3a8e-6a61-4c1f-9d0b-1e2f3a4b5c6d' }, tenant()))).toEqual({
+      kind: 'cancel',
+      eventId: 'm-5f1d3a8e-6a61-4c1f-9d0b-1e2f3a4b5c6d',
+    });
+    expect(request(control({ action: 'reschedule', event_id: 'm-1234', date: '2030-01-02T03:04:05Z' }, tenant())).kind).toBe('reschedule');
+  });
+
+  it("on a registered tenant's topic, still name the event by client id or c- id", () => {
+    const byId = request(control({ action: 'cancel', id: 'a' }));
+    expect(byId.kind).toBe('cancel');
+    expect(request(control({ action: 'cancel', event_id: byId.kind === 'cancel' ? byId.eventId : '' })).kind).toBe('cancel');
   });
 });
 

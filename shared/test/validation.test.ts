@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { EMISSION_ATTRIBUTE, type ScheduledEvent } from '../src/domain/event.js';
 import { REASON } from '../src/domain/reasons.js';
-import { parseInputMessage, type ParseResult } from '../src/domain/validation.js';
-import { inputMessageId, scheduleRequest, tenant, topicArn, validate } from './factories.js';
+import { failureNotice } from '../src/domain/failure.js';
+import { encodeDelayQueueMessage } from '../src/domain/messages.js';
+import { MAX_NESTING_DEPTH, type ParseResult } from '../src/domain/validation.js';
+import { inputMessageId, parse, REGION, scheduleRequest, topicArn, validate } from './factories.js';
 
 type Rejection = Extract<ParseResult, { accepted: false }>;
 
@@ -19,7 +21,7 @@ function accepted(result: ParseResult): ScheduledEvent {
 
 /** One publish's text on the public tenant's topic. */
 function parsePublic(text: string): ParseResult {
-  return parseInputMessage(text, inputMessageId(), tenant());
+  return parse(text);
 }
 
 const SNS_MESSAGE_LIMIT_BYTES = 256 * 1024;
@@ -53,13 +55,61 @@ describe('a valid schedule request', () => {
     });
   });
 
-  it('accepts an empty payload, which SNS publishes as is', () => {
-    expect(accepted(validate({ payload: '' })).payload).toBe('');
+  it("accepts a target in another partition's naming, in the scheduler's region", () => {
+    expect(accepted(validate({ target: `arn:aws-cn:sns:${REGION}:123456789012:orders_v2-b` })).target).toContain('orders_v2-b');
+  });
+});
+
+describe('topics in another region', () => {
+  it.each([
+    ['another region', topicArn('orders', 'us-east-1')],
+    ['another partition', 'arn:aws-cn:sns:cn-north-1:123456789012:orders'],
+  ])('TARGET_IN_OTHER_REGION for a target in %s, reported on the failure topic', (_case, target) => {
+    const failureTopic = topicArn('client-failures');
+    const result = rejected(validate({ target, failure_topic: failureTopic }));
+    expect(result.error.reason).toBe(REASON.TARGET_IN_OTHER_REGION);
+    expect(result.error.details).toMatchObject({ field: 'target', schedulerRegion: REGION });
+    expect(result.failureTopic).toBe(failureTopic);
   });
 
-  it('accepts targets in other partitions and regions', () => {
-    accepted(validate({ target: 'arn:aws-cn:sns:cn-north-1:123456789012:orders' }));
-    accepted(validate({ target: 'arn:aws-us-gov:sns:us-gov-west-1:123456789012:orders_v2-b' }));
+  it('FAILURE_TOPIC_IN_OTHER_REGION for a failure topic in another region, which is never told', () => {
+    const result = rejected(validate({ failure_topic: topicArn('client-failures', 'us-east-1') }));
+    expect(result.error.reason).toBe(REASON.FAILURE_TOPIC_IN_OTHER_REGION);
+    expect(result.error.details).toEqual({ field: 'failure_topic', region: 'us-east-1', schedulerRegion: REGION });
+    expect(result.failureTopic).toBeUndefined();
+    expect(rejected(validate({ date: 'never', failure_topic: topicArn('client-failures', 'us-east-1') })).failureTopic).toBeUndefined();
+  });
+});
+
+describe('nesting', () => {
+  /** A schedule request carrying an extra field nested `depth` deep (the request itself is one level). */
+  const nested = (depth: number, extra: Record<string, unknown> = {}) =>
+    JSON.stringify(scheduleRequest(extra)).replace(/}$/, `,"extra":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`);
+
+  it(`accepts a message nested ${MAX_NESTING_DEPTH} deep`, () => {
+    expect(parse(nested(MAX_NESTING_DEPTH)).accepted).toBe(true);
+  });
+
+  it('TOO_DEEPLY_NESTED one level deeper, quoting the text, on the failure topic', () => {
+    const failureTopic = topicArn('client-failures');
+    const text = nested(MAX_NESTING_DEPTH + 1, { failure_topic: failureTopic });
+    const result = rejected(parse(text));
+    expect(result.error.reason).toBe(REASON.TOO_DEEPLY_NESTED);
+    expect(result.error.details).toEqual({ depth: MAX_NESTING_DEPTH + 1, limit: MAX_NESTING_DEPTH });
+    expect(result.input).toBe(text);
+    expect(result.failureTopic).toBe(failureTopic);
+  });
+
+  it('refuses a message nested far deeper than a serialization can take, and its notice can be sent', () => {
+    const text = nested(100_000, { failure_topic: topicArn('client-failures') });
+    expect(() => JSON.stringify(JSON.parse(text))).toThrow(RangeError);
+    const result = rejected(parse(text));
+    expect(result.error.reason).toBe(REASON.TOO_DEEPLY_NESTED);
+    expect(() => encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', failureTopic: result.failureTopic, notice: failureNotice(result.error.reason, result.error.message, result.input, 0) })).not.toThrow();
+  });
+
+  it('does not count brackets inside strings', () => {
+    expect(parse(JSON.stringify(scheduleRequest({ payload: '['.repeat(1000), user: '{"\\'.repeat(50) }))).accepted).toBe(true);
   });
 });
 
@@ -91,6 +141,7 @@ describe('rejection reasons', () => {
     ['user', ''],
     ['user', 7],
     ['user', 'u'.repeat(257)],
+    ['payload', ''],
     ['payload', { reminder: 'stand-up' }],
     ['payload', 12],
     ['payload', null],
@@ -136,7 +187,7 @@ describe('rejection reasons', () => {
 
 describe('payload size', () => {
   const fields = { id: 'size-check', user: 'carol' };
-  const overhead = attributeBytes(accepted(validate({ ...fields, payload: '' })));
+  const overhead = attributeBytes(accepted(validate({ ...fields, payload: 'x' })));
 
   it('accepts a payload that fills the SNS message exactly', () => {
     const payload = 'x'.repeat(SNS_MESSAGE_LIMIT_BYTES - overhead);

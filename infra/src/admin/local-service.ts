@@ -61,6 +61,11 @@ export class LocalService {
     return new LocalService(outputs, new SNSClient(access), ingestQueueArn);
   }
 
+  /** The region of the service's topics. */
+  get region(): string {
+    return this.outputs.region;
+  }
+
   /** Creates the tenant's input topic subscribed to the ingest queue (idempotent); its ARN. */
   async ensureTenantTopic(tenantId: string): Promise<string> {
     const name = inputTopicName(topicPrefixOf(this.outputs.inputTopicArn), tenantId);

@@ -19,11 +19,12 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   id: 'the tenant id',
   accounts: '--account',
   targetAccounts: '--target-account',
+  deadLetterTopic: '--dead-letter-topic',
   maxOpenEvents: '--max-open-events',
   maxIngestPerSecond: '--max-ingest-per-second',
 };
 
-/** Checks one entry against the registry schema; an AdminError naming the flags at fault. */
+/** Checks one entry against the registry schema and on its own; an AdminError naming the flags at fault. */
 function validateEntry(entry: TenantEntry): void {
   try {
     parseTenantsDocument({ tenants: [entry] });
@@ -41,6 +42,16 @@ function validateEntry(entry: TenantEntry): void {
   }
 }
 
+/** Checks the registry the entry makes with the others (accounts and dead-letter topics, in the service's region). */
+function validateRegistry(document: TenantsDocument, id: string, region: string): void {
+  try {
+    parseTenantsDocument(document, { region });
+  } catch (error) {
+    if (!(error instanceof TenantsDocumentError)) throw error;
+    throw new AdminError(`tenant "${id}" cannot be registered so: ${error.message.replace(/^invalid tenants: /, '')}`);
+  }
+}
+
 function readRegistry(path: string): TenantsDocument {
   try {
     return readTenantsFile(path);
@@ -52,7 +63,14 @@ function readRegistry(path: string): TenantsDocument {
 /** The same entry written the same way, whatever the key order in the file. */
 function sameEntry(a: TenantEntry, b: TenantEntry): boolean {
   const canonical = (entry: TenantEntry) =>
-    JSON.stringify([entry.id, entry.accounts, entry.targetAccounts ?? [], entry.maxOpenEvents ?? null, entry.maxIngestPerSecond ?? null]);
+    JSON.stringify([
+      entry.id,
+      entry.accounts,
+      entry.targetAccounts ?? [],
+      entry.deadLetterTopic ?? null,
+      entry.maxOpenEvents ?? null,
+      entry.maxIngestPerSecond ?? null,
+    ]);
   return canonical(a) === canonical(b);
 }
 
@@ -72,6 +90,7 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
       options: {
         account: { type: 'string', multiple: true, default: [] },
         'target-account': { type: 'string', multiple: true, default: [] },
+        'dead-letter-topic': { type: 'string' },
         'max-open-events': { type: 'string' },
         'max-ingest-per-second': { type: 'string' },
         tenants: { type: 'string', default: DEFAULT_TENANTS_FILE },
@@ -100,6 +119,7 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
     id,
     accounts: values.account,
     ...(values['target-account'].length > 0 ? { targetAccounts: values['target-account'] } : {}),
+    ...(values['dead-letter-topic'] !== undefined ? { deadLetterTopic: values['dead-letter-topic'] } : {}),
     ...(maxOpenEvents !== undefined ? { maxOpenEvents } : {}),
     ...(maxIngestPerSecond !== undefined ? { maxIngestPerSecond } : {}),
   };
@@ -119,6 +139,7 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
   const service = await LocalService.connect(outputsPath);
   let topicArn: string;
   try {
+    validateRegistry(updated, id, service.region);
     topicArn = await service.ensureTenantTopic(id);
   } finally {
     service.close();

@@ -13,7 +13,8 @@ function extraTargets(tenant: Tenant): string[] {
 }
 
 function targetsText(tenant: Tenant): string {
-  if (tenant.targetAccounts === undefined) return 'any account';
+  // Never a registered tenant's accounts.
+  if (tenant.targetAccounts === undefined) return "any but tenants'";
   if (tenant.accounts.length === 0) return [...tenant.targetAccounts].join(',') || 'none';
   const extra = extraTargets(tenant);
   return extra.length === 0 ? 'own' : `own,${extra.join(',')}`;
@@ -25,13 +26,14 @@ export function tenantSettingsText(tenant: Tenant): string {
   return [
     `accounts ${tenant.accounts.join(', ')}`,
     ...(extra.length > 0 ? [`may also target ${extra.join(', ')}`] : []),
+    ...(tenant.deadLetterTopic !== undefined ? [`dead-letter topic ${tenant.deadLetterTopic}`] : []),
     `at most ${count(tenant.quotas.maxOpenEvents)} open events and ${count(tenant.quotas.maxIngestPerSecond)} new events per second`,
   ].join('; ');
 }
 
 export function tenantsTable(views: readonly TenantView[]): string {
   return table([
-    ['TENANT', 'ACCOUNTS', 'TARGETS', 'MAX OPEN EVENTS', 'MAX NEW/S', 'INPUT TOPIC'],
+    ['TENANT', 'ACCOUNTS', 'TARGETS', 'MAX OPEN EVENTS', 'MAX NEW/S', 'INPUT TOPIC', 'DEAD-LETTER TOPIC'],
     ...views.map(({ tenant, inputTopicArn }) => [
       tenant.enabled ? tenant.id : `${tenant.id} (disabled)`,
       tenant.accounts.join(',') || '-',
@@ -39,6 +41,7 @@ export function tenantsTable(views: readonly TenantView[]): string {
       count(tenant.quotas.maxOpenEvents),
       count(tenant.quotas.maxIngestPerSecond),
       inputTopicArn ?? '-',
+      tenant.deadLetterTopic ?? '-',
     ]),
   ]);
 }
@@ -49,11 +52,12 @@ export function tenantsJson(views: readonly TenantView[]): Record<string, unknow
       id: tenant.id,
       enabled: tenant.enabled,
       accounts: tenant.accounts,
-      // null: any account.
+      // null: any account but the registered tenants'.
       targetAccounts: tenant.targetAccounts === undefined ? null : [...tenant.targetAccounts],
       maxOpenEvents: tenant.quotas.maxOpenEvents,
       maxIngestPerSecond: tenant.quotas.maxIngestPerSecond,
       inputTopicArn: inputTopicArn ?? null,
+      deadLetterTopic: tenant.deadLetterTopic ?? null,
     })),
   };
 }

@@ -34,6 +34,7 @@ tenant), 2 wrong command line.`,
   tenantAdd: `Registers a tenant on the local service, or updates it: onboarding in one command.
 
 Usage: scripts/admin tenant add <id> --account ID [--account ID ...] [--target-account ID ...]
+                                [--dead-letter-topic ARN]
                                 [--max-open-events N] [--max-ingest-per-second N]
                                 [--tenants FILE] [--outputs FILE]
 
@@ -41,7 +42,11 @@ Usage: scripts/admin tenant add <id> --account ID [--account ID ...] [--target-a
                               names the tenant's input topic (adhoc-scheduler-tenant-<id>)
   --account ID                an AWS account of the tenant (12 digits), repeatable: the only
                               publishers its input topic admits, and whose topics it may target
-  --target-account ID         a further account whose topics the tenant may target, repeatable
+  --target-account ID         a further account whose topics the tenant may target, repeatable;
+                              never another tenant's own account
+  --dead-letter-topic ARN     an SNS topic, in an account the tenant may target, that receives the
+                              notices no usable failure topic takes (not JSON, no failure topic,
+                              one it may not use, one that refuses the notice)
   --max-open-events N         most events scheduled and not yet ended (default ${count(DEFAULT_QUOTAS.maxOpenEvents)})
   --max-ingest-per-second N   most new events accepted per second (default ${count(DEFAULT_QUOTAS.maxIngestPerSecond)})
   --tenants FILE              the registry the service was started with (default .local/tenants.json)
@@ -50,15 +55,15 @@ Usage: scripts/admin tenant add <id> --account ID [--account ID ...] [--target-a
 Writes the tenant to the tenants file (the running service reads it again, no restart needed),
 creates the tenant's input topic subscribed to the service's ingest queue, and prints the
 topic's ARN on stdout. The entry becomes exactly what the command says: adding an id again
-replaces its accounts and quotas (omitted quotas go back to the defaults); adding it again
-unchanged changes nothing. The service must be running (scripts/start); if it is not, nothing
-is written.
+replaces its accounts, dead-letter topic and quotas (omitted quotas go back to the defaults);
+adding it again unchanged changes nothing. The service must be running (scripts/start); if it
+is not, or the registry would not be valid, nothing is written.
 
 Local service only: on AWS, tenants are registered in the CDK app's configuration
 (${CDK_TENANTS}), then deployed.`,
 
   tenantList: `Lists the tenants, the public one (the shared input topic's) first: accounts,
-accounts they may target, quotas and input topic ARNs.
+accounts they may target, quotas, input topic ARNs and dead-letter topics.
 
 Usage: scripts/admin tenant list [--json] [--tenants FILE] [--outputs FILE]
        scripts/admin tenant list [--json] --tenants FILE --stack-outputs FILE

@@ -1,5 +1,5 @@
 import { DEFAULTS, deliveriesWithin, LOADER_CURSOR_ID, parseTenantsDocument, TABLE, TABLE_LAYOUT, type SchedulerConfig, type TenantsDocument } from '@adhoc-scheduler/shared';
-import { Aws, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Aws, Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -100,7 +100,9 @@ export class AdhocScheduler extends Construct {
   constructor(scope: Construct, id: string, props: AdhocSchedulerProps = {}) {
     super(scope, id);
 
-    const tenants = parseTenantsDocument(props.tenants ?? {});
+    // Dead-letter topics must be in the stack's region: checked here when the stack names one.
+    const { region } = Stack.of(this);
+    const tenants = parseTenantsDocument(props.tenants ?? {}, { region: Token.isUnresolved(region) ? undefined : region });
     const topicPrefix = props.topicPrefix ?? Stack.of(this).stackName;
 
     const attribute = ({ name, type }: { readonly name: string; readonly type: 'S' | 'N' }) => ({
@@ -251,9 +253,9 @@ export class AdhocScheduler extends Construct {
 }
 
 /**
- * Clients' target and failure topics: any topic, in any account and region, named in a
- * request. The client's topic policy is what decides whether the publish is allowed. Only the
- * emitter publishes there.
+ * Clients' target, failure and dead-letter topics: any topic named in a request or the
+ * registry (ingest and the registry check bound their accounts and region). The client's topic
+ * policy is what decides whether the publish is allowed. Only the emitter publishes there.
  */
 const ANY_CLIENT_TOPIC = `arn:${Aws.PARTITION}:sns:*:*:*`;
 

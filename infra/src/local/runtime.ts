@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createLogger, deliveriesWithin, ENV, loadConfig, type Logger, type SchedulerConfig, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { createLogger, deliveriesWithin, ENV, loadConfig, parseTenantsDocument, type Clock, type Logger, type SchedulerConfig, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { handlers, type FunctionName } from '@adhoc-scheduler/functions/handlers';
 import { createAwsClients, createDependencies, type AwsClients, type ClientCredentials } from '@adhoc-scheduler/functions/wiring';
 import { EVENT_SOURCES, type EventSourceName } from '../event-sources.js';
@@ -51,6 +51,8 @@ export interface LocalSchedulerOptions {
   readonly logger?: Logger;
   /** Lets a caller wrap the service's SDK clients (fault injection, request counting). */
   readonly instrumentClients?: (clients: AwsClients) => void;
+  /** The functions' clock; the system's by default (a test may give one whose timers fire early). */
+  readonly clock?: Clock;
   readonly onInvocation?: (invocation: { readonly fn: FunctionName; readonly durationMs: number; readonly records: number }) => void;
 }
 
@@ -111,7 +113,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
   try {
     const prefix = options.namePrefix ?? `scheduler-${randomBytes(4).toString('hex')}`;
     const tenantsOption = options.tenants ?? {};
-    const tenants = 'file' in tenantsOption ? readTenantsFile(tenantsOption.file) : tenantsOption;
+    const tenants = 'file' in tenantsOption ? readTenantsFile(tenantsOption.file, LOCAL_REGION) : parseTenantsDocument(tenantsOption, { region: LOCAL_REGION });
     const emitterConcurrency = options.emitterConcurrency ?? DEFAULT_EMITTER_CONCURRENCY;
     // Checked before anything is created; the queues' URLs are known once they are.
     const settings = loadConfig({
@@ -142,8 +144,8 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     const clients = createAwsClients(config, { credentials: LOCAL_CREDENTIALS, maxSockets: 4 * emitterConcurrency });
     options.instrumentClients?.(clients);
     // A fixed registry reaches the functions through their config, as on Lambda; a file is re-read as it changes.
-    const tenantFile = 'file' in tenantsOption ? { tenants: new FileTenantDirectory(tenantsOption.file, prefix, logger) } : {};
-    const depsFor = (fn: FunctionName) => createDependencies(fn, config, clients, { logger: logger.child({ fn }), ...tenantFile });
+    const tenantFile = 'file' in tenantsOption ? { tenants: new FileTenantDirectory(tenantsOption.file, prefix, LOCAL_REGION, logger) } : {};
+    const depsFor = (fn: FunctionName) => createDependencies(fn, config, clients, { logger: logger.child({ fn }), clock: options.clock, ...tenantFile });
 
     const poll = (
       fn: 'ingest' | 'loading' | 'emitter',

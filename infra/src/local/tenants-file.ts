@@ -2,10 +2,13 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { parseTenantsDocument, TenantRegistry, type Logger, type Tenant, type TenantDirectory, type TenantsDocument } from '@adhoc-scheduler/shared';
 
-/** The local service's tenant registry: a JSON file (shared/schema/tenants.schema.json); absent means none registered. */
-export function readTenantsFile(path: string): TenantsDocument {
+/**
+ * The local service's tenant registry: a JSON file (shared/schema/tenants.schema.json); absent
+ * means none registered. With the service's region, dead-letter topics are checked to be in it.
+ */
+export function readTenantsFile(path: string, region?: string): TenantsDocument {
   if (!existsSync(path)) return {};
-  return parseTenantsDocument(JSON.parse(readFileSync(path, 'utf8')));
+  return parseTenantsDocument(JSON.parse(readFileSync(path, 'utf8')), { region });
 }
 
 /** Writes the registry whole (through a rename, so the running service never reads half a file). */
@@ -32,10 +35,11 @@ export class FileTenantDirectory implements TenantDirectory {
   constructor(
     private readonly path: string,
     private readonly topicPrefix: string,
+    private readonly region: string,
     private readonly logger: Logger,
   ) {
     this.modifiedMs = this.modified();
-    this.registry = new TenantRegistry(readTenantsFile(path), topicPrefix);
+    this.registry = new TenantRegistry(readTenantsFile(path, region), topicPrefix);
   }
 
   forTopic(topicArn: string): Tenant | undefined {
@@ -46,6 +50,11 @@ export class FileTenantDirectory implements TenantDirectory {
     return this.registry.forTopic(topicArn);
   }
 
+  tenant(id: string): Tenant | undefined {
+    this.refresh(false);
+    return this.registry.tenant(id);
+  }
+
   private refresh(force: boolean): void {
     const now = Date.now();
     if (!force && now - this.checkedAt < RECHECK_MS) return;
@@ -54,7 +63,7 @@ export class FileTenantDirectory implements TenantDirectory {
     if (modified === this.modifiedMs) return;
     // A file being edited by hand may be invalid for a moment: keep the last good registry.
     try {
-      this.registry = new TenantRegistry(readTenantsFile(this.path), this.topicPrefix);
+      this.registry = new TenantRegistry(readTenantsFile(this.path, this.region), this.topicPrefix);
       this.modifiedMs = modified;
     } catch (error) {
       this.logger.warn({ err: error, path: this.path }, 'tenants file is invalid; the last valid registry stays in force');

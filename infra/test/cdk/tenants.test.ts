@@ -163,8 +163,41 @@ describe('registered tenants', () => {
         ],
       }),
     ).toThrow(/registered twice/);
+    expect(
+      withTenants({
+        tenants: [
+          { id: 'acme', accounts: ['111111111111'] },
+          { id: 'globex', accounts: ['222222222222'], targetAccounts: ['111111111111'] },
+        ],
+      }),
+    ).toThrow('tenant "globex" lists 111111111111 in targetAccounts, but it is an account of tenant "acme"');
+    expect(withTenants({ public: { targetAccounts: ['111111111111'] }, tenants: [{ id: 'acme', accounts: ['111111111111'] }] })).toThrow(
+      'the public tenant lists 111111111111 in targetAccounts, but it is an account of tenant "acme"',
+    );
+    expect(withTenants({ tenants: [{ id: 'acme', accounts: ['111111111111'], deadLetterTopic: 'arn:aws:sns:eu-west-1:222222222222:dead-letters' }] })).toThrow(
+      /deadLetterTopic .* which it may not publish to/,
+    );
     expect(unbundledStack('BadPrefix', { scheduler: { topicPrefix: 'scheduler.prod' } })).toThrow(/topicPrefix/);
     expect(unbundledStack('LongPrefix', { scheduler: { topicPrefix: 'p'.repeat(209) } })).toThrow(/at most 208/);
+  });
+});
+
+describe('dead-letter topics', () => {
+  const tenants: TenantsDocument = {
+    tenants: [{ id: 'acme', accounts: ['111111111111'], deadLetterTopic: 'arn:aws:sns:eu-west-1:111111111111:dead-letters' }],
+  };
+
+  it('reach every function in the registry', () => {
+    const withDeadLetters = new SchedulerStack(cdkTestApp([]), 'DeadLetters', { scheduler: { tenants } });
+    const { config } = withDeadLetters.scheduler;
+    expect(new TenantRegistry(config.tenants, config.topicPrefix).tenant('acme')?.deadLetterTopic).toBe('arn:aws:sns:eu-west-1:111111111111:dead-letters');
+  });
+
+  it("are refused at synth time outside the stack's region, when the stack names its region", () => {
+    expect(unbundledStack('OtherRegion', { env: { region: 'us-east-1' }, scheduler: { tenants } })).toThrow(
+      `tenant "acme"'s deadLetterTopic arn:aws:sns:eu-west-1:111111111111:dead-letters is not in the scheduler's region us-east-1`,
+    );
+    expect(unbundledStack('SameRegion', { env: { region: 'eu-west-1' }, scheduler: { tenants } })).not.toThrow();
   });
 });
 

@@ -192,6 +192,7 @@ describe('scripts/admin tenant add and tenant list', () => {
             maxOpenEvents: 1_000_000,
             maxIngestPerSecond: 5_000,
             inputTopicArn: scheduler.outputs.inputTopicArn,
+            deadLetterTopic: null,
           },
           {
             id: 'acme',
@@ -201,11 +202,12 @@ describe('scripts/admin tenant add and tenant list', () => {
             maxOpenEvents: 5,
             maxIngestPerSecond: 2,
             inputTopicArn: first.stdout,
+            deadLetterTopic: null,
           },
         ],
       });
       const table = await admin('tenant', 'list', ...files);
-      expect(table.stdout).toMatch(/^acme +111111111111 +own +5 +2 +arn:aws:sns:\S+-tenant-acme$/m);
+      expect(table.stdout).toMatch(/^acme +111111111111 +own +5 +2 +arn:aws:sns:\S+-tenant-acme +-$/m);
     } finally {
       await teardown();
     }
@@ -224,6 +226,52 @@ describe('scripts/admin tenant add and tenant list', () => {
       expect((await admin('tenant', 'add', 'acme', ...files)).code).toBe(2);
       expect((await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--max-open-events', 'many', ...files)).code).toBe(2);
       expect(existsSync(tenantsFile)).toBe(false);
+    } finally {
+      await teardown();
+    }
+  });
+
+  it("registers a dead-letter topic in an account the tenant may target, in the service's region", async () => {
+    const { files, tenantsFile, teardown } = await setup();
+    try {
+      const deadLetterTopic = `arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:acme-dead-letters`;
+      const outside = await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--dead-letter-topic', deadLetterTopic, ...files);
+      expect(outside.code).toBe(1);
+      expect(outside.stderr).toContain(`deadLetterTopic ${deadLetterTopic} is in account ${LOCAL_ACCOUNT}, which it may not publish to`);
+      const otherRegion = `arn:aws:sns:eu-west-1:${TENANT_ACCOUNT}:acme-dead-letters`;
+      const far = await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--dead-letter-topic', otherRegion, ...files);
+      expect(far.code).toBe(1);
+      expect(far.stderr).toContain(`is not in the scheduler's region ${LOCAL_REGION}`);
+      expect((await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--dead-letter-topic', 'dead-letters', ...files)).stderr).toContain(
+        '--dead-letter-topic "dead-letters"',
+      );
+      expect(existsSync(tenantsFile)).toBe(false);
+
+      const added = await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--target-account', LOCAL_ACCOUNT, '--dead-letter-topic', deadLetterTopic, ...files);
+      expect(added.code).toBe(0);
+      expect(added.stderr).toContain(`dead-letter topic ${deadLetterTopic}`);
+      expect(JSON.parse(await readFile(tenantsFile, 'utf8'))).toEqual({
+        tenants: [{ id: 'acme', accounts: [TENANT_ACCOUNT], targetAccounts: [LOCAL_ACCOUNT], deadLetterTopic }],
+      });
+      const listed = JSON.parse((await admin('tenant', 'list', '--json', ...files)).stdout) as { tenants: { id: string; deadLetterTopic: string | null }[] };
+      expect(listed.tenants.map(({ id, deadLetterTopic: topic }) => [id, topic])).toEqual([
+        [PUBLIC_TENANT_ID, null],
+        ['acme', deadLetterTopic],
+      ]);
+    } finally {
+      await teardown();
+    }
+  });
+
+  it("refuses a tenant that would reach another tenant's account, naming both, and writes nothing", async () => {
+    const { files, tenantsFile, teardown } = await setup();
+    try {
+      expect((await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, ...files)).code).toBe(0);
+      const written = await readFile(tenantsFile, 'utf8');
+      const grabbing = await admin('tenant', 'add', 'globex', '--account', '222222222222', '--target-account', TENANT_ACCOUNT, ...files);
+      expect(grabbing.code).toBe(1);
+      expect(grabbing.stderr).toContain(`tenant "globex" lists ${TENANT_ACCOUNT} in targetAccounts, but it is an account of tenant "acme"`);
+      expect(await readFile(tenantsFile, 'utf8')).toBe(written);
     } finally {
       await teardown();
     }
@@ -270,7 +318,8 @@ describe('scripts/admin tenant add and tenant list', () => {
     const dir = await mkdtemp(join(tmpdir(), 'admin-'));
     try {
       const tenantsFile = join(dir, 'tenants.json');
-      await writeFile(tenantsFile, JSON.stringify({ public: { enabled: false }, tenants: [{ id: 'acme', accounts: [TENANT_ACCOUNT], maxIngestPerSecond: 200 }] }));
+      const deadLetterTopic = 'arn:aws:sns:eu-west-1:111111111111:acme-dead-letters';
+      await writeFile(tenantsFile, JSON.stringify({ public: { enabled: false }, tenants: [{ id: 'acme', accounts: [TENANT_ACCOUNT], deadLetterTopic, maxIngestPerSecond: 200 }] }));
       const stackOutputs = join(dir, 'cdk-outputs.json');
       const inputTopicArn = 'arn:aws:sns:eu-west-1:123456789012:AdhocScheduler-input';
       await writeFile(stackOutputs, JSON.stringify({ AdhocScheduler: { [SCHEDULER_OUTPUTS.tableName]: 'events', [SCHEDULER_OUTPUTS.inputTopicArn]: inputTopicArn } }));
@@ -278,9 +327,9 @@ describe('scripts/admin tenant add and tenant list', () => {
       const listed = await admin('tenant', 'list', '--tenants', tenantsFile, '--stack-outputs', stackOutputs);
       expect(listed.code).toBe(0);
       expect(listed.stdout.split('\n')).toEqual([
-        expect.stringMatching(/^TENANT +ACCOUNTS +TARGETS +MAX OPEN EVENTS +MAX NEW\/S +INPUT TOPIC$/),
-        expect.stringMatching(new RegExp(`^public \\(disabled\\) +- +any account +1,000,000 +5,000 +${inputTopicArn}$`)),
-        expect.stringMatching(/^acme +111111111111 +own +1,000,000 +200 +arn:aws:sns:eu-west-1:123456789012:AdhocScheduler-tenant-acme$/),
+        expect.stringMatching(/^TENANT +ACCOUNTS +TARGETS +MAX OPEN EVENTS +MAX NEW\/S +INPUT TOPIC +DEAD-LETTER TOPIC$/),
+        expect.stringMatching(new RegExp(`^public \\(disabled\\) +- +any but tenants' +1,000,000 +5,000 +${inputTopicArn} +-$`)),
+        expect.stringMatching(/^acme +111111111111 +own +1,000,000 +200 +arn:aws:sns:eu-west-1:123456789012:AdhocScheduler-tenant-acme +arn:aws:sns:eu-west-1:111111111111:acme-dead-letters$/),
       ]);
       // Which registry a stack was deployed with is known only to its operator.
       expect((await admin('tenant', 'list', '--stack-outputs', stackOutputs)).code).toBe(2);

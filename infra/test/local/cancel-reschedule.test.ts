@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoDbEventRecords, EMISSION_ATTRIBUTE, EVENT_STATE, REASON, type EventRecord, type EventState, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { DynamoDbEventRecords, EMISSION_ATTRIBUTE, EVENT_STATE, eventIdFor, PUBLIC_TENANT_ID, REASON, type EventRecord, type EventState, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_ACCOUNT } from '../../src/local/runtime.js';
 import { capturingLogger, FAST_TIMINGS, request, scheduledAt, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
 
+/** Two tenants whose targets are local topics; no tenant owns the local account, so the public tenant may target it too. */
 const TENANTS: TenantsDocument = {
   tenants: [
-    { id: 'acme', accounts: [LOCAL_ACCOUNT] },
-    { id: 'globex', accounts: [LOCAL_ACCOUNT] },
+    { id: 'acme', accounts: ['111111111111'], targetAccounts: [LOCAL_ACCOUNT] },
+    { id: 'globex', accounts: ['222222222222'], targetAccounts: [LOCAL_ACCOUNT] },
   ],
 };
 
@@ -29,17 +30,19 @@ async function setup(env: Record<string, string> = {}) {
   const scheduler = await startTestScheduler(emulators, { logger, tenants: TENANTS, env: { ...timings, ...env } });
   const acme = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme);
   const globex = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.globex);
+  const shared = new SchedulerClient(scheduler);
   const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
   const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');
   const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
   const stop = async () => {
     acme.destroy();
     globex.destroy();
+    shared.destroy();
     await target.stop();
     await failures.stop();
     await scheduler.stop();
   };
-  return { acme, globex, target, failures, records, lines, stop };
+  return { acme, globex, shared, target, failures, records, lines, stop };
 }
 
 /** The tenant acme's first event in a state, if any. */
@@ -139,6 +142,42 @@ describe('cancel', () => {
       await sentinelAfter(acme, target, dueAt);
       expect(target.withPayload('too late')).toHaveLength(1);
       await waitFor(() => inState(records, `m-${snsMessageId}`, EVENT_STATE.emitted), 'the emission recorded');
+    } finally {
+      await stop();
+    }
+  });
+});
+
+describe('on the shared input topic', () => {
+  it("names an event only by the m- id of its publish: ids anyone can compute from a user reach nobody's event", async () => {
+    const { shared, target, failures, records, stop } = await setup();
+    try {
+      const dueAt = Date.now() + 8_000;
+      // Alice's event, scheduled with a client id: its c- id follows from the public tenant, her user and the id.
+      await shared.publish(request(target.topicArn, dueAt, 'alice', { user: 'alice', id: 'order-1' }));
+      const aliceEventId = eventIdFor(PUBLIC_TENANT_ID, 'alice', 'order-1', '');
+      await waitFor(() => inState(records, aliceEventId, EVENT_STATE.queued), "alice's event");
+      // Mallory knows (or guesses) her user and id.
+      const newDate = new Date(dueAt + 60_000).toISOString();
+      await shared.publish({ action: 'cancel', id: 'order-1', user: 'alice', failure_topic: failures.topicArn });
+      await shared.publish({ action: 'reschedule', id: 'order-1', user: 'alice', date: newDate, failure_topic: failures.topicArn });
+      await shared.publish({ action: 'cancel', event_id: aliceEventId, failure_topic: failures.topicArn });
+      await waitFor(() => failures.notices().length === 3, 'the three refusals');
+      expect(failures.notices().map((notice) => notice.reason)).toEqual([REASON.CONTROL_NOT_ALLOWED, REASON.CONTROL_NOT_ALLOWED, REASON.CONTROL_NOT_ALLOWED]);
+      const fields = failures.notices().map((notice) => (notice as { details?: { field?: string } }).details?.field);
+      expect(fields.sort()).toEqual(['event_id', 'id', 'id']);
+
+      // Bob cancels his own event by the MessageId SNS returned to him.
+      const bobsMessageId = await shared.publish(request(target.topicArn, dueAt, 'bob', { user: 'bob' }));
+      await waitFor(() => inState(records, `m-${bobsMessageId}`, EVENT_STATE.queued), "bob's event");
+      await shared.publish({ action: 'cancel', event_id: `m-${bobsMessageId}` });
+      await waitFor(() => inState(records, `m-${bobsMessageId}`, EVENT_STATE.cancelled), "bob's cancel");
+
+      const [delivery] = await waitFor(() => target.withPayload('alice').length > 0 && target.withPayload('alice'), "alice's event", 30_000);
+      expect(scheduledAt(delivery!)).toBe(dueAt);
+      await sentinelAfter(shared, target, dueAt);
+      expect(target.withPayload('alice')).toHaveLength(1);
+      expect(target.withPayload('bob')).toHaveLength(0);
     } finally {
       await stop();
     }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PublishCommandInput } from '@aws-sdk/client-sns';
 import { PUBLISH_RETRY, REASON } from '@adhoc-scheduler/shared';
@@ -40,6 +41,13 @@ function largestInputWhosePayloadCannotBeEmitted(target: string): string {
   return JSON.stringify({ ...input, payload: 'x'.repeat(262_144 - overhead) });
 }
 
+/** An input of exactly SNS's 256 KiB limit, whose payload (with the scheduler's attributes) can be emitted. */
+function largestInput(fields: Record<string, unknown>): { readonly text: string; readonly payload: string } {
+  const overhead = Buffer.byteLength(JSON.stringify({ ...fields, payload: '' }));
+  const payload = 'x'.repeat(262_144 - overhead);
+  return { text: JSON.stringify({ ...fields, payload }), payload };
+}
+
 describe('failures reach the failure topic with a reason code, and never stop the batch', () => {
   it('reports each kind of invalid input while the valid messages of the same batch go through', async () => {
     const { logger, lines } = capturingLogger();
@@ -56,6 +64,12 @@ describe('failures reach the failure topic with a reason code, and never stop th
         [REASON.INVALID_FIELD, { ...valid('x'), payload: 42 }],
         [REASON.INVALID_DATE, { ...valid('x'), date: 'next tuesday' }],
         [REASON.INVALID_TARGET, { ...valid('x'), target: 'arn:aws:sqs:us-east-1:000000000000:not-a-topic' }],
+        // SNS publishes no empty message: refused at once, not at the due time.
+        [REASON.INVALID_FIELD, { ...valid('x'), payload: '' }],
+        // SNS publishes only within its own region.
+        [REASON.TARGET_IN_OTHER_REGION, { ...valid('x'), target: 'arn:aws:sns:eu-west-1:000000000000:far-away' }],
+        // A notice quoting it as parsed could not be serialized again.
+        [REASON.TOO_DEEPLY_NESTED, JSON.stringify(valid('x')).replace(/}$/, `,"extra":${'['.repeat(10_000)}${']'.repeat(10_000)}}`)],
       ];
       // PublishBatch puts them side by side in the ingest queue: valid and invalid share batches.
       await client.publishBatch([valid('valid-1'), ...invalid.map(([, body]) => body), valid('valid-2')]);
@@ -63,6 +77,7 @@ describe('failures reach the failure topic with a reason code, and never stop th
       await client.publish('not json at all');
       await client.publish(JSON.stringify([valid('in an array')]));
       await client.publish(largestInputWhosePayloadCannotBeEmitted(target.topicArn));
+      await client.publish({ ...valid('failure topic far away'), failure_topic: 'arn:aws:sns:eu-west-1:000000000000:far-away' });
 
       await waitFor(() => failures.deliveries.length >= invalid.length, 'a notice for each invalid input');
       await waitFor(() => target.deliveries.length >= 2, 'the valid events');
@@ -70,12 +85,46 @@ describe('failures reach the failure topic with a reason code, and never stop th
       expect(failures.notices().map((notice) => notice.reason).sort()).toEqual(invalid.map(([reason]) => reason).sort());
       const dateNotice = failures.notices().find((notice) => notice.reason === REASON.INVALID_DATE);
       expect(dateNotice?.event).toMatchObject({ date: 'next tuesday' });
-      for (const reason of [...invalid.map(([code]) => code), REASON.INVALID_JSON, REASON.NOT_AN_OBJECT, REASON.PAYLOAD_TOO_LARGE]) {
+      const logsOnly = [REASON.INVALID_JSON, REASON.NOT_AN_OBJECT, REASON.PAYLOAD_TOO_LARGE, REASON.FAILURE_TOPIC_IN_OTHER_REGION];
+      for (const reason of [...invalid.map(([code]) => code), ...logsOnly]) {
         await waitFor(() => lines.some((line) => line.reason === reason), `the ${reason} log line`);
       }
     } finally {
       client.destroy();
       await Promise.all([target.stop(), failures.stop()]);
+      await scheduler.stop();
+    }
+  });
+
+  it('shortens a notice too large for one SNS message, keeping the size and hash of what it cut, rather than dropping it', async () => {
+    const scheduler = await startTestScheduler(emulators);
+    const client = new SchedulerClient(scheduler);
+    const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');
+    try {
+      const fields = { date: new Date().toISOString(), user: 'tests', failure_topic: failures.topicArn };
+      // Emitted, but its target is missing: the emitter's notice quotes the event.
+      const emitted = largestInput({ ...fields, target: 'arn:aws:sns:us-east-1:000000000000:no-such-topic' });
+      // Refused at ingest: the notice quotes the request.
+      const refused = largestInput({ ...fields, date: 'next tuesday', target: failures.topicArn });
+      await client.publish(emitted.text);
+      await client.publish(refused.text);
+
+      await waitFor(() => failures.notices().length === 2, 'both notices');
+      const byReason = new Map(failures.notices().map((notice) => [notice.reason, notice as typeof notice & { truncated?: unknown }]));
+      for (const [reason, { payload }] of [
+        [REASON.TARGET_NOT_FOUND, emitted],
+        [REASON.INVALID_DATE, refused],
+      ] as const) {
+        const notice = byReason.get(reason);
+        expect(notice?.truncated).toEqual({ field: 'event.payload', bytes: payload.length, sha256: createHash('sha256').update(payload).digest('hex') });
+        const kept = String((notice?.event as { payload?: unknown }).payload);
+        expect(kept.length).toBeLessThan(payload.length);
+        expect(payload.startsWith(kept)).toBe(true);
+      }
+      expect(failures.deliveries.every((delivery) => Buffer.byteLength(delivery.body) <= 262_144)).toBe(true);
+    } finally {
+      client.destroy();
+      await failures.stop();
       await scheduler.stop();
     }
   });

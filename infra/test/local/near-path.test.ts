@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PublishCommandInput } from '@aws-sdk/client-sns';
 import { EMISSION_ATTRIBUTE } from '@adhoc-scheduler/shared';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { request, scheduledAt, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
@@ -44,6 +45,37 @@ describe('near path (due within the window, straight to the delay queue)', () =>
       expect(delivery!.attributes[EMISSION_ATTRIBUTE.user]).toBe('alice');
     } finally {
       await teardown();
+    }
+  });
+
+  it('publishes at or after the due time even when every timer fires early: the emitter asks the clock again', async () => {
+    const EARLY_MS = 30;
+    const publishedAt: number[] = [];
+    let targetArn = '';
+    const scheduler = await startTestScheduler(emulators, {
+      clock: { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms - EARLY_MS))) },
+      instrumentClients: (clients) =>
+        clients.sns.middlewareStack.add(
+          (next) => async (args) => {
+            if ((args.input as Partial<PublishCommandInput>).TopicArn === targetArn) publishedAt.push(Date.now());
+            return next(args);
+          },
+          { step: 'initialize', name: 'recordPublishTimes' },
+        ),
+    });
+    const client = new SchedulerClient(scheduler);
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    targetArn = target.topicArn;
+    try {
+      const dueAt = Date.now() + 2_500;
+      await client.publish(request(target.topicArn, dueAt, 'on time'));
+      await waitFor(() => target.withPayload('on time').length > 0, 'the delivery');
+      expect(publishedAt).toHaveLength(1);
+      expect(publishedAt[0]).toBeGreaterThanOrEqual(dueAt);
+    } finally {
+      client.destroy();
+      await target.stop();
+      await scheduler.stop();
     }
   });
 

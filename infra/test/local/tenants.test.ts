@@ -110,6 +110,33 @@ describe('a tenant is who owns the input topic, never what the message says', ()
     }
   });
 
+  it("never lets the public tenant reach a registered tenant's topics, though the operator restricted nothing", async () => {
+    const { scheduler, clientOf, lines } = await setup();
+    const shared = new SchedulerClient(scheduler);
+    // Acme's topics: local topics are in acme's account.
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');
+    try {
+      const unregistered = `arn:aws:sns:${LOCAL_REGION}:333333333333:nobodys-topic`;
+      await shared.publish(request(target.topicArn, Date.now() + 1_000, 'into acme'));
+      await shared.publish(request(unregistered, Date.now(), 'notice into acme', { failure_topic: failures.topicArn }));
+      await waitFor(() => refusals(lines, REASON.TARGET_NOT_ALLOWED).length === 1, 'the target refusal in the logs');
+      await waitFor(() => refusals(lines, REASON.FAILURE_TOPIC_NOT_ALLOWED).length === 1, 'the failure topic refusal in the logs');
+
+      const acme = clientOf('acme');
+      await acme.publish(request(target.topicArn, Date.now() + 1_500, 'sentinel'));
+      await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
+      acme.destroy();
+      expect(target.deliveries.map((delivery) => delivery.body)).toEqual(['sentinel']);
+      expect(failures.deliveries).toHaveLength(0);
+    } finally {
+      shared.destroy();
+      await target.stop();
+      await failures.stop();
+      await scheduler.stop();
+    }
+  });
+
   it("refuses a message that came through no tenant's topic, in the logs", async () => {
     const { scheduler, lines } = await setup();
     const sqs = new SQSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: scheduler.outputs.endpoint });
@@ -224,6 +251,62 @@ describe('quotas', () => {
       expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(10);
     } finally {
       for (const client of clients) client.destroy();
+      await scheduler.stop();
+    }
+  });
+});
+
+describe("a tenant's dead-letter topic", () => {
+  it('receives every notice no usable failure topic takes; the public tenant has its own', async () => {
+    const acmeDeadLetters = await TopicConsumer.create(emulators.messagingEndpoint, 'acme-dead-letters');
+    const publicDeadLetters = await TopicConsumer.create(emulators.messagingEndpoint, 'public-dead-letters');
+    const { scheduler, clientOf, lines } = await setup({
+      public: { deadLetterTopic: publicDeadLetters.topicArn },
+      tenants: [
+        { id: 'acme', accounts: ['111111111111'], targetAccounts: [LOCAL_ACCOUNT], deadLetterTopic: acmeDeadLetters.topicArn },
+        { id: 'globex', accounts: [FOREIGN_ACCOUNT] },
+      ],
+    });
+    const acme = clientOf('acme');
+    const shared = new SchedulerClient(scheduler);
+    const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');
+    const sqs = new SQSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: scheduler.outputs.endpoint });
+    try {
+      const local = (name: string, region = LOCAL_REGION) => `arn:aws:sns:${region}:${LOCAL_ACCOUNT}:${name}`;
+      const missingTopic = local('no-such-topic');
+      const target = local('some-target');
+      await acme.publish('not json');
+      await acme.publish(request(target, Date.now(), 'p', { date: 'no failure topic' }));
+      await acme.publish(request(target, Date.now(), 'p', { failure_topic: `arn:aws:sns:${LOCAL_REGION}:${FOREIGN_ACCOUNT}:globex-failures` }));
+      await acme.publish(request(target, Date.now(), 'p', { failure_topic: local('failures', 'eu-west-1') }));
+      await acme.publish(request(target, Date.now(), 'p', { date: 'failure topic missing', failure_topic: missingTopic }));
+      await acme.publish(request(missingTopic, Date.now(), 'emission fails'));
+      await acme.publish(request(target, Date.now(), 'p', { date: 'failure topic works', failure_topic: failures.topicArn }));
+      await shared.publish('not json either');
+      await sqs.send(new SendMessageCommand({ QueueUrl: scheduler.outputs.ingestQueueUrl, MessageBody: 'from no input topic' }));
+
+      await waitFor(() => acmeDeadLetters.notices().length === 6, "six notices on acme's dead-letter topic");
+      expect(acmeDeadLetters.notices().map((notice) => notice.reason).sort()).toEqual([
+        REASON.FAILURE_TOPIC_IN_OTHER_REGION,
+        REASON.FAILURE_TOPIC_NOT_ALLOWED,
+        REASON.INVALID_DATE,
+        REASON.INVALID_DATE,
+        REASON.INVALID_JSON,
+        REASON.TARGET_NOT_FOUND,
+      ]);
+      const dates = acmeDeadLetters.notices().flatMap(({ event }) => (typeof event === 'object' && event !== null ? [(event as { date?: string }).date] : []));
+      expect(dates).toEqual(expect.arrayContaining(['no failure topic', 'failure topic missing']));
+      await waitFor(() => failures.notices().length === 1 && publicDeadLetters.notices().length === 1, 'the notice on the failure topic and the public one');
+      expect(failures.notices()[0]?.event).toMatchObject({ date: 'failure topic works' });
+      expect(publicDeadLetters.notices()[0]).toMatchObject({ reason: REASON.INVALID_JSON, event: 'not json either' });
+      await waitFor(() => refusals(lines, REASON.UNKNOWN_TENANT).length === 1, 'the unknown tenant in the logs');
+      expect(acmeDeadLetters.notices()).toHaveLength(6);
+      expect(publicDeadLetters.notices()).toHaveLength(1);
+    } finally {
+      acme.destroy();
+      shared.destroy();
+      sqs.destroy();
+      await Promise.all([acmeDeadLetters.stop(), publicDeadLetters.stop(), failures.stop()]);
       await scheduler.stop();
     }
   });

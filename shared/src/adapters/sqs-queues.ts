@@ -1,6 +1,6 @@
 import { ChangeMessageVisibilityCommand, SendMessageBatchCommand, SendMessageCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
 import type { EmissionEnding } from '../domain/emission.js';
-import type { FailureNotice } from '../domain/failure.js';
+import type { FailureNotice, NoticeDestination } from '../domain/failure.js';
 import { encodeDelayQueueMessage, encodeLoadingChunk, type LoadingChunk } from '../domain/messages.js';
 import { SQS_BATCH_ENTRIES } from '../domain/limits.js';
 import { TransientError } from '../domain/reasons.js';
@@ -62,8 +62,8 @@ export class SqsDelayQueue implements DelayQueue {
     return failed.map(({ entryId: id, reason }) => ({ eventId: items[Number(id.slice(1))]?.event.id ?? id, reason }));
   }
 
-  async sendNotice(noticeId: string, tenant: string, failureTopic: string, notice: FailureNotice): Promise<void> {
-    await this.sendOne(encodeDelayQueueMessage({ kind: 'notice', noticeId, failureTopic, notice }), tenant, 'a failure notice');
+  async sendNotice(noticeId: string, tenant: string, destination: NoticeDestination, notice: FailureNotice): Promise<void> {
+    await this.sendOne(encodeDelayQueueMessage({ kind: 'notice', noticeId, ...destination, notice }), tenant, 'a failure notice');
   }
 
   async sendEnds(ends: readonly EmissionEnding[]): Promise<void> {

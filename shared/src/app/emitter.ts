@@ -11,13 +11,15 @@ import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js
 import { retryDelaySeconds } from '../domain/retry.js';
 import { processBatch, receiveCount } from './batch.js';
 import { publishNotice, reportFailure } from './failures.js';
-import type { Clock, DelayQueue, EventStore, Logger, SchedulerMetrics, TopicPublisher } from './ports.js';
+import type { Clock, DelayQueue, EventStore, Logger, SchedulerMetrics, TenantDirectory, TopicPublisher } from './ports.js';
 
 export interface EmitterDeps {
   readonly config: Pick<SchedulerConfig, 'emitMaxAgeSeconds' | 'emitClaimLeaseSeconds' | 'retentionSeconds'>;
   readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'claimNotice' | 'releaseNotice' | 'markNoticeSent'>;
   readonly delayQueue: Pick<DelayQueue, 'sendEnds' | 'retryLater'>;
   readonly publisher: TopicPublisher;
+  /** Where a failed emission's notice goes when its event has no failure topic, or that refuses it. */
+  readonly tenants: Pick<TenantDirectory, 'tenant'>;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: SchedulerMetrics;
@@ -49,7 +51,7 @@ async function sendNotice(deps: EmitterDeps, message: Extract<DelayQueueMessage,
     return;
   }
   try {
-    await publishNotice(deps)(message.failureTopic, message.notice);
+    await publishNotice(deps)(message, message.notice);
   } catch (error) {
     await deps.store.releaseNotice(message.noticeId, claim.owner);
     throw error;
@@ -101,7 +103,8 @@ async function publish(deps: EmitterDeps, event: ScheduledEvent): Promise<Emissi
     const message =
       error instanceof EventRejectedError ? error.message : `publishing to the target kept failing for ${ageSeconds} s after the due time: ${String(error)}`;
     const notice = failureNotice(reason, message, event, failedAt, { eventId: event.id, details: { ageSeconds } });
-    await reportFailure(deps, publishNotice(deps), notice, event.failureTopic);
+    const destination = { failureTopic: event.failureTopic, deadLetterTopic: deps.tenants.tenant(event.tenant)?.deadLetterTopic };
+    await reportFailure(deps, publishNotice(deps), notice, destination);
     return { event, end: { state: 'failed', at: failedAt, reason }, expiresAt: expiresAtFor(failedAt, config.retentionSeconds), endedBy };
   }
   const emittedAt = clock.now();

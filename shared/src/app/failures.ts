@@ -1,33 +1,41 @@
-import type { FailureNotice } from '../domain/failure.js';
+import { noticeAttributes, type FailureNotice, type NoticeDestination } from '../domain/failure.js';
 import { EventRejectedError } from '../domain/reasons.js';
 import type { Logger, SchedulerMetrics, TopicPublisher } from './ports.js';
 
-/** Hands a notice on towards the client's failure topic. */
-export type NoticeSender = (failureTopic: string, notice: FailureNotice) => Promise<void>;
+/** Hands a notice on towards its destination. */
+export type NoticeSender = (destination: NoticeDestination, notice: FailureNotice) => Promise<void>;
 
-/** Reports a failure: always to the logs, and to the client's failure topic when there is one. */
+/** Reports a failure: always to the logs, and to a topic when there is one to tell. */
 export async function reportFailure(
   deps: { readonly logger: Logger; readonly metrics: SchedulerMetrics },
   send: NoticeSender,
   notice: FailureNotice,
-  failureTopic: string | undefined,
+  destination: NoticeDestination,
 ): Promise<void> {
-  deps.logger.warn({ reason: notice.reason, eventId: notice.eventId, failureTopic, notice }, notice.message);
+  const { failureTopic, deadLetterTopic } = destination;
+  deps.logger.warn({ reason: notice.reason, eventId: notice.eventId, failureTopic, deadLetterTopic, notice }, notice.message);
   deps.metrics.count('EventsFailed', 1, notice.reason);
-  if (failureTopic !== undefined) await send(failureTopic, notice);
+  if (failureTopic !== undefined || deadLetterTopic !== undefined) await send(destination, notice);
 }
 
 /**
- * Publishes a notice to the failure topic. A topic that cannot take it (missing, denied) is
- * logged rather than retried forever; a transient error propagates so the record is retried.
+ * Publishes a notice to the failure topic, or to the dead-letter topic when there is none or
+ * it cannot take the notice (missing, denied). A topic that cannot take it is logged rather
+ * than retried forever; a transient error propagates so the record is retried.
  */
 export function publishNotice(deps: { readonly publisher: TopicPublisher; readonly logger: Logger }): NoticeSender {
-  return async (failureTopic, notice) => {
+  const publishTo = async (topic: string, notice: FailureNotice): Promise<boolean> => {
     try {
-      await deps.publisher.publish(failureTopic, JSON.stringify(notice), { 'scheduler-reason': notice.reason });
+      await deps.publisher.publish(topic, JSON.stringify(notice), noticeAttributes(notice));
+      return true;
     } catch (error) {
       if (!(error instanceof EventRejectedError)) throw error;
-      deps.logger.warn({ reason: error.reason, failureTopic, eventId: notice.eventId }, 'failure topic cannot take the notice');
+      deps.logger.warn({ reason: error.reason, topic, eventId: notice.eventId }, 'failure topic cannot take the notice');
+      return false;
     }
+  };
+  return async ({ failureTopic, deadLetterTopic }, notice) => {
+    if (failureTopic !== undefined && (await publishTo(failureTopic, notice))) return;
+    if (deadLetterTopic !== undefined && deadLetterTopic !== failureTopic) await publishTo(deadLetterTopic, notice);
   };
 }

@@ -51,7 +51,7 @@ export interface PlannedMessage {
   readonly record: SQSRecord;
   readonly message: InputMessage;
   readonly tenant: Tenant | undefined;
-  /** The tenant's own failure topic named in the message, where a refusal is reported. */
+  /** The tenant's own failure topic named in the message, where a refusal is reported (else its dead-letter topic). */
   readonly failureTopic: string | undefined;
   /** The request as parsed (or the raw text), quoted in a refusal. */
   readonly input: unknown;
@@ -59,7 +59,7 @@ export interface PlannedMessage {
 }
 
 export interface IngestPlanContext {
-  readonly config: Pick<SchedulerConfig, 'nearPathWindowSeconds' | 'bucketSeconds' | 'shardCount' | 'retentionSeconds'>;
+  readonly config: Pick<SchedulerConfig, 'region' | 'nearPathWindowSeconds' | 'bucketSeconds' | 'shardCount' | 'retentionSeconds'>;
   readonly tenants: TenantDirectory;
   readonly now: number;
   /** A new delay-queue copy token (see EventRecord.queuedBy). */
@@ -78,7 +78,7 @@ function planOne(context: IngestPlanContext, record: SQSRecord): PlannedMessage 
   const unowned = { record, message, tenant, failureTopic: undefined, input: message.text };
   if (tenant === undefined) return { ...unowned, intent: { kind: 'unowned', reason: REASON.UNKNOWN_TENANT } };
   if (!tenant.enabled) return { ...unowned, intent: { kind: 'unowned', reason: REASON.TENANT_DISABLED } };
-  const parsed = parseInputMessage(message.text, message.inputMessageId, tenant);
+  const parsed = parseInputMessage(message.text, message.inputMessageId, { tenant, region: config.region });
   const planned = { record, message, tenant, failureTopic: parsed.failureTopic, input: parsed.input };
   if (!parsed.accepted) return { ...planned, intent: { kind: 'refuse', error: parsed.error } };
   const { request } = parsed;

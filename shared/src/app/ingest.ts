@@ -17,7 +17,7 @@ export { unwrapInput, type InputMessage } from './ingest-plan.js';
 export interface IngestDeps {
   readonly config: Pick<
     SchedulerConfig,
-    'nearPathWindowSeconds' | 'emitterLeadMs' | 'bucketSeconds' | 'shardCount' | 'retentionSeconds' | 'changeCutoffSeconds'
+    'region' | 'nearPathWindowSeconds' | 'emitterLeadMs' | 'bucketSeconds' | 'shardCount' | 'retentionSeconds' | 'changeCutoffSeconds'
   >;
   readonly tenants: TenantDirectory;
   readonly store: Pick<EventStore, 'createMany' | 'requeue' | 'cancel' | 'reschedule'>;
@@ -44,14 +44,18 @@ interface Applying {
   readonly sends: Send[];
 }
 
-/** Refuses an input: logged always, and on the failure topic when it is the tenant's own (via the emitter). */
+/**
+ * Refuses an input: logged always, and (via the emitter) on the failure topic when it is the
+ * tenant's own, else on the tenant's dead-letter topic if it has one.
+ */
 async function refuse(applying: Applying, error: EventRejectedError, eventId?: string): Promise<void> {
   const { deps, planned } = applying;
   deps.metrics.count('EventsRejected', 1, error.reason);
   const notice = failureNotice(error.reason, error.message, planned.input, applying.now, { eventId, details: error.details });
   // Once per input message, however often it is delivered.
   const noticeId = `n-${planned.message.inputMessageId}`;
-  await reportFailure(deps, (topic, body) => deps.delayQueue.sendNotice(noticeId, planned.tenant.id, topic, body), notice, planned.failureTopic);
+  const destination = { failureTopic: planned.failureTopic, deadLetterTopic: planned.tenant.deadLetterTopic };
+  await reportFailure(deps, (to, body) => deps.delayQueue.sendNotice(noticeId, planned.tenant.id, to, body), notice, destination);
 }
 
 /** What happens to a schedule request once the store has admitted it, or not. */

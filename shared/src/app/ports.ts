@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { ScheduledEvent } from '../domain/event.js';
 import type { EventRecord, EventState } from '../domain/lifecycle.js';
 import type { Quotas, Tenant } from '../domain/tenants.js';
-import type { FailureNotice } from '../domain/failure.js';
+import type { FailureNotice, NoticeDestination } from '../domain/failure.js';
 import type { LoadingChunk } from '../domain/messages.js';
 import type { EmissionEnding } from '../domain/emission.js';
 
@@ -182,9 +182,10 @@ export interface NoticeClaim {
   readonly leaseUntil: number;
 }
 
-/** Who a message belongs to, by the input topic it arrived on. */
+/** Who a message belongs to, by the input topic it arrived on; and each tenant by id. */
 export interface TenantDirectory {
   forTopic(topicArn: string): Tenant | undefined;
+  tenant(id: string): Tenant | undefined;
 }
 
 export interface DelayedSend {
@@ -203,7 +204,7 @@ export interface DelayQueue {
   /** Sends in batches of 10; returns the events that could not be sent, and why. */
   send(items: readonly DelayedSend[]): Promise<readonly DelayedSendFailure[]>;
   /** Hands a failure notice to the emitter, which publishes it once (TransientError when SQS refuses). */
-  sendNotice(noticeId: string, tenant: string, failureTopic: string, notice: FailureNotice): Promise<void>;
+  sendNotice(noticeId: string, tenant: string, destination: NoticeDestination, notice: FailureNotice): Promise<void>;
   /** Hands ends the emitter could not record over to a later delivery, which records them (TransientError when SQS refuses). */
   sendEnds(ends: readonly EmissionEnding[]): Promise<void>;
   /** Makes a message received from the delay queue come back after `delaySeconds` (its retry), instead of the visibility timeout. */

@@ -1,6 +1,9 @@
+import { createHash } from 'node:crypto';
+import { snsMessageBytes } from './event.js';
+import { SNS_MAX_MESSAGE_BYTES } from './limits.js';
 import type { ReasonCode } from './reasons.js';
 
-/** What a client's failure topic receives (also logged). */
+/** What a client's failure topic (or its tenant's dead-letter topic) receives (also logged). */
 export interface FailureNotice {
   readonly reason: ReasonCode;
   readonly message: string;
@@ -10,7 +13,35 @@ export interface FailureNotice {
   readonly event: unknown;
   readonly failedAt: string;
   readonly details?: Readonly<Record<string, unknown>> | undefined;
+  /** Present when the quote of the event was cut to fit in one SNS message: what was cut, and how to recognise it. */
+  readonly truncated?: NoticeTruncation | undefined;
 }
+
+export interface NoticeTruncation {
+  /** `event.payload` (the request's payload), or `event` (the whole quote, as JSON text). */
+  readonly field: 'event.payload' | 'event';
+  /** The full text's size in UTF-8 bytes. */
+  readonly bytes: number;
+  /** SHA-256 of the full text's UTF-8 bytes, in hex. */
+  readonly sha256: string;
+}
+
+/**
+ * Where a notice goes: the client's failure topic when the request named one it may use, and
+ * the tenant's dead-letter topic when it did not, or when the failure topic refuses the notice.
+ */
+export interface NoticeDestination {
+  readonly failureTopic?: string | undefined;
+  readonly deadLetterTopic?: string | undefined;
+}
+
+/** Message attributes of a published notice, so a subscription can filter on the reason. */
+export function noticeAttributes(notice: Pick<FailureNotice, 'reason'>): Record<string, string> {
+  return { 'scheduler-reason': notice.reason };
+}
+
+/** Longest `message` a notice carries: it may quote the request (a date, say), and the quote is in `event` anyway. */
+const MAX_MESSAGE_CHARACTERS = 1024;
 
 export function failureNotice(
   reason: ReasonCode,
@@ -19,5 +50,55 @@ export function failureNotice(
   now: number,
   extra: { eventId?: string | undefined; details?: Readonly<Record<string, unknown>> | undefined } = {},
 ): FailureNotice {
-  return { reason, message, eventId: extra.eventId, event, failedAt: new Date(now).toISOString(), details: extra.details };
+  const shortMessage = message.length > MAX_MESSAGE_CHARACTERS ? `${message.slice(0, MAX_MESSAGE_CHARACTERS)}...` : message;
+  return fitted({ reason, message: shortMessage, eventId: extra.eventId, event, failedAt: new Date(now).toISOString(), details: extra.details });
+}
+
+function fits(notice: FailureNotice): boolean {
+  return snsMessageBytes(JSON.stringify(notice), noticeAttributes(notice)) <= SNS_MAX_MESSAGE_BYTES;
+}
+
+/**
+ * The notice as it fits in one SNS message: a notice is never dropped for its size. The
+ * request's payload is cut first (a 256 KiB payload quoted with escapes outgrows the limit);
+ * a quote too large for another reason is cut as JSON text.
+ */
+function fitted(notice: FailureNotice): FailureNotice {
+  if (fits(notice)) return notice;
+  const { event } = notice;
+  if (typeof event === 'object' && event !== null && !Array.isArray(event)) {
+    const request = event as Readonly<Record<string, unknown>>;
+    const { payload } = request;
+    if (typeof payload === 'string') {
+      const cut = cutToFit(payload, (text, truncated) => ({ ...notice, event: { ...request, payload: text }, truncated: { field: 'event.payload', ...truncated } }));
+      if (cut !== undefined) return cut;
+    }
+  }
+  const text = typeof event === 'string' ? event : JSON.stringify(event);
+  const cut = cutToFit(text, (prefix, truncated) => ({ ...notice, event: prefix, truncated: { field: 'event', ...truncated } }));
+  // Unreachable: without its event a notice is a few kilobytes at most.
+  if (cut === undefined) throw new RangeError(`a failure notice (${notice.reason}) does not fit in one SNS message even without its event`);
+  return cut;
+}
+
+/** The notice built with the longest prefix of `text` that fits; undefined if not even an empty one does. */
+function cutToFit(
+  text: string,
+  build: (prefix: string, truncated: Omit<NoticeTruncation, 'field'>) => FailureNotice,
+): FailureNotice | undefined {
+  const truncated = { bytes: Buffer.byteLength(text), sha256: createHash('sha256').update(text).digest('hex') };
+  const withPrefix = (length: number) => build(text.slice(0, length), truncated);
+  if (!fits(withPrefix(0))) return undefined;
+  // The notice only grows with the prefix: search for the longest that fits.
+  let low = 0;
+  let high = text.length;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (fits(withPrefix(middle))) low = middle;
+    else high = middle - 1;
+  }
+  // Never half a surrogate pair.
+  const code = text.charCodeAt(low - 1);
+  if (low > 0 && code >= 0xd800 && code <= 0xdbff) low -= 1;
+  return withPrefix(low);
 }

@@ -1,5 +1,5 @@
 import type { ScheduledEvent } from './event.js';
-import type { FailureNotice } from './failure.js';
+import type { FailureNotice, NoticeDestination } from './failure.js';
 import type { EmissionEnding } from './emission.js';
 
 /**
@@ -14,13 +14,12 @@ export type DelayQueueMessage =
       /** This copy's token (see EventRecord.queuedBy); absent on copies sent before tokens existed. */
       readonly queuedBy?: string | undefined;
     }
-  | {
+  | ({
       readonly kind: 'notice';
       /** Identifies the notice like an event id, so a redelivered notice is published once. */
       readonly noticeId: string;
-      readonly failureTopic: string;
       readonly notice: FailureNotice;
-    }
+    } & NoticeDestination)
   | {
       /** Ends the emitter published but could not record: recorded by whoever receives this. */
       readonly kind: 'ends';
@@ -42,18 +41,21 @@ export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
     event?: Partial<ScheduledEvent>;
     noticeId?: unknown;
     failureTopic?: unknown;
+    deadLetterTopic?: unknown;
     notice?: FailureNotice;
     queuedBy?: unknown;
     ends?: unknown;
   };
   if (value.kind === 'ends' && Array.isArray(value.ends) && value.ends.every(isEmissionEnding)) return { kind: 'ends', ends: value.ends };
+  const failureTopic = typeof value.failureTopic === 'string' ? value.failureTopic : undefined;
+  const deadLetterTopic = typeof value.deadLetterTopic === 'string' ? value.deadLetterTopic : undefined;
   if (
     value.kind === 'notice' &&
     typeof value.noticeId === 'string' &&
-    typeof value.failureTopic === 'string' &&
+    (failureTopic !== undefined || deadLetterTopic !== undefined) &&
     typeof value.notice?.reason === 'string'
   ) {
-    return { kind: 'notice', noticeId: value.noticeId, failureTopic: value.failureTopic, notice: value.notice };
+    return { kind: 'notice', noticeId: value.noticeId, failureTopic, deadLetterTopic, notice: value.notice };
   }
   const event = value.event;
   if (

@@ -43,6 +43,14 @@ export const REASON = {
   EVENT_EMITTING: 'EVENT_EMITTING',
   /** Reschedule: the event went straight to the delay queue, which alone holds its payload; cancel it and schedule it again. */
   EVENT_QUEUED: 'EVENT_QUEUED',
+  /** `target` is a topic in another region than the scheduler's (SNS publishes only within its region). */
+  TARGET_IN_OTHER_REGION: 'TARGET_IN_OTHER_REGION',
+  /** `failure_topic` is a topic in another region than the scheduler's (not reported there). */
+  FAILURE_TOPIC_IN_OTHER_REGION: 'FAILURE_TOPIC_IN_OTHER_REGION',
+  /** The message nests arrays or objects deeper than the scheduler takes. */
+  TOO_DEEPLY_NESTED: 'TOO_DEEPLY_NESTED',
+  /** Cancel or reschedule on the shared input topic that does not name the event by its `m-` event id. */
+  CONTROL_NOT_ALLOWED: 'CONTROL_NOT_ALLOWED',
 } as const;
 
 export type ReasonCode = (typeof REASON)[keyof typeof REASON];

@@ -1,5 +1,6 @@
 import { Ajv } from 'ajv';
 import schema from '../../schema/tenants.schema.json' with { type: 'json' };
+import { topicAccount, topicRegion } from './topic-arn.js';
 
 /** The tenant of the shared input topic: the original service's open entry point. */
 export const PUBLIC_TENANT_ID = 'public';
@@ -18,10 +19,14 @@ export interface Quotas {
 
 export interface Tenant {
   readonly id: string;
-  /** Accounts that may publish to the tenant's input topic (empty for the public tenant: its topic decides). */
+  /** The tenant's own accounts: the only ones that may publish to its input topic (empty for the public tenant: its topic decides). */
   readonly accounts: readonly string[];
-  /** Accounts whose topics the tenant may name as target or failure topic; undefined: any account. */
+  /** Accounts whose topics the tenant may name as target or failure topic (its own included); undefined: any account. */
   readonly targetAccounts: ReadonlySet<string> | undefined;
+  /** The other registered tenants' own accounts: never reachable from this tenant, whatever `targetAccounts` says. */
+  readonly otherTenantsAccounts: ReadonlySet<string>;
+  /** Where notices go that have no usable failure topic; undefined: the logs only. */
+  readonly deadLetterTopic: string | undefined;
   readonly quotas: Quotas;
   /** Only the public tenant can be disabled; registered tenants are removed from the registry instead. */
   readonly enabled: boolean;
@@ -32,6 +37,7 @@ export interface TenantsDocument {
   readonly public?: {
     readonly enabled?: boolean;
     readonly targetAccounts?: readonly string[];
+    readonly deadLetterTopic?: string;
     readonly maxOpenEvents?: number;
     readonly maxIngestPerSecond?: number;
   };
@@ -39,6 +45,7 @@ export interface TenantsDocument {
     readonly id: string;
     readonly accounts: readonly string[];
     readonly targetAccounts?: readonly string[];
+    readonly deadLetterTopic?: string;
     readonly maxOpenEvents?: number;
     readonly maxIngestPerSecond?: number;
   }[];
@@ -50,8 +57,13 @@ export class TenantsDocumentError extends Error {
 
 const validateDocument = new Ajv({ allErrors: true, strict: true }).compile<TenantsDocument>(schema);
 
-/** Checks a registry against the schema and for duplicate ids; throws a TenantsDocumentError saying what is wrong. */
-export function parseTenantsDocument(value: unknown): TenantsDocument {
+/**
+ * Checks a registry against the schema, for duplicate ids, for accounts granted to one tenant
+ * that are another's own, and for dead-letter topics a tenant may not publish to (or, when the
+ * scheduler's region is given, in another region); throws a TenantsDocumentError saying what
+ * is wrong.
+ */
+export function parseTenantsDocument(value: unknown, scope: { readonly region?: string | undefined } = {}): TenantsDocument {
   if (!validateDocument(value)) {
     const errors = (validateDocument.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`);
     throw new TenantsDocumentError(`invalid tenants: ${errors.join('; ')}`);
@@ -61,7 +73,51 @@ export function parseTenantsDocument(value: unknown): TenantsDocument {
     if (seen.has(id)) throw new TenantsDocumentError(`invalid tenants: "${id}" is registered twice`);
     seen.add(id);
   }
+  const problems = [...grantsOfOwnedAccounts(value), ...unusableDeadLetterTopics(value, scope.region)];
+  if (problems.length > 0) throw new TenantsDocumentError(`invalid tenants: ${problems.join('; ')}`);
   return value;
+}
+
+function described(tenantId: string): string {
+  return tenantId === PUBLIC_TENANT_ID ? 'the public tenant' : `tenant "${tenantId}"`;
+}
+
+/** The registered tenant, other than `tenantId`, whose own account this is. */
+function ownerOf(document: TenantsDocument, account: string, tenantId: string): string | undefined {
+  return document.tenants?.find((entry) => entry.id !== tenantId && entry.accounts.includes(account))?.id;
+}
+
+/** `targetAccounts` naming another tenant's own account: that would hand one tenant's topics to another. */
+function grantsOfOwnedAccounts(document: TenantsDocument): string[] {
+  const grants = [
+    { id: PUBLIC_TENANT_ID, own: [] as readonly string[], targetAccounts: document.public?.targetAccounts ?? [] },
+    ...(document.tenants ?? []).map((entry) => ({ id: entry.id, own: entry.accounts, targetAccounts: entry.targetAccounts ?? [] })),
+  ];
+  return grants.flatMap(({ id, own, targetAccounts }) =>
+    targetAccounts.flatMap((account) => {
+      const owner = own.includes(account) ? undefined : ownerOf(document, account, id);
+      return owner === undefined ? [] : [`${described(id)} lists ${account} in targetAccounts, but it is an account of tenant "${owner}"`];
+    }),
+  );
+}
+
+function unusableDeadLetterTopics(document: TenantsDocument, region: string | undefined): string[] {
+  return tenantsOf(document).flatMap((tenant) => {
+    const topic = tenant.deadLetterTopic;
+    if (topic === undefined) return [];
+    const problems: string[] = [];
+    if (!mayPublishTo(tenant, topic)) {
+      const account = topicAccount(topic) ?? '';
+      const owner = ownerOf(document, account, tenant.id);
+      problems.push(
+        `${described(tenant.id)}'s deadLetterTopic ${topic} is in account ${account}, ${owner === undefined ? 'which it may not publish to' : `an account of tenant "${owner}"`}`,
+      );
+    }
+    if (region !== undefined && topicRegion(topic) !== region) {
+      problems.push(`${described(tenant.id)}'s deadLetterTopic ${topic} is not in the scheduler's region ${region}`);
+    }
+    return problems;
+  });
 }
 
 /** Input topic names: `<prefix>-input` is the public tenant's, `<prefix>-tenant-<id>` each registered tenant's. */
@@ -69,15 +125,45 @@ export function inputTopicName(topicPrefix: string, tenantId: string): string {
   return tenantId === PUBLIC_TENANT_ID ? `${topicPrefix}-input` : `${topicPrefix}-tenant-${tenantId}`;
 }
 
-/** The account of an SNS topic ARN (`arn:aws:sns:<region>:<account>:<name>`). */
-function topicAccount(topicArn: string): string | undefined {
-  return topicArn.split(':')[4];
-}
-
-/** Whether the tenant may have the scheduler publish to this topic (as target or failure topic). */
+/**
+ * Whether the tenant may have the scheduler publish to this topic (as target, failure topic or
+ * dead-letter topic): always to its own accounts, never to another registered tenant's, and to
+ * any other account its `targetAccounts` allows.
+ */
 export function mayPublishTo(tenant: Tenant, topicArn: string): boolean {
   const account = topicAccount(topicArn);
-  return tenant.targetAccounts === undefined || (account !== undefined && tenant.targetAccounts.has(account));
+  if (account === undefined) return false;
+  if (tenant.accounts.includes(account)) return true;
+  if (tenant.otherTenantsAccounts.has(account)) return false;
+  return tenant.targetAccounts === undefined || tenant.targetAccounts.has(account);
+}
+
+/** Every tenant of a registry, the public one first, with the defaults applied. */
+function tenantsOf(document: TenantsDocument): Tenant[] {
+  const entries = document.tenants ?? [];
+  const owned = new Set(entries.flatMap((entry) => entry.accounts));
+  const publicSettings = document.public ?? {};
+  return [
+    {
+      id: PUBLIC_TENANT_ID,
+      accounts: [],
+      targetAccounts: publicSettings.targetAccounts ? new Set(publicSettings.targetAccounts) : undefined,
+      otherTenantsAccounts: owned,
+      deadLetterTopic: publicSettings.deadLetterTopic,
+      quotas: quotasOf(publicSettings),
+      enabled: publicSettings.enabled ?? true,
+    },
+    ...entries.map((entry) => ({
+      id: entry.id,
+      accounts: entry.accounts,
+      targetAccounts: new Set([...entry.accounts, ...(entry.targetAccounts ?? [])]),
+      // Two tenants may share an account: both own it.
+      otherTenantsAccounts: new Set([...owned].filter((account) => !entry.accounts.includes(account))),
+      deadLetterTopic: entry.deadLetterTopic,
+      quotas: quotasOf(entry),
+      enabled: true,
+    })),
+  ];
 }
 
 /**
@@ -90,24 +176,7 @@ export class TenantRegistry {
   private readonly byId = new Map<string, Tenant>();
 
   constructor(document: TenantsDocument, topicPrefix: string) {
-    const publicSettings = document.public ?? {};
-    const tenants: Tenant[] = [
-      {
-        id: PUBLIC_TENANT_ID,
-        accounts: [],
-        targetAccounts: publicSettings.targetAccounts ? new Set(publicSettings.targetAccounts) : undefined,
-        quotas: quotasOf(publicSettings),
-        enabled: publicSettings.enabled ?? true,
-      },
-      ...(document.tenants ?? []).map((entry) => ({
-        id: entry.id,
-        accounts: entry.accounts,
-        targetAccounts: new Set([...entry.accounts, ...(entry.targetAccounts ?? [])]),
-        quotas: quotasOf(entry),
-        enabled: true,
-      })),
-    ];
-    for (const tenant of tenants) {
+    for (const tenant of tenantsOf(document)) {
       this.byId.set(tenant.id, tenant);
       this.byTopicName.set(inputTopicName(topicPrefix, tenant.id), tenant);
     }

@@ -6,6 +6,7 @@ import { parseDueDate } from './dates.js';
 import { emissionAttributes, eventIdFor, snsMessageBytes, type ScheduledEvent } from './event.js';
 import { EventRejectedError, REASON, type ReasonCode } from './reasons.js';
 import { mayPublishTo, PUBLIC_TENANT_ID, type Tenant } from './tenants.js';
+import { topicRegion } from './topic-arn.js';
 
 /** The request exactly as the original service took it, plus the optional idempotency key. */
 export interface ScheduleRequest {
@@ -52,6 +53,18 @@ export type ParseResult =
       readonly input: unknown;
     };
 
+/** Whose topic the message arrived on, and the scheduler's region: what bounds the topics it may name. */
+export interface InputScope {
+  readonly tenant: Tenant;
+  readonly region: string;
+}
+
+/**
+ * Deepest nesting of arrays and objects a message may have. A request is flat; a message nested
+ * thousands deep parses, but quoting it in a failure notice would overflow the stack.
+ */
+export const MAX_NESTING_DEPTH = 64;
+
 const ajv = new Ajv({ allErrors: true, strict: true });
 const validateSchedule = ajv.compile<ScheduleRequest>(scheduleSchema);
 const validateControl = ajv.compile<ControlRequest>(controlSchema);
@@ -79,13 +92,13 @@ function rejectionFor(errors: readonly ErrorObject[]): EventRejectedError {
 }
 
 /** The failure topic named in an input, when the tenant may be told there. */
-function ownFailureTopic(input: unknown, tenant: Tenant): string | undefined {
+function ownFailureTopic(input: unknown, scope: InputScope): string | undefined {
   const candidate = typeof input === 'object' && input !== null ? (input as Record<string, unknown>).failure_topic : undefined;
-  return validateTopicArn(candidate) && mayPublishTo(tenant, candidate) ? candidate : undefined;
+  return validateTopicArn(candidate) && mayPublishTo(scope.tenant, candidate) && topicRegion(candidate) === scope.region ? candidate : undefined;
 }
 
-function reject(error: EventRejectedError, input: unknown, tenant: Tenant): ParseResult {
-  return { accepted: false, error, failureTopic: ownFailureTopic(input, tenant), input };
+function reject(error: EventRejectedError, input: unknown, scope: InputScope): ParseResult {
+  return { accepted: false, error, failureTopic: ownFailureTopic(input, scope), input };
 }
 
 function checked<T>(validate: ValidateFunction<T>, input: unknown): { ok: true; value: T } | { ok: false; error: EventRejectedError } {
@@ -96,28 +109,34 @@ function dueDate(text: string): number | EventRejectedError {
   return parseDueDate(text) ?? new EventRejectedError(REASON.INVALID_DATE, `"${text}" is not an ISO-8601 date-time`, { field: 'date' });
 }
 
-function parseSchedule(input: unknown, inputMessageId: string, tenant: Tenant): ParseResult {
+/** Why the scheduler may not publish to a topic the request names, if it may not. */
+function topicRefusal(topicArn: string, field: 'target' | 'failure_topic', scope: InputScope): EventRejectedError | undefined {
+  const isTarget = field === 'target';
+  if (!mayPublishTo(scope.tenant, topicArn)) {
+    return isTarget
+      ? new EventRejectedError(REASON.TARGET_NOT_ALLOWED, `tenant "${scope.tenant.id}" may not target ${topicArn}`, { field })
+      : new EventRejectedError(REASON.FAILURE_TOPIC_NOT_ALLOWED, `tenant "${scope.tenant.id}" may not use ${topicArn} as failure topic`, { field });
+  }
+  const region = topicRegion(topicArn);
+  if (region === scope.region) return undefined;
+  return new EventRejectedError(
+    isTarget ? REASON.TARGET_IN_OTHER_REGION : REASON.FAILURE_TOPIC_IN_OTHER_REGION,
+    `${field} ${topicArn} is in ${region}: the scheduler publishes only to topics in ${scope.region}`,
+    { field, region, schedulerRegion: scope.region },
+  );
+}
+
+function parseSchedule(input: unknown, inputMessageId: string, scope: InputScope): ParseResult {
+  const { tenant } = scope;
   const result = checked(validateSchedule, input);
-  if (!result.ok) return reject(result.error, input, tenant);
+  if (!result.ok) return reject(result.error, input, scope);
   const request = result.value;
   const dueAt = dueDate(request.date);
-  if (dueAt instanceof EventRejectedError) return reject(dueAt, input, tenant);
-  if (request.failure_topic !== undefined && !mayPublishTo(tenant, request.failure_topic)) {
-    return reject(
-      new EventRejectedError(REASON.FAILURE_TOPIC_NOT_ALLOWED, `tenant "${tenant.id}" may not use ${request.failure_topic} as failure topic`, {
-        field: 'failure_topic',
-      }),
-      input,
-      tenant,
-    );
-  }
-  if (!mayPublishTo(tenant, request.target)) {
-    return reject(
-      new EventRejectedError(REASON.TARGET_NOT_ALLOWED, `tenant "${tenant.id}" may not target ${request.target}`, { field: 'target' }),
-      input,
-      tenant,
-    );
-  }
+  if (dueAt instanceof EventRejectedError) return reject(dueAt, input, scope);
+  const topicError =
+    (request.failure_topic === undefined ? undefined : topicRefusal(request.failure_topic, 'failure_topic', scope)) ??
+    topicRefusal(request.target, 'target', scope);
+  if (topicError !== undefined) return reject(topicError, input, scope);
   const event: ScheduledEvent = {
     id: eventIdFor(tenant.id, request.user, request.id, inputMessageId),
     tenant: tenant.id,
@@ -136,45 +155,86 @@ function parseSchedule(input: unknown, inputMessageId: string, tenant: Tenant): 
         limit: SNS_MAX_MESSAGE_BYTES,
       }),
       input,
-      tenant,
+      scope,
     );
   }
-  return { accepted: true, request: { kind: 'schedule', event, clientId: request.id }, failureTopic: ownFailureTopic(input, tenant), input };
+  return { accepted: true, request: { kind: 'schedule', event, clientId: request.id }, failureTopic: ownFailureTopic(input, scope), input };
 }
 
-function parseControl(input: unknown, tenant: Tenant): ParseResult {
+/**
+ * On the shared topic nothing proves who published a message, and a `c-` id is a hash of the
+ * self-declared user and id, which anyone can compute: only the `m-` id, the MessageId SNS
+ * returned to the original publish (random, known to its publisher alone), names an event there.
+ */
+function publicControlRefusal(request: ControlRequest): EventRejectedError | undefined {
+  if (request.event_id?.startsWith('m-')) return undefined;
+  return new EventRejectedError(
+    REASON.CONTROL_NOT_ALLOWED,
+    'on the shared input topic, name the event by its event_id "m-<MessageId>", the MessageId SNS returned for the schedule request',
+    { field: request.id !== undefined ? 'id' : 'event_id', use: 'event_id' },
+  );
+}
+
+function parseControl(input: unknown, scope: InputScope): ParseResult {
+  const { tenant } = scope;
   const result = checked(validateControl, input);
-  if (!result.ok) return reject(result.error, input, tenant);
+  if (!result.ok) return reject(result.error, input, scope);
   const request = result.value;
-  const missing = (field: string) => reject(new EventRejectedError(REASON.MISSING_FIELD, `required field "${field}" is missing`, { field }), input, tenant);
+  const missing = (field: string) => reject(new EventRejectedError(REASON.MISSING_FIELD, `required field "${field}" is missing`, { field }), input, scope);
   if ((request.id === undefined) === (request.event_id === undefined)) {
     if (request.id === undefined) return missing('id');
-    return reject(new EventRejectedError(REASON.INVALID_FIELD, 'give "id" or "event_id", not both', { field: 'event_id' }), input, tenant);
+    return reject(new EventRejectedError(REASON.INVALID_FIELD, 'give "id" or "event_id", not both', { field: 'event_id' }), input, scope);
   }
-  // On the shared topic, client ids are kept apart by user (see eventIdFor).
-  if (request.id !== undefined && tenant.id === PUBLIC_TENANT_ID && request.user === undefined) return missing('user');
+  const refusal = tenant.id === PUBLIC_TENANT_ID ? publicControlRefusal(request) : undefined;
+  if (refusal !== undefined) return reject(refusal, input, scope);
   const eventId = request.event_id ?? eventIdFor(tenant.id, request.user ?? '', request.id, '');
-  const failureTopic = ownFailureTopic(input, tenant);
+  const failureTopic = ownFailureTopic(input, scope);
   if (request.action === 'cancel') return { accepted: true, request: { kind: 'cancel', eventId }, failureTopic, input };
   if (request.date === undefined) return missing('date');
   const dueAt = dueDate(request.date);
-  if (dueAt instanceof EventRejectedError) return reject(dueAt, input, tenant);
+  if (dueAt instanceof EventRejectedError) return reject(dueAt, input, scope);
   return { accepted: true, request: { kind: 'reschedule', eventId, dueAt }, failureTopic, input };
+}
+
+/** Deepest nesting of arrays and objects in a valid JSON text, counted without recursion. */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const char = text[i];
+    if (inString) {
+      if (char === '\\') i += 1;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === '{' || char === '[') deepest = Math.max(deepest, (depth += 1));
+    else if (char === '}' || char === ']') depth -= 1;
+  }
+  return deepest;
 }
 
 /**
  * Parses one input message (the text published to a tenant's input topic) into what it asks
- * for. `inputMessageId` identifies the publish, so redeliveries map to one event; `tenant` is
- * whose topic it arrived on, and bounds which topics it may name.
+ * for. `inputMessageId` identifies the publish, so redeliveries map to one event; the scope's
+ * tenant is whose topic it arrived on, and with the region bounds which topics it may name.
  */
-export function parseInputMessage(text: string, inputMessageId: string, tenant: Tenant): ParseResult {
+export function parseInputMessage(text: string, inputMessageId: string, scope: InputScope): ParseResult {
   let input: unknown;
   try {
     input = JSON.parse(text);
   } catch {
-    return reject(new EventRejectedError(REASON.INVALID_JSON, 'the message is not valid JSON'), text, tenant);
+    return reject(new EventRejectedError(REASON.INVALID_JSON, 'the message is not valid JSON'), text, scope);
+  }
+  const depth = nestingDepth(text);
+  if (depth > MAX_NESTING_DEPTH) {
+    const error = new EventRejectedError(REASON.TOO_DEEPLY_NESTED, `the message nests ${depth} deep; at most ${MAX_NESTING_DEPTH} is taken`, {
+      depth,
+      limit: MAX_NESTING_DEPTH,
+    });
+    // Quoted as text: the parsed value is what cannot be serialized again.
+    return { accepted: false, error, failureTopic: ownFailureTopic(input, scope), input: text };
   }
   const action = typeof input === 'object' && input !== null ? (input as Record<string, unknown>).action : undefined;
-  if (action === 'cancel' || action === 'reschedule') return parseControl(input, tenant);
-  return parseSchedule(input, inputMessageId, tenant);
+  if (action === 'cancel' || action === 'reschedule') return parseControl(input, scope);
+  return parseSchedule(input, inputMessageId, scope);
 }
