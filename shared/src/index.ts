@@ -20,6 +20,7 @@ export * from './app/ingest.js';
 export * from './app/loader.js';
 export * from './app/loading.js';
 export * from './app/emitter.js';
+export * from './app/quota-reconcile.js';
 export * from './adapters/dynamodb-table.js';
 export * from './adapters/dynamodb-batches.js';
 export * from './adapters/dynamodb-conditional-writes.js';

@@ -1,6 +1,7 @@
 import { AdminError, UsageError } from './errors.js';
 import { eventShow, eventsList } from './event-commands.js';
 import type { Output } from './format.js';
+import { quotaReconcile } from './quota-commands.js';
 import { tenantAdd, tenantList } from './tenant-commands.js';
 import { USAGE } from './usage.js';
 
@@ -13,6 +14,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   'tenant add': tenantAdd,
   'tenant list': tenantList,
   'event show': eventShow,
+  'quota reconcile': quotaReconcile,
 };
 
 async function dispatch(argv: readonly string[], output: Output): Promise<number> {

@@ -103,10 +103,15 @@ async function tableAccess(location: Location): Promise<TableAccess> {
 
 /** Runs `use` with the location's event records; read failures become an AdminError naming the table. */
 export async function withEventRecords<T>(location: Location, use: (records: EventRecords) => Promise<T>): Promise<T> {
+  return withTable(location, (client, tableName) => use(new DynamoDbEventRecords(client, tableName)));
+}
+
+/** Runs `use` with a client of the location's table; failures become an AdminError naming the table. */
+export async function withTable<T>(location: Location, use: (client: DynamoDBDocumentClient, tableName: string) => Promise<T>): Promise<T> {
   const access = await tableAccess(location);
   const client = new DynamoDBClient(access.client);
   try {
-    return await use(new DynamoDbEventRecords(DynamoDBDocumentClient.from(client), access.tableName));
+    return await use(DynamoDBDocumentClient.from(client), access.tableName);
   } catch (error) {
     if (error instanceof AdminError || error instanceof UsageError) throw error;
     throw new AdminError(`cannot read the ${access.description}: ${describeError(error)}.${access.hint(error)}`);

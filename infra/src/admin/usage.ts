@@ -13,7 +13,8 @@ const WHERE = `Where (local service by default):
   --region R              the deployed stack's region (default: the stack's Region output, else the AWS SDK's)
   --profile P             AWS credentials profile (default: the AWS SDK's default credential chain)
 A deployed table is read with dynamodb:BatchGetItem (event show) and dynamodb:Scan (events,
-a filtered scan: it reads the table, it writes nothing).`;
+a filtered scan: it reads the table, it writes nothing); quota reconcile also needs
+dynamodb:GetItem and dynamodb:UpdateItem on the tenant's counter item.`;
 
 export const USAGE = {
   main: `Operator commands for the scheduler: register tenants, look up events.
@@ -24,6 +25,7 @@ Usage:
   scripts/admin event show <event-id> [--json] [where]
   scripts/admin event show --tenant T --id CLIENT_ID [--user U] [--json] [where]
   scripts/admin events --tenant T --state ${STATES} [--limit N] [--after TOKEN] [--json] [where]
+  scripts/admin quota reconcile --tenant T [--json] [where]
 
 ${WHERE}
 
@@ -99,6 +101,19 @@ Usage: scripts/admin events --tenant T --state STATE [--limit N] [--after TOKEN]
   --limit N       events per page, 1 to ${LIST_LIMIT.max} (default ${LIST_LIMIT.default})
   --after TOKEN   the next page: the token printed under the previous one
   --json          {"events": [...], "next": TOKEN or null}, times as ISO 8601
+
+${WHERE}`,
+
+  quotaReconcile: `Recounts a tenant's open events (scheduled or queued) and corrects its open-events quota
+counter by the difference.
+
+Usage: scripts/admin quota reconcile --tenant T [--json] [where]
+
+The counter errs high, never low: a place is freed only when the end that frees it is known to
+be recorded, so a lost answer, a crash or an event deleted by its retention period can leave it
+too high, and the tenant refused a little early. The count reads every item of the table (a
+filtered scan, no writes but the correction). Events that start or end while it runs may or may
+not be counted: the correction is exact when none did, and the command says when some did.
 
 ${WHERE}`,
 } as const;

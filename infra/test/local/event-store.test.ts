@@ -1,8 +1,10 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, type BatchExecuteStatementCommandOutput } from '@aws-sdk/lib-dynamodb';
 import {
+  DynamoDbEventRecords,
   DynamoDbEventStore,
   DEFAULT_QUOTAS,
+  reconcileOpenEvents,
   EVENT_STATE,
   openEventsCounterId,
   TABLE,
@@ -46,8 +48,56 @@ async function newTable(): Promise<string> {
   return resources.tableName;
 }
 
-async function storeFor(mode: BatchWriteMode): Promise<DynamoDbEventStore> {
-  return new DynamoDbEventStore(client, await newTable(), { batchWrites: mode });
+async function storeFor(mode: BatchWriteMode, through: DynamoDBDocumentClient = client): Promise<DynamoDbEventStore> {
+  return new DynamoDbEventStore(through, await newTable(), { batchWrites: mode });
+}
+
+/** A client of its own, whose requests the test may break. */
+function faultyClient(): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+}
+
+/** Every write of `id` is throttled, in either way of writing batches; the other writes of its requests go through. */
+function throttleWritesOf(faulty: DynamoDBDocumentClient, id: string): void {
+  faulty.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as { Statements?: { Parameters?: unknown[] }[]; TransactItems?: { Update?: { Key?: Record<string, unknown> } }[] };
+      if (context.commandName === 'BatchExecuteStatementCommand' && input.Statements) {
+        const poisoned = input.Statements.findIndex((statement) => statement.Parameters?.includes(id));
+        if (poisoned < 0) return next(args);
+        const rest = input.Statements.filter((_, index) => index !== poisoned);
+        const result = await next({ ...args, input: { ...input, Statements: rest } });
+        const output = result.output as BatchExecuteStatementCommandOutput;
+        const responses = [...(output.Responses ?? [])];
+        responses.splice(poisoned, 0, { Error: { Code: 'ThrottlingError', Message: 'throttled by the test' } });
+        return { ...result, output: { ...output, Responses: responses } };
+      }
+      if (context.commandName === 'TransactWriteItemsCommand' && input.TransactItems?.some((item) => item.Update?.Key?.id === id)) {
+        const reasons = input.TransactItems.map((item) => ({ Code: item.Update?.Key?.id === id ? 'ThrottlingError' : 'None' }));
+        throw Object.assign(new Error('Transaction cancelled by the test'), { name: 'TransactionCanceledException', CancellationReasons: reasons });
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'throttleWritesOf' },
+  );
+}
+
+/** The first request of a command is applied, but its answer is lost on the way back. */
+function loseFirstAnswerOf(faulty: DynamoDBDocumentClient, commandName: string): void {
+  let lost = false;
+  faulty.middlewareStack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      if (context.commandName === commandName && !lost) {
+        lost = true;
+        throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError' });
+      }
+      return result;
+    },
+    { step: 'initialize', name: 'loseFirstAnswerOf' },
+  );
 }
 
 function event(id: string, overrides: Partial<ScheduledEvent> = {}): ScheduledEvent {
@@ -131,6 +181,37 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     expect((await store.read(['a'])).get('a')).toMatchObject({ state: EVENT_STATE.emitted, emittedAt: NOW, endedBy: 'delivery-1' });
   });
 
+  it('frees the places of the ends it recorded when another end of the same batch keeps failing', async () => {
+    const faulty = faultyClient();
+    try {
+      const store = await storeFor(mode, faulty);
+      await store.createMany([newEvent(event('a'), false), newEvent(event('b'), false), newEvent(event('throttled'), false)]);
+      throttleWritesOf(faulty, 'throttled');
+      const result = await store.endEmissions(['a', 'b', 'throttled'].map((id) => ending(event(id), 'delivery-1')));
+      expect(result.recorded.map(({ event: { id } }) => id)).toEqual(['a', 'b']);
+      expect(result.unknown.map(({ event: { id } }) => id)).toEqual(['throttled']);
+      expect(await openEvents(store)).toBe(1);
+    } finally {
+      faulty.destroy();
+    }
+  });
+
+  it('cancels and frees the place exactly once, even when the answer to the first attempt is lost', async () => {
+    const faulty = faultyClient();
+    try {
+      const store = await storeFor(mode, faulty);
+      await store.createMany([newEvent(event('a'), true)]);
+      loseFirstAnswerOf(faulty, 'TransactWriteItemsCommand');
+      const scope = { tenant: 'acme', now: NOW, cutoffMs: 5_000 };
+      const change = { by: 'cancel-1', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 60 };
+      await expect(store.cancel('a', scope, change)).rejects.toThrow();
+      expect(await store.cancel('a', scope, change)).toMatchObject({ outcome: 'refused', current: { state: EVENT_STATE.cancelled, cancelledBy: 'cancel-1' } });
+      expect(await openEvents(store)).toBe(0);
+    } finally {
+      faulty.destroy();
+    }
+  });
+
   it('cancels and frees the place at once; the same cancel again changes nothing', async () => {
     const store = await storeFor(mode);
     await store.createMany([newEvent(event('a'), true)]);
@@ -177,5 +258,23 @@ describe('the quota counters', () => {
     const second = (offset: number) => `r${Math.floor((NOW + offset) / 1000)}`;
     // The seconds more than ten seconds before the last are gone; the later ones stay until then.
     expect(Item).toEqual({ [TABLE.partitionKey]: openEventsCounterId('acme'), openEvents: 8, [second(12_000)]: 1, [second(13_000)]: 1 });
+  });
+});
+
+describe('reconciling a quota counter', () => {
+  it('recounts the open events and corrects a count left too high, by an event deleted without its end', async () => {
+    const tableName = await newTable();
+    const store = new DynamoDbEventStore(client, tableName);
+    const records = new DynamoDbEventRecords(client, tableName);
+    await store.createMany(['a', 'b', 'c', 'd'].map((id) => newEvent(event(id), id !== 'a')));
+    await store.endEmissions([ending(event('a'), 'delivery-1')]);
+    // Its retention period over while it was still open, as DynamoDB's TTL would.
+    await client.send(new DeleteCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: 'd' } }));
+    expect(await store.counters.openEvents('acme')).toBe(3);
+
+    const first = await reconcileOpenEvents({ counter: store.counters, census: records }, 'acme');
+    expect(first).toEqual({ tenant: 'acme', counted: 2, counterBefore: 3, counterAfter: 3, correction: -1, exact: true });
+    expect(await store.counters.openEvents('acme')).toBe(2);
+    expect((await reconcileOpenEvents({ counter: store.counters, census: records }, 'acme')).correction).toBe(0);
   });
 });

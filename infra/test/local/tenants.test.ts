@@ -244,7 +244,7 @@ describe('quotas', () => {
       const dueAt = Date.now() + 60_000;
       const target = `arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:rate-target`;
       await Promise.all(clients.map((client, c) => client.publishBatch(Array.from({ length: 20 }, (_, i) => request(target, dueAt, `r-${c}-${i}`)))));
-      await waitFor(async () => (await stored()).length + refusals(lines, REASON.QUOTA_EXCEEDED).length === 80, 'all 80 decided');
+      await waitFor(async () => (await stored()).length + refusals(lines, REASON.QUOTA_EXCEEDED).length === 80, 'all 80 decided', 40_000);
       expect(refusals(lines, REASON.QUOTA_EXCEEDED)[0]).toMatchObject({ notice: { details: { quota: 'maxIngestPerSecond', limit: 10 } } });
       const perSecond = new Map<number, number>();
       for (const { createdAt } of await stored()) perSecond.set(Math.floor(createdAt / 1000), (perSecond.get(Math.floor(createdAt / 1000)) ?? 0) + 1);

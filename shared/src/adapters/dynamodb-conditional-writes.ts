@@ -200,44 +200,54 @@ export class TransactionWriter implements ConditionalWriter {
 
   async write(writes: readonly ConditionalWrite[]): Promise<WriteOutcome[]> {
     const outcomes: WriteOutcome[] = writes.map(() => 'unknown');
-    let pending = writes.map((write, index) => ({ item: toTransactItem(this.tableName, write), key: keyOf(write), index }));
+    let pending: Pending[] = writes.map((write, index) => ({ item: toTransactItem(this.tableName, write), key: keyOf(write), index, alone: false }));
     for (let round = 0; pending.length > 0 && round < BATCH_ROUNDS; round++) {
       await pauseBeforeRound(round);
       // A transaction names each item once: a second write of the same item waits for the next round.
       const keys = new Set<string>();
-      const now: typeof pending = [];
-      const later: typeof pending = [];
+      const now: Pending[] = [];
+      const later: Pending[] = [];
       for (const entry of pending) (keys.has(entry.key) ? later : now).push(entry), keys.add(entry.key);
-      const retried = await Promise.all(chunks(now, DYNAMODB_TRANSACTION_ITEMS).map((chunk) => this.transact(chunk, outcomes)));
+      // An item that failed on its own account goes alone, so it cannot hold the others back again.
+      const transactions = [...chunks(now.filter(({ alone }) => !alone), DYNAMODB_TRANSACTION_ITEMS), ...now.filter(({ alone }) => alone).map((entry) => [entry])];
+      const retried = await Promise.all(transactions.map((transaction) => this.transact(transaction, outcomes)));
       pending = [...retried.flat(), ...later].sort((a, b) => a.index - b.index);
     }
     return outcomes;
   }
 
   /** One transaction; returns the entries to try again (all of them when the answer is lost). */
-  private async transact<T extends { readonly item: Record<string, unknown>; readonly index: number }>(chunk: readonly T[], outcomes: WriteOutcome[]): Promise<T[]> {
+  private async transact(transaction: readonly Pending[], outcomes: WriteOutcome[]): Promise<Pending[]> {
     try {
-      await this.client.send(new TransactWriteCommand({ TransactItems: chunk.map(({ item }) => item) as never }));
+      await this.client.send(new TransactWriteCommand({ TransactItems: transaction.map(({ item }) => item) as never }));
     } catch (error) {
       const { name, message } = error as Error;
       if (name !== 'TransactionCanceledException') {
         if (INVALID.has(name)) throw new InvalidWriteError(`DynamoDB refused a transaction: ${message}`, { cause: error });
-        return [...chunk];
+        return [...transaction];
       }
       const reasons = (error as { CancellationReasons?: { Code?: string; Message?: string }[] }).CancellationReasons ?? [];
-      const retry: T[] = [];
-      chunk.forEach((entry, position) => {
+      const retry: Pending[] = [];
+      transaction.forEach((entry, position) => {
         const code = reasons[position]?.Code;
         if (code === 'ConditionalCheckFailed') outcomes[entry.index] = 'refused';
         else if (code !== undefined && INVALID.has(code)) throw new InvalidWriteError(`DynamoDB refused a write (${code}): ${reasons[position]?.Message}`);
-        // 'None' (cancelled for another item's sake), conflicts and throttling: again.
-        else retry.push(entry);
+        // Cancelled for another item's sake ('None'): again, together; its own conflict or throttling: again, alone.
+        else retry.push({ ...entry, alone: code !== undefined && code !== 'None' });
       });
       return retry;
     }
-    for (const { index } of chunk) outcomes[index] = 'applied';
+    for (const { index } of transaction) outcomes[index] = 'applied';
     return [];
   }
+}
+
+/** A write on its way through the transactions' rounds. */
+interface Pending {
+  readonly item: Record<string, unknown>;
+  readonly key: string;
+  readonly index: number;
+  readonly alone: boolean;
 }
 
 export function conditionalWriter(mode: BatchWriteMode, client: DynamoDBDocumentClient, tableName: string): ConditionalWriter {

@@ -1,6 +1,6 @@
 import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DYNAMODB_BATCH_GET_KEYS } from '../domain/limits.js';
-import type { EventRecord, EventState } from '../domain/lifecycle.js';
+import { EVENT_STATE, type EventRecord, type EventState } from '../domain/lifecycle.js';
 import type { EventRecords } from '../app/ports.js';
 import { batchGet } from './dynamodb-batches.js';
 import { isEventItem, toRecord } from './dynamodb-event-items.js';
@@ -23,6 +23,33 @@ export class DynamoDbEventRecords implements EventRecords {
   async get(id: string): Promise<EventRecord | undefined> {
     const item = (await batchGet(this.client, this.tableName, [id])).get(id);
     return item && isEventItem(item) ? toRecord(item) : undefined;
+  }
+
+  /** A tenant's open events (scheduled or queued), counted by a scan of the whole table: for reconciling its quota counter. */
+  async countOpen(tenant: string): Promise<number> {
+    let count = 0;
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      let result;
+      try {
+        result = await this.client.send(
+          new ScanCommand({
+            TableName: this.tableName,
+            FilterExpression: 'tenant = :tenant AND #state IN (:scheduled, :queued)',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: { ':tenant': tenant, ':scheduled': EVENT_STATE.scheduled, ':queued': EVENT_STATE.queued },
+            Select: 'COUNT',
+            ExclusiveStartKey: startKey,
+            ConsistentRead: true,
+          }),
+        );
+      } catch (error) {
+        throw transient('Scan', error);
+      }
+      count += result.Count ?? 0;
+      startKey = result.LastEvaluatedKey;
+    } while (startKey !== undefined);
+    return count;
   }
 
   async list(

@@ -1,0 +1,39 @@
+import { parseArgs } from 'node:util';
+import { DynamoDbEventRecords, DynamoDbQuotaCounters, reconcileOpenEvents } from '@adhoc-scheduler/shared';
+import { HELP_OPTION, LOCATION_OPTIONS, parseOrExplain } from './arguments.js';
+import { UsageError } from './errors.js';
+import type { Output } from './format.js';
+import { locationOf, withTable } from './location.js';
+import { USAGE } from './usage.js';
+
+const count = (value: number): string => value.toLocaleString('en-US');
+
+/** `quota reconcile`: recounts a tenant's open events and corrects its quota counter. */
+export async function quotaReconcile(args: string[], output: Output): Promise<number> {
+  const command = 'quota reconcile';
+  const { values, positionals } = parseOrExplain(command, () =>
+    parseArgs({ args, allowPositionals: true, options: { tenant: { type: 'string' }, json: { type: 'boolean', default: false }, ...LOCATION_OPTIONS, ...HELP_OPTION } }),
+  );
+  if (values.help) {
+    output.out(USAGE.quotaReconcile);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`, command);
+  const { tenant } = values;
+  if (tenant === undefined) throw new UsageError('--tenant is missing', command);
+  const result = await withTable(locationOf(values, command), (client, tableName) =>
+    reconcileOpenEvents({ counter: new DynamoDbQuotaCounters(client, tableName), census: new DynamoDbEventRecords(client, tableName) }, tenant),
+  );
+  if (values.json) {
+    output.out(JSON.stringify(result, null, 2));
+    return 0;
+  }
+  const { counted, counterBefore, counterAfter, correction, exact } = result;
+  const said = counterBefore === counterAfter ? count(counterBefore) : `${count(counterBefore)} before the count and ${count(counterAfter)} after`;
+  output.out(
+    `tenant ${tenant}: ${count(counted)} open events counted; the counter said ${said}; ` +
+      (correction === 0 ? 'nothing to correct.' : `corrected by ${correction > 0 ? '+' : ''}${count(correction)}.`) +
+      (exact ? '' : ' Events started or ended during the count: run it again at a quieter moment for an exact count.'),
+  );
+  return 0;
+}
