@@ -1,0 +1,193 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SendMessageBatchCommandInput, SendMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
+import { decodeDelayQueueMessage, decodeLoadingChunk, DynamoDbEventRecords, EVENT_STATE, type Logger } from '@adhoc-scheduler/shared';
+import type { AwsClients } from '@adhoc-scheduler/functions/wiring';
+import { startEmulators, type Emulators } from '../../src/local/emulators.js';
+import { capturingLogger, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+
+/**
+ * The README's guarantees, each against the real emulators with the fault it is about injected
+ * into the service's own SDK clients: what a crash, a timeout or a lost message would do.
+ */
+let emulators: Emulators;
+beforeAll(async () => {
+  emulators = await startEmulators({});
+});
+afterAll(async () => {
+  await emulators?.stop();
+});
+
+/** Stored events are repaired this long after their due time, here (the shortest the emitter lead allows). */
+const REPAIR_AFTER_SECONDS = 4;
+
+async function setup(inject: (clients: AwsClients) => void, env: Record<string, string> = {}) {
+  const { logger, lines } = capturingLogger();
+  const scheduler = await startTestScheduler(emulators, {
+    logger: logger as Logger,
+    env: { ...FAST_TIMINGS, SCHEDULER_REPAIR_AFTER_SECONDS: String(REPAIR_AFTER_SECONDS), ...env },
+    instrumentClients: inject,
+  });
+  const client = new SchedulerClient(scheduler);
+  const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+  const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+  return {
+    scheduler,
+    client,
+    target,
+    records,
+    logged: (message: string) => lines.filter((line) => line.msg === message),
+    async stop() {
+      client.destroy();
+      await target.stop();
+      await scheduler.stop();
+    },
+  };
+}
+
+/** A batch send to the queue whose URL ends with `queueSuffix` is dropped, as if the messages were lost, when `drop` says so; SQS answers success. */
+function dropSends(queueSuffix: string, drop: (bodies: readonly string[]) => boolean): (clients: AwsClients) => void {
+  return (clients) =>
+    clients.sqs.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as Partial<SendMessageBatchCommandInput>;
+        if (context.commandName !== 'SendMessageBatchCommand' || !input.QueueUrl?.endsWith(queueSuffix)) return next(args);
+        if (!drop((input.Entries ?? []).map((entry) => entry.MessageBody ?? ''))) return next(args);
+        const output: Partial<SendMessageBatchCommandOutput> = { Successful: (input.Entries ?? []).map((entry) => ({ Id: entry.Id ?? '', MessageId: 'lost', MD5OfMessageBody: '' })), Failed: [] };
+        return { output, response: {} } as never;
+      },
+      { step: 'initialize', name: 'dropSends' },
+    );
+}
+
+const eventsIn = (bodies: readonly string[]): string[] =>
+  bodies.flatMap((body) => {
+    const message = decodeDelayQueueMessage(body);
+    return message.kind === 'event' ? [message.event.payload] : [];
+  });
+
+describe('nothing lost', () => {
+  it('sends a stored event again when its loading message is lost, once it is overdue: late, once, never early', async () => {
+    let lost = false;
+    const { client, target, logged, stop } = await setup(
+      dropSends('-loading', (bodies) => {
+        if (lost || bodies.every((body) => decodeLoadingChunk(body).repair)) return false;
+        lost = true;
+        return true;
+      }),
+    );
+    try {
+      const dueAt = Date.now() + 8_000;
+      await client.publish(request(target.topicArn, dueAt, 'loading lost'));
+      const [delivery] = await waitFor(() => target.withPayload('loading lost').length > 0 && target.withPayload('loading lost'), 'the repaired event', 30_000);
+      expect(lost).toBe(true);
+      expect(delivery!.receivedAt).toBeGreaterThanOrEqual(dueAt + REPAIR_AFTER_SECONDS * 1000);
+      expect(logged('events still open after their due time; sent again')).toHaveLength(1);
+      await client.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
+      await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
+      expect(target.withPayload('loading lost')).toHaveLength(1);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('sends a stored event again when its delay-queue copy is lost after loading took it', async () => {
+    let lost = false;
+    const { client, target, records, stop } = await setup(
+      dropSends('-delay', (bodies) => {
+        if (lost || !eventsIn(bodies).includes('copy lost')) return false;
+        lost = true;
+        return true;
+      }),
+    );
+    try {
+      const dueAt = Date.now() + 8_000;
+      const messageId = await client.publish(request(target.topicArn, dueAt, 'copy lost'));
+      await waitFor(() => lost, 'the lost copy', 20_000);
+      expect((await records.get(`m-${messageId}`))?.state).toBe(EVENT_STATE.queued);
+      const [delivery] = await waitFor(() => target.withPayload('copy lost').length > 0 && target.withPayload('copy lost'), 'the repaired event', 30_000);
+      expect(delivery!.receivedAt).toBeGreaterThanOrEqual(dueAt + REPAIR_AFTER_SECONDS * 1000);
+      await waitFor(async () => (await records.get(`m-${messageId}`))?.state === EVENT_STATE.emitted, 'the emission recorded');
+    } finally {
+      await stop();
+    }
+  });
+
+  it('hands the end of an emission over when it cannot be recorded, and publishes the event only once', async () => {
+    let failing = true;
+    const { client, target, records, logged, stop } = await setup((clients) =>
+      clients.dynamodb.middlewareStack.add(
+        (next, context) => async (args) => {
+          const items = (args.input as { TransactItems?: { Update?: { ExpressionAttributeNames?: Record<string, string> } }[] }).TransactItems ?? [];
+          const recordsEnds = items.some((item) => Object.values(item.Update?.ExpressionAttributeNames ?? {}).includes('endedBy'));
+          if (failing && context.commandName === 'TransactWriteItemsCommand' && recordsEnds) throw Object.assign(new Error('DynamoDB unavailable'), { name: 'ServiceUnavailable' });
+          return next(args);
+        },
+        { step: 'initialize', name: 'failEnds' },
+      ),
+    );
+    try {
+      const messageId = await client.publish(request(target.topicArn, Date.now() + 2_000, 'end handed over'));
+      await waitFor(() => logged('emitted, but could not record it yet; the ends are handed over to be recorded later').length > 0, 'the hand-over', 20_000);
+      expect((await records.get(`m-${messageId}`))?.state).toBe(EVENT_STATE.queued);
+      failing = false;
+      await waitFor(async () => (await records.get(`m-${messageId}`))?.state === EVENT_STATE.emitted, 'the end recorded', 30_000);
+      await client.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
+      await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
+      expect(target.withPayload('end handed over')).toHaveLength(1);
+    } finally {
+      await stop();
+    }
+  });
+});
+
+describe('duplicates', () => {
+  it('suppresses a delay-queue message delivered again after its event was emitted (its delete was lost)', async () => {
+    let lostDelete = false;
+    const { client, target, logged, stop } = await setup((clients) =>
+      clients.sqs.middlewareStack.add(
+        (next, context) => async (args) => {
+          const input = args.input as { QueueUrl?: string };
+          if (context.commandName === 'DeleteMessageBatchCommand' && input.QueueUrl?.endsWith('-delay') && !lostDelete) {
+            lostDelete = true;
+            return { output: { Successful: [], Failed: [] }, response: {} } as never;
+          }
+          return next(args);
+        },
+        { step: 'initialize', name: 'loseDelete' },
+      ),
+    );
+    try {
+      await client.publish(request(target.topicArn, Date.now() + 2_000, 'delivered again'));
+      await waitFor(() => logged('already emitted; duplicate suppressed').length > 0, 'the redelivery suppressed', 30_000);
+      expect(lostDelete).toBe(true);
+      expect(target.withPayload('delivered again')).toHaveLength(1);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('notices two copies of the same message emitted at once, afterwards: counted, logged, not suppressed', async () => {
+    const { client, target, logged, stop } = await setup((clients) =>
+      clients.sqs.middlewareStack.add(
+        (next, context) => async (args) => {
+          const input = args.input as Partial<SendMessageBatchCommandInput>;
+          const entries = input.Entries ?? [];
+          if (context.commandName !== 'SendMessageBatchCommand' || !input.QueueUrl?.endsWith('-delay') || !eventsIn(entries.map((entry) => entry.MessageBody ?? '')).includes('twice at once')) {
+            return next(args);
+          }
+          // The same message, twice in flight: what an SQS double delivery does.
+          const doubled = entries.flatMap((entry) => [entry, { ...entry, Id: `${entry.Id}-again` }]);
+          return next({ ...args, input: { ...input, QueueUrl: input.QueueUrl, Entries: doubled } });
+        },
+        { step: 'initialize', name: 'doubleSends' },
+      ),
+    );
+    try {
+      await client.publish(request(target.topicArn, Date.now() + 2_000, 'twice at once'));
+      await waitFor(() => target.withPayload('twice at once').length === 2, 'both copies');
+      await waitFor(() => logged('emitted, but another delivery had already ended the event: two copies were emitted at once').length === 1, 'the duplicate noticed');
+    } finally {
+      await stop();
+    }
+  });
+});
