@@ -185,5 +185,23 @@ export class SchedulerMonitoring extends Construct {
       // Quotas (QUOTA_EXCEEDED), foreign targets (TARGET_NOT_ALLOWED), unknown tenants, refused changes...
       new cloudwatch.GraphWidget({ title: 'Refused requests by reason', width: 12, left: [byReason('EventsRejected')] }),
     );
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Repairs and publish retries (per minute)',
+        width: 12,
+        left: [
+          // Stored events still open past their due time, sent again by the loader's sweep.
+          schedulerMetric('EventsRepaired', 'loading', 'Sum', 'events repaired'),
+          // Publishes put back for a later try (throttling, an outage).
+          schedulerMetric('PublishRetries', 'emitter', 'Sum', 'publish retries'),
+        ],
+      }),
+      // Two copies of one event emitted at once, noticed when their ends were recorded.
+      new cloudwatch.GraphWidget({
+        title: 'Duplicate emissions (per minute)',
+        width: 12,
+        left: [schedulerMetric('DuplicateEmissions', 'emitter', 'Sum', 'duplicate emissions')],
+      }),
+    );
   }
 }

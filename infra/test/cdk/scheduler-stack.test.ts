@@ -524,7 +524,7 @@ describe('the dashboard', () => {
   });
 
   it('lays its widgets out in rows of two', () => {
-    expect(widgets().map((candidate) => candidate.width)).toEqual(Array(8).fill(12));
+    expect(widgets().map((candidate) => candidate.width)).toEqual(Array(10).fill(12));
   });
 });
 
