@@ -3,7 +3,7 @@ import { REASON, type ReasonCode } from './reasons.js';
 
 /**
  * An event's states: `scheduled` (stored for the loader), `queued` (in the delay queue), then
- * one of the ends. Cancel and reschedule apply until the emitter claims it for its due time.
+ * one of the ends. Cancel and reschedule apply until a cutoff before its due time (see changeRefusal).
  */
 export const EVENT_STATE = {
   scheduled: 'scheduled',
