@@ -105,7 +105,7 @@ function outputsOf(emulators: Emulators, resources: LocalResources, config: Sche
 export async function startLocalScheduler(options: LocalSchedulerOptions = {}): Promise<LocalScheduler> {
   const ownEmulators = options.emulators === undefined;
   const emulators = options.emulators ?? (await startEmulators({ dataDir: options.dataDir, ports: options.ports }));
-  const logger = options.logger ?? createLogger('local', process.env.LOG_LEVEL ?? 'info');
+  const logger = options.logger ?? createLogger(process.env.LOG_LEVEL ?? 'info');
   try {
     const prefix = options.namePrefix ?? `scheduler-${randomBytes(4).toString('hex')}`;
     const tenantsOption = options.tenants ?? {};

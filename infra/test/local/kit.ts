@@ -35,7 +35,7 @@ export function capturingLogger(): { readonly logger: Logger; readonly lines: Re
       done();
     },
   });
-  return { logger: createLogger('test', 'info', sink), lines };
+  return { logger: createLogger('info', { destination: sink }), lines };
 }
 
 /**
