@@ -103,13 +103,14 @@ function outputsOf(emulators: Emulators, resources: LocalResources, config: Sche
  * timer for the loader).
  */
 export async function startLocalScheduler(options: LocalSchedulerOptions = {}): Promise<LocalScheduler> {
+  const tenantsOption = options.tenants ?? {};
+  // Read before anything starts: an invalid file stops the start at once.
+  const tenants = 'file' in tenantsOption ? readTenantsFile(tenantsOption.file) : tenantsOption;
   const ownEmulators = options.emulators === undefined;
   const emulators = options.emulators ?? (await startEmulators({ dataDir: options.dataDir, ports: options.ports }));
   const logger = options.logger ?? createLogger(process.env.LOG_LEVEL ?? 'info');
   try {
     const prefix = options.namePrefix ?? `scheduler-${randomBytes(4).toString('hex')}`;
-    const tenantsOption = options.tenants ?? {};
-    const tenants = 'file' in tenantsOption ? readTenantsFile(tenantsOption.file) : tenantsOption;
     const resources = await createLocalResources(
       { messaging: emulators.messagingEndpoint, dynamodb: emulators.dynamodbEndpoint },
       { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS },
@@ -132,8 +133,9 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     const clients = createAwsClients(config, { credentials: LOCAL_CREDENTIALS, maxSockets: 4 * emitterConcurrency });
     options.instrumentClients?.(clients);
     // A fixed registry reaches the functions through their config, as on Lambda; a file is re-read as it changes.
-    const tenantFile = 'file' in tenantsOption ? { tenants: new FileTenantDirectory(tenantsOption.file, prefix, logger) } : {};
-    const depsFor = (fn: FunctionName) => createDependencies(fn, config, clients, { logger: logger.child({ fn }), ...tenantFile });
+    const tenantDirectory = 'file' in tenantsOption ? new FileTenantDirectory(tenantsOption.file, prefix, logger) : undefined;
+    const depsFor = (fn: FunctionName) =>
+      createDependencies(fn, config, clients, { logger: logger.child({ fn }), ...(tenantDirectory ? { tenants: tenantDirectory } : {}) });
 
     const poll = (
       fn: 'ingest' | 'loading' | 'emitter',
@@ -192,6 +194,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       tick,
       async stop() {
         clearInterval(timer);
+        tenantDirectory?.close();
         await Promise.all(pollers.map((poller) => poller.stop()));
         await running;
         clients.sns.destroy();
