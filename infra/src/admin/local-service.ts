@@ -4,7 +4,8 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { inputTopicName } from '@adhoc-scheduler/shared';
 import { ensureInputTopic } from '../local/resources.js';
 import { LOCAL_CREDENTIALS, type LocalOutputs } from '../local/runtime.js';
-import { AdminError, describeError } from './errors.js';
+import { describeError } from '@adhoc-scheduler/shared/describe-error';
+import { AdminError } from './errors.js';
 import { topicPrefixOf } from './input-topics.js';
 
 export const DEFAULT_OUTPUTS_FILE = '.local/outputs.json';
@@ -59,6 +60,11 @@ export class LocalService {
     }
     if (!ingestQueueArn) throw new AdminError(`the local service's ingest queue ${outputs.ingestQueueUrl} has no ARN`);
     return new LocalService(outputs, new SNSClient(access), ingestQueueArn);
+  }
+
+  /** Its SNS and SQS endpoint. */
+  get endpoint(): string {
+    return this.outputs.endpoint;
   }
 
   /** Creates the tenant's input topic subscribed to the ingest queue (idempotent); its ARN. */
