@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '@adhoc-scheduler/shared';
 import { EmulatorStartError, PortInUseError, type EmulatorName } from './emulators.js';
-import { removeOutputsFile, writeOutputsFile } from './outputs-file.js';
+import { removeOutputsFile, removeStaleOutputsFile, writeOutputsFile } from './outputs-file.js';
 import { startLocalScheduler } from './runtime.js';
 import { TenantsFileError } from './tenants-file.js';
 
@@ -72,6 +72,8 @@ function startFailure(error: unknown): string | undefined {
   return undefined;
 }
 
+const outputsFile = resolve(values.outputs);
+await removeStaleOutputsFile(outputsFile);
 const dataDir = values['in-memory'] ? undefined : resolve(values['data-dir']);
 if (dataDir) await mkdir(dataDir, { recursive: true });
 const scheduler = await startLocalScheduler({
@@ -79,7 +81,8 @@ const scheduler = await startLocalScheduler({
   // Fixed ports and names, so a restart keeps the endpoints, topic and queue URLs a client knows.
   ports,
   namePrefix: 'adhoc-scheduler',
-  tenants: { file: resolve(values.tenants) },
+  // As given (relative to the repository root, where scripts/start runs), so messages name it as the operator does.
+  tenants: { file: values.tenants },
   env: process.env,
 }).catch((error: unknown) => {
   const failure = startFailure(error);
@@ -88,7 +91,6 @@ const scheduler = await startLocalScheduler({
 });
 
 // Written once the service answers, and whole: a script waits for the file, then uses it.
-const outputsFile = resolve(values.outputs);
 await writeOutputsFile(outputsFile, scheduler.outputs);
 const { config } = scheduler;
 console.error(

@@ -1,4 +1,5 @@
 import { readFile, rm } from 'node:fs/promises';
+import { answers } from '@adhoc-scheduler/shared/endpoint';
 import { writeJsonFile } from './json-file.js';
 import type { LocalOutputs } from './runtime.js';
 
@@ -19,6 +20,15 @@ async function readOutputs(path: string): Promise<Partial<LocalOutputs> | undefi
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Removes a file a killed service left (nothing answers at its endpoint), before a new service
+ * starts on the same ports: until the new one is ready, nobody takes the old file for it.
+ */
+export async function removeStaleOutputsFile(path: string): Promise<void> {
+  const outputs = await readOutputs(path);
+  if (outputs !== undefined && (typeof outputs.endpoint !== 'string' || !(await answers(outputs.endpoint)))) await rm(path, { force: true });
 }
 
 /** Removes the file of the service at `endpoint`; one another service has written since stays. */
