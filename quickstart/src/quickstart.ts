@@ -199,6 +199,8 @@ async function run(argv: readonly string[]): Promise<number> {
   }
 }
 
+// A reader that stops reading (`| head`) ends the run, without a trace; a demo service stops with this process.
+process.stdout.on('error', () => process.exit(1));
 // Every failure is one line on stderr and exit code 1; exit explicitly, as idle SDK sockets must not hold the process open.
 run(process.argv.slice(2)).then(
   (code) => process.exit(code),
