@@ -263,6 +263,11 @@ describe('scripts/admin tenant add and tenant list', () => {
       expect(stopped.code).toBe(1);
       expect(stopped.stderr).toMatch(/not running .*Start it with scripts\/start/);
       expect(existsSync(tenantsFile)).toBe(false);
+      // Reading events there says so too, in one line.
+      const events = await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'scheduled', '--tenants', tenantsFile, '--outputs', stale);
+      expect(events).toMatchObject({ code: 1, stdout: '' });
+      expect(events.stderr.split('\n')).toHaveLength(1);
+      expect(events.stderr).toMatch(/ECONNREFUSED.*Is the local service running\? Start it with scripts\/start\.$/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
