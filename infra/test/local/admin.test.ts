@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
@@ -12,7 +11,7 @@ import { runAdmin } from '../../src/admin/cli.js';
 import { SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
-import { FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+import { closedEndpoint, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
 
 const REPO_ROOT = resolve(import.meta.dirname, '../../..');
 const TENANT_ACCOUNT = '111111111111';
@@ -240,13 +239,7 @@ describe('scripts/admin tenant add and tenant list', () => {
       expect(never.stderr).toContain('scripts/start');
 
       // Outputs left behind by a service that has stopped: its port answers no more.
-      const closedPort = await new Promise<number>((done) => {
-        const server = createServer().listen(0, '127.0.0.1', () => {
-          const address = server.address();
-          server.close(() => done(typeof address === 'object' && address !== null ? address.port : 0));
-        });
-      });
-      const endpoint = `http://127.0.0.1:${closedPort}`;
+      const endpoint = await closedEndpoint();
       const stale = join(dir, 'stale-outputs.json');
       await writeFile(
         stale,

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +7,7 @@ import { clientsFor, TopicSubscriber, type Received } from '@adhoc-scheduler/qui
 import { answers } from '@adhoc-scheduler/shared/endpoint';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalOutputs } from '../../src/local/runtime.js';
-import { FAST_TIMINGS, startTestScheduler, waitFor } from './kit.js';
+import { closedEndpoint, FAST_TIMINGS, startTestScheduler, waitFor } from './kit.js';
 
 const REPO_ROOT = resolve(import.meta.dirname, '../../..');
 const QUICKSTART = join(REPO_ROOT, 'quickstart/src/quickstart.ts');
@@ -46,15 +45,9 @@ async function checkout(outputs?: object): Promise<string> {
 
 /** The outputs a service killed with kill -9 leaves behind: nothing answers at their endpoint any more. */
 async function staleOutputs(): Promise<Pick<LocalOutputs, 'region' | 'endpoint' | 'inputTopicArn' | 'emitterRoleArn' | 'nearPathWindowSeconds'>> {
-  const closedPort = await new Promise<number>((done) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => done(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
   return {
     region: LOCAL_REGION,
-    endpoint: `http://127.0.0.1:${closedPort}`,
+    endpoint: await closedEndpoint(),
     inputTopicArn: 'arn:aws:sns:us-east-1:000000000000:adhoc-scheduler-input',
     emitterRoleArn: 'arn:aws:iam::000000000000:role/adhoc-scheduler-emitter',
     nearPathWindowSeconds: 600,

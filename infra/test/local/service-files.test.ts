@@ -1,13 +1,12 @@
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { answers } from '@adhoc-scheduler/shared/endpoint';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_ACCOUNT } from '../../src/local/runtime.js';
-import { capturingLogger, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+import { capturingLogger, closedEndpoint, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
 import { outputsOf, spawnService, type ServiceProcess } from './service-process.js';
 
 const dirs: string[] = [];
@@ -51,13 +50,7 @@ describe('scripts/start and its outputs file', () => {
 
   it('removes the file a killed service left before it starts, so that no script takes it for the new one', async () => {
     const dir = await tempDir();
-    const closedPort = await new Promise<number>((done) => {
-      const server = createServer().listen(0, '127.0.0.1', () => {
-        const address = server.address();
-        server.close(() => done(typeof address === 'object' && address !== null ? address.port : 0));
-      });
-    });
-    const stale = { endpoint: `http://127.0.0.1:${closedPort}`, region: 'us-east-1' };
+    const stale = { endpoint: await closedEndpoint(), region: 'us-east-1' };
     await writeFile(join(dir, 'outputs.json'), JSON.stringify(stale));
     const service = start(dir);
     await waitFor(() => !existsSync(service.outputsFile), 'the stale outputs removed');
