@@ -6,7 +6,7 @@ import { describeError } from '@adhoc-scheduler/shared/describe-error';
 import { answers } from '@adhoc-scheduler/shared/endpoint';
 import { clientsFor, createSchedulerTarget, TopicSubscriber, type Received } from './client-topics.js';
 import { DEMO_TIMINGS, startDemoService, type DemoService } from './demo-service.js';
-import { DEFAULT_OUTPUTS_FILE, deployedScheduler, localScheduler, type SchedulerEndpoint } from './scheduler-endpoint.js';
+import { DEFAULT_OUTPUTS_FILE, deployedScheduler, localScheduler, type DeployedLocation, type SchedulerEndpoint } from './scheduler-endpoint.js';
 
 const USAGE = `Schedules three events and shows what arrives: one due in a few seconds, one beyond the
 near-path window (stored, then moved by the loader), and one invalid (reported on the failure topic).
@@ -40,13 +40,8 @@ function seconds(flag: string, text: string): number {
   return value;
 }
 
-interface Where {
-  readonly outputs?: string | undefined;
-  readonly 'stack-outputs'?: string | undefined;
-  readonly 'input-topic-arn'?: string | undefined;
-  readonly 'emitter-role-arn'?: string | undefined;
-  readonly region?: string | undefined;
-}
+/** A deployed stack, or the local service of an outputs file. */
+type Where = DeployedLocation & { readonly outputs?: string | undefined };
 
 /** Where to publish: a deployed stack, the local service if it answers, or a demo service of the quickstart's own. */
 async function findScheduler(where: Where): Promise<{ readonly scheduler: SchedulerEndpoint; readonly demo: DemoService | undefined }> {
