@@ -81,7 +81,7 @@ export function createDependencies(
     loadingQueue: new SqsLoadingQueue(clients.sqs, config.loadingQueueUrl),
     publisher: new SnsTopicPublisher(clients.sns),
     clock: overrides.clock ?? systemClock,
-    logger: overrides.logger ?? createLogger(functionName, config.logLevel),
+    logger: overrides.logger ?? createLogger(config.logLevel, { fn: functionName }),
     metrics: overrides.metrics ?? (config.metricsEnabled ? new EmfMetrics(functionName) : noMetrics),
   };
 }

@@ -11,36 +11,38 @@ export interface StageSummary {
   readonly max: number;
 }
 
-/** Where lateness arose, per stage of an event's way out (ms; from traces inside the local service). */
+/**
+ * Where lateness arose, per stage of an event's way out (ms; from traces inside the local
+ * service). Every time is the wall clock of the one machine, read in the service and in the
+ * harness, so they compare. Lateness = publishStartLateness + publishStartToConsumer.
+ */
 export interface StageBreakdown {
   /** Due time minus when the emitter received the event: how early the delay queue handed it over (negative: late). */
   readonly receivedBeforeDue: StageSummary;
-  /** Claim start minus receipt: how long the event waited for a handler (a free slot) after it was received. */
-  readonly receivedToClaim: StageSummary;
-  /** How long the claim (a conditional write) took. */
-  readonly claimCall: StageSummary;
   /** Publish start minus due time: the emitter's own lateness. */
   readonly publishStartLateness: StageSummary;
-  /** How long the SNS Publish call took. */
+  /** How long the SNS Publish (or PublishBatch) call took. */
   readonly publishCall: StageSummary;
-  /** Consumer receive minus publish return: SNS to SQS to the consumer's long poll. */
-  readonly publishToConsumer: StageSummary;
-  /** The latest events with their stages, to see whether they bunch up in time and where they lost it. */
-  readonly latest: readonly LateEvent[];
+  /**
+   * Consumer receive minus publish start: the publish, SNS to the consumer's queue, and its long
+   * poll. From the start, not the end, of the call: the emulator delivers to the queue before it
+   * answers, so a consumer often has the message before the call returns.
+   */
+  readonly publishStartToConsumer: StageSummary;
+  /** The events that arrived most late, most late first, with their stages: whether they bunch up in time, and where they lost it. */
+  readonly mostLate: readonly LateEvent[];
 }
 
 export interface LateEvent {
   readonly dueAt: string;
   readonly latenessMs: number;
   readonly receivedBeforeDueMs: number | undefined;
-  readonly receivedToClaimMs: number | undefined;
-  readonly claimCallMs: number | undefined;
   readonly publishStartLatenessMs: number | undefined;
   readonly publishCallMs: number | undefined;
-  readonly publishToConsumerMs: number | undefined;
+  readonly publishStartToConsumerMs: number | undefined;
 }
 
-const LATEST_SHOWN = 10;
+const MOST_LATE_SHOWN = 10;
 
 const HIGHEST_MS = 24 * 3600 * 1000;
 
@@ -64,27 +66,21 @@ export function stageBreakdown(
   traces: Readonly<Record<string, EmissionTrace>>,
 ): StageBreakdown {
   const receivedBeforeDue: number[] = [];
-  const receivedToClaim: number[] = [];
-  const claimCall: number[] = [];
   const publishStartLateness: number[] = [];
   const publishCall: number[] = [];
-  const publishToConsumer: number[] = [];
+  const publishStartToConsumer: number[] = [];
   for (const [id, delivery] of deliveries) {
     const trace = traces[id];
     if (!trace) continue;
     receivedBeforeDue.push(delivery.dueAt - trace.receivedAt);
-    if (trace.claimStartedAt !== undefined && trace.claimEndedAt !== undefined) {
-      receivedToClaim.push(trace.claimStartedAt - trace.receivedAt);
-      claimCall.push(trace.claimEndedAt - trace.claimStartedAt);
-    }
     if (trace.publishStartedAt === undefined || trace.publishEndedAt === undefined) continue;
     publishStartLateness.push(trace.publishStartedAt - delivery.dueAt);
     publishCall.push(trace.publishEndedAt - trace.publishStartedAt);
-    publishToConsumer.push(delivery.receivedAt - trace.publishEndedAt);
+    publishStartToConsumer.push(delivery.receivedAt - trace.publishStartedAt);
   }
-  const latest = [...deliveries.entries()]
+  const mostLate = [...deliveries.entries()]
     .sort(([, a], [, b]) => b.receivedAt - b.dueAt - (a.receivedAt - a.dueAt))
-    .slice(0, LATEST_SHOWN)
+    .slice(0, MOST_LATE_SHOWN)
     .map(([id, delivery]): LateEvent => {
       const trace = traces[id];
       const started = trace?.publishStartedAt;
@@ -93,20 +89,16 @@ export function stageBreakdown(
         dueAt: new Date(delivery.dueAt).toISOString(),
         latenessMs: delivery.receivedAt - delivery.dueAt,
         receivedBeforeDueMs: trace ? delivery.dueAt - trace.receivedAt : undefined,
-        receivedToClaimMs: trace?.claimStartedAt === undefined ? undefined : trace.claimStartedAt - trace.receivedAt,
-        claimCallMs: trace?.claimStartedAt === undefined || trace.claimEndedAt === undefined ? undefined : trace.claimEndedAt - trace.claimStartedAt,
         publishStartLatenessMs: started === undefined ? undefined : started - delivery.dueAt,
         publishCallMs: started === undefined || ended === undefined ? undefined : ended - started,
-        publishToConsumerMs: ended === undefined ? undefined : delivery.receivedAt - ended,
+        publishStartToConsumerMs: started === undefined ? undefined : delivery.receivedAt - started,
       };
     });
   return {
-    latest,
+    mostLate,
     receivedBeforeDue: summarize(receivedBeforeDue),
-    receivedToClaim: summarize(receivedToClaim),
-    claimCall: summarize(claimCall),
     publishStartLateness: summarize(publishStartLateness),
     publishCall: summarize(publishCall),
-    publishToConsumer: summarize(publishToConsumer),
+    publishStartToConsumer: summarize(publishStartToConsumer),
   };
 }

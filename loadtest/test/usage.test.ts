@@ -13,7 +13,7 @@ let scheduler: LocalScheduler;
 let counter: UsageCounter;
 
 beforeAll(async () => {
-  const silent = createLogger('usage-test', 'warn', new Writable({ write: (_chunk, _encoding, done) => done() }));
+  const silent = createLogger('warn', { destination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
   scheduler = await startLocalScheduler({
     logger: silent,
     instrumentClients: (clients) => {

@@ -71,7 +71,11 @@ export class TopicSubscriber {
     topicArn: string,
     queueName: string,
     onMessage: (message: Received) => void,
-    options: { readonly receivers?: number } = {},
+    options: {
+      readonly receivers?: number;
+      /** A receive that failed (the endpoint stopped answering): reading stops. Without it the failure is an unhandled rejection. */
+      readonly onError?: (error: unknown) => void;
+    } = {},
   ): Promise<TopicSubscriber> {
     const { QueueUrl } = await clients.sqs.send(new CreateQueueCommand({ QueueName: queueName }));
     if (!QueueUrl) throw new Error(`CreateQueue returned no URL for ${queueName}`);
@@ -95,7 +99,11 @@ export class TopicSubscriber {
       new SubscribeCommand({ TopicArn: topicArn, Protocol: 'sqs', Endpoint: queueArn, Attributes: { RawMessageDelivery: 'true' } }),
     );
     const subscriber = new TopicSubscriber(clients, topicArn, QueueUrl);
-    subscriber.loops = Array.from({ length: options.receivers ?? 2 }, () => subscriber.receiveLoop(onMessage));
+    const { onError } = options;
+    subscriber.loops = Array.from({ length: options.receivers ?? 2 }, () => {
+      const loop = subscriber.receiveLoop(onMessage);
+      return onError === undefined ? loop : loop.catch(onError);
+    });
     return subscriber;
   }
 

@@ -9,13 +9,15 @@ export interface SchedulerEndpoint {
   readonly nearPathWindowSeconds: number;
 }
 
-export interface SchedulerLocation {
-  readonly outputs?: string | undefined;
+export interface DeployedLocation {
   readonly 'stack-outputs'?: string | undefined;
   readonly 'input-topic-arn'?: string | undefined;
   readonly 'emitter-role-arn'?: string | undefined;
   readonly region?: string | undefined;
 }
+
+/** Where scripts/start writes its outputs while it runs. */
+export const DEFAULT_OUTPUTS_FILE = '.local/outputs.json';
 
 /** The default near-path window, for a deployed stack known only by its ARNs. */
 const AWS_NEAR_PATH_WINDOW_SECONDS = 600;
@@ -34,32 +36,59 @@ function stackOutput(outputs: Record<string, Record<string, string>>, suffix: st
   return undefined;
 }
 
-/**
- * Where the scheduler is: a deployed stack (by ARNs or by the CDK outputs file) or, by
- * default, the local service's outputs file.
- */
-export async function resolveScheduler(location: SchedulerLocation, read: (path: string) => Promise<string>): Promise<SchedulerEndpoint> {
+/** A file's text; undefined when it cannot be read (absent). */
+async function readIfThere(path: string, read: (path: string) => Promise<string>): Promise<string | undefined> {
+  try {
+    return await read(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function parseJson(path: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${path} is not JSON (${(error as Error).message})`);
+  }
+}
+
+/** A deployed stack, by its ARNs or by the CDK outputs file; undefined when the location names none. */
+export async function deployedScheduler(location: DeployedLocation, read: (path: string) => Promise<string>): Promise<SchedulerEndpoint | undefined> {
   let inputTopicArn = location['input-topic-arn'];
   let emitterRoleArn = location['emitter-role-arn'];
   let nearPathWindowSeconds = AWS_NEAR_PATH_WINDOW_SECONDS;
   if (location['stack-outputs']) {
-    const outputs = JSON.parse(await read(location['stack-outputs'])) as Record<string, Record<string, string>>;
+    const path = location['stack-outputs'];
+    const text = await readIfThere(path, read);
+    if (text === undefined) throw new Error(`${path} not found: cdk deploy --outputs-file writes it`);
+    const outputs = parseJson(path, text) as Record<string, Record<string, string>>;
     inputTopicArn ??= stackOutput(outputs, 'InputTopicArn');
     emitterRoleArn ??= stackOutput(outputs, 'EmitterRoleArn');
     nearPathWindowSeconds = Number(stackOutput(outputs, 'NearPathWindowSeconds') ?? nearPathWindowSeconds);
   }
-  if (inputTopicArn || emitterRoleArn) {
-    if (!inputTopicArn || !emitterRoleArn) throw new Error('a deployed scheduler needs both the input topic ARN and the emitter role ARN');
-    const region = location.region ?? regionOfArn(inputTopicArn) ?? process.env.AWS_REGION ?? 'us-east-1';
-    return { region, endpoint: undefined, credentials: undefined, inputTopicArn, emitterRoleArn, nearPathWindowSeconds };
+  if (!inputTopicArn && !emitterRoleArn) return undefined;
+  if (!inputTopicArn || !emitterRoleArn) throw new Error('a deployed scheduler needs both the input topic ARN and the emitter role ARN');
+  const region = location.region ?? regionOfArn(inputTopicArn) ?? process.env.AWS_REGION ?? 'us-east-1';
+  return { region, endpoint: undefined, credentials: undefined, inputTopicArn, emitterRoleArn, nearPathWindowSeconds };
+}
+
+/** What the quickstart uses of the outputs file scripts/start writes. */
+interface LocalOutputs {
+  readonly region: string;
+  readonly endpoint: string;
+  readonly inputTopicArn: string;
+  readonly emitterRoleArn: string;
+  readonly nearPathWindowSeconds: number;
+}
+
+/** The local service of an outputs file, with local credentials; undefined when there is no such file. */
+export async function localScheduler(path: string, read: (path: string) => Promise<string>): Promise<SchedulerEndpoint & { readonly endpoint: string } | undefined> {
+  const text = await readIfThere(path, read);
+  if (text === undefined) return undefined;
+  const { region, endpoint, inputTopicArn, emitterRoleArn, nearPathWindowSeconds } = (parseJson(path, text) ?? {}) as Partial<Record<keyof LocalOutputs, unknown>>;
+  if (typeof region !== 'string' || typeof endpoint !== 'string' || typeof inputTopicArn !== 'string' || typeof emitterRoleArn !== 'string' || typeof nearPathWindowSeconds !== 'number') {
+    throw new Error(`${path} is not an outputs file of scripts/start (region, endpoint, inputTopicArn, emitterRoleArn or nearPathWindowSeconds is missing)`);
   }
-  const path = location.outputs ?? '.local/outputs.json';
-  let text: string;
-  try {
-    text = await read(path);
-  } catch {
-    throw new Error(`${path} not found: start the local service first (scripts/start), or pass a deployed stack's outputs`);
-  }
-  const local = JSON.parse(text) as { region: string; endpoint: string; inputTopicArn: string; emitterRoleArn: string; nearPathWindowSeconds: number };
-  return { ...local, credentials: LOCAL_CREDENTIALS };
+  return { region, endpoint, inputTopicArn, emitterRoleArn, nearPathWindowSeconds, credentials: LOCAL_CREDENTIALS };
 }

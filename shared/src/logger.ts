@@ -1,7 +1,12 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 
-/** JSON logs (CloudWatch reads them as structured), one logger per function. */
-export function createLogger(name: string, level: string, destination?: DestinationStream): Logger {
-  const options = { name, level, base: { fn: name }, timestamp: pino.stdTimeFunctions.isoTime };
-  return destination ? pino(options, destination) : pino(options);
+/**
+ * JSON logs (CloudWatch reads them as structured). `fn` names the function a line comes from:
+ * on Lambda each function's logger is made with it; the local runtime, which runs every function
+ * in one process, makes one without and binds `fn` per function with `logger.child({ fn })`, so
+ * no line carries the key twice.
+ */
+export function createLogger(level: string, options: { readonly fn?: string; readonly destination?: DestinationStream } = {}): Logger {
+  const settings = { level, base: options.fn === undefined ? {} : { fn: options.fn }, timestamp: pino.stdTimeFunctions.isoTime };
+  return options.destination ? pino(settings, options.destination) : pino(settings);
 }

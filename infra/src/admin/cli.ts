@@ -9,12 +9,11 @@ const HELP = ['--help', '-h', 'help'];
 
 type Command = (args: string[], output: Output) => Promise<number>;
 
-/** Commands of two words; `events` is one word. */
-const COMMANDS: Readonly<Record<string, Command>> = {
-  'tenant add': tenantAdd,
-  'tenant list': tenantList,
-  'event show': eventShow,
-  'quota reconcile': quotaReconcile,
+/** Commands of two words, by the first, with the help of them all; `events` is one word. */
+const GROUPS: Readonly<Record<string, { readonly usage: string; readonly commands: Readonly<Record<string, Command>> }>> = {
+  tenant: { usage: `${USAGE.tenantAdd}\n\n${USAGE.tenantList}`, commands: { add: tenantAdd, list: tenantList } },
+  event: { usage: USAGE.eventShow, commands: { show: eventShow } },
+  quota: { usage: USAGE.quotaReconcile, commands: { reconcile: quotaReconcile } },
 };
 
 async function dispatch(argv: readonly string[], output: Output): Promise<number> {
@@ -23,15 +22,22 @@ async function dispatch(argv: readonly string[], output: Output): Promise<number
     output.err(USAGE.main);
     return 2;
   }
-  if (command === 'events') return eventsList(argv.slice(1), output);
-  const handler = COMMANDS[`${command} ${subcommand ?? ''}`];
-  if (handler !== undefined) return handler(rest, output);
-  // `scripts/admin --help`, and `scripts/admin tenant --help` before knowing the second word.
-  if (HELP.includes(command) || (subcommand !== undefined && HELP.includes(subcommand))) {
+  if (HELP.includes(command)) {
     output.out(USAGE.main);
     return 0;
   }
-  throw new UsageError(`unknown command "${[command, subcommand].filter((word) => word !== undefined).join(' ')}"`, '');
+  if (command === 'events') return eventsList(argv.slice(1), output);
+  const group = GROUPS[command];
+  if (group === undefined) throw new UsageError(`unknown command "${command}"`, '');
+  const names = Object.keys(group.commands);
+  if (subcommand === undefined) throw new UsageError(`${command} takes a command: ${names.join(' or ')}`, command);
+  if (HELP.includes(subcommand)) {
+    output.out(group.usage);
+    return 0;
+  }
+  const handler = group.commands[subcommand];
+  if (handler === undefined) throw new UsageError(`unknown command "${command} ${subcommand}": ${command} takes ${names.join(' or ')}`, command);
+  return handler(rest, output);
 }
 
 /**

@@ -16,17 +16,6 @@ export class UsageError extends Error {
   }
 }
 
-/**
- * An SDK or network error in a few words, with its cause when the message leaves it out (a
- * refused connection has only a code, ECONNREFUSED).
- */
-export function describeError(error: unknown): string {
-  const { code, message, name, cause } = (error ?? {}) as { code?: unknown; message?: unknown; name?: unknown; cause?: unknown };
-  const own = [message, code, name].find((text): text is string => typeof text === 'string' && text.trim() !== '') ?? String(error);
-  const because = cause === undefined ? '' : describeError(cause);
-  return because === '' || own.includes(because) ? own : `${own.replace(/:\s*$/, '')}: ${because}`;
-}
-
 /** Whether the error is a service's answer (it has an HTTP status), not a failure to reach it. */
 export function isServiceAnswer(error: unknown): boolean {
   for (let current: unknown = error; current instanceof Error; current = current.cause) {

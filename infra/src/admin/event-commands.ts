@@ -5,6 +5,7 @@ import { AdminError, UsageError } from './errors.js';
 import { eventJson, eventsTable, eventText } from './event-view.js';
 import type { Output } from './format.js';
 import { locationOf, withEventRecords } from './location.js';
+import { unregisteredTenant } from './tenant-commands.js';
 import { LIST_LIMIT, USAGE } from './usage.js';
 
 /** The event id to look up: given as is, or derived from a tenant's client id as ingest derives it. */
@@ -40,6 +41,7 @@ export async function eventShow(args: string[], output: Output): Promise<number>
         id: { type: 'string' },
         user: { type: 'string' },
         json: { type: 'boolean', default: false },
+        tenants: { type: 'string' },
         ...LOCATION_OPTIONS,
         ...HELP_OPTION,
       },
@@ -52,7 +54,10 @@ export async function eventShow(args: string[], output: Output): Promise<number>
   const { eventId, described } = eventIdOf(positionals, values, command);
   const location = locationOf(values, command);
   const record = await withEventRecords(location, (records) => records.get(eventId));
-  if (record === undefined) throw new AdminError(`no ${described}: unknown, or ended longer ago than the retention period`);
+  if (record === undefined) {
+    const unregistered = values.tenant === undefined ? '' : unregisteredTenant(values.tenant, location, values.tenants);
+    throw new AdminError(`no ${described}: ${unregistered || 'unknown, or ended longer ago than the retention period'}`);
+  }
   output.out(values.json ? JSON.stringify(eventJson(record), null, 2) : eventText(record));
   return 0;
 }
@@ -69,6 +74,7 @@ export async function eventsList(args: string[], output: Output): Promise<number
         limit: { type: 'string', default: String(LIST_LIMIT.default) },
         after: { type: 'string' },
         json: { type: 'boolean', default: false },
+        tenants: { type: 'string' },
         ...LOCATION_OPTIONS,
         ...HELP_OPTION,
       },
@@ -94,6 +100,11 @@ export async function eventsList(args: string[], output: Output): Promise<number
       throw error;
     }
   });
+  // An empty listing of a tenant the registry does not know is a mistake to say, not an answer.
+  if (page.records.length === 0 && after === undefined) {
+    const unregistered = unregisteredTenant(tenant, location, values.tenants);
+    if (unregistered !== '') throw new AdminError(`no ${state} events: ${unregistered}`);
+  }
   if (values.json) {
     output.out(JSON.stringify({ events: page.records.map(eventJson), next: page.next ?? null }, null, 2));
     return 0;

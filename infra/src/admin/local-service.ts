@@ -4,7 +4,8 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { inputTopicName } from '@adhoc-scheduler/shared';
 import { ensureInputTopic } from '../local/resources.js';
 import { LOCAL_CREDENTIALS, type LocalOutputs } from '../local/runtime.js';
-import { AdminError, describeError } from './errors.js';
+import { describeError } from '@adhoc-scheduler/shared/describe-error';
+import { AdminError } from './errors.js';
 import { topicPrefixOf } from './input-topics.js';
 
 export const DEFAULT_OUTPUTS_FILE = '.local/outputs.json';
@@ -64,6 +65,11 @@ export class LocalService {
   /** The region of the service's topics. */
   get region(): string {
     return this.outputs.region;
+  }
+
+  /** Its SNS and SQS endpoint. */
+  get endpoint(): string {
+    return this.outputs.endpoint;
   }
 
   /** Creates the tenant's input topic subscribed to the ingest queue (idempotent); its ARN. */

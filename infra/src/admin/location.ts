@@ -4,7 +4,8 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbEventRecords, type EventRecords } from '@adhoc-scheduler/shared';
 import { LOCAL_CREDENTIALS } from '../local/runtime.js';
 import type { LocationValues } from './arguments.js';
-import { AdminError, describeError, isServiceAnswer, UsageError } from './errors.js';
+import { describeError } from '@adhoc-scheduler/shared/describe-error';
+import { AdminError, isServiceAnswer, UsageError } from './errors.js';
 import { DEFAULT_OUTPUTS_FILE, readLocalOutputs } from './local-service.js';
 import { SCHEDULER_OUTPUTS } from '../cdk/stack-outputs.js';
 

@@ -1,10 +1,10 @@
-import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseTenantsDocument, PUBLIC_TENANT_ID, TenantRegistry, TenantsDocumentError, type Tenant, type TenantsDocument } from '@adhoc-scheduler/shared';
-import { readTenantsFile, writeTenantsFile } from '../local/tenants-file.js';
+import { addTenantInputTopic } from '../local/outputs-file.js';
+import { readTenantsFile, TenantsFileError, writeTenantsFile } from '../local/tenants-file.js';
 import { HELP_OPTION, LOCATION_OPTIONS, onePositional, parseOrExplain, wholeNumber } from './arguments.js';
-import { AdminError, describeError, UsageError } from './errors.js';
+import { describeError } from '@adhoc-scheduler/shared/describe-error';
+import { AdminError, UsageError } from './errors.js';
 import type { Output } from './format.js';
 import { inputTopicArnOf } from './input-topics.js';
 import { DEFAULT_TENANTS_FILE, LocalService, readLocalOutputs } from './local-service.js';
@@ -56,8 +56,20 @@ function readRegistry(path: string): TenantsDocument {
   try {
     return readTenantsFile(path);
   } catch (error) {
-    throw new AdminError(`the tenants file ${path} is not valid (${describeError(error)}): correct it first`);
+    if (!(error instanceof TenantsFileError)) throw error;
+    throw new AdminError(`${error.message}. Correct it first.`);
   }
+}
+
+/**
+ * Why a lookup of a tenant's events found nothing, when the registry does not know the tenant
+ * (an id mistyped, or a tenant removed since): empty when it does, or when no registry is known
+ * (a deployed stack named without --tenants).
+ */
+export function unregisteredTenant(tenant: string, location: Location, tenantsFile: string | undefined): string {
+  const path = tenantsFile ?? (location.kind === 'local' ? DEFAULT_TENANTS_FILE : undefined);
+  if (tenant === PUBLIC_TENANT_ID || path === undefined || new TenantRegistry(readRegistry(path), '').tenant(tenant) !== undefined) return '';
+  return `tenant "${tenant}" is not registered in ${path} (scripts/admin tenant list shows who is)`;
 }
 
 /** The same entry written the same way, whatever the key order in the file. */
@@ -144,10 +156,9 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
   } finally {
     service.close();
   }
-  if (previous === undefined || !sameEntry(previous, entry)) {
-    await mkdir(dirname(tenantsPath), { recursive: true });
-    await writeTenantsFile(tenantsPath, updated);
-  }
+  if (previous === undefined || !sameEntry(previous, entry)) await writeTenantsFile(tenantsPath, updated);
+  // The outputs list every tenant's input topic, as they would after a restart.
+  await addTenantInputTopic(outputsPath, service.endpoint, id, topicArn);
 
   const settings = tenantSettingsText(asTenant(entry));
   if (previous === undefined) output.err(`Tenant ${id} registered in ${tenantsPath}: ${settings}.`);

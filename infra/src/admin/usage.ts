@@ -12,6 +12,9 @@ const WHERE = `Where (local service by default):
   --table NAME            a deployed stack's table by name
   --region R              the deployed stack's region (default: the stack's Region output, else the AWS SDK's)
   --profile P             AWS credentials profile (default: the AWS SDK's default credential chain)
+  --tenants FILE          the registry, to say so when a tenant is not in it (default, for the
+                          local service, .local/tenants.json; a deployed stack's is not checked
+                          unless named)
 A deployed table is read with dynamodb:BatchGetItem (event show) and dynamodb:Scan (events,
 a filtered scan: it reads the table, it writes nothing); quota reconcile also needs
 dynamodb:GetItem and dynamodb:UpdateItem on the tenant's counter item.`;
@@ -87,7 +90,8 @@ Usage: scripts/admin event show <event-id> [--json] [where]
   --user U         the request's "user": needed for the public tenant, whose ids are per user
   --json           the record as JSON, times as ISO 8601
 
-Exit code 1 when there is no such event (an ended event is kept for the retention period).
+Exit code 1 when there is no such event (an ended event is kept for the retention period),
+saying so when the tenant is not registered.
 
 ${WHERE}`,
 
@@ -101,6 +105,9 @@ Usage: scripts/admin events --tenant T --state STATE [--limit N] [--after TOKEN]
   --limit N       events per page, 1 to ${LIST_LIMIT.max} (default ${LIST_LIMIT.default})
   --after TOKEN   the next page: the token printed under the previous one
   --json          {"events": [...], "next": TOKEN or null}, times as ISO 8601
+
+Exit code 1 when the tenant is not registered and has no such events (a tenant removed from
+the registry still has its events listed).
 
 ${WHERE}`,
 

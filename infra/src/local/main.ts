@@ -1,8 +1,11 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { PortInUseError, type EmulatorName } from './emulators.js';
+import { ConfigError } from '@adhoc-scheduler/shared';
+import { EmulatorStartError, PortInUseError, type EmulatorName } from './emulators.js';
+import { removeOutputsFile, removeStaleOutputsFile, writeOutputsFile } from './outputs-file.js';
 import { startLocalScheduler } from './runtime.js';
+import { TenantsFileError } from './tenants-file.js';
 
 const USAGE = `Runs the scheduler on this machine against DynamoDB Local and fauxqs (127.0.0.1 only).
 
@@ -14,7 +17,8 @@ Usage: scripts/start [--data-dir DIR | --in-memory] [--port N] [--dynamodb-port 
   --port N             port of the SNS/SQS endpoint (default 4566); the endpoint stays the same
                        across restarts, so a configured client keeps working; 0 lets the system pick
   --dynamodb-port N    port of the DynamoDB endpoint (default 8000)
-  --outputs FILE       where to write what a client needs (default .local/outputs.json)
+  --outputs FILE       where to write what a client needs (default .local/outputs.json): written
+                       once the service is ready, removed when it stops
   --tenants FILE       the tenant registry (default .local/tenants.json; absent: only the shared
                        input topic's public tenant); re-read when it changes, and written by
                        scripts/admin tenant add
@@ -55,6 +59,21 @@ const ports = { messaging: portFlag('messaging', values.port), dynamodb: portFla
 if (ports.messaging !== 0 && ports.messaging === ports.dynamodb) {
   exitWith(`--port and --dynamodb-port need different ports (both are ${ports.messaging})`);
 }
+/** What the operator can act on, in one line; anything else is a fault of the service and keeps its stack. */
+function startFailure(error: unknown): string | undefined {
+  if (error instanceof PortInUseError) {
+    const flags = error.taken.map(({ emulator }) => `${PORT_FLAGS[emulator]} N`).join(' ');
+    const other = error.taken.length > 1 ? 'other ports' : 'another port';
+    return `${error.message}: is the scheduler already running? Stop it, or choose ${other} with ${flags}.`;
+  }
+  if (error instanceof TenantsFileError) return `${error.message}. Correct it, or name another file with --tenants FILE.`;
+  if (error instanceof ConfigError) return `${error.message} (see the README's configuration table).`;
+  if (error instanceof EmulatorStartError) return error.message;
+  return undefined;
+}
+
+const outputsFile = resolve(values.outputs);
+await removeStaleOutputsFile(outputsFile);
 const dataDir = values['in-memory'] ? undefined : resolve(values['data-dir']);
 if (dataDir) await mkdir(dataDir, { recursive: true });
 const scheduler = await startLocalScheduler({
@@ -62,18 +81,17 @@ const scheduler = await startLocalScheduler({
   // Fixed ports and names, so a restart keeps the endpoints, topic and queue URLs a client knows.
   ports,
   namePrefix: 'adhoc-scheduler',
-  tenants: { file: resolve(values.tenants) },
+  // As given (relative to the repository root, where scripts/start runs), so messages name it as the operator does.
+  tenants: { file: values.tenants },
   env: process.env,
 }).catch((error: unknown) => {
-  if (!(error instanceof PortInUseError)) throw error;
-  const flags = error.taken.map(({ emulator }) => `${PORT_FLAGS[emulator]} N`).join(' ');
-  const other = error.taken.length > 1 ? 'other ports' : 'another port';
-  return exitWith(`${error.message}.\nIs the scheduler already running? Stop it, or choose ${other} with ${flags}.`);
+  const failure = startFailure(error);
+  if (failure === undefined) throw error;
+  return exitWith(failure);
 });
 
-const outputsFile = resolve(values.outputs);
-await mkdir(dirname(outputsFile), { recursive: true });
-await writeFile(outputsFile, `${JSON.stringify(scheduler.outputs, null, 2)}\n`);
+// Written once the service answers, and whole: a script waits for the file, then uses it.
+await writeOutputsFile(outputsFile, scheduler.outputs);
 const { config } = scheduler;
 console.error(
   [
@@ -93,17 +111,25 @@ console.error(
 );
 
 let stopping = false;
-const shutdown = (signal: string): void => {
+const shutdown = (reason: string): void => {
   if (stopping) return;
   stopping = true;
-  console.error(`${signal}: stopping`);
-  scheduler.stop().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    },
-  );
+  // A loader tick or a batch already in hand finishes (and logs) before the service stops.
+  console.error(`${reason}: stopping once the work in hand is done`);
+  removeOutputsFile(outputsFile, scheduler.outputs.endpoint)
+    .then(() => scheduler.stop())
+    .then(
+      () => {
+        console.error('Stopped.');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
 };
 process.on('SIGINT', () => shutdown('SIGINT'));
 process.on('SIGTERM', () => shutdown('SIGTERM'));
+// Started by another process over an IPC channel (the quickstart's demo service): it stops when that process ends, however it ends.
+if (process.channel) process.on('disconnect', () => shutdown('parent process ended'));

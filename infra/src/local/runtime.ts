@@ -107,13 +107,14 @@ function outputsOf(emulators: Emulators, resources: LocalResources, config: Sche
  * timer for the loader).
  */
 export async function startLocalScheduler(options: LocalSchedulerOptions = {}): Promise<LocalScheduler> {
+  const tenantsOption = options.tenants ?? {};
+  // Read before anything starts: an invalid file stops the start at once.
+  const tenants = 'file' in tenantsOption ? readTenantsFile(tenantsOption.file, LOCAL_REGION) : parseTenantsDocument(tenantsOption, { region: LOCAL_REGION });
   const ownEmulators = options.emulators === undefined;
   const emulators = options.emulators ?? (await startEmulators({ dataDir: options.dataDir, ports: options.ports }));
-  const logger = options.logger ?? createLogger('local', process.env.LOG_LEVEL ?? 'info');
+  const logger = options.logger ?? createLogger(process.env.LOG_LEVEL ?? 'info');
   try {
     const prefix = options.namePrefix ?? `scheduler-${randomBytes(4).toString('hex')}`;
-    const tenantsOption = options.tenants ?? {};
-    const tenants = 'file' in tenantsOption ? readTenantsFile(tenantsOption.file, LOCAL_REGION) : parseTenantsDocument(tenantsOption, { region: LOCAL_REGION });
     const emitterConcurrency = options.emitterConcurrency ?? DEFAULT_EMITTER_CONCURRENCY;
     // Checked before anything is created; the queues' URLs are known once they are.
     const settings = loadConfig({
@@ -144,8 +145,9 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     const clients = createAwsClients(config, { credentials: LOCAL_CREDENTIALS, maxSockets: 4 * emitterConcurrency });
     options.instrumentClients?.(clients);
     // A fixed registry reaches the functions through their config, as on Lambda; a file is re-read as it changes.
-    const tenantFile = 'file' in tenantsOption ? { tenants: new FileTenantDirectory(tenantsOption.file, prefix, LOCAL_REGION, logger) } : {};
-    const depsFor = (fn: FunctionName) => createDependencies(fn, config, clients, { logger: logger.child({ fn }), clock: options.clock, ...tenantFile });
+    const tenantDirectory = 'file' in tenantsOption ? new FileTenantDirectory(tenantsOption.file, prefix, LOCAL_REGION, logger) : undefined;
+    const depsFor = (fn: FunctionName) =>
+      createDependencies(fn, config, clients, { logger: logger.child({ fn }), clock: options.clock, ...(tenantDirectory ? { tenants: tenantDirectory } : {}) });
 
     const poll = (
       fn: 'ingest' | 'loading' | 'emitter',
@@ -202,6 +204,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       tick,
       async stop() {
         clearInterval(timer);
+        tenantDirectory?.close();
         await Promise.all(pollers.map((poller) => poller.stop()));
         await running;
         clients.sns.destroy();

@@ -1,6 +1,26 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { rename, writeFile } from 'node:fs/promises';
-import { parseTenantsDocument, TenantRegistry, type Logger, type Tenant, type TenantDirectory, type TenantsDocument } from '@adhoc-scheduler/shared';
+import {
+  parseTenantsDocument,
+  TenantRegistry,
+  TenantsDocumentError,
+  type Logger,
+  type Tenant,
+  type TenantDirectory,
+  type TenantsDocument,
+} from '@adhoc-scheduler/shared';
+import { writeJsonFile } from './json-file.js';
+
+/** A tenants file that cannot be used, with the file and what is wrong in it (where the JSON breaks, or the field the schema refuses). */
+export class TenantsFileError extends Error {
+  override readonly name = 'TenantsFileError';
+
+  constructor(
+    readonly path: string,
+    readonly problem: string,
+  ) {
+    super(`${path} is not a valid tenant registry: ${problem}`);
+  }
+}
 
 /**
  * The local service's tenant registry: a JSON file (shared/schema/tenants.schema.json); absent
@@ -8,30 +28,48 @@ import { parseTenantsDocument, TenantRegistry, type Logger, type Tenant, type Te
  */
 export function readTenantsFile(path: string, region?: string): TenantsDocument {
   if (!existsSync(path)) return {};
-  return parseTenantsDocument(JSON.parse(readFileSync(path, 'utf8')), { region });
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new TenantsFileError(path, `cannot read it (${(error as Error).message})`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new TenantsFileError(path, `not JSON (${(error as Error).message})`);
+  }
+  try {
+    return parseTenantsDocument(value, { region });
+  } catch (error) {
+    if (!(error instanceof TenantsDocumentError)) throw error;
+    throw new TenantsFileError(path, error.message.replace(/^invalid tenants: /, ''));
+  }
 }
 
-/** Writes the registry whole (through a rename, so the running service never reads half a file). */
+/** Writes the registry whole, so the running service never reads half a file. */
 export async function writeTenantsFile(path: string, document: TenantsDocument): Promise<void> {
-  const valid = parseTenantsDocument(document);
-  const temporary = `${path}.${process.pid}.tmp`;
-  await writeFile(temporary, `${JSON.stringify(valid, null, 2)}\n`);
-  await rename(temporary, path);
+  await writeJsonFile(path, parseTenantsDocument(document));
 }
 
-/** How often the file's modification time is checked while every topic is known. */
+/** How often the file's modification time is checked. */
 const RECHECK_MS = 1000;
 
 /**
  * Tenants from the file, re-read when it changes: onboarding a tenant, or changing its quotas,
- * takes effect without a restart. A message from a topic not (yet) known re-reads at once, so
- * a tenant's first message, published right after onboarding, is not refused.
+ * takes effect without a restart. The file is checked every second, so an invalid edit is
+ * logged at once, whether or not messages arrive; a message from a topic not (yet) known
+ * re-reads at once, so a tenant's first message, published right after onboarding, is not refused.
  */
 export class FileTenantDirectory implements TenantDirectory {
   private registry: TenantRegistry;
+  /** Modification time of the file as last read, valid or not: each version is read (and its rejection logged) once. */
   private modifiedMs: number;
   private checkedAt = 0;
+  private readonly timer: NodeJS.Timeout;
 
+  /** Throws a TenantsFileError when the file is invalid to begin with. */
   constructor(
     private readonly path: string,
     private readonly topicPrefix: string,
@@ -40,6 +78,8 @@ export class FileTenantDirectory implements TenantDirectory {
   ) {
     this.modifiedMs = this.modified();
     this.registry = new TenantRegistry(readTenantsFile(path, region), topicPrefix);
+    this.timer = setInterval(() => this.refresh(false), RECHECK_MS);
+    this.timer.unref();
   }
 
   forTopic(topicArn: string): Tenant | undefined {
@@ -55,18 +95,25 @@ export class FileTenantDirectory implements TenantDirectory {
     return this.registry.tenant(id);
   }
 
+  /** Stops watching the file. */
+  close(): void {
+    clearInterval(this.timer);
+  }
+
   private refresh(force: boolean): void {
     const now = Date.now();
     if (!force && now - this.checkedAt < RECHECK_MS) return;
     this.checkedAt = now;
     const modified = this.modified();
     if (modified === this.modifiedMs) return;
+    this.modifiedMs = modified;
     // A file being edited by hand may be invalid for a moment: keep the last good registry.
     try {
       this.registry = new TenantRegistry(readTenantsFile(this.path, this.region), this.topicPrefix);
-      this.modifiedMs = modified;
+      this.logger.info({ path: this.path, tenants: this.registry.all().map((tenant) => tenant.id) }, 'tenants file read again; its registry is in force');
     } catch (error) {
-      this.logger.warn({ err: error, path: this.path }, 'tenants file is invalid; the last valid registry stays in force');
+      if (!(error instanceof TenantsFileError)) throw error;
+      this.logger.warn({ path: this.path, problem: error.problem }, `${error.message}; the last valid registry stays in force`);
     }
   }
 

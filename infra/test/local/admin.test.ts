@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
@@ -12,7 +11,7 @@ import { runAdmin } from '../../src/admin/cli.js';
 import { SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
-import { FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+import { closedEndpoint, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
 
 const REPO_ROOT = resolve(import.meta.dirname, '../../..');
 const TENANT_ACCOUNT = '111111111111';
@@ -68,8 +67,8 @@ async function setup() {
     sqs,
     /** The files the tenant commands take. */
     files: ['--tenants', tenantsFile, '--outputs', outputsFile],
-    /** Where the event commands read: this service. */
-    where: ['--outputs', outputsFile],
+    /** Where the event commands read: this service, and its registry. */
+    where: ['--outputs', outputsFile, '--tenants', tenantsFile],
     /** A client publishing to this input topic. */
     clientOf(topicArn: string): SchedulerClient {
       const client = new SchedulerClient(scheduler, topicArn);
@@ -103,7 +102,7 @@ async function ingestQueueArn(sqs: SQSClient, scheduler: LocalScheduler): Promis
 
 describe('scripts/admin tenant add and tenant list', () => {
   it('creates the tenant topic on the ingest queue, prints its ARN, and what is published there is the tenant\'s', async () => {
-    const { scheduler, sns, sqs, files, where, tenantsFile, clientOf, teardown } = await setup();
+    const { scheduler, sns, sqs, files, where, tenantsFile, outputsFile, clientOf, teardown } = await setup();
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
     try {
       const added = await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--target-account', LOCAL_ACCOUNT, ...files);
@@ -114,6 +113,8 @@ describe('scripts/admin tenant add and tenant list', () => {
       expect(JSON.parse(await readFile(tenantsFile, 'utf8'))).toEqual({
         tenants: [{ id: 'acme', accounts: [TENANT_ACCOUNT], targetAccounts: [LOCAL_ACCOUNT] }],
       });
+      // The service's outputs list it, as they would after a restart.
+      expect(JSON.parse(await readFile(outputsFile, 'utf8'))).toMatchObject({ endpoint: scheduler.outputs.endpoint, tenantInputTopicArns: { acme: topicArn } });
       const { Subscriptions = [] } = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn }));
       expect(Subscriptions.map((subscription) => subscription.Endpoint)).toEqual([await ingestQueueArn(sqs, scheduler)]);
 
@@ -286,13 +287,7 @@ describe('scripts/admin tenant add and tenant list', () => {
       expect(never.stderr).toContain('scripts/start');
 
       // Outputs left behind by a service that has stopped: its port answers no more.
-      const closedPort = await new Promise<number>((done) => {
-        const server = createServer().listen(0, '127.0.0.1', () => {
-          const address = server.address();
-          server.close(() => done(typeof address === 'object' && address !== null ? address.port : 0));
-        });
-      });
-      const endpoint = `http://127.0.0.1:${closedPort}`;
+      const endpoint = await closedEndpoint();
       const stale = join(dir, 'stale-outputs.json');
       await writeFile(
         stale,
@@ -309,6 +304,11 @@ describe('scripts/admin tenant add and tenant list', () => {
       expect(stopped.code).toBe(1);
       expect(stopped.stderr).toMatch(/not running .*Start it with scripts\/start/);
       expect(existsSync(tenantsFile)).toBe(false);
+      // Reading events there says so too, in one line.
+      const events = await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'scheduled', '--tenants', tenantsFile, '--outputs', stale);
+      expect(events).toMatchObject({ code: 1, stdout: '' });
+      expect(events.stderr.split('\n')).toHaveLength(1);
+      expect(events.stderr).toMatch(/ECONNREFUSED.*Is the local service running\? Start it with scripts\/start\.$/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -342,6 +342,24 @@ describe('scripts/admin tenant add and tenant list', () => {
     const refused = await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--table', 'events', '--region', 'eu-west-1');
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("CDK app's configuration");
+  });
+});
+
+describe('scripts/admin help', () => {
+  it("prints a command group's own help, and says which commands a group takes", async () => {
+    const tenant = await admin('tenant', '--help');
+    expect(tenant.code).toBe(0);
+    expect(tenant.stdout).toContain('Usage: scripts/admin tenant add <id>');
+    expect(tenant.stdout).toContain('Usage: scripts/admin tenant list');
+    expect(tenant.stdout).not.toContain('Operator commands');
+    const event = await admin('event', '--help');
+    expect(event.code).toBe(0);
+    expect(event.stdout).toContain('Usage: scripts/admin event show <event-id>');
+    expect(event.stdout).not.toContain('Operator commands');
+    expect((await admin('--help')).stdout).toContain('Operator commands');
+    const bare = await admin('tenant');
+    expect(bare).toMatchObject({ code: 2, stdout: '' });
+    expect(bare.stderr).toBe('tenant takes a command: add or list (scripts/admin tenant --help explains the command)');
   });
 });
 
@@ -381,6 +399,41 @@ describe('scripts/admin events and event show', () => {
     } finally {
       client.destroy();
       await target.stop();
+      await teardown();
+    }
+  });
+
+  it('prints no next page after a page that holds the last events', async () => {
+    const { scheduler, where, teardown } = await setup();
+    const client = new SchedulerClient(scheduler);
+    try {
+      const dueAt = Date.now() + 60_000;
+      await client.publishBatch(Array.from({ length: 5 }, (_, i) => request(`arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:later`, dueAt, `e-${i}`, { user: 'dan' })));
+      const list = (limit: string) => admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'scheduled', '--limit', limit, '--json', ...where);
+      await waitFor(async () => (JSON.parse((await list('100')).stdout) as { events: unknown[] }).events.length === 5, 'the five events stored');
+      expect(JSON.parse((await list('5')).stdout)).toMatchObject({ events: { length: 5 }, next: null });
+      const human = await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'scheduled', '--limit', '5', ...where);
+      expect(human.stdout).not.toContain('next page');
+      expect(JSON.parse((await list('4')).stdout)).toMatchObject({ events: { length: 4 }, next: expect.any(String) });
+    } finally {
+      client.destroy();
+      await teardown();
+    }
+  });
+
+  it('says so when a tenant looked up is not registered, and exits 1', async () => {
+    const { where, teardown } = await setup();
+    try {
+      const events = await admin('events', '--tenant', 'nobody', '--state', 'scheduled', ...where);
+      expect(events).toMatchObject({ code: 1, stdout: '' });
+      expect(events.stderr).toMatch(/^no scheduled events: tenant "nobody" is not registered in \S+tenants\.json/);
+      const show = await admin('event', 'show', '--tenant', 'nobody', '--id', 'order-1', ...where);
+      expect(show).toMatchObject({ code: 1, stdout: '' });
+      expect(show.stderr).toContain('tenant "nobody" is not registered');
+      // The public tenant is always there: nothing scheduled is an answer.
+      const none = await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'cancelled', ...where);
+      expect(none).toMatchObject({ code: 0, stdout: `no cancelled events of tenant ${PUBLIC_TENANT_ID}` });
+    } finally {
       await teardown();
     }
   });

@@ -75,10 +75,13 @@ describe('far path (stored in DynamoDB, moved by the loader)', () => {
 
       const [delivery] = await waitFor(() => target.withPayload('far').length > 0 && target.withPayload('far'), 'the delivery');
       expect(delivery!.receivedAt).toBeGreaterThanOrEqual(dueAt);
-      const loaded = await storedItem(scheduler, eventIdFor(PUBLIC_TENANT_ID, 'tests', undefined, messageId));
-      expect(loaded?.loadedBy).toEqual(expect.any(String));
-      expect(loaded?.emittedAt).toBeGreaterThanOrEqual(dueAt);
-      expect(loaded?.state).toBe('emitted');
+      // The emitter records the emission after the publish: the consumer may have the event first.
+      const loaded = await waitFor(async () => {
+        const stored = await storedItem(scheduler, eventIdFor(PUBLIC_TENANT_ID, 'tests', undefined, messageId));
+        return stored?.state === 'emitted' && stored;
+      }, 'the emission recorded');
+      expect(loaded.loadedBy).toEqual(expect.any(String));
+      expect(loaded.emittedAt).toBeGreaterThanOrEqual(dueAt);
     } finally {
       client.destroy();
       await target.stop();

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 import { PublishBatchCommand, PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { clientsFor, createSchedulerTarget, TopicSubscriber, type Received } from '@adhoc-scheduler/quickstart/client-topics';
@@ -35,7 +36,7 @@ export function capturingLogger(): { readonly logger: Logger; readonly lines: Re
       done();
     },
   });
-  return { logger: createLogger('test', 'info', sink), lines };
+  return { logger: createLogger('info', { destination: sink }), lines };
 }
 
 /**
@@ -155,4 +156,15 @@ export async function waitFor<T>(probe: () => T | Promise<T>, description: strin
 /** Scheduled time of a delivery, from the attribute the emitter sets. */
 export function scheduledAt(delivery: Delivery): number {
   return Date.parse(delivery.attributes[EMISSION_ATTRIBUTE.scheduledAt] ?? '');
+}
+
+/** An endpoint where nothing answers any more: what the outputs of a service killed with kill -9 name. */
+export async function closedEndpoint(): Promise<string> {
+  const port = await new Promise<number>((done) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => done(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+  return `http://127.0.0.1:${port}`;
 }

@@ -1,42 +1,34 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { clientsFor, createSchedulerTarget, TopicSubscriber, type Received } from '@adhoc-scheduler/quickstart/client-topics';
-import type { LocalOutputs } from '../../src/local/runtime.js';
 import { LOCAL_CREDENTIALS, LOCAL_EMITTER_ROLE_ARN } from '../../src/local/runtime.js';
 import { FAST_TIMINGS, request, uniqueName, waitFor } from './kit.js';
+import { outputsOf, spawnService, type ServiceProcess } from './service-process.js';
 
-const REPO_ROOT = resolve(import.meta.dirname, '../../..');
-const children: ChildProcess[] = [];
+const services: ServiceProcess[] = [];
 
-/**
- * Starts the service as a user does (`scripts/start` runs the same entry point), in its own
- * process, on system-picked ports so a developer's running service is not in the way.
- */
-async function startService(dataDir: string): Promise<LocalOutputs> {
-  const outputsFile = join(dataDir, `outputs-${children.length}.json`);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/src/local/main.ts', '--data-dir', dataDir, '--outputs', outputsFile, '--port', '0', '--dynamodb-port', '0'], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...FAST_TIMINGS, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
+/** The service in its own process on `dir`'s data directory; each start's outputs and tenants files in a directory of their own. */
+async function startService(dir: string) {
+  const service = spawnService(await mkdtemp(join(dir, 'run-')), {
+    args: ['--data-dir', join(dir, 'data')],
+    env: { ...FAST_TIMINGS, LOG_LEVEL: 'warn' },
   });
-  children.push(child);
-  const text = await waitFor(() => readFile(outputsFile, 'utf8').catch(() => undefined), 'the service to start', 60_000);
-  return JSON.parse(text) as LocalOutputs;
+  services.push(service);
+  return outputsOf(service);
 }
 
 afterEach(() => {
-  for (const child of children) child.kill('SIGKILL');
+  for (const service of services) service.child.kill('SIGKILL');
 });
 
 describe('a persistent local service', () => {
   it('loses no scheduled event when killed with SIGKILL and started again on the same data directory', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'scheduler-restart-'));
+    const dir = await mkdtemp(join(tmpdir(), 'scheduler-restart-'));
     try {
-      const before = await startService(dataDir);
+      const before = await startService(dir);
       const access = { region: before.region, credentials: LOCAL_CREDENTIALS };
       const clientsBefore = clientsFor({ ...access, endpoint: before.endpoint });
       const topicName = uniqueName('target');
@@ -50,9 +42,9 @@ describe('a persistent local service', () => {
       }
       clientsBefore.sns.destroy();
       clientsBefore.sqs.destroy();
-      children.at(-1)?.kill('SIGKILL');
+      services.at(-1)?.child.kill('SIGKILL');
 
-      const after = await startService(dataDir);
+      const after = await startService(dir);
       const received: Received[] = [];
       const clientsAfter = clientsFor({ ...access, endpoint: after.endpoint });
       const subscriber = await TopicSubscriber.subscribe(clientsAfter, target, topicName, (message) => received.push(message));
@@ -66,7 +58,7 @@ describe('a persistent local service', () => {
         await subscriber.stop();
       }
     } finally {
-      await rm(dataDir, { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true });
     }
   }, 120_000);
 });

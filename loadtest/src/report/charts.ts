@@ -21,6 +21,40 @@ function markers(lateness: LatenessSummary): { label: string; ms: number }[] {
   ];
 }
 
+/** How the lateness axis is binned: lateness is whole milliseconds, so no bin is narrower than one. */
+const BINS = { maxbins: 80, minstep: 1 } as const;
+
+interface Bins {
+  readonly start: number;
+  readonly stop: number;
+  readonly step: number;
+}
+
+/** Vega's binning, the one the plot's bars are drawn with: vega re-exports it from vega-statistics at runtime, and its typings leave it out. */
+const { bin: vegaBins } = vega as unknown as {
+  readonly bin: (options: { readonly extent: readonly [number, number]; readonly maxbins: number; readonly minstep: number }) => Bins;
+};
+
+/** Events in the tallest bar, binned as the plot bins them. */
+export function tallestBar(distribution: HistogramInput['distribution']): number {
+  const total = distribution.reduce((sum, [, events]) => sum + events, 0);
+  const lateness = distribution.map(([ms]) => ms);
+  const { start, stop, step } = vegaBins({ extent: [Math.min(...lateness), Math.max(...lateness)], ...BINS });
+  if (!(step > 0) || !Number.isFinite(step)) return total;
+  const last = Math.max(0, Math.ceil((stop - start) / step) - 1);
+  const bars = new Map<number, number>();
+  for (const [ms, events] of distribution) {
+    const bar = Math.min(last, Math.floor((ms - start) / step));
+    bars.set(bar, (bars.get(bar) ?? 0) + events);
+  }
+  return Math.max(0, ...bars.values());
+}
+
+/** The top of a log axis: the power of ten above the tallest bar, so a labelled tick is higher than every bar. */
+function logAxisTop(distribution: HistogramInput['distribution']): number {
+  return 10 ** (Math.floor(Math.log10(Math.max(1, tallestBar(distribution)))) + 1);
+}
+
 /** Vega-Lite spec of the lateness histogram; `log` puts the event counts on a log scale so the tail shows. */
 export function histogramSpec(input: HistogramInput, scale: AxisScale): TopLevelSpec {
   const values = input.distribution.map(([latenessMs, events]) => ({ latenessMs, events }));
@@ -37,14 +71,13 @@ export function histogramSpec(input: HistogramInput, scale: AxisScale): TopLevel
         data: { values },
         mark: { type: 'bar', color: '#4c78a8' },
         encoding: {
-          // Lateness is whole milliseconds: no bin narrower than one.
-          x: { field: 'latenessMs', type: 'quantitative', bin: { maxbins: 80, minstep: 1 }, title: 'lateness at the consumer (ms)', axis: { format: ',d' } },
+          x: { field: 'latenessMs', type: 'quantitative', bin: BINS, title: 'lateness at the consumer (ms)', axis: { format: ',d' } },
           y: {
             aggregate: 'sum',
             field: 'events',
             type: 'quantitative',
             title: 'events',
-            scale: scale === 'log' ? { type: 'log', domainMin: 0.8 } : { type: 'linear' },
+            scale: scale === 'log' ? { type: 'log', domainMin: 0.8, domainMax: logAxisTop(input.distribution) } : { type: 'linear' },
           },
         },
       },

@@ -133,12 +133,13 @@ export async function measureDelivery(ctx: RunContext, events: readonly PlannedE
   const publishedBar = progress.bar(`${prefix}published`, everything.length);
   const receivedBar = progress.bar(`${prefix}received`, everything.length);
   let published = 0;
-  const refresh = setInterval(() => {
+  const showCounts = (): void => {
     publishedBar.update(published);
     const c = tracker.counts();
     receivedBar.setTotal(tracker.expected);
     receivedBar.update(c.delivered, `late>${measure.lateMs}ms ${c.late}  early ${c.early}  dup ${c.duplicated}`);
-  }, 200);
+  };
+  const refresh = setInterval(showCounts, 200);
 
   const before = await service.report(false);
   const cpuBefore = sampleCpu();
@@ -170,8 +171,7 @@ export async function measureDelivery(ctx: RunContext, events: readonly PlannedE
     consumerStats = sumConsumerStats(await Promise.all(consumers.map((consumer) => consumer.stop())));
     clearInterval(refresh);
   }
-  publishedBar.update(published);
-  receivedBar.update(tracker.delivered);
+  showCounts();
   const finishedAt = Date.now();
   const cpu = cpuBetween(cpuBefore, sampleCpu());
   const after = await service.report(true);

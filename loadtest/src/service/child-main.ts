@@ -30,7 +30,7 @@ process.on('message', (message: ToService) => {
         ...(emitterConcurrency === undefined ? {} : { emitterConcurrency }),
         ...(dataDir === undefined ? {} : { dataDir }),
         // stdout is the log file the harness opened.
-        logger: createLogger('local', env.LOG_LEVEL ?? 'info'),
+        logger: createLogger(env.LOG_LEVEL ?? 'info'),
         instrumentClients: probe.instrumentClients,
         onInvocation: probe.onInvocation,
       }).then(

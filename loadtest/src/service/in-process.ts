@@ -19,7 +19,7 @@ export async function startInProcessService(options: LocalServiceOptions): Promi
     tenants: options.tenants,
     ...(options.emitterConcurrency === undefined ? {} : { emitterConcurrency: options.emitterConcurrency }),
     ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
-    logger: createLogger('local', options.env.LOG_LEVEL ?? 'info', log),
+    logger: createLogger(options.env.LOG_LEVEL ?? 'info', { destination: log }),
     instrumentClients: probe.instrumentClients,
     onInvocation: probe.onInvocation,
   });

@@ -1,7 +1,7 @@
 import type { FunctionName } from '@adhoc-scheduler/functions/handlers';
 import type { AwsClients } from '@adhoc-scheduler/functions/wiring';
 import { countUsage, type Invocation, type MiddlewareStackLike, type UsageCounter, type UsageSnapshot } from '@adhoc-scheduler/infra/src/local/usage.js';
-import { decodeDelayQueueMessage, EMISSION_ATTRIBUTE, TABLE } from '@adhoc-scheduler/shared';
+import { decodeDelayQueueMessage, EMISSION_ATTRIBUTE } from '@adhoc-scheduler/shared';
 
 /** One invocation of a function, as the local runtime reported it. */
 export interface InvocationRecord {
@@ -22,12 +22,9 @@ export interface LoaderTick {
   readonly chunksSent: number;
 }
 
-/** When the emitter got an event from the delay queue, claimed it and published it (epoch ms), by event id. */
+/** When the emitter got an event from the delay queue and published it (epoch ms), by event id. */
 export interface EmissionTrace {
   readonly receivedAt: number;
-  /** The emitter's first request on the event's item after receiving it: the claim. */
-  readonly claimStartedAt: number | undefined;
-  readonly claimEndedAt: number | undefined;
   readonly publishStartedAt: number | undefined;
   readonly publishEndedAt: number | undefined;
 }
@@ -44,8 +41,6 @@ export interface ServiceReport {
 
 interface MutableTrace {
   receivedAt: number;
-  claimStartedAt?: number;
-  claimEndedAt?: number;
   publishStartedAt?: number;
   publishEndedAt?: number;
 }
@@ -67,15 +62,15 @@ export class ServiceProbe {
 
   readonly instrumentClients = (clients: AwsClients): void => {
     this.counter = countUsage(clients);
-    this.traceEmissions(clients.sqs.middlewareStack, clients.sns.middlewareStack, clients.dynamodb.middlewareStack);
+    this.traceEmissions(clients.sqs.middlewareStack, clients.sns.middlewareStack);
   };
 
   /**
-   * Stamps, per event, when the emitter received it from the delay queue, when it claimed it
-   * and when its publish to the target started and returned: where an event's lateness arose,
-   * waiting for a handler, in the table, or on the way to the consumer.
+   * Stamps, per event, when the emitter received it from the delay queue and when its publish
+   * to the target started and returned: where an event's lateness arose, in the emitter or on
+   * the way to the consumer.
    */
-  private traceEmissions(sqs: MiddlewareStackLike, sns: MiddlewareStackLike, dynamodb: MiddlewareStackLike): void {
+  private traceEmissions(sqs: MiddlewareStackLike, sns: MiddlewareStackLike): void {
     const options = { step: 'initialize', name: 'loadtestEmissionTrace', override: true } as const;
     sqs.add(
       (next, context) => async (args) => {
@@ -95,21 +90,6 @@ export class ServiceProbe {
           if (!this.emissions.has(id)) this.emissions.set(id, { receivedAt });
         }
         return result;
-      },
-      options,
-    );
-    dynamodb.add(
-      (next) => async (args) => {
-        // Ingest writes an event's item before it reaches the delay queue: the first request on it after that is the claim.
-        const key = (args.input as { Key?: Record<string, unknown> }).Key?.[TABLE.partitionKey];
-        const trace = typeof key === 'string' ? this.emissions.get(key) : undefined;
-        if (!trace || trace.claimStartedAt !== undefined) return next(args);
-        trace.claimStartedAt = Date.now();
-        try {
-          return await next(args);
-        } finally {
-          trace.claimEndedAt = Date.now();
-        }
       },
       options,
     );
@@ -170,8 +150,6 @@ export class ServiceProbe {
     for (const [id, trace] of this.emissions) {
       emissions[id] = {
         receivedAt: trace.receivedAt,
-        claimStartedAt: trace.claimStartedAt,
-        claimEndedAt: trace.claimEndedAt,
         publishStartedAt: trace.publishStartedAt,
         publishEndedAt: trace.publishEndedAt,
       };

@@ -65,7 +65,10 @@ const validateDocument = new Ajv({ allErrors: true, strict: true }).compile<Tena
  */
 export function parseTenantsDocument(value: unknown, scope: { readonly region?: string | undefined } = {}): TenantsDocument {
   if (!validateDocument(value)) {
-    const errors = (validateDocument.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`);
+    // An unknown key is named, so a misspelt one is found without reading the schema.
+    const unknownKey = (e: { readonly params: Record<string, unknown> }) =>
+      typeof e.params.additionalProperty === 'string' ? ` ("${e.params.additionalProperty}")` : '';
+    const errors = (validateDocument.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}${unknownKey(e)}`);
     throw new TenantsDocumentError(`invalid tenants: ${errors.join('; ')}`);
   }
   const seen = new Set<string>();

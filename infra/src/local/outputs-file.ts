@@ -1,0 +1,48 @@
+import { readFile, rm } from 'node:fs/promises';
+import { answers } from '@adhoc-scheduler/shared/endpoint';
+import { writeJsonFile } from './json-file.js';
+import type { LocalOutputs } from './runtime.js';
+
+/**
+ * The outputs file holds what a client needs to reach the local service. It exists while the
+ * service runs: written once the service is ready, removed when it stops. Only a service
+ * killed outright (`kill -9`) leaves it behind, and then nothing answers at its endpoint.
+ */
+
+/** Written whole, so a reader finds no file or a complete one. */
+export async function writeOutputsFile(path: string, outputs: LocalOutputs): Promise<void> {
+  await writeJsonFile(path, outputs);
+}
+
+async function readOutputs(path: string): Promise<Partial<LocalOutputs> | undefined> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as Partial<LocalOutputs>;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Removes a file a killed service left (nothing answers at its endpoint), before a new service
+ * starts on the same ports: until the new one is ready, nobody takes the old file for it.
+ */
+export async function removeStaleOutputsFile(path: string): Promise<void> {
+  const outputs = await readOutputs(path);
+  if (outputs !== undefined && (typeof outputs.endpoint !== 'string' || !(await answers(outputs.endpoint)))) await rm(path, { force: true });
+}
+
+/** Removes the file of the service at `endpoint`; one another service has written since stays. */
+export async function removeOutputsFile(path: string, endpoint: string): Promise<void> {
+  if ((await readOutputs(path))?.endpoint === endpoint) await rm(path, { force: true });
+}
+
+/**
+ * Adds a tenant's input topic to the running service's outputs (onboarding while it runs);
+ * `false` when the file is not the service's at `endpoint` (absent, or another service's).
+ */
+export async function addTenantInputTopic(path: string, endpoint: string, tenantId: string, topicArn: string): Promise<boolean> {
+  const outputs = await readOutputs(path);
+  if (outputs?.endpoint !== endpoint) return false;
+  await writeJsonFile(path, { ...outputs, tenantInputTopicArns: { ...outputs.tenantInputTopicArns, [tenantId]: topicArn } });
+  return true;
+}

@@ -1,0 +1,117 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { answers } from '@adhoc-scheduler/shared/endpoint';
+import { startEmulators, type Emulators } from '../../src/local/emulators.js';
+import { LOCAL_ACCOUNT } from '../../src/local/runtime.js';
+import { capturingLogger, closedEndpoint, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+import { outputsOf, spawnService, type ServiceProcess } from './service-process.js';
+
+const dirs: string[] = [];
+const services: ServiceProcess[] = [];
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'service-files-'));
+  dirs.push(dir);
+  return dir;
+}
+
+function start(dir: string, options: Parameters<typeof spawnService>[1] = {}): ServiceProcess {
+  const service = spawnService(dir, { ...options, args: ['--in-memory', ...(options.args ?? [])] });
+  services.push(service);
+  return service;
+}
+
+afterEach(async () => {
+  for (const service of services.splice(0)) service.child.kill('SIGKILL');
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+describe('scripts/start and its outputs file', () => {
+  it('writes the file once the service answers, removes it when stopped, and says when it has stopped', async () => {
+    const service = start(await tempDir(), { env: { ...FAST_TIMINGS, LOG_LEVEL: 'info' } });
+    // Checked the moment the file appears: a script that waits for it finds the service ready.
+    const outputs = await outputsOf(service);
+    expect(await answers(outputs.endpoint)).toBe(true);
+    await waitFor(() => service.stdout().includes('"msg":"loader tick done"'), 'a loader tick logged');
+
+    service.child.kill('SIGTERM');
+    expect(await service.exited).toBe(0);
+    expect(existsSync(service.outputsFile)).toBe(false);
+    expect(service.stderr().trim().split('\n').at(-1)).toBe('Stopped.');
+    // Every log line names its function once.
+    const lines = service.stdout().trim().split('\n');
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(line.match(/"fn":/g)?.length ?? 0, line).toBeLessThanOrEqual(1);
+    expect(lines.filter((line) => line.includes('"msg":"loader tick done"')).every((line) => line.includes('"fn":"loader"'))).toBe(true);
+  });
+
+  it('removes the file a killed service left before it starts, so that no script takes it for the new one', async () => {
+    const dir = await tempDir();
+    const stale = { endpoint: await closedEndpoint(), region: 'us-east-1' };
+    await writeFile(join(dir, 'outputs.json'), JSON.stringify(stale));
+    const service = start(dir);
+    await waitFor(() => !existsSync(service.outputsFile), 'the stale outputs removed');
+    const outputs = await outputsOf(service);
+    expect(outputs.endpoint).not.toBe(stale.endpoint);
+    expect(await answers(outputs.endpoint)).toBe(true);
+  });
+
+  it('refuses an invalid tenants file in one line naming the file and the field, before starting anything', async () => {
+    const dir = await tempDir();
+    for (const [registry, field] of [
+      [{ tenants: [{ id: 'acme', accounts: ['12345'] }] }, '/tenants/0/accounts/0'],
+      [{ tenants: [{ id: 'acme', accounts: ['111111111111'], maxOpenEvent: 10 }] }, '"maxOpenEvent"'],
+      ['{"tenants": [', 'not JSON'],
+    ] as const) {
+      const service = start(dir);
+      await writeFile(service.tenantsFile, typeof registry === 'string' ? registry : JSON.stringify(registry));
+      expect(await service.exited).toBe(1);
+      const message = service.stderr().trim();
+      expect(message.split('\n')).toHaveLength(1);
+      expect(message).toContain(`${service.tenantsFile} is not a valid tenant registry`);
+      expect(message).toContain(field);
+      expect(existsSync(service.outputsFile)).toBe(false);
+    }
+  });
+});
+
+describe('the tenants file of a running service', () => {
+  let emulators: Emulators;
+  beforeAll(async () => {
+    emulators = await startEmulators({});
+  });
+  afterAll(async () => {
+    await emulators?.stop();
+  });
+
+  it('logs an invalid edit at once, naming the file and the field, and keeps the last valid registry in force', async () => {
+    const tenantsFile = join(await tempDir(), 'tenants.json');
+    await writeFile(tenantsFile, JSON.stringify({ tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT] }] }));
+    const { logger, lines } = capturingLogger();
+    const scheduler = await startTestScheduler(emulators, { logger, tenants: { file: tenantsFile }, env: FAST_TIMINGS });
+    const acme = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme);
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    try {
+      await writeFile(tenantsFile, JSON.stringify({ tenants: [{ id: 'acme', accounts: ['not an account'] }] }));
+      // Nothing is published meanwhile: the file is watched, not only read when a message comes.
+      const warning = await waitFor(() => lines.find((line) => line.level === 40 && line.path === tenantsFile), 'the rejection logged');
+      expect(String(warning.problem)).toContain('/tenants/0/accounts/0');
+      expect(String(warning.msg)).toContain('the last valid registry stays in force');
+
+      await acme.publish(request(target.topicArn, Date.now() + 1_000, 'still acme'));
+      await waitFor(() => target.withPayload('still acme').length > 0, "acme's event, under the last valid registry");
+      expect(lines.filter((line) => line.level === 40 && line.path === tenantsFile)).toHaveLength(1);
+
+      await writeFile(tenantsFile, JSON.stringify({ tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT], maxOpenEvents: 5 }] }));
+      await waitFor(() => lines.some((line) => line.level === 30 && line.path === tenantsFile), 'the corrected file read');
+    } finally {
+      acme.destroy();
+      await target.stop();
+      await scheduler.stop();
+    }
+  });
+});
+
