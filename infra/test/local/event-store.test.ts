@@ -68,7 +68,7 @@ function throttleWritesOf(faulty: DynamoDBDocumentClient, id: string): void {
         const poisoned = input.Statements.findIndex((statement) => statement.Parameters?.includes(id));
         if (poisoned < 0) return next(args);
         const rest = input.Statements.filter((_, index) => index !== poisoned);
-        const result = await next({ ...args, input: { ...input, Statements: rest } });
+        const result = rest.length > 0 ? await next({ ...args, input: { ...input, Statements: rest } }) : { output: { Responses: [], $metadata: {} }, response: {} };
         const output = result.output as BatchExecuteStatementCommandOutput;
         const responses = [...(output.Responses ?? [])];
         responses.splice(poisoned, 0, { Error: { Code: 'ThrottlingError', Message: 'throttled by the test' } });
