@@ -53,6 +53,8 @@ export function createAwsClients(config: SchedulerConfig, local?: LocalAccess): 
   const base = { region: config.region, ...(local ? { credentials: local.credentials } : {}) };
   const requestHandler = (requestTimeout: number) => ({
     requestTimeout,
+    // Without it the SDK only warns when the timeout passes, and the call goes on waiting.
+    throwOnRequestTimeout: true,
     connectionTimeout: CONNECTION_TIMEOUT_MS,
     ...(local ? { httpAgent: { maxSockets: local.maxSockets } } : {}),
   });

@@ -114,6 +114,33 @@ describe('a loader tick', () => {
     expect(index.queries).toBeLessThanOrEqual(8);
   });
 
+  it('keeps what it handed out round by round: a tick that fails halfway leaves the cursor past the rounds it finished', async () => {
+    const { index, deps } = setup();
+    index.cursor = NOW - 3600_000;
+    index.store('first-round', NOW - 3600_000 + 1);
+    index.store('later-round', NOW - 1800_000);
+    let sends = 0;
+    const failing = {
+      ...deps,
+      loadingQueue: {
+        send: async () => {
+          if (sends++ > 0) throw new Error('SQS down');
+        },
+      },
+    };
+    await expect(runLoaderTick(failing)).rejects.toThrow('SQS down');
+    // Eight one-minute buckets a round (32 queries over 4 shards): the fourth round, which holds
+    // 'later-round', failed; the three before it were handed out.
+    expect(index.cursor).toBe(NOW - 3600_000 + 3 * 8 * 60_000);
+  });
+
+  it('on a new table, writes where its first tick starts before anything else, so a failed first tick does not move the start', async () => {
+    const { index, deps } = setup();
+    const failing = { ...deps, store: Object.assign(index, { queryDue: () => { throw new Error('DynamoDB down'); } }) };
+    await expect(runLoaderTick(failing)).rejects.toThrow('DynamoDB down');
+    expect(index.cursor).toBe(NOW - 3600_000);
+  });
+
   it('names every chunk with an id of its own, which the loading function takes the events under', async () => {
     const { index, deps, sent } = setup();
     index.cursor = NOW + 480_000;

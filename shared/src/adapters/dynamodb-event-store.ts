@@ -62,13 +62,18 @@ export class DynamoDbEventStore implements EventStore {
     if (together.length > 1 && (await this.counters.reserve(tenant, quotas, now, together.length)) === undefined) {
       const inserted = await this.insert(together.map((index) => entries[index] as NewEvent));
       const refused = together.filter((_, position) => inserted[position] === 'refused');
-      if (refused.length > 0) await this.counters.unreserve(tenant, now, refused.length);
-      const existing = await this.read(refused.map((index) => (entries[index] as NewEvent).event.id));
+      // What fails from here fails only the entries it concerns: the places stay taken (a count errs high).
+      if (refused.length > 0) await this.counters.unreserve(tenant, now, refused.length).catch(() => undefined);
+      const existing = await this.read(refused.map((index) => (entries[index] as NewEvent).event.id)).catch(() => undefined);
       together.forEach((index, position) => {
         const id = (entries[index] as NewEvent).event.id;
         const outcome = inserted[position];
         outcomes[index] =
-          outcome === 'applied' ? { outcome: 'created' } : outcome === 'refused' ? { outcome: 'duplicate', existing: existing.get(id) } : { outcome: 'unknown' };
+          outcome === 'applied'
+            ? { outcome: 'created' }
+            : outcome === 'refused' && existing !== undefined
+              ? { outcome: 'duplicate', existing: existing.get(id) }
+              : { outcome: 'unknown' };
       });
     }
     // The quotas leave no room for all of them (or there is one): one by one, as many as fit.
@@ -87,7 +92,7 @@ export class DynamoDbEventStore implements EventStore {
     const [inserted] = await this.insert([entry]);
     if (inserted === 'applied') return { outcome: 'created' };
     if (inserted === 'unknown') return { outcome: 'unknown' };
-    await this.counters.unreserve(event.tenant, now, 1);
+    await this.counters.unreserve(event.tenant, now, 1).catch(() => undefined);
     return { outcome: 'duplicate', existing: (await this.read([event.id])).get(event.id) };
   }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { SchedulerConfig } from '../config.js';
 import { bucketsBetween } from '../domain/buckets.js';
 import type { LoadingChunk } from '../domain/messages.js';
-import type { Clock, EventStore, LoadingQueue, Logger, SchedulerMetrics } from './ports.js';
+import type { Clock, EventStore, LoaderCursors, LoadingQueue, Logger, SchedulerMetrics } from './ports.js';
 
 export interface LoaderDeps {
   readonly config: Pick<
@@ -45,8 +45,12 @@ export interface LoaderTickResult extends PassResult {
  * Queries every shard of the buckets in [fromMs, untilMs), oldest first, several buckets at a
  * time, and sends their ids in chunks; stops between rounds once past the deadline.
  */
-async function fanOut(deps: LoaderDeps, fromMs: number, untilMs: number, deadline: number, repair: boolean): Promise<PassResult> {
+async function fanOut(
+  deps: LoaderDeps,
+  pass: { readonly cursor: keyof LoaderCursors; readonly fromMs: number; readonly untilMs: number; readonly deadline: number; readonly repair: boolean },
+): Promise<PassResult> {
   const { config, clock, store } = deps;
+  const { fromMs, untilMs, deadline, repair } = pass;
   let throughMs = fromMs;
   let eventsFound = 0;
   let chunksSent = 0;
@@ -76,6 +80,8 @@ async function fanOut(deps: LoaderDeps, fromMs: number, untilMs: number, deadlin
     eventsFound += ids.length;
     chunksSent += chunks.length;
     throughMs = round.at(-1)?.endMs ?? throughMs;
+    // Round by round: a tick that fails later keeps what it handed out, and the next goes on from there.
+    await store.advanceLoaderCursor(pass.cursor, throughMs);
   }
   return { fromMs, throughMs, eventsFound, chunksSent, caughtUp: true };
 }
@@ -96,18 +102,20 @@ export async function runLoaderTick(deps: LoaderDeps): Promise<LoaderTickResult>
   const deadline = started + config.loaderTickBudgetSeconds * 1000;
   const cursors = await store.readLoaderCursors();
   const fromMs = cursors.loadedThroughMs ?? started - config.loaderInitialCatchUpSeconds * 1000;
+  // On a new table, where the first tick starts is written before anything else: a tick that
+  // fails must not leave the next one to start later, from its own clock.
+  if (cursors.loadedThroughMs === undefined) await store.advanceLoaderCursor('loadedThroughMs', fromMs);
   metrics.loaderBacklogSeconds(Math.max(0, (started - fromMs) / 1000));
 
-  const load = await fanOut(deps, fromMs, started + config.loaderLookaheadSeconds * 1000, deadline, false);
-  if (load.throughMs > fromMs) await store.advanceLoaderCursor('loadedThroughMs', load.throughMs);
+  const load = await fanOut(deps, { cursor: 'loadedThroughMs', fromMs, untilMs: started + config.loaderLookaheadSeconds * 1000, deadline, repair: false });
 
   // Never ahead of what was handed out: a loader that is behind sweeps behind it.
   const repairFrom = cursors.repairedThroughMs ?? fromMs;
+  if (cursors.repairedThroughMs === undefined) await store.advanceLoaderCursor('repairedThroughMs', repairFrom);
   const repairUntil = Math.min(started - config.repairAfterSeconds * 1000, load.throughMs);
   const repair = load.caughtUp
-    ? await fanOut(deps, repairFrom, repairUntil, deadline, true)
+    ? await fanOut(deps, { cursor: 'repairedThroughMs', fromMs: repairFrom, untilMs: repairUntil, deadline, repair: true })
     : { fromMs: repairFrom, throughMs: repairFrom, eventsFound: 0, chunksSent: 0, caughtUp: false };
-  if (repair.throughMs > repairFrom) await store.advanceLoaderCursor('repairedThroughMs', repair.throughMs);
 
   metrics.count('EventsLoaded', load.eventsFound);
   metrics.flush();
