@@ -1,9 +1,52 @@
+import type { ChaosReport, EventEvidence } from './chaos/evidence.js';
 import { parseCli, UsageError, USAGE } from './options.js';
-import type { RunResult } from './report/results.js';
+import { round, type RunResult } from './report/results.js';
 import type { StageSummary } from './stages.js';
 import { runScenario } from './run.js';
 
 const money = (value: number): string => (Number.isFinite(value) ? `$${value.toFixed(3)}` : 'n/a');
+const seconds = (ms: number): string => `${ms >= 0 ? '+' : ''}${(ms / 1000).toFixed(1)} s`;
+/** Events listed on the console; results.json holds them all. */
+const CONSOLE_EVENTS = 20;
+
+function eventLine(event: EventEvidence): string {
+  const outcome = event.outcome.kind === 'failed' ? `failed ${event.outcome.reason}` : event.outcome.kind === 'early' ? `early by ${event.outcome.byMs} ms` : 'missing';
+  const record = event.record;
+  const state =
+    record === 'none'
+      ? 'no record'
+      : `record ${record.state} v${record.version}` +
+        (record.queued === undefined ? '' : `, queued ${seconds(record.queued)}`) +
+        (record.emitted === undefined ? '' : `, emitted ${seconds(record.emitted)}`) +
+        (record.failed === undefined ? '' : `, failed ${seconds(record.failed)} ${record.reason ?? ''}`);
+  const faults = event.faults.map((fault) => `${fault.id} ${fault.service} ${fault.operation} ${fault.kind} ${seconds(fault.msFromDue)}`).join(', ');
+  const kills = event.kills.map((kill) => `${kill.n} ${seconds(kill.msFromDue)}`).join(', ');
+  return (
+    `    ${event.eventId} ${outcome} (${event.part}, due ${event.dueAt}): ${state}; faults: ${faults || 'none'}; kills: ${kills || 'none'}` +
+    (event.inDeadLetterQueue ? '; in the dead-letter queue' : '')
+  );
+}
+
+/** Kills, faults, and every event missing, early or failed, with the times from its due time. */
+function chaosLines(chaos: ChaosReport): string[] {
+  const lines = [`  chaos (seed ${chaos.seed}): ${chaos.kills.length} kill -9 and restarts of ${chaos.killsPlanned} planned`];
+  for (const kill of chaos.kills) {
+    const spike = kill.msFromSpike !== undefined && kill.atSpike ? `, ${kill.msFromSpike} ms from the spike's second` : '';
+    lines.push(`    kill ${kill.n} at +${kill.secondsIntoRun} s${spike}: emulators gone after ${kill.emulatorsExitSeconds} s, up again after ${kill.downSeconds} s`);
+  }
+  const faults = chaos.faults;
+  const share = faults.share === undefined ? '' : `, ${(faults.share * 100).toFixed(2)}% of about ${faults.calls.toLocaleString('en-US')} calls`;
+  lines.push(`  faults injected (${round(chaos.faultRate * 100, 2)}% asked): ${faults.total} (refused ${faults.refused}, answer lost ${faults.lost})${share}`);
+  for (const [service, byOperation] of Object.entries(faults.byService)) {
+    lines.push(`    ${service.padEnd(9)} ${Object.entries(byOperation).map(([operation, kinds]) => `${operation} ${kinds.refused}/${kinds.lost}`).join(', ')}  (refused/lost)`);
+  }
+  lines.push(`  publish requests the run retried: ${chaos.publishRetries}; dead-letter queue: ${chaos.deadLetters.messages} messages ${JSON.stringify(chaos.deadLetters.byKind)}`);
+  const shown = chaos.events.slice(0, CONSOLE_EVENTS);
+  const notShown = chaos.events.length - shown.length + chaos.eventsNotShown;
+  lines.push(`  missing, early and failed events: ${chaos.events.length + chaos.eventsNotShown}${notShown > 0 ? ` (${notShown} not shown; results.json lists ${chaos.events.length})` : ''}`);
+  for (const event of shown) lines.push(eventLine(event));
+  return lines;
+}
 
 /** The results in a few lines for the terminal; the JSON and HTML hold everything. */
 function summary(result: RunResult, outDir: string): string {
@@ -13,7 +56,7 @@ function summary(result: RunResult, outDir: string): string {
     const c = result.delivery.counts;
     lines.push(
       `  events: expected ${c.expected}, delivered ${c.delivered}, missing ${c.missing}, duplicated ${c.duplicated}, early ${c.early}, ` +
-        `late (> threshold) ${c.late}, unexpected ${c.unexpected}, publish failed ${c.publishFailed}`,
+        `failed ${c.failed}${c.failed > 0 ? ` ${JSON.stringify(c.failedByReason)}` : ''}, late (> threshold) ${c.late}, unexpected ${c.unexpected}, publish failed ${c.publishFailed}`,
     );
   }
   if (lateness) {
@@ -49,6 +92,7 @@ function summary(result: RunResult, outDir: string): string {
       );
     }
   }
+  if (result.chaos) lines.push(...chaosLines(result.chaos));
   for (const [key, value] of Object.entries(result.details)) {
     if (key.endsWith('Ms') || key.startsWith('counts')) continue;
     lines.push(`  ${key}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`);
