@@ -1,4 +1,4 @@
-import type { ChaosReport, EventEvidence } from './chaos/evidence.js';
+import { describeOutcome, type ChaosReport, type EventEvidence } from './chaos/evidence.js';
 import { parseCli, UsageError, USAGE } from './options.js';
 import { round, type RunResult } from './report/results.js';
 import type { StageSummary } from './stages.js';
@@ -10,7 +10,6 @@ const seconds = (ms: number): string => `${ms >= 0 ? '+' : ''}${(ms / 1000).toFi
 const CONSOLE_EVENTS = 20;
 
 function eventLine(event: EventEvidence): string {
-  const outcome = event.outcome.kind === 'failed' ? `failed ${event.outcome.reason}` : event.outcome.kind === 'early' ? `early by ${event.outcome.byMs} ms` : 'missing';
   const record = event.record;
   const state =
     record === 'none'
@@ -22,7 +21,7 @@ function eventLine(event: EventEvidence): string {
   const faults = event.faults.map((fault) => `${fault.id} ${fault.service} ${fault.operation} ${fault.kind} ${seconds(fault.msFromDue)}`).join(', ');
   const kills = event.kills.map((kill) => `${kill.n} ${seconds(kill.msFromDue)}`).join(', ');
   return (
-    `    ${event.eventId} ${outcome} (${event.part}, due ${event.dueAt}): ${state}; faults: ${faults || 'none'}; kills: ${kills || 'none'}` +
+    `    ${event.eventId} ${describeOutcome(event.outcome)} (${event.part}, due ${event.dueAt}): ${state}; faults: ${faults || 'none'}; kills: ${kills || 'none'}` +
     (event.inDeadLetterQueue ? '; in the dead-letter queue' : '')
   );
 }
@@ -45,6 +44,10 @@ function chaosLines(chaos: ChaosReport): string[] {
   const notShown = chaos.events.length - shown.length + chaos.eventsNotShown;
   lines.push(`  missing, early and failed events: ${chaos.events.length + chaos.eventsNotShown}${notShown > 0 ? ` (${notShown} not shown; results.json lists ${chaos.events.length})` : ''}`);
   for (const event of shown) lines.push(eventLine(event));
+  const parts = Object.entries(chaos.latenessByPartMs).map(([part, l]) => `${part} ${l.p50} / ${l.p99} / ${l.max} (${l.events})`);
+  lines.push(`  lateness by part, ms (p50 / p99 / max, events): ${parts.join('; ')}`);
+  lines.push('  the latest events:');
+  for (const event of chaos.latest.slice(0, 3)) lines.push(eventLine(event));
   return lines;
 }
 

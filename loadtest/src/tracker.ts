@@ -250,7 +250,4 @@ export class DeliveryTracker {
     return this.firstReceivedAt.get(eventId);
   }
 
-  dueAt(eventId: string): number | undefined {
-    return this.expectedDue.get(eventId);
-  }
 }

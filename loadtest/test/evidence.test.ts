@@ -1,6 +1,6 @@
 import type { EventRecord } from '@adhoc-scheduler/shared';
 import { describe, expect, it } from 'vitest';
-import { deadLetterKind, eventEvidence, summarizeFaults, summarizeKills, type WatchedEvent } from '../src/chaos/evidence.js';
+import { deadLetterKind, describeOutcome, eventEvidence, latenessByPart, summarizeFaults, summarizeKills, type EventOutcome, type WatchedEvent } from '../src/chaos/evidence.js';
 import type { InjectedFault } from '../src/chaos/faults.js';
 import type { KillRecord } from '../src/chaos/kills.js';
 
@@ -96,6 +96,24 @@ describe('summaries', () => {
       share: 0.03,
       unreadableLines: 1,
     });
+  });
+
+  it('gives the lateness of each part of the load', () => {
+    const near = Array.from({ length: 100 }, (_, i) => ({ part: 'near' as const, latenessMs: i + 1 }));
+    expect(latenessByPart([...near, { part: 'spike', latenessMs: 40_000 }])).toEqual({
+      near: { events: 100, p50: 50, p99: 99, max: 100 },
+      spike: { events: 1, p50: 40_000, p99: 40_000, max: 40_000 },
+    });
+  });
+
+  it('says each outcome in a few words', () => {
+    const outcomes: EventOutcome[] = [{ kind: 'missing' }, { kind: 'failed', reason: 'PUBLISH_FAILED' }, { kind: 'early', byMs: 3 }, { kind: 'late', byMs: 900 }];
+    expect(outcomes.map(describeOutcome)).toEqual([
+      'missing',
+      'failed PUBLISH_FAILED',
+      'early by 3 ms',
+      'late by 900 ms',
+    ]);
   });
 
   it('tells dead letters apart by the queue they came from', () => {

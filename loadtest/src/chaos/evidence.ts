@@ -5,7 +5,7 @@ import type { KillRecord } from './kills.js';
 /** Which part of the chaos run's load an event belongs to. */
 export type EventPart = 'near' | 'far' | 'spike';
 
-/** An event the run looks at closely: missing, early, or reported failed. */
+/** An event the run looks at closely: missing, early, reported failed, or among the latest. */
 export interface WatchedEvent {
   readonly eventId: string;
   readonly clientId: string;
@@ -15,7 +15,45 @@ export interface WatchedEvent {
   readonly publishAt: number;
 }
 
-export type EventOutcome = { readonly kind: 'missing' } | { readonly kind: 'early'; readonly byMs: number } | { readonly kind: 'failed'; readonly reason: string };
+export type EventOutcome =
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'early'; readonly byMs: number }
+  | { readonly kind: 'failed'; readonly reason: string }
+  | { readonly kind: 'late'; readonly byMs: number };
+
+/** An outcome in a few words, for the console and the report. */
+export function describeOutcome(outcome: EventOutcome): string {
+  switch (outcome.kind) {
+    case 'missing':
+      return 'missing';
+    case 'failed':
+      return `failed ${outcome.reason}`;
+    case 'early':
+    case 'late':
+      return `${outcome.kind} by ${outcome.byMs} ms`;
+  }
+}
+
+/** First-delivery lateness of a part of the load, ms. */
+export interface PartLateness {
+  readonly events: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+}
+
+/** Lateness percentiles of each part of the load (exact: a chaos run holds thousands of events, not millions). */
+export function latenessByPart(delivered: readonly { readonly part: EventPart; readonly latenessMs: number }[]): Partial<Record<EventPart, PartLateness>> {
+  const byPart: Partial<Record<EventPart, number[]>> = {};
+  for (const { part, latenessMs } of delivered) (byPart[part] ??= []).push(latenessMs);
+  const summary: Partial<Record<EventPart, PartLateness>> = {};
+  for (const [part, values] of Object.entries(byPart) as [EventPart, number[]][]) {
+    const sorted = values.sort((a, b) => a - b);
+    const at = (share: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(share * sorted.length) - 1)] as number;
+    summary[part] = { events: sorted.length, p50: at(0.5), p99: at(0.99), max: sorted.at(-1) as number };
+  }
+  return summary;
+}
 
 /** An event's record in the table at the end of the run; times in ms from its due time. */
 export interface RecordSummary {
@@ -179,4 +217,8 @@ export interface ChaosReport {
   /** Every missing, early and failed event, up to a limit, with what the run knows about it. */
   readonly events: readonly EventEvidence[];
   readonly eventsNotShown: number;
+  /** Where the lateness was: each part of the load (near path, far path, spike). */
+  readonly latenessByPartMs: Partial<Record<EventPart, PartLateness>>;
+  /** The latest events delivered, with the same evidence. */
+  readonly latest: readonly EventEvidence[];
 }

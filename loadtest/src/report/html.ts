@@ -1,4 +1,4 @@
-import type { ChaosReport } from '../chaos/evidence.js';
+import { describeOutcome, type ChaosReport, type EventEvidence } from '../chaos/evidence.js';
 import type { StageSummary } from '../stages.js';
 import type { RunResult } from './results.js';
 
@@ -20,6 +20,22 @@ function keyValues(record: object): string {
 }
 
 const dollars = (value: number): string => (Number.isFinite(value) ? `$${value.toFixed(4)}` : 'n/a');
+
+function eventsTable(events: readonly EventEvidence[]): string {
+  return table(
+    ['event', 'outcome', 'part', 'due', 'record', 'faults', 'kills', 'dead-letter queue'],
+    events.map((event) => [
+      event.eventId,
+      describeOutcome(event.outcome),
+      event.part,
+      event.dueAt,
+      event.record === 'none' ? 'none' : JSON.stringify(event.record),
+      event.faults.map((fault) => `${fault.id} ${fault.service} ${fault.operation} ${fault.kind} ${fault.msFromDue}`).join('; '),
+      event.kills.map((kill) => `${kill.n} at ${kill.msFromDue}`).join('; '),
+      event.inDeadLetterQueue ? 'yes' : '',
+    ]),
+  );
+}
 
 /** Kills, faults and the events missing, early or failed, with the times from each one's due time (ms). */
 function chaosSections(chaos: ChaosReport): string[] {
@@ -46,19 +62,14 @@ function chaosSections(chaos: ChaosReport): string[] {
       Object.entries(faults.byService).flatMap(([service, byOperation]) => Object.entries(byOperation).map(([operation, kinds]) => [service, operation, kinds.refused, kinds.lost])),
     ),
     `<h3>Missing, early and failed events (${chaos.events.length + chaos.eventsNotShown}; times in ms from the due time)</h3>`,
+    eventsTable(chaos.events),
+    '<h3>Lateness by part of the load (ms)</h3>',
     table(
-      ['event', 'outcome', 'part', 'due', 'record', 'faults', 'kills', 'dead-letter queue'],
-      chaos.events.map((event) => [
-        event.eventId,
-        event.outcome.kind === 'failed' ? `failed ${event.outcome.reason}` : event.outcome.kind === 'early' ? `early by ${event.outcome.byMs} ms` : 'missing',
-        event.part,
-        event.dueAt,
-        event.record === 'none' ? 'none' : JSON.stringify(event.record),
-        event.faults.map((fault) => `${fault.id} ${fault.service} ${fault.operation} ${fault.kind} ${fault.msFromDue}`).join('; '),
-        event.kills.map((kill) => `${kill.n} at ${kill.msFromDue}`).join('; '),
-        event.inDeadLetterQueue ? 'yes' : '',
-      ]),
+      ['part', 'events', 'p50', 'p99', 'max'],
+      Object.entries(chaos.latenessByPartMs).map(([part, l]) => [part, l.events, l.p50, l.p99, l.max]),
     ),
+    '<h3>The latest events</h3>',
+    eventsTable(chaos.latest),
   ];
 }
 

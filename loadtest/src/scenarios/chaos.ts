@@ -1,6 +1,16 @@
 import { ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDbEventRecords } from '@adhoc-scheduler/shared';
-import { deadLetterKind, eventEvidence, summarizeFaults, summarizeKills, type ChaosReport, type EventOutcome, type EventPart, type WatchedEvent } from '../chaos/evidence.js';
+import {
+  deadLetterKind,
+  eventEvidence,
+  latenessByPart,
+  summarizeFaults,
+  summarizeKills,
+  type ChaosReport,
+  type EventOutcome,
+  type EventPart,
+  type WatchedEvent,
+} from '../chaos/evidence.js';
 import { readFaultLog } from '../chaos/faults.js';
 import { planKills, runKills } from '../chaos/kills.js';
 import { seededRandom } from '../chaos/random.js';
@@ -25,6 +35,8 @@ const MIN_UPTIME_MS = 5_000;
 const CONSUMER_VISIBILITY_SECONDS = 30;
 /** Events listed with their evidence, at most. */
 const EVIDENCE_LIMIT = 500;
+/** The latest events delivered, listed with their evidence too. */
+const LATEST_SHOWN = 10;
 /** Dead letters read at the end, at most (10 a receive). */
 const DEAD_LETTER_RECEIVES = 100;
 
@@ -131,24 +143,34 @@ export async function runChaos(ctx: RunContext, params: ScenarioParams): Promise
   const kills = await killing;
 
   const { tracker } = outcome;
+  const watched = new Map(
+    events.map((event): [string, WatchedEvent] => [event.eventId, { eventId: event.eventId, clientId: event.clientId, part: partOf(event, ctx.runId), dueAt: event.dueAt, publishAt: event.publishAt }]),
+  );
   const flagged: [string, EventOutcome][] = [
     ...tracker.missingIds(Number.POSITIVE_INFINITY).map((id): [string, EventOutcome] => [id, { kind: 'missing' }]),
-    ...tracker.earlyIds().map((id): [string, EventOutcome] => [id, { kind: 'early', byMs: (tracker.dueAt(id) ?? 0) - (tracker.firstReceived(id) ?? 0) }]),
+    ...tracker.earlyIds().map((id): [string, EventOutcome] => [id, { kind: 'early', byMs: (watched.get(id)?.dueAt ?? 0) - (tracker.firstReceived(id) ?? 0) }]),
     ...tracker.failedOnly().map(({ eventId, reason }): [string, EventOutcome] => [eventId, { kind: 'failed', reason }]),
   ];
   const idPattern = new RegExp(chaosIdPattern(ctx.runId), 'g');
   const { faults, unreadableLines } = await readFaultLog(crashable.faultLog);
   const deadLetters = await readDeadLetters(clients.sqs, local.outputs.deadLetterQueueUrl, idPattern);
   const records = new DynamoDbEventRecords(clients.dynamodb, local.outputs.tableName);
-  const watched = new Map(
-    events.map((event): [string, WatchedEvent] => [event.eventId, { eventId: event.eventId, clientId: event.clientId, part: partOf(event, ctx.runId), dueAt: event.dueAt, publishAt: event.publishAt }]),
-  );
-  const evidence = [];
-  for (const [id, eventOutcome] of flagged.slice(0, EVIDENCE_LIMIT)) {
-    const event = watched.get(id);
-    if (event === undefined) continue;
-    evidence.push(eventEvidence(event, eventOutcome, { faults, kills, record: await records.get(id), deadLetterIds: deadLetters.ids }));
-  }
+  const delivered = [...watched.values()].flatMap((event) => {
+    const receivedAt = tracker.firstReceived(event.eventId);
+    return receivedAt === undefined ? [] : [{ event, part: event.part, latenessMs: receivedAt - event.dueAt }];
+  });
+  const latest = delivered
+    .sort((a, b) => b.latenessMs - a.latenessMs)
+    .slice(0, LATEST_SHOWN)
+    .map(({ event, latenessMs }): [string, EventOutcome] => [event.eventId, { kind: 'late', byMs: latenessMs }]);
+  const evidenceOf = async (list: readonly [string, EventOutcome][]) => {
+    const evidence = [];
+    for (const [id, eventOutcome] of list) {
+      const event = watched.get(id);
+      if (event !== undefined) evidence.push(eventEvidence(event, eventOutcome, { faults, kills, record: await records.get(id), deadLetterIds: deadLetters.ids }));
+    }
+    return evidence;
+  };
 
   const chaos: ChaosReport = {
     seed: params.seed,
@@ -158,8 +180,10 @@ export async function runChaos(ctx: RunContext, params: ScenarioParams): Promise
     faults: summarizeFaults(faults, unreadableLines, await crashable.requests()),
     publishRetries: outcome.publish.failedRequests,
     deadLetters: { messages: deadLetters.messages, byKind: deadLetters.byKind },
-    events: evidence,
+    events: await evidenceOf(flagged.slice(0, EVIDENCE_LIMIT)),
     eventsNotShown: Math.max(0, flagged.length - EVIDENCE_LIMIT),
+    latenessByPartMs: latenessByPart(delivered),
+    latest: await evidenceOf(latest),
   };
   const counts = outcome.counts;
   return {
