@@ -60,9 +60,9 @@ Load and measurement:
   --window S              near-path window of the local service      2 to 900
   --loader-interval S     loader tick interval of the local service
   --backlog N             backlog: open events written to the table  0 to 2,000,000
-  --spike N               chaos: events due within the same second   0 to 100,000
-  --kills N               chaos: kill -9 and restarts of the service  0 to 50
-  --fault-rate P          chaos: share of the service's calls that fail 0 to 0.5
+  --spike N               chaos: events due in the same second       0 to 100,000
+  --kills N               chaos: kill -9 and restarts                0 to 50
+  --fault-rate P          chaos: share of calls that fail            0 to 0.5
   --seed N                chaos: seeds kill moments and faults [random; in results.json]
   --path near|far         ingest: events due within the window (delay queue) or beyond (table)
   --payload-bytes B       size of each event's payload [200]
