@@ -14,7 +14,7 @@ function eventLine(event: EventEvidence): string {
   const state =
     record === 'none'
       ? 'no record'
-      : `record ${record.state} v${record.version}` +
+      : `record ${record.state} v${record.version} (payload in ${record.payloadKept})` +
         (record.queued === undefined ? '' : `, queued ${seconds(record.queued)}`) +
         (record.emitted === undefined ? '' : `, emitted ${seconds(record.emitted)}`) +
         (record.failed === undefined ? '' : `, failed ${seconds(record.failed)} ${record.reason ?? ''}`);
@@ -40,6 +40,8 @@ function chaosLines(chaos: ChaosReport): string[] {
     lines.push(`    ${service.padEnd(9)} ${Object.entries(byOperation).map(([operation, kinds]) => `${operation} ${kinds.refused}/${kinds.lost}`).join(', ')}  (refused/lost)`);
   }
   lines.push(`  publish requests the run retried: ${chaos.publishRetries}; dead-letter queue: ${chaos.deadLetters.messages} messages ${JSON.stringify(chaos.deadLetters.byKind)}`);
+  const queues = Object.entries(chaos.queuesAtEnd).map(([queue, depth]) => `${queue} ${depth.visible}/${depth.inFlight}/${depth.delayed}`);
+  lines.push(`  queues at the end (visible/in flight/delayed): ${queues.join(', ')}`);
   const shown = chaos.events.slice(0, CONSOLE_EVENTS);
   const notShown = chaos.events.length - shown.length + chaos.eventsNotShown;
   lines.push(`  missing, early and failed events: ${chaos.events.length + chaos.eventsNotShown}${notShown > 0 ? ` (${notShown} not shown; results.json lists ${chaos.events.length})` : ''}`);

@@ -50,6 +50,7 @@ describe('eventEvidence', () => {
         state: 'queued',
         version: 1,
         dueAt: new Date(DUE).toISOString(),
+        payloadKept: 'record',
         created: -79_000,
         queued: -40_000,
         emitted: undefined,

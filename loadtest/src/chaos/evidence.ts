@@ -60,6 +60,8 @@ export interface RecordSummary {
   readonly state: string;
   readonly version: number;
   readonly dueAt: string;
+  /** Where its payload is: in the record (a repair could send it from there), its own item, or only in the delay queue. */
+  readonly payloadKept: string;
   readonly created: number;
   readonly queued?: number | undefined;
   readonly emitted?: number | undefined;
@@ -94,6 +96,7 @@ export function summarizeRecord(record: EventRecord | undefined, dueAt: number):
     state: record.state,
     version: record.version,
     dueAt: new Date(record.dueAt).toISOString(),
+    payloadKept: record.payloadKept,
     created: record.createdAt - dueAt,
     queued: from(record.queuedAt),
     emitted: from(record.emittedAt),
@@ -204,6 +207,13 @@ export function deadLetterKind(body: string): string {
   return 'other';
 }
 
+/** Messages in a queue: ready to receive, handed out and not yet deleted, waiting out their delay. */
+export interface QueueDepth {
+  readonly visible: number;
+  readonly inFlight: number;
+  readonly delayed: number;
+}
+
 /** The report of a chaos run, in results.json and the console summary. */
 export interface ChaosReport {
   readonly seed: number;
@@ -214,6 +224,8 @@ export interface ChaosReport {
   /** The run's publish requests that failed (service down, or refusing) and were retried. */
   readonly publishRetries: number;
   readonly deadLetters: DeadLetters;
+  /** What the service's queues still held at the end: events on their way (late), or stuck. */
+  readonly queuesAtEnd: Readonly<Record<string, QueueDepth>>;
   /** Every missing, early and failed event, up to a limit, with what the run knows about it. */
   readonly events: readonly EventEvidence[];
   readonly eventsNotShown: number;

@@ -50,6 +50,9 @@ function chaosSections(chaos: ChaosReport): string[] {
       'faults per call': faults.share ?? 'n/a',
       'publish requests the run retried': chaos.publishRetries,
       'dead-letter queue at the end': `${chaos.deadLetters.messages} ${JSON.stringify(chaos.deadLetters.byKind)}`,
+      'queues at the end (visible / in flight / delayed)': Object.entries(chaos.queuesAtEnd)
+        .map(([queue, depth]) => `${queue} ${depth.visible} / ${depth.inFlight} / ${depth.delayed}`)
+        .join(', '),
     }),
     '<h3>Kills</h3>',
     table(

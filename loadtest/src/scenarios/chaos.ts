@@ -1,4 +1,4 @@
-import { ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDbEventRecords } from '@adhoc-scheduler/shared';
 import {
   deadLetterKind,
@@ -9,6 +9,7 @@ import {
   type ChaosReport,
   type EventOutcome,
   type EventPart,
+  type QueueDepth,
   type WatchedEvent,
 } from '../chaos/evidence.js';
 import { readFaultLog } from '../chaos/faults.js';
@@ -70,6 +71,20 @@ async function readDeadLetters(sqs: SQSClient, queueUrl: string, idPattern: RegE
     }
   }
   return { messages, byKind, ids };
+}
+
+async function queueDepth(sqs: SQSClient, queueUrl: string): Promise<QueueDepth> {
+  const { Attributes = {} } = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+    }),
+  );
+  return {
+    visible: Number(Attributes.ApproximateNumberOfMessages ?? 0),
+    inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
+    delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0),
+  };
 }
 
 /**
@@ -180,6 +195,11 @@ export async function runChaos(ctx: RunContext, params: ScenarioParams): Promise
     faults: summarizeFaults(faults, unreadableLines, await crashable.requests()),
     publishRetries: outcome.publish.failedRequests,
     deadLetters: { messages: deadLetters.messages, byKind: deadLetters.byKind },
+    queuesAtEnd: {
+      ingest: await queueDepth(clients.sqs, local.outputs.ingestQueueUrl),
+      loading: await queueDepth(clients.sqs, local.outputs.loadingQueueUrl),
+      delay: await queueDepth(clients.sqs, local.outputs.delayQueueUrl),
+    },
     events: await evidenceOf(flagged.slice(0, EVIDENCE_LIMIT)),
     eventsNotShown: Math.max(0, flagged.length - EVIDENCE_LIMIT),
     latenessByPartMs: latenessByPart(delivered),
