@@ -223,7 +223,8 @@ export async function runChaos(ctx: RunContext, params: ScenarioParams): Promise
       loaderIntervalSeconds: local.config.loaderIntervalSeconds,
       payloadBytes: ctx.measure.payloadBytes,
     },
-    delivery: summarizeDelivery(outcome),
+    // CPU time is sampled per process at start and end: the service's processes of a run across restarts are not those.
+    delivery: { ...summarizeDelivery(outcome), cpu: undefined },
     distribution: outcome.distribution,
     details: { path: 'half near, half far path, and a spike on the near path' },
     // Usage counters start again with each life of the service: no cost for a run across restarts.
