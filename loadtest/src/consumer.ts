@@ -12,7 +12,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { createSchedulerTarget } from '@adhoc-scheduler/quickstart/client-topics';
 import { EMISSION_ATTRIBUTE, parseDueDate } from '@adhoc-scheduler/shared';
-import type { Receipt } from './tracker.js';
+import type { FailureReceipt, Receipt } from './tracker.js';
 
 /** The run's own output topic and the queue that receives it, as a client of the scheduler sets them up. */
 export interface ConsumerEndpoint {
@@ -28,13 +28,19 @@ export interface ConsumerEndpoint {
  * message attributes. A queue is the consumer everywhere: locally SNS delivers only to SQS, and
  * on AWS a queue measures the same delivery without a Lambda cold start in the numbers.
  */
-export async function createConsumerEndpoint(sns: SNSClient, sqs: SQSClient, name: string, emitterRoleArn: string): Promise<ConsumerEndpoint> {
+export async function createConsumerEndpoint(
+  sns: SNSClient,
+  sqs: SQSClient,
+  name: string,
+  emitterRoleArn: string,
+  // Long enough that no message comes back while its delete is still queued behind others.
+  visibilityTimeoutSeconds = 300,
+): Promise<ConsumerEndpoint> {
   const topicArn = await createSchedulerTarget(sns, name, emitterRoleArn);
   const { QueueUrl: queueUrl } = await sqs.send(
     new CreateQueueCommand({
       QueueName: name,
-      // Long enough that no message comes back while its delete is still queued behind others.
-      Attributes: { VisibilityTimeout: '300', MessageRetentionPeriod: '3600', ReceiveMessageWaitTimeSeconds: '20' },
+      Attributes: { VisibilityTimeout: String(visibilityTimeoutSeconds), MessageRetentionPeriod: '3600', ReceiveMessageWaitTimeSeconds: '20' },
     }),
   );
   if (!queueUrl) throw new Error(`CreateQueue returned no URL for ${name}`);
@@ -86,13 +92,32 @@ export interface Consumer {
   stop(): Promise<ConsumerStats>;
 }
 
-function receiptOf(message: Message, receivedAt: number): Receipt {
+export function receiptOf(message: Message, receivedAt: number): Receipt {
   const attributes = message.MessageAttributes ?? {};
   const scheduledText = attributes[EMISSION_ATTRIBUTE.scheduledAt]?.StringValue;
   return {
     eventId: attributes[EMISSION_ATTRIBUTE.eventId]?.StringValue,
     scheduledAt: scheduledText === undefined ? undefined : parseDueDate(scheduledText),
     receivedAt,
+    messageId: message.MessageId ?? '',
+  };
+}
+
+/**
+ * A failure notice from the run's failure topic: its event is the notice's `eventId`, or else
+ * the one whose client id the quoted request carries (a request refused before it had an id).
+ */
+export function failureReceiptOf(message: Message, eventIdOfClientId: (clientId: string) => string | undefined): FailureReceipt {
+  let notice: { reason?: unknown; eventId?: unknown; event?: { id?: unknown } };
+  try {
+    notice = JSON.parse(message.Body ?? '') as typeof notice;
+  } catch {
+    notice = {};
+  }
+  const clientId = typeof notice.event?.id === 'string' ? notice.event.id : undefined;
+  return {
+    eventId: typeof notice.eventId === 'string' ? notice.eventId : clientId === undefined ? undefined : eventIdOfClientId(clientId),
+    reason: typeof notice.reason === 'string' ? notice.reason : 'not a failure notice',
     messageId: message.MessageId ?? '',
   };
 }
@@ -105,7 +130,7 @@ const DELETE_CONCURRENCY = 4;
  * returned. Deletes go out in batches of 10 from their own workers, so a receive never waits
  * for one.
  */
-export function startConsumer(sqs: SQSClient, queueUrl: string, pollers: number, onReceipt: (receipt: Receipt) => void): Consumer {
+export function startConsumer(sqs: SQSClient, queueUrl: string, pollers: number, onMessage: (message: Message, receivedAt: number) => void): Consumer {
   const abort = new AbortController();
   const stats = { receives: 0, emptyReceives: 0, receiveErrors: 0, deleteErrors: 0 };
   const toDelete: string[] = [];
@@ -143,7 +168,7 @@ export function startConsumer(sqs: SQSClient, queueUrl: string, pollers: number,
         stats.receives += 1;
         if (Messages.length === 0) stats.emptyReceives += 1;
         for (const message of Messages) {
-          onReceipt(receiptOf(message, receivedAt));
+          onMessage(message, receivedAt);
           if (message.ReceiptHandle) toDelete.push(message.ReceiptHandle);
         }
         flushDeletes();

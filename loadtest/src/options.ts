@@ -1,9 +1,10 @@
+import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import type { ScenarioName } from './report/results.js';
 import type { MeasureOptions } from './scenarios/context.js';
 import type { ScenarioParams } from './scenarios/params.js';
 
-export const SCENARIOS: readonly ScenarioName[] = ['steady', 'hotspot', 'far', 'ingest', 'backlog', 'fairness'];
+export const SCENARIOS: readonly ScenarioName[] = ['steady', 'hotspot', 'far', 'ingest', 'backlog', 'fairness', 'chaos'];
 
 export const USAGE = `Load test of the scheduler: publishes events in the input format, measures their lateness
 at a consumer of its own, counts events missing, duplicated and early, and prices what the
@@ -28,6 +29,14 @@ Scenarios (defaults in brackets):
   fairness  two tenants, each on its own input topic: "noisy" publishes N events and "quiet"
             --quiet-events, all due within the same second, published at once; lateness and
             counts per tenant [10,000 and 10, due 60 s later]
+  chaos     a steady load (near and far path) plus --spike events due in the same second, while
+            the service is killed with kill -9 --kills times at random moments (one at the
+            spike) and restarted on the same data directory and ports, and --fault-rate of its
+            SNS, SQS and DynamoDB calls fail (refused, or answer lost after the call took
+            effect); counts events sent, delivered, missing, duplicated, early and failed (by
+            reason code, from a failure topic of its own), and lists what happened to each one
+            missing, early or failed; passes with none missing and none early [3,000 over
+            180 s, 10 s ahead; spike 3,000; 5 kills; 3% of calls; window 60 s, loader every 10 s]
 
 Where the scheduler runs:
   --service child         start the local service in a child process (default): the harness's
@@ -37,7 +46,8 @@ Where the scheduler runs:
                           --outputs FILE [.local/outputs.json]; no cost counting
   --region R --input-topic-arn ARN --emitter-role-arn ARN [--profile P]
                           a stack deployed on AWS; no cost counting (see CloudWatch)
-  --data-dir DIR          keep the local service's state on disk (default: in memory)
+  --data-dir DIR          keep the local service's state on disk (default: in memory; chaos:
+                          a directory in the results, removed at the end)
   --emitter-concurrency N delay-queue batches the local emitter holds at once [the runtime's]
 
 Load and measurement:
@@ -50,13 +60,17 @@ Load and measurement:
   --window S              near-path window of the local service      2 to 900
   --loader-interval S     loader tick interval of the local service
   --backlog N             backlog: open events written to the table  0 to 2,000,000
+  --spike N               chaos: events due in the same second       0 to 100,000
+  --kills N               chaos: kill -9 and restarts                0 to 50
+  --fault-rate P          chaos: share of calls that fail            0 to 0.5
+  --seed N                chaos: seeds kill moments and faults [random; in results.json]
   --path near|far         ingest: events due within the window (delay queue) or beyond (table)
   --payload-bytes B       size of each event's payload [200]
   --publish-concurrency N PublishBatch requests in flight [8]
   --consumers N           concurrent long polls on the consumer queue [8]
   --late-ms MS            what counts as late in the progress bar and counts [100]
   --drain-seconds S       how long after the last due time missing events are awaited
-                          [steady 30, hotspot 120, far 600, backlog 60, fairness 120]
+                          [steady 30, hotspot 120, far 600, backlog 60, fairness 120, chaos 180]
   --settle-seconds S      how long the consumer keeps listening for duplicates [3]
   --max-minutes M         the run stops after this, whatever it is doing [30, at most 120]
   --out DIR               where the results go [loadtest/results/<scenario>-<run id>]
@@ -84,21 +98,29 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-const SCENARIO_DEFAULTS: Readonly<Record<ScenarioName, ScenarioParams>> = {
-  steady: { events: 2_000, quietEvents: 0, seconds: 60, aheadSeconds: 10, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near' },
-  hotspot: { events: 10_000, quietEvents: 0, seconds: 1, aheadSeconds: 30, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near' },
-  far: { events: 100_000, quietEvents: 0, seconds: 60, aheadSeconds: 0, windowSeconds: 240, loaderIntervalSeconds: 90, backlog: 0, path: 'far' },
-  ingest: { events: 50_000, quietEvents: 0, seconds: 60, aheadSeconds: 0, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'far' },
-  backlog: { events: 600, quietEvents: 0, seconds: 60, aheadSeconds: 10, windowSeconds: 60, loaderIntervalSeconds: 10, backlog: 1_000_000, path: 'far' },
+/** The chaos scenario's own knobs, unused by the others. */
+const NO_CHAOS = { spikeEvents: 0, kills: 0, faultRate: 0 } as const;
+
+const SCENARIO_DEFAULTS: Readonly<Record<ScenarioName, Omit<ScenarioParams, 'seed'>>> = {
+  steady: { events: 2_000, quietEvents: 0, seconds: 60, aheadSeconds: 10, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near', ...NO_CHAOS },
+  hotspot: { events: 10_000, quietEvents: 0, seconds: 1, aheadSeconds: 30, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near', ...NO_CHAOS },
+  far: { events: 100_000, quietEvents: 0, seconds: 60, aheadSeconds: 0, windowSeconds: 240, loaderIntervalSeconds: 90, backlog: 0, path: 'far', ...NO_CHAOS },
+  ingest: { events: 50_000, quietEvents: 0, seconds: 60, aheadSeconds: 0, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'far', ...NO_CHAOS },
+  backlog: { events: 600, quietEvents: 0, seconds: 60, aheadSeconds: 10, windowSeconds: 60, loaderIntervalSeconds: 10, backlog: 1_000_000, path: 'far', ...NO_CHAOS },
   // Due a minute out: ingest takes every event into the delay queue before its second (about 20 s for 10,000 here).
-  fairness: { events: 10_000, quietEvents: 10, seconds: 1, aheadSeconds: 60, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near' },
+  fairness: { events: 10_000, quietEvents: 10, seconds: 1, aheadSeconds: 60, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near', ...NO_CHAOS },
+  // A short window, so far-path events are stored and loaded within the run.
+  chaos: { events: 3_000, quietEvents: 0, seconds: 180, aheadSeconds: 10, windowSeconds: 60, loaderIntervalSeconds: 10, backlog: 0, path: 'near', spikeEvents: 3_000, kills: 5, faultRate: 0.03 },
 };
 
-/** Scenarios that register tenants or write into the table of the local service they start. */
-const OWN_SERVICE_SCENARIOS: readonly ScenarioName[] = ['far', 'backlog', 'fairness'];
+/** Scenarios that register tenants, write into the table of, or kill the local service they start. */
+const OWN_SERVICE_SCENARIOS: readonly ScenarioName[] = ['far', 'backlog', 'fairness', 'chaos'];
 
-/** How long missing events are awaited after the last due time: long where the emulators fall behind. */
-const DRAIN_DEFAULTS: Readonly<Record<ScenarioName, number>> = { steady: 30, hotspot: 120, far: 600, ingest: 0, backlog: 60, fairness: 120 };
+/**
+ * How long missing events are awaited after the last due time: long where the emulators fall
+ * behind, and for chaos, where a message held by a killed service waits out its visibility timeout.
+ */
+const DRAIN_DEFAULTS: Readonly<Record<ScenarioName, number>> = { steady: 30, hotspot: 120, far: 600, ingest: 0, backlog: 60, fairness: 120, chaos: 180 };
 
 function integer(values: Record<string, unknown>, name: string, fallback: number, min: number, max: number): number {
   const raw = values[name];
@@ -107,6 +129,14 @@ function integer(values: Record<string, unknown>, name: string, fallback: number
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new UsageError(`--${name} must be an integer from ${min} to ${max}, got "${String(raw)}"`);
   }
+  return value;
+}
+
+function fraction(values: Record<string, unknown>, name: string, fallback: number, max: number): number {
+  const raw = values[name];
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (raw === '' || !Number.isFinite(value) || value < 0 || value > max) throw new UsageError(`--${name} must be a number from 0 to ${max}, got "${String(raw)}"`);
   return value;
 }
 
@@ -128,6 +158,10 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
       window: { type: 'string' },
       'loader-interval': { type: 'string' },
       backlog: { type: 'string' },
+      spike: { type: 'string' },
+      kills: { type: 'string' },
+      'fault-rate': { type: 'string' },
+      seed: { type: 'string' },
       path: { type: 'string' },
       'payload-bytes': { type: 'string' },
       'publish-concurrency': { type: 'string' },
@@ -168,6 +202,10 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
     loaderIntervalSeconds: integer(values, 'loader-interval', defaults.loaderIntervalSeconds, 1, 900),
     backlog: integer(values, 'backlog', defaults.backlog, 0, 2_000_000),
     path,
+    spikeEvents: integer(values, 'spike', defaults.spikeEvents, 0, 100_000),
+    kills: integer(values, 'kills', defaults.kills, 0, 50),
+    faultRate: fraction(values, 'fault-rate', defaults.faultRate, 0.5),
+    seed: integer(values, 'seed', randomInt(2 ** 31), 0, 2 ** 31 - 1),
   };
 
   const awsParams = ['region', 'input-topic-arn', 'emitter-role-arn', 'profile'].filter((name) => text(values, name) !== undefined);
@@ -184,6 +222,7 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
     service = { kind: 'aws', region, inputTopicArn, emitterRoleArn, profile: text(values, 'profile') };
   } else {
     const kind = text(values, 'service') ?? 'child';
+    if (scenario === 'chaos' && kind !== 'child') throw new UsageError('the chaos scenario kills the service it starts in a child process; use --service child');
     if (kind === 'child' || kind === 'in-process') {
       service = { kind, dataDir: text(values, 'data-dir'), emitterConcurrency: values['emitter-concurrency'] === undefined ? undefined : integer(values, 'emitter-concurrency', 0, 1, 4096) };
     } else if (kind === 'external') {

@@ -54,6 +54,33 @@ export function planUniform(plan: UniformPlan): PlannedEvent[] {
   return events.sort((a, b) => a.publishAt - b.publishAt);
 }
 
+/** Far-path events are published this much beyond the near-path window, so they are stored. */
+const FAR_MARGIN_MS = 20_000;
+
+/**
+ * Half the events on the near path, half stored and loaded, both due evenly over `spreadMs`
+ * and published steadily ahead of their due times from `now` on (client ids `<runId>-near-N`
+ * and `<runId>-far-N`).
+ */
+export function planSteadyMix(plan: {
+  readonly runId: string;
+  readonly user: string;
+  readonly count: number;
+  readonly spreadMs: number;
+  /** Near-path events are published this long (plus up to a second) before they are due. */
+  readonly nearAheadMs: number;
+  /** The service's near-path window. */
+  readonly windowMs: number;
+  readonly now: number;
+}): PlannedEvent[] {
+  const { runId, user, count, spreadMs, nearAheadMs, now } = plan;
+  const farAheadMs = plan.windowMs + FAR_MARGIN_MS;
+  const half = Math.floor(count / 2);
+  const near = planUniform({ runId: `${runId}-near`, user, count: count - half, firstDueAt: now + nearAheadMs, spreadMs, publishAheadMs: nearAheadMs, publishJitterMs: 1000, publishFrom: now });
+  const far = planUniform({ runId: `${runId}-far`, user, count: half, firstDueAt: now + farAheadMs, spreadMs, publishAheadMs: farAheadMs, publishJitterMs: 1000, publishFrom: now });
+  return mergePlans(near, far);
+}
+
 /** Concatenates plans into one publishing order. */
 export function mergePlans(...plans: readonly (readonly PlannedEvent[])[]): PlannedEvent[] {
   return plans.flat().sort((a, b) => a.publishAt - b.publishAt);
@@ -66,13 +93,14 @@ export function paddedPayload(seq: number, payloadBytes: number): string {
 }
 
 /** The input message for an event, in the format clients publish. */
-export function scheduleRequest(event: PlannedEvent, user: string, target: string, payloadBytes: number): string {
+export function scheduleRequest(event: PlannedEvent, user: string, target: string, payloadBytes: number, failureTopic?: string): string {
   const request: ScheduleRequest = {
     date: toIso(event.dueAt),
     target,
     user,
     payload: paddedPayload(event.seq, payloadBytes),
     id: event.clientId,
+    ...(failureTopic === undefined ? {} : { failure_topic: failureTopic }),
   };
   return JSON.stringify(request);
 }

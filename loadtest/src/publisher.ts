@@ -5,6 +5,8 @@ import type { PlannedEvent } from './plan.js';
 /** SNS takes at most 10 messages per PublishBatch. */
 const BATCH_SIZE = 10;
 const ATTEMPTS = 4;
+/** Longest pause between two attempts of a batch published until accepted. */
+const MAX_RETRY_PAUSE_MS = 2000;
 /** How often the pacing loop looks for events whose publish time has come. */
 const PACING_TICK_MS = 20;
 
@@ -18,6 +20,8 @@ export interface PublishOptions {
   readonly onPublished: (event: PlannedEvent) => void;
   readonly onFailed: (event: PlannedEvent, reason: string) => void;
   readonly signal?: AbortSignal | undefined;
+  /** Retry a batch until every entry is accepted (or `signal` aborts), as a client riding out an outage of the service would. */
+  readonly untilAccepted?: boolean;
 }
 
 export interface PublishStats {
@@ -25,6 +29,8 @@ export interface PublishStats {
   readonly failed: number;
   /** PublishBatch requests made, retries included: the client's side of the cost. */
   readonly requests: number;
+  /** Requests that failed, or had entries refused, and were retried or given up. */
+  readonly failedRequests: number;
   /** When the first request started and the last one ended, epoch ms. */
   readonly startedAt: number;
   readonly finishedAt: number;
@@ -39,6 +45,7 @@ export async function publishEvents(events: readonly PlannedEvent[], options: Pu
   let published = 0;
   let failed = 0;
   let requests = 0;
+  let failedRequests = 0;
   let startedAt = 0;
   let next = 0;
   const inFlight = new Set<Promise<void>>();
@@ -46,8 +53,8 @@ export async function publishEvents(events: readonly PlannedEvent[], options: Pu
   const publishBatch = async (batch: readonly PlannedEvent[]): Promise<void> => {
     let pending = batch.map((event, index) => ({ event, entry: { Id: `m${index}`, Message: options.render(event) } as PublishBatchRequestEntry }));
     let lastError = '';
-    for (let attempt = 1; attempt <= ATTEMPTS && pending.length > 0; attempt += 1) {
-      if (attempt > 1) await sleep(100 * 2 ** attempt);
+    for (let attempt = 1; (options.untilAccepted || attempt <= ATTEMPTS) && pending.length > 0 && !options.signal?.aborted; attempt += 1) {
+      if (attempt > 1) await sleep(Math.min(MAX_RETRY_PAUSE_MS, 100 * 2 ** attempt));
       requests += 1;
       try {
         const result = await options.sns.send(
@@ -58,9 +65,11 @@ export async function publishEvents(events: readonly PlannedEvent[], options: Pu
         for (const p of pending) if (!failedIds.has(p.entry.Id)) options.onPublished(p.event);
         published += pending.length - failedIds.size;
         lastError = (result.Failed ?? []).map((entry) => `${entry.Code}: ${entry.Message}`).join('; ');
+        if (failedIds.size > 0) failedRequests += 1;
         pending = pending.filter((p) => failedIds.has(p.entry.Id));
       } catch (error) {
         if (options.signal?.aborted) break;
+        failedRequests += 1;
         lastError = String(error);
       }
     }
@@ -95,5 +104,5 @@ export async function publishEvents(events: readonly PlannedEvent[], options: Pu
   await Promise.all(inFlight);
   for (const event of events.slice(next)) options.onFailed(event, 'the run was stopped before it was published');
   failed += events.length - next;
-  return { published, failed, requests, startedAt: startedAt || Date.now(), finishedAt: Date.now() };
+  return { published, failed, requests, failedRequests, startedAt: startedAt || Date.now(), finishedAt: Date.now() };
 }

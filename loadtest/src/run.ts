@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TenantsDocument } from '@adhoc-scheduler/shared';
@@ -10,6 +10,7 @@ import { histogramSpec, renderSvg, svgToPng } from './report/charts.js';
 import { renderHtml } from './report/html.js';
 import { machineInfo, type RunResult, type ScenarioName, type ScenarioResult } from './report/results.js';
 import { runBacklog } from './scenarios/backlog.js';
+import { chaosIdPattern, runChaos } from './scenarios/chaos.js';
 import type { RunContext } from './scenarios/context.js';
 import { FAIRNESS_TENANTS, LOAD_TEST_QUOTAS, runFairness } from './scenarios/fairness.js';
 import { runFar } from './scenarios/far.js';
@@ -19,6 +20,7 @@ import type { ScenarioParams } from './scenarios/params.js';
 import { runSteady } from './scenarios/steady.js';
 import { startChildService } from './service/child.js';
 import { harnessClients, type SchedulerService } from './service/connection.js';
+import { startCrashableService, type CrashableService } from './service/crashable.js';
 import { connectToDeployedStack, connectToRunningService } from './service/external.js';
 import { startInProcessService } from './service/in-process.js';
 
@@ -32,6 +34,7 @@ const SCENARIO_RUNNERS: Readonly<Record<ScenarioName, (ctx: RunContext, params: 
   ingest: runIngest,
   backlog: runBacklog,
   fairness: runFairness,
+  chaos: runChaos,
 };
 
 /** The local service's settings for a scenario: the windows it needs, and its log level. */
@@ -40,6 +43,8 @@ function serviceEnv(options: CliOptions): Record<string, string> {
     SCHEDULER_NEAR_PATH_WINDOW_SECONDS: String(options.params.windowSeconds),
     SCHEDULER_LOADER_INTERVAL_SECONDS: String(options.params.loaderIntervalSeconds),
     LOG_LEVEL: 'info',
+    // A chaos run's table is new: a first loader tick looking back an hour makes 480 queries, and one fault among them fails the tick.
+    ...(options.scenario === 'chaos' ? { SCHEDULER_LOADER_INITIAL_CATCH_UP_SECONDS: String(options.params.loaderIntervalSeconds) } : {}),
   };
 }
 
@@ -48,12 +53,25 @@ function serviceTenants(options: CliOptions): TenantsDocument {
   return { public: LOAD_TEST_QUOTAS, ...(options.scenario === 'fairness' ? FAIRNESS_TENANTS : {}) };
 }
 
-async function startService(options: CliOptions, logFile: string): Promise<SchedulerService> {
+/** Where a chaos run keeps the service's state when not told: in its results, removed at the end. */
+const CHAOS_DATA_DIR = 'service-data';
+
+async function startService(options: CliOptions, outDir: string, runId: string): Promise<SchedulerService | CrashableService> {
   const choice = options.service;
+  const logFile = join(outDir, 'service.log');
   switch (choice.kind) {
     case 'child':
     case 'in-process': {
       const local = { env: serviceEnv(options), emitterConcurrency: choice.emitterConcurrency, dataDir: choice.dataDir, tenants: serviceTenants(options), logFile };
+      // parseCli lets the chaos scenario run in a child process only: it kills that process.
+      if (options.scenario === 'chaos') {
+        return startCrashableService({
+          ...local,
+          dataDir: choice.dataDir ?? join(outDir, CHAOS_DATA_DIR),
+          namePrefix: runId,
+          faults: { probability: options.params.faultRate, seed: options.params.seed, logFile: join(outDir, 'faults.jsonl'), idPattern: chaosIdPattern(runId) },
+        });
+      }
       return choice.kind === 'child' ? startChildService(local) : startInProcessService(local);
     }
     case 'external':
@@ -95,21 +113,26 @@ export async function runScenario(options: CliOptions, command: string): Promise
   const deadline = startedAt.getTime() + options.maxMinutes * 60_000;
 
   progress.note(`${options.scenario}: run ${runId}, results in ${outDir}`);
-  const service = await startService(options, join(outDir, 'service.log'));
+  const service = await startService(options, outDir, runId);
   const clients = harnessClients(service.access);
   let scenario: ScenarioResult;
   try {
-    const ctx: RunContext = { runId, user: `loadtest-${runId}`, service, clients, progress, measure: options.measure, deadline };
+    const crashable = 'killAndRestart' in service ? service : undefined;
+    const ctx: RunContext = { runId, user: `loadtest-${runId}`, service, clients, progress, measure: options.measure, deadline, crashable };
     scenario = await SCENARIO_RUNNERS[options.scenario](ctx, options.params);
   } finally {
     progress.stop();
     clients.destroy();
     await service.stop();
+    if (options.scenario === 'chaos' && options.service.kind === 'child' && options.service.dataDir === undefined) {
+      await rm(join(outDir, CHAOS_DATA_DIR), { recursive: true, force: true });
+    }
   }
 
   const { distribution, distributionByTenant, ...rest } = scenario;
   const files: Record<string, string> = { json: 'results.json', html: 'report.html' };
   if (service.mode === 'child' || service.mode === 'in-process') files.serviceLog = 'service.log';
+  if (options.scenario === 'chaos') files.faults = 'faults.jsonl';
   const svgs: { linear?: string; log?: string; byTenant: Record<string, string> } = { byTenant: {} };
   if (scenario.delivery?.latenessMs && distribution.length > 0) {
     for (const scale of ['linear', 'log'] as const) {
@@ -149,7 +172,7 @@ export async function runScenario(options: CliOptions, command: string): Promise
         emitterLeadMs: config?.emitterLeadMs,
         shardCount: config?.shardCount,
         emitterConcurrency: options.service.kind === 'child' || options.service.kind === 'in-process' ? (options.service.emitterConcurrency ?? 'runtime default') : undefined,
-        stateOnDisk: options.service.kind === 'child' || options.service.kind === 'in-process' ? options.service.dataDir !== undefined : undefined,
+        stateOnDisk: options.service.kind === 'child' || options.service.kind === 'in-process' ? options.service.dataDir !== undefined || options.scenario === 'chaos' : undefined,
       },
     },
     ...rest,

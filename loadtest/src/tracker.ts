@@ -34,6 +34,20 @@ export interface DeliveryCounts {
   readonly wrongScheduledAt: number;
   /** The consumer queue handing out the same message again (a harness artifact, not the scheduler's). */
   readonly consumerRedeliveries: number;
+  /** Events reported on the run's failure topic and never delivered: accounted for, not missing. */
+  readonly failed: number;
+  /** The same by reason code. */
+  readonly failedByReason: Readonly<Record<string, number>>;
+  /** Events delivered and also reported failed (a publish whose answer was lost on the last attempt). */
+  readonly deliveredAndFailed: number;
+}
+
+/** A failure notice as the run's failure-topic consumer received it. */
+export interface FailureReceipt {
+  /** The notice's `eventId`, or the event id of the request it quotes; undefined when neither is known. */
+  readonly eventId: string | undefined;
+  readonly reason: string;
+  readonly messageId: string;
 }
 
 export interface LatenessSummary {
@@ -54,6 +68,7 @@ const HISTOGRAM_HIGHEST_MS = 24 * 3600 * 1000;
 /**
  * Matches what the consumer receives against what the run scheduled: lateness of each event's
  * first delivery (in an HDR histogram), and the events missing, duplicated, early or unknown.
+ * An event reported on the failure topic instead of delivered is failed, not missing.
  */
 export class DeliveryTracker {
   private readonly expectedDue = new Map<string, number>();
@@ -62,12 +77,14 @@ export class DeliveryTracker {
   private readonly seenMessages = new Set<string>();
   private readonly deliveries = new Map<string, number>();
   private readonly firstReceivedAt = new Map<string, number>();
+  /** The first reason reported for each event on the failure topic. */
+  private readonly failures = new Map<string, string>();
   private readonly histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: HISTOGRAM_HIGHEST_MS, numberOfSignificantValueDigits: 3 });
   /** Exact lateness distribution (ms to count) for the plots; small, as lateness spans few distinct ms values. */
   private readonly latenessCounts = new Map<number, number>();
   private publishFailures = 0;
   private duplicated = 0;
-  private early = 0;
+  private readonly earlyEvents = new Set<string>();
   private late = 0;
   private unexpected = 0;
   private wrongScheduledAt = 0;
@@ -89,11 +106,7 @@ export class DeliveryTracker {
   }
 
   record(receipt: Receipt): void {
-    if (this.seenMessages.has(receipt.messageId)) {
-      this.consumerRedeliveries += 1;
-      return;
-    }
-    this.seenMessages.add(receipt.messageId);
+    if (this.redelivered(receipt.messageId)) return;
     const due = receipt.eventId === undefined ? undefined : this.expectedDue.get(receipt.eventId);
     if (receipt.eventId === undefined || due === undefined) {
       this.unexpected += 1;
@@ -109,7 +122,7 @@ export class DeliveryTracker {
     if (receipt.scheduledAt !== due) this.wrongScheduledAt += 1;
     // Measured against the attribute, as any consumer would; a mismatch is counted above.
     const lateness = receipt.receivedAt - (receipt.scheduledAt ?? due);
-    if (lateness < 0) this.early += 1;
+    if (lateness < 0) this.earlyEvents.add(receipt.eventId);
     if (this.warmup.has(receipt.eventId)) return;
     if (lateness > this.lateThresholdMs) this.late += 1;
     this.minLateness = Math.min(this.minLateness, lateness);
@@ -120,9 +133,38 @@ export class DeliveryTracker {
     this.latenessCounts.set(lateness, (this.latenessCounts.get(lateness) ?? 0) + 1);
   }
 
+  /** A failure notice from the run's failure topic. */
+  recordFailure(notice: FailureReceipt): void {
+    if (this.redelivered(notice.messageId)) return;
+    if (notice.eventId === undefined || !this.expectedDue.has(notice.eventId)) {
+      this.unexpected += 1;
+      return;
+    }
+    if (!this.failures.has(notice.eventId)) this.failures.set(notice.eventId, notice.reason);
+  }
+
+  private redelivered(messageId: string): boolean {
+    if (!this.seenMessages.has(messageId)) {
+      this.seenMessages.add(messageId);
+      return false;
+    }
+    this.consumerRedeliveries += 1;
+    return true;
+  }
+
   /** Distinct expected events received so far. */
   get delivered(): number {
     return this.deliveries.size;
+  }
+
+  /** Expected events delivered or reported failed: the rest are missing. */
+  get accountedFor(): number {
+    return this.deliveries.size + this.failedOnly().length;
+  }
+
+  /** Events reported failed and never delivered, with the reason. */
+  failedOnly(): { readonly eventId: string; readonly reason: string }[] {
+    return [...this.failures].filter(([id]) => !this.deliveries.has(id)).map(([eventId, reason]) => ({ eventId, reason }));
   }
 
   get expected(): number {
@@ -134,18 +176,24 @@ export class DeliveryTracker {
   }
 
   counts(): DeliveryCounts {
+    const failed = this.failedOnly();
+    const failedByReason: Record<string, number> = {};
+    for (const { reason } of failed) failedByReason[reason] = (failedByReason[reason] ?? 0) + 1;
     return {
       expected: this.expectedDue.size,
       publishFailed: this.publishFailures,
       delivered: this.deliveries.size,
-      missing: this.expectedDue.size - this.deliveries.size,
+      missing: this.expectedDue.size - this.deliveries.size - failed.length,
       duplicated: this.duplicated,
-      early: this.early,
+      early: this.earlyEvents.size,
       late: this.late,
       warmup: this.warmup.size,
       unexpected: this.unexpected,
       wrongScheduledAt: this.wrongScheduledAt,
       consumerRedeliveries: this.consumerRedeliveries,
+      failed: failed.length,
+      failedByReason,
+      deliveredAndFailed: this.failures.size - failed.length,
     };
   }
 
@@ -182,13 +230,24 @@ export class DeliveryTracker {
     return result;
   }
 
-  /** Ids still missing (for the report; at most `limit`). */
+  /** Ids still missing: neither delivered nor reported failed (at most `limit`). */
   missingIds(limit: number): string[] {
     const missing: string[] = [];
     for (const id of this.expectedDue.keys()) {
       if (missing.length >= limit) break;
-      if (!this.deliveries.has(id)) missing.push(id);
+      if (!this.deliveries.has(id) && !this.failures.has(id)) missing.push(id);
     }
     return missing;
   }
+
+  /** Ids of events delivered before their scheduled time. */
+  earlyIds(): string[] {
+    return [...this.earlyEvents];
+  }
+
+  /** When an event was first received, epoch ms; undefined if never. */
+  firstReceived(eventId: string): number | undefined {
+    return this.firstReceivedAt.get(eventId);
+  }
+
 }

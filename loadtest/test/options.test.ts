@@ -10,6 +10,23 @@ describe('parseCli', () => {
     expect(parseCli(['fairness'])?.params).toMatchObject({ events: 10_000, quietEvents: 10, seconds: 1, aheadSeconds: 60 });
   });
 
+  it('runs the chaos scenario with a spike, five kills and 3% of calls failing, from a seed it reports', () => {
+    const params = parseCli(['chaos'])?.params;
+    expect(params).toMatchObject({ events: 3_000, seconds: 180, spikeEvents: 3_000, kills: 5, faultRate: 0.03, windowSeconds: 60, loaderIntervalSeconds: 10 });
+    expect(Number.isInteger(params?.seed)).toBe(true);
+    expect(parseCli(['chaos', '--kills', '7', '--fault-rate', '0.1', '--spike', '0', '--seed', '12'])?.params).toMatchObject({ kills: 7, faultRate: 0.1, spikeEvents: 0, seed: 12 });
+    expect(parseCli(['chaos'])?.measure.drainSeconds).toBe(180);
+  });
+
+  it('refuses a chaos run it could not kill, or faults beyond half the calls', () => {
+    expect(() => parseCli(['chaos', '--service', 'in-process'])).toThrow(/child/);
+    expect(() => parseCli(['chaos', '--service', 'external'])).toThrow(UsageError);
+    expect(() => parseCli(['chaos', '--region', 'r', '--input-topic-arn', 'a', '--emitter-role-arn', 'b'])).toThrow(UsageError);
+    expect(() => parseCli(['chaos', '--fault-rate', '0.6'])).toThrow(/--fault-rate/);
+    expect(() => parseCli(['chaos', '--fault-rate', 'lots'])).toThrow(/--fault-rate/);
+    expect(() => parseCli(['chaos', '--kills', '-1'])).toThrow(/--kills/);
+  });
+
   it('starts the local service in a child process unless told otherwise', () => {
     expect(parseCli(['steady'])?.service).toMatchObject({ kind: 'child' });
     expect(parseCli(['steady', '--service', 'in-process'])?.service).toMatchObject({ kind: 'in-process' });

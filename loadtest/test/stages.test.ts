@@ -40,6 +40,9 @@ function counts(extra: Partial<DeliveryCounts>): DeliveryCounts {
     unexpected: 0,
     wrongScheduledAt: 0,
     consumerRedeliveries: 0,
+    failed: 0,
+    failedByReason: {},
+    deliveredAndFailed: 0,
     ...extra,
   };
 }

@@ -84,6 +84,42 @@ describe('DeliveryTracker', () => {
     expect(lateness?.['p99.9']).toBeLessThanOrEqual(27_435);
   });
 
+  it('counts an event reported on the failure topic as failed by its reason, not missing, unless it was also delivered', () => {
+    const tracker = new DeliveryTracker(100);
+    for (const id of ['delivered', 'failed', 'both', 'missing']) tracker.expect(id, DUE);
+    tracker.record(receipt('delivered', DUE + 1, 'm1'));
+    tracker.recordFailure({ eventId: 'failed', reason: 'PUBLISH_FAILED', messageId: 'n1' });
+    tracker.recordFailure({ eventId: 'failed', reason: 'PUBLISH_FAILED', messageId: 'n1' });
+    tracker.record(receipt('both', DUE + 2, 'm2'));
+    tracker.recordFailure({ eventId: 'both', reason: 'PUBLISH_FAILED', messageId: 'n2' });
+    tracker.recordFailure({ eventId: 'stranger', reason: 'PUBLISH_FAILED', messageId: 'n3' });
+    tracker.recordFailure({ eventId: undefined, reason: 'INVALID_JSON', messageId: 'n4' });
+
+    expect(tracker.counts()).toMatchObject({
+      expected: 4,
+      delivered: 2,
+      failed: 1,
+      failedByReason: { PUBLISH_FAILED: 1 },
+      deliveredAndFailed: 1,
+      missing: 1,
+      unexpected: 2,
+      consumerRedeliveries: 1,
+    });
+    expect(tracker.accountedFor).toBe(3);
+    expect(tracker.failedOnly()).toEqual([{ eventId: 'failed', reason: 'PUBLISH_FAILED' }]);
+    expect(tracker.missingIds(10)).toEqual(['missing']);
+  });
+
+  it('names the events delivered early', () => {
+    const tracker = new DeliveryTracker(100);
+    tracker.expect('early', DUE);
+    tracker.expect('on-time', DUE);
+    tracker.record(receipt('early', DUE - 1, 'm1'));
+    tracker.record(receipt('on-time', DUE, 'm2'));
+
+    expect(tracker.earlyIds()).toEqual(['early']);
+  });
+
   it('has no lateness before anything arrives', () => {
     expect(new DeliveryTracker(100).lateness()).toBeUndefined();
   });

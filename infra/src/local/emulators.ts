@@ -95,7 +95,7 @@ export async function startEmulators(options: EmulatorOptions): Promise<Emulator
  * Checked before anything starts, so a taken port fails at once rather than after a JVM start.
  * The servers still report a port taken in between.
  */
-async function takenPorts(ports: EmulatorPorts): Promise<TakenPort[]> {
+export async function takenPorts(ports: EmulatorPorts): Promise<TakenPort[]> {
   const checks = (['messaging', 'dynamodb'] as const).map(async (emulator): Promise<TakenPort[]> => {
     const port = ports[emulator] ?? 0;
     return port !== 0 && (await isTaken(port)) ? [{ emulator, port }] : [];

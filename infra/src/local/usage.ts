@@ -157,8 +157,8 @@ function billedChunks(bytes: number): number {
   return Math.max(1, Math.ceil(bytes / BILLING_CHUNK_BYTES));
 }
 
-/** `PutItemCommand` and lib-dynamodb's `PutCommand` both name the operation `PutItem`. */
-function operationName(commandName: string | undefined): string {
+/** The API operation of a command: `PutItemCommand` and lib-dynamodb's `PutCommand` both name `PutItem`. */
+export function operationName(commandName: string | undefined): string {
   const name = (commandName ?? 'Unknown').replace(/Command$/, '');
   const documentNames: Readonly<Record<string, string>> = {
     Put: 'PutItem',
@@ -207,7 +207,7 @@ export type Handler = (args: { readonly input: object }) => Promise<{ readonly o
 export interface MiddlewareStackLike {
   add(
     middleware: (next: Handler, context: { readonly commandName?: string }) => Handler,
-    options: { readonly step: 'initialize'; readonly name: string; readonly override: boolean },
+    options: { readonly step: 'initialize'; readonly priority?: 'high' | 'normal' | 'low'; readonly name: string; readonly override: boolean },
   ): void;
 }
 

@@ -1,3 +1,4 @@
+import { describeOutcome, type ChaosReport, type EventEvidence } from '../chaos/evidence.js';
 import type { StageSummary } from '../stages.js';
 import type { RunResult } from './results.js';
 
@@ -20,6 +21,61 @@ function keyValues(record: object): string {
 
 const dollars = (value: number): string => (Number.isFinite(value) ? `$${value.toFixed(4)}` : 'n/a');
 
+function eventsTable(events: readonly EventEvidence[]): string {
+  return table(
+    ['event', 'outcome', 'part', 'due', 'record', 'faults', 'kills', 'dead-letter queue'],
+    events.map((event) => [
+      event.eventId,
+      describeOutcome(event.outcome),
+      event.part,
+      event.dueAt,
+      event.record === 'none' ? 'none' : JSON.stringify(event.record),
+      event.faults.map((fault) => `${fault.id} ${fault.service} ${fault.operation} ${fault.kind} ${fault.msFromDue}`).join('; '),
+      event.kills.map((kill) => `${kill.n} at ${kill.msFromDue}`).join('; '),
+      event.inDeadLetterQueue ? 'yes' : '',
+    ]),
+  );
+}
+
+/** Kills, faults and the events missing, early or failed, with the times from each one's due time (ms). */
+function chaosSections(chaos: ChaosReport): string[] {
+  const { faults } = chaos;
+  return [
+    '<h2>Chaos</h2>',
+    keyValues({
+      seed: chaos.seed,
+      'fault rate asked': chaos.faultRate,
+      'faults injected (refused / answer lost)': `${faults.total} (${faults.refused} / ${faults.lost})`,
+      'calls of the service (about)': faults.calls,
+      'faults per call': faults.share ?? 'n/a',
+      'publish requests the run retried': chaos.publishRetries,
+      'dead-letter queue at the end': `${chaos.deadLetters.messages} ${JSON.stringify(chaos.deadLetters.byKind)}`,
+      'queues at the end (visible / in flight / delayed)': Object.entries(chaos.queuesAtEnd)
+        .map(([queue, depth]) => `${queue} ${depth.visible} / ${depth.inFlight} / ${depth.delayed}`)
+        .join(', '),
+    }),
+    '<h3>Kills</h3>',
+    table(
+      ['kill', 's into the run', 'at the spike', 'ms from the spike', 'emulators gone after (s)', 'up again after (s)'],
+      chaos.kills.map((kill) => [kill.n, kill.secondsIntoRun, kill.atSpike ? 'yes' : '', kill.msFromSpike ?? '', kill.emulatorsExitSeconds, kill.downSeconds]),
+    ),
+    '<h3>Faults injected</h3>',
+    table(
+      ['service', 'operation', 'refused', 'answer lost'],
+      Object.entries(faults.byService).flatMap(([service, byOperation]) => Object.entries(byOperation).map(([operation, kinds]) => [service, operation, kinds.refused, kinds.lost])),
+    ),
+    `<h3>Missing, early and failed events (${chaos.events.length + chaos.eventsNotShown}; times in ms from the due time)</h3>`,
+    eventsTable(chaos.events),
+    '<h3>Lateness by part of the load (ms)</h3>',
+    table(
+      ['part', 'events', 'p50', 'p99', 'max'],
+      Object.entries(chaos.latenessByPartMs).map(([part, l]) => [part, l.events, l.p50, l.p99, l.max]),
+    ),
+    '<h3>The latest events</h3>',
+    eventsTable(chaos.latest),
+  ];
+}
+
 /** A self-contained page: the same numbers as the results JSON, with the histograms inline. */
 export function renderHtml(
   result: RunResult,
@@ -37,6 +93,7 @@ export function renderHtml(
   sections.push(`<p><code>${escape(result.command)}</code></p>`);
   sections.push('<h2>Targets</h2>');
   sections.push(table(['', 'target', 'measured', 'met'], result.targets.map((t) => [t.name, t.target, t.actual, t.met ? 'yes' : 'NO'])));
+  if (result.chaos) sections.push(...chaosSections(result.chaos));
   if (result.delivery) {
     const { latenessMs, counts } = result.delivery;
     if (latenessMs) {

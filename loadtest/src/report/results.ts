@@ -1,5 +1,6 @@
 import { cpus, loadavg, totalmem } from 'node:os';
 import type { UsageSnapshot } from '@adhoc-scheduler/infra/src/local/usage.js';
+import type { ChaosReport } from '../chaos/evidence.js';
 import type { CostEstimate } from '../cost/estimate.js';
 import type { CpuUse } from '../cpu.js';
 import type { DeliveryOutcome } from '../scenarios/delivery.js';
@@ -7,7 +8,7 @@ import type { ServiceMode } from '../service/connection.js';
 import type { StageBreakdown } from '../stages.js';
 import type { DeliveryCounts, LatenessSummary } from '../tracker.js';
 
-export type ScenarioName = 'steady' | 'hotspot' | 'far' | 'ingest' | 'backlog' | 'fairness';
+export type ScenarioName = 'steady' | 'hotspot' | 'far' | 'ingest' | 'backlog' | 'fairness' | 'chaos';
 
 /** A target of the project's issues and whether the run met it. */
 export interface TargetCheck {
@@ -54,6 +55,8 @@ export interface ScenarioResult {
   /** What the service's clients did during the measurement, as counted (the cost's quantities). */
   readonly usage: UsageSnapshot | undefined;
   readonly targets: readonly TargetCheck[];
+  /** Kills, restarts, faults and every missing, early or failed event (chaos only). */
+  readonly chaos?: ChaosReport;
 }
 
 export interface MachineInfo {

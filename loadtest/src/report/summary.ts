@@ -1,5 +1,6 @@
 import type { StageSummary } from '../stages.js';
 import type { DeliveryCounts } from '../tracker.js';
+import { chaosLines } from './chaos-summary.js';
 import type { RunResult } from './results.js';
 
 const money = (value: number): string => (Number.isFinite(value) ? `$${value.toFixed(3)}` : 'n/a');
@@ -14,7 +15,7 @@ function eventsLine(c: DeliveryCounts): string {
       : `expected ${count(c.expected)}`;
   return (
     `  events: ${expected}, delivered ${count(c.delivered)}, missing ${c.missing}, duplicated ${c.duplicated}, early ${c.early}, ` +
-    `late (> threshold) ${c.late}, unexpected ${c.unexpected}, publish failed ${c.publishFailed}`
+    `failed ${c.failed}${c.failed > 0 ? ` ${JSON.stringify(c.failedByReason)}` : ''}, late (> threshold) ${c.late}, unexpected ${c.unexpected}, publish failed ${c.publishFailed}`
   );
 }
 
@@ -56,6 +57,7 @@ export function summary(result: RunResult, outDir: string): string {
       );
     }
   }
+  if (result.chaos) lines.push(...chaosLines(result.chaos));
   for (const [key, value] of Object.entries(result.details)) {
     if (key.endsWith('Ms') || key.startsWith('counts')) continue;
     lines.push(`  ${key}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`);

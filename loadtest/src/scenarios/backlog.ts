@@ -1,4 +1,4 @@
-import { mergePlans, planUniform, type PlannedEvent } from '../plan.js';
+import { planSteadyMix, type PlannedEvent } from '../plan.js';
 import { correctnessTargets, latenessTarget, round, type ScenarioResult } from '../report/results.js';
 import type { LoaderTick } from '../service/probe.js';
 import { seedBacklog } from './backlog-seed.js';
@@ -7,19 +7,8 @@ import { measureDelivery, type DeliveryOutcome } from './delivery.js';
 import { deliveryResult } from './outcome.js';
 import type { ScenarioParams } from './params.js';
 
-/** Far-path events are published this much beyond the window, so they are stored. */
-const FAR_MARGIN_MS = 20_000;
-
-/** Half the events on the near path, half stored and loaded, both published steadily ahead of their due times. */
 function steadyMix(ctx: RunContext, params: ScenarioParams, phase: string, windowMs: number): PlannedEvent[] {
-  const now = Date.now();
-  const spreadMs = params.seconds * 1000;
-  const nearAheadMs = params.aheadSeconds * 1000;
-  const farAheadMs = windowMs + FAR_MARGIN_MS;
-  const half = Math.floor(params.events / 2);
-  const near = planUniform({ runId: `${ctx.runId}-${phase}-near`, user: ctx.user, count: params.events - half, firstDueAt: now + nearAheadMs, spreadMs, publishAheadMs: nearAheadMs, publishJitterMs: 1000, publishFrom: now });
-  const far = planUniform({ runId: `${ctx.runId}-${phase}-far`, user: ctx.user, count: half, firstDueAt: now + farAheadMs, spreadMs, publishAheadMs: farAheadMs, publishJitterMs: 1000, publishFrom: now });
-  return mergePlans(near, far);
+  return planSteadyMix({ runId: `${ctx.runId}-${phase}`, user: ctx.user, count: params.events, spreadMs: params.seconds * 1000, nearAheadMs: params.aheadSeconds * 1000, windowMs, now: Date.now() });
 }
 
 function median(values: readonly number[]): number {

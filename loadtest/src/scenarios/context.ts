@@ -1,5 +1,6 @@
 import type { Progress } from '../progress.js';
 import type { HarnessClients, SchedulerService } from '../service/connection.js';
+import type { CrashableService } from '../service/crashable.js';
 
 /** How the harness measures, whatever the scenario. */
 export interface MeasureOptions {
@@ -28,6 +29,8 @@ export interface RunContext {
   readonly measure: MeasureOptions;
   /** The run gives up at this time (epoch ms), whatever it is doing. */
   readonly deadline: number;
+  /** The same service, when the harness may kill and restart it (the chaos scenario). */
+  readonly crashable?: CrashableService | undefined;
 }
 
 /** Waits until `done()` holds, checking every `everyMs`; false if `until` (epoch ms) came first. */

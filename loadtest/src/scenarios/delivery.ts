@@ -1,5 +1,5 @@
 import type { UsageSnapshot } from '@adhoc-scheduler/infra/src/local/usage.js';
-import { createConsumerEndpoint, deleteConsumerEndpoint, startConsumer, type ConsumerEndpoint, type ConsumerStats } from '../consumer.js';
+import { createConsumerEndpoint, deleteConsumerEndpoint, failureReceiptOf, receiptOf, startConsumer, type ConsumerEndpoint, type ConsumerStats } from '../consumer.js';
 import { usageBetween } from '../cost/estimate.js';
 import { cpuBetween, sampleCpu, type CpuUse } from '../cpu.js';
 import { PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
@@ -40,6 +40,8 @@ export interface DeliveryOutcome {
   /** Epoch ms: measurement start (before the first publish) and end. */
   readonly startedAt: number;
   readonly finishedAt: number;
+  /** Every event's outcome, for scenarios that look closer at single events. */
+  readonly tracker: DeliveryTracker;
 }
 
 export interface DeliveryHooks {
@@ -51,6 +53,15 @@ export interface DeliveryHooks {
   readonly label?: string;
   /** Input topics of registered tenants, by id: their events are published there (the public tenant's go to the shared topic). */
   readonly tenantInputTopics?: Readonly<Record<string, string>>;
+  /** Requests name a failure topic of the run's own: an event reported there is failed (by reason), not missing. */
+  readonly failureTopic?: boolean;
+  /** Publishes are retried until accepted, through outages of the service (the run's deadline still ends them). */
+  readonly publishUntilAccepted?: boolean;
+  /**
+   * How long the run's consumer queues hide a message handed out: a receive whose answer is
+   * lost (the emulator died meanwhile) leaves its messages hidden this long [300].
+   */
+  readonly consumerVisibilitySeconds?: number;
 }
 
 function sumConsumerStats(stats: readonly ConsumerStats[]): ConsumerStats {
@@ -82,6 +93,7 @@ async function publishByTenant(
     published: stats.reduce((sum, s) => sum + s.published, 0),
     failed: stats.reduce((sum, s) => sum + s.failed, 0),
     requests: stats.reduce((sum, s) => sum + s.requests, 0),
+    failedRequests: stats.reduce((sum, s) => sum + s.failedRequests, 0),
     startedAt: Math.min(...stats.map((s) => s.startedAt)),
     finishedAt: Math.max(...stats.map((s) => s.finishedAt)),
   };
@@ -100,10 +112,13 @@ export async function measureDelivery(ctx: RunContext, events: readonly PlannedE
     await Promise.all(
       tenantsPublishing.map(async (tenant) => {
         const name = tenantsPublishing.length > 1 ? `${ctx.runId}-${tenant}-out` : `${ctx.runId}-out`;
-        return [tenant, await createConsumerEndpoint(clients.sns, clients.sqs, name, service.emitterRoleArn)] as const;
+        return [tenant, await createConsumerEndpoint(clients.sns, clients.sqs, name, service.emitterRoleArn, hooks.consumerVisibilitySeconds)] as const;
       }),
     ),
   );
+  const failureEndpoint = hooks.failureTopic
+    ? await createConsumerEndpoint(clients.sns, clients.sqs, `${ctx.runId}-failures`, service.emitterRoleArn, hooks.consumerVisibilitySeconds)
+    : undefined;
   const targetOf = (tenant: string): string => (endpoints.get(tenant) as ConsumerEndpoint).topicArn;
   const tracker = new DeliveryTracker(measure.lateMs);
   for (const event of events) tracker.expect(event.eventId, event.dueAt);
@@ -121,7 +136,19 @@ export async function measureDelivery(ctx: RunContext, events: readonly PlannedE
     tracker.record(receipt);
     if (receipt.eventId !== undefined) tenantOfEvent.get(receipt.eventId)?.record(receipt);
   };
-  const consumers = [...endpoints.values()].map((endpoint) => startConsumer(clients.sqs, endpoint.queueUrl, measure.consumers, onReceipt));
+  const consumers = [...endpoints.values()].map((endpoint) =>
+    startConsumer(clients.sqs, endpoint.queueUrl, measure.consumers, (message, receivedAt) => onReceipt(receiptOf(message, receivedAt))),
+  );
+  if (failureEndpoint) {
+    const eventIdOfClientId = new Map(everything.map((event) => [event.clientId, event.eventId]));
+    consumers.push(
+      startConsumer(clients.sqs, failureEndpoint.queueUrl, 1, (message) => {
+        const failure = failureReceiptOf(message, (clientId) => eventIdOfClientId.get(clientId));
+        tracker.recordFailure(failure);
+        if (failure.eventId !== undefined) tenantOfEvent.get(failure.eventId)?.recordFailure(failure);
+      }),
+    );
+  }
   const topicOf = (tenant: string): string => {
     if (tenant === PUBLIC_TENANT_ID) return service.inputTopicArn;
     const topic = hooks.tenantInputTopics?.[tenant];
@@ -150,7 +177,7 @@ export async function measureDelivery(ctx: RunContext, events: readonly PlannedE
     const abort = AbortSignal.timeout(Math.max(0, ctx.deadline - Date.now()));
     publish = await publishByTenant(everything, topicOf, {
       sns: clients.sns,
-      render: (event) => scheduleRequest(event, ctx.user, targetOf(event.tenant), measure.payloadBytes),
+      render: (event) => scheduleRequest(event, ctx.user, targetOf(event.tenant), measure.payloadBytes, failureEndpoint?.topicArn),
       concurrency: measure.publishConcurrency,
       onPublished: () => {
         published += 1;
@@ -160,11 +187,12 @@ export async function measureDelivery(ctx: RunContext, events: readonly PlannedE
         tenantOfEvent.get(event.eventId)?.publishFailed(event.eventId);
       },
       signal: abort,
+      untilAccepted: hooks.publishUntilAccepted ?? false,
     });
     await hooks.afterPublish?.(tracker);
     const lastDue = everything.reduce((max, event) => Math.max(max, event.dueAt), 0);
     const drainUntil = Math.min(ctx.deadline, Math.max(lastDue, Date.now()) + measure.drainSeconds * 1000);
-    await waitFor(() => tracker.delivered >= tracker.expected, drainUntil, 50);
+    await waitFor(() => tracker.accountedFor >= tracker.expected, drainUntil, 50);
     // Listen a while longer: a duplicate would arrive after the first delivery.
     await waitFor(() => false, Math.min(ctx.deadline, Date.now() + measure.settleSeconds * 1000));
   } finally {
@@ -175,7 +203,7 @@ export async function measureDelivery(ctx: RunContext, events: readonly PlannedE
   const finishedAt = Date.now();
   const cpu = cpuBetween(cpuBefore, sampleCpu());
   const after = await service.report(true);
-  for (const endpoint of endpoints.values()) {
+  for (const endpoint of [...endpoints.values(), ...(failureEndpoint ? [failureEndpoint] : [])]) {
     await deleteConsumerEndpoint(clients.sns, clients.sqs, endpoint).catch((error: unknown) => progress.note(`could not remove the consumer's topic and queue: ${String(error)}`));
   }
   return {
@@ -205,5 +233,6 @@ export async function measureDelivery(ctx: RunContext, events: readonly PlannedE
     missingSample: tracker.missingIds(10),
     startedAt,
     finishedAt,
+    tracker,
   };
 }

@@ -15,4 +15,12 @@ export interface ScenarioParams {
   readonly backlog: number;
   /** ingest: which path the accepted events take. */
   readonly path: 'near' | 'far';
+  /** chaos: events due within the same second, on top of the steady load. */
+  readonly spikeEvents: number;
+  /** chaos: kill -9 and restarts of the service. */
+  readonly kills: number;
+  /** chaos: probability that a call of the service's SNS, SQS or DynamoDB client fails. */
+  readonly faultRate: number;
+  /** chaos: seeds the kill moments and the fault decisions. */
+  readonly seed: number;
 }

@@ -5,6 +5,7 @@
  */
 import { startLocalScheduler, type LocalScheduler } from '@adhoc-scheduler/infra/src/local/runtime.js';
 import { createLogger } from '@adhoc-scheduler/shared';
+import { injectFaults, serviceFaultInjection } from '../chaos/faults.js';
 import type { FromService, ToService } from './ipc.js';
 import { ServiceProbe } from './probe.js';
 
@@ -23,15 +24,20 @@ async function stop(): Promise<void> {
 process.on('message', (message: ToService) => {
   switch (message.type) {
     case 'start': {
-      const { env, emitterConcurrency, dataDir, tenants } = message.options;
+      const { env, emitterConcurrency, dataDir, tenants, ports, namePrefix, faults } = message.options;
       startLocalScheduler({
         env,
         tenants,
         ...(emitterConcurrency === undefined ? {} : { emitterConcurrency }),
         ...(dataDir === undefined ? {} : { dataDir }),
+        ...(ports === undefined ? {} : { ports }),
+        ...(namePrefix === undefined ? {} : { namePrefix }),
         // stdout is the log file the harness opened.
         logger: createLogger(env.LOG_LEVEL ?? 'info'),
-        instrumentClients: probe.instrumentClients,
+        instrumentClients: (clients) => {
+          if (faults) injectFaults(clients, serviceFaultInjection(faults));
+          probe.instrumentClients(clients);
+        },
         onInvocation: probe.onInvocation,
       }).then(
         (started) => {

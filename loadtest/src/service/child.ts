@@ -11,11 +11,17 @@ const CHILD_MAIN = fileURLToPath(new URL('./child-main.ts', import.meta.url));
 const START_TIMEOUT_MS = 90_000;
 const STOP_TIMEOUT_MS = 30_000;
 
+/** The local scheduler in a child process. */
+export interface ChildService extends SchedulerService {
+  /** kill -9 of the service process, as a crash would end it; resolves once it has exited (its emulators notice and exit on their own). */
+  kill(): Promise<void>;
+}
+
 /**
  * Starts the local scheduler in a child process (same Node binary, TypeScript through tsx) and
  * connects to it. Its logs go to `options.logFile`.
  */
-export async function startChildService(options: LocalServiceOptions): Promise<SchedulerService> {
+export async function startChildService(options: LocalServiceOptions): Promise<ChildService> {
   const log = openSync(options.logFile, 'a');
   let child: ChildProcess;
   try {
@@ -47,7 +53,8 @@ export async function startChildService(options: LocalServiceOptions): Promise<S
     });
 
   const ready = nextMessage('ready', START_TIMEOUT_MS);
-  send({ type: 'start', options: { env: options.env, emitterConcurrency: options.emitterConcurrency, dataDir: options.dataDir, tenants: options.tenants } });
+  const { logFile: _logFile, ...startOptions } = options;
+  send({ type: 'start', options: startOptions });
   let started: Extract<FromService, { type: 'ready' }>;
   try {
     started = await ready;
@@ -71,6 +78,11 @@ export async function startChildService(options: LocalServiceOptions): Promise<S
       const reply = nextMessage('report', 30_000, (message) => message.id === id);
       send({ type: 'report', id, withTimeline });
       return (await reply).report;
+    },
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGKILL');
+      await exited;
     },
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;

@@ -1,4 +1,6 @@
+import type { EmulatorPorts } from '@adhoc-scheduler/infra/src/local/emulators.js';
 import type { TenantsDocument } from '@adhoc-scheduler/shared';
+import type { ServiceFaults } from '../chaos/faults.js';
 
 /** What the harness asks of a local service it starts (in a child process or in its own). */
 export interface LocalServiceOptions {
@@ -11,4 +13,9 @@ export interface LocalServiceOptions {
   readonly dataDir: string | undefined;
   /** Where the service's logs go. */
   readonly logFile: string;
+  /** Fixed emulator ports and resource names, so that a restart on the same data directory keeps every endpoint and URL. */
+  readonly ports?: EmulatorPorts | undefined;
+  readonly namePrefix?: string | undefined;
+  /** Transient errors injected into the service's SNS, SQS and DynamoDB calls (child process only). */
+  readonly faults?: ServiceFaults | undefined;
 }

@@ -1,0 +1,14 @@
+/**
+ * A seeded source of numbers in [0, 1) (mulberry32): a chaos run records its seed, so the same
+ * kill moments and the same sequence of fault decisions can be asked for again.
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
