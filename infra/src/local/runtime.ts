@@ -20,7 +20,7 @@ export const LOCAL_REGION = 'us-east-1';
 const DEFAULT_EMITTER_CONCURRENCY = 128;
 /** Ingest and loading batches handled at once. */
 const INGEST_CONCURRENCY = 8;
-const LOADING_CONCURRENCY = 4;
+const LOADING_CONCURRENCY = 8;
 /** The emulators' one account: every local topic and queue lives in it. */
 export const LOCAL_ACCOUNT = '000000000000';
 export const LOCAL_EMITTER_ROLE_ARN = `arn:aws:iam::${LOCAL_ACCOUNT}:role/adhoc-scheduler-emitter`;

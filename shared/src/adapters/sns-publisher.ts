@@ -53,34 +53,52 @@ function batchesOf(pending: readonly PendingPublish[]): PendingPublish[][] {
   return batches;
 }
 
+/** SNS requests one publisher keeps in flight; publishes beyond wait, and go out in fuller batches. */
+const REQUESTS_IN_FLIGHT = 128;
+
 /**
- * Publishes to SNS. Publishes to the same topic requested in the same turn of the event loop
- * (events due in the same millisecond of a busy second) go out together as PublishBatch
- * requests: no publish waits for another, and a spike needs a tenth of the calls.
+ * Publishes to SNS. Publishes to the same topic that wait together (requested in the same turn
+ * of the event loop, or while every request slot is taken) go out as PublishBatch requests of
+ * up to 10: no publish waits for another when there is room, and a spike needs a tenth of the
+ * calls. At most REQUESTS_IN_FLIGHT requests run at once, taken from the topics in turn, so a
+ * spike is not thousands of connections at once.
  */
 export class SnsTopicPublisher implements TopicPublisher {
   private readonly pendingByTopic = new Map<string, PendingPublish[]>();
+  private inFlight = 0;
+  private drainScheduled = false;
 
   constructor(private readonly client: SNSClient) {}
 
   publish(topicArn: string, message: string, attributes: Readonly<Record<string, string>> = {}): Promise<void> {
     return new Promise((resolve, reject) => {
-      let pending = this.pendingByTopic.get(topicArn);
-      if (!pending) {
-        pending = [];
-        this.pendingByTopic.set(topicArn, pending);
-        setImmediate(() => this.flush(topicArn));
-      }
+      const pending = this.pendingByTopic.get(topicArn) ?? [];
       pending.push({ message, attributes, resolve, reject });
+      this.pendingByTopic.set(topicArn, pending);
+      if (!this.drainScheduled) {
+        this.drainScheduled = true;
+        setImmediate(() => {
+          this.drainScheduled = false;
+          this.drain();
+        });
+      }
     });
   }
 
-  private flush(topicArn: string): void {
-    const pending = this.pendingByTopic.get(topicArn) ?? [];
-    this.pendingByTopic.delete(topicArn);
-    for (const batch of batchesOf(pending)) {
+  /** Sends what waits while there is a free slot: a batch from each topic in turn. */
+  private drain(): void {
+    while (this.inFlight < REQUESTS_IN_FLIGHT && this.pendingByTopic.size > 0) {
+      const [topicArn, pending] = this.pendingByTopic.entries().next().value as [string, PendingPublish[]];
+      const [batch = [], ...rest] = batchesOf(pending);
+      // The topic goes to the back of the line with what is left.
+      this.pendingByTopic.delete(topicArn);
+      if (rest.length > 0) this.pendingByTopic.set(topicArn, rest.flat());
       const [only] = batch;
-      void (batch.length === 1 && only ? this.publishOne(topicArn, only) : this.publishBatch(topicArn, batch));
+      this.inFlight += 1;
+      void (batch.length === 1 && only ? this.publishOne(topicArn, only) : this.publishBatch(topicArn, batch)).finally(() => {
+        this.inFlight -= 1;
+        this.drain();
+      });
     }
   }
 
