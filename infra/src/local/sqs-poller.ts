@@ -122,15 +122,17 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
   const pollOnce = async (): Promise<void> => {
     const messages = await receive(options.batchSize, 20);
     if (messages.length === 0) return;
-    // Lambda's batching window: keep receiving, several receives at once as Lambda's pollers
-    // do, until the batch is full or the window is over.
+    // Lambda's batching window: keep receiving until the batch is full or the window is over;
+    // several receives at once while the queue hands out full ones (a backlog), one otherwise.
     const windowEnds = performance.now() + (options.batchingWindowSeconds ?? 0) * 1000;
+    let backlog = messages.length === SQS_BATCH_ENTRIES;
     while (messages.length < options.batchSize && performance.now() < windowEnds) {
       const missing = options.batchSize - messages.length;
-      const receives = Array.from({ length: Math.min(RECEIVES_IN_FLIGHT, Math.ceil(missing / SQS_BATCH_ENTRIES)) }, (_, index) =>
-        receive(Math.min(SQS_BATCH_ENTRIES, missing - index * SQS_BATCH_ENTRIES), 1),
-      );
-      for (const received of await Promise.all(receives)) messages.push(...received);
+      const inFlight = backlog ? Math.min(RECEIVES_IN_FLIGHT, Math.ceil(missing / SQS_BATCH_ENTRIES)) : 1;
+      const receives = Array.from({ length: inFlight }, (_, index) => receive(Math.min(SQS_BATCH_ENTRIES, missing - index * SQS_BATCH_ENTRIES), 1));
+      const received = await Promise.all(receives);
+      backlog = received.every((batch) => batch.length === SQS_BATCH_ENTRIES);
+      for (const batch of received) messages.push(...batch);
     }
     await invokeAndDelete(options, messages);
   };
