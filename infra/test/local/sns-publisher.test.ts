@@ -63,4 +63,40 @@ describe('the SNS publisher (on fauxqs)', () => {
       sns.destroy();
     }
   });
+
+  it('keeps at most 128 requests in flight, and delivers every publish that waited for one', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const calls: string[] = [];
+    const sns = countingClient(calls);
+    sns.middlewareStack.add(
+      (next) => async (args) => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        try {
+          return await next(args);
+        } finally {
+          inFlight -= 1;
+        }
+      },
+      { step: 'initialize', name: 'countInFlight' },
+    );
+    const target = await TopicConsumer.create(emulators.messagingEndpoint, 'capped');
+    try {
+      const publisher = new SnsTopicPublisher(sns);
+      const published: Promise<void>[] = [];
+      // 2,000 publishes one turn of the event loop apart, as events due a moment apart are.
+      for (let i = 0; i < 2_000; i++) {
+        published.push(publisher.publish(target.topicArn, `m-${i}`));
+        if (i % 10 === 9) await new Promise((resolve) => setImmediate(resolve));
+      }
+      await Promise.all(published);
+      expect(most).toBeLessThanOrEqual(128);
+      await waitFor(() => target.deliveries.length === 2_000, 'all 2,000 messages', 30_000);
+      expect(new Set(target.deliveries.map((d) => d.body)).size).toBe(2_000);
+    } finally {
+      sns.destroy();
+      await target.stop();
+    }
+  });
 });
