@@ -59,6 +59,12 @@ function dropSends(queueSuffix: string, drop: (bodies: readonly string[]) => boo
     );
 }
 
+/** Whether a DynamoDB request records emissions' ends (the emitter's batched transaction). */
+function recordsEnds(commandName: string, input: unknown): boolean {
+  const items = (input as { TransactItems?: { Update?: { ExpressionAttributeNames?: Record<string, string> } }[] }).TransactItems ?? [];
+  return commandName === 'TransactWriteItemsCommand' && items.some((item) => Object.values(item.Update?.ExpressionAttributeNames ?? {}).includes('endedBy'));
+}
+
 const eventsIn = (bodies: readonly string[]): string[] =>
   bodies.flatMap((body) => {
     const message = decodeDelayQueueMessage(body);
@@ -117,9 +123,7 @@ describe('nothing lost', () => {
     const { client, target, records, logged, stop } = await setup((clients) =>
       clients.dynamodb.middlewareStack.add(
         (next, context) => async (args) => {
-          const items = (args.input as { TransactItems?: { Update?: { ExpressionAttributeNames?: Record<string, string> } }[] }).TransactItems ?? [];
-          const recordsEnds = items.some((item) => Object.values(item.Update?.ExpressionAttributeNames ?? {}).includes('endedBy'));
-          if (failing && context.commandName === 'TransactWriteItemsCommand' && recordsEnds) throw Object.assign(new Error('DynamoDB unavailable'), { name: 'ServiceUnavailable' });
+          if (failing && recordsEnds(context.commandName ?? '', args.input)) throw Object.assign(new Error('DynamoDB unavailable'), { name: 'ServiceUnavailable' });
           return next(args);
         },
         { step: 'initialize', name: 'failEnds' },
@@ -187,6 +191,32 @@ describe('duplicates', () => {
       await waitFor(() => target.withPayload('twice at once').length === 2, 'both copies');
       await waitFor(() => logged('emitted, but another delivery had already ended the event: two copies were emitted at once').length === 1, 'the duplicate noticed');
     } finally {
+      await stop();
+    }
+  });
+
+  it('publishes an event again when its emitter stops between the publish and recording the end (a crash or a timeout): late, twice, never lost', async () => {
+    // The first end write never answers, as if the emitter had died after its publish; the
+    // message comes back after its visibility timeout and finds no end recorded.
+    let releaseFirstEnd: (() => void) | undefined;
+    const { client, target, records, stop } = await setup((clients) =>
+      clients.dynamodb.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (releaseFirstEnd === undefined && recordsEnds(context.commandName ?? '', args.input)) {
+            await new Promise<void>((resolve) => (releaseFirstEnd = resolve));
+            throw Object.assign(new Error('the emitter was gone'), { name: 'ServiceUnavailable' });
+          }
+          return next(args);
+        },
+        { step: 'initialize', name: 'hangFirstEnd' },
+      ),
+    );
+    try {
+      const messageId = await client.publish(request(target.topicArn, Date.now() + 2_000, 'crashed before its end'));
+      await waitFor(() => target.withPayload('crashed before its end').length === 2, 'the second publish', 30_000);
+      await waitFor(async () => (await records.get(`m-${messageId}`))?.state === EVENT_STATE.emitted, 'the end recorded by the second delivery', 30_000);
+    } finally {
+      releaseFirstEnd?.();
       await stop();
     }
   });
