@@ -250,4 +250,9 @@ export class DeliveryTracker {
     return this.firstReceivedAt.get(eventId);
   }
 
+  /** How many times an event was delivered (consumer redeliveries of one message not counted). */
+  deliveriesOf(eventId: string): number {
+    return this.deliveries.get(eventId) ?? 0;
+  }
+
 }

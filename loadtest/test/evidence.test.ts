@@ -99,11 +99,11 @@ describe('summaries', () => {
     });
   });
 
-  it('gives the lateness of each part of the load', () => {
-    const near = Array.from({ length: 100 }, (_, i) => ({ part: 'near' as const, latenessMs: i + 1 }));
-    expect(latenessByPart([...near, { part: 'spike', latenessMs: 40_000 }])).toEqual({
-      near: { events: 100, p50: 50, p99: 99, max: 100 },
-      spike: { events: 1, p50: 40_000, p99: 40_000, max: 40_000 },
+  it('gives the lateness and the duplicates of each part of the load', () => {
+    const near = Array.from({ length: 100 }, (_, i) => ({ part: 'near' as const, latenessMs: i + 1, deliveries: i < 3 ? 2 : 1 }));
+    expect(latenessByPart([...near, { part: 'spike', latenessMs: 40_000, deliveries: 3 }])).toEqual({
+      near: { events: 100, duplicated: 3, p50: 50, p99: 99, max: 100 },
+      spike: { events: 1, duplicated: 2, p50: 40_000, p99: 40_000, max: 40_000 },
     });
   });
 

@@ -35,6 +35,7 @@ describe('DeliveryTracker', () => {
     tracker.record(receipt('a', DUE + 900, 'm2'));
 
     expect(tracker.counts()).toMatchObject({ delivered: 1, duplicated: 1, consumerRedeliveries: 1 });
+    expect([tracker.deliveriesOf('a'), tracker.deliveriesOf('other')]).toEqual([2, 0]);
     expect(tracker.lateness()).toMatchObject({ count: 1, max: 3 });
   });
 

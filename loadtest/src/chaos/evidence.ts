@@ -37,20 +37,31 @@ export function describeOutcome(outcome: EventOutcome): string {
 /** First-delivery lateness of a part of the load, ms. */
 export interface PartLateness {
   readonly events: number;
+  /** Deliveries beyond each event's first. */
+  readonly duplicated: number;
   readonly p50: number;
   readonly p99: number;
   readonly max: number;
 }
 
-/** Lateness percentiles of each part of the load (exact: a chaos run holds thousands of events, not millions). */
-export function latenessByPart(delivered: readonly { readonly part: EventPart; readonly latenessMs: number }[]): Partial<Record<EventPart, PartLateness>> {
-  const byPart: Partial<Record<EventPart, number[]>> = {};
-  for (const { part, latenessMs } of delivered) (byPart[part] ??= []).push(latenessMs);
+/**
+ * Lateness percentiles and duplicates of each part of the load (exact: a chaos run holds
+ * thousands of events, not millions).
+ */
+export function latenessByPart(
+  delivered: readonly { readonly part: EventPart; readonly latenessMs: number; readonly deliveries: number }[],
+): Partial<Record<EventPart, PartLateness>> {
+  const byPart: Partial<Record<EventPart, { latenesses: number[]; duplicated: number }>> = {};
+  for (const { part, latenessMs, deliveries } of delivered) {
+    const entry = (byPart[part] ??= { latenesses: [], duplicated: 0 });
+    entry.latenesses.push(latenessMs);
+    entry.duplicated += deliveries - 1;
+  }
   const summary: Partial<Record<EventPart, PartLateness>> = {};
-  for (const [part, values] of Object.entries(byPart) as [EventPart, number[]][]) {
-    const sorted = values.sort((a, b) => a - b);
+  for (const [part, { latenesses, duplicated }] of Object.entries(byPart) as [EventPart, { latenesses: number[]; duplicated: number }][]) {
+    const sorted = latenesses.sort((a, b) => a - b);
     const at = (share: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(share * sorted.length) - 1)] as number;
-    summary[part] = { events: sorted.length, p50: at(0.5), p99: at(0.99), max: sorted.at(-1) as number };
+    summary[part] = { events: sorted.length, duplicated, p50: at(0.5), p99: at(0.99), max: sorted.at(-1) as number };
   }
   return summary;
 }

@@ -68,8 +68,8 @@ function chaosSections(chaos: ChaosReport): string[] {
     eventsTable(chaos.events),
     '<h3>Lateness by part of the load (ms)</h3>',
     table(
-      ['part', 'events', 'p50', 'p99', 'max'],
-      Object.entries(chaos.latenessByPartMs).map(([part, l]) => [part, l.events, l.p50, l.p99, l.max]),
+      ['part', 'events', 'duplicated', 'p50', 'p99', 'max'],
+      Object.entries(chaos.latenessByPartMs).map(([part, l]) => [part, l.events, l.duplicated, l.p50, l.p99, l.max]),
     ),
     '<h3>The latest events</h3>',
     eventsTable(chaos.latest),

@@ -172,7 +172,7 @@ export async function runChaos(ctx: RunContext, params: ScenarioParams): Promise
   const records = new DynamoDbEventRecords(clients.dynamodb, local.outputs.tableName);
   const delivered = [...watched.values()].flatMap((event) => {
     const receivedAt = tracker.firstReceived(event.eventId);
-    return receivedAt === undefined ? [] : [{ event, part: event.part, latenessMs: receivedAt - event.dueAt }];
+    return receivedAt === undefined ? [] : [{ event, part: event.part, latenessMs: receivedAt - event.dueAt, deliveries: tracker.deliveriesOf(event.eventId) }];
   });
   const latest = delivered
     .sort((a, b) => b.latenessMs - a.latenessMs)
