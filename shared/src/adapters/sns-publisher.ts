@@ -34,23 +34,17 @@ function messageAttributes(attributes: Readonly<Record<string, string>>): Record
   return Object.fromEntries(Object.entries(attributes).map(([name, value]) => [name, { DataType: 'String', StringValue: value }]));
 }
 
-/** Splits publishes into PublishBatch requests: at most 10 entries and 256 KiB each. */
-function batchesOf(pending: readonly PendingPublish[]): PendingPublish[][] {
-  const batches: PendingPublish[][] = [];
-  let current: PendingPublish[] = [];
+/** Takes the first PublishBatch request's worth off the front of `pending`: at most 10 entries and 256 KiB. */
+function takeBatch(pending: PendingPublish[]): PendingPublish[] {
+  let count = 0;
   let bytes = 0;
   for (const publish of pending) {
     const size = snsMessageBytes(publish.message, publish.attributes);
-    if (current.length === SNS_PUBLISH_BATCH_ENTRIES || (current.length > 0 && bytes + size > SNS_MAX_MESSAGE_BYTES)) {
-      batches.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(publish);
+    if (count === SNS_PUBLISH_BATCH_ENTRIES || (count > 0 && bytes + size > SNS_MAX_MESSAGE_BYTES)) break;
+    count += 1;
     bytes += size;
   }
-  if (current.length > 0) batches.push(current);
-  return batches;
+  return pending.splice(0, count);
 }
 
 /** SNS requests one publisher keeps in flight; publishes beyond wait, and go out in fuller batches. */
@@ -89,10 +83,10 @@ export class SnsTopicPublisher implements TopicPublisher {
   private drain(): void {
     while (this.inFlight < REQUESTS_IN_FLIGHT && this.pendingByTopic.size > 0) {
       const [topicArn, pending] = this.pendingByTopic.entries().next().value as [string, PendingPublish[]];
-      const [batch = [], ...rest] = batchesOf(pending);
+      const batch = takeBatch(pending);
       // The topic goes to the back of the line with what is left.
       this.pendingByTopic.delete(topicArn);
-      if (rest.length > 0) this.pendingByTopic.set(topicArn, rest.flat());
+      if (pending.length > 0) this.pendingByTopic.set(topicArn, pending);
       const [only] = batch;
       this.inFlight += 1;
       void (batch.length === 1 && only ? this.publishOne(topicArn, only) : this.publishBatch(topicArn, batch)).finally(() => {
