@@ -134,7 +134,38 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     const again = await store.createMany([newEvent(event('a'), false), newEvent(event('c'), false)]);
     expect(again.map(({ outcome }) => outcome)).toEqual(['duplicate', 'created']);
     expect(again[0]).toMatchObject({ existing: { id: 'a', state: EVENT_STATE.queued, queuedBy: 'token-a' } });
+    expect(again[0]).not.toHaveProperty('placeKept');
     expect(await openEvents(store)).toBe(3);
+  });
+
+  it('says when the place a duplicate took could not be given back: the count stays that much high, to reconcile', async () => {
+    const faulty = faultyClient();
+    let failing = false;
+    faulty.middlewareStack.add(
+      (next, context) => async (args) => {
+        // A counter update without a condition that subtracts: what gives places back.
+        const input = args.input as { ConditionExpression?: string; ExpressionAttributeValues?: Record<string, { N?: string } | number> };
+        const delta = input.ExpressionAttributeValues?.[':c0'];
+        const givesBack = context.commandName === 'UpdateItemCommand' && input.ConditionExpression === undefined && Number(typeof delta === 'object' ? delta.N : delta) < 0;
+        if (failing && givesBack) throw Object.assign(new Error('throttled by the test'), { name: 'ThrottlingException' });
+        return next(args);
+      },
+      { step: 'initialize', name: 'failGivingBack' },
+    );
+    try {
+      const store = await storeFor(mode, faulty);
+      await store.createMany([newEvent(event('a'), false), newEvent(event('b'), false)]);
+      failing = true;
+      // Taken together, then one by one.
+      expect(await store.createMany([newEvent(event('a'), false), newEvent(event('b'), false)])).toMatchObject([
+        { outcome: 'duplicate', placeKept: true },
+        { outcome: 'duplicate', placeKept: true },
+      ]);
+      expect(await store.createMany([newEvent(event('a'), false)])).toMatchObject([{ outcome: 'duplicate', placeKept: true }]);
+      expect(await openEvents(store)).toBe(5);
+    } finally {
+      faulty.destroy();
+    }
   });
 
   it('refuses past a quota, as many as fit taken one by one', async () => {

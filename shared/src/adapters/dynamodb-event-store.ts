@@ -62,8 +62,9 @@ export class DynamoDbEventStore implements EventStore {
     if (together.length > 1 && (await this.counters.reserve(tenant, quotas, now, together.length)) === undefined) {
       const inserted = await this.insert(together.map((index) => entries[index] as NewEvent));
       const refused = together.filter((_, position) => inserted[position] === 'refused');
-      // What fails from here fails only the entries it concerns: the places stay taken (a count errs high).
-      if (refused.length > 0) await this.counters.unreserve(tenant, now, refused.length).catch(() => undefined);
+      // What fails from here fails only the entries it concerns: a place not given back stays
+      // taken (the count errs high, and says so), a duplicate not read is retried.
+      const placeKept = refused.length > 0 && !(await this.giveBack(tenant, now, refused.length));
       const existing = await this.read(refused.map((index) => (entries[index] as NewEvent).event.id)).catch(() => undefined);
       together.forEach((index, position) => {
         const id = (entries[index] as NewEvent).event.id;
@@ -72,7 +73,7 @@ export class DynamoDbEventStore implements EventStore {
           outcome === 'applied'
             ? { outcome: 'created' }
             : outcome === 'refused' && existing !== undefined
-              ? { outcome: 'duplicate', existing: existing.get(id) }
+              ? { outcome: 'duplicate', existing: existing.get(id), ...(placeKept ? { placeKept } : {}) }
               : { outcome: 'unknown' };
       });
     }
@@ -92,8 +93,16 @@ export class DynamoDbEventStore implements EventStore {
     const [inserted] = await this.insert([entry]);
     if (inserted === 'applied') return { outcome: 'created' };
     if (inserted === 'unknown') return { outcome: 'unknown' };
-    await this.counters.unreserve(event.tenant, now, 1).catch(() => undefined);
-    return { outcome: 'duplicate', existing: (await this.read([event.id])).get(event.id) };
+    const placeKept = !(await this.giveBack(event.tenant, now, 1));
+    return { outcome: 'duplicate', existing: (await this.read([event.id])).get(event.id), ...(placeKept ? { placeKept } : {}) };
+  }
+
+  /** Gives back places taken for events that turned out to exist; false when the counter write failed. */
+  private async giveBack(tenant: string, now: number, count: number): Promise<boolean> {
+    return this.counters.unreserve(tenant, now, count).then(
+      () => true,
+      () => false,
+    );
   }
 
   /**

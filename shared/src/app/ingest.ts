@@ -71,6 +71,7 @@ async function settleCreate(applying: Applying, entry: NewEvent, outcome: Create
       return;
     case 'duplicate': {
       const { existing } = outcome;
+      if (outcome.placeKept) deps.logger.warn({ eventId: event.id, tenant: tenant.id }, 'duplicate input: its place in the open-events quota could not be given back; the count stays high until reconciled');
       // This very input created it and may have failed to queue it: send it again with a new
       // token, so that an earlier copy, if one was sent, is dropped by the emitter.
       if (existing?.inputMessageId === planned.message.inputMessageId && existing.state === EVENT_STATE.queued && existing.payloadKept === 'queue') {

@@ -50,7 +50,12 @@ export interface NewEvent {
 
 export type CreateOutcome =
   | { readonly outcome: 'created' }
-  | { readonly outcome: 'duplicate'; readonly existing: EventRecord | undefined }
+  | {
+      readonly outcome: 'duplicate';
+      readonly existing: EventRecord | undefined;
+      /** The place taken for it could not be given back (the counter write failed): the tenant's count is one too high until reconciled. */
+      readonly placeKept?: true;
+    }
   | { readonly outcome: 'quota-exceeded'; readonly quota: keyof Quotas }
   /** The write kept failing, or its answer was lost: to retry (a retry finds it created, or creates it). */
   | { readonly outcome: 'unknown' };
