@@ -1,6 +1,6 @@
 import type { EventRecord } from '@adhoc-scheduler/shared';
 import { describe, expect, it } from 'vitest';
-import { deadLetterKind, describeOutcome, eventEvidence, latenessByPart, summarizeFaults, summarizeKills, type EventOutcome, type WatchedEvent } from '../src/chaos/evidence.js';
+import { deadLetterKind, describeOutcome, eventEvidence, deliveryByPart, summarizeFaults, summarizeKills, type EventOutcome, type WatchedEvent } from '../src/chaos/evidence.js';
 import type { InjectedFault } from '../src/chaos/faults.js';
 import type { KillRecord } from '../src/chaos/kills.js';
 
@@ -101,7 +101,7 @@ describe('summaries', () => {
 
   it('gives the lateness and the duplicates of each part of the load', () => {
     const near = Array.from({ length: 100 }, (_, i) => ({ part: 'near' as const, latenessMs: i + 1, deliveries: i < 3 ? 2 : 1 }));
-    expect(latenessByPart([...near, { part: 'spike', latenessMs: 40_000, deliveries: 3 }])).toEqual({
+    expect(deliveryByPart([...near, { part: 'spike', latenessMs: 40_000, deliveries: 3 }])).toEqual({
       near: { events: 100, duplicated: 3, p50: 50, p99: 99, max: 100 },
       spike: { events: 1, duplicated: 2, p50: 40_000, p99: 40_000, max: 40_000 },
     });

@@ -34,8 +34,8 @@ export function describeOutcome(outcome: EventOutcome): string {
   }
 }
 
-/** First-delivery lateness of a part of the load, ms. */
-export interface PartLateness {
+/** How a part of the load was delivered: its events' first-delivery lateness (ms) and the deliveries beyond the first. */
+export interface PartDelivery {
   readonly events: number;
   /** Deliveries beyond each event's first. */
   readonly duplicated: number;
@@ -48,16 +48,16 @@ export interface PartLateness {
  * Lateness percentiles and duplicates of each part of the load (exact: a chaos run holds
  * thousands of events, not millions).
  */
-export function latenessByPart(
+export function deliveryByPart(
   delivered: readonly { readonly part: EventPart; readonly latenessMs: number; readonly deliveries: number }[],
-): Partial<Record<EventPart, PartLateness>> {
+): Partial<Record<EventPart, PartDelivery>> {
   const byPart: Partial<Record<EventPart, { latenesses: number[]; duplicated: number }>> = {};
   for (const { part, latenessMs, deliveries } of delivered) {
     const entry = (byPart[part] ??= { latenesses: [], duplicated: 0 });
     entry.latenesses.push(latenessMs);
     entry.duplicated += deliveries - 1;
   }
-  const summary: Partial<Record<EventPart, PartLateness>> = {};
+  const summary: Partial<Record<EventPart, PartDelivery>> = {};
   for (const [part, { latenesses, duplicated }] of Object.entries(byPart) as [EventPart, { latenesses: number[]; duplicated: number }][]) {
     const sorted = latenesses.sort((a, b) => a - b);
     const at = (share: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(share * sorted.length) - 1)] as number;
@@ -240,8 +240,8 @@ export interface ChaosReport {
   /** Every missing, early and failed event, up to a limit, with what the run knows about it. */
   readonly events: readonly EventEvidence[];
   readonly eventsNotShown: number;
-  /** Where the lateness was: each part of the load (near path, far path, spike). */
-  readonly latenessByPartMs: Partial<Record<EventPart, PartLateness>>;
+  /** Lateness and duplicates of each part of the load (near path, far path, spike). */
+  readonly byPart: Partial<Record<EventPart, PartDelivery>>;
   /** The latest events delivered, with the same evidence. */
   readonly latest: readonly EventEvidence[];
 }

@@ -66,10 +66,10 @@ function chaosSections(chaos: ChaosReport): string[] {
     ),
     `<h3>Missing, early and failed events (${chaos.events.length + chaos.eventsNotShown}; times in ms from the due time)</h3>`,
     eventsTable(chaos.events),
-    '<h3>Lateness by part of the load (ms)</h3>',
+    '<h3>Each part of the load: lateness (ms) and duplicates</h3>',
     table(
       ['part', 'events', 'duplicated', 'p50', 'p99', 'max'],
-      Object.entries(chaos.latenessByPartMs).map(([part, l]) => [part, l.events, l.duplicated, l.p50, l.p99, l.max]),
+      Object.entries(chaos.byPart).map(([part, l]) => [part, l.events, l.duplicated, l.p50, l.p99, l.max]),
     ),
     '<h3>The latest events</h3>',
     eventsTable(chaos.latest),

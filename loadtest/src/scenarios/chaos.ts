@@ -3,7 +3,7 @@ import { DynamoDbEventRecords } from '@adhoc-scheduler/shared';
 import {
   deadLetterKind,
   eventEvidence,
-  latenessByPart,
+  deliveryByPart,
   summarizeFaults,
   summarizeKills,
   type ChaosReport,
@@ -202,7 +202,7 @@ export async function runChaos(ctx: RunContext, params: ScenarioParams): Promise
     },
     events: await evidenceOf(flagged.slice(0, EVIDENCE_LIMIT)),
     eventsNotShown: Math.max(0, flagged.length - EVIDENCE_LIMIT),
-    latenessByPartMs: latenessByPart(delivered),
+    byPart: deliveryByPart(delivered),
     latest: await evidenceOf(latest),
   };
   const counts = outcome.counts;
