@@ -4,6 +4,8 @@ import {
   TenantRegistry,
   TenantsDocumentError,
   type Logger,
+  type RegistryScope,
+  type SchedulerTopics,
   type Tenant,
   type TenantDirectory,
   type TenantsDocument,
@@ -24,9 +26,10 @@ export class TenantsFileError extends Error {
 
 /**
  * The local service's tenant registry: a JSON file (shared/schema/tenants.schema.json); absent
- * means none registered. With the service's region, dead-letter topics are checked to be in it.
+ * means none registered. With the service's region and own topics, dead-letter topics are
+ * checked to be in that region and none of those topics.
  */
-export function readTenantsFile(path: string, region?: string): TenantsDocument {
+export function readTenantsFile(path: string, scope: RegistryScope = {}): TenantsDocument {
   if (!existsSync(path)) return {};
   let text: string;
   try {
@@ -41,7 +44,7 @@ export function readTenantsFile(path: string, region?: string): TenantsDocument 
     throw new TenantsFileError(path, `not JSON (${(error as Error).message})`);
   }
   try {
-    return parseTenantsDocument(value, { region });
+    return parseTenantsDocument(value, scope);
   } catch (error) {
     if (!(error instanceof TenantsDocumentError)) throw error;
     throw new TenantsFileError(path, error.message.replace(/^invalid tenants: /, ''));
@@ -72,12 +75,11 @@ export class FileTenantDirectory implements TenantDirectory {
   /** Throws a TenantsFileError when the file is invalid to begin with. */
   constructor(
     private readonly path: string,
-    private readonly topicPrefix: string,
-    private readonly region: string,
+    private readonly scope: { readonly region: string; readonly schedulerTopics: SchedulerTopics },
     private readonly logger: Logger,
   ) {
     this.modifiedMs = this.modified();
-    this.registry = new TenantRegistry(readTenantsFile(path, region), topicPrefix);
+    this.registry = new TenantRegistry(readTenantsFile(path, scope), scope.schedulerTopics.topicPrefix);
     this.timer = setInterval(() => this.refresh(false), RECHECK_MS);
     this.timer.unref();
   }
@@ -109,7 +111,7 @@ export class FileTenantDirectory implements TenantDirectory {
     this.modifiedMs = modified;
     // A file being edited by hand may be invalid for a moment: keep the last good registry.
     try {
-      this.registry = new TenantRegistry(readTenantsFile(this.path, this.region), this.topicPrefix);
+      this.registry = new TenantRegistry(readTenantsFile(this.path, this.scope), this.scope.schedulerTopics.topicPrefix);
       this.logger.info({ path: this.path, tenants: this.registry.all().map((tenant) => tenant.id) }, 'tenants file read again; its registry is in force');
     } catch (error) {
       if (!(error instanceof TenantsFileError)) throw error;
