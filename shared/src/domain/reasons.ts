@@ -57,6 +57,8 @@ export const REASON = {
   FAILURE_TOPIC_IS_SCHEDULER_TOPIC: 'FAILURE_TOPIC_IS_SCHEDULER_TOPIC',
   /** A string of the message, a key or a value, is not well-formed Unicode (it holds a lone UTF-16 surrogate); `details.field` names it. */
   INVALID_UNICODE: 'INVALID_UNICODE',
+  /** At emission: the SDK cannot serialise the payload or an attribute into a request (not retried: it never could). */
+  PAYLOAD_NOT_PUBLISHABLE: 'PAYLOAD_NOT_PUBLISHABLE',
   /** `date` is further ahead than the scheduler takes; `details.limit` (seconds) and `details.latest` say how far. */
   DATE_TOO_FAR: 'DATE_TOO_FAR',
 } as const;
