@@ -27,7 +27,7 @@ export interface AdhocSchedulerProps {
    * The registered tenants, each with its own input topic, and the public tenant's settings
    * (shared/schema/tenants.schema.json). Checked at synth. Default: no registered tenants.
    * Every function gets the registry in its environment, which Lambda limits to 4 KB: some
-   * 30 to 45 tenants, fewer with quotas set; synth fails beyond.
+   * 25 to 50 tenants, fewer with quotas set; synth fails beyond.
    */
   readonly tenants?: TenantsDocument;
   /**
