@@ -65,6 +65,8 @@ describe('scripts/start and its outputs file', () => {
     for (const [registry, field] of [
       [{ tenants: [{ id: 'acme', accounts: ['12345'] }] }, '/tenants/0/accounts/0'],
       [{ tenants: [{ id: 'acme', accounts: ['111111111111'], maxOpenEvent: 10 }] }, '"maxOpenEvent"'],
+      // The service's own shared input topic (scripts/start names its topics adhoc-scheduler-...).
+      [{ public: { deadLetterTopic: `arn:aws:sns:us-east-1:${LOCAL_ACCOUNT}:adhoc-scheduler-input` } }, "is one of the scheduler's own topics"],
       ['{"tenants": [', 'not JSON'],
     ] as const) {
       const service = start(dir);
@@ -111,6 +113,22 @@ describe('the tenants file of a running service', () => {
     } finally {
       acme.destroy();
       await target.stop();
+      await scheduler.stop();
+    }
+  });
+
+  it("refuses on re-reading a dead-letter topic that is one of the service's own topics, and keeps the last valid registry", async () => {
+    const tenantsFile = join(await tempDir(), 'tenants.json');
+    await writeFile(tenantsFile, JSON.stringify({ tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT] }] }));
+    const { logger, lines } = capturingLogger();
+    const scheduler = await startTestScheduler(emulators, { logger, tenants: { file: tenantsFile }, env: FAST_TIMINGS });
+    try {
+      const ownTopic = scheduler.outputs.tenantInputTopicArns.acme;
+      await writeFile(tenantsFile, JSON.stringify({ tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT], deadLetterTopic: ownTopic }] }));
+      const warning = await waitFor(() => lines.find((line) => line.level === 40 && line.path === tenantsFile), 'the rejection logged');
+      expect(String(warning.problem)).toContain(`deadLetterTopic ${ownTopic} is one of the scheduler's own topics`);
+      expect(String(warning.msg)).toContain('the last valid registry stays in force');
+    } finally {
       await scheduler.stop();
     }
   });
