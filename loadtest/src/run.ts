@@ -68,7 +68,8 @@ async function startService(options: CliOptions, outDir: string, runId: string):
         return startCrashableService({
           ...local,
           dataDir: choice.dataDir ?? join(outDir, CHAOS_DATA_DIR),
-          namePrefix: runId,
+          // Not the run id itself: the run's own topics (`<runId>-out`) would then be named as the scheduler's, which it never publishes to.
+          namePrefix: `${runId}-service`,
           faults: { probability: options.params.faultRate, seed: options.params.seed, logFile: join(outDir, 'faults.jsonl'), idPattern: chaosIdPattern(runId) },
         });
       }

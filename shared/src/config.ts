@@ -25,6 +25,15 @@ export interface SchedulerConfig {
   readonly topicPrefix: string;
   /** The operator's tenant registry (JSON in the environment; see shared/schema/tenants.schema.json). */
   readonly tenants: TenantsDocument;
+  /**
+   * The scheduler's AWS account: its topics named `<topicPrefix>-...` there are its own, and no
+   * request may name one. Undefined: such a name is the scheduler's in any account.
+   */
+  readonly accountId: string | undefined;
+  /** Further topics of the scheduler's own, by ARN (an alarm topic named otherwise), that no request may name. */
+  readonly ownTopicArns: readonly string[];
+  /** How far ahead of its ingest an event may be due: one publisher's dates in year 9999 would hold its quota for ever. */
+  readonly maxScheduleAheadSeconds: number;
 
   /** Events due sooner than this go straight to the delay queue; later ones are stored. */
   readonly nearPathWindowSeconds: number;
@@ -102,6 +111,9 @@ export const ENV = {
   loadingQueueUrl: 'SCHEDULER_LOADING_QUEUE_URL',
   topicPrefix: 'SCHEDULER_TOPIC_PREFIX',
   tenants: 'SCHEDULER_TENANTS',
+  accountId: 'SCHEDULER_ACCOUNT_ID',
+  ownTopicArns: 'SCHEDULER_OWN_TOPIC_ARNS',
+  maxScheduleAheadSeconds: 'SCHEDULER_MAX_SCHEDULE_AHEAD_SECONDS',
   nearPathWindowSeconds: 'SCHEDULER_NEAR_PATH_WINDOW_SECONDS',
   loaderIntervalSeconds: 'SCHEDULER_LOADER_INTERVAL_SECONDS',
   loaderLookaheadSeconds: 'SCHEDULER_LOADER_LOOKAHEAD_SECONDS',
@@ -124,6 +136,8 @@ export const ENV = {
 export const DEFAULTS = {
   region: 'us-east-1',
   topicPrefix: 'adhoc-scheduler',
+  ownTopicArns: [],
+  maxScheduleAheadSeconds: 365 * 24 * 3600,
   nearPathWindowSeconds: 600,
   loaderIntervalSeconds: 60,
   loaderTickBudgetSeconds: 45,
@@ -170,6 +184,25 @@ function oneOf<T extends string>(env: Env, key: string, fallback: T, allowed: re
   if (raw === undefined || raw === '') return fallback;
   if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${key} must be one of ${allowed.join(', ')}, got "${raw}"`);
   return raw as T;
+}
+
+function accountId(env: Env, key: string): string | undefined {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^\d{12}$/.test(raw)) throw new ConfigError(`${key} must be an AWS account id (12 digits), got "${raw}"`);
+  return raw;
+}
+
+/** The same form as a request's target (shared/schema/schedule-request.schema.json). */
+const TOPIC_ARN = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/;
+
+function topicArns(env: Env, key: string): readonly string[] {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return DEFAULTS.ownTopicArns;
+  const arns = raw.split(',').map((arn) => arn.trim());
+  const invalid = arns.find((arn) => !TOPIC_ARN.test(arn));
+  if (invalid !== undefined) throw new ConfigError(`${key} must be SNS topic ARNs separated by commas, got "${invalid}" in "${raw}"`);
+  return arns;
 }
 
 function tenants(env: Env, key: string): TenantsDocument {
@@ -233,6 +266,9 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
     loadingQueueUrl: required(env, ENV.loadingQueueUrl),
     topicPrefix: env[ENV.topicPrefix] || DEFAULTS.topicPrefix,
     tenants: tenants(env, ENV.tenants),
+    accountId: accountId(env, ENV.accountId),
+    ownTopicArns: topicArns(env, ENV.ownTopicArns),
+    maxScheduleAheadSeconds: integer(env, ENV.maxScheduleAheadSeconds, DEFAULTS.maxScheduleAheadSeconds, 60, 10 * 366 * 24 * 3600),
     nearPathWindowSeconds,
     loaderIntervalSeconds,
     loaderLookaheadSeconds,
@@ -262,6 +298,10 @@ export function configToEnv(config: SchedulerConfig): Record<string, string> {
   for (const [key, name] of Object.entries(ENV) as [keyof SchedulerConfig, string][]) {
     const value = config[key];
     if (value === undefined || (DEFAULTS as Readonly<Record<string, unknown>>)[key] === value) continue;
+    if (Array.isArray(value)) {
+      if (value.length > 0) env[name] = value.join(',');
+      continue;
+    }
     env[name] = typeof value === 'object' ? JSON.stringify(value) : String(value);
   }
   return env;

@@ -52,7 +52,14 @@ describe('loadConfig', () => {
       metricsEnabled: true,
       topicPrefix: 'scheduler-prod',
       tenants: CUSTOM_TENANTS,
+      accountId: '123456789012',
+      ownTopicArns: ['arn:aws:sns:eu-central-1:123456789012:ops-alarms', 'arn:aws:sns:eu-central-1:123456789012:ops-pager'],
+      maxScheduleAheadSeconds: 2_592_000,
     });
+  });
+
+  it("knows no account of the scheduler and no topics of its own beyond the prefix's unless told, and takes dates up to a year ahead", () => {
+    expect(loadConfig(requiredEnv())).toMatchObject({ accountId: undefined, ownTopicArns: [], maxScheduleAheadSeconds: 365 * 24 * 3600 });
   });
 
   it('has no registered tenants unless told, only the public one', () => {
@@ -93,6 +100,12 @@ describe('loadConfig', () => {
     [ENV.emitClaimLeaseSeconds, '3601'],
     [ENV.retentionSeconds, '59'],
     [ENV.metricsEnabled, 'yes'],
+    [ENV.accountId, '12345678901'],
+    [ENV.accountId, 'arn:aws:iam::123456789012:root'],
+    [ENV.ownTopicArns, 'arn:aws:sns:eu-west-1:123456789012:alarms,alarms'],
+    [ENV.ownTopicArns, 'arn:aws:sqs:eu-west-1:123456789012:alarms'],
+    [ENV.maxScheduleAheadSeconds, '59'],
+    [ENV.maxScheduleAheadSeconds, '316224001'],
   ])('rejects %s=%s, naming the variable and showing the value', (name, value) => {
     const { message } = configError({ ...requiredEnv(), [name]: value });
     expect(message).toContain(name);

@@ -1,10 +1,18 @@
 import type { SQSRecord } from 'aws-lambda';
+import { DEFAULTS } from '../src/config.js';
+import type { SchedulerTopics } from '../src/domain/scheduler-topics.js';
 import { TenantRegistry, PUBLIC_TENANT_ID, type Tenant, type TenantsDocument } from '../src/domain/tenants.js';
 import { parseInputMessage, type ParseResult } from '../src/domain/validation.js';
 
+/** The scheduler of these tests: its topics are named `scheduler-...` in account 000000000000. */
+export const SCHEDULER_TOPICS: SchedulerTopics = { topicPrefix: 'scheduler', accountId: '000000000000', ownTopicArns: [] };
+
+/** When the requests of these tests are handled: their dates (mid-2030) are within the default horizon of a year. */
+export const PARSED_AT = Date.UTC(2030, 0, 1);
+
 /** A registry with the public tenant and, unless replaced, tenant "acme" in account 111111111111. */
 export function registry(document: TenantsDocument = { tenants: [{ id: 'acme', accounts: ['111111111111'] }] }): TenantRegistry {
-  return new TenantRegistry(document, 'scheduler');
+  return new TenantRegistry(document, SCHEDULER_TOPICS.topicPrefix);
 }
 
 export function tenant(id = PUBLIC_TENANT_ID, document?: TenantsDocument): Tenant {
@@ -42,9 +50,15 @@ export function inputMessageId(): string {
   return `00000000-0000-4000-8000-${String(inputMessages).padStart(12, '0')}`;
 }
 
-/** Parses one publish's text on a tenant's topic (public by default), as ingest does in REGION. */
+/** Parses one publish's text on a tenant's topic (public by default), as ingest does in REGION at PARSED_AT. */
 export function parse(text: string, on: Tenant = tenant(), messageId = inputMessageId()): ParseResult {
-  return parseInputMessage(text, messageId, { tenant: on, region: REGION });
+  return parseInputMessage(text, messageId, {
+    tenant: on,
+    region: REGION,
+    schedulerTopics: SCHEDULER_TOPICS,
+    now: PARSED_AT,
+    maxScheduleAheadSeconds: DEFAULTS.maxScheduleAheadSeconds,
+  });
 }
 
 /** Parses a request as the ingest function receives it: the JSON text of one publish, on a tenant's topic (public by default). */
@@ -92,6 +106,9 @@ export function customEnv(): Record<string, string> {
     SCHEDULER_METRICS_ENABLED: 'true',
     SCHEDULER_TOPIC_PREFIX: 'scheduler-prod',
     SCHEDULER_TENANTS: JSON.stringify(CUSTOM_TENANTS),
+    SCHEDULER_ACCOUNT_ID: '123456789012',
+    SCHEDULER_OWN_TOPIC_ARNS: 'arn:aws:sns:eu-central-1:123456789012:ops-alarms,arn:aws:sns:eu-central-1:123456789012:ops-pager',
+    SCHEDULER_MAX_SCHEDULE_AHEAD_SECONDS: '2592000',
   };
 }
 

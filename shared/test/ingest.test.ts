@@ -6,7 +6,7 @@ import { noMetrics, type DelayedSend, type DelayQueue } from '../src/app/ports.j
 import type { FailureNotice, NoticeDestination } from '../src/domain/failure.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
-import { fakeClock, inputMessageId, REGION, registry, scheduleRequest, sqsRecord, topicArn } from './factories.js';
+import { fakeClock, inputMessageId, REGION, registry, SCHEDULER_TOPICS, scheduleRequest, sqsRecord, topicArn } from './factories.js';
 import { MemoryEventStore } from './memory-event-store.js';
 
 const NOW = 1_900_000_000_000;
@@ -18,6 +18,8 @@ const CONFIG = {
   shardCount: 8,
   retentionSeconds: 3600,
   changeCutoffSeconds: 5,
+  ...SCHEDULER_TOPICS,
+  maxScheduleAheadSeconds: 365 * 24 * 3600,
 };
 const ACME_TOPIC = 'arn:aws:sns:us-east-1:000000000000:scheduler-tenant-acme';
 const acmeTarget = topicArn('out', 'eu-west-1', '111111111111');

@@ -3,7 +3,7 @@ import { EVENT_STATE, changeRefusal, type EventRecord } from '../src/domain/life
 import { REASON } from '../src/domain/reasons.js';
 import { DEFAULT_QUOTAS, inputTopicName, parseTenantsDocument, PUBLIC_TENANT_ID, TenantsDocumentError } from '../src/domain/tenants.js';
 import type { ParseResult } from '../src/domain/validation.js';
-import { inputMessageId, parse, registry, scheduleRequest, tenant, topicArn, validate } from './factories.js';
+import { inputMessageId, parse, registry, SCHEDULER_TOPICS, scheduleRequest, tenant, topicArn, validate } from './factories.js';
 
 const ACME_ACCOUNT = '111111111111';
 const OTHER_ACCOUNT = '222222222222';
@@ -180,6 +180,23 @@ describe('the registry check', () => {
   ])('refuses a dead-letter topic %s', (_case, document, message) => {
     expect(() => parseTenantsDocument(document)).toThrow(TenantsDocumentError);
     expect(() => parseTenantsDocument(document)).toThrow(message);
+  });
+
+  it.each([
+    ["the public tenant's", { public: { deadLetterTopic: topicArn('scheduler-tenant-acme', 'eu-west-1', '000000000000') } }],
+    ["a tenant's", { tenants: [{ id: 'acme', accounts: ['000000000000'], deadLetterTopic: topicArn('scheduler-input', 'eu-west-1', '000000000000') }] }],
+  ])("refuses %s dead-letter topic that is one of the scheduler's own topics, when they are known", (_case, document) => {
+    const scope = { schedulerTopics: SCHEDULER_TOPICS };
+    expect(() => parseTenantsDocument(document, scope)).toThrow(TenantsDocumentError);
+    expect(() => parseTenantsDocument(document, scope)).toThrow(/deadLetterTopic arn:aws:sns:eu-west-1:000000000000:scheduler-\S+ is one of the scheduler's own topics/);
+    expect(parseTenantsDocument(document)).toBe(document);
+  });
+
+  it("refuses a dead-letter topic among the scheduler's own topics named by ARN, in any account", () => {
+    const alarms = topicArn('ops-alarms', 'eu-west-1', ACME_ACCOUNT);
+    const document = { tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT], deadLetterTopic: alarms }] };
+    expect(() => parseTenantsDocument(document, { schedulerTopics: { ...SCHEDULER_TOPICS, ownTopicArns: [alarms] } })).toThrow("is one of the scheduler's own topics");
+    expect(parseTenantsDocument(document, { schedulerTopics: SCHEDULER_TOPICS })).toBe(document);
   });
 
   it("refuses a dead-letter topic outside the scheduler's region, when the region is known", () => {

@@ -3,8 +3,10 @@ import { EMISSION_ATTRIBUTE, type ScheduledEvent } from '../src/domain/event.js'
 import { REASON } from '../src/domain/reasons.js';
 import { failureNotice } from '../src/domain/failure.js';
 import { encodeDelayQueueMessage } from '../src/domain/messages.js';
+import { firstIllFormedString } from '../src/domain/unicode.js';
 import { MAX_NESTING_DEPTH, type ParseResult } from '../src/domain/validation.js';
-import { inputMessageId, parse, REGION, scheduleRequest, topicArn, validate } from './factories.js';
+import { DEFAULTS } from '../src/config.js';
+import { inputMessageId, parse, PARSED_AT, REGION, SCHEDULER_TOPICS, scheduleRequest, tenant, topicArn, validate } from './factories.js';
 
 type Rejection = Extract<ParseResult, { accepted: false }>;
 
@@ -182,6 +184,109 @@ describe('rejection reasons', () => {
     const { error } = rejected(validate({ failure_topic: failureTopic }));
     expect(error.reason).toBe(REASON.INVALID_FAILURE_TOPIC);
     expect(error.details).toEqual({ field: 'failure_topic' });
+  });
+});
+
+describe("the scheduler's own topics", () => {
+  const schedulerTopic = (name: string) => topicArn(`${SCHEDULER_TOPICS.topicPrefix}-${name}`, REGION, SCHEDULER_TOPICS.accountId);
+  const failureTopic = topicArn('client-failures');
+
+  it.each([
+    ["a tenant's input topic", schedulerTopic('tenant-acme')],
+    ['the shared input topic', schedulerTopic('input')],
+    ['the alarm topic', schedulerTopic('alarms')],
+  ])('TARGET_IS_SCHEDULER_TOPIC for %s, reported on the failure topic', (_case, target) => {
+    const result = rejected(validate({ target, payload: '{"action":"cancel","id":"order-42"}', failure_topic: failureTopic }));
+    expect(result.error.reason).toBe(REASON.TARGET_IS_SCHEDULER_TOPIC);
+    expect(result.error.details).toEqual({ field: 'target' });
+    expect(result.failureTopic).toBe(failureTopic);
+  });
+
+  it("TARGET_IS_SCHEDULER_TOPIC for a target the registered tenant could otherwise name (its own account is the scheduler's)", () => {
+    const sharing = tenant('acme', { tenants: [{ id: 'acme', accounts: [SCHEDULER_TOPICS.accountId ?? ''] }] });
+    const result = rejected(validate({ target: schedulerTopic('tenant-acme') }, inputMessageId(), sharing));
+    expect(result.error.reason).toBe(REASON.TARGET_IS_SCHEDULER_TOPIC);
+  });
+
+  it('FAILURE_TOPIC_IS_SCHEDULER_TOPIC for a failure topic among them, which is never told, whatever else the request did wrong', () => {
+    const result = rejected(validate({ failure_topic: schedulerTopic('input') }));
+    expect(result.error.reason).toBe(REASON.FAILURE_TOPIC_IS_SCHEDULER_TOPIC);
+    expect(result.error.details).toEqual({ field: 'failure_topic' });
+    expect(result.failureTopic).toBeUndefined();
+    expect(rejected(validate({ date: 'never', failure_topic: schedulerTopic('input') })).failureTopic).toBeUndefined();
+    expect(rejected(validate({ target: schedulerTopic('input'), failure_topic: schedulerTopic('alarms') })).failureTopic).toBeUndefined();
+  });
+
+  it('never takes one as where a later refusal of a cancel is reported', () => {
+    const result = parse(JSON.stringify({ action: 'cancel', event_id: 'm-1234', failure_topic: schedulerTopic('input') }));
+    expect(result.accepted).toBe(true);
+    expect(result.failureTopic).toBeUndefined();
+  });
+
+  it('takes a topic whose name only looks like theirs, in another account', () => {
+    expect(accepted(validate({ target: topicArn(`${SCHEDULER_TOPICS.topicPrefix}-input`, REGION, '123456789012') })).target).toContain('-input');
+  });
+});
+
+describe('strings that are not well-formed Unicode', () => {
+  const failureTopic = topicArn('client-failures');
+  /** A request's JSON text with `escape` where MARK was: JSON's escapes are how a client publishes a lone surrogate. */
+  const withEscape = (request: Record<string, unknown>, escape: string): string => JSON.stringify(request).replace('MARK', escape);
+  const withLoneSurrogate = (request: Record<string, unknown>): string => withEscape(request, '\\ud800');
+
+  it.each([
+    ['the payload', { payload: 'bad MARK' }, 'field "payload"', 'payload'],
+    ['the user', { user: 'MARK' }, 'field "user"', 'user'],
+    ['the id', { id: 'order-MARK' }, 'field "id"', 'id'],
+    ['a key', { MARK: 'x' }, 'the key "\ufffd"', '\ufffd'],
+    ['a nested value', { extra: { list: ['MARK'] } }, 'field "extra/list/0"', 'extra/list/0'],
+  ])('INVALID_UNICODE in %s, naming the field, with a notice that can be published', (_case, overrides, named, field) => {
+    const result = rejected(parse(withLoneSurrogate(scheduleRequest({ ...overrides, failure_topic: failureTopic }))));
+    expect(result.error.reason).toBe(REASON.INVALID_UNICODE);
+    expect(result.error.details).toEqual({ field });
+    expect(result.error.message).toContain(named);
+    expect(result.failureTopic).toBe(failureTopic);
+    // Quoted with the lone surrogate replaced: JSON.stringify would escape it, but a client parsing the notice would get it back.
+    const notice = failureNotice(result.error.reason, result.error.message, result.input, 0, { details: result.error.details });
+    expect(firstIllFormedString(notice)).toBeUndefined();
+    expect(JSON.stringify(notice)).not.toMatch(/\\ud800/i);
+  });
+
+  it('INVALID_UNICODE in a cancel or reschedule too', () => {
+    const on = tenant('acme');
+    const cancel = withLoneSurrogate({ action: 'cancel', id: 'order-MARK' });
+    const reschedule = withLoneSurrogate({ action: 'reschedule', id: 'order-42', date: '2030-06-15T00:00:00Z', user: 'MARK' });
+    expect(rejected(parse(cancel, on)).error).toMatchObject({ reason: REASON.INVALID_UNICODE, details: { field: 'id' } });
+    expect(rejected(parse(reschedule, on)).error).toMatchObject({ reason: REASON.INVALID_UNICODE, details: { field: 'user' } });
+  });
+
+  it('accepts surrogate pairs, which are characters', () => {
+    expect(accepted(parse(withEscape(scheduleRequest({ payload: 'smile MARK' }), '\\ud83d\\ude00'))).payload).toBe('smile \u{1f600}');
+  });
+});
+
+describe('how far ahead', () => {
+  const limitSeconds = DEFAULTS.maxScheduleAheadSeconds;
+  const latest = PARSED_AT + limitSeconds * 1000;
+
+  it('takes a date up to the limit ahead, to the millisecond', () => {
+    expect(accepted(validate({ date: new Date(latest).toISOString() })).dueAt).toBe(latest);
+  });
+
+  it.each([
+    ['a millisecond past the limit', new Date(latest + 1).toISOString()],
+    ['year 9999', '9999-12-31T23:59:59.999Z'],
+  ])('DATE_TOO_FAR for %s, with the limit and the latest date taken', (_case, date) => {
+    const failureTopic = topicArn('client-failures');
+    const result = rejected(validate({ date, failure_topic: failureTopic }));
+    expect(result.error.reason).toBe(REASON.DATE_TOO_FAR);
+    expect(result.error.details).toEqual({ field: 'date', limit: limitSeconds, latest: new Date(latest).toISOString() });
+    expect(result.failureTopic).toBe(failureTopic);
+  });
+
+  it('DATE_TOO_FAR for a reschedule too', () => {
+    const result = rejected(parse(JSON.stringify({ action: 'reschedule', id: 'order-42', date: '9999-01-01' }), tenant('acme')));
+    expect(result.error).toMatchObject({ reason: REASON.DATE_TOO_FAR, details: { limit: limitSeconds } });
   });
 });
 

@@ -1,4 +1,4 @@
-import { inputTopicName, PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
+import { inputTopicName, PUBLIC_TENANT_ID, type SchedulerTopics } from '@adhoc-scheduler/shared';
 import { AdminError } from './errors.js';
 
 /**
@@ -17,4 +17,9 @@ export function topicPrefixOf(publicInputTopicArn: string): string {
 export function inputTopicArnOf(publicInputTopicArn: string, tenantId: string): string {
   const parts = publicInputTopicArn.split(':');
   return [...parts.slice(0, 5), inputTopicName(topicPrefixOf(publicInputTopicArn), tenantId)].join(':');
+}
+
+/** The scheduler's own topics as far as its public input topic tells: those named with its prefix in its account. */
+export function schedulerTopicsOf(publicInputTopicArn: string): SchedulerTopics {
+  return { topicPrefix: topicPrefixOf(publicInputTopicArn), accountId: publicInputTopicArn.split(':')[4], ownTopicArns: [] };
 }

@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { inputTopicName } from '@adhoc-scheduler/shared';
+import { inputTopicName, type SchedulerTopics } from '@adhoc-scheduler/shared';
 import { ensureInputTopic } from '../local/resources.js';
 import { LOCAL_CREDENTIALS, type LocalOutputs } from '../local/runtime.js';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
 import { AdminError } from './errors.js';
-import { topicPrefixOf } from './input-topics.js';
+import { schedulerTopicsOf, topicPrefixOf } from './input-topics.js';
 
 export const DEFAULT_OUTPUTS_FILE = '.local/outputs.json';
 export const DEFAULT_TENANTS_FILE = '.local/tenants.json';
@@ -65,6 +65,11 @@ export class LocalService {
   /** The region of the service's topics. */
   get region(): string {
     return this.outputs.region;
+  }
+
+  /** Its own topics, which no tenant's dead-letter topic may be. */
+  get schedulerTopics(): SchedulerTopics {
+    return schedulerTopicsOf(this.outputs.inputTopicArn);
   }
 
   /** Its SNS and SQS endpoint. */

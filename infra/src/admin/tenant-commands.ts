@@ -1,5 +1,13 @@
 import { parseArgs } from 'node:util';
-import { parseTenantsDocument, PUBLIC_TENANT_ID, TenantRegistry, TenantsDocumentError, type Tenant, type TenantsDocument } from '@adhoc-scheduler/shared';
+import {
+  parseTenantsDocument,
+  PUBLIC_TENANT_ID,
+  TenantRegistry,
+  TenantsDocumentError,
+  type RegistryScope,
+  type Tenant,
+  type TenantsDocument,
+} from '@adhoc-scheduler/shared';
 import { addTenantInputTopic } from '../local/outputs-file.js';
 import { readTenantsFile, TenantsFileError, writeTenantsFile } from '../local/tenants-file.js';
 import { HELP_OPTION, LOCATION_OPTIONS, onePositional, parseOrExplain, wholeNumber } from './arguments.js';
@@ -42,10 +50,10 @@ function validateEntry(entry: TenantEntry): void {
   }
 }
 
-/** Checks the registry the entry makes with the others (accounts and dead-letter topics, in the service's region). */
-function validateRegistry(document: TenantsDocument, id: string, region: string): void {
+/** Checks the registry the entry makes with the others (accounts, and dead-letter topics as the service knows them). */
+function validateRegistry(document: TenantsDocument, id: string, scope: RegistryScope): void {
   try {
-    parseTenantsDocument(document, { region });
+    parseTenantsDocument(document, scope);
   } catch (error) {
     if (!(error instanceof TenantsDocumentError)) throw error;
     throw new AdminError(`tenant "${id}" cannot be registered so: ${error.message.replace(/^invalid tenants: /, '')}`);
@@ -151,7 +159,7 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
   const service = await LocalService.connect(outputsPath);
   let topicArn: string;
   try {
-    validateRegistry(updated, id, service.region);
+    validateRegistry(updated, id, { region: service.region, schedulerTopics: service.schedulerTopics });
     topicArn = await service.ensureTenantTopic(id);
   } finally {
     service.close();

@@ -27,7 +27,7 @@ export interface AdhocSchedulerProps {
    * The registered tenants, each with its own input topic, and the public tenant's settings
    * (shared/schema/tenants.schema.json). Checked at synth. Default: no registered tenants.
    * Every function gets the registry in its environment, which Lambda limits to 4 KB: some
-   * 30 to 45 tenants, fewer with quotas set; synth fails beyond.
+   * 25 to 50 tenants, fewer with quotas set; synth fails beyond.
    */
   readonly tenants?: TenantsDocument;
   /**
@@ -100,10 +100,18 @@ export class AdhocScheduler extends Construct {
   constructor(scope: Construct, id: string, props: AdhocSchedulerProps = {}) {
     super(scope, id);
 
-    // Dead-letter topics must be in the stack's region: checked here when the stack names one.
-    const { region } = Stack.of(this);
-    const tenants = parseTenantsDocument(props.tenants ?? {}, { region: Token.isUnresolved(region) ? undefined : region });
+    const { region, account } = Stack.of(this);
     const topicPrefix = props.topicPrefix ?? Stack.of(this).stackName;
+    // The scheduler never publishes to its own topics for a client: the topics named with the prefix
+    // in the stack's account (the input topics, the alarm topic), and an alarm topic named otherwise.
+    const ownTopicArns = props.monitoring?.alarmTopic ? [props.monitoring.alarmTopic.topicArn] : [];
+    const known = (value: string) => (Token.isUnresolved(value) ? undefined : value);
+    // Dead-letter topics are checked against what synth knows: the region and the account when the
+    // stack names them (an unknown account: the prefix-named topics of any account), literal ARNs.
+    const tenants = parseTenantsDocument(props.tenants ?? {}, {
+      region: known(region),
+      schedulerTopics: { topicPrefix, accountId: known(account), ownTopicArns: ownTopicArns.filter((arn) => known(arn) !== undefined) },
+    });
 
     const attribute = ({ name, type }: { readonly name: string; readonly type: 'S' | 'N' }) => ({
       name,
@@ -162,6 +170,8 @@ export class AdhocScheduler extends Construct {
         loadingQueueUrl: this.loadingQueue.queue.queueUrl,
         topicPrefix,
         tenants,
+        accountId: Aws.ACCOUNT_ID,
+        ownTopicArns,
       },
       props.settings,
     );

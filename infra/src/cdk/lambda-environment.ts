@@ -11,6 +11,9 @@ export const LAMBDA_ENVIRONMENT_LIMIT_BYTES = 4096;
  */
 export const TOKEN_ESTIMATE_BYTES = 256;
 
+/** References whose values have a known length, counted at that length: an account id has 12 digits. */
+const KNOWN_LENGTHS: Readonly<Record<string, number>> = { 'AWS::AccountId': 12 };
+
 export class LambdaEnvironmentTooLargeError extends Error {
   override readonly name = 'LambdaEnvironmentTooLargeError';
 }
@@ -46,12 +49,13 @@ function estimatedValues(scope: IConstruct, environment: Readonly<Record<string,
   );
 }
 
-/** A resolved value with every reference replaced by TOKEN_ESTIMATE_BYTES characters. */
+/** A resolved value with every reference replaced by TOKEN_ESTIMATE_BYTES characters (or its known length). */
 function rendered(resolved: unknown): string {
   if (typeof resolved === 'string') return resolved;
   const join = (resolved as { 'Fn::Join'?: unknown } | null)?.['Fn::Join'];
   if (Array.isArray(join) && typeof join[0] === 'string' && Array.isArray(join[1])) return join[1].map(rendered).join(join[0]);
-  return 'x'.repeat(TOKEN_ESTIMATE_BYTES);
+  const ref = (resolved as { Ref?: unknown } | null)?.Ref;
+  return 'x'.repeat((typeof ref === 'string' ? KNOWN_LENGTHS[ref] : undefined) ?? TOKEN_ESTIMATE_BYTES);
 }
 
 function jsonBytes(value: unknown): number {

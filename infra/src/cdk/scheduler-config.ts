@@ -1,8 +1,10 @@
 import { configToEnv, ENV, loadConfig, type SchedulerConfig, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { Token } from 'aws-cdk-lib';
 
 /**
- * Config values the stack provides: resource names, the input topics' prefix and the tenants
- * (construct props, not settings), no endpoints, the region Lambda sets, metrics on.
+ * Config values the stack provides: resource names, the input topics' prefix, the tenants and
+ * the scheduler's own topics (construct props, not settings), no endpoints, the region Lambda
+ * sets, metrics on.
  */
 const PROVIDED_BY_STACK = [
   'region',
@@ -13,6 +15,8 @@ const PROVIDED_BY_STACK = [
   'loadingQueueUrl',
   'topicPrefix',
   'tenants',
+  'accountId',
+  'ownTopicArns',
   'metricsEnabled',
 ] as const satisfies readonly (keyof SchedulerConfig)[];
 
@@ -30,11 +34,17 @@ export interface ProvidedByStack {
   /** The input topics are named `<topicPrefix>-input` and `<topicPrefix>-tenant-<id>`. */
   readonly topicPrefix: string;
   readonly tenants: TenantsDocument;
+  /** The stack's account (`Aws.ACCOUNT_ID`): its topics named with the prefix are the scheduler's own. */
+  readonly accountId: string;
+  /** Further topics of the scheduler's own, such as an alarm topic named otherwise. */
+  readonly ownTopicArns: readonly string[];
 }
 
 /**
  * The deployed scheduler's config, read by the same `loadConfig` the functions run, so a
- * setting the functions would reject fails `cdk synth` instead of the first invocation.
+ * setting the functions would reject fails `cdk synth` instead of the first invocation. The
+ * account and ARNs that are CloudFormation references are known only at deploy time: they are
+ * checked by the functions' own `loadConfig`, and the literal ones here.
  */
 export function deployedSchedulerConfig(provided: ProvidedByStack, settings: SchedulerSettings = {}): SchedulerConfig {
   const env: Record<string, string> = {
@@ -44,11 +54,13 @@ export function deployedSchedulerConfig(provided: ProvidedByStack, settings: Sch
     [ENV.topicPrefix]: provided.topicPrefix,
     [ENV.tenants]: JSON.stringify(provided.tenants),
     [ENV.metricsEnabled]: 'true',
+    [ENV.ownTopicArns]: provided.ownTopicArns.filter((arn) => !Token.isUnresolved(arn)).join(','),
   };
+  if (!Token.isUnresolved(provided.accountId)) env[ENV.accountId] = provided.accountId;
   for (const [key, value] of Object.entries(settings) as [keyof SchedulerSettings, unknown][]) {
     if (value !== undefined) env[ENV[key]] = String(value);
   }
-  return loadConfig(env);
+  return { ...loadConfig(env), accountId: provided.accountId, ownTopicArns: provided.ownTopicArns };
 }
 
 /** Lambda sets AWS_REGION itself and refuses it as a function variable. */

@@ -19,8 +19,9 @@ Usage: scripts/start [--data-dir DIR | --in-memory] [--port N] [--dynamodb-port 
   --dynamodb-port N    port of the DynamoDB endpoint (default 8000)
   --outputs FILE       where to write what a client needs (default .local/outputs.json): written
                        once the service is ready, removed when it stops
-  --tenants FILE       the tenant registry (default .local/tenants.json; absent: only the shared
-                       input topic's public tenant); re-read when it changes, and written by
+  --tenants FILE       the tenant registry (default .local/tenants.json; absent at start: only
+                       the shared input topic's public tenant); re-read when it changes (while it
+                       is missing, the last registry stays in force), and written by
                        scripts/admin tenant add
 
 Settings come from SCHEDULER_* environment variables (see the README's configuration table),

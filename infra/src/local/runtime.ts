@@ -5,6 +5,7 @@ import { createAwsClients, createDependencies, type AwsClients, type ClientCrede
 import { EVENT_SOURCES, type EventSourceName } from '../event-sources.js';
 import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.js';
 import { createLocalResources, resourceNames, type LocalResources } from './resources.js';
+import { refusePublishesToSchedulerTopics } from './scheduler-topic-guard.js';
 import { delayQueueGroupOf, startFairQueuePoller } from './fair-queue-poller.js';
 import { startSqsPoller, type SqsPoller, type SqsPollerOptions } from './sqs-poller.js';
 import { FileTenantDirectory, readTenantsFile } from './tenants-file.js';
@@ -111,29 +112,33 @@ function outputsOf(emulators: Emulators, resources: LocalResources, config: Sche
  * timer for the loader).
  */
 export async function startLocalScheduler(options: LocalSchedulerOptions = {}): Promise<LocalScheduler> {
+  const prefix = options.namePrefix ?? `scheduler-${randomBytes(4).toString('hex')}`;
+  // Checked before anything starts, as the tenants below: a bad setting or an invalid file stops the start at once.
+  // The endpoints and the queues' URLs are known once the emulators and the queues are there.
+  const settings = loadConfig({
+    // DynamoDB Local commits a transaction at once, a batch item by item: see BatchWriteMode.
+    [ENV.dynamodbBatchWrites]: 'transactions',
+    ...options.env,
+    [ENV.region]: LOCAL_REGION,
+    // Every local topic, the service's own included, lives in the emulators' one account.
+    [ENV.accountId]: LOCAL_ACCOUNT,
+    [ENV.messagingEndpoint]: undefined,
+    [ENV.dynamodbEndpoint]: undefined,
+    [ENV.tableName]: resourceNames(prefix).table,
+    [ENV.delayQueueUrl]: 'created below',
+    [ENV.loadingQueueUrl]: 'created below',
+    [ENV.topicPrefix]: prefix,
+    // The registry is the tenants option's, checked below.
+    [ENV.tenants]: undefined,
+  });
+  const registryScope = { region: LOCAL_REGION, schedulerTopics: settings };
   const tenantsOption = options.tenants ?? {};
-  // Read before anything starts: an invalid file stops the start at once.
-  const tenants = 'file' in tenantsOption ? readTenantsFile(tenantsOption.file, LOCAL_REGION) : parseTenantsDocument(tenantsOption, { region: LOCAL_REGION });
+  const tenants = 'file' in tenantsOption ? readTenantsFile(tenantsOption.file, registryScope) : parseTenantsDocument(tenantsOption, registryScope);
   const ownEmulators = options.emulators === undefined;
   const emulators = options.emulators ?? (await startEmulators({ dataDir: options.dataDir, ports: options.ports }));
   const logger = options.logger ?? createLogger(process.env.LOG_LEVEL ?? 'info');
   try {
-    const prefix = options.namePrefix ?? `scheduler-${randomBytes(4).toString('hex')}`;
     const emitterConcurrency = options.emitterConcurrency ?? DEFAULT_EMITTER_CONCURRENCY;
-    // Checked before anything is created; the queues' URLs are known once they are.
-    const settings = loadConfig({
-      // DynamoDB Local commits a transaction at once, a batch item by item: see BatchWriteMode.
-      [ENV.dynamodbBatchWrites]: 'transactions',
-      ...options.env,
-      [ENV.region]: LOCAL_REGION,
-      [ENV.messagingEndpoint]: emulators.messagingEndpoint,
-      [ENV.dynamodbEndpoint]: emulators.dynamodbEndpoint,
-      [ENV.tableName]: resourceNames(prefix).table,
-      [ENV.delayQueueUrl]: 'created below',
-      [ENV.loadingQueueUrl]: 'created below',
-      [ENV.topicPrefix]: prefix,
-      [ENV.tenants]: JSON.stringify(tenants),
-    });
     const resources = await createLocalResources(
       { messaging: emulators.messagingEndpoint, dynamodb: emulators.dynamodbEndpoint },
       { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS },
@@ -145,11 +150,19 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
         tenantIds: (tenants.tenants ?? []).map(({ id }) => id),
       },
     );
-    const config: SchedulerConfig = { ...settings, delayQueueUrl: resources.delayQueue.url, loadingQueueUrl: resources.loadingQueue.url };
+    const config: SchedulerConfig = {
+      ...settings,
+      messagingEndpoint: emulators.messagingEndpoint,
+      dynamodbEndpoint: emulators.dynamodbEndpoint,
+      delayQueueUrl: resources.delayQueue.url,
+      loadingQueueUrl: resources.loadingQueue.url,
+      tenants,
+    };
     const clients = createAwsClients(config, { credentials: LOCAL_CREDENTIALS, maxSockets: 4 * emitterConcurrency });
+    refusePublishesToSchedulerTopics(clients.sns, config, LOCAL_EMITTER_ROLE_ARN);
     options.instrumentClients?.(clients);
     // A fixed registry reaches the functions through their config, as on Lambda; a file is re-read as it changes.
-    const tenantDirectory = 'file' in tenantsOption ? new FileTenantDirectory(tenantsOption.file, prefix, LOCAL_REGION, logger) : undefined;
+    const tenantDirectory = 'file' in tenantsOption ? new FileTenantDirectory(tenantsOption.file, registryScope, logger) : undefined;
     const depsFor = (fn: FunctionName) =>
       createDependencies(fn, config, clients, { logger: logger.child({ fn }), clock: options.clock, ...(tenantDirectory ? { tenants: tenantDirectory } : {}) });
 

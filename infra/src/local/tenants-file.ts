@@ -1,9 +1,11 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import {
   parseTenantsDocument,
   TenantRegistry,
   TenantsDocumentError,
   type Logger,
+  type RegistryScope,
+  type SchedulerTopics,
   type Tenant,
   type TenantDirectory,
   type TenantsDocument,
@@ -24,14 +26,20 @@ export class TenantsFileError extends Error {
 
 /**
  * The local service's tenant registry: a JSON file (shared/schema/tenants.schema.json); absent
- * means none registered. With the service's region, dead-letter topics are checked to be in it.
+ * means none registered. With the service's region and own topics, dead-letter topics are
+ * checked to be in that region and none of those topics.
  */
-export function readTenantsFile(path: string, region?: string): TenantsDocument {
-  if (!existsSync(path)) return {};
+export function readTenantsFile(path: string, scope: RegistryScope = {}): TenantsDocument {
+  return readPresentTenantsFile(path, scope) ?? {};
+}
+
+/** The registry in the file; undefined when there is no file. */
+function readPresentTenantsFile(path: string, scope: RegistryScope): TenantsDocument | undefined {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new TenantsFileError(path, `cannot read it (${(error as Error).message})`);
   }
   let value: unknown;
@@ -41,7 +49,7 @@ export function readTenantsFile(path: string, region?: string): TenantsDocument 
     throw new TenantsFileError(path, `not JSON (${(error as Error).message})`);
   }
   try {
-    return parseTenantsDocument(value, { region });
+    return parseTenantsDocument(value, scope);
   } catch (error) {
     if (!(error instanceof TenantsDocumentError)) throw error;
     throw new TenantsFileError(path, error.message.replace(/^invalid tenants: /, ''));
@@ -61,23 +69,27 @@ const RECHECK_MS = 1000;
  * takes effect without a restart. The file is checked every second, so an invalid edit is
  * logged at once, whether or not messages arrive; a message from a topic not (yet) known
  * re-reads at once, so a tenant's first message, published right after onboarding, is not refused.
+ * A file that goes missing (an editor saving by rename, a `mv`) leaves the last registry in
+ * force until it is back: its registered tenants are not refused in the meantime.
  */
 export class FileTenantDirectory implements TenantDirectory {
   private registry: TenantRegistry;
-  /** Modification time of the file as last read, valid or not: each version is read (and its rejection logged) once. */
-  private modifiedMs: number;
+  /**
+   * Modification time of the file as last read, valid or not (undefined: there was no file): each
+   * version is read (and its rejection, or its absence, logged) once.
+   */
+  private modifiedMs: number | undefined;
   private checkedAt = 0;
   private readonly timer: NodeJS.Timeout;
 
-  /** Throws a TenantsFileError when the file is invalid to begin with. */
+  /** Throws a TenantsFileError when the file is invalid to begin with; no file to begin with is no tenants. */
   constructor(
     private readonly path: string,
-    private readonly topicPrefix: string,
-    private readonly region: string,
+    private readonly scope: { readonly region: string; readonly schedulerTopics: SchedulerTopics },
     private readonly logger: Logger,
   ) {
     this.modifiedMs = this.modified();
-    this.registry = new TenantRegistry(readTenantsFile(path, region), topicPrefix);
+    this.registry = new TenantRegistry(readTenantsFile(path, scope), scope.schedulerTopics.topicPrefix);
     this.timer = setInterval(() => this.refresh(false), RECHECK_MS);
     this.timer.unref();
   }
@@ -107,9 +119,16 @@ export class FileTenantDirectory implements TenantDirectory {
     const modified = this.modified();
     if (modified === this.modifiedMs) return;
     this.modifiedMs = modified;
-    // A file being edited by hand may be invalid for a moment: keep the last good registry.
+    // A file being edited by hand may be invalid, or gone, for a moment: keep the last good registry.
     try {
-      this.registry = new TenantRegistry(readTenantsFile(this.path, this.region), this.topicPrefix);
+      const document = readPresentTenantsFile(this.path, this.scope);
+      if (document === undefined) {
+        // Gone since it was looked at, maybe: logged once, until it is back.
+        this.modifiedMs = undefined;
+        this.logger.warn({ path: this.path }, `${this.path} is missing; the last registry stays in force until the file is back`);
+        return;
+      }
+      this.registry = new TenantRegistry(document, this.scope.schedulerTopics.topicPrefix);
       this.logger.info({ path: this.path, tenants: this.registry.all().map((tenant) => tenant.id) }, 'tenants file read again; its registry is in force');
     } catch (error) {
       if (!(error instanceof TenantsFileError)) throw error;
@@ -117,7 +136,7 @@ export class FileTenantDirectory implements TenantDirectory {
     }
   }
 
-  private modified(): number {
-    return existsSync(this.path) ? statSync(this.path).mtimeMs : 0;
+  private modified(): number | undefined {
+    return statSync(this.path, { throwIfNoEntry: false })?.mtimeMs;
   }
 }

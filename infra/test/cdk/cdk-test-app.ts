@@ -66,16 +66,36 @@ export function permissions(stack: Stack, ...grants: [actions: string[], resourc
 
 /**
  * A Fn::Join of literals and references as one string, each reference written as
- * `{Ref:X}` / `{X.Attr}`: enough to read a dashboard body as JSON.
+ * `{Ref:X}` / `{X.Attr}` (or as `ref` writes it): enough to read a dashboard body as JSON.
  */
-export function joinedText(value: Json): string {
+export function joinedText(value: Json, ref: (id: string) => string = (id) => `{Ref:${id}}`): string {
   if (typeof value === 'string') return value;
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     const join = value['Fn::Join'];
-    if (Array.isArray(join)) return (join[1] as Json[]).map(joinedText).join(join[0] as string);
-    if (typeof value.Ref === 'string') return `{Ref:${value.Ref}}`;
+    if (Array.isArray(join)) return (join[1] as Json[]).map((part) => joinedText(part, ref)).join(join[0] as string);
+    if (typeof value.Ref === 'string') return ref(value.Ref);
     const getAtt = value['Fn::GetAtt'];
     if (Array.isArray(getAtt)) return `{${getAtt.join('.')}}`;
   }
   throw new Error(`cannot read ${JSON.stringify(value)} as text`);
+}
+
+/** The account and region the tests take a stack to be deployed in. */
+export const DEPLOYED_ACCOUNT = '123456789012';
+export const DEPLOYED_REGION = 'eu-west-1';
+
+/**
+ * A function's environment as Lambda would see it once deployed: the pseudo parameters and
+ * topics' ARNs as CloudFormation resolves them, other references as `{Ref:X}` (enough for a name
+ * or a URL that is only checked to be set).
+ */
+export function deployedEnvironment(template: Template, variables: Readonly<Record<string, Json>>): Record<string, string> {
+  const resources = template.toJSON().Resources as Record<string, { Type: string; Properties?: { TopicName?: string } }>;
+  const pseudo: Readonly<Record<string, string>> = { 'AWS::AccountId': DEPLOYED_ACCOUNT, 'AWS::Region': DEPLOYED_REGION, 'AWS::Partition': 'aws' };
+  const ref = (id: string): string => {
+    const resource = resources[id];
+    if (resource?.Type === 'AWS::SNS::Topic') return `arn:aws:sns:${DEPLOYED_REGION}:${DEPLOYED_ACCOUNT}:${resource.Properties?.TopicName ?? id}`;
+    return pseudo[id] ?? `{Ref:${id}}`;
+  };
+  return Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, joinedText(value, ref)]));
 }

@@ -7,7 +7,7 @@ import { ContextError, schedulerStackPropsFromContext } from '../../src/cdk/cont
 import { EVENT_SOURCES } from '../../src/event-sources.js';
 import { SCHEDULER_FUNCTIONS, type SchedulerFunctionName } from '../../src/cdk/paths.js';
 import { SCHEDULER_OUTPUTS, SchedulerStack } from '../../src/cdk/scheduler-stack.js';
-import { cdkTestApp, joinedText, permissions, permissionsOf, type Json } from './cdk-test-app.js';
+import { cdkTestApp, deployedEnvironment, DEPLOYED_ACCOUNT, joinedText, permissions, permissionsOf, type Json } from './cdk-test-app.js';
 
 const ANY_TOPIC = `arn:${Aws.PARTITION}:sns:*:*:*`;
 
@@ -73,10 +73,15 @@ describe('the functions', () => {
       );
       expect(Object.keys(variables).filter((variable) => variable !== 'NODE_OPTIONS').every((variable) => configNames.includes(variable))).toBe(true);
       expect(variables[ENV.shardCount]).toBeUndefined();
-      const config = loadConfig(Object.fromEntries(Object.entries(variables).map(([key, value]) => [key, joinedText(value)])));
+      const config = loadConfig(deployedEnvironment(template, variables));
       expect(config).toMatchObject({ metricsEnabled: true, shardCount: DEFAULTS.shardCount, emitMaxAgeSeconds: DEFAULTS.emitMaxAgeSeconds, dynamodbBatchWrites: 'statements' });
       // The input topics' prefix (the stack's name by default) and the registry, none here.
       expect(config).toMatchObject({ topicPrefix: 'AdhocScheduler', tenants: {} });
+      // The scheduler's own topics: the prefix-named ones of the stack's account, and the alarm topic by its ARN.
+      expect(config).toMatchObject({
+        accountId: DEPLOYED_ACCOUNT,
+        ownTopicArns: [deployedEnvironment(template, { arn: stack.resolve(stack.alarmTopic.topicArn) as Json }).arn],
+      });
     }
   });
 

@@ -1,12 +1,13 @@
 import { ENV, loadConfig, PUBLIC_TENANT_ID, TenantRegistry, TenantsDocumentError, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { Aws, Fn, Stack, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import type * as sns from 'aws-cdk-lib/aws-sns';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import type { IConstruct } from 'constructs';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AdhocScheduler } from '../../src/cdk/adhoc-scheduler.js';
 import { ContextError, schedulerStackPropsFromContext } from '../../src/cdk/context.js';
 import {
   estimatedEnvironmentBytes,
@@ -16,7 +17,7 @@ import {
 } from '../../src/cdk/lambda-environment.js';
 import { SCHEDULER_FUNCTIONS } from '../../src/cdk/paths.js';
 import { SCHEDULER_OUTPUTS, SchedulerStack, tenantInputTopicOutputKey, type SchedulerStackProps } from '../../src/cdk/scheduler-stack.js';
-import { cdkTestApp, joinedText, type Json } from './cdk-test-app.js';
+import { cdkTestApp, deployedEnvironment, type Json } from './cdk-test-app.js';
 
 const TENANTS = {
   public: { targetAccounts: ['999999999999'], maxOpenEvents: 1000 },
@@ -129,7 +130,7 @@ describe('registered tenants', () => {
       const variables = resource(stack.scheduler.functions[name].function).Properties.Environment.Variables as Record<string, Json>;
       expect(JSON.parse(variables[ENV.tenants] as string)).toEqual(TENANTS);
       expect(variables[ENV.topicPrefix]).toBe('Tenants');
-      const config = loadConfig(Object.fromEntries(Object.entries(variables).map(([key, value]) => [key, joinedText(value)])));
+      const config = loadConfig(deployedEnvironment(template, variables));
       const registry = new TenantRegistry(config.tenants, config.topicPrefix);
       for (const [tenant, topic] of inputTopics()) {
         const arn = `arn:aws:sns:eu-west-1:123456789012:${resource(topic).Properties.TopicName as string}`;
@@ -198,6 +199,28 @@ describe('dead-letter topics', () => {
       `tenant "acme"'s deadLetterTopic arn:aws:sns:eu-west-1:111111111111:dead-letters is not in the scheduler's region us-east-1`,
     );
     expect(unbundledStack('SameRegion', { env: { region: 'eu-west-1' }, scheduler: { tenants } })).not.toThrow();
+  });
+
+  it("are refused at synth time when one is the scheduler's own topic: named with the prefix, in any account unless the stack names its own", () => {
+    const deadLetterTopic = (account: string) => `arn:aws:sns:eu-west-1:${account}:Own-tenant-acme`;
+    const own = (account: string, env?: { readonly account: string }) =>
+      unbundledStack('Own', { ...(env ? { env } : {}), scheduler: { tenants: { tenants: [{ id: 'acme', accounts: [account], deadLetterTopic: deadLetterTopic(account) }] } } });
+    expect(own('111111111111')).toThrow(`tenant "acme"'s deadLetterTopic ${deadLetterTopic('111111111111')} is one of the scheduler's own topics`);
+    expect(own('111111111111', { account: '111111111111' })).toThrow("is one of the scheduler's own topics");
+    expect(own('111111111111', { account: '999999999999' })).not.toThrow();
+  });
+
+  it("are refused at synth time when one is the alarm topic an embedding app names otherwise, which the functions also know as their own", () => {
+    const alarms = 'arn:aws:sns:eu-west-1:111111111111:ops-alarms';
+    const embedded = (deadLetterTopic: string) => () => {
+      const stack = new Stack(cdkTestApp([]), 'Embedding');
+      return new AdhocScheduler(stack, 'Scheduler', {
+        tenants: { tenants: [{ id: 'acme', accounts: ['111111111111'], deadLetterTopic }] },
+        monitoring: { alarmTopic: sns.Topic.fromTopicArn(stack, 'Alarms', alarms) },
+      });
+    };
+    expect(embedded(alarms)).toThrow(`tenant "acme"'s deadLetterTopic ${alarms} is one of the scheduler's own topics`);
+    expect(embedded('arn:aws:sns:eu-west-1:111111111111:dead-letters')().config.ownTopicArns).toEqual([alarms]);
   });
 });
 
@@ -286,6 +309,8 @@ describe('the size of the registry', () => {
     expect(estimatedEnvironmentBytes(scope, { TABLE: Fn.ref('Table') })).toBe('{"TABLE":""}'.length + TOKEN_ESTIMATE_BYTES);
     const url = Fn.join('', ['https://sqs.', Aws.REGION, '.amazonaws.com/', Fn.ref('Queue')]);
     expect(estimatedEnvironmentBytes(scope, { URL: url })).toBe('{"URL":"https://sqs..amazonaws.com/"}'.length + 2 * TOKEN_ESTIMATE_BYTES);
+    // An account id is always 12 digits.
+    expect(estimatedEnvironmentBytes(scope, { ACCOUNT: Aws.ACCOUNT_ID })).toBe('{"ACCOUNT":"123456789012"}'.length);
   });
 
   it('fits in Lambda’s 4 KB environment for 30 tenants with the longest ids (40 characters)', () => {

@@ -232,8 +232,8 @@ describe('scripts/admin tenant add and tenant list', () => {
     }
   });
 
-  it("registers a dead-letter topic in an account the tenant may target, in the service's region", async () => {
-    const { files, tenantsFile, teardown } = await setup();
+  it("registers a dead-letter topic in an account the tenant may target, in the service's region, not one of the service's own topics", async () => {
+    const { files, tenantsFile, scheduler, teardown } = await setup();
     try {
       const deadLetterTopic = `arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:acme-dead-letters`;
       const outside = await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--dead-letter-topic', deadLetterTopic, ...files);
@@ -246,6 +246,10 @@ describe('scripts/admin tenant add and tenant list', () => {
       expect((await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--dead-letter-topic', 'dead-letters', ...files)).stderr).toContain(
         '--dead-letter-topic "dead-letters"',
       );
+      // The service's own input topic, in an account the tenant may target: never a dead-letter topic.
+      const own = await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--target-account', LOCAL_ACCOUNT, '--dead-letter-topic', scheduler.outputs.inputTopicArn, ...files);
+      expect(own.code).toBe(1);
+      expect(own.stderr).toContain(`deadLetterTopic ${scheduler.outputs.inputTopicArn} is one of the scheduler's own topics`);
       expect(existsSync(tenantsFile)).toBe(false);
 
       const added = await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--target-account', LOCAL_ACCOUNT, '--dead-letter-topic', deadLetterTopic, ...files);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PublishCommandInput } from '@aws-sdk/client-sns';
-import { PUBLISH_RETRY, REASON } from '@adhoc-scheduler/shared';
+import { DynamoDbEventRecords, PUBLISH_RETRY, REASON } from '@adhoc-scheduler/shared';
 import type { AwsClients } from '@adhoc-scheduler/functions/wiring';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { capturingLogger, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
@@ -190,6 +190,38 @@ describe('failures reach the failure topic with a reason code, and never stop th
     } finally {
       client.destroy();
       await failures.stop();
+      await scheduler.stop();
+    }
+  });
+
+  it('refuses a schedule or a reschedule dated further ahead than the limit as DATE_TOO_FAR, with the limit and the latest date taken', async () => {
+    const limitSeconds = 3600;
+    const scheduler = await startTestScheduler(emulators, { env: { SCHEDULER_MAX_SCHEDULE_AHEAD_SECONDS: String(limitSeconds) } });
+    const client = new SchedulerClient(scheduler);
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');
+    try {
+      const failure_topic = failures.topicArn;
+      const within = Date.now() + 1_800_000;
+      const tooFar = new Date(Date.now() + 2 * limitSeconds * 1000).toISOString();
+      const messageId = await client.publish(request(target.topicArn, within, 'within the limit', { failure_topic }));
+      const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+      await waitFor(() => records.get(`m-${messageId}`), 'the event within the limit recorded');
+
+      await client.publish(request(target.topicArn, Date.parse(tooFar), 'too far', { failure_topic }));
+      await client.publish({ action: 'reschedule', event_id: `m-${messageId}`, date: tooFar, failure_topic });
+      const notices = await waitFor(() => failures.notices().length >= 2 && failures.notices(), 'both refusals');
+      for (const notice of notices) {
+        expect(notice).toMatchObject({ reason: REASON.DATE_TOO_FAR, details: { field: 'date', limit: limitSeconds } });
+        const { latest } = (notice as unknown as { details: { latest: string } }).details;
+        expect(Date.parse(latest)).toBeLessThan(Date.parse(tooFar));
+        expect(Date.parse(latest)).toBeGreaterThan(within);
+      }
+      expect(notices.map((notice) => (notice.event as { action?: string }).action)).toContain('reschedule');
+      expect((await records.get(`m-${messageId}`))?.dueAt).toBe(within);
+    } finally {
+      client.destroy();
+      await Promise.all([target.stop(), failures.stop()]);
       await scheduler.stop();
     }
   });

@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { REASON } from '@adhoc-scheduler/shared';
 import { answers } from '@adhoc-scheduler/shared/endpoint';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_ACCOUNT } from '../../src/local/runtime.js';
@@ -64,6 +65,8 @@ describe('scripts/start and its outputs file', () => {
     for (const [registry, field] of [
       [{ tenants: [{ id: 'acme', accounts: ['12345'] }] }, '/tenants/0/accounts/0'],
       [{ tenants: [{ id: 'acme', accounts: ['111111111111'], maxOpenEvent: 10 }] }, '"maxOpenEvent"'],
+      // The service's own shared input topic (scripts/start names its topics adhoc-scheduler-...).
+      [{ public: { deadLetterTopic: `arn:aws:sns:us-east-1:${LOCAL_ACCOUNT}:adhoc-scheduler-input` } }, "is one of the scheduler's own topics"],
       ['{"tenants": [', 'not JSON'],
     ] as const) {
       const service = start(dir);
@@ -113,5 +116,48 @@ describe('the tenants file of a running service', () => {
       await scheduler.stop();
     }
   });
-});
 
+  it("refuses on re-reading a dead-letter topic that is one of the service's own topics, and keeps the last valid registry", async () => {
+    const tenantsFile = join(await tempDir(), 'tenants.json');
+    await writeFile(tenantsFile, JSON.stringify({ tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT] }] }));
+    const { logger, lines } = capturingLogger();
+    const scheduler = await startTestScheduler(emulators, { logger, tenants: { file: tenantsFile }, env: FAST_TIMINGS });
+    try {
+      const ownTopic = scheduler.outputs.tenantInputTopicArns.acme;
+      await writeFile(tenantsFile, JSON.stringify({ tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT], deadLetterTopic: ownTopic }] }));
+      const warning = await waitFor(() => lines.find((line) => line.level === 40 && line.path === tenantsFile), 'the rejection logged');
+      expect(String(warning.problem)).toContain(`deadLetterTopic ${ownTopic} is one of the scheduler's own topics`);
+      expect(String(warning.msg)).toContain('the last valid registry stays in force');
+    } finally {
+      await scheduler.stop();
+    }
+  });
+
+  it('keeps the last registry in force while the file is missing, says so once, and reads the file again when it is back', async () => {
+    const tenantsFile = join(await tempDir(), 'tenants.json');
+    await writeFile(tenantsFile, JSON.stringify({ tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT] }] }));
+    const { logger, lines } = capturingLogger();
+    const scheduler = await startTestScheduler(emulators, { logger, tenants: { file: tenantsFile }, env: FAST_TIMINGS });
+    const acme = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme);
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    const aboutTheFile = () => lines.filter((line) => line.path === tenantsFile);
+    const refused = () => lines.filter((line) => line.reason === REASON.UNKNOWN_TENANT);
+    try {
+      // An editor saving by rename, or an operator's mv: for a while there is no file.
+      await rename(tenantsFile, `${tenantsFile}.moved`);
+      await waitFor(() => aboutTheFile().length > 0, 'the service to notice');
+
+      await acme.publish(request(target.topicArn, Date.now() + 1_000, 'while the file is away'));
+      await waitFor(() => target.withPayload('while the file is away').length > 0 || refused().length > 0, "acme's event delivered or refused");
+      expect(refused()).toEqual([]);
+      expect(aboutTheFile().map((line) => [line.level, line.msg])).toEqual([[40, `${tenantsFile} is missing; the last registry stays in force until the file is back`]]);
+
+      await writeFile(tenantsFile, JSON.stringify({ tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT], maxOpenEvents: 5 }] }));
+      await waitFor(() => lines.some((line) => line.level === 30 && line.path === tenantsFile), 'the file read again');
+    } finally {
+      acme.destroy();
+      await target.stop();
+      await scheduler.stop();
+    }
+  });
+});

@@ -64,6 +64,37 @@ describe('the SNS publisher (on fauxqs)', () => {
     }
   });
 
+  it('publishes the rest of a batch one by one when one entry cannot be encoded, and rejects that one for good', async () => {
+    const calls: string[] = [];
+    const sns = countingClient(calls);
+    const target = await TopicConsumer.create(emulators.messagingEndpoint, 'unencodable');
+    try {
+      const publisher = new SnsTopicPublisher(sns);
+      // A lone surrogate: what a JSON escape in a request stored before ingest refused them can hold.
+      const messages = ['first', 'bad \ud800', 'third'];
+      const attributes: Record<string, string>[] = [{}, {}, { 'scheduler-user': 'bad \udc00' }];
+      const results = await Promise.allSettled([...messages, 'fourth'].map((message, i) => publisher.publish(target.topicArn, message, attributes[i])));
+      expect(calls).toEqual(['PublishBatchCommand', 'PublishCommand', 'PublishCommand', 'PublishCommand', 'PublishCommand']);
+      expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+      for (const result of [results[1], results[2]]) {
+        const reason = (result as PromiseRejectedResult).reason as EventRejectedError;
+        expect(reason).toBeInstanceOf(EventRejectedError);
+        expect(reason.reason).toBe(REASON.PAYLOAD_NOT_PUBLISHABLE);
+      }
+      await waitFor(() => target.deliveries.length === 2, 'the two that can be published');
+      expect(target.deliveries.map((delivery) => delivery.body).sort()).toEqual(['first', 'fourth']);
+
+      // Alone, it fails the same way, without a batch.
+      calls.length = 0;
+      const alone = await publisher.publish(target.topicArn, 'bad \ud800').catch((error: unknown) => error);
+      expect(alone).toMatchObject({ reason: REASON.PAYLOAD_NOT_PUBLISHABLE });
+      expect(calls).toEqual(['PublishCommand']);
+    } finally {
+      sns.destroy();
+      await target.stop();
+    }
+  });
+
   it('keeps at most 128 requests in flight, and delivers every publish that waited for one', async () => {
     let inFlight = 0;
     let most = 0;

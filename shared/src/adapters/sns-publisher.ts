@@ -30,6 +30,29 @@ function classify(topicArn: string, code: string, detail: string, cause?: unknow
   return new TransientError(`SNS publish to ${topicArn} failed: ${code ? `${code}: ` : ''}${detail}`, { cause });
 }
 
+/** A failed publish as the domain knows it: one the SDK could not encode is the message's own fault, for good. */
+function failureOf(topicArn: string, error: unknown): Error {
+  if (error instanceof URIError) {
+    // The SDK encodes each string of the request as a URI component: a lone UTF-16 surrogate cannot be, now or later.
+    return new EventRejectedError(
+      REASON.PAYLOAD_NOT_PUBLISHABLE,
+      `the message to ${topicArn} cannot be encoded into an SNS request (its payload or an attribute is not well-formed Unicode): ${error.message}`,
+      { topicArn, error: error.name },
+      { cause: error },
+    );
+  }
+  return classify(topicArn, (error as Error)?.name ?? '', (error as Error)?.message ?? String(error), error);
+}
+
+/**
+ * Whether a request failed before it was sent, as when the SDK cannot encode one of its
+ * entries: the SDK's retry step adds `$metadata` to the error of every request it sent, whether
+ * SNS answered or the network failed.
+ */
+function failedBeforeSending(error: unknown): boolean {
+  return typeof error !== 'object' || error === null || !('$metadata' in error);
+}
+
 function messageAttributes(attributes: Readonly<Record<string, string>>): Record<string, MessageAttributeValue> {
   return Object.fromEntries(Object.entries(attributes).map(([name, value]) => [name, { DataType: 'String', StringValue: value }]));
 }
@@ -55,7 +78,9 @@ const REQUESTS_IN_FLIGHT = 128;
  * of the event loop, or while every request slot is taken) go out as PublishBatch requests of
  * up to 10: no publish waits for another when there is room, and a spike needs a tenth of the
  * calls. At most REQUESTS_IN_FLIGHT requests run at once, taken from the topics in turn, so a
- * spike is not thousands of connections at once.
+ * spike is not thousands of connections at once. A batch that fails before it is sent (one
+ * entry the SDK cannot encode fails the whole request) is published entry by entry, in its
+ * slot: the others go out at once, and only the entry at fault fails.
  */
 export class SnsTopicPublisher implements TopicPublisher {
   private readonly pendingByTopic = new Map<string, PendingPublish[]>();
@@ -103,7 +128,7 @@ export class SnsTopicPublisher implements TopicPublisher {
       );
       publish.resolve();
     } catch (error) {
-      publish.reject(classify(topicArn, (error as Error)?.name ?? '', (error as Error)?.message ?? String(error), error));
+      publish.reject(failureOf(topicArn, error));
     }
   }
 
@@ -126,7 +151,11 @@ export class SnsTopicPublisher implements TopicPublisher {
         else publish.resolve();
       });
     } catch (error) {
-      const failure = classify(topicArn, (error as Error)?.name ?? '', (error as Error)?.message ?? String(error), error);
+      if (failedBeforeSending(error)) {
+        await Promise.all(batch.map((publish) => this.publishOne(topicArn, publish)));
+        return;
+      }
+      const failure = failureOf(topicArn, error);
       for (const publish of batch) publish.reject(failure);
     }
   }

@@ -59,7 +59,18 @@ export interface PlannedMessage {
 }
 
 export interface IngestPlanContext {
-  readonly config: Pick<SchedulerConfig, 'region' | 'nearPathWindowSeconds' | 'bucketSeconds' | 'shardCount' | 'retentionSeconds'>;
+  readonly config: Pick<
+    SchedulerConfig,
+    | 'region'
+    | 'nearPathWindowSeconds'
+    | 'bucketSeconds'
+    | 'shardCount'
+    | 'retentionSeconds'
+    | 'topicPrefix'
+    | 'accountId'
+    | 'ownTopicArns'
+    | 'maxScheduleAheadSeconds'
+  >;
   readonly tenants: TenantDirectory;
   readonly now: number;
   /** A new delay-queue copy token (see EventRecord.queuedBy). */
@@ -78,7 +89,13 @@ function planOne(context: IngestPlanContext, record: SQSRecord): PlannedMessage 
   const unowned = { record, message, tenant, failureTopic: undefined, input: message.text };
   if (tenant === undefined) return { ...unowned, intent: { kind: 'unowned', reason: REASON.UNKNOWN_TENANT } };
   if (!tenant.enabled) return { ...unowned, intent: { kind: 'unowned', reason: REASON.TENANT_DISABLED } };
-  const parsed = parseInputMessage(message.text, message.inputMessageId, { tenant, region: config.region });
+  const parsed = parseInputMessage(message.text, message.inputMessageId, {
+    tenant,
+    region: config.region,
+    schedulerTopics: config,
+    now,
+    maxScheduleAheadSeconds: config.maxScheduleAheadSeconds,
+  });
   const planned = { record, message, tenant, failureTopic: parsed.failureTopic, input: parsed.input };
   if (!parsed.accepted) return { ...planned, intent: { kind: 'refuse', error: parsed.error } };
   const { request } = parsed;

@@ -9,16 +9,13 @@ import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js
 import type { Tenant } from '../domain/tenants.js';
 import { processBatch } from './batch.js';
 import { reportFailure } from './failures.js';
-import { planIngest, type Intent, type PlannedMessage } from './ingest-plan.js';
+import { planIngest, type IngestPlanContext, type Intent, type PlannedMessage } from './ingest-plan.js';
 import type { ChangeRefused, Clock, CreateOutcome, DelayQueue, EventStore, Logger, NewEvent, SchedulerMetrics, TenantDirectory } from './ports.js';
 
 export { unwrapInput, type InputMessage } from './ingest-plan.js';
 
 export interface IngestDeps {
-  readonly config: Pick<
-    SchedulerConfig,
-    'region' | 'nearPathWindowSeconds' | 'emitterLeadMs' | 'bucketSeconds' | 'shardCount' | 'retentionSeconds' | 'changeCutoffSeconds'
-  >;
+  readonly config: IngestPlanContext['config'] & Pick<SchedulerConfig, 'emitterLeadMs' | 'changeCutoffSeconds'>;
   readonly tenants: TenantDirectory;
   readonly store: Pick<EventStore, 'createMany' | 'requeue' | 'cancel' | 'reschedule'>;
   readonly delayQueue: Pick<DelayQueue, 'send' | 'sendNotice'>;

@@ -223,7 +223,8 @@ export interface LoadingQueue {
 export interface TopicPublisher {
   /**
    * Publishes a message with string attributes. Throws EventRejectedError when the topic
-   * cannot take it (missing, access denied) and TransientError when a retry may succeed.
+   * cannot take it (missing, access denied) or no request can carry it, and TransientError when
+   * a retry may succeed.
    */
   publish(topicArn: string, message: string, attributes?: Readonly<Record<string, string>>): Promise<void>;
 }

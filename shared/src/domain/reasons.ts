@@ -51,6 +51,16 @@ export const REASON = {
   TOO_DEEPLY_NESTED: 'TOO_DEEPLY_NESTED',
   /** Cancel or reschedule on the shared input topic that does not name the event by its `m-` event id. */
   CONTROL_NOT_ALLOWED: 'CONTROL_NOT_ALLOWED',
+  /** `target` is one of the scheduler's own topics (an input topic, its alarm topic): the scheduler never publishes there for a client. */
+  TARGET_IS_SCHEDULER_TOPIC: 'TARGET_IS_SCHEDULER_TOPIC',
+  /** `failure_topic` is one of the scheduler's own topics (not reported there). */
+  FAILURE_TOPIC_IS_SCHEDULER_TOPIC: 'FAILURE_TOPIC_IS_SCHEDULER_TOPIC',
+  /** A string of the message, a key or a value, is not well-formed Unicode (it holds a lone UTF-16 surrogate); `details.field` names it. */
+  INVALID_UNICODE: 'INVALID_UNICODE',
+  /** At emission: the SDK cannot serialise the payload or an attribute into a request (not retried: it never could). */
+  PAYLOAD_NOT_PUBLISHABLE: 'PAYLOAD_NOT_PUBLISHABLE',
+  /** `date` is further ahead than the scheduler takes; `details.limit` (seconds) and `details.latest` say how far. */
+  DATE_TOO_FAR: 'DATE_TOO_FAR',
 } as const;
 
 export type ReasonCode = (typeof REASON)[keyof typeof REASON];

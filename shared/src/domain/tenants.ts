@@ -1,5 +1,6 @@
 import { Ajv } from 'ajv';
 import schema from '../../schema/tenants.schema.json' with { type: 'json' };
+import { isSchedulerTopic, type SchedulerTopics } from './scheduler-topics.js';
 import { topicAccount, topicRegion } from './topic-arn.js';
 
 /** The tenant of the shared input topic: the original service's open entry point. */
@@ -57,13 +58,21 @@ export class TenantsDocumentError extends Error {
 
 const validateDocument = new Ajv({ allErrors: true, strict: true }).compile<TenantsDocument>(schema);
 
+/** What the registry check knows of the scheduler where it runs; what it does not know, it does not check. */
+export interface RegistryScope {
+  /** The scheduler's region: dead-letter topics must be in it. */
+  readonly region?: string | undefined;
+  /** The scheduler's own topics: never a dead-letter topic. */
+  readonly schedulerTopics?: SchedulerTopics | undefined;
+}
+
 /**
  * Checks a registry against the schema, for duplicate ids, for accounts granted to one tenant
- * that are another's own, and for dead-letter topics a tenant may not publish to (or, when the
- * scheduler's region is given, in another region); throws a TenantsDocumentError saying what
- * is wrong.
+ * that are another's own, and for dead-letter topics a tenant may not publish to (or, as far as
+ * the scope tells, in another region or one of the scheduler's own topics); throws a
+ * TenantsDocumentError saying what is wrong.
  */
-export function parseTenantsDocument(value: unknown, scope: { readonly region?: string | undefined } = {}): TenantsDocument {
+export function parseTenantsDocument(value: unknown, scope: RegistryScope = {}): TenantsDocument {
   if (!validateDocument(value)) {
     // An unknown key is named, so a misspelt one is found without reading the schema.
     const unknownKey = (e: { readonly params: Record<string, unknown> }) =>
@@ -76,7 +85,7 @@ export function parseTenantsDocument(value: unknown, scope: { readonly region?: 
     if (seen.has(id)) throw new TenantsDocumentError(`invalid tenants: "${id}" is registered twice`);
     seen.add(id);
   }
-  const problems = [...grantsOfOwnedAccounts(value), ...unusableDeadLetterTopics(value, scope.region)];
+  const problems = [...grantsOfOwnedAccounts(value), ...unusableDeadLetterTopics(value, scope)];
   if (problems.length > 0) throw new TenantsDocumentError(`invalid tenants: ${problems.join('; ')}`);
   return value;
 }
@@ -104,10 +113,14 @@ function grantsOfOwnedAccounts(document: TenantsDocument): string[] {
   );
 }
 
-function unusableDeadLetterTopics(document: TenantsDocument, region: string | undefined): string[] {
+function unusableDeadLetterTopics(document: TenantsDocument, { region, schedulerTopics }: RegistryScope): string[] {
   return tenantsOf(document).flatMap((tenant) => {
     const topic = tenant.deadLetterTopic;
     if (topic === undefined) return [];
+    // The scheduler publishes nothing to its own topics: a notice there would be taken as a request, or raise an alarm.
+    if (schedulerTopics !== undefined && isSchedulerTopic(topic, schedulerTopics)) {
+      return [`${described(tenant.id)}'s deadLetterTopic ${topic} is one of the scheduler's own topics`];
+    }
     const problems: string[] = [];
     if (!mayPublishTo(tenant, topic)) {
       const account = topicAccount(topic) ?? '';

@@ -2,11 +2,13 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import controlSchema from '../../schema/control-request.schema.json' with { type: 'json' };
 import scheduleSchema from '../../schema/schedule-request.schema.json' with { type: 'json' };
 import { SNS_MAX_MESSAGE_BYTES } from './limits.js';
-import { parseDueDate } from './dates.js';
+import { parseDueDate, toIso } from './dates.js';
 import { emissionAttributes, eventIdFor, snsMessageBytes, type ScheduledEvent } from './event.js';
 import { EventRejectedError, REASON, type ReasonCode } from './reasons.js';
+import { isSchedulerTopic, type SchedulerTopics } from './scheduler-topics.js';
 import { mayPublishTo, PUBLIC_TENANT_ID, type Tenant } from './tenants.js';
 import { topicRegion } from './topic-arn.js';
+import { firstIllFormedString, wellFormedCopy } from './unicode.js';
 
 /** The request exactly as the original service took it, plus the optional idempotency key. */
 export interface ScheduleRequest {
@@ -53,10 +55,16 @@ export type ParseResult =
       readonly input: unknown;
     };
 
-/** Whose topic the message arrived on, and the scheduler's region: what bounds the topics it may name. */
+/** What bounds a request: whose topic it arrived on, the topics it may name, and the dates it may give. */
 export interface InputScope {
   readonly tenant: Tenant;
   readonly region: string;
+  /** Never a target or failure topic. */
+  readonly schedulerTopics: SchedulerTopics;
+  /** When the request is handled, epoch ms. */
+  readonly now: number;
+  /** A due date further ahead of `now` than this is refused. */
+  readonly maxScheduleAheadSeconds: number;
 }
 
 /**
@@ -91,10 +99,10 @@ function rejectionFor(errors: readonly ErrorObject[]): EventRejectedError {
   return new EventRejectedError(patternReason ?? REASON.INVALID_FIELD, `field "${field}" ${what}`, { field });
 }
 
-/** The failure topic named in an input, when the tenant may be told there. */
+/** The failure topic named in an input, when the tenant may be told there (never one of the scheduler's own). */
 function ownFailureTopic(input: unknown, scope: InputScope): string | undefined {
   const candidate = typeof input === 'object' && input !== null ? (input as Record<string, unknown>).failure_topic : undefined;
-  return validateTopicArn(candidate) && mayPublishTo(scope.tenant, candidate) && topicRegion(candidate) === scope.region ? candidate : undefined;
+  return validateTopicArn(candidate) && topicRefusal(candidate, 'failure_topic', scope) === undefined ? candidate : undefined;
 }
 
 function reject(error: EventRejectedError, input: unknown, scope: InputScope): ParseResult {
@@ -105,13 +113,30 @@ function checked<T>(validate: ValidateFunction<T>, input: unknown): { ok: true; 
   return validate(input) ? { ok: true, value: input } : { ok: false, error: rejectionFor(validate.errors ?? []) };
 }
 
-function dueDate(text: string): number | EventRejectedError {
-  return parseDueDate(text) ?? new EventRejectedError(REASON.INVALID_DATE, `"${text}" is not an ISO-8601 date-time`, { field: 'date' });
+/** The due date of a schedule or reschedule request, or why it is refused: not a date, or too far ahead. */
+function dueDate(text: string, scope: InputScope): number | EventRejectedError {
+  const dueAt = parseDueDate(text);
+  if (dueAt === undefined) return new EventRejectedError(REASON.INVALID_DATE, `"${text}" is not an ISO-8601 date-time`, { field: 'date' });
+  const limit = scope.maxScheduleAheadSeconds;
+  const latest = scope.now + limit * 1000;
+  if (dueAt <= latest) return dueAt;
+  return new EventRejectedError(REASON.DATE_TOO_FAR, `"${text}" is more than ${limit} s ahead: the latest date taken now is ${toIso(latest)}`, {
+    field: 'date',
+    limit,
+    latest: toIso(latest),
+  });
 }
 
 /** Why the scheduler may not publish to a topic the request names, if it may not. */
 function topicRefusal(topicArn: string, field: 'target' | 'failure_topic', scope: InputScope): EventRejectedError | undefined {
   const isTarget = field === 'target';
+  if (isSchedulerTopic(topicArn, scope.schedulerTopics)) {
+    return isTarget
+      ? new EventRejectedError(REASON.TARGET_IS_SCHEDULER_TOPIC, `${topicArn} is one of the scheduler's own topics: it is never a target`, { field })
+      : new EventRejectedError(REASON.FAILURE_TOPIC_IS_SCHEDULER_TOPIC, `${topicArn} is one of the scheduler's own topics: it is never a failure topic`, {
+          field,
+        });
+  }
   if (!mayPublishTo(scope.tenant, topicArn)) {
     return isTarget
       ? new EventRejectedError(REASON.TARGET_NOT_ALLOWED, `tenant "${scope.tenant.id}" may not target ${topicArn}`, { field })
@@ -131,7 +156,7 @@ function parseSchedule(input: unknown, inputMessageId: string, scope: InputScope
   const result = checked(validateSchedule, input);
   if (!result.ok) return reject(result.error, input, scope);
   const request = result.value;
-  const dueAt = dueDate(request.date);
+  const dueAt = dueDate(request.date, scope);
   if (dueAt instanceof EventRejectedError) return reject(dueAt, input, scope);
   const topicError =
     (request.failure_topic === undefined ? undefined : topicRefusal(request.failure_topic, 'failure_topic', scope)) ??
@@ -191,7 +216,7 @@ function parseControl(input: unknown, scope: InputScope): ParseResult {
   const failureTopic = ownFailureTopic(input, scope);
   if (request.action === 'cancel') return { accepted: true, request: { kind: 'cancel', eventId }, failureTopic, input };
   if (request.date === undefined) return missing('date');
-  const dueAt = dueDate(request.date);
+  const dueAt = dueDate(request.date, scope);
   if (dueAt instanceof EventRejectedError) return reject(dueAt, input, scope);
   return { accepted: true, request: { kind: 'reschedule', eventId, dueAt }, failureTopic, input };
 }
@@ -233,6 +258,15 @@ export function parseInputMessage(text: string, inputMessageId: string, scope: I
     });
     // Quoted as text: the parsed value is what cannot be serialized again.
     return { accepted: false, error, failureTopic: ownFailureTopic(input, scope), input: text };
+  }
+  const illFormed = firstIllFormedString(input);
+  if (illFormed !== undefined) {
+    const what = illFormed.inKey ? 'the key' : 'field';
+    const error = new EventRejectedError(REASON.INVALID_UNICODE, `${what} "${illFormed.path}" is not well-formed Unicode: it holds a lone UTF-16 surrogate`, {
+      field: illFormed.path,
+    });
+    // Quoted well-formed, so that the notice itself can be published.
+    return reject(error, wellFormedCopy(input), scope);
   }
   const action = typeof input === 'object' && input !== null ? (input as Record<string, unknown>).action : undefined;
   if (action === 'cancel' || action === 'reschedule') return parseControl(input, scope);
