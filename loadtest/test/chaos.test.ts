@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { LOCAL_CREDENTIALS, startLocalScheduler, type LocalScheduler } from '@adhoc-scheduler/infra/src/local/runtime.js';
+import { LOCAL_CREDENTIALS, startLocalScheduler, type LocalScheduler } from '@adhoc-scheduler/infra';
 import { createLogger } from '@adhoc-scheduler/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { injectFaults, type AwsService, type FaultDecision, type InjectedFault } from '../src/chaos/faults.js';

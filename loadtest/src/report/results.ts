@@ -1,7 +1,7 @@
 import { cpus, loadavg, totalmem } from 'node:os';
-import type { UsageSnapshot } from '@adhoc-scheduler/infra/src/local/usage.js';
 import type { ChaosReport } from '../chaos/evidence.js';
 import type { CostEstimate } from '../cost/estimate.js';
+import type { UsageSnapshot } from '../cost/usage-meter.js';
 import type { CpuUse } from '../cpu.js';
 import type { DeliveryOutcome } from '../scenarios/delivery.js';
 import type { ServiceMode } from '../service/connection.js';

@@ -1,8 +1,8 @@
-import type { UsageSnapshot } from '@adhoc-scheduler/infra/src/local/usage.js';
+import { PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
 import { createConsumerEndpoint, deleteConsumerEndpoint, failureReceiptOf, receiptOf, startConsumer, type ConsumerEndpoint, type ConsumerStats } from '../consumer.js';
 import { usageBetween } from '../cost/estimate.js';
+import type { UsageSnapshot } from '../cost/usage-meter.js';
 import { cpuBetween, sampleCpu, type CpuUse } from '../cpu.js';
-import { PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
 import { mergePlans, scheduleRequest, type PlannedEvent } from '../plan.js';
 import { publishEvents, type PublishOptions, type PublishStats } from '../publisher.js';
 import type { ServiceReport } from '../service/probe.js';

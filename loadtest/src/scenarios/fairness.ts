@@ -1,4 +1,4 @@
-import { LOCAL_ACCOUNT } from '@adhoc-scheduler/infra/src/local/runtime.js';
+import { LOCAL_ACCOUNT } from '@adhoc-scheduler/infra';
 import type { TenantsDocument } from '@adhoc-scheduler/shared';
 import { mergePlans, planUniform } from '../plan.js';
 import { correctnessTargets, latenessTarget, round, type ScenarioResult, type TargetCheck } from '../report/results.js';

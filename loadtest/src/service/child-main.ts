@@ -3,7 +3,7 @@
  * delay the emitter's timers. Started by child.ts; talks to it over the IPC channel, and stops
  * when that channel closes (the harness ended, however it ended).
  */
-import { startLocalScheduler, type LocalScheduler } from '@adhoc-scheduler/infra/src/local/runtime.js';
+import { startLocalScheduler, type LocalScheduler } from '@adhoc-scheduler/infra';
 import { createLogger } from '@adhoc-scheduler/shared';
 import { injectFaults, serviceFaultInjection } from '../chaos/faults.js';
 import type { FromService, ToService } from './ipc.js';

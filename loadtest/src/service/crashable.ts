@@ -1,4 +1,4 @@
-import { takenPorts, type EmulatorPorts } from '@adhoc-scheduler/infra/src/local/emulators.js';
+import { takenPorts, type EmulatorPorts } from '@adhoc-scheduler/infra';
 import type { AwsService, ServiceFaults } from '../chaos/faults.js';
 import { waitFor } from '../scenarios/context.js';
 import { startChildService, type ChildService } from './child.js';

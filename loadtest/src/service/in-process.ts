@@ -1,7 +1,6 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { startLocalScheduler } from '@adhoc-scheduler/infra/src/local/runtime.js';
-import { LOCAL_CREDENTIALS } from '@adhoc-scheduler/infra/src/local/runtime.js';
+import { LOCAL_CREDENTIALS, startLocalScheduler } from '@adhoc-scheduler/infra';
 import { createLogger } from '@adhoc-scheduler/shared';
 import { assertLoopback, type SchedulerService } from './connection.js';
 import type { LocalServiceOptions } from './local-options.js';

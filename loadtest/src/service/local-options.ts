@@ -1,4 +1,4 @@
-import type { EmulatorPorts } from '@adhoc-scheduler/infra/src/local/emulators.js';
+import type { EmulatorPorts } from '@adhoc-scheduler/infra';
 import type { TenantsDocument } from '@adhoc-scheduler/shared';
 import type { ServiceFaults } from '../chaos/faults.js';
 
