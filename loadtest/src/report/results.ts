@@ -3,7 +3,6 @@ import type { ChaosReport } from '../chaos/evidence.js';
 import type { CostEstimate } from '../cost/estimate.js';
 import type { UsageSnapshot } from '../cost/usage-meter.js';
 import type { CpuUse } from '../cpu.js';
-import type { DeliveryOutcome } from '../scenarios/delivery.js';
 import type { ServiceMode } from '../service/connection.js';
 import type { StageBreakdown } from '../stages.js';
 import type { DeliveryCounts, LatenessSummary } from '../tracker.js';
@@ -90,28 +89,6 @@ export function machineInfo(): MachineInfo {
     node: process.version,
     platform: `${process.platform} ${process.arch}`,
     loadAverageAtStart: Math.round((loadavg()[0] ?? 0) * 100) / 100,
-  };
-}
-
-export function summarizeDelivery(outcome: DeliveryOutcome): DeliverySummary {
-  const seconds = Math.max(0.001, (outcome.publish.finishedAt - outcome.publish.startedAt) / 1000);
-  return {
-    counts: outcome.counts,
-    latenessMs: outcome.lateness,
-    byTenant: outcome.byTenant
-      ? Object.fromEntries(Object.entries(outcome.byTenant).map(([tenant, own]) => [tenant, { counts: own.counts, latenessMs: own.lateness, stagesMs: own.stages }]))
-      : undefined,
-    stagesMs: outcome.stages,
-    publish: {
-      published: outcome.publish.published,
-      failed: outcome.publish.failed,
-      requests: outcome.publish.requests,
-      seconds: round(seconds, 2),
-      perSecond: Math.round(outcome.publish.published / seconds),
-    },
-    consumer: outcome.consumer,
-    cpu: outcome.cpu,
-    missingSample: outcome.missingSample,
   };
 }
 

@@ -16,9 +16,10 @@ import { readFaultLog } from '../chaos/faults.js';
 import { planKills, runKills } from '../chaos/kills.js';
 import { seededRandom } from '../chaos/random.js';
 import { mergePlans, planSteadyMix, planUniform, type PlannedEvent } from '../plan.js';
-import { correctnessTargets, round, summarizeDelivery, type ScenarioResult } from '../report/results.js';
+import { correctnessTargets, round, type ScenarioResult } from '../report/results.js';
 import type { RunContext } from './context.js';
 import { measureDelivery } from './delivery.js';
+import { summarizeDelivery } from './outcome.js';
 import type { ScenarioParams } from './params.js';
 
 /** The spike is published at once this long before its second (less with a short window, to stay on the near path). */

@@ -1,7 +1,8 @@
 import { DynamoDbEventStore } from '@adhoc-scheduler/shared';
 import { planUniform } from '../plan.js';
+import { pollUntil } from '../poll.js';
 import { correctnessTargets, latenessTarget, round, type ScenarioResult } from '../report/results.js';
-import { waitFor, type RunContext } from './context.js';
+import type { RunContext } from './context.js';
 import { measureDelivery } from './delivery.js';
 import { deliveryResult } from './outcome.js';
 import type { ScenarioParams } from './params.js';
@@ -61,7 +62,7 @@ export async function runFar(ctx: RunContext, params: ScenarioParams): Promise<S
     afterPublish: async () => {
       const bar = progress.bar('stored', params.events);
       let ingested = 0;
-      await waitFor(
+      await pollUntil(
         async () => {
           const report = await service.report(false);
           ingested = (report?.usage.lambda.ingest.records ?? 0) - ingestedBefore;
@@ -122,7 +123,7 @@ export async function runFar(ctx: RunContext, params: ScenarioParams): Promise<S
 /** When the service's first loader tick started (epoch ms), waiting for it if need be. */
 async function firstLoaderTick(ctx: RunContext): Promise<number> {
   let first: number | undefined;
-  await waitFor(
+  await pollUntil(
     async () => {
       first = (await ctx.service.report(true))?.loaderTicks?.[0]?.startedAt;
       return first !== undefined;

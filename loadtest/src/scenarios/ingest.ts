@@ -1,11 +1,11 @@
 import { usageBetween } from '../cost/estimate.js';
 import { cpuBetween, sampleCpu } from '../cpu.js';
-import { planUniform } from '../plan.js';
+import { planUniform, scheduleRequest } from '../plan.js';
+import { pollUntil } from '../poll.js';
 import { publishEvents, type PublishStats } from '../publisher.js';
 import { round, type ScenarioResult } from '../report/results.js';
-import { scheduleRequest } from '../plan.js';
 import type { InvocationRecord } from '../service/probe.js';
-import { waitFor, type RunContext } from './context.js';
+import type { RunContext } from './context.js';
 import type { ScenarioParams } from './params.js';
 
 /** In memory; with state on disk the target is 1,000 (BENCHMARKS.md). */
@@ -59,7 +59,7 @@ export async function runIngest(ctx: RunContext, params: ScenarioParams): Promis
       signal: AbortSignal.timeout(Math.max(0, ctx.deadline - Date.now())),
     });
     if (before) {
-      ingestDone = await waitFor(
+      ingestDone = await pollUntil(
         async () => {
           ingested = ((await service.report(false))?.usage.lambda.ingest.records ?? 0) - ingestedBefore;
           ingestedBar.update(ingested);

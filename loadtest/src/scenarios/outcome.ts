@@ -1,5 +1,5 @@
 import { estimateCost } from '../cost/estimate.js';
-import { costTarget, summarizeDelivery, type ScenarioResult, type TargetCheck } from '../report/results.js';
+import { costTarget, round, type DeliverySummary, type ScenarioResult, type TargetCheck } from '../report/results.js';
 import type { DeliveryOutcome } from './delivery.js';
 
 /** EventBridge Scheduler plus the SNS publish: what an event costs there, the bound unless a scenario sets its own. */
@@ -38,4 +38,27 @@ function writeUnitsTarget(outcome: DeliveryOutcome, path: string): TargetCheck[]
   if (outcome.usage === undefined || bound === undefined || outcome.counts.delivered === 0) return [];
   const perEvent = outcome.usage.dynamodb.writeUnits / outcome.counts.delivered;
   return [{ name: `DynamoDB write units per event, ${path}`, target: `≤ ${bound}`, actual: perEvent.toFixed(2), met: perEvent <= bound }];
+}
+
+/** What a delivery measurement found, as the results report it. */
+export function summarizeDelivery(outcome: DeliveryOutcome): DeliverySummary {
+  const seconds = Math.max(0.001, (outcome.publish.finishedAt - outcome.publish.startedAt) / 1000);
+  return {
+    counts: outcome.counts,
+    latenessMs: outcome.lateness,
+    byTenant: outcome.byTenant
+      ? Object.fromEntries(Object.entries(outcome.byTenant).map(([tenant, own]) => [tenant, { counts: own.counts, latenessMs: own.lateness, stagesMs: own.stages }]))
+      : undefined,
+    stagesMs: outcome.stages,
+    publish: {
+      published: outcome.publish.published,
+      failed: outcome.publish.failed,
+      requests: outcome.publish.requests,
+      seconds: round(seconds, 2),
+      perSecond: Math.round(outcome.publish.published / seconds),
+    },
+    consumer: outcome.consumer,
+    cpu: outcome.cpu,
+    missingSample: outcome.missingSample,
+  };
 }

@@ -1,6 +1,7 @@
 import { takenPorts, type EmulatorPorts } from '@adhoc-scheduler/infra';
 import type { AwsService, ServiceFaults } from '../chaos/faults.js';
-import { waitFor } from '../scenarios/context.js';
+import type { Restart } from '../chaos/kills.js';
+import { pollUntil } from '../poll.js';
 import { startChildService, type ChildService } from './child.js';
 import type { SchedulerService } from './connection.js';
 import type { LocalServiceOptions } from './local-options.js';
@@ -8,15 +9,6 @@ import type { LocalServiceOptions } from './local-options.js';
 /** How long the emulators of a killed service may take to exit (they notice their parent is gone). */
 const EMULATOR_EXIT_TIMEOUT_MS = 60_000;
 const START_ATTEMPTS = 3;
-
-/** One kill -9 and the restart after it, epoch ms. */
-export interface Restart {
-  readonly killedAt: number;
-  /** The emulators of the killed service had exited: their ports were free again. */
-  readonly emulatorsGoneAt: number;
-  /** The new service process was ready (resources checked, pollers and loader started). */
-  readonly readyAt: number;
-}
 
 /** The local service in a child process that the harness may kill -9 and start again. */
 export interface CrashableService extends SchedulerService {
@@ -69,7 +61,7 @@ export async function startCrashableService(
   };
 
   const emulatorsGone = async (): Promise<void> => {
-    const gone = await waitFor(async () => (await takenPorts(ports)).length === 0, Date.now() + EMULATOR_EXIT_TIMEOUT_MS);
+    const gone = await pollUntil(async () => (await takenPorts(ports)).length === 0, Date.now() + EMULATOR_EXIT_TIMEOUT_MS);
     if (!gone) throw new Error(`the emulators of the killed service still hold ports ${ports.messaging} and ${ports.dynamodb} after ${EMULATOR_EXIT_TIMEOUT_MS / 1000} s`);
   };
 
