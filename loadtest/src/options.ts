@@ -1,10 +1,27 @@
 import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import type { ScenarioName } from './report/results.js';
+import { isScenarioName, SCENARIOS, type ScenarioName } from './scenarios/catalog.js';
 import type { MeasureOptions } from './scenarios/context.js';
 import type { ScenarioParams } from './scenarios/params.js';
 
-export const SCENARIOS: readonly ScenarioName[] = ['steady', 'hotspot', 'far', 'ingest', 'backlog', 'fairness', 'chaos'];
+const NAMES = Object.keys(SCENARIOS) as ScenarioName[];
+
+/** Each scenario's description under its name, as --help lists them. */
+function scenarioList(): string {
+  const width = Math.max(...NAMES.map((name) => name.length)) + 2;
+  return NAMES.map((name) =>
+    SCENARIOS[name].description
+      .split('\n')
+      .map((line, index) => `  ${(index === 0 ? name : '').padEnd(width)}${line}`)
+      .join('\n'),
+  ).join('\n');
+}
+
+function drainDefaults(): string {
+  return NAMES.filter((name) => SCENARIOS[name].drainSeconds > 0)
+    .map((name) => `${name} ${SCENARIOS[name].drainSeconds}`)
+    .join(', ');
+}
 
 export const USAGE = `Load test of the scheduler: publishes events in the input format, measures their lateness
 at a consumer of its own, counts events missing, duplicated and early, and prices what the
@@ -14,29 +31,7 @@ and report.html.
 Usage: pnpm --filter @adhoc-scheduler/loadtest loadtest <scenario> [options]
 
 Scenarios (defaults in brackets):
-  steady    N events due evenly over S seconds, each published --ahead seconds before it is
-            due [2,000 over 60 s, 10 s ahead]
-  hotspot   N events due within the same second, all published at once [10,000, due 30 s later]
-  far       N events due within one minute, stored beyond a shortened near-path window and moved
-            by one loader tick; reports how fast they were moved into the delay queue
-            [100,000; window 240 s, loader every 90 s]
-  ingest    N events published as fast as possible; events per second the input side accepts
-            [50,000, --path far: stored in the table]
-  backlog   a steady load (near and far path) before and after writing --backlog open events
-            straight into the table: the loader's work per tick follows what is due, not what
-            is stored [1,000,000 open events; 600 events per phase over 60 s; window 60 s,
-            loader every 10 s]
-  fairness  two tenants, each on its own input topic: "noisy" publishes N events and "quiet"
-            --quiet-events, all due within the same second, published at once; lateness and
-            counts per tenant [10,000 and 10, due 60 s later]
-  chaos     a steady load (near and far path) plus --spike events due in the same second, while
-            the service is killed with kill -9 --kills times at random moments (one at the
-            spike) and restarted on the same data directory and ports, and --fault-rate of its
-            SNS, SQS and DynamoDB calls fail (refused, or answer lost after the call took
-            effect); counts events sent, delivered, missing, duplicated, early and failed (by
-            reason code, from a failure topic of its own), and lists what happened to each one
-            missing, early or failed; passes with none missing and none early [3,000 over
-            180 s, 10 s ahead; spike 3,000; 5 kills; 3% of calls; window 60 s, loader every 10 s]
+${scenarioList()}
 
 Where the scheduler runs:
   --service child         start the local service in a child process (default): the harness's
@@ -70,7 +65,7 @@ Load and measurement:
   --consumers N           concurrent long polls on the consumer queue [8]
   --late-ms MS            what counts as late in the progress bar and counts [100]
   --drain-seconds S       how long after the last due time missing events are awaited
-                          [steady 30, hotspot 120, far 600, backlog 60, fairness 120, chaos 180]
+                          [${drainDefaults()}]
   --settle-seconds S      how long the consumer keeps listening for duplicates [3]
   --max-minutes M         the run stops after this, whatever it is doing [30, at most 120]
   --out DIR               where the results go [loadtest/results/<scenario>-<run id>]
@@ -97,30 +92,6 @@ export interface CliOptions {
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
-
-/** The chaos scenario's own knobs, unused by the others. */
-const NO_CHAOS = { spikeEvents: 0, kills: 0, faultRate: 0 } as const;
-
-const SCENARIO_DEFAULTS: Readonly<Record<ScenarioName, Omit<ScenarioParams, 'seed'>>> = {
-  steady: { events: 2_000, quietEvents: 0, seconds: 60, aheadSeconds: 10, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near', ...NO_CHAOS },
-  hotspot: { events: 10_000, quietEvents: 0, seconds: 1, aheadSeconds: 30, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near', ...NO_CHAOS },
-  far: { events: 100_000, quietEvents: 0, seconds: 60, aheadSeconds: 0, windowSeconds: 240, loaderIntervalSeconds: 90, backlog: 0, path: 'far', ...NO_CHAOS },
-  ingest: { events: 50_000, quietEvents: 0, seconds: 60, aheadSeconds: 0, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'far', ...NO_CHAOS },
-  backlog: { events: 600, quietEvents: 0, seconds: 60, aheadSeconds: 10, windowSeconds: 60, loaderIntervalSeconds: 10, backlog: 1_000_000, path: 'far', ...NO_CHAOS },
-  // Due a minute out: ingest takes every event into the delay queue before its second (about 20 s for 10,000 here).
-  fairness: { events: 10_000, quietEvents: 10, seconds: 1, aheadSeconds: 60, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near', ...NO_CHAOS },
-  // A short window, so far-path events are stored and loaded within the run.
-  chaos: { events: 3_000, quietEvents: 0, seconds: 180, aheadSeconds: 10, windowSeconds: 60, loaderIntervalSeconds: 10, backlog: 0, path: 'near', spikeEvents: 3_000, kills: 5, faultRate: 0.03 },
-};
-
-/** Scenarios that register tenants, write into the table of, or kill the local service they start. */
-const OWN_SERVICE_SCENARIOS: readonly ScenarioName[] = ['far', 'backlog', 'fairness', 'chaos'];
-
-/**
- * How long missing events are awaited after the last due time: long where the emulators fall
- * behind, and for chaos, where a message held by a killed service waits out its visibility timeout.
- */
-const DRAIN_DEFAULTS: Readonly<Record<ScenarioName, number>> = { steady: 30, hotspot: 120, far: 600, ingest: 0, backlog: 60, fairness: 120, chaos: 180 };
 
 function integer(values: Record<string, unknown>, name: string, fallback: number, min: number, max: number): number {
   const raw = values[name];
@@ -185,11 +156,11 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
   });
   if (values.help) return undefined;
   const [scenarioArg, ...extra] = positionals;
-  if (!scenarioArg) throw new UsageError(`name a scenario: ${SCENARIOS.join(', ')}`);
+  if (!scenarioArg) throw new UsageError(`name a scenario: ${NAMES.join(', ')}`);
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
-  if (!(SCENARIOS as readonly string[]).includes(scenarioArg)) throw new UsageError(`unknown scenario "${scenarioArg}"; one of ${SCENARIOS.join(', ')}`);
-  const scenario = scenarioArg as ScenarioName;
-  const defaults = SCENARIO_DEFAULTS[scenario];
+  if (!isScenarioName(scenarioArg)) throw new UsageError(`unknown scenario "${scenarioArg}"; one of ${NAMES.join(', ')}`);
+  const scenario = scenarioArg;
+  const { defaults, drainSeconds, service: needs } = SCENARIOS[scenario];
 
   const path = text(values, 'path') ?? defaults.path;
   if (path !== 'near' && path !== 'far') throw new UsageError(`--path must be near or far, got "${path}"`);
@@ -218,15 +189,15 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
       throw new UsageError('a deployed stack needs --region, --input-topic-arn and --emitter-role-arn (the stack outputs)');
     }
     if (text(values, 'service') !== undefined) throw new UsageError('--service is for the local service; a deployed stack is named by --region and --input-topic-arn');
-    if (OWN_SERVICE_SCENARIOS.includes(scenario)) throw new UsageError(`the ${scenario} scenario sets up the local service it starts; it runs locally only`);
+    if (needs.startedForIt) throw new UsageError(`the ${scenario} scenario sets up the local service it starts; it runs locally only`);
     service = { kind: 'aws', region, inputTopicArn, emitterRoleArn, profile: text(values, 'profile') };
   } else {
     const kind = text(values, 'service') ?? 'child';
-    if (scenario === 'chaos' && kind !== 'child') throw new UsageError('the chaos scenario kills the service it starts in a child process; use --service child');
+    if (needs.crashes && kind !== 'child') throw new UsageError(`the ${scenario} scenario kills the service it starts in a child process; use --service child`);
     if (kind === 'child' || kind === 'in-process') {
       service = { kind, dataDir: text(values, 'data-dir'), emitterConcurrency: values['emitter-concurrency'] === undefined ? undefined : integer(values, 'emitter-concurrency', 0, 1, 4096) };
     } else if (kind === 'external') {
-      if (OWN_SERVICE_SCENARIOS.includes(scenario)) throw new UsageError(`the ${scenario} scenario starts the service with its own settings; use --service child`);
+      if (needs.startedForIt) throw new UsageError(`the ${scenario} scenario starts the service with its own settings; use --service child`);
       service = { kind, outputsFile: text(values, 'outputs') ?? '.local/outputs.json' };
     } else {
       throw new UsageError(`--service must be child, in-process or external, got "${kind}"`);
@@ -240,7 +211,7 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
     measure: {
       consumers: integer(values, 'consumers', 8, 1, 64),
       lateMs: integer(values, 'late-ms', 100, 0, 3_600_000),
-      drainSeconds: integer(values, 'drain-seconds', DRAIN_DEFAULTS[scenario], 0, 3600),
+      drainSeconds: integer(values, 'drain-seconds', drainSeconds, 0, 3600),
       settleSeconds: integer(values, 'settle-seconds', 3, 0, 600),
       publishConcurrency: integer(values, 'publish-concurrency', 8, 1, 64),
       payloadBytes: integer(values, 'payload-bytes', 200, 20, 200_000),

@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import { takenPorts, type EmulatorPorts } from '@adhoc-scheduler/infra';
 import type { AwsService, ServiceFaults } from '../chaos/faults.js';
 import type { Restart } from '../chaos/kills.js';
@@ -45,12 +46,15 @@ function requestsIn(report: Awaited<ReturnType<SchedulerService['report']>>): Re
 export async function startCrashableService(
   options: Omit<LocalServiceOptions, 'dataDir' | 'namePrefix' | 'ports' | 'faults'> & {
     readonly dataDir: string;
+    /** The data directory is the run's own: removed when the service stops. */
+    readonly removeDataDirOnStop: boolean;
     readonly namePrefix: string;
     readonly faults: Omit<ServiceFaults, 'life'>;
   },
 ): Promise<CrashableService> {
+  const { removeDataDirOnStop, ...serviceOptions } = options;
   let life = 1;
-  let current: ChildService = await startChildService({ ...options, faults: { ...options.faults, life } });
+  let current: ChildService = await startChildService({ ...serviceOptions, faults: { ...options.faults, life } });
   const first = current.local;
   if (!first) throw new Error('the local service reported no outputs');
   const ports: EmulatorPorts = { messaging: portOf(first.outputs.endpoint), dynamodb: portOf(first.outputs.dynamodbEndpoint) };
@@ -68,7 +72,7 @@ export async function startCrashableService(
   const startAgain = async (): Promise<ChildService> => {
     for (let attempt = 1; ; attempt += 1) {
       try {
-        return await startChildService({ ...options, ports, faults: { ...options.faults, life } });
+        return await startChildService({ ...serviceOptions, ports, faults: { ...options.faults, life } });
       } catch (error) {
         // Something took a port between the check and the bind; wait for it again.
         if (attempt >= START_ATTEMPTS || !String(error).includes('already in use')) throw error;
@@ -103,6 +107,9 @@ export async function startCrashableService(
       const now = requestsIn(await current.report(false));
       return { sns: earlierLives.sns + now.sns, sqs: earlierLives.sqs + now.sqs, dynamodb: earlierLives.dynamodb + now.dynamodb };
     },
-    stop: () => current.stop(),
+    async stop() {
+      await current.stop();
+      if (removeDataDirOnStop) await rm(options.dataDir, { recursive: true, force: true });
+    },
   };
 }
