@@ -1,4 +1,4 @@
-import { parseCli, UsageError, USAGE } from './options.js';
+import { parseCli, LoadTestUsageError, USAGE } from './options.js';
 import { summary } from './report/summary.js';
 import { runScenario } from './run.js';
 
@@ -7,7 +7,7 @@ async function main(): Promise<number> {
   try {
     options = parseCli(process.argv.slice(2));
   } catch (error) {
-    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (error instanceof LoadTestUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
       return 2;
     }

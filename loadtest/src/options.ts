@@ -89,8 +89,9 @@ export interface CliOptions {
   readonly progress: boolean;
 }
 
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
+/** The load test's command line is wrong: the run does not start (exit code 2). */
+export class LoadTestUsageError extends Error {
+  override readonly name = 'LoadTestUsageError';
 }
 
 function integer(values: Record<string, unknown>, name: string, fallback: number, min: number, max: number): number {
@@ -98,7 +99,7 @@ function integer(values: Record<string, unknown>, name: string, fallback: number
   if (raw === undefined) return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) {
-    throw new UsageError(`--${name} must be an integer from ${min} to ${max}, got "${String(raw)}"`);
+    throw new LoadTestUsageError(`--${name} must be an integer from ${min} to ${max}, got "${String(raw)}"`);
   }
   return value;
 }
@@ -107,7 +108,7 @@ function fraction(values: Record<string, unknown>, name: string, fallback: numbe
   const raw = values[name];
   if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (raw === '' || !Number.isFinite(value) || value < 0 || value > max) throw new UsageError(`--${name} must be a number from 0 to ${max}, got "${String(raw)}"`);
+  if (raw === '' || !Number.isFinite(value) || value < 0 || value > max) throw new LoadTestUsageError(`--${name} must be a number from 0 to ${max}, got "${String(raw)}"`);
   return value;
 }
 
@@ -116,7 +117,7 @@ function text(values: Record<string, unknown>, name: string): string | undefined
   return typeof raw === 'string' && raw !== '' ? raw : undefined;
 }
 
-/** Parses the command line; undefined when help was asked for. Throws UsageError on anything it cannot take. */
+/** Parses the command line; undefined when help was asked for. Throws LoadTestUsageError on anything it cannot take. */
 export function parseCli(args: readonly string[]): CliOptions | undefined {
   const { values, positionals } = parseArgs({
     args: [...args],
@@ -156,14 +157,14 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
   });
   if (values.help) return undefined;
   const [scenarioArg, ...extra] = positionals;
-  if (!scenarioArg) throw new UsageError(`name a scenario: ${NAMES.join(', ')}`);
-  if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
-  if (!isScenarioName(scenarioArg)) throw new UsageError(`unknown scenario "${scenarioArg}"; one of ${NAMES.join(', ')}`);
+  if (!scenarioArg) throw new LoadTestUsageError(`name a scenario: ${NAMES.join(', ')}`);
+  if (extra.length > 0) throw new LoadTestUsageError(`unexpected arguments: ${extra.join(' ')}`);
+  if (!isScenarioName(scenarioArg)) throw new LoadTestUsageError(`unknown scenario "${scenarioArg}"; one of ${NAMES.join(', ')}`);
   const scenario = scenarioArg;
   const { defaults, drainSeconds, service: needs } = SCENARIOS[scenario];
 
   const path = text(values, 'path') ?? defaults.path;
-  if (path !== 'near' && path !== 'far') throw new UsageError(`--path must be near or far, got "${path}"`);
+  if (path !== 'near' && path !== 'far') throw new LoadTestUsageError(`--path must be near or far, got "${path}"`);
   const params: ScenarioParams = {
     events: integer(values, 'events', defaults.events, 1, 1_000_000),
     quietEvents: integer(values, 'quiet-events', defaults.quietEvents, 1, 100_000),
@@ -186,21 +187,21 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
     const inputTopicArn = text(values, 'input-topic-arn');
     const emitterRoleArn = text(values, 'emitter-role-arn');
     if (!region || !inputTopicArn || !emitterRoleArn) {
-      throw new UsageError('a deployed stack needs --region, --input-topic-arn and --emitter-role-arn (the stack outputs)');
+      throw new LoadTestUsageError('a deployed stack needs --region, --input-topic-arn and --emitter-role-arn (the stack outputs)');
     }
-    if (text(values, 'service') !== undefined) throw new UsageError('--service is for the local service; a deployed stack is named by --region and --input-topic-arn');
-    if (needs.startedForIt) throw new UsageError(`the ${scenario} scenario sets up the local service it starts; it runs locally only`);
+    if (text(values, 'service') !== undefined) throw new LoadTestUsageError('--service is for the local service; a deployed stack is named by --region and --input-topic-arn');
+    if (needs.startedForIt) throw new LoadTestUsageError(`the ${scenario} scenario sets up the local service it starts; it runs locally only`);
     service = { kind: 'aws', region, inputTopicArn, emitterRoleArn, profile: text(values, 'profile') };
   } else {
     const kind = text(values, 'service') ?? 'child';
-    if (needs.crashes && kind !== 'child') throw new UsageError(`the ${scenario} scenario kills the service it starts in a child process; use --service child`);
+    if (needs.crashes && kind !== 'child') throw new LoadTestUsageError(`the ${scenario} scenario kills the service it starts in a child process; use --service child`);
     if (kind === 'child' || kind === 'in-process') {
       service = { kind, dataDir: text(values, 'data-dir'), emitterConcurrency: values['emitter-concurrency'] === undefined ? undefined : integer(values, 'emitter-concurrency', 0, 1, 4096) };
     } else if (kind === 'external') {
-      if (needs.startedForIt) throw new UsageError(`the ${scenario} scenario starts the service with its own settings; use --service child`);
+      if (needs.startedForIt) throw new LoadTestUsageError(`the ${scenario} scenario starts the service with its own settings; use --service child`);
       service = { kind, outputsFile: text(values, 'outputs') ?? '.local/outputs.json' };
     } else {
-      throw new UsageError(`--service must be child, in-process or external, got "${kind}"`);
+      throw new LoadTestUsageError(`--service must be child, in-process or external, got "${kind}"`);
     }
   }
 

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { DynamoDbEventRecords, DynamoDbQuotaCounters, reconcileOpenEvents } from '@adhoc-scheduler/shared';
 import { HELP_OPTION, LOCATION_OPTIONS, parseOrExplain } from './arguments.js';
-import { UsageError } from './errors.js';
+import { AdminUsageError } from './errors.js';
 import type { Output } from './format.js';
 import { locationOf, withTable } from './location.js';
 import { USAGE } from './usage.js';
@@ -18,9 +18,9 @@ export async function quotaReconcile(args: string[], output: Output): Promise<nu
     output.out(USAGE.quotaReconcile);
     return 0;
   }
-  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`, command);
+  if (positionals.length > 0) throw new AdminUsageError(`unexpected arguments: ${positionals.join(' ')}`, command);
   const { tenant } = values;
-  if (tenant === undefined) throw new UsageError('--tenant is missing', command);
+  if (tenant === undefined) throw new AdminUsageError('--tenant is missing', command);
   const result = await withTable(locationOf(values, command), (client, tableName) =>
     reconcileOpenEvents({ counter: new DynamoDbQuotaCounters(client, tableName), census: new DynamoDbEventRecords(client, tableName) }, tenant),
   );
