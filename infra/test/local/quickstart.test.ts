@@ -126,6 +126,13 @@ describe.concurrent("the README's SDK example", () => {
     expect(readme.includes(`\`\`\`ts\n${example}\`\`\``), 'README.md shows quickstart/examples/publish-event.ts as it is').toBe(true);
   });
 
+  it('says in one line, exit code 1, that nothing answers at the outputs a killed service left, and to start it', async () => {
+    const stale = await staleOutputs();
+    const run = await runFile(PUBLISH_EXAMPLE, [], await checkout(stale));
+    expect(run).toMatchObject({ code: 1, stdout: '' });
+    expect(run.stderr).toBe(`nothing answers at ${stale.endpoint}, the endpoint in .local/outputs.json: start the local service first (scripts/start)\n`);
+  });
+
   it('runs as written: the event it schedules reaches the topic it creates', async () => {
     const scheduler = await startTestScheduler(emulators, { env: FAST_TIMINGS });
     const clients = clientsFor({ region: LOCAL_REGION, endpoint: scheduler.outputs.endpoint, credentials: LOCAL_CREDENTIALS });
