@@ -363,7 +363,7 @@ describe('scripts/admin help', () => {
   });
 });
 
-describe('scripts/admin events and event show', () => {
+describe('scripts/admin events, event show and quota reconcile', () => {
   it('lists a tenant\'s events in one state a page at a time, the next page from the printed token', async () => {
     const { scheduler, where, teardown } = await setup();
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
@@ -430,6 +430,9 @@ describe('scripts/admin events and event show', () => {
       const show = await admin('event', 'show', '--tenant', 'nobody', '--id', 'order-1', ...where);
       expect(show).toMatchObject({ code: 1, stdout: '' });
       expect(show.stderr).toContain('tenant "nobody" is not registered');
+      const reconcile = await admin('quota', 'reconcile', '--tenant', 'nobody', ...where);
+      expect(reconcile).toMatchObject({ code: 1, stdout: '' });
+      expect(reconcile.stderr).toMatch(/^no quota to reconcile: tenant "nobody" is not registered in \S+tenants\.json/);
       // The public tenant is always there: nothing scheduled is an answer.
       const none = await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'cancelled', ...where);
       expect(none).toMatchObject({ code: 0, stdout: `no cancelled events of tenant ${PUBLIC_TENANT_ID}` });
