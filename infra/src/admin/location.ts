@@ -6,7 +6,7 @@ import { LOCAL_CREDENTIALS } from '../local/runtime.js';
 import type { LocationValues } from './arguments.js';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
 import { AdminError, isServiceAnswer, AdminUsageError } from './errors.js';
-import { DEFAULT_OUTPUTS_FILE, readLocalOutputs } from './local-service.js';
+import { DEFAULT_OUTPUTS_FILE, readRunningLocalOutputs } from './local-service.js';
 import { SCHEDULER_OUTPUTS } from '../cdk/stack-outputs.js';
 
 /** The scheduler a command reads: the local service (its outputs file), or a deployed stack. */
@@ -82,7 +82,8 @@ interface TableAccess {
 
 async function tableAccess(location: Location): Promise<TableAccess> {
   if (location.kind === 'local') {
-    const outputs = await readLocalOutputs(location.outputs);
+    // Said as onboarding says it when a killed service left its outputs file behind.
+    const { outputs } = await readRunningLocalOutputs(location.outputs);
     return {
       tableName: outputs.tableName,
       client: { region: outputs.region, endpoint: outputs.dynamodbEndpoint, credentials: LOCAL_CREDENTIALS },
