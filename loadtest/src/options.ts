@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { EXIT_CODE } from './exit.js';
 import { isScenarioName, SCENARIOS, type ScenarioName } from './scenarios/catalog.js';
 import type { MeasureOptions } from './scenarios/context.js';
 import type { ScenarioParams } from './scenarios/params.js';
@@ -70,9 +71,13 @@ Load and measurement:
   --max-minutes M         the run stops after this, whatever it is doing [30, at most 120]
   --out DIR               where the results go [loadtest/results/<scenario>-<run id>]
   --no-progress           no progress bars
+  --fail-on-miss          exit ${EXIT_CODE.targetMissed} when the run misses a target (the summary says MISS)
   -h, --help              this text
 
-Local runs talk to 127.0.0.1 only; a run that finds another endpoint stops.`;
+Local runs talk to 127.0.0.1 only; a run that finds another endpoint stops.
+
+Exit codes: ${EXIT_CODE.done} the run completed (targets met or missed, as printed; with --fail-on-miss,
+every target met), ${EXIT_CODE.failed} the run failed, ${EXIT_CODE.usage} wrong command line, ${EXIT_CODE.targetMissed} a target missed with --fail-on-miss.`;
 
 export type ServiceChoice =
   | { readonly kind: 'child' | 'in-process'; readonly dataDir: string | undefined; readonly emitterConcurrency: number | undefined }
@@ -87,6 +92,8 @@ export interface CliOptions {
   readonly maxMinutes: number;
   readonly outDir: string | undefined;
   readonly progress: boolean;
+  /** A missed target makes the run exit EXIT_CODE.targetMissed. */
+  readonly failOnMiss: boolean;
 }
 
 /** The load test's command line is wrong: the run does not start (exit code 2). */
@@ -152,6 +159,7 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
       profile: { type: 'string' },
       out: { type: 'string' },
       'no-progress': { type: 'boolean', default: false },
+      'fail-on-miss': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -220,5 +228,6 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
     maxMinutes: integer(values, 'max-minutes', 30, 1, 120),
     outDir: text(values, 'out'),
     progress: !values['no-progress'],
+    failOnMiss: values['fail-on-miss'],
   };
 }
