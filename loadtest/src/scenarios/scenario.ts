@@ -20,8 +20,8 @@ export interface ScenarioService {
   /** Tenants registered besides the public one. */
   readonly tenants?: NonNullable<TenantsDocument['tenants']>;
   /**
-   * It kills the service with kill -9 and starts it again, with faults in a share of its calls:
-   * the service then runs in a child process with its state on disk. The faults of a run.
+   * Present when it kills the service with kill -9 and starts it again, with faults in a share
+   * of its calls: the service then runs in a child process, its state on disk. Gives a run's faults.
    */
   readonly crashes?: (params: ScenarioParams, runId: string) => Pick<ServiceFaults, 'probability' | 'seed' | 'idPattern'>;
 }
