@@ -37,7 +37,7 @@ export interface ClientCredentials {
  * plenty. The local runtime runs every invocation in one process, so it passes its own access
  * (the emulators' keys, and sockets for all its concurrent invocations).
  */
-export interface LocalAccess {
+export interface LocalClientOptions {
   readonly credentials: ClientCredentials;
   readonly maxSockets: number;
 }
@@ -49,7 +49,7 @@ export interface LocalAccess {
 const REQUEST_TIMEOUT_MS = { sns: 5_000, sqs: 25_000, dynamodb: 5_000 } as const;
 const CONNECTION_TIMEOUT_MS = 2_000;
 
-export function createAwsClients(config: SchedulerConfig, local?: LocalAccess): AwsClients {
+export function createAwsClients(config: SchedulerConfig, local?: LocalClientOptions): AwsClients {
   const base = { region: config.region, ...(local ? { credentials: local.credentials } : {}) };
   const requestHandler = (requestTimeout: number) => ({
     requestTimeout,

@@ -1,4 +1,5 @@
-import { parseCli, UsageError, USAGE } from './options.js';
+import { EXIT_CODE, verdict } from './exit.js';
+import { parseCli, LoadTestUsageError, USAGE } from './options.js';
 import { summary } from './report/summary.js';
 import { runScenario } from './run.js';
 
@@ -7,25 +8,25 @@ async function main(): Promise<number> {
   try {
     options = parseCli(process.argv.slice(2));
   } catch (error) {
-    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (error instanceof LoadTestUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
-      return 2;
+      return EXIT_CODE.usage;
     }
     throw error;
   }
   if (!options) {
     process.stdout.write(`${USAGE}\n`);
-    return 0;
+    return EXIT_CODE.done;
   }
   // Every wait of the run ends by --max-minutes; this ends the process should a stop hang past it.
   setTimeout(() => {
     process.stderr.write(`the run exceeded --max-minutes ${options.maxMinutes}; exiting\n`);
-    process.exit(1);
+    process.exit(EXIT_CODE.failed);
   }, (options.maxMinutes + 5) * 60_000).unref();
   const command = `pnpm --filter @adhoc-scheduler/loadtest loadtest ${process.argv.slice(2).join(' ')}`;
   const { result, outDir } = await runScenario(options, command);
-  process.stdout.write(`${summary(result, outDir)}\n`);
-  return 0;
+  process.stdout.write(`${summary(result, outDir, options.failOnMiss)}\n`);
+  return verdict(result.targets, options.failOnMiss).code;
 }
 
 // Exit explicitly: idle SDK sockets must not hold the process open.
@@ -33,6 +34,6 @@ main().then(
   (code) => process.exit(code),
   (error: unknown) => {
     process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
+    process.exit(EXIT_CODE.failed);
   },
 );

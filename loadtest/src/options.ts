@@ -1,10 +1,28 @@
 import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import type { ScenarioName } from './report/results.js';
+import { EXIT_CODE } from './exit.js';
+import { isScenarioName, SCENARIOS, type ScenarioName } from './scenarios/catalog.js';
 import type { MeasureOptions } from './scenarios/context.js';
 import type { ScenarioParams } from './scenarios/params.js';
 
-export const SCENARIOS: readonly ScenarioName[] = ['steady', 'hotspot', 'far', 'ingest', 'backlog', 'fairness', 'chaos'];
+const NAMES = Object.keys(SCENARIOS) as ScenarioName[];
+
+/** Each scenario's description under its name, as --help lists them. */
+function scenarioList(): string {
+  const width = Math.max(...NAMES.map((name) => name.length)) + 2;
+  return NAMES.map((name) =>
+    SCENARIOS[name].description
+      .split('\n')
+      .map((line, index) => `  ${(index === 0 ? name : '').padEnd(width)}${line}`)
+      .join('\n'),
+  ).join('\n');
+}
+
+function drainDefaults(): string {
+  return NAMES.filter((name) => SCENARIOS[name].drainSeconds > 0)
+    .map((name) => `${name} ${SCENARIOS[name].drainSeconds}`)
+    .join(', ');
+}
 
 export const USAGE = `Load test of the scheduler: publishes events in the input format, measures their lateness
 at a consumer of its own, counts events missing, duplicated and early, and prices what the
@@ -14,29 +32,7 @@ and report.html.
 Usage: pnpm --filter @adhoc-scheduler/loadtest loadtest <scenario> [options]
 
 Scenarios (defaults in brackets):
-  steady    N events due evenly over S seconds, each published --ahead seconds before it is
-            due [2,000 over 60 s, 10 s ahead]
-  hotspot   N events due within the same second, all published at once [10,000, due 30 s later]
-  far       N events due within one minute, stored beyond a shortened near-path window and moved
-            by one loader tick; reports how fast they were moved into the delay queue
-            [100,000; window 240 s, loader every 90 s]
-  ingest    N events published as fast as possible; events per second the input side accepts
-            [50,000, --path far: stored in the table]
-  backlog   a steady load (near and far path) before and after writing --backlog open events
-            straight into the table: the loader's work per tick follows what is due, not what
-            is stored [1,000,000 open events; 600 events per phase over 60 s; window 60 s,
-            loader every 10 s]
-  fairness  two tenants, each on its own input topic: "noisy" publishes N events and "quiet"
-            --quiet-events, all due within the same second, published at once; lateness and
-            counts per tenant [10,000 and 10, due 60 s later]
-  chaos     a steady load (near and far path) plus --spike events due in the same second, while
-            the service is killed with kill -9 --kills times at random moments (one at the
-            spike) and restarted on the same data directory and ports, and --fault-rate of its
-            SNS, SQS and DynamoDB calls fail (refused, or answer lost after the call took
-            effect); counts events sent, delivered, missing, duplicated, early and failed (by
-            reason code, from a failure topic of its own), and lists what happened to each one
-            missing, early or failed; passes with none missing and none early [3,000 over
-            180 s, 10 s ahead; spike 3,000; 5 kills; 3% of calls; window 60 s, loader every 10 s]
+${scenarioList()}
 
 Where the scheduler runs:
   --service child         start the local service in a child process (default): the harness's
@@ -70,14 +66,18 @@ Load and measurement:
   --consumers N           concurrent long polls on the consumer queue [8]
   --late-ms MS            what counts as late in the progress bar and counts [100]
   --drain-seconds S       how long after the last due time missing events are awaited
-                          [steady 30, hotspot 120, far 600, backlog 60, fairness 120, chaos 180]
+                          [${drainDefaults()}]
   --settle-seconds S      how long the consumer keeps listening for duplicates [3]
   --max-minutes M         the run stops after this, whatever it is doing [30, at most 120]
   --out DIR               where the results go [loadtest/results/<scenario>-<run id>]
   --no-progress           no progress bars
+  --fail-on-miss          exit ${EXIT_CODE.targetMissed} when the run misses a target (the summary says MISS)
   -h, --help              this text
 
-Local runs talk to 127.0.0.1 only; a run that finds another endpoint stops.`;
+Local runs talk to 127.0.0.1 only; a run that finds another endpoint stops.
+
+Exit codes: ${EXIT_CODE.done} the run completed (targets met or missed, as printed; with --fail-on-miss,
+every target met), ${EXIT_CODE.failed} the run failed, ${EXIT_CODE.usage} wrong command line, ${EXIT_CODE.targetMissed} a target missed with --fail-on-miss.`;
 
 export type ServiceChoice =
   | { readonly kind: 'child' | 'in-process'; readonly dataDir: string | undefined; readonly emitterConcurrency: number | undefined }
@@ -92,42 +92,21 @@ export interface CliOptions {
   readonly maxMinutes: number;
   readonly outDir: string | undefined;
   readonly progress: boolean;
+  /** A missed target makes the run exit EXIT_CODE.targetMissed. */
+  readonly failOnMiss: boolean;
 }
 
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
+/** The load test's command line is wrong: the run does not start (exit code 2). */
+export class LoadTestUsageError extends Error {
+  override readonly name = 'LoadTestUsageError';
 }
-
-/** The chaos scenario's own knobs, unused by the others. */
-const NO_CHAOS = { spikeEvents: 0, kills: 0, faultRate: 0 } as const;
-
-const SCENARIO_DEFAULTS: Readonly<Record<ScenarioName, Omit<ScenarioParams, 'seed'>>> = {
-  steady: { events: 2_000, quietEvents: 0, seconds: 60, aheadSeconds: 10, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near', ...NO_CHAOS },
-  hotspot: { events: 10_000, quietEvents: 0, seconds: 1, aheadSeconds: 30, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near', ...NO_CHAOS },
-  far: { events: 100_000, quietEvents: 0, seconds: 60, aheadSeconds: 0, windowSeconds: 240, loaderIntervalSeconds: 90, backlog: 0, path: 'far', ...NO_CHAOS },
-  ingest: { events: 50_000, quietEvents: 0, seconds: 60, aheadSeconds: 0, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'far', ...NO_CHAOS },
-  backlog: { events: 600, quietEvents: 0, seconds: 60, aheadSeconds: 10, windowSeconds: 60, loaderIntervalSeconds: 10, backlog: 1_000_000, path: 'far', ...NO_CHAOS },
-  // Due a minute out: ingest takes every event into the delay queue before its second (about 20 s for 10,000 here).
-  fairness: { events: 10_000, quietEvents: 10, seconds: 1, aheadSeconds: 60, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near', ...NO_CHAOS },
-  // A short window, so far-path events are stored and loaded within the run.
-  chaos: { events: 3_000, quietEvents: 0, seconds: 180, aheadSeconds: 10, windowSeconds: 60, loaderIntervalSeconds: 10, backlog: 0, path: 'near', spikeEvents: 3_000, kills: 5, faultRate: 0.03 },
-};
-
-/** Scenarios that register tenants, write into the table of, or kill the local service they start. */
-const OWN_SERVICE_SCENARIOS: readonly ScenarioName[] = ['far', 'backlog', 'fairness', 'chaos'];
-
-/**
- * How long missing events are awaited after the last due time: long where the emulators fall
- * behind, and for chaos, where a message held by a killed service waits out its visibility timeout.
- */
-const DRAIN_DEFAULTS: Readonly<Record<ScenarioName, number>> = { steady: 30, hotspot: 120, far: 600, ingest: 0, backlog: 60, fairness: 120, chaos: 180 };
 
 function integer(values: Record<string, unknown>, name: string, fallback: number, min: number, max: number): number {
   const raw = values[name];
   if (raw === undefined) return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) {
-    throw new UsageError(`--${name} must be an integer from ${min} to ${max}, got "${String(raw)}"`);
+    throw new LoadTestUsageError(`--${name} must be an integer from ${min} to ${max}, got "${String(raw)}"`);
   }
   return value;
 }
@@ -136,7 +115,7 @@ function fraction(values: Record<string, unknown>, name: string, fallback: numbe
   const raw = values[name];
   if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (raw === '' || !Number.isFinite(value) || value < 0 || value > max) throw new UsageError(`--${name} must be a number from 0 to ${max}, got "${String(raw)}"`);
+  if (raw === '' || !Number.isFinite(value) || value < 0 || value > max) throw new LoadTestUsageError(`--${name} must be a number from 0 to ${max}, got "${String(raw)}"`);
   return value;
 }
 
@@ -145,7 +124,7 @@ function text(values: Record<string, unknown>, name: string): string | undefined
   return typeof raw === 'string' && raw !== '' ? raw : undefined;
 }
 
-/** Parses the command line; undefined when help was asked for. Throws UsageError on anything it cannot take. */
+/** Parses the command line; undefined when help was asked for. Throws LoadTestUsageError on anything it cannot take. */
 export function parseCli(args: readonly string[]): CliOptions | undefined {
   const { values, positionals } = parseArgs({
     args: [...args],
@@ -180,19 +159,20 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
       profile: { type: 'string' },
       out: { type: 'string' },
       'no-progress': { type: 'boolean', default: false },
+      'fail-on-miss': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   if (values.help) return undefined;
   const [scenarioArg, ...extra] = positionals;
-  if (!scenarioArg) throw new UsageError(`name a scenario: ${SCENARIOS.join(', ')}`);
-  if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
-  if (!(SCENARIOS as readonly string[]).includes(scenarioArg)) throw new UsageError(`unknown scenario "${scenarioArg}"; one of ${SCENARIOS.join(', ')}`);
-  const scenario = scenarioArg as ScenarioName;
-  const defaults = SCENARIO_DEFAULTS[scenario];
+  if (!scenarioArg) throw new LoadTestUsageError(`name a scenario: ${NAMES.join(', ')}`);
+  if (extra.length > 0) throw new LoadTestUsageError(`unexpected arguments: ${extra.join(' ')}`);
+  if (!isScenarioName(scenarioArg)) throw new LoadTestUsageError(`unknown scenario "${scenarioArg}"; one of ${NAMES.join(', ')}`);
+  const scenario = scenarioArg;
+  const { defaults, drainSeconds, service: needs } = SCENARIOS[scenario];
 
   const path = text(values, 'path') ?? defaults.path;
-  if (path !== 'near' && path !== 'far') throw new UsageError(`--path must be near or far, got "${path}"`);
+  if (path !== 'near' && path !== 'far') throw new LoadTestUsageError(`--path must be near or far, got "${path}"`);
   const params: ScenarioParams = {
     events: integer(values, 'events', defaults.events, 1, 1_000_000),
     quietEvents: integer(values, 'quiet-events', defaults.quietEvents, 1, 100_000),
@@ -215,21 +195,21 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
     const inputTopicArn = text(values, 'input-topic-arn');
     const emitterRoleArn = text(values, 'emitter-role-arn');
     if (!region || !inputTopicArn || !emitterRoleArn) {
-      throw new UsageError('a deployed stack needs --region, --input-topic-arn and --emitter-role-arn (the stack outputs)');
+      throw new LoadTestUsageError('a deployed stack needs --region, --input-topic-arn and --emitter-role-arn (the stack outputs)');
     }
-    if (text(values, 'service') !== undefined) throw new UsageError('--service is for the local service; a deployed stack is named by --region and --input-topic-arn');
-    if (OWN_SERVICE_SCENARIOS.includes(scenario)) throw new UsageError(`the ${scenario} scenario sets up the local service it starts; it runs locally only`);
+    if (text(values, 'service') !== undefined) throw new LoadTestUsageError('--service is for the local service; a deployed stack is named by --region and --input-topic-arn');
+    if (needs.startedForIt) throw new LoadTestUsageError(`the ${scenario} scenario sets up the local service it starts; it runs locally only`);
     service = { kind: 'aws', region, inputTopicArn, emitterRoleArn, profile: text(values, 'profile') };
   } else {
     const kind = text(values, 'service') ?? 'child';
-    if (scenario === 'chaos' && kind !== 'child') throw new UsageError('the chaos scenario kills the service it starts in a child process; use --service child');
+    if (needs.crashes && kind !== 'child') throw new LoadTestUsageError(`the ${scenario} scenario kills the service it starts in a child process; use --service child`);
     if (kind === 'child' || kind === 'in-process') {
       service = { kind, dataDir: text(values, 'data-dir'), emitterConcurrency: values['emitter-concurrency'] === undefined ? undefined : integer(values, 'emitter-concurrency', 0, 1, 4096) };
     } else if (kind === 'external') {
-      if (OWN_SERVICE_SCENARIOS.includes(scenario)) throw new UsageError(`the ${scenario} scenario starts the service with its own settings; use --service child`);
+      if (needs.startedForIt) throw new LoadTestUsageError(`the ${scenario} scenario starts the service with its own settings; use --service child`);
       service = { kind, outputsFile: text(values, 'outputs') ?? '.local/outputs.json' };
     } else {
-      throw new UsageError(`--service must be child, in-process or external, got "${kind}"`);
+      throw new LoadTestUsageError(`--service must be child, in-process or external, got "${kind}"`);
     }
   }
 
@@ -240,7 +220,7 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
     measure: {
       consumers: integer(values, 'consumers', 8, 1, 64),
       lateMs: integer(values, 'late-ms', 100, 0, 3_600_000),
-      drainSeconds: integer(values, 'drain-seconds', DRAIN_DEFAULTS[scenario], 0, 3600),
+      drainSeconds: integer(values, 'drain-seconds', drainSeconds, 0, 3600),
       settleSeconds: integer(values, 'settle-seconds', 3, 0, 600),
       publishConcurrency: integer(values, 'publish-concurrency', 8, 1, 64),
       payloadBytes: integer(values, 'payload-bytes', 200, 20, 200_000),
@@ -248,5 +228,6 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
     maxMinutes: integer(values, 'max-minutes', 30, 1, 120),
     outDir: text(values, 'out'),
     progress: !values['no-progress'],
+    failOnMiss: values['fail-on-miss'],
   };
 }

@@ -1,14 +1,14 @@
 import { Writable } from 'node:stream';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { LOCAL_CREDENTIALS, startLocalScheduler, type LocalScheduler } from '@adhoc-scheduler/infra/src/local/runtime.js';
+import { LOCAL_CREDENTIALS, startLocalScheduler, type LocalScheduler } from '@adhoc-scheduler/infra';
 import { createLogger } from '@adhoc-scheduler/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { injectFaults, type AwsService, type FaultDecision, type InjectedFault } from '../src/chaos/faults.js';
 import { createConsumerEndpoint, deleteConsumerEndpoint, failureReceiptOf, receiptOf, startConsumer } from '../src/consumer.js';
 import { planUniform, scheduleRequest } from '../src/plan.js';
+import { pollUntil } from '../src/poll.js';
 import { publishEvents } from '../src/publisher.js';
-import { waitFor } from '../src/scenarios/context.js';
 import { DeliveryTracker } from '../src/tracker.js';
 
 /** On each service, the first call is refused and the second loses its answer; the rest go through. */
@@ -72,7 +72,7 @@ describe('faults injected into the local service', () => {
       });
       expect(published.published).toBe(5);
 
-      const delivered = await waitFor(() => tracker.accountedFor >= tracker.expected, Date.now() + 40_000);
+      const delivered = await pollUntil(() => tracker.accountedFor >= tracker.expected, Date.now() + 40_000);
 
       expect(delivered).toBe(true);
       expect(tracker.counts()).toMatchObject({ expected: 5, delivered: 5, missing: 0, early: 0, failed: 0 });

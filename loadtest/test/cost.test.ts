@@ -1,7 +1,7 @@
-import type { UsageSnapshot } from '@adhoc-scheduler/infra/src/local/usage.js';
 import { describe, expect, it } from 'vitest';
 import { estimateCost, usageBetween } from '../src/cost/estimate.js';
 import { PRICES } from '../src/cost/prices.js';
+import type { UsageSnapshot } from '../src/cost/usage-meter.js';
 
 function usage(overrides: { sns?: Partial<UsageSnapshot['sns']>; emitterMs?: number; emitterInvocations?: number; writeUnits?: number; receives?: number; emptyReceives?: number } = {}): UsageSnapshot {
   const idle = { invocations: 0, durationMs: 0, billedDurationMs: 0, records: 0 };

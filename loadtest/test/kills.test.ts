@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { planKills, runKills, SPIKE_KILL_WINDOW_MS, type PlannedKill } from '../src/chaos/kills.js';
+import { planKills, runKills, SPIKE_KILL_WINDOW_MS, type PlannedKill, type Restart } from '../src/chaos/kills.js';
 import { seededRandom } from '../src/chaos/random.js';
-import type { Restart } from '../src/service/crashable.js';
 
 const FROM = 1_800_000_000_000;
 const UNTIL = FROM + 250_000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseCli, UsageError } from '../src/options.js';
+import { parseCli, LoadTestUsageError } from '../src/options.js';
 
 describe('parseCli', () => {
   it('applies the defaults of the scenario named', () => {
@@ -20,8 +20,8 @@ describe('parseCli', () => {
 
   it('refuses a chaos run it could not kill, or faults beyond half the calls', () => {
     expect(() => parseCli(['chaos', '--service', 'in-process'])).toThrow(/child/);
-    expect(() => parseCli(['chaos', '--service', 'external'])).toThrow(UsageError);
-    expect(() => parseCli(['chaos', '--region', 'r', '--input-topic-arn', 'a', '--emitter-role-arn', 'b'])).toThrow(UsageError);
+    expect(() => parseCli(['chaos', '--service', 'external'])).toThrow(LoadTestUsageError);
+    expect(() => parseCli(['chaos', '--region', 'r', '--input-topic-arn', 'a', '--emitter-role-arn', 'b'])).toThrow(LoadTestUsageError);
     expect(() => parseCli(['chaos', '--fault-rate', '0.6'])).toThrow(/--fault-rate/);
     expect(() => parseCli(['chaos', '--fault-rate', 'lots'])).toThrow(/--fault-rate/);
     expect(() => parseCli(['chaos', '--kills', '-1'])).toThrow(/--kills/);
@@ -38,16 +38,16 @@ describe('parseCli', () => {
   });
 
   it('refuses what would make a run unbounded, incomplete or misdirected', () => {
-    expect(() => parseCli(['steady', '--events', '5000000'])).toThrow(UsageError);
-    expect(() => parseCli(['steady', '--max-minutes', '500'])).toThrow(UsageError);
+    expect(() => parseCli(['steady', '--events', '5000000'])).toThrow(LoadTestUsageError);
+    expect(() => parseCli(['steady', '--max-minutes', '500'])).toThrow(LoadTestUsageError);
     expect(() => parseCli(['steady', '--region', 'eu-west-1'])).toThrow(/--input-topic-arn/);
-    expect(() => parseCli(['far', '--region', 'r', '--input-topic-arn', 'a', '--emitter-role-arn', 'b'])).toThrow(UsageError);
+    expect(() => parseCli(['far', '--region', 'r', '--input-topic-arn', 'a', '--emitter-role-arn', 'b'])).toThrow(LoadTestUsageError);
     // The fairness scenario registers its two tenants in the service it starts.
-    expect(() => parseCli(['fairness', '--region', 'r', '--input-topic-arn', 'a', '--emitter-role-arn', 'b'])).toThrow(UsageError);
-    expect(() => parseCli(['fairness', '--service', 'external'])).toThrow(UsageError);
-    expect(() => parseCli(['fairness', '--quiet-events', '0'])).toThrow(UsageError);
-    expect(() => parseCli(['nonsense'])).toThrow(UsageError);
-    expect(() => parseCli([])).toThrow(UsageError);
+    expect(() => parseCli(['fairness', '--region', 'r', '--input-topic-arn', 'a', '--emitter-role-arn', 'b'])).toThrow(LoadTestUsageError);
+    expect(() => parseCli(['fairness', '--service', 'external'])).toThrow(LoadTestUsageError);
+    expect(() => parseCli(['fairness', '--quiet-events', '0'])).toThrow(LoadTestUsageError);
+    expect(() => parseCli(['nonsense'])).toThrow(LoadTestUsageError);
+    expect(() => parseCli([])).toThrow(LoadTestUsageError);
   });
 
   it('returns nothing when help is asked for', () => {

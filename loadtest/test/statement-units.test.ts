@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { estimatedStandInWriteUnits, estimatedStatementWriteUnits, isBatchStandIn } from '@adhoc-scheduler/infra/src/local/usage.js';
+import { estimatedStandInWriteUnits, estimatedStatementWriteUnits, isBatchStandIn } from '../src/cost/usage-meter.js';
 
 describe('write units of a PartiQL batch', () => {
   it('bill an insert by its item, a unit per started KB, plus the time-bucket index when the item has its key', () => {

@@ -10,6 +10,12 @@ if (!existsSync(OUTPUTS)) {
   process.exit(1);
 }
 const local = JSON.parse(readFileSync(OUTPUTS, 'utf8')) as { region: string; endpoint: string; inputTopicArn: string; emitterRoleArn: string };
+// A service stopped with kill -9 leaves the file behind: something must answer at its endpoint.
+const running = await fetch(local.endpoint, { signal: AbortSignal.timeout(3_000) }).then(() => true, () => false);
+if (!running) {
+  console.error(`nothing answers at ${local.endpoint}, the endpoint in ${OUTPUTS}: start the local service first (scripts/start)`);
+  process.exit(1);
+}
 // On AWS: new SNSClient({ region }) with your own credentials, and the stack's InputTopicArn and EmitterRoleArn outputs.
 const sns = new SNSClient({ region: local.region, endpoint: local.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
 

@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ENV } from '@adhoc-scheduler/shared/config';
 import { answers } from '@adhoc-scheduler/shared/endpoint';
 import { localScheduler } from './scheduler-endpoint.js';
 
@@ -15,7 +16,7 @@ const LOCAL_SERVICE_ENTRY = join(REPO_ROOT, 'infra', 'src', 'local', 'main.ts');
  * The demo service's timings: events due more than 10 s ahead are stored and moved by a loader
  * that runs every 2 s, so the far event arrives within half a minute.
  */
-export const DEMO_TIMINGS = { SCHEDULER_NEAR_PATH_WINDOW_SECONDS: '10', SCHEDULER_LOADER_INTERVAL_SECONDS: '2' } as const;
+export const DEMO_TIMINGS = { nearPathWindowSeconds: 10, loaderIntervalSeconds: 2 } as const;
 
 const START_TIMEOUT_MS = 90_000;
 const STOP_TIMEOUT_MS = 30_000;
@@ -39,7 +40,12 @@ export async function startDemoService(): Promise<DemoService> {
   const args = ['--import', 'tsx', LOCAL_SERVICE_ENTRY, '--in-memory', '--port', '0', '--dynamodb-port', '0', '--outputs', outputsFile, '--tenants', join(dir, 'tenants.json')];
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
-    env: { ...process.env, ...DEMO_TIMINGS, LOG_LEVEL: 'error' },
+    env: {
+      ...process.env,
+      [ENV.nearPathWindowSeconds]: String(DEMO_TIMINGS.nearPathWindowSeconds),
+      [ENV.loaderIntervalSeconds]: String(DEMO_TIMINGS.loaderIntervalSeconds),
+      [ENV.logLevel]: 'error',
+    },
     // Its logs (errors only: the invalid event's warning is the demo's point) go to this stderr; its own stderr is kept to say why it did not start.
     stdio: ['ignore', process.stderr, 'pipe', 'ipc'],
     detached: true,

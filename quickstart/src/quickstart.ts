@@ -15,7 +15,7 @@ Local service (default):
   scripts/quickstart [--outputs FILE]
     uses the local service of .local/outputs.json when it answers (scripts/start writes the file
     once the service is ready and removes it when it stops); with no service running, starts a
-    demo service of its own for the run (in memory, near-path window ${DEMO_TIMINGS.SCHEDULER_NEAR_PATH_WINDOW_SECONDS} s, loader every ${DEMO_TIMINGS.SCHEDULER_LOADER_INTERVAL_SECONDS} s)
+    demo service of its own for the run (in memory, near-path window ${DEMO_TIMINGS.nearPathWindowSeconds} s, loader every ${DEMO_TIMINGS.loaderIntervalSeconds} s)
     and stops it at the end. With --outputs, that service must be running.
 Deployed stack:
   scripts/quickstart --stack-outputs cdk-outputs.json [--region R] [--profile P]
@@ -66,7 +66,7 @@ async function findScheduler(where: Where): Promise<{ readonly scheduler: Schedu
   try {
     const scheduler = await localScheduler(demo.outputsFile, read);
     if (scheduler === undefined) throw new Error('the demo service wrote no outputs');
-    console.log(`Demo service at ${scheduler.endpoint}: near-path window ${scheduler.nearPathWindowSeconds} s, loader every ${DEMO_TIMINGS.SCHEDULER_LOADER_INTERVAL_SECONDS} s.`);
+    console.log(`Demo service at ${scheduler.endpoint}: near-path window ${scheduler.nearPathWindowSeconds} s, loader every ${DEMO_TIMINGS.loaderIntervalSeconds} s.`);
     return { scheduler, demo };
   } catch (error) {
     await demo.stop();

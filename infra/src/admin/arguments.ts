@@ -1,4 +1,4 @@
-import { UsageError } from './errors.js';
+import { AdminUsageError } from './errors.js';
 
 /** Options every command takes. */
 export const HELP_OPTION = { help: { type: 'boolean', short: 'h', default: false } } as const;
@@ -16,29 +16,29 @@ export type LocationValues = {
   readonly [K in keyof typeof LOCATION_OPTIONS]?: string | undefined;
 };
 
-/** Runs node:util parseArgs, turning what it rejects (unknown option, missing value) into a UsageError. */
+/** Runs node:util parseArgs, turning what it rejects (unknown option, missing value) into a AdminUsageError. */
 export function parseOrExplain<T>(command: string, parse: () => T): T {
   try {
     return parse();
   } catch (error) {
-    throw new UsageError((error as Error).message, command);
+    throw new AdminUsageError((error as Error).message, command);
   }
 }
 
-/** A whole number flag within bounds, or a UsageError naming the flag and the value. */
+/** A whole number flag within bounds, or a AdminUsageError naming the flag and the value. */
 export function wholeNumber(flag: string, text: string, bounds: { readonly min: number; readonly max?: number }, command: string): number {
   const value = Number(text);
   const range = bounds.max === undefined ? `${bounds.min} or more` : `from ${bounds.min} to ${bounds.max}`;
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < bounds.min || (bounds.max !== undefined && value > bounds.max)) {
-    throw new UsageError(`${flag} takes a whole number ${range}, not "${text}"`, command);
+    throw new AdminUsageError(`${flag} takes a whole number ${range}, not "${text}"`, command);
   }
   return value;
 }
 
-/** The one positional a command takes (an id), or a UsageError. */
+/** The one positional a command takes (an id), or a AdminUsageError. */
 export function onePositional(positionals: readonly string[], what: string, command: string): string {
   const [value, ...rest] = positionals;
-  if (value === undefined) throw new UsageError(`${what} is missing`, command);
-  if (rest.length > 0) throw new UsageError(`unexpected arguments: ${rest.join(' ')}`, command);
+  if (value === undefined) throw new AdminUsageError(`${what} is missing`, command);
+  if (rest.length > 0) throw new AdminUsageError(`unexpected arguments: ${rest.join(' ')}`, command);
   return value;
 }

@@ -1,4 +1,4 @@
-import { AdminError, UsageError } from './errors.js';
+import { AdminError, AdminUsageError } from './errors.js';
 import { eventShow, eventsList } from './event-commands.js';
 import type { Output } from './format.js';
 import { quotaReconcile } from './quota-commands.js';
@@ -28,15 +28,15 @@ async function dispatch(argv: readonly string[], output: Output): Promise<number
   }
   if (command === 'events') return eventsList(argv.slice(1), output);
   const group = GROUPS[command];
-  if (group === undefined) throw new UsageError(`unknown command "${command}"`, '');
+  if (group === undefined) throw new AdminUsageError(`unknown command "${command}"`, '');
   const names = Object.keys(group.commands);
-  if (subcommand === undefined) throw new UsageError(`${command} takes a command: ${names.join(' or ')}`, command);
+  if (subcommand === undefined) throw new AdminUsageError(`${command} takes a command: ${names.join(' or ')}`, command);
   if (HELP.includes(subcommand)) {
     output.out(group.usage);
     return 0;
   }
   const handler = group.commands[subcommand];
-  if (handler === undefined) throw new UsageError(`unknown command "${command} ${subcommand}": ${command} takes ${names.join(' or ')}`, command);
+  if (handler === undefined) throw new AdminUsageError(`unknown command "${command} ${subcommand}": ${command} takes ${names.join(' or ')}`, command);
   return handler(rest, output);
 }
 
@@ -48,7 +48,7 @@ export async function runAdmin(argv: readonly string[], output: Output): Promise
   try {
     return await dispatch(argv, output);
   } catch (error) {
-    if (error instanceof UsageError) {
+    if (error instanceof AdminUsageError) {
       const help = error.command === '' ? 'scripts/admin --help' : `scripts/admin ${error.command} --help`;
       output.err(`${error.message} (${help} explains the command)`);
       return 2;

@@ -4,8 +4,8 @@ export class AdminError extends Error {
 }
 
 /** The command line is wrong: exit code 2, pointing at the command's --help. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
+export class AdminUsageError extends Error {
+  override readonly name = 'AdminUsageError';
 
   constructor(
     message: string,

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { eventIdFor, isEventState, PUBLIC_TENANT_ID, EVENT_STATE } from '@adhoc-scheduler/shared';
 import { HELP_OPTION, LOCATION_OPTIONS, onePositional, parseOrExplain, wholeNumber } from './arguments.js';
-import { AdminError, UsageError } from './errors.js';
+import { AdminError, AdminUsageError } from './errors.js';
 import { eventJson, eventsTable, eventText } from './event-view.js';
 import type { Output } from './format.js';
 import { locationOf, withEventRecords } from './location.js';
@@ -19,10 +19,10 @@ function eventIdOf(
     const eventId = onePositional(positionals, 'the event id (or --tenant T --id CLIENT_ID)', command);
     return { eventId, described: `event ${eventId}` };
   }
-  if (positionals.length > 0) throw new UsageError('give an event id, or --tenant and --id, not both', command);
-  if (tenant === undefined || clientId === undefined) throw new UsageError('--tenant and --id go together', command);
+  if (positionals.length > 0) throw new AdminUsageError('give an event id, or --tenant and --id, not both', command);
+  if (tenant === undefined || clientId === undefined) throw new AdminUsageError('--tenant and --id go together', command);
   if (tenant === PUBLIC_TENANT_ID && user === undefined) {
-    throw new UsageError(`the ${PUBLIC_TENANT_ID} tenant's client ids are per user: add --user (the request's "user")`, command);
+    throw new AdminUsageError(`the ${PUBLIC_TENANT_ID} tenant's client ids are per user: add --user (the request's "user")`, command);
   }
   // Other tenants' ids do not depend on the user; ingest ignores it for them.
   const eventId = eventIdFor(tenant, user ?? '', clientId, '');
@@ -84,10 +84,10 @@ export async function eventsList(args: string[], output: Output): Promise<number
     output.out(USAGE.events);
     return 0;
   }
-  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`, command);
+  if (positionals.length > 0) throw new AdminUsageError(`unexpected arguments: ${positionals.join(' ')}`, command);
   const { tenant, state, after } = values;
-  if (tenant === undefined) throw new UsageError('--tenant is missing', command);
-  if (!isEventState(state)) throw new UsageError(`--state takes one of ${Object.values(EVENT_STATE).join(', ')}${state === undefined ? '' : `, not "${state}"`}`, command);
+  if (tenant === undefined) throw new AdminUsageError('--tenant is missing', command);
+  if (!isEventState(state)) throw new AdminUsageError(`--state takes one of ${Object.values(EVENT_STATE).join(', ')}${state === undefined ? '' : `, not "${state}"`}`, command);
   const limit = wholeNumber('--limit', values.limit, { min: 1, max: LIST_LIMIT.max }, command);
   const location = locationOf(values, command);
 
@@ -96,7 +96,7 @@ export async function eventsList(args: string[], output: Output): Promise<number
       return await records.list(tenant, state, { limit, after });
     } catch (error) {
       // The token is the store's, opaque here: one that does not parse was not printed by a previous page.
-      if (error instanceof SyntaxError) throw new UsageError(`--after "${after ?? ''}" is not a token a previous page printed`, command);
+      if (error instanceof SyntaxError) throw new AdminUsageError(`--after "${after ?? ''}" is not a token a previous page printed`, command);
       throw error;
     }
   });

@@ -34,6 +34,29 @@ export async function readLocalOutputs(path: string): Promise<LocalServiceOutput
   return parsed as LocalServiceOutputs;
 }
 
+/**
+ * The outputs of the local service, once it answers: a service killed with kill -9 leaves its
+ * outputs file behind. Asks for the ingest queue's ARN, which onboarding needs; fails with an
+ * AdminError saying to start the service when the file is missing or nothing answers there.
+ */
+export async function readRunningLocalOutputs(outputsPath: string): Promise<{ readonly outputs: LocalServiceOutputs; readonly ingestQueueArn: string }> {
+  const outputs = await readLocalOutputs(outputsPath);
+  const sqs = new SQSClient({ region: outputs.region, endpoint: outputs.endpoint, credentials: LOCAL_CREDENTIALS });
+  let ingestQueueArn: string | undefined;
+  try {
+    const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: outputs.ingestQueueUrl, AttributeNames: ['QueueArn'] }));
+    ingestQueueArn = Attributes?.QueueArn;
+  } catch (error) {
+    throw new AdminError(
+      `the local service of ${outputsPath} is not running (${outputs.endpoint}: ${describeError(error)}). Start it with scripts/start, then run this again.`,
+    );
+  } finally {
+    sqs.destroy();
+  }
+  if (!ingestQueueArn) throw new AdminError(`the local service's ingest queue ${outputs.ingestQueueUrl} has no ARN`);
+  return { outputs, ingestQueueArn };
+}
+
 /** The running local service, as onboarding needs it: its SNS endpoint and its ingest queue. */
 export class LocalService {
   private constructor(
@@ -44,22 +67,8 @@ export class LocalService {
 
   /** Fails with an AdminError saying to start the service when its outputs are missing or nothing answers there. */
   static async connect(outputsPath: string): Promise<LocalService> {
-    const outputs = await readLocalOutputs(outputsPath);
-    const access = { region: outputs.region, endpoint: outputs.endpoint, credentials: LOCAL_CREDENTIALS };
-    const sqs = new SQSClient(access);
-    let ingestQueueArn: string | undefined;
-    try {
-      const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: outputs.ingestQueueUrl, AttributeNames: ['QueueArn'] }));
-      ingestQueueArn = Attributes?.QueueArn;
-    } catch (error) {
-      throw new AdminError(
-        `the local service of ${outputsPath} is not running (${outputs.endpoint}: ${describeError(error)}). Start it with scripts/start, then run this again.`,
-      );
-    } finally {
-      sqs.destroy();
-    }
-    if (!ingestQueueArn) throw new AdminError(`the local service's ingest queue ${outputs.ingestQueueUrl} has no ARN`);
-    return new LocalService(outputs, new SNSClient(access), ingestQueueArn);
+    const { outputs, ingestQueueArn } = await readRunningLocalOutputs(outputsPath);
+    return new LocalService(outputs, new SNSClient({ region: outputs.region, endpoint: outputs.endpoint, credentials: LOCAL_CREDENTIALS }), ingestQueueArn);
   }
 
   /** The region of the service's topics. */

@@ -5,8 +5,8 @@ import { DynamoDbEventRecords, type EventRecords } from '@adhoc-scheduler/shared
 import { LOCAL_CREDENTIALS } from '../local/runtime.js';
 import type { LocationValues } from './arguments.js';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
-import { AdminError, isServiceAnswer, UsageError } from './errors.js';
-import { DEFAULT_OUTPUTS_FILE, readLocalOutputs } from './local-service.js';
+import { AdminError, isServiceAnswer, AdminUsageError } from './errors.js';
+import { DEFAULT_OUTPUTS_FILE, readRunningLocalOutputs } from './local-service.js';
 import { SCHEDULER_OUTPUTS } from '../cdk/stack-outputs.js';
 
 /** The scheduler a command reads: the local service (its outputs file), or a deployed stack. */
@@ -25,11 +25,11 @@ export function locationOf(values: LocationValues, command: string): Location {
   const { table, region, profile, outputs } = values;
   if (stackOutputs === undefined && table === undefined) {
     const stray = region !== undefined ? '--region' : profile !== undefined ? '--profile' : undefined;
-    if (stray) throw new UsageError(`${stray} is for a deployed stack: name it with --stack-outputs FILE or --table NAME`, command);
+    if (stray) throw new AdminUsageError(`${stray} is for a deployed stack: name it with --stack-outputs FILE or --table NAME`, command);
     return { kind: 'local', outputs: outputs ?? DEFAULT_OUTPUTS_FILE };
   }
-  if (outputs !== undefined) throw new UsageError('--outputs names the local service, --stack-outputs and --table a deployed stack: give one', command);
-  if (stackOutputs !== undefined && table !== undefined) throw new UsageError('give --stack-outputs or --table, not both', command);
+  if (outputs !== undefined) throw new AdminUsageError('--outputs names the local service, --stack-outputs and --table a deployed stack: give one', command);
+  if (stackOutputs !== undefined && table !== undefined) throw new AdminUsageError('give --stack-outputs or --table, not both', command);
   return { kind: 'deployed', stackOutputs, table, region, profile };
 }
 
@@ -82,7 +82,8 @@ interface TableAccess {
 
 async function tableAccess(location: Location): Promise<TableAccess> {
   if (location.kind === 'local') {
-    const outputs = await readLocalOutputs(location.outputs);
+    // Said as onboarding says it when a killed service left its outputs file behind.
+    const { outputs } = await readRunningLocalOutputs(location.outputs);
     return {
       tableName: outputs.tableName,
       client: { region: outputs.region, endpoint: outputs.dynamodbEndpoint, credentials: LOCAL_CREDENTIALS },
@@ -114,7 +115,7 @@ export async function withTable<T>(location: Location, use: (client: DynamoDBDoc
   try {
     return await use(DynamoDBDocumentClient.from(client), access.tableName);
   } catch (error) {
-    if (error instanceof AdminError || error instanceof UsageError) throw error;
+    if (error instanceof AdminError || error instanceof AdminUsageError) throw error;
     throw new AdminError(`cannot read the ${access.description}: ${describeError(error)}.${access.hint(error)}`);
   } finally {
     client.destroy();

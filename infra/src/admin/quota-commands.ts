@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
 import { DynamoDbEventRecords, DynamoDbQuotaCounters, reconcileOpenEvents } from '@adhoc-scheduler/shared';
 import { HELP_OPTION, LOCATION_OPTIONS, parseOrExplain } from './arguments.js';
-import { UsageError } from './errors.js';
+import { AdminError, AdminUsageError } from './errors.js';
 import type { Output } from './format.js';
 import { locationOf, withTable } from './location.js';
+import { unregisteredTenant } from './tenant-commands.js';
 import { USAGE } from './usage.js';
 
 const count = (value: number): string => value.toLocaleString('en-US');
@@ -12,16 +13,24 @@ const count = (value: number): string => value.toLocaleString('en-US');
 export async function quotaReconcile(args: string[], output: Output): Promise<number> {
   const command = 'quota reconcile';
   const { values, positionals } = parseOrExplain(command, () =>
-    parseArgs({ args, allowPositionals: true, options: { tenant: { type: 'string' }, json: { type: 'boolean', default: false }, ...LOCATION_OPTIONS, ...HELP_OPTION } }),
+    parseArgs({
+      args,
+      allowPositionals: true,
+      options: { tenant: { type: 'string' }, json: { type: 'boolean', default: false }, tenants: { type: 'string' }, ...LOCATION_OPTIONS, ...HELP_OPTION },
+    }),
   );
   if (values.help) {
     output.out(USAGE.quotaReconcile);
     return 0;
   }
-  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`, command);
+  if (positionals.length > 0) throw new AdminUsageError(`unexpected arguments: ${positionals.join(' ')}`, command);
   const { tenant } = values;
-  if (tenant === undefined) throw new UsageError('--tenant is missing', command);
-  const result = await withTable(locationOf(values, command), (client, tableName) =>
+  if (tenant === undefined) throw new AdminUsageError('--tenant is missing', command);
+  const location = locationOf(values, command);
+  // A tenant the registry does not know has no quota: a mistyped id is said, not counted.
+  const unregistered = unregisteredTenant(tenant, location, values.tenants);
+  if (unregistered !== '') throw new AdminError(`no quota to reconcile: ${unregistered}`);
+  const result = await withTable(location, (client, tableName) =>
     reconcileOpenEvents({ counter: new DynamoDbQuotaCounters(client, tableName), census: new DynamoDbEventRecords(client, tableName) }, tenant),
   );
   if (values.json) {

@@ -12,7 +12,7 @@ import { addTenantInputTopic } from '../local/outputs-file.js';
 import { readTenantsFile, TenantsFileError, writeTenantsFile } from '../local/tenants-file.js';
 import { HELP_OPTION, LOCATION_OPTIONS, onePositional, parseOrExplain, wholeNumber } from './arguments.js';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
-import { AdminError, UsageError } from './errors.js';
+import { AdminError, AdminUsageError } from './errors.js';
 import type { Output } from './format.js';
 import { inputTopicArnOf } from './input-topics.js';
 import { DEFAULT_TENANTS_FILE, LocalService, readLocalOutputs } from './local-service.js';
@@ -128,7 +128,7 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
   if (id === PUBLIC_TENANT_ID) {
     throw new AdminError(`"${PUBLIC_TENANT_ID}" is the shared input topic's tenant, not one to add: its settings are the "public" section of the tenants file`);
   }
-  if (values.account.length === 0) throw new UsageError('--account is missing: a tenant has at least one AWS account', command);
+  if (values.account.length === 0) throw new AdminUsageError('--account is missing: a tenant has at least one AWS account', command);
   const quota = (flag: 'max-open-events' | 'max-ingest-per-second') => {
     const text = values[flag];
     return text === undefined ? undefined : wholeNumber(`--${flag}`, text, { min: 0 }, command);
@@ -205,11 +205,11 @@ export async function tenantList(args: string[], output: Output): Promise<number
     output.out(USAGE.tenantList);
     return 0;
   }
-  if (positionals.length > 0) throw new UsageError(`unexpected arguments: ${positionals.join(' ')}`, command);
+  if (positionals.length > 0) throw new AdminUsageError(`unexpected arguments: ${positionals.join(' ')}`, command);
   const location = locationOf(values, command);
   // A deployed stack's registry is the CDK app's: only the operator knows which file that was.
   if (location.kind === 'deployed' && values.tenants === undefined) {
-    throw new UsageError(`on a deployed stack, name with --tenants FILE the registry it was deployed with (${CDK_TENANTS})`, command);
+    throw new AdminUsageError(`on a deployed stack, name with --tenants FILE the registry it was deployed with (${CDK_TENANTS})`, command);
   }
   const registry = new TenantRegistry(readRegistry(values.tenants ?? DEFAULT_TENANTS_FILE), '');
   const publicTopic = await publicInputTopicArn(location);

@@ -122,5 +122,7 @@ too high, and the tenant refused a little early. The count reads every item of t
 filtered scan, no writes but the correction). Events that start or end while it runs may or may
 not be counted: the correction is exact when none did, and the command says when some did.
 
+Exit code 1 when the tenant is not registered: it has no quota to correct, and nothing is read.
+
 ${WHERE}`,
 } as const;

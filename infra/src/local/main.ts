@@ -25,40 +25,60 @@ Usage: scripts/start [--data-dir DIR | --in-memory] [--port N] [--dynamodb-port 
                        scripts/admin tenant add
 
 Settings come from SCHEDULER_* environment variables (see the README's configuration table),
-e.g. SCHEDULER_NEAR_PATH_WINDOW_SECONDS=20 SCHEDULER_LOADER_INTERVAL_SECONDS=5 for demos.`;
+e.g. SCHEDULER_NEAR_PATH_WINDOW_SECONDS=20 SCHEDULER_LOADER_INTERVAL_SECONDS=5 for demos.
 
-const { values } = parseArgs({
-  options: {
-    'data-dir': { type: 'string', default: '.local/data' },
-    'in-memory': { type: 'boolean', default: false },
-    port: { type: 'string', default: '4566' },
-    'dynamodb-port': { type: 'string', default: '8000' },
-    outputs: { type: 'string', default: '.local/outputs.json' },
-    tenants: { type: 'string', default: '.local/tenants.json' },
-    help: { type: 'boolean', short: 'h', default: false },
-  },
-});
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+Exit codes: 0 stopped (Ctrl-C, SIGTERM), 1 could not start (the one line on stderr says why),
+2 wrong command line.`;
 
-const PORT_FLAGS: Readonly<Record<EmulatorName, string>> = { messaging: '--port', dynamodb: '--dynamodb-port' };
-
+/** What the operator can act on: one line on stderr, exit code 1. */
 function exitWith(message: string): never {
   console.error(message);
   process.exit(1);
 }
 
+/** A wrong command line: one line naming the option, the help hint, exit code 2 (as scripts/admin). */
+function wrongCommandLine(message: string): never {
+  console.error(`${message} (scripts/start --help lists the options)`);
+  process.exit(2);
+}
+
+function parseCommandLine() {
+  try {
+    return parseArgs({
+      options: {
+        'data-dir': { type: 'string' },
+        'in-memory': { type: 'boolean', default: false },
+        port: { type: 'string', default: '4566' },
+        'dynamodb-port': { type: 'string', default: '8000' },
+        outputs: { type: 'string', default: '.local/outputs.json' },
+        tenants: { type: 'string', default: '.local/tenants.json' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }).values;
+  } catch (error) {
+    // node:util parseArgs refuses unknown options, missing values and positionals.
+    return wrongCommandLine((error as Error).message);
+  }
+}
+
+const values = parseCommandLine();
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+if (values['in-memory'] && values['data-dir'] !== undefined) wrongCommandLine('--data-dir and --in-memory exclude each other: state is kept on disk or in memory');
+
+const PORT_FLAGS: Readonly<Record<EmulatorName, string>> = { messaging: '--port', dynamodb: '--dynamodb-port' };
+
 function portFlag(emulator: EmulatorName, text: string): number {
   const port = Number(text);
-  if (!/^\d+$/.test(text) || port > 65_535) exitWith(`${PORT_FLAGS[emulator]} takes a port from 0 to 65535, not ${text}`);
+  if (!/^\d+$/.test(text) || port > 65_535) wrongCommandLine(`${PORT_FLAGS[emulator]} takes a port from 0 to 65535, not ${text}`);
   return port;
 }
 
 const ports = { messaging: portFlag('messaging', values.port), dynamodb: portFlag('dynamodb', values['dynamodb-port']) };
 if (ports.messaging !== 0 && ports.messaging === ports.dynamodb) {
-  exitWith(`--port and --dynamodb-port need different ports (both are ${ports.messaging})`);
+  wrongCommandLine(`--port and --dynamodb-port need different ports (both are ${ports.messaging})`);
 }
 /** What the operator can act on, in one line; anything else is a fault of the service and keeps its stack. */
 function startFailure(error: unknown): string | undefined {
@@ -75,7 +95,7 @@ function startFailure(error: unknown): string | undefined {
 
 const outputsFile = resolve(values.outputs);
 await removeStaleOutputsFile(outputsFile);
-const dataDir = values['in-memory'] ? undefined : resolve(values['data-dir']);
+const dataDir = values['in-memory'] ? undefined : resolve(values['data-dir'] ?? '.local/data');
 if (dataDir) await mkdir(dataDir, { recursive: true });
 const scheduler = await startLocalScheduler({
   ...(dataDir ? { dataDir } : {}),

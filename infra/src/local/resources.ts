@@ -96,7 +96,7 @@ async function createTable(dynamodb: DynamoDBClient, tableName: string): Promise
 }
 
 /** Local access to the emulators: the region and the keys they accept. */
-export interface LocalAccess {
+export interface EmulatorAccess {
   readonly region: string;
   readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string };
 }
@@ -107,7 +107,7 @@ export interface LocalAccess {
  */
 export async function createLocalResources(
   endpoints: { readonly messaging: string; readonly dynamodb: string },
-  access: LocalAccess,
+  access: EmulatorAccess,
   prefix: string,
   settings: QueueSettings & { readonly tenantIds: readonly string[] },
 ): Promise<LocalResources> {

@@ -7,11 +7,13 @@ import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns'
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_STATE, PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
+import { answers } from '@adhoc-scheduler/shared/endpoint';
 import { runAdmin } from '../../src/admin/cli.js';
 import { SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
 import { closedEndpoint, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+import { outputsOf, spawnService } from './service-process.js';
 
 const REPO_ROOT = resolve(import.meta.dirname, '../../..');
 const TENANT_ACCOUNT = '111111111111';
@@ -308,11 +310,11 @@ describe('scripts/admin tenant add and tenant list', () => {
       expect(stopped.code).toBe(1);
       expect(stopped.stderr).toMatch(/not running .*Start it with scripts\/start/);
       expect(existsSync(tenantsFile)).toBe(false);
-      // Reading events there says so too, in one line.
+      // Reading events there says so too, in the same line.
       const events = await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'scheduled', '--tenants', tenantsFile, '--outputs', stale);
       expect(events).toMatchObject({ code: 1, stdout: '' });
       expect(events.stderr.split('\n')).toHaveLength(1);
-      expect(events.stderr).toMatch(/ECONNREFUSED.*Is the local service running\? Start it with scripts\/start\.$/);
+      expect(events.stderr).toMatch(/ECONNREFUSED.*\)\. Start it with scripts\/start, then run this again\.$/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -367,7 +369,7 @@ describe('scripts/admin help', () => {
   });
 });
 
-describe('scripts/admin events and event show', () => {
+describe('scripts/admin events, event show and quota reconcile', () => {
   it('lists a tenant\'s events in one state a page at a time, the next page from the printed token', async () => {
     const { scheduler, where, teardown } = await setup();
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
@@ -434,6 +436,9 @@ describe('scripts/admin events and event show', () => {
       const show = await admin('event', 'show', '--tenant', 'nobody', '--id', 'order-1', ...where);
       expect(show).toMatchObject({ code: 1, stdout: '' });
       expect(show.stderr).toContain('tenant "nobody" is not registered');
+      const reconcile = await admin('quota', 'reconcile', '--tenant', 'nobody', ...where);
+      expect(reconcile).toMatchObject({ code: 1, stdout: '' });
+      expect(reconcile.stderr).toMatch(/^no quota to reconcile: tenant "nobody" is not registered in \S+tenants\.json/);
       // The public tenant is always there: nothing scheduled is an answer.
       const none = await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'cancelled', ...where);
       expect(none).toMatchObject({ code: 0, stdout: `no cancelled events of tenant ${PUBLIC_TENANT_ID}` });
@@ -441,6 +446,34 @@ describe('scripts/admin events and event show', () => {
       await teardown();
     }
   });
+
+  it('after a kill -9 of the service, says in the line the README shows that it is not running, for every command that needs it (through scripts/admin)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'admin-'));
+    const service = spawnService(dir, { args: ['--in-memory'] });
+    try {
+      const { endpoint } = await outputsOf(service);
+      service.child.kill('SIGKILL');
+      await service.exited;
+      // Its emulators notice that their parent is gone and exit; the outputs file stays behind.
+      await waitFor(async () => !(await answers(endpoint)), 'the killed service no longer answering');
+      expect(existsSync(service.outputsFile)).toBe(true);
+      const notRunning =
+        `the local service of ${service.outputsFile} is not running (${endpoint}: connect ECONNREFUSED ${new URL(endpoint).host}). ` +
+        'Start it with scripts/start, then run this again.\n';
+      const where = ['--outputs', service.outputsFile, '--tenants', service.tenantsFile];
+      const commands = [
+        ['events', '--tenant', PUBLIC_TENANT_ID, '--state', 'scheduled'],
+        ['event', 'show', 'm-00000000-0000-0000-0000-000000000000'],
+        ['quota', 'reconcile', '--tenant', PUBLIC_TENANT_ID],
+        ['tenant', 'add', 'acme', '--account', TENANT_ACCOUNT],
+      ];
+      const runs = await Promise.all(commands.map((command) => adminScript([...command, ...where])));
+      commands.forEach((command, index) => expect(runs[index], command.join(' ')).toEqual({ code: 1, stdout: '', stderr: notRunning }));
+    } finally {
+      service.child.kill('SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('exits 1 with a clear message for an unknown event id (through scripts/admin)', async () => {
     const { where, teardown } = await setup();

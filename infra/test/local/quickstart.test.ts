@@ -1,10 +1,11 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientsFor, TopicSubscriber, type Received } from '@adhoc-scheduler/quickstart/client-topics';
 import { answers } from '@adhoc-scheduler/shared/endpoint';
+import { runAdmin } from '../../src/admin/cli.js';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalOutputs } from '../../src/local/runtime.js';
 import { closedEndpoint, FAST_TIMINGS, startTestScheduler, waitFor } from './kit.js';
@@ -126,6 +127,13 @@ describe.concurrent("the README's SDK example", () => {
     expect(readme.includes(`\`\`\`ts\n${example}\`\`\``), 'README.md shows quickstart/examples/publish-event.ts as it is').toBe(true);
   });
 
+  it('says in one line, exit code 1, that nothing answers at the outputs a killed service left, and to start it', async () => {
+    const stale = await staleOutputs();
+    const run = await runFile(PUBLISH_EXAMPLE, [], await checkout(stale));
+    expect(run).toMatchObject({ code: 1, stdout: '' });
+    expect(run.stderr).toBe(`nothing answers at ${stale.endpoint}, the endpoint in .local/outputs.json: start the local service first (scripts/start)\n`);
+  });
+
   it('runs as written: the event it schedules reaches the topic it creates', async () => {
     const scheduler = await startTestScheduler(emulators, { env: FAST_TIMINGS });
     const clients = clientsFor({ region: LOCAL_REGION, endpoint: scheduler.outputs.endpoint, credentials: LOCAL_CREDENTIALS });
@@ -144,4 +152,47 @@ describe.concurrent("the README's SDK example", () => {
       await scheduler.stop();
     }
   });
+});
+
+/** The README's shell example after the line that introduces it. */
+async function readmeShellExample(introduction: string): Promise<string> {
+  const readme = await readFile(join(REPO_ROOT, 'README.md'), 'utf8');
+  const after = readme.slice(readme.indexOf(introduction));
+  const block = after.match(/^```sh\n([\s\S]*?)^```$/m)?.[1];
+  if (readme.indexOf(introduction) < 0 || block === undefined) throw new Error(`README.md has no shell example after "${introduction}"`);
+  return block;
+}
+
+const installed = (command: string): boolean => spawnSync(command, ['--version'], { stdio: 'ignore' }).status === 0;
+
+// It needs the AWS CLI and jq, which the project does not install.
+describe.runIf(installed('aws') && installed('jq'))("the README's AWS CLI example", () => {
+  it('creates a target the emitter role may publish to, and the event it schedules there is emitted, as event show says', async () => {
+    const scheduler = await startTestScheduler(emulators, { env: FAST_TIMINGS });
+    try {
+      const dir = await checkout(scheduler.outputs);
+      const example = await readmeShellExample('With the AWS CLI (and `jq`), against the local service');
+      const run = await new Promise<Run>((done) => {
+        execFile('bash', ['-euo', 'pipefail', '-c', example], { cwd: dir, timeout: 60_000 }, (error, stdout, stderr) => {
+          done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+        });
+      });
+      expect(run).toMatchObject({ code: 0, stderr: '' });
+      const messageId = run.stdout.match(/[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}/)?.[0];
+      expect(messageId, run.stdout).toBeDefined();
+
+      const shown = await waitFor(async () => {
+        const out: string[] = [];
+        await runAdmin(['event', 'show', `m-${messageId ?? ''}`, '--json', '--outputs', join(dir, '.local', 'outputs.json'), '--tenants', join(dir, '.local', 'tenants.json')], {
+          out: (text) => out.push(text),
+          err: () => undefined,
+        });
+        const record = out.length === 0 ? undefined : (JSON.parse(out.join('\n')) as { state: string; target: string; reason?: string });
+        return record !== undefined && record.state !== 'scheduled' && record.state !== 'queued' && record;
+      }, 'the event emitted or failed', 40_000);
+      expect(shown).toMatchObject({ state: 'emitted', target: `arn:aws:sns:${LOCAL_REGION}:000000000000:my-topic` });
+    } finally {
+      await scheduler.stop();
+    }
+  }, 90_000);
 });

@@ -1,7 +1,8 @@
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { REASON } from '@adhoc-scheduler/shared';
 import { answers } from '@adhoc-scheduler/shared/endpoint';
@@ -10,8 +11,18 @@ import { LOCAL_ACCOUNT } from '../../src/local/runtime.js';
 import { capturingLogger, closedEndpoint, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
 import { outputsOf, spawnService, type ServiceProcess } from './service-process.js';
 
+const REPO_ROOT = resolve(import.meta.dirname, '../../..');
 const dirs: string[] = [];
 const services: ServiceProcess[] = [];
+
+/** scripts/start itself, as a user types it, from the repository root. */
+function startScript(args: readonly string[]): Promise<{ readonly code: number; readonly stdout: string; readonly stderr: string }> {
+  return new Promise((done) => {
+    execFile(join(REPO_ROOT, 'scripts/start'), args, { cwd: REPO_ROOT, timeout: 60_000 }, (error, stdout, stderr) => {
+      done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+    });
+  });
+}
 
 async function tempDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'service-files-'));
@@ -58,6 +69,26 @@ describe('scripts/start and its outputs file', () => {
     const outputs = await outputsOf(service);
     expect(outputs.endpoint).not.toBe(stale.endpoint);
     expect(await answers(outputs.endpoint)).toBe(true);
+  });
+
+  it('refuses an unknown or bad option in one line with the help hint, exit code 2, before starting anything (through scripts/start)', async () => {
+    const dir = await tempDir();
+    const outputsFile = join(dir, 'outputs.json');
+    // Should a refusal fail, the service started is one of the test's own: its ports and files.
+    const own = ['--port', '0', '--dynamodb-port', '0', '--outputs', outputsFile, '--tenants', join(dir, 'tenants.json')];
+    for (const [args, named] of [
+      [['--inmemory'], "'--inmemory'"],
+      [['--port', '70000'], '--port takes a port from 0 to 65535, not 70000'],
+      [['--port', '5000', '--dynamodb-port', '5000'], 'need different ports'],
+      [['--in-memory', '--data-dir', dir], '--data-dir and --in-memory exclude each other'],
+      [['memory'], "'memory'"],
+    ] as const) {
+      const run = await startScript([...own, ...args]);
+      expect(run, args.join(' ')).toMatchObject({ code: 2, stdout: '' });
+      expect(run.stderr.endsWith('\n') && run.stderr.trim().split('\n')).toEqual([expect.stringContaining(named)]);
+      expect(run.stderr.trim()).toMatch(/ \(scripts\/start --help lists the options\)$/);
+      expect(existsSync(outputsFile)).toBe(false);
+    }
   });
 
   it('refuses an invalid tenants file in one line naming the file and the field, before starting anything', async () => {

@@ -4,7 +4,7 @@ import { DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
 import { SNSServiceException } from '@aws-sdk/client-sns';
 import { SQSServiceException } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '@adhoc-scheduler/functions/wiring';
-import { operationName, type MiddlewareStackLike } from '@adhoc-scheduler/infra/src/local/usage.js';
+import { operationName, type MiddlewareStackLike } from '../cost/usage-meter.js';
 import { seededRandom } from './random.js';
 
 /** The AWS services the scheduler's clients call. */

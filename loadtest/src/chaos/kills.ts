@@ -1,10 +1,23 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { CrashableService, Restart } from '../service/crashable.js';
 
 /** A kill aimed at the spike lands this close to its due second: while the emitter holds and publishes its events. */
 export const SPIKE_KILL_WINDOW_MS = 1_000;
 /** How often a kill's moment may be drawn again to keep it `minGapMs` from the others. */
 const RESAMPLE_TRIES = 20;
+
+/** One kill -9 and the restart after it, epoch ms. */
+export interface Restart {
+  readonly killedAt: number;
+  /** The emulators of the killed service had exited: their ports were free again. */
+  readonly emulatorsGoneAt: number;
+  /** The new service process was ready (resources checked, pollers and loader started). */
+  readonly readyAt: number;
+}
+
+/** A service the harness can kill and start again. */
+export interface Killable {
+  killAndRestart(): Promise<Restart>;
+}
 
 export interface PlannedKill {
   /** Epoch ms. */
@@ -59,7 +72,7 @@ export interface KillRecord extends Restart {
  * for that. Kills that would come after `deadline` are not made; `signal` ends the waiting.
  */
 export async function runKills(
-  service: Pick<CrashableService, 'killAndRestart'>,
+  service: Killable,
   plan: readonly PlannedKill[],
   options: { readonly minUptimeMs: number; readonly deadline: number; readonly signal?: AbortSignal; readonly onRestart?: (kill: KillRecord) => void },
 ): Promise<KillRecord[]> {

@@ -1,7 +1,7 @@
 import type { FunctionName } from '@adhoc-scheduler/functions/handlers';
-import type { UsageSnapshot } from '@adhoc-scheduler/infra/src/local/usage.js';
-import { FUNCTION_MEMORY_MB } from '@adhoc-scheduler/infra/src/function-memory.js';
+import { FUNCTION_MEMORY_MB } from '@adhoc-scheduler/infra';
 import { PRICES } from './prices.js';
+import type { UsageSnapshot } from './usage-meter.js';
 
 /** Memory of each function as the CDK app sets it; Lambda bills duration by it. */
 export const LAMBDA_MEMORY_MB: Readonly<Record<FunctionName, number>> = FUNCTION_MEMORY_MB;

@@ -1,22 +1,12 @@
 import { cpus, loadavg, totalmem } from 'node:os';
-import type { UsageSnapshot } from '@adhoc-scheduler/infra/src/local/usage.js';
 import type { ChaosReport } from '../chaos/evidence.js';
 import type { CostEstimate } from '../cost/estimate.js';
+import type { UsageSnapshot } from '../cost/usage-meter.js';
 import type { CpuUse } from '../cpu.js';
-import type { DeliveryOutcome } from '../scenarios/delivery.js';
 import type { ServiceMode } from '../service/connection.js';
 import type { StageBreakdown } from '../stages.js';
 import type { DeliveryCounts, LatenessSummary } from '../tracker.js';
-
-export type ScenarioName = 'steady' | 'hotspot' | 'far' | 'ingest' | 'backlog' | 'fairness' | 'chaos';
-
-/** A target of the project's issues and whether the run met it. */
-export interface TargetCheck {
-  readonly name: string;
-  readonly target: string;
-  readonly actual: string;
-  readonly met: boolean;
-}
+import type { TargetCheck } from './targets.js';
 
 /** One tenant's share of a run that publishes for several. */
 export interface TenantDelivery {
@@ -70,7 +60,8 @@ export interface MachineInfo {
 }
 
 export interface RunResult extends Omit<ScenarioResult, 'distribution' | 'distributionByTenant'> {
-  readonly scenario: ScenarioName;
+  /** The scenario's name, as given on the command line. */
+  readonly scenario: string;
   readonly runId: string;
   readonly command: string;
   readonly startedAt: string;
@@ -93,61 +84,7 @@ export function machineInfo(): MachineInfo {
   };
 }
 
-export function summarizeDelivery(outcome: DeliveryOutcome): DeliverySummary {
-  const seconds = Math.max(0.001, (outcome.publish.finishedAt - outcome.publish.startedAt) / 1000);
-  return {
-    counts: outcome.counts,
-    latenessMs: outcome.lateness,
-    byTenant: outcome.byTenant
-      ? Object.fromEntries(Object.entries(outcome.byTenant).map(([tenant, own]) => [tenant, { counts: own.counts, latenessMs: own.lateness, stagesMs: own.stages }]))
-      : undefined,
-    stagesMs: outcome.stages,
-    publish: {
-      published: outcome.publish.published,
-      failed: outcome.publish.failed,
-      requests: outcome.publish.requests,
-      seconds: round(seconds, 2),
-      perSecond: Math.round(outcome.publish.published / seconds),
-    },
-    consumer: outcome.consumer,
-    cpu: outcome.cpu,
-    missingSample: outcome.missingSample,
-  };
-}
-
 export function round(value: number, digits = 1): number {
   const scale = 10 ** digits;
   return Math.round(value * scale) / scale;
-}
-
-/** Checks common to every delivery scenario: nothing early, missing or twice. */
-export function correctnessTargets(counts: DeliveryCounts): TargetCheck[] {
-  return [
-    { name: 'missing', target: '0', actual: String(counts.missing), met: counts.missing === 0 },
-    { name: 'duplicated', target: '0', actual: String(counts.duplicated), met: counts.duplicated === 0 },
-    { name: 'early', target: '0', actual: String(counts.early), met: counts.early === 0 },
-  ];
-}
-
-/** A lateness percentile against its bound. */
-export function latenessTarget(lateness: LatenessSummary | undefined, key: keyof LatenessSummary, boundMs: number): TargetCheck {
-  const actual = lateness?.[key];
-  return {
-    name: `lateness ${key}`,
-    target: `≤ ${boundMs} ms`,
-    actual: actual === undefined ? 'n/a' : `${actual} ms`,
-    met: actual !== undefined && actual <= boundMs,
-  };
-}
-
-export function costTarget(cost: CostEstimate | undefined, label: string, boundPerMillion: number): TargetCheck[] {
-  if (!cost) return [];
-  return [
-    {
-      name: `cost per million events, ${label}`,
-      target: `≤ $${boundPerMillion.toFixed(2)}`,
-      actual: `$${cost.perMillionEvents.toFixed(2)}`,
-      met: cost.perMillionEvents <= boundPerMillion,
-    },
-  ];
 }

@@ -1,3 +1,4 @@
+import { verdict } from '../exit.js';
 import type { StageSummary } from '../stages.js';
 import type { DeliveryCounts } from '../tracker.js';
 import { chaosLines } from './chaos-summary.js';
@@ -19,8 +20,8 @@ function eventsLine(c: DeliveryCounts): string {
   );
 }
 
-/** The results in a few lines for the terminal; the JSON and HTML hold everything. */
-export function summary(result: RunResult, outDir: string): string {
+/** The results in a few lines for the terminal, ending with what the targets make of the exit code; the JSON and HTML hold everything. */
+export function summary(result: RunResult, outDir: string, failOnMiss = false): string {
   const lines = [result.title];
   const lateness = result.delivery?.latenessMs;
   if (result.delivery) lines.push(eventsLine(result.delivery.counts));
@@ -72,6 +73,7 @@ export function summary(result: RunResult, outDir: string): string {
   }
   lines.push('  targets:');
   for (const target of result.targets) lines.push(`    ${target.met ? 'met ' : 'MISS'}  ${target.name}: ${target.actual} (target ${target.target})`);
+  lines.push(`  ${verdict(result.targets, failOnMiss).line}`);
   lines.push(`  written to ${outDir}`);
   return lines.join('\n');
 }

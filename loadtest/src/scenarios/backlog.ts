@@ -1,11 +1,20 @@
 import { planSteadyMix, type PlannedEvent } from '../plan.js';
-import { correctnessTargets, latenessTarget, round, type ScenarioResult } from '../report/results.js';
+import { round, type ScenarioResult } from '../report/results.js';
+import { correctnessTargets, latenessTargets, type ScenarioTargets } from '../report/targets.js';
 import type { LoaderTick } from '../service/probe.js';
 import { seedBacklog } from './backlog-seed.js';
 import type { RunContext } from './context.js';
 import { measureDelivery, type DeliveryOutcome } from './delivery.js';
-import { deliveryResult } from './outcome.js';
+import { COST_BOUND_PER_MILLION, deliveryResult } from './outcome.js';
 import type { ScenarioParams } from './params.js';
+import type { Scenario } from './scenario.js';
+
+const TARGETS = {
+  delivery: { duplicatesAllowed: false, of: 'before and after the backlog' },
+  latenessMs: { p99: 1000 },
+  latenessOf: 'with the backlog',
+  costPerMillion: COST_BOUND_PER_MILLION,
+} satisfies ScenarioTargets;
 
 function steadyMix(ctx: RunContext, params: ScenarioParams, phase: string, windowMs: number): PlannedEvent[] {
   return planSteadyMix({ runId: `${ctx.runId}-${phase}`, user: ctx.user, count: params.events, spreadMs: params.seconds * 1000, nearAheadMs: params.aheadSeconds * 1000, windowMs, now: Date.now() });
@@ -37,7 +46,7 @@ function loaderWork(outcome: DeliveryOutcome): Record<string, unknown> {
  * written into the table (due later than the run looks ahead). If the loader's work follows
  * what is due, its reads and time per tick stay the same with the backlog as without it.
  */
-export async function runBacklog(ctx: RunContext, params: ScenarioParams): Promise<ScenarioResult> {
+async function runBacklog(ctx: RunContext, params: ScenarioParams): Promise<ScenarioResult> {
   const { service, clients, progress } = ctx;
   const local = service.local;
   if (!local || !clients.dynamodb) throw new Error('the backlog scenario needs the local service (it writes into its table)');
@@ -84,8 +93,26 @@ export async function runBacklog(ctx: RunContext, params: ScenarioParams): Promi
       payloadBytes: ctx.measure.payloadBytes,
     },
     after,
-    [...correctnessTargets(before.counts).map((t) => ({ ...t, name: `${t.name} (before backlog)` })), ...correctnessTargets(after.counts), latenessTarget(after.lateness, 'p99', 1000)],
+    [
+      ...correctnessTargets(before.counts).map((t) => ({ ...t, name: `${t.name} (before backlog)` })),
+      ...correctnessTargets(after.counts),
+      ...latenessTargets(after.lateness, TARGETS.latenessMs),
+    ],
     'half near, half far path',
+    TARGETS,
     details,
   );
 }
+
+export const backlog: Scenario = {
+  description: `a steady load (near and far path) before and after writing --backlog open events
+straight into the table: the loader's work per tick follows what is due, not what
+is stored [1,000,000 open events; 600 events per phase over 60 s; window 60 s,
+loader every 10 s]`,
+  run: runBacklog,
+  defaults: { events: 600, quietEvents: 0, seconds: 60, aheadSeconds: 10, windowSeconds: 60, loaderIntervalSeconds: 10, backlog: 1_000_000, path: 'far', spikeEvents: 0, kills: 0, faultRate: 0 },
+  drainSeconds: 60,
+  // It writes the backlog into the service's table.
+  service: { startedForIt: true },
+  targets: TARGETS,
+};

@@ -32,12 +32,3 @@ export interface RunContext {
   /** The same service, when the harness may kill and restart it (the chaos scenario). */
   readonly crashable?: CrashableService | undefined;
 }
-
-/** Waits until `done()` holds, checking every `everyMs`; false if `until` (epoch ms) came first. */
-export async function waitFor(done: () => boolean | Promise<boolean>, until: number, everyMs = 100): Promise<boolean> {
-  while (!(await done())) {
-    if (Date.now() >= until) return false;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(everyMs, Math.max(1, until - Date.now()))));
-  }
-  return true;
-}

@@ -1,14 +1,15 @@
-import type { UsageSnapshot } from '@adhoc-scheduler/infra/src/local/usage.js';
+import { PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
 import { createConsumerEndpoint, deleteConsumerEndpoint, failureReceiptOf, receiptOf, startConsumer, type ConsumerEndpoint, type ConsumerStats } from '../consumer.js';
 import { usageBetween } from '../cost/estimate.js';
+import type { UsageSnapshot } from '../cost/usage-meter.js';
 import { cpuBetween, sampleCpu, type CpuUse } from '../cpu.js';
-import { PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
 import { mergePlans, scheduleRequest, type PlannedEvent } from '../plan.js';
+import { pollUntil } from '../poll.js';
 import { publishEvents, type PublishOptions, type PublishStats } from '../publisher.js';
 import type { ServiceReport } from '../service/probe.js';
 import { stageBreakdown, type StageBreakdown } from '../stages.js';
 import { DeliveryTracker, type DeliveryCounts, type LatenessSummary, type Receipt } from '../tracker.js';
-import { waitFor, type RunContext } from './context.js';
+import type { RunContext } from './context.js';
 
 /** What one tenant's events did, when a run publishes for several. */
 export interface TenantOutcome {
@@ -192,9 +193,9 @@ export async function measureDelivery(ctx: RunContext, events: readonly PlannedE
     await hooks.afterPublish?.(tracker);
     const lastDue = everything.reduce((max, event) => Math.max(max, event.dueAt), 0);
     const drainUntil = Math.min(ctx.deadline, Math.max(lastDue, Date.now()) + measure.drainSeconds * 1000);
-    await waitFor(() => tracker.accountedFor >= tracker.expected, drainUntil, 50);
+    await pollUntil(() => tracker.accountedFor >= tracker.expected, drainUntil, 50);
     // Listen a while longer: a duplicate would arrive after the first delivery.
-    await waitFor(() => false, Math.min(ctx.deadline, Date.now() + measure.settleSeconds * 1000));
+    await pollUntil(() => false, Math.min(ctx.deadline, Date.now() + measure.settleSeconds * 1000));
   } finally {
     consumerStats = sumConsumerStats(await Promise.all(consumers.map((consumer) => consumer.stop())));
     clearInterval(refresh);

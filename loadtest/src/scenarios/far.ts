@@ -1,12 +1,22 @@
 import { DynamoDbEventStore } from '@adhoc-scheduler/shared';
 import { planUniform } from '../plan.js';
-import { correctnessTargets, latenessTarget, round, type ScenarioResult } from '../report/results.js';
-import { waitFor, type RunContext } from './context.js';
+import { pollUntil } from '../poll.js';
+import { round, type ScenarioResult } from '../report/results.js';
+import { correctnessTargets, latenessTargets, type ScenarioTargets } from '../report/targets.js';
+import type { RunContext } from './context.js';
 import { measureDelivery } from './delivery.js';
-import { deliveryResult } from './outcome.js';
+import { COST_BOUND_PER_MILLION, deliveryResult, WRITE_UNITS_PER_EVENT_BOUND } from './outcome.js';
 import type { ScenarioParams } from './params.js';
+import type { Scenario } from './scenario.js';
 
-const MOVE_TARGET_SECONDS = 60;
+const TARGETS = {
+  moveSeconds: 60,
+  delivery: { duplicatesAllowed: false },
+  latenessMs: { p99: 1000 },
+  costPerMillion: COST_BOUND_PER_MILLION,
+  writeUnitsPerEvent: WRITE_UNITS_PER_EVENT_BOUND.farPath,
+} satisfies ScenarioTargets;
+
 /** Ingest rate assumed when placing the events: under what the ingest scenario measures for the far path locally. */
 const ASSUMED_INGEST_PER_SECOND = 500;
 
@@ -20,7 +30,7 @@ const ASSUMED_INGEST_PER_SECOND = 500;
  * (cursor, now + lookahead]: an I-second slice of due times. With I longer than the minute, the
  * minute fits inside one slice, with (I - 60 s) / 2 of margin on each side for timer jitter.
  */
-export async function runFar(ctx: RunContext, params: ScenarioParams): Promise<ScenarioResult> {
+async function runFar(ctx: RunContext, params: ScenarioParams): Promise<ScenarioResult> {
   const { service, clients, progress } = ctx;
   const local = service.local;
   if (!local || !clients.dynamodb) throw new Error('the far scenario needs the local service (it reads the loader cursor)');
@@ -61,7 +71,7 @@ export async function runFar(ctx: RunContext, params: ScenarioParams): Promise<S
     afterPublish: async () => {
       const bar = progress.bar('stored', params.events);
       let ingested = 0;
-      await waitFor(
+      await pollUntil(
         async () => {
           const report = await service.report(false);
           ingested = (report?.usage.lambda.ingest.records ?? 0) - ingestedBefore;
@@ -107,14 +117,15 @@ export async function runFar(ctx: RunContext, params: ScenarioParams): Promise<S
     [
       {
         name: 'one minute of events moved into the delay queue',
-        target: `≤ ${MOVE_TARGET_SECONDS} s`,
+        target: `≤ ${TARGETS.moveSeconds} s`,
         actual: moveSeconds === undefined ? 'n/a' : `${round(moveSeconds, 1)} s (${ticks.length} tick${ticks.length === 1 ? '' : 's'})`,
-        met: moveSeconds !== undefined && moveSeconds <= MOVE_TARGET_SECONDS && ticks.length === 1 && storedInTime,
+        met: moveSeconds !== undefined && moveSeconds <= TARGETS.moveSeconds && ticks.length === 1 && storedInTime,
       },
       ...correctnessTargets(outcome.counts),
-      latenessTarget(outcome.lateness, 'p99', 1000),
+      ...latenessTargets(outcome.lateness, TARGETS.latenessMs),
     ],
     'far path',
+    TARGETS,
     details,
   );
 }
@@ -122,7 +133,7 @@ export async function runFar(ctx: RunContext, params: ScenarioParams): Promise<S
 /** When the service's first loader tick started (epoch ms), waiting for it if need be. */
 async function firstLoaderTick(ctx: RunContext): Promise<number> {
   let first: number | undefined;
-  await waitFor(
+  await pollUntil(
     async () => {
       first = (await ctx.service.report(true))?.loaderTicks?.[0]?.startedAt;
       return first !== undefined;
@@ -133,3 +144,15 @@ async function firstLoaderTick(ctx: RunContext): Promise<number> {
   if (first === undefined) throw new Error('the local service ran no loader tick within a minute');
   return first;
 }
+
+export const far: Scenario = {
+  description: `N events due within one minute, stored beyond a shortened near-path window and moved
+by one loader tick; reports how fast they were moved into the delay queue
+[100,000; window 240 s, loader every 90 s]`,
+  run: runFar,
+  defaults: { events: 100_000, quietEvents: 0, seconds: 60, aheadSeconds: 0, windowSeconds: 240, loaderIntervalSeconds: 90, backlog: 0, path: 'far', spikeEvents: 0, kills: 0, faultRate: 0 },
+  drainSeconds: 600,
+  // It reads the loader's cursor and ticks.
+  service: { startedForIt: true },
+  targets: TARGETS,
+};

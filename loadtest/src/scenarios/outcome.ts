@@ -1,22 +1,23 @@
 import { estimateCost } from '../cost/estimate.js';
-import { costTarget, summarizeDelivery, type ScenarioResult, type TargetCheck } from '../report/results.js';
+import { round, type DeliverySummary, type ScenarioResult } from '../report/results.js';
+import { costTarget, type ScenarioTargets, type TargetCheck } from '../report/targets.js';
 import type { DeliveryOutcome } from './delivery.js';
 
 /** EventBridge Scheduler plus the SNS publish: what an event costs there, the bound unless a scenario sets its own. */
 export const COST_BOUND_PER_MILLION = 1.5;
 
 /** DynamoDB write units an event may cost on each path, whatever its payload's size. */
-const WRITE_UNITS_PER_EVENT_BOUND: Readonly<Record<'near path' | 'far path', number>> = { 'near path': 2, 'far path': 4 };
+export const WRITE_UNITS_PER_EVENT_BOUND = { nearPath: 2, farPath: 4 } as const;
 
-/** A delivery scenario's result: the measurement, its cost for the path it took, and its targets. */
+/** A delivery scenario's result: the measurement, its cost for the path it took, and its targets (the cost and write units checked here). */
 export function deliveryResult(
   title: string,
   parameters: ScenarioResult['parameters'],
   outcome: DeliveryOutcome,
-  targets: readonly TargetCheck[],
+  checks: readonly TargetCheck[],
   path: 'near path' | 'far path' | 'half near, half far path',
+  targets: ScenarioTargets,
   details: ScenarioResult['details'] = {},
-  costBoundPerMillion = COST_BOUND_PER_MILLION,
 ): ScenarioResult {
   const cost = outcome.usage ? estimateCost(outcome.usage, outcome.counts.delivered) : undefined;
   return {
@@ -28,14 +29,40 @@ export function deliveryResult(
     details: { path, ...details },
     cost,
     usage: outcome.usage,
-    targets: [...targets, ...costTarget(cost, path, costBoundPerMillion), ...writeUnitsTarget(outcome, path)],
+    targets: [
+      ...checks,
+      ...(targets.costPerMillion === undefined ? [] : costTarget(cost, path, targets.costPerMillion)),
+      ...writeUnitsTarget(outcome, path, targets.writeUnitsPerEvent),
+    ],
   };
 }
 
 /** DynamoDB write units per delivered event, the scarce resource (every write, counters included). */
-function writeUnitsTarget(outcome: DeliveryOutcome, path: string): TargetCheck[] {
-  const bound = WRITE_UNITS_PER_EVENT_BOUND[path as keyof typeof WRITE_UNITS_PER_EVENT_BOUND];
+function writeUnitsTarget(outcome: DeliveryOutcome, path: string, bound: number | undefined): TargetCheck[] {
   if (outcome.usage === undefined || bound === undefined || outcome.counts.delivered === 0) return [];
   const perEvent = outcome.usage.dynamodb.writeUnits / outcome.counts.delivered;
   return [{ name: `DynamoDB write units per event, ${path}`, target: `≤ ${bound}`, actual: perEvent.toFixed(2), met: perEvent <= bound }];
+}
+
+/** What a delivery measurement found, as the results report it. */
+export function summarizeDelivery(outcome: DeliveryOutcome): DeliverySummary {
+  const seconds = Math.max(0.001, (outcome.publish.finishedAt - outcome.publish.startedAt) / 1000);
+  return {
+    counts: outcome.counts,
+    latenessMs: outcome.lateness,
+    byTenant: outcome.byTenant
+      ? Object.fromEntries(Object.entries(outcome.byTenant).map(([tenant, own]) => [tenant, { counts: own.counts, latenessMs: own.lateness, stagesMs: own.stages }]))
+      : undefined,
+    stagesMs: outcome.stages,
+    publish: {
+      published: outcome.publish.published,
+      failed: outcome.publish.failed,
+      requests: outcome.publish.requests,
+      seconds: round(seconds, 2),
+      perSecond: Math.round(outcome.publish.published / seconds),
+    },
+    consumer: outcome.consumer,
+    cpu: outcome.cpu,
+    missingSample: outcome.missingSample,
+  };
 }

@@ -1,17 +1,24 @@
 import { planUniform } from '../plan.js';
-import { correctnessTargets, latenessTarget, type ScenarioResult } from '../report/results.js';
+import type { ScenarioResult } from '../report/results.js';
+import { correctnessTargets, latenessTargets, type ScenarioTargets } from '../report/targets.js';
 import type { RunContext } from './context.js';
 import { measureDelivery } from './delivery.js';
-import { deliveryResult } from './outcome.js';
+import { deliveryResult, WRITE_UNITS_PER_EVENT_BOUND } from './outcome.js';
 import type { ScenarioParams } from './params.js';
+import type { Scenario } from './scenario.js';
 
 const WARMUP_SECONDS = 5;
 
-/** N events due evenly over S seconds, each published a few seconds (plus a fraction) before it is due: the near path. */
-/** At 33 events a second batches are small; the bound is what the scheduler may cost there. */
-const STEADY_COST_BOUND_PER_MILLION = 3.0;
+const TARGETS = {
+  delivery: { duplicatesAllowed: false },
+  latenessMs: { p50: 5, p99: 15, max: 100 },
+  // At 33 events a second batches are small; the bound is what the scheduler may cost there.
+  costPerMillion: 3.0,
+  writeUnitsPerEvent: WRITE_UNITS_PER_EVENT_BOUND.nearPath,
+} satisfies ScenarioTargets;
 
-export async function runSteady(ctx: RunContext, params: ScenarioParams): Promise<ScenarioResult> {
+/** N events due evenly over S seconds, each published a few seconds (plus a fraction) before it is due: the near path. */
+async function runSteady(ctx: RunContext, params: ScenarioParams): Promise<ScenarioResult> {
   const now = Date.now();
   const aheadMs = params.aheadSeconds * 1000;
   const spreadMs = params.seconds * 1000;
@@ -25,14 +32,18 @@ export async function runSteady(ctx: RunContext, params: ScenarioParams): Promis
     `steady: ${params.events.toLocaleString('en-US')} events due evenly over ${params.seconds} s`,
     { events: params.events, seconds: params.seconds, warmupSeconds: WARMUP_SECONDS, publishedAheadSeconds: `${params.aheadSeconds} to ${params.aheadSeconds + 1}`, payloadBytes: ctx.measure.payloadBytes },
     outcome,
-    [
-      ...correctnessTargets(outcome.counts),
-      latenessTarget(outcome.lateness, 'p50', 5),
-      latenessTarget(outcome.lateness, 'p99', 15),
-      latenessTarget(outcome.lateness, 'max', 100),
-    ],
+    [...correctnessTargets(outcome.counts), ...latenessTargets(outcome.lateness, TARGETS.latenessMs)],
     'near path',
-    {},
-    STEADY_COST_BOUND_PER_MILLION,
+    TARGETS,
   );
 }
+
+export const steady: Scenario = {
+  description: `N events due evenly over S seconds, each published --ahead seconds before it is
+due [2,000 over 60 s, 10 s ahead]`,
+  run: runSteady,
+  defaults: { events: 2_000, quietEvents: 0, seconds: 60, aheadSeconds: 10, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near', spikeEvents: 0, kills: 0, faultRate: 0 },
+  drainSeconds: 30,
+  service: { startedForIt: false },
+  targets: TARGETS,
+};

@@ -3,8 +3,8 @@
  * delay the emitter's timers. Started by child.ts; talks to it over the IPC channel, and stops
  * when that channel closes (the harness ended, however it ended).
  */
-import { startLocalScheduler, type LocalScheduler } from '@adhoc-scheduler/infra/src/local/runtime.js';
-import { createLogger } from '@adhoc-scheduler/shared';
+import { startLocalScheduler, type LocalScheduler } from '@adhoc-scheduler/infra';
+import { createLogger, ENV } from '@adhoc-scheduler/shared';
 import { injectFaults, serviceFaultInjection } from '../chaos/faults.js';
 import type { FromService, ToService } from './ipc.js';
 import { ServiceProbe } from './probe.js';
@@ -33,7 +33,7 @@ process.on('message', (message: ToService) => {
         ...(ports === undefined ? {} : { ports }),
         ...(namePrefix === undefined ? {} : { namePrefix }),
         // stdout is the log file the harness opened.
-        logger: createLogger(env.LOG_LEVEL ?? 'info'),
+        logger: createLogger(env[ENV.logLevel] ?? 'info'),
         instrumentClients: (clients) => {
           if (faults) injectFaults(clients, serviceFaultInjection(faults));
           probe.instrumentClients(clients);

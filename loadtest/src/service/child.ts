@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { LOCAL_CREDENTIALS } from '@adhoc-scheduler/infra/src/local/runtime.js';
+import { LOCAL_CREDENTIALS } from '@adhoc-scheduler/infra';
 import { assertLoopback, type SchedulerService } from './connection.js';
 import type { FromService, ToService } from './ipc.js';
 import type { LocalServiceOptions } from './local-options.js';

@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { LocalOutputs } from '@adhoc-scheduler/infra/src/local/runtime.js';
+import type { LocalOutputs } from '@adhoc-scheduler/infra';
 import type { SchedulerConfig } from '@adhoc-scheduler/shared';
 import type { ServiceReport } from './probe.js';
 

@@ -1,6 +1,8 @@
-import { takenPorts, type EmulatorPorts } from '@adhoc-scheduler/infra/src/local/emulators.js';
+import { rm } from 'node:fs/promises';
+import { takenPorts, type EmulatorPorts } from '@adhoc-scheduler/infra';
 import type { AwsService, ServiceFaults } from '../chaos/faults.js';
-import { waitFor } from '../scenarios/context.js';
+import type { Restart } from '../chaos/kills.js';
+import { pollUntil } from '../poll.js';
 import { startChildService, type ChildService } from './child.js';
 import type { SchedulerService } from './connection.js';
 import type { LocalServiceOptions } from './local-options.js';
@@ -8,15 +10,6 @@ import type { LocalServiceOptions } from './local-options.js';
 /** How long the emulators of a killed service may take to exit (they notice their parent is gone). */
 const EMULATOR_EXIT_TIMEOUT_MS = 60_000;
 const START_ATTEMPTS = 3;
-
-/** One kill -9 and the restart after it, epoch ms. */
-export interface Restart {
-  readonly killedAt: number;
-  /** The emulators of the killed service had exited: their ports were free again. */
-  readonly emulatorsGoneAt: number;
-  /** The new service process was ready (resources checked, pollers and loader started). */
-  readonly readyAt: number;
-}
 
 /** The local service in a child process that the harness may kill -9 and start again. */
 export interface CrashableService extends SchedulerService {
@@ -53,12 +46,15 @@ function requestsIn(report: Awaited<ReturnType<SchedulerService['report']>>): Re
 export async function startCrashableService(
   options: Omit<LocalServiceOptions, 'dataDir' | 'namePrefix' | 'ports' | 'faults'> & {
     readonly dataDir: string;
+    /** The data directory is the run's own: removed when the service stops. */
+    readonly removeDataDirOnStop: boolean;
     readonly namePrefix: string;
     readonly faults: Omit<ServiceFaults, 'life'>;
   },
 ): Promise<CrashableService> {
+  const { removeDataDirOnStop, ...serviceOptions } = options;
   let life = 1;
-  let current: ChildService = await startChildService({ ...options, faults: { ...options.faults, life } });
+  let current: ChildService = await startChildService({ ...serviceOptions, faults: { ...options.faults, life } });
   const first = current.local;
   if (!first) throw new Error('the local service reported no outputs');
   const ports: EmulatorPorts = { messaging: portOf(first.outputs.endpoint), dynamodb: portOf(first.outputs.dynamodbEndpoint) };
@@ -69,14 +65,14 @@ export async function startCrashableService(
   };
 
   const emulatorsGone = async (): Promise<void> => {
-    const gone = await waitFor(async () => (await takenPorts(ports)).length === 0, Date.now() + EMULATOR_EXIT_TIMEOUT_MS);
+    const gone = await pollUntil(async () => (await takenPorts(ports)).length === 0, Date.now() + EMULATOR_EXIT_TIMEOUT_MS);
     if (!gone) throw new Error(`the emulators of the killed service still hold ports ${ports.messaging} and ${ports.dynamodb} after ${EMULATOR_EXIT_TIMEOUT_MS / 1000} s`);
   };
 
   const startAgain = async (): Promise<ChildService> => {
     for (let attempt = 1; ; attempt += 1) {
       try {
-        return await startChildService({ ...options, ports, faults: { ...options.faults, life } });
+        return await startChildService({ ...serviceOptions, ports, faults: { ...options.faults, life } });
       } catch (error) {
         // Something took a port between the check and the bind; wait for it again.
         if (attempt >= START_ATTEMPTS || !String(error).includes('already in use')) throw error;
@@ -111,6 +107,9 @@ export async function startCrashableService(
       const now = requestsIn(await current.report(false));
       return { sns: earlierLives.sns + now.sns, sqs: earlierLives.sqs + now.sqs, dynamodb: earlierLives.dynamodb + now.dynamodb };
     },
-    stop: () => current.stop(),
+    async stop() {
+      await current.stop();
+      if (removeDataDirOnStop) await rm(options.dataDir, { recursive: true, force: true });
+    },
   };
 }

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { LOCAL_CREDENTIALS, type LocalOutputs } from '@adhoc-scheduler/infra/src/local/runtime.js';
+import { LOCAL_CREDENTIALS, type LocalOutputs } from '@adhoc-scheduler/infra';
 import { assertLoopback, type SchedulerService } from './connection.js';
 
 /**

@@ -1,8 +1,7 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { startLocalScheduler } from '@adhoc-scheduler/infra/src/local/runtime.js';
-import { LOCAL_CREDENTIALS } from '@adhoc-scheduler/infra/src/local/runtime.js';
-import { createLogger } from '@adhoc-scheduler/shared';
+import { LOCAL_CREDENTIALS, startLocalScheduler } from '@adhoc-scheduler/infra';
+import { createLogger, ENV } from '@adhoc-scheduler/shared';
 import { assertLoopback, type SchedulerService } from './connection.js';
 import type { LocalServiceOptions } from './local-options.js';
 import { ServiceProbe } from './probe.js';
@@ -19,7 +18,7 @@ export async function startInProcessService(options: LocalServiceOptions): Promi
     tenants: options.tenants,
     ...(options.emitterConcurrency === undefined ? {} : { emitterConcurrency: options.emitterConcurrency }),
     ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
-    logger: createLogger(options.env.LOG_LEVEL ?? 'info', { destination: log }),
+    logger: createLogger(options.env[ENV.logLevel] ?? 'info', { destination: log }),
     instrumentClients: probe.instrumentClients,
     onInvocation: probe.onInvocation,
   });

@@ -1,4 +1,4 @@
-import type { LocalOutputs } from '@adhoc-scheduler/infra/src/local/runtime.js';
+import type { LocalOutputs } from '@adhoc-scheduler/infra';
 import type { SchedulerConfig } from '@adhoc-scheduler/shared';
 import type { LocalServiceOptions } from './local-options.js';
 import type { ServiceReport } from './probe.js';

@@ -1,10 +1,10 @@
-import type { EmulatorPorts } from '@adhoc-scheduler/infra/src/local/emulators.js';
+import type { EmulatorPorts } from '@adhoc-scheduler/infra';
 import type { TenantsDocument } from '@adhoc-scheduler/shared';
 import type { ServiceFaults } from '../chaos/faults.js';
 
 /** What the harness asks of a local service it starts (in a child process or in its own). */
 export interface LocalServiceOptions {
-  /** SCHEDULER_* overrides, e.g. a shorter near-path window. */
+  /** Settings by their environment variables (the config module's ENV), e.g. a shorter near-path window. */
   readonly env: Readonly<Record<string, string>>;
   readonly emitterConcurrency: number | undefined;
   /** The tenants registered in the service, with their quotas. */

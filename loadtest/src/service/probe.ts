@@ -1,7 +1,7 @@
 import type { FunctionName } from '@adhoc-scheduler/functions/handlers';
 import type { AwsClients } from '@adhoc-scheduler/functions/wiring';
-import { countUsage, type Invocation, type MiddlewareStackLike, type UsageCounter, type UsageSnapshot } from '@adhoc-scheduler/infra/src/local/usage.js';
 import { decodeDelayQueueMessage, EMISSION_ATTRIBUTE } from '@adhoc-scheduler/shared';
+import { countUsage, type Invocation, type MiddlewareStackLike, type UsageCounter, type UsageSnapshot } from '../cost/usage-meter.js';
 
 /** One invocation of a function, as the local runtime reported it. */
 export interface InvocationRecord {

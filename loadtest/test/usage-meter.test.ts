@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { CreateTopicCommand, PublishBatchCommand, PublishCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { startLocalScheduler, type LocalScheduler } from '@adhoc-scheduler/infra/src/local/runtime.js';
-import { countUsage, type UsageCounter } from '@adhoc-scheduler/infra/src/local/usage.js';
+import { startLocalScheduler, type LocalScheduler } from '@adhoc-scheduler/infra';
 import { createLogger, TABLE } from '@adhoc-scheduler/shared';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usageBetween } from '../src/cost/estimate.js';
+import { countUsage, type UsageCounter } from '../src/cost/usage-meter.js';
 
 let scheduler: LocalScheduler;
 let counter: UsageCounter;

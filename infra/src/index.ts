@@ -1,0 +1,17 @@
+/**
+ * What the workspace's other packages may use of infra: the local service (how to start it,
+ * what it writes, the emulators' account and keys), the emulators themselves, and the memory
+ * each function gets on Lambda. Everything else under src/ is infra's own.
+ */
+export {
+  LOCAL_ACCOUNT,
+  LOCAL_CREDENTIALS,
+  LOCAL_EMITTER_ROLE_ARN,
+  LOCAL_REGION,
+  startLocalScheduler,
+  type LocalOutputs,
+  type LocalScheduler,
+  type LocalSchedulerOptions,
+} from './local/runtime.js';
+export { startEmulators, takenPorts, type EmulatorPorts, type Emulators } from './local/emulators.js';
+export { FUNCTION_MEMORY_MB } from './function-memory.js';
