@@ -134,6 +134,44 @@ describe('ingest', () => {
     expect([...store.records.values()][0]?.queuedBy).toBe('token-3');
   });
 
+  describe('an idempotency key: the first request wins', () => {
+    const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
+    const first = scheduleRequest({ id: 'invoice-42', date: later, target: acmeTarget, payload: 'first', failure_topic: failureTopic });
+
+    it('refuses a later request with the same id and other content as IDEMPOTENCY_KEY_REUSED, changing nothing', async () => {
+      const { deps, store, delayQueue } = setup();
+      await ingestBatch(deps, [published(first)]);
+      const [created] = store.records.values();
+      const response = await ingestBatch(deps, [published({ ...first, payload: 'second' })]);
+      expect(response.batchItemFailures).toEqual([]);
+      expect([...store.records.values()]).toEqual([created]);
+      expect([...store.payloads.values()]).toEqual(['first']);
+      expect(delayQueue.notices).toHaveLength(1);
+      expect(delayQueue.notices[0]).toMatchObject({
+        failureTopic,
+        notice: { reason: REASON.IDEMPOTENCY_KEY_REUSED, eventId: created?.id, details: { field: 'id', eventId: created?.id } },
+      });
+    });
+
+    it('suppresses a later request with the same id and the same content, as a duplicate', async () => {
+      const { deps, store, delayQueue } = setup();
+      await ingestBatch(deps, [published(first)]);
+      await ingestBatch(deps, [published(first)]);
+      expect(store.records.size).toBe(1);
+      expect(delayQueue.notices).toEqual([]);
+    });
+
+    it('takes a record written before request digests were kept as made by the same request', async () => {
+      const { deps, store, delayQueue } = setup();
+      await ingestBatch(deps, [published(first)]);
+      const [created] = store.records.values();
+      store.put({ ...(created as NonNullable<typeof created>), requestHash: undefined });
+      await ingestBatch(deps, [published({ ...first, payload: 'second' })]);
+      expect(delayQueue.notices).toEqual([]);
+      expect([...store.payloads.values()]).toEqual(['first']);
+    });
+  });
+
   it('refuses a bad message on its failure topic, through the emitter, and goes on with the batch', async () => {
     const { deps, delayQueue, store } = setup();
     const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');

@@ -63,6 +63,7 @@ export class MemoryEventStore implements EventStore {
         payloadKept: queued ? 'queue' : 'item',
         clientId: entry.clientId,
         inputMessageId: entry.inputMessageId,
+        requestHash: entry.requestHash,
         queuedBy: entry.queuedBy,
         createdAt: entry.now,
         queuedAt: queued ? entry.now : undefined,

@@ -45,15 +45,16 @@ async function openEvents(scheduler: LocalScheduler, tenant: string): Promise<nu
 
 describe('a tenant is who owns the input topic, never what the message says', () => {
   it('takes the tenant from the topic: a forged user is only an informational field', async () => {
-    const { scheduler, clientOf } = await setup();
+    const { scheduler, clientOf, lines } = await setup();
     const acme = clientOf('acme');
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
     try {
       const dueAt = Date.now() + 2_000;
       await acme.publish(request(target.topicArn, dueAt, 'forged', { user: 'globex', id: 'order-1' }));
       await waitFor(() => new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName).get(eventIdFor('acme', '', 'order-1', '')), 'the event');
-      // The same client id under another user is the same event of the same tenant.
+      // The same client id under another user names the same event of the same tenant: that request differs from the first, and is refused.
       await acme.publish(request(target.topicArn, dueAt, 'forged', { user: 'alice', id: 'order-1' }));
+      await waitFor(() => refusals(lines, REASON.IDEMPOTENCY_KEY_REUSED).length === 1, 'the second request refused');
       const [delivery] = await waitFor(() => target.withPayload('forged').length > 0 && target.withPayload('forged'), 'the delivery');
       expect(delivery?.attributes[EMISSION_ATTRIBUTE.tenant]).toBe('acme');
       expect(delivery?.attributes[EMISSION_ATTRIBUTE.user]).toBe('globex');

@@ -200,9 +200,9 @@ export class DynamoDbEventStore implements EventStore {
     const apart = await batchGet(
       this.client,
       this.tableName,
-      taken.filter((record) => record.payloadKept === 'item').map((record) => payloadItemId(record.id)),
+      taken.filter((record) => record.payloadKept === 'item').map(payloadItemId),
     );
-    return taken.map((record) => toEvent(record, record.payload ?? String(apart.get(payloadItemId(record.id))?.payload ?? '')));
+    return taken.map((record) => toEvent(record, record.payload ?? String(apart.get(payloadItemId(record))?.payload ?? '')));
   }
 
   async endEmissions(ends: readonly EmissionEnding[]): Promise<EndsRecorded> {
@@ -326,7 +326,7 @@ export class DynamoDbEventStore implements EventStore {
     }
     const record = toRecord(updated ?? {});
     // A payload kept apart is still the one written at ingest; the item was never rewritten.
-    const payload = record.payload ?? String((await batchGet(this.client, this.tableName, [payloadItemId(id)])).get(payloadItemId(id))?.payload ?? '');
+    const payload = record.payload ?? String((await batchGet(this.client, this.tableName, [payloadItemId(record)])).get(payloadItemId(record))?.payload ?? '');
     return { outcome: 'rescheduled', event: toEvent(record, payload) };
   }
 

@@ -1,7 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
 import { bucketShardKeyFor } from '../domain/buckets.js';
-import { expiresAtFor } from '../domain/event.js';
+import { expiresAtFor, requestHashOf } from '../domain/event.js';
 import { EVENT_STATE } from '../domain/lifecycle.js';
 import { REASON, type EventRejectedError } from '../domain/reasons.js';
 import type { Tenant } from '../domain/tenants.js';
@@ -90,6 +90,7 @@ function planOne(context: IngestPlanContext, record: SQSRecord): PlannedMessage 
         event,
         clientId,
         inputMessageId: message.inputMessageId,
+        requestHash: requestHashOf(event),
         placement,
         queuedBy: placement.state === EVENT_STATE.queued ? context.newToken() : undefined,
         quotas: tenant.quotas,

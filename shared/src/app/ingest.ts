@@ -4,7 +4,7 @@ import type { SchedulerConfig } from '../config.js';
 import { delaySecondsFor } from '../domain/delay.js';
 import { expiresAtFor, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice } from '../domain/failure.js';
-import { changeRefusal, EVENT_STATE } from '../domain/lifecycle.js';
+import { changeRefusal, createdByOtherRequest, EVENT_STATE } from '../domain/lifecycle.js';
 import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
 import type { Tenant } from '../domain/tenants.js';
 import { processBatch } from './batch.js';
@@ -72,6 +72,15 @@ async function settleCreate(applying: Applying, entry: NewEvent, outcome: Create
     case 'duplicate': {
       const { existing } = outcome;
       if (outcome.placeKept) deps.logger.warn({ eventId: event.id, tenant: tenant.id }, 'duplicate input: its place in the open-events quota could not be given back; the count stays high until reconciled');
+      // The first request with an id wins: another one with the same id changes nothing, and says so.
+      if (existing !== undefined && createdByOtherRequest(existing, entry.requestHash)) {
+        const error = new EventRejectedError(
+          REASON.IDEMPOTENCY_KEY_REUSED,
+          `event ${event.id} was scheduled by another request with the same id (its date, target, payload, failure_topic or user differ); the first one stands`,
+          { field: 'id', eventId: event.id },
+        );
+        return refuse(applying, error, event.id);
+      }
       // This very input created it and may have failed to queue it: send it again with a new
       // token, so that an earlier copy, if one was sent, is dropped by the emitter.
       if (existing?.inputMessageId === planned.message.inputMessageId && existing.state === EVENT_STATE.queued && existing.payloadKept === 'queue') {

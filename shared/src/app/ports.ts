@@ -39,6 +39,8 @@ export interface NewEvent {
   readonly clientId: string | undefined;
   /** The input message that asked for it: a redelivery of the same message may resend it. */
   readonly inputMessageId: string;
+  /** The digest of the request (see requestHashOf): a later request with the same id and another digest changes nothing. */
+  readonly requestHash: string;
   readonly placement: Placement;
   /** Token of the delay-queue copy about to be sent (near path). */
   readonly queuedBy: string | undefined;

@@ -51,6 +51,8 @@ export const REASON = {
   TOO_DEEPLY_NESTED: 'TOO_DEEPLY_NESTED',
   /** Cancel or reschedule on the shared input topic that does not name the event by its `m-` event id. */
   CONTROL_NOT_ALLOWED: 'CONTROL_NOT_ALLOWED',
+  /** Schedule: the `id` already names an event that another request (another date, target, payload, failure topic or user) scheduled; the first one stands. */
+  IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
 } as const;
 
 export type ReasonCode = (typeof REASON)[keyof typeof REASON];
