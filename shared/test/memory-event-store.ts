@@ -66,6 +66,7 @@ export class MemoryEventStore implements EventStore {
         requestHash: entry.requestHash,
         queuedBy: entry.queuedBy,
         createdAt: entry.now,
+        createdBy: entry.createdBy,
         queuedAt: queued ? entry.now : undefined,
         bucketShard: queued ? undefined : placement.bucketShard,
         expiresAt: entry.expiresAt,

@@ -105,7 +105,11 @@ function event(id: string, overrides: Partial<ScheduledEvent> = {}): ScheduledEv
   return { id, tenant: 'acme', user: 'alice', target: 'arn:aws:sns:us-east-1:000000000000:out', payload: `payload of ${id}`, dueAt: NOW + 3_600_000, version: 1, ...overrides };
 }
 
+let attempts = 0;
+
+/** A new event as one create attempt asks for it: each call is an attempt of its own. */
 function newEvent(e: ScheduledEvent, stored: boolean, extra: Partial<NewEvent> = {}): NewEvent {
+  attempts += 1;
   return {
     event: e,
     clientId: undefined,
@@ -113,6 +117,7 @@ function newEvent(e: ScheduledEvent, stored: boolean, extra: Partial<NewEvent> =
     requestHash: requestHashOf(e),
     placement: { state: stored ? EVENT_STATE.scheduled : EVENT_STATE.queued, bucketShard: 'bucket#0' },
     queuedBy: stored ? undefined : `token-${e.id}`,
+    createdBy: `attempt-${attempts}`,
     quotas: DEFAULT_QUOTAS,
     now: NOW,
     expiresAt: Math.ceil(NOW / 1000) + 3600,
@@ -164,6 +169,44 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
         { outcome: 'duplicate', placeKept: true },
       ]);
       expect(await store.createMany([newEvent(event('a'), false)])).toMatchObject([{ outcome: 'duplicate', placeKept: true }]);
+      expect(await openEvents(store)).toBe(5);
+    } finally {
+      faulty.destroy();
+    }
+  });
+
+  it.each([
+    ['a batch', ['a', 'b']],
+    ['a single event', ['a']],
+  ])('counts %s once when the answer to its insert is lost: the retried insert finds the attempt’s own record, not a duplicate', async (_case, ids) => {
+    const faulty = faultyClient();
+    try {
+      const store = await storeFor(mode, faulty);
+      loseFirstAnswerOf(faulty, mode === 'statements' ? 'BatchExecuteStatementCommand' : 'TransactWriteItemsCommand');
+      const outcomes = await store.createMany(ids.map((id) => newEvent(event(id), id === 'b')));
+      expect(outcomes).toEqual(ids.map(() => ({ outcome: 'created' })));
+      expect(await openEvents(store)).toBe(ids.length);
+    } finally {
+      faulty.destroy();
+    }
+  });
+
+  it('gives nothing back for a refused insert whose record cannot be read: the count errs high', async () => {
+    const faulty = faultyClient();
+    let failingReads = false;
+    faulty.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (failingReads && context.commandName === 'BatchGetItemCommand') throw Object.assign(new Error('throttled by the test'), { name: 'ThrottlingException' });
+        return next(args);
+      },
+      { step: 'initialize', name: 'failReads' },
+    );
+    try {
+      const store = await storeFor(mode, faulty);
+      await store.createMany([newEvent(event('a'), false), newEvent(event('b'), false)]);
+      failingReads = true;
+      expect(await store.createMany([newEvent(event('a'), false), newEvent(event('b'), false)])).toEqual([{ outcome: 'unknown' }, { outcome: 'unknown' }]);
+      expect(await store.createMany([newEvent(event('a'), false)])).toEqual([{ outcome: 'unknown' }]);
       expect(await openEvents(store)).toBe(5);
     } finally {
       faulty.destroy();

@@ -52,6 +52,7 @@ export async function seedBacklog(
       requestHash: requestHashOf(event),
       placement: { state: 'scheduled', bucketShard: bucketShardKeyFor(event.id, event.dueAt, config) },
       queuedBy: undefined,
+      createdBy: seed.runId,
       now: Date.now(),
       expiresAt: expiresAtFor(event.dueAt, config.retentionSeconds),
     });

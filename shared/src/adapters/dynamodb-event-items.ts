@@ -31,7 +31,9 @@ export function itemBytes(item: Readonly<Record<string, unknown>>): number {
 }
 
 /** A new event's record, and its payload item when the payload is kept apart. */
-export function newEventItems(entry: Pick<NewEvent, 'event' | 'clientId' | 'inputMessageId' | 'requestHash' | 'placement' | 'queuedBy' | 'now' | 'expiresAt'>): {
+export function newEventItems(
+  entry: Pick<NewEvent, 'event' | 'clientId' | 'inputMessageId' | 'requestHash' | 'placement' | 'queuedBy' | 'createdBy' | 'now' | 'expiresAt'>,
+): {
   readonly record: Record<string, unknown>;
   readonly payloadItem: Record<string, unknown> | undefined;
 } {
@@ -45,6 +47,7 @@ export function newEventItems(entry: Pick<NewEvent, 'event' | 'clientId' | 'inpu
     requestHash: entry.requestHash,
     state: placement.state,
     createdAt: now,
+    createdBy: entry.createdBy,
     ...(placement.state === 'queued' ? { queuedAt: now, queuedBy: entry.queuedBy } : { [TABLE.bucketShardKey]: placement.bucketShard }),
     [TABLE.ttlAttribute]: entry.expiresAt,
   };
@@ -90,6 +93,7 @@ export function toRecord(item: Readonly<Record<string, unknown>>): EventRecord {
     queuedBy: optionalString(item.queuedBy),
     loadedBy: optionalString(item.loadedBy),
     createdAt: Number(item.createdAt),
+    createdBy: optionalString(item.createdBy),
     queuedAt: optionalNumber(item.queuedAt),
     rescheduledAt: optionalNumber(item.rescheduledAt),
     emittedAt: optionalNumber(item.emittedAt),

@@ -60,22 +60,8 @@ export class DynamoDbEventStore implements EventStore {
     const seen = new Set<string>();
     const together = entries.flatMap((entry, index) => (seen.has(entry.event.id) ? [] : (seen.add(entry.event.id), [index])));
     if (together.length > 1 && (await this.counters.reserve(tenant, quotas, now, together.length)) === undefined) {
-      const inserted = await this.insert(together.map((index) => entries[index] as NewEvent));
-      const refused = together.filter((_, position) => inserted[position] === 'refused');
-      // What fails from here fails only the entries it concerns: a place not given back stays
-      // taken (the count errs high, and says so), a duplicate not read is retried.
-      const placeKept = refused.length > 0 && !(await this.giveBack(tenant, now, refused.length));
-      const existing = await this.read(refused.map((index) => (entries[index] as NewEvent).event.id)).catch(() => undefined);
-      together.forEach((index, position) => {
-        const id = (entries[index] as NewEvent).event.id;
-        const outcome = inserted[position];
-        outcomes[index] =
-          outcome === 'applied'
-            ? { outcome: 'created' }
-            : outcome === 'refused' && existing !== undefined
-              ? { outcome: 'duplicate', existing: existing.get(id), ...(placeKept ? { placeKept } : {}) }
-              : { outcome: 'unknown' };
-      });
+      const settled = await this.insert(together.map((index) => entries[index] as NewEvent));
+      together.forEach((index, position) => (outcomes[index] = settled[position]));
     }
     // The quotas leave no room for all of them (or there is one): one by one, as many as fit.
     for (const [index, entry] of entries.entries()) outcomes[index] ??= await this.createOne(entry);
@@ -90,11 +76,8 @@ export class DynamoDbEventStore implements EventStore {
       const existing = (await this.read([event.id])).get(event.id);
       return existing === undefined ? { outcome: 'quota-exceeded', quota: refused } : { outcome: 'duplicate', existing };
     }
-    const [inserted] = await this.insert([entry]);
-    if (inserted === 'applied') return { outcome: 'created' };
-    if (inserted === 'unknown') return { outcome: 'unknown' };
-    const placeKept = !(await this.giveBack(event.tenant, now, 1));
-    return { outcome: 'duplicate', existing: (await this.read([event.id])).get(event.id), ...(placeKept ? { placeKept } : {}) };
+    const [outcome] = await this.insert([entry]);
+    return outcome as CreateOutcome;
   }
 
   /** Gives back places taken for events that turned out to exist; false when the counter write failed. */
@@ -106,14 +89,35 @@ export class DynamoDbEventStore implements EventStore {
   }
 
   /**
-   * Writes new events' records, each only if its id is new. Payloads kept apart are written
-   * first, so a record never names a payload that is not there.
+   * Writes new events' records, each only if its id is new, with places taken for all of them.
+   * Payloads kept apart are written first, so a record never names a payload that is not there.
+   *
+   * A refused insert is this attempt's own when its record carries the attempt's token (an
+   * earlier try, whose answer was lost, wrote it): created, its place kept. Only the others are
+   * duplicates, whose places are given back, and only once their records are read: what fails
+   * from here fails only the entries it concerns, and gives nothing back (the count errs high).
    */
-  private async insert(entries: readonly NewEvent[]) {
+  private async insert(entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
     const items = entries.map((entry) => newEventItems(entry));
     const payloadItems = items.flatMap(({ payloadItem }) => (payloadItem ? [payloadItem] : []));
     if (payloadItems.length > 0) await batchPut(this.client, this.tableName, payloadItems);
-    return this.writer.write(items.map(({ record }) => ({ kind: 'insert', item: record })));
+    const inserted = await this.writer.write(items.map(({ record }) => ({ kind: 'insert', item: record })));
+    const refused = entries.filter((_, index) => inserted[index] === 'refused');
+    const existing = refused.length === 0 ? new Map<string, EventRecord>() : await this.read(refused.map(({ event }) => event.id)).catch(() => undefined);
+    const isDuplicate = (entry: NewEvent): boolean => {
+      const record = existing?.get(entry.event.id);
+      return record !== undefined && record.createdBy !== entry.createdBy;
+    };
+    const duplicates = refused.filter(isDuplicate).length;
+    const [first] = entries;
+    const placeKept = first !== undefined && duplicates > 0 && !(await this.giveBack(first.event.tenant, first.now, duplicates));
+    return entries.map((entry, index): CreateOutcome => {
+      if (inserted[index] === 'applied') return { outcome: 'created' };
+      const record = existing?.get(entry.event.id);
+      if (inserted[index] === 'unknown' || record === undefined) return { outcome: 'unknown' };
+      if (!isDuplicate(entry)) return { outcome: 'created' };
+      return { outcome: 'duplicate', existing: record, ...(placeKept ? { placeKept } : {}) };
+    });
   }
 
   async requeue(id: string, inputMessageId: string, queuedBy: string, now: number): Promise<boolean> {

@@ -62,7 +62,7 @@ export interface IngestPlanContext {
   readonly config: Pick<SchedulerConfig, 'region' | 'nearPathWindowSeconds' | 'bucketSeconds' | 'shardCount' | 'retentionSeconds'>;
   readonly tenants: TenantDirectory;
   readonly now: number;
-  /** A new delay-queue copy token (see EventRecord.queuedBy). */
+  /** A new token: of a delay-queue copy (see EventRecord.queuedBy), or of a create attempt (see EventRecord.createdBy). */
   readonly newToken: () => string;
 }
 
@@ -93,6 +93,7 @@ function planOne(context: IngestPlanContext, record: SQSRecord): PlannedMessage 
         requestHash: requestHashOf(event),
         placement,
         queuedBy: placement.state === EVENT_STATE.queued ? context.newToken() : undefined,
+        createdBy: context.newToken(),
         quotas: tenant.quotas,
         now,
         expiresAt: expiresAtFor(event.dueAt, config.retentionSeconds),

@@ -44,6 +44,8 @@ export interface NewEvent {
   readonly placement: Placement;
   /** Token of the delay-queue copy about to be sent (near path). */
   readonly queuedBy: string | undefined;
+  /** This attempt's token, written on the record: an insert that seems refused finds its own write by it (see EventRecord.createdBy). */
+  readonly createdBy: string;
   readonly quotas: Quotas;
   readonly now: number;
   /** TTL of the record while it is open, epoch seconds. */
