@@ -101,6 +101,19 @@ function loseFirstAnswerOf(faulty: DynamoDBDocumentClient, commandName: string):
   );
 }
 
+/** Counts the writes to quota counter items (UpdateItem on `#tenant#<id>`) through a client. */
+function countCounterWrites(counting: DynamoDBDocumentClient): () => number {
+  let writes = 0;
+  counting.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'UpdateItemCommand' && JSON.stringify((args.input as { Key?: unknown }).Key).includes(openEventsCounterId(''))) writes += 1;
+      return next(args);
+    },
+    { step: 'initialize', name: 'countCounterWrites' },
+  );
+  return () => writes;
+}
+
 function event(id: string, overrides: Partial<ScheduledEvent> = {}): ScheduledEvent {
   return { id, tenant: 'acme', user: 'alice', target: 'arn:aws:sns:us-east-1:000000000000:out', payload: `payload of ${id}`, dueAt: NOW + 3_600_000, version: 1, ...overrides };
 }
@@ -213,13 +226,25 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     }
   });
 
-  it('refuses past a quota, as many as fit taken one by one', async () => {
-    const store = await storeFor(mode);
-    const quotas = { maxOpenEvents: 2, maxIngestPerSecond: 100 };
-    const outcomes = await store.createMany(['a', 'b', 'c'].map((id) => newEvent(event(id), false, { quotas })));
-    expect(outcomes.map(({ outcome }) => outcome)).toEqual(['created', 'created', 'quota-exceeded']);
-    expect(outcomes[2]).toMatchObject({ quota: 'maxOpenEvents' });
-    expect(await openEvents(store)).toBe(2);
+  it('refuses past a quota: the first ones that fit are created, the others refused, and a redelivered request is a duplicate, not refused', async () => {
+    const counting = faultyClient();
+    const writes = countCounterWrites(counting);
+    try {
+      const store = await storeFor(mode, counting);
+      const quotas = { maxOpenEvents: 2, maxIngestPerSecond: 100 };
+      const outcomes = await store.createMany(['a', 'b', 'c'].map((id) => newEvent(event(id), false, { quotas })));
+      expect(outcomes.map(({ outcome }) => outcome)).toEqual(['created', 'created', 'quota-exceeded']);
+      expect(outcomes[2]).toMatchObject({ quota: 'maxOpenEvents' });
+      // One write, for no more than the quota.
+      expect(writes()).toBe(1);
+      const again = await store.createMany(['a', 'd'].map((id) => newEvent(event(id), false, { quotas })));
+      expect(again).toMatchObject([{ outcome: 'duplicate', existing: { id: 'a' } }, { outcome: 'quota-exceeded', quota: 'maxOpenEvents' }]);
+      // The quota was known full: no write at all.
+      expect(writes()).toBe(1);
+      expect(await openEvents(store)).toBe(2);
+    } finally {
+      counting.destroy();
+    }
   });
 
   it('lets a loading chunk take a stored event once: another chunk gets nothing, the same chunk takes it again', async () => {
@@ -324,16 +349,46 @@ describe('the quota counters', () => {
     const tableName = await newTable();
     const store = new DynamoDbEventStore(client, tableName);
     const quotas = { maxOpenEvents: 100, maxIngestPerSecond: 3 };
-    expect(await store.counters.reserve('acme', quotas, NOW, 2)).toBeUndefined();
-    expect(await store.counters.reserve('acme', quotas, NOW, 2)).toBe('maxIngestPerSecond');
-    expect(await store.counters.reserve('acme', quotas, NOW + 1_000, 3)).toBeUndefined();
-    expect(await store.counters.reserve('acme', quotas, NOW + 2_000, 1)).toBeUndefined();
-    expect(await store.counters.reserve('acme', quotas, NOW + 12_000, 1)).toBeUndefined();
-    expect(await store.counters.reserve('acme', quotas, NOW + 13_000, 1)).toBeUndefined();
+    expect(await store.counters.reserve('acme', quotas, NOW, 2)).toMatchObject({ taken: 2 });
+    expect(await store.counters.reserve('acme', quotas, NOW, 2)).toEqual({ taken: 1, quota: 'maxIngestPerSecond' });
+    expect(await store.counters.reserve('acme', quotas, NOW + 1_000, 3)).toMatchObject({ taken: 3 });
+    expect(await store.counters.reserve('acme', quotas, NOW + 2_000, 1)).toMatchObject({ taken: 1 });
+    expect(await store.counters.reserve('acme', quotas, NOW + 12_000, 1)).toMatchObject({ taken: 1 });
+    expect(await store.counters.reserve('acme', quotas, NOW + 13_000, 1)).toMatchObject({ taken: 1 });
     const { Item } = await client.send(new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: openEventsCounterId('acme') } }));
     const second = (offset: number) => `r${Math.floor((NOW + offset) / 1000)}`;
     // The seconds more than ten seconds before the last are gone; the later ones stay until then.
-    expect(Item).toEqual({ [TABLE.partitionKey]: openEventsCounterId('acme'), openEvents: 8, [second(12_000)]: 1, [second(13_000)]: 1 });
+    expect(Item).toEqual({ [TABLE.partitionKey]: openEventsCounterId('acme'), openEvents: 9, [second(12_000)]: 1, [second(13_000)]: 1 });
+  });
+
+  it('take the room left in one more write, then refuse without writing while the quota is known full', async () => {
+    const counting = faultyClient();
+    const writes = countCounterWrites(counting);
+    try {
+      const store = new DynamoDbEventStore(counting, await newTable());
+      const quotas = { maxOpenEvents: 5, maxIngestPerSecond: 4 };
+      // More than a quota at once: asks for what a quota allows, and no more.
+      expect(await store.counters.reserve('acme', quotas, NOW, 10)).toEqual({ taken: 4, quota: 'maxIngestPerSecond' });
+      expect(writes()).toBe(1);
+      // This second's rate is used up: refused without a write until the next second.
+      expect(await store.counters.reserve('acme', quotas, NOW, 1)).toEqual({ taken: 0, quota: 'maxIngestPerSecond' });
+      expect(writes()).toBe(1);
+      // The next second: the write for 3 is refused, and its counts say 1 fits.
+      const next = (Math.floor(NOW / 1000) + 1) * 1000;
+      expect(await store.counters.reserve('acme', quotas, next, 3)).toEqual({ taken: 1, quota: 'maxOpenEvents' });
+      expect(writes()).toBe(3);
+      // The open events are at the quota: refused without a write for a second, then asked again.
+      expect(await store.counters.reserve('acme', quotas, next + 500, 1)).toEqual({ taken: 0, quota: 'maxOpenEvents' });
+      expect(writes()).toBe(3);
+      expect(await store.counters.reserve('acme', quotas, next + 1_000, 1)).toEqual({ taken: 0, quota: 'maxOpenEvents' });
+      expect(writes()).toBe(4);
+      // A place this process gives back is taken at once.
+      await store.counters.releaseOpenEvents('acme', 1);
+      expect(await store.counters.reserve('acme', quotas, next + 1_001, 1)).toMatchObject({ taken: 1 });
+      expect(await store.counters.openEvents('acme')).toBe(5);
+    } finally {
+      counting.destroy();
+    }
   });
 });
 

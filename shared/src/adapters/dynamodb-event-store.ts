@@ -51,33 +51,44 @@ export class DynamoDbEventStore implements EventStore {
   }
 
   async createMany(entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
-    const outcomes: (CreateOutcome | undefined)[] = entries.map(() => undefined);
-    const [first] = entries;
-    if (first === undefined) return [];
-    const { tenant } = first.event;
-    const { quotas, now } = first;
-    // A repeated id in the batch waits for the one-by-one pass, to be found a duplicate there.
-    const seen = new Set<string>();
-    const together = entries.flatMap((entry, index) => (seen.has(entry.event.id) ? [] : (seen.add(entry.event.id), [index])));
-    if (together.length > 1 && (await this.counters.reserve(tenant, quotas, now, together.length)) === undefined) {
-      const settled = await this.insert(together.map((index) => entries[index] as NewEvent));
-      together.forEach((index, position) => (outcomes[index] = settled[position]));
+    const outcomes: CreateOutcome[] = [];
+    // A repeated id in the batch waits for a later pass, to be found a duplicate there.
+    let pending = entries.map((entry, index) => ({ entry, index }));
+    while (pending.length > 0) {
+      const seen = new Set<string>();
+      const distinct = pending.filter(({ entry }) => !seen.has(entry.event.id) && seen.add(entry.event.id));
+      const settled = await this.createTogether(distinct.map(({ entry }) => entry));
+      distinct.forEach(({ index }, position) => (outcomes[index] = settled[position] as CreateOutcome));
+      pending = pending.filter((waiting) => !distinct.includes(waiting));
     }
-    // The quotas leave no room for all of them (or there is one): one by one, as many as fit.
-    for (const [index, entry] of entries.entries()) outcomes[index] ??= await this.createOne(entry);
-    return outcomes as CreateOutcome[];
+    return outcomes;
   }
 
-  private async createOne(entry: NewEvent): Promise<CreateOutcome> {
-    const { event, quotas, now } = entry;
-    const refused = await this.counters.reserve(event.tenant, quotas, now, 1);
-    if (refused !== undefined) {
-      // A redelivered request is never refused for a quota its event already counts in.
-      const existing = (await this.read([event.id])).get(event.id);
-      return existing === undefined ? { outcome: 'quota-exceeded', quota: refused } : { outcome: 'duplicate', existing };
-    }
-    const [outcome] = await this.insert([entry]);
-    return outcome as CreateOutcome;
+  /**
+   * Creates events of one tenant with distinct ids: places for all of them in one counter write
+   * when they fit, else for as many as fit (the first ones). The others are refused over quota,
+   * after one batched read that finds which of them exist already: a redelivered request is
+   * never refused for a quota its event already counts in.
+   */
+  private async createTogether(entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
+    const [first] = entries;
+    if (first === undefined) return [];
+    const { taken, quota } = await this.counters.reserve(first.event.tenant, first.quotas, first.now, entries.length);
+    const admitted = entries.slice(0, taken);
+    const refused = entries.slice(taken);
+    const [created, existing] = await Promise.all([
+      this.insert(admitted),
+      refused.length === 0 ? new Map<string, EventRecord>() : this.read(refused.map(({ event }) => event.id)).catch(() => undefined),
+    ]);
+    return [
+      ...created,
+      ...refused.map(({ event }): CreateOutcome => {
+        if (existing === undefined) return { outcome: 'unknown' };
+        const record = existing.get(event.id);
+        if (record !== undefined) return { outcome: 'duplicate', existing: record };
+        return { outcome: 'quota-exceeded', quota };
+      }),
+    ];
   }
 
   /** Gives back places taken for events that turned out to exist; false when the counter write failed. */
@@ -98,6 +109,8 @@ export class DynamoDbEventStore implements EventStore {
    * from here fails only the entries it concerns, and gives nothing back (the count errs high).
    */
   private async insert(entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
+    const [first] = entries;
+    if (first === undefined) return [];
     const items = entries.map((entry) => newEventItems(entry));
     const payloadItems = items.flatMap(({ payloadItem }) => (payloadItem ? [payloadItem] : []));
     if (payloadItems.length > 0) await batchPut(this.client, this.tableName, payloadItems);
@@ -109,8 +122,7 @@ export class DynamoDbEventStore implements EventStore {
       return record !== undefined && record.createdBy !== entry.createdBy;
     };
     const duplicates = refused.filter(isDuplicate).length;
-    const [first] = entries;
-    const placeKept = first !== undefined && duplicates > 0 && !(await this.giveBack(first.event.tenant, first.now, duplicates));
+    const placeKept = duplicates > 0 && !(await this.giveBack(first.event.tenant, first.now, duplicates));
     return entries.map((entry, index): CreateOutcome => {
       if (inserted[index] === 'applied') return { outcome: 'created' };
       const record = existing?.get(entry.event.id);
@@ -275,6 +287,7 @@ export class DynamoDbEventStore implements EventStore {
       if (reasons?.[0]?.Code !== 'ConditionalCheckFailed') throw transient('TransactWriteItems', error);
       return { outcome: 'refused', current: (await this.read([id])).get(id) };
     }
+    this.counters.freed(scope.tenant);
     return { outcome: 'cancelled' };
   }
 

@@ -123,7 +123,8 @@ export interface EventStore {
   /**
    * Records new events of one tenant and counts them against its quotas: however many ingest
    * functions run at once, no tenant is admitted past a quota. Outcomes are in the order of the
-   * entries; when the quotas leave room for only some, the first ones win.
+   * entries; when the quotas leave room for only some, the first ones win, and the others are
+   * refused, unless their events exist already (duplicates).
    */
   createMany(entries: readonly NewEvent[]): Promise<CreateOutcome[]>;
   /**
