@@ -37,7 +37,13 @@ function published(message: unknown, messageId = inputMessageId(), topic = ACME_
 class RecordingDelayQueue implements Pick<DelayQueue, 'send' | 'sendNotice'> {
   readonly sent: DelayedSend[] = [];
   readonly notices: ({ noticeId: string; notice: FailureNotice } & NoticeDestination)[] = [];
+  /** Sends to refuse, as SQS would refuse a batch, before taking them again. */
+  failing = 0;
   async send(items: readonly DelayedSend[]) {
+    if (this.failing > 0) {
+      this.failing -= 1;
+      return items.map(({ event }) => ({ eventId: event.id, reason: 'refused by the test' }));
+    }
     this.sent.push(...items);
     return [];
   }
@@ -274,6 +280,41 @@ describe('ingest', () => {
     const record = [...store.records.values()][0];
     expect(record).toMatchObject({ version: 3, dueAt: NOW + 10_800_000, lastChangeBy: second });
     expect(delayQueue.notices).toEqual([]);
+  });
+
+  describe('a reschedule delivered again after its send to the delay queue failed', () => {
+    const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
+    const toSoon = { action: 'reschedule', id: 'stored', date: soon, failure_topic: failureTopic };
+
+    async function rescheduledWithoutSend() {
+      const context = setup();
+      const { deps, delayQueue } = context;
+      await ingestBatch(deps, [published(scheduleRequest({ id: 'stored', date: later, target: acmeTarget }))]);
+      const reschedule = published(toSoon);
+      delayQueue.failing = 1;
+      expect((await ingestBatch(deps, [reschedule])).batchItemFailures).toEqual([{ itemIdentifier: reschedule.messageId }]);
+      return { ...context, reschedule };
+    }
+
+    it('finds its change applied and sends the event again, with a new token', async () => {
+      const { deps, store, delayQueue, reschedule } = await rescheduledWithoutSend();
+      const [before] = store.records.values();
+      expect((await ingestBatch(deps, [reschedule])).batchItemFailures).toEqual([]);
+      expect(delayQueue.sent).toHaveLength(1);
+      const [sent] = delayQueue.sent;
+      expect(sent?.event).toMatchObject({ version: 2, dueAt: NOW + 30_000, payload: '{"reminder":"stand-up"}' });
+      expect(sent?.queuedBy).not.toBe(before?.queuedBy);
+      expect([...store.records.values()][0]).toMatchObject({ version: 2, queuedBy: sent?.queuedBy });
+      expect(delayQueue.notices).toEqual([]);
+    });
+
+    it('sends nothing once another reschedule has moved the event on', async () => {
+      const { deps, delayQueue, reschedule } = await rescheduledWithoutSend();
+      await ingestBatch(deps, [published({ ...toSoon, date: later }, inputMessageId(), ACME_TOPIC, NOW + 1)]);
+      await ingestBatch(deps, [reschedule]);
+      expect(delayQueue.sent).toEqual([]);
+      expect(delayQueue.notices).toEqual([]);
+    });
   });
 
   it('finds a redelivered cancel already done, without refusing it', async () => {

@@ -11,10 +11,11 @@ import type {
   NewEvent,
   NoticeClaim,
   Placement,
+  Requeue,
 } from '../src/app/ports.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import type { ScheduledEvent } from '../src/domain/event.js';
-import { EVENT_STATE, isOpen, type EventRecord } from '../src/domain/lifecycle.js';
+import { EVENT_STATE, eventOf, isOpen, placedOnDelayQueueBy, type EventRecord } from '../src/domain/lifecycle.js';
 
 /**
  * The event store in memory, with the adapter's semantics (conditional creates, takes, ends,
@@ -77,12 +78,16 @@ export class MemoryEventStore implements EventStore {
     return outcomes;
   }
 
-  async requeue(id: string, inputMessageId: string, queuedBy: string, now: number): Promise<boolean> {
+  async requeue(id: string, requeue: Requeue): Promise<boolean> {
     this.called('requeue');
     const record = this.records.get(id);
-    if (record?.state !== EVENT_STATE.queued || record.version !== 1 || record.inputMessageId !== inputMessageId) return false;
-    this.records.set(id, { ...record, queuedBy, queuedAt: now });
+    if (record === undefined || record.version !== requeue.version || placedOnDelayQueueBy(record) !== requeue.placedBy) return false;
+    this.records.set(id, { ...record, queuedBy: requeue.queuedBy, queuedAt: requeue.now });
     return true;
+  }
+
+  async storedPayload(record: EventRecord): Promise<string> {
+    return record.payload ?? this.payloads.get(record.id) ?? '';
   }
 
   async *queryDue(bucketShard: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]> {
@@ -112,7 +117,7 @@ export class MemoryEventStore implements EventStore {
         if (!first && !again) continue;
       }
       this.records.set(id, { ...record, state: EVENT_STATE.queued, queuedAt: take.now, queuedBy: take.queuedBy, loadedBy: take.owner });
-      taken.push(this.eventOf(record));
+      taken.push(this.withPayload(record));
     }
     return taken;
   }
@@ -183,7 +188,7 @@ export class MemoryEventStore implements EventStore {
       lastChangeAt: change.publishedAt,
     };
     this.records.set(id, moved);
-    return { outcome: 'rescheduled', event: this.eventOf(moved) };
+    return { outcome: 'rescheduled', event: this.withPayload(moved) };
   }
 
   async claimNotice(noticeId: string, claim: NoticeClaim): Promise<'claimed' | 'ended' | 'busy'> {
@@ -211,8 +216,7 @@ export class MemoryEventStore implements EventStore {
     this.cursors[cursor] = Math.max(this.cursors[cursor] ?? toMs, toMs);
   }
 
-  private eventOf(record: EventRecord): ScheduledEvent {
-    const { id, tenant, user, target, failureTopic, dueAt, version } = record;
-    return { id, tenant, user, target, failureTopic, dueAt, version, payload: record.payload ?? this.payloads.get(id) ?? '' };
+  private withPayload(record: EventRecord): ScheduledEvent {
+    return eventOf(record, record.payload ?? this.payloads.get(record.id) ?? '');
   }
 }

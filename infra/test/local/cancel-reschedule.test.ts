@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoDbEventRecords, EMISSION_ATTRIBUTE, EVENT_STATE, eventIdFor, PUBLIC_TENANT_ID, REASON, type EventRecord, type EventState, type TenantsDocument } from '@adhoc-scheduler/shared';
+import type { SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
+import { decodeDelayQueueMessage, DynamoDbEventRecords, EMISSION_ATTRIBUTE, EVENT_STATE, eventIdFor, PUBLIC_TENANT_ID, REASON, type EventRecord, type EventState, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
-import { LOCAL_ACCOUNT } from '../../src/local/runtime.js';
+import { LOCAL_ACCOUNT, type LocalSchedulerOptions } from '../../src/local/runtime.js';
 import { capturingLogger, FAST_TIMINGS, request, scheduledAt, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
 
 /** Two tenants whose targets are local topics; no tenant owns the local account, so the public tenant may target it too. */
@@ -24,10 +25,10 @@ afterAll(async () => {
 const NEAR_PATH_WINDOW_MS = 10_000;
 
 /** A scheduler with two tenants in the local account, changes closing 4 s before due (FAST_TIMINGS), a target and a failure topic. */
-async function setup(env: Record<string, string> = {}) {
+async function setup(options: Pick<LocalSchedulerOptions, 'instrumentClients'> = {}) {
   const { logger, lines } = capturingLogger();
   const timings = { ...FAST_TIMINGS, SCHEDULER_NEAR_PATH_WINDOW_SECONDS: String(NEAR_PATH_WINDOW_MS / 1000) };
-  const scheduler = await startTestScheduler(emulators, { logger, tenants: TENANTS, env: { ...timings, ...env } });
+  const scheduler = await startTestScheduler(emulators, { logger, tenants: TENANTS, env: timings, ...options });
   const acme = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme);
   const globex = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.globex);
   const shared = new SchedulerClient(scheduler);
@@ -208,6 +209,45 @@ describe('reschedule', () => {
       expect(await waitFor(() => inState(records, id, EVENT_STATE.emitted), 'the emission recorded')).toMatchObject({ version: 2, dueAt: newDueAt });
 
       await sentinelAfter(acme, target, Math.max(start + firstInMs, newDueAt));
+      expect(target.withPayload('moved')).toHaveLength(1);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('sends a rescheduled event again when its send to the delay queue failed: emitted once, at the new time', async () => {
+    let failed = false;
+    const { acme, target, records, stop } = await setup({
+      instrumentClients: (clients) =>
+        clients.sqs.middlewareStack.add(
+          (next, context) => async (args) => {
+            const input = args.input as Partial<SendMessageBatchCommandInput>;
+            const moved = (input.Entries ?? []).some((entry) => {
+              const message = decodeDelayQueueMessage(entry.MessageBody ?? '');
+              return message.kind === 'event' && message.event.payload === 'moved' && message.event.version === 2;
+            });
+            if (failed || context.commandName !== 'SendMessageBatchCommand' || !input.QueueUrl?.endsWith('-delay') || !moved) return next(args);
+            failed = true;
+            throw Object.assign(new Error('SQS unavailable'), { name: 'ServiceUnavailable' });
+          },
+          { step: 'initialize', name: 'failFirstSendOfReschedule' },
+        ),
+    });
+    try {
+      const start = Date.now();
+      const snsMessageId = await acme.publish(request(target.topicArn, start + 30_000, 'moved'));
+      const id = `m-${snsMessageId}`;
+      await waitFor(() => inState(records, id, EVENT_STATE.scheduled), 'the event');
+      // Due after the input message's redelivery (the visibility timeout, 3 s here), in the near path.
+      const newDueAt = Date.now() + 8_000;
+      await acme.publish({ action: 'reschedule', event_id: id, date: new Date(newDueAt).toISOString() });
+      await waitFor(() => failed, 'the failed send');
+
+      const [delivery] = await waitFor(() => target.withPayload('moved').length > 0 && target.withPayload('moved'), 'the emission', 30_000);
+      expect(scheduledAt(delivery!)).toBe(newDueAt);
+      expect(delivery!.receivedAt).toBeGreaterThanOrEqual(newDueAt);
+      expect(await waitFor(() => inState(records, id, EVENT_STATE.emitted), 'the emission recorded')).toMatchObject({ version: 2 });
+      await sentinelAfter(acme, target, newDueAt);
       expect(target.withPayload('moved')).toHaveLength(1);
     } finally {
       await stop();

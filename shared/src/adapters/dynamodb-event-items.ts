@@ -1,4 +1,3 @@
-import type { ScheduledEvent } from '../domain/event.js';
 import { DYNAMODB_WRITE_UNIT_BYTES } from '../domain/limits.js';
 import { isEventState, type EventRecord, type PayloadKept } from '../domain/lifecycle.js';
 import type { ReasonCode } from '../domain/reasons.js';
@@ -105,19 +104,5 @@ export function toRecord(item: Readonly<Record<string, unknown>>): EventRecord {
     endedBy: optionalString(item.endedBy),
     reason: optionalString(item.reason) as ReasonCode | undefined,
     expiresAt: Number(item.expiresAt),
-  };
-}
-
-/** The event a record describes, with its payload (read from the payload item when kept apart). */
-export function toEvent(record: EventRecord, payload: string): ScheduledEvent {
-  return {
-    id: record.id,
-    tenant: record.tenant,
-    user: record.user,
-    target: record.target,
-    payload,
-    failureTopic: record.failureTopic,
-    dueAt: record.dueAt,
-    version: record.version,
   };
 }

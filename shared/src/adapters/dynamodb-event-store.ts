@@ -2,7 +2,7 @@ import { GetCommand, TransactWriteCommand, UpdateCommand, paginateQuery, type Dy
 import type { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { EmissionEnding } from '../domain/emission.js';
 import type { ScheduledEvent } from '../domain/event.js';
-import { EVENT_STATE, isOpen, type EventRecord } from '../domain/lifecycle.js';
+import { EVENT_STATE, eventOf, isOpen, type EventRecord } from '../domain/lifecycle.js';
 import { TransientError } from '../domain/reasons.js';
 import type {
   ChangeRefused,
@@ -17,10 +17,11 @@ import type {
   NewEvent,
   NoticeClaim,
   Placement,
+  Requeue,
 } from '../app/ports.js';
 import { batchGet, batchPut } from './dynamodb-batches.js';
 import { conditionalWriter, type BatchWriteMode, type Condition, type ConditionalWrite, type ConditionalWriter } from './dynamodb-conditional-writes.js';
-import { isEventItem, newEventItems, payloadItemId, toEvent, toRecord } from './dynamodb-event-items.js';
+import { isEventItem, newEventItems, payloadItemId, toRecord } from './dynamodb-event-items.js';
 import { DynamoDbQuotaCounters } from './dynamodb-quota-counters.js';
 import { isConditionFailure, LOADER_CURSOR_ID, openEventsCounterId, TABLE, transient } from './dynamodb-table.js';
 
@@ -132,16 +133,23 @@ export class DynamoDbEventStore implements EventStore {
     });
   }
 
-  async requeue(id: string, inputMessageId: string, queuedBy: string, now: number): Promise<boolean> {
+  async requeue(id: string, requeue: Requeue): Promise<boolean> {
     try {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { [TABLE.partitionKey]: id },
           UpdateExpression: 'SET queuedBy = :queuedBy, queuedAt = :now',
-          ConditionExpression: '#state = :queued AND version = :first AND inputMessageId = :input',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':queuedBy': queuedBy, ':now': now, ':queued': EVENT_STATE.queued, ':first': 1, ':input': inputMessageId },
+          // As placedOnDelayQueueBy reads the record: its create placed version 1, a reschedule each later one.
+          ConditionExpression: '#state = :queued AND version = :version AND attribute_not_exists(loadedBy) AND #placedBy = :by',
+          ExpressionAttributeNames: { '#state': 'state', '#placedBy': requeue.version === 1 ? 'inputMessageId' : 'lastChangeBy' },
+          ExpressionAttributeValues: {
+            ':queuedBy': requeue.queuedBy,
+            ':now': requeue.now,
+            ':queued': EVENT_STATE.queued,
+            ':version': requeue.version,
+            ':by': requeue.placedBy,
+          },
         }),
       );
       return true;
@@ -149,6 +157,21 @@ export class DynamoDbEventStore implements EventStore {
       if (isConditionFailure(error)) return false;
       throw transient('UpdateItem', error);
     }
+  }
+
+  async storedPayload(record: EventRecord): Promise<string> {
+    return (await this.payloadsOf([record])).get(record.id) ?? '';
+  }
+
+  /** The payloads of records whose payload the table holds, by id: in the record, or in its payload item. */
+  private async payloadsOf(records: readonly EventRecord[]): Promise<Map<string, string>> {
+    const apart = await batchGet(
+      this.client,
+      this.tableName,
+      records.filter((record) => record.payload === undefined && record.payloadKept === 'item').map(payloadItemId),
+    );
+    // A payload item that is gone (it should not be) gives an empty payload, which the emitter cannot publish and reports.
+    return new Map(records.map((record) => [record.id, record.payload ?? String(apart.get(payloadItemId(record))?.payload ?? '')]));
   }
 
   async *queryDue(bucketShard: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]> {
@@ -213,12 +236,8 @@ export class DynamoDbEventStore implements EventStore {
     );
     if (outcomes.includes('unknown')) throw new TransientError(`taking ${outcomes.filter((outcome) => outcome === 'unknown').length} events did not complete`);
     const taken = records.filter((_, index) => outcomes[index] === 'applied');
-    const apart = await batchGet(
-      this.client,
-      this.tableName,
-      taken.filter((record) => record.payloadKept === 'item').map(payloadItemId),
-    );
-    return taken.map((record) => toEvent(record, record.payload ?? String(apart.get(payloadItemId(record))?.payload ?? '')));
+    const payloads = await this.payloadsOf(taken);
+    return taken.map((record) => eventOf(record, payloads.get(record.id) ?? ''));
   }
 
   async endEmissions(ends: readonly EmissionEnding[]): Promise<EndsRecorded> {
@@ -343,8 +362,7 @@ export class DynamoDbEventStore implements EventStore {
     }
     const record = toRecord(updated ?? {});
     // A payload kept apart is still the one written at ingest; the item was never rewritten.
-    const payload = record.payload ?? String((await batchGet(this.client, this.tableName, [payloadItemId(record)])).get(payloadItemId(record))?.payload ?? '');
-    return { outcome: 'rescheduled', event: toEvent(record, payload) };
+    return { outcome: 'rescheduled', event: eventOf(record, await this.storedPayload(record)) };
   }
 
   async claimNotice(noticeId: string, claim: NoticeClaim, expiresAt: number): Promise<'claimed' | 'ended' | 'busy'> {

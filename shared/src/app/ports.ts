@@ -64,6 +64,15 @@ export type CreateOutcome =
   /** The write kept failing, or its answer was lost: to retry (a retry finds it created, or creates it). */
   | { readonly outcome: 'unknown' };
 
+/** A new delay-queue copy of an event, made by the redelivery of the input message that placed it there. */
+export interface Requeue {
+  /** The input message: the event's create (version 1), or the reschedule that made `version`. */
+  readonly placedBy: string;
+  readonly version: number;
+  readonly queuedBy: string;
+  readonly now: number;
+}
+
 /** A cancel or reschedule that did not apply, with the record as it was (undefined: no such id). */
 export interface ChangeRefused {
   readonly outcome: 'refused';
@@ -128,11 +137,13 @@ export interface EventStore {
    */
   createMany(entries: readonly NewEvent[]): Promise<CreateOutcome[]>;
   /**
-   * Gives a queued event, still as `inputMessageId` created it, a new copy token before that
-   * message's redelivery sends it again: the earlier copy, if it was sent, is then dropped.
-   * False when the event has moved on (emitted, cancelled, rescheduled).
+   * Gives a queued event, still as the input message `placedBy` left it on the delay queue (see
+   * placedOnDelayQueueBy), a new copy token before that message's redelivery sends it again:
+   * the earlier copy, if it was sent, is then dropped. False when the event has moved on.
    */
-  requeue(id: string, inputMessageId: string, queuedBy: string, now: number): Promise<boolean>;
+  requeue(id: string, requeue: Requeue): Promise<boolean>;
+  /** The payload of an event whose payload the table holds (in its record, or in an item of its own). */
+  storedPayload(record: EventRecord): Promise<string>;
   /** Pages of events in one bucket shard with dueAt in [fromMs, untilMs). */
   queryDue(bucketShard: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]>;
   /** Records by id, read consistently (an id without a record is absent). */
