@@ -7,6 +7,7 @@ import {
   reconcileOpenEvents,
   EVENT_STATE,
   openEventsCounterId,
+  payloadItemId,
   requestHashOf,
   TABLE,
   type BatchWriteMode,
@@ -322,6 +323,59 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     const again = await store.cancel('a', scope, change);
     expect(again).toMatchObject({ outcome: 'refused', current: { state: EVENT_STATE.cancelled, cancelledBy: 'cancel-1' } });
     expect(await openEvents(store)).toBe(0);
+  });
+
+  it('keeps a payload kept apart as long as its record: a reschedule moves the payload item’s expiry with the record’s, only later', async () => {
+    const faulty = faultyClient();
+    let payloadWrites = 0;
+    let failingPayloadWrites = false;
+    faulty.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'UpdateItemCommand' && JSON.stringify((args.input as { Key?: unknown }).Key).includes('p#')) {
+          payloadWrites += 1;
+          if (failingPayloadWrites) throw Object.assign(new Error('throttled by the test'), { name: 'ThrottlingException' });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'countPayloadWrites' },
+    );
+    try {
+      const tableName = await newTable();
+      const store = new DynamoDbEventStore(faulty, tableName, { batchWrites: mode });
+      const large = event('a', { payload: 'x'.repeat(2_000) });
+      await store.createMany([newEvent(large, true)]);
+      const record = (await store.read(['a'])).get('a');
+      expect(record).toMatchObject({ payloadKept: 'item' });
+      const payloadExpiry = async () =>
+        (await client.send(new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: payloadItemId(record!) }, ConsistentRead: true }))).Item?.[TABLE.ttlAttribute];
+      const scope = { tenant: 'acme', now: NOW, cutoffMs: 5_000 };
+      const to = (days: number, by: string, publishedAt: number) => {
+        const dueAt = NOW + days * 86_400_000;
+        return { dueAt, by, publishedAt, placement: { state: EVENT_STATE.scheduled, bucketShard: 'bucket#1' } as const, queuedBy: 'unused', expiresAt: Math.ceil(dueAt / 1000) + 604_800 };
+      };
+
+      // Ten days later than the retention period: the payload item must outlive its first expiry.
+      const later = to(10, 'r-1', NOW - 3);
+      expect(await store.reschedule('a', scope, later)).toMatchObject({ outcome: 'rescheduled', event: { payload: large.payload, version: 2 } });
+      expect(await payloadExpiry()).toBe(later.expiresAt);
+      expect(payloadWrites).toBe(1);
+
+      // Earlier again: the payload item keeps the later expiry, unwritten.
+      expect((await store.reschedule('a', scope, to(1, 'r-2', NOW - 2))).outcome).toBe('rescheduled');
+      expect(await payloadExpiry()).toBe(later.expiresAt);
+      expect(payloadWrites).toBe(1);
+
+      // Later still, with the payload item's write failing: its redelivery moves it.
+      const latest = to(20, 'r-3', NOW - 1);
+      failingPayloadWrites = true;
+      await expect(store.reschedule('a', scope, latest)).rejects.toThrow();
+      failingPayloadWrites = false;
+      expect((await store.reschedule('a', scope, latest)).outcome).toBe('refused');
+      expect(await payloadExpiry()).toBe(latest.expiresAt);
+      expect((await store.read(['a'])).get('a')).toMatchObject({ version: 4, expiresAt: latest.expiresAt });
+    } finally {
+      faulty.destroy();
+    }
   });
 
   it('applies a reschedule once, and never one published before the last applied', async () => {

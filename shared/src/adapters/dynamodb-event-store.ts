@@ -317,9 +317,9 @@ export class DynamoDbEventStore implements EventStore {
   ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent } | ChangeRefused> {
     const { placement } = change;
     const queued = placement.state === 'queued';
-    let updated: Record<string, unknown> | undefined;
+    let before: Record<string, unknown> | undefined;
     try {
-      ({ Attributes: updated } = await this.client.send(
+      ({ Attributes: before } = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { [TABLE.partitionKey]: id },
@@ -353,16 +353,47 @@ export class DynamoDbEventStore implements EventStore {
             ':at': change.publishedAt,
             ...(queued ? { ':queuedBy': change.queuedBy } : {}),
           },
-          ReturnValues: 'ALL_NEW',
+          ReturnValues: 'ALL_OLD',
         }),
       ));
     } catch (error) {
       if (!isConditionFailure(error)) throw transient('UpdateItem', error);
-      return { outcome: 'refused', current: (await this.read([id])).get(id) };
+      const current = (await this.read([id])).get(id);
+      // Delivered again, it cannot know whether its payload item's expiry was moved (that write may have failed).
+      if (current?.lastChangeBy === change.by && isOpen(current.state)) await this.keepPayloadUntil(current, current.expiresAt);
+      return { outcome: 'refused', current };
     }
-    const record = toRecord(updated ?? {});
+    const old = toRecord(before ?? {});
+    // The payload item holds the expiry of the record at its latest, never less: it moves only when the record's moves past it.
+    if (change.expiresAt > old.expiresAt) await this.keepPayloadUntil(old, change.expiresAt);
     // A payload kept apart is still the one written at ingest; the item was never rewritten.
-    return { outcome: 'rescheduled', event: eventOf(record, await this.storedPayload(record)) };
+    return { outcome: 'rescheduled', event: eventOf({ ...old, dueAt: change.dueAt, version: old.version + 1 }, await this.storedPayload(old)) };
+  }
+
+  /**
+   * Makes a record's payload item, if it has one, last until `expiresAt` (epoch seconds): a
+   * reschedule that moves the record's expiry past it must not leave the event without its
+   * payload when it falls due. The write is billed for the whole item, so it is made only when
+   * the record's expiry moves later, and applies only when the item's is earlier.
+   */
+  private async keepPayloadUntil(record: EventRecord, expiresAt: number): Promise<void> {
+    if (record.payloadKept !== 'item') return;
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [TABLE.partitionKey]: payloadItemId(record) },
+          UpdateExpression: 'SET #ttl = :ttl',
+          ConditionExpression: 'attribute_exists(#id) AND #ttl < :ttl',
+          ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#ttl': TABLE.ttlAttribute },
+          ExpressionAttributeValues: { ':ttl': expiresAt },
+        }),
+      );
+    } catch (error) {
+      // Kept as long already (or gone, which no expiry brings back).
+      if (isConditionFailure(error)) return;
+      throw transient('UpdateItem', error);
+    }
   }
 
   async claimNotice(noticeId: string, claim: NoticeClaim, expiresAt: number): Promise<'claimed' | 'ended' | 'busy'> {
