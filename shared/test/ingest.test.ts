@@ -53,7 +53,8 @@ class RecordingDelayQueue implements Pick<DelayQueue, 'send' | 'sendNotice'> {
 }
 
 function setup() {
-  const store = new MemoryEventStore();
+  const clock = fakeClock(NOW);
+  const store = new MemoryEventStore(clock);
   const delayQueue = new RecordingDelayQueue();
   let tokens = 0;
   const deps = {
@@ -61,12 +62,12 @@ function setup() {
     tenants: registry(),
     store,
     delayQueue,
-    clock: fakeClock(NOW),
+    clock,
     logger: pino({ level: 'silent' }),
     metrics: noMetrics,
     newToken: () => `token-${++tokens}`,
   } satisfies IngestDeps;
-  return { store, delayQueue, deps };
+  return { store, delayQueue, deps, clock };
 }
 
 const soon = new Date(NOW + 30_000).toISOString();
@@ -244,6 +245,18 @@ describe('ingest', () => {
       published({ action: 'cancel', id: 'too-close', failure_topic: failureTopic }),
     ]);
     expect([...store.records.values()].map(({ state }) => state).sort()).toEqual([EVENT_STATE.cancelled, EVENT_STATE.queued]);
+    expect(delayQueue.notices.map(({ notice }) => notice.reason)).toEqual([REASON.EVENT_EMITTING]);
+  });
+
+  it('checks the cutoff when the change is written, not when its batch started', async () => {
+    const { deps, delayQueue, store, clock } = setup();
+    const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
+    await ingestBatch(deps, [published(scheduleRequest({ id: 'due-soon', date: new Date(NOW + 6_000).toISOString(), target: acmeTarget }))]);
+    // The write goes out two seconds after the batch started (a slow or retried request): within the cutoff by then.
+    const cancel = store.cancel.bind(store);
+    store.cancel = (...args) => (clock.set(NOW + 2_000), cancel(...args));
+    await ingestBatch(deps, [published({ action: 'cancel', id: 'due-soon', failure_topic: failureTopic })]);
+    expect([...store.records.values()][0]?.state).toBe(EVENT_STATE.queued);
     expect(delayQueue.notices.map(({ notice }) => notice.reason)).toEqual([REASON.EVENT_EMITTING]);
   });
 

@@ -1,17 +1,19 @@
-import type {
-  ChangeRefused,
-  ChangeRequest,
-  ChangeScope,
-  CreateOutcome,
-  DueEventRef,
-  EndsRecorded,
-  EventStore,
-  LoaderCursors,
-  LoadingTake,
-  NewEvent,
-  NoticeClaim,
-  Placement,
-  Requeue,
+import {
+  systemClock,
+  type ChangeRefused,
+  type ChangeRequest,
+  type ChangeScope,
+  type Clock,
+  type CreateOutcome,
+  type DueEventRef,
+  type EndsRecorded,
+  type EventStore,
+  type LoaderCursors,
+  type LoadingTake,
+  type NewEvent,
+  type NoticeClaim,
+  type Placement,
+  type Requeue,
 } from '../src/app/ports.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import type { ScheduledEvent } from '../src/domain/event.js';
@@ -29,6 +31,9 @@ export class MemoryEventStore implements EventStore {
   /** Requests the store served, by method: what a stage costs in store calls. */
   readonly calls: Record<string, number> = {};
   cursors: { loadedThroughMs: number | undefined; repairedThroughMs: number | undefined } = { loadedThroughMs: undefined, repairedThroughMs: undefined };
+
+  /** What a change's cutoff is checked against, as the adapter checks it when it writes. */
+  constructor(private readonly clock: Clock = systemClock) {}
 
   private called(method: string): void {
     this.calls[method] = (this.calls[method] ?? 0) + 1;
@@ -148,7 +153,7 @@ export class MemoryEventStore implements EventStore {
 
   private changeable(id: string, scope: ChangeScope): (EventRecord & { readonly bucketShard?: string | undefined }) | undefined {
     const record = this.records.get(id);
-    if (record === undefined || record.tenant !== scope.tenant || !isOpen(record.state) || record.dueAt <= scope.now + scope.cutoffMs) return undefined;
+    if (record === undefined || record.tenant !== scope.tenant || !isOpen(record.state) || record.dueAt <= this.clock.now() + scope.cutoffMs) return undefined;
     return record;
   }
 
@@ -156,7 +161,7 @@ export class MemoryEventStore implements EventStore {
     this.called('cancel');
     const record = this.changeable(id, scope);
     if (record === undefined) return { outcome: 'refused', current: this.records.get(id) };
-    this.records.set(id, { ...record, state: EVENT_STATE.cancelled, cancelledAt: scope.now, cancelledBy: change.by, expiresAt: change.expiresAt });
+    this.records.set(id, { ...record, state: EVENT_STATE.cancelled, cancelledAt: this.clock.now(), cancelledBy: change.by, expiresAt: change.expiresAt });
     this.openEvents.set(record.tenant, (this.openEvents.get(record.tenant) ?? 0) - 1);
     return { outcome: 'cancelled' };
   }
@@ -178,11 +183,11 @@ export class MemoryEventStore implements EventStore {
       dueAt: change.dueAt,
       version: record.version + 1,
       state: change.placement.state,
-      rescheduledAt: scope.now,
+      rescheduledAt: this.clock.now(),
       expiresAt: change.expiresAt,
       loadedBy: undefined,
       queuedBy: queued ? change.queuedBy : undefined,
-      queuedAt: queued ? scope.now : record.queuedAt,
+      queuedAt: queued ? this.clock.now() : record.queuedAt,
       bucketShard: change.placement.bucketShard,
       lastChangeBy: change.by,
       lastChangeAt: change.publishedAt,

@@ -25,7 +25,7 @@ afterAll(async () => {
 const NEAR_PATH_WINDOW_MS = 10_000;
 
 /** A scheduler with two tenants in the local account, changes closing 4 s before due (FAST_TIMINGS), a target and a failure topic. */
-async function setup(options: Pick<LocalSchedulerOptions, 'instrumentClients'> = {}) {
+async function setup(options: Pick<LocalSchedulerOptions, 'instrumentClients' | 'visibilityTimeoutSeconds'> = {}) {
   const { logger, lines } = capturingLogger();
   const timings = { ...FAST_TIMINGS, SCHEDULER_NEAR_PATH_WINDOW_SECONDS: String(NEAR_PATH_WINDOW_MS / 1000) };
   const scheduler = await startTestScheduler(emulators, { logger, tenants: TENANTS, env: timings, ...options });
@@ -143,6 +143,57 @@ describe('cancel', () => {
       await sentinelAfter(acme, target, dueAt);
       expect(target.withPayload('too late')).toHaveLength(1);
       await waitFor(() => inState(records, `m-${snsMessageId}`, EVENT_STATE.emitted), 'the emission recorded');
+    } finally {
+      await stop();
+    }
+  });
+
+  it('is refused when its write would land within the cutoff, however early its batch started: emitted once, never cancelled', async () => {
+    let eventId = '';
+    let cancel: 'waiting' | 'held' | 'released' = 'waiting';
+    let emitterRead = (): void => {};
+    const read = new Promise<void>((resolve) => (emitterRead = resolve));
+    const { acme, target, failures, records, stop } = await setup({
+      // Longer than the cancel is held: its input message is not handed out again meanwhile.
+      visibilityTimeoutSeconds: 30,
+      instrumentClients: (clients) => {
+        // The cancel's first request, its body built, is held until the emitter has read the
+        // event's record: as a slow request, or one the SDK sends again, would be.
+        clients.dynamodb.middlewareStack.add(
+          (next, context) => async (args) => {
+            if (cancel === 'waiting' && context.commandName === 'TransactWriteItemsCommand' && JSON.stringify(args.input).includes('cancelledBy')) {
+              cancel = 'held';
+              await read;
+              cancel = 'released';
+            }
+            return next(args);
+          },
+          { step: 'build', name: 'holdFirstCancel' },
+        );
+        clients.dynamodb.middlewareStack.add(
+          (next, context) => async (args) => {
+            const result = await next(args);
+            if (cancel === 'held' && context.commandName === 'BatchGetItemCommand' && JSON.stringify(args.input).includes(eventId)) emitterRead();
+            return result;
+          },
+          { step: 'initialize', name: 'noticeEmitterRead' },
+        );
+      },
+    });
+    try {
+      const dueAt = Date.now() + 8_000;
+      const snsMessageId = await acme.publish(request(target.topicArn, dueAt, 'cancelled late', { failure_topic: failures.topicArn }));
+      eventId = `m-${snsMessageId}`;
+      await waitFor(() => inState(records, eventId, EVENT_STATE.queued), 'the event');
+      // Well before the cutoff when ingest takes it.
+      await acme.publish({ action: 'cancel', event_id: eventId, failure_topic: failures.topicArn });
+      await waitFor(() => cancel === 'released', 'the emitter’s read, while the cancel was held');
+
+      const [notice] = await waitFor(() => failures.notices().length > 0 && failures.notices(), 'the refusal');
+      expect(notice).toMatchObject({ reason: REASON.EVENT_EMITTING, eventId });
+      await waitFor(() => inState(records, eventId, EVENT_STATE.emitted), 'the emission recorded');
+      await sentinelAfter(acme, target, dueAt);
+      expect(target.withPayload('cancelled late')).toHaveLength(1);
     } finally {
       await stop();
     }

@@ -9,6 +9,7 @@ import {
   openEventsCounterId,
   payloadItemId,
   requestHashOf,
+  systemClock,
   TABLE,
   type BatchWriteMode,
   type EmissionEnding,
@@ -304,9 +305,10 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
       const store = await storeFor(mode, faulty);
       await store.createMany([newEvent(event('a'), true)]);
       loseFirstAnswerOf(faulty, 'TransactWriteItemsCommand');
-      const scope = { tenant: 'acme', now: NOW, cutoffMs: 5_000 };
+      const scope = { tenant: 'acme', cutoffMs: 5_000 };
       const change = { by: 'cancel-1', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 60 };
-      await expect(store.cancel('a', scope, change)).rejects.toThrow();
+      // The next attempt finds the record cancelled by this very change: the caller knows its work done.
+      expect(await store.cancel('a', scope, change)).toMatchObject({ outcome: 'refused', current: { state: EVENT_STATE.cancelled, cancelledBy: 'cancel-1' } });
       expect(await store.cancel('a', scope, change)).toMatchObject({ outcome: 'refused', current: { state: EVENT_STATE.cancelled, cancelledBy: 'cancel-1' } });
       expect(await openEvents(store)).toBe(0);
     } finally {
@@ -317,7 +319,7 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
   it('cancels and frees the place at once; the same cancel again changes nothing', async () => {
     const store = await storeFor(mode);
     await store.createMany([newEvent(event('a'), true)]);
-    const scope = { tenant: 'acme', now: NOW, cutoffMs: 5_000 };
+    const scope = { tenant: 'acme', cutoffMs: 5_000 };
     const change = { by: 'cancel-1', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 60 };
     expect(await store.cancel('a', scope, change)).toEqual({ outcome: 'cancelled' });
     const again = await store.cancel('a', scope, change);
@@ -348,7 +350,7 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
       expect(record).toMatchObject({ payloadKept: 'item' });
       const payloadExpiry = async () =>
         (await client.send(new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: payloadItemId(record!) }, ConsistentRead: true }))).Item?.[TABLE.ttlAttribute];
-      const scope = { tenant: 'acme', now: NOW, cutoffMs: 5_000 };
+      const scope = { tenant: 'acme', cutoffMs: 5_000 };
       const to = (days: number, by: string, publishedAt: number) => {
         const dueAt = NOW + days * 86_400_000;
         return { dueAt, by, publishedAt, placement: { state: EVENT_STATE.scheduled, bucketShard: 'bucket#1' } as const, queuedBy: 'unused', expiresAt: Math.ceil(dueAt / 1000) + 604_800 };
@@ -378,10 +380,71 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     }
   });
 
+  describe('checks a change’s cutoff as each attempt to write it is made', () => {
+    const scope = { tenant: 'acme', cutoffMs: 5_000 };
+    const change = { by: 'cancel-1', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 60 };
+    const isCancel = (input: unknown) => JSON.stringify(input).includes('cancelledBy');
+
+    /** A store whose clock the test moves, and an event due 10 s after its start: changeable for 5 s. */
+    async function setup(faulty: DynamoDBDocumentClient, changeWriteTimeoutMs = 1_000) {
+      const clock = { at: NOW, now: () => clock.at, sleep: systemClock.sleep };
+      const store = new DynamoDbEventStore(faulty, await newTable(), { batchWrites: mode, clock, changeWriteTimeoutMs });
+      await store.createMany([newEvent(event('a', { dueAt: NOW + 10_000 }), true)]);
+      return { store, clock };
+    }
+
+    it('not by the SDK’s retry of a failed attempt, which would resend the cutoff of its first', async () => {
+      const faulty = faultyClient();
+      try {
+        const { store, clock } = await setup(faulty);
+        let throttled = false;
+        faulty.middlewareStack.add(
+          (next, context) => async (args) => {
+            if (context.commandName !== 'TransactWriteItemsCommand' || throttled || !isCancel(args.input)) return next(args);
+            // The first attempt is throttled, and the time passes into the cutoff meanwhile.
+            throttled = true;
+            clock.at = NOW + 6_000;
+            throw Object.assign(new Error('throttled by the test'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+          },
+          // Inside the SDK's retries: what a throttled request looks like to them.
+          { step: 'finalizeRequest', priority: 'low', name: 'throttleFirstCancel' },
+        );
+        expect(await store.cancel('a', scope, change)).toMatchObject({ outcome: 'refused', current: { state: EVENT_STATE.scheduled } });
+        expect(throttled).toBe(true);
+      } finally {
+        faulty.destroy();
+      }
+    });
+
+    it('giving up an attempt that has not answered within its timeout, and making another with the cutoff anew', async () => {
+      const faulty = faultyClient();
+      try {
+        const { store, clock } = await setup(faulty, 200);
+        let held = false;
+        faulty.middlewareStack.add(
+          (next, context) => async (args) => {
+            if (context.commandName !== 'TransactWriteItemsCommand' || held || !isCancel(args.input)) return next(args);
+            // Its body is built: held on the way past its timeout, while the time passes into the cutoff.
+            held = true;
+            await new Promise((resolve) => setTimeout(resolve, 400));
+            clock.at = NOW + 6_000;
+            return next(args);
+          },
+          { step: 'build', name: 'holdFirstCancel' },
+        );
+        expect(await store.cancel('a', scope, change)).toMatchObject({ outcome: 'refused', current: { state: EVENT_STATE.scheduled } });
+        expect(held).toBe(true);
+        expect((await store.read(['a'])).get('a')?.state).toBe(EVENT_STATE.scheduled);
+      } finally {
+        faulty.destroy();
+      }
+    });
+  });
+
   it('applies a reschedule once, and never one published before the last applied', async () => {
     const store = await storeFor(mode);
     await store.createMany([newEvent(event('a'), true)]);
-    const scope = { tenant: 'acme', now: NOW, cutoffMs: 5_000 };
+    const scope = { tenant: 'acme', cutoffMs: 5_000 };
     const to = (dueAt: number, by: string, publishedAt: number) => ({
       dueAt,
       by,

@@ -4,8 +4,11 @@ import type { EmissionEnding } from '../domain/emission.js';
 import type { ScheduledEvent } from '../domain/event.js';
 import { EVENT_STATE, eventOf, isOpen, type EventRecord } from '../domain/lifecycle.js';
 import { TransientError } from '../domain/reasons.js';
+import { DEFAULTS } from '../config.js';
+import { systemClock } from '../app/ports.js';
 import type {
   ChangeRefused,
+  Clock,
   ChangeRequest,
   ChangeScope,
   CreateOutcome,
@@ -19,11 +22,11 @@ import type {
   Placement,
   Requeue,
 } from '../app/ports.js';
-import { batchGet, batchPut } from './dynamodb-batches.js';
+import { batchGet, batchPut, pauseBeforeRound } from './dynamodb-batches.js';
 import { conditionalWriter, type BatchWriteMode, type Condition, type ConditionalWrite, type ConditionalWriter } from './dynamodb-conditional-writes.js';
 import { isEventItem, newEventItems, payloadItemId, toRecord } from './dynamodb-event-items.js';
 import { DynamoDbQuotaCounters } from './dynamodb-quota-counters.js';
-import { isConditionFailure, LOADER_CURSOR_ID, openEventsCounterId, TABLE, transient } from './dynamodb-table.js';
+import { isConditionFailure, LOADER_CURSOR_ID, openEventsCounterId, TABLE, transient, withoutSdkRetries } from './dynamodb-table.js';
 
 /** Open, of this tenant, and due after the change cutoff: what cancel and reschedule require. */
 const CHANGEABLE = 'attribute_exists(#id) AND tenant = :tenant AND #state IN (:scheduled, :queued) AND #due > :cutoff';
@@ -33,14 +36,23 @@ const CURSOR_ATTRIBUTES: Readonly<Record<keyof LoaderCursors, string>> = { loade
 
 const is = (attribute: string, value: unknown): Condition => ({ op: '=', attribute, value });
 
+/** Attempts at a cancel's or reschedule's write before its input message is left to be retried. */
+const CHANGE_WRITE_ATTEMPTS = 3;
+
 export interface DynamoDbEventStoreOptions {
   /** How batches of conditional writes are made (see BatchWriteMode); statements by default, as on AWS. */
   readonly batchWrites?: BatchWriteMode;
+  /** What a change's cutoff is checked against, at each attempt to write it; the system's by default. */
+  readonly clock?: Clock;
+  /** How long one attempt to write a change may take (see SchedulerConfig.changeWriteTimeoutMs). */
+  readonly changeWriteTimeoutMs?: number;
 }
 
 export class DynamoDbEventStore implements EventStore {
   readonly counters: DynamoDbQuotaCounters;
   private readonly writer: ConditionalWriter;
+  private readonly clock: Clock;
+  private readonly changeWriteTimeoutMs: number;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -49,6 +61,8 @@ export class DynamoDbEventStore implements EventStore {
   ) {
     this.counters = new DynamoDbQuotaCounters(client, tableName);
     this.writer = conditionalWriter(options.batchWrites ?? 'statements', client, tableName);
+    this.clock = options.clock ?? systemClock;
+    this.changeWriteTimeoutMs = options.changeWriteTimeoutMs ?? DEFAULTS.changeWriteTimeoutMs;
   }
 
   async createMany(entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
@@ -275,37 +289,37 @@ export class DynamoDbEventStore implements EventStore {
   }
 
   async cancel(id: string, scope: ChangeScope, change: ChangeRequest & { readonly expiresAt: number }): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused> {
-    try {
-      // The record and its place in the quota change together: a retry can neither free it twice nor leave it taken.
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.tableName,
-                Key: { [TABLE.partitionKey]: id },
-                UpdateExpression: 'SET #state = :cancelled, cancelledAt = :now, cancelledBy = :by, #ttl = :ttl',
-                ConditionExpression: CHANGEABLE,
-                ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#state': 'state', '#due': TABLE.dueAtKey, '#ttl': TABLE.ttlAttribute },
-                ExpressionAttributeValues: { ...changeableValues(scope), ':cancelled': EVENT_STATE.cancelled, ':now': scope.now, ':by': change.by, ':ttl': change.expiresAt },
+    const cancelled = await this.writeChange('TransactWriteItems', isCancelledTransaction, (now, abortSignal) =>
+      this.client.send(
+        withoutSdkRetries(
+          // The record and its place in the quota change together: a retry can neither free it twice nor leave it taken.
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Update: {
+                  TableName: this.tableName,
+                  Key: { [TABLE.partitionKey]: id },
+                  UpdateExpression: 'SET #state = :cancelled, cancelledAt = :now, cancelledBy = :by, #ttl = :ttl',
+                  ConditionExpression: CHANGEABLE,
+                  ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#state': 'state', '#due': TABLE.dueAtKey, '#ttl': TABLE.ttlAttribute },
+                  ExpressionAttributeValues: { ...changeableValues(scope, now), ':cancelled': EVENT_STATE.cancelled, ':now': now, ':by': change.by, ':ttl': change.expiresAt },
+                },
               },
-            },
-            {
-              Update: {
-                TableName: this.tableName,
-                Key: { [TABLE.partitionKey]: openEventsCounterId(scope.tenant) },
-                UpdateExpression: 'ADD openEvents :freed',
-                ExpressionAttributeValues: { ':freed': -1 },
+              {
+                Update: {
+                  TableName: this.tableName,
+                  Key: { [TABLE.partitionKey]: openEventsCounterId(scope.tenant) },
+                  UpdateExpression: 'ADD openEvents :freed',
+                  ExpressionAttributeValues: { ':freed': -1 },
+                },
               },
-            },
-          ],
-        }),
-      );
-    } catch (error) {
-      const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
-      if (reasons?.[0]?.Code !== 'ConditionalCheckFailed') throw transient('TransactWriteItems', error);
-      return { outcome: 'refused', current: (await this.read([id])).get(id) };
-    }
+            ],
+          }),
+        ),
+        { abortSignal },
+      ),
+    );
+    if (cancelled === undefined) return { outcome: 'refused', current: (await this.read([id])).get(id) };
     this.counters.freed(scope.tenant);
     return { outcome: 'cancelled' };
   }
@@ -317,10 +331,10 @@ export class DynamoDbEventStore implements EventStore {
   ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent } | ChangeRefused> {
     const { placement } = change;
     const queued = placement.state === 'queued';
-    let before: Record<string, unknown> | undefined;
-    try {
-      ({ Attributes: before } = await this.client.send(
-        new UpdateCommand({
+    const rescheduled = await this.writeChange('UpdateItem', isConditionFailure, (now, abortSignal) =>
+      this.client.send(
+        withoutSdkRetries(
+          new UpdateCommand({
           TableName: this.tableName,
           Key: { [TABLE.partitionKey]: id },
           UpdateExpression:
@@ -340,12 +354,12 @@ export class DynamoDbEventStore implements EventStore {
             '#ttl': TABLE.ttlAttribute,
           },
           ExpressionAttributeValues: {
-            ...changeableValues(scope),
+            ...changeableValues(scope, now),
             ':apart': 'item',
             ':due': change.dueAt,
             ':one': 1,
             ':state': placement.state,
-            ':now': scope.now,
+            ':now': now,
             ':ttl': change.expiresAt,
             // Every event whose payload is stored stays in the due index, so the loader's sweep can repair it.
             ':bucketShard': placement.bucketShard,
@@ -354,16 +368,18 @@ export class DynamoDbEventStore implements EventStore {
             ...(queued ? { ':queuedBy': change.queuedBy } : {}),
           },
           ReturnValues: 'ALL_OLD',
-        }),
-      ));
-    } catch (error) {
-      if (!isConditionFailure(error)) throw transient('UpdateItem', error);
+          }),
+        ),
+        { abortSignal },
+      ),
+    );
+    if (rescheduled === undefined) {
       const current = (await this.read([id])).get(id);
       // Delivered again, it cannot know whether its payload item's expiry was moved (that write may have failed).
       if (current?.lastChangeBy === change.by && isOpen(current.state)) await this.keepPayloadUntil(current, current.expiresAt);
       return { outcome: 'refused', current };
     }
-    const old = toRecord(before ?? {});
+    const old = toRecord(rescheduled.Attributes ?? {});
     // The payload item holds the expiry of the record at its latest, never less: it moves only when the record's moves past it.
     if (change.expiresAt > old.expiresAt) await this.keepPayloadUntil(old, change.expiresAt);
     // A payload kept apart is still the one written at ingest; the item was never rewritten.
@@ -393,6 +409,25 @@ export class DynamoDbEventStore implements EventStore {
       // Kept as long already (or gone, which no expiry brings back).
       if (isConditionFailure(error)) return;
       throw transient('UpdateItem', error);
+    }
+  }
+
+  /**
+   * Writes a cancel or a reschedule, whose condition holds the change cutoff as of the write:
+   * each attempt checks it against the clock when it is made, goes out once (the SDK's retries
+   * would resend the old cutoff) and is abandoned after `changeWriteTimeoutMs`, so that it lands,
+   * if at all, before the emitter reads the record (see SchedulerConfig.changeCutoffSeconds). A
+   * failed attempt is made again, with the cutoff evaluated anew. Undefined when refused.
+   */
+  private async writeChange<T>(operation: string, isRefusal: (error: unknown) => boolean, send: (now: number, abortSignal: AbortSignal) => Promise<T>): Promise<T | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await send(this.clock.now(), AbortSignal.timeout(this.changeWriteTimeoutMs));
+      } catch (error) {
+        if (isRefusal(error)) return undefined;
+        if (attempt === CHANGE_WRITE_ATTEMPTS) throw transient(operation, error);
+        await pauseBeforeRound(attempt);
+      }
     }
   }
 
@@ -482,10 +517,15 @@ export class DynamoDbEventStore implements EventStore {
   }
 }
 
-function changeableValues(scope: ChangeScope): Record<string, unknown> {
+/** Whether a cancel's transaction was refused by its record's condition (not by a conflict, which a retry settles). */
+function isCancelledTransaction(error: unknown): boolean {
+  return (error as { CancellationReasons?: { Code?: string }[] })?.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
+}
+
+function changeableValues(scope: ChangeScope, now: number): Record<string, unknown> {
   return {
     ':tenant': scope.tenant,
-    ':cutoff': scope.now + scope.cutoffMs,
+    ':cutoff': now + scope.cutoffMs,
     ':scheduled': EVENT_STATE.scheduled,
     ':queued': EVENT_STATE.queued,
   };

@@ -118,7 +118,7 @@ async function settleCreate(applying: Applying, entry: NewEvent, outcome: Create
 
 async function refuseChange(applying: Applying, eventId: string, refused: ChangeRefused, action: 'cancel' | 'reschedule'): Promise<void> {
   const { current } = refused;
-  const { deps, planned, now } = applying;
+  const { deps, planned } = applying;
   const { inputMessageId, publishedAt } = planned.message;
   // A redelivered change finds its own work done; a reschedule's send to the delay queue may have failed.
   if (current?.state === EVENT_STATE.cancelled && current.cancelledBy === inputMessageId) return;
@@ -133,13 +133,14 @@ async function refuseChange(applying: Applying, eventId: string, refused: Change
     deps.logger.info({ eventId, inputMessageId, publishedAt, lastChangeAt: current.lastChangeAt }, 'reschedule superseded by one published later; dropped');
     return;
   }
-  const refusal = changeRefusal(current, { tenant: planned.tenant.id, action, now, cutoffMs: deps.config.changeCutoffSeconds * 1000 });
+  // Judged by the clock now: later than the store's write, which checked the cutoff as it was made.
+  const refusal = changeRefusal(current, { tenant: planned.tenant.id, action, now: deps.clock.now(), cutoffMs: deps.config.changeCutoffSeconds * 1000 });
   if (refusal === undefined) throw new TransientError(`${action} of ${eventId} raced with another change; retrying`);
   await refuse(applying, new EventRejectedError(refusal.reason, `cannot ${action} ${eventId}: ${refusal.reason}`, refusal.details), eventId);
 }
 
 function changeScope(applying: Applying) {
-  return { tenant: applying.planned.tenant.id, now: applying.now, cutoffMs: applying.deps.config.changeCutoffSeconds * 1000 };
+  return { tenant: applying.planned.tenant.id, cutoffMs: applying.deps.config.changeCutoffSeconds * 1000 };
 }
 
 function changeRequest(applying: Applying) {

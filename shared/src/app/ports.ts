@@ -79,10 +79,12 @@ export interface ChangeRefused {
   readonly current: EventRecord | undefined;
 }
 
-/** What a cancel or reschedule may change: an open event of this tenant due after `now + cutoffMs`. */
+/**
+ * What a cancel or reschedule may change: an open event of this tenant due more than `cutoffMs`
+ * after the change is written (the store checks it against its clock as it writes).
+ */
 export interface ChangeScope {
   readonly tenant: string;
-  readonly now: number;
   readonly cutoffMs: number;
 }
 
