@@ -160,6 +160,23 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     expect(await openEvents(store)).toBe(3);
   });
 
+  it('keeps the payload item of the first request with an id, and leaves none of a later one with other content', async () => {
+    const tableName = await newTable();
+    const store = new DynamoDbEventStore(client, tableName, { batchWrites: mode });
+    // Payloads over 1 KB: each goes in an item of its own, written before the record's insert.
+    const first = event('a', { payload: 'first '.repeat(400) });
+    const second = event('a', { payload: 'second '.repeat(400) });
+    const payloadItem = async (e: ScheduledEvent) =>
+      (await client.send(new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: payloadItemId({ id: e.id, requestHash: requestHashOf(e) }) }, ConsistentRead: true }))).Item;
+    await store.createMany([newEvent(first, true)]);
+    expect(await store.createMany([newEvent(second, true)])).toMatchObject([{ outcome: 'duplicate', existing: { requestHash: requestHashOf(first) } }]);
+    expect(await payloadItem(first)).toMatchObject({ payload: first.payload });
+    expect(await payloadItem(second)).toBeUndefined();
+    const [taken] = await store.takeForLoading(['a'], { now: NOW, horizonMs: NOW + 7_200_000, owner: 'chunk-1', queuedBy: 'copy-1' });
+    expect(taken?.payload).toBe(first.payload);
+    expect(await openEvents(store)).toBe(1);
+  });
+
   it('says when the place a duplicate took could not be given back: the count stays that much high, to reconcile', async () => {
     const faulty = faultyClient();
     let failing = false;

@@ -22,7 +22,7 @@ import type {
   Placement,
   Requeue,
 } from '../app/ports.js';
-import { batchGet, batchPut, pauseBeforeRound } from './dynamodb-batches.js';
+import { batchDelete, batchGet, batchPut, pauseBeforeRound } from './dynamodb-batches.js';
 import { conditionalWriter, type BatchWriteMode, type Condition, type ConditionalWrite, type ConditionalWriter } from './dynamodb-conditional-writes.js';
 import { isEventItem, newEventItems, payloadItemId, toRecord } from './dynamodb-event-items.js';
 import { DynamoDbQuotaCounters } from './dynamodb-quota-counters.js';
@@ -138,6 +138,15 @@ export class DynamoDbEventStore implements EventStore {
     };
     const duplicates = refused.filter(isDuplicate).length;
     const placeKept = duplicates > 0 && !(await this.giveBack(first.event.tenant, first.now, duplicates));
+    // A payload item written for a duplicate that its record does not name (another request's
+    // content, or a record from before items were named by it) would stay until its own expiry,
+    // which the request chose: it goes now. Should that fail, it expires then; nothing names it.
+    const strays = entries.flatMap((entry, index) => {
+      const written = items[index]?.payloadItem?.[TABLE.partitionKey];
+      const record = existing?.get(entry.event.id);
+      return written !== undefined && record !== undefined && isDuplicate(entry) && payloadItemId(record) !== written ? [String(written)] : [];
+    });
+    if (strays.length > 0) await batchDelete(this.client, this.tableName, strays).catch(() => undefined);
     return entries.map((entry, index): CreateOutcome => {
       if (inserted[index] === 'applied') return { outcome: 'created' };
       const record = existing?.get(entry.event.id);
