@@ -344,39 +344,39 @@ export class DynamoDbEventStore implements EventStore {
       this.client.send(
         withoutSdkRetries(
           new UpdateCommand({
-          TableName: this.tableName,
-          Key: { [TABLE.partitionKey]: id },
-          UpdateExpression:
-            'SET #due = :due, version = version + :one, #state = :state, rescheduledAt = :now, #ttl = :ttl, #bucketShard = :bucketShard, ' +
-            'lastChangeBy = :by, lastChangeAt = :at' +
-            (queued ? ', queuedAt = :now, queuedBy = :queuedBy REMOVE loadedBy' : ' REMOVE loadedBy, queuedBy'),
-          ConditionExpression:
-            // Only a payload the table holds can be placed anew.
-            `${CHANGEABLE} AND (attribute_exists(payload) OR payloadKept = :apart)` +
-            // Once per request, and never behind a reschedule the client published later.
-            ' AND (attribute_not_exists(lastChangeAt) OR lastChangeAt < :at OR (lastChangeAt = :at AND lastChangeBy <> :by))',
-          ExpressionAttributeNames: {
-            '#id': TABLE.partitionKey,
-            '#state': 'state',
-            '#due': TABLE.dueAtKey,
-            '#bucketShard': TABLE.bucketShardKey,
-            '#ttl': TABLE.ttlAttribute,
-          },
-          ExpressionAttributeValues: {
-            ...changeableValues(scope, now),
-            ':apart': 'item',
-            ':due': change.dueAt,
-            ':one': 1,
-            ':state': placement.state,
-            ':now': now,
-            ':ttl': change.expiresAt,
-            // Every event whose payload is stored stays in the due index, so the loader's sweep can repair it.
-            ':bucketShard': placement.bucketShard,
-            ':by': change.by,
-            ':at': change.publishedAt,
-            ...(queued ? { ':queuedBy': change.queuedBy } : {}),
-          },
-          ReturnValues: 'ALL_OLD',
+            TableName: this.tableName,
+            Key: { [TABLE.partitionKey]: id },
+            UpdateExpression:
+              'SET #due = :due, version = version + :one, #state = :state, rescheduledAt = :now, #ttl = :ttl, #bucketShard = :bucketShard, ' +
+              'lastChangeBy = :by, lastChangeAt = :at' +
+              (queued ? ', queuedAt = :now, queuedBy = :queuedBy REMOVE loadedBy' : ' REMOVE loadedBy, queuedBy'),
+            ConditionExpression:
+              // Only a payload the table holds can be placed anew.
+              `${CHANGEABLE} AND (attribute_exists(payload) OR payloadKept = :apart)` +
+              // Once per request, and never behind a reschedule the client published later.
+              ' AND (attribute_not_exists(lastChangeAt) OR lastChangeAt < :at OR (lastChangeAt = :at AND lastChangeBy <> :by))',
+            ExpressionAttributeNames: {
+              '#id': TABLE.partitionKey,
+              '#state': 'state',
+              '#due': TABLE.dueAtKey,
+              '#bucketShard': TABLE.bucketShardKey,
+              '#ttl': TABLE.ttlAttribute,
+            },
+            ExpressionAttributeValues: {
+              ...changeableValues(scope, now),
+              ':apart': 'item',
+              ':due': change.dueAt,
+              ':one': 1,
+              ':state': placement.state,
+              ':now': now,
+              ':ttl': change.expiresAt,
+              // Every event whose payload is stored stays in the due index, so the loader's sweep can repair it.
+              ':bucketShard': placement.bucketShard,
+              ':by': change.by,
+              ':at': change.publishedAt,
+              ...(queued ? { ':queuedBy': change.queuedBy } : {}),
+            },
+            ReturnValues: 'ALL_OLD',
           }),
         ),
         { abortSignal },

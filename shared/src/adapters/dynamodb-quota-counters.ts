@@ -37,9 +37,9 @@ export interface Reservation {
 
 /**
  * A tenant's quota counters, both in one item (`#tenant#<id>`): its open events, and its new
- * events in the current second. Taking places is one conditional write per batch, which
- * DynamoDB applies one at a time, so concurrent ingest functions never take more than a quota,
- * and both quotas are taken together or not at all. Each write also drops the per-second
+ * events in the current second. Taking places is one conditional write per batch (two when only
+ * some fit), which DynamoDB applies one at a time, so concurrent ingest functions never take
+ * more than a quota, and both quotas are taken together or not at all. Each write also drops the per-second
  * counts of seconds long gone by that this process has seen, so the item stays small.
  *
  * Counts err high, never low: a place is freed only when the write that ended its event is
