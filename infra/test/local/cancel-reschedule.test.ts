@@ -150,6 +150,7 @@ describe('cancel', () => {
 
   it('is refused when its write would land within the cutoff, however early its batch started: emitted once, never cancelled', async () => {
     let eventId = '';
+    let dueAt = 0;
     let cancel: 'waiting' | 'held' | 'released' = 'waiting';
     let emitterRead = (): void => {};
     const read = new Promise<void>((resolve) => (emitterRead = resolve));
@@ -158,12 +159,13 @@ describe('cancel', () => {
       visibilityTimeoutSeconds: 30,
       instrumentClients: (clients) => {
         // The cancel's first request, its body built, is held until the emitter has read the
-        // event's record: as a slow request, or one the SDK sends again, would be.
+        // event's record (at the due time at the latest): as a slow request, or one the SDK sends
+        // again, would be.
         clients.dynamodb.middlewareStack.add(
           (next, context) => async (args) => {
             if (cancel === 'waiting' && context.commandName === 'TransactWriteItemsCommand' && JSON.stringify(args.input).includes('cancelledBy')) {
               cancel = 'held';
-              await read;
+              await Promise.race([read, new Promise((resolve) => setTimeout(resolve, dueAt - Date.now()))]);
               cancel = 'released';
             }
             return next(args);
@@ -181,13 +183,13 @@ describe('cancel', () => {
       },
     });
     try {
-      const dueAt = Date.now() + 8_000;
+      dueAt = Date.now() + 8_000;
       const snsMessageId = await acme.publish(request(target.topicArn, dueAt, 'cancelled late', { failure_topic: failures.topicArn }));
       eventId = `m-${snsMessageId}`;
       await waitFor(() => inState(records, eventId, EVENT_STATE.queued), 'the event');
       // Well before the cutoff when ingest takes it.
       await acme.publish({ action: 'cancel', event_id: eventId, failure_topic: failures.topicArn });
-      await waitFor(() => cancel === 'released', 'the emitter’s read, while the cancel was held');
+      await waitFor(() => cancel === 'released', 'the cancel released');
 
       const [notice] = await waitFor(() => failures.notices().length > 0 && failures.notices(), 'the refusal');
       expect(notice).toMatchObject({ reason: REASON.EVENT_EMITTING, eventId });
