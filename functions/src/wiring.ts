@@ -75,14 +75,19 @@ export function createDependencies(
   clients: AwsClients,
   overrides: { readonly logger?: Logger; readonly metrics?: SchedulerMetrics; readonly clock?: Clock; readonly tenants?: TenantDirectory } = {},
 ) {
+  const clock = overrides.clock ?? systemClock;
   return {
     config,
     tenants: overrides.tenants ?? new TenantRegistry(config.tenants, config.topicPrefix),
-    store: new DynamoDbEventStore(clients.dynamodb, config.tableName, { batchWrites: config.dynamodbBatchWrites }),
+    store: new DynamoDbEventStore(clients.dynamodb, config.tableName, {
+      batchWrites: config.dynamodbBatchWrites,
+      clock,
+      changeWriteTimeoutMs: config.changeWriteTimeoutMs,
+    }),
     delayQueue: new SqsDelayQueue(clients.sqs, config.delayQueueUrl),
     loadingQueue: new SqsLoadingQueue(clients.sqs, config.loadingQueueUrl),
     publisher: new SnsTopicPublisher(clients.sns),
-    clock: overrides.clock ?? systemClock,
+    clock,
     logger: overrides.logger ?? createLogger(config.logLevel, { fn: functionName }),
     metrics: overrides.metrics ?? (config.metricsEnabled ? new EmfMetrics(functionName) : noMetrics),
   };

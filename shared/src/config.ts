@@ -64,11 +64,18 @@ export interface SchedulerConfig {
    */
   readonly emitterLeadMs: number;
   /**
-   * Cancels and reschedules apply only to events due more than this ahead. The emitter reads an
-   * event's record when its copy arrives, at most `emitterLeadMs` + 1 s before it is due; a
-   * change handled before the cutoff has been written by then, so the read is the last word.
+   * Cancels and reschedules apply only to events due more than this ahead, as of when the change
+   * is written. The emitter reads an event's record when its copy arrives, at most
+   * `emitterLeadMs` + 1 s before it is due; a change written before the cutoff lands by then
+   * (see changeWriteTimeoutMs), so the read is the last word.
    */
   readonly changeCutoffSeconds: number;
+  /**
+   * How long one attempt to write a cancel or reschedule may take: one that has not answered by
+   * then is abandoned and made again, with the cutoff evaluated anew. It bounds when a change
+   * checked against the cutoff can land, so the cutoff must cover it.
+   */
+  readonly changeWriteTimeoutMs: number;
   /**
    * How long after its due time an event's publish is still retried when it fails for a reason
    * a retry may fix (throttling, an outage); then it is reported as PUBLISH_FAILED. A topic that
@@ -124,6 +131,7 @@ export const ENV = {
   shardCount: 'SCHEDULER_SHARD_COUNT',
   emitterLeadMs: 'SCHEDULER_EMITTER_LEAD_MS',
   changeCutoffSeconds: 'SCHEDULER_CHANGE_CUTOFF_SECONDS',
+  changeWriteTimeoutMs: 'SCHEDULER_CHANGE_WRITE_TIMEOUT_MS',
   emitMaxAgeSeconds: 'SCHEDULER_EMIT_MAX_AGE_SECONDS',
   repairAfterSeconds: 'SCHEDULER_REPAIR_AFTER_SECONDS',
   dynamodbBatchWrites: 'SCHEDULER_DYNAMODB_BATCH_WRITES',
@@ -147,6 +155,7 @@ export const DEFAULTS = {
   shardCount: 8,
   emitterLeadMs: 1300,
   changeCutoffSeconds: 5,
+  changeWriteTimeoutMs: 1000,
   emitMaxAgeSeconds: 24 * 3600,
   repairAfterSeconds: 300,
   dynamodbBatchWrites: 'statements',
@@ -241,12 +250,15 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
   }
   const emitterLeadMs = integer(env, ENV.emitterLeadMs, DEFAULTS.emitterLeadMs, 0, 5000);
   const changeCutoffSeconds = integer(env, ENV.changeCutoffSeconds, DEFAULTS.changeCutoffSeconds, 1, 3600);
-  // The emitter may read a record up to lead + 1 s before due (SQS delays are whole seconds); a second more absorbs the write's own latency.
+  const changeWriteTimeoutMs = integer(env, ENV.changeWriteTimeoutMs, DEFAULTS.changeWriteTimeoutMs, 100, 10_000);
+  // The emitter may read a record up to lead + 1 s before due (SQS delays are whole seconds).
   const earliestReadMs = emitterLeadMs + 1000;
-  if (changeCutoffSeconds * 1000 < earliestReadMs + 1000) {
+  // A change checked against the cutoff when its write goes out lands within the write's timeout, or not at all.
+  if (changeCutoffSeconds * 1000 < earliestReadMs + changeWriteTimeoutMs) {
     throw new ConfigError(
-      `${ENV.changeCutoffSeconds} (${changeCutoffSeconds}) must be at least ${Math.ceil((earliestReadMs + 1000) / 1000)}: ` +
-        `the emitter reads an event's record up to ${ENV.emitterLeadMs} (${emitterLeadMs}) + 1000 ms before it is due`,
+      `${ENV.changeCutoffSeconds} (${changeCutoffSeconds}) must be at least ${Math.ceil((earliestReadMs + changeWriteTimeoutMs) / 1000)}: ` +
+        `the emitter reads an event's record up to ${ENV.emitterLeadMs} (${emitterLeadMs}) + 1000 ms before it is due, ` +
+        `and a change written before the cutoff may land up to ${ENV.changeWriteTimeoutMs} (${changeWriteTimeoutMs}) later`,
     );
   }
   const repairAfterSeconds = integer(env, ENV.repairAfterSeconds, DEFAULTS.repairAfterSeconds, 1, 7 * 24 * 3600);
@@ -279,6 +291,7 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
     shardCount: integer(env, ENV.shardCount, DEFAULTS.shardCount, 1, 256),
     emitterLeadMs,
     changeCutoffSeconds,
+    changeWriteTimeoutMs,
     emitMaxAgeSeconds: integer(env, ENV.emitMaxAgeSeconds, DEFAULTS.emitMaxAgeSeconds, 1, 14 * 24 * 3600),
     repairAfterSeconds,
     dynamodbBatchWrites: oneOf<BatchWriteMode>(env, ENV.dynamodbBatchWrites, DEFAULTS.dynamodbBatchWrites, ['statements', 'transactions']),

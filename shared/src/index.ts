@@ -7,6 +7,7 @@ export * from './domain/emission.js';
 export * from './domain/event.js';
 export * from './domain/failure.js';
 export * from './domain/limits.js';
+export * from './domain/quotas.js';
 export * from './domain/lifecycle.js';
 export * from './domain/messages.js';
 export * from './domain/reasons.js';

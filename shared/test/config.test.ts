@@ -43,6 +43,8 @@ describe('loadConfig', () => {
       bucketSeconds: 30,
       shardCount: 4,
       emitterLeadMs: 150,
+      changeCutoffSeconds: 4,
+      changeWriteTimeoutMs: 800,
       emitMaxAgeSeconds: 7200,
       repairAfterSeconds: 120,
       dynamodbBatchWrites: 'transactions',
@@ -95,6 +97,7 @@ describe('loadConfig', () => {
     [ENV.bucketSeconds, '0'],
     [ENV.shardCount, '257'],
     [ENV.emitterLeadMs, '5001'],
+    [ENV.changeWriteTimeoutMs, '99'],
     [ENV.emitMaxAgeSeconds, '0'],
     [ENV.dynamodbBatchWrites, 'sometimes'],
     [ENV.emitClaimLeaseSeconds, '3601'],
@@ -149,6 +152,25 @@ describe('loadConfig', () => {
       expect(message).toContain(ENV.loaderLookaheadSeconds);
       expect(message).toContain(ENV.loaderIntervalSeconds);
     });
+  });
+});
+
+describe('keeps changes closed before the emitter reads the record', () => {
+  const timing = (cutoffSeconds: number, leadMs: number, writeTimeoutMs: number): Record<string, string> => ({
+    ...requiredEnv(),
+    [ENV.changeCutoffSeconds]: String(cutoffSeconds),
+    [ENV.emitterLeadMs]: String(leadMs),
+    [ENV.changeWriteTimeoutMs]: String(writeTimeoutMs),
+  });
+
+  it('accepting a cutoff that covers the lead, a second of early arrival and a change write’s timeout', () => {
+    expect(loadConfig(timing(4, 1300, 1700))).toMatchObject({ changeCutoffSeconds: 4, changeWriteTimeoutMs: 1700 });
+  });
+
+  it('rejecting a cutoff that a change write could outlast, naming all three variables', () => {
+    const { message } = configError(timing(4, 1300, 1701));
+    for (const name of [ENV.changeCutoffSeconds, ENV.emitterLeadMs, ENV.changeWriteTimeoutMs]) expect(message).toContain(name);
+    expect(message).toContain('must be at least 5');
   });
 });
 

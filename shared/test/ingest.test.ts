@@ -39,7 +39,13 @@ function published(message: unknown, messageId = inputMessageId(), topic = ACME_
 class RecordingDelayQueue implements Pick<DelayQueue, 'send' | 'sendNotice'> {
   readonly sent: DelayedSend[] = [];
   readonly notices: ({ noticeId: string; notice: FailureNotice } & NoticeDestination)[] = [];
+  /** Sends to refuse, as SQS would refuse a batch, before taking them again. */
+  failing = 0;
   async send(items: readonly DelayedSend[]) {
+    if (this.failing > 0) {
+      this.failing -= 1;
+      return items.map(({ event }) => ({ eventId: event.id, reason: 'refused by the test' }));
+    }
     this.sent.push(...items);
     return [];
   }
@@ -49,7 +55,8 @@ class RecordingDelayQueue implements Pick<DelayQueue, 'send' | 'sendNotice'> {
 }
 
 function setup() {
-  const store = new MemoryEventStore();
+  const clock = fakeClock(NOW);
+  const store = new MemoryEventStore(clock);
   const delayQueue = new RecordingDelayQueue();
   let tokens = 0;
   const deps = {
@@ -57,12 +64,12 @@ function setup() {
     tenants: registry(),
     store,
     delayQueue,
-    clock: fakeClock(NOW),
+    clock,
     logger: pino({ level: 'silent' }),
     metrics: noMetrics,
     newToken: () => `token-${++tokens}`,
   } satisfies IngestDeps;
-  return { store, delayQueue, deps };
+  return { store, delayQueue, deps, clock };
 }
 
 const soon = new Date(NOW + 30_000).toISOString();
@@ -132,8 +139,48 @@ describe('ingest', () => {
     const id = inputMessageId();
     await ingestBatch(deps, [published(scheduleRequest({ date: soon, target: acmeTarget }), id)]);
     await ingestBatch(deps, [published(scheduleRequest({ date: soon, target: acmeTarget }), id)]);
-    expect(delayQueue.sent.map(({ queuedBy }) => queuedBy)).toEqual(['token-1', 'token-3']);
-    expect([...store.records.values()][0]?.queuedBy).toBe('token-3');
+    const [first, again] = delayQueue.sent.map(({ queuedBy }) => queuedBy);
+    expect(delayQueue.sent).toHaveLength(2);
+    expect(again).not.toBe(first);
+    expect([...store.records.values()][0]?.queuedBy).toBe(again);
+  });
+
+  describe('an idempotency key: the first request wins', () => {
+    const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
+    const first = scheduleRequest({ id: 'invoice-42', date: later, target: acmeTarget, payload: 'first', failure_topic: failureTopic });
+
+    it('refuses a later request with the same id and other content as IDEMPOTENCY_KEY_REUSED, changing nothing', async () => {
+      const { deps, store, delayQueue } = setup();
+      await ingestBatch(deps, [published(first)]);
+      const [created] = store.records.values();
+      const response = await ingestBatch(deps, [published({ ...first, payload: 'second' })]);
+      expect(response.batchItemFailures).toEqual([]);
+      expect([...store.records.values()]).toEqual([created]);
+      expect([...store.payloads.values()]).toEqual(['first']);
+      expect(delayQueue.notices).toHaveLength(1);
+      expect(delayQueue.notices[0]).toMatchObject({
+        failureTopic,
+        notice: { reason: REASON.IDEMPOTENCY_KEY_REUSED, eventId: created?.id, details: { field: 'id', eventId: created?.id } },
+      });
+    });
+
+    it('suppresses a later request with the same id and the same content, as a duplicate', async () => {
+      const { deps, store, delayQueue } = setup();
+      await ingestBatch(deps, [published(first)]);
+      await ingestBatch(deps, [published(first)]);
+      expect(store.records.size).toBe(1);
+      expect(delayQueue.notices).toEqual([]);
+    });
+
+    it('takes a record written before request digests were kept as made by the same request', async () => {
+      const { deps, store, delayQueue } = setup();
+      await ingestBatch(deps, [published(first)]);
+      const [created] = store.records.values();
+      store.put({ ...(created as NonNullable<typeof created>), requestHash: undefined });
+      await ingestBatch(deps, [published({ ...first, payload: 'second' })]);
+      expect(delayQueue.notices).toEqual([]);
+      expect([...store.payloads.values()]).toEqual(['first']);
+    });
   });
 
   it('refuses a bad message on its failure topic, through the emitter, and goes on with the batch', async () => {
@@ -203,6 +250,18 @@ describe('ingest', () => {
     expect(delayQueue.notices.map(({ notice }) => notice.reason)).toEqual([REASON.EVENT_EMITTING]);
   });
 
+  it('checks the cutoff when the change is written, not when its batch started', async () => {
+    const { deps, delayQueue, store, clock } = setup();
+    const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
+    await ingestBatch(deps, [published(scheduleRequest({ id: 'due-soon', date: new Date(NOW + 6_000).toISOString(), target: acmeTarget }))]);
+    // The write goes out two seconds after the batch started (a slow or retried request): within the cutoff by then.
+    const cancel = store.cancel.bind(store);
+    store.cancel = (...args) => (clock.set(NOW + 2_000), cancel(...args));
+    await ingestBatch(deps, [published({ action: 'cancel', id: 'due-soon', failure_topic: failureTopic })]);
+    expect([...store.records.values()][0]?.state).toBe(EVENT_STATE.queued);
+    expect(delayQueue.notices.map(({ notice }) => notice.reason)).toEqual([REASON.EVENT_EMITTING]);
+  });
+
   it('reschedules a stored event, and refuses to reschedule one whose payload only the delay queue holds', async () => {
     const { deps, delayQueue, store } = setup();
     const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
@@ -236,6 +295,41 @@ describe('ingest', () => {
     const record = [...store.records.values()][0];
     expect(record).toMatchObject({ version: 3, dueAt: NOW + 10_800_000, lastChangeBy: second });
     expect(delayQueue.notices).toEqual([]);
+  });
+
+  describe('a reschedule delivered again after its send to the delay queue failed', () => {
+    const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
+    const toSoon = { action: 'reschedule', id: 'stored', date: soon, failure_topic: failureTopic };
+
+    async function rescheduledWithoutSend() {
+      const context = setup();
+      const { deps, delayQueue } = context;
+      await ingestBatch(deps, [published(scheduleRequest({ id: 'stored', date: later, target: acmeTarget }))]);
+      const reschedule = published(toSoon);
+      delayQueue.failing = 1;
+      expect((await ingestBatch(deps, [reschedule])).batchItemFailures).toEqual([{ itemIdentifier: reschedule.messageId }]);
+      return { ...context, reschedule };
+    }
+
+    it('finds its change applied and sends the event again, with a new token', async () => {
+      const { deps, store, delayQueue, reschedule } = await rescheduledWithoutSend();
+      const [before] = store.records.values();
+      expect((await ingestBatch(deps, [reschedule])).batchItemFailures).toEqual([]);
+      expect(delayQueue.sent).toHaveLength(1);
+      const [sent] = delayQueue.sent;
+      expect(sent?.event).toMatchObject({ version: 2, dueAt: NOW + 30_000, payload: '{"reminder":"stand-up"}' });
+      expect(sent?.queuedBy).not.toBe(before?.queuedBy);
+      expect([...store.records.values()][0]).toMatchObject({ version: 2, queuedBy: sent?.queuedBy });
+      expect(delayQueue.notices).toEqual([]);
+    });
+
+    it('sends nothing once another reschedule has moved the event on', async () => {
+      const { deps, delayQueue, reschedule } = await rescheduledWithoutSend();
+      await ingestBatch(deps, [published({ ...toSoon, date: later }, inputMessageId(), ACME_TOPIC, NOW + 1)]);
+      await ingestBatch(deps, [reschedule]);
+      expect(delayQueue.sent).toEqual([]);
+      expect(delayQueue.notices).toEqual([]);
+    });
   });
 
   it('finds a redelivered cancel already done, without refusing it', async () => {

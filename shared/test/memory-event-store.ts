@@ -1,20 +1,23 @@
-import type {
-  ChangeRefused,
-  ChangeRequest,
-  ChangeScope,
-  CreateOutcome,
-  DueEventRef,
-  EndsRecorded,
-  EventStore,
-  LoaderCursors,
-  LoadingTake,
-  NewEvent,
-  NoticeClaim,
-  Placement,
+import {
+  systemClock,
+  type ChangeRefused,
+  type ChangeRequest,
+  type ChangeScope,
+  type Clock,
+  type CreateOutcome,
+  type DueEventRef,
+  type EndsRecorded,
+  type EventStore,
+  type LoaderCursors,
+  type LoadingTake,
+  type NewEvent,
+  type NoticeClaim,
+  type Placement,
+  type Requeue,
 } from '../src/app/ports.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import type { ScheduledEvent } from '../src/domain/event.js';
-import { EVENT_STATE, isOpen, type EventRecord } from '../src/domain/lifecycle.js';
+import { EVENT_STATE, eventOf, isOpen, placedOnDelayQueueBy, type EventRecord } from '../src/domain/lifecycle.js';
 
 /**
  * The event store in memory, with the adapter's semantics (conditional creates, takes, ends,
@@ -28,6 +31,9 @@ export class MemoryEventStore implements EventStore {
   /** Requests the store served, by method: what a stage costs in store calls. */
   readonly calls: Record<string, number> = {};
   cursors: { loadedThroughMs: number | undefined; repairedThroughMs: number | undefined } = { loadedThroughMs: undefined, repairedThroughMs: undefined };
+
+  /** What a change's cutoff is checked against, as the adapter checks it when it writes. */
+  constructor(private readonly clock: Clock = systemClock) {}
 
   private called(method: string): void {
     this.calls[method] = (this.calls[method] ?? 0) + 1;
@@ -63,8 +69,10 @@ export class MemoryEventStore implements EventStore {
         payloadKept: queued ? 'queue' : 'item',
         clientId: entry.clientId,
         inputMessageId: entry.inputMessageId,
+        requestHash: entry.requestHash,
         queuedBy: entry.queuedBy,
         createdAt: entry.now,
+        createdBy: entry.createdBy,
         queuedAt: queued ? entry.now : undefined,
         bucketShard: queued ? undefined : placement.bucketShard,
         expiresAt: entry.expiresAt,
@@ -75,12 +83,16 @@ export class MemoryEventStore implements EventStore {
     return outcomes;
   }
 
-  async requeue(id: string, inputMessageId: string, queuedBy: string, now: number): Promise<boolean> {
+  async requeue(id: string, requeue: Requeue): Promise<boolean> {
     this.called('requeue');
     const record = this.records.get(id);
-    if (record?.state !== EVENT_STATE.queued || record.version !== 1 || record.inputMessageId !== inputMessageId) return false;
-    this.records.set(id, { ...record, queuedBy, queuedAt: now });
+    if (record === undefined || record.version !== requeue.version || placedOnDelayQueueBy(record) !== requeue.placedBy) return false;
+    this.records.set(id, { ...record, queuedBy: requeue.queuedBy, queuedAt: requeue.now });
     return true;
+  }
+
+  async storedPayload(record: EventRecord): Promise<string> {
+    return record.payload ?? this.payloads.get(record.id) ?? '';
   }
 
   async *queryDue(bucketShard: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]> {
@@ -110,7 +122,7 @@ export class MemoryEventStore implements EventStore {
         if (!first && !again) continue;
       }
       this.records.set(id, { ...record, state: EVENT_STATE.queued, queuedAt: take.now, queuedBy: take.queuedBy, loadedBy: take.owner });
-      taken.push(this.eventOf(record));
+      taken.push(this.withPayload(record));
     }
     return taken;
   }
@@ -141,7 +153,7 @@ export class MemoryEventStore implements EventStore {
 
   private changeable(id: string, scope: ChangeScope): (EventRecord & { readonly bucketShard?: string | undefined }) | undefined {
     const record = this.records.get(id);
-    if (record === undefined || record.tenant !== scope.tenant || !isOpen(record.state) || record.dueAt <= scope.now + scope.cutoffMs) return undefined;
+    if (record === undefined || record.tenant !== scope.tenant || !isOpen(record.state) || record.dueAt <= this.clock.now() + scope.cutoffMs) return undefined;
     return record;
   }
 
@@ -149,7 +161,7 @@ export class MemoryEventStore implements EventStore {
     this.called('cancel');
     const record = this.changeable(id, scope);
     if (record === undefined) return { outcome: 'refused', current: this.records.get(id) };
-    this.records.set(id, { ...record, state: EVENT_STATE.cancelled, cancelledAt: scope.now, cancelledBy: change.by, expiresAt: change.expiresAt });
+    this.records.set(id, { ...record, state: EVENT_STATE.cancelled, cancelledAt: this.clock.now(), cancelledBy: change.by, expiresAt: change.expiresAt });
     this.openEvents.set(record.tenant, (this.openEvents.get(record.tenant) ?? 0) - 1);
     return { outcome: 'cancelled' };
   }
@@ -171,17 +183,17 @@ export class MemoryEventStore implements EventStore {
       dueAt: change.dueAt,
       version: record.version + 1,
       state: change.placement.state,
-      rescheduledAt: scope.now,
+      rescheduledAt: this.clock.now(),
       expiresAt: change.expiresAt,
       loadedBy: undefined,
       queuedBy: queued ? change.queuedBy : undefined,
-      queuedAt: queued ? scope.now : record.queuedAt,
+      queuedAt: queued ? this.clock.now() : record.queuedAt,
       bucketShard: change.placement.bucketShard,
       lastChangeBy: change.by,
       lastChangeAt: change.publishedAt,
     };
     this.records.set(id, moved);
-    return { outcome: 'rescheduled', event: this.eventOf(moved) };
+    return { outcome: 'rescheduled', event: this.withPayload(moved) };
   }
 
   async claimNotice(noticeId: string, claim: NoticeClaim): Promise<'claimed' | 'ended' | 'busy'> {
@@ -209,8 +221,7 @@ export class MemoryEventStore implements EventStore {
     this.cursors[cursor] = Math.max(this.cursors[cursor] ?? toMs, toMs);
   }
 
-  private eventOf(record: EventRecord): ScheduledEvent {
-    const { id, tenant, user, target, failureTopic, dueAt, version } = record;
-    return { id, tenant, user, target, failureTopic, dueAt, version, payload: record.payload ?? this.payloads.get(id) ?? '' };
+  private withPayload(record: EventRecord): ScheduledEvent {
+    return eventOf(record, record.payload ?? this.payloads.get(record.id) ?? '');
   }
 }

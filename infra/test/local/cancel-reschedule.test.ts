@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoDbEventRecords, EMISSION_ATTRIBUTE, EVENT_STATE, eventIdFor, PUBLIC_TENANT_ID, REASON, type EventRecord, type EventState, type TenantsDocument } from '@adhoc-scheduler/shared';
+import type { SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
+import { decodeDelayQueueMessage, DynamoDbEventRecords, EMISSION_ATTRIBUTE, EVENT_STATE, eventIdFor, PUBLIC_TENANT_ID, REASON, type EventRecord, type EventState, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
-import { LOCAL_ACCOUNT } from '../../src/local/runtime.js';
+import { LOCAL_ACCOUNT, type LocalSchedulerOptions } from '../../src/local/runtime.js';
 import { capturingLogger, FAST_TIMINGS, request, scheduledAt, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
 
 /** Two tenants whose targets are local topics; no tenant owns the local account, so the public tenant may target it too. */
@@ -24,10 +25,10 @@ afterAll(async () => {
 const NEAR_PATH_WINDOW_MS = 10_000;
 
 /** A scheduler with two tenants in the local account, changes closing 4 s before due (FAST_TIMINGS), a target and a failure topic. */
-async function setup(env: Record<string, string> = {}) {
+async function setup(options: Pick<LocalSchedulerOptions, 'instrumentClients' | 'visibilityTimeoutSeconds'> = {}) {
   const { logger, lines } = capturingLogger();
   const timings = { ...FAST_TIMINGS, SCHEDULER_NEAR_PATH_WINDOW_SECONDS: String(NEAR_PATH_WINDOW_MS / 1000) };
-  const scheduler = await startTestScheduler(emulators, { logger, tenants: TENANTS, env: { ...timings, ...env } });
+  const scheduler = await startTestScheduler(emulators, { logger, tenants: TENANTS, env: timings, ...options });
   const acme = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme);
   const globex = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.globex);
   const shared = new SchedulerClient(scheduler);
@@ -146,6 +147,59 @@ describe('cancel', () => {
       await stop();
     }
   });
+
+  it('is refused when its write would land within the cutoff, however early its batch started: emitted once, never cancelled', async () => {
+    let eventId = '';
+    let dueAt = 0;
+    let cancel: 'waiting' | 'held' | 'released' = 'waiting';
+    let emitterRead = (): void => {};
+    const read = new Promise<void>((resolve) => (emitterRead = resolve));
+    const { acme, target, failures, records, stop } = await setup({
+      // Longer than the cancel is held: its input message is not handed out again meanwhile.
+      visibilityTimeoutSeconds: 30,
+      instrumentClients: (clients) => {
+        // The cancel's first request, its body built, is held until the emitter has read the
+        // event's record (at the due time at the latest): as a slow request, or one the SDK sends
+        // again, would be.
+        clients.dynamodb.middlewareStack.add(
+          (next, context) => async (args) => {
+            if (cancel === 'waiting' && context.commandName === 'TransactWriteItemsCommand' && JSON.stringify(args.input).includes('cancelledBy')) {
+              cancel = 'held';
+              await Promise.race([read, new Promise((resolve) => setTimeout(resolve, dueAt - Date.now()))]);
+              cancel = 'released';
+            }
+            return next(args);
+          },
+          { step: 'build', name: 'holdFirstCancel' },
+        );
+        clients.dynamodb.middlewareStack.add(
+          (next, context) => async (args) => {
+            const result = await next(args);
+            if (cancel === 'held' && context.commandName === 'BatchGetItemCommand' && JSON.stringify(args.input).includes(eventId)) emitterRead();
+            return result;
+          },
+          { step: 'initialize', name: 'noticeEmitterRead' },
+        );
+      },
+    });
+    try {
+      dueAt = Date.now() + 8_000;
+      const snsMessageId = await acme.publish(request(target.topicArn, dueAt, 'cancelled late', { failure_topic: failures.topicArn }));
+      eventId = `m-${snsMessageId}`;
+      await waitFor(() => inState(records, eventId, EVENT_STATE.queued), 'the event');
+      // Well before the cutoff when ingest takes it.
+      await acme.publish({ action: 'cancel', event_id: eventId, failure_topic: failures.topicArn });
+      await waitFor(() => cancel === 'released', 'the cancel released');
+
+      const [notice] = await waitFor(() => failures.notices().length > 0 && failures.notices(), 'the refusal');
+      expect(notice).toMatchObject({ reason: REASON.EVENT_EMITTING, eventId });
+      await waitFor(() => inState(records, eventId, EVENT_STATE.emitted), 'the emission recorded');
+      await sentinelAfter(acme, target, dueAt);
+      expect(target.withPayload('cancelled late')).toHaveLength(1);
+    } finally {
+      await stop();
+    }
+  });
 });
 
 describe('on the shared input topic', () => {
@@ -208,6 +262,45 @@ describe('reschedule', () => {
       expect(await waitFor(() => inState(records, id, EVENT_STATE.emitted), 'the emission recorded')).toMatchObject({ version: 2, dueAt: newDueAt });
 
       await sentinelAfter(acme, target, Math.max(start + firstInMs, newDueAt));
+      expect(target.withPayload('moved')).toHaveLength(1);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('sends a rescheduled event again when its send to the delay queue failed: emitted once, at the new time', async () => {
+    let failed = false;
+    const { acme, target, records, stop } = await setup({
+      instrumentClients: (clients) =>
+        clients.sqs.middlewareStack.add(
+          (next, context) => async (args) => {
+            const input = args.input as Partial<SendMessageBatchCommandInput>;
+            const moved = (input.Entries ?? []).some((entry) => {
+              const message = decodeDelayQueueMessage(entry.MessageBody ?? '');
+              return message.kind === 'event' && message.event.payload === 'moved' && message.event.version === 2;
+            });
+            if (failed || context.commandName !== 'SendMessageBatchCommand' || !input.QueueUrl?.endsWith('-delay') || !moved) return next(args);
+            failed = true;
+            throw Object.assign(new Error('SQS unavailable'), { name: 'ServiceUnavailable' });
+          },
+          { step: 'initialize', name: 'failFirstSendOfReschedule' },
+        ),
+    });
+    try {
+      const start = Date.now();
+      const snsMessageId = await acme.publish(request(target.topicArn, start + 30_000, 'moved'));
+      const id = `m-${snsMessageId}`;
+      await waitFor(() => inState(records, id, EVENT_STATE.scheduled), 'the event');
+      // Due after the input message's redelivery (the visibility timeout, 3 s here), in the near path.
+      const newDueAt = Date.now() + 8_000;
+      await acme.publish({ action: 'reschedule', event_id: id, date: new Date(newDueAt).toISOString() });
+      await waitFor(() => failed, 'the failed send');
+
+      const [delivery] = await waitFor(() => target.withPayload('moved').length > 0 && target.withPayload('moved'), 'the emission', 30_000);
+      expect(scheduledAt(delivery!)).toBe(newDueAt);
+      expect(delivery!.receivedAt).toBeGreaterThanOrEqual(newDueAt);
+      expect(await waitFor(() => inState(records, id, EVENT_STATE.emitted), 'the emission recorded')).toMatchObject({ version: 2 });
+      await sentinelAfter(acme, target, newDueAt);
       expect(target.withPayload('moved')).toHaveLength(1);
     } finally {
       await stop();

@@ -7,6 +7,9 @@ import {
   reconcileOpenEvents,
   EVENT_STATE,
   openEventsCounterId,
+  payloadItemId,
+  requestHashOf,
+  systemClock,
   TABLE,
   type BatchWriteMode,
   type EmissionEnding,
@@ -100,17 +103,36 @@ function loseFirstAnswerOf(faulty: DynamoDBDocumentClient, commandName: string):
   );
 }
 
+/** Counts the writes to quota counter items (UpdateItem on `#tenant#<id>`) through a client. */
+function countCounterWrites(counting: DynamoDBDocumentClient): () => number {
+  let writes = 0;
+  counting.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'UpdateItemCommand' && JSON.stringify((args.input as { Key?: unknown }).Key).includes(openEventsCounterId(''))) writes += 1;
+      return next(args);
+    },
+    { step: 'initialize', name: 'countCounterWrites' },
+  );
+  return () => writes;
+}
+
 function event(id: string, overrides: Partial<ScheduledEvent> = {}): ScheduledEvent {
   return { id, tenant: 'acme', user: 'alice', target: 'arn:aws:sns:us-east-1:000000000000:out', payload: `payload of ${id}`, dueAt: NOW + 3_600_000, version: 1, ...overrides };
 }
 
+let attempts = 0;
+
+/** A new event as one create attempt asks for it: each call is an attempt of its own. */
 function newEvent(e: ScheduledEvent, stored: boolean, extra: Partial<NewEvent> = {}): NewEvent {
+  attempts += 1;
   return {
     event: e,
     clientId: undefined,
     inputMessageId: `input-${e.id}`,
+    requestHash: requestHashOf(e),
     placement: { state: stored ? EVENT_STATE.scheduled : EVENT_STATE.queued, bucketShard: 'bucket#0' },
     queuedBy: stored ? undefined : `token-${e.id}`,
+    createdBy: `attempt-${attempts}`,
     quotas: DEFAULT_QUOTAS,
     now: NOW,
     expiresAt: Math.ceil(NOW / 1000) + 3600,
@@ -136,6 +158,23 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     expect(again[0]).toMatchObject({ existing: { id: 'a', state: EVENT_STATE.queued, queuedBy: 'token-a' } });
     expect(again[0]).not.toHaveProperty('placeKept');
     expect(await openEvents(store)).toBe(3);
+  });
+
+  it('keeps the payload item of the first request with an id, and leaves none of a later one with other content', async () => {
+    const tableName = await newTable();
+    const store = new DynamoDbEventStore(client, tableName, { batchWrites: mode });
+    // Payloads over 1 KB: each goes in an item of its own, written before the record's insert.
+    const first = event('a', { payload: 'first '.repeat(400) });
+    const second = event('a', { payload: 'second '.repeat(400) });
+    const payloadItem = async (e: ScheduledEvent) =>
+      (await client.send(new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: payloadItemId({ id: e.id, requestHash: requestHashOf(e) }) }, ConsistentRead: true }))).Item;
+    await store.createMany([newEvent(first, true)]);
+    expect(await store.createMany([newEvent(second, true)])).toMatchObject([{ outcome: 'duplicate', existing: { requestHash: requestHashOf(first) } }]);
+    expect(await payloadItem(first)).toMatchObject({ payload: first.payload });
+    expect(await payloadItem(second)).toBeUndefined();
+    const [taken] = await store.takeForLoading(['a'], { now: NOW, horizonMs: NOW + 7_200_000, owner: 'chunk-1', queuedBy: 'copy-1' });
+    expect(taken?.payload).toBe(first.payload);
+    expect(await openEvents(store)).toBe(1);
   });
 
   it('says when the place a duplicate took could not be given back: the count stays that much high, to reconcile', async () => {
@@ -168,13 +207,63 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     }
   });
 
-  it('refuses past a quota, as many as fit taken one by one', async () => {
-    const store = await storeFor(mode);
-    const quotas = { maxOpenEvents: 2, maxIngestPerSecond: 100 };
-    const outcomes = await store.createMany(['a', 'b', 'c'].map((id) => newEvent(event(id), false, { quotas })));
-    expect(outcomes.map(({ outcome }) => outcome)).toEqual(['created', 'created', 'quota-exceeded']);
-    expect(outcomes[2]).toMatchObject({ quota: 'maxOpenEvents' });
-    expect(await openEvents(store)).toBe(2);
+  it.each([
+    ['a batch', ['a', 'b']],
+    ['a single event', ['a']],
+  ])('counts %s once when the answer to its insert is lost: the retried insert finds the attempt’s own record, not a duplicate', async (_case, ids) => {
+    const faulty = faultyClient();
+    try {
+      const store = await storeFor(mode, faulty);
+      loseFirstAnswerOf(faulty, mode === 'statements' ? 'BatchExecuteStatementCommand' : 'TransactWriteItemsCommand');
+      const outcomes = await store.createMany(ids.map((id) => newEvent(event(id), id === 'b')));
+      expect(outcomes).toEqual(ids.map(() => ({ outcome: 'created' })));
+      expect(await openEvents(store)).toBe(ids.length);
+    } finally {
+      faulty.destroy();
+    }
+  });
+
+  it('gives nothing back for a refused insert whose record cannot be read: the count errs high', async () => {
+    const faulty = faultyClient();
+    let failingReads = false;
+    faulty.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (failingReads && context.commandName === 'BatchGetItemCommand') throw Object.assign(new Error('throttled by the test'), { name: 'ThrottlingException' });
+        return next(args);
+      },
+      { step: 'initialize', name: 'failReads' },
+    );
+    try {
+      const store = await storeFor(mode, faulty);
+      await store.createMany([newEvent(event('a'), false), newEvent(event('b'), false)]);
+      failingReads = true;
+      expect(await store.createMany([newEvent(event('a'), false), newEvent(event('b'), false)])).toEqual([{ outcome: 'unknown' }, { outcome: 'unknown' }]);
+      expect(await store.createMany([newEvent(event('a'), false)])).toEqual([{ outcome: 'unknown' }]);
+      expect(await openEvents(store)).toBe(5);
+    } finally {
+      faulty.destroy();
+    }
+  });
+
+  it('refuses past a quota: the first ones that fit are created, the others refused, and a redelivered request is a duplicate, not refused', async () => {
+    const counting = faultyClient();
+    const writes = countCounterWrites(counting);
+    try {
+      const store = await storeFor(mode, counting);
+      const quotas = { maxOpenEvents: 2, maxIngestPerSecond: 100 };
+      const outcomes = await store.createMany(['a', 'b', 'c'].map((id) => newEvent(event(id), false, { quotas })));
+      expect(outcomes.map(({ outcome }) => outcome)).toEqual(['created', 'created', 'quota-exceeded']);
+      expect(outcomes[2]).toMatchObject({ quota: 'maxOpenEvents' });
+      // One write, for no more than the quota.
+      expect(writes()).toBe(1);
+      const again = await store.createMany(['a', 'd'].map((id) => newEvent(event(id), false, { quotas })));
+      expect(again).toMatchObject([{ outcome: 'duplicate', existing: { id: 'a' } }, { outcome: 'quota-exceeded', quota: 'maxOpenEvents' }]);
+      // The quota was known full: no write at all.
+      expect(writes()).toBe(1);
+      expect(await openEvents(store)).toBe(2);
+    } finally {
+      counting.destroy();
+    }
   });
 
   it('lets a loading chunk take a stored event once: another chunk gets nothing, the same chunk takes it again', async () => {
@@ -233,9 +322,10 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
       const store = await storeFor(mode, faulty);
       await store.createMany([newEvent(event('a'), true)]);
       loseFirstAnswerOf(faulty, 'TransactWriteItemsCommand');
-      const scope = { tenant: 'acme', now: NOW, cutoffMs: 5_000 };
+      const scope = { tenant: 'acme', cutoffMs: 5_000 };
       const change = { by: 'cancel-1', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 60 };
-      await expect(store.cancel('a', scope, change)).rejects.toThrow();
+      // The next attempt finds the record cancelled by this very change: the caller knows its work done.
+      expect(await store.cancel('a', scope, change)).toMatchObject({ outcome: 'refused', current: { state: EVENT_STATE.cancelled, cancelledBy: 'cancel-1' } });
       expect(await store.cancel('a', scope, change)).toMatchObject({ outcome: 'refused', current: { state: EVENT_STATE.cancelled, cancelledBy: 'cancel-1' } });
       expect(await openEvents(store)).toBe(0);
     } finally {
@@ -246,7 +336,7 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
   it('cancels and frees the place at once; the same cancel again changes nothing', async () => {
     const store = await storeFor(mode);
     await store.createMany([newEvent(event('a'), true)]);
-    const scope = { tenant: 'acme', now: NOW, cutoffMs: 5_000 };
+    const scope = { tenant: 'acme', cutoffMs: 5_000 };
     const change = { by: 'cancel-1', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 60 };
     expect(await store.cancel('a', scope, change)).toEqual({ outcome: 'cancelled' });
     const again = await store.cancel('a', scope, change);
@@ -254,10 +344,124 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     expect(await openEvents(store)).toBe(0);
   });
 
+  it('keeps a payload kept apart as long as its record: a reschedule moves the payload item’s expiry with the record’s, only later', async () => {
+    const faulty = faultyClient();
+    let payloadWrites = 0;
+    let failingPayloadWrites = false;
+    faulty.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'UpdateItemCommand' && JSON.stringify((args.input as { Key?: unknown }).Key).includes('p#')) {
+          payloadWrites += 1;
+          if (failingPayloadWrites) throw Object.assign(new Error('throttled by the test'), { name: 'ThrottlingException' });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'countPayloadWrites' },
+    );
+    try {
+      const tableName = await newTable();
+      const store = new DynamoDbEventStore(faulty, tableName, { batchWrites: mode });
+      const large = event('a', { payload: 'x'.repeat(2_000) });
+      await store.createMany([newEvent(large, true)]);
+      const record = (await store.read(['a'])).get('a');
+      expect(record).toMatchObject({ payloadKept: 'item' });
+      const payloadExpiry = async () =>
+        (await client.send(new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: payloadItemId(record!) }, ConsistentRead: true }))).Item?.[TABLE.ttlAttribute];
+      const scope = { tenant: 'acme', cutoffMs: 5_000 };
+      const to = (days: number, by: string, publishedAt: number) => {
+        const dueAt = NOW + days * 86_400_000;
+        return { dueAt, by, publishedAt, placement: { state: EVENT_STATE.scheduled, bucketShard: 'bucket#1' } as const, queuedBy: 'unused', expiresAt: Math.ceil(dueAt / 1000) + 604_800 };
+      };
+
+      // Ten days later than the retention period: the payload item must outlive its first expiry.
+      const later = to(10, 'r-1', NOW - 3);
+      expect(await store.reschedule('a', scope, later)).toMatchObject({ outcome: 'rescheduled', event: { payload: large.payload, version: 2 } });
+      expect(await payloadExpiry()).toBe(later.expiresAt);
+      expect(payloadWrites).toBe(1);
+
+      // Earlier again: the payload item keeps the later expiry, unwritten.
+      expect((await store.reschedule('a', scope, to(1, 'r-2', NOW - 2))).outcome).toBe('rescheduled');
+      expect(await payloadExpiry()).toBe(later.expiresAt);
+      expect(payloadWrites).toBe(1);
+
+      // Later still, with the payload item's write failing: its redelivery moves it.
+      const latest = to(20, 'r-3', NOW - 1);
+      failingPayloadWrites = true;
+      await expect(store.reschedule('a', scope, latest)).rejects.toThrow();
+      failingPayloadWrites = false;
+      expect((await store.reschedule('a', scope, latest)).outcome).toBe('refused');
+      expect(await payloadExpiry()).toBe(latest.expiresAt);
+      expect((await store.read(['a'])).get('a')).toMatchObject({ version: 4, expiresAt: latest.expiresAt });
+    } finally {
+      faulty.destroy();
+    }
+  });
+
+  describe('checks a change’s cutoff as each attempt to write it is made', () => {
+    const scope = { tenant: 'acme', cutoffMs: 5_000 };
+    const change = { by: 'cancel-1', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 60 };
+    const isCancel = (input: unknown) => JSON.stringify(input).includes('cancelledBy');
+
+    /** A store whose clock the test moves, and an event due 10 s after its start: changeable for 5 s. */
+    async function setup(faulty: DynamoDBDocumentClient, changeWriteTimeoutMs = 1_000) {
+      const clock = { at: NOW, now: () => clock.at, sleep: systemClock.sleep };
+      const store = new DynamoDbEventStore(faulty, await newTable(), { batchWrites: mode, clock, changeWriteTimeoutMs });
+      await store.createMany([newEvent(event('a', { dueAt: NOW + 10_000 }), true)]);
+      return { store, clock };
+    }
+
+    it('not by the SDK’s retry of a failed attempt, which would resend the cutoff of its first', async () => {
+      const faulty = faultyClient();
+      try {
+        const { store, clock } = await setup(faulty);
+        let throttled = false;
+        faulty.middlewareStack.add(
+          (next, context) => async (args) => {
+            if (context.commandName !== 'TransactWriteItemsCommand' || throttled || !isCancel(args.input)) return next(args);
+            // The first attempt is throttled, and the time passes into the cutoff meanwhile.
+            throttled = true;
+            clock.at = NOW + 6_000;
+            throw Object.assign(new Error('throttled by the test'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+          },
+          // Inside the SDK's retries: what a throttled request looks like to them.
+          { step: 'finalizeRequest', priority: 'low', name: 'throttleFirstCancel' },
+        );
+        expect(await store.cancel('a', scope, change)).toMatchObject({ outcome: 'refused', current: { state: EVENT_STATE.scheduled } });
+        expect(throttled).toBe(true);
+      } finally {
+        faulty.destroy();
+      }
+    });
+
+    it('giving up an attempt that has not answered within its timeout, and making another with the cutoff anew', async () => {
+      const faulty = faultyClient();
+      try {
+        const { store, clock } = await setup(faulty, 200);
+        let held = false;
+        faulty.middlewareStack.add(
+          (next, context) => async (args) => {
+            if (context.commandName !== 'TransactWriteItemsCommand' || held || !isCancel(args.input)) return next(args);
+            // Its body is built: held on the way past its timeout, while the time passes into the cutoff.
+            held = true;
+            await new Promise((resolve) => setTimeout(resolve, 400));
+            clock.at = NOW + 6_000;
+            return next(args);
+          },
+          { step: 'build', name: 'holdFirstCancel' },
+        );
+        expect(await store.cancel('a', scope, change)).toMatchObject({ outcome: 'refused', current: { state: EVENT_STATE.scheduled } });
+        expect(held).toBe(true);
+        expect((await store.read(['a'])).get('a')?.state).toBe(EVENT_STATE.scheduled);
+      } finally {
+        faulty.destroy();
+      }
+    });
+  });
+
   it('applies a reschedule once, and never one published before the last applied', async () => {
     const store = await storeFor(mode);
     await store.createMany([newEvent(event('a'), true)]);
-    const scope = { tenant: 'acme', now: NOW, cutoffMs: 5_000 };
+    const scope = { tenant: 'acme', cutoffMs: 5_000 };
     const to = (dueAt: number, by: string, publishedAt: number) => ({
       dueAt,
       by,
@@ -279,16 +483,46 @@ describe('the quota counters', () => {
     const tableName = await newTable();
     const store = new DynamoDbEventStore(client, tableName);
     const quotas = { maxOpenEvents: 100, maxIngestPerSecond: 3 };
-    expect(await store.counters.reserve('acme', quotas, NOW, 2)).toBeUndefined();
-    expect(await store.counters.reserve('acme', quotas, NOW, 2)).toBe('maxIngestPerSecond');
-    expect(await store.counters.reserve('acme', quotas, NOW + 1_000, 3)).toBeUndefined();
-    expect(await store.counters.reserve('acme', quotas, NOW + 2_000, 1)).toBeUndefined();
-    expect(await store.counters.reserve('acme', quotas, NOW + 12_000, 1)).toBeUndefined();
-    expect(await store.counters.reserve('acme', quotas, NOW + 13_000, 1)).toBeUndefined();
+    expect(await store.counters.reserve('acme', quotas, NOW, 2)).toMatchObject({ taken: 2 });
+    expect(await store.counters.reserve('acme', quotas, NOW, 2)).toEqual({ taken: 1, quota: 'maxIngestPerSecond' });
+    expect(await store.counters.reserve('acme', quotas, NOW + 1_000, 3)).toMatchObject({ taken: 3 });
+    expect(await store.counters.reserve('acme', quotas, NOW + 2_000, 1)).toMatchObject({ taken: 1 });
+    expect(await store.counters.reserve('acme', quotas, NOW + 12_000, 1)).toMatchObject({ taken: 1 });
+    expect(await store.counters.reserve('acme', quotas, NOW + 13_000, 1)).toMatchObject({ taken: 1 });
     const { Item } = await client.send(new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: openEventsCounterId('acme') } }));
     const second = (offset: number) => `r${Math.floor((NOW + offset) / 1000)}`;
     // The seconds more than ten seconds before the last are gone; the later ones stay until then.
-    expect(Item).toEqual({ [TABLE.partitionKey]: openEventsCounterId('acme'), openEvents: 8, [second(12_000)]: 1, [second(13_000)]: 1 });
+    expect(Item).toEqual({ [TABLE.partitionKey]: openEventsCounterId('acme'), openEvents: 9, [second(12_000)]: 1, [second(13_000)]: 1 });
+  });
+
+  it('take the room left in one more write, then refuse without writing while the quota is known full', async () => {
+    const counting = faultyClient();
+    const writes = countCounterWrites(counting);
+    try {
+      const store = new DynamoDbEventStore(counting, await newTable());
+      const quotas = { maxOpenEvents: 5, maxIngestPerSecond: 4 };
+      // More than a quota at once: asks for what a quota allows, and no more.
+      expect(await store.counters.reserve('acme', quotas, NOW, 10)).toEqual({ taken: 4, quota: 'maxIngestPerSecond' });
+      expect(writes()).toBe(1);
+      // This second's rate is used up: refused without a write until the next second.
+      expect(await store.counters.reserve('acme', quotas, NOW, 1)).toEqual({ taken: 0, quota: 'maxIngestPerSecond' });
+      expect(writes()).toBe(1);
+      // The next second: the write for 3 is refused, and its counts say 1 fits.
+      const next = (Math.floor(NOW / 1000) + 1) * 1000;
+      expect(await store.counters.reserve('acme', quotas, next, 3)).toEqual({ taken: 1, quota: 'maxOpenEvents' });
+      expect(writes()).toBe(3);
+      // The open events are at the quota: refused without a write for a second, then asked again.
+      expect(await store.counters.reserve('acme', quotas, next + 500, 1)).toEqual({ taken: 0, quota: 'maxOpenEvents' });
+      expect(writes()).toBe(3);
+      expect(await store.counters.reserve('acme', quotas, next + 1_000, 1)).toEqual({ taken: 0, quota: 'maxOpenEvents' });
+      expect(writes()).toBe(4);
+      // A place this process gives back is taken at once.
+      await store.counters.releaseOpenEvents('acme', 1);
+      expect(await store.counters.reserve('acme', quotas, next + 1_001, 1)).toMatchObject({ taken: 1 });
+      expect(await store.counters.openEvents('acme')).toBe(5);
+    } finally {
+      counting.destroy();
+    }
   });
 });
 

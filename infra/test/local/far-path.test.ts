@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SendMessageBatchCommand, SQSClient, type SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { decodeDelayQueueMessage, encodeLoadingChunk, eventIdFor, PUBLIC_TENANT_ID, systemClock } from '@adhoc-scheduler/shared';
+import { decodeDelayQueueMessage, encodeLoadingChunk, eventIdFor, PUBLIC_TENANT_ID, REASON, systemClock } from '@adhoc-scheduler/shared';
 import { handlers } from '@adhoc-scheduler/functions/handlers';
 import { createDependencies, type AwsClients } from '@adhoc-scheduler/functions/wiring';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
@@ -85,6 +85,37 @@ describe('far path (stored in DynamoDB, moved by the loader)', () => {
     } finally {
       client.destroy();
       await target.stop();
+      await scheduler.stop();
+    }
+  });
+
+  it('keeps the first request with an id: another with the same user and id is refused, and cannot replace the stored payload', async () => {
+    const { scheduler, client } = await setup();
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');
+    try {
+      // On the shared input topic anyone can send both: the key is only a user and an id.
+      const key = { user: 'alice', id: 'order-1', failure_topic: failures.topicArn };
+      const id = eventIdFor(PUBLIC_TENANT_ID, 'alice', 'order-1', '');
+      // Payloads over 1 KB: each is kept in an item of its own, written before the record's conditional insert.
+      const first = `first ${'a'.repeat(2_000)}`;
+      const second = `second ${'b'.repeat(2_000)}`;
+      const dueAt = Date.now() + 9_000;
+      await client.publish(request(target.topicArn, dueAt, first, key));
+      expect(await waitFor(() => storedItem(scheduler, id), 'the first request stored')).toMatchObject({ payloadKept: 'item' });
+      await client.publish(request(target.topicArn, dueAt, second, key));
+
+      const [delivery] = await waitFor(() => target.deliveries.length > 0 && target.deliveries, 'the delivery', 30_000);
+      expect(delivery!.body).toBe(first);
+      const [notice] = await waitFor(() => failures.notices().length > 0 && failures.notices(), 'the refusal');
+      expect(notice).toMatchObject({ reason: REASON.IDEMPOTENCY_KEY_REUSED, eventId: id, details: { field: 'id', eventId: id }, event: { payload: second } });
+      await client.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
+      await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
+      expect(target.deliveries.map((d) => d.body)).toEqual([first, 'sentinel']);
+    } finally {
+      client.destroy();
+      await target.stop();
+      await failures.stop();
       await scheduler.stop();
     }
   });

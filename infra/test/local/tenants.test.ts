@@ -3,7 +3,7 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbEventRecords, EMISSION_ATTRIBUTE, EVENT_STATE, eventIdFor, openEventsCounterId, REASON, TABLE, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
-import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
+import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler, type LocalSchedulerOptions } from '../../src/local/runtime.js';
 import { capturingLogger, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
 
 const FOREIGN_ACCOUNT = '222222222222';
@@ -24,7 +24,7 @@ afterAll(async () => {
   await emulators?.stop();
 });
 
-async function setup(tenants: TenantsDocument = TENANTS, options: { readonly visibilityTimeoutSeconds?: number } = {}) {
+async function setup(tenants: TenantsDocument = TENANTS, options: Pick<LocalSchedulerOptions, 'visibilityTimeoutSeconds' | 'instrumentClients' | 'onInvocation'> = {}) {
   const { logger, lines } = capturingLogger();
   const scheduler = await startTestScheduler(emulators, { logger, tenants, env: FAST_TIMINGS, ...options });
   const clientOf = (tenant: string) => new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns[tenant]);
@@ -45,15 +45,16 @@ async function openEvents(scheduler: LocalScheduler, tenant: string): Promise<nu
 
 describe('a tenant is who owns the input topic, never what the message says', () => {
   it('takes the tenant from the topic: a forged user is only an informational field', async () => {
-    const { scheduler, clientOf } = await setup();
+    const { scheduler, clientOf, lines } = await setup();
     const acme = clientOf('acme');
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
     try {
       const dueAt = Date.now() + 2_000;
       await acme.publish(request(target.topicArn, dueAt, 'forged', { user: 'globex', id: 'order-1' }));
       await waitFor(() => new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName).get(eventIdFor('acme', '', 'order-1', '')), 'the event');
-      // The same client id under another user is the same event of the same tenant.
+      // The same client id under another user names the same event of the same tenant: that request differs from the first, and is refused.
       await acme.publish(request(target.topicArn, dueAt, 'forged', { user: 'alice', id: 'order-1' }));
+      await waitFor(() => refusals(lines, REASON.IDEMPOTENCY_KEY_REUSED).length === 1, 'the second request refused');
       const [delivery] = await waitFor(() => target.withPayload('forged').length > 0 && target.withPayload('forged'), 'the delivery');
       expect(delivery?.attributes[EMISSION_ATTRIBUTE.tenant]).toBe('acme');
       expect(delivery?.attributes[EMISSION_ATTRIBUTE.user]).toBe('globex');
@@ -214,6 +215,50 @@ describe('quotas', () => {
       for (const client of clients) client.destroy();
       await target.stop();
       await failures.stop();
+      await scheduler.stop();
+    }
+  });
+
+  it('refuses a flood over the open-event quota with a few counter writes per batch, not one per event', async () => {
+    const counterId = openEventsCounterId('acme');
+    let counterWrites = 0;
+    let batches = 0;
+    const { scheduler, clientOf, lines } = await setup(
+      { tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT], maxOpenEvents: 5 }] },
+      {
+        instrumentClients: (clients) =>
+          clients.dynamodb.middlewareStack.add(
+            (next, context) => async (args) => {
+              if (context.commandName === 'UpdateItemCommand' && JSON.stringify((args.input as { Key?: unknown }).Key).includes(counterId)) counterWrites += 1;
+              return next(args);
+            },
+            { step: 'initialize', name: 'countCounterWrites' },
+          ),
+        onInvocation: ({ fn, records }) => {
+          if (fn === 'ingest' && records > 0) batches += 1;
+        },
+      },
+    );
+    const clients = Array.from({ length: 4 }, () => clientOf('acme'));
+    try {
+      const dueAt = Date.now() + 60_000;
+      const target = `arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:flood-target`;
+      await clients[0]!.publishBatch(Array.from({ length: 5 }, (_, i) => request(target, dueAt, `admitted-${i}`)));
+      await waitFor(async () => (await openEvents(scheduler, 'acme')) === 5, 'the quota taken');
+      counterWrites = 0;
+      batches = 0;
+
+      const FLOOD = 400;
+      await Promise.all(clients.map((client, c) => client.publishBatch(Array.from({ length: FLOOD / 4 }, (_, i) => request(target, dueAt, `flood-${c}-${i}`)))));
+      await waitFor(() => refusals(lines, REASON.QUOTA_EXCEEDED).length === FLOOD, 'the whole flood refused', 40_000);
+      expect(refusals(lines, REASON.QUOTA_EXCEEDED)[0]).toMatchObject({ notice: { details: { quota: 'maxOpenEvents', limit: 5 } } });
+      expect(await openEvents(scheduler, 'acme')).toBe(5);
+      // Each batch writes the counter at most twice (the batch's places, then the room left), and
+      // none while the quota is known full; before, every refused event wrote it once.
+      expect(counterWrites).toBeLessThanOrEqual(2 * batches);
+      expect(counterWrites).toBeLessThan(FLOOD / 10);
+    } finally {
+      for (const client of clients) client.destroy();
       await scheduler.stop();
     }
   });

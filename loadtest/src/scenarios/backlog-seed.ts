@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { bucketShardKeyFor, eventIdFor, expiresAtFor, newEventItems, PUBLIC_TENANT_ID, type ScheduledEvent, type SchedulerConfig } from '@adhoc-scheduler/shared';
+import { bucketShardKeyFor, eventIdFor, expiresAtFor, newEventItems, PUBLIC_TENANT_ID, requestHashOf, type ScheduledEvent, type SchedulerConfig } from '@adhoc-scheduler/shared';
 import { paddedPayload } from '../plan.js';
 
 /** DynamoDB takes at most 25 items per BatchWriteItem. */
@@ -49,8 +49,10 @@ export async function seedBacklog(
       event,
       clientId,
       inputMessageId: clientId,
+      requestHash: requestHashOf(event),
       placement: { state: 'scheduled', bucketShard: bucketShardKeyFor(event.id, event.dueAt, config) },
       queuedBy: undefined,
+      createdBy: seed.runId,
       now: Date.now(),
       expiresAt: expiresAtFor(event.dueAt, config.retentionSeconds),
     });

@@ -42,9 +42,20 @@ export async function batchGet(client: DynamoDBDocumentClient, tableName: string
 
 /** Puts items unconditionally, 25 a request. */
 export async function batchPut(client: DynamoDBDocumentClient, tableName: string, items: readonly Record<string, unknown>[]): Promise<void> {
+  await batchWrite(client, tableName, items.map((Item) => ({ PutRequest: { Item } })));
+}
+
+/** Deletes items by id, unconditionally, 25 a request. */
+export async function batchDelete(client: DynamoDBDocumentClient, tableName: string, ids: readonly string[]): Promise<void> {
+  await batchWrite(client, tableName, ids.map((id) => ({ DeleteRequest: { Key: { [TABLE.partitionKey]: id } } })));
+}
+
+type WriteRequest = { readonly PutRequest: { readonly Item: Record<string, unknown> } } | { readonly DeleteRequest: { readonly Key: Record<string, unknown> } };
+
+async function batchWrite(client: DynamoDBDocumentClient, tableName: string, all: readonly WriteRequest[]): Promise<void> {
   await Promise.all(
-    chunks(items, DYNAMODB_BATCH_WRITE_ITEMS).map(async (chunk) => {
-      let requests: { PutRequest?: { Item: Record<string, unknown> } }[] = chunk.map((Item) => ({ PutRequest: { Item } }));
+    chunks(all, DYNAMODB_BATCH_WRITE_ITEMS).map(async (chunk) => {
+      let requests: readonly WriteRequest[] = chunk;
       for (let round = 0; requests.length > 0; round++) {
         if (round === BATCH_ROUNDS) throw new TransientError(`DynamoDB BatchWriteItem left ${requests.length} items unwritten`);
         await pauseBeforeRound(round);
@@ -54,7 +65,7 @@ export async function batchPut(client: DynamoDBDocumentClient, tableName: string
         } catch (error) {
           throw transient('BatchWriteItem', error);
         }
-        requests = (result.UnprocessedItems?.[tableName] ?? []) as typeof requests;
+        requests = (result.UnprocessedItems?.[tableName] ?? []) as WriteRequest[];
       }
     }),
   );

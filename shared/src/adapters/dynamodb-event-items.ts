@@ -1,4 +1,3 @@
-import type { ScheduledEvent } from '../domain/event.js';
 import { DYNAMODB_WRITE_UNIT_BYTES } from '../domain/limits.js';
 import { isEventState, type EventRecord, type PayloadKept } from '../domain/lifecycle.js';
 import type { ReasonCode } from '../domain/reasons.js';
@@ -8,11 +7,16 @@ import { TABLE } from './dynamodb-table.js';
 /**
  * How events are written to and read from the table. A record is small: the payload is kept
  * only for far-path events, in the record when the whole record still fits one write unit, or
- * else once in an item of its own (`p#<id>`) that no state change rewrites.
+ * else once in an item of its own that no state change rewrites.
  */
 
-export function payloadItemId(eventId: string): string {
-  return `p#${eventId}`;
+/**
+ * The payload item of a record: `p#<id>#<request hash>`, named by its content, so that no other
+ * request with the same id can write over it (it is written before the record's conditional
+ * insert). Records written before request hashes were kept name `p#<id>`.
+ */
+export function payloadItemId(record: Pick<EventRecord, 'id' | 'requestHash'>): string {
+  return record.requestHash === undefined ? `p#${record.id}` : `p#${record.id}#${record.requestHash}`;
 }
 
 /** An item's size as DynamoDB bills it: each attribute's name and value (numbers counted generously). */
@@ -26,7 +30,9 @@ export function itemBytes(item: Readonly<Record<string, unknown>>): number {
 }
 
 /** A new event's record, and its payload item when the payload is kept apart. */
-export function newEventItems(entry: Pick<NewEvent, 'event' | 'clientId' | 'inputMessageId' | 'placement' | 'queuedBy' | 'now' | 'expiresAt'>): {
+export function newEventItems(
+  entry: Pick<NewEvent, 'event' | 'clientId' | 'inputMessageId' | 'requestHash' | 'placement' | 'queuedBy' | 'createdBy' | 'now' | 'expiresAt'>,
+): {
   readonly record: Record<string, unknown>;
   readonly payloadItem: Record<string, unknown> | undefined;
 } {
@@ -37,8 +43,10 @@ export function newEventItems(entry: Pick<NewEvent, 'event' | 'clientId' | 'inpu
     payloadBytes: Buffer.byteLength(payload),
     clientId: entry.clientId,
     inputMessageId: entry.inputMessageId,
+    requestHash: entry.requestHash,
     state: placement.state,
     createdAt: now,
+    createdBy: entry.createdBy,
     ...(placement.state === 'queued' ? { queuedAt: now, queuedBy: entry.queuedBy } : { [TABLE.bucketShardKey]: placement.bucketShard }),
     [TABLE.ttlAttribute]: entry.expiresAt,
   };
@@ -48,7 +56,7 @@ export function newEventItems(entry: Pick<NewEvent, 'event' | 'clientId' | 'inpu
   if (itemBytes(inline) <= DYNAMODB_WRITE_UNIT_BYTES) return { record: inline, payloadItem: undefined };
   return {
     record: { ...record, payloadKept: 'item' },
-    payloadItem: { [TABLE.partitionKey]: payloadItemId(event.id), payload, [TABLE.ttlAttribute]: entry.expiresAt },
+    payloadItem: { [TABLE.partitionKey]: payloadItemId({ id: event.id, requestHash: entry.requestHash }), payload, [TABLE.ttlAttribute]: entry.expiresAt },
   };
 }
 
@@ -80,9 +88,11 @@ export function toRecord(item: Readonly<Record<string, unknown>>): EventRecord {
     state: isEventState(item.state) ? item.state : 'scheduled',
     clientId: optionalString(item.clientId),
     inputMessageId: optionalString(item.inputMessageId),
+    requestHash: optionalString(item.requestHash),
     queuedBy: optionalString(item.queuedBy),
     loadedBy: optionalString(item.loadedBy),
     createdAt: Number(item.createdAt),
+    createdBy: optionalString(item.createdBy),
     queuedAt: optionalNumber(item.queuedAt),
     rescheduledAt: optionalNumber(item.rescheduledAt),
     emittedAt: optionalNumber(item.emittedAt),
@@ -94,19 +104,5 @@ export function toRecord(item: Readonly<Record<string, unknown>>): EventRecord {
     endedBy: optionalString(item.endedBy),
     reason: optionalString(item.reason) as ReasonCode | undefined,
     expiresAt: Number(item.expiresAt),
-  };
-}
-
-/** The event a record describes, with its payload (read from the payload item when kept apart). */
-export function toEvent(record: EventRecord, payload: string): ScheduledEvent {
-  return {
-    id: record.id,
-    tenant: record.tenant,
-    user: record.user,
-    target: record.target,
-    payload,
-    failureTopic: record.failureTopic,
-    dueAt: record.dueAt,
-    version: record.version,
   };
 }

@@ -2,10 +2,13 @@ import { GetCommand, TransactWriteCommand, UpdateCommand, paginateQuery, type Dy
 import type { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { EmissionEnding } from '../domain/emission.js';
 import type { ScheduledEvent } from '../domain/event.js';
-import { EVENT_STATE, isOpen, type EventRecord } from '../domain/lifecycle.js';
+import { EVENT_STATE, eventOf, isOpen, type EventRecord } from '../domain/lifecycle.js';
 import { TransientError } from '../domain/reasons.js';
+import { DEFAULTS } from '../config.js';
+import { systemClock } from '../app/ports.js';
 import type {
   ChangeRefused,
+  Clock,
   ChangeRequest,
   ChangeScope,
   CreateOutcome,
@@ -17,12 +20,13 @@ import type {
   NewEvent,
   NoticeClaim,
   Placement,
+  Requeue,
 } from '../app/ports.js';
-import { batchGet, batchPut } from './dynamodb-batches.js';
+import { batchDelete, batchGet, batchPut, pauseBeforeRound } from './dynamodb-batches.js';
 import { conditionalWriter, type BatchWriteMode, type Condition, type ConditionalWrite, type ConditionalWriter } from './dynamodb-conditional-writes.js';
-import { isEventItem, newEventItems, payloadItemId, toEvent, toRecord } from './dynamodb-event-items.js';
+import { isEventItem, newEventItems, payloadItemId, toRecord } from './dynamodb-event-items.js';
 import { DynamoDbQuotaCounters } from './dynamodb-quota-counters.js';
-import { isConditionFailure, LOADER_CURSOR_ID, openEventsCounterId, TABLE, transient } from './dynamodb-table.js';
+import { isConditionFailure, LOADER_CURSOR_ID, openEventsCounterId, TABLE, transient, withoutSdkRetries } from './dynamodb-table.js';
 
 /** Open, of this tenant, and due after the change cutoff: what cancel and reschedule require. */
 const CHANGEABLE = 'attribute_exists(#id) AND tenant = :tenant AND #state IN (:scheduled, :queued) AND #due > :cutoff';
@@ -32,14 +36,23 @@ const CURSOR_ATTRIBUTES: Readonly<Record<keyof LoaderCursors, string>> = { loade
 
 const is = (attribute: string, value: unknown): Condition => ({ op: '=', attribute, value });
 
+/** Attempts at a cancel's or reschedule's write before its input message is left to be retried. */
+const CHANGE_WRITE_ATTEMPTS = 3;
+
 export interface DynamoDbEventStoreOptions {
   /** How batches of conditional writes are made (see BatchWriteMode); statements by default, as on AWS. */
   readonly batchWrites?: BatchWriteMode;
+  /** What a change's cutoff is checked against, at each attempt to write it; the system's by default. */
+  readonly clock?: Clock;
+  /** How long one attempt to write a change may take (see SchedulerConfig.changeWriteTimeoutMs). */
+  readonly changeWriteTimeoutMs?: number;
 }
 
 export class DynamoDbEventStore implements EventStore {
   readonly counters: DynamoDbQuotaCounters;
   private readonly writer: ConditionalWriter;
+  private readonly clock: Clock;
+  private readonly changeWriteTimeoutMs: number;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -48,53 +61,49 @@ export class DynamoDbEventStore implements EventStore {
   ) {
     this.counters = new DynamoDbQuotaCounters(client, tableName);
     this.writer = conditionalWriter(options.batchWrites ?? 'statements', client, tableName);
+    this.clock = options.clock ?? systemClock;
+    this.changeWriteTimeoutMs = options.changeWriteTimeoutMs ?? DEFAULTS.changeWriteTimeoutMs;
   }
 
   async createMany(entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
-    const outcomes: (CreateOutcome | undefined)[] = entries.map(() => undefined);
-    const [first] = entries;
-    if (first === undefined) return [];
-    const { tenant } = first.event;
-    const { quotas, now } = first;
-    // A repeated id in the batch waits for the one-by-one pass, to be found a duplicate there.
-    const seen = new Set<string>();
-    const together = entries.flatMap((entry, index) => (seen.has(entry.event.id) ? [] : (seen.add(entry.event.id), [index])));
-    if (together.length > 1 && (await this.counters.reserve(tenant, quotas, now, together.length)) === undefined) {
-      const inserted = await this.insert(together.map((index) => entries[index] as NewEvent));
-      const refused = together.filter((_, position) => inserted[position] === 'refused');
-      // What fails from here fails only the entries it concerns: a place not given back stays
-      // taken (the count errs high, and says so), a duplicate not read is retried.
-      const placeKept = refused.length > 0 && !(await this.giveBack(tenant, now, refused.length));
-      const existing = await this.read(refused.map((index) => (entries[index] as NewEvent).event.id)).catch(() => undefined);
-      together.forEach((index, position) => {
-        const id = (entries[index] as NewEvent).event.id;
-        const outcome = inserted[position];
-        outcomes[index] =
-          outcome === 'applied'
-            ? { outcome: 'created' }
-            : outcome === 'refused' && existing !== undefined
-              ? { outcome: 'duplicate', existing: existing.get(id), ...(placeKept ? { placeKept } : {}) }
-              : { outcome: 'unknown' };
-      });
+    const outcomes: CreateOutcome[] = [];
+    // A repeated id in the batch waits for a later pass, to be found a duplicate there.
+    let pending = entries.map((entry, index) => ({ entry, index }));
+    while (pending.length > 0) {
+      const seen = new Set<string>();
+      const distinct = pending.filter(({ entry }) => !seen.has(entry.event.id) && seen.add(entry.event.id));
+      const settled = await this.createTogether(distinct.map(({ entry }) => entry));
+      distinct.forEach(({ index }, position) => (outcomes[index] = settled[position] as CreateOutcome));
+      pending = pending.filter((waiting) => !distinct.includes(waiting));
     }
-    // The quotas leave no room for all of them (or there is one): one by one, as many as fit.
-    for (const [index, entry] of entries.entries()) outcomes[index] ??= await this.createOne(entry);
-    return outcomes as CreateOutcome[];
+    return outcomes;
   }
 
-  private async createOne(entry: NewEvent): Promise<CreateOutcome> {
-    const { event, quotas, now } = entry;
-    const refused = await this.counters.reserve(event.tenant, quotas, now, 1);
-    if (refused !== undefined) {
-      // A redelivered request is never refused for a quota its event already counts in.
-      const existing = (await this.read([event.id])).get(event.id);
-      return existing === undefined ? { outcome: 'quota-exceeded', quota: refused } : { outcome: 'duplicate', existing };
-    }
-    const [inserted] = await this.insert([entry]);
-    if (inserted === 'applied') return { outcome: 'created' };
-    if (inserted === 'unknown') return { outcome: 'unknown' };
-    const placeKept = !(await this.giveBack(event.tenant, now, 1));
-    return { outcome: 'duplicate', existing: (await this.read([event.id])).get(event.id), ...(placeKept ? { placeKept } : {}) };
+  /**
+   * Creates events of one tenant with distinct ids: places for all of them in one counter write
+   * when they fit, else for as many as fit (the first ones). The others are refused over quota,
+   * after one batched read that finds which of them exist already: a redelivered request is
+   * never refused for a quota its event already counts in.
+   */
+  private async createTogether(entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
+    const [first] = entries;
+    if (first === undefined) return [];
+    const { taken, quota } = await this.counters.reserve(first.event.tenant, first.quotas, first.now, entries.length);
+    const admitted = entries.slice(0, taken);
+    const refused = entries.slice(taken);
+    const [created, existing] = await Promise.all([
+      this.insert(admitted),
+      refused.length === 0 ? new Map<string, EventRecord>() : this.read(refused.map(({ event }) => event.id)).catch(() => undefined),
+    ]);
+    return [
+      ...created,
+      ...refused.map(({ event }): CreateOutcome => {
+        if (existing === undefined) return { outcome: 'unknown' };
+        const record = existing.get(event.id);
+        if (record !== undefined) return { outcome: 'duplicate', existing: record };
+        return { outcome: 'quota-exceeded', quota };
+      }),
+    ];
   }
 
   /** Gives back places taken for events that turned out to exist; false when the counter write failed. */
@@ -106,26 +115,64 @@ export class DynamoDbEventStore implements EventStore {
   }
 
   /**
-   * Writes new events' records, each only if its id is new. Payloads kept apart are written
-   * first, so a record never names a payload that is not there.
+   * Writes new events' records, each only if its id is new, with places taken for all of them.
+   * Payloads kept apart are written first, so a record never names a payload that is not there.
+   *
+   * A refused insert is this attempt's own when its record carries the attempt's token (an
+   * earlier try, whose answer was lost, wrote it): created, its place kept. Only the others are
+   * duplicates, whose places are given back, and only once their records are read: what fails
+   * from here fails only the entries it concerns, and gives nothing back (the count errs high).
    */
-  private async insert(entries: readonly NewEvent[]) {
+  private async insert(entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
+    const [first] = entries;
+    if (first === undefined) return [];
     const items = entries.map((entry) => newEventItems(entry));
     const payloadItems = items.flatMap(({ payloadItem }) => (payloadItem ? [payloadItem] : []));
     if (payloadItems.length > 0) await batchPut(this.client, this.tableName, payloadItems);
-    return this.writer.write(items.map(({ record }) => ({ kind: 'insert', item: record })));
+    const inserted = await this.writer.write(items.map(({ record }) => ({ kind: 'insert', item: record })));
+    const refused = entries.filter((_, index) => inserted[index] === 'refused');
+    const existing = refused.length === 0 ? new Map<string, EventRecord>() : await this.read(refused.map(({ event }) => event.id)).catch(() => undefined);
+    const isDuplicate = (entry: NewEvent): boolean => {
+      const record = existing?.get(entry.event.id);
+      return record !== undefined && record.createdBy !== entry.createdBy;
+    };
+    const duplicates = refused.filter(isDuplicate).length;
+    const placeKept = duplicates > 0 && !(await this.giveBack(first.event.tenant, first.now, duplicates));
+    // A payload item written for a duplicate that its record does not name (another request's
+    // content, or a record from before items were named by it) would stay until its own expiry,
+    // which the request chose: it goes now. Should that fail, it expires then; nothing names it.
+    const strays = entries.flatMap((entry, index) => {
+      const written = items[index]?.payloadItem?.[TABLE.partitionKey];
+      const record = existing?.get(entry.event.id);
+      return written !== undefined && record !== undefined && isDuplicate(entry) && payloadItemId(record) !== written ? [String(written)] : [];
+    });
+    if (strays.length > 0) await batchDelete(this.client, this.tableName, strays).catch(() => undefined);
+    return entries.map((entry, index): CreateOutcome => {
+      if (inserted[index] === 'applied') return { outcome: 'created' };
+      const record = existing?.get(entry.event.id);
+      if (inserted[index] === 'unknown' || record === undefined) return { outcome: 'unknown' };
+      if (!isDuplicate(entry)) return { outcome: 'created' };
+      return { outcome: 'duplicate', existing: record, ...(placeKept ? { placeKept } : {}) };
+    });
   }
 
-  async requeue(id: string, inputMessageId: string, queuedBy: string, now: number): Promise<boolean> {
+  async requeue(id: string, requeue: Requeue): Promise<boolean> {
     try {
       await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { [TABLE.partitionKey]: id },
           UpdateExpression: 'SET queuedBy = :queuedBy, queuedAt = :now',
-          ConditionExpression: '#state = :queued AND version = :first AND inputMessageId = :input',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':queuedBy': queuedBy, ':now': now, ':queued': EVENT_STATE.queued, ':first': 1, ':input': inputMessageId },
+          // As placedOnDelayQueueBy reads the record: its create placed version 1, a reschedule each later one.
+          ConditionExpression: '#state = :queued AND version = :version AND attribute_not_exists(loadedBy) AND #placedBy = :by',
+          ExpressionAttributeNames: { '#state': 'state', '#placedBy': requeue.version === 1 ? 'inputMessageId' : 'lastChangeBy' },
+          ExpressionAttributeValues: {
+            ':queuedBy': requeue.queuedBy,
+            ':now': requeue.now,
+            ':queued': EVENT_STATE.queued,
+            ':version': requeue.version,
+            ':by': requeue.placedBy,
+          },
         }),
       );
       return true;
@@ -133,6 +180,21 @@ export class DynamoDbEventStore implements EventStore {
       if (isConditionFailure(error)) return false;
       throw transient('UpdateItem', error);
     }
+  }
+
+  async storedPayload(record: EventRecord): Promise<string> {
+    return (await this.payloadsOf([record])).get(record.id) ?? '';
+  }
+
+  /** The payloads of records whose payload the table holds, by id: in the record, or in its payload item. */
+  private async payloadsOf(records: readonly EventRecord[]): Promise<Map<string, string>> {
+    const apart = await batchGet(
+      this.client,
+      this.tableName,
+      records.filter((record) => record.payload === undefined && record.payloadKept === 'item').map(payloadItemId),
+    );
+    // A payload item that is gone (it should not be) gives an empty payload, which the emitter cannot publish and reports.
+    return new Map(records.map((record) => [record.id, record.payload ?? String(apart.get(payloadItemId(record))?.payload ?? '')]));
   }
 
   async *queryDue(bucketShard: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]> {
@@ -197,12 +259,8 @@ export class DynamoDbEventStore implements EventStore {
     );
     if (outcomes.includes('unknown')) throw new TransientError(`taking ${outcomes.filter((outcome) => outcome === 'unknown').length} events did not complete`);
     const taken = records.filter((_, index) => outcomes[index] === 'applied');
-    const apart = await batchGet(
-      this.client,
-      this.tableName,
-      taken.filter((record) => record.payloadKept === 'item').map((record) => payloadItemId(record.id)),
-    );
-    return taken.map((record) => toEvent(record, record.payload ?? String(apart.get(payloadItemId(record.id))?.payload ?? '')));
+    const payloads = await this.payloadsOf(taken);
+    return taken.map((record) => eventOf(record, payloads.get(record.id) ?? ''));
   }
 
   async endEmissions(ends: readonly EmissionEnding[]): Promise<EndsRecorded> {
@@ -240,37 +298,38 @@ export class DynamoDbEventStore implements EventStore {
   }
 
   async cancel(id: string, scope: ChangeScope, change: ChangeRequest & { readonly expiresAt: number }): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused> {
-    try {
-      // The record and its place in the quota change together: a retry can neither free it twice nor leave it taken.
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.tableName,
-                Key: { [TABLE.partitionKey]: id },
-                UpdateExpression: 'SET #state = :cancelled, cancelledAt = :now, cancelledBy = :by, #ttl = :ttl',
-                ConditionExpression: CHANGEABLE,
-                ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#state': 'state', '#due': TABLE.dueAtKey, '#ttl': TABLE.ttlAttribute },
-                ExpressionAttributeValues: { ...changeableValues(scope), ':cancelled': EVENT_STATE.cancelled, ':now': scope.now, ':by': change.by, ':ttl': change.expiresAt },
+    const cancelled = await this.writeChange('TransactWriteItems', isCancelledTransaction, (now, abortSignal) =>
+      this.client.send(
+        withoutSdkRetries(
+          // The record and its place in the quota change together: a retry can neither free it twice nor leave it taken.
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Update: {
+                  TableName: this.tableName,
+                  Key: { [TABLE.partitionKey]: id },
+                  UpdateExpression: 'SET #state = :cancelled, cancelledAt = :now, cancelledBy = :by, #ttl = :ttl',
+                  ConditionExpression: CHANGEABLE,
+                  ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#state': 'state', '#due': TABLE.dueAtKey, '#ttl': TABLE.ttlAttribute },
+                  ExpressionAttributeValues: { ...changeableValues(scope, now), ':cancelled': EVENT_STATE.cancelled, ':now': now, ':by': change.by, ':ttl': change.expiresAt },
+                },
               },
-            },
-            {
-              Update: {
-                TableName: this.tableName,
-                Key: { [TABLE.partitionKey]: openEventsCounterId(scope.tenant) },
-                UpdateExpression: 'ADD openEvents :freed',
-                ExpressionAttributeValues: { ':freed': -1 },
+              {
+                Update: {
+                  TableName: this.tableName,
+                  Key: { [TABLE.partitionKey]: openEventsCounterId(scope.tenant) },
+                  UpdateExpression: 'ADD openEvents :freed',
+                  ExpressionAttributeValues: { ':freed': -1 },
+                },
               },
-            },
-          ],
-        }),
-      );
-    } catch (error) {
-      const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
-      if (reasons?.[0]?.Code !== 'ConditionalCheckFailed') throw transient('TransactWriteItems', error);
-      return { outcome: 'refused', current: (await this.read([id])).get(id) };
-    }
+            ],
+          }),
+        ),
+        { abortSignal },
+      ),
+    );
+    if (cancelled === undefined) return { outcome: 'refused', current: (await this.read([id])).get(id) };
+    this.counters.freed(scope.tenant);
     return { outcome: 'cancelled' };
   }
 
@@ -281,53 +340,104 @@ export class DynamoDbEventStore implements EventStore {
   ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent } | ChangeRefused> {
     const { placement } = change;
     const queued = placement.state === 'queued';
-    let updated: Record<string, unknown> | undefined;
+    const rescheduled = await this.writeChange('UpdateItem', isConditionFailure, (now, abortSignal) =>
+      this.client.send(
+        withoutSdkRetries(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { [TABLE.partitionKey]: id },
+            UpdateExpression:
+              'SET #due = :due, version = version + :one, #state = :state, rescheduledAt = :now, #ttl = :ttl, #bucketShard = :bucketShard, ' +
+              'lastChangeBy = :by, lastChangeAt = :at' +
+              (queued ? ', queuedAt = :now, queuedBy = :queuedBy REMOVE loadedBy' : ' REMOVE loadedBy, queuedBy'),
+            ConditionExpression:
+              // Only a payload the table holds can be placed anew.
+              `${CHANGEABLE} AND (attribute_exists(payload) OR payloadKept = :apart)` +
+              // Once per request, and never behind a reschedule the client published later.
+              ' AND (attribute_not_exists(lastChangeAt) OR lastChangeAt < :at OR (lastChangeAt = :at AND lastChangeBy <> :by))',
+            ExpressionAttributeNames: {
+              '#id': TABLE.partitionKey,
+              '#state': 'state',
+              '#due': TABLE.dueAtKey,
+              '#bucketShard': TABLE.bucketShardKey,
+              '#ttl': TABLE.ttlAttribute,
+            },
+            ExpressionAttributeValues: {
+              ...changeableValues(scope, now),
+              ':apart': 'item',
+              ':due': change.dueAt,
+              ':one': 1,
+              ':state': placement.state,
+              ':now': now,
+              ':ttl': change.expiresAt,
+              // Every event whose payload is stored stays in the due index, so the loader's sweep can repair it.
+              ':bucketShard': placement.bucketShard,
+              ':by': change.by,
+              ':at': change.publishedAt,
+              ...(queued ? { ':queuedBy': change.queuedBy } : {}),
+            },
+            ReturnValues: 'ALL_OLD',
+          }),
+        ),
+        { abortSignal },
+      ),
+    );
+    if (rescheduled === undefined) {
+      const current = (await this.read([id])).get(id);
+      // Delivered again, it cannot know whether its payload item's expiry was moved (that write may have failed).
+      if (current?.lastChangeBy === change.by && isOpen(current.state)) await this.keepPayloadUntil(current, current.expiresAt);
+      return { outcome: 'refused', current };
+    }
+    const old = toRecord(rescheduled.Attributes ?? {});
+    // The payload item holds the expiry of the record at its latest, never less: it moves only when the record's moves past it.
+    if (change.expiresAt > old.expiresAt) await this.keepPayloadUntil(old, change.expiresAt);
+    // A payload kept apart is still the one written at ingest; the item was never rewritten.
+    return { outcome: 'rescheduled', event: eventOf({ ...old, dueAt: change.dueAt, version: old.version + 1 }, await this.storedPayload(old)) };
+  }
+
+  /**
+   * Makes a record's payload item, if it has one, last until `expiresAt` (epoch seconds): a
+   * reschedule that moves the record's expiry past it must not leave the event without its
+   * payload when it falls due. The write is billed for the whole item, so it is made only when
+   * the record's expiry moves later, and applies only when the item's is earlier.
+   */
+  private async keepPayloadUntil(record: EventRecord, expiresAt: number): Promise<void> {
+    if (record.payloadKept !== 'item') return;
     try {
-      ({ Attributes: updated } = await this.client.send(
+      await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { [TABLE.partitionKey]: id },
-          UpdateExpression:
-            'SET #due = :due, version = version + :one, #state = :state, rescheduledAt = :now, #ttl = :ttl, #bucketShard = :bucketShard, ' +
-            'lastChangeBy = :by, lastChangeAt = :at' +
-            (queued ? ', queuedAt = :now, queuedBy = :queuedBy REMOVE loadedBy' : ' REMOVE loadedBy, queuedBy'),
-          ConditionExpression:
-            // Only a payload the table holds can be placed anew.
-            `${CHANGEABLE} AND (attribute_exists(payload) OR payloadKept = :apart)` +
-            // Once per request, and never behind a reschedule the client published later.
-            ' AND (attribute_not_exists(lastChangeAt) OR lastChangeAt < :at OR (lastChangeAt = :at AND lastChangeBy <> :by))',
-          ExpressionAttributeNames: {
-            '#id': TABLE.partitionKey,
-            '#state': 'state',
-            '#due': TABLE.dueAtKey,
-            '#bucketShard': TABLE.bucketShardKey,
-            '#ttl': TABLE.ttlAttribute,
-          },
-          ExpressionAttributeValues: {
-            ...changeableValues(scope),
-            ':apart': 'item',
-            ':due': change.dueAt,
-            ':one': 1,
-            ':state': placement.state,
-            ':now': scope.now,
-            ':ttl': change.expiresAt,
-            // Every event whose payload is stored stays in the due index, so the loader's sweep can repair it.
-            ':bucketShard': placement.bucketShard,
-            ':by': change.by,
-            ':at': change.publishedAt,
-            ...(queued ? { ':queuedBy': change.queuedBy } : {}),
-          },
-          ReturnValues: 'ALL_NEW',
+          Key: { [TABLE.partitionKey]: payloadItemId(record) },
+          UpdateExpression: 'SET #ttl = :ttl',
+          ConditionExpression: 'attribute_exists(#id) AND #ttl < :ttl',
+          ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#ttl': TABLE.ttlAttribute },
+          ExpressionAttributeValues: { ':ttl': expiresAt },
         }),
-      ));
+      );
     } catch (error) {
-      if (!isConditionFailure(error)) throw transient('UpdateItem', error);
-      return { outcome: 'refused', current: (await this.read([id])).get(id) };
+      // Kept as long already (or gone, which no expiry brings back).
+      if (isConditionFailure(error)) return;
+      throw transient('UpdateItem', error);
     }
-    const record = toRecord(updated ?? {});
-    // A payload kept apart is still the one written at ingest; the item was never rewritten.
-    const payload = record.payload ?? String((await batchGet(this.client, this.tableName, [payloadItemId(id)])).get(payloadItemId(id))?.payload ?? '');
-    return { outcome: 'rescheduled', event: toEvent(record, payload) };
+  }
+
+  /**
+   * Writes a cancel or a reschedule, whose condition holds the change cutoff as of the write:
+   * each attempt checks it against the clock when it is made, goes out once (the SDK's retries
+   * would resend the old cutoff) and is abandoned after `changeWriteTimeoutMs`, so that it lands,
+   * if at all, before the emitter reads the record (see SchedulerConfig.changeCutoffSeconds). A
+   * failed attempt is made again, with the cutoff evaluated anew. Undefined when refused.
+   */
+  private async writeChange<T>(operation: string, isRefusal: (error: unknown) => boolean, send: (now: number, abortSignal: AbortSignal) => Promise<T>): Promise<T | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await send(this.clock.now(), AbortSignal.timeout(this.changeWriteTimeoutMs));
+      } catch (error) {
+        if (isRefusal(error)) return undefined;
+        if (attempt === CHANGE_WRITE_ATTEMPTS) throw transient(operation, error);
+        await pauseBeforeRound(attempt);
+      }
+    }
   }
 
   async claimNotice(noticeId: string, claim: NoticeClaim, expiresAt: number): Promise<'claimed' | 'ended' | 'busy'> {
@@ -416,10 +526,15 @@ export class DynamoDbEventStore implements EventStore {
   }
 }
 
-function changeableValues(scope: ChangeScope): Record<string, unknown> {
+/** Whether a cancel's transaction was refused by its record's condition (not by a conflict, which a retry settles). */
+function isCancelledTransaction(error: unknown): boolean {
+  return (error as { CancellationReasons?: { Code?: string }[] })?.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
+}
+
+function changeableValues(scope: ChangeScope, now: number): Record<string, unknown> {
   return {
     ':tenant': scope.tenant,
-    ':cutoff': scope.now + scope.cutoffMs,
+    ':cutoff': now + scope.cutoffMs,
     ':scheduled': EVENT_STATE.scheduled,
     ':queued': EVENT_STATE.queued,
   };

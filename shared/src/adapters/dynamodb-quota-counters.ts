@@ -1,5 +1,7 @@
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { FullQuotas, quotaRoom, type QuotaCounts } from '../domain/quotas.js';
+import { TransientError } from '../domain/reasons.js';
 import type { Quotas } from '../domain/tenants.js';
 import { isConditionFailure, openEventsCounterId, TABLE, transient } from './dynamodb-table.js';
 
@@ -15,10 +17,29 @@ const secondOf = (attribute: string): number => Number(SECOND_ATTRIBUTE.exec(att
 const SECONDS_KEPT = 10;
 
 /**
+ * The counts in a counter item (0 for what it does not hold yet), as either way it comes: the
+ * document client's numbers, or DynamoDB's own notation (`{ N }`) in a refused write's error.
+ */
+function countsIn(item: Readonly<Record<string, unknown>> | undefined, second: string): QuotaCounts {
+  const numberIn = (value: unknown): number => Number((typeof value === 'object' && value !== null ? (value as { N?: string }).N : value) ?? 0);
+  return { openEvents: numberIn(item?.[OPEN_EVENTS]), thisSecond: numberIn(item?.[second]) };
+}
+
+/** Writes to take places while other ingest functions keep taking them, before giving up for now. */
+const RESERVE_ROUNDS = 4;
+
+/** How many places a reservation took (for the first ones asked for). */
+export interface Reservation {
+  readonly taken: number;
+  /** The quota that stopped the rest, when fewer were taken than asked for. */
+  readonly quota: keyof Quotas;
+}
+
+/**
  * A tenant's quota counters, both in one item (`#tenant#<id>`): its open events, and its new
- * events in the current second. Taking places is one conditional write per batch, which
- * DynamoDB applies one at a time, so concurrent ingest functions never take more than a quota,
- * and both quotas are taken together or not at all. Each write also drops the per-second
+ * events in the current second. Taking places is one conditional write per batch (two when only
+ * some fit), which DynamoDB applies one at a time, so concurrent ingest functions never take
+ * more than a quota, and both quotas are taken together or not at all. Each write also drops the per-second
  * counts of seconds long gone by that this process has seen, so the item stays small.
  *
  * Counts err high, never low: a place is freed only when the write that ended its event is
@@ -28,16 +49,37 @@ const SECONDS_KEPT = 10;
 export class DynamoDbQuotaCounters {
   /** Per-second attributes seen on each tenant's item, to remove once their second is over. */
   private readonly seenSeconds = new Map<string, Set<string>>();
+  /** Quotas this process found full, refused without a write for a short while. */
+  private readonly full = new FullQuotas();
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
   ) {}
 
-  /** Takes `count` places in both quotas, or none; says which quota had no room. */
-  async reserve(tenant: string, quotas: Quotas, now: number, count: number): Promise<keyof Quotas | undefined> {
-    if (count > quotas.maxOpenEvents) return 'maxOpenEvents';
-    if (count > quotas.maxIngestPerSecond) return 'maxIngestPerSecond';
+  /**
+   * Takes `count` places in both quotas when they fit; else, by the counts the refused write
+   * returns, as many as fit, in one more write (again only if other writers took places in
+   * between). A quota this process found full a moment ago is not asked again (see FullQuotas).
+   */
+  async reserve(tenant: string, quotas: Quotas, now: number, count: number): Promise<Reservation> {
+    const full = this.full.at(tenant, now);
+    if (full !== undefined) return { taken: 0, quota: full };
+    // Never more than a quota at once: a second with no count yet would let any number through.
+    let limit = quotaRoom({ openEvents: 0, thisSecond: 0 }, quotas);
+    let wanted = Math.min(count, limit.room);
+    for (let round = 0; wanted > 0; round++) {
+      if (round === RESERVE_ROUNDS) throw new TransientError(`the quota counter of tenant "${tenant}" kept moving; retrying`);
+      const refused = await this.take(tenant, quotas, now, wanted);
+      if (refused === undefined) return { taken: wanted, quota: limit.quota };
+      limit = quotaRoom(refused, quotas);
+      wanted = Math.min(wanted, limit.room);
+    }
+    return { taken: 0, quota: limit.quota };
+  }
+
+  /** One conditional write taking `count` places; the counts that refused it, if it was refused. */
+  private async take(tenant: string, quotas: Quotas, now: number, count: number): Promise<QuotaCounts | undefined> {
     const current = secondAttribute(now);
     const stale = [...(this.seenSeconds.get(tenant) ?? [])].filter((name) => secondOf(name) < secondOf(current) - SECONDS_KEPT);
     const names: Record<string, string> = { '#open': OPEN_EVENTS, '#second': current };
@@ -56,24 +98,34 @@ export class DynamoDbQuotaCounters {
         }),
       );
       this.remember(tenant, Attributes, stale);
+      this.full.note(tenant, countsIn(Attributes, current), quotas, now);
       return undefined;
     } catch (error) {
       if (!isConditionFailure(error)) throw transient('UpdateItem', error);
       // The item as it was, in DynamoDB's own notation: the document client leaves errors as they come.
       const old = (error as ConditionalCheckFailedException).Item;
       this.remember(tenant, old, []);
-      return Number(old?.[OPEN_EVENTS]?.N ?? 0) + count > quotas.maxOpenEvents ? 'maxOpenEvents' : 'maxIngestPerSecond';
+      const counts = countsIn(old, current);
+      this.full.note(tenant, counts, quotas, now);
+      return counts;
     }
   }
 
   /** Gives back places taken by `reserve` at `now` for events that turned out to exist already. */
   async unreserve(tenant: string, now: number, count: number): Promise<void> {
+    this.full.forget(tenant);
     await this.add(tenant, { [OPEN_EVENTS]: -count, [secondAttribute(now)]: -count });
   }
 
   /** Frees the places of events that ended (emitted, failed or cancelled). */
   async releaseOpenEvents(tenant: string, count: number): Promise<void> {
+    this.full.forget(tenant);
     await this.add(tenant, { [OPEN_EVENTS]: -count });
+  }
+
+  /** Takes note that places of a tenant's were freed elsewhere (a cancel's own write): its open events may no longer be full. */
+  freed(tenant: string): void {
+    this.full.forget(tenant);
   }
 
   /** Corrects the open-events count by `delta` (a recount's finding). */

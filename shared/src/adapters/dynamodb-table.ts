@@ -1,4 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import type { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { TransientError } from '../domain/reasons.js';
 
 /** Attribute names the table's keys, indexes and TTL use. */
@@ -53,4 +54,23 @@ export function isConditionFailure(error: unknown): boolean {
 /** Any other DynamoDB error is retried by the caller's queue. */
 export function transient(operation: string, error: unknown): TransientError {
   return new TransientError(`DynamoDB ${operation} failed: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+}
+
+/**
+ * Makes a command go out once, without the SDK's own retries: they resend the same request body,
+ * and a change's body holds a cutoff computed when it was built. Its caller retries instead, with
+ * a body built anew. (The SDK's retry middleware is replaced by name for this command only.)
+ */
+export function withoutSdkRetries(command: UpdateCommand): UpdateCommand;
+export function withoutSdkRetries(command: TransactWriteCommand): TransactWriteCommand;
+export function withoutSdkRetries(command: UpdateCommand | TransactWriteCommand): UpdateCommand | TransactWriteCommand {
+  // Both stacks take the same middleware; they differ only in their commands' input and output types.
+  (command.middlewareStack as UpdateCommand['middlewareStack']).add((next) => next, {
+    name: 'retryMiddleware',
+    step: 'finalizeRequest',
+    priority: 'high',
+    tags: ['RETRY'],
+    override: true,
+  });
+  return command;
 }

@@ -1,7 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
 import { bucketShardKeyFor } from '../domain/buckets.js';
-import { expiresAtFor } from '../domain/event.js';
+import { expiresAtFor, requestHashOf } from '../domain/event.js';
 import { EVENT_STATE } from '../domain/lifecycle.js';
 import { REASON, type EventRejectedError } from '../domain/reasons.js';
 import type { Tenant } from '../domain/tenants.js';
@@ -73,7 +73,7 @@ export interface IngestPlanContext {
   >;
   readonly tenants: TenantDirectory;
   readonly now: number;
-  /** A new delay-queue copy token (see EventRecord.queuedBy). */
+  /** A new token: of a delay-queue copy (see EventRecord.queuedBy), or of a create attempt (see EventRecord.createdBy). */
   readonly newToken: () => string;
 }
 
@@ -107,8 +107,10 @@ function planOne(context: IngestPlanContext, record: SQSRecord): PlannedMessage 
         event,
         clientId,
         inputMessageId: message.inputMessageId,
+        requestHash: requestHashOf(event),
         placement,
         queuedBy: placement.state === EVENT_STATE.queued ? context.newToken() : undefined,
+        createdBy: context.newToken(),
         quotas: tenant.quotas,
         now,
         expiresAt: expiresAtFor(event.dueAt, config.retentionSeconds),

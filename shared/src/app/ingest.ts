@@ -4,7 +4,7 @@ import type { SchedulerConfig } from '../config.js';
 import { delaySecondsFor } from '../domain/delay.js';
 import { expiresAtFor, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice } from '../domain/failure.js';
-import { changeRefusal, EVENT_STATE } from '../domain/lifecycle.js';
+import { changeRefusal, createdByOtherRequest, EVENT_STATE, eventOf, placedOnDelayQueueBy, type EventRecord } from '../domain/lifecycle.js';
 import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
 import type { Tenant } from '../domain/tenants.js';
 import { processBatch } from './batch.js';
@@ -17,7 +17,7 @@ export { unwrapInput, type InputMessage } from './ingest-plan.js';
 export interface IngestDeps {
   readonly config: IngestPlanContext['config'] & Pick<SchedulerConfig, 'emitterLeadMs' | 'changeCutoffSeconds'>;
   readonly tenants: TenantDirectory;
-  readonly store: Pick<EventStore, 'createMany' | 'requeue' | 'cancel' | 'reschedule'>;
+  readonly store: Pick<EventStore, 'createMany' | 'requeue' | 'storedPayload' | 'cancel' | 'reschedule'>;
   readonly delayQueue: Pick<DelayQueue, 'send' | 'sendNotice'>;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -55,6 +55,22 @@ async function refuse(applying: Applying, error: EventRejectedError, eventId?: s
   await reportFailure(deps, (to, body) => deps.delayQueue.sendNotice(noticeId, planned.tenant.id, to, body), notice, destination);
 }
 
+/**
+ * Sends again an event this input message placed on the delay queue, while the event is still
+ * queued as it left it (see placedOnDelayQueueBy): a redelivered message finds its own work done,
+ * but cannot know whether its send went out. The new copy's token makes the emitter drop the
+ * earlier copy, if there was one. False when the event has moved on.
+ */
+async function sendAgain(applying: Applying, record: EventRecord, event: () => ScheduledEvent | Promise<ScheduledEvent>): Promise<boolean> {
+  const { deps, planned, now } = applying;
+  const placedBy = planned.message.inputMessageId;
+  if (placedOnDelayQueueBy(record) !== placedBy) return false;
+  const queuedBy = (deps.newToken ?? randomUUID)();
+  if (!(await deps.store.requeue(record.id, { placedBy, version: record.version, queuedBy, now }))) return false;
+  applying.sends.push({ record: planned.record, event: await event(), queuedBy });
+  return true;
+}
+
 /** What happens to a schedule request once the store has admitted it, or not. */
 async function settleCreate(applying: Applying, entry: NewEvent, outcome: CreateOutcome): Promise<void> {
   const { deps, planned } = applying;
@@ -69,15 +85,17 @@ async function settleCreate(applying: Applying, entry: NewEvent, outcome: Create
     case 'duplicate': {
       const { existing } = outcome;
       if (outcome.placeKept) deps.logger.warn({ eventId: event.id, tenant: tenant.id }, 'duplicate input: its place in the open-events quota could not be given back; the count stays high until reconciled');
-      // This very input created it and may have failed to queue it: send it again with a new
-      // token, so that an earlier copy, if one was sent, is dropped by the emitter.
-      if (existing?.inputMessageId === planned.message.inputMessageId && existing.state === EVENT_STATE.queued && existing.payloadKept === 'queue') {
-        const queuedBy = (deps.newToken ?? randomUUID)();
-        if (await deps.store.requeue(event.id, planned.message.inputMessageId, queuedBy, applying.now)) {
-          applying.sends.push({ record: planned.record, event, queuedBy });
-          return;
-        }
+      // The first request with an id wins: another one with the same id changes nothing, and says so.
+      if (existing !== undefined && createdByOtherRequest(existing, entry.requestHash)) {
+        const error = new EventRejectedError(
+          REASON.IDEMPOTENCY_KEY_REUSED,
+          `event ${event.id} was scheduled by another request with the same id (its date, target, payload, failure_topic or user differ); the first one stands`,
+          { field: 'id', eventId: event.id },
+        );
+        return refuse(applying, error, event.id);
       }
+      // This very input created it, and may have failed to send it.
+      if (existing !== undefined && (await sendAgain(applying, existing, () => event))) return;
       deps.metrics.count('DuplicatesSuppressed');
       deps.logger.info({ eventId: event.id, tenant: tenant.id }, 'duplicate input suppressed');
       return;
@@ -97,23 +115,29 @@ async function settleCreate(applying: Applying, entry: NewEvent, outcome: Create
 
 async function refuseChange(applying: Applying, eventId: string, refused: ChangeRefused, action: 'cancel' | 'reschedule'): Promise<void> {
   const { current } = refused;
-  const { deps, planned, now } = applying;
+  const { deps, planned } = applying;
   const { inputMessageId, publishedAt } = planned.message;
-  // A redelivered change finds its own work done.
+  // A redelivered change finds its own work done; a reschedule's send to the delay queue may have failed.
   if (current?.state === EVENT_STATE.cancelled && current.cancelledBy === inputMessageId) return;
-  if (action === 'reschedule' && current?.tenant === planned.tenant.id && current.lastChangeBy === inputMessageId) return;
+  if (action === 'reschedule' && current?.tenant === planned.tenant.id && current.lastChangeBy === inputMessageId) {
+    if (await sendAgain(applying, current, async () => eventOf(current, await deps.store.storedPayload(current)))) {
+      deps.logger.info({ eventId, inputMessageId, version: current.version }, 'reschedule delivered again: its event sent to the delay queue again');
+    }
+    return;
+  }
   if (action === 'reschedule' && current?.tenant === planned.tenant.id && current.lastChangeAt !== undefined && current.lastChangeAt > publishedAt) {
     deps.metrics.count('DuplicatesSuppressed');
     deps.logger.info({ eventId, inputMessageId, publishedAt, lastChangeAt: current.lastChangeAt }, 'reschedule superseded by one published later; dropped');
     return;
   }
-  const refusal = changeRefusal(current, { tenant: planned.tenant.id, action, now, cutoffMs: deps.config.changeCutoffSeconds * 1000 });
+  // Judged by the clock now: later than the store's write, which checked the cutoff as it was made.
+  const refusal = changeRefusal(current, { tenant: planned.tenant.id, action, now: deps.clock.now(), cutoffMs: deps.config.changeCutoffSeconds * 1000 });
   if (refusal === undefined) throw new TransientError(`${action} of ${eventId} raced with another change; retrying`);
   await refuse(applying, new EventRejectedError(refusal.reason, `cannot ${action} ${eventId}: ${refusal.reason}`, refusal.details), eventId);
 }
 
 function changeScope(applying: Applying) {
-  return { tenant: applying.planned.tenant.id, now: applying.now, cutoffMs: applying.deps.config.changeCutoffSeconds * 1000 };
+  return { tenant: applying.planned.tenant.id, cutoffMs: applying.deps.config.changeCutoffSeconds * 1000 };
 }
 
 function changeRequest(applying: Applying) {

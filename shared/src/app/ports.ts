@@ -39,9 +39,13 @@ export interface NewEvent {
   readonly clientId: string | undefined;
   /** The input message that asked for it: a redelivery of the same message may resend it. */
   readonly inputMessageId: string;
+  /** The digest of the request (see requestHashOf): a later request with the same id and another digest changes nothing. */
+  readonly requestHash: string;
   readonly placement: Placement;
   /** Token of the delay-queue copy about to be sent (near path). */
   readonly queuedBy: string | undefined;
+  /** This attempt's token, written on the record: an insert that seems refused finds its own write by it (see EventRecord.createdBy). */
+  readonly createdBy: string;
   readonly quotas: Quotas;
   readonly now: number;
   /** TTL of the record while it is open, epoch seconds. */
@@ -60,16 +64,27 @@ export type CreateOutcome =
   /** The write kept failing, or its answer was lost: to retry (a retry finds it created, or creates it). */
   | { readonly outcome: 'unknown' };
 
+/** A new delay-queue copy of an event, made by the redelivery of the input message that placed it there. */
+export interface Requeue {
+  /** The input message: the event's create (version 1), or the reschedule that made `version`. */
+  readonly placedBy: string;
+  readonly version: number;
+  readonly queuedBy: string;
+  readonly now: number;
+}
+
 /** A cancel or reschedule that did not apply, with the record as it was (undefined: no such id). */
 export interface ChangeRefused {
   readonly outcome: 'refused';
   readonly current: EventRecord | undefined;
 }
 
-/** What a cancel or reschedule may change: an open event of this tenant due after `now + cutoffMs`. */
+/**
+ * What a cancel or reschedule may change: an open event of this tenant due more than `cutoffMs`
+ * after the change is written (the store checks it against its clock as it writes).
+ */
 export interface ChangeScope {
   readonly tenant: string;
-  readonly now: number;
   readonly cutoffMs: number;
 }
 
@@ -119,15 +134,18 @@ export interface EventStore {
   /**
    * Records new events of one tenant and counts them against its quotas: however many ingest
    * functions run at once, no tenant is admitted past a quota. Outcomes are in the order of the
-   * entries; when the quotas leave room for only some, the first ones win.
+   * entries; when the quotas leave room for only some, the first ones win, and the others are
+   * refused, unless their events exist already (duplicates).
    */
   createMany(entries: readonly NewEvent[]): Promise<CreateOutcome[]>;
   /**
-   * Gives a queued event, still as `inputMessageId` created it, a new copy token before that
-   * message's redelivery sends it again: the earlier copy, if it was sent, is then dropped.
-   * False when the event has moved on (emitted, cancelled, rescheduled).
+   * Gives a queued event, still as the input message `placedBy` left it on the delay queue (see
+   * placedOnDelayQueueBy), a new copy token before that message's redelivery sends it again:
+   * the earlier copy, if it was sent, is then dropped. False when the event has moved on.
    */
-  requeue(id: string, inputMessageId: string, queuedBy: string, now: number): Promise<boolean>;
+  requeue(id: string, requeue: Requeue): Promise<boolean>;
+  /** The payload of an event whose payload the table holds (in its record, or in an item of its own). */
+  storedPayload(record: EventRecord): Promise<string>;
   /** Pages of events in one bucket shard with dueAt in [fromMs, untilMs). */
   queryDue(bucketShard: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]>;
   /** Records by id, read consistently (an id without a record is absent). */

@@ -30,6 +30,17 @@ export function eventIdFor(tenant: string, user: string, clientId: string | unde
   return `c-${createHash('sha256').update(namespace).update('\u0000').update(clientId).digest('hex').slice(0, 40)}`;
 }
 
+/**
+ * A digest of what a schedule request asks for: its due time, target, payload, failure topic and
+ * user. The same idempotency key with another content is another request, which must change
+ * nothing the first one made. 192 bits of SHA-256 (base64url): short enough for every record,
+ * and no one can make two requests that share it.
+ */
+export function requestHashOf(event: Pick<ScheduledEvent, 'dueAt' | 'target' | 'payload' | 'failureTopic' | 'user'>): string {
+  const content = JSON.stringify([event.dueAt, event.target, event.payload, event.failureTopic ?? null, event.user]);
+  return createHash('sha256').update(content).digest('base64url').slice(0, 32);
+}
+
 /** When DynamoDB's TTL may drop an event's record (epoch seconds): its dedup marker lives until then. */
 export function expiresAtFor(dueAt: number, retentionSeconds: number): number {
   return Math.ceil(dueAt / 1000) + retentionSeconds;

@@ -40,6 +40,10 @@ export interface EventRecord extends Omit<ScheduledEvent, 'payload'> {
   readonly clientId?: string | undefined;
   /** The SNS message that created it. */
   readonly inputMessageId?: string | undefined;
+  /** The digest of the request that created it (see requestHashOf); absent on records written before it was kept. */
+  readonly requestHash?: string | undefined;
+  /** The create attempt that wrote it: an attempt whose insert seems refused knows its own write by it. */
+  readonly createdBy?: string | undefined;
   /**
    * The delay-queue copy that may emit it: each send of an event carries a new token, so an
    * older copy (a resend after a redelivery) is dropped by the emitter. Absent on records
@@ -68,6 +72,32 @@ export interface EventRecord extends Omit<ScheduledEvent, 'payload'> {
 }
 
 export type PayloadKept = 'record' | 'item' | 'queue';
+
+/** The event a record describes, with its payload (which the record may not hold itself). */
+export function eventOf(record: EventRecord, payload: string): ScheduledEvent {
+  const { id, tenant, user, target, failureTopic, dueAt, version } = record;
+  return { id, tenant, user, target, payload, failureTopic, dueAt, version };
+}
+
+/**
+ * The input message that placed an event on the delay queue, while the event is still queued as
+ * that message left it: its create (version 1) or the reschedule that made its version. Its
+ * redelivery may send the event again. Undefined once anything else has moved it (an end, a
+ * change, loading's take: the loader's sweep repairs what loading took).
+ */
+export function placedOnDelayQueueBy(record: EventRecord): string | undefined {
+  if (record.state !== EVENT_STATE.queued || record.loadedBy !== undefined) return undefined;
+  return record.version === 1 ? record.inputMessageId : record.lastChangeBy;
+}
+
+/**
+ * Whether a record was created by a request other than the one whose content hashes to
+ * `requestHash`: the same idempotency key with another content. A record written before
+ * digests were kept counts as created by the same request.
+ */
+export function createdByOtherRequest(record: Pick<EventRecord, 'requestHash'>, requestHash: string): boolean {
+  return record.requestHash !== undefined && record.requestHash !== requestHash;
+}
 
 /**
  * Why a cancel or reschedule of `current` by `tenant` at `now` was refused; undefined when

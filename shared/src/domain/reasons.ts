@@ -61,6 +61,8 @@ export const REASON = {
   PAYLOAD_NOT_PUBLISHABLE: 'PAYLOAD_NOT_PUBLISHABLE',
   /** `date` is further ahead than the scheduler takes; `details.limit` (seconds) and `details.latest` say how far. */
   DATE_TOO_FAR: 'DATE_TOO_FAR',
+  /** Schedule: the `id` already names an event that another request (another date, target, payload, failure topic or user) scheduled; the first one stands. */
+  IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
 } as const;
 
 export type ReasonCode = (typeof REASON)[keyof typeof REASON];
