@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { SQSRecord } from 'aws-lambda';
 import { pino } from 'pino';
 import { emitBatch, type EmitterDeps } from '../src/app/emitter.js';
 import type { SchedulerMetrics, TopicPublisher } from '../src/app/ports.js';
@@ -96,6 +97,12 @@ function setup(failWith?: (topic: string) => Error | undefined) {
 /** A delay-queue copy of an event; `null`: a copy sent before copies carried tokens. */
 const delayed = (e: ScheduledEvent, queuedBy: string | null = 'copy-1') => encodeDelayQueueMessage({ kind: 'event', event: e, queuedBy: queuedBy ?? undefined });
 
+/** An SQS record of a message sent to its queue at `sentAt`. */
+function sentRecord(body: string, sentAt: number, messageId = 'sqs-1', receiveCount = 1): SQSRecord {
+  const record = sqsRecord(body, messageId, receiveCount);
+  return { ...record, attributes: { ...record.attributes, SentTimestamp: String(sentAt) } };
+}
+
 describe('the emitter', () => {
   it('waits for the due time, publishes, then records the emission', async () => {
     const { deps, publisher, store } = setup();
@@ -186,6 +193,27 @@ describe('the emitter', () => {
     const response = await emitBatch(deps, [sqsRecord(delayed(event()), 'sqs-1', 100)]);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
     expect(delayQueue.retries.at(-1)?.delaySeconds).toBe(900);
+  });
+
+  it('counts the age of a copy sent after its due time from its send: an event dated two days ago is retried', async () => {
+    const { deps, clock, metrics, publisher, store } = setup((topic) => (topic === topicArn('out') ? new TransientError('throttled') : undefined));
+    const past = event({ dueAt: DUE - 2 * 24 * 3600 * 1000 });
+    store.put(queued(past));
+    const response = await emitBatch(deps, [sentRecord(delayed(past), clock.now() - 1000)]);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
+    expect(metrics.counts.PublishRetries).toBe(1);
+    expect(publisher.published).toHaveLength(0);
+    expect(store.records.get('m-1')?.state).toBe(EVENT_STATE.queued);
+  });
+
+  it('gives a copy up once it has been due for the maximum age, counted from its send when that came after the due time', async () => {
+    const { deps, clock, publisher, store } = setup((topic) => (topic === topicArn('out') ? new TransientError('throttled') : undefined));
+    const sent = DUE + 60_000;
+    clock.set(sent + MAX_AGE_SECONDS * 1000);
+    const response = await emitBatch(deps, [sentRecord(delayed(event()), sent)]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(JSON.parse(publisher.published[0]?.message ?? '{}')).toMatchObject({ reason: REASON.PUBLISH_FAILED, details: { ageSeconds: MAX_AGE_SECONDS } });
+    expect(store.records.get('m-1')?.state).toBe(EVENT_STATE.failed);
   });
 
   it('reports PUBLISH_FAILED on the failure topic once the event is past the maximum age, and is done with it', async () => {

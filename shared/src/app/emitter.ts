@@ -8,8 +8,8 @@ import { failureNotice } from '../domain/failure.js';
 import type { EventRecord } from '../domain/lifecycle.js';
 import { decodeDelayQueueMessage, type DelayQueueMessage } from '../domain/messages.js';
 import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
-import { retryDelaySeconds } from '../domain/retry.js';
-import { processBatch, receiveCount } from './batch.js';
+import { publishAgeSeconds, retryDelaySeconds } from '../domain/retry.js';
+import { processBatch, receiveCount, sentAt } from './batch.js';
 import { publishNotice, reportFailure } from './failures.js';
 import type { Clock, DelayQueue, EventStore, Logger, SchedulerMetrics, TenantDirectory, TopicPublisher } from './ports.js';
 
@@ -78,30 +78,31 @@ async function emitOne(context: BatchContext, record: SQSRecord, message: Extrac
       if (stored === undefined) logger.warn({ eventId: event.id }, 'no record of this event; emitting it all the same');
   }
   await waitUntil(clock, event.dueAt);
-  const ending = await publish(deps, event);
+  const ending = await publish(deps, event, sentAt(record));
   if (stored !== undefined) context.ends.push({ messageId: record.messageId, ending });
 }
 
 /**
  * Publishes to the target: the event's end, or a thrown TransientError for a retry. A topic
- * that cannot take it fails the event at once; any other failure is retried until the event
- * is `emitMaxAgeSeconds` past due.
+ * that cannot take it fails the event at once; any other failure is retried until the copy has
+ * been due `emitMaxAgeSeconds` (see publishAgeSeconds: a copy sent after its due time counts
+ * from its send).
  */
-async function publish(deps: EmitterDeps, event: ScheduledEvent): Promise<EmissionEnding> {
+async function publish(deps: EmitterDeps, event: ScheduledEvent, copySentAt: number): Promise<EmissionEnding> {
   const { clock, logger, metrics, config } = deps;
   const endedBy = randomUUID();
   try {
     await deps.publisher.publish(event.target, event.payload, emissionAttributes(event));
   } catch (error) {
     const failedAt = clock.now();
-    const ageSeconds = Math.floor((failedAt - event.dueAt) / 1000);
+    const ageSeconds = publishAgeSeconds(failedAt, event.dueAt, copySentAt);
     if (!(error instanceof EventRejectedError) && ageSeconds < config.emitMaxAgeSeconds) {
       metrics.count('PublishRetries');
       throw error instanceof TransientError ? error : new TransientError(`publishing ${event.id} failed: ${String(error)}`, { cause: error });
     }
     const reason = error instanceof EventRejectedError ? error.reason : REASON.PUBLISH_FAILED;
     const message =
-      error instanceof EventRejectedError ? error.message : `publishing to the target kept failing for ${ageSeconds} s after the due time: ${String(error)}`;
+      error instanceof EventRejectedError ? error.message : `publishing to the target kept failing for ${ageSeconds} s after the copy was due: ${String(error)}`;
     const notice = failureNotice(reason, message, event, failedAt, { eventId: event.id, details: { ageSeconds } });
     const destination = { failureTopic: event.failureTopic, deadLetterTopic: deps.tenants.tenant(event.tenant)?.deadLetterTopic };
     await reportFailure(deps, publishNotice(deps), notice, destination);
@@ -181,8 +182,8 @@ async function retryLater(deps: EmitterDeps, record: SQSRecord): Promise<void> {
  * rescheduled or sent again is dropped. The rest wait out the remainder, are published, and
  * their ends are recorded together afterwards, so nothing but the publish happens at the due
  * time. A record that fails is retried later, sooner at first, then up to 15 minutes apart;
- * a publish is given up (PUBLISH_FAILED) only `emitMaxAgeSeconds` past due, and at once when
- * the topic refuses. Also publishes the failure notices ingest hands over.
+ * a publish is given up (PUBLISH_FAILED) only `emitMaxAgeSeconds` after its copy was due, and
+ * at once when the topic refuses. Also publishes the failure notices ingest hands over.
  */
 export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
   const messages = new Map<SQSRecord, DelayQueueMessage | Error>();

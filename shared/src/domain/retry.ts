@@ -12,6 +12,16 @@ export function retryDelaySeconds(failures: number, random: number): number {
 }
 
 /**
+ * How long a copy's publish has been retried, in whole seconds: from when the copy became due for
+ * the emitter, the later of its event's due time and when the copy was sent to the delay queue.
+ * So an event dated in the past, sent at once, or a copy sent again by the repair sweep, gets the
+ * whole `emitMaxAgeSeconds` of retries rather than none. `sentAt` 0 (unknown) counts from the due time.
+ */
+export function publishAgeSeconds(now: number, dueAt: number, sentAt: number): number {
+  return Math.floor((now - Math.max(dueAt, sentAt)) / 1000);
+}
+
+/**
  * The most deliveries an event's message can take while its publish is retried for `maxAgeSeconds`
  * (every delay at its shortest): the delay queue must not set it aside before then.
  */
