@@ -13,6 +13,10 @@ import { fakeClock, registry, sqsRecord, topicArn } from './factories.js';
 import { MemoryEventStore } from './memory-event-store.js';
 
 const DUE = 1_900_000_000_000;
+/** The account of the topics these tests publish to (see topicArn). */
+const TARGET_ACCOUNT = '123456789012';
+/** Tenant "acme" in account 111111111111, which may target the tests' topics. */
+const TENANTS = { tenants: [{ id: 'acme', accounts: ['111111111111'], targetAccounts: [TARGET_ACCOUNT] }] };
 
 /** A publisher that records publishes and fails as scripted. */
 class ScriptedPublisher implements TopicPublisher {
@@ -85,7 +89,7 @@ function setup(failWith?: (topic: string) => Error | undefined) {
     store,
     delayQueue,
     publisher,
-    tenants: registry(),
+    tenants: registry(TENANTS),
     clock,
     logger: pino({ level: 'silent' }),
     metrics,
@@ -272,9 +276,44 @@ describe('the emitter', () => {
     expect(publisher.published).toEqual([{ topic: topicArn('failures'), message: JSON.stringify(notice), at: DUE - 700 }]);
   });
 
+  describe('the registry as it stands at the due time', () => {
+    it('fails an event whose target its tenant may no longer use, without publishing it: TARGET_NOT_ALLOWED, told where the tenant may still be told', async () => {
+      const { deps, publisher, store } = setup();
+      const publicDeadLetters = topicArn('public-dead-letters', 'eu-west-1', '999999999999');
+      const scheduled = event({ tenant: 'public' });
+      store.put(queued(scheduled));
+      // Since the event was scheduled, the target's account was registered as a tenant's own.
+      const now = registry({ public: { deadLetterTopic: publicDeadLetters }, tenants: [...TENANTS.tenants, { id: 'globex', accounts: [TARGET_ACCOUNT] }] });
+      const response = await emitBatch({ ...deps, tenants: now }, [sqsRecord(delayed(scheduled))]);
+      expect(response.batchItemFailures).toEqual([]);
+      // Not to the target, nor to the failure topic in the same account: to the dead-letter topic.
+      expect(publisher.published.map(({ topic }) => topic)).toEqual([publicDeadLetters]);
+      expect(JSON.parse(publisher.published[0]?.message ?? '{}')).toMatchObject({ reason: REASON.TARGET_NOT_ALLOWED, eventId: 'm-1' });
+      expect(store.records.get('m-1')).toMatchObject({ state: EVENT_STATE.failed, reason: REASON.TARGET_NOT_ALLOWED });
+    });
+
+    it('fails the event of a tenant no longer registered: UNKNOWN_TENANT, in the logs only', async () => {
+      const { deps, publisher, store, metrics } = setup();
+      const response = await emitBatch({ ...deps, tenants: registry({}) }, [sqsRecord(delayed(event()))]);
+      expect(response.batchItemFailures).toEqual([]);
+      expect(publisher.published).toEqual([]);
+      expect(metrics.counts.EventsFailed).toBe(1);
+      expect(store.records.get('m-1')).toMatchObject({ state: EVENT_STATE.failed, reason: REASON.UNKNOWN_TENANT });
+    });
+
+    it('tells a failed emission only on a failure topic the tenant may still use', async () => {
+      const missing = new EventRejectedError(REASON.TARGET_NOT_FOUND, 'no such topic');
+      const { deps, publisher } = setup((topic) => (topic === topicArn('out') ? missing : undefined));
+      // An account acme may no longer target (taken out of its targetAccounts since).
+      const scheduled = event({ failureTopic: topicArn('failures', 'eu-west-1', '222222222222') });
+      await emitBatch(deps, [sqsRecord(delayed(scheduled))]);
+      expect(publisher.published).toEqual([]);
+    });
+  });
+
   describe("the tenant's dead-letter topic", () => {
     const deadLetters = topicArn('dead-letters', 'eu-west-1', '111111111111');
-    const withDeadLetters = registry({ tenants: [{ id: 'acme', accounts: ['111111111111'], deadLetterTopic: deadLetters }] });
+    const withDeadLetters = registry({ tenants: [{ id: 'acme', accounts: ['111111111111'], targetAccounts: [TARGET_ACCOUNT], deadLetterTopic: deadLetters }] });
     const missing = (topic: string) => new EventRejectedError(REASON.TARGET_NOT_FOUND, `${topic} does not exist`);
 
     it('receives the notice of a failed emission whose event named no failure topic', async () => {

@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
 import { waitUntil } from '../domain/delay.js';
-import { emissionDecision, type EmissionEnding } from '../domain/emission.js';
+import { emissionDecision, emissionNoticeDestination, emissionRefusal, type EmissionEnding } from '../domain/emission.js';
 import { emissionAttributes, expiresAtFor, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice } from '../domain/failure.js';
 import type { EventRecord } from '../domain/lifecycle.js';
 import { decodeDelayQueueMessage, type DelayQueueMessage } from '../domain/messages.js';
-import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
+import { EventRejectedError, REASON, TransientError, type ReasonCode } from '../domain/reasons.js';
 import { publishAgeSeconds, retryDelaySeconds } from '../domain/retry.js';
 import { processBatch, receiveCount, sentAt } from './batch.js';
 import { publishNotice, reportFailure } from './failures.js';
@@ -18,7 +18,7 @@ export interface EmitterDeps {
   readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'claimNotice' | 'releaseNotice' | 'markNoticeSent'>;
   readonly delayQueue: Pick<DelayQueue, 'sendEnds' | 'retryLater'>;
   readonly publisher: TopicPublisher;
-  /** Where a failed emission's notice goes when its event has no failure topic, or that refuses it. */
+  /** The registry as it stands: checked again at each publish, and where a failed emission's notice may go. */
   readonly tenants: Pick<TenantDirectory, 'tenant'>;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -83,30 +83,34 @@ async function emitOne(context: BatchContext, record: SQSRecord, message: Extrac
 }
 
 /**
- * Publishes to the target: the event's end, or a thrown TransientError for a retry. A topic
- * that cannot take it fails the event at once; any other failure is retried until the copy has
- * been due `emitMaxAgeSeconds` (see publishAgeSeconds: a copy sent after its due time counts
- * from its send).
+ * Publishes to the target: the event's end, or a thrown TransientError for a retry. The target
+ * is checked against the registry as it stands first (a tenant removed since, or a target it may
+ * no longer use, fails the event without a publish). A topic that cannot take it fails the event
+ * at once; any other failure is retried until the copy has been due `emitMaxAgeSeconds` (see
+ * publishAgeSeconds: a copy sent after its due time counts from its send).
  */
 async function publish(deps: EmitterDeps, event: ScheduledEvent, copySentAt: number): Promise<EmissionEnding> {
   const { clock, logger, metrics, config } = deps;
   const endedBy = randomUUID();
+  const tenant = deps.tenants.tenant(event.tenant);
+  const fail = async (reason: ReasonCode, message: string, details: Readonly<Record<string, unknown>>): Promise<EmissionEnding> => {
+    const failedAt = clock.now();
+    const notice = failureNotice(reason, message, event, failedAt, { eventId: event.id, details });
+    await reportFailure(deps, publishNotice(deps), notice, emissionNoticeDestination(tenant, event));
+    return { event, end: { state: 'failed', at: failedAt, reason }, expiresAt: expiresAtFor(failedAt, config.retentionSeconds), endedBy };
+  };
+  const refusal = emissionRefusal(tenant, event);
+  if (refusal !== undefined) return fail(refusal.reason, refusal.message, refusal.details);
   try {
     await deps.publisher.publish(event.target, event.payload, emissionAttributes(event));
   } catch (error) {
-    const failedAt = clock.now();
-    const ageSeconds = publishAgeSeconds(failedAt, event.dueAt, copySentAt);
-    if (!(error instanceof EventRejectedError) && ageSeconds < config.emitMaxAgeSeconds) {
+    const ageSeconds = publishAgeSeconds(clock.now(), event.dueAt, copySentAt);
+    if (error instanceof EventRejectedError) return fail(error.reason, error.message, { ageSeconds });
+    if (ageSeconds < config.emitMaxAgeSeconds) {
       metrics.count('PublishRetries');
       throw error instanceof TransientError ? error : new TransientError(`publishing ${event.id} failed: ${String(error)}`, { cause: error });
     }
-    const reason = error instanceof EventRejectedError ? error.reason : REASON.PUBLISH_FAILED;
-    const message =
-      error instanceof EventRejectedError ? error.message : `publishing to the target kept failing for ${ageSeconds} s after the copy was due: ${String(error)}`;
-    const notice = failureNotice(reason, message, event, failedAt, { eventId: event.id, details: { ageSeconds } });
-    const destination = { failureTopic: event.failureTopic, deadLetterTopic: deps.tenants.tenant(event.tenant)?.deadLetterTopic };
-    await reportFailure(deps, publishNotice(deps), notice, destination);
-    return { event, end: { state: 'failed', at: failedAt, reason }, expiresAt: expiresAtFor(failedAt, config.retentionSeconds), endedBy };
+    return fail(REASON.PUBLISH_FAILED, `publishing to the target kept failing for ${ageSeconds} s after the copy was due: ${String(error)}`, { ageSeconds });
   }
   const emittedAt = clock.now();
   const lateness = emittedAt - event.dueAt;
