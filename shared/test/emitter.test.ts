@@ -76,6 +76,8 @@ class RecordingDelayQueue {
 
 /** How long after its due time a failing publish is still retried, in these tests. */
 const MAX_AGE_SECONDS = 3600;
+/** The longest wait between two tries of handed-over ends, in these tests. */
+const ENDS_RETRY_MAX_SECONDS = 30;
 
 function setup(failWith?: (topic: string) => Error | undefined) {
   const clock = fakeClock(DUE - 700);
@@ -85,7 +87,7 @@ function setup(failWith?: (topic: string) => Error | undefined) {
   const metrics = countingMetrics();
   const delayQueue = new RecordingDelayQueue();
   const deps = {
-    config: { emitMaxAgeSeconds: MAX_AGE_SECONDS, emitClaimLeaseSeconds: 30, retentionSeconds: 3600 },
+    config: { emitMaxAgeSeconds: MAX_AGE_SECONDS, emitClaimLeaseSeconds: 30, retentionSeconds: 3600, endsRetryMaxSeconds: ENDS_RETRY_MAX_SECONDS },
     store,
     delayQueue,
     publisher,
@@ -247,6 +249,31 @@ describe('the emitter', () => {
     await emitBatch(deps, [sqsRecord(handedOver, 'ends-1', 2)]);
     expect(store.records.get('m-1')).toMatchObject({ state: EVENT_STATE.emitted, emittedAt: DUE });
     expect(store.openEvents.get('acme')).toBe(-1);
+  });
+
+  it('holds handed-over ends at most endsRetryMaxSeconds, from before it writes them (a crash included), and tries again sooner at first', async () => {
+    const { deps, store, delayQueue } = setup();
+    const ends = [{ event: event(), end: { state: 'emitted' as const, at: DUE }, expiresAt: DUE / 1000 + 3600, endedBy: 'delivery-1' }];
+    const body = encodeDelayQueueMessage({ kind: 'ends', ends });
+    const endEmissions = store.endEmissions.bind(store);
+    const holdsAtWrite: number[] = [];
+    store.endEmissions = async () => {
+      holdsAtWrite.push(delayQueue.retries.length);
+      throw new TransientError('DynamoDB down');
+    };
+    const failed = await emitBatch(deps, [sqsRecord(body, 'ends-1', 2)]);
+    expect(failed.batchItemFailures).toEqual([{ itemIdentifier: 'ends-1' }]);
+    expect(holdsAtWrite).toEqual([1]);
+    expect(delayQueue.retries).toEqual([
+      { receiptHandle: 'rh-ends-1', delaySeconds: ENDS_RETRY_MAX_SECONDS },
+      { receiptHandle: 'rh-ends-1', delaySeconds: 2 },
+    ]);
+    await emitBatch(deps, [sqsRecord(body, 'ends-1', 50)]);
+    expect(delayQueue.retries.at(-1)?.delaySeconds).toBe(ENDS_RETRY_MAX_SECONDS);
+
+    store.endEmissions = endEmissions;
+    expect((await emitBatch(deps, [sqsRecord(body, 'ends-1', 51)])).batchItemFailures).toEqual([]);
+    expect(store.records.get('m-1')?.state).toBe(EVENT_STATE.emitted);
   });
 
   it('keeps the messages when the ends can neither be recorded nor handed over', async () => {

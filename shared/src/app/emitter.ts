@@ -8,13 +8,13 @@ import { failureNotice } from '../domain/failure.js';
 import type { EventRecord } from '../domain/lifecycle.js';
 import { decodeDelayQueueMessage, type DelayQueueMessage } from '../domain/messages.js';
 import { EventRejectedError, REASON, TransientError, type ReasonCode } from '../domain/reasons.js';
-import { publishAgeSeconds, retryDelaySeconds } from '../domain/retry.js';
+import { endsRetryDelaySeconds, publishAgeSeconds, retryDelaySeconds } from '../domain/retry.js';
 import { processBatch, receiveCount, sentAt } from './batch.js';
 import { publishNotice, reportFailure } from './failures.js';
 import type { Clock, DelayQueue, EventStore, Logger, SchedulerMetrics, TenantDirectory, TopicPublisher } from './ports.js';
 
 export interface EmitterDeps {
-  readonly config: Pick<SchedulerConfig, 'emitMaxAgeSeconds' | 'emitClaimLeaseSeconds' | 'retentionSeconds'>;
+  readonly config: Pick<SchedulerConfig, 'emitMaxAgeSeconds' | 'emitClaimLeaseSeconds' | 'retentionSeconds' | 'endsRetryMaxSeconds'>;
   readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'claimNotice' | 'releaseNotice' | 'markNoticeSent'>;
   readonly delayQueue: Pick<DelayQueue, 'sendEnds' | 'retryLater'>;
   readonly publisher: TopicPublisher;
@@ -163,15 +163,33 @@ async function recordEnds(deps: EmitterDeps, ends: readonly PendingEnd[], respon
   }
 }
 
-/** Records ends handed over by an earlier delivery. */
-async function recordHandedOver(deps: EmitterDeps, message: Extract<DelayQueueMessage, { kind: 'ends' }>): Promise<void> {
-  const unknown = await recordEndings(deps, message.ends);
-  if (unknown.length > 0) throw new TransientError(`${unknown.length} handed-over ends could not be recorded yet`);
+/**
+ * Records ends handed over by an earlier delivery. Until they are recorded the message comes
+ * back at most `endsRetryMaxSeconds` apart, even when the emitter dies while handling it: its
+ * visibility is cut to that before the write. A repaired copy of one of these events waits
+ * longer than that in the delay queue (repairDelaySeconds), so by the time the emitter reads
+ * its record, the end has been tried again and, if its write can succeed, recorded: the copy is
+ * then dropped, not published a second time. (The end's condition is the event's state and
+ * version, which a repair leaves as they are; only the copy token changes.)
+ */
+async function recordHandedOver(deps: EmitterDeps, record: SQSRecord, message: Extract<DelayQueueMessage, { kind: 'ends' }>): Promise<void> {
+  const { endsRetryMaxSeconds } = deps.config;
+  await putOff(deps, record, endsRetryMaxSeconds);
+  let unknown: number;
+  try {
+    unknown = (await recordEndings(deps, message.ends)).length;
+  } catch (error) {
+    await putOff(deps, record, endsRetryDelaySeconds(receiveCount(record), (deps.random ?? Math.random)(), endsRetryMaxSeconds));
+    throw error;
+  }
+  if (unknown > 0) {
+    await putOff(deps, record, endsRetryDelaySeconds(receiveCount(record), (deps.random ?? Math.random)(), endsRetryMaxSeconds));
+    throw new TransientError(`${unknown} handed-over ends could not be recorded yet`);
+  }
 }
 
-/** Puts a failed message back to be tried again after a delay that grows with its deliveries. */
-async function retryLater(deps: EmitterDeps, record: SQSRecord): Promise<void> {
-  const delaySeconds = retryDelaySeconds(receiveCount(record), (deps.random ?? Math.random)());
+/** Makes a message come back after `delaySeconds` if it is not deleted before, instead of after the visibility timeout. */
+async function putOff(deps: EmitterDeps, record: SQSRecord, delaySeconds: number): Promise<void> {
   try {
     await deps.delayQueue.retryLater(record.receiptHandle, delaySeconds);
   } catch (error) {
@@ -187,7 +205,8 @@ async function retryLater(deps: EmitterDeps, record: SQSRecord): Promise<void> {
  * their ends are recorded together afterwards, so nothing but the publish happens at the due
  * time. A record that fails is retried later, sooner at first, then up to 15 minutes apart;
  * a publish is given up (PUBLISH_FAILED) only `emitMaxAgeSeconds` after its copy was due, and
- * at once when the topic refuses. Also publishes the failure notices ingest hands over.
+ * at once when the topic refuses. Also publishes the failure notices ingest hands over, and
+ * records the ends handed over.
  */
 export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
   const messages = new Map<SQSRecord, DelayQueueMessage | Error>();
@@ -205,13 +224,14 @@ export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]
   const context: BatchContext = { deps, records: reading, ends: [] };
   const response = await processBatch(records, deps.logger, async (record) => {
     const message = messages.get(record);
+    // Its own retries: see recordHandedOver.
+    if (message !== undefined && !(message instanceof Error) && message.kind === 'ends') return recordHandedOver(deps, record, message);
     try {
       if (message === undefined || message instanceof Error) throw message ?? new TypeError('not a delay-queue message');
       if (message.kind === 'event') return await emitOne(context, record, message);
-      if (message.kind === 'notice') return await sendNotice(deps, message);
-      return await recordHandedOver(deps, message);
+      return await sendNotice(deps, message);
     } catch (error) {
-      await retryLater(deps, record);
+      await putOff(deps, record, retryDelaySeconds(receiveCount(record), (deps.random ?? Math.random)()));
       throw error;
     }
   });
