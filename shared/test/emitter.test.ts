@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { SQSRecord } from 'aws-lambda';
 import { pino } from 'pino';
 import { emitBatch, type EmitterDeps } from '../src/app/emitter.js';
@@ -118,19 +118,35 @@ describe('the emitter', () => {
     expect(store.records.get('m-1')).toMatchObject({ state: EVENT_STATE.emitted, emittedAt: DUE });
   });
 
-  it("reads a batch's records once, before the due time, and writes nothing until every publish is done", async () => {
+  it("reads a batch's records once, before the due time, and records each end as soon as its publish answers, without waiting for the batch's others", async () => {
     const { deps, publisher, store } = setup();
-    store.put(queued(event({ id: 'm-2', dueAt: DUE + 400 })));
+    const slow = event({ id: 'm-2', target: topicArn('slow') });
+    store.put(queued(slow));
+    let answerSlow = (): void => {};
+    const slowAnswered = new Promise<void>((resolve) => (answerSlow = resolve));
     const writesAtPublish: number[] = [];
     const publish = publisher.publish.bind(publisher);
     publisher.publish = async (topic, message) => {
+      if (topic === topicArn('slow')) await slowAnswered;
       writesAtPublish.push(store.calls.endEmissions ?? 0);
       return publish(topic, message);
     };
-    await emitBatch(deps, [sqsRecord(delayed(event()), 'a'), sqsRecord(delayed(event({ id: 'm-2', dueAt: DUE + 400 })), 'b')]);
-    expect(publisher.published).toHaveLength(2);
-    expect(store.calls).toEqual({ read: 1, endEmissions: 1 });
-    expect(writesAtPublish).toEqual([0, 0]);
+    const emitting = emitBatch(deps, [sqsRecord(delayed(event()), 'a'), sqsRecord(delayed(slow), 'b')]);
+    await vi.waitFor(() => expect(store.records.get('m-1')?.state).toBe(EVENT_STATE.emitted));
+    expect(store.records.get('m-2')?.state).toBe(EVENT_STATE.queued);
+    answerSlow();
+    expect((await emitting).batchItemFailures).toEqual([]);
+    // Nothing is written before a publish: the first saw no write, the second the first's end.
+    expect(writesAtPublish).toEqual([0, 1]);
+    expect(store.calls).toEqual({ read: 1, endEmissions: 2 });
+    expect(store.records.get('m-2')?.state).toBe(EVENT_STATE.emitted);
+  });
+
+  it('records the ends of publishes that answer together in one write', async () => {
+    const { deps, store } = setup();
+    store.put(queued(event({ id: 'm-2' })));
+    await emitBatch(deps, [sqsRecord(delayed(event()), 'a'), sqsRecord(delayed(event({ id: 'm-2' })), 'b')]);
+    expect(store.calls.endEmissions).toBe(1);
     expect([store.records.get('m-1')?.state, store.records.get('m-2')?.state]).toEqual([EVENT_STATE.emitted, EVENT_STATE.emitted]);
   });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SendMessageBatchCommandInput, SendMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
-import { decodeDelayQueueMessage, decodeLoadingChunk, DynamoDbEventRecords, EVENT_STATE, REPAIR_DELAY_MARGIN_SECONDS, type Logger } from '@adhoc-scheduler/shared';
+import { decodeDelayQueueMessage, decodeLoadingChunk, DynamoDbEventRecords, EVENT_STATE, REPAIR_DELAY_MARGIN_SECONDS, type EventState, type Logger } from '@adhoc-scheduler/shared';
 import type { AwsClients } from '@adhoc-scheduler/functions/wiring';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { capturingLogger, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
@@ -254,8 +254,64 @@ describe('duplicates', () => {
     }
   });
 
-  it('publishes an event again when its emitter stops between the publish and recording the end (a crash or a timeout): late, twice, never lost', async () => {
-    // The first end write never answers, as if the emitter had died after its publish; the
+  it("records each publish call's ends as soon as it answers, while the batch's other publishes are still held: a crash then repeats only what is still in flight", async () => {
+    // Two topics, so that their events go out in separate PublishBatch calls; the second's are held.
+    let heldTopic = '';
+    let releaseHeld = (): void => {};
+    const held = new Promise<void>((resolve) => (releaseHeld = resolve));
+    let heldCalls = 0;
+    const reads: number[] = [];
+    const { scheduler, client, target, records, stop } = await setup((clients) => {
+      clients.sns.middlewareStack.add(
+        (next) => async (args) => {
+          if ((args.input as { TopicArn?: string }).TopicArn === heldTopic) {
+            heldCalls += 1;
+            await held;
+          }
+          return next(args);
+        },
+        { step: 'initialize', name: 'holdPublishes' },
+      );
+      clients.dynamodb.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (context.commandName === 'BatchGetItemCommand') {
+            const requested = (args.input as { RequestItems?: Record<string, { Keys?: unknown[] }> }).RequestItems ?? {};
+            reads.push(Object.values(requested).reduce((keys, table) => keys + (table.Keys?.length ?? 0), 0));
+          }
+          return next(args);
+        },
+        { step: 'initialize', name: 'countReads' },
+      );
+    });
+    const slow = await TopicConsumer.create(scheduler.outputs.endpoint, 'slow');
+    heldTopic = slow.topicArn;
+    const inState = async (state: EventState, topicArn: string) =>
+      (await records.list('public', state, { limit: 100 })).records.filter((record) => record.target === topicArn).length;
+    try {
+      const dueAt = Date.now() + 3_000;
+      await client.publishBatch([
+        ...Array.from({ length: 10 }, (_, i) => request(target.topicArn, dueAt, `answered-${i}`)),
+        ...Array.from({ length: 10 }, (_, i) => request(slow.topicArn, dueAt, `held-${i}`)),
+      ]);
+      await waitFor(() => heldCalls > 0 && target.deliveries.length === 10, 'the first topic delivered, the second held');
+      await waitFor(async () => (await inState(EVENT_STATE.emitted, target.topicArn)) === 10, "the answered publishes' ends recorded");
+      // One batch: its records were read together, and the held publishes' events are still open.
+      expect(reads).toContain(20);
+      expect(await inState(EVENT_STATE.queued, slow.topicArn)).toBe(10);
+      releaseHeld();
+      await waitFor(async () => (await inState(EVENT_STATE.emitted, slow.topicArn)) === 10, "the held publishes' ends recorded");
+      expect(slow.deliveries).toHaveLength(10);
+      expect(target.deliveries).toHaveLength(10);
+    } finally {
+      releaseHeld();
+      await slow.stop();
+      await stop();
+    }
+  });
+
+  it('publishes an event again when its emitter stops after its publish answered and before its end was written (a crash or a timeout): late, twice, never lost', async () => {
+    // The first end write never answers, as if the emitter had died after its publish answered
+    // (ends are written as their publishes answer, so this window is one end write long); the
     // message comes back after its visibility timeout and finds no end recorded.
     let releaseFirstEnd: (() => void) | undefined;
     const { client, target, records, stop } = await setup((clients) =>

@@ -10,6 +10,7 @@ import { decodeDelayQueueMessage, type DelayQueueMessage } from '../domain/messa
 import { EventRejectedError, REASON, TransientError, type ReasonCode } from '../domain/reasons.js';
 import { endsRetryDelaySeconds, publishAgeSeconds, retryDelaySeconds } from '../domain/retry.js';
 import { processBatch, receiveCount, sentAt } from './batch.js';
+import { EndRecorder, recordEndings } from './end-recorder.js';
 import { publishNotice, reportFailure } from './failures.js';
 import type { Clock, DelayQueue, EventStore, Logger, SchedulerMetrics, TenantDirectory, TopicPublisher } from './ports.js';
 
@@ -27,17 +28,15 @@ export interface EmitterDeps {
   readonly random?: () => number;
 }
 
-/** An emission whose end is still to be recorded, with the delay-queue message that carried it. */
-interface PendingEnd {
-  readonly messageId: string;
-  readonly ending: EmissionEnding;
-}
-
-/** One batch's work: its event records, read together, and the ends to record together. */
+/**
+ * One batch's work: its event records, read together; the ends, recorded as their publishes
+ * answer; and the messages to keep (their ends could neither be recorded nor handed over).
+ */
 interface BatchContext {
   readonly deps: EmitterDeps;
   readonly records: Promise<ReadonlyMap<string, EventRecord>>;
-  readonly ends: PendingEnd[];
+  readonly ends: EndRecorder;
+  readonly kept: string[];
 }
 
 /** Publishes a failure notice once, however often its message is delivered (notices are rare: a claim is cheap there). */
@@ -59,7 +58,7 @@ async function sendNotice(deps: EmitterDeps, message: Extract<DelayQueueMessage,
   await deps.store.markNoticeSent(message.noticeId, deps.clock.now());
 }
 
-/** Emits one copy of an event, if its record still says so; its end joins the batch's. */
+/** Emits one copy of an event, if its record still says so, and has its end recorded as soon as the publish answers. */
 async function emitOne(context: BatchContext, record: SQSRecord, message: Extract<DelayQueueMessage, { kind: 'event' }>): Promise<void> {
   const { deps } = context;
   const { clock, logger, metrics } = deps;
@@ -79,7 +78,8 @@ async function emitOne(context: BatchContext, record: SQSRecord, message: Extrac
   }
   await waitUntil(clock, event.dueAt);
   const ending = await publish(deps, event, sentAt(record));
-  if (stored !== undefined) context.ends.push({ messageId: record.messageId, ending });
+  if (stored === undefined) return;
+  if ((await context.ends.record(ending)) === 'kept') context.kept.push(record.messageId);
 }
 
 /**
@@ -120,49 +120,6 @@ async function publish(deps: EmitterDeps, event: ScheduledEvent, copySentAt: num
   return { event, end: { state: 'emitted', at: emittedAt }, expiresAt: expiresAtFor(emittedAt, config.retentionSeconds), endedBy };
 }
 
-/** Records ends; returns those still unknown. Two copies emitted at once are counted and logged here. */
-async function recordEndings(deps: EmitterDeps, endings: readonly EmissionEnding[]): Promise<readonly EmissionEnding[]> {
-  const { alreadyEnded, unknown, unreleased } = await deps.store.endEmissions(endings);
-  for (const { event } of alreadyEnded) {
-    deps.metrics.count('DuplicateEmissions');
-    deps.logger.warn({ eventId: event.id, version: event.version }, 'emitted, but another delivery had already ended the event: two copies were emitted at once');
-  }
-  for (const { tenant, count } of unreleased) {
-    deps.logger.warn({ tenant, count }, 'ends recorded, but their places in the open-events quota could not be freed; the count stays high until reconciled');
-  }
-  return unknown;
-}
-
-/**
- * Records the batch's ends after its publishes. Ends whose writes kept failing are handed over
- * to a later delivery through the delay queue, so that this batch's messages can go and no
- * event is published again for want of its end; only when that fails too are the messages kept
- * (their redelivery would find the events open and publish them again).
- */
-async function recordEnds(deps: EmitterDeps, ends: readonly PendingEnd[], response: SQSBatchResponse): Promise<void> {
-  if (ends.length === 0) return;
-  let unknown: readonly EmissionEnding[];
-  try {
-    unknown = await recordEndings(
-      deps,
-      ends.map(({ ending }) => ending),
-    );
-  } catch (error) {
-    deps.logger.warn({ err: error }, 'could not record the batch ends; handing them over');
-    unknown = ends.map(({ ending }) => ending);
-  }
-  if (unknown.length === 0) return;
-  try {
-    await deps.delayQueue.sendEnds(unknown);
-    deps.logger.warn({ eventIds: unknown.map(({ event }) => event.id) }, 'emitted, but could not record it yet; the ends are handed over to be recorded later');
-  } catch (error) {
-    const kept = new Set(unknown);
-    const messageIds = ends.filter(({ ending }) => kept.has(ending)).map(({ messageId }) => messageId);
-    deps.logger.error({ err: error, eventIds: unknown.map(({ event }) => event.id) }, 'emitted, but could not record it nor hand it over; the messages are kept and may be published again');
-    for (const messageId of messageIds) response.batchItemFailures.push({ itemIdentifier: messageId });
-  }
-}
-
 /**
  * Records ends handed over by an earlier delivery. Until they are recorded the message comes
  * back at most `endsRetryMaxSeconds` apart, even when the emitter dies while handling it: its
@@ -201,12 +158,12 @@ async function putOff(deps: EmitterDeps, record: SQSRecord, delaySeconds: number
 /**
  * Emits each delayed event at its exact due time. The batch's records are read once, when it
  * arrives (before its events are due): a copy of an event already emitted, cancelled,
- * rescheduled or sent again is dropped. The rest wait out the remainder, are published, and
- * their ends are recorded together afterwards, so nothing but the publish happens at the due
- * time. A record that fails is retried later, sooner at first, then up to 15 minutes apart;
- * a publish is given up (PUBLISH_FAILED) only `emitMaxAgeSeconds` after its copy was due, and
- * at once when the topic refuses. Also publishes the failure notices ingest hands over, and
- * records the ends handed over.
+ * rescheduled or sent again is dropped. The rest wait out the remainder and are published:
+ * nothing stands between an event's due time and its publish. Each end is recorded as soon as
+ * its publish answers, with whatever other ends of the batch wait (see EndRecorder). A record that fails
+ * is retried later, sooner at first, then up to 15 minutes apart; a publish is given up
+ * (PUBLISH_FAILED) only `emitMaxAgeSeconds` after its copy was due, and at once when the topic
+ * refuses. Also publishes the failure notices ingest hands over, and records the ends handed over.
  */
 export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
   const messages = new Map<SQSRecord, DelayQueueMessage | Error>();
@@ -221,7 +178,7 @@ export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]
   const reading = eventIds.length > 0 ? deps.store.read(eventIds) : Promise.resolve(new Map<string, EventRecord>());
   // Each event's handler awaits the read; one rejection is reported per record, not unhandled.
   reading.catch(() => {});
-  const context: BatchContext = { deps, records: reading, ends: [] };
+  const context: BatchContext = { deps, records: reading, ends: new EndRecorder(deps), kept: [] };
   const response = await processBatch(records, deps.logger, async (record) => {
     const message = messages.get(record);
     // Its own retries: see recordHandedOver.
@@ -235,7 +192,7 @@ export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]
       throw error;
     }
   });
-  await recordEnds(deps, context.ends, response);
+  for (const messageId of context.kept) response.batchItemFailures.push({ itemIdentifier: messageId });
   deps.metrics.flush();
   return response;
 }
