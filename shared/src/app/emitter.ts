@@ -132,16 +132,12 @@ async function publish(deps: EmitterDeps, event: ScheduledEvent, copySentAt: num
 async function recordHandedOver(deps: EmitterDeps, record: SQSRecord, message: Extract<DelayQueueMessage, { kind: 'ends' }>): Promise<void> {
   const { endsRetryMaxSeconds } = deps.config;
   await putOff(deps, record, endsRetryMaxSeconds);
-  let unknown: number;
   try {
-    unknown = (await recordEndings(deps, message.ends)).length;
+    const unknown = await recordEndings(deps, message.ends);
+    if (unknown.length > 0) throw new TransientError(`${unknown.length} handed-over ends could not be recorded yet`);
   } catch (error) {
     await putOff(deps, record, endsRetryDelaySeconds(receiveCount(record), (deps.random ?? Math.random)(), endsRetryMaxSeconds));
     throw error;
-  }
-  if (unknown > 0) {
-    await putOff(deps, record, endsRetryDelaySeconds(receiveCount(record), (deps.random ?? Math.random)(), endsRetryMaxSeconds));
-    throw new TransientError(`${unknown} handed-over ends could not be recorded yet`);
   }
 }
 
@@ -160,10 +156,11 @@ async function putOff(deps: EmitterDeps, record: SQSRecord, delaySeconds: number
  * arrives (before its events are due): a copy of an event already emitted, cancelled,
  * rescheduled or sent again is dropped. The rest wait out the remainder and are published:
  * nothing stands between an event's due time and its publish. Each end is recorded as soon as
- * its publish answers, with whatever other ends of the batch wait (see EndRecorder). A record that fails
- * is retried later, sooner at first, then up to 15 minutes apart; a publish is given up
- * (PUBLISH_FAILED) only `emitMaxAgeSeconds` after its copy was due, and at once when the topic
- * refuses. Also publishes the failure notices ingest hands over, and records the ends handed over.
+ * its publish answers, with the ends answered at the same moment (see EndRecorder). A record
+ * that fails is retried later, sooner at first, then up to 15 minutes apart; a publish is given
+ * up (PUBLISH_FAILED) only `emitMaxAgeSeconds` after its copy was due, and at once when the
+ * topic refuses. Also publishes the failure notices ingest hands over, and records the ends
+ * handed over.
  */
 export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
   const messages = new Map<SQSRecord, DelayQueueMessage | Error>();
