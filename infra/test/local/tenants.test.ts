@@ -265,7 +265,7 @@ describe('quotas', () => {
       await Promise.all(clients.map((client, c) => client.publishBatch(Array.from({ length: 75 }, (_, i) => request(target.topicArn, dueAt, `b-${c}-${i}`)))));
       await waitFor(() => target.deliveries.length === 300, 'all 300 events', 30_000);
       await waitFor(async () => (await openEvents(scheduler, 'acme')) === 0, 'no event left open');
-      expect(lines.filter((line) => line.msg === 'emitted, but could not record it')).toHaveLength(0);
+      expect(lines.filter((line) => String(line.msg).startsWith('emitted, but could not record it'))).toHaveLength(0);
     } finally {
       for (const client of clients) client.destroy();
       await target.stop();
