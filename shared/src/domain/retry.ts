@@ -10,7 +10,7 @@ export const PUBLISH_RETRY = { firstDelaySeconds: 5, maxDelaySeconds: 900, jitte
  * failure, doubling up to the configured maximum (`endsRetryMaxSeconds`), never beyond it (a
  * repaired copy's delay counts on it), spread like publish retries.
  */
-export const ENDS_RETRY = { firstDelaySeconds: 1, jitter: 0.2 } as const;
+const ENDS_RETRY = { firstDelaySeconds: 1, jitter: 0.2 } as const;
 
 /** `seconds` moved by up to `jitter` either way; `random` is in [0, 1). */
 function spread(seconds: number, jitter: number, random: number): number {
