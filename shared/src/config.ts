@@ -87,6 +87,18 @@ export interface SchedulerConfig {
    * long after its due time (its loading message or its delay-queue copy was lost).
    */
   readonly repairAfterSeconds: number;
+  /**
+   * Longest wait between two tries of ends handed over through the delay queue (an emission the
+   * emitter published but could not record). Tries start a second apart and double up to this.
+   */
+  readonly endsRetryMaxSeconds: number;
+  /**
+   * How long a repaired copy waits in the delay queue before the emitter reads its record: at
+   * least `endsRetryMaxSeconds` plus REPAIR_DELAY_MARGIN_SECONDS, so that an end handed over for
+   * the event has been tried again by then, and recorded if its write can succeed; the copy then
+   * finds the event ended and is dropped instead of publishing it a second time.
+   */
+  readonly repairDelaySeconds: number;
   /** How batches of conditional writes are made: `statements` (AWS) or `transactions` (DynamoDB Local). */
   readonly dynamodbBatchWrites: BatchWriteMode;
   /**
@@ -134,6 +146,8 @@ export const ENV = {
   changeWriteTimeoutMs: 'SCHEDULER_CHANGE_WRITE_TIMEOUT_MS',
   emitMaxAgeSeconds: 'SCHEDULER_EMIT_MAX_AGE_SECONDS',
   repairAfterSeconds: 'SCHEDULER_REPAIR_AFTER_SECONDS',
+  endsRetryMaxSeconds: 'SCHEDULER_ENDS_RETRY_MAX_SECONDS',
+  repairDelaySeconds: 'SCHEDULER_REPAIR_DELAY_SECONDS',
   dynamodbBatchWrites: 'SCHEDULER_DYNAMODB_BATCH_WRITES',
   emitClaimLeaseSeconds: 'SCHEDULER_EMIT_CLAIM_LEASE_SECONDS',
   retentionSeconds: 'SCHEDULER_RETENTION_SECONDS',
@@ -158,6 +172,8 @@ export const DEFAULTS = {
   changeWriteTimeoutMs: 1000,
   emitMaxAgeSeconds: 24 * 3600,
   repairAfterSeconds: 300,
+  endsRetryMaxSeconds: 30,
+  repairDelaySeconds: 60,
   dynamodbBatchWrites: 'statements',
   emitClaimLeaseSeconds: 30,
   retentionSeconds: 7 * 24 * 3600,
@@ -225,6 +241,12 @@ function tenants(env: Env, key: string): TenantsDocument {
   }
 }
 
+/**
+ * What a repaired copy's delay must leave beyond the longest wait between two tries of handed-over
+ * ends: the emitter's batching window (1 s) and its receive, and the end write itself.
+ */
+export const REPAIR_DELAY_MARGIN_SECONDS = 10;
+
 /** Reads and checks every setting; throws a ConfigError naming the variable at fault. */
 export function loadConfig(env: Env = process.env): SchedulerConfig {
   const nearPathWindowSeconds = integer(env, ENV.nearPathWindowSeconds, DEFAULTS.nearPathWindowSeconds, 2, SQS_MAX_DELAY_SECONDS);
@@ -269,6 +291,14 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
         `the emitter holds an event from ${ENV.emitterLeadMs} (${emitterLeadMs}) + 1000 ms before it is due`,
     );
   }
+  const endsRetryMaxSeconds = integer(env, ENV.endsRetryMaxSeconds, DEFAULTS.endsRetryMaxSeconds, 1, SQS_MAX_DELAY_SECONDS - REPAIR_DELAY_MARGIN_SECONDS);
+  const repairDelaySeconds = integer(env, ENV.repairDelaySeconds, DEFAULTS.repairDelaySeconds, 1, SQS_MAX_DELAY_SECONDS);
+  if (repairDelaySeconds < endsRetryMaxSeconds + REPAIR_DELAY_MARGIN_SECONDS) {
+    throw new ConfigError(
+      `${ENV.repairDelaySeconds} (${repairDelaySeconds}) must be at least ${ENV.endsRetryMaxSeconds} (${endsRetryMaxSeconds}) + ${REPAIR_DELAY_MARGIN_SECONDS}: ` +
+        'a repaired copy must not be read before an end handed over for its event has been tried again, or the event could be published twice',
+    );
+  }
   return {
     region: env[ENV.region] || DEFAULTS.region,
     messagingEndpoint: env[ENV.messagingEndpoint] || undefined,
@@ -294,6 +324,8 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
     changeWriteTimeoutMs,
     emitMaxAgeSeconds: integer(env, ENV.emitMaxAgeSeconds, DEFAULTS.emitMaxAgeSeconds, 1, 14 * 24 * 3600),
     repairAfterSeconds,
+    endsRetryMaxSeconds,
+    repairDelaySeconds,
     dynamodbBatchWrites: oneOf<BatchWriteMode>(env, ENV.dynamodbBatchWrites, DEFAULTS.dynamodbBatchWrites, ['statements', 'transactions']),
     emitClaimLeaseSeconds: integer(env, ENV.emitClaimLeaseSeconds, DEFAULTS.emitClaimLeaseSeconds, 1, 3600),
     retentionSeconds: integer(env, ENV.retentionSeconds, DEFAULTS.retentionSeconds, 60, 10 * 366 * 24 * 3600),

@@ -22,6 +22,7 @@ export * from './app/ingest-plan.js';
 export * from './app/ingest.js';
 export * from './app/loader.js';
 export * from './app/loading.js';
+export * from './app/end-recorder.js';
 export * from './app/emitter.js';
 export * from './app/quota-reconcile.js';
 export * from './adapters/dynamodb-table.js';

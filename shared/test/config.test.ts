@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, configToEnv, DEFAULTS, ENV, loadConfig } from '../src/config.js';
+import { ConfigError, configToEnv, DEFAULTS, ENV, loadConfig, REPAIR_DELAY_MARGIN_SECONDS } from '../src/config.js';
 import { CUSTOM_TENANTS, customEnv, requiredEnv } from './factories.js';
 
 function configError(env: Record<string, string>): ConfigError {
@@ -47,6 +47,8 @@ describe('loadConfig', () => {
       changeWriteTimeoutMs: 800,
       emitMaxAgeSeconds: 7200,
       repairAfterSeconds: 120,
+      endsRetryMaxSeconds: 20,
+      repairDelaySeconds: 45,
       dynamodbBatchWrites: 'transactions',
       emitClaimLeaseSeconds: 45,
       retentionSeconds: 3600,
@@ -99,6 +101,8 @@ describe('loadConfig', () => {
     [ENV.emitterLeadMs, '5001'],
     [ENV.changeWriteTimeoutMs, '99'],
     [ENV.emitMaxAgeSeconds, '0'],
+    [ENV.endsRetryMaxSeconds, '0'],
+    [ENV.repairDelaySeconds, '901'],
     [ENV.dynamodbBatchWrites, 'sometimes'],
     [ENV.emitClaimLeaseSeconds, '3601'],
     [ENV.retentionSeconds, '59'],
@@ -171,6 +175,24 @@ describe('keeps changes closed before the emitter reads the record', () => {
     const { message } = configError(timing(4, 1300, 1701));
     for (const name of [ENV.changeCutoffSeconds, ENV.emitterLeadMs, ENV.changeWriteTimeoutMs]) expect(message).toContain(name);
     expect(message).toContain('must be at least 5');
+  });
+});
+
+describe('keeps a repaired copy from being read before a handed-over end is tried again', () => {
+  const timing = (endsRetryMax: number, repairDelay: number): Record<string, string> => ({
+    ...requiredEnv(),
+    [ENV.endsRetryMaxSeconds]: String(endsRetryMax),
+    [ENV.repairDelaySeconds]: String(repairDelay),
+  });
+
+  it('accepting a repair delay of the longest retry of ends plus the margin', () => {
+    expect(loadConfig(timing(20, 20 + REPAIR_DELAY_MARGIN_SECONDS))).toMatchObject({ endsRetryMaxSeconds: 20, repairDelaySeconds: 20 + REPAIR_DELAY_MARGIN_SECONDS });
+  });
+
+  it('rejecting a shorter one, naming both variables', () => {
+    const { message } = configError(timing(20, 20 + REPAIR_DELAY_MARGIN_SECONDS - 1));
+    expect(message).toContain(ENV.repairDelaySeconds);
+    expect(message).toContain(ENV.endsRetryMaxSeconds);
   });
 });
 

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import type { SQSRecord } from 'aws-lambda';
 import { pino } from 'pino';
 import { emitBatch, type EmitterDeps } from '../src/app/emitter.js';
 import type { SchedulerMetrics, TopicPublisher } from '../src/app/ports.js';
@@ -12,6 +13,10 @@ import { fakeClock, registry, sqsRecord, topicArn } from './factories.js';
 import { MemoryEventStore } from './memory-event-store.js';
 
 const DUE = 1_900_000_000_000;
+/** The account of the topics these tests publish to (see topicArn). */
+const TARGET_ACCOUNT = '123456789012';
+/** Tenant "acme" in account 111111111111, which may target the tests' topics. */
+const TENANTS = { tenants: [{ id: 'acme', accounts: ['111111111111'], targetAccounts: [TARGET_ACCOUNT] }] };
 
 /** A publisher that records publishes and fails as scripted. */
 class ScriptedPublisher implements TopicPublisher {
@@ -71,6 +76,8 @@ class RecordingDelayQueue {
 
 /** How long after its due time a failing publish is still retried, in these tests. */
 const MAX_AGE_SECONDS = 3600;
+/** The longest wait between two tries of handed-over ends, in these tests. */
+const ENDS_RETRY_MAX_SECONDS = 30;
 
 function setup(failWith?: (topic: string) => Error | undefined) {
   const clock = fakeClock(DUE - 700);
@@ -80,11 +87,11 @@ function setup(failWith?: (topic: string) => Error | undefined) {
   const metrics = countingMetrics();
   const delayQueue = new RecordingDelayQueue();
   const deps = {
-    config: { emitMaxAgeSeconds: MAX_AGE_SECONDS, emitClaimLeaseSeconds: 30, retentionSeconds: 3600 },
+    config: { emitMaxAgeSeconds: MAX_AGE_SECONDS, emitClaimLeaseSeconds: 30, retentionSeconds: 3600, endsRetryMaxSeconds: ENDS_RETRY_MAX_SECONDS },
     store,
     delayQueue,
     publisher,
-    tenants: registry(),
+    tenants: registry(TENANTS),
     clock,
     logger: pino({ level: 'silent' }),
     metrics,
@@ -96,6 +103,12 @@ function setup(failWith?: (topic: string) => Error | undefined) {
 /** A delay-queue copy of an event; `null`: a copy sent before copies carried tokens. */
 const delayed = (e: ScheduledEvent, queuedBy: string | null = 'copy-1') => encodeDelayQueueMessage({ kind: 'event', event: e, queuedBy: queuedBy ?? undefined });
 
+/** An SQS record of a message sent to its queue at `sentAt`. */
+function sentRecord(body: string, sentAt: number, messageId = 'sqs-1', receiveCount = 1): SQSRecord {
+  const record = sqsRecord(body, messageId, receiveCount);
+  return { ...record, attributes: { ...record.attributes, SentTimestamp: String(sentAt) } };
+}
+
 describe('the emitter', () => {
   it('waits for the due time, publishes, then records the emission', async () => {
     const { deps, publisher, store } = setup();
@@ -105,19 +118,35 @@ describe('the emitter', () => {
     expect(store.records.get('m-1')).toMatchObject({ state: EVENT_STATE.emitted, emittedAt: DUE });
   });
 
-  it("reads a batch's records once, before the due time, and writes nothing until every publish is done", async () => {
+  it("reads a batch's records once, before the due time, and records each end as soon as its publish answers, without waiting for the batch's others", async () => {
     const { deps, publisher, store } = setup();
-    store.put(queued(event({ id: 'm-2', dueAt: DUE + 400 })));
+    const slow = event({ id: 'm-2', target: topicArn('slow') });
+    store.put(queued(slow));
+    let answerSlow = (): void => {};
+    const slowAnswered = new Promise<void>((resolve) => (answerSlow = resolve));
     const writesAtPublish: number[] = [];
     const publish = publisher.publish.bind(publisher);
     publisher.publish = async (topic, message) => {
+      if (topic === topicArn('slow')) await slowAnswered;
       writesAtPublish.push(store.calls.endEmissions ?? 0);
       return publish(topic, message);
     };
-    await emitBatch(deps, [sqsRecord(delayed(event()), 'a'), sqsRecord(delayed(event({ id: 'm-2', dueAt: DUE + 400 })), 'b')]);
-    expect(publisher.published).toHaveLength(2);
-    expect(store.calls).toEqual({ read: 1, endEmissions: 1 });
-    expect(writesAtPublish).toEqual([0, 0]);
+    const emitting = emitBatch(deps, [sqsRecord(delayed(event()), 'a'), sqsRecord(delayed(slow), 'b')]);
+    await vi.waitFor(() => expect(store.records.get('m-1')?.state).toBe(EVENT_STATE.emitted));
+    expect(store.records.get('m-2')?.state).toBe(EVENT_STATE.queued);
+    answerSlow();
+    expect((await emitting).batchItemFailures).toEqual([]);
+    // Nothing is written before a publish: the first saw no write, the second the first's end.
+    expect(writesAtPublish).toEqual([0, 1]);
+    expect(store.calls).toEqual({ read: 1, endEmissions: 2 });
+    expect(store.records.get('m-2')?.state).toBe(EVENT_STATE.emitted);
+  });
+
+  it('records the ends of publishes that answer together in one write', async () => {
+    const { deps, store } = setup();
+    store.put(queued(event({ id: 'm-2' })));
+    await emitBatch(deps, [sqsRecord(delayed(event()), 'a'), sqsRecord(delayed(event({ id: 'm-2' })), 'b')]);
+    expect(store.calls.endEmissions).toBe(1);
     expect([store.records.get('m-1')?.state, store.records.get('m-2')?.state]).toEqual([EVENT_STATE.emitted, EVENT_STATE.emitted]);
   });
 
@@ -188,6 +217,27 @@ describe('the emitter', () => {
     expect(delayQueue.retries.at(-1)?.delaySeconds).toBe(900);
   });
 
+  it('counts the age of a copy sent after its due time from its send: an event dated two days ago is retried', async () => {
+    const { deps, clock, metrics, publisher, store } = setup((topic) => (topic === topicArn('out') ? new TransientError('throttled') : undefined));
+    const past = event({ dueAt: DUE - 2 * 24 * 3600 * 1000 });
+    store.put(queued(past));
+    const response = await emitBatch(deps, [sentRecord(delayed(past), clock.now() - 1000)]);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
+    expect(metrics.counts.PublishRetries).toBe(1);
+    expect(publisher.published).toHaveLength(0);
+    expect(store.records.get('m-1')?.state).toBe(EVENT_STATE.queued);
+  });
+
+  it('gives a copy up once it has been due for the maximum age, counted from its send when that came after the due time', async () => {
+    const { deps, clock, publisher, store } = setup((topic) => (topic === topicArn('out') ? new TransientError('throttled') : undefined));
+    const sent = DUE + 60_000;
+    clock.set(sent + MAX_AGE_SECONDS * 1000);
+    const response = await emitBatch(deps, [sentRecord(delayed(event()), sent)]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(JSON.parse(publisher.published[0]?.message ?? '{}')).toMatchObject({ reason: REASON.PUBLISH_FAILED, details: { ageSeconds: MAX_AGE_SECONDS } });
+    expect(store.records.get('m-1')?.state).toBe(EVENT_STATE.failed);
+  });
+
   it('reports PUBLISH_FAILED on the failure topic once the event is past the maximum age, and is done with it', async () => {
     const { deps, store, publisher, clock } = setup((topic) => (topic === topicArn('out') ? new TransientError('throttled') : undefined));
     clock.set(DUE + MAX_AGE_SECONDS * 1000);
@@ -217,6 +267,31 @@ describe('the emitter', () => {
     expect(store.openEvents.get('acme')).toBe(-1);
   });
 
+  it('holds handed-over ends at most endsRetryMaxSeconds, from before it writes them (a crash included), and tries again sooner at first', async () => {
+    const { deps, store, delayQueue } = setup();
+    const ends = [{ event: event(), end: { state: 'emitted' as const, at: DUE }, expiresAt: DUE / 1000 + 3600, endedBy: 'delivery-1' }];
+    const body = encodeDelayQueueMessage({ kind: 'ends', ends });
+    const endEmissions = store.endEmissions.bind(store);
+    const holdsAtWrite: number[] = [];
+    store.endEmissions = async () => {
+      holdsAtWrite.push(delayQueue.retries.length);
+      throw new TransientError('DynamoDB down');
+    };
+    const failed = await emitBatch(deps, [sqsRecord(body, 'ends-1', 2)]);
+    expect(failed.batchItemFailures).toEqual([{ itemIdentifier: 'ends-1' }]);
+    expect(holdsAtWrite).toEqual([1]);
+    expect(delayQueue.retries).toEqual([
+      { receiptHandle: 'rh-ends-1', delaySeconds: ENDS_RETRY_MAX_SECONDS },
+      { receiptHandle: 'rh-ends-1', delaySeconds: 2 },
+    ]);
+    await emitBatch(deps, [sqsRecord(body, 'ends-1', 50)]);
+    expect(delayQueue.retries.at(-1)?.delaySeconds).toBe(ENDS_RETRY_MAX_SECONDS);
+
+    store.endEmissions = endEmissions;
+    expect((await emitBatch(deps, [sqsRecord(body, 'ends-1', 51)])).batchItemFailures).toEqual([]);
+    expect(store.records.get('m-1')?.state).toBe(EVENT_STATE.emitted);
+  });
+
   it('keeps the messages when the ends can neither be recorded nor handed over', async () => {
     const { deps, store, delayQueue } = setup();
     store.endEmissions = async () => {
@@ -244,9 +319,44 @@ describe('the emitter', () => {
     expect(publisher.published).toEqual([{ topic: topicArn('failures'), message: JSON.stringify(notice), at: DUE - 700 }]);
   });
 
+  describe('the registry as it stands at the due time', () => {
+    it('fails an event whose target its tenant may no longer use, without publishing it: TARGET_NOT_ALLOWED, told where the tenant may still be told', async () => {
+      const { deps, publisher, store } = setup();
+      const publicDeadLetters = topicArn('public-dead-letters', 'eu-west-1', '999999999999');
+      const scheduled = event({ tenant: 'public' });
+      store.put(queued(scheduled));
+      // Since the event was scheduled, the target's account was registered as a tenant's own.
+      const now = registry({ public: { deadLetterTopic: publicDeadLetters }, tenants: [...TENANTS.tenants, { id: 'globex', accounts: [TARGET_ACCOUNT] }] });
+      const response = await emitBatch({ ...deps, tenants: now }, [sqsRecord(delayed(scheduled))]);
+      expect(response.batchItemFailures).toEqual([]);
+      // Not to the target, nor to the failure topic in the same account: to the dead-letter topic.
+      expect(publisher.published.map(({ topic }) => topic)).toEqual([publicDeadLetters]);
+      expect(JSON.parse(publisher.published[0]?.message ?? '{}')).toMatchObject({ reason: REASON.TARGET_NOT_ALLOWED, eventId: 'm-1' });
+      expect(store.records.get('m-1')).toMatchObject({ state: EVENT_STATE.failed, reason: REASON.TARGET_NOT_ALLOWED });
+    });
+
+    it('fails the event of a tenant no longer registered: UNKNOWN_TENANT, in the logs only', async () => {
+      const { deps, publisher, store, metrics } = setup();
+      const response = await emitBatch({ ...deps, tenants: registry({}) }, [sqsRecord(delayed(event()))]);
+      expect(response.batchItemFailures).toEqual([]);
+      expect(publisher.published).toEqual([]);
+      expect(metrics.counts.EventsFailed).toBe(1);
+      expect(store.records.get('m-1')).toMatchObject({ state: EVENT_STATE.failed, reason: REASON.UNKNOWN_TENANT });
+    });
+
+    it('tells a failed emission only on a failure topic the tenant may still use', async () => {
+      const missing = new EventRejectedError(REASON.TARGET_NOT_FOUND, 'no such topic');
+      const { deps, publisher } = setup((topic) => (topic === topicArn('out') ? missing : undefined));
+      // An account acme may no longer target (taken out of its targetAccounts since).
+      const scheduled = event({ failureTopic: topicArn('failures', 'eu-west-1', '222222222222') });
+      await emitBatch(deps, [sqsRecord(delayed(scheduled))]);
+      expect(publisher.published).toEqual([]);
+    });
+  });
+
   describe("the tenant's dead-letter topic", () => {
     const deadLetters = topicArn('dead-letters', 'eu-west-1', '111111111111');
-    const withDeadLetters = registry({ tenants: [{ id: 'acme', accounts: ['111111111111'], deadLetterTopic: deadLetters }] });
+    const withDeadLetters = registry({ tenants: [{ id: 'acme', accounts: ['111111111111'], targetAccounts: [TARGET_ACCOUNT], deadLetterTopic: deadLetters }] });
     const missing = (topic: string) => new EventRejectedError(REASON.TARGET_NOT_FOUND, `${topic} does not exist`);
 
     it('receives the notice of a failed emission whose event named no failure topic', async () => {

@@ -152,6 +152,28 @@ describe('failures reach the failure topic with a reason code, and never stop th
     }
   });
 
+  it('retries a transient failure of an event dated two days ago, and delivers it: its age counts from when its copy was sent, not from its date', async () => {
+    const attempts: number[] = [];
+    let targetArn = '';
+    const scheduler = await startTestScheduler(emulators, {
+      instrumentClients: throttlePublishesTo(() => targetArn, 1, attempts),
+    });
+    const client = new SchedulerClient(scheduler);
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');
+    targetArn = target.topicArn;
+    try {
+      await client.publish(request(target.topicArn, Date.now() - 2 * 24 * 3600 * 1000, 'two days late', { failure_topic: failures.topicArn }));
+      await waitFor(() => target.withPayload('two days late').length > 0, 'the delivery after a retry');
+      expect(attempts).toHaveLength(2);
+      expect(failures.deliveries).toHaveLength(0);
+    } finally {
+      client.destroy();
+      await Promise.all([target.stop(), failures.stop()]);
+      await scheduler.stop();
+    }
+  });
+
   it('reports a publish that keeps failing on the failure topic once its event is past the maximum age', async () => {
     const attempts: number[] = [];
     let targetArn = '';

@@ -26,3 +26,8 @@ export async function processBatch(
 export function receiveCount(record: SQSRecord): number {
   return Number(record.attributes.ApproximateReceiveCount) || 1;
 }
+
+/** When the message was sent to its queue (SQS's SentTimestamp), epoch ms; 0 when the record does not say. */
+export function sentAt(record: SQSRecord): number {
+  return Number(record.attributes.SentTimestamp) || 0;
+}

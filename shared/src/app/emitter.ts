@@ -2,23 +2,24 @@ import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
 import { waitUntil } from '../domain/delay.js';
-import { emissionDecision, type EmissionEnding } from '../domain/emission.js';
+import { emissionDecision, emissionNoticeDestination, emissionRefusal, type EmissionEnding } from '../domain/emission.js';
 import { emissionAttributes, expiresAtFor, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice } from '../domain/failure.js';
 import type { EventRecord } from '../domain/lifecycle.js';
 import { decodeDelayQueueMessage, type DelayQueueMessage } from '../domain/messages.js';
-import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
-import { retryDelaySeconds } from '../domain/retry.js';
-import { processBatch, receiveCount } from './batch.js';
+import { EventRejectedError, REASON, TransientError, type ReasonCode } from '../domain/reasons.js';
+import { endsRetryDelaySeconds, publishAgeSeconds, retryDelaySeconds } from '../domain/retry.js';
+import { processBatch, receiveCount, sentAt } from './batch.js';
+import { EndRecorder, recordEndings } from './end-recorder.js';
 import { publishNotice, reportFailure } from './failures.js';
 import type { Clock, DelayQueue, EventStore, Logger, SchedulerMetrics, TenantDirectory, TopicPublisher } from './ports.js';
 
 export interface EmitterDeps {
-  readonly config: Pick<SchedulerConfig, 'emitMaxAgeSeconds' | 'emitClaimLeaseSeconds' | 'retentionSeconds'>;
+  readonly config: Pick<SchedulerConfig, 'emitMaxAgeSeconds' | 'emitClaimLeaseSeconds' | 'retentionSeconds' | 'endsRetryMaxSeconds'>;
   readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'claimNotice' | 'releaseNotice' | 'markNoticeSent'>;
   readonly delayQueue: Pick<DelayQueue, 'sendEnds' | 'retryLater'>;
   readonly publisher: TopicPublisher;
-  /** Where a failed emission's notice goes when its event has no failure topic, or that refuses it. */
+  /** The registry as it stands: checked again at each publish, and where a failed emission's notice may go. */
   readonly tenants: Pick<TenantDirectory, 'tenant'>;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -27,17 +28,15 @@ export interface EmitterDeps {
   readonly random?: () => number;
 }
 
-/** An emission whose end is still to be recorded, with the delay-queue message that carried it. */
-interface PendingEnd {
-  readonly messageId: string;
-  readonly ending: EmissionEnding;
-}
-
-/** One batch's work: its event records, read together, and the ends to record together. */
+/**
+ * One batch's work: its event records, read together; the ends, recorded as their publishes
+ * answer; and the messages to keep (their ends could neither be recorded nor handed over).
+ */
 interface BatchContext {
   readonly deps: EmitterDeps;
   readonly records: Promise<ReadonlyMap<string, EventRecord>>;
-  readonly ends: PendingEnd[];
+  readonly ends: EndRecorder;
+  readonly kept: string[];
 }
 
 /** Publishes a failure notice once, however often its message is delivered (notices are rare: a claim is cheap there). */
@@ -59,7 +58,7 @@ async function sendNotice(deps: EmitterDeps, message: Extract<DelayQueueMessage,
   await deps.store.markNoticeSent(message.noticeId, deps.clock.now());
 }
 
-/** Emits one copy of an event, if its record still says so; its end joins the batch's. */
+/** Emits one copy of an event, if its record still says so, and has its end recorded as soon as the publish answers. */
 async function emitOne(context: BatchContext, record: SQSRecord, message: Extract<DelayQueueMessage, { kind: 'event' }>): Promise<void> {
   const { deps } = context;
   const { clock, logger, metrics } = deps;
@@ -78,34 +77,40 @@ async function emitOne(context: BatchContext, record: SQSRecord, message: Extrac
       if (stored === undefined) logger.warn({ eventId: event.id }, 'no record of this event; emitting it all the same');
   }
   await waitUntil(clock, event.dueAt);
-  const ending = await publish(deps, event);
-  if (stored !== undefined) context.ends.push({ messageId: record.messageId, ending });
+  const ending = await publish(deps, event, sentAt(record));
+  if (stored === undefined) return;
+  if ((await context.ends.record(ending)) === 'kept') context.kept.push(record.messageId);
 }
 
 /**
- * Publishes to the target: the event's end, or a thrown TransientError for a retry. A topic
- * that cannot take it fails the event at once; any other failure is retried until the event
- * is `emitMaxAgeSeconds` past due.
+ * Publishes to the target: the event's end, or a thrown TransientError for a retry. The target
+ * is checked against the registry as it stands first (a tenant removed since, or a target it may
+ * no longer use, fails the event without a publish). A topic that cannot take it fails the event
+ * at once; any other failure is retried until the copy has been due `emitMaxAgeSeconds` (see
+ * publishAgeSeconds: a copy sent after its due time counts from its send).
  */
-async function publish(deps: EmitterDeps, event: ScheduledEvent): Promise<EmissionEnding> {
+async function publish(deps: EmitterDeps, event: ScheduledEvent, copySentAt: number): Promise<EmissionEnding> {
   const { clock, logger, metrics, config } = deps;
   const endedBy = randomUUID();
+  const tenant = deps.tenants.tenant(event.tenant);
+  const fail = async (reason: ReasonCode, message: string, details: Readonly<Record<string, unknown>>): Promise<EmissionEnding> => {
+    const failedAt = clock.now();
+    const notice = failureNotice(reason, message, event, failedAt, { eventId: event.id, details });
+    await reportFailure(deps, publishNotice(deps), notice, emissionNoticeDestination(tenant, event));
+    return { event, end: { state: 'failed', at: failedAt, reason }, expiresAt: expiresAtFor(failedAt, config.retentionSeconds), endedBy };
+  };
+  const refusal = emissionRefusal(tenant, event);
+  if (refusal !== undefined) return fail(refusal.reason, refusal.message, refusal.details);
   try {
     await deps.publisher.publish(event.target, event.payload, emissionAttributes(event));
   } catch (error) {
-    const failedAt = clock.now();
-    const ageSeconds = Math.floor((failedAt - event.dueAt) / 1000);
-    if (!(error instanceof EventRejectedError) && ageSeconds < config.emitMaxAgeSeconds) {
+    const ageSeconds = publishAgeSeconds(clock.now(), event.dueAt, copySentAt);
+    if (error instanceof EventRejectedError) return fail(error.reason, error.message, { ageSeconds });
+    if (ageSeconds < config.emitMaxAgeSeconds) {
       metrics.count('PublishRetries');
       throw error instanceof TransientError ? error : new TransientError(`publishing ${event.id} failed: ${String(error)}`, { cause: error });
     }
-    const reason = error instanceof EventRejectedError ? error.reason : REASON.PUBLISH_FAILED;
-    const message =
-      error instanceof EventRejectedError ? error.message : `publishing to the target kept failing for ${ageSeconds} s after the due time: ${String(error)}`;
-    const notice = failureNotice(reason, message, event, failedAt, { eventId: event.id, details: { ageSeconds } });
-    const destination = { failureTopic: event.failureTopic, deadLetterTopic: deps.tenants.tenant(event.tenant)?.deadLetterTopic };
-    await reportFailure(deps, publishNotice(deps), notice, destination);
-    return { event, end: { state: 'failed', at: failedAt, reason }, expiresAt: expiresAtFor(failedAt, config.retentionSeconds), endedBy };
+    return fail(REASON.PUBLISH_FAILED, `publishing to the target kept failing for ${ageSeconds} s after the copy was due: ${String(error)}`, { ageSeconds });
   }
   const emittedAt = clock.now();
   const lateness = emittedAt - event.dueAt;
@@ -115,58 +120,29 @@ async function publish(deps: EmitterDeps, event: ScheduledEvent): Promise<Emissi
   return { event, end: { state: 'emitted', at: emittedAt }, expiresAt: expiresAtFor(emittedAt, config.retentionSeconds), endedBy };
 }
 
-/** Records ends; returns those still unknown. Two copies emitted at once are counted and logged here. */
-async function recordEndings(deps: EmitterDeps, endings: readonly EmissionEnding[]): Promise<readonly EmissionEnding[]> {
-  const { alreadyEnded, unknown, unreleased } = await deps.store.endEmissions(endings);
-  for (const { event } of alreadyEnded) {
-    deps.metrics.count('DuplicateEmissions');
-    deps.logger.warn({ eventId: event.id, version: event.version }, 'emitted, but another delivery had already ended the event: two copies were emitted at once');
-  }
-  for (const { tenant, count } of unreleased) {
-    deps.logger.warn({ tenant, count }, 'ends recorded, but their places in the open-events quota could not be freed; the count stays high until reconciled');
-  }
-  return unknown;
-}
-
 /**
- * Records the batch's ends after its publishes. Ends whose writes kept failing are handed over
- * to a later delivery through the delay queue, so that this batch's messages can go and no
- * event is published again for want of its end; only when that fails too are the messages kept
- * (their redelivery would find the events open and publish them again).
+ * Records ends handed over by an earlier delivery. Until they are recorded the message comes
+ * back at most `endsRetryMaxSeconds` apart, even when the emitter dies while handling it: its
+ * visibility is cut to that before the write. A repaired copy of one of these events waits
+ * longer than that in the delay queue (repairDelaySeconds), so by the time the emitter reads
+ * its record, the end has been tried again and, if its write can succeed, recorded: the copy is
+ * then dropped, not published a second time. (The end's condition is the event's state and
+ * version, which a repair leaves as they are; only the copy token changes.)
  */
-async function recordEnds(deps: EmitterDeps, ends: readonly PendingEnd[], response: SQSBatchResponse): Promise<void> {
-  if (ends.length === 0) return;
-  let unknown: readonly EmissionEnding[];
+async function recordHandedOver(deps: EmitterDeps, record: SQSRecord, message: Extract<DelayQueueMessage, { kind: 'ends' }>): Promise<void> {
+  const { endsRetryMaxSeconds } = deps.config;
+  await putOff(deps, record, endsRetryMaxSeconds);
   try {
-    unknown = await recordEndings(
-      deps,
-      ends.map(({ ending }) => ending),
-    );
+    const unknown = await recordEndings(deps, message.ends);
+    if (unknown.length > 0) throw new TransientError(`${unknown.length} handed-over ends could not be recorded yet`);
   } catch (error) {
-    deps.logger.warn({ err: error }, 'could not record the batch ends; handing them over');
-    unknown = ends.map(({ ending }) => ending);
-  }
-  if (unknown.length === 0) return;
-  try {
-    await deps.delayQueue.sendEnds(unknown);
-    deps.logger.warn({ eventIds: unknown.map(({ event }) => event.id) }, 'emitted, but could not record it yet; the ends are handed over to be recorded later');
-  } catch (error) {
-    const kept = new Set(unknown);
-    const messageIds = ends.filter(({ ending }) => kept.has(ending)).map(({ messageId }) => messageId);
-    deps.logger.error({ err: error, eventIds: unknown.map(({ event }) => event.id) }, 'emitted, but could not record it nor hand it over; the messages are kept and may be published again');
-    for (const messageId of messageIds) response.batchItemFailures.push({ itemIdentifier: messageId });
+    await putOff(deps, record, endsRetryDelaySeconds(receiveCount(record), (deps.random ?? Math.random)(), endsRetryMaxSeconds));
+    throw error;
   }
 }
 
-/** Records ends handed over by an earlier delivery. */
-async function recordHandedOver(deps: EmitterDeps, message: Extract<DelayQueueMessage, { kind: 'ends' }>): Promise<void> {
-  const unknown = await recordEndings(deps, message.ends);
-  if (unknown.length > 0) throw new TransientError(`${unknown.length} handed-over ends could not be recorded yet`);
-}
-
-/** Puts a failed message back to be tried again after a delay that grows with its deliveries. */
-async function retryLater(deps: EmitterDeps, record: SQSRecord): Promise<void> {
-  const delaySeconds = retryDelaySeconds(receiveCount(record), (deps.random ?? Math.random)());
+/** Makes a message come back after `delaySeconds` if it is not deleted before, instead of after the visibility timeout. */
+async function putOff(deps: EmitterDeps, record: SQSRecord, delaySeconds: number): Promise<void> {
   try {
     await deps.delayQueue.retryLater(record.receiptHandle, delaySeconds);
   } catch (error) {
@@ -178,11 +154,13 @@ async function retryLater(deps: EmitterDeps, record: SQSRecord): Promise<void> {
 /**
  * Emits each delayed event at its exact due time. The batch's records are read once, when it
  * arrives (before its events are due): a copy of an event already emitted, cancelled,
- * rescheduled or sent again is dropped. The rest wait out the remainder, are published, and
- * their ends are recorded together afterwards, so nothing but the publish happens at the due
- * time. A record that fails is retried later, sooner at first, then up to 15 minutes apart;
- * a publish is given up (PUBLISH_FAILED) only `emitMaxAgeSeconds` past due, and at once when
- * the topic refuses. Also publishes the failure notices ingest hands over.
+ * rescheduled or sent again is dropped. The rest wait out the remainder and are published:
+ * nothing stands between an event's due time and its publish. Each end is recorded as soon as
+ * its publish answers, with the ends answered at the same moment (see EndRecorder). A record
+ * that fails is retried later, sooner at first, then up to 15 minutes apart; a publish is given
+ * up (PUBLISH_FAILED) only `emitMaxAgeSeconds` after its copy was due, and at once when the
+ * topic refuses. Also publishes the failure notices ingest hands over, and records the ends
+ * handed over.
  */
 export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
   const messages = new Map<SQSRecord, DelayQueueMessage | Error>();
@@ -197,20 +175,21 @@ export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]
   const reading = eventIds.length > 0 ? deps.store.read(eventIds) : Promise.resolve(new Map<string, EventRecord>());
   // Each event's handler awaits the read; one rejection is reported per record, not unhandled.
   reading.catch(() => {});
-  const context: BatchContext = { deps, records: reading, ends: [] };
+  const context: BatchContext = { deps, records: reading, ends: new EndRecorder(deps), kept: [] };
   const response = await processBatch(records, deps.logger, async (record) => {
     const message = messages.get(record);
+    // Its own retries: see recordHandedOver.
+    if (message !== undefined && !(message instanceof Error) && message.kind === 'ends') return recordHandedOver(deps, record, message);
     try {
       if (message === undefined || message instanceof Error) throw message ?? new TypeError('not a delay-queue message');
       if (message.kind === 'event') return await emitOne(context, record, message);
-      if (message.kind === 'notice') return await sendNotice(deps, message);
-      return await recordHandedOver(deps, message);
+      return await sendNotice(deps, message);
     } catch (error) {
-      await retryLater(deps, record);
+      await putOff(deps, record, retryDelaySeconds(receiveCount(record), (deps.random ?? Math.random)()));
       throw error;
     }
   });
-  await recordEnds(deps, context.ends, response);
+  for (const messageId of context.kept) response.batchItemFailures.push({ itemIdentifier: messageId });
   deps.metrics.flush();
   return response;
 }

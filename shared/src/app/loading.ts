@@ -9,7 +9,7 @@ import { processBatch } from './batch.js';
 import type { Clock, DelayQueue, EventStore, Logger, SchedulerMetrics } from './ports.js';
 
 export interface LoadingDeps {
-  readonly config: Pick<SchedulerConfig, 'emitterLeadMs' | 'repairAfterSeconds'>;
+  readonly config: Pick<SchedulerConfig, 'emitterLeadMs' | 'repairAfterSeconds' | 'repairDelaySeconds'>;
   readonly store: Pick<EventStore, 'takeForLoading'>;
   readonly delayQueue: Pick<DelayQueue, 'send' | 'sendNotice'>;
   readonly clock: Clock;
@@ -25,7 +25,12 @@ export interface LoadingDeps {
  * new copy token and sends them again: an earlier copy is then dropped by the emitter.
  *
  * A repair chunk (from the loader's sweep) takes events still open `repairAfterSeconds` past
- * their due time, whoever took them before, and sends them at once.
+ * their due time, whoever took them before, and sends them with a delay of `repairDelaySeconds`.
+ * An event still open then may have been published, its end handed over because its write
+ * failed: that end is tried again at most `endsRetryMaxSeconds` apart, and the repaired copy
+ * waits longer than that (plus a margin) before the emitter reads its record. The repair's own
+ * take is a write that succeeded, so an end whose write can succeed as well is recorded before
+ * that read, and the copy is dropped as already emitted instead of publishing the event again.
  */
 export async function loadChunks(deps: LoadingDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
   const response = await processBatch(records, deps.logger, async (record) => {
@@ -51,7 +56,11 @@ export async function loadChunks(deps: LoadingDeps, records: readonly SQSRecord[
     if (events.length === 0) return;
     const sendTime = deps.clock.now();
     const failures = await deps.delayQueue.send(
-      events.map((event) => ({ event, queuedBy, delaySeconds: delaySecondsFor(event.dueAt, sendTime, deps.config.emitterLeadMs) })),
+      events.map((event) => ({
+        event,
+        queuedBy,
+        delaySeconds: repair ? deps.config.repairDelaySeconds : delaySecondsFor(event.dueAt, sendTime, deps.config.emitterLeadMs),
+      })),
     );
     deps.metrics.count('EventsDelayed', events.length - failures.length);
     if (failures.length > 0) {

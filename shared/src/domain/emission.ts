@@ -1,6 +1,8 @@
 import type { ScheduledEvent } from './event.js';
+import type { NoticeDestination } from './failure.js';
 import { EVENT_STATE, type EventRecord } from './lifecycle.js';
-import type { ReasonCode } from './reasons.js';
+import { EventRejectedError, REASON, type ReasonCode } from './reasons.js';
+import { mayPublishTo, type Tenant } from './tenants.js';
 
 /** How an emission ended. */
 export type EmissionEnd =
@@ -34,4 +36,28 @@ export function emissionDecision(record: EventRecord | undefined, copy: { readon
   if (record.state === EVENT_STATE.emitted || record.state === EVENT_STATE.failed) return 'already-ended';
   if (record.state !== EVENT_STATE.queued || record.version !== copy.event.version || record.queuedBy !== copy.queuedBy) return 'stale';
   return 'emit';
+}
+
+/**
+ * Why an event may not be published now, by the registry as it stands at the due time (ingest
+ * checked the registry of its day): its tenant was removed, or it may no longer use the target,
+ * an account since registered as another tenant's or taken out of its `targetAccounts`.
+ */
+export function emissionRefusal(tenant: Tenant | undefined, event: Pick<ScheduledEvent, 'tenant' | 'target'>): EventRejectedError | undefined {
+  if (tenant === undefined) return new EventRejectedError(REASON.UNKNOWN_TENANT, `tenant "${event.tenant}" is no longer registered`, { tenant: event.tenant });
+  if (!mayPublishTo(tenant, event.target)) {
+    return new EventRejectedError(REASON.TARGET_NOT_ALLOWED, `tenant "${tenant.id}" may no longer target ${event.target}`, { field: 'target' });
+  }
+  return undefined;
+}
+
+/**
+ * Where a failed emission's notice may go now: the event's failure topic only while its tenant
+ * may still use it, else the tenant's dead-letter topic; nowhere but the logs for a tenant no
+ * longer registered.
+ */
+export function emissionNoticeDestination(tenant: Tenant | undefined, event: Pick<ScheduledEvent, 'failureTopic'>): NoticeDestination {
+  if (tenant === undefined) return {};
+  const { failureTopic } = event;
+  return { failureTopic: failureTopic !== undefined && mayPublishTo(tenant, failureTopic) ? failureTopic : undefined, deadLetterTopic: tenant.deadLetterTopic };
 }
