@@ -131,6 +131,7 @@ describe('the emitter', () => {
       writesAtPublish.push(store.calls.endEmissions ?? 0);
       return publish(topic, message);
     };
+    const openBefore = store.openEvents.get('acme') ?? 0;
     const emitting = emitBatch(deps, [sqsRecord(delayed(event()), 'a'), sqsRecord(delayed(slow), 'b')]);
     await vi.waitFor(() => expect(store.records.get('m-1')?.state).toBe(EVENT_STATE.emitted));
     expect(store.records.get('m-2')?.state).toBe(EVENT_STATE.queued);
@@ -138,7 +139,9 @@ describe('the emitter', () => {
     expect((await emitting).batchItemFailures).toEqual([]);
     // Nothing is written before a publish: the first saw no write, the second the first's end.
     expect(writesAtPublish).toEqual([0, 1]);
-    expect(store.calls).toEqual({ read: 1, endEmissions: 2 });
+    // Two end writes, and the places they release freed once the batch is done.
+    expect(store.calls).toEqual({ read: 1, endEmissions: 2, releasePlaces: 1 });
+    expect(store.openEvents.get('acme') ?? 0).toBe(openBefore - 2);
     expect(store.records.get('m-2')?.state).toBe(EVENT_STATE.emitted);
   });
 

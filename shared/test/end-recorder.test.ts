@@ -16,8 +16,15 @@ class HeldWrites {
 
   async endEmissions(ends: readonly EmissionEnding[]): Promise<EndsRecorded> {
     return new Promise((resolve, reject) => {
-      this.writes.push({ ends, answer: (recorded) => resolve({ recorded: ends, alreadyEnded: [], unknown: [], unreleased: [], ...recorded }), fail: reject });
+      this.writes.push({ ends, answer: (recorded) => resolve({ recorded: ends, alreadyEnded: [], unknown: [], freed: new Map([['acme', ends.length]]), ...recorded }), fail: reject });
     });
+  }
+
+  readonly released: ReadonlyMap<string, number>[] = [];
+
+  async releasePlaces(freed: ReadonlyMap<string, number>): Promise<readonly { tenant: string; count: number }[]> {
+    this.released.push(new Map(freed));
+    return [];
   }
 
   ids(write: number): string[] {
@@ -80,5 +87,21 @@ describe('the end recorder', () => {
     await nextTurn();
     store.writes[1]?.fail(new TransientError('DynamoDB down'));
     expect(await lost).toBe('kept');
+  });
+
+  it('frees the places the recorded ends release once, when asked, in one release for all its writes', async () => {
+    const { store, recorder } = setup();
+    const first = recorder.record(ending('a'));
+    await nextTurn();
+    const second = [recorder.record(ending('b')), recorder.record(ending('c'))];
+    await nextTurn();
+    store.writes[0]?.answer({});
+    store.writes[1]?.answer({});
+    await Promise.all([first, ...second]);
+    expect(store.released).toEqual([]);
+    await recorder.releasePlaces();
+    expect(store.released).toEqual([new Map([['acme', 3]])]);
+    await recorder.releasePlaces();
+    expect(store.released).toHaveLength(1);
   });
 });

@@ -14,6 +14,7 @@ import {
   type NoticeClaim,
   type Placement,
   type Requeue,
+  type Unreleased,
 } from '../src/app/ports.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import type { ScheduledEvent } from '../src/domain/event.js';
@@ -131,6 +132,7 @@ export class MemoryEventStore implements EventStore {
     this.called('endEmissions');
     const recorded: EmissionEnding[] = [];
     const alreadyEnded: EmissionEnding[] = [];
+    const freed = new Map<string, number>();
     for (const ending of ends) {
       const { event, end } = ending;
       const record = this.records.get(event.id);
@@ -145,10 +147,16 @@ export class MemoryEventStore implements EventStore {
         expiresAt: ending.expiresAt,
         endedBy: ending.endedBy,
       });
-      this.openEvents.set(event.tenant, (this.openEvents.get(event.tenant) ?? 0) - 1);
+      freed.set(event.tenant, (freed.get(event.tenant) ?? 0) + 1);
       recorded.push(ending);
     }
-    return { recorded, alreadyEnded, unknown: [], unreleased: [] };
+    return { recorded, alreadyEnded, unknown: [], freed };
+  }
+
+  async releasePlaces(freed: ReadonlyMap<string, number>): Promise<readonly Unreleased[]> {
+    this.called('releasePlaces');
+    for (const [tenant, count] of freed) this.openEvents.set(tenant, (this.openEvents.get(tenant) ?? 0) - count);
+    return [];
   }
 
   private changeable(id: string, scope: ChangeScope): (EventRecord & { readonly bucketShard?: string | undefined }) | undefined {

@@ -21,6 +21,7 @@ import type {
   NoticeClaim,
   Placement,
   Requeue,
+  Unreleased,
 } from '../app/ports.js';
 import { batchDelete, batchGet, batchPut, pauseBeforeRound } from './dynamodb-batches.js';
 import { conditionalWriter, type BatchWriteMode, type Condition, type ConditionalWrite, type ConditionalWriter } from './dynamodb-conditional-writes.js';
@@ -264,7 +265,7 @@ export class DynamoDbEventStore implements EventStore {
   }
 
   async endEmissions(ends: readonly EmissionEnding[]): Promise<EndsRecorded> {
-    if (ends.length === 0) return { recorded: [], alreadyEnded: [], unknown: [], unreleased: [] };
+    if (ends.length === 0) return { recorded: [], alreadyEnded: [], unknown: [], freed: new Map() };
     const outcomes = await this.writer.write(
       ends.map(({ event, end, expiresAt, endedBy }) => ({
         kind: 'update',
@@ -286,15 +287,19 @@ export class DynamoDbEventStore implements EventStore {
     const own = refused.filter(({ event, endedBy }) => current.get(event.id)?.endedBy === endedBy);
     const freed = new Map<string, number>();
     for (const { event } of applied) freed.set(event.tenant, (freed.get(event.tenant) ?? 0) + 1);
-    // One counter write per tenant for the whole batch. Only ends known to be applied here free a
-    // place (an own end found later may have freed it already): a count errs high, never low.
-    const released = await Promise.allSettled([...freed].map(([tenant, count]) => this.counters.releaseOpenEvents(tenant, count)));
+    // Only ends known to be applied here free a place (an own end found later may have freed it
+    // already): a count errs high, never low.
     return {
       recorded: [...applied, ...own],
       alreadyEnded: refused.filter((ending) => !own.includes(ending)),
       unknown: ends.filter((_, index) => outcomes[index] === 'unknown'),
-      unreleased: [...freed].flatMap(([tenant, count], index) => (released[index]?.status === 'rejected' ? [{ tenant, count }] : [])),
+      freed,
     };
+  }
+
+  async releasePlaces(freed: ReadonlyMap<string, number>): Promise<readonly Unreleased[]> {
+    const released = await Promise.allSettled([...freed].map(([tenant, count]) => this.counters.releaseOpenEvents(tenant, count)));
+    return [...freed].flatMap(([tenant, count], index) => (released[index]?.status === 'rejected' ? [{ tenant, count }] : []));
   }
 
   async cancel(id: string, scope: ChangeScope, change: ChangeRequest & { readonly expiresAt: number }): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused> {

@@ -10,13 +10,13 @@ import { decodeDelayQueueMessage, type DelayQueueMessage } from '../domain/messa
 import { EventRejectedError, REASON, TransientError, type ReasonCode } from '../domain/reasons.js';
 import { endsRetryDelaySeconds, publishAgeSeconds, retryDelaySeconds } from '../domain/retry.js';
 import { processBatch, receiveCount, sentAt } from './batch.js';
-import { EndRecorder, recordEndings } from './end-recorder.js';
+import { EndRecorder, recordEndings, releasePlaces } from './end-recorder.js';
 import { publishNotice, reportFailure } from './failures.js';
 import type { Clock, DelayQueue, EventStore, Logger, SchedulerMetrics, TenantDirectory, TopicPublisher } from './ports.js';
 
 export interface EmitterDeps {
   readonly config: Pick<SchedulerConfig, 'emitMaxAgeSeconds' | 'emitClaimLeaseSeconds' | 'retentionSeconds' | 'endsRetryMaxSeconds'>;
-  readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'claimNotice' | 'releaseNotice' | 'markNoticeSent'>;
+  readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'releasePlaces' | 'claimNotice' | 'releaseNotice' | 'markNoticeSent'>;
   readonly delayQueue: Pick<DelayQueue, 'sendEnds' | 'retryLater'>;
   readonly publisher: TopicPublisher;
   /** The registry as it stands: checked again at each publish, and where a failed emission's notice may go. */
@@ -133,7 +133,9 @@ async function recordHandedOver(deps: EmitterDeps, record: SQSRecord, message: E
   const { endsRetryMaxSeconds } = deps.config;
   await putOff(deps, record, endsRetryMaxSeconds);
   try {
-    const unknown = await recordEndings(deps, message.ends);
+    const freed = new Map<string, number>();
+    const unknown = await recordEndings(deps, message.ends, freed);
+    await releasePlaces(deps, freed);
     if (unknown.length > 0) throw new TransientError(`${unknown.length} handed-over ends could not be recorded yet`);
   } catch (error) {
     await putOff(deps, record, endsRetryDelaySeconds(receiveCount(record), (deps.random ?? Math.random)(), endsRetryMaxSeconds));
@@ -190,6 +192,8 @@ export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]
     }
   });
   for (const messageId of context.kept) response.batchItemFailures.push({ itemIdentifier: messageId });
+  // Every end is settled by now: each event's handler waited for its own.
+  await context.ends.releasePlaces();
   deps.metrics.flush();
   return response;
 }

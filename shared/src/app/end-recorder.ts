@@ -11,7 +11,7 @@ export type EndOutcome =
   | 'kept';
 
 export interface EndRecorderDeps {
-  readonly store: Pick<EventStore, 'endEmissions'>;
+  readonly store: Pick<EventStore, 'endEmissions' | 'releasePlaces'>;
   readonly delayQueue: Pick<DelayQueue, 'sendEnds'>;
   readonly logger: Logger;
   readonly metrics: SchedulerMetrics;
@@ -20,17 +20,41 @@ export interface EndRecorderDeps {
 /** Ends one hand-over message carries at most: about 200 bytes each, far below SQS's 1 MiB whatever the batch size. */
 const ENDS_PER_HAND_OVER = 100;
 
-/** Records ends; returns those still unknown. Two copies emitted at once are counted and logged here. */
-export async function recordEndings(deps: Omit<EndRecorderDeps, 'delayQueue'>, endings: readonly EmissionEnding[]): Promise<readonly EmissionEnding[]> {
-  const { alreadyEnded, unknown, unreleased } = await deps.store.endEmissions(endings);
-  for (const { event } of alreadyEnded) {
+/**
+ * Records ends; returns those still unknown, and adds the places the recorded ends release to
+ * `freed` (per tenant, freed later by `releasePlaces`). Two copies emitted at once are counted
+ * and logged here.
+ */
+export async function recordEndings(
+  deps: Omit<EndRecorderDeps, 'delayQueue'>,
+  endings: readonly EmissionEnding[],
+  freed: Map<string, number>,
+): Promise<readonly EmissionEnding[]> {
+  const recorded = await deps.store.endEmissions(endings);
+  for (const { event } of recorded.alreadyEnded) {
     deps.metrics.count('DuplicateEmissions');
     deps.logger.warn({ eventId: event.id, version: event.version }, 'emitted, but another delivery had already ended the event: two copies were emitted at once');
+  }
+  for (const [tenant, count] of recorded.freed) freed.set(tenant, (freed.get(tenant) ?? 0) + count);
+  return recorded.unknown;
+}
+
+/**
+ * Frees the places recorded ends released, one counter write per tenant. One that cannot be
+ * freed is logged and left: the count stays high (never low) until reconciled.
+ */
+export async function releasePlaces(deps: Omit<EndRecorderDeps, 'delayQueue'>, freed: ReadonlyMap<string, number>): Promise<void> {
+  if (freed.size === 0) return;
+  let unreleased: readonly { readonly tenant: string; readonly count: number }[];
+  try {
+    unreleased = await deps.store.releasePlaces(freed);
+  } catch (error) {
+    deps.logger.warn({ err: error }, 'could not free places in the open-events quota');
+    unreleased = [...freed].map(([tenant, count]) => ({ tenant, count }));
   }
   for (const { tenant, count } of unreleased) {
     deps.logger.warn({ tenant, count }, 'ends recorded, but their places in the open-events quota could not be freed; the count stays high until reconciled');
   }
-  return unknown;
 }
 
 interface Waiting {
@@ -49,10 +73,15 @@ interface Waiting {
  * Ends whose writes kept failing are handed over to a later delivery through the delay queue,
  * so that their messages can go and no event is published again for want of its end. Only when
  * that fails too is an end `kept`: its message stays, and its redelivery finds the event open.
+ *
+ * The places the recorded ends release in their tenants' quotas are freed once the batch is done
+ * (`releasePlaces`): one counter write per tenant and batch, however many writes its ends took. A
+ * crash before then leaves the counts high, never low.
  */
 export class EndRecorder {
   private waiting: Waiting[] = [];
   private writeScheduled = false;
+  private readonly freed = new Map<string, number>();
 
   constructor(private readonly deps: EndRecorderDeps) {}
 
@@ -80,13 +109,20 @@ export class EndRecorder {
     const endings = taken.map(({ ending }) => ending);
     let unknown: ReadonlySet<EmissionEnding>;
     try {
-      unknown = new Set(await recordEndings(this.deps, endings));
+      unknown = new Set(await recordEndings(this.deps, endings, this.freed));
     } catch (error) {
       this.deps.logger.warn({ err: error, ends: endings.length }, 'could not record ends; handing them over');
       unknown = new Set(endings);
     }
     for (const entry of taken) if (!unknown.has(entry.ending)) entry.settle('recorded');
     if (unknown.size > 0) await this.handOver(taken.filter(({ ending }) => unknown.has(ending)));
+  }
+
+  /** Frees the places of every end recorded so far; call it once the batch's ends are settled. */
+  async releasePlaces(): Promise<void> {
+    const freed = new Map(this.freed);
+    this.freed.clear();
+    await releasePlaces(this.deps, freed);
   }
 
   private async handOver(entries: readonly Waiting[]): Promise<void> {

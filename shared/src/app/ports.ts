@@ -97,8 +97,18 @@ export interface EndsRecorded {
   readonly recorded: readonly EmissionEnding[];
   readonly alreadyEnded: readonly EmissionEnding[];
   readonly unknown: readonly EmissionEnding[];
-  /** Places that could not be freed (the counter write failed): the tenant's count is that much too high until reconciled. */
-  readonly unreleased: readonly { readonly tenant: string; readonly count: number }[];
+  /**
+   * Places in the open-events quota that the ends applied by this write release, per tenant: not
+   * freed yet (see `releasePlaces`), so that a batch whose ends take several writes frees them in
+   * one counter write per tenant.
+   */
+  readonly freed: ReadonlyMap<string, number>;
+}
+
+/** Places in a tenant's open-events quota that could not be freed (the counter write failed): its count is that much too high until reconciled. */
+export interface Unreleased {
+  readonly tenant: string;
+  readonly count: number;
 }
 
 /** A loading message's claim on stored events: who takes them, and the token of the copies it sends. */
@@ -158,11 +168,13 @@ export interface EventStore {
    */
   takeForLoading(ids: readonly string[], take: LoadingTake): Promise<ScheduledEvent[]>;
   /**
-   * Ends emitted or failed events, in batches, and frees the places of those it recorded in
-   * their tenants' open events. An end whose event another delivery had ended is reported, not
-   * applied.
+   * Ends emitted or failed events, in batches, and says which places in their tenants' open
+   * events the ends it applied release. An end whose event another delivery had ended is
+   * reported, not applied.
    */
   endEmissions(ends: readonly EmissionEnding[]): Promise<EndsRecorded>;
+  /** Frees places ends released (EndsRecorded.freed), one counter write per tenant; returns those it could not free. */
+  releasePlaces(freed: ReadonlyMap<string, number>): Promise<readonly Unreleased[]>;
   /**
    * Cancels an open event of this tenant due after the cutoff and frees its place in the quota,
    * both at once. A redelivered cancel finds its own work done (reported as refused, with the
