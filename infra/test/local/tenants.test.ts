@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbEventRecords, EMISSION_ATTRIBUTE, EVENT_STATE, eventIdFor, openEventsCounterId, REASON, TABLE, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
@@ -175,6 +175,48 @@ describe('a tenant is who owns the input topic, never what the message says', ()
       shared.destroy();
       acme.destroy();
       await target.stop();
+      await scheduler.stop();
+    }
+  });
+});
+
+describe('a flood on the shared topic', () => {
+  const FLOOD = 3_000;
+
+  it("does not hold up a registered tenant: its request is handled while the public tenant's queue still holds the flood", async () => {
+    const { scheduler, clientOf } = await setup();
+    const publishers = Array.from({ length: 4 }, () => new SchedulerClient(scheduler));
+    const acme = clientOf('acme');
+    const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+    const waitingInPublicQueue = async (): Promise<number> => {
+      const { Attributes = {} } = await scheduler.clients.sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: scheduler.outputs.publicIngestQueueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
+      );
+      return Number(Attributes.ApproximateNumberOfMessages ?? 0);
+    };
+    try {
+      // Far-path requests to a topic of an account no tenant owns (the public tenant's to target):
+      // each is validated, counted and stored, as a real flood would be.
+      const dueAt = Date.now() + 3_600_000;
+      const floodTarget = `arn:aws:sns:${LOCAL_REGION}:999999999999:flood-target`;
+      await Promise.all(
+        publishers.map((publisher, p) =>
+          publisher.publishBatch(Array.from({ length: FLOOD / publishers.length }, (_, i) => request(floodTarget, dueAt, `flood-${p}-${i}`))),
+        ),
+      );
+      await acme.publish(request(`arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:acme-target`, dueAt, 'after the flood', { id: 'after-the-flood' }));
+
+      // Whichever comes first: the tenant's event recorded, or the public queue handed out its last request.
+      const seen = await waitFor(async () => {
+        const handled = (await records.get(eventIdFor('acme', '', 'after-the-flood', ''))) !== undefined;
+        const waiting = await waitingInPublicQueue();
+        return (handled || waiting === 0) && { handled, waiting };
+      }, "the tenant's event, or the end of the flood", 60_000);
+      expect(seen.handled).toBe(true);
+      expect(seen.waiting).toBeGreaterThan(0);
+    } finally {
+      for (const publisher of publishers) publisher.destroy();
+      acme.destroy();
       await scheduler.stop();
     }
   });
