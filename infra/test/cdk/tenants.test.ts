@@ -112,7 +112,7 @@ describe('registered tenants', () => {
     );
     expect(subscriptions).toHaveLength(3);
 
-    const admitting = (queue: IConstruct, sid: string, topics: readonly [string, sns.Topic][]) => {
+    const admitting = (queue: IQueue, sid: string, topics: readonly [string, sns.Topic][]) => {
       const [policyId, policy] = Object.entries(template.findResources('AWS::SQS::QueuePolicy', { Properties: { Queues: [{ Ref: ref(queue) }] } }))[0] ?? [];
       const allowed = (policy?.Properties.PolicyDocument.Statement as Record<string, Json>[]).filter((statement) => statement.Effect === 'Allow');
       expect(allowed).toEqual([
@@ -121,7 +121,7 @@ describe('registered tenants', () => {
           Effect: 'Allow',
           Principal: { Service: 'sns.amazonaws.com' },
           Action: 'sqs:SendMessage',
-          Resource: stack.resolve((queue as IQueue).queueArn),
+          Resource: stack.resolve(queue.queueArn),
           Condition: { ArnEquals: { 'aws:SourceArn': topics.map(([, topic]) => stack.resolve(topic.topicArn)) } },
         },
       ]);
