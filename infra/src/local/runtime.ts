@@ -180,9 +180,9 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       });
     };
     const pollers = [
-      poll('ingest', resources.ingestQueue, INGEST_CONCURRENCY),
-      // The same handler on its own queue: a flood of public requests waits there, apart.
+      // The same handler on two queues: a flood of public requests waits in its own, apart from the registered tenants'.
       poll('ingest', resources.publicIngestQueue, INGEST_CONCURRENCY),
+      poll('ingest', resources.ingestQueue, INGEST_CONCURRENCY),
       poll('loading', resources.loadingQueue, LOADING_CONCURRENCY),
       // The delay queue is a fair queue on AWS (MessageGroupId = tenant): one tenant's spike does not hold back the others.
       poll('emitter', resources.delayQueue, emitterConcurrency, (pollerOptions) =>
