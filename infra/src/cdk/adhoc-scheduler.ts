@@ -1,5 +1,5 @@
 import { DEFAULTS, deliveriesWithin, LOADER_CURSOR_ID, parseTenantsDocument, TABLE, TABLE_LAYOUT, type SchedulerConfig, type TenantsDocument } from '@adhoc-scheduler/shared';
-import { Aws, Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import { Aws, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -10,10 +10,10 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { EVENT_SOURCES, type EventSourceName } from '../event-sources.js';
 import { FUNCTION_MEMORY_MB } from '../function-memory.js';
-import { createInputTopics } from './input-topics.js';
+import { createInputTopics, schedulerTopicPrefix } from './input-topics.js';
 import { NodeFunction, type NodeFunctionProps } from './node-function.js';
 import { schedulerFunctionEntry, type SchedulerFunctionName } from './paths.js';
-import { QueueWithDeadLetters, visibilityTimeoutFor } from './queue-with-dead-letters.js';
+import { deadLetterQueue, QueueWithDeadLetters, visibilityTimeoutFor } from './queue-with-dead-letters.js';
 import { deployedSchedulerConfig, lambdaEnvironment, type SchedulerSettings } from './scheduler-config.js';
 import { SchedulerMonitoring, type SchedulerMonitoringProps } from './scheduler-monitoring.js';
 
@@ -31,8 +31,9 @@ export interface AdhocSchedulerProps {
    */
   readonly tenants?: TenantsDocument;
   /**
-   * Prefix of the input topics' names: `<prefix>-input` (shared) and `<prefix>-tenant-<id>`.
-   * Topic names are unique per account and region. Default: the stack's name.
+   * Prefix of the scheduler's own topics' names: `<prefix>-input` (shared), `<prefix>-tenant-<id>`
+   * and, in SchedulerStack, `<prefix>-alarms`. The emitter may never publish to a topic so named
+   * in the stack's account. Topic names are unique per account and region. Default: the stack's name.
    */
   readonly topicPrefix?: string;
   /** Tuning of the scheduler (windows, shards, attempts...); the config module's defaults otherwise. */
@@ -42,6 +43,14 @@ export interface AdhocSchedulerProps {
    * which also lets Lambda scale an idle event source down to 2 pollers (fewer SQS requests at rest).
    */
   readonly emitterMaxConcurrency?: number;
+  /**
+   * Most ingest invocations the public tenant's queue may run at once (2 to 1,000), so that a flood
+   * on the shared topic cannot take the concurrency the registered tenants and the emitter need.
+   * Default: 10. At batches of 100 requests taking a fifth of a second each, that is the 5,000 new
+   * events a second the public tenant's default quota admits (more concurrency would only refuse
+   * faster), and it leaves 990 of an account's default 1,000 to everything else.
+   */
+  readonly publicIngestMaxConcurrency?: number;
   /** Concurrency reserved for the emitter, so other functions of the account cannot starve it. Undefined: none. */
   readonly emitterReservedConcurrency?: number;
   /**
@@ -53,7 +62,7 @@ export interface AdhocSchedulerProps {
   readonly logRetention?: logs.RetentionDays;
   /** What `cdk destroy` does with the table of stored events. Default: retain it. */
   readonly tableRemovalPolicy?: RemovalPolicy;
-  readonly monitoring?: Omit<SchedulerMonitoringProps, 'functions' | 'deadLetterQueues'>;
+  readonly monitoring?: Omit<SchedulerMonitoringProps, 'functions' | 'deadLetterQueues' | 'ingestQueues'>;
 }
 
 /** Size and time limits of each function; the loader's timeout follows its tick budget. */
@@ -73,14 +82,17 @@ const LOADER_TIMEOUT_MARGIN_SECONDS = 15;
 const RETRIES_BEFORE_DEAD_LETTER = 5;
 /** Deliveries beyond a publish's retries before a delay-queue message is set aside (it crashed the emitter). */
 const EMITTER_DEAD_LETTER_MARGIN = 10;
+/** See `publicIngestMaxConcurrency`. */
+const DEFAULT_PUBLIC_INGEST_MAX_CONCURRENCY = 10;
 
 const batchingWindow = (source: EventSourceName): Duration | undefined =>
   EVENT_SOURCES[source].batchingWindowSeconds > 0 ? Duration.seconds(EVENT_SOURCES[source].batchingWindowSeconds) : undefined;
 
 /**
- * The whole scheduler: input topics (the shared one and one per tenant), ingest buffer queue, table, loader rule, loading and
- * delay queues with their dead-letter queues, the four functions with exactly the
- * permissions their code uses, alarms and a dashboard. Embed it in any stack.
+ * The whole scheduler: input topics (the shared one and one per tenant), ingest buffer queues
+ * (the public tenant's and the registered tenants'), table, loader rule, loading and delay queues
+ * with their dead-letter queues, the four functions with exactly the permissions their code uses,
+ * alarms and a dashboard. Embed it in any stack.
  */
 export class AdhocScheduler extends Construct {
   /** The shared input topic: what arrives there belongs to the public tenant. */
@@ -88,10 +100,17 @@ export class AdhocScheduler extends Construct {
   /** Each registered tenant's input topic, by tenant id. */
   readonly tenantTopics: Readonly<Record<string, sns.Topic>>;
   readonly table: dynamodb.Table;
+  /** Where the shared topic delivers: the public tenant's requests, consumed apart and capped. */
+  readonly publicIngestQueue: QueueWithDeadLetters;
+  /** Where every registered tenant's topic delivers. */
   readonly ingestQueue: QueueWithDeadLetters;
+  /** What SNS could not deliver from any input topic to its ingest queue. */
+  readonly inputDeadLetterQueue: sqs.Queue;
   readonly loadingQueue: QueueWithDeadLetters;
   readonly delayQueue: QueueWithDeadLetters;
   readonly loaderSchedule: events.Rule;
+  /** Loader ticks EventBridge could not hand to the loader. */
+  readonly loaderDeadLetterQueue: sqs.Queue;
   readonly functions: Readonly<Record<SchedulerFunctionName, NodeFunction>>;
   readonly monitoring: SchedulerMonitoring;
   /** The config every function runs with (resource names as CloudFormation references). */
@@ -101,7 +120,7 @@ export class AdhocScheduler extends Construct {
     super(scope, id);
 
     const { region, account } = Stack.of(this);
-    const topicPrefix = props.topicPrefix ?? Stack.of(this).stackName;
+    const topicPrefix = schedulerTopicPrefix(this, props.topicPrefix);
     // The scheduler never publishes to its own topics for a client: the topics named with the prefix
     // in the stack's account (the input topics, the alarm topic), and an alarm topic named otherwise.
     const ownTopicArns = props.monitoring?.alarmTopic ? [props.monitoring.alarmTopic.topicArn] : [];
@@ -148,16 +167,26 @@ export class AdhocScheduler extends Construct {
       consumerTimeout: FUNCTION_LIMITS.emitter.timeout,
       consumerBatchingWindow: batchingWindow('emitter'),
     });
-    this.ingestQueue = new QueueWithDeadLetters(this, 'IngestQueue', {
+    const ingestQueueProps = {
       maxReceiveCount: RETRIES_BEFORE_DEAD_LETTER,
       consumerTimeout: FUNCTION_LIMITS.ingest.timeout,
       consumerBatchingWindow: batchingWindow('ingest'),
+    };
+    this.publicIngestQueue = new QueueWithDeadLetters(this, 'PublicIngestQueue', ingestQueueProps);
+    this.ingestQueue = new QueueWithDeadLetters(this, 'IngestQueue', ingestQueueProps);
+    this.inputDeadLetterQueue = deadLetterQueue(this, 'InputDeadLetters');
+    Validations.of(this.inputDeadLetterQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason:
+        "This is a dead-letter queue: that of the input topics' SNS subscriptions, whose redrive policies name it (the rule looks only at queues' and functions' dead-letter settings); it needs none of its own.",
     });
     const inputTopics = createInputTopics(this, {
       topicPrefix,
       tenants,
       publisherAccounts: props.publisherAccounts,
+      publicIngestQueue: this.publicIngestQueue.queue,
       ingestQueue: this.ingestQueue.queue,
+      deadLetterQueue: this.inputDeadLetterQueue,
     });
     this.inputTopic = inputTopics.shared;
     this.tenantTopics = inputTopics.byTenant;
@@ -190,7 +219,18 @@ export class AdhocScheduler extends Construct {
       description: 'Validates schedule, cancel and reschedule requests by tenant; records events within quotas, sends near ones to the delay queue',
       ...FUNCTION_LIMITS.ingest,
     });
-    consumeQueue(ingest, this.ingestQueue.queue, 'ingest');
+    consumeQueues(
+      ingest,
+      'ingest',
+      { queue: this.ingestQueue.queue },
+      // The same function on its own event source: a flood of public requests waits in its own
+      // queue, and takes at most this many of the function's (and the account's) invocations.
+      {
+        queue: this.publicIngestQueue.queue,
+        id: 'PublicQueue',
+        maxConcurrency: props.publicIngestMaxConcurrency ?? DEFAULT_PUBLIC_INGEST_MAX_CONCURRENCY,
+      },
+    );
     // New events: batched conditional INSERTs (PartiQL), far-path payloads kept apart by
     // BatchWriteItem; quota counters, reschedules and resends are UpdateItems, and a cancel
     // changes its event and its tenant's counter in one transaction of two UpdateItems; a
@@ -210,9 +250,30 @@ export class AdhocScheduler extends Construct {
     });
     // A failed tick is not retried: the next one starts from the same cursor.
     loader.function.configureAsyncInvoke({ retryAttempts: 0 });
+    const failedTickReason =
+      'A failed tick is not retried on purpose: the next tick resumes from the cursor stored in the table, so its event holds nothing to replay; the failure is in the logs and raises the Errors alarm.';
+    Validations.of(loader.function).acknowledge(
+      { id: 'Serverless-LambdaDLQ', reason: failedTickReason },
+      { id: 'Serverless-LambdaAsyncFailureDestination', reason: failedTickReason },
+    );
+    this.loaderDeadLetterQueue = deadLetterQueue(this, 'LoaderDeadLetters');
+    Validations.of(this.loaderDeadLetterQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason:
+        "This is a dead-letter queue: that of the loader's EventBridge target, whose dead-letter config names it (the rule looks only at queues' and functions' dead-letter settings); it needs none of its own.",
+    });
+    const interval = loaderInterval(config.loaderIntervalSeconds);
     this.loaderSchedule = new events.Rule(this, 'LoaderSchedule', {
-      schedule: events.Schedule.rate(loaderInterval(config.loaderIntervalSeconds)),
-      targets: [new targets.LambdaFunction(loader.function)],
+      schedule: events.Schedule.rate(interval),
+      targets: [
+        new targets.LambdaFunction(loader.function, {
+          // A tick EventBridge cannot hand over (throttled, refused) is tried again while it is
+          // younger than one interval: after that the next tick has started and covers it. What
+          // is still not handed over is set aside and alarmed, never dropped in silence.
+          maxEventAge: interval,
+          deadLetterQueue: this.loaderDeadLetterQueue,
+        }),
+      ],
     });
     allow(loader, ['dynamodb:Query'], [`${this.table.tableArn}/index/${TABLE.dueIndex}`]);
     // The loader's cursor is an item of the same table, and the only item the loader reads or writes.
@@ -225,7 +286,7 @@ export class AdhocScheduler extends Construct {
       description: 'Moves chunks of stored events into the delay queue',
       ...FUNCTION_LIMITS.loading,
     });
-    consumeQueue(loading, this.loadingQueue.queue, 'loading');
+    consumeQueues(loading, 'loading', { queue: this.loadingQueue.queue });
     // Reads a chunk's records and payloads (BatchGetItem), takes them with batched conditional UPDATEs (PartiQL).
     allow(loading, ['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate'], [this.table.tableArn]);
     allow(loading, ['sqs:SendMessage'], [this.delayQueue.queue.queueArn]);
@@ -241,23 +302,49 @@ export class AdhocScheduler extends Construct {
       reservedConcurrentExecutions: emitterReservedConcurrency,
       ...FUNCTION_LIMITS.emitter,
     });
-    consumeQueue(emitter, this.delayQueue.queue, 'emitter', { maxConcurrency: emitterMaxConcurrency });
+    consumeQueues(emitter, 'emitter', { queue: this.delayQueue.queue, maxConcurrency: emitterMaxConcurrency });
     // Reads a batch's records (BatchGetItem) before the due time; records its ends afterwards
     // with batched conditional UPDATEs (PartiQL). Open-events counters and notice claims are UpdateItems.
     allow(emitter, ['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate', 'dynamodb:UpdateItem'], [this.table.tableArn]);
     // Delays the retry of a failed publish (ChangeMessageVisibility); hands ends it could not record over (SendMessage).
     allow(emitter, ['sqs:ChangeMessageVisibility', 'sqs:SendMessage'], [this.delayQueue.queue.queueArn]);
-    allow(emitter, ['sns:Publish'], [ANY_CLIENT_TOPIC]);
+    // Clients' topics, in accounts other than the scheduler's: their topic policies decide. A
+    // topic in the scheduler's own account is reachable only if its own policy grants this role,
+    // exactly as a client's topic elsewhere must; an identity policy alone would reach every topic
+    // of the account, the scheduler's input topics included.
+    allow(emitter, ['sns:Publish'], [ANY_CLIENT_TOPIC], { StringNotEquals: { 'aws:ResourceAccount': Aws.ACCOUNT_ID } });
+    // Never the scheduler's own topics, whatever a topic policy says: a request naming one as its
+    // target would have the scheduler feed itself or its operators' alarms.
+    emitter.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        effect: iam.Effect.DENY,
+        actions: ['sns:Publish'],
+        resources: [
+          `arn:${Aws.PARTITION}:sns:*:${Aws.ACCOUNT_ID}:${topicPrefix}-*`,
+          // An embedding app's alarm topic may be named otherwise.
+          ...(props.monitoring?.alarmTopic ? [props.monitoring.alarmTopic.topicArn] : []),
+        ],
+      }),
+    );
+    Validations.of(emitter.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sns:*:*:*]',
+      reason:
+        "Targets, failure topics and dead-letter topics are clients' topics in their own accounts, named in each request: each client's topic policy decides whether this role may publish. The Allow excludes the scheduler's account (there a topic's own policy must grant this role), and an explicit Deny keeps the scheduler's own topics out of reach.",
+    });
 
     this.functions = { ingest, loader, loading, emitter };
     this.monitoring = new SchedulerMonitoring(this, 'Monitoring', {
       ...props.monitoring,
       functions: this.functions,
       deadLetterQueues: {
-        Ingest: this.ingestQueue.deadLetterQueue,
-        Loading: this.loadingQueue.deadLetterQueue,
-        Delay: this.delayQueue.deadLetterQueue,
+        Ingest: { queue: this.ingestQueue.deadLetterQueue, holds: "registered tenants' requests that failed every ingest attempt" },
+        PublicIngest: { queue: this.publicIngestQueue.deadLetterQueue, holds: "public tenant's requests that failed every ingest attempt" },
+        InputDelivery: { queue: this.inputDeadLetterQueue, holds: 'requests SNS could not deliver from an input topic to its ingest queue' },
+        Loading: { queue: this.loadingQueue.deadLetterQueue, holds: 'loading messages that failed every attempt' },
+        Delay: { queue: this.delayQueue.deadLetterQueue, holds: 'delay-queue messages that crashed the emitter on every delivery' },
+        LoaderTicks: { queue: this.loaderDeadLetterQueue, holds: 'loader ticks EventBridge could not hand to the loader' },
       },
+      ingestQueues: { public: this.publicIngestQueue.queue, tenants: this.ingestQueue.queue },
     });
   }
 }
@@ -265,7 +352,8 @@ export class AdhocScheduler extends Construct {
 /**
  * Clients' target, failure and dead-letter topics: any topic named in a request or the
  * registry (ingest and the registry check bound their accounts and region). The client's topic
- * policy is what decides whether the publish is allowed. Only the emitter publishes there.
+ * policy is what decides whether the publish is allowed. Only the emitter publishes there, and
+ * only outside the scheduler's account unless a topic's own policy grants it.
  */
 const ANY_CLIENT_TOPIC = `arn:${Aws.PARTITION}:sns:*:*:*`;
 
@@ -273,19 +361,38 @@ function allow(fn: NodeFunction, actions: string[], resources: string[], conditi
   fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources, conditions }));
 }
 
+/** One SQS event source of a function. */
+interface EventSourceQueue {
+  readonly queue: sqs.IQueue;
+  /** Construct id of the event source mapping. Default: `Queue`. */
+  readonly id?: string;
+  /** Most invocations this source runs at once (2 to 1,000). Default: no cap. */
+  readonly maxConcurrency?: number;
+}
+
 /**
- * An SQS event source with partial batch responses, and only the three permissions Lambda's
- * poller needs (the managed SqsEventSource also grants ChangeMessageVisibility and GetQueueUrl).
+ * SQS event sources with partial batch responses, and only the three permissions Lambda's
+ * poller needs on each queue (the managed SqsEventSource also grants ChangeMessageVisibility and GetQueueUrl).
  */
-function consumeQueue(fn: NodeFunction, queue: sqs.IQueue, source: EventSourceName, options: { readonly maxConcurrency?: number } = {}): void {
-  allow(fn, ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'], [queue.queueArn]);
-  fn.function.addEventSourceMapping('Queue', {
-    eventSourceArn: queue.queueArn,
-    batchSize: EVENT_SOURCES[source].batchSize,
-    maxBatchingWindow: batchingWindow(source),
-    maxConcurrency: options.maxConcurrency,
-    reportBatchItemFailures: true,
+function consumeQueues(fn: NodeFunction, source: EventSourceName, ...sources: EventSourceQueue[]): void {
+  Validations.of(fn.function).acknowledge({
+    id: 'Serverless-LambdaDLQ',
+    reason: "Lambda's dead-letter queue serves asynchronous invocations only; this function is invoked synchronously by its SQS event sources, whose queues set aside what keeps failing in their own alarmed dead-letter queues.",
   });
+  for (const { queue, id, maxConcurrency } of sources) {
+    allow(fn, ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'], [queue.queueArn]);
+    const mapping = fn.function.addEventSourceMapping(id ?? 'Queue', {
+      eventSourceArn: queue.queueArn,
+      batchSize: EVENT_SOURCES[source].batchSize,
+      maxBatchingWindow: batchingWindow(source),
+      maxConcurrency,
+      reportBatchItemFailures: true,
+    });
+    Validations.of(mapping).acknowledge({
+      id: 'Serverless-LambdaEventSourceMappingDestination',
+      reason: "On-failure destinations apply to stream and Kafka sources; for an SQS source, records that keep failing go to the queue's own alarmed dead-letter queue through its redrive policy.",
+    });
+  }
 }
 
 /** EventBridge schedules run at most once a minute, in whole minutes. */

@@ -20,6 +20,7 @@ export const SCHEDULER_CONTEXT = {
   /** A file holding the registry, as the local service's tenants file (relative to infra/, where cdk runs the app). */
   tenantsFile: 'tenantsFile',
   topicPrefix: 'topicPrefix',
+  publicIngestMaxConcurrency: 'publicIngestMaxConcurrency',
   emitterMaxConcurrency: 'emitterMaxConcurrency',
   emitterReservedConcurrency: 'emitterReservedConcurrency',
   latenessAlarmThresholdMs: 'latenessAlarmThresholdMs',
@@ -134,6 +135,7 @@ export function schedulerStackPropsFromContext(node: Node): SchedulerStackProps 
       publisherAccounts: contextList(node, SCHEDULER_CONTEXT.publisherAccounts),
       tenants: tenants(node),
       topicPrefix: contextString(node, SCHEDULER_CONTEXT.topicPrefix),
+      publicIngestMaxConcurrency: contextInteger(node, SCHEDULER_CONTEXT.publicIngestMaxConcurrency),
       emitterMaxConcurrency: contextInteger(node, SCHEDULER_CONTEXT.emitterMaxConcurrency),
       emitterReservedConcurrency: contextInteger(node, SCHEDULER_CONTEXT.emitterReservedConcurrency),
       logRetention: retentionDays(node, SCHEDULER_CONTEXT.logRetentionDays),

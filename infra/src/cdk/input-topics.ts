@@ -1,9 +1,9 @@
 import { inputTopicName, PUBLIC_TENANT_ID, type TenantsDocument } from '@adhoc-scheduler/shared';
-import { Token } from 'aws-cdk-lib';
+import { Stack, Token } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
-import type { Construct } from 'constructs';
+import type { Construct, IDependable } from 'constructs';
 
 export interface InputTopicsProps {
   /** Prefix of every input topic's name (see `inputTopicName`). */
@@ -12,8 +12,12 @@ export interface InputTopicsProps {
   readonly tenants: TenantsDocument;
   /** Accounts that may publish to the shared topic; undefined: any AWS account. */
   readonly publisherAccounts: readonly string[] | undefined;
-  /** Where every input topic delivers. */
+  /** Where the shared topic delivers: the public tenant's requests wait apart from the registered tenants'. */
+  readonly publicIngestQueue: sqs.Queue;
+  /** Where every registered tenant's topic delivers. */
   readonly ingestQueue: sqs.Queue;
+  /** Where SNS sets aside what it could not deliver to either ingest queue, from any input topic. */
+  readonly deadLetterQueue: sqs.Queue;
 }
 
 export interface InputTopics {
@@ -30,10 +34,19 @@ const MAX_TOPIC_NAME = 256;
 const LONGEST_TENANT_TOPIC_SUFFIX = '-tenant-'.length + 40;
 
 /**
+ * Prefix of every topic of the scheduler's own: the input topics (`inputTopicName`) and the
+ * alarm topic. Default: the stack's name, so two stacks in one account and region never share topics.
+ */
+export function schedulerTopicPrefix(scope: Construct, topicPrefix: string | undefined): string {
+  return topicPrefix ?? Stack.of(scope).stackName;
+}
+
+/**
  * The input topics, named by the convention ingest reads tenants from (`inputTopicName`): the
  * shared topic and one per registered tenant, each admitting sns:Publish only from its own
- * accounts, all delivering to the ingest queue with the SNS envelope (its TopicArn names the
- * tenant, its MessageId names events).
+ * accounts, delivering with the SNS envelope (its TopicArn names the tenant, its MessageId names
+ * events): the shared topic to the public ingest queue, so that a flood there does not hold up the
+ * registered tenants, and the tenants' topics to the ingest queue.
  */
 export function createInputTopics(scope: Construct, props: InputTopicsProps): InputTopics {
   assertTopicPrefix(props.topicPrefix);
@@ -47,7 +60,10 @@ export function createInputTopics(scope: Construct, props: InputTopicsProps): In
       tenant.accounts.map((account) => new iam.AccountPrincipal(account)),
     );
   }
-  deliverToIngest([shared, ...Object.values(byTenant)], props.ingestQueue);
+  const tenantTopics = Object.values(byTenant);
+  const deadLetterPolicy = admitTopics(props.deadLetterQueue, 'InputTopicsSetAside', [shared, ...tenantTopics]);
+  deliverToIngest([shared], props.publicIngestQueue, props.deadLetterQueue, deadLetterPolicy);
+  deliverToIngest(tenantTopics, props.ingestQueue, props.deadLetterQueue, deadLetterPolicy);
   return { shared, byTenant };
 }
 
@@ -65,19 +81,30 @@ function inputTopic(scope: Construct, id: string, topicName: string, publishers:
 }
 
 /**
- * One queue-policy statement for all the topics: SQS allows 20 statements per policy, so one
- * per topic (as SqsSubscription adds) would cap the tenants at 18.
+ * One queue-policy statement letting SNS send from all the topics: SQS allows 20 statements per
+ * policy, so one per topic (as SqsSubscription and a subscription's dead-letter queue add) would
+ * cap the tenants at 18.
  */
-function deliverToIngest(topics: readonly sns.Topic[], queue: sqs.Queue): void {
-  const { policyDependable } = queue.addToResourcePolicy(
+function admitTopics(queue: sqs.Queue, sid: string, topics: readonly sns.Topic[]): IDependable | undefined {
+  if (topics.length === 0) return undefined;
+  return queue.addToResourcePolicy(
     new iam.PolicyStatement({
-      sid: 'InputTopicsDeliver',
+      sid,
       principals: [new iam.ServicePrincipal('sns.amazonaws.com')],
       actions: ['sqs:SendMessage'],
       resources: [queue.queueArn],
       conditions: { ArnEquals: { 'aws:SourceArn': topics.map((topic) => topic.topicArn) } },
     }),
-  );
+  ).policyDependable;
+}
+
+/**
+ * Subscribes the topics to the queue, each with a redrive policy: a message SNS cannot deliver
+ * there (the queue refuses it, or stays unreachable through all of SNS's retries) is set aside in
+ * the dead-letter queue, alarmed, instead of dropped.
+ */
+function deliverToIngest(topics: readonly sns.Topic[], queue: sqs.Queue, deadLetterQueue: sqs.Queue, deadLetterPolicy: IDependable | undefined): void {
+  const queuePolicy = admitTopics(queue, 'InputTopicsDeliver', topics);
   for (const topic of topics) {
     const subscription = new sns.Subscription(topic, 'IngestQueue', {
       topic,
@@ -86,8 +113,10 @@ function deliverToIngest(topics: readonly sns.Topic[], queue: sqs.Queue): void {
       // The envelope is kept (no raw delivery): ingest takes the tenant from its TopicArn.
       rawMessageDelivery: false,
     });
-    // Deliveries start only once the queue admits them.
-    if (policyDependable) subscription.node.addDependency(policyDependable);
+    // Set here rather than with the `deadLetterQueue` prop, which adds a queue-policy statement per topic.
+    (subscription.node.defaultChild as sns.CfnSubscription).redrivePolicy = { deadLetterTargetArn: deadLetterQueue.queueArn };
+    // Deliveries start only once both queues admit them.
+    for (const policy of [queuePolicy, deadLetterPolicy]) if (policy) subscription.node.addDependency(policy);
   }
 }
 

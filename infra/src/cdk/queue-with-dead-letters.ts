@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
@@ -18,12 +18,7 @@ export class QueueWithDeadLetters extends Construct {
 
   constructor(scope: Construct, id: string, props: QueueWithDeadLettersProps) {
     super(scope, id);
-    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetters', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      // The longest SQS allows: time to look at what failed and redrive it.
-      retentionPeriod: Duration.days(14),
-    });
+    this.deadLetterQueue = deadLetterQueue(this, 'DeadLetters');
     this.queue = new sqs.Queue(this, 'Queue', {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
@@ -31,6 +26,24 @@ export class QueueWithDeadLetters extends Construct {
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount },
     });
   }
+}
+
+/**
+ * Where messages that could not be delivered or processed are set aside: encrypted, TLS only,
+ * kept as long as SQS allows (time to look at what failed and redrive it). Every one is alarmed
+ * (SchedulerMonitoring's `deadLetterQueues`).
+ */
+export function deadLetterQueue(scope: Construct, id: string): sqs.Queue {
+  const queue = new sqs.Queue(scope, id, {
+    encryption: sqs.QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    retentionPeriod: Duration.days(14),
+  });
+  Validations.of(queue).acknowledge({
+    id: 'Serverless-SQSRedrivePolicy',
+    reason: 'This is a dead-letter queue, the end of its line: nothing consumes it, and its messages wait 14 days for an operator, announced by an alarm.',
+  });
+  return queue;
 }
 
 /**

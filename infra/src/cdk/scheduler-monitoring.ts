@@ -11,10 +11,18 @@ import { SCHEDULER_FUNCTIONS, type SchedulerFunctionName } from './paths.js';
 /** Every metric the functions emit (EMF, namespace AdhocScheduler, dimension `service` = function name). */
 export type SchedulerMetricName = MetricName | 'EmitLatenessMs' | 'LoaderBacklogSeconds';
 
+export interface DeadLetters {
+  readonly queue: sqs.IQueue;
+  /** What waits there, for the alarm's description: "<holds> wait in a dead-letter queue". */
+  readonly holds: string;
+}
+
 export interface SchedulerMonitoringProps {
   readonly functions: Readonly<Record<SchedulerFunctionName, NodeFunction>>;
-  /** Dead-letter queues by the name of the queue they serve. */
-  readonly deadLetterQueues: Readonly<Record<string, sqs.IQueue>>;
+  /** Dead-letter queues by the name of what they serve (names the alarm and the dashboard line). */
+  readonly deadLetterQueues: Readonly<Record<string, DeadLetters>>;
+  /** The ingest buffer queues by whose requests they hold, for the dashboard: a flood shows as one queue's backlog. */
+  readonly ingestQueues: Readonly<Record<string, sqs.IQueue>>;
   /** Alarm when the p99 of emit lateness stays above this. Default: 1,000 ms. */
   readonly latenessAlarmThresholdMs?: number;
   /**
@@ -61,10 +69,10 @@ export class SchedulerMonitoring extends Construct {
       return created;
     };
 
-    for (const [queueName, deadLetterQueue] of Object.entries(props.deadLetterQueues)) {
-      alarm(`${queueName}DeadLettersAlarm`, {
-        alarmDescription: `Messages of the ${queueName} queue failed every delivery and wait in its dead-letter queue`,
-        metric: deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }),
+    for (const [name, { queue, holds }] of Object.entries(props.deadLetterQueues)) {
+      alarm(`${name}DeadLettersAlarm`, {
+        alarmDescription: `${holds[0]?.toUpperCase()}${holds.slice(1)} wait in a dead-letter queue`,
+        metric: queue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }),
         threshold: 0,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 1,
@@ -148,8 +156,8 @@ export class SchedulerMonitoring extends Construct {
       new cloudwatch.GraphWidget({
         title: 'Dead-letter queues (messages)',
         width: 12,
-        left: Object.entries(props.deadLetterQueues).map(([queueName, queue]) =>
-          queue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum', label: queueName }),
+        left: Object.entries(props.deadLetterQueues).map(([name, { queue }]) =>
+          queue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum', label: name }),
         ),
       }),
     );
@@ -184,6 +192,18 @@ export class SchedulerMonitoring extends Construct {
       }),
       // Quotas (QUOTA_EXCEEDED), foreign targets (TARGET_NOT_ALLOWED), unknown tenants, refused changes...
       new cloudwatch.GraphWidget({ title: 'Refused requests by reason', width: 12, left: [byReason('EventsRejected')] }),
+    );
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Ingest queues: requests waiting (left) and the oldest one’s age in s (right)',
+        width: 24,
+        left: Object.entries(props.ingestQueues).map(([name, queue]) =>
+          queue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum', label: `${name} waiting` }),
+        ),
+        right: Object.entries(props.ingestQueues).map(([name, queue]) =>
+          queue.metricApproximateAgeOfOldestMessage({ period: PERIOD, statistic: 'Maximum', label: `${name} oldest` }),
+        ),
+      }),
     );
     this.dashboard.addWidgets(
       new cloudwatch.GraphWidget({

@@ -1,7 +1,9 @@
 import { Aws, CfnOutput, Stack, Token, type StackProps } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { AdhocScheduler, type AdhocSchedulerProps } from './adhoc-scheduler.js';
+import { schedulerTopicPrefix } from './input-topics.js';
 import { SCHEDULER_OUTPUTS, tenantInputTopicOutputKey } from './stack-outputs.js';
 
 export { SCHEDULER_OUTPUTS, tenantInputTopicOutputKey };
@@ -34,8 +36,25 @@ export class SchedulerStack extends Stack {
     if (!Token.isUnresolved(this.stackName) && this.stackName.length + '-emitter-'.length + LONGEST_REGION > MAX_ROLE_NAME) {
       throw new Error(`stack name "${this.stackName}" is too long for the role name ${this.stackName}-emitter-<region>`);
     }
-    // No topic policy: the account's default one lets CloudWatch alarms of this account publish.
-    this.alarmTopic = new sns.Topic(this, 'AlarmTopic', { displayName: `${this.stackName} alarms` });
+    // Named like the scheduler's other topics, which the emitter may never publish to.
+    this.alarmTopic = new sns.Topic(this, 'AlarmTopic', {
+      topicName: `${schedulerTopicPrefix(this, props.scheduler?.topicPrefix)}-alarms`,
+      displayName: `${this.stackName} alarms`,
+      enforceSSL: true,
+    });
+    // A topic policy replaces the account's default one, which let this account's alarms publish.
+    this.alarmTopic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'AlarmsPublish',
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [this.alarmTopic.topicArn],
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': this.account },
+          ArnLike: { 'aws:SourceArn': `arn:${this.partition}:cloudwatch:${this.region}:${this.account}:alarm:*` },
+        },
+      }),
+    );
     this.scheduler = new AdhocScheduler(this, 'Scheduler', {
       ...props.scheduler,
       emitterRoleName,

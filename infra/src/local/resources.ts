@@ -5,7 +5,7 @@ import {
   ResourceInUseException,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { CreateTopicCommand, ListSubscriptionsByTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
+import { CreateTopicCommand, ListSubscriptionsByTopicCommand, SNSClient, SubscribeCommand, UnsubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { inputTopicName, PUBLIC_TENANT_ID, TABLE_LAYOUT } from '@adhoc-scheduler/shared';
 
@@ -14,6 +14,7 @@ export function resourceNames(prefix: string) {
   return {
     table: `${prefix}-events`,
     inputTopic: inputTopicName(prefix, PUBLIC_TENANT_ID),
+    publicIngestQueue: `${prefix}-public-ingest`,
     ingestQueue: `${prefix}-ingest`,
     loadingQueue: `${prefix}-loading`,
     delayQueue: `${prefix}-delay`,
@@ -35,6 +36,9 @@ export interface LocalResources {
   readonly inputTopicArn: string;
   /** Each registered tenant's input topic, by tenant id. */
   readonly tenantTopicArns: Readonly<Record<string, string>>;
+  /** Where the shared topic delivers: the public tenant's requests wait apart from the registered tenants'. */
+  readonly publicIngestQueue: QueueRef;
+  /** Where every registered tenant's topic delivers. */
   readonly ingestQueue: QueueRef;
   readonly loadingQueue: QueueRef;
   readonly delayQueue: QueueRef;
@@ -104,6 +108,7 @@ export interface EmulatorAccess {
 /**
  * Creates the table, queues and input topics (the shared one and each tenant's) the way the
  * CDK app does, idempotently, so a restart on a persistent data directory finds what it left.
+ * All the queues share one dead-letter queue here (the stack gives each its own).
  */
 export async function createLocalResources(
   endpoints: { readonly messaging: string; readonly dynamodb: string },
@@ -124,16 +129,20 @@ export async function createLocalResources(
 }
 
 /**
- * A tenant's input topic, subscribed to the ingest queue. Idempotent: onboarding a tenant
- * while the service runs, and every start, call it.
+ * An input topic, subscribed to its ingest queue (`ingestQueueArn`) and to none of the others
+ * (`otherIngestQueueArns`: a data directory of an earlier version may hold such a subscription).
+ * Idempotent: onboarding a tenant while the service runs, and every start, call it.
  */
-export async function ensureInputTopic(sns: SNSClient, topicName: string, ingestQueueArn: string): Promise<string> {
+export async function ensureInputTopic(sns: SNSClient, topicName: string, ingestQueueArn: string, otherIngestQueueArns: readonly string[] = []): Promise<string> {
   const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: topicName }));
   if (!TopicArn) throw new Error(`CreateTopic returned no ARN for ${topicName}`);
   const { Subscriptions = [] } = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn }));
   if (!Subscriptions.some((subscription) => subscription.Endpoint === ingestQueueArn)) {
     // Enveloped (not raw) delivery: ingest reads the topic (the tenant) and MessageId from it.
     await sns.send(new SubscribeCommand({ TopicArn, Protocol: 'sqs', Endpoint: ingestQueueArn }));
+  }
+  for (const { Endpoint, SubscriptionArn } of Subscriptions) {
+    if (Endpoint !== undefined && otherIngestQueueArns.includes(Endpoint)) await sns.send(new UnsubscribeCommand({ SubscriptionArn }));
   }
   return TopicArn;
 }
@@ -149,15 +158,17 @@ async function createAll(
     VisibilityTimeout: String(settings.visibilityTimeoutSeconds),
     RedrivePolicy: JSON.stringify({ deadLetterTargetArn: deadLetterQueue.arn, maxReceiveCount }),
   });
-  const [ingestQueue, loadingQueue, delayQueue] = await Promise.all([
+  const [publicIngestQueue, ingestQueue, loadingQueue, delayQueue] = await Promise.all([
+    createQueue(clients.sqs, names.publicIngestQueue, queueAttributes(settings.maxReceiveCount)),
     createQueue(clients.sqs, names.ingestQueue, queueAttributes(settings.maxReceiveCount)),
     createQueue(clients.sqs, names.loadingQueue, queueAttributes(settings.maxReceiveCount)),
     createQueue(clients.sqs, names.delayQueue, { ...queueAttributes(settings.delayQueueMaxReceiveCount), MessageRetentionPeriod: '1209600' }),
   ]);
   await createTable(clients.dynamodb, names.table);
 
-  const inputTopicArn = await ensureInputTopic(clients.sns, names.inputTopic, ingestQueue.arn);
+  // The shared topic has its own queue, so that a flood there does not hold up the registered tenants.
+  const inputTopicArn = await ensureInputTopic(clients.sns, names.inputTopic, publicIngestQueue.arn, [ingestQueue.arn]);
   const tenantTopicArns: Record<string, string> = {};
   for (const id of settings.tenantIds) tenantTopicArns[id] = await ensureInputTopic(clients.sns, inputTopicName(prefix, id), ingestQueue.arn);
-  return { tableName: names.table, inputTopicArn, tenantTopicArns, ingestQueue, loadingQueue, delayQueue, deadLetterQueue };
+  return { tableName: names.table, inputTopicArn, tenantTopicArns, publicIngestQueue, ingestQueue, loadingQueue, delayQueue, deadLetterQueue };
 }

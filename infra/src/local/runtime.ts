@@ -22,7 +22,9 @@ const DEFAULT_EMITTER_CONCURRENCY = 128;
 /**
  * Ingest and loading batches handled at once. Four ingest pollers, each receiving several
  * batches of 10 at once while the queue has a backlog, take 1,800 events a second here as eight
- * do, and fill their batches better at low traffic (fewer quota-counter writes).
+ * do, and fill their batches better at low traffic (fewer quota-counter writes). The public
+ * tenant's queue and the registered tenants' have four each: a flood on the shared topic takes
+ * the public pollers only, as the stack caps that event source's concurrency.
  */
 const INGEST_CONCURRENCY = 4;
 const LOADING_CONCURRENCY = 8;
@@ -74,7 +76,11 @@ export interface LocalOutputs {
   readonly tableName: string;
   readonly delayQueueUrl: string;
   readonly loadingQueueUrl: string;
+  /** Where the shared topic delivers: the public tenant's requests, polled apart. */
+  readonly publicIngestQueueUrl: string;
+  /** Where every registered tenant's topic delivers (and where `scripts/admin tenant add` subscribes a new one). */
   readonly ingestQueueUrl: string;
+  /** Where every queue sets aside what keeps failing. */
   readonly deadLetterQueueUrl: string;
   /** Events due later than this many seconds ahead go through the store and the loader. */
   readonly nearPathWindowSeconds: number;
@@ -100,6 +106,7 @@ function outputsOf(emulators: Emulators, resources: LocalResources, config: Sche
     tableName: resources.tableName,
     delayQueueUrl: resources.delayQueue.url,
     loadingQueueUrl: resources.loadingQueue.url,
+    publicIngestQueueUrl: resources.publicIngestQueue.url,
     ingestQueueUrl: resources.ingestQueue.url,
     deadLetterQueueUrl: resources.deadLetterQueue.url,
     nearPathWindowSeconds: config.nearPathWindowSeconds,
@@ -186,6 +193,8 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       });
     };
     const pollers = [
+      // The same handler on two queues: a flood of public requests waits in its own, apart from the registered tenants'.
+      poll('ingest', resources.publicIngestQueue, INGEST_CONCURRENCY),
       poll('ingest', resources.ingestQueue, INGEST_CONCURRENCY),
       poll('loading', resources.loadingQueue, LOADING_CONCURRENCY),
       // The delay queue is a fair queue on AWS (MessageGroupId = tenant): one tenant's spike does not hold back the others.

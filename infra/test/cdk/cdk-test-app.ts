@@ -19,19 +19,22 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 
 /**
  * One permission of a role: an action on a resource (an intrinsic like {"Fn::GetAtt": [...]}, or
- * a string), under the statement's condition if it has one.
+ * a string), under the statement's condition if it has one, allowed or (`Deny`) refused.
  */
 export interface Permission {
   readonly action: string;
   readonly resource: Json;
   readonly condition?: Json;
+  readonly effect?: Effect;
 }
+
+export type Effect = 'Allow' | 'Deny';
 
 const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
 
 /**
- * Every action-resource pair the role's policies allow, with its condition, sorted. Fails on
- * anything that the flat list would misrepresent (Deny, NotAction, NotResource, principals).
+ * Every action-resource pair the role's policies allow or deny, with its condition, sorted. Fails
+ * on anything that the flat list would misrepresent (NotAction, NotResource, principals).
  */
 export function permissionsOf(template: Template, roleLogicalId: string): string[] {
   const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) =>
@@ -40,26 +43,29 @@ export function permissionsOf(template: Template, roleLogicalId: string): string
   const pairs: string[] = [];
   for (const policy of policies) {
     for (const statement of policy.Properties.PolicyDocument.Statement as Record<string, Json>[]) {
-      const { Effect, Action, Resource, Condition: condition, ...rest } = statement;
-      if (Effect !== 'Allow' || Object.keys(rest).length > 0) throw new Error(`unexpected statement shape: ${JSON.stringify(statement)}`);
+      const { Effect: effect, Action, Resource, Condition: condition, ...rest } = statement;
+      if ((effect !== 'Allow' && effect !== 'Deny') || Object.keys(rest).length > 0) throw new Error(`unexpected statement shape: ${JSON.stringify(statement)}`);
       for (const action of asArray(Action as string | string[])) {
-        for (const resource of asArray(Resource as Json)) pairs.push(permissionKey({ action, resource, condition }));
+        for (const resource of asArray(Resource as Json)) pairs.push(permissionKey({ action, resource, condition, effect }));
       }
     }
   }
   return pairs.sort();
 }
 
-export function permissionKey({ action, resource, condition }: Permission): string {
-  const key = `${action} on ${JSON.stringify(resource)}`;
+export function permissionKey({ action, resource, condition, effect = 'Allow' }: Permission): string {
+  const key = `${effect === 'Deny' ? 'DENY ' : ''}${action} on ${JSON.stringify(resource)}`;
   return condition === undefined ? key : `${key} when ${JSON.stringify(condition)}`;
 }
 
-/** Expected permissions, in the same form as permissionsOf: `actions` on each of `resources`, under `condition` if given. */
-export function permissions(stack: Stack, ...grants: [actions: string[], resources: string[], condition?: Json][]): string[] {
+/**
+ * Expected permissions, in the same form as permissionsOf: `actions` on each of `resources`, under
+ * `condition` if given, allowed unless `effect` says Deny.
+ */
+export function permissions(stack: Stack, ...grants: [actions: string[], resources: string[], condition?: Json, effect?: Effect][]): string[] {
   return grants
-    .flatMap(([actions, resources, condition]) =>
-      actions.flatMap((action) => resources.map((resource) => permissionKey({ action, resource: stack.resolve(resource) as Json, condition }))),
+    .flatMap(([actions, resources, condition, effect]) =>
+      actions.flatMap((action) => resources.map((resource) => permissionKey({ action, resource: stack.resolve(resource) as Json, condition, effect }))),
     )
     .sort();
 }

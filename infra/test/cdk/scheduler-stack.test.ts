@@ -1,8 +1,11 @@
 import { ConfigError, DEFAULTS, deliveriesWithin, ENV, loadConfig, LOADER_CURSOR_ID, METRICS_NAMESPACE, TABLE } from '@adhoc-scheduler/shared';
-import { Aws, type CfnElement } from 'aws-cdk-lib';
+import { Aws, Stack, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { AdhocScheduler } from '../../src/cdk/adhoc-scheduler.js';
 import { ContextError, schedulerStackPropsFromContext } from '../../src/cdk/context.js';
 import { EVENT_SOURCES } from '../../src/event-sources.js';
 import { SCHEDULER_FUNCTIONS, type SchedulerFunctionName } from '../../src/cdk/paths.js';
@@ -23,6 +26,7 @@ beforeAll(() => {
   variant = new SchedulerStack(app, 'Variant', {
     scheduler: {
       publisherAccounts: ['111111111111', '222222222222'],
+      publicIngestMaxConcurrency: 4,
       emitterMaxConcurrency: 50,
       emitterReservedConcurrency: 100,
       settings: { emitMaxAgeSeconds: 7200, shardCount: 16, logLevel: 'debug' },
@@ -113,20 +117,19 @@ describe('the event sources', () => {
     Object.values(template.findResources('AWS::Lambda::EventSourceMapping', { Properties: { FunctionName: { Ref: ref(fn(name).function) } } }));
 
   it('feed ingest and the emitter in batches of up to 100 with a 1 s window, as the local runtime does, with partial batch failures', () => {
-    for (const [name, queue] of [
-      ['ingest', stack.scheduler.ingestQueue.queue],
-      ['emitter', stack.scheduler.delayQueue.queue],
-    ] as const) {
-      expect(sourceOf(name).map((source) => source.Properties)).toEqual([
-        {
-          FunctionName: { Ref: ref(fn(name).function) },
-          EventSourceArn: stack.resolve(queue.queueArn),
-          BatchSize: EVENT_SOURCES[name].batchSize,
-          MaximumBatchingWindowInSeconds: EVENT_SOURCES[name].batchingWindowSeconds,
-          FunctionResponseTypes: ['ReportBatchItemFailures'],
-        },
-      ]);
-    }
+    const batches = (name: SchedulerFunctionName, queue: IQueue) => ({
+      FunctionName: { Ref: ref(fn(name).function) },
+      EventSourceArn: stack.resolve(queue.queueArn),
+      BatchSize: EVENT_SOURCES[name === 'emitter' ? 'emitter' : 'ingest'].batchSize,
+      MaximumBatchingWindowInSeconds: EVENT_SOURCES[name === 'emitter' ? 'emitter' : 'ingest'].batchingWindowSeconds,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    // Ingest has two sources: the registered tenants' queue, and the public tenant's, whose concurrency is capped.
+    expect(sourceOf('ingest').map((source) => source.Properties)).toEqual([
+      batches('ingest', stack.scheduler.ingestQueue.queue),
+      { ...batches('ingest', stack.scheduler.publicIngestQueue.queue), ScalingConfig: { MaximumConcurrency: 10 } },
+    ]);
+    expect(sourceOf('emitter').map((source) => source.Properties)).toEqual([batches('emitter', stack.scheduler.delayQueue.queue)]);
     expect(EVENT_SOURCES.emitter).toEqual({ batchSize: 100, batchingWindowSeconds: 1 });
     // The emitter's batching window is inside its lead: events still reach it before they are due.
     expect(DEFAULTS.emitterLeadMs).toBeGreaterThan(EVENT_SOURCES.emitter.batchingWindowSeconds * 1000);
@@ -149,13 +152,34 @@ describe('the event sources', () => {
   });
 
   it('run the loader every minute on an EventBridge rule, without retrying a failed tick', () => {
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 3);
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 4);
     expect(sourceOf('loader')).toEqual([]);
     template.resourceCountIs('AWS::Events::Rule', 1);
     template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(1 minute)',
       State: 'ENABLED',
-      Targets: [Match.objectLike({ Arn: stack.resolve(fn('loader').function.functionArn) })],
+      Targets: [
+        {
+          Id: 'Target0',
+          Arn: stack.resolve(fn('loader').function.functionArn),
+          // A tick EventBridge cannot hand over is tried again within the minute, then set aside.
+          RetryPolicy: { MaximumEventAgeInSeconds: 60 },
+          DeadLetterConfig: { Arn: stack.resolve(stack.scheduler.loaderDeadLetterQueue.queueArn) },
+        },
+      ],
+    });
+    template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      Queues: [{ Ref: ref(stack.scheduler.loaderDeadLetterQueue) }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Allow',
+            Principal: { Service: 'events.amazonaws.com' },
+            Action: 'sqs:SendMessage',
+            Condition: { ArnEquals: { 'aws:SourceArn': stack.resolve(stack.scheduler.loaderSchedule.ruleArn) } },
+          }),
+        ]),
+      },
     });
     template.hasResourceProperties('AWS::Lambda::Permission', {
       Action: 'lambda:InvokeFunction',
@@ -174,31 +198,35 @@ describe('the queues', () => {
   const queueProps = (construct: IConstruct) => template.toJSON().Resources[ref(construct)].Properties;
 
   it('each have a dead-letter queue with redrive; the delay queue keeps a message through a publish’s retries', () => {
-    template.resourceCountIs('AWS::SQS::Queue', 6);
+    // Five queues with their dead-letter queues, and those of the input subscriptions and the loader's target.
+    template.resourceCountIs('AWS::SQS::Queue', 10);
     const redrive = (queue: { queue: IConstruct; deadLetterQueue: IConstruct }) => queueProps(queue.queue).RedrivePolicy;
-    const { ingestQueue, loadingQueue, delayQueue } = stack.scheduler;
-    expect(redrive(ingestQueue)).toEqual({ deadLetterTargetArn: stack.resolve(ingestQueue.deadLetterQueue.queueArn), maxReceiveCount: 5 });
-    expect(redrive(loadingQueue)).toEqual({ deadLetterTargetArn: stack.resolve(loadingQueue.deadLetterQueue.queueArn), maxReceiveCount: 5 });
+    const { publicIngestQueue, ingestQueue, loadingQueue, delayQueue, inputDeadLetterQueue, loaderDeadLetterQueue } = stack.scheduler;
+    for (const queue of [publicIngestQueue, ingestQueue, loadingQueue]) {
+      expect(redrive(queue)).toEqual({ deadLetterTargetArn: stack.resolve(queue.deadLetterQueue.queueArn), maxReceiveCount: 5 });
+    }
     expect(redrive(delayQueue)).toEqual({
       deadLetterTargetArn: stack.resolve(delayQueue.deadLetterQueue.queueArn),
       maxReceiveCount: deliveriesWithin(DEFAULTS.emitMaxAgeSeconds) + 10,
     });
-    for (const { deadLetterQueue } of [ingestQueue, loadingQueue, delayQueue]) {
+    const deadLetterQueues = [...[publicIngestQueue, ingestQueue, loadingQueue, delayQueue].map((queue) => queue.deadLetterQueue), inputDeadLetterQueue, loaderDeadLetterQueue];
+    for (const deadLetterQueue of deadLetterQueues) {
       expect(queueProps(deadLetterQueue)).toEqual({ MessageRetentionPeriod: 14 * 24 * 3600, SqsManagedSseEnabled: true });
     }
   });
 
   it('hide a message for at least six times its consumer’s timeout (plus the batching window)', () => {
-    const { ingestQueue, loadingQueue, delayQueue } = stack.scheduler;
+    const { publicIngestQueue, ingestQueue, loadingQueue, delayQueue } = stack.scheduler;
     const visibility = (queue: IConstruct) => queueProps(queue).VisibilityTimeout as number;
     const timeout = (name: SchedulerFunctionName) => functionResource(name).Properties.Timeout as number;
+    expect(visibility(publicIngestQueue.queue)).toBe(6 * timeout('ingest') + 1);
     expect(visibility(ingestQueue.queue)).toBe(6 * timeout('ingest') + 1);
     expect(visibility(loadingQueue.queue)).toBe(6 * timeout('loading'));
     expect(visibility(delayQueue.queue)).toBe(6 * timeout('emitter') + 1);
   });
 
   it('are encrypted and refuse requests without TLS', () => {
-    template.resourceCountIs('AWS::SQS::QueuePolicy', 6);
+    template.resourceCountIs('AWS::SQS::QueuePolicy', 10);
     for (const queue of Object.values(template.findResources('AWS::SQS::Queue'))) expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
     for (const policy of Object.values(template.findResources('AWS::SQS::QueuePolicy'))) {
       expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
@@ -209,7 +237,11 @@ describe('the queues', () => {
 });
 
 describe('the input topic', () => {
-  const topicPolicy = (target: Template) => Object.values(target.findResources('AWS::SNS::TopicPolicy'))[0]?.Properties.PolicyDocument.Statement;
+  const topicPolicy = (target: Template) => {
+    const scheduler = target === template ? stack : variant;
+    const policies = target.findResources('AWS::SNS::TopicPolicy', { Properties: { Topics: [scheduler.resolve(scheduler.scheduler.inputTopic.topicArn)] } });
+    return Object.values(policies)[0]?.Properties.PolicyDocument.Statement;
+  };
 
   it('is named <stack name>-input: ingest knows the public tenant by that name', () => {
     expect(template.toJSON().Resources[ref(stack.scheduler.inputTopic)].Properties.TopicName).toBe('AdhocScheduler-input');
@@ -217,7 +249,8 @@ describe('the input topic', () => {
   });
 
   it('takes schedule requests from any AWS account by default, over TLS only', () => {
-    template.resourceCountIs('AWS::SNS::TopicPolicy', 1);
+    // The input topic's and the alarm topic's.
+    template.resourceCountIs('AWS::SNS::TopicPolicy', 2);
     expect(topicPolicy(template)).toContainEqual({
       Sid: 'PublishScheduleRequests',
       Effect: 'Allow',
@@ -244,30 +277,41 @@ describe('the input topic', () => {
     });
   });
 
-  it('delivers to the ingest buffer queue with the SNS envelope (its TopicArn names the tenant, its MessageId events)', () => {
+  it('delivers to the public tenant’s own ingest queue with the SNS envelope (its TopicArn names the tenant, its MessageId events)', () => {
     template.resourceCountIs('AWS::SNS::Subscription', 1);
+    const { inputTopic, publicIngestQueue, inputDeadLetterQueue } = stack.scheduler;
     const [subscription] = Object.values(template.findResources('AWS::SNS::Subscription'));
     expect(subscription?.Properties).toEqual({
       Protocol: 'sqs',
       RawMessageDelivery: false,
-      TopicArn: stack.resolve(stack.scheduler.inputTopic.topicArn),
-      Endpoint: stack.resolve(stack.scheduler.ingestQueue.queue.queueArn),
+      TopicArn: stack.resolve(inputTopic.topicArn),
+      Endpoint: stack.resolve(publicIngestQueue.queue.queueArn),
+      RedrivePolicy: { deadLetterTargetArn: stack.resolve(inputDeadLetterQueue.queueArn) },
     });
-    template.hasResourceProperties('AWS::SQS::QueuePolicy', {
-      Queues: [{ Ref: ref(stack.scheduler.ingestQueue.queue) }],
-      PolicyDocument: {
-        Statement: Match.arrayWith([
-          {
-            Sid: 'InputTopicsDeliver',
-            Effect: 'Allow',
-            Principal: { Service: 'sns.amazonaws.com' },
-            Action: 'sqs:SendMessage',
-            Resource: stack.resolve(stack.scheduler.ingestQueue.queue.queueArn),
-            Condition: { ArnEquals: { 'aws:SourceArn': [stack.resolve(stack.scheduler.inputTopic.topicArn)] } },
-          },
-        ]),
-      },
-    });
+    const admitted = (queue: IQueue, sid: string) =>
+      template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: ref(queue) }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            {
+              Sid: sid,
+              Effect: 'Allow',
+              Principal: { Service: 'sns.amazonaws.com' },
+              Action: 'sqs:SendMessage',
+              Resource: stack.resolve(queue.queueArn),
+              Condition: { ArnEquals: { 'aws:SourceArn': [stack.resolve(inputTopic.topicArn)] } },
+            },
+          ]),
+        },
+      });
+    admitted(publicIngestQueue.queue, 'InputTopicsDeliver');
+    // What SNS cannot deliver there is set aside, not dropped.
+    admitted(inputDeadLetterQueue, 'InputTopicsSetAside');
+  });
+
+  it('leaves the registered tenants’ ingest queue to them: no topic delivers there without tenants', () => {
+    const ingestPolicy = Object.values(template.findResources('AWS::SQS::QueuePolicy', { Properties: { Queues: [{ Ref: ref(stack.scheduler.ingestQueue.queue) }] } }));
+    expect(ingestPolicy[0]?.Properties.PolicyDocument.Statement.filter((statement: Record<string, Json>) => statement.Effect === 'Allow')).toEqual([]);
   });
 });
 
@@ -315,12 +359,13 @@ describe('IAM, per function', () => {
   const roleOf = (name: SchedulerFunctionName) => ref(fn(name).role);
 
   const expected = (): Record<SchedulerFunctionName, string[]> => {
-    const { table, ingestQueue, loadingQueue, delayQueue } = stack.scheduler;
+    const { table, publicIngestQueue, ingestQueue, loadingQueue, delayQueue } = stack.scheduler;
     return {
       ingest: permissions(
         stack,
         logs('ingest'),
         consume(ingestQueue.queue.queueArn),
+        consume(publicIngestQueue.queue.queueArn),
         // New events by batched conditional inserts, far-path payloads kept apart; quota counters, cancel (a
         // transaction of two UpdateItems), reschedule and resends by UpdateItem; records read back after a
         // duplicate or a refused change.
@@ -352,7 +397,10 @@ describe('IAM, per function', () => {
         [['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate', 'dynamodb:UpdateItem'], [table.tableArn]],
         // Retries put off, and ends it could not record handed over, on its own queue.
         [['sqs:ChangeMessageVisibility', 'sqs:SendMessage'], [delayQueue.queue.queueArn]],
-        [['sns:Publish'], [ANY_TOPIC]],
+        // Clients' topics outside the scheduler's account; inside it, only where a topic's own policy grants the role.
+        [['sns:Publish'], [ANY_TOPIC], { StringNotEquals: { 'aws:ResourceAccount': { Ref: 'AWS::AccountId' } } }],
+        // Never the scheduler's own topics (<topicPrefix>-..., the alarm topic among them), whatever their policies say.
+        [['sns:Publish'], [`arn:${Aws.PARTITION}:sns:*:${Aws.ACCOUNT_ID}:AdhocScheduler-*`, stack.alarmTopic.topicArn], undefined, 'Deny'],
       ),
     };
   };
@@ -380,6 +428,50 @@ describe('IAM, per function', () => {
     expect(publishers).toEqual(['emitter']);
   });
 
+  it('lets the emitter publish to other accounts’ topics, and never to the scheduler’s own, whatever a topic policy grants', () => {
+    const [policy] = Object.values(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleOf('emitter') }] } }));
+    const statements = (policy?.Properties.PolicyDocument.Statement as Record<string, Json>[]).filter((statement) =>
+      JSON.stringify(statement.Action).includes('sns:'),
+    );
+    expect(statements).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'sns:Publish',
+        Resource: stack.resolve(ANY_TOPIC),
+        // In the scheduler's account, an identity policy alone would reach every topic, its input topics included.
+        Condition: { StringNotEquals: { 'aws:ResourceAccount': { Ref: 'AWS::AccountId' } } },
+      },
+      {
+        Effect: 'Deny',
+        Action: 'sns:Publish',
+        Resource: [
+          { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':sns:*:', { Ref: 'AWS::AccountId' }, ':AdhocScheduler-*']] },
+          { Ref: ref(stack.alarmTopic) },
+        ],
+      },
+    ]);
+    // Every topic the stack creates is named with the prefix the Deny names.
+    const topicNames = Object.values(template.findResources('AWS::SNS::Topic')).map((topic) => topic.Properties.TopicName as string);
+    expect(topicNames.sort()).toEqual(['AdhocScheduler-alarms', 'AdhocScheduler-input']);
+  });
+
+  it('denies an embedding app’s alarm topic too, whatever its name', () => {
+    const embedding = new Stack(cdkTestApp([]), 'Embedding');
+    const operations = new sns.Topic(embedding, 'Operations', { topicName: 'operations-alarms', enforceSSL: true });
+    const scheduler = new AdhocScheduler(embedding, 'Scheduler', { topicPrefix: 'jobs', monitoring: { alarmTopic: operations } });
+    const denied = Object.values(Template.fromStack(embedding).findResources('AWS::IAM::Policy'))
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Record<string, Json>[])
+      .filter((statement) => statement.Effect === 'Deny');
+    expect(denied).toEqual([
+      {
+        Effect: 'Deny',
+        Action: 'sns:Publish',
+        Resource: [embedding.resolve(`arn:${Aws.PARTITION}:sns:*:${Aws.ACCOUNT_ID}:jobs-*`), embedding.resolve(operations.topicArn)],
+      },
+    ]);
+    expect(scheduler.monitoring.alarms).toHaveLength(16);
+  });
+
   it('names only the role clients grant publishing to: <stack>-emitter-<region>', () => {
     const roleName = (name: SchedulerFunctionName) => template.toJSON().Resources[roleOf(name)].Properties.RoleName;
     expect(roleName('emitter')).toEqual({ 'Fn::Join': ['', ['AdhocScheduler-emitter-', { Ref: 'AWS::Region' }]] });
@@ -398,19 +490,52 @@ describe('alarms', () => {
   const alarms = () => Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((alarm) => alarm.Properties);
   const alarmTopic = () => ({ Ref: ref(stack.alarmTopic) });
 
-  it('are thirteen, and each notifies the alarm topic', () => {
-    expect(alarms()).toHaveLength(13);
+  it('are sixteen, and each notifies the alarm topic', () => {
+    expect(alarms()).toHaveLength(16);
     for (const alarm of alarms()) expect(alarm.AlarmActions).toEqual([alarmTopic()]);
   });
 
+  it('go to a topic named like the scheduler’s own, that takes publishes over TLS only, from this account’s alarms', () => {
+    const topic = template.toJSON().Resources[ref(stack.alarmTopic)];
+    expect(topic.Properties.TopicName).toBe('AdhocScheduler-alarms');
+    const [policy] = Object.values(template.findResources('AWS::SNS::TopicPolicy', { Properties: { Topics: [alarmTopic()] } }));
+    expect(policy?.Properties.PolicyDocument.Statement).toEqual([
+      {
+        Sid: 'AllowPublishThroughSSLOnly',
+        Effect: 'Deny',
+        Principal: '*',
+        Action: 'sns:Publish',
+        Resource: alarmTopic(),
+        Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+      },
+      // The policy replaces the account's default one, which let the account's alarms publish.
+      {
+        Sid: 'AlarmsPublish',
+        Effect: 'Allow',
+        Principal: { Service: 'cloudwatch.amazonaws.com' },
+        Action: 'sns:Publish',
+        Resource: alarmTopic(),
+        Condition: {
+          StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+          ArnLike: {
+            'aws:SourceArn': {
+              'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':cloudwatch:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':alarm:*']],
+            },
+          },
+        },
+      },
+    ]);
+  });
+
   it('fire when any dead-letter queue holds a message', () => {
-    const { ingestQueue, loadingQueue, delayQueue } = stack.scheduler;
-    for (const queue of [ingestQueue, loadingQueue, delayQueue]) {
+    const { publicIngestQueue, ingestQueue, loadingQueue, delayQueue, inputDeadLetterQueue, loaderDeadLetterQueue } = stack.scheduler;
+    const deadLetterQueues = [...[publicIngestQueue, ingestQueue, loadingQueue, delayQueue].map((queue) => queue.deadLetterQueue), inputDeadLetterQueue, loaderDeadLetterQueue];
+    for (const queue of deadLetterQueues) {
       expect(alarms()).toContainEqual(
         expect.objectContaining({
           Namespace: 'AWS/SQS',
           MetricName: 'ApproximateNumberOfMessagesVisible',
-          Dimensions: [{ Name: 'QueueName', Value: stack.resolve(queue.deadLetterQueue.queueName) }],
+          Dimensions: [{ Name: 'QueueName', Value: stack.resolve(queue.queueName) }],
           Statistic: 'Maximum',
           ComparisonOperator: 'GreaterThanThreshold',
           Threshold: 0,
@@ -511,7 +636,7 @@ describe('the dashboard', () => {
     expect(JSON.stringify(widget('Failures by function and reason'))).toContain(
       `SEARCH('{${METRICS_NAMESPACE},reason,service} MetricName=\\"EventsFailed\\"', 'Sum', 60)`,
     );
-    expect(widget('Dead-letter queues')?.properties.metrics).toHaveLength(3);
+    expect(widget('Dead-letter queues')?.properties.metrics).toHaveLength(6);
     expect(widget('Function errors and throttles')?.properties.metrics).toHaveLength(8);
     expect(JSON.stringify(widget('Loader backlog'))).toContain('LoaderBacklogSeconds');
   });
@@ -528,8 +653,20 @@ describe('the dashboard', () => {
     );
   });
 
-  it('lays its widgets out in rows of two', () => {
-    expect(widgets().map((candidate) => candidate.width)).toEqual(Array(10).fill(12));
+  it('shows what waits in each ingest queue, so a flood on the shared topic shows as the public queue’s backlog', () => {
+    const lines = widget('Ingest queues')?.properties.metrics.map((line) => line.slice(0, 4).join(' '));
+    const queueName = (queue: IQueue) => joinedText(stack.resolve(queue.queueName) as Json);
+    const { publicIngestQueue, ingestQueue } = stack.scheduler;
+    expect(lines).toEqual([
+      `AWS/SQS ApproximateNumberOfMessagesVisible QueueName ${queueName(publicIngestQueue.queue)}`,
+      `AWS/SQS ApproximateNumberOfMessagesVisible QueueName ${queueName(ingestQueue.queue)}`,
+      `AWS/SQS ApproximateAgeOfOldestMessage QueueName ${queueName(publicIngestQueue.queue)}`,
+      `AWS/SQS ApproximateAgeOfOldestMessage QueueName ${queueName(ingestQueue.queue)}`,
+    ]);
+  });
+
+  it('lays its widgets out in rows of two, the ingest queues on a row of their own', () => {
+    expect(widgets().map((candidate) => candidate.width)).toEqual([...Array(8).fill(12), 24, 12, 12]);
   });
 });
 
@@ -562,6 +699,15 @@ describe('settings', () => {
     expect(delayQueue.Properties.RedrivePolicy.maxReceiveCount).toBe(deliveriesWithin(7200) + 10);
   });
 
+  it('cap the public tenant’s ingest concurrency as given', () => {
+    variantTemplate.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: variant.resolve(variant.scheduler.publicIngestQueue.queue.queueArn),
+      ScalingConfig: { MaximumConcurrency: 4 },
+    });
+    const unbundled = cdkTestApp([]);
+    expect(() => new SchedulerStack(unbundled, 'OneAtATime', { scheduler: { publicIngestMaxConcurrency: 1 } })).toThrow(/between 2 and 1000/);
+  });
+
   it('cap and reserve the emitter’s concurrency when given', () => {
     expect(variantFunction('emitter').Properties.ReservedConcurrentExecutions).toBe(100);
     variantTemplate.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
@@ -590,6 +736,7 @@ describe('CDK context', () => {
   it('configures the stack from -c values (strings) and cdk.json values', () => {
     const props = propsFrom({
       publisherAccounts: '111111111111, 222222222222',
+      publicIngestMaxConcurrency: '20',
       emitterMaxConcurrency: '40',
       emitterReservedConcurrency: 80,
       latenessAlarmThresholdMs: '500',
@@ -600,6 +747,7 @@ describe('CDK context', () => {
     });
     expect(props.scheduler).toMatchObject({
       publisherAccounts: ['111111111111', '222222222222'],
+      publicIngestMaxConcurrency: 20,
       emitterMaxConcurrency: 40,
       emitterReservedConcurrency: 80,
       logRetention: 14,

@@ -2,6 +2,7 @@ import { ENV, loadConfig, PUBLIC_TENANT_ID, TenantRegistry, TenantsDocumentError
 import { Aws, Fn, Stack, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as sns from 'aws-cdk-lib/aws-sns';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IConstruct } from 'constructs';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -62,6 +63,7 @@ describe('registered tenants', () => {
     expect(Object.keys(stack.scheduler.tenantTopics).sort()).toEqual(['acme-corp', 'globex']);
     // The shared topic, one per tenant, and the alarm topic.
     template.resourceCountIs('AWS::SNS::Topic', 4);
+    expect(resource(stack.alarmTopic).Properties.TopicName).toBe('Tenants-alarms');
     expect(resource(stack.scheduler.inputTopic).Properties.TopicName).toBe('Tenants-input');
     expect(resource(tenantTopic('acme-corp')).Properties.TopicName).toBe('Tenants-tenant-acme-corp');
     expect(resource(tenantTopic('globex')).Properties.TopicName).toBe('Tenants-tenant-globex');
@@ -92,37 +94,48 @@ describe('registered tenants', () => {
     );
   });
 
-  it('deliver, like the shared topic, to the ingest queue in the SNS envelope, admitted by one queue-policy statement', () => {
-    const ingestQueue = stack.scheduler.ingestQueue.queue;
+  it('deliver to their own ingest queue, apart from the shared topic’s, in the SNS envelope, admitted by one queue-policy statement', () => {
+    const { ingestQueue, publicIngestQueue, inputDeadLetterQueue } = stack.scheduler;
+    const tenantTopics = inputTopics().filter(([tenant]) => tenant !== PUBLIC_TENANT_ID);
+    const queueOf = (tenant: string) => (tenant === PUBLIC_TENANT_ID ? publicIngestQueue.queue : ingestQueue.queue);
     const subscriptions = Object.values(template.findResources('AWS::SNS::Subscription'));
     expect(subscriptions.map((subscription) => subscription.Properties)).toEqual(
       expect.arrayContaining(
-        inputTopics().map(([, topic]) => ({
+        inputTopics().map(([tenant, topic]) => ({
           Protocol: 'sqs',
           RawMessageDelivery: false,
           TopicArn: stack.resolve(topic.topicArn),
-          Endpoint: stack.resolve(ingestQueue.queueArn),
+          Endpoint: stack.resolve(queueOf(tenant).queueArn),
+          // What SNS cannot deliver is set aside, whichever topic it came through.
+          RedrivePolicy: { deadLetterTargetArn: stack.resolve(inputDeadLetterQueue.queueArn) },
         })),
       ),
     );
     expect(subscriptions).toHaveLength(3);
 
-    const [queuePolicyId, queuePolicy] = Object.entries(
-      template.findResources('AWS::SQS::QueuePolicy', { Properties: { Queues: [{ Ref: ref(ingestQueue) }] } }),
-    )[0] ?? [];
-    const deliver = (queuePolicy?.Properties.PolicyDocument.Statement as Record<string, Json>[]).filter((statement) => statement.Effect === 'Allow');
-    expect(deliver).toEqual([
-      {
-        Sid: 'InputTopicsDeliver',
-        Effect: 'Allow',
-        Principal: { Service: 'sns.amazonaws.com' },
-        Action: 'sqs:SendMessage',
-        Resource: stack.resolve(ingestQueue.queueArn),
-        Condition: { ArnEquals: { 'aws:SourceArn': inputTopics().map(([, topic]) => stack.resolve(topic.topicArn)) } },
-      },
-    ]);
-    // A subscription delivers only once the queue admits its messages.
-    for (const subscription of subscriptions) expect(subscription.DependsOn).toContain(queuePolicyId);
+    const admitting = (queue: IQueue, sid: string, topics: readonly [string, sns.Topic][]) => {
+      const [policyId, policy] = Object.entries(template.findResources('AWS::SQS::QueuePolicy', { Properties: { Queues: [{ Ref: ref(queue) }] } }))[0] ?? [];
+      const allowed = (policy?.Properties.PolicyDocument.Statement as Record<string, Json>[]).filter((statement) => statement.Effect === 'Allow');
+      expect(allowed).toEqual([
+        {
+          Sid: sid,
+          Effect: 'Allow',
+          Principal: { Service: 'sns.amazonaws.com' },
+          Action: 'sqs:SendMessage',
+          Resource: stack.resolve(queue.queueArn),
+          Condition: { ArnEquals: { 'aws:SourceArn': topics.map(([, topic]) => stack.resolve(topic.topicArn)) } },
+        },
+      ]);
+      return policyId;
+    };
+    const ingestPolicy = admitting(ingestQueue.queue, 'InputTopicsDeliver', tenantTopics);
+    const publicPolicy = admitting(publicIngestQueue.queue, 'InputTopicsDeliver', inputTopics().filter(([tenant]) => tenant === PUBLIC_TENANT_ID));
+    const deadLetterPolicy = admitting(inputDeadLetterQueue, 'InputTopicsSetAside', inputTopics());
+    // A subscription delivers only once both its queues admit its messages.
+    for (const subscription of subscriptions) {
+      const topic = inputTopics().find(([, candidate]) => JSON.stringify(stack.resolve(candidate.topicArn)) === JSON.stringify(subscription.Properties.TopicArn));
+      expect(subscription.DependsOn).toEqual(expect.arrayContaining([topic?.[0] === PUBLIC_TENANT_ID ? publicPolicy : ingestPolicy, deadLetterPolicy]));
+    }
   });
 
   it('reach every function through the config, so that ingest knows each input topic’s tenant by its name', () => {
@@ -145,7 +158,7 @@ describe('registered tenants', () => {
       .map((topic) => topic.Properties.TopicName as string | undefined)
       .filter((name) => name !== undefined)
       .sort();
-    expect(names).toEqual(['scheduler-prod-input', 'scheduler-prod-tenant-acme-corp', 'scheduler-prod-tenant-globex']);
+    expect(names).toEqual(['scheduler-prod-alarms', 'scheduler-prod-input', 'scheduler-prod-tenant-acme-corp', 'scheduler-prod-tenant-globex']);
     expect(prefixed.scheduler.config.topicPrefix).toBe('scheduler-prod');
   });
 

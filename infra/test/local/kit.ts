@@ -124,10 +124,12 @@ export class SchedulerClient {
     }
   }
 
-  /** Delivers an input exactly as SNS would deliver it again: the same envelope, the same MessageId. */
+  /** Delivers an input exactly as SNS would deliver it again: the same envelope, the same MessageId, into the topic's ingest queue. */
   async redeliver(request: unknown, snsMessageId: string): Promise<void> {
     const envelope = { Type: 'Notification', MessageId: snsMessageId, TopicArn: this.topicArn, Message: JSON.stringify(request) };
-    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.scheduler.outputs.ingestQueueUrl, MessageBody: JSON.stringify(envelope) }));
+    const { inputTopicArn, publicIngestQueueUrl, ingestQueueUrl } = this.scheduler.outputs;
+    const queueUrl = this.topicArn === inputTopicArn ? publicIngestQueueUrl : ingestQueueUrl;
+    await this.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(envelope) }));
   }
 
   destroy(): void {

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbEventRecords, EMISSION_ATTRIBUTE, EVENT_STATE, eventIdFor, openEventsCounterId, REASON, TABLE, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
@@ -215,6 +215,68 @@ describe('the registry as it stands when an event is due', () => {
       await Promise.all([target.stop(), failures.stop()]);
       await scheduler.stop();
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a flood on the shared topic', () => {
+  const FLOOD = 3_000;
+  /**
+   * A flood is more than ingest takes at once. Each receive from the public tenant's queue waits
+   * this long first, so that ingest works through the flood for several seconds however fast or
+   * loaded the machine is; the registered tenants' queue is left as it is.
+   */
+  const PUBLIC_RECEIVE_DELAY_MS = 500;
+
+  it("does not hold up a registered tenant: its request is handled while the public tenant's queue still holds the flood", async () => {
+    const scheduler = await startTestScheduler(emulators, {
+      tenants: TENANTS,
+      env: FAST_TIMINGS,
+      instrumentClients: (clients) =>
+        clients.sqs.middlewareStack.add(
+          (next, context) => async (args) => {
+            const input = args.input as { QueueUrl?: string };
+            if (context.commandName === 'ReceiveMessageCommand' && input.QueueUrl?.endsWith('-public-ingest')) {
+              await new Promise((resolve) => setTimeout(resolve, PUBLIC_RECEIVE_DELAY_MS));
+            }
+            return next(args);
+          },
+          { step: 'initialize', name: 'slowPublicReceives' },
+        ),
+    });
+    const publishers = Array.from({ length: 4 }, () => new SchedulerClient(scheduler));
+    const acme = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme);
+    const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+    const waitingInPublicQueue = async (): Promise<number> => {
+      const { Attributes = {} } = await scheduler.clients.sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: scheduler.outputs.publicIngestQueueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
+      );
+      return Number(Attributes.ApproximateNumberOfMessages ?? 0);
+    };
+    try {
+      // Far-path requests to a topic of an account no tenant owns (the public tenant's to target):
+      // each is validated, counted and stored, as a real flood would be.
+      const dueAt = Date.now() + 3_600_000;
+      const floodTarget = `arn:aws:sns:${LOCAL_REGION}:999999999999:flood-target`;
+      await Promise.all(
+        publishers.map((publisher, p) =>
+          publisher.publishBatch(Array.from({ length: FLOOD / publishers.length }, (_, i) => request(floodTarget, dueAt, `flood-${p}-${i}`))),
+        ),
+      );
+      await acme.publish(request(`arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:acme-target`, dueAt, 'after the flood', { id: 'after-the-flood' }));
+
+      // Whichever comes first: the tenant's event recorded, or the public queue handed out its last request.
+      const seen = await waitFor(async () => {
+        const handled = (await records.get(eventIdFor('acme', '', 'after-the-flood', ''))) !== undefined;
+        const waiting = await waitingInPublicQueue();
+        return (handled || waiting === 0) && { handled, waiting };
+      }, "the tenant's event, or the end of the flood", 60_000);
+      expect(seen.handled).toBe(true);
+      expect(seen.waiting).toBeGreaterThan(0);
+    } finally {
+      for (const publisher of publishers) publisher.destroy();
+      acme.destroy();
+      await scheduler.stop();
     }
   });
 });

@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { ListSubscriptionsByTopicCommand, SNSClient, SubscribeCommand, UnsubscribeCommand } from '@aws-sdk/client-sns';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { bucketShardKeyFor, DynamoDbEventRecords, EVENT_STATE, SqsDelayQueue, type ScheduledEvent } from '@adhoc-scheduler/shared';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
-import { FAST_TIMINGS, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
+import { FAST_TIMINGS, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
 
 let emulators: Emulators;
 beforeAll(async () => {
@@ -64,6 +67,34 @@ describe('an upgrade', () => {
     } finally {
       await target.stop();
       await scheduler.stop();
+    }
+  });
+
+  it("moves the shared topic's subscription, on emulators an earlier version set up, from the tenants' ingest queue to its own", async () => {
+    const prefix = uniqueName('upgraded');
+    const access = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.messagingEndpoint };
+    const sns = new SNSClient(access);
+    const queueArn = async (scheduler: LocalScheduler, queueUrl: string) =>
+      (await scheduler.clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn ?? '';
+    const subscriptions = async (topicArn: string) =>
+      ((await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn }))).Subscriptions ?? []).map(({ Endpoint }) => Endpoint);
+    try {
+      const first = await startTestScheduler(emulators, { namePrefix: prefix });
+      const { inputTopicArn } = first.outputs;
+      const publicQueue = await queueArn(first, first.outputs.publicIngestQueueUrl);
+      const tenantsQueue = await queueArn(first, first.outputs.ingestQueueUrl);
+      await first.stop();
+      // The earlier version's layout: the shared topic delivering to the one ingest queue.
+      const [own] = ((await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: inputTopicArn }))).Subscriptions ?? []).filter(({ Endpoint }) => Endpoint === publicQueue);
+      await sns.send(new UnsubscribeCommand({ SubscriptionArn: own?.SubscriptionArn }));
+      await sns.send(new SubscribeCommand({ TopicArn: inputTopicArn, Protocol: 'sqs', Endpoint: tenantsQueue }));
+      expect(await subscriptions(inputTopicArn)).toEqual([tenantsQueue]);
+
+      const upgraded = await startTestScheduler(emulators, { namePrefix: prefix });
+      await upgraded.stop();
+      expect(await subscriptions(inputTopicArn)).toEqual([publicQueue]);
+    } finally {
+      sns.destroy();
     }
   });
 });

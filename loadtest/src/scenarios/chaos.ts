@@ -205,6 +205,7 @@ async function runChaos(ctx: RunContext, params: ScenarioParams): Promise<Scenar
     publishRetries: outcome.publish.failedRequests,
     deadLetters: { messages: deadLetters.messages, byKind: deadLetters.byKind },
     queuesAtEnd: {
+      publicIngest: await queueDepth(clients.sqs, local.outputs.publicIngestQueueUrl),
       ingest: await queueDepth(clients.sqs, local.outputs.ingestQueueUrl),
       loading: await queueDepth(clients.sqs, local.outputs.loadingQueueUrl),
       delay: await queueDepth(clients.sqs, local.outputs.delayQueueUrl),
