@@ -6,7 +6,9 @@ import {
   createLogger,
   DynamoDbEventStore,
   EmfMetrics,
+  EndWriter,
   noMetrics,
+  PublishWindow,
   SnsTopicPublisher,
   SqsDelayQueue,
   SqsLoadingQueue,
@@ -76,20 +78,26 @@ export function createDependencies(
   overrides: { readonly logger?: Logger; readonly metrics?: SchedulerMetrics; readonly clock?: Clock; readonly tenants?: TenantDirectory } = {},
 ) {
   const clock = overrides.clock ?? systemClock;
+  const store = new DynamoDbEventStore(clients.dynamodb, config.tableName, {
+    batchWrites: config.dynamodbBatchWrites,
+    clock,
+    changeWriteTimeoutMs: config.changeWriteTimeoutMs,
+  });
+  const delayQueue = new SqsDelayQueue(clients.sqs, config.delayQueueUrl);
+  const logger = overrides.logger ?? createLogger(config.logLevel, { fn: functionName });
+  const metrics = overrides.metrics ?? (config.metricsEnabled ? new EmfMetrics(functionName) : noMetrics);
   return {
     config,
     tenants: overrides.tenants ?? new TenantRegistry(config.tenants, config.topicPrefix),
-    store: new DynamoDbEventStore(clients.dynamodb, config.tableName, {
-      batchWrites: config.dynamodbBatchWrites,
-      clock,
-      changeWriteTimeoutMs: config.changeWriteTimeoutMs,
-    }),
-    delayQueue: new SqsDelayQueue(clients.sqs, config.delayQueueUrl),
+    store,
+    delayQueue,
     loadingQueue: new SqsLoadingQueue(clients.sqs, config.loadingQueueUrl),
     publisher: new SnsTopicPublisher(clients.sns),
+    endWriter: new EndWriter({ store, delayQueue, logger, metrics }),
+    publishWindow: new PublishWindow(config.emitterMaxUnrecordedEnds),
     clock,
-    logger: overrides.logger ?? createLogger(config.logLevel, { fn: functionName }),
-    metrics: overrides.metrics ?? (config.metricsEnabled ? new EmfMetrics(functionName) : noMetrics),
+    logger,
+    metrics,
   };
 }
 

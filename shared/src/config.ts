@@ -88,6 +88,14 @@ export interface SchedulerConfig {
    */
   readonly repairAfterSeconds: number;
   /**
+   * Most publishes one emitter process may have answered but not yet recorded (their end writes
+   * still on their way); a publish due beyond waits until one is recorded. A process that dies
+   * publishes again at most this many events, plus the publishes in flight. 0: no bound (Lambda,
+   * where one process holds one batch); the local service, whose one process holds every batch and
+   * writes to DynamoDB Local, which records ends slower than a spike publishes, sets one.
+   */
+  readonly emitterMaxUnrecordedEnds: number;
+  /**
    * Longest wait between two tries of ends handed over through the delay queue (an emission the
    * emitter published but could not record). Tries start a second apart and double up to this.
    */
@@ -146,6 +154,7 @@ export const ENV = {
   changeWriteTimeoutMs: 'SCHEDULER_CHANGE_WRITE_TIMEOUT_MS',
   emitMaxAgeSeconds: 'SCHEDULER_EMIT_MAX_AGE_SECONDS',
   repairAfterSeconds: 'SCHEDULER_REPAIR_AFTER_SECONDS',
+  emitterMaxUnrecordedEnds: 'SCHEDULER_EMITTER_MAX_UNRECORDED_ENDS',
   endsRetryMaxSeconds: 'SCHEDULER_ENDS_RETRY_MAX_SECONDS',
   repairDelaySeconds: 'SCHEDULER_REPAIR_DELAY_SECONDS',
   dynamodbBatchWrites: 'SCHEDULER_DYNAMODB_BATCH_WRITES',
@@ -172,6 +181,7 @@ export const DEFAULTS = {
   changeWriteTimeoutMs: 1000,
   emitMaxAgeSeconds: 24 * 3600,
   repairAfterSeconds: 300,
+  emitterMaxUnrecordedEnds: 0,
   endsRetryMaxSeconds: 30,
   repairDelaySeconds: 60,
   dynamodbBatchWrites: 'statements',
@@ -324,6 +334,7 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
     changeWriteTimeoutMs,
     emitMaxAgeSeconds: integer(env, ENV.emitMaxAgeSeconds, DEFAULTS.emitMaxAgeSeconds, 1, 14 * 24 * 3600),
     repairAfterSeconds,
+    emitterMaxUnrecordedEnds: integer(env, ENV.emitterMaxUnrecordedEnds, DEFAULTS.emitterMaxUnrecordedEnds, 0, 1_000_000),
     endsRetryMaxSeconds,
     repairDelaySeconds,
     dynamodbBatchWrites: oneOf<BatchWriteMode>(env, ENV.dynamodbBatchWrites, DEFAULTS.dynamodbBatchWrites, ['statements', 'transactions']),

@@ -2,6 +2,8 @@ import { describe, expect, it, vi } from 'vitest';
 import type { SQSRecord } from 'aws-lambda';
 import { pino } from 'pino';
 import { emitBatch, type EmitterDeps } from '../src/app/emitter.js';
+import { EndWriter } from '../src/app/end-writer.js';
+import { PublishWindow } from '../src/app/publish-window.js';
 import type { SchedulerMetrics, TopicPublisher } from '../src/app/ports.js';
 import { noMetrics } from '../src/app/ports.js';
 import type { ScheduledEvent } from '../src/domain/event.js';
@@ -79,21 +81,24 @@ const MAX_AGE_SECONDS = 3600;
 /** The longest wait between two tries of handed-over ends, in these tests. */
 const ENDS_RETRY_MAX_SECONDS = 30;
 
-function setup(failWith?: (topic: string) => Error | undefined) {
+function setup(failWith?: (topic: string) => Error | undefined, unrecordedEndsLimit = 0) {
   const clock = fakeClock(DUE - 700);
   const store = new MemoryEventStore();
   store.put(queued(event()));
   const publisher = new ScriptedPublisher(clock, failWith);
   const metrics = countingMetrics();
   const delayQueue = new RecordingDelayQueue();
+  const logger = pino({ level: 'silent' });
   const deps = {
     config: { emitMaxAgeSeconds: MAX_AGE_SECONDS, emitClaimLeaseSeconds: 30, retentionSeconds: 3600, endsRetryMaxSeconds: ENDS_RETRY_MAX_SECONDS },
     store,
     delayQueue,
     publisher,
+    endWriter: new EndWriter({ store, delayQueue, logger, metrics }),
+    publishWindow: new PublishWindow(unrecordedEndsLimit),
     tenants: registry(TENANTS),
     clock,
-    logger: pino({ level: 'silent' }),
+    logger,
     metrics,
     random: () => 0.5,
   } satisfies EmitterDeps;
@@ -143,6 +148,33 @@ describe('the emitter', () => {
     expect(store.calls).toEqual({ read: 1, endEmissions: 2, releasePlaces: 1 });
     expect(store.openEvents.get('acme') ?? 0).toBe(openBefore - 2);
     expect(store.records.get('m-2')?.state).toBe(EVENT_STATE.emitted);
+  });
+
+  it('holds a publish due while as many publishes as its window allows are answered and not yet recorded, and sends it once one is', async () => {
+    const { deps, publisher, store } = setup(undefined, 1);
+    store.put(queued(event({ id: 'm-2' })));
+    let recordFirst = (): void => {};
+    const firstRecorded = new Promise<void>((resolve) => (recordFirst = resolve));
+    const endEmissions = store.endEmissions.bind(store);
+    store.endEmissions = async (ends) => {
+      await firstRecorded;
+      return endEmissions(ends);
+    };
+    const published: string[] = [];
+    const publish = publisher.publish.bind(publisher);
+    publisher.publish = async (topic, message) => {
+      published.push(message);
+      return publish(topic, message);
+    };
+    const emitting = emitBatch(deps, [sqsRecord(delayed(event()), 'a'), sqsRecord(delayed(event({ id: 'm-2' })), 'b')]);
+    await vi.waitFor(() => expect(published).toHaveLength(1));
+    // The first publish answered; its end is held, so the second waits though it is due.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(published).toHaveLength(1);
+    recordFirst();
+    expect((await emitting).batchItemFailures).toEqual([]);
+    expect(published).toHaveLength(2);
+    expect([store.records.get('m-1')?.state, store.records.get('m-2')?.state]).toEqual([EVENT_STATE.emitted, EVENT_STATE.emitted]);
   });
 
   it('records the ends of publishes that answer together in one write', async () => {

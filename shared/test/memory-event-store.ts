@@ -132,7 +132,7 @@ export class MemoryEventStore implements EventStore {
     this.called('endEmissions');
     const recorded: EmissionEnding[] = [];
     const alreadyEnded: EmissionEnding[] = [];
-    const freed = new Map<string, number>();
+    const applied: EmissionEnding[] = [];
     for (const ending of ends) {
       const { event, end } = ending;
       const record = this.records.get(event.id);
@@ -147,10 +147,10 @@ export class MemoryEventStore implements EventStore {
         expiresAt: ending.expiresAt,
         endedBy: ending.endedBy,
       });
-      freed.set(event.tenant, (freed.get(event.tenant) ?? 0) + 1);
+      applied.push(ending);
       recorded.push(ending);
     }
-    return { recorded, alreadyEnded, unknown: [], freed };
+    return { recorded, alreadyEnded, unknown: [], applied };
   }
 
   async releasePlaces(freed: ReadonlyMap<string, number>): Promise<readonly Unreleased[]> {

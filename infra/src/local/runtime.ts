@@ -26,6 +26,8 @@ const DEFAULT_EMITTER_CONCURRENCY = 128;
  * tenant's queue and the registered tenants' have four each: a flood on the shared topic takes
  * the public pollers only, as the stack caps that event source's concurrency.
  */
+/** Publishes the local emitter may have answered and not yet recorded (see emitterMaxUnrecordedEnds). */
+const LOCAL_EMITTER_MAX_UNRECORDED_ENDS = 0;
 const INGEST_CONCURRENCY = 4;
 const LOADING_CONCURRENCY = 8;
 /** The emulators' one account: every local topic and queue lives in it. */
@@ -125,6 +127,9 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
   const settings = loadConfig({
     // DynamoDB Local commits a transaction at once, a batch item by item: see BatchWriteMode.
     [ENV.dynamodbBatchWrites]: 'transactions',
+    // One process holds every emitter batch, and DynamoDB Local records ends slower than a spike
+    // publishes: a bound on what a kill -9 publishes again (see emitterMaxUnrecordedEnds).
+    [ENV.emitterMaxUnrecordedEnds]: String(LOCAL_EMITTER_MAX_UNRECORDED_ENDS),
     ...options.env,
     [ENV.region]: LOCAL_REGION,
     // Every local topic, the service's own included, lives in the emulators' one account.

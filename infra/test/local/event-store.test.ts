@@ -293,14 +293,13 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     await store.createMany([newEvent(event('a'), false), newEvent(event('b'), false)]);
     const first = await store.endEmissions([ending(event('a'), 'delivery-1'), ending(event('b'), 'delivery-1')]);
     expect(first.recorded).toHaveLength(2);
-    await store.releasePlaces(first.freed);
+    await store.releasePlaces(new Map([['acme', first.applied.length]]));
     expect(await openEvents(store)).toBe(0);
     const second = await store.endEmissions([ending(event('a'), 'delivery-2'), ending(event('b'), 'delivery-1')]);
     expect(second.alreadyEnded.map(({ event: { id } }) => id)).toEqual(['a']);
     expect(second.recorded.map(({ event: { id } }) => id)).toEqual(['b']);
     // Neither applied here: an own end found later may have freed its place already.
-    expect(second.freed).toEqual(new Map());
-    await store.releasePlaces(second.freed);
+    expect(second.applied).toEqual([]);
     expect(await openEvents(store)).toBe(0);
     expect((await store.read(['a'])).get('a')).toMatchObject({ state: EVENT_STATE.emitted, emittedAt: NOW, endedBy: 'delivery-1' });
   });
@@ -314,8 +313,8 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
       const result = await store.endEmissions(['a', 'b', 'throttled'].map((id) => ending(event(id), 'delivery-1')));
       expect(result.recorded.map(({ event: { id } }) => id)).toEqual(['a', 'b']);
       expect(result.unknown.map(({ event: { id } }) => id)).toEqual(['throttled']);
-      expect(result.freed).toEqual(new Map([['acme', 2]]));
-      expect(await store.releasePlaces(result.freed)).toEqual([]);
+      expect(result.applied.map(({ event: { id } }) => id)).toEqual(['a', 'b']);
+      expect(await store.releasePlaces(new Map([['acme', result.applied.length]]))).toEqual([]);
       expect(await openEvents(store)).toBe(1);
     } finally {
       faulty.destroy();
@@ -538,7 +537,8 @@ describe('reconciling a quota counter', () => {
     const store = new DynamoDbEventStore(client, tableName);
     const records = new DynamoDbEventRecords(client, tableName);
     await store.createMany(['a', 'b', 'c', 'd'].map((id) => newEvent(event(id), id !== 'a')));
-    await store.releasePlaces((await store.endEmissions([ending(event('a'), 'delivery-1')])).freed);
+    const { applied } = await store.endEmissions([ending(event('a'), 'delivery-1')]);
+    await store.releasePlaces(new Map([['acme', applied.length]]));
     // Its retention period over while it was still open, as DynamoDB's TTL would.
     await client.send(new DeleteCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: 'd' } }));
     expect(await store.counters.openEvents('acme')).toBe(3);

@@ -265,7 +265,7 @@ export class DynamoDbEventStore implements EventStore {
   }
 
   async endEmissions(ends: readonly EmissionEnding[]): Promise<EndsRecorded> {
-    if (ends.length === 0) return { recorded: [], alreadyEnded: [], unknown: [], freed: new Map() };
+    if (ends.length === 0) return { recorded: [], alreadyEnded: [], unknown: [], applied: [] };
     const outcomes = await this.writer.write(
       ends.map(({ event, end, expiresAt, endedBy }) => ({
         kind: 'update',
@@ -285,15 +285,13 @@ export class DynamoDbEventStore implements EventStore {
     // A refused end may be this delivery's own, applied by an attempt whose answer was lost.
     const current = await this.read(refused.map(({ event }) => event.id));
     const own = refused.filter(({ event, endedBy }) => current.get(event.id)?.endedBy === endedBy);
-    const freed = new Map<string, number>();
-    for (const { event } of applied) freed.set(event.tenant, (freed.get(event.tenant) ?? 0) + 1);
     // Only ends known to be applied here free a place (an own end found later may have freed it
     // already): a count errs high, never low.
     return {
       recorded: [...applied, ...own],
       alreadyEnded: refused.filter((ending) => !own.includes(ending)),
       unknown: ends.filter((_, index) => outcomes[index] === 'unknown'),
-      freed,
+      applied,
     };
   }
 

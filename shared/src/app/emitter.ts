@@ -10,15 +10,20 @@ import { decodeDelayQueueMessage, type DelayQueueMessage } from '../domain/messa
 import { EventRejectedError, REASON, TransientError, type ReasonCode } from '../domain/reasons.js';
 import { endsRetryDelaySeconds, publishAgeSeconds, retryDelaySeconds } from '../domain/retry.js';
 import { processBatch, receiveCount, sentAt } from './batch.js';
-import { EndRecorder, recordEndings, releasePlaces } from './end-recorder.js';
+import { countPlaces, recordEndings, releasePlaces, type EndWriter } from './end-writer.js';
 import { publishNotice, reportFailure } from './failures.js';
+import type { PublishWindow } from './publish-window.js';
 import type { Clock, DelayQueue, EventStore, Logger, SchedulerMetrics, TenantDirectory, TopicPublisher } from './ports.js';
 
 export interface EmitterDeps {
   readonly config: Pick<SchedulerConfig, 'emitMaxAgeSeconds' | 'emitClaimLeaseSeconds' | 'retentionSeconds' | 'endsRetryMaxSeconds'>;
   readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'releasePlaces' | 'claimNotice' | 'releaseNotice' | 'markNoticeSent'>;
+  /** This process's writer of ends (see EndWriter): shared by its batches, so a spike's ends go in large writes. */
+  readonly endWriter: Pick<EndWriter, 'record'>;
   readonly delayQueue: Pick<DelayQueue, 'sendEnds' | 'retryLater'>;
   readonly publisher: TopicPublisher;
+  /** This process's bound on publishes answered and not yet recorded (see emitterMaxUnrecordedEnds). */
+  readonly publishWindow: PublishWindow;
   /** The registry as it stands: checked again at each publish, and where a failed emission's notice may go. */
   readonly tenants: Pick<TenantDirectory, 'tenant'>;
   readonly clock: Clock;
@@ -29,13 +34,14 @@ export interface EmitterDeps {
 }
 
 /**
- * One batch's work: its event records, read together; the ends, recorded as their publishes
- * answer; and the messages to keep (their ends could neither be recorded nor handed over).
+ * One batch's work: its event records, read together; the places its recorded ends free, per
+ * tenant (freed together once the batch is done); and the messages to keep (their ends could
+ * neither be recorded nor handed over).
  */
 interface BatchContext {
   readonly deps: EmitterDeps;
   readonly records: Promise<ReadonlyMap<string, EventRecord>>;
-  readonly ends: EndRecorder;
+  readonly freed: Map<string, number>;
   readonly kept: string[];
 }
 
@@ -77,9 +83,16 @@ async function emitOne(context: BatchContext, record: SQSRecord, message: Extrac
       if (stored === undefined) logger.warn({ eventId: event.id }, 'no record of this event; emitting it all the same');
   }
   await waitUntil(clock, event.dueAt);
-  const ending = await publish(deps, event, sentAt(record));
-  if (stored === undefined) return;
-  if ((await context.ends.record(ending)) === 'kept') context.kept.push(record.messageId);
+  await deps.publishWindow.take();
+  try {
+    const ending = await publish(deps, event, sentAt(record));
+    if (stored === undefined) return;
+    const { outcome, freesPlace } = await deps.endWriter.record(ending);
+    if (freesPlace) countPlaces(context.freed, [ending]);
+    if (outcome === 'kept') context.kept.push(record.messageId);
+  } finally {
+    deps.publishWindow.giveBack();
+  }
 }
 
 /**
@@ -133,8 +146,9 @@ async function recordHandedOver(deps: EmitterDeps, record: SQSRecord, message: E
   const { endsRetryMaxSeconds } = deps.config;
   await putOff(deps, record, endsRetryMaxSeconds);
   try {
+    const { unknown, applied } = await recordEndings(deps, message.ends);
     const freed = new Map<string, number>();
-    const unknown = await recordEndings(deps, message.ends, freed);
+    countPlaces(freed, applied);
     await releasePlaces(deps, freed);
     if (unknown.length > 0) throw new TransientError(`${unknown.length} handed-over ends could not be recorded yet`);
   } catch (error) {
@@ -177,7 +191,7 @@ export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]
   const reading = eventIds.length > 0 ? deps.store.read(eventIds) : Promise.resolve(new Map<string, EventRecord>());
   // Each event's handler awaits the read; one rejection is reported per record, not unhandled.
   reading.catch(() => {});
-  const context: BatchContext = { deps, records: reading, ends: new EndRecorder(deps), kept: [] };
+  const context: BatchContext = { deps, records: reading, freed: new Map(), kept: [] };
   const response = await processBatch(records, deps.logger, async (record) => {
     const message = messages.get(record);
     // Its own retries: see recordHandedOver.
@@ -193,7 +207,7 @@ export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]
   });
   for (const messageId of context.kept) response.batchItemFailures.push({ itemIdentifier: messageId });
   // Every end is settled by now: each event's handler waited for its own.
-  await context.ends.releasePlaces();
+  await releasePlaces(deps, context.freed);
   deps.metrics.flush();
   return response;
 }

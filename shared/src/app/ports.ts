@@ -98,11 +98,12 @@ export interface EndsRecorded {
   readonly alreadyEnded: readonly EmissionEnding[];
   readonly unknown: readonly EmissionEnding[];
   /**
-   * Places in the open-events quota that the ends applied by this write release, per tenant: not
-   * freed yet (see `releasePlaces`), so that a batch whose ends take several writes frees them in
-   * one counter write per tenant.
+   * The ends this write applied (of `recorded`): each releases its event's place in its tenant's
+   * open events, not freed yet (see `releasePlaces`), so that a batch whose ends take several
+   * writes frees them in one counter write per tenant. An own end found applied by an earlier
+   * attempt is not among them: that attempt may have freed its place already.
    */
-  readonly freed: ReadonlyMap<string, number>;
+  readonly applied: readonly EmissionEnding[];
 }
 
 /** Places in a tenant's open-events quota that could not be freed (the counter write failed): its count is that much too high until reconciled. */
