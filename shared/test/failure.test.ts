@@ -60,6 +60,13 @@ describe('a failure notice', () => {
     expect(notice.truncated).toMatchObject({ field: 'event', sha256: sha256(JSON.stringify(request)) });
   });
 
+  it('keeps the texts of its details short: the path of a key as long as SNS allows', () => {
+    const path = 'k'.repeat(SNS_MESSAGE_LIMIT_BYTES - 500);
+    const notice = failureNotice(REASON.INVALID_UNICODE, `the key "${path}" is not well-formed Unicode`, { [path]: 'bad \ufffd' }, NOW, { details: { field: path } });
+    expect(notice.details?.field).toBe(`${'k'.repeat(1024)}...`);
+    expect(publishedBytes(notice)).toBeLessThanOrEqual(SNS_MESSAGE_LIMIT_BYTES);
+  });
+
   it('keeps its message short, whatever the request put in it', () => {
     const date = '"'.repeat(200_000);
     const notice = failureNotice(REASON.INVALID_DATE, `"${date}" is not an ISO-8601 date-time`, scheduleRequest({ date }), NOW);

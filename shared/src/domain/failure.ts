@@ -40,8 +40,15 @@ export function noticeAttributes(notice: Pick<FailureNotice, 'reason'>): Record<
   return { 'scheduler-reason': notice.reason };
 }
 
-/** Longest `message` a notice carries: it may quote the request (a date, say), and the quote is in `event` anyway. */
-const MAX_MESSAGE_CHARACTERS = 1024;
+/**
+ * Longest `message` a notice carries, and longest text of its `details`: either may quote the
+ * request (a date, the path of a key), and the quote is in `event` anyway.
+ */
+const MAX_TEXT_CHARACTERS = 1024;
+
+function shortened(text: string): string {
+  return text.length > MAX_TEXT_CHARACTERS ? `${text.slice(0, MAX_TEXT_CHARACTERS)}...` : text;
+}
 
 export function failureNotice(
   reason: ReasonCode,
@@ -50,8 +57,9 @@ export function failureNotice(
   now: number,
   extra: { eventId?: string | undefined; details?: Readonly<Record<string, unknown>> | undefined } = {},
 ): FailureNotice {
-  const shortMessage = message.length > MAX_MESSAGE_CHARACTERS ? `${message.slice(0, MAX_MESSAGE_CHARACTERS)}...` : message;
-  return fitted({ reason, message: shortMessage, eventId: extra.eventId, event, failedAt: new Date(now).toISOString(), details: extra.details });
+  const details =
+    extra.details === undefined ? undefined : Object.fromEntries(Object.entries(extra.details).map(([key, value]) => [key, typeof value === 'string' ? shortened(value) : value]));
+  return fitted({ reason, message: shortened(message), eventId: extra.eventId, event, failedAt: new Date(now).toISOString(), details });
 }
 
 function fits(notice: FailureNotice): boolean {
@@ -76,7 +84,7 @@ function fitted(notice: FailureNotice): FailureNotice {
   }
   const text = typeof event === 'string' ? event : JSON.stringify(event);
   const cut = cutToFit(text, (prefix, truncated) => ({ ...notice, event: prefix, truncated: { field: 'event', ...truncated } }));
-  // Unreachable: without its event a notice is a few kilobytes at most.
+  // Unreachable: without its event a notice is a few kilobytes at most (its texts are shortened).
   if (cut === undefined) throw new RangeError(`a failure notice (${notice.reason}) does not fit in one SNS message even without its event`);
   return cut;
 }
