@@ -67,6 +67,15 @@ describe('a failure notice', () => {
     expect(publishedBytes(notice)).toBeLessThanOrEqual(SNS_MESSAGE_LIMIT_BYTES);
   });
 
+  it('never cuts a character in half in its message or its details', () => {
+    // A surrogate pair spans the 1,024th and 1,025th characters.
+    const text = `x${'😀'.repeat(600)}`;
+    const notice = failureNotice(REASON.INVALID_UNICODE, text, {}, NOW, { details: { field: text } });
+    expect(notice.message).toBe(`${text.slice(0, 1023)}...`);
+    expect(notice.message.isWellFormed()).toBe(true);
+    expect(notice.details?.field).toBe(notice.message);
+  });
+
   it('keeps its message short, whatever the request put in it', () => {
     const date = '"'.repeat(200_000);
     const notice = failureNotice(REASON.INVALID_DATE, `"${date}" is not an ISO-8601 date-time`, scheduleRequest({ date }), NOW);

@@ -47,7 +47,13 @@ export function noticeAttributes(notice: Pick<FailureNotice, 'reason'>): Record<
 const MAX_TEXT_CHARACTERS = 1024;
 
 function shortened(text: string): string {
-  return text.length > MAX_TEXT_CHARACTERS ? `${text.slice(0, MAX_TEXT_CHARACTERS)}...` : text;
+  if (text.length <= MAX_TEXT_CHARACTERS) return text;
+  return `${text.slice(0, isHighSurrogate(text.charCodeAt(MAX_TEXT_CHARACTERS - 1)) ? MAX_TEXT_CHARACTERS - 1 : MAX_TEXT_CHARACTERS)}...`;
+}
+
+/** The first half of a surrogate pair: a cut after it would leave half a character. */
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
 }
 
 export function failureNotice(
@@ -106,7 +112,6 @@ function cutToFit(
     else high = middle - 1;
   }
   // Never half a surrogate pair.
-  const code = text.charCodeAt(low - 1);
-  if (low > 0 && code >= 0xd800 && code <= 0xdbff) low -= 1;
+  if (low > 0 && isHighSurrogate(text.charCodeAt(low - 1))) low -= 1;
   return withPrefix(low);
 }
