@@ -210,6 +210,14 @@ describe('ingest', () => {
     expect(snsMessageBytes(JSON.stringify(sent?.notice), noticeAttributes(sent?.notice as FailureNotice))).toBeLessThanOrEqual(SNS_MAX_MESSAGE_BYTES);
   });
 
+  it("refuses a target in another partition than its input topic's, though named with the scheduler's region", async () => {
+    const { deps, delayQueue, store } = setup();
+    const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
+    await ingestBatch(deps, [published(scheduleRequest({ date: soon, target: 'arn:aws-us-gov:sns:eu-west-1:111111111111:out', failure_topic: failureTopic }))]);
+    expect(store.records.size).toBe(0);
+    expect(delayQueue.notices).toMatchObject([{ failureTopic, notice: { reason: REASON.TARGET_IN_OTHER_REGION, details: { partition: 'aws-us-gov', schedulerPartition: 'aws' } } }]);
+  });
+
   describe("the tenant's dead-letter topic", () => {
     const deadLetters = topicArn('dead-letters', REGION, '111111111111');
     const setupWithDeadLetters = () => {
