@@ -63,7 +63,7 @@ export class SqsDelayQueue implements DelayQueue {
   }
 
   async sendNotice(noticeId: string, tenant: string, destination: NoticeDestination, notice: FailureNotice): Promise<void> {
-    await this.sendOne(encodeDelayQueueMessage({ kind: 'notice', noticeId, ...destination, notice }), tenant, 'a failure notice');
+    await this.sendOne(encodeDelayQueueMessage({ kind: 'notice', noticeId, tenant, ...destination, notice }), tenant, 'a failure notice');
   }
 
   async sendEnds(ends: readonly EmissionEnding[]): Promise<void> {

@@ -19,6 +19,11 @@ export type DelayQueueMessage =
       readonly kind: 'notice';
       /** Identifies the notice like an event id, so a redelivered notice is published once. */
       readonly noticeId: string;
+      /**
+       * Whose notice it is: the emitter tells it only where this tenant may still be told, by the
+       * registry as it stands when it publishes. Absent on notices queued before it was named.
+       */
+      readonly tenant?: string | undefined;
       readonly notice: FailureNotice;
     } & NoticeDestination)
   | {
@@ -56,6 +61,7 @@ export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
     kind?: unknown;
     event?: Partial<ScheduledEvent> & { payloadBase64?: unknown };
     noticeId?: unknown;
+    tenant?: unknown;
     failureTopic?: unknown;
     deadLetterTopic?: unknown;
     notice?: FailureNotice;
@@ -71,7 +77,8 @@ export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
     (failureTopic !== undefined || deadLetterTopic !== undefined) &&
     typeof value.notice?.reason === 'string'
   ) {
-    return { kind: 'notice', noticeId: value.noticeId, failureTopic, deadLetterTopic, notice: value.notice };
+    const tenant = typeof value.tenant === 'string' ? value.tenant : undefined;
+    return { kind: 'notice', noticeId: value.noticeId, tenant, failureTopic, deadLetterTopic, notice: value.notice };
   }
   const event = value.event;
   const payload = event === undefined ? undefined : payloadOf(event);
