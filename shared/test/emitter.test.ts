@@ -313,6 +313,17 @@ describe('the emitter', () => {
     expect(JSON.parse(publisher.published[0]?.message ?? '{}')).toMatchObject({ reason: REASON.TARGET_ACCESS_DENIED });
   });
 
+  it('quotes an event stored with a lone surrogate well-formed in the notice of its failure', async () => {
+    const missing = new EventRejectedError(REASON.TARGET_NOT_FOUND, 'no such topic');
+    const { deps, publisher, store } = setup((topic) => (topic === topicArn('out') ? missing : undefined));
+    // Stored before ingest refused such strings (INVALID_UNICODE).
+    const stored = event({ user: 'bad \ud800' });
+    store.put(queued(stored));
+    await emitBatch(deps, [sqsRecord(delayed(stored))]);
+    expect(publisher.published.map(({ topic }) => topic)).toEqual([topicArn('failures')]);
+    expect(JSON.parse(publisher.published[0]?.message ?? '{}')).toMatchObject({ reason: REASON.TARGET_NOT_FOUND, event: { user: 'bad \ufffd' } });
+  });
+
   it('publishes a failure notice handed over by ingest to its failure topic, once', async () => {
     const { deps, publisher } = setup();
     const notice = { reason: REASON.INVALID_DATE, message: 'bad date', event: { date: 'x' }, failedAt: '2030-01-01T00:00:00.000Z' };

@@ -76,6 +76,14 @@ describe('a failure notice', () => {
     expect(notice.details?.field).toBe(notice.message);
   });
 
+  it('quotes the event well-formed, each lone surrogate replaced by U+FFFD, as are its message and details', () => {
+    const stored = { id: 'm-1', user: 'bad \ud800', payload: '\udc00 too', [`key \udbff`]: ['\ud83d'] };
+    const notice = failureNotice(REASON.PAYLOAD_NOT_PUBLISHABLE, 'cannot encode \ud800', stored, NOW, { details: { field: 'user \ud800' } });
+    expect(notice.event).toEqual({ id: 'm-1', user: 'bad \ufffd', payload: '\ufffd too', 'key \ufffd': ['\ufffd'] });
+    expect(notice.message).toBe('cannot encode \ufffd');
+    expect(notice.details).toEqual({ field: 'user \ufffd' });
+  });
+
   it('keeps its message short, whatever the request put in it', () => {
     const date = '"'.repeat(200_000);
     const notice = failureNotice(REASON.INVALID_DATE, `"${date}" is not an ISO-8601 date-time`, scheduleRequest({ date }), NOW);

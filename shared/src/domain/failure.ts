@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { snsMessageBytes } from './event.js';
 import { SNS_MAX_MESSAGE_BYTES } from './limits.js';
 import type { ReasonCode } from './reasons.js';
+import { wellFormedCopy } from './unicode.js';
 
 /** What a client's failure topic (or its tenant's dead-letter topic) receives (also logged). */
 export interface FailureNotice {
@@ -46,9 +47,10 @@ export function noticeAttributes(notice: Pick<FailureNotice, 'reason'>): Record<
  */
 const MAX_TEXT_CHARACTERS = 1024;
 
+/** A text of the notice: at most MAX_TEXT_CHARACTERS, and well-formed (see failureNotice). */
 function shortened(text: string): string {
-  if (text.length <= MAX_TEXT_CHARACTERS) return text;
-  return `${text.slice(0, isHighSurrogate(text.charCodeAt(MAX_TEXT_CHARACTERS - 1)) ? MAX_TEXT_CHARACTERS - 1 : MAX_TEXT_CHARACTERS)}...`;
+  if (text.length <= MAX_TEXT_CHARACTERS) return text.toWellFormed();
+  return `${text.slice(0, isHighSurrogate(text.charCodeAt(MAX_TEXT_CHARACTERS - 1)) ? MAX_TEXT_CHARACTERS - 1 : MAX_TEXT_CHARACTERS).toWellFormed()}...`;
 }
 
 /** The first half of a surrogate pair: a cut after it would leave half a character. */
@@ -65,7 +67,10 @@ export function failureNotice(
 ): FailureNotice {
   const details =
     extra.details === undefined ? undefined : Object.fromEntries(Object.entries(extra.details).map(([key, value]) => [key, typeof value === 'string' ? shortened(value) : value]));
-  return fitted({ reason, message: shortened(message), eventId: extra.eventId, event, failedAt: new Date(now).toISOString(), details });
+  // Well-formed, each lone surrogate replaced by U+FFFD (a request refused as INVALID_UNICODE, an event stored before it
+  // existed): JSON would write one as an escape, which a client's parser turns back into half a character.
+  const quote = wellFormedCopy(event);
+  return fitted({ reason, message: shortened(message), eventId: extra.eventId, event: quote, failedAt: new Date(now).toISOString(), details });
 }
 
 function fits(notice: FailureNotice): boolean {

@@ -8,7 +8,7 @@ import { EventRejectedError, REASON, type ReasonCode } from './reasons.js';
 import { isSchedulerTopic, type SchedulerTopics } from './scheduler-topics.js';
 import { mayPublishTo, PUBLIC_TENANT_ID, type Tenant } from './tenants.js';
 import { topicPartition, topicRegion } from './topic-arn.js';
-import { firstIllFormedString, wellFormedCopy } from './unicode.js';
+import { firstIllFormedString } from './unicode.js';
 
 /** The request exactly as the original service took it, plus the optional idempotency key. */
 export interface ScheduleRequest {
@@ -272,8 +272,7 @@ export function parseInputMessage(text: string, inputMessageId: string, scope: I
     const error = new EventRejectedError(REASON.INVALID_UNICODE, `${what} "${illFormed.path}" is not well-formed Unicode: it holds a lone UTF-16 surrogate`, {
       field: illFormed.path,
     });
-    // Quoted well-formed, so that the notice itself can be published.
-    return reject(error, wellFormedCopy(input), scope);
+    return reject(error, input, scope);
   }
   const action = typeof input === 'object' && input !== null ? (input as Record<string, unknown>).action : undefined;
   if (action === 'cancel' || action === 'reschedule') return parseControl(input, scope);
