@@ -345,6 +345,17 @@ describe('the emitter', () => {
     expect(JSON.parse(publisher.published[0]?.message ?? '{}')).toMatchObject({ reason: REASON.TARGET_ACCESS_DENIED });
   });
 
+  it('quotes an event stored with a lone surrogate well-formed in the notice of its failure', async () => {
+    const missing = new EventRejectedError(REASON.TARGET_NOT_FOUND, 'no such topic');
+    const { deps, publisher, store } = setup((topic) => (topic === topicArn('out') ? missing : undefined));
+    // Stored before ingest refused such strings (INVALID_UNICODE).
+    const stored = event({ user: 'bad \ud800' });
+    store.put(queued(stored));
+    await emitBatch(deps, [sqsRecord(delayed(stored))]);
+    expect(publisher.published.map(({ topic }) => topic)).toEqual([topicArn('failures')]);
+    expect(JSON.parse(publisher.published[0]?.message ?? '{}')).toMatchObject({ reason: REASON.TARGET_NOT_FOUND, event: { user: 'bad \ufffd' } });
+  });
+
   it('publishes a failure notice handed over by ingest to its failure topic, once', async () => {
     const { deps, publisher } = setup();
     const notice = { reason: REASON.INVALID_DATE, message: 'bad date', event: { date: 'x' }, failedAt: '2030-01-01T00:00:00.000Z' };
@@ -377,6 +388,35 @@ describe('the emitter', () => {
       expect(publisher.published).toEqual([]);
       expect(metrics.counts.EventsFailed).toBe(1);
       expect(store.records.get('m-1')).toMatchObject({ state: EVENT_STATE.failed, reason: REASON.UNKNOWN_TENANT });
+    });
+
+    describe('a notice ingest handed over', () => {
+      const notice = { reason: REASON.INVALID_DATE, message: 'bad date', event: { date: 'x' }, failedAt: '2030-01-01T00:00:00.000Z' };
+      const publicDeadLetters = topicArn('public-dead-letters', 'eu-west-1', '999999999999');
+      const publicFailures = topicArn('failures', 'eu-west-1', '888888888888');
+      const handedOver = (tenant?: string) =>
+        encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', tenant, failureTopic: publicFailures, deadLetterTopic: publicDeadLetters, notice });
+
+      it("goes only where its tenant may still be told: not to a failure topic in an account registered as another tenant's since", async () => {
+        const { deps, publisher } = setup();
+        const now = registry({ public: { deadLetterTopic: publicDeadLetters }, tenants: [...TENANTS.tenants, { id: 'globex', accounts: ['888888888888'] }] });
+        const response = await emitBatch({ ...deps, tenants: now }, [sqsRecord(handedOver('public'))]);
+        expect(response.batchItemFailures).toEqual([]);
+        expect(publisher.published.map(({ topic }) => topic)).toEqual([publicDeadLetters]);
+      });
+
+      it('goes nowhere but the logs when its tenant is no longer registered', async () => {
+        const { deps, publisher } = setup();
+        const response = await emitBatch({ ...deps, tenants: registry({}) }, [sqsRecord(encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', tenant: 'acme', failureTopic: topicArn('failures'), notice }))]);
+        expect(response.batchItemFailures).toEqual([]);
+        expect(publisher.published).toEqual([]);
+      });
+
+      it('goes where ingest chose when it was queued before notices named their tenant', async () => {
+        const { deps, publisher } = setup();
+        await emitBatch(deps, [sqsRecord(handedOver())]);
+        expect(publisher.published.map(({ topic }) => topic)).toEqual([publicFailures]);
+      });
     });
 
     it('tells a failed emission only on a failure topic the tenant may still use', async () => {

@@ -50,11 +50,12 @@ export function inputMessageId(): string {
   return `00000000-0000-4000-8000-${String(inputMessages).padStart(12, '0')}`;
 }
 
-/** Parses one publish's text on a tenant's topic (public by default), as ingest does in REGION at PARSED_AT. */
+/** Parses one publish's text on a tenant's topic (public by default), as ingest does in REGION (partition `aws`) at PARSED_AT. */
 export function parse(text: string, on: Tenant = tenant(), messageId = inputMessageId()): ParseResult {
   return parseInputMessage(text, messageId, {
     tenant: on,
     region: REGION,
+    partition: 'aws',
     schedulerTopics: SCHEDULER_TOPICS,
     now: PARSED_AT,
     maxScheduleAheadSeconds: DEFAULTS.maxScheduleAheadSeconds,

@@ -60,6 +60,30 @@ describe('a failure notice', () => {
     expect(notice.truncated).toMatchObject({ field: 'event', sha256: sha256(JSON.stringify(request)) });
   });
 
+  it('keeps the texts of its details short: the path of a key as long as SNS allows', () => {
+    const path = 'k'.repeat(SNS_MESSAGE_LIMIT_BYTES - 500);
+    const notice = failureNotice(REASON.INVALID_UNICODE, `the key "${path}" is not well-formed Unicode`, { [path]: 'bad \ufffd' }, NOW, { details: { field: path } });
+    expect(notice.details?.field).toBe(`${'k'.repeat(1024)}...`);
+    expect(publishedBytes(notice)).toBeLessThanOrEqual(SNS_MESSAGE_LIMIT_BYTES);
+  });
+
+  it('never cuts a character in half in its message or its details', () => {
+    // A surrogate pair spans the 1,024th and 1,025th characters.
+    const text = `x${'😀'.repeat(600)}`;
+    const notice = failureNotice(REASON.INVALID_UNICODE, text, {}, NOW, { details: { field: text } });
+    expect(notice.message).toBe(`${text.slice(0, 1023)}...`);
+    expect(notice.message.isWellFormed()).toBe(true);
+    expect(notice.details?.field).toBe(notice.message);
+  });
+
+  it('quotes the event well-formed, each lone surrogate replaced by U+FFFD, as are its message and details', () => {
+    const stored = { id: 'm-1', user: 'bad \ud800', payload: '\udc00 too', [`key \udbff`]: ['\ud83d'] };
+    const notice = failureNotice(REASON.PAYLOAD_NOT_PUBLISHABLE, 'cannot encode \ud800', stored, NOW, { details: { field: 'user \ud800' } });
+    expect(notice.event).toEqual({ id: 'm-1', user: 'bad \ufffd', payload: '\ufffd too', 'key \ufffd': ['\ufffd'] });
+    expect(notice.message).toBe('cannot encode \ufffd');
+    expect(notice.details).toEqual({ field: 'user \ufffd' });
+  });
+
   it('keeps its message short, whatever the request put in it', () => {
     const date = '"'.repeat(200_000);
     const notice = failureNotice(REASON.INVALID_DATE, `"${date}" is not an ISO-8601 date-time`, scheduleRequest({ date }), NOW);

@@ -3,7 +3,9 @@ import { pino } from 'pino';
 import { ingestBatch, type IngestDeps } from '../src/app/ingest.js';
 import { planIngest } from '../src/app/ingest-plan.js';
 import { noMetrics, type DelayedSend, type DelayQueue } from '../src/app/ports.js';
-import type { FailureNotice, NoticeDestination } from '../src/domain/failure.js';
+import { snsMessageBytes } from '../src/domain/event.js';
+import { noticeAttributes, type FailureNotice, type NoticeDestination } from '../src/domain/failure.js';
+import { SNS_MAX_MESSAGE_BYTES } from '../src/domain/limits.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
 import { fakeClock, inputMessageId, REGION, registry, SCHEDULER_TOPICS, scheduleRequest, sqsRecord, topicArn } from './factories.js';
@@ -193,6 +195,27 @@ describe('ingest', () => {
     expect(response.batchItemFailures).toEqual([]);
     expect(delayQueue.notices.map(({ notice }) => notice.reason)).toEqual([REASON.INVALID_DATE]);
     expect(store.records.size).toBe(1);
+  });
+
+  it('refuses a lone surrogate under a key as long as SNS allows with a notice that fits, and does not fail the record', async () => {
+    const { deps, delayQueue } = setup();
+    const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
+    const key = 'k'.repeat(261_500);
+    const text = JSON.stringify({ ...scheduleRequest({ date: soon, target: acmeTarget, failure_topic: failureTopic }), [key]: 'bad \ud800' });
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(SNS_MAX_MESSAGE_BYTES);
+    const response = await ingestBatch(deps, [published(text)]);
+    expect(response.batchItemFailures).toEqual([]);
+    const [sent] = delayQueue.notices;
+    expect(sent?.notice).toMatchObject({ reason: REASON.INVALID_UNICODE, details: { field: `${'k'.repeat(1024)}...` } });
+    expect(snsMessageBytes(JSON.stringify(sent?.notice), noticeAttributes(sent?.notice as FailureNotice))).toBeLessThanOrEqual(SNS_MAX_MESSAGE_BYTES);
+  });
+
+  it("refuses a target in another partition than its input topic's, though named with the scheduler's region", async () => {
+    const { deps, delayQueue, store } = setup();
+    const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
+    await ingestBatch(deps, [published(scheduleRequest({ date: soon, target: 'arn:aws-us-gov:sns:eu-west-1:111111111111:out', failure_topic: failureTopic }))]);
+    expect(store.records.size).toBe(0);
+    expect(delayQueue.notices).toMatchObject([{ failureTopic, notice: { reason: REASON.TARGET_IN_OTHER_REGION, details: { partition: 'aws-us-gov', schedulerPartition: 'aws' } } }]);
   });
 
   describe("the tenant's dead-letter topic", () => {

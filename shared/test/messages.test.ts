@@ -3,6 +3,7 @@ import { decodeDelayQueueMessage, decodeLoadingChunk, encodeDelayQueueMessage, e
 import { failureNotice } from '../src/domain/failure.js';
 import { REASON } from '../src/domain/reasons.js';
 import type { ScheduledEvent } from '../src/domain/event.js';
+import { SNS_MAX_MESSAGE_BYTES, SQS_MAX_MESSAGE_BYTES } from '../src/domain/limits.js';
 
 const event: ScheduledEvent = {
   id: 'm-1',
@@ -20,6 +21,16 @@ describe('delay-queue messages', () => {
     const body = encodeDelayQueueMessage({ kind: 'event', event });
     expect(body).toMatch(/^[\x20-\x7e]*$/);
     expect(decodeDelayQueueMessage(body)).toEqual({ kind: 'event', event });
+  });
+
+  it.each([
+    ['control characters, which JSON writes in six bytes each', '\u0001'.repeat(SNS_MAX_MESSAGE_BYTES - 500)],
+    ['a mix of them and other characters', `${'\u0000\u0001é'.repeat(65_000)}🚀`],
+  ])('carry the largest payload SNS takes within SQS\'s limit, when it is made of %s', (_case, payload) => {
+    const body = encodeDelayQueueMessage({ kind: 'event', event: { ...event, payload }, queuedBy: 'copy-1' });
+    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(SQS_MAX_MESSAGE_BYTES);
+    expect(body).toMatch(/^[\x20-\x7e]*$/);
+    expect(decodeDelayQueueMessage(body)).toEqual({ kind: 'event', event: { ...event, payload }, queuedBy: 'copy-1' });
   });
 
   it('carry a failure notice for the emitter to publish', () => {

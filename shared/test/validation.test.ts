@@ -4,7 +4,7 @@ import { REASON } from '../src/domain/reasons.js';
 import { failureNotice } from '../src/domain/failure.js';
 import { encodeDelayQueueMessage } from '../src/domain/messages.js';
 import { firstIllFormedString } from '../src/domain/unicode.js';
-import { MAX_NESTING_DEPTH, type ParseResult } from '../src/domain/validation.js';
+import { MAX_NESTING_DEPTH, parseInputMessage, type ParseResult } from '../src/domain/validation.js';
 import { DEFAULTS } from '../src/config.js';
 import { inputMessageId, parse, PARSED_AT, REGION, SCHEDULER_TOPICS, scheduleRequest, tenant, topicArn, validate } from './factories.js';
 
@@ -57,8 +57,10 @@ describe('a valid schedule request', () => {
     });
   });
 
-  it("accepts a target in another partition's naming, in the scheduler's region", () => {
-    expect(accepted(validate({ target: `arn:aws-cn:sns:${REGION}:123456789012:orders_v2-b` })).target).toContain('orders_v2-b');
+  it("accepts a target in the scheduler's partition, whichever it is", () => {
+    const target = 'arn:aws-cn:sns:cn-north-1:123456789012:orders_v2-b';
+    const scope = { tenant: tenant(), region: 'cn-north-1', partition: 'aws-cn', schedulerTopics: SCHEDULER_TOPICS, now: PARSED_AT, maxScheduleAheadSeconds: DEFAULTS.maxScheduleAheadSeconds };
+    expect(accepted(parseInputMessage(JSON.stringify(scheduleRequest({ target })), inputMessageId(), scope)).target).toBe(target);
   });
 });
 
@@ -66,6 +68,8 @@ describe('topics in another region', () => {
   it.each([
     ['another region', topicArn('orders', 'us-east-1')],
     ['another partition', 'arn:aws-cn:sns:cn-north-1:123456789012:orders'],
+    // No such topic: the scheduler's region is in its partition alone.
+    ["another partition, named with the scheduler's region", `arn:aws-us-gov:sns:${REGION}:123456789012:orders`],
   ])('TARGET_IN_OTHER_REGION for a target in %s, reported on the failure topic', (_case, target) => {
     const failureTopic = topicArn('client-failures');
     const result = rejected(validate({ target, failure_topic: failureTopic }));
@@ -80,6 +84,13 @@ describe('topics in another region', () => {
     expect(result.error.details).toEqual({ field: 'failure_topic', region: 'us-east-1', schedulerRegion: REGION });
     expect(result.failureTopic).toBeUndefined();
     expect(rejected(validate({ date: 'never', failure_topic: topicArn('client-failures', 'us-east-1') })).failureTopic).toBeUndefined();
+  });
+
+  it("FAILURE_TOPIC_IN_OTHER_REGION for a failure topic in another partition, though named with the scheduler's region", () => {
+    const result = rejected(validate({ failure_topic: `arn:aws-cn:sns:${REGION}:123456789012:client-failures` }));
+    expect(result.error.reason).toBe(REASON.FAILURE_TOPIC_IN_OTHER_REGION);
+    expect(result.error.details).toEqual({ field: 'failure_topic', region: REGION, schedulerRegion: REGION, partition: 'aws-cn', schedulerPartition: 'aws' });
+    expect(result.failureTopic).toBeUndefined();
   });
 });
 

@@ -2,7 +2,7 @@ import { ChangeMessageVisibilityCommand, SendMessageBatchCommand, SendMessageCom
 import type { EmissionEnding } from '../domain/emission.js';
 import type { FailureNotice, NoticeDestination } from '../domain/failure.js';
 import { encodeDelayQueueMessage, encodeLoadingChunk, type LoadingChunk } from '../domain/messages.js';
-import { SQS_BATCH_ENTRIES } from '../domain/limits.js';
+import { SQS_BATCH_ENTRIES, SQS_MAX_MESSAGE_BYTES } from '../domain/limits.js';
 import { TransientError } from '../domain/reasons.js';
 import type { DelayedSend, DelayedSendFailure, DelayQueue, LoadingQueue } from '../app/ports.js';
 
@@ -15,12 +15,34 @@ interface FailedEntry {
 }
 
 /**
- * Sends entries in batches of 10, several batches at a time. Returns the entries SQS did not
- * take, with its reason (a failed request fails all its entries); never throws for them.
+ * Entries grouped into SendMessageBatch requests: at most 10 each, and at most SQS's 1 MiB of
+ * bodies in all. SQS refuses a larger request whole, every time it is tried again: a few events
+ * near SNS's size limit (two, of text escaped to thrice its size) would fail every other event
+ * of their batch with them.
+ */
+function batchesOf(entries: readonly SendMessageBatchRequestEntry[]): SendMessageBatchRequestEntry[][] {
+  const batches: SendMessageBatchRequestEntry[][] = [];
+  let bytes = 0;
+  for (const entry of entries) {
+    const size = Buffer.byteLength(entry.MessageBody ?? '');
+    const last = batches.at(-1);
+    if (last === undefined || last.length === SQS_BATCH_ENTRIES || bytes + size > SQS_MAX_MESSAGE_BYTES) {
+      batches.push([entry]);
+      bytes = size;
+    } else {
+      last.push(entry);
+      bytes += size;
+    }
+  }
+  return batches;
+}
+
+/**
+ * Sends entries in batches (see batchesOf), several batches at a time. Returns the entries SQS
+ * did not take, with its reason (a failed request fails all its entries); never throws for them.
  */
 async function sendBatches(client: SQSClient, queueUrl: string, entries: readonly SendMessageBatchRequestEntry[]): Promise<FailedEntry[]> {
-  const batches: SendMessageBatchRequestEntry[][] = [];
-  for (let i = 0; i < entries.length; i += SQS_BATCH_ENTRIES) batches.push(entries.slice(i, i + SQS_BATCH_ENTRIES));
+  const batches = batchesOf(entries);
   const failed: FailedEntry[] = [];
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -63,7 +85,7 @@ export class SqsDelayQueue implements DelayQueue {
   }
 
   async sendNotice(noticeId: string, tenant: string, destination: NoticeDestination, notice: FailureNotice): Promise<void> {
-    await this.sendOne(encodeDelayQueueMessage({ kind: 'notice', noticeId, ...destination, notice }), tenant, 'a failure notice');
+    await this.sendOne(encodeDelayQueueMessage({ kind: 'notice', noticeId, tenant, ...destination, notice }), tenant, 'a failure notice');
   }
 
   async sendEnds(ends: readonly EmissionEnding[]): Promise<void> {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
 import { waitUntil } from '../domain/delay.js';
-import { emissionDecision, emissionNoticeDestination, emissionRefusal, type EmissionEnding } from '../domain/emission.js';
+import { emissionDecision, emissionRefusal, noticeDestination, type EmissionEnding } from '../domain/emission.js';
 import { emissionAttributes, expiresAtFor, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice } from '../domain/failure.js';
 import type { EventRecord } from '../domain/lifecycle.js';
@@ -45,8 +45,17 @@ interface BatchContext {
   readonly kept: string[];
 }
 
-/** Publishes a failure notice once, however often its message is delivered (notices are rare: a claim is cheap there). */
+/**
+ * Publishes a failure notice once, however often its message is delivered (notices are rare: a
+ * claim is cheap there), where its tenant may be told by the registry as it stands: ingest chose
+ * by the registry of its day.
+ */
 async function sendNotice(deps: EmitterDeps, message: Extract<DelayQueueMessage, { kind: 'notice' }>): Promise<void> {
+  const destination = message.tenant === undefined ? message : noticeDestination(deps.tenants.tenant(message.tenant), message.failureTopic);
+  if (destination.failureTopic === undefined && destination.deadLetterTopic === undefined) {
+    deps.logger.warn({ noticeId: message.noticeId, tenant: message.tenant, reason: message.notice.reason }, 'notice not published: its tenant may no longer be told where ingest chose');
+    return;
+  }
   const now = deps.clock.now();
   const claim = { owner: randomUUID(), now, leaseUntil: now + deps.config.emitClaimLeaseSeconds * 1000 };
   const outcome = await deps.store.claimNotice(message.noticeId, claim, expiresAtFor(now, deps.config.retentionSeconds));
@@ -56,7 +65,7 @@ async function sendNotice(deps: EmitterDeps, message: Extract<DelayQueueMessage,
     return;
   }
   try {
-    await publishNotice(deps)(message, message.notice);
+    await publishNotice(deps)(destination, message.notice);
   } catch (error) {
     await deps.store.releaseNotice(message.noticeId, claim.owner);
     throw error;
@@ -109,7 +118,7 @@ async function publish(deps: EmitterDeps, event: ScheduledEvent, copySentAt: num
   const fail = async (reason: ReasonCode, message: string, details: Readonly<Record<string, unknown>>): Promise<EmissionEnding> => {
     const failedAt = clock.now();
     const notice = failureNotice(reason, message, event, failedAt, { eventId: event.id, details });
-    await reportFailure(deps, publishNotice(deps), notice, emissionNoticeDestination(tenant, event));
+    await reportFailure(deps, publishNotice(deps), notice, noticeDestination(tenant, event.failureTopic));
     return { event, end: { state: 'failed', at: failedAt, reason }, expiresAt: expiresAtFor(failedAt, config.retentionSeconds), endedBy };
   };
   const refusal = emissionRefusal(tenant, event);

@@ -5,6 +5,7 @@ import { expiresAtFor, requestHashOf } from '../domain/event.js';
 import { EVENT_STATE } from '../domain/lifecycle.js';
 import { REASON, type EventRejectedError } from '../domain/reasons.js';
 import type { Tenant } from '../domain/tenants.js';
+import { topicPartition } from '../domain/topic-arn.js';
 import { parseInputMessage } from '../domain/validation.js';
 import type { NewEvent, Placement, TenantDirectory } from './ports.js';
 
@@ -87,11 +88,13 @@ function planOne(context: IngestPlanContext, record: SQSRecord): PlannedMessage 
   const message = unwrapInput(record);
   const tenant = message.topicArn === undefined ? undefined : context.tenants.forTopic(message.topicArn);
   const unowned = { record, message, tenant, failureTopic: undefined, input: message.text };
-  if (tenant === undefined) return { ...unowned, intent: { kind: 'unowned', reason: REASON.UNKNOWN_TENANT } };
+  if (tenant === undefined || message.topicArn === undefined) return { ...unowned, intent: { kind: 'unowned', reason: REASON.UNKNOWN_TENANT } };
   if (!tenant.enabled) return { ...unowned, intent: { kind: 'unowned', reason: REASON.TENANT_DISABLED } };
   const parsed = parseInputMessage(message.text, message.inputMessageId, {
     tenant,
     region: config.region,
+    // The input topic is the scheduler's own: SNS names it in the scheduler's partition.
+    partition: topicPartition(message.topicArn) ?? '',
     schedulerTopics: config,
     now,
     maxScheduleAheadSeconds: config.maxScheduleAheadSeconds,

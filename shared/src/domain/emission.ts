@@ -52,12 +52,11 @@ export function emissionRefusal(tenant: Tenant | undefined, event: Pick<Schedule
 }
 
 /**
- * Where a failed emission's notice may go now: the event's failure topic only while its tenant
- * may still use it, else the tenant's dead-letter topic; nowhere but the logs for a tenant no
- * longer registered.
+ * Where a tenant's notice (of a failed emission, or one ingest handed over) may go now: its
+ * failure topic only while the tenant may still use it, else the tenant's dead-letter topic;
+ * nowhere but the logs for a tenant no longer registered.
  */
-export function emissionNoticeDestination(tenant: Tenant | undefined, event: Pick<ScheduledEvent, 'failureTopic'>): NoticeDestination {
+export function noticeDestination(tenant: Tenant | undefined, failureTopic: string | undefined): NoticeDestination {
   if (tenant === undefined) return {};
-  const { failureTopic } = event;
   return { failureTopic: failureTopic !== undefined && mayPublishTo(tenant, failureTopic) ? failureTopic : undefined, deadLetterTopic: tenant.deadLetterTopic };
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { snsMessageBytes } from './event.js';
 import { SNS_MAX_MESSAGE_BYTES } from './limits.js';
 import type { ReasonCode } from './reasons.js';
+import { wellFormedCopy } from './unicode.js';
 
 /** What a client's failure topic (or its tenant's dead-letter topic) receives (also logged). */
 export interface FailureNotice {
@@ -40,8 +41,22 @@ export function noticeAttributes(notice: Pick<FailureNotice, 'reason'>): Record<
   return { 'scheduler-reason': notice.reason };
 }
 
-/** Longest `message` a notice carries: it may quote the request (a date, say), and the quote is in `event` anyway. */
-const MAX_MESSAGE_CHARACTERS = 1024;
+/**
+ * Longest `message` a notice carries, and longest text of its `details`: either may quote the
+ * request (a date, the path of a key), and the quote is in `event` anyway.
+ */
+const MAX_TEXT_CHARACTERS = 1024;
+
+/** A text of the notice: at most MAX_TEXT_CHARACTERS, and well-formed (see failureNotice). */
+function shortened(text: string): string {
+  if (text.length <= MAX_TEXT_CHARACTERS) return text.toWellFormed();
+  return `${text.slice(0, isHighSurrogate(text.charCodeAt(MAX_TEXT_CHARACTERS - 1)) ? MAX_TEXT_CHARACTERS - 1 : MAX_TEXT_CHARACTERS).toWellFormed()}...`;
+}
+
+/** The first half of a surrogate pair: a cut after it would leave half a character. */
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
 
 export function failureNotice(
   reason: ReasonCode,
@@ -50,8 +65,12 @@ export function failureNotice(
   now: number,
   extra: { eventId?: string | undefined; details?: Readonly<Record<string, unknown>> | undefined } = {},
 ): FailureNotice {
-  const shortMessage = message.length > MAX_MESSAGE_CHARACTERS ? `${message.slice(0, MAX_MESSAGE_CHARACTERS)}...` : message;
-  return fitted({ reason, message: shortMessage, eventId: extra.eventId, event, failedAt: new Date(now).toISOString(), details: extra.details });
+  const details =
+    extra.details === undefined ? undefined : Object.fromEntries(Object.entries(extra.details).map(([key, value]) => [key, typeof value === 'string' ? shortened(value) : value]));
+  // Well-formed, each lone surrogate replaced by U+FFFD (a request refused as INVALID_UNICODE, an event stored before it
+  // existed): JSON would write one as an escape, which a client's parser turns back into half a character.
+  const quote = wellFormedCopy(event);
+  return fitted({ reason, message: shortened(message), eventId: extra.eventId, event: quote, failedAt: new Date(now).toISOString(), details });
 }
 
 function fits(notice: FailureNotice): boolean {
@@ -76,7 +95,7 @@ function fitted(notice: FailureNotice): FailureNotice {
   }
   const text = typeof event === 'string' ? event : JSON.stringify(event);
   const cut = cutToFit(text, (prefix, truncated) => ({ ...notice, event: prefix, truncated: { field: 'event', ...truncated } }));
-  // Unreachable: without its event a notice is a few kilobytes at most.
+  // Unreachable: without its event a notice is a few kilobytes at most (its texts are shortened).
   if (cut === undefined) throw new RangeError(`a failure notice (${notice.reason}) does not fit in one SNS message even without its event`);
   return cut;
 }
@@ -98,7 +117,6 @@ function cutToFit(
     else high = middle - 1;
   }
   // Never half a surrogate pair.
-  const code = text.charCodeAt(low - 1);
-  if (low > 0 && code >= 0xd800 && code <= 0xdbff) low -= 1;
+  if (low > 0 && isHighSurrogate(text.charCodeAt(low - 1))) low -= 1;
   return withPrefix(low);
 }

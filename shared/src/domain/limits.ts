@@ -4,6 +4,8 @@
 export const SNS_MAX_MESSAGE_BYTES = 262_144;
 /** Entries in one SNS PublishBatch. */
 export const SNS_PUBLISH_BATCH_ENTRIES = 10;
+/** Largest SQS message; also the most one SendMessageBatch carries, all its entries together. */
+export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
 /** Longest SQS DelaySeconds; the loader hands out nothing due later than this. */
 export const SQS_MAX_DELAY_SECONDS = 900;
 /** Entries in one SQS SendMessageBatch or DeleteMessageBatch, and messages in one receive. */

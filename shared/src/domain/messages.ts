@@ -1,6 +1,7 @@
 import type { ScheduledEvent } from './event.js';
 import type { FailureNotice, NoticeDestination } from './failure.js';
 import type { EmissionEnding } from './emission.js';
+import { SQS_MAX_MESSAGE_BYTES } from './limits.js';
 
 /**
  * What the delay queue carries: an event to emit, or a failure notice for the emitter to
@@ -18,6 +19,11 @@ export type DelayQueueMessage =
       readonly kind: 'notice';
       /** Identifies the notice like an event id, so a redelivered notice is published once. */
       readonly noticeId: string;
+      /**
+       * Whose notice it is: the emitter tells it only where this tenant may still be told, by the
+       * registry as it stands when it publishes. Absent on notices queued before it was named.
+       */
+      readonly tenant?: string | undefined;
       readonly notice: FailureNotice;
     } & NoticeDestination)
   | {
@@ -26,20 +32,36 @@ export type DelayQueueMessage =
       readonly ends: readonly EmissionEnding[];
     };
 
+/** JSON with every non-ASCII character escaped: SQS refuses some characters, and takes any ASCII text. */
+function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /**
- * JSON with every non-ASCII character escaped, so any payload SNS accepts is a valid SQS body
- * (SQS refuses some characters; escaping at most triples a 256 KiB payload, well under the
- * 1 MiB SQS limit).
+ * A delay-queue message as an SQS body: ASCII JSON, so any payload SNS accepts is a valid body.
+ * Escaping triples a payload of other characters at most, but JSON writes a control character in
+ * six bytes: a 256 KiB payload of those would outgrow SQS's 1 MiB, so such an event carries its
+ * payload in base64 (its UTF-8, a third larger) instead.
  */
 export function encodeDelayQueueMessage(message: DelayQueueMessage): string {
-  return JSON.stringify(message).replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const body = asciiJson(message);
+  if (message.kind !== 'event' || body.length <= SQS_MAX_MESSAGE_BYTES) return body;
+  const { payload, ...event } = message.event;
+  return asciiJson({ ...message, event: { ...event, payloadBase64: Buffer.from(payload, 'utf8').toString('base64') } });
+}
+
+/** The payload of an event as encodeDelayQueueMessage wrote it; undefined when there is none. */
+function payloadOf(event: { readonly payload?: unknown; readonly payloadBase64?: unknown }): string | undefined {
+  if (typeof event.payload === 'string') return event.payload;
+  return typeof event.payloadBase64 === 'string' ? Buffer.from(event.payloadBase64, 'base64').toString('utf8') : undefined;
 }
 
 export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
   const value = JSON.parse(body) as {
     kind?: unknown;
-    event?: Partial<ScheduledEvent>;
+    event?: Partial<ScheduledEvent> & { payloadBase64?: unknown };
     noticeId?: unknown;
+    tenant?: unknown;
     failureTopic?: unknown;
     deadLetterTopic?: unknown;
     notice?: FailureNotice;
@@ -55,16 +77,18 @@ export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
     (failureTopic !== undefined || deadLetterTopic !== undefined) &&
     typeof value.notice?.reason === 'string'
   ) {
-    return { kind: 'notice', noticeId: value.noticeId, failureTopic, deadLetterTopic, notice: value.notice };
+    const tenant = typeof value.tenant === 'string' ? value.tenant : undefined;
+    return { kind: 'notice', noticeId: value.noticeId, tenant, failureTopic, deadLetterTopic, notice: value.notice };
   }
   const event = value.event;
+  const payload = event === undefined ? undefined : payloadOf(event);
   if (
     value.kind !== 'event' ||
     typeof event?.id !== 'string' ||
     typeof event.tenant !== 'string' ||
     typeof event.user !== 'string' ||
     typeof event.target !== 'string' ||
-    typeof event.payload !== 'string' ||
+    payload === undefined ||
     typeof event.dueAt !== 'number' ||
     typeof event.version !== 'number'
   ) {
@@ -77,7 +101,7 @@ export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
       tenant: event.tenant,
       user: event.user,
       target: event.target,
-      payload: event.payload,
+      payload,
       failureTopic: typeof event.failureTopic === 'string' ? event.failureTopic : undefined,
       dueAt: event.dueAt,
       version: event.version,

@@ -7,8 +7,8 @@ import { emissionAttributes, eventIdFor, snsMessageBytes, type ScheduledEvent } 
 import { EventRejectedError, REASON, type ReasonCode } from './reasons.js';
 import { isSchedulerTopic, type SchedulerTopics } from './scheduler-topics.js';
 import { mayPublishTo, PUBLIC_TENANT_ID, type Tenant } from './tenants.js';
-import { topicRegion } from './topic-arn.js';
-import { firstIllFormedString, wellFormedCopy } from './unicode.js';
+import { topicPartition, topicRegion } from './topic-arn.js';
+import { firstIllFormedString } from './unicode.js';
 
 /** The request exactly as the original service took it, plus the optional idempotency key. */
 export interface ScheduleRequest {
@@ -59,6 +59,8 @@ export type ParseResult =
 export interface InputScope {
   readonly tenant: Tenant;
   readonly region: string;
+  /** The scheduler's partition (`aws`, `aws-cn`, ...), where its region is: SNS publishes to no other. */
+  readonly partition: string;
   /** Never a target or failure topic. */
   readonly schedulerTopics: SchedulerTopics;
   /** When the request is handled, epoch ms. */
@@ -143,12 +145,17 @@ function topicRefusal(topicArn: string, field: 'target' | 'failure_topic', scope
       : new EventRejectedError(REASON.FAILURE_TOPIC_NOT_ALLOWED, `tenant "${scope.tenant.id}" may not use ${topicArn} as failure topic`, { field });
   }
   const region = topicRegion(topicArn);
-  if (region === scope.region) return undefined;
-  return new EventRejectedError(
-    isTarget ? REASON.TARGET_IN_OTHER_REGION : REASON.FAILURE_TOPIC_IN_OTHER_REGION,
-    `${field} ${topicArn} is in ${region}: the scheduler publishes only to topics in ${scope.region}`,
-    { field, region, schedulerRegion: scope.region },
-  );
+  const partition = topicPartition(topicArn);
+  if (region === scope.region && partition === scope.partition) return undefined;
+  const reason = isTarget ? REASON.TARGET_IN_OTHER_REGION : REASON.FAILURE_TOPIC_IN_OTHER_REGION;
+  const details = { field, region, schedulerRegion: scope.region };
+  if (partition === scope.partition) return new EventRejectedError(reason, `${field} ${topicArn} is in ${region}: the scheduler publishes only to topics in ${scope.region}`, details);
+  // A region is in one partition only: such a topic is in none of the scheduler's regions, whatever its region's name.
+  return new EventRejectedError(reason, `${field} ${topicArn} is in partition ${partition}: the scheduler publishes only to topics of ${scope.partition} in ${scope.region}`, {
+    ...details,
+    partition,
+    schedulerPartition: scope.partition,
+  });
 }
 
 function parseSchedule(input: unknown, inputMessageId: string, scope: InputScope): ParseResult {
@@ -265,8 +272,7 @@ export function parseInputMessage(text: string, inputMessageId: string, scope: I
     const error = new EventRejectedError(REASON.INVALID_UNICODE, `${what} "${illFormed.path}" is not well-formed Unicode: it holds a lone UTF-16 surrogate`, {
       field: illFormed.path,
     });
-    // Quoted well-formed, so that the notice itself can be published.
-    return reject(error, wellFormedCopy(input), scope);
+    return reject(error, input, scope);
   }
   const action = typeof input === 'object' && input !== null ? (input as Record<string, unknown>).action : undefined;
   if (action === 'cancel' || action === 'reschedule') return parseControl(input, scope);
