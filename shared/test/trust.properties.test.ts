@@ -3,6 +3,8 @@ import type { SQSRecord } from 'aws-lambda';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { EndWriter } from '../src/app/end-writer.js';
+import { PublishWindow } from '../src/app/publish-window.js';
 import { emitBatch, type EmitterDeps } from '../src/app/emitter.js';
 import { ingestBatch, type IngestDeps } from '../src/app/ingest.js';
 import { loadChunks } from '../src/app/loading.js';
@@ -212,7 +214,9 @@ class World {
   }
 
   emitterDeps(publisher: TopicPublisher, delayQueue: DelayQueue): EmitterDeps {
-    return { config: CONFIG, store: this.store, delayQueue, publisher, tenants: this.tenants, clock: this.clock, logger: this.logger, metrics: this.metrics, random: () => 0.5 };
+    const { store, logger, metrics } = this;
+    const endWriter = new EndWriter({ store, delayQueue, logger, metrics });
+    return { config: CONFIG, store, delayQueue, publisher, endWriter, publishWindow: new PublishWindow(0), tenants: this.tenants, clock: this.clock, logger, metrics, random: () => 0.5 };
   }
 
   /**
