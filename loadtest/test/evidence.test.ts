@@ -1,6 +1,6 @@
 import type { EventRecord } from '@adhoc-scheduler/shared';
 import { describe, expect, it } from 'vitest';
-import { deadLetterKind, describeOutcome, eventEvidence, deliveryByPart, summarizeFaults, summarizeKills, type EventOutcome, type WatchedEvent } from '../src/chaos/evidence.js';
+import { deadLetterKind, describeOutcome, duplicateCause, eventEvidence, deliveryByPart, summarizeFaults, summarizeKills, type EventOutcome, type WatchedEvent } from '../src/chaos/evidence.js';
 import type { InjectedFault } from '../src/chaos/faults.js';
 import type { KillRecord } from '../src/chaos/kills.js';
 
@@ -100,11 +100,20 @@ describe('summaries', () => {
   });
 
   it('gives the lateness and the duplicates of each part of the load', () => {
-    const near = Array.from({ length: 100 }, (_, i) => ({ part: 'near' as const, latenessMs: i + 1, deliveries: i < 3 ? 2 : 1 }));
-    expect(deliveryByPart([...near, { part: 'spike', latenessMs: 40_000, deliveries: 3 }])).toEqual({
-      near: { events: 100, duplicated: 3, p50: 50, p99: 99, max: 100 },
-      spike: { events: 1, duplicated: 2, p50: 40_000, p99: 40_000, max: 40_000 },
+    const near = Array.from({ length: 100 }, (_, i) => ({ part: 'near' as const, latenessMs: i + 1, deliveries: i < 3 ? 2 : 1, duplicateCause: i < 3 ? ('kill' as const) : undefined }));
+    expect(deliveryByPart([...near, { part: 'spike', latenessMs: 40_000, deliveries: 3, duplicateCause: 'lostAnswer' }])).toEqual({
+      near: { events: 100, duplicated: 3, duplicatedBy: { lostAnswer: 0, kill: 3, other: 0 }, p50: 50, p99: 99, max: 100 },
+      spike: { events: 1, duplicated: 2, duplicatedBy: { lostAnswer: 2, kill: 0, other: 0 }, p50: 40_000, p99: 40_000, max: 40_000 },
     });
+  });
+
+  it('puts a duplicate down to a lost SNS answer naming the event, else to a kill close to its first delivery, else to something else', () => {
+    const lostPublish: InjectedFault = { ...fault('f1', DUE, [EVENT.clientId], 'lost'), service: 'sns', operation: 'PublishBatch' };
+    const refusedPublish: InjectedFault = { ...lostPublish, kind: 'refused' };
+    const receivedAt = DUE + 500;
+    expect(duplicateCause(EVENT, receivedAt, { faults: [lostPublish], kills: [kill(1, DUE + 200)] })).toBe('lostAnswer');
+    expect(duplicateCause(EVENT, receivedAt, { faults: [refusedPublish], kills: [kill(1, DUE + 200)] })).toBe('kill');
+    expect(duplicateCause(EVENT, receivedAt, { faults: [], kills: [kill(1, DUE - 60_000)] })).toBe('other');
   });
 
   it('says each outcome in a few words', () => {

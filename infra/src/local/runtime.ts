@@ -27,7 +27,7 @@ const DEFAULT_EMITTER_CONCURRENCY = 128;
  * the public pollers only, as the stack caps that event source's concurrency.
  */
 /** Publishes the local emitter may have answered and not yet recorded (see emitterMaxUnrecordedEnds). */
-const LOCAL_EMITTER_MAX_UNRECORDED_ENDS = 0;
+const LOCAL_EMITTER_MAX_UNRECORDED_ENDS = 100;
 const INGEST_CONCURRENCY = 4;
 const LOADING_CONCURRENCY = 8;
 /** The emulators' one account: every local topic and queue lives in it. */

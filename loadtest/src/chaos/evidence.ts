@@ -34,11 +34,38 @@ export function describeOutcome(outcome: EventOutcome): string {
   }
 }
 
+/**
+ * Why an event was delivered more than once, as far as the run can tell: an SNS publish naming it
+ * whose answer was lost (it took effect, and its retry published again); else a kill close to its
+ * first delivery (its publish had answered, its end was not yet written); else something else.
+ */
+export type DuplicateCause = 'lostAnswer' | 'kill' | 'other';
+
+/**
+ * How far apart a kill and an event's first delivery may be for the kill to count as the cause of
+ * its duplicate: its publish went out before the kill and reached the consumer within seconds,
+ * across the restart at most; its end write would have returned within seconds after.
+ */
+const KILL_NEAR_DELIVERY_MS = 15_000;
+
+export function duplicateCause(
+  event: Pick<WatchedEvent, 'eventId' | 'clientId'>,
+  firstReceivedAt: number,
+  context: { readonly faults: readonly InjectedFault[]; readonly kills: readonly Pick<KillRecord, 'killedAt'>[] },
+): DuplicateCause {
+  const names = (ids: readonly string[]): boolean => ids.includes(event.eventId) || ids.includes(event.clientId);
+  if (context.faults.some((fault) => fault.service === 'sns' && fault.kind === 'lost' && names(fault.ids))) return 'lostAnswer';
+  if (context.kills.some(({ killedAt }) => Math.abs(killedAt - firstReceivedAt) <= KILL_NEAR_DELIVERY_MS)) return 'kill';
+  return 'other';
+}
+
 /** How a part of the load was delivered: its events' first-delivery lateness (ms) and the deliveries beyond the first. */
 export interface PartDelivery {
   readonly events: number;
   /** Deliveries beyond each event's first. */
   readonly duplicated: number;
+  /** The same, by what caused them (see duplicateCause). */
+  readonly duplicatedBy: Readonly<Record<DuplicateCause, number>>;
   readonly p50: number;
   readonly p99: number;
   readonly max: number;
@@ -49,19 +76,31 @@ export interface PartDelivery {
  * thousands of events, not millions).
  */
 export function deliveryByPart(
-  delivered: readonly { readonly part: EventPart; readonly latenessMs: number; readonly deliveries: number }[],
+  delivered: readonly {
+    readonly part: EventPart;
+    readonly latenessMs: number;
+    readonly deliveries: number;
+    /** Why it was delivered more than once, when it was. */
+    readonly duplicateCause?: DuplicateCause | undefined;
+  }[],
 ): Partial<Record<EventPart, PartDelivery>> {
-  const byPart: Partial<Record<EventPart, { latenesses: number[]; duplicated: number }>> = {};
-  for (const { part, latenessMs, deliveries } of delivered) {
-    const entry = (byPart[part] ??= { latenesses: [], duplicated: 0 });
+  interface Tally {
+    readonly latenesses: number[];
+    duplicated: number;
+    readonly duplicatedBy: Record<DuplicateCause, number>;
+  }
+  const byPart: Partial<Record<EventPart, Tally>> = {};
+  for (const { part, latenessMs, deliveries, duplicateCause: cause } of delivered) {
+    const entry = (byPart[part] ??= { latenesses: [], duplicated: 0, duplicatedBy: { lostAnswer: 0, kill: 0, other: 0 } });
     entry.latenesses.push(latenessMs);
     entry.duplicated += deliveries - 1;
+    if (deliveries > 1) entry.duplicatedBy[cause ?? 'other'] += deliveries - 1;
   }
   const summary: Partial<Record<EventPart, PartDelivery>> = {};
-  for (const [part, { latenesses, duplicated }] of Object.entries(byPart) as [EventPart, { latenesses: number[]; duplicated: number }][]) {
+  for (const [part, { latenesses, duplicated, duplicatedBy }] of Object.entries(byPart) as [EventPart, Tally][]) {
     const sorted = latenesses.sort((a, b) => a - b);
     const at = (share: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(share * sorted.length) - 1)] as number;
-    summary[part] = { events: sorted.length, duplicated, p50: at(0.5), p99: at(0.99), max: sorted.at(-1) as number };
+    summary[part] = { events: sorted.length, duplicated, duplicatedBy, p50: at(0.5), p99: at(0.99), max: sorted.at(-1) as number };
   }
   return summary;
 }

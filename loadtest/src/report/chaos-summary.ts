@@ -42,8 +42,11 @@ export function chaosLines(chaos: ChaosReport): string[] {
   const notShown = chaos.events.length - shown.length + chaos.eventsNotShown;
   lines.push(`  missing, early and failed events: ${chaos.events.length + chaos.eventsNotShown}${notShown > 0 ? ` (${notShown} not shown; results.json lists ${chaos.events.length})` : ''}`);
   for (const event of shown) lines.push(eventLine(event));
-  const parts = Object.entries(chaos.byPart).map(([part, l]) => `${part} ${l.p50} / ${l.p99} / ${l.max} (${l.events}, ${l.duplicated})`);
-  lines.push(`  by part of the load: lateness ms p50 / p99 / max (events, duplicated): ${parts.join('; ')}`);
+  const parts = Object.entries(chaos.byPart).map(
+    ([part, l]) =>
+      `${part} ${l.p50} / ${l.p99} / ${l.max} (${l.events}, ${l.duplicated}: ${l.duplicatedBy.lostAnswer} lost answer, ${l.duplicatedBy.kill} kill, ${l.duplicatedBy.other} other)`,
+  );
+  lines.push(`  by part of the load: lateness ms p50 / p99 / max (events, duplicated: by cause): ${parts.join('; ')}`);
   lines.push('  the latest events:');
   for (const event of chaos.latest.slice(0, 3)) lines.push(eventLine(event));
   return lines;

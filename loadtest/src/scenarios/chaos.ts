@@ -4,6 +4,7 @@ import {
   deadLetterKind,
   eventEvidence,
   deliveryByPart,
+  duplicateCause,
   summarizeFaults,
   summarizeKills,
   type ChaosReport,
@@ -181,7 +182,10 @@ async function runChaos(ctx: RunContext, params: ScenarioParams): Promise<Scenar
   const records = new DynamoDbEventRecords(clients.dynamodb, local.outputs.tableName);
   const delivered = [...watched.values()].flatMap((event) => {
     const receivedAt = tracker.firstReceived(event.eventId);
-    return receivedAt === undefined ? [] : [{ event, part: event.part, latenessMs: receivedAt - event.dueAt, deliveries: tracker.deliveriesOf(event.eventId) }];
+    if (receivedAt === undefined) return [];
+    const deliveries = tracker.deliveriesOf(event.eventId);
+    const duplicate = deliveries > 1 ? duplicateCause(event, receivedAt, { faults, kills }) : undefined;
+    return [{ event, part: event.part, latenessMs: receivedAt - event.dueAt, deliveries, duplicateCause: duplicate }];
   });
   const latest = delivered
     .sort((a, b) => b.latenessMs - a.latenessMs)
