@@ -58,8 +58,7 @@ describe('shardOf', () => {
 });
 
 describe('bucketsBetween', () => {
-  const shardKeys = (bucketStartS: number): string[] =>
-    Array.from({ length: layout.shardCount }, (_, shard) => `${bucketStartS}#${shard}`);
+  const shardKeys = (bucketStartS: number): string[] => Array.from({ length: layout.shardCount }, (_, shard) => `${bucketStartS}#${shard}`);
 
   it('lists the overlapping buckets oldest first, clipping the first and the last to the range', () => {
     const from = MINUTE_START_MS + 15_000;

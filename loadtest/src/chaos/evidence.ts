@@ -132,7 +132,13 @@ export interface EventEvidence {
   readonly dueAt: string;
   readonly record: RecordSummary | 'none';
   /** Faults injected into calls that named the event (or its request), ms from its due time. */
-  readonly faults: readonly { readonly id: string; readonly service: AwsService; readonly operation: string; readonly kind: FaultKind; readonly msFromDue: number }[];
+  readonly faults: readonly {
+    readonly id: string;
+    readonly service: AwsService;
+    readonly operation: string;
+    readonly kind: FaultKind;
+    readonly msFromDue: number;
+  }[];
   /** Kills from its publish on, ms from its due time. */
   readonly kills: readonly { readonly n: number; readonly msFromDue: number }[];
   /** A message naming it sits in the dead-letter queue. */
@@ -179,7 +185,9 @@ export function eventEvidence(
     faults: context.faults
       .filter((fault) => names(fault.ids))
       .map(({ id, service, operation, kind, at }) => ({ id, service, operation, kind, msFromDue: at - event.dueAt })),
-    kills: context.kills.filter((kill) => kill.killedAt >= event.publishAt).map((kill) => ({ n: kill.n, msFromDue: kill.killedAt - event.dueAt })),
+    kills: context.kills
+      .filter((kill) => kill.killedAt >= event.publishAt)
+      .map((kill) => ({ n: kill.n, msFromDue: kill.killedAt - event.dueAt })),
     inDeadLetterQueue: context.deadLetterIds.has(event.eventId) || context.deadLetterIds.has(event.clientId),
   };
 }
@@ -223,7 +231,11 @@ export interface FaultSummary {
   readonly unreadableLines: number;
 }
 
-export function summarizeFaults(faults: readonly InjectedFault[], unreadableLines: number, requests: Readonly<Record<AwsService, number>>): FaultSummary {
+export function summarizeFaults(
+  faults: readonly InjectedFault[],
+  unreadableLines: number,
+  requests: Readonly<Record<AwsService, number>>,
+): FaultSummary {
   const refused = faults.filter((fault) => fault.kind === 'refused').length;
   const calls = requests.sns + requests.sqs + requests.dynamodb + refused;
   return {

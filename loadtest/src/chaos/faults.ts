@@ -67,11 +67,16 @@ function refusal(service: AwsService, operation: string, faultId: string): Error
 
 /** What the SDK's HTTP handler raises when a request times out. */
 function lostAnswer(operation: string, faultId: string): Error {
-  return Object.assign(new Error(`injected fault ${faultId}: the answer to ${operation} was lost after the call took effect`), { name: 'TimeoutError' });
+  return Object.assign(new Error(`injected fault ${faultId}: the answer to ${operation} was lost after the call took effect`), {
+    name: 'TimeoutError',
+  });
 }
 
 function idsIn(value: unknown, pattern: RegExp): string[] {
-  const text = JSON.stringify(value, (_key, item: unknown) => (item instanceof Uint8Array ? undefined : typeof item === 'bigint' ? String(item) : item)) ?? '';
+  const text =
+    JSON.stringify(value, (_key, item: unknown) =>
+      item instanceof Uint8Array ? undefined : typeof item === 'bigint' ? String(item) : item,
+    ) ?? '';
   return [...new Set(text.match(pattern) ?? [])];
 }
 

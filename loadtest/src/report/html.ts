@@ -57,12 +57,21 @@ function chaosSections(chaos: ChaosReport): string[] {
     '<h3>Kills</h3>',
     table(
       ['kill', 's into the run', 'at the spike', 'ms from the spike', 'emulators gone after (s)', 'up again after (s)'],
-      chaos.kills.map((kill) => [kill.n, kill.secondsIntoRun, kill.atSpike ? 'yes' : '', kill.msFromSpike ?? '', kill.emulatorsExitSeconds, kill.downSeconds]),
+      chaos.kills.map((kill) => [
+        kill.n,
+        kill.secondsIntoRun,
+        kill.atSpike ? 'yes' : '',
+        kill.msFromSpike ?? '',
+        kill.emulatorsExitSeconds,
+        kill.downSeconds,
+      ]),
     ),
     '<h3>Faults injected</h3>',
     table(
       ['service', 'operation', 'refused', 'answer lost'],
-      Object.entries(faults.byService).flatMap(([service, byOperation]) => Object.entries(byOperation).map(([operation, kinds]) => [service, operation, kinds.refused, kinds.lost])),
+      Object.entries(faults.byService).flatMap(([service, byOperation]) =>
+        Object.entries(byOperation).map(([operation, kinds]) => [service, operation, kinds.refused, kinds.lost]),
+      ),
     ),
     `<h3>Missing, early and failed events (${chaos.events.length + chaos.eventsNotShown}; times in ms from the due time)</h3>`,
     eventsTable(chaos.events),
@@ -87,12 +96,19 @@ export function renderHtml(
     `<p>Run <code>${escape(result.runId)}</code>, ${escape(result.startedAt)} to ${escape(result.finishedAt)}; ` +
       `${result.machine.cpus} cores (${escape(result.machine.cpuModel)}), ${result.machine.memoryGiB} GiB, Node ${escape(result.machine.node)}; ` +
       `service: ${escape(result.service.mode)}` +
-      (result.source ? `, commit <code>${escape(result.source.commit.slice(0, 12))}</code>${result.source.uncommittedChanges ? ' with uncommitted changes' : ''}` : '') +
+      (result.source
+        ? `, commit <code>${escape(result.source.commit.slice(0, 12))}</code>${result.source.uncommittedChanges ? ' with uncommitted changes' : ''}`
+        : '') +
       '.</p>',
   );
   sections.push(`<p><code>${escape(result.command)}</code></p>`);
   sections.push('<h2>Targets</h2>');
-  sections.push(table(['', 'target', 'measured', 'met'], result.targets.map((t) => [t.name, t.target, t.actual, t.met ? 'yes' : 'NO'])));
+  sections.push(
+    table(
+      ['', 'target', 'measured', 'met'],
+      result.targets.map((t) => [t.name, t.target, t.actual, t.met ? 'yes' : 'NO']),
+    ),
+  );
   if (result.chaos) sections.push(...chaosSections(result.chaos));
   if (result.delivery) {
     const { latenessMs, counts } = result.delivery;
@@ -101,7 +117,18 @@ export function renderHtml(
       sections.push(
         table(
           ['events', 'min', 'mean', 'p50', 'p90', 'p99', 'p99.9', 'max'],
-          [[latenessMs.count, latenessMs.min, latenessMs.mean, latenessMs.p50, latenessMs.p90, latenessMs.p99, latenessMs['p99.9'], latenessMs.max]],
+          [
+            [
+              latenessMs.count,
+              latenessMs.min,
+              latenessMs.mean,
+              latenessMs.p50,
+              latenessMs.p90,
+              latenessMs.p99,
+              latenessMs['p99.9'],
+              latenessMs.max,
+            ],
+          ],
         ),
       );
     }
@@ -112,7 +139,21 @@ export function renderHtml(
       sections.push('<h2>Per tenant (lateness in ms)</h2>');
       sections.push(
         table(
-          ['tenant', 'events', 'missing', 'duplicated', 'early', 'min', 'p50', 'p90', 'p99', 'p99.9', 'max', 'received before due p50 / p99', 'publish start lateness p50 / p99'],
+          [
+            'tenant',
+            'events',
+            'missing',
+            'duplicated',
+            'early',
+            'min',
+            'p50',
+            'p90',
+            'p99',
+            'p99.9',
+            'max',
+            'received before due p50 / p99',
+            'publish start lateness p50 / p99',
+          ],
           Object.entries(byTenant).map(([tenant, { counts, latenessMs: l, stagesMs }]) => [
             tenant,
             counts.expected,
@@ -131,30 +172,56 @@ export function renderHtml(
     if (stages) {
       const { mostLate, ...summaries } = stages;
       sections.push('<h2>Where the lateness arose (ms, traced inside the local service)</h2>');
-      sections.push('<p>Lateness = publishStartLateness + publishStartToConsumer. Every time is read from the one machine\'s clock.</p>');
+      sections.push("<p>Lateness = publishStartLateness + publishStartToConsumer. Every time is read from the one machine's clock.</p>");
       sections.push(
         table(
           ['stage', 'events', 'below 0', 'min', 'p50', 'p99', 'max'],
-          (Object.entries(summaries) as [string, StageSummary][]).map(([name, s]) => [name, s.count, s.negative, s.min, s.p50, s.p99, s.max]),
+          (Object.entries(summaries) as [string, StageSummary][]).map(([name, s]) => [
+            name,
+            s.count,
+            s.negative,
+            s.min,
+            s.p50,
+            s.p99,
+            s.max,
+          ]),
         ),
       );
       sections.push('<h3>The most late events, most late first</h3>');
       sections.push(
         table(
           ['due', 'lateness', 'received before due', 'publish start lateness', 'publish call', 'publish start to consumer'],
-          mostLate.map((e) => [e.dueAt, e.latenessMs, e.receivedBeforeDueMs ?? '', e.publishStartLatenessMs ?? '', e.publishCallMs ?? '', e.publishStartToConsumerMs ?? '']),
+          mostLate.map((e) => [
+            e.dueAt,
+            e.latenessMs,
+            e.receivedBeforeDueMs ?? '',
+            e.publishStartLatenessMs ?? '',
+            e.publishCallMs ?? '',
+            e.publishStartToConsumerMs ?? '',
+          ]),
         ),
       );
     }
     const cpu = result.delivery.cpu;
     if (cpu) {
       sections.push(`<h2>Cores busy during the measurement (of ${cpu.cores}, over ${cpu.seconds} s)</h2>`);
-      sections.push(keyValues({ ...cpu.byProcess, 'everything else on the machine': cpu.othersCores, 'load average at start': result.machine.loadAverageAtStart }));
+      sections.push(
+        keyValues({
+          ...cpu.byProcess,
+          'everything else on the machine': cpu.othersCores,
+          'load average at start': result.machine.loadAverageAtStart,
+        }),
+      );
     }
     sections.push('<h2>Counts</h2>');
     sections.push(keyValues(counts));
     sections.push('<h2>Publishing and consuming</h2>');
-    sections.push(keyValues({ ...result.delivery.publish, ...Object.fromEntries(Object.entries(result.delivery.consumer).map(([k, v]) => [`consumer ${k}`, v])) }));
+    sections.push(
+      keyValues({
+        ...result.delivery.publish,
+        ...Object.fromEntries(Object.entries(result.delivery.consumer).map(([k, v]) => [`consumer ${k}`, v])),
+      }),
+    );
   }
   if (Object.keys(result.details).length > 0) {
     sections.push('<h2>Details</h2>');
@@ -162,15 +229,35 @@ export function renderHtml(
   }
   if (result.cost) {
     const cost = result.cost;
-    sections.push(`<h2>Cost per million events (${escape(String(result.details.path ?? ''))}, list prices us-east-1 as of ${escape(cost.pricesAsOf)})</h2>`);
+    sections.push(
+      `<h2>Cost per million events (${escape(String(result.details.path ?? ''))}, list prices us-east-1 as of ${escape(cost.pricesAsOf)})</h2>`,
+    );
     sections.push(
       table(
         ['item', 'used in the run', 'unit', 'run cost', 'per million events'],
         [
-          ...cost.lines.map((line) => [line.item, Math.round(line.quantity * 1000) / 1000, line.unit, dollars(line.dollars), dollars(line.perMillionEvents)]),
+          ...cost.lines.map((line) => [
+            line.item,
+            Math.round(line.quantity * 1000) / 1000,
+            line.unit,
+            dollars(line.dollars),
+            dollars(line.perMillionEvents),
+          ]),
           ['total (the service)', '', '', '', dollars(cost.perMillionEvents)],
-          ['not included: the client publishing to the input topic, one Publish per event', '', '', '', dollars(cost.clientInputPublishPerMillion)],
-          ['not included: receives that found nothing (idle pollers)', cost.idleReceives.requests, 'requests', dollars(cost.idleReceives.dollars), ''],
+          [
+            'not included: the client publishing to the input topic, one Publish per event',
+            '',
+            '',
+            '',
+            dollars(cost.clientInputPublishPerMillion),
+          ],
+          [
+            'not included: receives that found nothing (idle pollers)',
+            cost.idleReceives.requests,
+            'requests',
+            dollars(cost.idleReceives.dollars),
+            '',
+          ],
           ['EventBridge Scheduler + SNS publish, for comparison', '', '', '', dollars(cost.eventBridgeSchedulerPerMillion)],
         ],
       ),

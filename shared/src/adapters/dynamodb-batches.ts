@@ -18,7 +18,11 @@ export function chunks<T>(items: readonly T[], size: number): T[][] {
 }
 
 /** Reads items by id, consistently, 100 keys a request; an id with no item is absent. */
-export async function batchGet(client: DynamoDBDocumentClient, tableName: string, ids: readonly string[]): Promise<Map<string, Record<string, unknown>>> {
+export async function batchGet(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  ids: readonly string[],
+): Promise<Map<string, Record<string, unknown>>> {
   const items = new Map<string, Record<string, unknown>>();
   await Promise.all(
     chunks([...new Set(ids)], DYNAMODB_BATCH_GET_KEYS).map(async (chunk) => {
@@ -41,16 +45,30 @@ export async function batchGet(client: DynamoDBDocumentClient, tableName: string
 }
 
 /** Puts items unconditionally, 25 a request. */
-export async function batchPut(client: DynamoDBDocumentClient, tableName: string, items: readonly Record<string, unknown>[]): Promise<void> {
-  await batchWrite(client, tableName, items.map((Item) => ({ PutRequest: { Item } })));
+export async function batchPut(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  items: readonly Record<string, unknown>[],
+): Promise<void> {
+  await batchWrite(
+    client,
+    tableName,
+    items.map((Item) => ({ PutRequest: { Item } })),
+  );
 }
 
 /** Deletes items by id, unconditionally, 25 a request. */
 export async function batchDelete(client: DynamoDBDocumentClient, tableName: string, ids: readonly string[]): Promise<void> {
-  await batchWrite(client, tableName, ids.map((id) => ({ DeleteRequest: { Key: { [TABLE.partitionKey]: id } } })));
+  await batchWrite(
+    client,
+    tableName,
+    ids.map((id) => ({ DeleteRequest: { Key: { [TABLE.partitionKey]: id } } })),
+  );
 }
 
-type WriteRequest = { readonly PutRequest: { readonly Item: Record<string, unknown> } } | { readonly DeleteRequest: { readonly Key: Record<string, unknown> } };
+type WriteRequest =
+  | { readonly PutRequest: { readonly Item: Record<string, unknown> } }
+  | { readonly DeleteRequest: { readonly Key: Record<string, unknown> } };
 
 async function batchWrite(client: DynamoDBDocumentClient, tableName: string, all: readonly WriteRequest[]): Promise<void> {
   await Promise.all(

@@ -58,7 +58,8 @@ export class DynamoDbEventRecords implements EventRecords {
     page: { readonly limit: number; readonly after?: string | undefined },
   ): Promise<{ readonly records: readonly EventRecord[]; readonly next: string | undefined }> {
     const limit = Math.min(page.limit, DYNAMODB_BATCH_GET_KEYS);
-    let startKey = page.after === undefined ? undefined : (JSON.parse(Buffer.from(page.after, 'base64url').toString()) as Record<string, unknown>);
+    let startKey =
+      page.after === undefined ? undefined : (JSON.parse(Buffer.from(page.after, 'base64url').toString()) as Record<string, unknown>);
     const records: EventRecord[] = [];
     // One match past the page says whether there is a next page at all.
     while (records.length <= limit) {
