@@ -1,5 +1,5 @@
 import type { TenantsDocument } from '@adhoc-scheduler/shared';
-import { App, Stack, Validations } from 'aws-cdk-lib';
+import { type App, Stack, Validations } from 'aws-cdk-lib';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { AwsSolutionsChecks, NagRuleCompliance, ServerlessChecks, type IApplyRule } from 'cdk-nag';
 import type { IConstruct } from 'constructs';

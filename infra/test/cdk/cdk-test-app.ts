@@ -1,5 +1,5 @@
 import { App, type Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import type { Template } from 'aws-cdk-lib/assertions';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
