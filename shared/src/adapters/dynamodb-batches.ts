@@ -1,4 +1,10 @@
-import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  type BatchGetCommandOutput,
+  type BatchWriteCommandOutput,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import { DYNAMODB_BATCH_GET_KEYS, DYNAMODB_BATCH_WRITE_ITEMS } from '../domain/limits.js';
 import { TransientError } from '../domain/reasons.js';
 import { TABLE, transient } from './dynamodb-table.js';
@@ -30,7 +36,7 @@ export async function batchGet(
       for (let round = 0; keys.length > 0; round++) {
         if (round === BATCH_ROUNDS) throw new TransientError(`DynamoDB BatchGetItem left ${keys.length} keys unread`);
         await pauseBeforeRound(round);
-        let result;
+        let result: BatchGetCommandOutput;
         try {
           result = await client.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: keys, ConsistentRead: true } } }));
         } catch (error) {
@@ -77,7 +83,7 @@ async function batchWrite(client: DynamoDBDocumentClient, tableName: string, all
       for (let round = 0; requests.length > 0; round++) {
         if (round === BATCH_ROUNDS) throw new TransientError(`DynamoDB BatchWriteItem left ${requests.length} items unwritten`);
         await pauseBeforeRound(round);
-        let result;
+        let result: BatchWriteCommandOutput;
         try {
           result = await client.send(new BatchWriteCommand({ RequestItems: { [tableName]: requests as never } }));
         } catch (error) {

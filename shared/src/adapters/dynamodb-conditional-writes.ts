@@ -1,4 +1,9 @@
-import { BatchExecuteStatementCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchExecuteStatementCommand,
+  TransactWriteCommand,
+  type BatchExecuteStatementCommandOutput,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import { DYNAMODB_BATCH_STATEMENTS, DYNAMODB_TRANSACTION_ITEMS } from '../domain/limits.js';
 import { BATCH_ROUNDS, chunks, pauseBeforeRound } from './dynamodb-batches.js';
 import { TABLE } from './dynamodb-table.js';
@@ -87,7 +92,8 @@ export function toStatement(tableName: string, write: ConditionalWrite): { State
     };
   }
   const sets = Object.entries(write.set).filter(([, value]) => value !== undefined);
-  const setClause = sets.map(([name, value]) => (parameters.push(value), `${quoted(name)} = ?`)).join(', ');
+  const setClause = sets.map(([name]) => `${quoted(name)} = ?`).join(', ');
+  parameters.push(...sets.map(([, value]) => value));
   const removeClause = (write.remove ?? []).map((name) => ` REMOVE ${quoted(name)}`).join('');
   parameters.push(write.id);
   const where = `${quoted(TABLE.partitionKey)} = ? AND ${partiqlCondition(write.condition, parameters)}`;
@@ -108,7 +114,7 @@ export class StatementWriter implements ConditionalWriter {
         let pending = chunk;
         for (let round = 0; pending.length > 0 && round < BATCH_ROUNDS; round++) {
           await pauseBeforeRound(round);
-          let responses;
+          let responses: BatchExecuteStatementCommandOutput['Responses'];
           try {
             ({ Responses: responses } = await this.client.send(
               new BatchExecuteStatementCommand({ Statements: pending.map(({ statement }) => statement) }),
@@ -223,7 +229,10 @@ export class TransactionWriter implements ConditionalWriter {
       const keys = new Set<string>();
       const now: Pending[] = [];
       const later: Pending[] = [];
-      for (const entry of pending) (keys.has(entry.key) ? later : now).push(entry), keys.add(entry.key);
+      for (const entry of pending) {
+        (keys.has(entry.key) ? later : now).push(entry);
+        keys.add(entry.key);
+      }
       // An item that failed on its own account goes alone, so it cannot hold the others back again.
       const transactions = [
         ...chunks(

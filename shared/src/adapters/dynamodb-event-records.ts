@@ -1,4 +1,4 @@
-import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand, type DynamoDBDocumentClient, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { DYNAMODB_BATCH_GET_KEYS } from '../domain/limits.js';
 import { EVENT_STATE, type EventRecord, type EventState } from '../domain/lifecycle.js';
 import type { EventRecords } from '../app/ports.js';
@@ -30,7 +30,7 @@ export class DynamoDbEventRecords implements EventRecords {
     let count = 0;
     let startKey: Record<string, unknown> | undefined;
     do {
-      let result;
+      let result: ScanCommandOutput;
       try {
         result = await this.client.send(
           new ScanCommand({
@@ -63,7 +63,7 @@ export class DynamoDbEventRecords implements EventRecords {
     const records: EventRecord[] = [];
     // One match past the page says whether there is a next page at all.
     while (records.length <= limit) {
-      let result;
+      let result: ScanCommandOutput;
       try {
         result = await this.client.send(
           new ScanCommand({

@@ -83,7 +83,7 @@ export class DynamoDbEventStore implements EventStore {
       const seen = new Set<string>();
       const distinct = pending.filter(({ entry }) => !seen.has(entry.event.id) && seen.add(entry.event.id));
       const settled = await this.createTogether(distinct.map(({ entry }) => entry));
-      distinct.forEach(({ index }, position) => (outcomes[index] = settled[position] as CreateOutcome));
+      for (const [position, { index }] of distinct.entries()) outcomes[index] = settled[position] as CreateOutcome;
       pending = pending.filter((waiting) => !distinct.includes(waiting));
     }
     return outcomes;

@@ -84,7 +84,7 @@ export class DynamoDbQuotaCounters {
     const current = secondAttribute(now);
     const stale = [...(this.seenSeconds.get(tenant) ?? [])].filter((name) => secondOf(name) < secondOf(current) - SECONDS_KEPT);
     const names: Record<string, string> = { '#open': OPEN_EVENTS, '#second': current };
-    stale.forEach((name, index) => (names[`#stale${index}`] = name));
+    for (const [index, name] of stale.entries()) names[`#stale${index}`] = name;
     try {
       const { Attributes } = await this.client.send(
         new UpdateCommand({

@@ -233,12 +233,11 @@ function createTogether(deps: IngestDeps, plan: readonly PlannedMessage[]): Map<
   const outcomes = new Map<SQSRecord, Promise<CreateOutcome>>();
   for (const requests of byTenant.values()) {
     const all = deps.store.createMany(requests.map(({ entry }) => entry));
-    requests.forEach(({ record }, index) =>
+    for (const [index, { record }] of requests.entries())
       outcomes.set(
         record,
         all.then((each) => each[index] as CreateOutcome),
-      ),
-    );
+      );
   }
   return outcomes;
 }

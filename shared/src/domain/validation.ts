@@ -265,8 +265,10 @@ function nestingDepth(text: string): number {
       if (char === '\\') i += 1;
       else if (char === '"') inString = false;
     } else if (char === '"') inString = true;
-    else if (char === '{' || char === '[') deepest = Math.max(deepest, (depth += 1));
-    else if (char === '}' || char === ']') depth -= 1;
+    else if (char === '{' || char === '[') {
+      depth += 1;
+      deepest = Math.max(deepest, depth);
+    } else if (char === '}' || char === ']') depth -= 1;
   }
   return deepest;
 }
