@@ -203,7 +203,10 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
   const dispatch = (): void => {
     while (!abort.signal.aborted && busySlots < concurrency) {
       const group = nextGroup(Date.now());
-      if (!group) return dispatchWhenWindowEnds();
+      if (!group) {
+        dispatchWhenWindowEnds();
+        return;
+      }
       const batch = group.waiting.splice(0, options.batchSize);
       for (const entry of batch) bufferedBytes -= entry.bytes;
       busySlots += 1;
