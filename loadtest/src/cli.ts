@@ -1,10 +1,10 @@
 import { EXIT_CODE, verdict } from './exit.js';
-import { parseCli, LoadTestUsageError, USAGE } from './options.js';
+import { parseCli, LoadTestUsageError, USAGE, type CliOptions } from './options.js';
 import { summary } from './report/summary.js';
 import { runScenario } from './run.js';
 
 async function main(): Promise<number> {
-  let options;
+  let options: CliOptions | undefined;
   try {
     options = parseCli(process.argv.slice(2));
   } catch (error) {

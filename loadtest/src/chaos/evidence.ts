@@ -91,7 +91,8 @@ export function deliveryByPart(
   }
   const byPart: Partial<Record<EventPart, Tally>> = {};
   for (const { part, latenessMs, deliveries, duplicateCause: cause } of delivered) {
-    const entry = (byPart[part] ??= { latenesses: [], duplicated: 0, duplicatedBy: { lostAnswer: 0, kill: 0, other: 0 } });
+    byPart[part] ??= { latenesses: [], duplicated: 0, duplicatedBy: { lostAnswer: 0, kill: 0, other: 0 } };
+    const entry = byPart[part];
     entry.latenesses.push(latenessMs);
     entry.duplicated += deliveries - 1;
     if (deliveries > 1) entry.duplicatedBy[cause ?? 'other'] += deliveries - 1;

@@ -119,9 +119,10 @@ export type FaultCounts = Record<string, Record<string, Record<FaultKind, number
 export function countFaults(faults: readonly InjectedFault[]): FaultCounts {
   const counts: FaultCounts = {};
   for (const { service, operation, kind } of faults) {
-    const byOperation = (counts[service] ??= {});
-    const byKind = (byOperation[operation] ??= { refused: 0, lost: 0 });
-    byKind[kind] += 1;
+    counts[service] ??= {};
+    const byOperation = counts[service];
+    byOperation[operation] ??= { refused: 0, lost: 0 };
+    byOperation[operation][kind] += 1;
   }
   return counts;
 }

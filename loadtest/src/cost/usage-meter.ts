@@ -307,7 +307,8 @@ export function countUsage(clients: AwsClients): UsageCounter {
     const billed = billedChunks(bytes);
     sqs.requests += 1;
     sqs.billedRequests += billed;
-    const entry = (sqsByOperation[operation] ??= { requests: 0, billedRequests: 0, messages: 0 });
+    sqsByOperation[operation] ??= { requests: 0, billedRequests: 0, messages: 0 };
+    const entry = sqsByOperation[operation];
     entry.requests += 1;
     entry.billedRequests += billed;
     entry.messages += messages;
@@ -315,7 +316,8 @@ export function countUsage(clients: AwsClients): UsageCounter {
   });
 
   const countRequest = (operation: string): { requests: number; units: number } => {
-    const entry = (dynamodbByOperation[operation] ??= { requests: 0, units: 0 });
+    dynamodbByOperation[operation] ??= { requests: 0, units: 0 };
+    const entry = dynamodbByOperation[operation];
     dynamodb.requests += 1;
     entry.requests += 1;
     return entry;

@@ -2,13 +2,13 @@ import { describeOutcome, type ChaosReport, type EventEvidence } from '../chaos/
 import type { StageSummary } from '../stages.js';
 import type { RunResult } from './results.js';
 
-function escape(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 }
 
 function table(headers: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
-  const head = headers.map((h) => `<th>${escape(h)}</th>`).join('');
-  const body = rows.map((row) => `<tr>${row.map((cell) => `<td>${escape(String(cell))}</td>`).join('')}</tr>`).join('\n');
+  const head = headers.map((h) => `<th>${escapeHtml(h)}</th>`).join('');
+  const body = rows.map((row) => `<tr>${row.map((cell) => `<td>${escapeHtml(String(cell))}</td>`).join('')}</tr>`).join('\n');
   return `<table><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table>`;
 }
 
@@ -91,17 +91,17 @@ export function renderHtml(
   svgs: { readonly linear?: string | undefined; readonly log?: string | undefined; readonly byTenant?: Readonly<Record<string, string>> },
 ): string {
   const sections: string[] = [];
-  sections.push(`<h1>${escape(result.title)}</h1>`);
+  sections.push(`<h1>${escapeHtml(result.title)}</h1>`);
   sections.push(
-    `<p>Run <code>${escape(result.runId)}</code>, ${escape(result.startedAt)} to ${escape(result.finishedAt)}; ` +
-      `${result.machine.cpus} cores (${escape(result.machine.cpuModel)}), ${result.machine.memoryGiB} GiB, Node ${escape(result.machine.node)}; ` +
-      `service: ${escape(result.service.mode)}` +
+    `<p>Run <code>${escapeHtml(result.runId)}</code>, ${escapeHtml(result.startedAt)} to ${escapeHtml(result.finishedAt)}; ` +
+      `${result.machine.cpus} cores (${escapeHtml(result.machine.cpuModel)}), ${result.machine.memoryGiB} GiB, Node ${escapeHtml(result.machine.node)}; ` +
+      `service: ${escapeHtml(result.service.mode)}` +
       (result.source
-        ? `, commit <code>${escape(result.source.commit.slice(0, 12))}</code>${result.source.uncommittedChanges ? ' with uncommitted changes' : ''}`
+        ? `, commit <code>${escapeHtml(result.source.commit.slice(0, 12))}</code>${result.source.uncommittedChanges ? ' with uncommitted changes' : ''}`
         : '') +
       '.</p>',
   );
-  sections.push(`<p><code>${escape(result.command)}</code></p>`);
+  sections.push(`<p><code>${escapeHtml(result.command)}</code></p>`);
   sections.push('<h2>Targets</h2>');
   sections.push(
     table(
@@ -230,7 +230,7 @@ export function renderHtml(
   if (result.cost) {
     const cost = result.cost;
     sections.push(
-      `<h2>Cost per million events (${escape(String(result.details.path ?? ''))}, list prices us-east-1 as of ${escape(cost.pricesAsOf)})</h2>`,
+      `<h2>Cost per million events (${escapeHtml(String(result.details.path ?? ''))}, list prices us-east-1 as of ${escapeHtml(cost.pricesAsOf)})</h2>`,
     );
     sections.push(
       table(
@@ -262,7 +262,7 @@ export function renderHtml(
         ],
       ),
     );
-    sections.push(`<p>Lambda memory assumed (MB): ${escape(JSON.stringify(cost.memoryMb))}, arm64.</p>`);
+    sections.push(`<p>Lambda memory assumed (MB): ${escapeHtml(JSON.stringify(cost.memoryMb))}, arm64.</p>`);
   }
   sections.push('<h2>Parameters and service settings</h2>');
   sections.push(keyValues({ ...result.parameters, ...result.service.settings }));
@@ -270,5 +270,5 @@ export function renderHtml(
     'body{font-family:"DejaVu Sans",sans-serif;max-width:1000px;margin:2em auto;color:#222}' +
     'table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}' +
     'figure{margin:1em 0}code{background:#f4f4f4;padding:1px 4px}';
-  return `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escape(result.title)}</title><style>${style}</style></head>\n<body>\n${sections.join('\n')}\n</body></html>\n`;
+  return `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(result.title)}</title><style>${style}</style></head>\n<body>\n${sections.join('\n')}\n</body></html>\n`;
 }

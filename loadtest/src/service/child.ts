@@ -89,7 +89,8 @@ export async function startChildService(options: LocalServiceOptions): Promise<C
     emitterRoleArn: outputs.emitterRoleArn,
     local: { config, outputs },
     async report(withTimeline): Promise<ServiceReport> {
-      const id = (reportId += 1);
+      reportId += 1;
+      const id = reportId;
       const reply = nextMessage('report', 30_000, (message) => message.id === id);
       send({ type: 'report', id, withTimeline });
       return (await reply).report;
