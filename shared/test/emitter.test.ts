@@ -65,7 +65,13 @@ function queued(e: ScheduledEvent, overrides: Partial<EventRecord> = {}): EventR
 
 function countingMetrics(): SchedulerMetrics & { counts: Record<string, number> } {
   const counts: Record<string, number> = {};
-  return { ...noMetrics, counts, count: (name, value = 1) => void (counts[name] = (counts[name] ?? 0) + value) };
+  return {
+    ...noMetrics,
+    counts,
+    count: (name, value = 1) => {
+      counts[name] = (counts[name] ?? 0) + value;
+    },
+  };
 }
 
 /** The delay queue as the emitter uses it: retries put off, ends handed over. */

@@ -85,7 +85,7 @@ describe('a failure notice', () => {
   });
 
   it('quotes the event well-formed, each lone surrogate replaced by U+FFFD, as are its message and details', () => {
-    const stored = { id: 'm-1', user: 'bad \ud800', payload: '\udc00 too', [`key \udbff`]: ['\ud83d'] };
+    const stored = { id: 'm-1', user: 'bad \ud800', payload: '\udc00 too', 'key \udbff': ['\ud83d'] };
     const notice = failureNotice(REASON.PAYLOAD_NOT_PUBLISHABLE, 'cannot encode \ud800', stored, NOW, {
       details: { field: 'user \ud800' },
     });

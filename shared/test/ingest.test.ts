@@ -310,7 +310,10 @@ describe('ingest', () => {
     ]);
     // The write goes out two seconds after the batch started (a slow or retried request): within the cutoff by then.
     const cancel = store.cancel.bind(store);
-    store.cancel = (...args) => (clock.set(NOW + 2_000), cancel(...args));
+    store.cancel = (...args) => {
+      clock.set(NOW + 2_000);
+      return cancel(...args);
+    };
     await ingestBatch(deps, [published({ action: 'cancel', id: 'due-soon', failure_topic: failureTopic })]);
     expect([...store.records.values()][0]?.state).toBe(EVENT_STATE.queued);
     expect(delayQueue.notices.map(({ notice }) => notice.reason)).toEqual([REASON.EVENT_EMITTING]);

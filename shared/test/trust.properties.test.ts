@@ -86,7 +86,7 @@ const CONFIG = {
 /** How far ahead the loader hands stored events to loading (its lookahead). */
 const LOADER_LOOKAHEAD_MS = 540_000;
 /** The characters SQS takes in a message (XML's). */
-const SQS_CHARACTERS = /^[\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]*$/u;
+const SQS_CHARACTERS = /^[\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]*$/u;
 const REASONS = new Set<string>(Object.values(REASON));
 /** A topic in the scheduler's partition and region, where SNS can publish. */
 const PUBLISHABLE_TOPIC = /^arn:aws:sns:([a-z0-9-]+):([0-9]{12}):([A-Za-z0-9_-]{1,256})$/;
@@ -108,8 +108,12 @@ function earlyClock(start: number, early: number) {
   let now = start;
   return {
     now: () => now,
-    sleep: async (ms: number) => void (now += Math.max(1, ms - early)),
-    set: (to: number) => void (now = Math.max(now, to)),
+    sleep: async (ms: number) => {
+      now += Math.max(1, ms - early);
+    },
+    set: (to: number) => {
+      now = Math.max(now, to);
+    },
   };
 }
 
@@ -371,8 +375,8 @@ type Step =
   | {
       readonly kind: 'batch';
       readonly messages: readonly (Message | { readonly redeliver: number })[];
-      /** Then: run until the delay queue is empty, for a while, or not at all (the emitter lags behind). */
-      readonly then: 'drain' | number | 'hold';
+      /** Afterwards: run until the delay queue is empty, for a while, or not at all (the emitter lags behind). */
+      readonly afterwards: 'drain' | number | 'hold';
     }
   | { readonly kind: 'wait'; readonly ms: number }
   | { readonly kind: 'registry'; readonly to: RegistryName };
@@ -395,7 +399,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
           maxLength: 10,
         },
       ),
-      then: fc.oneof(
+      afterwards: fc.oneof(
         { weight: 1, arbitrary: fc.constantFrom('drain' as const, 'hold' as const) },
         { weight: 3, arbitrary: fc.nat({ max: 10_000 }) },
       ),
@@ -502,8 +506,8 @@ class Pipeline {
       else if (step.kind === 'wait') await this.runFor(step.ms);
       else {
         await this.ingestBatch(step.messages);
-        if (step.then === 'drain') await world.run(this.emitter, this.delayQueue, () => world.queue.length === 0);
-        else if (step.then !== 'hold') await this.runFor(step.then);
+        if (step.afterwards === 'drain') await world.run(this.emitter, this.delayQueue, () => world.queue.length === 0);
+        else if (step.afterwards !== 'hold') await this.runFor(step.afterwards);
       }
       world.checkLogs();
       expect(world.violations).toEqual([]);

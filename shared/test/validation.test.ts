@@ -261,8 +261,8 @@ describe("the scheduler's own topics", () => {
 
 describe('strings that are not well-formed Unicode', () => {
   const failureTopic = topicArn('client-failures');
-  /** A request's JSON text with `escape` where MARK was: JSON's escapes are how a client publishes a lone surrogate. */
-  const withEscape = (request: Record<string, unknown>, escape: string): string => JSON.stringify(request).replace('MARK', escape);
+  /** A request's JSON text with `jsonEscape` where MARK was: JSON's escapes are how a client publishes a lone surrogate. */
+  const withEscape = (request: Record<string, unknown>, jsonEscape: string): string => JSON.stringify(request).replace('MARK', jsonEscape);
   const withLoneSurrogate = (request: Record<string, unknown>): string => withEscape(request, '\\ud800');
 
   it.each([
