@@ -556,7 +556,9 @@ describe('scripts/admin events, event show and quota reconcile', () => {
         ['tenant', 'add', 'acme', '--account', TENANT_ACCOUNT],
       ];
       const runs = await Promise.all(commands.map((command) => adminScript([...command, ...where])));
-      commands.forEach((command, index) => expect(runs[index], command.join(' ')).toEqual({ code: 1, stdout: '', stderr: notRunning }));
+      for (const [index, command] of commands.entries()) {
+        expect(runs[index], command.join(' ')).toEqual({ code: 1, stdout: '', stderr: notRunning });
+      }
     } finally {
       service.child.kill('SIGKILL');
       await rm(dir, { recursive: true, force: true });

@@ -256,12 +256,8 @@ describe('on the shared input topic', () => {
       await shared.publish({ action: 'cancel', event_id: `m-${bobsMessageId}` });
       await waitFor(() => inState(records, `m-${bobsMessageId}`, EVENT_STATE.cancelled), "bob's cancel");
 
-      const [delivery] = await waitFor(
-        () => target.withPayload('alice').length > 0 && target.withPayload('alice'),
-        "alice's event",
-        30_000,
-      );
-      expect(scheduledAt(delivery!)).toBe(dueAt);
+      const delivery = await waitFor(() => target.withPayload('alice')[0], "alice's event", 30_000);
+      expect(scheduledAt(delivery)).toBe(dueAt);
       await sentinelAfter(shared, target, bobsDueAt);
       expect(target.withPayload('alice')).toHaveLength(1);
       expect(target.withPayload('bob')).toHaveLength(0);
@@ -285,10 +281,10 @@ describe('reschedule', () => {
       expect(id).toBe(`m-${snsMessageId}`);
       await acme.publish({ action: 'reschedule', event_id: id, date: new Date(newDueAt).toISOString() });
 
-      const [delivery] = await waitFor(() => target.withPayload('moved').length > 0 && target.withPayload('moved'), 'the emission', 30_000);
-      expect(scheduledAt(delivery!)).toBe(newDueAt);
-      expect(delivery!.receivedAt).toBeGreaterThanOrEqual(newDueAt);
-      expect(delivery!.attributes[EMISSION_ATTRIBUTE.eventId]).toBe(id);
+      const delivery = await waitFor(() => target.withPayload('moved')[0], 'the emission', 30_000);
+      expect(scheduledAt(delivery)).toBe(newDueAt);
+      expect(delivery.receivedAt).toBeGreaterThanOrEqual(newDueAt);
+      expect(delivery.attributes[EMISSION_ATTRIBUTE.eventId]).toBe(id);
       // The emitter records the end after the publish.
       expect(await waitFor(() => inState(records, id, EVENT_STATE.emitted), 'the emission recorded')).toMatchObject({
         version: 2,
@@ -331,9 +327,9 @@ describe('reschedule', () => {
       await acme.publish({ action: 'reschedule', event_id: id, date: new Date(newDueAt).toISOString() });
       await waitFor(() => failed, 'the failed send');
 
-      const [delivery] = await waitFor(() => target.withPayload('moved').length > 0 && target.withPayload('moved'), 'the emission', 30_000);
-      expect(scheduledAt(delivery!)).toBe(newDueAt);
-      expect(delivery!.receivedAt).toBeGreaterThanOrEqual(newDueAt);
+      const delivery = await waitFor(() => target.withPayload('moved')[0], 'the emission', 30_000);
+      expect(scheduledAt(delivery)).toBe(newDueAt);
+      expect(delivery.receivedAt).toBeGreaterThanOrEqual(newDueAt);
       expect(await waitFor(() => inState(records, id, EVENT_STATE.emitted), 'the emission recorded')).toMatchObject({ version: 2 });
       await sentinelAfter(acme, target, newDueAt);
       expect(target.withPayload('moved')).toHaveLength(1);
@@ -356,8 +352,8 @@ describe('reschedule', () => {
       });
       const [notice] = await waitFor(() => failures.notices().length > 0 && failures.notices(), 'the refusal');
       expect(notice).toMatchObject({ reason: REASON.EVENT_QUEUED });
-      const [delivery] = await waitFor(() => target.withPayload('queued').length > 0 && target.withPayload('queued'), 'the emission');
-      expect(scheduledAt(delivery!)).toBe(dueAt);
+      const delivery = await waitFor(() => target.withPayload('queued')[0], 'the emission');
+      expect(scheduledAt(delivery)).toBe(dueAt);
     } finally {
       await stop();
     }

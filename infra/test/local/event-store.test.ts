@@ -432,11 +432,12 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
       const large = event('a', { payload: 'x'.repeat(2_000) });
       await store.createMany([newEvent(large, true)]);
       const record = (await store.read(['a'])).get('a');
+      if (!record) throw new Error('event a not stored');
       expect(record).toMatchObject({ payloadKept: 'item' });
       const payloadExpiry = async () =>
         (
           await client.send(
-            new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: payloadItemId(record!) }, ConsistentRead: true }),
+            new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: payloadItemId(record) }, ConsistentRead: true }),
           )
         ).Item?.[TABLE.ttlAttribute];
       const scope = { tenant: 'acme', cutoffMs: 5_000 };

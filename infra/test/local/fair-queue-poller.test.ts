@@ -95,6 +95,8 @@ function groupFromBody(message: Message): string | undefined {
 }
 
 const groupOfRecord = (record: SQSRecord): string | undefined => groupFromBody({ Body: record.body });
+/** The group of an invocation's records (all one group's): that of the first; undefined for no invocation. */
+const groupOfBatch = (records: readonly SQSRecord[] | undefined): string | undefined => groupFromBody({ Body: records?.[0]?.body });
 
 /** A handler that holds the invocations of some groups until the test releases them. */
 class HeldInvocations {
@@ -106,7 +108,7 @@ class HeldInvocations {
 
   readonly handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
     this.log.invocations.push(event.Records);
-    const group = groupOfRecord(event.Records[0]!);
+    const group = groupOfBatch(event.Records);
     if (this.holding && this.holds(group)) {
       const invocation = { group, gate: gate() };
       this.held.push(invocation);
@@ -117,13 +119,13 @@ class HeldInvocations {
 
   /** Invocations started for a group so far. */
   started(group: string): number {
-    return this.log.invocations.filter((records) => groupOfRecord(records[0]!) === group).length;
+    return this.log.invocations.filter((records) => groupOfBatch(records) === group).length;
   }
 
   /** Invocations for `other` started before the first for `group`. */
   startedBefore(group: string, other: string): number {
-    const first = this.log.invocations.findIndex((records) => groupOfRecord(records[0]!) === group);
-    return this.log.invocations.slice(0, first).filter((records) => groupOfRecord(records[0]!) === other).length;
+    const first = this.log.invocations.findIndex((records) => groupOfBatch(records) === group);
+    return this.log.invocations.slice(0, first).filter((records) => groupOfBatch(records) === other).length;
   }
 
   /** Lets the first held invocation of a group finish. */
@@ -240,7 +242,7 @@ describe('the fair-queue poller (fauxqs hands messages out in arrival order)', (
       // g0's waiting messages are the oldest, but it still has ten in flight and g8 none.
       invocations.release('g0');
       await waitFor(() => invocations.log.invocations.length === 17, 'the freed slot taken');
-      expect(groupOfRecord(invocations.log.invocations[16]![0]!)).toBe('g8');
+      expect(groupOfBatch(invocations.log.invocations[16])).toBe('g8');
 
       invocations.releaseAll();
       await waitFor(() => invocations.log.records().length === 270, 'every message handled');
