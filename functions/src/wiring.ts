@@ -75,7 +75,12 @@ export function createDependencies(
   functionName: string,
   config: SchedulerConfig,
   clients: AwsClients,
-  overrides: { readonly logger?: Logger; readonly metrics?: SchedulerMetrics; readonly clock?: Clock; readonly tenants?: TenantDirectory } = {},
+  overrides: {
+    readonly logger?: Logger;
+    readonly metrics?: SchedulerMetrics;
+    readonly clock?: Clock;
+    readonly tenants?: TenantDirectory;
+  } = {},
 ) {
   const clock = overrides.clock ?? systemClock;
   const store = new DynamoDbEventStore(clients.dynamodb, config.tableName, {

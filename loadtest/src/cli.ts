@@ -1,10 +1,10 @@
 import { EXIT_CODE, verdict } from './exit.js';
-import { parseCli, LoadTestUsageError, USAGE } from './options.js';
+import { parseCli, LoadTestUsageError, USAGE, type CliOptions } from './options.js';
 import { summary } from './report/summary.js';
 import { runScenario } from './run.js';
 
 async function main(): Promise<number> {
-  let options;
+  let options: CliOptions | undefined;
   try {
     options = parseCli(process.argv.slice(2));
   } catch (error) {
@@ -19,10 +19,13 @@ async function main(): Promise<number> {
     return EXIT_CODE.done;
   }
   // Every wait of the run ends by --max-minutes; this ends the process should a stop hang past it.
-  setTimeout(() => {
-    process.stderr.write(`the run exceeded --max-minutes ${options.maxMinutes}; exiting\n`);
-    process.exit(EXIT_CODE.failed);
-  }, (options.maxMinutes + 5) * 60_000).unref();
+  setTimeout(
+    () => {
+      process.stderr.write(`the run exceeded --max-minutes ${options.maxMinutes}; exiting\n`);
+      process.exit(EXIT_CODE.failed);
+    },
+    (options.maxMinutes + 5) * 60_000,
+  ).unref();
   const command = `pnpm --filter @adhoc-scheduler/loadtest loadtest ${process.argv.slice(2).join(' ')}`;
   const { result, outDir } = await runScenario(options, command);
   process.stdout.write(`${summary(result, outDir, options.failOnMiss)}\n`);

@@ -40,7 +40,11 @@ export async function createConsumerEndpoint(
   const { QueueUrl: queueUrl } = await sqs.send(
     new CreateQueueCommand({
       QueueName: name,
-      Attributes: { VisibilityTimeout: String(visibilityTimeoutSeconds), MessageRetentionPeriod: '3600', ReceiveMessageWaitTimeSeconds: '20' },
+      Attributes: {
+        VisibilityTimeout: String(visibilityTimeoutSeconds),
+        MessageRetentionPeriod: '3600',
+        ReceiveMessageWaitTimeSeconds: '20',
+      },
     }),
   );
   if (!queueUrl) throw new Error(`CreateQueue returned no URL for ${name}`);
@@ -130,7 +134,12 @@ const DELETE_CONCURRENCY = 4;
  * returned. Deletes go out in batches of 10 from their own workers, so a receive never waits
  * for one.
  */
-export function startConsumer(sqs: SQSClient, queueUrl: string, pollers: number, onMessage: (message: Message, receivedAt: number) => void): Consumer {
+export function startConsumer(
+  sqs: SQSClient,
+  queueUrl: string,
+  pollers: number,
+  onMessage: (message: Message, receivedAt: number) => void,
+): Consumer {
   const abort = new AbortController();
   const stats = { receives: 0, emptyReceives: 0, receiveErrors: 0, deleteErrors: 0 };
   const toDelete: string[] = [];
@@ -141,7 +150,10 @@ export function startConsumer(sqs: SQSClient, queueUrl: string, pollers: number,
       const handles = toDelete.splice(0, 10);
       try {
         const result = await sqs.send(
-          new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: handles.map((handle, i) => ({ Id: `d${i}`, ReceiptHandle: handle })) }),
+          new DeleteMessageBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: handles.map((handle, i) => ({ Id: `d${i}`, ReceiptHandle: handle })),
+          }),
         );
         stats.deleteErrors += result.Failed?.length ?? 0;
       } catch {

@@ -11,7 +11,10 @@ export const EXIT_CODE = {
 } as const;
 
 /** A completed run's exit code, and the line that says what its targets came to. */
-export function verdict(targets: readonly { readonly met: boolean }[], failOnMiss: boolean): { readonly code: number; readonly line: string } {
+export function verdict(
+  targets: readonly { readonly met: boolean }[],
+  failOnMiss: boolean,
+): { readonly code: number; readonly line: string } {
   const missed = targets.filter((target) => !target.met).length;
   if (missed === 0) return { code: EXIT_CODE.done, line: `every target met (${targets.length})` };
   const line = `${missed} of ${targets.length} targets missed`;

@@ -82,7 +82,13 @@ every target met), ${EXIT_CODE.failed} the run failed, ${EXIT_CODE.usage} wrong 
 export type ServiceChoice =
   | { readonly kind: 'child' | 'in-process'; readonly dataDir: string | undefined; readonly emitterConcurrency: number | undefined }
   | { readonly kind: 'external'; readonly outputsFile: string }
-  | { readonly kind: 'aws'; readonly region: string; readonly inputTopicArn: string; readonly emitterRoleArn: string; readonly profile: string | undefined };
+  | {
+      readonly kind: 'aws';
+      readonly region: string;
+      readonly inputTopicArn: string;
+      readonly emitterRoleArn: string;
+      readonly profile: string | undefined;
+    };
 
 export interface CliOptions {
   readonly scenario: ScenarioName;
@@ -115,7 +121,8 @@ function fraction(values: Record<string, unknown>, name: string, fallback: numbe
   const raw = values[name];
   if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (raw === '' || !Number.isFinite(value) || value < 0 || value > max) throw new LoadTestUsageError(`--${name} must be a number from 0 to ${max}, got "${String(raw)}"`);
+  if (raw === '' || !Number.isFinite(value) || value < 0 || value > max)
+    throw new LoadTestUsageError(`--${name} must be a number from 0 to ${max}, got "${String(raw)}"`);
   return value;
 }
 
@@ -197,16 +204,24 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
     if (!region || !inputTopicArn || !emitterRoleArn) {
       throw new LoadTestUsageError('a deployed stack needs --region, --input-topic-arn and --emitter-role-arn (the stack outputs)');
     }
-    if (text(values, 'service') !== undefined) throw new LoadTestUsageError('--service is for the local service; a deployed stack is named by --region and --input-topic-arn');
-    if (needs.startedForIt) throw new LoadTestUsageError(`the ${scenario} scenario sets up the local service it starts; it runs locally only`);
+    if (text(values, 'service') !== undefined)
+      throw new LoadTestUsageError('--service is for the local service; a deployed stack is named by --region and --input-topic-arn');
+    if (needs.startedForIt)
+      throw new LoadTestUsageError(`the ${scenario} scenario sets up the local service it starts; it runs locally only`);
     service = { kind: 'aws', region, inputTopicArn, emitterRoleArn, profile: text(values, 'profile') };
   } else {
     const kind = text(values, 'service') ?? 'child';
-    if (needs.crashes && kind !== 'child') throw new LoadTestUsageError(`the ${scenario} scenario kills the service it starts in a child process; use --service child`);
+    if (needs.crashes && kind !== 'child')
+      throw new LoadTestUsageError(`the ${scenario} scenario kills the service it starts in a child process; use --service child`);
     if (kind === 'child' || kind === 'in-process') {
-      service = { kind, dataDir: text(values, 'data-dir'), emitterConcurrency: values['emitter-concurrency'] === undefined ? undefined : integer(values, 'emitter-concurrency', 0, 1, 4096) };
+      service = {
+        kind,
+        dataDir: text(values, 'data-dir'),
+        emitterConcurrency: values['emitter-concurrency'] === undefined ? undefined : integer(values, 'emitter-concurrency', 0, 1, 4096),
+      };
     } else if (kind === 'external') {
-      if (needs.startedForIt) throw new LoadTestUsageError(`the ${scenario} scenario starts the service with its own settings; use --service child`);
+      if (needs.startedForIt)
+        throw new LoadTestUsageError(`the ${scenario} scenario starts the service with its own settings; use --service child`);
       service = { kind, outputsFile: text(values, 'outputs') ?? '.local/outputs.json' };
     } else {
       throw new LoadTestUsageError(`--service must be child, in-process or external, got "${kind}"`);

@@ -48,7 +48,8 @@ export function planUniform(plan: UniformPlan): PlannedEvent[] {
     const dueAt = plan.firstDueAt + Math.floor((seq * plan.spreadMs) / plan.count);
     const clientId = `${plan.runId}-${seq}`;
     const jitter = Math.floor(((seq * GOLDEN_FRACTION) % 1) * (plan.publishJitterMs ?? 0));
-    const publishAt = plan.publishAheadMs === undefined ? plan.publishFrom : Math.max(plan.publishFrom, dueAt - plan.publishAheadMs - jitter);
+    const publishAt =
+      plan.publishAheadMs === undefined ? plan.publishFrom : Math.max(plan.publishFrom, dueAt - plan.publishAheadMs - jitter);
     events.push({ seq, tenant, clientId, eventId: eventIdFor(tenant, plan.user, clientId, ''), dueAt, publishAt });
   }
   return events.sort((a, b) => a.publishAt - b.publishAt);
@@ -76,8 +77,26 @@ export function planSteadyMix(plan: {
   const { runId, user, count, spreadMs, nearAheadMs, now } = plan;
   const farAheadMs = plan.windowMs + FAR_MARGIN_MS;
   const half = Math.floor(count / 2);
-  const near = planUniform({ runId: `${runId}-near`, user, count: count - half, firstDueAt: now + nearAheadMs, spreadMs, publishAheadMs: nearAheadMs, publishJitterMs: 1000, publishFrom: now });
-  const far = planUniform({ runId: `${runId}-far`, user, count: half, firstDueAt: now + farAheadMs, spreadMs, publishAheadMs: farAheadMs, publishJitterMs: 1000, publishFrom: now });
+  const near = planUniform({
+    runId: `${runId}-near`,
+    user,
+    count: count - half,
+    firstDueAt: now + nearAheadMs,
+    spreadMs,
+    publishAheadMs: nearAheadMs,
+    publishJitterMs: 1000,
+    publishFrom: now,
+  });
+  const far = planUniform({
+    runId: `${runId}-far`,
+    user,
+    count: half,
+    firstDueAt: now + farAheadMs,
+    spreadMs,
+    publishAheadMs: farAheadMs,
+    publishJitterMs: 1000,
+    publishFrom: now,
+  });
   return mergePlans(near, far);
 }
 

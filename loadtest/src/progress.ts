@@ -96,7 +96,10 @@ export class Progress {
   private printLine(): void {
     if (this.counters.length === 0) return;
     const counts = this.counters
-      .map(({ label, value, total, detail }) => `${label} ${value.toLocaleString('en-US')}/${total.toLocaleString('en-US')}${detail ? ` (${detail})` : ''}`)
+      .map(
+        ({ label, value, total, detail }) =>
+          `${label} ${value.toLocaleString('en-US')}/${total.toLocaleString('en-US')}${detail ? ` (${detail})` : ''}`,
+      )
       .join(', ');
     const now = Date.now();
     if (counts === this.lastLine && now - this.lastLineAt < QUIET_LINE_EVERY_MS) return;

@@ -51,7 +51,10 @@ export async function publishEvents(events: readonly PlannedEvent[], options: Pu
   const inFlight = new Set<Promise<void>>();
 
   const publishBatch = async (batch: readonly PlannedEvent[]): Promise<void> => {
-    let pending = batch.map((event, index) => ({ event, entry: { Id: `m${index}`, Message: options.render(event) } as PublishBatchRequestEntry }));
+    let pending = batch.map((event, index) => ({
+      event,
+      entry: { Id: `m${index}`, Message: options.render(event) } as PublishBatchRequestEntry,
+    }));
     let lastError = '';
     for (let attempt = 1; (options.untilAccepted || attempt <= ATTEMPTS) && pending.length > 0 && !options.signal?.aborted; attempt += 1) {
       if (attempt > 1) await sleep(Math.min(MAX_RETRY_PAUSE_MS, 100 * 2 ** attempt));

@@ -43,13 +43,24 @@ const CRASHABLE_DATA_DIR = 'service-data';
 /** Every fault injected into a service that is killed, one JSON line each, in the run's results. */
 const FAULT_LOG = 'faults.jsonl';
 
-async function startService(options: CliOptions, scenario: Scenario, outDir: string, runId: string): Promise<SchedulerService | CrashableService> {
+async function startService(
+  options: CliOptions,
+  scenario: Scenario,
+  outDir: string,
+  runId: string,
+): Promise<SchedulerService | CrashableService> {
   const choice = options.service;
   const logFile = join(outDir, 'service.log');
   switch (choice.kind) {
     case 'child':
     case 'in-process': {
-      const local = { env: serviceEnv(scenario, options.params), emitterConcurrency: choice.emitterConcurrency, dataDir: choice.dataDir, tenants: serviceTenants(scenario), logFile };
+      const local = {
+        env: serviceEnv(scenario, options.params),
+        emitterConcurrency: choice.emitterConcurrency,
+        dataDir: choice.dataDir,
+        tenants: serviceTenants(scenario),
+        logFile,
+      };
       // parseCli lets a scenario that kills the service run it in a child process only.
       const { crashes } = scenario.service;
       if (crashes) {
@@ -74,7 +85,8 @@ async function startService(options: CliOptions, scenario: Scenario, outDir: str
 /** The commit the run measured, and whether the tree held changes beyond it; undefined outside a git checkout. */
 function sourceVersion(): { readonly commit: string; readonly uncommittedChanges: boolean } | undefined {
   try {
-    const git = (...args: string[]): string => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const git = (...args: string[]): string =>
+      execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     return { commit: git('rev-parse', 'HEAD'), uncommittedChanges: git('status', '--porcelain', '--untracked-files=no') !== '' };
   } catch {
     return undefined;
@@ -136,7 +148,12 @@ export async function runScenario(options: CliOptions, command: string): Promise
     const lateness = measured.delivery?.byTenant?.[tenant]?.latenessMs;
     if (!lateness || tenantDistribution.length === 0) continue;
     const scale = lateness.count >= 100 ? 'log' : 'linear';
-    const svg = await renderSvg(histogramSpec({ title: `tenant ${tenant}: ${lateness.count.toLocaleString('en-US')} events`, distribution: tenantDistribution, lateness }, scale));
+    const svg = await renderSvg(
+      histogramSpec(
+        { title: `tenant ${tenant}: ${lateness.count.toLocaleString('en-US')} events`, distribution: tenantDistribution, lateness },
+        scale,
+      ),
+    );
     svgs.byTenant[tenant] = svg;
     const file = `lateness-${tenant}-${scale}.png`;
     await writeFile(join(outDir, file), svgToPng(svg));
@@ -159,8 +176,14 @@ export async function runScenario(options: CliOptions, command: string): Promise
         loaderLookaheadSeconds: config?.loaderLookaheadSeconds,
         emitterLeadMs: config?.emitterLeadMs,
         shardCount: config?.shardCount,
-        emitterConcurrency: options.service.kind === 'child' || options.service.kind === 'in-process' ? (options.service.emitterConcurrency ?? 'runtime default') : undefined,
-        stateOnDisk: options.service.kind === 'child' || options.service.kind === 'in-process' ? options.service.dataDir !== undefined || crashable !== undefined : undefined,
+        emitterConcurrency:
+          options.service.kind === 'child' || options.service.kind === 'in-process'
+            ? (options.service.emitterConcurrency ?? 'runtime default')
+            : undefined,
+        stateOnDisk:
+          options.service.kind === 'child' || options.service.kind === 'in-process'
+            ? options.service.dataDir !== undefined || crashable !== undefined
+            : undefined,
       },
     },
     ...rest,

@@ -79,7 +79,11 @@ export class DeliveryTracker {
   private readonly firstReceivedAt = new Map<string, number>();
   /** The first reason reported for each event on the failure topic. */
   private readonly failures = new Map<string, string>();
-  private readonly histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: HISTOGRAM_HIGHEST_MS, numberOfSignificantValueDigits: 3 });
+  private readonly histogram = hdr.build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: HISTOGRAM_HIGHEST_MS,
+    numberOfSignificantValueDigits: 3,
+  });
   /** Exact lateness distribution (ms to count) for the plots; small, as lateness spans few distinct ms values. */
   private readonly latenessCounts = new Map<number, number>();
   private publishFailures = 0;
@@ -254,5 +258,4 @@ export class DeliveryTracker {
   deliveriesOf(eventId: string): number {
     return this.deliveries.get(eventId) ?? 0;
   }
-
 }

@@ -28,7 +28,12 @@ let scheduler: LocalScheduler;
 beforeAll(async () => {
   const log = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      logLines.push(...chunk.toString().split('\n').filter((line) => line !== ''));
+      logLines.push(
+        ...chunk
+          .toString()
+          .split('\n')
+          .filter((line) => line !== ''),
+      );
       done();
     },
   });
@@ -37,7 +42,12 @@ beforeAll(async () => {
     // Retries after a few seconds, not the default 30.
     visibilityTimeoutSeconds: 3,
     instrumentClients: (clients) =>
-      injectFaults(clients, { decide: firstCallsFail(), idPrefix: 'f1.', idPattern: /c-[0-9a-f]{40}/, onFault: (fault) => faults.push(fault) }),
+      injectFaults(clients, {
+        decide: firstCallsFail(),
+        idPrefix: 'f1.',
+        idPattern: /c-[0-9a-f]{40}/,
+        onFault: (fault) => faults.push(fault),
+      }),
   });
 });
 
@@ -53,7 +63,15 @@ describe('faults injected into the local service', () => {
     const target = await createConsumerEndpoint(sns, sqs, `chaos-test-${Date.now()}`, scheduler.outputs.emitterRoleArn, 5);
     const failures = await createConsumerEndpoint(sns, sqs, `chaos-test-failures-${Date.now()}`, scheduler.outputs.emitterRoleArn, 5);
     const now = Date.now();
-    const events = planUniform({ runId: 'chaos-test', user: 'chaos-test', count: 5, firstDueAt: now + 5_000, spreadMs: 2_000, publishAheadMs: undefined, publishFrom: now });
+    const events = planUniform({
+      runId: 'chaos-test',
+      user: 'chaos-test',
+      count: 5,
+      firstDueAt: now + 5_000,
+      spreadMs: 2_000,
+      publishAheadMs: undefined,
+      publishFrom: now,
+    });
     const tracker = new DeliveryTracker(100);
     for (const event of events) tracker.expect(event.eventId, event.dueAt);
     const consumers = [
@@ -76,7 +94,8 @@ describe('faults injected into the local service', () => {
 
       expect(delivered).toBe(true);
       expect(tracker.counts()).toMatchObject({ expected: 5, delivered: 5, missing: 0, early: 0, failed: 0 });
-      const seen = (service: AwsService, kind: InjectedFault['kind']): boolean => faults.some((fault) => fault.service === service && fault.kind === kind);
+      const seen = (service: AwsService, kind: InjectedFault['kind']): boolean =>
+        faults.some((fault) => fault.service === service && fault.kind === kind);
       for (const service of ['sns', 'sqs', 'dynamodb'] as const) {
         expect(seen(service, 'refused'), `${service} refused`).toBe(true);
         expect(seen(service, 'lost'), `${service} lost`).toBe(true);

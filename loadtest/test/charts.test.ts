@@ -42,7 +42,14 @@ describe('the log-scale histogram', () => {
 
   it('bins as the plot does: events a bin apart add up to one bar', () => {
     // 0 to 250 ms is binned in steps of 5 ms: 1 and 4 ms share a bar, 6 ms is in the next.
-    expect(tallestBar([[1, 10], [4, 10], [6, 15], [250, 1]])).toBe(20);
+    expect(
+      tallestBar([
+        [1, 10],
+        [4, 10],
+        [6, 15],
+        [250, 1],
+      ]),
+    ).toBe(20);
     expect(tallestBar([[7, 3]])).toBe(3);
   });
 });

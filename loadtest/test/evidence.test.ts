@@ -1,6 +1,16 @@
 import type { EventRecord } from '@adhoc-scheduler/shared';
 import { describe, expect, it } from 'vitest';
-import { deadLetterKind, describeOutcome, duplicateCause, eventEvidence, deliveryByPart, summarizeFaults, summarizeKills, type EventOutcome, type WatchedEvent } from '../src/chaos/evidence.js';
+import {
+  deadLetterKind,
+  describeOutcome,
+  duplicateCause,
+  eventEvidence,
+  deliveryByPart,
+  summarizeFaults,
+  summarizeKills,
+  type EventOutcome,
+  type WatchedEvent,
+} from '../src/chaos/evidence.js';
 import type { InjectedFault } from '../src/chaos/faults.js';
 import type { KillRecord } from '../src/chaos/kills.js';
 
@@ -33,12 +43,20 @@ const RECORD: EventRecord = {
 
 describe('eventEvidence', () => {
   it('joins an event with its record, the faults on calls that named it or its request, and the kills since its publish', () => {
-    const evidence = eventEvidence(EVENT, { kind: 'missing' }, {
-      faults: [fault('f1.3', DUE - 79_500, ['lt-run-far-7']), fault('f2.9', DUE - 40_000, [EVENT.eventId, 'c-other'], 'lost'), fault('f2.10', DUE, ['c-other'])],
-      kills: [kill(1, DUE - 90_000), kill(2, DUE - 39_000), kill(3, DUE + 5_000)],
-      record: RECORD,
-      deadLetterIds: new Set(['lt-run-far-7']),
-    });
+    const evidence = eventEvidence(
+      EVENT,
+      { kind: 'missing' },
+      {
+        faults: [
+          fault('f1.3', DUE - 79_500, ['lt-run-far-7']),
+          fault('f2.9', DUE - 40_000, [EVENT.eventId, 'c-other'], 'lost'),
+          fault('f2.10', DUE, ['c-other']),
+        ],
+        kills: [kill(1, DUE - 90_000), kill(2, DUE - 39_000), kill(3, DUE + 5_000)],
+        record: RECORD,
+        deadLetterIds: new Set(['lt-run-far-7']),
+      },
+    );
 
     expect(evidence).toEqual({
       eventId: EVENT.eventId,
@@ -72,8 +90,18 @@ describe('eventEvidence', () => {
   });
 
   it('says when the table holds no record of the event', () => {
-    const evidence = eventEvidence(EVENT, { kind: 'failed', reason: 'PUBLISH_FAILED' }, { faults: [], kills: [], record: undefined, deadLetterIds: new Set() });
-    expect(evidence).toMatchObject({ record: 'none', faults: [], kills: [], inDeadLetterQueue: false, outcome: { kind: 'failed', reason: 'PUBLISH_FAILED' } });
+    const evidence = eventEvidence(
+      EVENT,
+      { kind: 'failed', reason: 'PUBLISH_FAILED' },
+      { faults: [], kills: [], record: undefined, deadLetterIds: new Set() },
+    );
+    expect(evidence).toMatchObject({
+      record: 'none',
+      faults: [],
+      kills: [],
+      inDeadLetterQueue: false,
+      outcome: { kind: 'failed', reason: 'PUBLISH_FAILED' },
+    });
   });
 });
 
@@ -100,7 +128,12 @@ describe('summaries', () => {
   });
 
   it('gives the lateness and the duplicates of each part of the load', () => {
-    const near = Array.from({ length: 100 }, (_, i) => ({ part: 'near' as const, latenessMs: i + 1, deliveries: i < 3 ? 2 : 1, duplicateCause: i < 3 ? ('kill' as const) : undefined }));
+    const near = Array.from({ length: 100 }, (_, i) => ({
+      part: 'near' as const,
+      latenessMs: i + 1,
+      deliveries: i < 3 ? 2 : 1,
+      duplicateCause: i < 3 ? ('kill' as const) : undefined,
+    }));
     expect(deliveryByPart([...near, { part: 'spike', latenessMs: 40_000, deliveries: 3, duplicateCause: 'lostAnswer' }])).toEqual({
       near: { events: 100, duplicated: 3, duplicatedBy: { lostAnswer: 0, kill: 3, other: 0 }, p50: 50, p99: 99, max: 100 },
       spike: { events: 1, duplicated: 2, duplicatedBy: { lostAnswer: 2, kill: 0, other: 0 }, p50: 40_000, p99: 40_000, max: 40_000 },
@@ -117,13 +150,13 @@ describe('summaries', () => {
   });
 
   it('says each outcome in a few words', () => {
-    const outcomes: EventOutcome[] = [{ kind: 'missing' }, { kind: 'failed', reason: 'PUBLISH_FAILED' }, { kind: 'early', byMs: 3 }, { kind: 'late', byMs: 900 }];
-    expect(outcomes.map(describeOutcome)).toEqual([
-      'missing',
-      'failed PUBLISH_FAILED',
-      'early by 3 ms',
-      'late by 900 ms',
-    ]);
+    const outcomes: EventOutcome[] = [
+      { kind: 'missing' },
+      { kind: 'failed', reason: 'PUBLISH_FAILED' },
+      { kind: 'early', byMs: 3 },
+      { kind: 'late', byMs: 900 },
+    ];
+    expect(outcomes.map(describeOutcome)).toEqual(['missing', 'failed PUBLISH_FAILED', 'early by 3 ms', 'late by 900 ms']);
   });
 
   it('tells dead letters apart by the queue they came from', () => {

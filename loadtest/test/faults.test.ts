@@ -8,7 +8,15 @@ import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AwsClients } from '@adhoc-scheduler/functions/wiring';
 import { describe, expect, it } from 'vitest';
-import { countFaults, injectFaults, randomFaults, readFaultLog, type FaultDecision, type FaultKind, type InjectedFault } from '../src/chaos/faults.js';
+import {
+  countFaults,
+  injectFaults,
+  randomFaults,
+  readFaultLog,
+  type FaultDecision,
+  type FaultKind,
+  type InjectedFault,
+} from '../src/chaos/faults.js';
 import { seededRandom } from '../src/chaos/random.js';
 
 /** Answers every request with `status` and `body`, and counts the requests that reached it. */
@@ -23,11 +31,20 @@ function fakeService(status: number, body: string, headers: Record<string, strin
   return service;
 }
 
-const access = { region: 'us-east-1', endpoint: 'http://127.0.0.1:9', credentials: { accessKeyId: 'k', secretAccessKey: 's' }, maxAttempts: 3 };
+const access = {
+  region: 'us-east-1',
+  endpoint: 'http://127.0.0.1:9',
+  credentials: { accessKeyId: 'k', secretAccessKey: 's' },
+  maxAttempts: 3,
+};
 const PUBLISHED = '<PublishResponse><PublishResult><MessageId>m1</MessageId></PublishResult></PublishResponse>';
 const EVENT_ID = `c-${'ab'.repeat(20)}`;
 
-function clientsWith(sns: ReturnType<typeof fakeService>, sqs: ReturnType<typeof fakeService>, dynamodb: ReturnType<typeof fakeService>): AwsClients {
+function clientsWith(
+  sns: ReturnType<typeof fakeService>,
+  sqs: ReturnType<typeof fakeService>,
+  dynamodb: ReturnType<typeof fakeService>,
+): AwsClients {
   return {
     sns: new SNSClient({ ...access, requestHandler: sns }),
     sqs: new SQSClient({ ...access, requestHandler: sqs }),
@@ -41,7 +58,10 @@ function injecting(clients: AwsClients, decide: FaultDecision): InjectedFault[] 
   return faults;
 }
 
-const always = (kind: FaultKind): FaultDecision => () => kind;
+const always =
+  (kind: FaultKind): FaultDecision =>
+  () =>
+    kind;
 
 describe('injectFaults', () => {
   it('refuses a call before it is sent, with the error the SDK raises for a 503, and its retries never send it', async () => {
@@ -49,12 +69,16 @@ describe('injectFaults', () => {
     const clients = clientsWith(sns, fakeService(200, '{}'), fakeService(200, '{}'));
     const faults = injecting(clients, always('refused'));
 
-    const error = await clients.sns.send(new PublishCommand({ TopicArn: 'arn:aws:sns:us-east-1:000000000000:t', Message: EVENT_ID })).catch((e: unknown) => e);
+    const error = await clients.sns
+      .send(new PublishCommand({ TopicArn: 'arn:aws:sns:us-east-1:000000000000:t', Message: EVENT_ID }))
+      .catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(SNSServiceException);
     expect(error).toMatchObject({ name: 'ServiceUnavailable', $fault: 'server', message: expect.stringContaining('injected fault f1.1') });
     expect(sns.requests).toBe(0);
-    expect(faults).toEqual([{ id: 'f1.1', at: expect.any(Number), service: 'sns', operation: 'Publish', kind: 'refused', ids: [EVENT_ID] }]);
+    expect(faults).toEqual([
+      { id: 'f1.1', at: expect.any(Number), service: 'sns', operation: 'Publish', kind: 'refused', ids: [EVENT_ID] },
+    ]);
   });
 
   it('loses the answer of a call that took effect: exactly one request, then a timeout for the caller', async () => {
@@ -64,11 +88,28 @@ describe('injectFaults', () => {
     const faults = injecting(clients, always('lost'));
 
     const sent = await clients.sqs
-      .send(new SendMessageBatchCommand({ QueueUrl: 'http://127.0.0.1:9/000000000000/q', Entries: [{ Id: 'e0', MessageBody: JSON.stringify({ id: EVENT_ID }) }] }))
+      .send(
+        new SendMessageBatchCommand({
+          QueueUrl: 'http://127.0.0.1:9/000000000000/q',
+          Entries: [{ Id: 'e0', MessageBody: JSON.stringify({ id: EVENT_ID }) }],
+        }),
+      )
       .catch((e: unknown) => e);
-    const updated = await clients.dynamodb.send(new UpdateCommand({ TableName: 't', Key: { id: EVENT_ID }, UpdateExpression: 'SET a = :a', ExpressionAttributeValues: { ':a': 1 } })).catch((e: unknown) => e);
+    const updated = await clients.dynamodb
+      .send(
+        new UpdateCommand({
+          TableName: 't',
+          Key: { id: EVENT_ID },
+          UpdateExpression: 'SET a = :a',
+          ExpressionAttributeValues: { ':a': 1 },
+        }),
+      )
+      .catch((e: unknown) => e);
 
-    expect(sent).toMatchObject({ name: 'TimeoutError', message: expect.stringContaining('injected fault f1.1: the answer to SendMessageBatch was lost') });
+    expect(sent).toMatchObject({
+      name: 'TimeoutError',
+      message: expect.stringContaining('injected fault f1.1: the answer to SendMessageBatch was lost'),
+    });
     expect(updated).toMatchObject({ name: 'TimeoutError', message: expect.stringContaining('injected fault f1.2') });
     expect(sqs.requests).toBe(1);
     expect(dynamodb.requests).toBe(1);
@@ -79,13 +120,26 @@ describe('injectFaults', () => {
   });
 
   it('leaves a call that fails on its own with its own error, and records no fault', async () => {
-    const dynamodb = fakeService(400, JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException', message: 'no' }), {
-      'content-type': 'application/x-amz-json-1.0',
-    });
+    const dynamodb = fakeService(
+      400,
+      JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException', message: 'no' }),
+      {
+        'content-type': 'application/x-amz-json-1.0',
+      },
+    );
     const clients = clientsWith(fakeService(200, PUBLISHED), fakeService(200, '{}'), dynamodb);
     const faults = injecting(clients, always('lost'));
 
-    const error = await clients.dynamodb.send(new UpdateCommand({ TableName: 't', Key: { id: EVENT_ID }, UpdateExpression: 'SET a = :a', ExpressionAttributeValues: { ':a': 1 } })).catch((e: unknown) => e);
+    const error = await clients.dynamodb
+      .send(
+        new UpdateCommand({
+          TableName: 't',
+          Key: { id: EVENT_ID },
+          UpdateExpression: 'SET a = :a',
+          ExpressionAttributeValues: { ':a': 1 },
+        }),
+      )
+      .catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(DynamoDBServiceException);
     expect(error).toMatchObject({ name: 'ConditionalCheckFailedException' });
@@ -120,7 +174,9 @@ describe('randomFaults', () => {
 
   it('never faults at probability 0', () => {
     const decide = randomFaults(0, seededRandom(1));
-    expect(Array.from({ length: 1000 }, () => decide({ service: 'sns', operation: 'Publish' })).every((kind) => kind === undefined)).toBe(true);
+    expect(Array.from({ length: 1000 }, () => decide({ service: 'sns', operation: 'Publish' })).every((kind) => kind === undefined)).toBe(
+      true,
+    );
   });
 });
 
@@ -128,14 +184,28 @@ describe('the fault log', () => {
   it('counts faults by service, operation and kind, skipping a line cut short by a kill', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'faults-'));
     try {
-      const fault = (id: string, service: InjectedFault['service'], operation: string, kind: FaultKind): InjectedFault => ({ id, at: 1, service, operation, kind, ids: [] });
-      const lines = [fault('f1.1', 'sqs', 'ReceiveMessage', 'lost'), fault('f1.2', 'sqs', 'ReceiveMessage', 'refused'), fault('f2.1', 'sns', 'PublishBatch', 'lost')].map((f) => JSON.stringify(f));
+      const fault = (id: string, service: InjectedFault['service'], operation: string, kind: FaultKind): InjectedFault => ({
+        id,
+        at: 1,
+        service,
+        operation,
+        kind,
+        ids: [],
+      });
+      const lines = [
+        fault('f1.1', 'sqs', 'ReceiveMessage', 'lost'),
+        fault('f1.2', 'sqs', 'ReceiveMessage', 'refused'),
+        fault('f2.1', 'sns', 'PublishBatch', 'lost'),
+      ].map((f) => JSON.stringify(f));
       await writeFile(join(dir, 'faults.jsonl'), `${lines.join('\n')}\n{"id":"f2.2","at":`);
 
       const { faults, unreadableLines } = await readFaultLog(join(dir, 'faults.jsonl'));
 
       expect(unreadableLines).toBe(1);
-      expect(countFaults(faults)).toEqual({ sqs: { ReceiveMessage: { refused: 1, lost: 1 } }, sns: { PublishBatch: { refused: 0, lost: 1 } } });
+      expect(countFaults(faults)).toEqual({
+        sqs: { ReceiveMessage: { refused: 1, lost: 1 } },
+        sns: { PublishBatch: { refused: 0, lost: 1 } },
+      });
       expect(await readFaultLog(join(dir, 'none.jsonl'))).toEqual({ faults: [], unreadableLines: 0 });
     } finally {
       await rm(dir, { recursive: true, force: true });

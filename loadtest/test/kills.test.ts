@@ -21,7 +21,8 @@ describe('planKills', () => {
       expect(kill.at).toBeGreaterThanOrEqual(FROM + slice * index);
       expect(kill.at).toBeLessThan(FROM + slice * (index + 1));
     });
-    for (let i = 1; i < kills.length; i += 1) expect((kills[i] as PlannedKill).at - (kills[i - 1] as PlannedKill).at).toBeGreaterThanOrEqual(20_000);
+    for (let i = 1; i < kills.length; i += 1)
+      expect((kills[i] as PlannedKill).at - (kills[i - 1] as PlannedKill).at).toBeGreaterThanOrEqual(20_000);
   });
 
   it('draws the same moments from the same seed, and spreads them all without a spike', () => {
@@ -73,7 +74,11 @@ describe('runKills', () => {
 
     expect(await runKills(service, [{ at: now + 60_000, atSpike: false }], { minUptimeMs: 0, deadline: now + 1_000 })).toEqual([]);
     const abort = new AbortController();
-    const waiting = runKills(service, [{ at: now + 60_000, atSpike: false }], { minUptimeMs: 0, deadline: now + 120_000, signal: abort.signal });
+    const waiting = runKills(service, [{ at: now + 60_000, atSpike: false }], {
+      minUptimeMs: 0,
+      deadline: now + 120_000,
+      signal: abort.signal,
+    });
     abort.abort();
     await expect(waiting).rejects.toThrow(/abort/i);
     expect(service.kills).toEqual([]);

@@ -12,9 +12,22 @@ describe('parseCli', () => {
 
   it('runs the chaos scenario with a spike, five kills and 3% of calls failing, from a seed it reports', () => {
     const params = parseCli(['chaos'])?.params;
-    expect(params).toMatchObject({ events: 3_000, seconds: 180, spikeEvents: 3_000, kills: 5, faultRate: 0.03, windowSeconds: 60, loaderIntervalSeconds: 10 });
+    expect(params).toMatchObject({
+      events: 3_000,
+      seconds: 180,
+      spikeEvents: 3_000,
+      kills: 5,
+      faultRate: 0.03,
+      windowSeconds: 60,
+      loaderIntervalSeconds: 10,
+    });
     expect(Number.isInteger(params?.seed)).toBe(true);
-    expect(parseCli(['chaos', '--kills', '7', '--fault-rate', '0.1', '--spike', '0', '--seed', '12'])?.params).toMatchObject({ kills: 7, faultRate: 0.1, spikeEvents: 0, seed: 12 });
+    expect(parseCli(['chaos', '--kills', '7', '--fault-rate', '0.1', '--spike', '0', '--seed', '12'])?.params).toMatchObject({
+      kills: 7,
+      faultRate: 0.1,
+      spikeEvents: 0,
+      seed: 12,
+    });
     expect(parseCli(['chaos'])?.measure.drainSeconds).toBe(180);
   });
 
@@ -33,8 +46,24 @@ describe('parseCli', () => {
   });
 
   it('targets a deployed stack by its outputs', () => {
-    const options = parseCli(['steady', '--region', 'eu-west-1', '--input-topic-arn', 'arn:aws:sns:eu-west-1:1:in', '--emitter-role-arn', 'arn:aws:iam::1:role/e', '--profile', 'p']);
-    expect(options?.service).toEqual({ kind: 'aws', region: 'eu-west-1', inputTopicArn: 'arn:aws:sns:eu-west-1:1:in', emitterRoleArn: 'arn:aws:iam::1:role/e', profile: 'p' });
+    const options = parseCli([
+      'steady',
+      '--region',
+      'eu-west-1',
+      '--input-topic-arn',
+      'arn:aws:sns:eu-west-1:1:in',
+      '--emitter-role-arn',
+      'arn:aws:iam::1:role/e',
+      '--profile',
+      'p',
+    ]);
+    expect(options?.service).toEqual({
+      kind: 'aws',
+      region: 'eu-west-1',
+      inputTopicArn: 'arn:aws:sns:eu-west-1:1:in',
+      emitterRoleArn: 'arn:aws:iam::1:role/e',
+      profile: 'p',
+    });
   });
 
   it('refuses what would make a run unbounded, incomplete or misdirected', () => {

@@ -35,7 +35,11 @@ describe('progress without a terminal', () => {
     received.update(2_167);
     progress.stop();
     expect(text().trim().split('\n').at(-1)).toMatch(/published 2,167\/2,167, received 2,167\/2,167/);
-    expect(text().split('\n').filter((line) => line.includes('published 1,200/2,167'))).toHaveLength(1);
+    expect(
+      text()
+        .split('\n')
+        .filter((line) => line.includes('published 1,200/2,167')),
+    ).toHaveLength(1);
   });
 
   it('prints only notes when progress is off', async () => {

@@ -14,7 +14,20 @@ afterAll(async () => {
 
 describe('the steady scenario, through the local service in its own process', () => {
   it('delivers every event exactly once and none early, and writes the results, plots and report', async () => {
-    const options = parseCli(['steady', '--events', '50', '--seconds', '3', '--ahead', '3', '--settle-seconds', '1', '--no-progress', '--out', outDir]);
+    const options = parseCli([
+      'steady',
+      '--events',
+      '50',
+      '--seconds',
+      '3',
+      '--ahead',
+      '3',
+      '--settle-seconds',
+      '1',
+      '--no-progress',
+      '--out',
+      outDir,
+    ]);
     if (!options) throw new Error('no options');
 
     const { result } = await runScenario(options, 'smoke test');

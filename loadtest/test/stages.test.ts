@@ -20,10 +20,17 @@ describe('where lateness arose', () => {
     const stages = stageBreakdown(deliveries, traces);
     expect(stages.publishStartToConsumer).toMatchObject({ negative: 0, min: 5, max: 10 });
     expect(stages.publishCall).toMatchObject({ min: 5, max: 8 });
-    expect(Object.keys(stages).sort()).toEqual(['mostLate', 'publishCall', 'publishStartLateness', 'publishStartToConsumer', 'receivedBeforeDue']);
+    expect(Object.keys(stages).sort()).toEqual([
+      'mostLate',
+      'publishCall',
+      'publishStartLateness',
+      'publishStartToConsumer',
+      'receivedBeforeDue',
+    ]);
     // Most late first; each one's lateness is its two stages added up.
     expect(stages.mostLate.map((event) => event.latenessMs)).toEqual([40, 6]);
-    for (const event of stages.mostLate) expect((event.publishStartLatenessMs ?? 0) + (event.publishStartToConsumerMs ?? 0)).toBe(event.latenessMs);
+    for (const event of stages.mostLate)
+      expect((event.publishStartLatenessMs ?? 0) + (event.publishStartToConsumerMs ?? 0)).toBe(event.latenessMs);
   });
 });
 
@@ -62,8 +69,12 @@ function result(delivery: Pick<NonNullable<RunResult['delivery']>, 'counts' | 's
 describe('the console summary', () => {
   it('says why more events are expected than the scenario measures', () => {
     const text = summary(result({ counts: counts({ expected: 2_167, delivered: 2_167, warmup: 167 }), stagesMs: undefined }), '/tmp/out');
-    expect(text).toContain('events: expected 2,167 (2,000 measured and 167 warm-up events sent first, checked like the others but not in the lateness figures)');
-    expect(summary(result({ counts: counts({ expected: 50, delivered: 50 }), stagesMs: undefined }), '/tmp/out')).toContain('events: expected 50, delivered 50,');
+    expect(text).toContain(
+      'events: expected 2,167 (2,000 measured and 167 warm-up events sent first, checked like the others but not in the lateness figures)',
+    );
+    expect(summary(result({ counts: counts({ expected: 50, delivered: 50 }), stagesMs: undefined }), '/tmp/out')).toContain(
+      'events: expected 50, delivered 50,',
+    );
   });
 
   it('lists the stages that are measured, and the most late events by that name', () => {
@@ -71,7 +82,9 @@ describe('the console summary', () => {
     const stagesMs = stageBreakdown(deliveries, { a: { receivedAt: DUE - 900, publishStartedAt: DUE + 1, publishEndedAt: DUE + 9 } });
     const text = summary(result({ counts: counts({ expected: 1, delivered: 1 }), stagesMs }), '/tmp/out');
     expect(text).toContain('most late events, most late first:');
-    expect(text).toContain('due 2027-01-15T08:00:00.000Z, 6 ms late: received 900 ms before due, publish started 1 ms after due, publish call 8 ms, publish start to consumer 5 ms');
+    expect(text).toContain(
+      'due 2027-01-15T08:00:00.000Z, 6 ms late: received 900 ms before due, publish started 1 ms after due, publish call 8 ms, publish start to consumer 5 ms',
+    );
     expect(text).not.toMatch(/claim|NaN|undefined|latest/i);
   });
 });

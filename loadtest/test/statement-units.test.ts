@@ -20,7 +20,9 @@ describe('write units of a PartiQL batch', () => {
 
 describe('write units of a transaction that stands in for a PartiQL batch', () => {
   it('are those of the same items written as statements; a transaction that writes a counter is priced as reported', () => {
-    const put = (payload: string, bucketShard?: string) => ({ Put: { Item: { id: 'm-1', payload, ...(bucketShard ? { bucketShard } : {}) } } });
+    const put = (payload: string, bucketShard?: string) => ({
+      Put: { Item: { id: 'm-1', payload, ...(bucketShard ? { bucketShard } : {}) } },
+    });
     const end = { Update: { Key: { id: 'm-1' } } };
     const items = [put('x'), put('x'.repeat(3000), '29000000#3'), end];
     expect(isBatchStandIn(items)).toBe(true);

@@ -16,7 +16,10 @@ const missed: TargetCheck = { name: 'lateness p99', target: '≤ 15 ms', actual:
 describe('the targets', () => {
   it('are the table the README shows', async () => {
     const readme = await readFile(join(REPO_ROOT, 'README.md'), 'utf8');
-    expect(readme.includes(`\n${targetsTable(SCENARIOS)}\n`), `README.md shows the targets as loadtest/src/scenarios set them:\n${targetsTable(SCENARIOS)}`).toBe(true);
+    expect(
+      readme.includes(`\n${targetsTable(SCENARIOS)}\n`),
+      `README.md shows the targets as loadtest/src/scenarios set them:\n${targetsTable(SCENARIOS)}`,
+    ).toBe(true);
   });
 });
 

@@ -42,7 +42,15 @@ describe('countUsage on the local service clients', () => {
     const { sqs } = scheduler.clients;
     const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name('usage') }));
     const sent = await usageOf(() =>
-      sqs.send(new SendMessageBatchCommand({ QueueUrl, Entries: [{ Id: 'big', MessageBody: 'x'.repeat(70_000) }, { Id: 'small', MessageBody: 'y' }] })),
+      sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl,
+          Entries: [
+            { Id: 'big', MessageBody: 'x'.repeat(70_000) },
+            { Id: 'small', MessageBody: 'y' },
+          ],
+        }),
+      ),
     );
     expect(sent.sqs.byOperation.SendMessageBatch).toEqual({ requests: 1, billedRequests: 2, messages: 2 });
     expect(sent.sqs.sentByQueue[QueueUrl ?? '']).toBe(2);
@@ -56,7 +64,9 @@ describe('countUsage on the local service clients', () => {
     const { sns } = scheduler.clients;
     const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: name('usage') }));
     const usage = await usageOf(async () => {
-      await sns.send(new PublishCommand({ TopicArn, Message: 'hello', MessageAttributes: { a: { DataType: 'String', StringValue: 'b' } } }));
+      await sns.send(
+        new PublishCommand({ TopicArn, Message: 'hello', MessageAttributes: { a: { DataType: 'String', StringValue: 'b' } } }),
+      );
       await sns.send(
         new PublishBatchCommand({
           TopicArn,

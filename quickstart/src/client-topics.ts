@@ -112,7 +112,12 @@ export class TopicSubscriber {
     while (!this.abort.signal.aborted) {
       try {
         const { Messages = [] } = await sqs.send(
-          new ReceiveMessageCommand({ QueueUrl: this.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 10, MessageAttributeNames: ['All'] }),
+          new ReceiveMessageCommand({
+            QueueUrl: this.queueUrl,
+            MaxNumberOfMessages: 10,
+            WaitTimeSeconds: 10,
+            MessageAttributeNames: ['All'],
+          }),
           { abortSignal: this.abort.signal },
         );
         if (Messages.length === 0) continue;

@@ -37,7 +37,20 @@ export interface DemoService {
 export async function startDemoService(): Promise<DemoService> {
   const dir = await mkdtemp(join(tmpdir(), 'quickstart-service-'));
   const outputsFile = join(dir, 'outputs.json');
-  const args = ['--import', 'tsx', LOCAL_SERVICE_ENTRY, '--in-memory', '--port', '0', '--dynamodb-port', '0', '--outputs', outputsFile, '--tenants', join(dir, 'tenants.json')];
+  const args = [
+    '--import',
+    'tsx',
+    LOCAL_SERVICE_ENTRY,
+    '--in-memory',
+    '--port',
+    '0',
+    '--dynamodb-port',
+    '0',
+    '--outputs',
+    outputsFile,
+    '--tenants',
+    join(dir, 'tenants.json'),
+  ];
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: {

@@ -6,7 +6,13 @@ import { describeError } from '@adhoc-scheduler/shared/describe-error';
 import { answers } from '@adhoc-scheduler/shared/endpoint';
 import { clientsFor, createSchedulerTarget, TopicSubscriber, type Received } from './client-topics.js';
 import { DEMO_TIMINGS, startDemoService, type DemoService } from './demo-service.js';
-import { DEFAULT_OUTPUTS_FILE, deployedScheduler, localScheduler, type DeployedLocation, type SchedulerEndpoint } from './scheduler-endpoint.js';
+import {
+  DEFAULT_OUTPUTS_FILE,
+  deployedScheduler,
+  localScheduler,
+  type DeployedLocation,
+  type SchedulerEndpoint,
+} from './scheduler-endpoint.js';
 
 const USAGE = `Schedules three events and shows what arrives: one due in a few seconds, one beyond the
 near-path window (stored, then moved by the loader), and one invalid (reported on the failure topic).
@@ -36,7 +42,8 @@ const read = (path: string): Promise<string> => readFile(path, 'utf8');
 
 function seconds(flag: string, text: string): number {
   const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value) || value <= 0) throw new Error(`${flag} takes a number of seconds above 0, not "${text}"`);
+  if (text.trim() === '' || !Number.isFinite(value) || value <= 0)
+    throw new Error(`${flag} takes a number of seconds above 0, not "${text}"`);
   return value;
 }
 
@@ -66,7 +73,9 @@ async function findScheduler(where: Where): Promise<{ readonly scheduler: Schedu
   try {
     const scheduler = await localScheduler(demo.outputsFile, read);
     if (scheduler === undefined) throw new Error('the demo service wrote no outputs');
-    console.log(`Demo service at ${scheduler.endpoint}: near-path window ${scheduler.nearPathWindowSeconds} s, loader every ${DEMO_TIMINGS.loaderIntervalSeconds} s.`);
+    console.log(
+      `Demo service at ${scheduler.endpoint}: near-path window ${scheduler.nearPathWindowSeconds} s, loader every ${DEMO_TIMINGS.loaderIntervalSeconds} s.`,
+    );
     return { scheduler, demo };
   } catch (error) {
     await demo.stop();
@@ -139,7 +148,9 @@ async function run(argv: readonly string[]): Promise<number> {
     const farSeconds = farOption ?? scheduler.nearPathWindowSeconds + 15;
 
     const suffix = randomBytes(3).toString('hex');
-    console.log(`Creating topics quickstart-output-${suffix} and quickstart-failures-${suffix} (publishable by ${scheduler.emitterRoleArn})`);
+    console.log(
+      `Creating topics quickstart-output-${suffix} and quickstart-failures-${suffix} (publishable by ${scheduler.emitterRoleArn})`,
+    );
     const outputTopic = await createSchedulerTarget(clients.sns, `quickstart-output-${suffix}`, scheduler.emitterRoleArn);
     const failureTopic = await createSchedulerTarget(clients.sns, `quickstart-failures-${suffix}`, scheduler.emitterRoleArn);
 
@@ -154,7 +165,9 @@ async function run(argv: readonly string[]): Promise<number> {
     const onArrival = (message: Received): void => {
       const scheduledAt = Date.parse(message.attributes['scheduler-scheduled-at'] ?? '');
       const lateness = message.receivedAt - scheduledAt;
-      console.log(`arrived   ${message.body.padEnd(6)} scheduled ${new Date(scheduledAt).toISOString()}  lateness ${lateness >= 0 ? '+' : ''}${lateness} ms`);
+      console.log(
+        `arrived   ${message.body.padEnd(6)} scheduled ${new Date(scheduledAt).toISOString()}  lateness ${lateness >= 0 ? '+' : ''}${lateness} ms`,
+      );
       wait.settle(message.body);
     };
     const onFailure = (message: Received): void => {
@@ -170,21 +183,37 @@ async function run(argv: readonly string[]): Promise<number> {
 
     const now = Date.now();
     const events = [
-      { date: new Date(now + nearSeconds * 1000).toISOString(), target: outputTopic, user: 'quickstart', payload: 'near', failure_topic: failureTopic },
-      { date: new Date(now + farSeconds * 1000).toISOString(), target: outputTopic, user: 'quickstart', payload: 'far', failure_topic: failureTopic },
+      {
+        date: new Date(now + nearSeconds * 1000).toISOString(),
+        target: outputTopic,
+        user: 'quickstart',
+        payload: 'near',
+        failure_topic: failureTopic,
+      },
+      {
+        date: new Date(now + farSeconds * 1000).toISOString(),
+        target: outputTopic,
+        user: 'quickstart',
+        payload: 'far',
+        failure_topic: failureTopic,
+      },
       { date: 'next tuesday', target: outputTopic, user: 'quickstart', payload: 'invalid', failure_topic: failureTopic },
     ];
     for (const event of events) {
       await clients.sns.send(new PublishCommand({ TopicArn: scheduler.inputTopicArn, Message: JSON.stringify(event) }));
       console.log(`scheduled ${event.payload.padEnd(6)} for ${event.date}`);
     }
-    const minutes = farSeconds >= 120 ? ` (${Math.round(farSeconds / 60)} minutes: the service's near-path window is ${scheduler.nearPathWindowSeconds} s)` : '';
+    const minutes =
+      farSeconds >= 120
+        ? ` (${Math.round(farSeconds / 60)} minutes: the service's near-path window is ${scheduler.nearPathWindowSeconds} s)`
+        : '';
     console.log(`Waiting for the events: the far one is due in ${farSeconds} s${minutes}...`);
 
     const outcome = await wait.outcome;
     if (outcome === 'receive failed') throw new Error(`could not read the quickstart's queues: ${describeError(receiveFailure)}`);
     if (outcome === 'interrupted') throw new Error(`interrupted; missing: ${[...pending].join(', ')}`);
-    if (outcome === 'timed out') throw new Error(`not everything arrived within ${timeoutMs / 1000} s; missing: ${[...pending].join(', ')}`);
+    if (outcome === 'timed out')
+      throw new Error(`not everything arrived within ${timeoutMs / 1000} s; missing: ${[...pending].join(', ')}`);
     console.log('All three outcomes arrived.');
     return 0;
   } finally {

@@ -54,7 +54,10 @@ function parseJson(path: string, text: string): unknown {
 }
 
 /** A deployed stack, by its ARNs or by the CDK outputs file; undefined when the location names none. */
-export async function deployedScheduler(location: DeployedLocation, read: (path: string) => Promise<string>): Promise<SchedulerEndpoint | undefined> {
+export async function deployedScheduler(
+  location: DeployedLocation,
+  read: (path: string) => Promise<string>,
+): Promise<SchedulerEndpoint | undefined> {
   let inputTopicArn = location['input-topic-arn'];
   let emitterRoleArn = location['emitter-role-arn'];
   let nearPathWindowSeconds = AWS_NEAR_PATH_WINDOW_SECONDS;
@@ -83,12 +86,25 @@ interface LocalOutputs {
 }
 
 /** The local service of an outputs file, with local credentials; undefined when there is no such file. */
-export async function localScheduler(path: string, read: (path: string) => Promise<string>): Promise<SchedulerEndpoint & { readonly endpoint: string } | undefined> {
+export async function localScheduler(
+  path: string,
+  read: (path: string) => Promise<string>,
+): Promise<(SchedulerEndpoint & { readonly endpoint: string }) | undefined> {
   const text = await readIfThere(path, read);
   if (text === undefined) return undefined;
-  const { region, endpoint, inputTopicArn, emitterRoleArn, nearPathWindowSeconds } = (parseJson(path, text) ?? {}) as Partial<Record<keyof LocalOutputs, unknown>>;
-  if (typeof region !== 'string' || typeof endpoint !== 'string' || typeof inputTopicArn !== 'string' || typeof emitterRoleArn !== 'string' || typeof nearPathWindowSeconds !== 'number') {
-    throw new Error(`${path} is not an outputs file of scripts/start (region, endpoint, inputTopicArn, emitterRoleArn or nearPathWindowSeconds is missing)`);
+  const { region, endpoint, inputTopicArn, emitterRoleArn, nearPathWindowSeconds } = (parseJson(path, text) ?? {}) as Partial<
+    Record<keyof LocalOutputs, unknown>
+  >;
+  if (
+    typeof region !== 'string' ||
+    typeof endpoint !== 'string' ||
+    typeof inputTopicArn !== 'string' ||
+    typeof emitterRoleArn !== 'string' ||
+    typeof nearPathWindowSeconds !== 'number'
+  ) {
+    throw new Error(
+      `${path} is not an outputs file of scripts/start (region, endpoint, inputTopicArn, emitterRoleArn or nearPathWindowSeconds is missing)`,
+    );
   }
   return { region, endpoint, inputTopicArn, emitterRoleArn, nearPathWindowSeconds, credentials: LOCAL_CREDENTIALS };
 }

@@ -37,11 +37,19 @@ describe('finding the scheduler', () => {
   });
 
   it('reads the local service with local credentials; no file is no service, a broken one is named', async () => {
-    const local = { region: 'us-east-1', endpoint: 'http://127.0.0.1:4566', inputTopicArn: INPUT, emitterRoleArn: ROLE, nearPathWindowSeconds: 20 };
+    const local = {
+      region: 'us-east-1',
+      endpoint: 'http://127.0.0.1:4566',
+      inputTopicArn: INPUT,
+      emitterRoleArn: ROLE,
+      nearPathWindowSeconds: 20,
+    };
     const scheduler = await localScheduler('outputs.json', files({ 'outputs.json': JSON.stringify({ ...local, tableName: 'events' }) }));
     expect(scheduler).toEqual({ ...local, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     expect(await localScheduler('outputs.json', files({}))).toBeUndefined();
     await expect(localScheduler('outputs.json', files({ 'outputs.json': '{"region":' }))).rejects.toThrow(/^outputs.json is not JSON/);
-    await expect(localScheduler('outputs.json', files({ 'outputs.json': '{}' }))).rejects.toThrow(/^outputs.json is not an outputs file of scripts\/start/);
+    await expect(localScheduler('outputs.json', files({ 'outputs.json': '{}' }))).rejects.toThrow(
+      /^outputs.json is not an outputs file of scripts\/start/,
+    );
   });
 });

@@ -301,7 +301,13 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
         `the emitter holds an event from ${ENV.emitterLeadMs} (${emitterLeadMs}) + 1000 ms before it is due`,
     );
   }
-  const endsRetryMaxSeconds = integer(env, ENV.endsRetryMaxSeconds, DEFAULTS.endsRetryMaxSeconds, 1, SQS_MAX_DELAY_SECONDS - REPAIR_DELAY_MARGIN_SECONDS);
+  const endsRetryMaxSeconds = integer(
+    env,
+    ENV.endsRetryMaxSeconds,
+    DEFAULTS.endsRetryMaxSeconds,
+    1,
+    SQS_MAX_DELAY_SECONDS - REPAIR_DELAY_MARGIN_SECONDS,
+  );
   const repairDelaySeconds = integer(env, ENV.repairDelaySeconds, DEFAULTS.repairDelaySeconds, 1, SQS_MAX_DELAY_SECONDS);
   if (repairDelaySeconds < endsRetryMaxSeconds + REPAIR_DELAY_MARGIN_SECONDS) {
     throw new ConfigError(

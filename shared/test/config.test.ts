@@ -188,7 +188,10 @@ describe('keeps a repaired copy from being read before a handed-over end is trie
   });
 
   it('accepting a repair delay of the longest retry of ends plus the margin', () => {
-    expect(loadConfig(timing(20, 20 + REPAIR_DELAY_MARGIN_SECONDS))).toMatchObject({ endsRetryMaxSeconds: 20, repairDelaySeconds: 20 + REPAIR_DELAY_MARGIN_SECONDS });
+    expect(loadConfig(timing(20, 20 + REPAIR_DELAY_MARGIN_SECONDS))).toMatchObject({
+      endsRetryMaxSeconds: 20,
+      repairDelaySeconds: 20 + REPAIR_DELAY_MARGIN_SECONDS,
+    });
   });
 
   it('rejecting a shorter one, naming both variables', () => {

@@ -52,12 +52,26 @@ function event(overrides: Partial<ScheduledEvent> = {}): ScheduledEvent {
 /** The record of an event in the delay queue, as ingest or loading leaves it. */
 function queued(e: ScheduledEvent, overrides: Partial<EventRecord> = {}): EventRecord {
   const { payload: _payload, ...rest } = e;
-  return { ...rest, state: EVENT_STATE.queued, payloadKept: 'queue', queuedBy: 'copy-1', createdAt: DUE - 60_000, expiresAt: DUE / 1000 + 3600, ...overrides };
+  return {
+    ...rest,
+    state: EVENT_STATE.queued,
+    payloadKept: 'queue',
+    queuedBy: 'copy-1',
+    createdAt: DUE - 60_000,
+    expiresAt: DUE / 1000 + 3600,
+    ...overrides,
+  };
 }
 
 function countingMetrics(): SchedulerMetrics & { counts: Record<string, number> } {
   const counts: Record<string, number> = {};
-  return { ...noMetrics, counts, count: (name, value = 1) => void (counts[name] = (counts[name] ?? 0) + value) };
+  return {
+    ...noMetrics,
+    counts,
+    count: (name, value = 1) => {
+      counts[name] = (counts[name] ?? 0) + value;
+    },
+  };
 }
 
 /** The delay queue as the emitter uses it: retries put off, ends handed over. */
@@ -90,7 +104,12 @@ function setup(failWith?: (topic: string) => Error | undefined, unrecordedEndsLi
   const delayQueue = new RecordingDelayQueue();
   const logger = pino({ level: 'silent' });
   const deps = {
-    config: { emitMaxAgeSeconds: MAX_AGE_SECONDS, emitClaimLeaseSeconds: 30, retentionSeconds: 3600, endsRetryMaxSeconds: ENDS_RETRY_MAX_SECONDS },
+    config: {
+      emitMaxAgeSeconds: MAX_AGE_SECONDS,
+      emitClaimLeaseSeconds: 30,
+      retentionSeconds: 3600,
+      endsRetryMaxSeconds: ENDS_RETRY_MAX_SECONDS,
+    },
     store,
     delayQueue,
     publisher,
@@ -106,7 +125,8 @@ function setup(failWith?: (topic: string) => Error | undefined, unrecordedEndsLi
 }
 
 /** A delay-queue copy of an event; `null`: a copy sent before copies carried tokens. */
-const delayed = (e: ScheduledEvent, queuedBy: string | null = 'copy-1') => encodeDelayQueueMessage({ kind: 'event', event: e, queuedBy: queuedBy ?? undefined });
+const delayed = (e: ScheduledEvent, queuedBy: string | null = 'copy-1') =>
+  encodeDelayQueueMessage({ kind: 'event', event: e, queuedBy: queuedBy ?? undefined });
 
 /** An SQS record of a message sent to its queue at `sentAt`. */
 function sentRecord(body: string, sentAt: number, messageId = 'sqs-1', receiveCount = 1): SQSRecord {
@@ -231,7 +251,9 @@ describe('the emitter', () => {
   });
 
   it('puts a publish that failed for a transient reason back for a retry, later each time, and records nothing', async () => {
-    const { deps, store, publisher, delayQueue, metrics } = setup((topic) => (topic === topicArn('out') ? new TransientError('throttled') : undefined));
+    const { deps, store, publisher, delayQueue, metrics } = setup((topic) =>
+      topic === topicArn('out') ? new TransientError('throttled') : undefined,
+    );
     const response = await emitBatch(deps, [sqsRecord(delayed(event()), 'sqs-1', 2)]);
     await emitBatch(deps, [sqsRecord(delayed(event()), 'sqs-1', 5)]);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
@@ -253,7 +275,9 @@ describe('the emitter', () => {
   });
 
   it('counts the age of a copy sent after its due time from its send: an event dated two days ago is retried', async () => {
-    const { deps, clock, metrics, publisher, store } = setup((topic) => (topic === topicArn('out') ? new TransientError('throttled') : undefined));
+    const { deps, clock, metrics, publisher, store } = setup((topic) =>
+      topic === topicArn('out') ? new TransientError('throttled') : undefined,
+    );
     const past = event({ dueAt: DUE - 2 * 24 * 3600 * 1000 });
     store.put(queued(past));
     const response = await emitBatch(deps, [sentRecord(delayed(past), clock.now() - 1000)]);
@@ -269,7 +293,10 @@ describe('the emitter', () => {
     clock.set(sent + MAX_AGE_SECONDS * 1000);
     const response = await emitBatch(deps, [sentRecord(delayed(event()), sent)]);
     expect(response.batchItemFailures).toEqual([]);
-    expect(JSON.parse(publisher.published[0]?.message ?? '{}')).toMatchObject({ reason: REASON.PUBLISH_FAILED, details: { ageSeconds: MAX_AGE_SECONDS } });
+    expect(JSON.parse(publisher.published[0]?.message ?? '{}')).toMatchObject({
+      reason: REASON.PUBLISH_FAILED,
+      details: { ageSeconds: MAX_AGE_SECONDS },
+    });
     expect(store.records.get('m-1')?.state).toBe(EVENT_STATE.failed);
   });
 
@@ -353,7 +380,10 @@ describe('the emitter', () => {
     store.put(queued(stored));
     await emitBatch(deps, [sqsRecord(delayed(stored))]);
     expect(publisher.published.map(({ topic }) => topic)).toEqual([topicArn('failures')]);
-    expect(JSON.parse(publisher.published[0]?.message ?? '{}')).toMatchObject({ reason: REASON.TARGET_NOT_FOUND, event: { user: 'bad \ufffd' } });
+    expect(JSON.parse(publisher.published[0]?.message ?? '{}')).toMatchObject({
+      reason: REASON.TARGET_NOT_FOUND,
+      event: { user: 'bad \ufffd' },
+    });
   });
 
   it('publishes a failure notice handed over by ingest to its failure topic, once', async () => {
@@ -372,7 +402,10 @@ describe('the emitter', () => {
       const scheduled = event({ tenant: 'public' });
       store.put(queued(scheduled));
       // Since the event was scheduled, the target's account was registered as a tenant's own.
-      const now = registry({ public: { deadLetterTopic: publicDeadLetters }, tenants: [...TENANTS.tenants, { id: 'globex', accounts: [TARGET_ACCOUNT] }] });
+      const now = registry({
+        public: { deadLetterTopic: publicDeadLetters },
+        tenants: [...TENANTS.tenants, { id: 'globex', accounts: [TARGET_ACCOUNT] }],
+      });
       const response = await emitBatch({ ...deps, tenants: now }, [sqsRecord(delayed(scheduled))]);
       expect(response.batchItemFailures).toEqual([]);
       // Not to the target, nor to the failure topic in the same account: to the dead-letter topic.
@@ -395,11 +428,21 @@ describe('the emitter', () => {
       const publicDeadLetters = topicArn('public-dead-letters', 'eu-west-1', '999999999999');
       const publicFailures = topicArn('failures', 'eu-west-1', '888888888888');
       const handedOver = (tenant?: string) =>
-        encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', tenant, failureTopic: publicFailures, deadLetterTopic: publicDeadLetters, notice });
+        encodeDelayQueueMessage({
+          kind: 'notice',
+          noticeId: 'n-1',
+          tenant,
+          failureTopic: publicFailures,
+          deadLetterTopic: publicDeadLetters,
+          notice,
+        });
 
       it("goes only where its tenant may still be told: not to a failure topic in an account registered as another tenant's since", async () => {
         const { deps, publisher } = setup();
-        const now = registry({ public: { deadLetterTopic: publicDeadLetters }, tenants: [...TENANTS.tenants, { id: 'globex', accounts: ['888888888888'] }] });
+        const now = registry({
+          public: { deadLetterTopic: publicDeadLetters },
+          tenants: [...TENANTS.tenants, { id: 'globex', accounts: ['888888888888'] }],
+        });
         const response = await emitBatch({ ...deps, tenants: now }, [sqsRecord(handedOver('public'))]);
         expect(response.batchItemFailures).toEqual([]);
         expect(publisher.published.map(({ topic }) => topic)).toEqual([publicDeadLetters]);
@@ -407,7 +450,11 @@ describe('the emitter', () => {
 
       it('goes nowhere but the logs when its tenant is no longer registered', async () => {
         const { deps, publisher } = setup();
-        const response = await emitBatch({ ...deps, tenants: registry({}) }, [sqsRecord(encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', tenant: 'acme', failureTopic: topicArn('failures'), notice }))]);
+        const response = await emitBatch({ ...deps, tenants: registry({}) }, [
+          sqsRecord(
+            encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', tenant: 'acme', failureTopic: topicArn('failures'), notice }),
+          ),
+        ]);
         expect(response.batchItemFailures).toEqual([]);
         expect(publisher.published).toEqual([]);
       });
@@ -431,7 +478,9 @@ describe('the emitter', () => {
 
   describe("the tenant's dead-letter topic", () => {
     const deadLetters = topicArn('dead-letters', 'eu-west-1', '111111111111');
-    const withDeadLetters = registry({ tenants: [{ id: 'acme', accounts: ['111111111111'], targetAccounts: [TARGET_ACCOUNT], deadLetterTopic: deadLetters }] });
+    const withDeadLetters = registry({
+      tenants: [{ id: 'acme', accounts: ['111111111111'], targetAccounts: [TARGET_ACCOUNT], deadLetterTopic: deadLetters }],
+    });
     const missing = (topic: string) => new EventRejectedError(REASON.TARGET_NOT_FOUND, `${topic} does not exist`);
 
     it('receives the notice of a failed emission whose event named no failure topic', async () => {
@@ -443,7 +492,9 @@ describe('the emitter', () => {
     });
 
     it('receives the notice the failure topic refuses', async () => {
-      const { deps, publisher } = setup((topic) => (topic === topicArn('out') || topic === topicArn('failures') ? missing(topic) : undefined));
+      const { deps, publisher } = setup((topic) =>
+        topic === topicArn('out') || topic === topicArn('failures') ? missing(topic) : undefined,
+      );
       const response = await emitBatch({ ...deps, tenants: withDeadLetters }, [sqsRecord(delayed(event()))]);
       expect(response.batchItemFailures).toEqual([]);
       expect(publisher.published.map(({ topic }) => topic)).toEqual([deadLetters]);
@@ -459,7 +510,13 @@ describe('the emitter', () => {
       const { deps, publisher } = setup((topic) => (topic === topicArn('failures') ? missing(topic) : undefined));
       const notice = { reason: REASON.INVALID_JSON, message: 'not JSON', event: '{', failedAt: '2030-01-01T00:00:00.000Z' };
       const direct = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', deadLetterTopic: deadLetters, notice });
-      const refused = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-2', failureTopic: topicArn('failures'), deadLetterTopic: deadLetters, notice });
+      const refused = encodeDelayQueueMessage({
+        kind: 'notice',
+        noticeId: 'n-2',
+        failureTopic: topicArn('failures'),
+        deadLetterTopic: deadLetters,
+        notice,
+      });
       await emitBatch(deps, [sqsRecord(direct, 'a'), sqsRecord(refused, 'b')]);
       await emitBatch(deps, [sqsRecord(direct, 'a', 2), sqsRecord(refused, 'b', 2)]);
       expect(publisher.published.map(({ topic }) => topic)).toEqual([deadLetters, deadLetters]);

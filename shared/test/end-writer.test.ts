@@ -12,11 +12,16 @@ function ending(id: string): EmissionEnding {
 
 /** A store whose end writes answer only when the test says so. */
 class HeldWrites {
-  readonly writes: { ends: readonly EmissionEnding[]; answer: (recorded?: Partial<EndsRecorded>) => void; fail: (error: Error) => void }[] = [];
+  readonly writes: { ends: readonly EmissionEnding[]; answer: (recorded?: Partial<EndsRecorded>) => void; fail: (error: Error) => void }[] =
+    [];
 
   async endEmissions(ends: readonly EmissionEnding[]): Promise<EndsRecorded> {
     return new Promise((resolve, reject) => {
-      this.writes.push({ ends, answer: (recorded) => resolve({ recorded: ends, alreadyEnded: [], unknown: [], applied: ends, ...recorded }), fail: reject });
+      this.writes.push({
+        ends,
+        answer: (recorded) => resolve({ recorded: ends, alreadyEnded: [], unknown: [], applied: ends, ...recorded }),
+        fail: reject,
+      });
     });
   }
 
@@ -83,7 +88,11 @@ describe('the end writer', () => {
     const settled = ['applied', 'own', 'other'].map((id) => writer.record(ending(id)));
     await nextTurn();
     const [applied, own, other] = store.writes[0]?.ends ?? [];
-    store.writes[0]?.answer({ recorded: [applied, own].filter((end) => end !== undefined), alreadyEnded: other ? [other] : [], applied: applied ? [applied] : [] });
+    store.writes[0]?.answer({
+      recorded: [applied, own].filter((end) => end !== undefined),
+      alreadyEnded: other ? [other] : [],
+      applied: applied ? [applied] : [],
+    });
     expect(await Promise.all(settled)).toEqual([
       { outcome: 'recorded', freesPlace: true },
       { outcome: 'recorded', freesPlace: false },

@@ -135,5 +135,13 @@ export function sqsRecord(body: string, messageId = 'sqs-1', receiveCount = 1): 
 /** A clock that moves only when slept on (or set). */
 export function fakeClock(start: number) {
   let now = start;
-  return { now: () => now, sleep: async (ms: number) => void (now += ms), set: (to: number) => void (now = to) };
+  return {
+    now: () => now,
+    sleep: async (ms: number) => {
+      now += ms;
+    },
+    set: (to: number) => {
+      now = to;
+    },
+  };
 }

@@ -16,7 +16,13 @@ describe('a failure notice', () => {
   it('quotes the request whole when it fits', () => {
     const request = scheduleRequest({ date: 'next tuesday' });
     const notice = failureNotice(REASON.INVALID_DATE, 'bad date', request, NOW, { details: { field: 'date' } });
-    expect(notice).toEqual({ reason: REASON.INVALID_DATE, message: 'bad date', event: request, failedAt: '2030-01-01T00:00:00.000Z', details: { field: 'date' } });
+    expect(notice).toEqual({
+      reason: REASON.INVALID_DATE,
+      message: 'bad date',
+      event: request,
+      failedAt: '2030-01-01T00:00:00.000Z',
+      details: { field: 'date' },
+    });
     expect(notice.truncated).toBeUndefined();
   });
 
@@ -62,7 +68,9 @@ describe('a failure notice', () => {
 
   it('keeps the texts of its details short: the path of a key as long as SNS allows', () => {
     const path = 'k'.repeat(SNS_MESSAGE_LIMIT_BYTES - 500);
-    const notice = failureNotice(REASON.INVALID_UNICODE, `the key "${path}" is not well-formed Unicode`, { [path]: 'bad \ufffd' }, NOW, { details: { field: path } });
+    const notice = failureNotice(REASON.INVALID_UNICODE, `the key "${path}" is not well-formed Unicode`, { [path]: 'bad \ufffd' }, NOW, {
+      details: { field: path },
+    });
     expect(notice.details?.field).toBe(`${'k'.repeat(1024)}...`);
     expect(publishedBytes(notice)).toBeLessThanOrEqual(SNS_MESSAGE_LIMIT_BYTES);
   });
@@ -77,8 +85,10 @@ describe('a failure notice', () => {
   });
 
   it('quotes the event well-formed, each lone surrogate replaced by U+FFFD, as are its message and details', () => {
-    const stored = { id: 'm-1', user: 'bad \ud800', payload: '\udc00 too', [`key \udbff`]: ['\ud83d'] };
-    const notice = failureNotice(REASON.PAYLOAD_NOT_PUBLISHABLE, 'cannot encode \ud800', stored, NOW, { details: { field: 'user \ud800' } });
+    const stored = { id: 'm-1', user: 'bad \ud800', payload: '\udc00 too', 'key \udbff': ['\ud83d'] };
+    const notice = failureNotice(REASON.PAYLOAD_NOT_PUBLISHABLE, 'cannot encode \ud800', stored, NOW, {
+      details: { field: 'user \ud800' },
+    });
     expect(notice.event).toEqual({ id: 'm-1', user: 'bad \ufffd', payload: '\ufffd too', 'key \ufffd': ['\ufffd'] });
     expect(notice.message).toBe('cannot encode \ufffd');
     expect(notice.details).toEqual({ field: 'user \ufffd' });

@@ -52,22 +52,45 @@ export const REGISTRIES = {
     tenants: [
       { id: 'acme', accounts: [ACCOUNT.acme], deadLetterTopic: arn(ACCOUNT.acme, 'acme-dead-letters') },
       { id: 'globex', accounts: [ACCOUNT.globex, ACCOUNT.shared], targetAccounts: [ACCOUNT.globexGrant] },
-      { id: 'initech', accounts: [ACCOUNT.initech, ACCOUNT.shared], deadLetterTopic: arn(ACCOUNT.shared, 'initech-dead-letters'), maxOpenEvents: 4 },
+      {
+        id: 'initech',
+        accounts: [ACCOUNT.initech, ACCOUNT.shared],
+        deadLetterTopic: arn(ACCOUNT.shared, 'initech-dead-letters'),
+        maxOpenEvents: 4,
+      },
     ],
   },
   newcoRegistered: {
     tenants: [
       { id: 'acme', accounts: [ACCOUNT.acme], deadLetterTopic: arn(ACCOUNT.acme, 'acme-dead-letters') },
       { id: 'globex', accounts: [ACCOUNT.globex, ACCOUNT.shared], targetAccounts: [ACCOUNT.globexGrant] },
-      { id: 'initech', accounts: [ACCOUNT.initech, ACCOUNT.shared], deadLetterTopic: arn(ACCOUNT.shared, 'initech-dead-letters'), maxOpenEvents: 4 },
+      {
+        id: 'initech',
+        accounts: [ACCOUNT.initech, ACCOUNT.shared],
+        deadLetterTopic: arn(ACCOUNT.shared, 'initech-dead-letters'),
+        maxOpenEvents: 4,
+      },
       { id: 'newco', accounts: [ACCOUNT.unregistered, ACCOUNT.newco], deadLetterTopic: arn(ACCOUNT.unregistered, 'public-dead-letters') },
     ],
   },
   globexRemoved: {
-    public: { targetAccounts: [ACCOUNT.unregistered, ACCOUNT.globexGrant], deadLetterTopic: arn(ACCOUNT.unregistered, 'public-dead-letters') },
+    public: {
+      targetAccounts: [ACCOUNT.unregistered, ACCOUNT.globexGrant],
+      deadLetterTopic: arn(ACCOUNT.unregistered, 'public-dead-letters'),
+    },
     tenants: [
-      { id: 'acme', accounts: [ACCOUNT.acme], targetAccounts: [ACCOUNT.globexGrant], deadLetterTopic: arn(ACCOUNT.acme, 'acme-dead-letters') },
-      { id: 'initech', accounts: [ACCOUNT.initech, ACCOUNT.shared], deadLetterTopic: arn(ACCOUNT.shared, 'initech-dead-letters'), maxOpenEvents: 4 },
+      {
+        id: 'acme',
+        accounts: [ACCOUNT.acme],
+        targetAccounts: [ACCOUNT.globexGrant],
+        deadLetterTopic: arn(ACCOUNT.acme, 'acme-dead-letters'),
+      },
+      {
+        id: 'initech',
+        accounts: [ACCOUNT.initech, ACCOUNT.shared],
+        deadLetterTopic: arn(ACCOUNT.shared, 'initech-dead-letters'),
+        maxOpenEvents: 4,
+      },
     ],
   },
   publicDisabled: {
@@ -93,7 +116,8 @@ export function mayReceive(registry: TenantsDocument, tenantId: string, topicArn
   const match = /^arn:aws:sns:([a-z0-9-]+):([0-9]{12}):([A-Za-z0-9_-]{1,256})$/.exec(topicArn);
   if (match === null) return false;
   const [, region, account = '', name = ''] = match;
-  if (region !== REGION || topicArn === OPS_ALARMS || (account === ACCOUNT.scheduler && name.startsWith(`${SCHEDULER.topicPrefix}-`))) return false;
+  if (region !== REGION || topicArn === OPS_ALARMS || (account === ACCOUNT.scheduler && name.startsWith(`${SCHEDULER.topicPrefix}-`)))
+    return false;
   const tenants = registry.tenants ?? [];
   const ownedByOthers = tenants.some((entry) => entry.id !== tenantId && entry.accounts.includes(account));
   if (tenantId === PUBLIC_TENANT_ID) return !ownedByOthers && (registry.public?.targetAccounts?.includes(account) ?? true);
@@ -153,13 +177,18 @@ const unit = fc.constantFrom(...(Object.keys(UNITS) as (keyof typeof UNITS)[]));
 
 /** A long run of one character after a prefix: as long as a field may be, or as large as an SNS message. */
 export const hugeString = fc.oneof(
-  fc.tuple(fc.constantFrom(...LENGTHS), unit, fc.constantFrom('', 'x', '😀')).map(([length, char, prefix]) => prefix + char.repeat(length).slice(0, length)),
+  fc
+    .tuple(fc.constantFrom(...LENGTHS), unit, fc.constantFrom('', 'x', '😀'))
+    .map(([length, char, prefix]) => prefix + char.repeat(length).slice(0, length)),
   fc.tuple(fc.constantFrom(...SIZES), unit).map(([size, char]) => char.repeat(Math.floor(size / UNITS[char]))),
 );
 
 /** Any string a client could put in a JSON text: printable, odd, lone surrogates (via `\u` escapes), huge. */
 export const hostileString: fc.Arbitrary<string> = fc.oneof(
-  { weight: 3, arbitrary: fc.string({ unit: fc.oneof(oddCharacter, anyCodeUnit, fc.string({ unit: 'grapheme', maxLength: 1 })), maxLength: 12 }) },
+  {
+    weight: 3,
+    arbitrary: fc.string({ unit: fc.oneof(oddCharacter, anyCodeUnit, fc.string({ unit: 'grapheme', maxLength: 1 })), maxLength: 12 }),
+  },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 20 }) },
   { weight: 1, arbitrary: fc.constantFrom(' ', '__proto__', 'constructor', 'prototype', 'toString', 'null', '{}', '[]') },
   { weight: 1, arbitrary: fc.oneof({ weight: 3, arbitrary: fc.constant('') }, { weight: 1, arbitrary: hugeString }) },
@@ -178,18 +207,37 @@ const notAString = fc.oneof(
 const OWN_ACCOUNT = '{own}';
 
 const WELL_FORMED_NAMES = ['out', 'failures', `${MISSING_TOPIC_PREFIX}topic`, 'a'.repeat(256)] as const;
-const SCHEDULER_NAMES = ['scheduler-input', 'scheduler-tenant-acme', 'scheduler-tenant-globex', 'scheduler-alarms', 'scheduler-x', 'ops-alarms'] as const;
+const SCHEDULER_NAMES = [
+  'scheduler-input',
+  'scheduler-tenant-acme',
+  'scheduler-tenant-globex',
+  'scheduler-alarms',
+  'scheduler-x',
+  'ops-alarms',
+] as const;
 
 /** The parts of a topic ARN the rules may take: the scheduler's partition and region, the sender's account or any other, a valid name. */
 const topicParts = fc.record({
   partition: fc.constant('aws'),
   service: fc.constant('sns'),
   region: fc.constant(REGION),
-  account: fc.oneof({ weight: 4, arbitrary: fc.constant(OWN_ACCOUNT) }, { weight: 1, arbitrary: fc.constantFrom(...Object.values(ACCOUNT)) }),
-  name: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...WELL_FORMED_NAMES) }, { weight: 1, arbitrary: fc.constantFrom(...SCHEDULER_NAMES) }),
+  account: fc.oneof(
+    { weight: 4, arbitrary: fc.constant(OWN_ACCOUNT) },
+    { weight: 1, arbitrary: fc.constantFrom(...Object.values(ACCOUNT)) },
+  ),
+  name: fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom(...WELL_FORMED_NAMES) },
+    { weight: 1, arbitrary: fc.constantFrom(...SCHEDULER_NAMES) },
+  ),
 });
 
-type TopicParts = { readonly partition: string; readonly service: string; readonly region: string; readonly account: string; readonly name: string };
+type TopicParts = {
+  readonly partition: string;
+  readonly service: string;
+  readonly region: string;
+  readonly account: string;
+  readonly name: string;
+};
 const topicText = ({ partition, service, region, account, name }: TopicParts) => `arn:${partition}:${service}:${region}:${account}:${name}`;
 
 /** Each part of a topic ARN, as it may be off by a little. */
@@ -227,8 +275,21 @@ function dateText(now: number, aheadSeconds: number): fc.Arbitrary<string> {
     { weight: 1, arbitrary: fc.constantFrom(horizon - 1, horizon, horizon + 1, horizon + 86_400_000) },
     { weight: 1, arbitrary: fc.constantFrom(0, -62_167_219_200_000, now - 3 * 365 * 86_400_000, 253_402_300_799_999, 8.64e15) },
   );
-  const rendered = fc.tuple(at, fc.constantFrom('iso', 'iso', 'iso', 'offset', 'no-zone', 'space', 'lower', 'comma', 'nanos', 'padded')).map(([ms, form]) => render(ms, form));
-  const notADate = fc.constantFrom('next tuesday', '2030-02-31T00:00:00Z', '2030-13-01T00:00:00Z', '2030-01-01T24:00:00Z', '2030-01-01T00:00:00+24:00', '+275760-09-13T00:00:00Z', '', ' ', 'Infinity', 'NaN');
+  const rendered = fc
+    .tuple(at, fc.constantFrom('iso', 'iso', 'iso', 'offset', 'no-zone', 'space', 'lower', 'comma', 'nanos', 'padded'))
+    .map(([ms, form]) => render(ms, form));
+  const notADate = fc.constantFrom(
+    'next tuesday',
+    '2030-02-31T00:00:00Z',
+    '2030-13-01T00:00:00Z',
+    '2030-01-01T24:00:00Z',
+    '2030-01-01T00:00:00+24:00',
+    '+275760-09-13T00:00:00Z',
+    '',
+    ' ',
+    'Infinity',
+    'NaN',
+  );
   return fc.oneof({ weight: 12, arbitrary: rendered }, { weight: 1, arbitrary: notADate });
 }
 
@@ -309,7 +370,12 @@ class EventIdRef {
 
 const eventId: fc.Arbitrary<EventIdRef | string> = fc.oneof(
   { weight: 4, arbitrary: fc.nat().map((message) => new EventIdRef({ message })) },
-  { weight: 3, arbitrary: fc.record({ tenant: fc.constantFrom(...TENANT_IDS), user: fc.constantFrom(...USERS, ''), id: clientId }).map((spec) => new EventIdRef(spec)) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .record({ tenant: fc.constantFrom(...TENANT_IDS), user: fc.constantFrom(...USERS, ''), id: clientId })
+      .map((spec) => new EventIdRef(spec)),
+  },
   { weight: 1, arbitrary: fc.oneof(fc.constantFrom('m-', 'x-1', 'M-1', `m-${'a'.repeat(200)}`, 'm-../../x'), hostileString) },
 );
 
@@ -334,15 +400,22 @@ function request(valid: fc.Arbitrary<Entries>, fields: readonly string[]): fc.Ar
   return fc
     .tuple(
       valid,
-      fc.oneof({ weight: 3, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: fc.array(spoiling(fields), { minLength: 1, maxLength: 2 }) }),
-      fc.oneof({ weight: 3, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: fc.array(fc.tuple(extraKey, fc.oneof(topic, fc.jsonValue({ maxDepth: 2 }))), { maxLength: 2 }) }),
+      fc.oneof(
+        { weight: 3, arbitrary: fc.constant([]) },
+        { weight: 1, arbitrary: fc.array(spoiling(fields), { minLength: 1, maxLength: 2 }) },
+      ),
+      fc.oneof(
+        { weight: 3, arbitrary: fc.constant([]) },
+        { weight: 1, arbitrary: fc.array(fc.tuple(extraKey, fc.oneof(topic, fc.jsonValue({ maxDepth: 2 }))), { maxLength: 2 }) },
+      ),
       fc.boolean(),
     )
     .map(([entries, spoilings, extra, extraFirst]) => {
       let own = [...entries];
       for (const spoiled of spoilings) {
         if ('drop' in spoiled) own = own.filter(([key]) => key !== spoiled.field);
-        else if (own.some(([key]) => key === spoiled.field)) own = own.map(([key, old]) => [key, key === spoiled.field ? spoiled.value : old] as const);
+        else if (own.some(([key]) => key === spoiled.field))
+          own = own.map(([key, old]) => [key, key === spoiled.field ? spoiled.value : old] as const);
         else own = [...own, [spoiled.field, spoiled.value] as const];
       }
       return { kind: 'entries' as const, entries: extraFirst ? [...extra, ...own] : [...own, ...extra] };
@@ -353,7 +426,15 @@ function request(valid: fc.Arbitrary<Entries>, fields: readonly string[]): fc.Ar
 function scheduleRequest(now: number, aheadSeconds: number): fc.Arbitrary<BodySpec> {
   const valid = fc
     .record(
-      { date: dateText(now, aheadSeconds), target: topic, user, payload, failure_topic: topic, id: clientId, action: fc.constant('schedule') },
+      {
+        date: dateText(now, aheadSeconds),
+        target: topic,
+        user,
+        payload,
+        failure_topic: topic,
+        id: clientId,
+        action: fc.constant('schedule'),
+      },
       { requiredKeys: ['date', 'target', 'user', 'payload'] },
     )
     .map((fields): Entries => Object.entries(fields));
@@ -365,25 +446,30 @@ function controlRequest(now: number, aheadSeconds: number): fc.Arbitrary<BodySpe
   const valid = fc
     .tuple(
       fc.constantFrom('cancel', 'reschedule'),
-      fc.oneof(clientId.map((id): [string, unknown] => ['id', id]), eventId.map((ref): [string, unknown] => ['event_id', ref])),
+      fc.oneof(
+        clientId.map((id): [string, unknown] => ['id', id]),
+        eventId.map((ref): [string, unknown] => ['event_id', ref]),
+      ),
       dateText(now, aheadSeconds),
       fc.option(user, { nil: undefined }),
       fc.option(topic, { nil: undefined }),
     )
-    .map(([action, name, date, who, failureTopic]): Entries => [
-      ['action', action],
-      name,
-      ...(action === 'reschedule' ? [['date', date] as const] : []),
-      ...(who === undefined ? [] : [['user', who] as const]),
-      ...(failureTopic === undefined ? [] : [['failure_topic', failureTopic] as const]),
-    ]);
+    .map(
+      ([action, name, date, who, failureTopic]): Entries => [
+        ['action', action],
+        name,
+        ...(action === 'reschedule' ? [['date', date] as const] : []),
+        ...(who === undefined ? [] : [['user', who] as const]),
+        ...(failureTopic === undefined ? [] : [['failure_topic', failureTopic] as const]),
+      ],
+    );
   return request(valid, ['action', 'id', 'event_id', 'date', 'user', 'failure_topic']);
 }
 
 /** Arrays and objects nested around the limit of 64, and far past it. */
-const deeplyNested = fc.tuple(fc.constantFrom(63, 64, 65, 66, 5_000), fc.boolean()).map(([depth, arrays]) =>
-  arrays ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`,
-);
+const deeplyNested = fc
+  .tuple(fc.constantFrom(63, 64, 65, 66, 5_000), fc.boolean())
+  .map(([depth, arrays]) => (arrays ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`));
 
 /** Text a client could publish that is no request: not JSON, JSON of any shape, nested too deep. */
 const junk = fc.oneof(
@@ -414,8 +500,12 @@ export function messageIdOf(n: number): string {
  */
 export function bodyText(spec: BodySpec, number: number, ownAccount: string): string {
   if (spec.kind === 'text') return spec.text;
-  const eventIdText = ({ spec: ref }: EventIdRef) => ('message' in ref ? `m-${messageIdOf(ref.message % (number + 1))}` : eventIdFor(ref.tenant, ref.user, ref.id, ''));
-  const entries = spec.entries.map(([key, value]): readonly [string, unknown] => [key, value instanceof EventIdRef ? eventIdText(value) : value]);
+  const eventIdText = ({ spec: ref }: EventIdRef) =>
+    'message' in ref ? `m-${messageIdOf(ref.message % (number + 1))}` : eventIdFor(ref.tenant, ref.user, ref.id, '');
+  const entries = spec.entries.map(([key, value]): readonly [string, unknown] => [
+    key,
+    value instanceof EventIdRef ? eventIdText(value) : value,
+  ]);
   return withOwnAccount(objectText(entries), ownAccount);
 }
 

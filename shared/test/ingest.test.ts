@@ -97,7 +97,9 @@ describe('the ingest plan', () => {
 describe('ingest', () => {
   it('records a near event without its payload and sends it, with its token, to the delay queue', async () => {
     const { deps, store, delayQueue } = setup();
-    const response = await ingestBatch(deps, [published(scheduleRequest({ date: soon, target: acmeTarget, payload: 'x'.repeat(100_000) }))]);
+    const response = await ingestBatch(deps, [
+      published(scheduleRequest({ date: soon, target: acmeTarget, payload: 'x'.repeat(100_000) })),
+    ]);
     expect(response.batchItemFailures).toEqual([]);
     const [record] = store.records.values();
     expect(record).toMatchObject({ state: EVENT_STATE.queued, payloadKept: 'queue', queuedBy: 'token-1' });
@@ -201,28 +203,40 @@ describe('ingest', () => {
     const { deps, delayQueue } = setup();
     const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
     const key = 'k'.repeat(261_500);
-    const text = JSON.stringify({ ...scheduleRequest({ date: soon, target: acmeTarget, failure_topic: failureTopic }), [key]: 'bad \ud800' });
+    const text = JSON.stringify({
+      ...scheduleRequest({ date: soon, target: acmeTarget, failure_topic: failureTopic }),
+      [key]: 'bad \ud800',
+    });
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(SNS_MAX_MESSAGE_BYTES);
     const response = await ingestBatch(deps, [published(text)]);
     expect(response.batchItemFailures).toEqual([]);
     const [sent] = delayQueue.notices;
     expect(sent?.notice).toMatchObject({ reason: REASON.INVALID_UNICODE, details: { field: `${'k'.repeat(1024)}...` } });
-    expect(snsMessageBytes(JSON.stringify(sent?.notice), noticeAttributes(sent?.notice as FailureNotice))).toBeLessThanOrEqual(SNS_MAX_MESSAGE_BYTES);
+    expect(snsMessageBytes(JSON.stringify(sent?.notice), noticeAttributes(sent?.notice as FailureNotice))).toBeLessThanOrEqual(
+      SNS_MAX_MESSAGE_BYTES,
+    );
   });
 
   it("refuses a target in another partition than its input topic's, though named with the scheduler's region", async () => {
     const { deps, delayQueue, store } = setup();
     const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
-    await ingestBatch(deps, [published(scheduleRequest({ date: soon, target: 'arn:aws-us-gov:sns:eu-west-1:111111111111:out', failure_topic: failureTopic }))]);
+    await ingestBatch(deps, [
+      published(scheduleRequest({ date: soon, target: 'arn:aws-us-gov:sns:eu-west-1:111111111111:out', failure_topic: failureTopic })),
+    ]);
     expect(store.records.size).toBe(0);
-    expect(delayQueue.notices).toMatchObject([{ failureTopic, notice: { reason: REASON.TARGET_IN_OTHER_REGION, details: { partition: 'aws-us-gov', schedulerPartition: 'aws' } } }]);
+    expect(delayQueue.notices).toMatchObject([
+      { failureTopic, notice: { reason: REASON.TARGET_IN_OTHER_REGION, details: { partition: 'aws-us-gov', schedulerPartition: 'aws' } } },
+    ]);
   });
 
   describe("the tenant's dead-letter topic", () => {
     const deadLetters = topicArn('dead-letters', REGION, '111111111111');
     const setupWithDeadLetters = () => {
       const context = setup();
-      const deps = { ...context.deps, tenants: registry({ tenants: [{ id: 'acme', accounts: ['111111111111'], deadLetterTopic: deadLetters }] }) };
+      const deps = {
+        ...context.deps,
+        tenants: registry({ tenants: [{ id: 'acme', accounts: ['111111111111'], deadLetterTopic: deadLetters }] }),
+      };
       return { ...context, deps };
     };
 
@@ -230,12 +244,27 @@ describe('ingest', () => {
       ['not JSON', 'not json', REASON.INVALID_JSON],
       ['not an object', '[1]', REASON.NOT_AN_OBJECT],
       ['naming no failure topic', scheduleRequest({ date: 'next tuesday', target: acmeTarget }), REASON.INVALID_DATE],
-      ['naming a failure topic it may not use', scheduleRequest({ target: acmeTarget, failure_topic: topicArn('f', REGION, '999999999999') }), REASON.FAILURE_TOPIC_NOT_ALLOWED],
-      ['naming a failure topic in another region', scheduleRequest({ target: acmeTarget, failure_topic: topicArn('f', 'us-east-1', '111111111111') }), REASON.FAILURE_TOPIC_IN_OTHER_REGION],
+      [
+        'naming a failure topic it may not use',
+        scheduleRequest({ target: acmeTarget, failure_topic: topicArn('f', REGION, '999999999999') }),
+        REASON.FAILURE_TOPIC_NOT_ALLOWED,
+      ],
+      [
+        'naming a failure topic in another region',
+        scheduleRequest({ target: acmeTarget, failure_topic: topicArn('f', 'us-east-1', '111111111111') }),
+        REASON.FAILURE_TOPIC_IN_OTHER_REGION,
+      ],
     ])('receives the notice of a request %s', async (_case, body, reason) => {
       const { deps, delayQueue } = setupWithDeadLetters();
       await ingestBatch(deps, [published(body)]);
-      expect(delayQueue.notices).toEqual([{ noticeId: expect.stringMatching(/^n-/), deadLetterTopic: deadLetters, failureTopic: undefined, notice: expect.objectContaining({ reason }) }]);
+      expect(delayQueue.notices).toEqual([
+        {
+          noticeId: expect.stringMatching(/^n-/),
+          deadLetterTopic: deadLetters,
+          failureTopic: undefined,
+          notice: expect.objectContaining({ reason }),
+        },
+      ]);
     });
 
     it("goes with a notice for the request's own failure topic, for the emitter to use if that refuses it", async () => {
@@ -276,10 +305,15 @@ describe('ingest', () => {
   it('checks the cutoff when the change is written, not when its batch started', async () => {
     const { deps, delayQueue, store, clock } = setup();
     const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
-    await ingestBatch(deps, [published(scheduleRequest({ id: 'due-soon', date: new Date(NOW + 6_000).toISOString(), target: acmeTarget }))]);
+    await ingestBatch(deps, [
+      published(scheduleRequest({ id: 'due-soon', date: new Date(NOW + 6_000).toISOString(), target: acmeTarget })),
+    ]);
     // The write goes out two seconds after the batch started (a slow or retried request): within the cutoff by then.
     const cancel = store.cancel.bind(store);
-    store.cancel = (...args) => (clock.set(NOW + 2_000), cancel(...args));
+    store.cancel = (...args) => {
+      clock.set(NOW + 2_000);
+      return cancel(...args);
+    };
     await ingestBatch(deps, [published({ action: 'cancel', id: 'due-soon', failure_topic: failureTopic })]);
     expect([...store.records.values()][0]?.state).toBe(EVENT_STATE.queued);
     expect(delayQueue.notices.map(({ notice }) => notice.reason)).toEqual([REASON.EVENT_EMITTING]);
@@ -299,7 +333,11 @@ describe('ingest', () => {
     expect(delayQueue.notices.map(({ notice }) => notice.reason)).toEqual([REASON.EVENT_QUEUED]);
     const moved = delayQueue.sent.at(-1);
     expect(moved?.event).toMatchObject({ version: 2, dueAt: NOW + 30_000, payload: '{"reminder":"stand-up"}' });
-    expect([...store.records.values()].find((record) => record.clientId === 'stored')).toMatchObject({ state: EVENT_STATE.queued, version: 2, queuedBy: moved?.queuedBy });
+    expect([...store.records.values()].find((record) => record.clientId === 'stored')).toMatchObject({
+      state: EVENT_STATE.queued,
+      version: 2,
+      queuedBy: moved?.queuedBy,
+    });
   });
 
   it('applies a redelivered reschedule once, and never lets an older reschedule override a newer one', async () => {

@@ -55,7 +55,11 @@ function setup(clockTimes: number[] = [NOW]) {
     logger: pino({ level: 'silent' }),
     metrics: noMetrics,
   } satisfies LoaderDeps;
-  const idsOf = (repair: boolean) => sent.filter((chunk) => (chunk.repair ?? false) === repair).flatMap((chunk) => chunk.ids).sort();
+  const idsOf = (repair: boolean) =>
+    sent
+      .filter((chunk) => (chunk.repair ?? false) === repair)
+      .flatMap((chunk) => chunk.ids)
+      .sort();
   return { index, sent, deps, ids: () => idsOf(false), repairIds: () => idsOf(true) };
 }
 
@@ -136,7 +140,14 @@ describe('a loader tick', () => {
 
   it('on a new table, writes where its first tick starts before anything else, so a failed first tick does not move the start', async () => {
     const { index, deps } = setup();
-    const failing = { ...deps, store: Object.assign(index, { queryDue: () => { throw new Error('DynamoDB down'); } }) };
+    const failing = {
+      ...deps,
+      store: Object.assign(index, {
+        queryDue: () => {
+          throw new Error('DynamoDB down');
+        },
+      }),
+    };
     await expect(runLoaderTick(failing)).rejects.toThrow('DynamoDB down');
     expect(index.cursor).toBe(NOW - 3600_000);
   });

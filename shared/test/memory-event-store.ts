@@ -31,7 +31,10 @@ export class MemoryEventStore implements EventStore {
   readonly notices = new Map<string, { owner?: string | undefined; until?: number | undefined; sentAt?: number | undefined }>();
   /** Requests the store served, by method: what a stage costs in store calls. */
   readonly calls: Record<string, number> = {};
-  cursors: { loadedThroughMs: number | undefined; repairedThroughMs: number | undefined } = { loadedThroughMs: undefined, repairedThroughMs: undefined };
+  cursors: { loadedThroughMs: number | undefined; repairedThroughMs: number | undefined } = {
+    loadedThroughMs: undefined,
+    repairedThroughMs: undefined,
+  };
 
   /** What a change's cutoff is checked against, as the adapter checks it when it writes. */
   constructor(private readonly clock: Clock = systemClock) {}
@@ -161,15 +164,31 @@ export class MemoryEventStore implements EventStore {
 
   private changeable(id: string, scope: ChangeScope): (EventRecord & { readonly bucketShard?: string | undefined }) | undefined {
     const record = this.records.get(id);
-    if (record === undefined || record.tenant !== scope.tenant || !isOpen(record.state) || record.dueAt <= this.clock.now() + scope.cutoffMs) return undefined;
+    if (
+      record === undefined ||
+      record.tenant !== scope.tenant ||
+      !isOpen(record.state) ||
+      record.dueAt <= this.clock.now() + scope.cutoffMs
+    )
+      return undefined;
     return record;
   }
 
-  async cancel(id: string, scope: ChangeScope, change: ChangeRequest & { readonly expiresAt: number }): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused> {
+  async cancel(
+    id: string,
+    scope: ChangeScope,
+    change: ChangeRequest & { readonly expiresAt: number },
+  ): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused> {
     this.called('cancel');
     const record = this.changeable(id, scope);
     if (record === undefined) return { outcome: 'refused', current: this.records.get(id) };
-    this.records.set(id, { ...record, state: EVENT_STATE.cancelled, cancelledAt: this.clock.now(), cancelledBy: change.by, expiresAt: change.expiresAt });
+    this.records.set(id, {
+      ...record,
+      state: EVENT_STATE.cancelled,
+      cancelledAt: this.clock.now(),
+      cancelledBy: change.by,
+      expiresAt: change.expiresAt,
+    });
     this.openEvents.set(record.tenant, (this.openEvents.get(record.tenant) ?? 0) - 1);
     return { outcome: 'cancelled' };
   }
@@ -177,7 +196,12 @@ export class MemoryEventStore implements EventStore {
   async reschedule(
     id: string,
     scope: ChangeScope,
-    change: ChangeRequest & { readonly dueAt: number; readonly placement: Placement; readonly queuedBy: string; readonly expiresAt: number },
+    change: ChangeRequest & {
+      readonly dueAt: number;
+      readonly placement: Placement;
+      readonly queuedBy: string;
+      readonly expiresAt: number;
+    },
   ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent } | ChangeRefused> {
     this.called('reschedule');
     const record = this.changeable(id, scope);

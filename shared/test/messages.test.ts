@@ -26,7 +26,7 @@ describe('delay-queue messages', () => {
   it.each([
     ['control characters, which JSON writes in six bytes each', '\u0001'.repeat(SNS_MAX_MESSAGE_BYTES - 500)],
     ['a mix of them and other characters', `${'\u0000\u0001é'.repeat(65_000)}🚀`],
-  ])('carry the largest payload SNS takes within SQS\'s limit, when it is made of %s', (_case, payload) => {
+  ])("carry the largest payload SNS takes within SQS's limit, when it is made of %s", (_case, payload) => {
     const body = encodeDelayQueueMessage({ kind: 'event', event: { ...event, payload }, queuedBy: 'copy-1' });
     expect(Buffer.byteLength(body)).toBeLessThanOrEqual(SQS_MAX_MESSAGE_BYTES);
     expect(body).toMatch(/^[\x20-\x7e]*$/);

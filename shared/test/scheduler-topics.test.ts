@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { isSchedulerTopic, type SchedulerTopics } from '../src/domain/scheduler-topics.js';
 
-const OWN: SchedulerTopics = { topicPrefix: 'adhoc', accountId: '000000000000', ownTopicArns: ['arn:aws:sns:eu-west-1:999999999999:ops-alarms'] };
+const OWN: SchedulerTopics = {
+  topicPrefix: 'adhoc',
+  accountId: '000000000000',
+  ownTopicArns: ['arn:aws:sns:eu-west-1:999999999999:ops-alarms'],
+};
 const arn = (name: string, account = '000000000000') => `arn:aws:sns:eu-west-1:${account}:${name}`;
 
 describe("the scheduler's own topics", () => {

@@ -56,7 +56,15 @@ describe('the tenant registry', () => {
     ['an id with capitals', { tenants: [{ id: 'Acme', accounts: [ACME_ACCOUNT] }] }],
     ['the reserved id "public"', { tenants: [{ id: 'public', accounts: [ACME_ACCOUNT] }] }],
     ['a negative quota', { public: { maxOpenEvents: -1 } }],
-    ['the same id twice', { tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT] }, { id: 'acme', accounts: [OTHER_ACCOUNT] }] }],
+    [
+      'the same id twice',
+      {
+        tenants: [
+          { id: 'acme', accounts: [ACME_ACCOUNT] },
+          { id: 'acme', accounts: [OTHER_ACCOUNT] },
+        ],
+      },
+    ],
   ])('refuses a registry with %s', (_case, document) => {
     expect(() => parseTenantsDocument(document)).toThrow(TenantsDocumentError);
   });
@@ -65,17 +73,23 @@ describe('the tenant registry', () => {
 describe('what a tenant may target', () => {
   it("accepts topics in the tenant's own accounts", () => {
     const target = topicArn('orders', 'eu-west-1', ACME_ACCOUNT);
-    expect(reason(validate({ target, failure_topic: topicArn('failures', 'eu-west-1', ACME_ACCOUNT) }, inputMessageId(), acme()))).toBeUndefined();
+    expect(
+      reason(validate({ target, failure_topic: topicArn('failures', 'eu-west-1', ACME_ACCOUNT) }, inputMessageId(), acme())),
+    ).toBeUndefined();
   });
 
   it('refuses a target in another account as TARGET_NOT_ALLOWED, reported on its own failure topic', () => {
     const failureTopic = topicArn('failures', 'eu-west-1', ACME_ACCOUNT);
-    const result = validate({ target: topicArn('orders', 'eu-west-1', OTHER_ACCOUNT), failure_topic: failureTopic }, inputMessageId(), acme());
+    const result = validate(
+      { target: topicArn('orders', 'eu-west-1', OTHER_ACCOUNT), failure_topic: failureTopic },
+      inputMessageId(),
+      acme(),
+    );
     expect(reason(result)).toBe(REASON.TARGET_NOT_ALLOWED);
     expect(result.failureTopic).toBe(failureTopic);
   });
 
-  it("refuses a failure topic in another account, and never reports to it", () => {
+  it('refuses a failure topic in another account, and never reports to it', () => {
     const result = validate(
       { target: topicArn('orders', 'eu-west-1', ACME_ACCOUNT), failure_topic: topicArn('failures', 'eu-west-1', OTHER_ACCOUNT) },
       inputMessageId(),
@@ -99,7 +113,9 @@ describe('what a tenant may target', () => {
   it('lets the public tenant target any account no tenant owns, unless the operator restricts it', () => {
     expect(reason(validate({ target: topicArn('orders', 'eu-west-1', OTHER_ACCOUNT) }))).toBeUndefined();
     const restricted = tenant(PUBLIC_TENANT_ID, { public: { targetAccounts: [THIRD_ACCOUNT] } });
-    expect(reason(validate({ target: topicArn('orders', 'eu-west-1', OTHER_ACCOUNT) }, inputMessageId(), restricted))).toBe(REASON.TARGET_NOT_ALLOWED);
+    expect(reason(validate({ target: topicArn('orders', 'eu-west-1', OTHER_ACCOUNT) }, inputMessageId(), restricted))).toBe(
+      REASON.TARGET_NOT_ALLOWED,
+    );
     expect(reason(validate({ target: topicArn('orders', 'eu-west-1', THIRD_ACCOUNT) }, inputMessageId(), restricted))).toBeUndefined();
   });
 
@@ -127,20 +143,45 @@ describe('what a tenant may target', () => {
   });
 
   it('lets two tenants that list the same account both target it: both own it', () => {
-    const document = { tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT] }, { id: 'globex', accounts: [ACME_ACCOUNT, OTHER_ACCOUNT] }] };
+    const document = {
+      tenants: [
+        { id: 'acme', accounts: [ACME_ACCOUNT] },
+        { id: 'globex', accounts: [ACME_ACCOUNT, OTHER_ACCOUNT] },
+      ],
+    };
     expect(() => parseTenantsDocument(document)).not.toThrow();
-    for (const id of ['acme', 'globex']) expect(reason(validate({ target: topicArn('o', 'eu-west-1', ACME_ACCOUNT) }, inputMessageId(), tenant(id, document)))).toBeUndefined();
-    expect(reason(validate({ target: topicArn('o', 'eu-west-1', OTHER_ACCOUNT) }, inputMessageId(), tenant('acme', document)))).toBe(REASON.TARGET_NOT_ALLOWED);
+    for (const id of ['acme', 'globex'])
+      expect(
+        reason(validate({ target: topicArn('o', 'eu-west-1', ACME_ACCOUNT) }, inputMessageId(), tenant(id, document))),
+      ).toBeUndefined();
+    expect(reason(validate({ target: topicArn('o', 'eu-west-1', OTHER_ACCOUNT) }, inputMessageId(), tenant('acme', document)))).toBe(
+      REASON.TARGET_NOT_ALLOWED,
+    );
   });
 });
 
 describe('the registry check', () => {
   it.each([
-    ["a tenant's", { tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT] }, { id: 'globex', accounts: [OTHER_ACCOUNT], targetAccounts: [ACME_ACCOUNT] }] }, 'tenant "globex"'],
-    ["the public tenant's", { public: { targetAccounts: [THIRD_ACCOUNT, ACME_ACCOUNT] }, tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT] }] }, 'the public tenant'],
+    [
+      "a tenant's",
+      {
+        tenants: [
+          { id: 'acme', accounts: [ACME_ACCOUNT] },
+          { id: 'globex', accounts: [OTHER_ACCOUNT], targetAccounts: [ACME_ACCOUNT] },
+        ],
+      },
+      'tenant "globex"',
+    ],
+    [
+      "the public tenant's",
+      { public: { targetAccounts: [THIRD_ACCOUNT, ACME_ACCOUNT] }, tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT] }] },
+      'the public tenant',
+    ],
   ])("refuses %s targetAccounts naming another tenant's own account, naming both", (_case, document, grantee) => {
     expect(() => parseTenantsDocument(document)).toThrow(TenantsDocumentError);
-    expect(() => parseTenantsDocument(document)).toThrow(new RegExp(`${grantee} lists ${ACME_ACCOUNT} in targetAccounts, but it is an account of tenant "acme"`));
+    expect(() => parseTenantsDocument(document)).toThrow(
+      new RegExp(`${grantee} lists ${ACME_ACCOUNT} in targetAccounts, but it is an account of tenant "acme"`),
+    );
   });
 
   it("takes a dead-letter topic in the tenant's own account or one granted to it, and gives it to the tenant", () => {
@@ -163,7 +204,12 @@ describe('the registry check', () => {
   it.each([
     [
       "in another tenant's account",
-      { tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT], deadLetterTopic: topicArn('d', 'eu-west-1', OTHER_ACCOUNT) }, { id: 'globex', accounts: [OTHER_ACCOUNT] }] },
+      {
+        tenants: [
+          { id: 'acme', accounts: [ACME_ACCOUNT], deadLetterTopic: topicArn('d', 'eu-west-1', OTHER_ACCOUNT) },
+          { id: 'globex', accounts: [OTHER_ACCOUNT] },
+        ],
+      },
       `tenant "acme"'s deadLetterTopic ${topicArn('d', 'eu-west-1', OTHER_ACCOUNT)} is in account ${OTHER_ACCOUNT}, an account of tenant "globex"`,
     ],
     [
@@ -184,18 +230,25 @@ describe('the registry check', () => {
 
   it.each([
     ["the public tenant's", { public: { deadLetterTopic: topicArn('scheduler-tenant-acme', 'eu-west-1', '000000000000') } }],
-    ["a tenant's", { tenants: [{ id: 'acme', accounts: ['000000000000'], deadLetterTopic: topicArn('scheduler-input', 'eu-west-1', '000000000000') }] }],
+    [
+      "a tenant's",
+      { tenants: [{ id: 'acme', accounts: ['000000000000'], deadLetterTopic: topicArn('scheduler-input', 'eu-west-1', '000000000000') }] },
+    ],
   ])("refuses %s dead-letter topic that is one of the scheduler's own topics, when they are known", (_case, document) => {
     const scope = { schedulerTopics: SCHEDULER_TOPICS };
     expect(() => parseTenantsDocument(document, scope)).toThrow(TenantsDocumentError);
-    expect(() => parseTenantsDocument(document, scope)).toThrow(/deadLetterTopic arn:aws:sns:eu-west-1:000000000000:scheduler-\S+ is one of the scheduler's own topics/);
+    expect(() => parseTenantsDocument(document, scope)).toThrow(
+      /deadLetterTopic arn:aws:sns:eu-west-1:000000000000:scheduler-\S+ is one of the scheduler's own topics/,
+    );
     expect(parseTenantsDocument(document)).toBe(document);
   });
 
   it("refuses a dead-letter topic among the scheduler's own topics named by ARN, in any account", () => {
     const alarms = topicArn('ops-alarms', 'eu-west-1', ACME_ACCOUNT);
     const document = { tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT], deadLetterTopic: alarms }] };
-    expect(() => parseTenantsDocument(document, { schedulerTopics: { ...SCHEDULER_TOPICS, ownTopicArns: [alarms] } })).toThrow("is one of the scheduler's own topics");
+    expect(() => parseTenantsDocument(document, { schedulerTopics: { ...SCHEDULER_TOPICS, ownTopicArns: [alarms] } })).toThrow(
+      "is one of the scheduler's own topics",
+    );
     expect(parseTenantsDocument(document, { schedulerTopics: SCHEDULER_TOPICS })).toBe(document);
   });
 
@@ -224,7 +277,12 @@ describe('whose event it is', () => {
   });
 
   it("never names another tenant's event, whatever the client id and user", () => {
-    const globex = tenant('globex', { tenants: [{ id: 'globex', accounts: [ACME_ACCOUNT] }, { id: 'acme', accounts: [ACME_ACCOUNT] }] });
+    const globex = tenant('globex', {
+      tenants: [
+        { id: 'globex', accounts: [ACME_ACCOUNT] },
+        { id: 'acme', accounts: [ACME_ACCOUNT] },
+      ],
+    });
     expect(scheduled({ id: 'order-1' }, globex).id).not.toBe(scheduled({ id: 'order-1' }).id);
     const publicTarget = topicArn('orders', 'eu-west-1', OTHER_ACCOUNT);
     expect(scheduled({ id: 'order-1', user: 'acme', target: publicTarget }, tenant()).id).not.toBe(scheduled({ id: 'order-1' }).id);

@@ -8,7 +8,14 @@ import { PublishWindow } from '../src/app/publish-window.js';
 import { emitBatch, type EmitterDeps } from '../src/app/emitter.js';
 import { ingestBatch, type IngestDeps } from '../src/app/ingest.js';
 import { loadChunks } from '../src/app/loading.js';
-import { noMetrics, type DelayedSend, type DelayQueue, type SchedulerMetrics, type TenantDirectory, type TopicPublisher } from '../src/app/ports.js';
+import {
+  noMetrics,
+  type DelayedSend,
+  type DelayQueue,
+  type SchedulerMetrics,
+  type TenantDirectory,
+  type TopicPublisher,
+} from '../src/app/ports.js';
 import { EMISSION_ATTRIBUTE, snsMessageBytes, type ScheduledEvent } from '../src/domain/event.js';
 import type { FailureNotice, NoticeDestination } from '../src/domain/failure.js';
 import { EVENT_STATE, type EventRecord, type EventState } from '../src/domain/lifecycle.js';
@@ -53,7 +60,8 @@ import { MemoryEventStore } from './memory-event-store.js';
  *   FC_SEED=<seed> FC_PATH=<path> pnpm exec vitest run shared/test/trust.properties.test.ts
  * FC_RUNS=<n> runs each property n times instead, for a longer search (5,000 take about a minute).
  */
-const REPLAY = process.env.FC_SEED === undefined ? {} : { seed: Number(process.env.FC_SEED), path: process.env.FC_PATH, endOnFailure: true };
+const REPLAY =
+  process.env.FC_SEED === undefined ? {} : { seed: Number(process.env.FC_SEED), path: process.env.FC_PATH, endOnFailure: true };
 /** Runs per property: together the properties take about two seconds. */
 const runs = (usual: number) => ({ numRuns: Number(process.env.FC_RUNS) || usual, ...REPLAY });
 
@@ -78,7 +86,7 @@ const CONFIG = {
 /** How far ahead the loader hands stored events to loading (its lookahead). */
 const LOADER_LOOKAHEAD_MS = 540_000;
 /** The characters SQS takes in a message (XML's). */
-const SQS_CHARACTERS = /^[\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]*$/u;
+const SQS_CHARACTERS = /^[\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]*$/u;
 const REASONS = new Set<string>(Object.values(REASON));
 /** A topic in the scheduler's partition and region, where SNS can publish. */
 const PUBLISHABLE_TOPIC = /^arn:aws:sns:([a-z0-9-]+):([0-9]{12}):([A-Za-z0-9_-]{1,256})$/;
@@ -90,14 +98,23 @@ const PUBLISHABLE_TOPIC = /^arn:aws:sns:([a-z0-9-]+):([0-9]{12}):([A-Za-z0-9_-]{
 function snsRefusal(topicArn: string): typeof REASON.TARGET_NOT_FOUND | typeof REASON.TARGET_ACCESS_DENIED | undefined {
   const parts = PUBLISHABLE_TOPIC.exec(topicArn);
   if (parts === null || parts[1] !== REGION || parts[3]?.startsWith(MISSING_TOPIC_PREFIX)) return REASON.TARGET_NOT_FOUND;
-  if (SCHEDULER.ownTopicArns.includes(topicArn) || (parts[2] === SCHEDULER.accountId && parts[3]?.startsWith(`${SCHEDULER.topicPrefix}-`))) return REASON.TARGET_ACCESS_DENIED;
+  if (SCHEDULER.ownTopicArns.includes(topicArn) || (parts[2] === SCHEDULER.accountId && parts[3]?.startsWith(`${SCHEDULER.topicPrefix}-`)))
+    return REASON.TARGET_ACCESS_DENIED;
   return undefined;
 }
 
 /** A clock that moves only when slept on or set, whose timers fire up to `early` ms before they are due. */
 function earlyClock(start: number, early: number) {
   let now = start;
-  return { now: () => now, sleep: async (ms: number) => void (now += Math.max(1, ms - early)), set: (to: number) => void (now = Math.max(now, to)) };
+  return {
+    now: () => now,
+    sleep: async (ms: number) => {
+      now += Math.max(1, ms - early);
+    },
+    set: (to: number) => {
+      now = Math.max(now, to);
+    },
+  };
 }
 
 function countingMetrics(): SchedulerMetrics & { readonly counts: Map<string, number> } {
@@ -168,12 +185,16 @@ class World {
   }
 
   /** The registry as it stands, for ingest and the emitter alike. */
-  readonly tenants: TenantDirectory = { forTopic: (topicArn) => this.registry.forTopic(topicArn), tenant: (id) => this.registry.tenant(id) };
+  readonly tenants: TenantDirectory = {
+    forTopic: (topicArn) => this.registry.forTopic(topicArn),
+    tenant: (id) => this.registry.tenant(id),
+  };
 
   /** Checks a delay-queue body against what SQS takes, and queues it. */
   enqueue(message: DelayQueueMessage, delaySeconds: number): void {
     const body = encodeDelayQueueMessage(message);
-    if (Buffer.byteLength(body) > SQS_MAX_MESSAGE_BYTES) this.violation('a delay-queue message larger than SQS takes', Buffer.byteLength(body));
+    if (Buffer.byteLength(body) > SQS_MAX_MESSAGE_BYTES)
+      this.violation('a delay-queue message larger than SQS takes', Buffer.byteLength(body));
     if (!SQS_CHARACTERS.test(body)) this.violation('a delay-queue message with characters SQS refuses', body.slice(0, 200));
     const now = this.clock.now();
     this.queued += 1;
@@ -216,7 +237,19 @@ class World {
   emitterDeps(publisher: TopicPublisher, delayQueue: DelayQueue): EmitterDeps {
     const { store, logger, metrics } = this;
     const endWriter = new EndWriter({ store, delayQueue, logger, metrics });
-    return { config: CONFIG, store, delayQueue, publisher, endWriter, publishWindow: new PublishWindow(0), tenants: this.tenants, clock: this.clock, logger, metrics, random: () => 0.5 };
+    return {
+      config: CONFIG,
+      store,
+      delayQueue,
+      publisher,
+      endWriter,
+      publishWindow: new PublishWindow(0),
+      tenants: this.tenants,
+      clock: this.clock,
+      logger,
+      metrics,
+      random: () => 0.5,
+    };
   }
 
   /**
@@ -225,7 +258,10 @@ class World {
    */
   async run(deps: EmitterDeps, delayQueue: DelayQueue, done: (next: number) => boolean): Promise<void> {
     for (;;) {
-      const next = Math.min(...this.queue.map(({ visibleAt }) => visibleAt), ...this.stored().map(({ dueAt }) => dueAt - LOADER_LOOKAHEAD_MS));
+      const next = Math.min(
+        ...this.queue.map(({ visibleAt }) => visibleAt),
+        ...this.stored().map(({ dueAt }) => dueAt - LOADER_LOOKAHEAD_MS),
+      );
       if (next === Infinity || done(next)) return;
       this.clock.set(next);
       await this.load(delayQueue);
@@ -280,7 +316,8 @@ class World {
   checkLogs(): void {
     for (const line of this.lines) {
       const err = line.err as { type?: unknown } | undefined;
-      if (typeof line.level === 'number' && line.level >= 50 && err?.type !== 'TransientError') this.violation('an error logged', { msg: line.msg, err });
+      if (typeof line.level === 'number' && line.level >= 50 && err?.type !== 'TransientError')
+        this.violation('an error logged', { msg: line.msg, err });
       if ('reason' in line && !REASONS.has(String(line.reason))) this.violation('a reason that is no stable code', line.reason);
     }
   }
@@ -294,7 +331,8 @@ class World {
       this.violation('a notice that is not JSON', publish.message.slice(0, 200));
       return undefined;
     }
-    if (!REASONS.has(notice.reason) || publish.attributes['scheduler-reason'] !== notice.reason) this.violation('a notice without its stable reason', notice.reason);
+    if (!REASONS.has(notice.reason) || publish.attributes['scheduler-reason'] !== notice.reason)
+      this.violation('a notice without its stable reason', notice.reason);
     const illFormed = firstIllFormedString(notice);
     if (illFormed !== undefined) this.violation('a notice holding a string that is not well-formed', illFormed);
     return notice;
@@ -303,7 +341,8 @@ class World {
   /** What every publish the scheduler means to make must be: well-formed, within SNS's size. */
   checkPublish(publish: Publish): void {
     const { message, attributes } = publish;
-    if (!message.isWellFormed() || !Object.values(attributes).every((value) => value.isWellFormed())) this.violation('a publish that is not well-formed', publish.topic);
+    if (!message.isWellFormed() || !Object.values(attributes).every((value) => value.isWellFormed()))
+      this.violation('a publish that is not well-formed', publish.topic);
     const bytes = snsMessageBytes(message, attributes);
     if (bytes > SNS_MAX_MESSAGE_BYTES) this.violation('a publish larger than SNS takes', bytes);
   }
@@ -315,7 +354,8 @@ class World {
         this.violation('an event left open', { id: record.id, state: record.state, dueAt: record.dueAt });
       }
       const deliveries = this.delivered.filter(({ attributes }) => attributes[EMISSION_ATTRIBUTE.eventId] === record.id).length;
-      if (deliveries !== (record.state === EVENT_STATE.emitted ? 1 : 0)) this.violation('an event delivered other than once', { id: record.id, state: record.state, deliveries });
+      if (deliveries !== (record.state === EVENT_STATE.emitted ? 1 : 0))
+        this.violation('an event delivered other than once', { id: record.id, state: record.state, deliveries });
     }
     if (this.queue.length > 0) this.violation('messages left on the delay queue', this.queue.length);
   }
@@ -335,27 +375,40 @@ type Step =
   | {
       readonly kind: 'batch';
       readonly messages: readonly (Message | { readonly redeliver: number })[];
-      /** Then: run until the delay queue is empty, for a while, or not at all (the emitter lags behind). */
-      readonly then: 'drain' | number | 'hold';
+      /** Afterwards: run until the delay queue is empty, for a while, or not at all (the emitter lags behind). */
+      readonly afterwards: 'drain' | number | 'hold';
     }
   | { readonly kind: 'wait'; readonly ms: number }
   | { readonly kind: 'registry'; readonly to: RegistryName };
 
-const message: fc.Arbitrary<Message> = fc.record({ from: source, body: body(NOW, MAX_AHEAD_SECONDS), publishedAgoMs: fc.nat({ max: 2_000 }) });
+const message: fc.Arbitrary<Message> = fc.record({
+  from: source,
+  body: body(NOW, MAX_AHEAD_SECONDS),
+  publishedAgoMs: fc.nat({ max: 2_000 }),
+});
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   {
     weight: 6,
     arbitrary: fc.record({
       kind: fc.constant('batch' as const),
-      messages: fc.array(fc.oneof({ weight: 9, arbitrary: message }, { weight: 1, arbitrary: fc.nat({ max: 30 }).map((redeliver) => ({ redeliver })) }), {
-        minLength: 1,
-        maxLength: 10,
-      }),
-      then: fc.oneof({ weight: 1, arbitrary: fc.constantFrom('drain' as const, 'hold' as const) }, { weight: 3, arbitrary: fc.nat({ max: 10_000 }) }),
+      messages: fc.array(
+        fc.oneof({ weight: 9, arbitrary: message }, { weight: 1, arbitrary: fc.nat({ max: 30 }).map((redeliver) => ({ redeliver })) }),
+        {
+          minLength: 1,
+          maxLength: 10,
+        },
+      ),
+      afterwards: fc.oneof(
+        { weight: 1, arbitrary: fc.constantFrom('drain' as const, 'hold' as const) },
+        { weight: 3, arbitrary: fc.nat({ max: 10_000 }) },
+      ),
     }),
   },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('wait' as const), ms: fc.oneof(fc.nat({ max: 10_000 }), fc.nat({ max: 3_600_000 })) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('wait' as const), ms: fc.oneof(fc.nat({ max: 10_000 }), fc.nat({ max: 3_600_000 })) }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('registry' as const), to: fc.constantFrom(...REGISTRY_NAMES) }) },
 );
 
@@ -370,7 +423,13 @@ interface Input {
 /** The SQS record SNS puts on the ingest queue for one publish (or a bare message, not from SNS). */
 function inputRecord(from: Source, text: string, messageId: string, publishedAt: number): SQSRecord {
   if (from === 'not-sns') return sqsRecord(text, messageId);
-  const envelope = { Type: 'Notification', MessageId: messageId, TopicArn: inputTopicOf(from), Timestamp: new Date(publishedAt).toISOString(), Message: text };
+  const envelope = {
+    Type: 'Notification',
+    MessageId: messageId,
+    TopicArn: inputTopicOf(from),
+    Timestamp: new Date(publishedAt).toISOString(),
+    Message: text,
+  };
   return sqsRecord(JSON.stringify(envelope), `sqs-${messageId}`);
 }
 
@@ -411,7 +470,9 @@ class Pipeline {
   constructor(registry: RegistryName, early: number) {
     const world = new World(registry, early);
     this.world = world;
-    this.delayQueue = world.delayQueue((noticeId, tenant, destination, notice) => this.checkIngestNotice(noticeId, tenant, destination, notice));
+    this.delayQueue = world.delayQueue((noticeId, tenant, destination, notice) =>
+      this.checkIngestNotice(noticeId, tenant, destination, notice),
+    );
     this.emitter = world.emitterDeps(
       world.publisher((publish) => this.checkPublish(publish)),
       this.delayQueue,
@@ -445,8 +506,8 @@ class Pipeline {
       else if (step.kind === 'wait') await this.runFor(step.ms);
       else {
         await this.ingestBatch(step.messages);
-        if (step.then === 'drain') await world.run(this.emitter, this.delayQueue, () => world.queue.length === 0);
-        else if (step.then !== 'hold') await this.runFor(step.then);
+        if (step.afterwards === 'drain') await world.run(this.emitter, this.delayQueue, () => world.queue.length === 0);
+        else if (step.afterwards !== 'hold') await this.runFor(step.afterwards);
       }
       world.checkLogs();
       expect(world.violations).toEqual([]);
@@ -472,7 +533,8 @@ class Pipeline {
         // SNS delivers a message again as another SQS message, with the same envelope; SQS keeps its message id.
         const again = this.records[each.redeliver % Math.max(1, this.records.length)];
         const fromSns = again !== undefined && this.inputIds.has(again.body);
-        if (again !== undefined) batch.push({ ...again, messageId: fromSns ? `${again.messageId}-again-${++this.redeliveries}` : again.messageId });
+        if (again !== undefined)
+          batch.push({ ...again, messageId: fromSns ? `${again.messageId}-again-${++this.redeliveries}` : again.messageId });
         continue;
       }
       const messageId = messageIdOf(this.records.length);
@@ -498,8 +560,17 @@ class Pipeline {
       const input = this.inputs.get(this.inputIdOf(record));
       if (input !== undefined) input.owner = this.ownerOf(input.from);
     }
-    const before = new Map([...world.store.records.values()].map((record) => [record.id, { record, fixed: immutable(record, world.store.payloads.get(record.id)) }]));
-    const counted = () => ['EventsIngested', 'DuplicatesSuppressed', 'EventsRejected', 'EventsCancelled', 'EventsRescheduled'].reduce((sum, name) => sum + (world.metrics.counts.get(name) ?? 0), 0);
+    const before = new Map(
+      [...world.store.records.values()].map((record) => [
+        record.id,
+        { record, fixed: immutable(record, world.store.payloads.get(record.id)) },
+      ]),
+    );
+    const counted = () =>
+      ['EventsIngested', 'DuplicatesSuppressed', 'EventsRejected', 'EventsCancelled', 'EventsRescheduled'].reduce(
+        (sum, name) => sum + (world.metrics.counts.get(name) ?? 0),
+        0,
+      );
     const countedBefore = counted();
 
     const response = await ingestBatch(this.ingest, batch);
@@ -507,11 +578,17 @@ class Pipeline {
     const failed = new Set(response.batchItemFailures.map(({ itemIdentifier }) => itemIdentifier));
     // Nothing silent: each new message is counted once as taken, suppressed, refused, or applied (or fails, to be retried).
     const handled = counted() - countedBefore;
-    if (handled < fresh - failed.size || handled > batch.length) world.violation('messages handled without a trace', { handled, fresh, batch: batch.length });
+    if (handled < fresh - failed.size || handled > batch.length)
+      world.violation('messages handled without a trace', { handled, fresh, batch: batch.length });
     this.checkStore(before, now, new Set(batch.map((record) => this.inputIdOf(record))));
     if (failed.size === 0) return;
     if (receives >= MAX_RECEIVES) world.violation('an input message that keeps failing', [...failed]);
-    else await this.deliver(batch.filter(({ messageId }) => failed.has(messageId)), 0, receives + 1);
+    else
+      await this.deliver(
+        batch.filter(({ messageId }) => failed.has(messageId)),
+        0,
+        receives + 1,
+      );
   }
 
   /** The input message id ingest takes a record for: SNS's MessageId, or the SQS message id of a message not from SNS. */
@@ -525,7 +602,11 @@ class Pipeline {
    * content changed; a cancel or reschedule only by its own tenant, on the shared topic only by
    * `m-` event id.
    */
-  private checkStore(before: ReadonlyMap<string, { readonly record: EventRecord; readonly fixed: string }>, now: number, batch: ReadonlySet<string>): void {
+  private checkStore(
+    before: ReadonlyMap<string, { readonly record: EventRecord; readonly fixed: string }>,
+    now: number,
+    batch: ReadonlySet<string>,
+  ): void {
     const { world } = this;
     const latest = now + MAX_AHEAD_SECONDS * 1000;
     for (const record of world.store.records.values()) {
@@ -533,32 +614,50 @@ class Pipeline {
       if (previous === undefined) {
         const input = this.input(record.inputMessageId);
         const request = parsedJson(input?.text ?? '').value as Record<string, unknown> | undefined;
-        if (input === undefined || !batch.has(record.inputMessageId ?? '')) world.violation('an event created by no message of the batch', record.id);
-        else if (input.owner === undefined || record.tenant !== input.owner) world.violation("an event created for a tenant other than its topic's", { id: record.id, tenant: record.tenant, from: input.from });
-        else if (!mayReceive(world.document, input.owner, record.target)) world.violation('an event accepted with a target its tenant may not use', { tenant: record.tenant, target: record.target });
+        if (input === undefined || !batch.has(record.inputMessageId ?? ''))
+          world.violation('an event created by no message of the batch', record.id);
+        else if (input.owner === undefined || record.tenant !== input.owner)
+          world.violation("an event created for a tenant other than its topic's", {
+            id: record.id,
+            tenant: record.tenant,
+            from: input.from,
+          });
+        else if (!mayReceive(world.document, input.owner, record.target))
+          world.violation('an event accepted with a target its tenant may not use', { tenant: record.tenant, target: record.target });
         else if (record.failureTopic !== undefined && !mayReceive(world.document, input.owner, record.failureTopic)) {
-          world.violation('an event accepted with a failure topic its tenant may not use', { tenant: record.tenant, failureTopic: record.failureTopic });
+          world.violation('an event accepted with a failure topic its tenant may not use', {
+            tenant: record.tenant,
+            failureTopic: record.failureTopic,
+          });
         } else if (request?.target !== record.target || request?.user !== record.user || request?.failure_topic !== record.failureTopic) {
           world.violation('an event that is not what its request said', record.id);
         }
         if (record.dueAt > latest) world.violation('an event accepted beyond the horizon', { dueAt: record.dueAt, latest });
-        if (firstIllFormedString(request) !== undefined) world.violation('an event accepted from a request that is not well-formed', record.id);
+        if (firstIllFormedString(request) !== undefined)
+          world.violation('an event accepted from a request that is not well-formed', record.id);
         continue;
       }
-      if (immutable(record, world.store.payloads.get(record.id)) !== previous.fixed) world.violation("an event's content changed by a later request", record.id);
+      if (immutable(record, world.store.payloads.get(record.id)) !== previous.fixed)
+        world.violation("an event's content changed by a later request", record.id);
       const cancelled = record.state === EVENT_STATE.cancelled && previous.record.state !== EVENT_STATE.cancelled;
       const rescheduled = record.version !== previous.record.version;
       if (!cancelled && !rescheduled) {
-        if (record.state !== previous.record.state) world.violation('an event whose state ingest changed other than by a cancel or reschedule', { from: previous.record.state, to: record.state });
+        if (record.state !== previous.record.state)
+          world.violation('an event whose state ingest changed other than by a cancel or reschedule', {
+            from: previous.record.state,
+            to: record.state,
+          });
         continue;
       }
       const changedBy = cancelled ? record.cancelledBy : record.lastChangeBy;
       const change = this.input(changedBy);
       if (change === undefined || !batch.has(changedBy ?? '')) world.violation('an event changed by no message of the batch', record.id);
-      else if (change.owner !== record.tenant) world.violation("an event changed by another tenant's message", { id: record.id, tenant: record.tenant, by: change.owner });
+      else if (change.owner !== record.tenant)
+        world.violation("an event changed by another tenant's message", { id: record.id, tenant: record.tenant, by: change.owner });
       else if (change.from === 'public') {
         const request = parsedJson(change.text).value as { event_id?: unknown } | undefined;
-        if (!record.id.startsWith('m-') || request?.event_id !== record.id) world.violation('an event changed on the shared topic other than by its m- event id', { id: record.id, request: change.text });
+        if (!record.id.startsWith('m-') || request?.event_id !== record.id)
+          world.violation('an event changed on the shared topic other than by its m- event id', { id: record.id, request: change.text });
       }
       if (rescheduled && record.dueAt > latest) world.violation('an event rescheduled beyond the horizon', { dueAt: record.dueAt, latest });
     }
@@ -574,10 +673,16 @@ class Pipeline {
     }
     if (!REASONS.has(notice.reason)) world.violation('a refusal without a stable reason', notice.reason);
     for (const topicArn of [destination.failureTopic, destination.deadLetterTopic]) {
-      if (topicArn !== undefined && !mayReceive(world.document, tenant, topicArn)) world.violation('a notice bound for a topic its tenant may not use', { tenant, topicArn, reason: notice.reason });
+      if (topicArn !== undefined && !mayReceive(world.document, tenant, topicArn))
+        world.violation('a notice bound for a topic its tenant may not use', { tenant, topicArn, reason: notice.reason });
     }
     const { value } = parsedJson(input.text);
-    if (value !== undefined && nestsAtMost(value, MAX_NESTING_DEPTH) && firstIllFormedString(value) !== undefined && notice.reason !== REASON.INVALID_UNICODE) {
+    if (
+      value !== undefined &&
+      nestsAtMost(value, MAX_NESTING_DEPTH) &&
+      firstIllFormedString(value) !== undefined &&
+      notice.reason !== REASON.INVALID_UNICODE
+    ) {
       world.violation('a request holding a lone surrogate refused other than as INVALID_UNICODE', notice.reason);
     }
     const text = JSON.stringify(notice);
@@ -597,7 +702,8 @@ class Pipeline {
     if (notice === undefined) return;
     const owners = this.noticeOwners.get(publish.message);
     if (owners !== undefined) {
-      if (![...owners].some((owner) => mayReceive(world.document, owner, publish.topic))) world.violation('a notice published to a topic its tenant may not use', { topic: publish.topic, owners: [...owners] });
+      if (![...owners].some((owner) => mayReceive(world.document, owner, publish.topic)))
+        world.violation('a notice published to a topic its tenant may not use', { topic: publish.topic, owners: [...owners] });
       return;
     }
     const record = notice.eventId === undefined ? undefined : world.store.records.get(notice.eventId);
@@ -609,7 +715,10 @@ class Pipeline {
     }
     const deadLetterTopic = world.registry.tenant(owner)?.deadLetterTopic;
     if (!mayReceive(world.document, owner, publish.topic) || (publish.topic !== record.failureTopic && publish.topic !== deadLetterTopic)) {
-      world.violation("an event's notice published to a topic that is not its tenant's usable failure or dead-letter topic", { owner, topic: publish.topic });
+      world.violation("an event's notice published to a topic that is not its tenant's usable failure or dead-letter topic", {
+        owner,
+        topic: publish.topic,
+      });
     }
   }
 
@@ -625,10 +734,12 @@ class Pipeline {
     const owner = record.tenant;
     const request = parsedJson(input.text).value as { payload?: unknown } | undefined;
     if (publish.at < record.dueAt) world.violation('published early', { eventId, at: publish.at, dueAt: record.dueAt });
-    if (publish.attributes[EMISSION_ATTRIBUTE.scheduledAt] !== new Date(record.dueAt).toISOString()) world.violation('a copy of another version published', eventId);
+    if (publish.attributes[EMISSION_ATTRIBUTE.scheduledAt] !== new Date(record.dueAt).toISOString())
+      world.violation('a copy of another version published', eventId);
     if (record.state !== EVENT_STATE.queued) world.violation('an event published that is not queued', { eventId, state: record.state });
     if (publish.attributes[EMISSION_ATTRIBUTE.tenant] !== owner) world.violation("an event published as another tenant's", eventId);
-    if (!mayReceive(world.document, owner, publish.topic)) world.violation('a publish to a topic its tenant may not use (now)', { tenant: owner, topic: publish.topic });
+    if (!mayReceive(world.document, owner, publish.topic))
+      world.violation('a publish to a topic its tenant may not use (now)', { tenant: owner, topic: publish.topic });
     if (publish.message !== request?.payload) world.violation('a payload that is not the first request’s, byte for byte', eventId);
   }
 }
@@ -645,10 +756,19 @@ const RECORD_STATES = ['as-queued', 'none', 'cancelled', 'emitted', 'rescheduled
  */
 const legacyCopy = fc.record({
   tenant: fc.constantFrom(...TENANT_IDS, 'removed'),
-  target: fc.oneof({ weight: 5, arbitrary: topic }, { weight: 1, arbitrary: fc.constantFrom(inputTopicOf('public'), inputTopicOf('acme'), OPS_ALARMS) }),
+  target: fc.oneof(
+    { weight: 5, arbitrary: topic },
+    { weight: 1, arbitrary: fc.constantFrom(inputTopicOf('public'), inputTopicOf('acme'), OPS_ALARMS) },
+  ),
   failureTopic: fc.option(topic, { nil: undefined }),
-  payload: fc.oneof(fc.constant('hello'), hostileString.filter((text) => text.length > 0)),
-  user: fc.oneof(fc.constant('alice'), hostileString.filter((text) => text.length > 0)),
+  payload: fc.oneof(
+    fc.constant('hello'),
+    hostileString.filter((text) => text.length > 0),
+  ),
+  user: fc.oneof(
+    fc.constant('alice'),
+    hostileString.filter((text) => text.length > 0),
+  ),
   dueInMs: fc.integer({ min: -3 * 86_400_000, max: 900_000 }),
   record: fc.constantFrom(...RECORD_STATES),
 });
@@ -659,7 +779,8 @@ type LegacyCopy = typeof legacyCopy extends fc.Arbitrary<infer T> ? T : never;
 function recordOf(event: ScheduledEvent, record: LegacyCopy['record']): EventRecord | undefined {
   if (record === 'none') return undefined;
   const { payload: _payload, ...rest } = event;
-  const state: EventState = record === 'cancelled' ? EVENT_STATE.cancelled : record === 'emitted' ? EVENT_STATE.emitted : EVENT_STATE.queued;
+  const state: EventState =
+    record === 'cancelled' ? EVENT_STATE.cancelled : record === 'emitted' ? EVENT_STATE.emitted : EVENT_STATE.queued;
   return {
     ...rest,
     state,
@@ -704,20 +825,30 @@ async function emitLegacy(registry: RegistryName, early: number, copies: readonl
         world.violation('a publish for a copy that is stale, or of no event', publish.message.slice(0, 200));
         return;
       }
-      if (eventId !== undefined && publish.at < event.dueAt) world.violation('published early', { eventId, at: publish.at, dueAt: event.dueAt });
-      if (eventId !== undefined && publish.attributes[EMISSION_ATTRIBUTE.tenant] !== event.tenant) world.violation("an event published as another tenant's", eventId);
+      if (eventId !== undefined && publish.at < event.dueAt)
+        world.violation('published early', { eventId, at: publish.at, dueAt: event.dueAt });
+      if (eventId !== undefined && publish.attributes[EMISSION_ATTRIBUTE.tenant] !== event.tenant)
+        world.violation("an event published as another tenant's", eventId);
       // SNS refuses what is elsewhere, missing or the scheduler's own; anything it would take must be the tenant's, by the registry now.
       if (snsRefusal(publish.topic) === undefined && !mayReceive(world.document, event.tenant, publish.topic)) {
-        world.violation('a publish to a topic the tenant may not use (now)', { tenant: event.tenant, topic: publish.topic, notice: notice?.reason });
+        world.violation('a publish to a topic the tenant may not use (now)', {
+          tenant: event.tenant,
+          topic: publish.topic,
+          notice: notice?.reason,
+        });
       }
       const deadLetterTopic = world.registry.tenant(event.tenant)?.deadLetterTopic;
-      if (notice !== undefined && publish.topic !== event.failureTopic && publish.topic !== deadLetterTopic) world.violation("a notice to neither the event's failure topic nor its tenant's dead-letter topic", publish.topic);
+      if (notice !== undefined && publish.topic !== event.failureTopic && publish.topic !== deadLetterTopic)
+        world.violation("a notice to neither the event's failure topic nor its tenant's dead-letter topic", publish.topic);
     }),
     delayQueue,
   );
   events.forEach((event, index) => {
     // Sent with the delay that makes it visible just before its due time, as loading does (a copy of an event long overdue at once).
-    world.enqueue({ kind: 'event', event, queuedBy: 'copy-1' }, Math.max(0, Math.min(900, Math.floor((event.dueAt - NOW - CONFIG.emitterLeadMs) / 1000))));
+    world.enqueue(
+      { kind: 'event', event, queuedBy: 'copy-1' },
+      Math.max(0, Math.min(900, Math.floor((event.dueAt - NOW - CONFIG.emitterLeadMs) / 1000))),
+    );
     const record = world.store.records.get(event.id);
     if (copies[index]?.record === 'as-queued' && record === undefined) world.violation('no record of a queued event', event.id);
   });
@@ -727,7 +858,8 @@ async function emitLegacy(registry: RegistryName, early: number, copies: readonl
   world.checkLogs();
   events.forEach((event, index) => {
     const record = world.store.records.get(event.id);
-    if (copies[index]?.record === 'as-queued' && record?.state !== EVENT_STATE.emitted && record?.state !== EVENT_STATE.failed) world.violation('an event left open', { id: event.id, state: record?.state });
+    if (copies[index]?.record === 'as-queued' && record?.state !== EVENT_STATE.emitted && record?.state !== EVENT_STATE.failed)
+      world.violation('an event left open', { id: event.id, state: record?.state });
     const deliveries = world.delivered.filter(({ attributes }) => attributes[EMISSION_ATTRIBUTE.eventId] === event.id).length;
     if (deliveries > 1) world.violation('an event delivered more than once', event.id);
   });
@@ -737,21 +869,32 @@ async function emitLegacy(registry: RegistryName, early: number, copies: readonl
 
 describe('ingest and the emitter, on hostile input', () => {
   it('start from registries that are valid', () => {
-    for (const name of REGISTRY_NAMES) expect(() => parseTenantsDocument(REGISTRIES[name], { region: REGION, schedulerTopics: SCHEDULER })).not.toThrow();
+    for (const name of REGISTRY_NAMES)
+      expect(() => parseTenantsDocument(REGISTRIES[name], { region: REGION, schedulerTopics: SCHEDULER })).not.toThrow();
   });
 
   it('keep every trust rule, refuse with stable codes, never fail a batch, and deliver every accepted event once, never early', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.constant('base' as const), fc.constantFrom(...REGISTRY_NAMES)), fc.integer({ min: 0, max: 3 }), fc.array(step, { minLength: 1, maxLength: 6 }), async (registry, early, steps) => {
-        await new Pipeline(registry, early).play(steps);
-      }),
+      fc.asyncProperty(
+        fc.oneof(fc.constant('base' as const), fc.constantFrom(...REGISTRY_NAMES)),
+        fc.integer({ min: 0, max: 3 }),
+        fc.array(step, { minLength: 1, maxLength: 6 }),
+        async (registry, early, steps) => {
+          await new Pipeline(registry, early).play(steps);
+        },
+      ),
       runs(100),
     );
   });
 
   it('emit copies left on the delay queue by an earlier version only as the registry stands: never outside their tenant, never early, never a stale one', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...REGISTRY_NAMES), fc.integer({ min: 0, max: 3 }), fc.array(legacyCopy, { minLength: 1, maxLength: 25 }), emitLegacy),
+      fc.asyncProperty(
+        fc.constantFrom(...REGISTRY_NAMES),
+        fc.integer({ min: 0, max: 3 }),
+        fc.array(legacyCopy, { minLength: 1, maxLength: 25 }),
+        emitLegacy,
+      ),
       runs(200),
     );
   });

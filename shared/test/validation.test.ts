@@ -45,9 +45,7 @@ function attributeBytes(event: ScheduledEvent): number {
 describe('a valid schedule request', () => {
   it('becomes an event carrying its fields and its due time in epoch milliseconds', () => {
     const failureTopic = topicArn('client-failures');
-    const event = accepted(
-      validate({ date: '2030-06-15T12:30:00.250Z', user: 'bob', payload: 'hello', failure_topic: failureTopic }),
-    );
+    const event = accepted(validate({ date: '2030-06-15T12:30:00.250Z', user: 'bob', payload: 'hello', failure_topic: failureTopic }));
     expect(event).toMatchObject({
       user: 'bob',
       target: topicArn('client-target'),
@@ -59,7 +57,14 @@ describe('a valid schedule request', () => {
 
   it("accepts a target in the scheduler's partition, whichever it is", () => {
     const target = 'arn:aws-cn:sns:cn-north-1:123456789012:orders_v2-b';
-    const scope = { tenant: tenant(), region: 'cn-north-1', partition: 'aws-cn', schedulerTopics: SCHEDULER_TOPICS, now: PARSED_AT, maxScheduleAheadSeconds: DEFAULTS.maxScheduleAheadSeconds };
+    const scope = {
+      tenant: tenant(),
+      region: 'cn-north-1',
+      partition: 'aws-cn',
+      schedulerTopics: SCHEDULER_TOPICS,
+      now: PARSED_AT,
+      maxScheduleAheadSeconds: DEFAULTS.maxScheduleAheadSeconds,
+    };
     expect(accepted(parseInputMessage(JSON.stringify(scheduleRequest({ target })), inputMessageId(), scope)).target).toBe(target);
   });
 });
@@ -89,7 +94,13 @@ describe('topics in another region', () => {
   it("FAILURE_TOPIC_IN_OTHER_REGION for a failure topic in another partition, though named with the scheduler's region", () => {
     const result = rejected(validate({ failure_topic: `arn:aws-cn:sns:${REGION}:123456789012:client-failures` }));
     expect(result.error.reason).toBe(REASON.FAILURE_TOPIC_IN_OTHER_REGION);
-    expect(result.error.details).toEqual({ field: 'failure_topic', region: REGION, schedulerRegion: REGION, partition: 'aws-cn', schedulerPartition: 'aws' });
+    expect(result.error.details).toEqual({
+      field: 'failure_topic',
+      region: REGION,
+      schedulerRegion: REGION,
+      partition: 'aws-cn',
+      schedulerPartition: 'aws',
+    });
     expect(result.failureTopic).toBeUndefined();
   });
 });
@@ -118,7 +129,14 @@ describe('nesting', () => {
     expect(() => JSON.stringify(JSON.parse(text))).toThrow(RangeError);
     const result = rejected(parse(text));
     expect(result.error.reason).toBe(REASON.TOO_DEEPLY_NESTED);
-    expect(() => encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', failureTopic: result.failureTopic, notice: failureNotice(result.error.reason, result.error.message, result.input, 0) })).not.toThrow();
+    expect(() =>
+      encodeDelayQueueMessage({
+        kind: 'notice',
+        noticeId: 'n-1',
+        failureTopic: result.failureTopic,
+        notice: failureNotice(result.error.reason, result.error.message, result.input, 0),
+      }),
+    ).not.toThrow();
   });
 
   it('does not count brackets inside strings', () => {
@@ -235,14 +253,16 @@ describe("the scheduler's own topics", () => {
   });
 
   it('takes a topic whose name only looks like theirs, in another account', () => {
-    expect(accepted(validate({ target: topicArn(`${SCHEDULER_TOPICS.topicPrefix}-input`, REGION, '123456789012') })).target).toContain('-input');
+    expect(accepted(validate({ target: topicArn(`${SCHEDULER_TOPICS.topicPrefix}-input`, REGION, '123456789012') })).target).toContain(
+      '-input',
+    );
   });
 });
 
 describe('strings that are not well-formed Unicode', () => {
   const failureTopic = topicArn('client-failures');
-  /** A request's JSON text with `escape` where MARK was: JSON's escapes are how a client publishes a lone surrogate. */
-  const withEscape = (request: Record<string, unknown>, escape: string): string => JSON.stringify(request).replace('MARK', escape);
+  /** A request's JSON text with `jsonEscape` where MARK was: JSON's escapes are how a client publishes a lone surrogate. */
+  const withEscape = (request: Record<string, unknown>, jsonEscape: string): string => JSON.stringify(request).replace('MARK', jsonEscape);
   const withLoneSurrogate = (request: Record<string, unknown>): string => withEscape(request, '\\ud800');
 
   it.each([
@@ -350,8 +370,7 @@ describe('where a rejection is reported', () => {
 });
 
 describe('event identity', () => {
-  const eventId = (overrides: Record<string, unknown>, messageId = inputMessageId()): string =>
-    accepted(validate(overrides, messageId)).id;
+  const eventId = (overrides: Record<string, unknown>, messageId = inputMessageId()): string => accepted(validate(overrides, messageId)).id;
 
   it('is the same for the same id from the same user, whatever the message', () => {
     expect(eventId({ user: 'alice', id: 'invoice-42' })).toBe(eventId({ user: 'alice', id: 'invoice-42', payload: 'other' }));

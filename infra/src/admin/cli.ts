@@ -36,7 +36,8 @@ async function dispatch(argv: readonly string[], output: Output): Promise<number
     return 0;
   }
   const handler = group.commands[subcommand];
-  if (handler === undefined) throw new AdminUsageError(`unknown command "${command} ${subcommand}": ${command} takes ${names.join(' or ')}`, command);
+  if (handler === undefined)
+    throw new AdminUsageError(`unknown command "${command} ${subcommand}": ${command} takes ${names.join(' or ')}`, command);
   return handler(rest, output);
 }
 

@@ -87,7 +87,11 @@ export async function eventsList(args: string[], output: Output): Promise<number
   if (positionals.length > 0) throw new AdminUsageError(`unexpected arguments: ${positionals.join(' ')}`, command);
   const { tenant, state, after } = values;
   if (tenant === undefined) throw new AdminUsageError('--tenant is missing', command);
-  if (!isEventState(state)) throw new AdminUsageError(`--state takes one of ${Object.values(EVENT_STATE).join(', ')}${state === undefined ? '' : `, not "${state}"`}`, command);
+  if (!isEventState(state))
+    throw new AdminUsageError(
+      `--state takes one of ${Object.values(EVENT_STATE).join(', ')}${state === undefined ? '' : `, not "${state}"`}`,
+      command,
+    );
   const limit = wholeNumber('--limit', values.limit, { min: 1, max: LIST_LIMIT.max }, command);
   const location = locationOf(values, command);
 
@@ -96,7 +100,8 @@ export async function eventsList(args: string[], output: Output): Promise<number
       return await records.list(tenant, state, { limit, after });
     } catch (error) {
       // The token is the store's, opaque here: one that does not parse was not printed by a previous page.
-      if (error instanceof SyntaxError) throw new AdminUsageError(`--after "${after ?? ''}" is not a token a previous page printed`, command);
+      if (error instanceof SyntaxError)
+        throw new AdminUsageError(`--after "${after ?? ''}" is not a token a previous page printed`, command);
       throw error;
     }
   });
@@ -109,7 +114,11 @@ export async function eventsList(args: string[], output: Output): Promise<number
     output.out(JSON.stringify({ events: page.records.map(eventJson), next: page.next ?? null }, null, 2));
     return 0;
   }
-  output.out(page.records.length === 0 ? `no ${state} events of tenant ${tenant}${after === undefined ? '' : ' after this token'}` : eventsTable(page.records, state));
+  output.out(
+    page.records.length === 0
+      ? `no ${state} events of tenant ${tenant}${after === undefined ? '' : ' after this token'}`
+      : eventsTable(page.records, state),
+  );
   if (page.next !== undefined) output.out(`next page: --after ${page.next}`);
   return 0;
 }

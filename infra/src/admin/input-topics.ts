@@ -9,7 +9,8 @@ export function topicPrefixOf(publicInputTopicArn: string): string {
   const name = publicInputTopicArn.split(':')[5] ?? '';
   const suffix = inputTopicName('', PUBLIC_TENANT_ID);
   const prefix = name.slice(0, -suffix.length);
-  if (prefix === '' || inputTopicName(prefix, PUBLIC_TENANT_ID) !== name) throw new AdminError(`unexpected name of the shared input topic: ${publicInputTopicArn}`);
+  if (prefix === '' || inputTopicName(prefix, PUBLIC_TENANT_ID) !== name)
+    throw new AdminError(`unexpected name of the shared input topic: ${publicInputTopicArn}`);
   return prefix;
 }
 

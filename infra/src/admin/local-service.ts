@@ -12,16 +12,28 @@ export const DEFAULT_OUTPUTS_FILE = '.local/outputs.json';
 export const DEFAULT_TENANTS_FILE = '.local/tenants.json';
 
 /** What the admin commands use of the outputs file scripts/start writes. */
-export type LocalServiceOutputs = Pick<LocalOutputs, 'region' | 'endpoint' | 'dynamodbEndpoint' | 'tableName' | 'ingestQueueUrl' | 'inputTopicArn'>;
+export type LocalServiceOutputs = Pick<
+  LocalOutputs,
+  'region' | 'endpoint' | 'dynamodbEndpoint' | 'tableName' | 'ingestQueueUrl' | 'inputTopicArn'
+>;
 
-const USED_OUTPUTS: readonly (keyof LocalServiceOutputs)[] = ['region', 'endpoint', 'dynamodbEndpoint', 'tableName', 'ingestQueueUrl', 'inputTopicArn'];
+const USED_OUTPUTS: readonly (keyof LocalServiceOutputs)[] = [
+  'region',
+  'endpoint',
+  'dynamodbEndpoint',
+  'tableName',
+  'ingestQueueUrl',
+  'inputTopicArn',
+];
 
 export async function readLocalOutputs(path: string): Promise<LocalServiceOutputs> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch {
-    throw new AdminError(`${path} not found: the local service is not running. Start it with scripts/start (or name its outputs with --outputs FILE).`);
+    throw new AdminError(
+      `${path} not found: the local service is not running. Start it with scripts/start (or name its outputs with --outputs FILE).`,
+    );
   }
   let parsed: unknown;
   try {
@@ -39,12 +51,16 @@ export async function readLocalOutputs(path: string): Promise<LocalServiceOutput
  * outputs file behind. Asks for the ingest queue's ARN, which onboarding needs; fails with an
  * AdminError saying to start the service when the file is missing or nothing answers there.
  */
-export async function readRunningLocalOutputs(outputsPath: string): Promise<{ readonly outputs: LocalServiceOutputs; readonly ingestQueueArn: string }> {
+export async function readRunningLocalOutputs(
+  outputsPath: string,
+): Promise<{ readonly outputs: LocalServiceOutputs; readonly ingestQueueArn: string }> {
   const outputs = await readLocalOutputs(outputsPath);
   const sqs = new SQSClient({ region: outputs.region, endpoint: outputs.endpoint, credentials: LOCAL_CREDENTIALS });
   let ingestQueueArn: string | undefined;
   try {
-    const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: outputs.ingestQueueUrl, AttributeNames: ['QueueArn'] }));
+    const { Attributes } = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: outputs.ingestQueueUrl, AttributeNames: ['QueueArn'] }),
+    );
     ingestQueueArn = Attributes?.QueueArn;
   } catch (error) {
     throw new AdminError(
@@ -68,7 +84,11 @@ export class LocalService {
   /** Fails with an AdminError saying to start the service when its outputs are missing or nothing answers there. */
   static async connect(outputsPath: string): Promise<LocalService> {
     const { outputs, ingestQueueArn } = await readRunningLocalOutputs(outputsPath);
-    return new LocalService(outputs, new SNSClient({ region: outputs.region, endpoint: outputs.endpoint, credentials: LOCAL_CREDENTIALS }), ingestQueueArn);
+    return new LocalService(
+      outputs,
+      new SNSClient({ region: outputs.region, endpoint: outputs.endpoint, credentials: LOCAL_CREDENTIALS }),
+      ingestQueueArn,
+    );
   }
 
   /** The region of the service's topics. */

@@ -28,7 +28,8 @@ export function locationOf(values: LocationValues, command: string): Location {
     if (stray) throw new AdminUsageError(`${stray} is for a deployed stack: name it with --stack-outputs FILE or --table NAME`, command);
     return { kind: 'local', outputs: outputs ?? DEFAULT_OUTPUTS_FILE };
   }
-  if (outputs !== undefined) throw new AdminUsageError('--outputs names the local service, --stack-outputs and --table a deployed stack: give one', command);
+  if (outputs !== undefined)
+    throw new AdminUsageError('--outputs names the local service, --stack-outputs and --table a deployed stack: give one', command);
   if (stackOutputs !== undefined && table !== undefined) throw new AdminUsageError('give --stack-outputs or --table, not both', command);
   return { kind: 'deployed', stackOutputs, table, region, profile };
 }
@@ -36,7 +37,9 @@ export function locationOf(values: LocationValues, command: string): Location {
 /** The local service's outputs file; an AdminError for a deployed stack, whose tenants only the CDK app registers. */
 export function localOnly(location: Location, what: string): string {
   if (location.kind === 'local') return location.outputs;
-  throw new AdminError(`${what} works on the local service only: on AWS, tenants are registered in the CDK app's configuration (${CDK_TENANTS}), then deployed.`);
+  throw new AdminError(
+    `${what} works on the local service only: on AWS, tenants are registered in the CDK app's configuration (${CDK_TENANTS}), then deployed.`,
+  );
 }
 
 /** Where the CDK app takes its registry from (infra/src/cdk/context.ts). */
@@ -63,11 +66,17 @@ export async function readStackOutputs(path: string): Promise<StackOutputs> {
       return typeof value === 'string' ? value : undefined;
     };
     const tableName = text(SCHEDULER_OUTPUTS.tableName);
-    return tableName === undefined ? [] : [{ stack, tableName, region: text(SCHEDULER_OUTPUTS.region), inputTopicArn: text(SCHEDULER_OUTPUTS.inputTopicArn) }];
+    return tableName === undefined
+      ? []
+      : [{ stack, tableName, region: text(SCHEDULER_OUTPUTS.region), inputTopicArn: text(SCHEDULER_OUTPUTS.inputTopicArn) }];
   });
   const [stack, ...others] = stacks;
-  if (stack === undefined) throw new AdminError(`${path} has no stack with a ${SCHEDULER_OUTPUTS.tableName} output: is it the scheduler stack's outputs?`);
-  if (others.length > 0) throw new AdminError(`${path} holds several scheduler stacks (${stacks.map((found) => found.stack).join(', ')}): name the table with --table NAME --region R`);
+  if (stack === undefined)
+    throw new AdminError(`${path} has no stack with a ${SCHEDULER_OUTPUTS.tableName} output: is it the scheduler stack's outputs?`);
+  if (others.length > 0)
+    throw new AdminError(
+      `${path} holds several scheduler stacks (${stacks.map((found) => found.stack).join(', ')}): name the table with --table NAME --region R`,
+    );
   return stack;
 }
 

@@ -16,7 +16,13 @@ export async function quotaReconcile(args: string[], output: Output): Promise<nu
     parseArgs({
       args,
       allowPositionals: true,
-      options: { tenant: { type: 'string' }, json: { type: 'boolean', default: false }, tenants: { type: 'string' }, ...LOCATION_OPTIONS, ...HELP_OPTION },
+      options: {
+        tenant: { type: 'string' },
+        json: { type: 'boolean', default: false },
+        tenants: { type: 'string' },
+        ...LOCATION_OPTIONS,
+        ...HELP_OPTION,
+      },
     }),
   );
   if (values.help) {
@@ -31,14 +37,18 @@ export async function quotaReconcile(args: string[], output: Output): Promise<nu
   const unregistered = unregisteredTenant(tenant, location, values.tenants);
   if (unregistered !== '') throw new AdminError(`no quota to reconcile: ${unregistered}`);
   const result = await withTable(location, (client, tableName) =>
-    reconcileOpenEvents({ counter: new DynamoDbQuotaCounters(client, tableName), census: new DynamoDbEventRecords(client, tableName) }, tenant),
+    reconcileOpenEvents(
+      { counter: new DynamoDbQuotaCounters(client, tableName), census: new DynamoDbEventRecords(client, tableName) },
+      tenant,
+    ),
   );
   if (values.json) {
     output.out(JSON.stringify(result, null, 2));
     return 0;
   }
   const { counted, counterBefore, counterAfter, correction, exact } = result;
-  const said = counterBefore === counterAfter ? count(counterBefore) : `${count(counterBefore)} before the count and ${count(counterAfter)} after`;
+  const said =
+    counterBefore === counterAfter ? count(counterBefore) : `${count(counterBefore)} before the count and ${count(counterAfter)} after`;
   output.out(
     `tenant ${tenant}: ${count(counted)} open events counted; the counter said ${said}; ` +
       (correction === 0 ? 'nothing to correct.' : `corrected by ${correction > 0 ? '+' : ''}${count(correction)}.`) +

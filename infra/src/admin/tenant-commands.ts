@@ -76,7 +76,8 @@ function readRegistry(path: string): TenantsDocument {
  */
 export function unregisteredTenant(tenant: string, location: Location, tenantsFile: string | undefined): string {
   const path = tenantsFile ?? (location.kind === 'local' ? DEFAULT_TENANTS_FILE : undefined);
-  if (tenant === PUBLIC_TENANT_ID || path === undefined || new TenantRegistry(readRegistry(path), '').tenant(tenant) !== undefined) return '';
+  if (tenant === PUBLIC_TENANT_ID || path === undefined || new TenantRegistry(readRegistry(path), '').tenant(tenant) !== undefined)
+    return '';
   return `tenant "${tenant}" is not registered in ${path} (scripts/admin tenant list shows who is)`;
 }
 
@@ -126,7 +127,9 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
   const outputsPath = localOnly(locationOf(values, command), command);
   const id = onePositional(positionals, 'the tenant id', command);
   if (id === PUBLIC_TENANT_ID) {
-    throw new AdminError(`"${PUBLIC_TENANT_ID}" is the shared input topic's tenant, not one to add: its settings are the "public" section of the tenants file`);
+    throw new AdminError(
+      `"${PUBLIC_TENANT_ID}" is the shared input topic's tenant, not one to add: its settings are the "public" section of the tenants file`,
+    );
   }
   if (values.account.length === 0) throw new AdminUsageError('--account is missing: a tenant has at least one AWS account', command);
   const quota = (flag: 'max-open-events' | 'max-ingest-per-second') => {
@@ -150,7 +153,10 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
   const previous = registry.tenants?.find((tenant) => tenant.id === id);
   const updated: TenantsDocument = {
     ...registry,
-    tenants: previous === undefined ? [...(registry.tenants ?? []), entry] : (registry.tenants ?? []).map((tenant) => (tenant.id === id ? entry : tenant)),
+    tenants:
+      previous === undefined
+        ? [...(registry.tenants ?? []), entry]
+        : (registry.tenants ?? []).map((tenant) => (tenant.id === id ? entry : tenant)),
   };
 
   // The topic first: until the file names the tenant, the service refuses what arrives on it,
@@ -171,7 +177,10 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
   const settings = tenantSettingsText(asTenant(entry));
   if (previous === undefined) output.err(`Tenant ${id} registered in ${tenantsPath}: ${settings}.`);
   else if (sameEntry(previous, entry)) output.err(`Tenant ${id} is registered already with these settings; nothing changed.`);
-  else output.err(`Tenant ${id} was registered already; its settings are updated.\n  was: ${tenantSettingsText(asTenant(previous))}\n  now: ${settings}`);
+  else
+    output.err(
+      `Tenant ${id} was registered already; its settings are updated.\n  was: ${tenantSettingsText(asTenant(previous))}\n  now: ${settings}`,
+    );
   output.err('Its input topic (publish schedule requests there):');
   output.out(topicArn);
   return 0;
@@ -214,7 +223,9 @@ export async function tenantList(args: string[], output: Output): Promise<number
   const registry = new TenantRegistry(readRegistry(values.tenants ?? DEFAULT_TENANTS_FILE), '');
   const publicTopic = await publicInputTopicArn(location);
   if ('unknown' in publicTopic) output.err(`Input topic ARNs unknown: ${publicTopic.unknown}`);
-  const views = registry.all().map((tenant) => ({ tenant, inputTopicArn: 'arn' in publicTopic ? inputTopicArnOf(publicTopic.arn, tenant.id) : undefined }));
+  const views = registry
+    .all()
+    .map((tenant) => ({ tenant, inputTopicArn: 'arn' in publicTopic ? inputTopicArnOf(publicTopic.arn, tenant.id) : undefined }));
   output.out(values.json ? JSON.stringify(tenantsJson(views), null, 2) : tenantsTable(views));
   return 0;
 }

@@ -1,4 +1,13 @@
-import { DEFAULTS, deliveriesWithin, LOADER_CURSOR_ID, parseTenantsDocument, TABLE, TABLE_LAYOUT, type SchedulerConfig, type TenantsDocument } from '@adhoc-scheduler/shared';
+import {
+  DEFAULTS,
+  deliveriesWithin,
+  LOADER_CURSOR_ID,
+  parseTenantsDocument,
+  TABLE,
+  TABLE_LAYOUT,
+  type SchedulerConfig,
+  type TenantsDocument,
+} from '@adhoc-scheduler/shared';
 import { Aws, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -216,7 +225,8 @@ export class AdhocScheduler extends Construct {
       });
 
     const ingest = schedulerFunction('ingest', {
-      description: 'Validates schedule, cancel and reschedule requests by tenant; records events within quotas, sends near ones to the delay queue',
+      description:
+        'Validates schedule, cancel and reschedule requests by tenant; records events within quotas, sends near ones to the delay queue',
       ...FUNCTION_LIMITS.ingest,
     });
     consumeQueues(
@@ -292,9 +302,15 @@ export class AdhocScheduler extends Construct {
     allow(loading, ['sqs:SendMessage'], [this.delayQueue.queue.queueArn]);
 
     const { emitterMaxConcurrency, emitterReservedConcurrency } = props;
-    if (emitterMaxConcurrency !== undefined && emitterReservedConcurrency !== undefined && emitterMaxConcurrency > emitterReservedConcurrency) {
+    if (
+      emitterMaxConcurrency !== undefined &&
+      emitterReservedConcurrency !== undefined &&
+      emitterMaxConcurrency > emitterReservedConcurrency
+    ) {
       // Lambda would throttle the batches above the reservation, and they would come back late.
-      throw new Error(`emitterMaxConcurrency (${emitterMaxConcurrency}) must not exceed emitterReservedConcurrency (${emitterReservedConcurrency})`);
+      throw new Error(
+        `emitterMaxConcurrency (${emitterMaxConcurrency}) must not exceed emitterReservedConcurrency (${emitterReservedConcurrency})`,
+      );
     }
     const emitter = schedulerFunction('emitter', {
       description: 'Publishes each delayed event to its target topic at its due time, and failure notices to failure topics',
@@ -339,7 +355,10 @@ export class AdhocScheduler extends Construct {
       deadLetterQueues: {
         Ingest: { queue: this.ingestQueue.deadLetterQueue, holds: "registered tenants' requests that failed every ingest attempt" },
         PublicIngest: { queue: this.publicIngestQueue.deadLetterQueue, holds: "public tenant's requests that failed every ingest attempt" },
-        InputDelivery: { queue: this.inputDeadLetterQueue, holds: 'requests SNS could not deliver from an input topic to its ingest queue' },
+        InputDelivery: {
+          queue: this.inputDeadLetterQueue,
+          holds: 'requests SNS could not deliver from an input topic to its ingest queue',
+        },
         Loading: { queue: this.loadingQueue.deadLetterQueue, holds: 'loading messages that failed every attempt' },
         Delay: { queue: this.delayQueue.deadLetterQueue, holds: 'delay-queue messages that crashed the emitter on every delivery' },
         LoaderTicks: { queue: this.loaderDeadLetterQueue, holds: 'loader ticks EventBridge could not hand to the loader' },
@@ -377,7 +396,8 @@ interface EventSourceQueue {
 function consumeQueues(fn: NodeFunction, source: EventSourceName, ...sources: EventSourceQueue[]): void {
   Validations.of(fn.function).acknowledge({
     id: 'Serverless-LambdaDLQ',
-    reason: "Lambda's dead-letter queue serves asynchronous invocations only; this function is invoked synchronously by its SQS event sources, whose queues set aside what keeps failing in their own alarmed dead-letter queues.",
+    reason:
+      "Lambda's dead-letter queue serves asynchronous invocations only; this function is invoked synchronously by its SQS event sources, whose queues set aside what keeps failing in their own alarmed dead-letter queues.",
   });
   for (const { queue, id, maxConcurrency } of sources) {
     allow(fn, ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'], [queue.queueArn]);
@@ -390,7 +410,8 @@ function consumeQueues(fn: NodeFunction, source: EventSourceName, ...sources: Ev
     });
     Validations.of(mapping).acknowledge({
       id: 'Serverless-LambdaEventSourceMappingDestination',
-      reason: "On-failure destinations apply to stream and Kafka sources; for an SQS source, records that keep failing go to the queue's own alarmed dead-letter queue through its redrive policy.",
+      reason:
+        "On-failure destinations apply to stream and Kafka sources; for an SQS source, records that keep failing go to the queue's own alarmed dead-letter queue through its redrive policy.",
     });
   }
 }

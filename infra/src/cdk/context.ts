@@ -64,7 +64,10 @@ function contextList(node: Node, key: string): string[] | undefined {
       const parsed: unknown = JSON.parse(text);
       if (Array.isArray(parsed) && parsed.every((item) => typeof item === 'string')) return parsed;
     } else {
-      return text.split(',').map((item) => item.trim()).filter((item) => item !== '');
+      return text
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== '');
     }
   }
   throw new ContextError(`context "${key}" must be a list of strings, got ${JSON.stringify(value)}`);
@@ -82,7 +85,8 @@ function retentionDays(node: Node, key: string): logs.RetentionDays | undefined 
   const days = contextInteger(node, key);
   if (days === undefined) return undefined;
   const allowed = Object.values(logs.RetentionDays).filter((value): value is number => typeof value === 'number');
-  if (!allowed.includes(days)) throw new ContextError(`context "${key}" must be one of CloudWatch's retentions (${allowed.join(', ')}), got ${days}`);
+  if (!allowed.includes(days))
+    throw new ContextError(`context "${key}" must be one of CloudWatch's retentions (${allowed.join(', ')}), got ${days}`);
   return days;
 }
 

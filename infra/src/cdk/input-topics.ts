@@ -50,7 +50,12 @@ export function schedulerTopicPrefix(scope: Construct, topicPrefix: string | und
  */
 export function createInputTopics(scope: Construct, props: InputTopicsProps): InputTopics {
   assertTopicPrefix(props.topicPrefix);
-  const shared = inputTopic(scope, 'InputTopic', inputTopicName(props.topicPrefix, PUBLIC_TENANT_ID), publisherPrincipals(props.publisherAccounts));
+  const shared = inputTopic(
+    scope,
+    'InputTopic',
+    inputTopicName(props.topicPrefix, PUBLIC_TENANT_ID),
+    publisherPrincipals(props.publisherAccounts),
+  );
   const byTenant: Record<string, sns.Topic> = {};
   for (const tenant of props.tenants.tenants ?? []) {
     byTenant[tenant.id] = inputTopic(
@@ -103,7 +108,12 @@ function admitTopics(queue: sqs.Queue, sid: string, topics: readonly sns.Topic[]
  * there (the queue refuses it, or stays unreachable through all of SNS's retries) is set aside in
  * the dead-letter queue, alarmed, instead of dropped.
  */
-function deliverToIngest(topics: readonly sns.Topic[], queue: sqs.Queue, deadLetterQueue: sqs.Queue, deadLetterPolicy: IDependable | undefined): void {
+function deliverToIngest(
+  topics: readonly sns.Topic[],
+  queue: sqs.Queue,
+  deadLetterQueue: sqs.Queue,
+  deadLetterPolicy: IDependable | undefined,
+): void {
   const queuePolicy = admitTopics(queue, 'InputTopicsDeliver', topics);
   for (const topic of topics) {
     const subscription = new sns.Subscription(topic, 'IngestQueue', {

@@ -41,7 +41,8 @@ export function deadLetterQueue(scope: Construct, id: string): sqs.Queue {
   });
   Validations.of(queue).acknowledge({
     id: 'Serverless-SQSRedrivePolicy',
-    reason: 'This is a dead-letter queue, the end of its line: nothing consumes it, and its messages wait 14 days for an operator, announced by an alarm.',
+    reason:
+      'This is a dead-letter queue, the end of its line: nothing consumes it, and its messages wait 14 days for an operator, announced by an alarm.',
   });
   return queue;
 }

@@ -37,7 +37,12 @@ export interface SchedulerMonitoringProps {
 
 const PERIOD = Duration.minutes(1);
 
-export function schedulerMetric(metricName: SchedulerMetricName, service: SchedulerFunctionName, statistic: string, label?: string): cloudwatch.Metric {
+export function schedulerMetric(
+  metricName: SchedulerMetricName,
+  service: SchedulerFunctionName,
+  statistic: string,
+  label?: string,
+): cloudwatch.Metric {
   return new cloudwatch.Metric({ namespace: METRICS_NAMESPACE, metricName, dimensionsMap: { service }, statistic, period: PERIOD, label });
 }
 

@@ -62,14 +62,22 @@ export class SchedulerStack extends Stack {
     });
 
     const output = (key: string, value: string, description: string) => new CfnOutput(this, key, { value, description });
-    output(SCHEDULER_OUTPUTS.inputTopicArn, this.scheduler.inputTopic.topicArn, 'Publish schedule requests here (the shared topic of the public tenant)');
+    output(
+      SCHEDULER_OUTPUTS.inputTopicArn,
+      this.scheduler.inputTopic.topicArn,
+      'Publish schedule requests here (the shared topic of the public tenant)',
+    );
     const tenantOfKey = new Map<string, string>();
     for (const [tenantId, topic] of Object.entries(this.scheduler.tenantTopics)) {
       const key = tenantInputTopicOutputKey(tenantId);
       const other = tenantOfKey.get(key);
       if (other !== undefined) throw new Error(`tenants "${other}" and "${tenantId}" would share the stack output ${key}: rename one`);
       tenantOfKey.set(key, tenantId);
-      output(key, topic.topicArn, `Tenant "${tenantId}": publish schedule, cancel and reschedule requests here, from the tenant's accounts`);
+      output(
+        key,
+        topic.topicArn,
+        `Tenant "${tenantId}": publish schedule, cancel and reschedule requests here, from the tenant's accounts`,
+      );
     }
     output(
       SCHEDULER_OUTPUTS.emitterRoleArn,

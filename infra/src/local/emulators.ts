@@ -286,7 +286,9 @@ function startChildServer(emulator: EmulatorName, command: string, args: readonl
   });
 }
 
-type StartupReport = { readonly listening: number; readonly portInUse?: never } | { readonly portInUse: number; readonly listening?: never };
+type StartupReport =
+  | { readonly listening: number; readonly portInUse?: never }
+  | { readonly portInUse: number; readonly listening?: never };
 
 /** The server's one line about its socket: bound (and on which port), or the port was taken. */
 function startupReport(line: string): StartupReport | undefined {

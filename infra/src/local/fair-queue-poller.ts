@@ -121,7 +121,11 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
         const { Failed = [] } = await sqs.send(
           new ChangeMessageVisibilityBatchCommand({
             QueueUrl: queueUrl,
-            Entries: chunk.map((entry, index) => ({ Id: `v${index}`, ReceiptHandle: entry.message.ReceiptHandle, VisibilityTimeout: seconds })),
+            Entries: chunk.map((entry, index) => ({
+              Id: `v${index}`,
+              ReceiptHandle: entry.message.ReceiptHandle,
+              VisibilityTimeout: seconds,
+            })),
           }),
         );
         const failed = new Set(Failed.map((failure) => failure.Id));
@@ -144,7 +148,11 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
     const stale = batch.filter((entry) => needsRefresh(entry, now));
     const lost = new Set(stale.length > 0 ? await setVisibility(stale, options.visibilityTimeoutSeconds) : []);
     const kept = batch.filter((entry) => !lost.has(entry) && entry.visibleUntil > Date.now());
-    if (kept.length < batch.length) logger.warn({ queueUrl, messages: batch.length - kept.length }, 'messages outlived their visibility timeout before a handler was free; SQS delivers them again');
+    if (kept.length < batch.length)
+      logger.warn(
+        { queueUrl, messages: batch.length - kept.length },
+        'messages outlived their visibility timeout before a handler was free; SQS delivers them again',
+      );
     const messages = kept.map((entry) => entry.message);
     if (messages.length > 0) await invokeAndDelete(options, messages);
   };
@@ -183,23 +191,31 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
     let first = Number.POSITIVE_INFINITY;
     for (const group of groups.values()) first = Math.min(first, (group.waiting[0]?.receivedAt ?? Number.POSITIVE_INFINITY) + windowMs);
     if (first === Number.POSITIVE_INFINITY) return;
-    windowTimer = setTimeout(() => {
-      windowTimer = undefined;
-      dispatch();
-    }, Math.max(0, first - Date.now()));
+    windowTimer = setTimeout(
+      () => {
+        windowTimer = undefined;
+        dispatch();
+      },
+      Math.max(0, first - Date.now()),
+    );
   };
 
   const dispatch = (): void => {
     while (!abort.signal.aborted && busySlots < concurrency) {
       const group = nextGroup(Date.now());
-      if (!group) return dispatchWhenWindowEnds();
+      if (!group) {
+        dispatchWhenWindowEnds();
+        return;
+      }
       const batch = group.waiting.splice(0, options.batchSize);
       for (const entry of batch) bufferedBytes -= entry.bytes;
       busySlots += 1;
       group.batchesInFlight += 1;
       group.messagesInFlight += batch.length;
       const invocation = invoke(batch)
-        .catch((error: unknown) => logger.error({ err: error, queueUrl }, 'invocation failed; its messages come back after the visibility timeout'))
+        .catch((error: unknown) =>
+          logger.error({ err: error, queueUrl }, 'invocation failed; its messages come back after the visibility timeout'),
+        )
         .finally(() => {
           running.delete(invocation);
           busySlots -= 1;
@@ -272,13 +288,18 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
       const now = Date.now();
       for (const group of [...groups.values()]) {
         const expired = group.waiting.filter((entry) => entry.visibleUntil <= now);
-        if (expired.length > 0) logger.warn({ queueUrl, messages: expired.length }, 'buffered messages outlived their visibility timeout; SQS delivers them again');
+        if (expired.length > 0)
+          logger.warn(
+            { queueUrl, messages: expired.length },
+            'buffered messages outlived their visibility timeout; SQS delivers them again',
+          );
         const stale = group.waiting.filter((entry) => entry.visibleUntil > now && needsRefresh(entry, now));
         const lost = stale.length > 0 ? await setVisibility(stale, options.visibilityTimeoutSeconds) : [];
         // Those handed to the handler meanwhile were dealt with there.
         const waiting = new Set(group.waiting);
         const lostWaiting = lost.filter((entry) => waiting.has(entry));
-        if (lostWaiting.length > 0) logger.warn({ queueUrl, messages: lostWaiting.length }, 'could not keep buffered messages hidden; SQS delivers them again');
+        if (lostWaiting.length > 0)
+          logger.warn({ queueUrl, messages: lostWaiting.length }, 'could not keep buffered messages hidden; SQS delivers them again');
         removeWaiting(group, [...expired, ...lostWaiting]);
         forgetIfIdle(group);
       }
@@ -289,7 +310,9 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
   };
   const refresher = setInterval(() => void refreshWaiting(), Math.max(100, timeoutMs / 4));
 
-  const receivers = Array.from({ length: options.receivers ?? Math.min(DEFAULT_RECEIVERS, concurrency) }, (_, receiver) => receive(receiver));
+  const receivers = Array.from({ length: options.receivers ?? Math.min(DEFAULT_RECEIVERS, concurrency) }, (_, receiver) =>
+    receive(receiver),
+  );
 
   return {
     async stop() {

@@ -66,7 +66,8 @@ if (values.help) {
   console.log(USAGE);
   process.exit(0);
 }
-if (values['in-memory'] && values['data-dir'] !== undefined) wrongCommandLine('--data-dir and --in-memory exclude each other: state is kept on disk or in memory');
+if (values['in-memory'] && values['data-dir'] !== undefined)
+  wrongCommandLine('--data-dir and --in-memory exclude each other: state is kept on disk or in memory');
 
 const PORT_FLAGS: Readonly<Record<EmulatorName, string>> = { messaging: '--port', dynamodb: '--dynamodb-port' };
 

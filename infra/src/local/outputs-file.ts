@@ -28,7 +28,8 @@ async function readOutputs(path: string): Promise<Partial<LocalOutputs> | undefi
  */
 export async function removeStaleOutputsFile(path: string): Promise<void> {
   const outputs = await readOutputs(path);
-  if (outputs !== undefined && (typeof outputs.endpoint !== 'string' || !(await answers(outputs.endpoint)))) await rm(path, { force: true });
+  if (outputs !== undefined && (typeof outputs.endpoint !== 'string' || !(await answers(outputs.endpoint))))
+    await rm(path, { force: true });
 }
 
 /** Removes the file of the service at `endpoint`; one another service has written since stays. */

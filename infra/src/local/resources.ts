@@ -69,10 +69,9 @@ async function createTable(dynamodb: DynamoDBClient, tableName: string): Promise
         BillingMode: 'PAY_PER_REQUEST',
         AttributeDefinitions: [
           ...new Map(
-            [TABLE_LAYOUT.partitionKey, ...TABLE_LAYOUT.indexes.flatMap((index) => [index.partitionKey, index.sortKey])].map(({ name, type }) => [
-              name,
-              { AttributeName: name, AttributeType: type },
-            ]),
+            [TABLE_LAYOUT.partitionKey, ...TABLE_LAYOUT.indexes.flatMap((index) => [index.partitionKey, index.sortKey])].map(
+              ({ name, type }) => [name, { AttributeName: name, AttributeType: type }],
+            ),
           ).values(),
         ],
         KeySchema: [{ AttributeName: TABLE_LAYOUT.partitionKey.name, KeyType: 'HASH' }],
@@ -133,7 +132,12 @@ export async function createLocalResources(
  * (`otherIngestQueueArns`: a data directory of an earlier version may hold such a subscription).
  * Idempotent: onboarding a tenant while the service runs, and every start, call it.
  */
-export async function ensureInputTopic(sns: SNSClient, topicName: string, ingestQueueArn: string, otherIngestQueueArns: readonly string[] = []): Promise<string> {
+export async function ensureInputTopic(
+  sns: SNSClient,
+  topicName: string,
+  ingestQueueArn: string,
+  otherIngestQueueArns: readonly string[] = [],
+): Promise<string> {
   const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: topicName }));
   if (!TopicArn) throw new Error(`CreateTopic returned no ARN for ${topicName}`);
   const { Subscriptions = [] } = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn }));
@@ -162,13 +166,26 @@ async function createAll(
     createQueue(clients.sqs, names.publicIngestQueue, queueAttributes(settings.maxReceiveCount)),
     createQueue(clients.sqs, names.ingestQueue, queueAttributes(settings.maxReceiveCount)),
     createQueue(clients.sqs, names.loadingQueue, queueAttributes(settings.maxReceiveCount)),
-    createQueue(clients.sqs, names.delayQueue, { ...queueAttributes(settings.delayQueueMaxReceiveCount), MessageRetentionPeriod: '1209600' }),
+    createQueue(clients.sqs, names.delayQueue, {
+      ...queueAttributes(settings.delayQueueMaxReceiveCount),
+      MessageRetentionPeriod: '1209600',
+    }),
   ]);
   await createTable(clients.dynamodb, names.table);
 
   // The shared topic has its own queue, so that a flood there does not hold up the registered tenants.
   const inputTopicArn = await ensureInputTopic(clients.sns, names.inputTopic, publicIngestQueue.arn, [ingestQueue.arn]);
   const tenantTopicArns: Record<string, string> = {};
-  for (const id of settings.tenantIds) tenantTopicArns[id] = await ensureInputTopic(clients.sns, inputTopicName(prefix, id), ingestQueue.arn);
-  return { tableName: names.table, inputTopicArn, tenantTopicArns, publicIngestQueue, ingestQueue, loadingQueue, delayQueue, deadLetterQueue };
+  for (const id of settings.tenantIds)
+    tenantTopicArns[id] = await ensureInputTopic(clients.sns, inputTopicName(prefix, id), ingestQueue.arn);
+  return {
+    tableName: names.table,
+    inputTopicArn,
+    tenantTopicArns,
+    publicIngestQueue,
+    ingestQueue,
+    loadingQueue,
+    delayQueue,
+    deadLetterQueue,
+  };
 }

@@ -1,5 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { createLogger, deliveriesWithin, ENV, loadConfig, parseTenantsDocument, type Clock, type Logger, type SchedulerConfig, type TenantsDocument } from '@adhoc-scheduler/shared';
+import {
+  createLogger,
+  deliveriesWithin,
+  ENV,
+  loadConfig,
+  parseTenantsDocument,
+  type Clock,
+  type Logger,
+  type SchedulerConfig,
+  type TenantsDocument,
+} from '@adhoc-scheduler/shared';
 import { handlers, type FunctionName } from '@adhoc-scheduler/functions/handlers';
 import { createAwsClients, createDependencies, type AwsClients, type ClientCredentials } from '@adhoc-scheduler/functions/wiring';
 import { EVENT_SOURCES, type EventSourceName } from '../event-sources.js';
@@ -145,7 +155,8 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
   });
   const registryScope = { region: LOCAL_REGION, schedulerTopics: settings };
   const tenantsOption = options.tenants ?? {};
-  const tenants = 'file' in tenantsOption ? readTenantsFile(tenantsOption.file, registryScope) : parseTenantsDocument(tenantsOption, registryScope);
+  const tenants =
+    'file' in tenantsOption ? readTenantsFile(tenantsOption.file, registryScope) : parseTenantsDocument(tenantsOption, registryScope);
   const ownEmulators = options.emulators === undefined;
   const emulators = options.emulators ?? (await startEmulators({ dataDir: options.dataDir, ports: options.ports }));
   const logger = options.logger ?? createLogger(process.env.LOG_LEVEL ?? 'info');
@@ -176,7 +187,11 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     // A fixed registry reaches the functions through their config, as on Lambda; a file is re-read as it changes.
     const tenantDirectory = 'file' in tenantsOption ? new FileTenantDirectory(tenantsOption.file, registryScope, logger) : undefined;
     const depsFor = (fn: FunctionName) =>
-      createDependencies(fn, config, clients, { logger: logger.child({ fn }), clock: options.clock, ...(tenantDirectory ? { tenants: tenantDirectory } : {}) });
+      createDependencies(fn, config, clients, {
+        logger: logger.child({ fn }),
+        clock: options.clock,
+        ...(tenantDirectory ? { tenants: tenantDirectory } : {}),
+      });
 
     const poll = (
       fn: 'ingest' | 'loading' | 'emitter',
@@ -204,7 +219,11 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       poll('loading', resources.loadingQueue, LOADING_CONCURRENCY),
       // The delay queue is a fair queue on AWS (MessageGroupId = tenant): one tenant's spike does not hold back the others.
       poll('emitter', resources.delayQueue, emitterConcurrency, (pollerOptions) =>
-        startFairQueuePoller({ ...pollerOptions, visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30, groupOf: delayQueueGroupOf }),
+        startFairQueuePoller({
+          ...pollerOptions,
+          visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30,
+          groupOf: delayQueueGroupOf,
+        }),
       ),
     ];
 

@@ -1,4 +1,10 @@
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type MessageSystemAttributeName, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  type Message,
+  type MessageSystemAttributeName,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import { chunks, SQS_BATCH_ENTRIES, type Logger } from '@adhoc-scheduler/shared';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 
@@ -83,7 +89,10 @@ export async function invokeAndDelete(options: BatchInvocation, messages: readon
   await Promise.all(
     chunks(done, SQS_BATCH_ENTRIES).map(async (chunk) => {
       const result = await sqs.send(
-        new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: chunk.map((record, index) => ({ Id: `d${index}`, ReceiptHandle: record.receiptHandle })) }),
+        new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: chunk.map((record, index) => ({ Id: `d${index}`, ReceiptHandle: record.receiptHandle })),
+        }),
       );
       if (result.Failed?.length) logger.warn({ failed: result.Failed, queueUrl }, 'some processed messages could not be deleted');
     }),
@@ -129,7 +138,9 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
     while (messages.length < options.batchSize && performance.now() < windowEnds) {
       const missing = options.batchSize - messages.length;
       const inFlight = backlog ? Math.min(RECEIVES_IN_FLIGHT, Math.ceil(missing / SQS_BATCH_ENTRIES)) : 1;
-      const receives = Array.from({ length: inFlight }, (_, index) => receive(Math.min(SQS_BATCH_ENTRIES, missing - index * SQS_BATCH_ENTRIES), 1));
+      const receives = Array.from({ length: inFlight }, (_, index) =>
+        receive(Math.min(SQS_BATCH_ENTRIES, missing - index * SQS_BATCH_ENTRIES), 1),
+      );
       const received = await Promise.all(receives);
       backlog = received.every((batch) => batch.length === SQS_BATCH_ENTRIES);
       for (const batch of received) messages.push(...batch);

@@ -129,7 +129,10 @@ export class FileTenantDirectory implements TenantDirectory {
         return;
       }
       this.registry = new TenantRegistry(document, this.scope.schedulerTopics.topicPrefix);
-      this.logger.info({ path: this.path, tenants: this.registry.all().map((tenant) => tenant.id) }, 'tenants file read again; its registry is in force');
+      this.logger.info(
+        { path: this.path, tenants: this.registry.all().map((tenant) => tenant.id) },
+        'tenants file read again; its registry is in force',
+      );
     } catch (error) {
       if (!(error instanceof TenantsFileError)) throw error;
       this.logger.warn({ path: this.path, problem: error.problem }, `${error.message}; the last valid registry stays in force`);

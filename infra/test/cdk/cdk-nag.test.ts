@@ -1,5 +1,5 @@
 import type { TenantsDocument } from '@adhoc-scheduler/shared';
-import { App, Stack, Validations } from 'aws-cdk-lib';
+import { type App, Stack, Validations } from 'aws-cdk-lib';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { AwsSolutionsChecks, NagRuleCompliance, ServerlessChecks, type IApplyRule } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
@@ -26,7 +26,10 @@ function appUnderTest(): App {
     scheduler: { tenants: TENANTS, publisherAccounts: ['333333333333'], emitterMaxConcurrency: 50, emitterReservedConcurrency: 100 },
   });
   const embedding = new Stack(app, 'Embedding');
-  new AdhocScheduler(embedding, 'Scheduler', { topicPrefix: 'jobs', monitoring: { alarmTopic: new sns.Topic(embedding, 'Operations', { enforceSSL: true }) } });
+  new AdhocScheduler(embedding, 'Scheduler', {
+    topicPrefix: 'jobs',
+    monitoring: { alarmTopic: new sns.Topic(embedding, 'Operations', { enforceSSL: true }) },
+  });
   new ClientExampleStack(app, 'Client', { emitterRoleArn: EMITTER_ROLE });
   return app;
 }
@@ -104,7 +107,11 @@ describe.each([
 ] as const)('the cdk-nag %s pack', (packName, newPack) => {
   it('has no finding left unacknowledged', () => {
     const report = newPack().validateScope(app);
-    expect(report.violations.flatMap((violation) => violation.violatingResources.map((resource) => `${violation.ruleName} at ${resource.constructPath}`))).toEqual([]);
+    expect(
+      report.violations.flatMap((violation) =>
+        violation.violatingResources.map((resource) => `${violation.ruleName} at ${resource.constructPath}`),
+      ),
+    ).toEqual([]);
     expect(report.success).toBe(true);
   });
 
@@ -134,9 +141,14 @@ describe('acknowledged findings', () => {
         'AdhocScheduler/Scheduler/Loader/Function: Serverless-LambdaDLQ',
         'AdhocScheduler/Scheduler/Loader/Function: Serverless-LambdaAsyncFailureDestination',
         'AdhocScheduler/Scheduler/Emitter/Role: AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sns:*:*:*]',
-        ...['PublicIngestQueue/DeadLetters', 'IngestQueue/DeadLetters', 'LoadingQueue/DeadLetters', 'DelayQueue/DeadLetters', 'InputDeadLetters', 'LoaderDeadLetters'].map(
-          (queue) => `AdhocScheduler/Scheduler/${queue}: Serverless-SQSRedrivePolicy`,
-        ),
+        ...[
+          'PublicIngestQueue/DeadLetters',
+          'IngestQueue/DeadLetters',
+          'LoadingQueue/DeadLetters',
+          'DelayQueue/DeadLetters',
+          'InputDeadLetters',
+          'LoaderDeadLetters',
+        ].map((queue) => `AdhocScheduler/Scheduler/${queue}: Serverless-SQSRedrivePolicy`),
         // Dead-letter queues of an SNS subscription and an EventBridge target, which the rule does not look for.
         'AdhocScheduler/Scheduler/InputDeadLetters: AwsSolutions-SQS3',
         'AdhocScheduler/Scheduler/LoaderDeadLetters: AwsSolutions-SQS3',

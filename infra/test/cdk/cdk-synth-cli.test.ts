@@ -63,7 +63,9 @@ function templateOf(output: string, stackName: string): SynthesizedTemplate {
 }
 
 function functionsOf(output: string, stackName: string): LambdaResource[] {
-  return Object.values(templateOf(output, stackName).Resources).filter((resource) => resource.Type === 'AWS::Lambda::Function') as LambdaResource[];
+  return Object.values(templateOf(output, stackName).Resources).filter(
+    (resource) => resource.Type === 'AWS::Lambda::Function',
+  ) as LambdaResource[];
 }
 
 /** Loads a bundle as Lambda's Node 24 would, with the AWS SDK the runtime provides, and checks its handler. */
@@ -86,7 +88,12 @@ beforeAll(async () => {
     synth('scheduler'),
     // Relative to infra/, where cdk runs the app.
     synth('tenants', ['-c', `tenantsFile=${relative(INFRA_DIR, tenantsFile)}`]),
-    synth('client-example', ['--app', 'tsx bin/client-example.ts', '-c', 'emitterRoleArn=arn:aws:iam::123456789012:role/AdhocScheduler-emitter-eu-west-1']),
+    synth('client-example', [
+      '--app',
+      'tsx bin/client-example.ts',
+      '-c',
+      'emitterRoleArn=arn:aws:iam::123456789012:role/AdhocScheduler-emitter-eu-west-1',
+    ]),
   ]);
 });
 
@@ -101,8 +108,12 @@ describe('cdk synth, offline and without credentials', () => {
   it('registers the tenants of a -c tenantsFile: their topics, their outputs and the registry the functions read', () => {
     const template = templateOf(tenantsOutput, DEFAULT_SCHEDULER_STACK_NAME);
     expect(Object.keys(template.Outputs)).toContain(tenantInputTopicOutputKey('acme-corp'));
-    const topicNames = Object.values(template.Resources).flatMap((resource) => (resource.Type === 'AWS::SNS::Topic' ? [resource.Properties.TopicName] : []));
-    expect(topicNames).toEqual(expect.arrayContaining([`${DEFAULT_SCHEDULER_STACK_NAME}-input`, `${DEFAULT_SCHEDULER_STACK_NAME}-tenant-acme-corp`]));
+    const topicNames = Object.values(template.Resources).flatMap((resource) =>
+      resource.Type === 'AWS::SNS::Topic' ? [resource.Properties.TopicName] : [],
+    );
+    expect(topicNames).toEqual(
+      expect.arrayContaining([`${DEFAULT_SCHEDULER_STACK_NAME}-input`, `${DEFAULT_SCHEDULER_STACK_NAME}-tenant-acme-corp`]),
+    );
     for (const fn of functionsOf(tenantsOutput, DEFAULT_SCHEDULER_STACK_NAME)) {
       expect(JSON.parse(fn.Properties.Environment.Variables[ENV.tenants] as string)).toEqual(TENANTS);
     }

@@ -1,5 +1,5 @@
 import { App, type Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import type { Template } from 'aws-cdk-lib/assertions';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -44,7 +44,8 @@ export function permissionsOf(template: Template, roleLogicalId: string): string
   for (const policy of policies) {
     for (const statement of policy.Properties.PolicyDocument.Statement as Record<string, Json>[]) {
       const { Effect: effect, Action, Resource, Condition: condition, ...rest } = statement;
-      if ((effect !== 'Allow' && effect !== 'Deny') || Object.keys(rest).length > 0) throw new Error(`unexpected statement shape: ${JSON.stringify(statement)}`);
+      if ((effect !== 'Allow' && effect !== 'Deny') || Object.keys(rest).length > 0)
+        throw new Error(`unexpected statement shape: ${JSON.stringify(statement)}`);
       for (const action of asArray(Action as string | string[])) {
         for (const resource of asArray(Resource as Json)) pairs.push(permissionKey({ action, resource, condition, effect }));
       }
@@ -62,10 +63,15 @@ export function permissionKey({ action, resource, condition, effect = 'Allow' }:
  * Expected permissions, in the same form as permissionsOf: `actions` on each of `resources`, under
  * `condition` if given, allowed unless `effect` says Deny.
  */
-export function permissions(stack: Stack, ...grants: [actions: string[], resources: string[], condition?: Json, effect?: Effect][]): string[] {
+export function permissions(
+  stack: Stack,
+  ...grants: [actions: string[], resources: string[], condition?: Json, effect?: Effect][]
+): string[] {
   return grants
     .flatMap(([actions, resources, condition, effect]) =>
-      actions.flatMap((action) => resources.map((resource) => permissionKey({ action, resource: stack.resolve(resource) as Json, condition, effect }))),
+      actions.flatMap((action) =>
+        resources.map((resource) => permissionKey({ action, resource: stack.resolve(resource) as Json, condition, effect })),
+      ),
     )
     .sort();
 }
@@ -97,10 +103,15 @@ export const DEPLOYED_REGION = 'eu-west-1';
  */
 export function deployedEnvironment(template: Template, variables: Readonly<Record<string, Json>>): Record<string, string> {
   const resources = template.toJSON().Resources as Record<string, { Type: string; Properties?: { TopicName?: string } }>;
-  const pseudo: Readonly<Record<string, string>> = { 'AWS::AccountId': DEPLOYED_ACCOUNT, 'AWS::Region': DEPLOYED_REGION, 'AWS::Partition': 'aws' };
+  const pseudo: Readonly<Record<string, string>> = {
+    'AWS::AccountId': DEPLOYED_ACCOUNT,
+    'AWS::Region': DEPLOYED_REGION,
+    'AWS::Partition': 'aws',
+  };
   const ref = (id: string): string => {
     const resource = resources[id];
-    if (resource?.Type === 'AWS::SNS::Topic') return `arn:aws:sns:${DEPLOYED_REGION}:${DEPLOYED_ACCOUNT}:${resource.Properties?.TopicName ?? id}`;
+    if (resource?.Type === 'AWS::SNS::Topic')
+      return `arn:aws:sns:${DEPLOYED_REGION}:${DEPLOYED_ACCOUNT}:${resource.Properties?.TopicName ?? id}`;
     return pseudo[id] ?? `{Ref:${id}}`;
   };
   return Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, joinedText(value, ref)]));

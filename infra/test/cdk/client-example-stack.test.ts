@@ -40,9 +40,17 @@ describe('the client example stack', () => {
     for (const topic of [stack.outputTopic, stack.failureTopic]) {
       const statements = topicPolicy(ref(topic));
       expect(statements.filter((statement) => statement.Effect === 'Allow')).toEqual([
-        { Sid: 'SchedulerPublishes', Effect: 'Allow', Principal: { AWS: EMITTER_ROLE }, Action: 'sns:Publish', Resource: { Ref: ref(topic) } },
+        {
+          Sid: 'SchedulerPublishes',
+          Effect: 'Allow',
+          Principal: { AWS: EMITTER_ROLE },
+          Action: 'sns:Publish',
+          Resource: { Ref: ref(topic) },
+        },
       ]);
-      expect(statements).toContainEqual(expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
+      expect(statements).toContainEqual(
+        expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      );
     }
   });
 

@@ -1,4 +1,13 @@
-import { ConfigError, DEFAULTS, deliveriesWithin, ENV, loadConfig, LOADER_CURSOR_ID, METRICS_NAMESPACE, TABLE } from '@adhoc-scheduler/shared';
+import {
+  ConfigError,
+  DEFAULTS,
+  deliveriesWithin,
+  ENV,
+  loadConfig,
+  LOADER_CURSOR_ID,
+  METRICS_NAMESPACE,
+  TABLE,
+} from '@adhoc-scheduler/shared';
 import { Aws, Stack, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
@@ -75,10 +84,19 @@ describe('the functions', () => {
       const configNames: string[] = Object.values(ENV).filter(
         (variable) => variable !== ENV.region && variable !== ENV.messagingEndpoint && variable !== ENV.dynamodbEndpoint,
       );
-      expect(Object.keys(variables).filter((variable) => variable !== 'NODE_OPTIONS').every((variable) => configNames.includes(variable))).toBe(true);
+      expect(
+        Object.keys(variables)
+          .filter((variable) => variable !== 'NODE_OPTIONS')
+          .every((variable) => configNames.includes(variable)),
+      ).toBe(true);
       expect(variables[ENV.shardCount]).toBeUndefined();
       const config = loadConfig(deployedEnvironment(template, variables));
-      expect(config).toMatchObject({ metricsEnabled: true, shardCount: DEFAULTS.shardCount, emitMaxAgeSeconds: DEFAULTS.emitMaxAgeSeconds, dynamodbBatchWrites: 'statements' });
+      expect(config).toMatchObject({
+        metricsEnabled: true,
+        shardCount: DEFAULTS.shardCount,
+        emitMaxAgeSeconds: DEFAULTS.emitMaxAgeSeconds,
+        dynamodbBatchWrites: 'statements',
+      });
       // The input topics' prefix (the stack's name by default) and the registry, none here.
       expect(config).toMatchObject({ topicPrefix: 'AdhocScheduler', tenants: {} });
       // The scheduler's own topics: the prefix-named ones of the stack's account, and the alarm topic by its ARN.
@@ -91,7 +109,10 @@ describe('the functions', () => {
 
   it('have timeouts that cover their work, and memory for it: the emitter mostly waits', () => {
     const limits = Object.fromEntries(
-      SCHEDULER_FUNCTIONS.map((name) => [name, { timeout: functionResource(name).Properties.Timeout, memory: functionResource(name).Properties.MemorySize }]),
+      SCHEDULER_FUNCTIONS.map((name) => [
+        name,
+        { timeout: functionResource(name).Properties.Timeout, memory: functionResource(name).Properties.MemorySize },
+      ]),
     );
     expect(limits).toEqual({
       ingest: { timeout: 30, memory: 256 },
@@ -114,7 +135,9 @@ describe('the functions', () => {
 
 describe('the event sources', () => {
   const sourceOf = (name: SchedulerFunctionName) =>
-    Object.values(template.findResources('AWS::Lambda::EventSourceMapping', { Properties: { FunctionName: { Ref: ref(fn(name).function) } } }));
+    Object.values(
+      template.findResources('AWS::Lambda::EventSourceMapping', { Properties: { FunctionName: { Ref: ref(fn(name).function) } } }),
+    );
 
   it('feed ingest and the emitter in batches of up to 100 with a 1 s window, as the local runtime does, with partial batch failures', () => {
     const batches = (name: SchedulerFunctionName, queue: IQueue) => ({
@@ -148,7 +171,9 @@ describe('the event sources', () => {
 
   it('refuse the transactional batch writes meant for DynamoDB Local', () => {
     const app = cdkTestApp(['Transactions']);
-    expect(() => new SchedulerStack(app, 'Transactions', { scheduler: { settings: { dynamodbBatchWrites: 'transactions' } } })).toThrow(/local runtime/);
+    expect(() => new SchedulerStack(app, 'Transactions', { scheduler: { settings: { dynamodbBatchWrites: 'transactions' } } })).toThrow(
+      /local runtime/,
+    );
   });
 
   it('run the loader every minute on an EventBridge rule, without retrying a failed tick', () => {
@@ -209,7 +234,11 @@ describe('the queues', () => {
       deadLetterTargetArn: stack.resolve(delayQueue.deadLetterQueue.queueArn),
       maxReceiveCount: deliveriesWithin(DEFAULTS.emitMaxAgeSeconds) + 10,
     });
-    const deadLetterQueues = [...[publicIngestQueue, ingestQueue, loadingQueue, delayQueue].map((queue) => queue.deadLetterQueue), inputDeadLetterQueue, loaderDeadLetterQueue];
+    const deadLetterQueues = [
+      ...[publicIngestQueue, ingestQueue, loadingQueue, delayQueue].map((queue) => queue.deadLetterQueue),
+      inputDeadLetterQueue,
+      loaderDeadLetterQueue,
+    ];
     for (const deadLetterQueue of deadLetterQueues) {
       expect(queueProps(deadLetterQueue)).toEqual({ MessageRetentionPeriod: 14 * 24 * 3600, SqsManagedSseEnabled: true });
     }
@@ -239,7 +268,9 @@ describe('the queues', () => {
 describe('the input topic', () => {
   const topicPolicy = (target: Template) => {
     const scheduler = target === template ? stack : variant;
-    const policies = target.findResources('AWS::SNS::TopicPolicy', { Properties: { Topics: [scheduler.resolve(scheduler.scheduler.inputTopic.topicArn)] } });
+    const policies = target.findResources('AWS::SNS::TopicPolicy', {
+      Properties: { Topics: [scheduler.resolve(scheduler.scheduler.inputTopic.topicArn)] },
+    });
     return Object.values(policies)[0]?.Properties.PolicyDocument.Statement;
   };
 
@@ -310,8 +341,12 @@ describe('the input topic', () => {
   });
 
   it('leaves the registered tenants’ ingest queue to them: no topic delivers there without tenants', () => {
-    const ingestPolicy = Object.values(template.findResources('AWS::SQS::QueuePolicy', { Properties: { Queues: [{ Ref: ref(stack.scheduler.ingestQueue.queue) }] } }));
-    expect(ingestPolicy[0]?.Properties.PolicyDocument.Statement.filter((statement: Record<string, Json>) => statement.Effect === 'Allow')).toEqual([]);
+    const ingestPolicy = Object.values(
+      template.findResources('AWS::SQS::QueuePolicy', { Properties: { Queues: [{ Ref: ref(stack.scheduler.ingestQueue.queue) }] } }),
+    );
+    expect(
+      ingestPolicy[0]?.Properties.PolicyDocument.Statement.filter((statement: Record<string, Json>) => statement.Effect === 'Allow'),
+    ).toEqual([]);
   });
 });
 
@@ -342,7 +377,11 @@ describe('the table', () => {
         Projection: { ProjectionType: 'KEYS_ONLY' },
       },
     ]);
-    expect([...(table?.Properties.AttributeDefinitions as Json[])].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))).toEqual([
+    expect(
+      (table?.Properties.AttributeDefinitions as Json[] | undefined)?.toSorted((a, b) =>
+        JSON.stringify(a).localeCompare(JSON.stringify(b)),
+      ),
+    ).toEqual([
       { AttributeName: TABLE.bucketShardKey, AttributeType: 'S' },
       { AttributeName: TABLE.dueAtKey, AttributeType: 'N' },
       { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
@@ -355,7 +394,10 @@ describe('IAM, per function', () => {
     ['logs:CreateLogStream', 'logs:PutLogEvents'],
     [fn(name).logGroup.logGroupArn],
   ];
-  const consume = (queueArn: string): [string[], string[]] => [['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'], [queueArn]];
+  const consume = (queueArn: string): [string[], string[]] => [
+    ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
+    [queueArn],
+  ];
   const roleOf = (name: SchedulerFunctionName) => ref(fn(name).role);
 
   const expected = (): Record<SchedulerFunctionName, string[]> => {
@@ -378,7 +420,11 @@ describe('IAM, per function', () => {
         logs('loader'),
         [['dynamodb:Query'], [`${table.tableArn}/index/${TABLE.dueIndex}`]],
         // Its cursor, and no other item.
-        [['dynamodb:GetItem', 'dynamodb:UpdateItem'], [table.tableArn], { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [LOADER_CURSOR_ID] } }],
+        [
+          ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+          [table.tableArn],
+          { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [LOADER_CURSOR_ID] } },
+        ],
         [['sqs:SendMessage'], [loadingQueue.queue.queueArn]],
       ),
       loading: permissions(
@@ -424,13 +470,15 @@ describe('IAM, per function', () => {
   });
 
   it('lets only the emitter publish to clients’ topics', () => {
-    const publishers = SCHEDULER_FUNCTIONS.filter((name) => permissionsOf(template, roleOf(name)).some((permission) => permission.startsWith('sns:')));
+    const publishers = SCHEDULER_FUNCTIONS.filter((name) =>
+      permissionsOf(template, roleOf(name)).some((permission) => permission.startsWith('sns:')),
+    );
     expect(publishers).toEqual(['emitter']);
   });
 
   it('lets the emitter publish to other accounts’ topics, and never to the scheduler’s own, whatever a topic policy grants', () => {
     const [policy] = Object.values(template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleOf('emitter') }] } }));
-    const statements = (policy?.Properties.PolicyDocument.Statement as Record<string, Json>[]).filter((statement) =>
+    const statements = (policy?.Properties.PolicyDocument.Statement as Record<string, Json>[] | undefined)?.filter((statement) =>
       JSON.stringify(statement.Action).includes('sns:'),
     );
     expect(statements).toEqual([
@@ -519,7 +567,10 @@ describe('alarms', () => {
           StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
           ArnLike: {
             'aws:SourceArn': {
-              'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':cloudwatch:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':alarm:*']],
+              'Fn::Join': [
+                '',
+                ['arn:', { Ref: 'AWS::Partition' }, ':cloudwatch:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':alarm:*'],
+              ],
             },
           },
         },
@@ -529,7 +580,11 @@ describe('alarms', () => {
 
   it('fire when any dead-letter queue holds a message', () => {
     const { publicIngestQueue, ingestQueue, loadingQueue, delayQueue, inputDeadLetterQueue, loaderDeadLetterQueue } = stack.scheduler;
-    const deadLetterQueues = [...[publicIngestQueue, ingestQueue, loadingQueue, delayQueue].map((queue) => queue.deadLetterQueue), inputDeadLetterQueue, loaderDeadLetterQueue];
+    const deadLetterQueues = [
+      ...[publicIngestQueue, ingestQueue, loadingQueue, delayQueue].map((queue) => queue.deadLetterQueue),
+      inputDeadLetterQueue,
+      loaderDeadLetterQueue,
+    ];
     for (const queue of deadLetterQueues) {
       expect(alarms()).toContainEqual(
         expect.objectContaining({
@@ -695,7 +750,8 @@ describe('settings', () => {
         [ENV.logLevel]: 'debug',
       });
     }
-    const delayQueue = variantTemplate.toJSON().Resources[variant.getLogicalId(variant.scheduler.delayQueue.queue.node.defaultChild as CfnElement)];
+    const delayQueue =
+      variantTemplate.toJSON().Resources[variant.getLogicalId(variant.scheduler.delayQueue.queue.node.defaultChild as CfnElement)];
     expect(delayQueue.Properties.RedrivePolicy.maxReceiveCount).toBe(deliveriesWithin(7200) + 10);
   });
 
@@ -705,7 +761,9 @@ describe('settings', () => {
       ScalingConfig: { MaximumConcurrency: 4 },
     });
     const unbundled = cdkTestApp([]);
-    expect(() => new SchedulerStack(unbundled, 'OneAtATime', { scheduler: { publicIngestMaxConcurrency: 1 } })).toThrow(/between 2 and 1000/);
+    expect(() => new SchedulerStack(unbundled, 'OneAtATime', { scheduler: { publicIngestMaxConcurrency: 1 } })).toThrow(
+      /between 2 and 1000/,
+    );
   });
 
   it('cap and reserve the emitter’s concurrency when given', () => {
@@ -718,15 +776,20 @@ describe('settings', () => {
 
   it('are refused at synth time when the functions would refuse them', () => {
     const unbundled = cdkTestApp([]);
-    const attempt = (id: string, scheduler: ConstructorParameters<typeof SchedulerStack>[2]) => () => new SchedulerStack(unbundled, id, scheduler);
+    const attempt = (id: string, scheduler: ConstructorParameters<typeof SchedulerStack>[2]) => () =>
+      new SchedulerStack(unbundled, id, scheduler);
     expect(attempt('NoShards', { scheduler: { settings: { shardCount: 0 } } })).toThrow(ConfigError);
     expect(attempt('LateLoader', { scheduler: { settings: { loaderLookaheadSeconds: 590 } } })).toThrow(ConfigError);
-    expect(attempt('Seconds', { scheduler: { settings: { loaderIntervalSeconds: 90, nearPathWindowSeconds: 900 } } })).toThrow(/whole number of minutes/);
+    expect(attempt('Seconds', { scheduler: { settings: { loaderIntervalSeconds: 90, nearPathWindowSeconds: 900 } } })).toThrow(
+      /whole number of minutes/,
+    );
     expect(attempt('LongLease', { scheduler: { settings: { emitClaimLeaseSeconds: 200 } } })).toThrow(/visibility timeout/);
     expect(attempt('EarlyCutoff', { scheduler: { settings: { changeCutoffSeconds: 2 } } })).toThrow(ConfigError);
     expect(attempt('BadAccount', { scheduler: { publisherAccounts: ['12345'] } })).toThrow(/12-digit/);
     expect(attempt('NoAccount', { scheduler: { publisherAccounts: [] } })).toThrow(/empty/);
-    expect(attempt('OverReserved', { scheduler: { emitterMaxConcurrency: 20, emitterReservedConcurrency: 10 } })).toThrow(/must not exceed/);
+    expect(attempt('OverReserved', { scheduler: { emitterMaxConcurrency: 20, emitterReservedConcurrency: 10 } })).toThrow(
+      /must not exceed/,
+    );
   });
 });
 

@@ -24,7 +24,13 @@ const TENANTS = {
   public: { targetAccounts: ['999999999999'], maxOpenEvents: 1000 },
   tenants: [
     { id: 'acme-corp', accounts: ['111111111111'] },
-    { id: 'globex', accounts: ['222222222222', '333333333333'], targetAccounts: ['444444444444'], maxOpenEvents: 10, maxIngestPerSecond: 5 },
+    {
+      id: 'globex',
+      accounts: ['222222222222', '333333333333'],
+      targetAccounts: ['444444444444'],
+      maxOpenEvents: 10,
+      maxIngestPerSecond: 5,
+    },
   ],
 } as const satisfies TenantsDocument;
 
@@ -84,7 +90,9 @@ describe('registered tenants', () => {
           Resource: stack.resolve(topic.topicArn),
         },
       ]);
-      expect(statements).toContainEqual(expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
+      expect(statements).toContainEqual(
+        expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      );
     }
   });
 
@@ -114,8 +122,11 @@ describe('registered tenants', () => {
     expect(subscriptions).toHaveLength(3);
 
     const admitting = (queue: IQueue, sid: string, topics: readonly [string, sns.Topic][]) => {
-      const [policyId, policy] = Object.entries(template.findResources('AWS::SQS::QueuePolicy', { Properties: { Queues: [{ Ref: ref(queue) }] } }))[0] ?? [];
-      const allowed = (policy?.Properties.PolicyDocument.Statement as Record<string, Json>[]).filter((statement) => statement.Effect === 'Allow');
+      const [policyId, policy] =
+        Object.entries(template.findResources('AWS::SQS::QueuePolicy', { Properties: { Queues: [{ Ref: ref(queue) }] } }))[0] ?? [];
+      const allowed = (policy?.Properties.PolicyDocument.Statement as Record<string, Json>[] | undefined)?.filter(
+        (statement) => statement.Effect === 'Allow',
+      );
       expect(allowed).toEqual([
         {
           Sid: sid,
@@ -129,12 +140,20 @@ describe('registered tenants', () => {
       return policyId;
     };
     const ingestPolicy = admitting(ingestQueue.queue, 'InputTopicsDeliver', tenantTopics);
-    const publicPolicy = admitting(publicIngestQueue.queue, 'InputTopicsDeliver', inputTopics().filter(([tenant]) => tenant === PUBLIC_TENANT_ID));
+    const publicPolicy = admitting(
+      publicIngestQueue.queue,
+      'InputTopicsDeliver',
+      inputTopics().filter(([tenant]) => tenant === PUBLIC_TENANT_ID),
+    );
     const deadLetterPolicy = admitting(inputDeadLetterQueue, 'InputTopicsSetAside', inputTopics());
     // A subscription delivers only once both its queues admit its messages.
     for (const subscription of subscriptions) {
-      const topic = inputTopics().find(([, candidate]) => JSON.stringify(stack.resolve(candidate.topicArn)) === JSON.stringify(subscription.Properties.TopicArn));
-      expect(subscription.DependsOn).toEqual(expect.arrayContaining([topic?.[0] === PUBLIC_TENANT_ID ? publicPolicy : ingestPolicy, deadLetterPolicy]));
+      const topic = inputTopics().find(
+        ([, candidate]) => JSON.stringify(stack.resolve(candidate.topicArn)) === JSON.stringify(subscription.Properties.TopicArn),
+      );
+      expect(subscription.DependsOn).toEqual(
+        expect.arrayContaining([topic?.[0] === PUBLIC_TENANT_ID ? publicPolicy : ingestPolicy, deadLetterPolicy]),
+      );
     }
   });
 
@@ -158,7 +177,12 @@ describe('registered tenants', () => {
       .map((topic) => topic.Properties.TopicName as string | undefined)
       .filter((name) => name !== undefined)
       .sort();
-    expect(names).toEqual(['scheduler-prod-alarms', 'scheduler-prod-input', 'scheduler-prod-tenant-acme-corp', 'scheduler-prod-tenant-globex']);
+    expect(names).toEqual([
+      'scheduler-prod-alarms',
+      'scheduler-prod-input',
+      'scheduler-prod-tenant-acme-corp',
+      'scheduler-prod-tenant-globex',
+    ]);
     expect(prefixed.scheduler.config.topicPrefix).toBe('scheduler-prod');
   });
 
@@ -188,9 +212,11 @@ describe('registered tenants', () => {
     expect(withTenants({ public: { targetAccounts: ['111111111111'] }, tenants: [{ id: 'acme', accounts: ['111111111111'] }] })).toThrow(
       'the public tenant lists 111111111111 in targetAccounts, but it is an account of tenant "acme"',
     );
-    expect(withTenants({ tenants: [{ id: 'acme', accounts: ['111111111111'], deadLetterTopic: 'arn:aws:sns:eu-west-1:222222222222:dead-letters' }] })).toThrow(
-      /deadLetterTopic .* which it may not publish to/,
-    );
+    expect(
+      withTenants({
+        tenants: [{ id: 'acme', accounts: ['111111111111'], deadLetterTopic: 'arn:aws:sns:eu-west-1:222222222222:dead-letters' }],
+      }),
+    ).toThrow(/deadLetterTopic .* which it may not publish to/);
     expect(unbundledStack('BadPrefix', { scheduler: { topicPrefix: 'scheduler.prod' } })).toThrow(/topicPrefix/);
     expect(unbundledStack('LongPrefix', { scheduler: { topicPrefix: 'p'.repeat(209) } })).toThrow(/at most 208/);
   });
@@ -204,7 +230,9 @@ describe('dead-letter topics', () => {
   it('reach every function in the registry', () => {
     const withDeadLetters = new SchedulerStack(cdkTestApp([]), 'DeadLetters', { scheduler: { tenants } });
     const { config } = withDeadLetters.scheduler;
-    expect(new TenantRegistry(config.tenants, config.topicPrefix).tenant('acme')?.deadLetterTopic).toBe('arn:aws:sns:eu-west-1:111111111111:dead-letters');
+    expect(new TenantRegistry(config.tenants, config.topicPrefix).tenant('acme')?.deadLetterTopic).toBe(
+      'arn:aws:sns:eu-west-1:111111111111:dead-letters',
+    );
   });
 
   it("are refused at synth time outside the stack's region, when the stack names its region", () => {
@@ -217,13 +245,18 @@ describe('dead-letter topics', () => {
   it("are refused at synth time when one is the scheduler's own topic: named with the prefix, in any account unless the stack names its own", () => {
     const deadLetterTopic = (account: string) => `arn:aws:sns:eu-west-1:${account}:Own-tenant-acme`;
     const own = (account: string, env?: { readonly account: string }) =>
-      unbundledStack('Own', { ...(env ? { env } : {}), scheduler: { tenants: { tenants: [{ id: 'acme', accounts: [account], deadLetterTopic: deadLetterTopic(account) }] } } });
-    expect(own('111111111111')).toThrow(`tenant "acme"'s deadLetterTopic ${deadLetterTopic('111111111111')} is one of the scheduler's own topics`);
+      unbundledStack('Own', {
+        ...(env ? { env } : {}),
+        scheduler: { tenants: { tenants: [{ id: 'acme', accounts: [account], deadLetterTopic: deadLetterTopic(account) }] } },
+      });
+    expect(own('111111111111')).toThrow(
+      `tenant "acme"'s deadLetterTopic ${deadLetterTopic('111111111111')} is one of the scheduler's own topics`,
+    );
     expect(own('111111111111', { account: '111111111111' })).toThrow("is one of the scheduler's own topics");
     expect(own('111111111111', { account: '999999999999' })).not.toThrow();
   });
 
-  it("are refused at synth time when one is the alarm topic an embedding app names otherwise, which the functions also know as their own", () => {
+  it('are refused at synth time when one is the alarm topic an embedding app names otherwise, which the functions also know as their own', () => {
     const alarms = 'arn:aws:sns:eu-west-1:111111111111:ops-alarms';
     const embedded = (deadLetterTopic: string) => () => {
       const stack = new Stack(cdkTestApp([]), 'Embedding');
@@ -275,7 +308,9 @@ describe('the CDK app', () => {
     const notJson = file('not-json.json', '{ tenants: [] }');
     expect(() => propsFrom({ tenantsFile: notJson })).toThrow(new RegExp(`^context "tenantsFile" \\(${notJson}\\): .*JSON`));
     const invalid = file('invalid.json', JSON.stringify({ tenants: [{ id: 'acme', accounts: ['12345'] }] }));
-    expect(() => propsFrom({ tenantsFile: invalid })).toThrow(`context "tenantsFile" (${invalid}): invalid tenants: /tenants/0/accounts/0 must match pattern`);
+    expect(() => propsFrom({ tenantsFile: invalid })).toThrow(
+      `context "tenantsFile" (${invalid}): invalid tenants: /tenants/0/accounts/0 must match pattern`,
+    );
     expect(() => propsFrom({ tenants: { tenants: [{ id: 'acme' }] } })).toThrow(/^context "tenants": invalid tenants: .*accounts/);
     expect(() => propsFrom({ tenants: '{"tenants": [' })).toThrow(/^context "tenants": .*JSON/);
     expect(() => propsFrom({ tenants: TENANTS, tenantsFile: file('both.json', '{}') })).toThrow(/both give tenants/);
@@ -293,7 +328,9 @@ describe('the stack outputs', () => {
   it('tell each tenant where to publish, under a key derived from its id, beside the shared topic', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: Json }>;
     expect(tenantInputTopicOutputKey('acme-corp')).toBe('TenantAcmeCorpInputTopicArn');
-    expect(Object.keys(outputs).sort()).toEqual([...Object.values(SCHEDULER_OUTPUTS), 'TenantAcmeCorpInputTopicArn', 'TenantGlobexInputTopicArn'].sort());
+    expect(Object.keys(outputs).sort()).toEqual(
+      [...Object.values(SCHEDULER_OUTPUTS), 'TenantAcmeCorpInputTopicArn', 'TenantGlobexInputTopicArn'].sort(),
+    );
     for (const { id } of TENANTS.tenants) {
       expect(outputs[tenantInputTopicOutputKey(id)]?.Value).toEqual(stack.resolve(tenantTopic(id).topicArn));
     }
@@ -301,8 +338,15 @@ describe('the stack outputs', () => {
   });
 
   it('refuse at synth two ids that would share an output key', () => {
-    const tenants = { tenants: [{ id: 'a-1b', accounts: ['111111111111'] }, { id: 'a1b', accounts: ['222222222222'] }] };
-    expect(unbundledStack('Clash', { scheduler: { tenants } })).toThrow('tenants "a-1b" and "a1b" would share the stack output TenantA1bInputTopicArn: rename one');
+    const tenants = {
+      tenants: [
+        { id: 'a-1b', accounts: ['111111111111'] },
+        { id: 'a1b', accounts: ['222222222222'] },
+      ],
+    };
+    expect(unbundledStack('Clash', { scheduler: { tenants } })).toThrow(
+      'tenants "a-1b" and "a1b" would share the stack output TenantA1bInputTopicArn: rename one',
+    );
   });
 });
 
@@ -333,7 +377,9 @@ describe('the size of the registry', () => {
   it('fails synth, naming the limit and the variable, when the functions’ environment could exceed 4 KB', () => {
     const attempt = unbundledStack('TooMany', { scheduler: { tenants: registry(80, 12) } });
     expect(attempt).toThrow(LambdaEnvironmentTooLargeError);
-    expect(attempt).toThrow(new RegExp(`over Lambda's limit of 4 KB \\(${LAMBDA_ENVIRONMENT_LIMIT_BYTES} bytes\\).*the largest is ${ENV.tenants}`));
+    expect(attempt).toThrow(
+      new RegExp(`over Lambda's limit of 4 KB \\(${LAMBDA_ENVIRONMENT_LIMIT_BYTES} bytes\\).*the largest is ${ENV.tenants}`),
+    );
   });
 });
 

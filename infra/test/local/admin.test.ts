@@ -43,9 +43,14 @@ async function admin(...argv: string[]): Promise<Run> {
 /** A command line run through the launcher operators use. */
 function adminScript(argv: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<Run> {
   return new Promise((done) => {
-    execFile(join(REPO_ROOT, 'scripts/admin'), argv, { cwd: REPO_ROOT, env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
-    });
+    execFile(
+      join(REPO_ROOT, 'scripts/admin'),
+      argv,
+      { cwd: REPO_ROOT, env: { ...process.env, ...env }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -98,12 +103,14 @@ async function shownEvent(args: readonly string[], description: string): Promise
 }
 
 async function ingestQueueArn(sqs: SQSClient, scheduler: LocalScheduler): Promise<string | undefined> {
-  const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: scheduler.outputs.ingestQueueUrl, AttributeNames: ['QueueArn'] }));
+  const { Attributes } = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: scheduler.outputs.ingestQueueUrl, AttributeNames: ['QueueArn'] }),
+  );
   return Attributes?.QueueArn;
 }
 
 describe('scripts/admin tenant add and tenant list', () => {
-  it('creates the tenant topic on the ingest queue, prints its ARN, and what is published there is the tenant\'s', async () => {
+  it("creates the tenant topic on the ingest queue, prints its ARN, and what is published there is the tenant's", async () => {
     const { scheduler, sns, sqs, files, where, tenantsFile, outputsFile, clientOf, teardown } = await setup();
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
     try {
@@ -116,7 +123,10 @@ describe('scripts/admin tenant add and tenant list', () => {
         tenants: [{ id: 'acme', accounts: [TENANT_ACCOUNT], targetAccounts: [LOCAL_ACCOUNT] }],
       });
       // The service's outputs list it, as they would after a restart.
-      expect(JSON.parse(await readFile(outputsFile, 'utf8'))).toMatchObject({ endpoint: scheduler.outputs.endpoint, tenantInputTopicArns: { acme: topicArn } });
+      expect(JSON.parse(await readFile(outputsFile, 'utf8'))).toMatchObject({
+        endpoint: scheduler.outputs.endpoint,
+        tenantInputTopicArns: { acme: topicArn },
+      });
       const { Subscriptions = [] } = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn }));
       expect(Subscriptions.map((subscription) => subscription.Endpoint)).toEqual([await ingestQueueArn(sqs, scheduler)]);
 
@@ -177,7 +187,18 @@ describe('scripts/admin tenant add and tenant list', () => {
       expect(again.stderr).toContain('nothing changed');
       expect(await readFile(tenantsFile, 'utf8')).toBe(written);
 
-      const updated = await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--max-open-events', '5', '--max-ingest-per-second', '2', ...files);
+      const updated = await admin(
+        'tenant',
+        'add',
+        'acme',
+        '--account',
+        TENANT_ACCOUNT,
+        '--max-open-events',
+        '5',
+        '--max-ingest-per-second',
+        '2',
+        ...files,
+      );
       expect(updated).toMatchObject({ code: 0, stdout: first.stdout });
       expect(updated.stderr).toContain('its settings are updated');
       expect(JSON.parse(await readFile(tenantsFile, 'utf8'))).toEqual({
@@ -245,22 +266,46 @@ describe('scripts/admin tenant add and tenant list', () => {
       const far = await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--dead-letter-topic', otherRegion, ...files);
       expect(far.code).toBe(1);
       expect(far.stderr).toContain(`is not in the scheduler's region ${LOCAL_REGION}`);
-      expect((await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--dead-letter-topic', 'dead-letters', ...files)).stderr).toContain(
-        '--dead-letter-topic "dead-letters"',
-      );
+      expect(
+        (await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--dead-letter-topic', 'dead-letters', ...files)).stderr,
+      ).toContain('--dead-letter-topic "dead-letters"');
       // The service's own input topic, in an account the tenant may target: never a dead-letter topic.
-      const own = await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--target-account', LOCAL_ACCOUNT, '--dead-letter-topic', scheduler.outputs.inputTopicArn, ...files);
+      const own = await admin(
+        'tenant',
+        'add',
+        'acme',
+        '--account',
+        TENANT_ACCOUNT,
+        '--target-account',
+        LOCAL_ACCOUNT,
+        '--dead-letter-topic',
+        scheduler.outputs.inputTopicArn,
+        ...files,
+      );
       expect(own.code).toBe(1);
       expect(own.stderr).toContain(`deadLetterTopic ${scheduler.outputs.inputTopicArn} is one of the scheduler's own topics`);
       expect(existsSync(tenantsFile)).toBe(false);
 
-      const added = await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--target-account', LOCAL_ACCOUNT, '--dead-letter-topic', deadLetterTopic, ...files);
+      const added = await admin(
+        'tenant',
+        'add',
+        'acme',
+        '--account',
+        TENANT_ACCOUNT,
+        '--target-account',
+        LOCAL_ACCOUNT,
+        '--dead-letter-topic',
+        deadLetterTopic,
+        ...files,
+      );
       expect(added.code).toBe(0);
       expect(added.stderr).toContain(`dead-letter topic ${deadLetterTopic}`);
       expect(JSON.parse(await readFile(tenantsFile, 'utf8'))).toEqual({
         tenants: [{ id: 'acme', accounts: [TENANT_ACCOUNT], targetAccounts: [LOCAL_ACCOUNT], deadLetterTopic }],
       });
-      const listed = JSON.parse((await admin('tenant', 'list', '--json', ...files)).stdout) as { tenants: { id: string; deadLetterTopic: string | null }[] };
+      const listed = JSON.parse((await admin('tenant', 'list', '--json', ...files)).stdout) as {
+        tenants: { id: string; deadLetterTopic: string | null }[];
+      };
       expect(listed.tenants.map(({ id, deadLetterTopic: topic }) => [id, topic])).toEqual([
         [PUBLIC_TENANT_ID, null],
         ['acme', deadLetterTopic],
@@ -288,7 +333,17 @@ describe('scripts/admin tenant add and tenant list', () => {
     const dir = await mkdtemp(join(tmpdir(), 'admin-'));
     try {
       const tenantsFile = join(dir, 'tenants.json');
-      const never = await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--tenants', tenantsFile, '--outputs', join(dir, 'outputs.json'));
+      const never = await admin(
+        'tenant',
+        'add',
+        'acme',
+        '--account',
+        TENANT_ACCOUNT,
+        '--tenants',
+        tenantsFile,
+        '--outputs',
+        join(dir, 'outputs.json'),
+      );
       expect(never.code).toBe(1);
       expect(never.stderr).toContain('scripts/start');
 
@@ -311,7 +366,17 @@ describe('scripts/admin tenant add and tenant list', () => {
       expect(stopped.stderr).toMatch(/not running .*Start it with scripts\/start/);
       expect(existsSync(tenantsFile)).toBe(false);
       // Reading events there says so too, in the same line.
-      const events = await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'scheduled', '--tenants', tenantsFile, '--outputs', stale);
+      const events = await admin(
+        'events',
+        '--tenant',
+        PUBLIC_TENANT_ID,
+        '--state',
+        'scheduled',
+        '--tenants',
+        tenantsFile,
+        '--outputs',
+        stale,
+      );
       expect(events).toMatchObject({ code: 1, stdout: '' });
       expect(events.stderr.split('\n')).toHaveLength(1);
       expect(events.stderr).toMatch(/ECONNREFUSED.*\)\. Start it with scripts\/start, then run this again\.$/);
@@ -320,22 +385,33 @@ describe('scripts/admin tenant add and tenant list', () => {
     }
   });
 
-  it('lists a deployed stack\'s tenants from the registry it was deployed with, their topics named after its input topic', async () => {
+  it("lists a deployed stack's tenants from the registry it was deployed with, their topics named after its input topic", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'admin-'));
     try {
       const tenantsFile = join(dir, 'tenants.json');
       const deadLetterTopic = 'arn:aws:sns:eu-west-1:111111111111:acme-dead-letters';
-      await writeFile(tenantsFile, JSON.stringify({ public: { enabled: false }, tenants: [{ id: 'acme', accounts: [TENANT_ACCOUNT], deadLetterTopic, maxIngestPerSecond: 200 }] }));
+      await writeFile(
+        tenantsFile,
+        JSON.stringify({
+          public: { enabled: false },
+          tenants: [{ id: 'acme', accounts: [TENANT_ACCOUNT], deadLetterTopic, maxIngestPerSecond: 200 }],
+        }),
+      );
       const stackOutputs = join(dir, 'cdk-outputs.json');
       const inputTopicArn = 'arn:aws:sns:eu-west-1:123456789012:AdhocScheduler-input';
-      await writeFile(stackOutputs, JSON.stringify({ AdhocScheduler: { [SCHEDULER_OUTPUTS.tableName]: 'events', [SCHEDULER_OUTPUTS.inputTopicArn]: inputTopicArn } }));
+      await writeFile(
+        stackOutputs,
+        JSON.stringify({ AdhocScheduler: { [SCHEDULER_OUTPUTS.tableName]: 'events', [SCHEDULER_OUTPUTS.inputTopicArn]: inputTopicArn } }),
+      );
 
       const listed = await admin('tenant', 'list', '--tenants', tenantsFile, '--stack-outputs', stackOutputs);
       expect(listed.code).toBe(0);
       expect(listed.stdout.split('\n')).toEqual([
         expect.stringMatching(/^TENANT +ACCOUNTS +TARGETS +MAX OPEN EVENTS +MAX NEW\/S +INPUT TOPIC +DEAD-LETTER TOPIC$/),
         expect.stringMatching(new RegExp(`^public \\(disabled\\) +- +any but tenants' +1,000,000 +5,000 +${inputTopicArn} +-$`)),
-        expect.stringMatching(/^acme +111111111111 +own +1,000,000 +200 +arn:aws:sns:eu-west-1:123456789012:AdhocScheduler-tenant-acme +arn:aws:sns:eu-west-1:111111111111:acme-dead-letters$/),
+        expect.stringMatching(
+          /^acme +111111111111 +own +1,000,000 +200 +arn:aws:sns:eu-west-1:123456789012:AdhocScheduler-tenant-acme +arn:aws:sns:eu-west-1:111111111111:acme-dead-letters$/,
+        ),
       ]);
       // Which registry a stack was deployed with is known only to its operator.
       expect((await admin('tenant', 'list', '--stack-outputs', stackOutputs)).code).toBe(2);
@@ -370,16 +446,20 @@ describe('scripts/admin help', () => {
 });
 
 describe('scripts/admin events, event show and quota reconcile', () => {
-  it('lists a tenant\'s events in one state a page at a time, the next page from the printed token', async () => {
+  it("lists a tenant's events in one state a page at a time, the next page from the printed token", async () => {
     const { scheduler, where, teardown } = await setup();
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
     const client = new SchedulerClient(scheduler);
     try {
       const now = Date.now();
-      for (const [id, dueInMs] of [['later', 120_000], ['sooner', 60_000]] as const) {
+      for (const [id, dueInMs] of [
+        ['later', 120_000],
+        ['sooner', 60_000],
+      ] as const) {
         await client.publish(request(target.topicArn, now + dueInMs, id, { user: 'bob', id }));
       }
-      const list = (...extra: string[]) => admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'scheduled', '--limit', '1', ...extra, ...where);
+      const list = (...extra: string[]) =>
+        admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'scheduled', '--limit', '1', ...extra, ...where);
       await waitFor(async () => {
         const all = await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'scheduled', '--json', ...where);
         return (JSON.parse(all.stdout) as { events: unknown[] }).events.length === 2;
@@ -414,9 +494,17 @@ describe('scripts/admin events, event show and quota reconcile', () => {
     const client = new SchedulerClient(scheduler);
     try {
       const dueAt = Date.now() + 60_000;
-      await client.publishBatch(Array.from({ length: 5 }, (_, i) => request(`arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:later`, dueAt, `e-${i}`, { user: 'dan' })));
-      const list = (limit: string) => admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'scheduled', '--limit', limit, '--json', ...where);
-      await waitFor(async () => (JSON.parse((await list('100')).stdout) as { events: unknown[] }).events.length === 5, 'the five events stored');
+      await client.publishBatch(
+        Array.from({ length: 5 }, (_, i) =>
+          request(`arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:later`, dueAt, `e-${i}`, { user: 'dan' }),
+        ),
+      );
+      const list = (limit: string) =>
+        admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'scheduled', '--limit', limit, '--json', ...where);
+      await waitFor(
+        async () => (JSON.parse((await list('100')).stdout) as { events: unknown[] }).events.length === 5,
+        'the five events stored',
+      );
       expect(JSON.parse((await list('5')).stdout)).toMatchObject({ events: { length: 5 }, next: null });
       const human = await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'scheduled', '--limit', '5', ...where);
       expect(human.stdout).not.toContain('next page');
@@ -468,7 +556,9 @@ describe('scripts/admin events, event show and quota reconcile', () => {
         ['tenant', 'add', 'acme', '--account', TENANT_ACCOUNT],
       ];
       const runs = await Promise.all(commands.map((command) => adminScript([...command, ...where])));
-      commands.forEach((command, index) => expect(runs[index], command.join(' ')).toEqual({ code: 1, stdout: '', stderr: notRunning }));
+      for (const [index, command] of commands.entries()) {
+        expect(runs[index], command.join(' ')).toEqual({ code: 1, stdout: '', stderr: notRunning });
+      }
     } finally {
       service.child.kill('SIGKILL');
       await rm(dir, { recursive: true, force: true });
@@ -486,7 +576,7 @@ describe('scripts/admin events, event show and quota reconcile', () => {
     }
   });
 
-  it('reads a deployed stack\'s table named by its cdk outputs, with the default credential chain', async () => {
+  it("reads a deployed stack's table named by its cdk outputs, with the default credential chain", async () => {
     const { scheduler, dir, teardown } = await setup();
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
     const client = new SchedulerClient(scheduler);
@@ -496,7 +586,9 @@ describe('scripts/admin events, event show and quota reconcile', () => {
       const stackOutputs = join(dir, 'cdk-outputs.json');
       await writeFile(
         stackOutputs,
-        JSON.stringify({ AdhocScheduler: { [SCHEDULER_OUTPUTS.tableName]: scheduler.outputs.tableName, [SCHEDULER_OUTPUTS.region]: LOCAL_REGION } }),
+        JSON.stringify({
+          AdhocScheduler: { [SCHEDULER_OUTPUTS.tableName]: scheduler.outputs.tableName, [SCHEDULER_OUTPUTS.region]: LOCAL_REGION },
+        }),
       );
       // The SDK's own environment: keys and an endpoint override stand in for an AWS account.
       const awsEnvironment = {

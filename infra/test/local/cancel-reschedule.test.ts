@@ -1,6 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
-import { decodeDelayQueueMessage, DynamoDbEventRecords, EMISSION_ATTRIBUTE, EVENT_STATE, eventIdFor, PUBLIC_TENANT_ID, REASON, type EventRecord, type EventState, type TenantsDocument } from '@adhoc-scheduler/shared';
+import {
+  decodeDelayQueueMessage,
+  DynamoDbEventRecords,
+  EMISSION_ATTRIBUTE,
+  EVENT_STATE,
+  eventIdFor,
+  PUBLIC_TENANT_ID,
+  REASON,
+  type EventRecord,
+  type EventState,
+  type TenantsDocument,
+} from '@adhoc-scheduler/shared';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_ACCOUNT, type LocalSchedulerOptions } from '../../src/local/runtime.js';
 import { capturingLogger, FAST_TIMINGS, request, scheduledAt, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
@@ -71,7 +82,10 @@ describe('cancel', () => {
     try {
       const dueAt = Date.now() + inMs;
       await acme.publish(request(target.topicArn, dueAt, 'cancelled', { id: 'order-1' }));
-      const { id } = await waitFor(() => firstIn(records, inMs > NEAR_PATH_WINDOW_MS ? EVENT_STATE.scheduled : EVENT_STATE.queued), 'the event');
+      const { id } = await waitFor(
+        () => firstIn(records, inMs > NEAR_PATH_WINDOW_MS ? EVENT_STATE.scheduled : EVENT_STATE.queued),
+        'the event',
+      );
       await acme.publish({ action: 'cancel', id: 'order-1' });
       const cancelled = await waitFor(() => inState(records, id, EVENT_STATE.cancelled), 'the cancel');
       expect(cancelled.cancelledAt).toBeGreaterThan(cancelled.createdAt);
@@ -123,7 +137,11 @@ describe('cancel', () => {
       await waitFor(() => failures.notices().length === 2, 'the second refusal');
       await acme.publish({ action: 'cancel', event_id: 'm-unknown', failure_topic: failures.topicArn });
       await waitFor(() => failures.notices().length === 3, 'the last refusal');
-      expect(failures.notices().map((n) => n.reason)).toEqual([REASON.EVENT_ALREADY_ENDED, REASON.EVENT_ALREADY_ENDED, REASON.EVENT_NOT_FOUND]);
+      expect(failures.notices().map((n) => n.reason)).toEqual([
+        REASON.EVENT_ALREADY_ENDED,
+        REASON.EVENT_ALREADY_ENDED,
+        REASON.EVENT_NOT_FOUND,
+      ]);
     } finally {
       await stop();
     }
@@ -163,7 +181,11 @@ describe('cancel', () => {
         // again, would be.
         clients.dynamodb.middlewareStack.add(
           (next, context) => async (args) => {
-            if (cancel === 'waiting' && context.commandName === 'TransactWriteItemsCommand' && JSON.stringify(args.input).includes('cancelledBy')) {
+            if (
+              cancel === 'waiting' &&
+              context.commandName === 'TransactWriteItemsCommand' &&
+              JSON.stringify(args.input).includes('cancelledBy')
+            ) {
               cancel = 'held';
               await Promise.race([read, new Promise((resolve) => setTimeout(resolve, dueAt - Date.now()))]);
               cancel = 'released';
@@ -175,7 +197,8 @@ describe('cancel', () => {
         clients.dynamodb.middlewareStack.add(
           (next, context) => async (args) => {
             const result = await next(args);
-            if (cancel === 'held' && context.commandName === 'BatchGetItemCommand' && JSON.stringify(args.input).includes(eventId)) emitterRead();
+            if (cancel === 'held' && context.commandName === 'BatchGetItemCommand' && JSON.stringify(args.input).includes(eventId))
+              emitterRead();
             return result;
           },
           { step: 'initialize', name: 'noticeEmitterRead' },
@@ -217,7 +240,11 @@ describe('on the shared input topic', () => {
       await shared.publish({ action: 'reschedule', id: 'order-1', user: 'alice', date: newDate, failure_topic: failures.topicArn });
       await shared.publish({ action: 'cancel', event_id: aliceEventId, failure_topic: failures.topicArn });
       await waitFor(() => failures.notices().length === 3, 'the three refusals');
-      expect(failures.notices().map((notice) => notice.reason)).toEqual([REASON.CONTROL_NOT_ALLOWED, REASON.CONTROL_NOT_ALLOWED, REASON.CONTROL_NOT_ALLOWED]);
+      expect(failures.notices().map((notice) => notice.reason)).toEqual([
+        REASON.CONTROL_NOT_ALLOWED,
+        REASON.CONTROL_NOT_ALLOWED,
+        REASON.CONTROL_NOT_ALLOWED,
+      ]);
       const fields = failures.notices().map((notice) => (notice as { details?: { field?: string } }).details?.field);
       expect(fields.sort()).toEqual(['event_id', 'id', 'id']);
 
@@ -229,8 +256,8 @@ describe('on the shared input topic', () => {
       await shared.publish({ action: 'cancel', event_id: `m-${bobsMessageId}` });
       await waitFor(() => inState(records, `m-${bobsMessageId}`, EVENT_STATE.cancelled), "bob's cancel");
 
-      const [delivery] = await waitFor(() => target.withPayload('alice').length > 0 && target.withPayload('alice'), "alice's event", 30_000);
-      expect(scheduledAt(delivery!)).toBe(dueAt);
+      const delivery = await waitFor(() => target.withPayload('alice')[0], "alice's event", 30_000);
+      expect(scheduledAt(delivery)).toBe(dueAt);
       await sentinelAfter(shared, target, bobsDueAt);
       expect(target.withPayload('alice')).toHaveLength(1);
       expect(target.withPayload('bob')).toHaveLength(0);
@@ -254,12 +281,15 @@ describe('reschedule', () => {
       expect(id).toBe(`m-${snsMessageId}`);
       await acme.publish({ action: 'reschedule', event_id: id, date: new Date(newDueAt).toISOString() });
 
-      const [delivery] = await waitFor(() => target.withPayload('moved').length > 0 && target.withPayload('moved'), 'the emission', 30_000);
-      expect(scheduledAt(delivery!)).toBe(newDueAt);
-      expect(delivery!.receivedAt).toBeGreaterThanOrEqual(newDueAt);
-      expect(delivery!.attributes[EMISSION_ATTRIBUTE.eventId]).toBe(id);
+      const delivery = await waitFor(() => target.withPayload('moved')[0], 'the emission', 30_000);
+      expect(scheduledAt(delivery)).toBe(newDueAt);
+      expect(delivery.receivedAt).toBeGreaterThanOrEqual(newDueAt);
+      expect(delivery.attributes[EMISSION_ATTRIBUTE.eventId]).toBe(id);
       // The emitter records the end after the publish.
-      expect(await waitFor(() => inState(records, id, EVENT_STATE.emitted), 'the emission recorded')).toMatchObject({ version: 2, dueAt: newDueAt });
+      expect(await waitFor(() => inState(records, id, EVENT_STATE.emitted), 'the emission recorded')).toMatchObject({
+        version: 2,
+        dueAt: newDueAt,
+      });
 
       await sentinelAfter(acme, target, Math.max(start + firstInMs, newDueAt));
       expect(target.withPayload('moved')).toHaveLength(1);
@@ -279,7 +309,8 @@ describe('reschedule', () => {
               const message = decodeDelayQueueMessage(entry.MessageBody ?? '');
               return message.kind === 'event' && message.event.payload === 'moved' && message.event.version === 2;
             });
-            if (failed || context.commandName !== 'SendMessageBatchCommand' || !input.QueueUrl?.endsWith('-delay') || !moved) return next(args);
+            if (failed || context.commandName !== 'SendMessageBatchCommand' || !input.QueueUrl?.endsWith('-delay') || !moved)
+              return next(args);
             failed = true;
             throw Object.assign(new Error('SQS unavailable'), { name: 'ServiceUnavailable' });
           },
@@ -296,9 +327,9 @@ describe('reschedule', () => {
       await acme.publish({ action: 'reschedule', event_id: id, date: new Date(newDueAt).toISOString() });
       await waitFor(() => failed, 'the failed send');
 
-      const [delivery] = await waitFor(() => target.withPayload('moved').length > 0 && target.withPayload('moved'), 'the emission', 30_000);
-      expect(scheduledAt(delivery!)).toBe(newDueAt);
-      expect(delivery!.receivedAt).toBeGreaterThanOrEqual(newDueAt);
+      const delivery = await waitFor(() => target.withPayload('moved')[0], 'the emission', 30_000);
+      expect(scheduledAt(delivery)).toBe(newDueAt);
+      expect(delivery.receivedAt).toBeGreaterThanOrEqual(newDueAt);
       expect(await waitFor(() => inState(records, id, EVENT_STATE.emitted), 'the emission recorded')).toMatchObject({ version: 2 });
       await sentinelAfter(acme, target, newDueAt);
       expect(target.withPayload('moved')).toHaveLength(1);
@@ -313,11 +344,16 @@ describe('reschedule', () => {
       const dueAt = Date.now() + 8_000;
       const snsMessageId = await acme.publish(request(target.topicArn, dueAt, 'queued'));
       await waitFor(() => inState(records, `m-${snsMessageId}`, EVENT_STATE.queued), 'the event');
-      await acme.publish({ action: 'reschedule', event_id: `m-${snsMessageId}`, date: new Date(dueAt + 60_000).toISOString(), failure_topic: failures.topicArn });
+      await acme.publish({
+        action: 'reschedule',
+        event_id: `m-${snsMessageId}`,
+        date: new Date(dueAt + 60_000).toISOString(),
+        failure_topic: failures.topicArn,
+      });
       const [notice] = await waitFor(() => failures.notices().length > 0 && failures.notices(), 'the refusal');
       expect(notice).toMatchObject({ reason: REASON.EVENT_QUEUED });
-      const [delivery] = await waitFor(() => target.withPayload('queued').length > 0 && target.withPayload('queued'), 'the emission');
-      expect(scheduledAt(delivery!)).toBe(dueAt);
+      const delivery = await waitFor(() => target.withPayload('queued')[0], 'the emission');
+      expect(scheduledAt(delivery)).toBe(dueAt);
     } finally {
       await stop();
     }

@@ -30,9 +30,12 @@ let emulators: Emulators;
 let client: DynamoDBDocumentClient;
 beforeAll(async () => {
   emulators = await startEmulators({});
-  client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+  client = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
+    {
+      marshallOptions: { removeUndefinedValues: true },
+    },
+  );
 });
 afterAll(async () => {
   client?.destroy();
@@ -57,21 +60,30 @@ async function storeFor(mode: BatchWriteMode, through: DynamoDBDocumentClient = 
 
 /** A client of its own, whose requests the test may break. */
 function faultyClient(): DynamoDBDocumentClient {
-  return DynamoDBDocumentClient.from(new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+  return DynamoDBDocumentClient.from(
+    new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
+    {
+      marshallOptions: { removeUndefinedValues: true },
+    },
+  );
 }
 
 /** Every write of `id` is throttled, in either way of writing batches; the other writes of its requests go through. */
 function throttleWritesOf(faulty: DynamoDBDocumentClient, id: string): void {
   faulty.middlewareStack.add(
     (next, context) => async (args) => {
-      const input = args.input as { Statements?: { Parameters?: unknown[] }[]; TransactItems?: { Update?: { Key?: Record<string, unknown> } }[] };
+      const input = args.input as {
+        Statements?: { Parameters?: unknown[] }[];
+        TransactItems?: { Update?: { Key?: Record<string, unknown> } }[];
+      };
       if (context.commandName === 'BatchExecuteStatementCommand' && input.Statements) {
         const poisoned = input.Statements.findIndex((statement) => statement.Parameters?.includes(id));
         if (poisoned < 0) return next(args);
         const rest = input.Statements.filter((_, index) => index !== poisoned);
-        const result = rest.length > 0 ? await next({ ...args, input: { ...input, Statements: rest } }) : { output: { Responses: [], $metadata: {} }, response: {} };
+        const result =
+          rest.length > 0
+            ? await next({ ...args, input: { ...input, Statements: rest } })
+            : { output: { Responses: [], $metadata: {} }, response: {} };
         const output = result.output as BatchExecuteStatementCommandOutput;
         const responses = [...(output.Responses ?? [])];
         responses.splice(poisoned, 0, { Error: { Code: 'ThrottlingError', Message: 'throttled by the test' } });
@@ -79,7 +91,10 @@ function throttleWritesOf(faulty: DynamoDBDocumentClient, id: string): void {
       }
       if (context.commandName === 'TransactWriteItemsCommand' && input.TransactItems?.some((item) => item.Update?.Key?.id === id)) {
         const reasons = input.TransactItems.map((item) => ({ Code: item.Update?.Key?.id === id ? 'ThrottlingError' : 'None' }));
-        throw Object.assign(new Error('Transaction cancelled by the test'), { name: 'TransactionCanceledException', CancellationReasons: reasons });
+        throw Object.assign(new Error('Transaction cancelled by the test'), {
+          name: 'TransactionCanceledException',
+          CancellationReasons: reasons,
+        });
       }
       return next(args);
     },
@@ -108,7 +123,11 @@ function countCounterWrites(counting: DynamoDBDocumentClient): () => number {
   let writes = 0;
   counting.middlewareStack.add(
     (next, context) => async (args) => {
-      if (context.commandName === 'UpdateItemCommand' && JSON.stringify((args.input as { Key?: unknown }).Key).includes(openEventsCounterId(''))) writes += 1;
+      if (
+        context.commandName === 'UpdateItemCommand' &&
+        JSON.stringify((args.input as { Key?: unknown }).Key).includes(openEventsCounterId(''))
+      )
+        writes += 1;
       return next(args);
     },
     { step: 'initialize', name: 'countCounterWrites' },
@@ -117,7 +136,16 @@ function countCounterWrites(counting: DynamoDBDocumentClient): () => number {
 }
 
 function event(id: string, overrides: Partial<ScheduledEvent> = {}): ScheduledEvent {
-  return { id, tenant: 'acme', user: 'alice', target: 'arn:aws:sns:us-east-1:000000000000:out', payload: `payload of ${id}`, dueAt: NOW + 3_600_000, version: 1, ...overrides };
+  return {
+    id,
+    tenant: 'acme',
+    user: 'alice',
+    target: 'arn:aws:sns:us-east-1:000000000000:out',
+    payload: `payload of ${id}`,
+    dueAt: NOW + 3_600_000,
+    version: 1,
+    ...overrides,
+  };
 }
 
 let attempts = 0;
@@ -167,9 +195,19 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     const first = event('a', { payload: 'first '.repeat(400) });
     const second = event('a', { payload: 'second '.repeat(400) });
     const payloadItem = async (e: ScheduledEvent) =>
-      (await client.send(new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: payloadItemId({ id: e.id, requestHash: requestHashOf(e) }) }, ConsistentRead: true }))).Item;
+      (
+        await client.send(
+          new GetCommand({
+            TableName: tableName,
+            Key: { [TABLE.partitionKey]: payloadItemId({ id: e.id, requestHash: requestHashOf(e) }) },
+            ConsistentRead: true,
+          }),
+        )
+      ).Item;
     await store.createMany([newEvent(first, true)]);
-    expect(await store.createMany([newEvent(second, true)])).toMatchObject([{ outcome: 'duplicate', existing: { requestHash: requestHashOf(first) } }]);
+    expect(await store.createMany([newEvent(second, true)])).toMatchObject([
+      { outcome: 'duplicate', existing: { requestHash: requestHashOf(first) } },
+    ]);
     expect(await payloadItem(first)).toMatchObject({ payload: first.payload });
     expect(await payloadItem(second)).toBeUndefined();
     const [taken] = await store.takeForLoading(['a'], { now: NOW, horizonMs: NOW + 7_200_000, owner: 'chunk-1', queuedBy: 'copy-1' });
@@ -185,7 +223,10 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
         // A counter update without a condition that subtracts: what gives places back.
         const input = args.input as { ConditionExpression?: string; ExpressionAttributeValues?: Record<string, { N?: string } | number> };
         const delta = input.ExpressionAttributeValues?.[':c0'];
-        const givesBack = context.commandName === 'UpdateItemCommand' && input.ConditionExpression === undefined && Number(typeof delta === 'object' ? delta.N : delta) < 0;
+        const givesBack =
+          context.commandName === 'UpdateItemCommand' &&
+          input.ConditionExpression === undefined &&
+          Number(typeof delta === 'object' ? delta.N : delta) < 0;
         if (failing && givesBack) throw Object.assign(new Error('throttled by the test'), { name: 'ThrottlingException' });
         return next(args);
       },
@@ -210,25 +251,29 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
   it.each([
     ['a batch', ['a', 'b']],
     ['a single event', ['a']],
-  ])('counts %s once when the answer to its insert is lost: the retried insert finds the attempt’s own record, not a duplicate', async (_case, ids) => {
-    const faulty = faultyClient();
-    try {
-      const store = await storeFor(mode, faulty);
-      loseFirstAnswerOf(faulty, mode === 'statements' ? 'BatchExecuteStatementCommand' : 'TransactWriteItemsCommand');
-      const outcomes = await store.createMany(ids.map((id) => newEvent(event(id), id === 'b')));
-      expect(outcomes).toEqual(ids.map(() => ({ outcome: 'created' })));
-      expect(await openEvents(store)).toBe(ids.length);
-    } finally {
-      faulty.destroy();
-    }
-  });
+  ])(
+    'counts %s once when the answer to its insert is lost: the retried insert finds the attempt’s own record, not a duplicate',
+    async (_case, ids) => {
+      const faulty = faultyClient();
+      try {
+        const store = await storeFor(mode, faulty);
+        loseFirstAnswerOf(faulty, mode === 'statements' ? 'BatchExecuteStatementCommand' : 'TransactWriteItemsCommand');
+        const outcomes = await store.createMany(ids.map((id) => newEvent(event(id), id === 'b')));
+        expect(outcomes).toEqual(ids.map(() => ({ outcome: 'created' })));
+        expect(await openEvents(store)).toBe(ids.length);
+      } finally {
+        faulty.destroy();
+      }
+    },
+  );
 
   it('gives nothing back for a refused insert whose record cannot be read: the count errs high', async () => {
     const faulty = faultyClient();
     let failingReads = false;
     faulty.middlewareStack.add(
       (next, context) => async (args) => {
-        if (failingReads && context.commandName === 'BatchGetItemCommand') throw Object.assign(new Error('throttled by the test'), { name: 'ThrottlingException' });
+        if (failingReads && context.commandName === 'BatchGetItemCommand')
+          throw Object.assign(new Error('throttled by the test'), { name: 'ThrottlingException' });
         return next(args);
       },
       { step: 'initialize', name: 'failReads' },
@@ -237,7 +282,10 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
       const store = await storeFor(mode, faulty);
       await store.createMany([newEvent(event('a'), false), newEvent(event('b'), false)]);
       failingReads = true;
-      expect(await store.createMany([newEvent(event('a'), false), newEvent(event('b'), false)])).toEqual([{ outcome: 'unknown' }, { outcome: 'unknown' }]);
+      expect(await store.createMany([newEvent(event('a'), false), newEvent(event('b'), false)])).toEqual([
+        { outcome: 'unknown' },
+        { outcome: 'unknown' },
+      ]);
       expect(await store.createMany([newEvent(event('a'), false)])).toEqual([{ outcome: 'unknown' }]);
       expect(await openEvents(store)).toBe(5);
     } finally {
@@ -257,7 +305,10 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
       // One write, for no more than the quota.
       expect(writes()).toBe(1);
       const again = await store.createMany(['a', 'd'].map((id) => newEvent(event(id), false, { quotas })));
-      expect(again).toMatchObject([{ outcome: 'duplicate', existing: { id: 'a' } }, { outcome: 'quota-exceeded', quota: 'maxOpenEvents' }]);
+      expect(again).toMatchObject([
+        { outcome: 'duplicate', existing: { id: 'a' } },
+        { outcome: 'quota-exceeded', quota: 'maxOpenEvents' },
+      ]);
       // The quota was known full: no write at all.
       expect(writes()).toBe(1);
       expect(await openEvents(store)).toBe(2);
@@ -283,7 +334,13 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     await store.createMany([newEvent(event('stranded', { dueAt: due }), true), newEvent(event('emitted', { dueAt: due }), true)]);
     await store.takeForLoading(['stranded', 'emitted'], { now: NOW, horizonMs: NOW, owner: 'lost-chunk', queuedBy: 'lost-copy' });
     await store.endEmissions([ending(event('emitted'), 'delivery-1')]);
-    const repaired = await store.takeForLoading(['stranded', 'emitted'], { now: NOW, horizonMs: NOW, owner: 'sweep', queuedBy: 'copy-2', overdueBefore: NOW - 300_000 });
+    const repaired = await store.takeForLoading(['stranded', 'emitted'], {
+      now: NOW,
+      horizonMs: NOW,
+      owner: 'sweep',
+      queuedBy: 'copy-2',
+      overdueBefore: NOW - 300_000,
+    });
     expect(repaired.map(({ id }) => id)).toEqual(['stranded']);
     expect((await store.read(['stranded'])).get('stranded')).toMatchObject({ state: EVENT_STATE.queued, queuedBy: 'copy-2' });
   });
@@ -330,8 +387,14 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
       const scope = { tenant: 'acme', cutoffMs: 5_000 };
       const change = { by: 'cancel-1', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 60 };
       // The next attempt finds the record cancelled by this very change: the caller knows its work done.
-      expect(await store.cancel('a', scope, change)).toMatchObject({ outcome: 'refused', current: { state: EVENT_STATE.cancelled, cancelledBy: 'cancel-1' } });
-      expect(await store.cancel('a', scope, change)).toMatchObject({ outcome: 'refused', current: { state: EVENT_STATE.cancelled, cancelledBy: 'cancel-1' } });
+      expect(await store.cancel('a', scope, change)).toMatchObject({
+        outcome: 'refused',
+        current: { state: EVENT_STATE.cancelled, cancelledBy: 'cancel-1' },
+      });
+      expect(await store.cancel('a', scope, change)).toMatchObject({
+        outcome: 'refused',
+        current: { state: EVENT_STATE.cancelled, cancelledBy: 'cancel-1' },
+      });
       expect(await openEvents(store)).toBe(0);
     } finally {
       faulty.destroy();
@@ -369,18 +432,33 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
       const large = event('a', { payload: 'x'.repeat(2_000) });
       await store.createMany([newEvent(large, true)]);
       const record = (await store.read(['a'])).get('a');
+      if (!record) throw new Error('event a not stored');
       expect(record).toMatchObject({ payloadKept: 'item' });
       const payloadExpiry = async () =>
-        (await client.send(new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: payloadItemId(record!) }, ConsistentRead: true }))).Item?.[TABLE.ttlAttribute];
+        (
+          await client.send(
+            new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: payloadItemId(record) }, ConsistentRead: true }),
+          )
+        ).Item?.[TABLE.ttlAttribute];
       const scope = { tenant: 'acme', cutoffMs: 5_000 };
       const to = (days: number, by: string, publishedAt: number) => {
         const dueAt = NOW + days * 86_400_000;
-        return { dueAt, by, publishedAt, placement: { state: EVENT_STATE.scheduled, bucketShard: 'bucket#1' } as const, queuedBy: 'unused', expiresAt: Math.ceil(dueAt / 1000) + 604_800 };
+        return {
+          dueAt,
+          by,
+          publishedAt,
+          placement: { state: EVENT_STATE.scheduled, bucketShard: 'bucket#1' } as const,
+          queuedBy: 'unused',
+          expiresAt: Math.ceil(dueAt / 1000) + 604_800,
+        };
       };
 
       // Ten days later than the retention period: the payload item must outlive its first expiry.
       const later = to(10, 'r-1', NOW - 3);
-      expect(await store.reschedule('a', scope, later)).toMatchObject({ outcome: 'rescheduled', event: { payload: large.payload, version: 2 } });
+      expect(await store.reschedule('a', scope, later)).toMatchObject({
+        outcome: 'rescheduled',
+        event: { payload: large.payload, version: 2 },
+      });
       expect(await payloadExpiry()).toBe(later.expiresAt);
       expect(payloadWrites).toBe(1);
 
@@ -475,8 +553,14 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
       queuedBy: 'unused',
       expiresAt: Math.ceil(dueAt / 1000) + 60,
     });
-    expect(await store.reschedule('a', scope, to(NOW + 7_200_000, 'r-1', NOW - 2))).toMatchObject({ outcome: 'rescheduled', event: { version: 2, payload: 'payload of a' } });
-    expect(await store.reschedule('a', scope, to(NOW + 9_000_000, 'r-2', NOW - 1))).toMatchObject({ outcome: 'rescheduled', event: { version: 3 } });
+    expect(await store.reschedule('a', scope, to(NOW + 7_200_000, 'r-1', NOW - 2))).toMatchObject({
+      outcome: 'rescheduled',
+      event: { version: 2, payload: 'payload of a' },
+    });
+    expect(await store.reschedule('a', scope, to(NOW + 9_000_000, 'r-2', NOW - 1))).toMatchObject({
+      outcome: 'rescheduled',
+      event: { version: 3 },
+    });
     expect((await store.reschedule('a', scope, to(NOW + 9_000_000, 'r-2', NOW - 1))).outcome).toBe('refused');
     expect((await store.reschedule('a', scope, to(NOW + 7_200_000, 'r-1', NOW - 2))).outcome).toBe('refused');
     expect((await store.read(['a'])).get('a')).toMatchObject({ version: 3, dueAt: NOW + 9_000_000, lastChangeBy: 'r-2' });
@@ -494,7 +578,9 @@ describe('the quota counters', () => {
     expect(await store.counters.reserve('acme', quotas, NOW + 2_000, 1)).toMatchObject({ taken: 1 });
     expect(await store.counters.reserve('acme', quotas, NOW + 12_000, 1)).toMatchObject({ taken: 1 });
     expect(await store.counters.reserve('acme', quotas, NOW + 13_000, 1)).toMatchObject({ taken: 1 });
-    const { Item } = await client.send(new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: openEventsCounterId('acme') } }));
+    const { Item } = await client.send(
+      new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: openEventsCounterId('acme') } }),
+    );
     const second = (offset: number) => `r${Math.floor((NOW + offset) / 1000)}`;
     // The seconds more than ten seconds before the last are gone; the later ones stay until then.
     expect(Item).toEqual({ [TABLE.partitionKey]: openEventsCounterId('acme'), openEvents: 9, [second(12_000)]: 1, [second(13_000)]: 1 });

@@ -1,11 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  CreateQueueCommand,
-  GetQueueAttributesCommand,
-  SendMessageBatchCommand,
-  SQSClient,
-  type Message,
-} from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { startFairQueuePoller, type FairQueuePollerOptions } from '../../src/local/fair-queue-poller.js';
@@ -48,7 +42,11 @@ async function createQueue(sqs: SQSClient, visibilityTimeoutSeconds: number): Pr
 }
 
 /** Sends messages in this order; `group` undefined sends one without a MessageGroupId. */
-async function send(sqs: SQSClient, queueUrl: string, messages: readonly { readonly body: string; readonly group: string | undefined }[]): Promise<void> {
+async function send(
+  sqs: SQSClient,
+  queueUrl: string,
+  messages: readonly { readonly body: string; readonly group: string | undefined }[],
+): Promise<void> {
   for (let from = 0; from < messages.length; from += 10) {
     const { Failed = [] } = await sqs.send(
       new SendMessageBatchCommand({
@@ -70,7 +68,10 @@ function messagesOf(group: string | undefined, count: number, label = group ?? '
 
 async function queueIsEmpty(sqs: SQSClient, queueUrl: string): Promise<boolean> {
   const { Attributes = {} } = await sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
   );
   return Attributes.ApproximateNumberOfMessages === '0' && Attributes.ApproximateNumberOfMessagesNotVisible === '0';
 }
@@ -94,6 +95,8 @@ function groupFromBody(message: Message): string | undefined {
 }
 
 const groupOfRecord = (record: SQSRecord): string | undefined => groupFromBody({ Body: record.body });
+/** The group of an invocation's records (all one group's): that of the first; undefined for no invocation. */
+const groupOfBatch = (records: readonly SQSRecord[] | undefined): string | undefined => groupFromBody({ Body: records?.[0]?.body });
 
 /** A handler that holds the invocations of some groups until the test releases them. */
 class HeldInvocations {
@@ -105,7 +108,7 @@ class HeldInvocations {
 
   readonly handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
     this.log.invocations.push(event.Records);
-    const group = groupOfRecord(event.Records[0]!);
+    const group = groupOfBatch(event.Records);
     if (this.holding && this.holds(group)) {
       const invocation = { group, gate: gate() };
       this.held.push(invocation);
@@ -116,13 +119,13 @@ class HeldInvocations {
 
   /** Invocations started for a group so far. */
   started(group: string): number {
-    return this.log.invocations.filter((records) => groupOfRecord(records[0]!) === group).length;
+    return this.log.invocations.filter((records) => groupOfBatch(records) === group).length;
   }
 
   /** Invocations for `other` started before the first for `group`. */
   startedBefore(group: string, other: string): number {
-    const first = this.log.invocations.findIndex((records) => groupOfRecord(records[0]!) === group);
-    return this.log.invocations.slice(0, first).filter((records) => groupOfRecord(records[0]!) === other).length;
+    const first = this.log.invocations.findIndex((records) => groupOfBatch(records) === group);
+    return this.log.invocations.slice(0, first).filter((records) => groupOfBatch(records) === other).length;
   }
 
   /** Lets the first held invocation of a group finish. */
@@ -224,7 +227,11 @@ describe('the fair-queue poller (fauxqs hands messages out in arrival order)', (
     const { sqs, received } = countingSqs();
     const queue = await createQueue(sqs, 30);
     const groups = Array.from({ length: 9 }, (_, i) => `g${i}`);
-    await send(sqs, queue.url, groups.flatMap((group) => messagesOf(group, 30)));
+    await send(
+      sqs,
+      queue.url,
+      groups.flatMap((group) => messagesOf(group, 30)),
+    );
     const invocations = new HeldInvocations(() => true);
     const poller = startPoller(sqs, queue, { concurrency: 16, visibilityTimeoutSeconds: 30, receivers: 1 }, invocations.handler);
     try {
@@ -235,7 +242,7 @@ describe('the fair-queue poller (fauxqs hands messages out in arrival order)', (
       // g0's waiting messages are the oldest, but it still has ten in flight and g8 none.
       invocations.release('g0');
       await waitFor(() => invocations.log.invocations.length === 17, 'the freed slot taken');
-      expect(groupOfRecord(invocations.log.invocations[16]![0]!)).toBe('g8');
+      expect(groupOfBatch(invocations.log.invocations[16])).toBe('g8');
 
       invocations.releaseAll();
       await waitFor(() => invocations.log.records().length === 270, 'every message handled');
@@ -284,9 +291,17 @@ describe('the fair-queue poller (fauxqs hands messages out in arrival order)', (
     try {
       await waitFor(() => log.bodies().filter((body) => body === 'fails-once').length === 2, 'the failed message handled again');
       await waitFor(() => queueIsEmpty(sqs, queue.url), 'every message deleted');
-      const receives = log.records().filter((record) => record.body === 'fails-once').map((record) => record.attributes.ApproximateReceiveCount);
+      const receives = log
+        .records()
+        .filter((record) => record.body === 'fails-once')
+        .map((record) => record.attributes.ApproximateReceiveCount);
       expect(receives).toEqual(['1', '2']);
-      expect(log.bodies().filter((body) => body !== 'fails-once').sort()).toEqual(['g-0', 'g-1', 'g-2', 'g-3']);
+      expect(
+        log
+          .bodies()
+          .filter((body) => body !== 'fails-once')
+          .sort(),
+      ).toEqual(['g-0', 'g-1', 'g-2', 'g-3']);
     } finally {
       await poller.stop();
       sqs.destroy();
@@ -317,10 +332,18 @@ describe('the fair-queue poller (fauxqs hands messages out in arrival order)', (
       await waitFor(() => queueIsEmpty(sqs, queue.url), 'every message deleted');
 
       const waited = log.records().filter((record) => !firstBatch.has(record.body));
-      expect(waited.map((record) => record.body).sort()).toEqual(messagesOf('g', 30).map((m) => m.body).filter((body) => !firstBatch.has(body)).sort());
+      expect(waited.map((record) => record.body).sort()).toEqual(
+        messagesOf('g', 30)
+          .map((m) => m.body)
+          .filter((body) => !firstBatch.has(body))
+          .sort(),
+      );
       expect(waited.every((record) => record.attributes.ApproximateReceiveCount === '1')).toBe(true);
       // The invocation that outlived its timeout is SQS's to deliver again, as on AWS.
-      const firstBatchReceives = log.records().filter((record) => firstBatch.has(record.body)).map((record) => record.attributes.ApproximateReceiveCount);
+      const firstBatchReceives = log
+        .records()
+        .filter((record) => firstBatch.has(record.body))
+        .map((record) => record.attributes.ApproximateReceiveCount);
       expect(new Set(firstBatchReceives)).toEqual(new Set(['1', '2']));
     } finally {
       firstHeld.open();

@@ -69,12 +69,15 @@ describe('far path (stored in DynamoDB, moved by the loader)', () => {
     try {
       const dueAt = Date.now() + 9_000;
       const messageId = await client.publish(request(target.topicArn, dueAt, 'far'));
-      const item = await waitFor(() => storedItem(scheduler, eventIdFor(PUBLIC_TENANT_ID, 'tests', undefined, messageId)), 'the stored event');
+      const item = await waitFor(
+        () => storedItem(scheduler, eventIdFor(PUBLIC_TENANT_ID, 'tests', undefined, messageId)),
+        'the stored event',
+      );
       expect(item.bucketShard).toMatch(/^\d+#\d$/);
       expect(item.dueAt).toBe(dueAt);
 
-      const [delivery] = await waitFor(() => target.withPayload('far').length > 0 && target.withPayload('far'), 'the delivery');
-      expect(delivery!.receivedAt).toBeGreaterThanOrEqual(dueAt);
+      const delivery = await waitFor(() => target.withPayload('far')[0], 'the delivery');
+      expect(delivery.receivedAt).toBeGreaterThanOrEqual(dueAt);
       // The emitter records the emission after the publish: the consumer may have the event first.
       const loaded = await waitFor(async () => {
         const stored = await storedItem(scheduler, eventIdFor(PUBLIC_TENANT_ID, 'tests', undefined, messageId));
@@ -105,10 +108,15 @@ describe('far path (stored in DynamoDB, moved by the loader)', () => {
       expect(await waitFor(() => storedItem(scheduler, id), 'the first request stored')).toMatchObject({ payloadKept: 'item' });
       await client.publish(request(target.topicArn, dueAt, second, key));
 
-      const [delivery] = await waitFor(() => target.deliveries.length > 0 && target.deliveries, 'the delivery', 30_000);
-      expect(delivery!.body).toBe(first);
+      const delivery = await waitFor(() => target.deliveries[0], 'the delivery', 30_000);
+      expect(delivery.body).toBe(first);
       const [notice] = await waitFor(() => failures.notices().length > 0 && failures.notices(), 'the refusal');
-      expect(notice).toMatchObject({ reason: REASON.IDEMPOTENCY_KEY_REUSED, eventId: id, details: { field: 'id', eventId: id }, event: { payload: second } });
+      expect(notice).toMatchObject({
+        reason: REASON.IDEMPOTENCY_KEY_REUSED,
+        eventId: id,
+        details: { field: 'id', eventId: id },
+        event: { payload: second },
+      });
       await client.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
       await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
       expect(target.deliveries.map((d) => d.body)).toEqual([first, 'sentinel']);
@@ -137,7 +145,8 @@ describe('far path (stored in DynamoDB, moved by the loader)', () => {
       await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
       const edge = target.deliveries.filter((d) => d.body.startsWith('edge-'));
       expect(edge).toHaveLength(60);
-      for (const delivery of edge) expect(delivery.receivedAt).toBeGreaterThanOrEqual(Date.parse(delivery.attributes['scheduler-scheduled-at'] ?? ''));
+      for (const delivery of edge)
+        expect(delivery.receivedAt).toBeGreaterThanOrEqual(Date.parse(delivery.attributes['scheduler-scheduled-at'] ?? ''));
     } finally {
       client.destroy();
       await target.stop();

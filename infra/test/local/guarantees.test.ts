@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SendMessageBatchCommandInput, SendMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
-import { decodeDelayQueueMessage, decodeLoadingChunk, DynamoDbEventRecords, EVENT_STATE, REPAIR_DELAY_MARGIN_SECONDS, type EventState, type Logger } from '@adhoc-scheduler/shared';
+import {
+  decodeDelayQueueMessage,
+  decodeLoadingChunk,
+  DynamoDbEventRecords,
+  EVENT_STATE,
+  REPAIR_DELAY_MARGIN_SECONDS,
+  type EventState,
+  type Logger,
+} from '@adhoc-scheduler/shared';
 import type { AwsClients } from '@adhoc-scheduler/functions/wiring';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { capturingLogger, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
@@ -64,7 +72,10 @@ function dropSends(queueSuffix: string, drop: (bodies: readonly string[]) => boo
         const input = args.input as Partial<SendMessageBatchCommandInput>;
         if (context.commandName !== 'SendMessageBatchCommand' || !input.QueueUrl?.endsWith(queueSuffix)) return next(args);
         if (!drop((input.Entries ?? []).map((entry) => entry.MessageBody ?? ''))) return next(args);
-        const output: Partial<SendMessageBatchCommandOutput> = { Successful: (input.Entries ?? []).map((entry) => ({ Id: entry.Id ?? '', MessageId: 'lost', MD5OfMessageBody: '' })), Failed: [] };
+        const output: Partial<SendMessageBatchCommandOutput> = {
+          Successful: (input.Entries ?? []).map((entry) => ({ Id: entry.Id ?? '', MessageId: 'lost', MD5OfMessageBody: '' })),
+          Failed: [],
+        };
         return { output, response: {} } as never;
       },
       { step: 'initialize', name: 'dropSends' },
@@ -74,7 +85,10 @@ function dropSends(queueSuffix: string, drop: (bodies: readonly string[]) => boo
 /** Whether a DynamoDB request records emissions' ends (the emitter's batched transaction). */
 function recordsEnds(commandName: string, input: unknown): boolean {
   const items = (input as { TransactItems?: { Update?: { ExpressionAttributeNames?: Record<string, string> } }[] }).TransactItems ?? [];
-  return commandName === 'TransactWriteItemsCommand' && items.some((item) => Object.values(item.Update?.ExpressionAttributeNames ?? {}).includes('endedBy'));
+  return (
+    commandName === 'TransactWriteItemsCommand' &&
+    items.some((item) => Object.values(item.Update?.ExpressionAttributeNames ?? {}).includes('endedBy'))
+  );
 }
 
 const eventsIn = (bodies: readonly string[]): string[] =>
@@ -96,9 +110,9 @@ describe('nothing lost', () => {
     try {
       const dueAt = Date.now() + 8_000;
       await client.publish(request(target.topicArn, dueAt, 'loading lost'));
-      const [delivery] = await waitFor(() => target.withPayload('loading lost').length > 0 && target.withPayload('loading lost'), 'the repaired event', REPAIRED_WITHIN_MS);
+      const delivery = await waitFor(() => target.withPayload('loading lost')[0], 'the repaired event', REPAIRED_WITHIN_MS);
       expect(lost).toBe(true);
-      expect(delivery!.receivedAt).toBeGreaterThanOrEqual(dueAt + (REPAIR_AFTER_SECONDS + REPAIR_DELAY_SECONDS) * 1000);
+      expect(delivery.receivedAt).toBeGreaterThanOrEqual(dueAt + (REPAIR_AFTER_SECONDS + REPAIR_DELAY_SECONDS) * 1000);
       expect(logged('events still open after their due time; sent again')).toHaveLength(1);
       await client.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
       await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
@@ -122,8 +136,8 @@ describe('nothing lost', () => {
       const messageId = await client.publish(request(target.topicArn, dueAt, 'copy lost'));
       await waitFor(() => lost, 'the lost copy', 20_000);
       expect((await records.get(`m-${messageId}`))?.state).toBe(EVENT_STATE.queued);
-      const [delivery] = await waitFor(() => target.withPayload('copy lost').length > 0 && target.withPayload('copy lost'), 'the repaired event', REPAIRED_WITHIN_MS);
-      expect(delivery!.receivedAt).toBeGreaterThanOrEqual(dueAt + (REPAIR_AFTER_SECONDS + REPAIR_DELAY_SECONDS) * 1000);
+      const delivery = await waitFor(() => target.withPayload('copy lost')[0], 'the repaired event', REPAIRED_WITHIN_MS);
+      expect(delivery.receivedAt).toBeGreaterThanOrEqual(dueAt + (REPAIR_AFTER_SECONDS + REPAIR_DELAY_SECONDS) * 1000);
       await waitFor(async () => (await records.get(`m-${messageId}`))?.state === EVENT_STATE.emitted, 'the emission recorded');
     } finally {
       await stop();
@@ -135,7 +149,8 @@ describe('nothing lost', () => {
     const { client, target, records, logged, stop } = await setup((clients) =>
       clients.dynamodb.middlewareStack.add(
         (next, context) => async (args) => {
-          if (failing && recordsEnds(context.commandName ?? '', args.input)) throw Object.assign(new Error('DynamoDB unavailable'), { name: 'ServiceUnavailable' });
+          if (failing && recordsEnds(context.commandName ?? '', args.input))
+            throw Object.assign(new Error('DynamoDB unavailable'), { name: 'ServiceUnavailable' });
           return next(args);
         },
         { step: 'initialize', name: 'failEnds' },
@@ -143,7 +158,11 @@ describe('nothing lost', () => {
     );
     try {
       const messageId = await client.publish(request(target.topicArn, Date.now() + 2_000, 'end handed over'));
-      await waitFor(() => logged('emitted, but could not record it yet; the ends are handed over to be recorded later').length > 0, 'the hand-over', 20_000);
+      await waitFor(
+        () => logged('emitted, but could not record it yet; the ends are handed over to be recorded later').length > 0,
+        'the hand-over',
+        20_000,
+      );
       expect((await records.get(`m-${messageId}`))?.state).toBe(EVENT_STATE.queued);
       failing = false;
       await waitFor(async () => (await records.get(`m-${messageId}`))?.state === EVENT_STATE.emitted, 'the end recorded', 30_000);
@@ -164,7 +183,8 @@ describe('nothing lost', () => {
     const { client, target, records, logged, stop } = await setup((clients) => {
       clients.dynamodb.middlewareStack.add(
         (next, context) => async (args) => {
-          if (failing() && recordsEnds(context.commandName ?? '', args.input)) throw Object.assign(new Error('DynamoDB unavailable'), { name: 'ServiceUnavailable' });
+          if (failing() && recordsEnds(context.commandName ?? '', args.input))
+            throw Object.assign(new Error('DynamoDB unavailable'), { name: 'ServiceUnavailable' });
           return next(args);
         },
         { step: 'initialize', name: 'failEnds' },
@@ -174,7 +194,11 @@ describe('nothing lost', () => {
           const input = args.input as Partial<SendMessageBatchCommandInput>;
           const bodies = (input.Entries ?? []).map((entry) => entry.MessageBody ?? '');
           // The first copy is loading's; the second, the repair's.
-          if (context.commandName === 'SendMessageBatchCommand' && input.QueueUrl?.endsWith('-delay') && eventsIn(bodies).includes('repaired while handed over')) {
+          if (
+            context.commandName === 'SendMessageBatchCommand' &&
+            input.QueueUrl?.endsWith('-delay') &&
+            eventsIn(bodies).includes('repaired while handed over')
+          ) {
             copiesSent += 1;
             if (copiesSent === 2) repairSentAt = Date.now();
           }
@@ -186,7 +210,11 @@ describe('nothing lost', () => {
     try {
       const dueAt = Date.now() + 8_000;
       const messageId = await client.publish(request(target.topicArn, dueAt, 'repaired while handed over'));
-      await waitFor(() => logged('emitted, but could not record it yet; the ends are handed over to be recorded later').length > 0, 'the hand-over', 20_000);
+      await waitFor(
+        () => logged('emitted, but could not record it yet; the ends are handed over to be recorded later').length > 0,
+        'the hand-over',
+        20_000,
+      );
       await waitFor(() => repairSentAt !== undefined, 'the repaired copy', REPAIRED_WITHIN_MS);
       expect(logged('events still open after their due time; sent again')).toHaveLength(1);
       await waitFor(
@@ -235,7 +263,11 @@ describe('duplicates', () => {
         (next, context) => async (args) => {
           const input = args.input as Partial<SendMessageBatchCommandInput>;
           const entries = input.Entries ?? [];
-          if (context.commandName !== 'SendMessageBatchCommand' || !input.QueueUrl?.endsWith('-delay') || !eventsIn(entries.map((entry) => entry.MessageBody ?? '')).includes('twice at once')) {
+          if (
+            context.commandName !== 'SendMessageBatchCommand' ||
+            !input.QueueUrl?.endsWith('-delay') ||
+            !eventsIn(entries.map((entry) => entry.MessageBody ?? '')).includes('twice at once')
+          ) {
             return next(args);
           }
           // The same message, twice in flight: what an SQS double delivery does.
@@ -248,7 +280,10 @@ describe('duplicates', () => {
     try {
       await client.publish(request(target.topicArn, Date.now() + 2_000, 'twice at once'));
       await waitFor(() => target.withPayload('twice at once').length === 2, 'both copies');
-      await waitFor(() => logged('emitted, but another delivery had already ended the event: two copies were emitted at once').length === 1, 'the duplicate noticed');
+      await waitFor(
+        () => logged('emitted, but another delivery had already ended the event: two copies were emitted at once').length === 1,
+        'the duplicate noticed',
+      );
     } finally {
       await stop();
     }
@@ -329,7 +364,11 @@ describe('duplicates', () => {
     try {
       const messageId = await client.publish(request(target.topicArn, Date.now() + 2_000, 'crashed before its end'));
       await waitFor(() => target.withPayload('crashed before its end').length === 2, 'the second publish', 30_000);
-      await waitFor(async () => (await records.get(`m-${messageId}`))?.state === EVENT_STATE.emitted, 'the end recorded by the second delivery', 30_000);
+      await waitFor(
+        async () => (await records.get(`m-${messageId}`))?.state === EVENT_STATE.emitted,
+        'the end recorded by the second delivery',
+        30_000,
+      );
     } finally {
       releaseFirstEnd?.();
       await stop();

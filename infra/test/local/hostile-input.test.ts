@@ -1,10 +1,30 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientsFor, TopicSubscriber, type Received } from '@adhoc-scheduler/quickstart/client-topics';
-import { EMISSION_ATTRIBUTE, eventIdFor, firstIllFormedString, noticeAttributes, REASON, SNS_MAX_MESSAGE_BYTES, snsMessageBytes, type FailureNotice, type TenantsDocument } from '@adhoc-scheduler/shared';
+import {
+  EMISSION_ATTRIBUTE,
+  eventIdFor,
+  firstIllFormedString,
+  noticeAttributes,
+  REASON,
+  SNS_MAX_MESSAGE_BYTES,
+  snsMessageBytes,
+  type FailureNotice,
+  type TenantsDocument,
+} from '@adhoc-scheduler/shared';
 import { ODD_CHARACTERS, objectText } from '../../../shared/test/hostile-input.js';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
-import { capturingLogger, FAST_TIMINGS, request, scheduledAt, SchedulerClient, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
+import {
+  capturingLogger,
+  FAST_TIMINGS,
+  request,
+  scheduledAt,
+  SchedulerClient,
+  startTestScheduler,
+  TopicConsumer,
+  uniqueName,
+  waitFor,
+} from './kit.js';
 
 /**
  * The nastiest kinds of input the property tests (shared/test/trust.properties.test.ts) generate,
@@ -32,7 +52,9 @@ const TENANTS: TenantsDocument = {
 };
 
 /** Odd characters a client's queue can take (SQS refuses some, such as NUL and U+FFFF) and SNS can carry (no lone surrogate). */
-const ODD_BUT_DELIVERABLE = ODD_CHARACTERS.filter((text) => text.isWellFormed() && /^[\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]*$/u.test(text)).join('');
+const ODD_BUT_DELIVERABLE = ODD_CHARACTERS.filter(
+  (text) => text.isWellFormed() && /^[\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]*$/u.test(text),
+).join('');
 /** More than a fifth of SQS's 1 MiB: five of them do not fit in one SendMessageBatch. */
 const LARGE_PAYLOAD_BYTES = 220_000;
 /** Beyond the near-path window of FAST_TIMINGS (6 s): stored, then loaded together in one chunk. */
@@ -41,8 +63,11 @@ const FAR_MS = 7_000;
 /** Every message published to a topic, read from a queue of the test's own subscribed to it. */
 async function watch(endpoint: string, topicArn: string): Promise<{ readonly received: Received[]; stop(): Promise<void> }> {
   const received: Received[] = [];
-  const subscriber = await TopicSubscriber.subscribe(clientsFor({ region: LOCAL_REGION, endpoint, credentials: LOCAL_CREDENTIALS }), topicArn, uniqueName('watch'), (message) =>
-    received.push(message),
+  const subscriber = await TopicSubscriber.subscribe(
+    clientsFor({ region: LOCAL_REGION, endpoint, credentials: LOCAL_CREDENTIALS }),
+    topicArn,
+    uniqueName('watch'),
+    (message) => received.push(message),
   );
   return { received, stop: () => subscriber.stop() };
 }
@@ -64,12 +89,20 @@ describe('hostile input, end to end', () => {
       const dueAt = Date.now() + 3_000;
       const farDueAt = dueAt + FAR_MS;
       const failureTopic = failures.topicArn;
-      const valid = (payload: string, extra: Record<string, unknown> = {}) => request(target.topicArn, dueAt, payload, { failure_topic: failureTopic, ...extra });
+      const valid = (payload: string, extra: Record<string, unknown> = {}) =>
+        request(target.topicArn, dueAt, payload, { failure_topic: failureTopic, ...extra });
       const withLoneSurrogate = (text: string) => text.replace('MARK', '\\ud800');
       const acmeOrder = eventIdFor('acme', '', 'order-1', '');
 
       // The payloads of the requests that are taken.
-      const [clean, cleanStored, odd, prototypeKeys, globexOrder, publicOrder] = ['clean', 'clean, stored', `odd ${ODD_BUT_DELIVERABLE}`, 'own keys only', 'globex order-1', 'public order-1'] as const;
+      const [clean, cleanStored, odd, prototypeKeys, globexOrder, publicOrder] = [
+        'clean',
+        'clean, stored',
+        `odd ${ODD_BUT_DELIVERABLE}`,
+        'own keys only',
+        'globex order-1',
+        'public order-1',
+      ] as const;
       const large = ['a', 'b', 'c', 'd', 'e'].map((tag) => tag.repeat(LARGE_PAYLOAD_BYTES));
       const accepted = [clean, cleanStored, odd, prototypeKeys, globexOrder, publicOrder, ...large];
       await acme.publishBatch([
@@ -77,7 +110,11 @@ describe('hostile input, end to end', () => {
         request(target.topicArn, farDueAt, cleanStored),
         valid(odd),
         // Own keys that pollute nothing: JSON.parse makes `__proto__` an own key.
-        objectText([['__proto__', { target: `arn:aws:sns:${LOCAL_REGION}:${GLOBEX_ACCOUNT}:theirs` }], ['constructor', 'x'], ...Object.entries(valid(prototypeKeys))]),
+        objectText([
+          ['__proto__', { target: `arn:aws:sns:${LOCAL_REGION}:${GLOBEX_ACCOUNT}:theirs` }],
+          ['constructor', 'x'],
+          ...Object.entries(valid(prototypeKeys)),
+        ]),
         withLoneSurrogate(JSON.stringify(valid('lone surrogate', { user: 'MARK' }))),
         // The notice quotes it in a message cut to 1,024 characters.
         valid('emoji date', { date: '😀'.repeat(600) }),
@@ -130,7 +167,10 @@ describe('hostile input, end to end', () => {
       await waitFor(() => failures.deliveries.length >= expectedReasons.length, 'every refusal on the failure topic', 30_000);
 
       // The clean events are on time, though their batches held all of the above.
-      for (const [payload, due] of [[clean, dueAt], [cleanStored, farDueAt]] as const) {
+      for (const [payload, due] of [
+        [clean, dueAt],
+        [cleanStored, farDueAt],
+      ] as const) {
         const [delivery] = target.withPayload(payload);
         expect(scheduledAt(delivery as Received)).toBe(due);
         expect(delivery?.receivedAt).toBeGreaterThanOrEqual(due);
@@ -143,7 +183,8 @@ describe('hostile input, end to end', () => {
 
       // Each accepted event once, never early, byte for byte, as the tenant whose topic it came through.
       expect(target.deliveries.map(({ body }) => body).sort()).toEqual([...accepted, 'sentinel'].sort());
-      for (const { attributes, receivedAt } of target.deliveries) expect(receivedAt).toBeGreaterThanOrEqual(Date.parse(attributes[EMISSION_ATTRIBUTE.scheduledAt] ?? ''));
+      for (const { attributes, receivedAt } of target.deliveries)
+        expect(receivedAt).toBeGreaterThanOrEqual(Date.parse(attributes[EMISSION_ATTRIBUTE.scheduledAt] ?? ''));
       expect(target.withPayload(globexOrder)[0]?.attributes[EMISSION_ATTRIBUTE.tenant]).toBe('globex');
       expect(target.withPayload(publicOrder)[0]?.attributes[EMISSION_ATTRIBUTE.tenant]).toBe('public');
       expect(target.withPayload(clean)[0]?.attributes[EMISSION_ATTRIBUTE.eventId]).toBe(acmeOrder);
@@ -153,15 +194,19 @@ describe('hostile input, end to end', () => {
       expect(notices.map(({ reason }) => reason).sort()).toEqual(expectedReasons);
       for (const [index, notice] of notices.entries()) {
         expect(firstIllFormedString(notice)).toBeUndefined();
-        expect(snsMessageBytes(failures.deliveries[index]?.body ?? '', noticeAttributes(notice))).toBeLessThanOrEqual(SNS_MAX_MESSAGE_BYTES);
+        expect(snsMessageBytes(failures.deliveries[index]?.body ?? '', noticeAttributes(notice))).toBeLessThanOrEqual(
+          SNS_MAX_MESSAGE_BYTES,
+        );
       }
       const reasons = new Set<string>(Object.values(REASON));
       expect(lines.filter((line) => 'reason' in line && !reasons.has(String(line.reason)))).toEqual([]);
-      for (const reason of [REASON.FAILURE_TOPIC_IS_SCHEDULER_TOPIC, REASON.INVALID_JSON]) expect(lines.filter((line) => line.reason === reason)).toHaveLength(1);
+      for (const reason of [REASON.FAILURE_TOPIC_IS_SCHEDULER_TOPIC, REASON.INVALID_JSON])
+        expect(lines.filter((line) => line.reason === reason)).toHaveLength(1);
       // No message failed its batch.
       expect(lines.filter((line) => line.msg === 'record failed; it will be retried')).toEqual([]);
       // Nothing the scheduler published reached its own topics: only the test's requests are there.
-      for (const { received } of inputTopics) expect(received.filter(({ attributes }) => Object.keys(attributes).some((name) => name.startsWith('scheduler-')))).toEqual([]);
+      for (const { received } of inputTopics)
+        expect(received.filter(({ attributes }) => Object.keys(attributes).some((name) => name.startsWith('scheduler-')))).toEqual([]);
     } finally {
       for (const client of [acme, globex, shared]) client.destroy();
       for (const watched of inputTopics) await watched.stop();

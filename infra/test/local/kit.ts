@@ -5,7 +5,14 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { clientsFor, createSchedulerTarget, TopicSubscriber, type Received } from '@adhoc-scheduler/quickstart/client-topics';
 import { createLogger, EMISSION_ATTRIBUTE, type Logger } from '@adhoc-scheduler/shared';
 import { Writable } from 'node:stream';
-import { LOCAL_CREDENTIALS, LOCAL_EMITTER_ROLE_ARN, LOCAL_REGION, startLocalScheduler, type LocalScheduler, type LocalSchedulerOptions } from '../../src/local/runtime.js';
+import {
+  LOCAL_CREDENTIALS,
+  LOCAL_EMITTER_ROLE_ARN,
+  LOCAL_REGION,
+  startLocalScheduler,
+  type LocalScheduler,
+  type LocalSchedulerOptions,
+} from '../../src/local/runtime.js';
 import type { Emulators } from '../../src/local/emulators.js';
 
 /**
@@ -49,7 +56,12 @@ export async function startTestScheduler(
   emulators: Emulators,
   options: Omit<LocalSchedulerOptions, 'emulators'> = {},
 ): Promise<LocalScheduler> {
-  return startLocalScheduler({ logger: capturingLogger().logger, visibilityTimeoutSeconds: TEST_VISIBILITY_TIMEOUT_SECONDS, ...options, emulators });
+  return startLocalScheduler({
+    logger: capturingLogger().logger,
+    visibilityTimeoutSeconds: TEST_VISIBILITY_TIMEOUT_SECONDS,
+    ...options,
+    emulators,
+  });
 }
 
 export type Delivery = Received;

@@ -45,7 +45,9 @@ async function checkout(outputs?: object): Promise<string> {
 }
 
 /** The outputs a service killed with kill -9 leaves behind: nothing answers at their endpoint any more. */
-async function staleOutputs(): Promise<Pick<LocalOutputs, 'region' | 'endpoint' | 'inputTopicArn' | 'emitterRoleArn' | 'nearPathWindowSeconds'>> {
+async function staleOutputs(): Promise<
+  Pick<LocalOutputs, 'region' | 'endpoint' | 'inputTopicArn' | 'emitterRoleArn' | 'nearPathWindowSeconds'>
+> {
   return {
     region: LOCAL_REGION,
     endpoint: await closedEndpoint(),
@@ -131,7 +133,9 @@ describe.concurrent("the README's SDK example", () => {
     const stale = await staleOutputs();
     const run = await runFile(PUBLISH_EXAMPLE, [], await checkout(stale));
     expect(run).toMatchObject({ code: 1, stdout: '' });
-    expect(run.stderr).toBe(`nothing answers at ${stale.endpoint}, the endpoint in .local/outputs.json: start the local service first (scripts/start)\n`);
+    expect(run.stderr).toBe(
+      `nothing answers at ${stale.endpoint}, the endpoint in .local/outputs.json: start the local service first (scripts/start)\n`,
+    );
   });
 
   it('runs as written: the event it schedules reaches the topic it creates', async () => {
@@ -144,7 +148,9 @@ describe.concurrent("the README's SDK example", () => {
       expect(run).toMatchObject({ code: 0, stderr: '' });
       const [, target, eventId] = run.stdout.match(/^Scheduled for \S+ to (\S+): see it with scripts\/admin event show (m-\S+)$/m) ?? [];
       expect(target).toBe(`arn:aws:sns:${LOCAL_REGION}:000000000000:invoice-reminders`);
-      subscriber = await TopicSubscriber.subscribe(clients, target ?? '', 'invoice-reminders-consumer', (message) => received.push(message));
+      subscriber = await TopicSubscriber.subscribe(clients, target ?? '', 'invoice-reminders-consumer', (message) =>
+        received.push(message),
+      );
       await waitFor(() => received.length > 0, 'the event at its due time', 30_000);
       expect(received[0]).toMatchObject({ body: '{"invoice":42}', attributes: { 'scheduler-event-id': eventId } });
     } finally {
@@ -181,15 +187,31 @@ describe.runIf(installed('aws') && installed('jq'))("the README's AWS CLI exampl
       const messageId = run.stdout.match(/[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}/)?.[0];
       expect(messageId, run.stdout).toBeDefined();
 
-      const shown = await waitFor(async () => {
-        const out: string[] = [];
-        await runAdmin(['event', 'show', `m-${messageId ?? ''}`, '--json', '--outputs', join(dir, '.local', 'outputs.json'), '--tenants', join(dir, '.local', 'tenants.json')], {
-          out: (text) => out.push(text),
-          err: () => undefined,
-        });
-        const record = out.length === 0 ? undefined : (JSON.parse(out.join('\n')) as { state: string; target: string; reason?: string });
-        return record !== undefined && record.state !== 'scheduled' && record.state !== 'queued' && record;
-      }, 'the event emitted or failed', 40_000);
+      const shown = await waitFor(
+        async () => {
+          const out: string[] = [];
+          await runAdmin(
+            [
+              'event',
+              'show',
+              `m-${messageId ?? ''}`,
+              '--json',
+              '--outputs',
+              join(dir, '.local', 'outputs.json'),
+              '--tenants',
+              join(dir, '.local', 'tenants.json'),
+            ],
+            {
+              out: (text) => out.push(text),
+              err: () => undefined,
+            },
+          );
+          const record = out.length === 0 ? undefined : (JSON.parse(out.join('\n')) as { state: string; target: string; reason?: string });
+          return record !== undefined && record.state !== 'scheduled' && record.state !== 'queued' && record;
+        },
+        'the event emitted or failed',
+        40_000,
+      );
       expect(shown).toMatchObject({ state: 'emitted', target: `arn:aws:sns:${LOCAL_REGION}:000000000000:my-topic` });
     } finally {
       await scheduler.stop();

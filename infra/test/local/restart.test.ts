@@ -37,8 +37,13 @@ describe('a persistent local service', () => {
       // One event on the near path (in the delay queue when killed), one stored for the loader.
       const nearDue = now + 12_000;
       const farDue = now + before.nearPathWindowSeconds * 1000 + 9_000;
-      for (const [dueAt, payload] of [[nearDue, 'near'], [farDue, 'far']] as const) {
-        await clientsBefore.sns.send(new PublishCommand({ TopicArn: before.inputTopicArn, Message: JSON.stringify(request(target, dueAt, payload)) }));
+      for (const [dueAt, payload] of [
+        [nearDue, 'near'],
+        [farDue, 'far'],
+      ] as const) {
+        await clientsBefore.sns.send(
+          new PublishCommand({ TopicArn: before.inputTopicArn, Message: JSON.stringify(request(target, dueAt, payload)) }),
+        );
       }
       clientsBefore.sns.destroy();
       clientsBefore.sqs.destroy();

@@ -3,7 +3,17 @@ import { clientsFor, TopicSubscriber, type Received } from '@adhoc-scheduler/qui
 import { DynamoDbEventRecords, eventIdFor, REASON, SqsDelayQueue, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
-import { capturingLogger, FAST_TIMINGS, request, scheduledAt, SchedulerClient, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
+import {
+  capturingLogger,
+  FAST_TIMINGS,
+  request,
+  scheduledAt,
+  SchedulerClient,
+  startTestScheduler,
+  TopicConsumer,
+  uniqueName,
+  waitFor,
+} from './kit.js';
 
 /**
  * The scheduler never delivers into itself. Its input topics live in its own account, which no
@@ -32,8 +42,11 @@ async function setup() {
 /** Every message published to a topic, read from a queue of the test's own subscribed to it. */
 async function watch(endpoint: string, topicArn: string): Promise<{ readonly received: Received[]; stop(): Promise<void> }> {
   const received: Received[] = [];
-  const subscriber = await TopicSubscriber.subscribe(clientsFor({ region: LOCAL_REGION, endpoint, credentials: LOCAL_CREDENTIALS }), topicArn, uniqueName('watch'), (message) =>
-    received.push(message),
+  const subscriber = await TopicSubscriber.subscribe(
+    clientsFor({ region: LOCAL_REGION, endpoint, credentials: LOCAL_CREDENTIALS }),
+    topicArn,
+    uniqueName('watch'),
+    (message) => received.push(message),
   );
   return { received, stop: () => subscriber.stop() };
 }
@@ -51,10 +64,16 @@ describe("the scheduler's own topics", () => {
 
       // The attack: on the shared topic, open to anyone, a payload that is acme's cancel, due at once, to acme's input topic.
       await shared.publish(request(acmeTopic, Date.now(), JSON.stringify({ action: 'cancel', id: 'order-42' }), { user: 'mallory' }));
-      const refusal = await waitFor(() => lines.find((line) => line.reason === REASON.TARGET_IS_SCHEDULER_TOPIC), 'the refusal in the logs');
+      const refusal = await waitFor(
+        () => lines.find((line) => line.reason === REASON.TARGET_IS_SCHEDULER_TOPIC),
+        'the refusal in the logs',
+      );
       expect(refusal.notice).toMatchObject({ details: { field: 'target' }, event: { target: acmeTopic, user: 'mallory' } });
 
-      const [delivery] = await waitFor(() => target.withPayload('order-42 is due').length > 0 && target.withPayload('order-42 is due'), 'order-42 delivered');
+      const [delivery] = await waitFor(
+        () => target.withPayload('order-42 is due').length > 0 && target.withPayload('order-42 is due'),
+        'order-42 delivered',
+      );
       expect(scheduledAt(delivery as Received)).toBe(dueAt);
       expect(delivery?.receivedAt).toBeGreaterThanOrEqual(dueAt);
       expect((delivery?.receivedAt ?? Infinity) - dueAt).toBeLessThan(1_000);
@@ -87,7 +106,11 @@ describe("the scheduler's own topics", () => {
         dueAt: Date.now() + 1_500,
         version: 1,
       };
-      expect(await new SqsDelayQueue(scheduler.clients.sqs, scheduler.outputs.delayQueueUrl).send([{ event, delaySeconds: 0, queuedBy: undefined }])).toEqual([]);
+      expect(
+        await new SqsDelayQueue(scheduler.clients.sqs, scheduler.outputs.delayQueueUrl).send([
+          { event, delaySeconds: 0, queuedBy: undefined },
+        ]),
+      ).toEqual([]);
 
       const [notice] = await waitFor(() => failures.notices().length > 0 && failures.notices(), 'the failure notice');
       expect(notice).toMatchObject({ reason: REASON.TARGET_ACCESS_DENIED, eventId: event.id });

@@ -8,7 +8,16 @@ import { REASON } from '@adhoc-scheduler/shared';
 import { answers } from '@adhoc-scheduler/shared/endpoint';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_ACCOUNT } from '../../src/local/runtime.js';
-import { capturingLogger, closedEndpoint, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+import {
+  capturingLogger,
+  closedEndpoint,
+  FAST_TIMINGS,
+  request,
+  SchedulerClient,
+  startTestScheduler,
+  TopicConsumer,
+  waitFor,
+} from './kit.js';
 import { outputsOf, spawnService, type ServiceProcess } from './service-process.js';
 
 const REPO_ROOT = resolve(import.meta.dirname, '../../..');
@@ -97,7 +106,10 @@ describe('scripts/start and its outputs file', () => {
       [{ tenants: [{ id: 'acme', accounts: ['12345'] }] }, '/tenants/0/accounts/0'],
       [{ tenants: [{ id: 'acme', accounts: ['111111111111'], maxOpenEvent: 10 }] }, '"maxOpenEvent"'],
       // The service's own shared input topic (scripts/start names its topics adhoc-scheduler-...).
-      [{ public: { deadLetterTopic: `arn:aws:sns:us-east-1:${LOCAL_ACCOUNT}:adhoc-scheduler-input` } }, "is one of the scheduler's own topics"],
+      [
+        { public: { deadLetterTopic: `arn:aws:sns:us-east-1:${LOCAL_ACCOUNT}:adhoc-scheduler-input` } },
+        "is one of the scheduler's own topics",
+      ],
       ['{"tenants": [', 'not JSON'],
     ] as const) {
       const service = start(dir);
@@ -179,9 +191,14 @@ describe('the tenants file of a running service', () => {
       await waitFor(() => aboutTheFile().length > 0, 'the service to notice');
 
       await acme.publish(request(target.topicArn, Date.now() + 1_000, 'while the file is away'));
-      await waitFor(() => target.withPayload('while the file is away').length > 0 || refused().length > 0, "acme's event delivered or refused");
+      await waitFor(
+        () => target.withPayload('while the file is away').length > 0 || refused().length > 0,
+        "acme's event delivered or refused",
+      );
       expect(refused()).toEqual([]);
-      expect(aboutTheFile().map((line) => [line.level, line.msg])).toEqual([[40, `${tenantsFile} is missing; the last registry stays in force until the file is back`]]);
+      expect(aboutTheFile().map((line) => [line.level, line.msg])).toEqual([
+        [40, `${tenantsFile} is missing; the last registry stays in force until the file is back`],
+      ]);
 
       await writeFile(tenantsFile, JSON.stringify({ tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT], maxOpenEvents: 5 }] }));
       await waitFor(() => lines.some((line) => line.level === 30 && line.path === tenantsFile), 'the file read again');

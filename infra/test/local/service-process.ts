@@ -26,10 +26,26 @@ export interface ServiceProcess {
  * not in the way) and with `dir` as its working directory and the home of its outputs and tenants
  * files: nothing it reads or writes is a file a user keeps in the checkout.
  */
-export function spawnService(dir: string, options: { readonly args?: readonly string[]; readonly env?: Readonly<Record<string, string>> } = {}): ServiceProcess {
+export function spawnService(
+  dir: string,
+  options: { readonly args?: readonly string[]; readonly env?: Readonly<Record<string, string>> } = {},
+): ServiceProcess {
   const outputsFile = join(dir, 'outputs.json');
   const tenantsFile = join(dir, 'tenants.json');
-  const args = ['--import', TSX, LOCAL_SERVICE_ENTRY, '--port', '0', '--dynamodb-port', '0', '--outputs', outputsFile, '--tenants', tenantsFile, ...(options.args ?? [])];
+  const args = [
+    '--import',
+    TSX,
+    LOCAL_SERVICE_ENTRY,
+    '--port',
+    '0',
+    '--dynamodb-port',
+    '0',
+    '--outputs',
+    outputsFile,
+    '--tenants',
+    tenantsFile,
+    ...(options.args ?? []),
+  ];
   const child = spawn(process.execPath, args, { cwd: dir, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -41,9 +57,13 @@ export function spawnService(dir: string, options: { readonly args?: readonly st
 
 /** The outputs, once the service has written them (it does once it is ready). */
 export async function outputsOf(service: ServiceProcess): Promise<LocalOutputs> {
-  const text = await waitFor(async () => {
-    if (service.child.exitCode !== null) throw new Error(`the service exited (${service.child.exitCode}): ${service.stderr()}`);
-    return readFile(service.outputsFile, 'utf8').catch(() => undefined);
-  }, 'the service to start', 60_000);
+  const text = await waitFor(
+    async () => {
+      if (service.child.exitCode !== null) throw new Error(`the service exited (${service.child.exitCode}): ${service.stderr()}`);
+      return readFile(service.outputsFile, 'utf8').catch(() => undefined);
+    },
+    'the service to start',
+    60_000,
+  );
   return JSON.parse(text) as LocalOutputs;
 }

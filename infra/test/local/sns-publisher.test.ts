@@ -32,7 +32,9 @@ describe('the SNS publisher (on fauxqs)', () => {
     const target = await TopicConsumer.create(emulators.messagingEndpoint, 'batched');
     try {
       const publisher = new SnsTopicPublisher(sns);
-      await Promise.all(Array.from({ length: 25 }, (_, i) => publisher.publish(target.topicArn, `m-${i}`, { 'scheduler-event-id': `e-${i}` })));
+      await Promise.all(
+        Array.from({ length: 25 }, (_, i) => publisher.publish(target.topicArn, `m-${i}`, { 'scheduler-event-id': `e-${i}` })),
+      );
       expect(calls).toEqual(['PublishBatchCommand', 'PublishBatchCommand', 'PublishBatchCommand']);
       await waitFor(() => target.deliveries.length === 25, 'all 25 messages');
       expect(new Set(target.deliveries.map((d) => d.body)).size).toBe(25);
@@ -73,7 +75,9 @@ describe('the SNS publisher (on fauxqs)', () => {
       // A lone surrogate: what a JSON escape in a request stored before ingest refused them can hold.
       const messages = ['first', 'bad \ud800', 'third'];
       const attributes: Record<string, string>[] = [{}, {}, { 'scheduler-user': 'bad \udc00' }];
-      const results = await Promise.allSettled([...messages, 'fourth'].map((message, i) => publisher.publish(target.topicArn, message, attributes[i])));
+      const results = await Promise.allSettled(
+        [...messages, 'fourth'].map((message, i) => publisher.publish(target.topicArn, message, attributes[i])),
+      );
       expect(calls).toEqual(['PublishBatchCommand', 'PublishCommand', 'PublishCommand', 'PublishCommand', 'PublishCommand']);
       expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
       for (const result of [results[1], results[2]]) {

@@ -17,7 +17,9 @@ afterAll(async () => {
 async function receiveAll(sqs: SQSClient, queueUrl: string, count: number): Promise<DelayQueueMessage[]> {
   const received: DelayQueueMessage[] = [];
   await waitFor(async () => {
-    const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+    );
     received.push(...Messages.map(({ Body = '' }) => decodeDelayQueueMessage(Body)));
     return received.length >= count;
   }, `${count} messages on the queue`);
@@ -25,19 +27,29 @@ async function receiveAll(sqs: SQSClient, queueUrl: string, count: number): Prom
 }
 
 describe('the SQS delay queue (on fauxqs)', () => {
-  it("sends events whose bodies together outgrow one SendMessageBatch (1 MiB in all) in as many as it takes", async () => {
+  it('sends events whose bodies together outgrow one SendMessageBatch (1 MiB in all) in as many as it takes', async () => {
     const sqs = new SQSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.messagingEndpoint });
     try {
       const { QueueUrl = '' } = await sqs.send(new CreateQueueCommand({ QueueName: uniqueName('delay') }));
       // Six events of about 220 KB each, as large as SNS lets a client schedule them, and two small ones.
       const items: DelayedSend[] = ['a', 'b', 'c', 'd', 'e', 'f', 'small-1', 'small-2'].map((tag, index) => ({
-        event: { id: `m-${index}`, tenant: 'acme', user: 'tests', target: 'arn:aws:sns:us-east-1:000000000000:t', payload: tag.length === 1 ? tag.repeat(220_000) : tag, dueAt: 0, version: 1 },
+        event: {
+          id: `m-${index}`,
+          tenant: 'acme',
+          user: 'tests',
+          target: 'arn:aws:sns:us-east-1:000000000000:t',
+          payload: tag.length === 1 ? tag.repeat(220_000) : tag,
+          dueAt: 0,
+          version: 1,
+        },
         delaySeconds: 0,
         queuedBy: `copy-${index}`,
       }));
       expect(await new SqsDelayQueue(sqs, QueueUrl).send(items)).toEqual([]);
       const received = await receiveAll(sqs, QueueUrl, items.length);
-      expect(received.map((message) => (message.kind === 'event' ? message.event.id : message.kind)).sort()).toEqual(items.map(({ event }) => event.id).sort());
+      expect(received.map((message) => (message.kind === 'event' ? message.event.id : message.kind)).sort()).toEqual(
+        items.map(({ event }) => event.id).sort(),
+      );
     } finally {
       sqs.destroy();
     }
@@ -50,7 +62,9 @@ describe('the SQS delay queue (on fauxqs)', () => {
       const notice = { reason: REASON.INVALID_DATE, message: 'bad date', event: { date: 'x' }, failedAt: '2030-01-01T00:00:00.000Z' };
       const failureTopic = 'arn:aws:sns:us-east-1:000000000000:failures';
       await new SqsDelayQueue(sqs, QueueUrl).sendNotice('n-1', 'acme', { failureTopic }, notice);
-      expect(await receiveAll(sqs, QueueUrl, 1)).toEqual([{ kind: 'notice', noticeId: 'n-1', tenant: 'acme', failureTopic, deadLetterTopic: undefined, notice }]);
+      expect(await receiveAll(sqs, QueueUrl, 1)).toEqual([
+        { kind: 'notice', noticeId: 'n-1', tenant: 'acme', failureTopic, deadLetterTopic: undefined, notice },
+      ]);
     } finally {
       sqs.destroy();
     }

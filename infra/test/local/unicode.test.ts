@@ -49,7 +49,10 @@ describe('strings that are not well-formed Unicode', () => {
     try {
       const dueAt = Date.now() + 2_500;
       // `\ud800` in the JSON text: a lone surrogate once parsed.
-      const bad = JSON.stringify(request(target.topicArn, dueAt, 'bad MARK', { failure_topic: failures.topicArn })).replace('MARK', '\\ud800');
+      const bad = JSON.stringify(request(target.topicArn, dueAt, 'bad MARK', { failure_topic: failures.topicArn })).replace(
+        'MARK',
+        '\\ud800',
+      );
       await client.publishBatch([bad, request(target.topicArn, dueAt, 'clean')]);
 
       const [clean] = await waitFor(() => target.withPayload('clean').length > 0 && target.withPayload('clean'), 'the clean event');

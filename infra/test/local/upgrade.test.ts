@@ -54,12 +54,18 @@ describe('an upgrade', () => {
       await put(recordOfEarlierVersion(stored, 'scheduled', bucketShardKeyFor(stored.id, stored.dueAt, scheduler.config)));
       await put(recordOfEarlierVersion(queued, 'queued'));
       // Its delay-queue copy, as that version sent it: no token.
-      const failed = await new SqsDelayQueue(sqs, scheduler.outputs.delayQueueUrl).send([{ event: queued, delaySeconds: 2, queuedBy: undefined }]);
+      const failed = await new SqsDelayQueue(sqs, scheduler.outputs.delayQueueUrl).send([
+        { event: queued, delaySeconds: 2, queuedBy: undefined },
+      ]);
       expect(failed).toEqual([]);
 
       const records = new DynamoDbEventRecords(dynamodb, scheduler.outputs.tableName);
       for (const { id, dueAt, payload } of [queued, stored]) {
-        const [delivery] = await waitFor(() => target.withPayload(payload).length > 0 && target.withPayload(payload), `${id} delivered`, 30_000);
+        const [delivery] = await waitFor(
+          () => target.withPayload(payload).length > 0 && target.withPayload(payload),
+          `${id} delivered`,
+          30_000,
+        );
         expect(delivery?.receivedAt).toBeGreaterThanOrEqual(dueAt);
         await waitFor(async () => (await records.get(id))?.state === EVENT_STATE.emitted, `${id} recorded as emitted`);
       }
@@ -75,7 +81,8 @@ describe('an upgrade', () => {
     const access = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.messagingEndpoint };
     const sns = new SNSClient(access);
     const queueArn = async (scheduler: LocalScheduler, queueUrl: string) =>
-      (await scheduler.clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn ?? '';
+      (await scheduler.clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }))).Attributes
+        ?.QueueArn ?? '';
     const subscriptions = async (topicArn: string) =>
       ((await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn }))).Subscriptions ?? []).map(({ Endpoint }) => Endpoint);
     try {
@@ -85,7 +92,9 @@ describe('an upgrade', () => {
       const tenantsQueue = await queueArn(first, first.outputs.ingestQueueUrl);
       await first.stop();
       // The earlier version's layout: the shared topic delivering to the one ingest queue.
-      const [own] = ((await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: inputTopicArn }))).Subscriptions ?? []).filter(({ Endpoint }) => Endpoint === publicQueue);
+      const [own] = ((await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: inputTopicArn }))).Subscriptions ?? []).filter(
+        ({ Endpoint }) => Endpoint === publicQueue,
+      );
       await sns.send(new UnsubscribeCommand({ SubscriptionArn: own?.SubscriptionArn }));
       await sns.send(new SubscribeCommand({ TopicArn: inputTopicArn, Protocol: 'sqs', Endpoint: tenantsQueue }));
       expect(await subscriptions(inputTopicArn)).toEqual([tenantsQueue]);

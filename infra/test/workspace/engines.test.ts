@@ -14,10 +14,16 @@ describe("the workspace's Node", () => {
 
   it('runs a documented pnpm command without an engines warning when pnpm itself runs on the system Node', async () => {
     // As from a shell: without the workspace's node_modules/.bin, pnpm starts on whatever `node` the system has.
-    const path = (process.env.PATH ?? '').split(delimiter).filter((entry) => !entry.includes('node_modules')).join(delimiter);
+    const path = (process.env.PATH ?? '')
+      .split(delimiter)
+      .filter((entry) => !entry.includes('node_modules'))
+      .join(delimiter);
     const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((done, fail) => {
-      execFile('pnpm', ['--filter', '@adhoc-scheduler/loadtest', 'loadtest', '--help'], { cwd: REPO_ROOT, env: { ...process.env, PATH: path }, timeout: 60_000 }, (error, out, err) =>
-        error ? fail(error) : done({ stdout: out, stderr: err }),
+      execFile(
+        'pnpm',
+        ['--filter', '@adhoc-scheduler/loadtest', 'loadtest', '--help'],
+        { cwd: REPO_ROOT, env: { ...process.env, PATH: path }, timeout: 60_000 },
+        (error, out, err) => (error ? fail(error) : done({ stdout: out, stderr: err })),
       );
     });
     expect(stdout).toContain('Usage: pnpm --filter @adhoc-scheduler/loadtest loadtest');

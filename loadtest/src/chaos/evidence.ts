@@ -91,7 +91,8 @@ export function deliveryByPart(
   }
   const byPart: Partial<Record<EventPart, Tally>> = {};
   for (const { part, latenessMs, deliveries, duplicateCause: cause } of delivered) {
-    const entry = (byPart[part] ??= { latenesses: [], duplicated: 0, duplicatedBy: { lostAnswer: 0, kill: 0, other: 0 } });
+    byPart[part] ??= { latenesses: [], duplicated: 0, duplicatedBy: { lostAnswer: 0, kill: 0, other: 0 } };
+    const entry = byPart[part];
     entry.latenesses.push(latenessMs);
     entry.duplicated += deliveries - 1;
     if (deliveries > 1) entry.duplicatedBy[cause ?? 'other'] += deliveries - 1;
@@ -132,7 +133,13 @@ export interface EventEvidence {
   readonly dueAt: string;
   readonly record: RecordSummary | 'none';
   /** Faults injected into calls that named the event (or its request), ms from its due time. */
-  readonly faults: readonly { readonly id: string; readonly service: AwsService; readonly operation: string; readonly kind: FaultKind; readonly msFromDue: number }[];
+  readonly faults: readonly {
+    readonly id: string;
+    readonly service: AwsService;
+    readonly operation: string;
+    readonly kind: FaultKind;
+    readonly msFromDue: number;
+  }[];
   /** Kills from its publish on, ms from its due time. */
   readonly kills: readonly { readonly n: number; readonly msFromDue: number }[];
   /** A message naming it sits in the dead-letter queue. */
@@ -179,7 +186,9 @@ export function eventEvidence(
     faults: context.faults
       .filter((fault) => names(fault.ids))
       .map(({ id, service, operation, kind, at }) => ({ id, service, operation, kind, msFromDue: at - event.dueAt })),
-    kills: context.kills.filter((kill) => kill.killedAt >= event.publishAt).map((kill) => ({ n: kill.n, msFromDue: kill.killedAt - event.dueAt })),
+    kills: context.kills
+      .filter((kill) => kill.killedAt >= event.publishAt)
+      .map((kill) => ({ n: kill.n, msFromDue: kill.killedAt - event.dueAt })),
     inDeadLetterQueue: context.deadLetterIds.has(event.eventId) || context.deadLetterIds.has(event.clientId),
   };
 }
@@ -223,7 +232,11 @@ export interface FaultSummary {
   readonly unreadableLines: number;
 }
 
-export function summarizeFaults(faults: readonly InjectedFault[], unreadableLines: number, requests: Readonly<Record<AwsService, number>>): FaultSummary {
+export function summarizeFaults(
+  faults: readonly InjectedFault[],
+  unreadableLines: number,
+  requests: Readonly<Record<AwsService, number>>,
+): FaultSummary {
   const refused = faults.filter((fault) => fault.kind === 'refused').length;
   const calls = requests.sns + requests.sqs + requests.dynamodb + refused;
   return {

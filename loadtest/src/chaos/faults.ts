@@ -67,11 +67,16 @@ function refusal(service: AwsService, operation: string, faultId: string): Error
 
 /** What the SDK's HTTP handler raises when a request times out. */
 function lostAnswer(operation: string, faultId: string): Error {
-  return Object.assign(new Error(`injected fault ${faultId}: the answer to ${operation} was lost after the call took effect`), { name: 'TimeoutError' });
+  return Object.assign(new Error(`injected fault ${faultId}: the answer to ${operation} was lost after the call took effect`), {
+    name: 'TimeoutError',
+  });
 }
 
 function idsIn(value: unknown, pattern: RegExp): string[] {
-  const text = JSON.stringify(value, (_key, item: unknown) => (item instanceof Uint8Array ? undefined : typeof item === 'bigint' ? String(item) : item)) ?? '';
+  const text =
+    JSON.stringify(value, (_key, item: unknown) =>
+      item instanceof Uint8Array ? undefined : typeof item === 'bigint' ? String(item) : item,
+    ) ?? '';
   return [...new Set(text.match(pattern) ?? [])];
 }
 
@@ -114,9 +119,10 @@ export type FaultCounts = Record<string, Record<string, Record<FaultKind, number
 export function countFaults(faults: readonly InjectedFault[]): FaultCounts {
   const counts: FaultCounts = {};
   for (const { service, operation, kind } of faults) {
-    const byOperation = (counts[service] ??= {});
-    const byKind = (byOperation[operation] ??= { refused: 0, lost: 0 });
-    byKind[kind] += 1;
+    counts[service] ??= {};
+    const byOperation = counts[service];
+    byOperation[operation] ??= { refused: 0, lost: 0 };
+    byOperation[operation][kind] += 1;
   }
   return counts;
 }

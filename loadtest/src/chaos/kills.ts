@@ -74,7 +74,12 @@ export interface KillRecord extends Restart {
 export async function runKills(
   service: Killable,
   plan: readonly PlannedKill[],
-  options: { readonly minUptimeMs: number; readonly deadline: number; readonly signal?: AbortSignal; readonly onRestart?: (kill: KillRecord) => void },
+  options: {
+    readonly minUptimeMs: number;
+    readonly deadline: number;
+    readonly signal?: AbortSignal;
+    readonly onRestart?: (kill: KillRecord) => void;
+  },
 ): Promise<KillRecord[]> {
   const kills: KillRecord[] = [];
   let upSince = Date.now();

@@ -44,7 +44,11 @@ export function usageBetween<T>(after: T, before: T): T {
 const perMillion = (price: number, quantity: number): number => (price * quantity) / 1e6;
 
 /** Prices a run's usage at list prices and divides by the events it delivered. */
-export function estimateCost(usage: UsageSnapshot, events: number, memoryMb: Readonly<Record<FunctionName, number>> = LAMBDA_MEMORY_MB): CostEstimate {
+export function estimateCost(
+  usage: UsageSnapshot,
+  events: number,
+  memoryMb: Readonly<Record<FunctionName, number>> = LAMBDA_MEMORY_MB,
+): CostEstimate {
   const lines: Omit<CostLine, 'perMillionEvents'>[] = [];
   lines.push({
     item: 'SNS publish (to target and failure topics)',

@@ -108,7 +108,9 @@ const DYNAMODB_SINGLE_READS = new Set(['GetItem', 'Query', 'Scan']);
  * item (a unit per started KB) and an entry in each index whose key it has; an UPDATE of an
  * event's record bills one unit, as records are kept within one (and keep their index keys).
  */
-export function estimatedStatementWriteUnits(statements: readonly { readonly Statement?: string; readonly Parameters?: readonly unknown[] }[]): number {
+export function estimatedStatementWriteUnits(
+  statements: readonly { readonly Statement?: string; readonly Parameters?: readonly unknown[] }[],
+): number {
   let units = 0;
   for (const { Statement = '', Parameters = [] } of statements) {
     if (!/^\s*INSERT\b/i.test(Statement)) {
@@ -207,11 +209,19 @@ export type Handler = (args: { readonly input: object }) => Promise<{ readonly o
 export interface MiddlewareStackLike {
   add(
     middleware: (next: Handler, context: { readonly commandName?: string }) => Handler,
-    options: { readonly step: 'initialize'; readonly priority?: 'high' | 'normal' | 'low'; readonly name: string; readonly override: boolean },
+    options: {
+      readonly step: 'initialize';
+      readonly priority?: 'high' | 'normal' | 'low';
+      readonly name: string;
+      readonly override: boolean;
+    },
   ): void;
 }
 
-function addCounter(stack: MiddlewareStackLike, count: (operation: string, next: Handler, args: { readonly input: object }) => ReturnType<Handler>): void {
+function addCounter(
+  stack: MiddlewareStackLike,
+  count: (operation: string, next: Handler, args: { readonly input: object }) => ReturnType<Handler>,
+): void {
   stack.add((next, context) => (args) => count(operationName(context.commandName), next, args), {
     step: 'initialize',
     name: 'adhocSchedulerUsageCounter',
@@ -230,7 +240,14 @@ export function countUsage(clients: AwsClients): UsageCounter {
   const sqs = { requests: 0, billedRequests: 0, emptyReceives: 0 };
   const sqsByOperation: Record<string, MutableSqsOperation> = {};
   const sentByQueue: Record<string, number> = {};
-  const dynamodb = { requests: 0, readUnits: 0, writeUnits: 0, estimatedWriteUnits: 0, requestsWithoutCapacity: 0, readsRaisedToMinimum: 0 };
+  const dynamodb = {
+    requests: 0,
+    readUnits: 0,
+    writeUnits: 0,
+    estimatedWriteUnits: 0,
+    requestsWithoutCapacity: 0,
+    readsRaisedToMinimum: 0,
+  };
   const dynamodbByOperation: Record<string, { requests: number; units: number }> = {};
   const lambda = Object.fromEntries(
     FUNCTION_NAMES.map((fn) => [fn, { invocations: 0, durationMs: 0, billedDurationMs: 0, records: 0 }]),
@@ -290,7 +307,8 @@ export function countUsage(clients: AwsClients): UsageCounter {
     const billed = billedChunks(bytes);
     sqs.requests += 1;
     sqs.billedRequests += billed;
-    const entry = (sqsByOperation[operation] ??= { requests: 0, billedRequests: 0, messages: 0 });
+    sqsByOperation[operation] ??= { requests: 0, billedRequests: 0, messages: 0 };
+    const entry = sqsByOperation[operation];
     entry.requests += 1;
     entry.billedRequests += billed;
     entry.messages += messages;
@@ -298,7 +316,8 @@ export function countUsage(clients: AwsClients): UsageCounter {
   });
 
   const countRequest = (operation: string): { requests: number; units: number } => {
-    const entry = (dynamodbByOperation[operation] ??= { requests: 0, units: 0 });
+    dynamodbByOperation[operation] ??= { requests: 0, units: 0 };
+    const entry = dynamodbByOperation[operation];
     dynamodb.requests += 1;
     entry.requests += 1;
     return entry;
@@ -333,7 +352,10 @@ export function countUsage(clients: AwsClients): UsageCounter {
     if (standIn) {
       estimate(entry, estimatedStandInWriteUnits(transactItems));
     } else if (units === undefined && operation === 'BatchExecuteStatement') {
-      estimate(entry, estimatedStatementWriteUnits((args.input as { Statements?: { Statement?: string; Parameters?: unknown[] }[] }).Statements ?? []));
+      estimate(
+        entry,
+        estimatedStatementWriteUnits((args.input as { Statements?: { Statement?: string; Parameters?: unknown[] }[] }).Statements ?? []),
+      );
     } else if (units === undefined) {
       dynamodb.requestsWithoutCapacity += 1;
     } else {

@@ -2,13 +2,13 @@ import { describeOutcome, type ChaosReport, type EventEvidence } from '../chaos/
 import type { StageSummary } from '../stages.js';
 import type { RunResult } from './results.js';
 
-function escape(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 }
 
 function table(headers: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
-  const head = headers.map((h) => `<th>${escape(h)}</th>`).join('');
-  const body = rows.map((row) => `<tr>${row.map((cell) => `<td>${escape(String(cell))}</td>`).join('')}</tr>`).join('\n');
+  const head = headers.map((h) => `<th>${escapeHtml(h)}</th>`).join('');
+  const body = rows.map((row) => `<tr>${row.map((cell) => `<td>${escapeHtml(String(cell))}</td>`).join('')}</tr>`).join('\n');
   return `<table><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table>`;
 }
 
@@ -57,12 +57,21 @@ function chaosSections(chaos: ChaosReport): string[] {
     '<h3>Kills</h3>',
     table(
       ['kill', 's into the run', 'at the spike', 'ms from the spike', 'emulators gone after (s)', 'up again after (s)'],
-      chaos.kills.map((kill) => [kill.n, kill.secondsIntoRun, kill.atSpike ? 'yes' : '', kill.msFromSpike ?? '', kill.emulatorsExitSeconds, kill.downSeconds]),
+      chaos.kills.map((kill) => [
+        kill.n,
+        kill.secondsIntoRun,
+        kill.atSpike ? 'yes' : '',
+        kill.msFromSpike ?? '',
+        kill.emulatorsExitSeconds,
+        kill.downSeconds,
+      ]),
     ),
     '<h3>Faults injected</h3>',
     table(
       ['service', 'operation', 'refused', 'answer lost'],
-      Object.entries(faults.byService).flatMap(([service, byOperation]) => Object.entries(byOperation).map(([operation, kinds]) => [service, operation, kinds.refused, kinds.lost])),
+      Object.entries(faults.byService).flatMap(([service, byOperation]) =>
+        Object.entries(byOperation).map(([operation, kinds]) => [service, operation, kinds.refused, kinds.lost]),
+      ),
     ),
     `<h3>Missing, early and failed events (${chaos.events.length + chaos.eventsNotShown}; times in ms from the due time)</h3>`,
     eventsTable(chaos.events),
@@ -82,17 +91,24 @@ export function renderHtml(
   svgs: { readonly linear?: string | undefined; readonly log?: string | undefined; readonly byTenant?: Readonly<Record<string, string>> },
 ): string {
   const sections: string[] = [];
-  sections.push(`<h1>${escape(result.title)}</h1>`);
+  sections.push(`<h1>${escapeHtml(result.title)}</h1>`);
   sections.push(
-    `<p>Run <code>${escape(result.runId)}</code>, ${escape(result.startedAt)} to ${escape(result.finishedAt)}; ` +
-      `${result.machine.cpus} cores (${escape(result.machine.cpuModel)}), ${result.machine.memoryGiB} GiB, Node ${escape(result.machine.node)}; ` +
-      `service: ${escape(result.service.mode)}` +
-      (result.source ? `, commit <code>${escape(result.source.commit.slice(0, 12))}</code>${result.source.uncommittedChanges ? ' with uncommitted changes' : ''}` : '') +
+    `<p>Run <code>${escapeHtml(result.runId)}</code>, ${escapeHtml(result.startedAt)} to ${escapeHtml(result.finishedAt)}; ` +
+      `${result.machine.cpus} cores (${escapeHtml(result.machine.cpuModel)}), ${result.machine.memoryGiB} GiB, Node ${escapeHtml(result.machine.node)}; ` +
+      `service: ${escapeHtml(result.service.mode)}` +
+      (result.source
+        ? `, commit <code>${escapeHtml(result.source.commit.slice(0, 12))}</code>${result.source.uncommittedChanges ? ' with uncommitted changes' : ''}`
+        : '') +
       '.</p>',
   );
-  sections.push(`<p><code>${escape(result.command)}</code></p>`);
+  sections.push(`<p><code>${escapeHtml(result.command)}</code></p>`);
   sections.push('<h2>Targets</h2>');
-  sections.push(table(['', 'target', 'measured', 'met'], result.targets.map((t) => [t.name, t.target, t.actual, t.met ? 'yes' : 'NO'])));
+  sections.push(
+    table(
+      ['', 'target', 'measured', 'met'],
+      result.targets.map((t) => [t.name, t.target, t.actual, t.met ? 'yes' : 'NO']),
+    ),
+  );
   if (result.chaos) sections.push(...chaosSections(result.chaos));
   if (result.delivery) {
     const { latenessMs, counts } = result.delivery;
@@ -101,7 +117,18 @@ export function renderHtml(
       sections.push(
         table(
           ['events', 'min', 'mean', 'p50', 'p90', 'p99', 'p99.9', 'max'],
-          [[latenessMs.count, latenessMs.min, latenessMs.mean, latenessMs.p50, latenessMs.p90, latenessMs.p99, latenessMs['p99.9'], latenessMs.max]],
+          [
+            [
+              latenessMs.count,
+              latenessMs.min,
+              latenessMs.mean,
+              latenessMs.p50,
+              latenessMs.p90,
+              latenessMs.p99,
+              latenessMs['p99.9'],
+              latenessMs.max,
+            ],
+          ],
         ),
       );
     }
@@ -112,7 +139,21 @@ export function renderHtml(
       sections.push('<h2>Per tenant (lateness in ms)</h2>');
       sections.push(
         table(
-          ['tenant', 'events', 'missing', 'duplicated', 'early', 'min', 'p50', 'p90', 'p99', 'p99.9', 'max', 'received before due p50 / p99', 'publish start lateness p50 / p99'],
+          [
+            'tenant',
+            'events',
+            'missing',
+            'duplicated',
+            'early',
+            'min',
+            'p50',
+            'p90',
+            'p99',
+            'p99.9',
+            'max',
+            'received before due p50 / p99',
+            'publish start lateness p50 / p99',
+          ],
           Object.entries(byTenant).map(([tenant, { counts, latenessMs: l, stagesMs }]) => [
             tenant,
             counts.expected,
@@ -131,30 +172,56 @@ export function renderHtml(
     if (stages) {
       const { mostLate, ...summaries } = stages;
       sections.push('<h2>Where the lateness arose (ms, traced inside the local service)</h2>');
-      sections.push('<p>Lateness = publishStartLateness + publishStartToConsumer. Every time is read from the one machine\'s clock.</p>');
+      sections.push("<p>Lateness = publishStartLateness + publishStartToConsumer. Every time is read from the one machine's clock.</p>");
       sections.push(
         table(
           ['stage', 'events', 'below 0', 'min', 'p50', 'p99', 'max'],
-          (Object.entries(summaries) as [string, StageSummary][]).map(([name, s]) => [name, s.count, s.negative, s.min, s.p50, s.p99, s.max]),
+          (Object.entries(summaries) as [string, StageSummary][]).map(([name, s]) => [
+            name,
+            s.count,
+            s.negative,
+            s.min,
+            s.p50,
+            s.p99,
+            s.max,
+          ]),
         ),
       );
       sections.push('<h3>The most late events, most late first</h3>');
       sections.push(
         table(
           ['due', 'lateness', 'received before due', 'publish start lateness', 'publish call', 'publish start to consumer'],
-          mostLate.map((e) => [e.dueAt, e.latenessMs, e.receivedBeforeDueMs ?? '', e.publishStartLatenessMs ?? '', e.publishCallMs ?? '', e.publishStartToConsumerMs ?? '']),
+          mostLate.map((e) => [
+            e.dueAt,
+            e.latenessMs,
+            e.receivedBeforeDueMs ?? '',
+            e.publishStartLatenessMs ?? '',
+            e.publishCallMs ?? '',
+            e.publishStartToConsumerMs ?? '',
+          ]),
         ),
       );
     }
     const cpu = result.delivery.cpu;
     if (cpu) {
       sections.push(`<h2>Cores busy during the measurement (of ${cpu.cores}, over ${cpu.seconds} s)</h2>`);
-      sections.push(keyValues({ ...cpu.byProcess, 'everything else on the machine': cpu.othersCores, 'load average at start': result.machine.loadAverageAtStart }));
+      sections.push(
+        keyValues({
+          ...cpu.byProcess,
+          'everything else on the machine': cpu.othersCores,
+          'load average at start': result.machine.loadAverageAtStart,
+        }),
+      );
     }
     sections.push('<h2>Counts</h2>');
     sections.push(keyValues(counts));
     sections.push('<h2>Publishing and consuming</h2>');
-    sections.push(keyValues({ ...result.delivery.publish, ...Object.fromEntries(Object.entries(result.delivery.consumer).map(([k, v]) => [`consumer ${k}`, v])) }));
+    sections.push(
+      keyValues({
+        ...result.delivery.publish,
+        ...Object.fromEntries(Object.entries(result.delivery.consumer).map(([k, v]) => [`consumer ${k}`, v])),
+      }),
+    );
   }
   if (Object.keys(result.details).length > 0) {
     sections.push('<h2>Details</h2>');
@@ -162,20 +229,40 @@ export function renderHtml(
   }
   if (result.cost) {
     const cost = result.cost;
-    sections.push(`<h2>Cost per million events (${escape(String(result.details.path ?? ''))}, list prices us-east-1 as of ${escape(cost.pricesAsOf)})</h2>`);
+    sections.push(
+      `<h2>Cost per million events (${escapeHtml(String(result.details.path ?? ''))}, list prices us-east-1 as of ${escapeHtml(cost.pricesAsOf)})</h2>`,
+    );
     sections.push(
       table(
         ['item', 'used in the run', 'unit', 'run cost', 'per million events'],
         [
-          ...cost.lines.map((line) => [line.item, Math.round(line.quantity * 1000) / 1000, line.unit, dollars(line.dollars), dollars(line.perMillionEvents)]),
+          ...cost.lines.map((line) => [
+            line.item,
+            Math.round(line.quantity * 1000) / 1000,
+            line.unit,
+            dollars(line.dollars),
+            dollars(line.perMillionEvents),
+          ]),
           ['total (the service)', '', '', '', dollars(cost.perMillionEvents)],
-          ['not included: the client publishing to the input topic, one Publish per event', '', '', '', dollars(cost.clientInputPublishPerMillion)],
-          ['not included: receives that found nothing (idle pollers)', cost.idleReceives.requests, 'requests', dollars(cost.idleReceives.dollars), ''],
+          [
+            'not included: the client publishing to the input topic, one Publish per event',
+            '',
+            '',
+            '',
+            dollars(cost.clientInputPublishPerMillion),
+          ],
+          [
+            'not included: receives that found nothing (idle pollers)',
+            cost.idleReceives.requests,
+            'requests',
+            dollars(cost.idleReceives.dollars),
+            '',
+          ],
           ['EventBridge Scheduler + SNS publish, for comparison', '', '', '', dollars(cost.eventBridgeSchedulerPerMillion)],
         ],
       ),
     );
-    sections.push(`<p>Lambda memory assumed (MB): ${escape(JSON.stringify(cost.memoryMb))}, arm64.</p>`);
+    sections.push(`<p>Lambda memory assumed (MB): ${escapeHtml(JSON.stringify(cost.memoryMb))}, arm64.</p>`);
   }
   sections.push('<h2>Parameters and service settings</h2>');
   sections.push(keyValues({ ...result.parameters, ...result.service.settings }));
@@ -183,5 +270,5 @@ export function renderHtml(
     'body{font-family:"DejaVu Sans",sans-serif;max-width:1000px;margin:2em auto;color:#222}' +
     'table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}' +
     'figure{margin:1em 0}code{background:#f4f4f4;padding:1px 4px}';
-  return `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escape(result.title)}</title><style>${style}</style></head>\n<body>\n${sections.join('\n')}\n</body></html>\n`;
+  return `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(result.title)}</title><style>${style}</style></head>\n<body>\n${sections.join('\n')}\n</body></html>\n`;
 }

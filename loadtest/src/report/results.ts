@@ -22,8 +22,19 @@ export interface DeliverySummary {
   readonly byTenant: Readonly<Record<string, TenantDelivery>> | undefined;
   /** Where lateness arose, ms (local service only). */
   readonly stagesMs: StageBreakdown | undefined;
-  readonly publish: { readonly published: number; readonly failed: number; readonly requests: number; readonly seconds: number; readonly perSecond: number };
-  readonly consumer: { readonly receives: number; readonly emptyReceives: number; readonly receiveErrors: number; readonly deleteErrors: number };
+  readonly publish: {
+    readonly published: number;
+    readonly failed: number;
+    readonly requests: number;
+    readonly seconds: number;
+    readonly perSecond: number;
+  };
+  readonly consumer: {
+    readonly receives: number;
+    readonly emptyReceives: number;
+    readonly receiveErrors: number;
+    readonly deleteErrors: number;
+  };
   /** Cores busy during the measurement, by process of the run and for everything else on the machine. */
   readonly cpu: CpuUse | undefined;
   readonly missingSample: readonly string[];

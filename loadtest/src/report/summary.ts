@@ -26,7 +26,9 @@ export function summary(result: RunResult, outDir: string, failOnMiss = false): 
   const lateness = result.delivery?.latenessMs;
   if (result.delivery) lines.push(eventsLine(result.delivery.counts));
   if (lateness) {
-    lines.push(`  lateness ms: p50 ${lateness.p50}  p90 ${lateness.p90}  p99 ${lateness.p99}  p99.9 ${lateness['p99.9']}  max ${lateness.max}  (min ${lateness.min}, mean ${lateness.mean})`);
+    lines.push(
+      `  lateness ms: p50 ${lateness.p50}  p90 ${lateness.p90}  p99 ${lateness.p99}  p99.9 ${lateness['p99.9']}  max ${lateness.max}  (min ${lateness.min}, mean ${lateness.mean})`,
+    );
   }
   for (const [tenant, own] of Object.entries(result.delivery?.byTenant ?? {})) {
     const c = own.counts;
@@ -42,14 +44,19 @@ export function summary(result: RunResult, outDir: string, failOnMiss = false): 
   }
   const cpu = result.delivery?.cpu;
   if (cpu) {
-    const processes = Object.entries(cpu.byProcess).map(([name, cores]) => `${name} ${cores}`).join(', ');
-    lines.push(`  cores busy (of ${cpu.cores}): ${processes}; everything else ${cpu.othersCores} (load average at start ${result.machine.loadAverageAtStart})`);
+    const processes = Object.entries(cpu.byProcess)
+      .map(([name, cores]) => `${name} ${cores}`)
+      .join(', ');
+    lines.push(
+      `  cores busy (of ${cpu.cores}): ${processes}; everything else ${cpu.othersCores} (load average at start ${result.machine.loadAverageAtStart})`,
+    );
   }
   const stages = result.delivery?.stagesMs;
   if (stages) {
     lines.push('  stages ms (p50 / p99 / max); lateness = publishStartLateness + publishStartToConsumer:');
     const { mostLate, ...summaries } = stages;
-    for (const [name, stage] of Object.entries(summaries) as [string, StageSummary][]) lines.push(`    ${name.padEnd(22)} ${stage.p50} / ${stage.p99} / ${stage.max}`);
+    for (const [name, stage] of Object.entries(summaries) as [string, StageSummary][])
+      lines.push(`    ${name.padEnd(22)} ${stage.p50} / ${stage.p99} / ${stage.max}`);
     lines.push('  most late events, most late first:');
     for (const e of mostLate.slice(0, 3)) {
       lines.push(
@@ -72,7 +79,8 @@ export function summary(result: RunResult, outDir: string, failOnMiss = false): 
     lines.push(`    ${'EventBridge Scheduler + SNS publish'.padEnd(48)} ${money(cost.eventBridgeSchedulerPerMillion)}`);
   }
   lines.push('  targets:');
-  for (const target of result.targets) lines.push(`    ${target.met ? 'met ' : 'MISS'}  ${target.name}: ${target.actual} (target ${target.target})`);
+  for (const target of result.targets)
+    lines.push(`    ${target.met ? 'met ' : 'MISS'}  ${target.name}: ${target.actual} (target ${target.target})`);
   lines.push(`  ${verdict(result.targets, failOnMiss).line}`);
   lines.push(`  written to ${outDir}`);
   return lines.join('\n');

@@ -85,7 +85,9 @@ function targetCells(targets: ScenarioTargets): string[] {
     return bound === undefined ? [] : [`${key} ≤ ${count(bound)} ms`];
   }).join(', ');
   const other = [
-    ...(targets.moveSeconds === undefined ? [] : [`a minute of stored events moved into the delay queue by one loader tick in ≤ ${targets.moveSeconds} s`]),
+    ...(targets.moveSeconds === undefined
+      ? []
+      : [`a minute of stored events moved into the delay queue by one loader tick in ≤ ${targets.moveSeconds} s`]),
     ...(targets.acceptedPerSecond === undefined ? [] : [`≥ ${count(targets.acceptedPerSecond)} events accepted per second`]),
     ...(targets.everyKill ? ['every kill -9 and restart asked for (`--kills`) made'] : []),
   ];

@@ -1,6 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { bucketShardKeyFor, eventIdFor, expiresAtFor, newEventItems, PUBLIC_TENANT_ID, requestHashOf, type ScheduledEvent, type SchedulerConfig } from '@adhoc-scheduler/shared';
+import {
+  bucketShardKeyFor,
+  eventIdFor,
+  expiresAtFor,
+  newEventItems,
+  PUBLIC_TENANT_ID,
+  requestHashOf,
+  type ScheduledEvent,
+  type SchedulerConfig,
+} from '@adhoc-scheduler/shared';
 import { paddedPayload } from '../plan.js';
 
 /** DynamoDB takes at most 25 items per BatchWriteItem. */
@@ -56,7 +65,8 @@ export async function seedBacklog(
       now: Date.now(),
       expiresAt: expiresAtFor(event.dueAt, config.retentionSeconds),
     });
-    if (payloadItem !== undefined) throw new Error(`a backlog payload of ${seed.payloadBytes} bytes does not fit in the record; seed smaller ones`);
+    if (payloadItem !== undefined)
+      throw new Error(`a backlog payload of ${seed.payloadBytes} bytes does not fit in the record; seed smaller ones`);
     return record;
   };
   const worker = async (): Promise<void> => {

@@ -17,7 +17,15 @@ const TARGETS = {
 } satisfies ScenarioTargets;
 
 function steadyMix(ctx: RunContext, params: ScenarioParams, phase: string, windowMs: number): PlannedEvent[] {
-  return planSteadyMix({ runId: `${ctx.runId}-${phase}`, user: ctx.user, count: params.events, spreadMs: params.seconds * 1000, nearAheadMs: params.aheadSeconds * 1000, windowMs, now: Date.now() });
+  return planSteadyMix({
+    runId: `${ctx.runId}-${phase}`,
+    user: ctx.user,
+    count: params.events,
+    spreadMs: params.seconds * 1000,
+    nearAheadMs: params.aheadSeconds * 1000,
+    windowMs,
+    now: Date.now(),
+  });
 }
 
 function median(values: readonly number[]): number {
@@ -27,7 +35,9 @@ function median(values: readonly number[]): number {
 
 /** What the loader did during one phase: per tick, and for the ticks that found events. */
 function loaderWork(outcome: DeliveryOutcome): Record<string, unknown> {
-  const ticks: LoaderTick[] = (outcome.report?.loaderTicks ?? []).filter((tick) => tick.startedAt >= outcome.startedAt && tick.startedAt <= outcome.finishedAt);
+  const ticks: LoaderTick[] = (outcome.report?.loaderTicks ?? []).filter(
+    (tick) => tick.startedAt >= outcome.startedAt && tick.startedAt <= outcome.finishedAt,
+  );
   const working = ticks.filter((tick) => tick.chunksSent > 0);
   const describe = (list: readonly LoaderTick[]) => ({
     ticks: list.length,
@@ -110,7 +120,19 @@ straight into the table: the loader's work per tick follows what is due, not wha
 is stored [1,000,000 open events; 600 events per phase over 60 s; window 60 s,
 loader every 10 s]`,
   run: runBacklog,
-  defaults: { events: 600, quietEvents: 0, seconds: 60, aheadSeconds: 10, windowSeconds: 60, loaderIntervalSeconds: 10, backlog: 1_000_000, path: 'far', spikeEvents: 0, kills: 0, faultRate: 0 },
+  defaults: {
+    events: 600,
+    quietEvents: 0,
+    seconds: 60,
+    aheadSeconds: 10,
+    windowSeconds: 60,
+    loaderIntervalSeconds: 10,
+    backlog: 1_000_000,
+    path: 'far',
+    spikeEvents: 0,
+    kills: 0,
+    faultRate: 0,
+  },
   drainSeconds: 60,
   // It writes the backlog into the service's table.
   service: { startedForIt: true },

@@ -66,12 +66,18 @@ function partOf(event: PlannedEvent, runId: string): EventPart {
  * Reads what the service's dead-letter queue holds (messages stay there; they are only hidden
  * for a while): how many, of which kind, and the ids they name.
  */
-async function readDeadLetters(sqs: SQSClient, queueUrl: string, idPattern: RegExp): Promise<{ messages: number; byKind: Record<string, number>; ids: Set<string> }> {
+async function readDeadLetters(
+  sqs: SQSClient,
+  queueUrl: string,
+  idPattern: RegExp,
+): Promise<{ messages: number; byKind: Record<string, number>; ids: Set<string> }> {
   const byKind: Record<string, number> = {};
   const ids = new Set<string>();
   let messages = 0;
   for (let receive = 0; receive < DEAD_LETTER_RECEIVES; receive += 1) {
-    const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, VisibilityTimeout: 60 }));
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, VisibilityTimeout: 60 }),
+    );
     if (Messages.length === 0) break;
     for (const { Body = '' } of Messages) {
       messages += 1;
@@ -108,7 +114,8 @@ async function queueDepth(sqs: SQSClient, queueUrl: string): Promise<QueueDepth>
 async function runChaos(ctx: RunContext, params: ScenarioParams): Promise<ScenarioResult> {
   const { service, clients, progress, crashable } = ctx;
   const local = service.local;
-  if (!crashable || !local || !clients.dynamodb) throw new Error('the chaos scenario kills and restarts the local service it starts (--service child)');
+  if (!crashable || !local || !clients.dynamodb)
+    throw new Error('the chaos scenario kills and restarts the local service it starts (--service child)');
   const startedAt = Date.now();
   const windowMs = local.config.nearPathWindowSeconds * 1000;
   const steady = planSteadyMix({
@@ -145,14 +152,18 @@ async function runChaos(ctx: RunContext, params: ScenarioParams): Promise<Scenar
     minGapMs: KILL_MIN_GAP_MS,
     random: seededRandom(params.seed),
   });
-  progress.note(`chaos: ${plan.length} kills planned at ${plan.map((kill) => `+${round((kill.at - startedAt) / 1000)} s`).join(', ')}; seed ${params.seed}`);
+  progress.note(
+    `chaos: ${plan.length} kills planned at ${plan.map((kill) => `+${round((kill.at - startedAt) / 1000)} s`).join(', ')}; seed ${params.seed}`,
+  );
   const abort = new AbortController();
   const killing = runKills(crashable, plan, {
     minUptimeMs: MIN_UPTIME_MS,
     deadline: ctx.deadline,
     signal: abort.signal,
     onRestart: (kill) =>
-      progress.note(`chaos: kill ${kill.n} at +${round((kill.killedAt - startedAt) / 1000)} s${kill.atSpike ? ' (spike)' : ''}; up again after ${round((kill.readyAt - kill.killedAt) / 1000)} s`),
+      progress.note(
+        `chaos: kill ${kill.n} at +${round((kill.killedAt - startedAt) / 1000)} s${kill.atSpike ? ' (spike)' : ''}; up again after ${round((kill.readyAt - kill.killedAt) / 1000)} s`,
+      ),
   });
   // Awaited after publishing; a restart that fails there fails the run.
   killing.catch(() => undefined);
@@ -169,11 +180,16 @@ async function runChaos(ctx: RunContext, params: ScenarioParams): Promise<Scenar
 
   const { tracker } = outcome;
   const watched = new Map(
-    events.map((event): [string, WatchedEvent] => [event.eventId, { eventId: event.eventId, clientId: event.clientId, part: partOf(event, ctx.runId), dueAt: event.dueAt, publishAt: event.publishAt }]),
+    events.map((event): [string, WatchedEvent] => [
+      event.eventId,
+      { eventId: event.eventId, clientId: event.clientId, part: partOf(event, ctx.runId), dueAt: event.dueAt, publishAt: event.publishAt },
+    ]),
   );
   const flagged: [string, EventOutcome][] = [
     ...tracker.missingIds(Number.POSITIVE_INFINITY).map((id): [string, EventOutcome] => [id, { kind: 'missing' }]),
-    ...tracker.earlyIds().map((id): [string, EventOutcome] => [id, { kind: 'early', byMs: (watched.get(id)?.dueAt ?? 0) - (tracker.firstReceived(id) ?? 0) }]),
+    ...tracker
+      .earlyIds()
+      .map((id): [string, EventOutcome] => [id, { kind: 'early', byMs: (watched.get(id)?.dueAt ?? 0) - (tracker.firstReceived(id) ?? 0) }]),
     ...tracker.failedOnly().map(({ eventId, reason }): [string, EventOutcome] => [eventId, { kind: 'failed', reason }]),
   ];
   const idPattern = new RegExp(chaosIdPattern(ctx.runId), 'g');
@@ -195,7 +211,8 @@ async function runChaos(ctx: RunContext, params: ScenarioParams): Promise<Scenar
     const evidence = [];
     for (const [id, eventOutcome] of list) {
       const event = watched.get(id);
-      if (event !== undefined) evidence.push(eventEvidence(event, eventOutcome, { faults, kills, record: await records.get(id), deadLetterIds: deadLetters.ids }));
+      if (event !== undefined)
+        evidence.push(eventEvidence(event, eventOutcome, { faults, kills, record: await records.get(id), deadLetterIds: deadLetters.ids }));
     }
     return evidence;
   };
@@ -247,7 +264,16 @@ async function runChaos(ctx: RunContext, params: ScenarioParams): Promise<Scenar
     chaos,
     targets: [
       ...correctnessTargets(counts, TARGETS.delivery.duplicatesAllowed),
-      ...(TARGETS.everyKill ? [{ name: 'kill -9 and restart of the service', target: `${params.kills}`, actual: `${kills.length}`, met: kills.length >= params.kills }] : []),
+      ...(TARGETS.everyKill
+        ? [
+            {
+              name: 'kill -9 and restart of the service',
+              target: `${params.kills}`,
+              actual: `${kills.length}`,
+              met: kills.length >= params.kills,
+            },
+          ]
+        : []),
     ],
   };
 }
@@ -263,7 +289,19 @@ missing, early or failed; passes with none missing and none early [3,000 over
 180 s, 10 s ahead; spike 3,000; 5 kills; 3% of calls; window 60 s, loader every 10 s]`,
   run: runChaos,
   // A short window, so far-path events are stored and loaded within the run.
-  defaults: { events: 3_000, quietEvents: 0, seconds: 180, aheadSeconds: 10, windowSeconds: 60, loaderIntervalSeconds: 10, backlog: 0, path: 'near', spikeEvents: 3_000, kills: 5, faultRate: 0.03 },
+  defaults: {
+    events: 3_000,
+    quietEvents: 0,
+    seconds: 180,
+    aheadSeconds: 10,
+    windowSeconds: 60,
+    loaderIntervalSeconds: 10,
+    backlog: 0,
+    path: 'near',
+    spikeEvents: 3_000,
+    kills: 5,
+    faultRate: 0.03,
+  },
   // A message held by a killed service waits out its visibility timeout.
   drainSeconds: 180,
   service: {

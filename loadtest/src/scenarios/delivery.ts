@@ -1,5 +1,13 @@
 import { PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
-import { createConsumerEndpoint, deleteConsumerEndpoint, failureReceiptOf, receiptOf, startConsumer, type ConsumerEndpoint, type ConsumerStats } from '../consumer.js';
+import {
+  createConsumerEndpoint,
+  deleteConsumerEndpoint,
+  failureReceiptOf,
+  receiptOf,
+  startConsumer,
+  type ConsumerEndpoint,
+  type ConsumerStats,
+} from '../consumer.js';
 import { usageBetween } from '../cost/estimate.js';
 import type { UsageSnapshot } from '../cost/usage-meter.js';
 import { cpuBetween, sampleCpu, type CpuUse } from '../cpu.js';
@@ -105,7 +113,11 @@ async function publishByTenant(
  * tenant), the events published to the input topic on their schedule, then lateness, missing,
  * duplicated and early events measured at the consumer until all arrived (or the drain time ran out).
  */
-export async function measureDelivery(ctx: RunContext, events: readonly PlannedEvent[], hooks: DeliveryHooks = {}): Promise<DeliveryOutcome> {
+export async function measureDelivery(
+  ctx: RunContext,
+  events: readonly PlannedEvent[],
+  hooks: DeliveryHooks = {},
+): Promise<DeliveryOutcome> {
   const { clients, service, measure, progress } = ctx;
   // With several tenants, each has its own target and consumer, as independent clients would: one's deliveries never queue behind another's.
   const tenantsPublishing = [...new Set([...events, ...(hooks.warmup ?? [])].map((event) => event.tenant))];
@@ -113,12 +125,21 @@ export async function measureDelivery(ctx: RunContext, events: readonly PlannedE
     await Promise.all(
       tenantsPublishing.map(async (tenant) => {
         const name = tenantsPublishing.length > 1 ? `${ctx.runId}-${tenant}-out` : `${ctx.runId}-out`;
-        return [tenant, await createConsumerEndpoint(clients.sns, clients.sqs, name, service.emitterRoleArn, hooks.consumerVisibilitySeconds)] as const;
+        return [
+          tenant,
+          await createConsumerEndpoint(clients.sns, clients.sqs, name, service.emitterRoleArn, hooks.consumerVisibilitySeconds),
+        ] as const;
       }),
     ),
   );
   const failureEndpoint = hooks.failureTopic
-    ? await createConsumerEndpoint(clients.sns, clients.sqs, `${ctx.runId}-failures`, service.emitterRoleArn, hooks.consumerVisibilitySeconds)
+    ? await createConsumerEndpoint(
+        clients.sns,
+        clients.sqs,
+        `${ctx.runId}-failures`,
+        service.emitterRoleArn,
+        hooks.consumerVisibilitySeconds,
+      )
     : undefined;
   const targetOf = (tenant: string): string => (endpoints.get(tenant) as ConsumerEndpoint).topicArn;
   const tracker = new DeliveryTracker(measure.lateMs);
@@ -126,7 +147,9 @@ export async function measureDelivery(ctx: RunContext, events: readonly PlannedE
   for (const event of hooks.warmup ?? []) tracker.expect(event.eventId, event.dueAt, { warmup: true });
   const everything = hooks.warmup ? mergePlans(hooks.warmup, events) : events;
   // With several tenants, each has its own tracker too: lateness and counts per tenant.
-  const tenantTrackers = new Map(tenantsPublishing.length > 1 ? tenantsPublishing.map((tenant) => [tenant, new DeliveryTracker(measure.lateMs)]) : []);
+  const tenantTrackers = new Map(
+    tenantsPublishing.length > 1 ? tenantsPublishing.map((tenant) => [tenant, new DeliveryTracker(measure.lateMs)]) : [],
+  );
   const tenantOfEvent = new Map<string, DeliveryTracker>();
   for (const event of tenantTrackers.size > 0 ? events : []) {
     const own = tenantTrackers.get(event.tenant) as DeliveryTracker;
@@ -205,7 +228,9 @@ export async function measureDelivery(ctx: RunContext, events: readonly PlannedE
   const cpu = cpuBetween(cpuBefore, sampleCpu());
   const after = await service.report(true);
   for (const endpoint of [...endpoints.values(), ...(failureEndpoint ? [failureEndpoint] : [])]) {
-    await deleteConsumerEndpoint(clients.sns, clients.sqs, endpoint).catch((error: unknown) => progress.note(`could not remove the consumer's topic and queue: ${String(error)}`));
+    await deleteConsumerEndpoint(clients.sns, clients.sqs, endpoint).catch((error: unknown) =>
+      progress.note(`could not remove the consumer's topic and queue: ${String(error)}`),
+    );
   }
   return {
     counts: tracker.counts(),

@@ -40,14 +40,20 @@ async function runFairness(ctx: RunContext, params: ScenarioParams): Promise<Sce
 
   const quietOutcome = outcome.byTenant?.[QUIET_TENANT];
   const noisyOutcome = outcome.byTenant?.[NOISY_TENANT];
-  const perTenant = (tenant: string, checks: readonly TargetCheck[]): TargetCheck[] => checks.map((check) => ({ ...check, name: `${tenant}: ${check.name}` }));
+  const perTenant = (tenant: string, checks: readonly TargetCheck[]): TargetCheck[] =>
+    checks.map((check) => ({ ...check, name: `${tenant}: ${check.name}` }));
   const targets: TargetCheck[] = [
-    ...perTenant(QUIET_TENANT, [...(quietOutcome ? correctnessTargets(quietOutcome.counts) : []), ...latenessTargets(quietOutcome?.lateness, TARGETS.latenessMs)]),
+    ...perTenant(QUIET_TENANT, [
+      ...(quietOutcome ? correctnessTargets(quietOutcome.counts) : []),
+      ...latenessTargets(quietOutcome?.lateness, TARGETS.latenessMs),
+    ]),
     ...perTenant(NOISY_TENANT, noisyOutcome ? correctnessTargets(noisyOutcome.counts) : []),
   ];
 
   // When the ingest function had taken every event: all were in the delay queue before their second if this is negative.
-  const ingested = (outcome.report?.invocations ?? []).filter((invocation) => invocation.fn === 'ingest' && invocation.endedAt >= outcome.startedAt);
+  const ingested = (outcome.report?.invocations ?? []).filter(
+    (invocation) => invocation.fn === 'ingest' && invocation.endedAt >= outcome.startedAt,
+  );
   const ingestDoneAt = timeOfShare(ingested, outcome.publish.published, 1);
   const details = {
     dueSecond: new Date(firstDueAt).toISOString(),
@@ -55,7 +61,13 @@ async function runFairness(ctx: RunContext, params: ScenarioParams): Promise<Sce
   };
   return deliveryResult(
     `fairness: tenant ${NOISY_TENANT} ${params.events.toLocaleString('en-US')} events and tenant ${QUIET_TENANT} ${params.quietEvents} due within the same second`,
-    { noisyEvents: params.events, quietEvents: params.quietEvents, seconds: params.seconds, dueSecondsAfterStart: params.aheadSeconds, payloadBytes: ctx.measure.payloadBytes },
+    {
+      noisyEvents: params.events,
+      quietEvents: params.quietEvents,
+      seconds: params.seconds,
+      dueSecondsAfterStart: params.aheadSeconds,
+      payloadBytes: ctx.measure.payloadBytes,
+    },
     outcome,
     targets,
     'near path',
@@ -70,9 +82,24 @@ export const fairness: Scenario = {
 counts per tenant [10,000 and 10, due 60 s later]`,
   run: runFairness,
   // Due a minute out: ingest takes every event into the delay queue before its second (about 20 s for 10,000 here).
-  defaults: { events: 10_000, quietEvents: 10, seconds: 1, aheadSeconds: 60, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near', spikeEvents: 0, kills: 0, faultRate: 0 },
+  defaults: {
+    events: 10_000,
+    quietEvents: 10,
+    seconds: 1,
+    aheadSeconds: 60,
+    windowSeconds: 600,
+    loaderIntervalSeconds: 60,
+    backlog: 0,
+    path: 'near',
+    spikeEvents: 0,
+    kills: 0,
+    faultRate: 0,
+  },
   drainSeconds: 120,
   // It registers its two tenants in the service.
-  service: { startedForIt: true, tenants: [NOISY_TENANT, QUIET_TENANT].map((id) => ({ id, accounts: [LOCAL_ACCOUNT], ...LOAD_TEST_QUOTAS })) },
+  service: {
+    startedForIt: true,
+    tenants: [NOISY_TENANT, QUIET_TENANT].map((id) => ({ id, accounts: [LOCAL_ACCOUNT], ...LOAD_TEST_QUOTAS })),
+  },
   targets: TARGETS,
 };

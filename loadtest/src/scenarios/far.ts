@@ -37,7 +37,10 @@ async function runFar(ctx: RunContext, params: ScenarioParams): Promise<Scenario
   const { config, outputs } = local;
   const spanMs = params.seconds * 1000;
   const intervalMs = config.loaderIntervalSeconds * 1000;
-  if (spanMs >= intervalMs) throw new Error(`--seconds (${params.seconds}) must be shorter than the loader interval (${config.loaderIntervalSeconds} s) for one tick to find them all`);
+  if (spanMs >= intervalMs)
+    throw new Error(
+      `--seconds (${params.seconds}) must be shorter than the loader interval (${config.loaderIntervalSeconds} s) for one tick to find them all`,
+    );
 
   // The first tick runs when the service starts; the timer's ticks follow every interval.
   const store = new DynamoDbEventStore(clients.dynamodb, outputs.tableName);
@@ -88,7 +91,9 @@ async function runFar(ctx: RunContext, params: ScenarioParams): Promise<Scenario
   const report = outcome.report;
   const ticks = (report?.loaderTicks ?? []).filter((tick) => tick.startedAt >= outcome.startedAt && tick.chunksSent > 0);
   const movingTick = ticks[0];
-  const loadingDone = (report?.invocations ?? []).filter((invocation) => invocation.fn === 'loading' && movingTick && invocation.endedAt >= movingTick.startedAt);
+  const loadingDone = (report?.invocations ?? []).filter(
+    (invocation) => invocation.fn === 'loading' && movingTick && invocation.endedAt >= movingTick.startedAt,
+  );
   const moveEnd = loadingDone.reduce((latest, invocation) => Math.max(latest, invocation.endedAt), 0);
   const moved = outcome.usage?.sqs.sentByQueue[outputs.delayQueueUrl] ?? 0;
   const moveSeconds = movingTick && moveEnd > 0 ? (moveEnd - movingTick.startedAt) / 1000 : undefined;
@@ -97,7 +102,13 @@ async function runFar(ctx: RunContext, params: ScenarioParams): Promise<Scenario
   const details = {
     ingestSeconds: round((ingestFinishedAt - outcome.publish.startedAt) / 1000, 2),
     allStoredBeyondWindow: storedInTime,
-    loaderTicksWithEvents: ticks.map((tick) => ({ startedAt: new Date(tick.startedAt).toISOString(), durationMs: round(tick.durationMs), chunksSent: tick.chunksSent, queries: tick.queries, readUnits: tick.readUnits })),
+    loaderTicksWithEvents: ticks.map((tick) => ({
+      startedAt: new Date(tick.startedAt).toISOString(),
+      durationMs: round(tick.durationMs),
+      chunksSent: tick.chunksSent,
+      queries: tick.queries,
+      readUnits: tick.readUnits,
+    })),
     movedToDelayQueue: moved,
     moveSeconds: moveSeconds === undefined ? 'n/a' : round(moveSeconds, 2),
     movedPerMinute: moveSeconds === undefined ? 'n/a' : Math.round((moved / moveSeconds) * 60),
@@ -150,7 +161,19 @@ export const far: Scenario = {
 by one loader tick; reports how fast they were moved into the delay queue
 [100,000; window 240 s, loader every 90 s]`,
   run: runFar,
-  defaults: { events: 100_000, quietEvents: 0, seconds: 60, aheadSeconds: 0, windowSeconds: 240, loaderIntervalSeconds: 90, backlog: 0, path: 'far', spikeEvents: 0, kills: 0, faultRate: 0 },
+  defaults: {
+    events: 100_000,
+    quietEvents: 0,
+    seconds: 60,
+    aheadSeconds: 0,
+    windowSeconds: 240,
+    loaderIntervalSeconds: 90,
+    backlog: 0,
+    path: 'far',
+    spikeEvents: 0,
+    kills: 0,
+    faultRate: 0,
+  },
   drainSeconds: 600,
   // It reads the loader's cursor and ticks.
   service: { startedForIt: true },

@@ -36,7 +36,15 @@ async function runIngest(ctx: RunContext, params: ScenarioParams): Promise<Scena
   const windowMs = (service.local?.config.nearPathWindowSeconds ?? params.windowSeconds) * 1000;
   // Far: a day ahead, stored; near: late in the window, so they wait in the delay queue until the run is over.
   const firstDueAt = params.path === 'far' ? now + 24 * 3600 * 1000 : now + windowMs - 60_000;
-  const events = planUniform({ runId: ctx.runId, user: ctx.user, count: params.events, firstDueAt, spreadMs: 50_000, publishAheadMs: undefined, publishFrom: now });
+  const events = planUniform({
+    runId: ctx.runId,
+    user: ctx.user,
+    count: params.events,
+    firstDueAt,
+    spreadMs: 50_000,
+    publishAheadMs: undefined,
+    publishFrom: now,
+  });
   // Never emitted during the run; a valid topic ARN in the scheduler's account and region is all validation needs.
   const target = service.inputTopicArn.replace(/:[^:]+$/, `:${ctx.runId}-unused`);
 
@@ -92,7 +100,9 @@ async function runIngest(ctx: RunContext, params: ScenarioParams): Promise<Scena
   };
   const targets: TargetCheck[] = [];
   if (after && before) {
-    const ingestInvocations = (after.invocations ?? []).filter((invocation) => invocation.fn === 'ingest' && invocation.endedAt >= stats.startedAt);
+    const ingestInvocations = (after.invocations ?? []).filter(
+      (invocation) => invocation.fn === 'ingest' && invocation.endedAt >= stats.startedAt,
+    );
     const doneAt = timeOfShare(ingestInvocations, stats.published, 1);
     const tenth = timeOfShare(ingestInvocations, stats.published, 0.1);
     const ninetieth = timeOfShare(ingestInvocations, stats.published, 0.9);
@@ -105,7 +115,10 @@ async function runIngest(ctx: RunContext, params: ScenarioParams): Promise<Scena
       ingestSeconds: ingestSeconds === undefined ? 'n/a' : round(ingestSeconds, 2),
       ingestedPerSecond: perSecond ?? 'n/a',
       // The middle 80%: the rate once publishing and ingest both run, without start-up and tail.
-      ingestedPerSecondMiddle80: tenth !== undefined && ninetieth !== undefined && ninetieth > tenth ? Math.round((0.8 * stats.published) / ((ninetieth - tenth) / 1000)) : 'n/a',
+      ingestedPerSecondMiddle80:
+        tenth !== undefined && ninetieth !== undefined && ninetieth > tenth
+          ? Math.round((0.8 * stats.published) / ((ninetieth - tenth) / 1000))
+          : 'n/a',
       ingestInvocations: ingestInvocations.length,
       recordsPerInvocation: round(stats.published / Math.max(1, ingestInvocations.length), 2),
     });
@@ -118,7 +131,12 @@ async function runIngest(ctx: RunContext, params: ScenarioParams): Promise<Scena
   }
   return {
     title: `ingest: ${params.events.toLocaleString('en-US')} events published as fast as the input topic takes them`,
-    parameters: { events: params.events, path: params.path, payloadBytes: measure.payloadBytes, publishConcurrency: measure.publishConcurrency },
+    parameters: {
+      events: params.events,
+      path: params.path,
+      payloadBytes: measure.payloadBytes,
+      publishConcurrency: measure.publishConcurrency,
+    },
     delivery: undefined,
     distribution: [],
     details,
@@ -132,7 +150,19 @@ export const ingest: Scenario = {
   description: `N events published as fast as possible; events per second the input side accepts
 [50,000, --path far: stored in the table]`,
   run: runIngest,
-  defaults: { events: 50_000, quietEvents: 0, seconds: 60, aheadSeconds: 0, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'far', spikeEvents: 0, kills: 0, faultRate: 0 },
+  defaults: {
+    events: 50_000,
+    quietEvents: 0,
+    seconds: 60,
+    aheadSeconds: 0,
+    windowSeconds: 600,
+    loaderIntervalSeconds: 60,
+    backlog: 0,
+    path: 'far',
+    spikeEvents: 0,
+    kills: 0,
+    faultRate: 0,
+  },
   // Nothing is delivered while it measures.
   drainSeconds: 0,
   service: { startedForIt: false },

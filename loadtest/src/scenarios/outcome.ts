@@ -25,7 +25,9 @@ export function deliveryResult(
     parameters,
     delivery: summarizeDelivery(outcome),
     distribution: outcome.distribution,
-    ...(outcome.byTenant ? { distributionByTenant: Object.fromEntries(Object.entries(outcome.byTenant).map(([tenant, own]) => [tenant, own.distribution])) } : {}),
+    ...(outcome.byTenant
+      ? { distributionByTenant: Object.fromEntries(Object.entries(outcome.byTenant).map(([tenant, own]) => [tenant, own.distribution])) }
+      : {}),
     details: { path, ...details },
     cost,
     usage: outcome.usage,
@@ -51,7 +53,12 @@ export function summarizeDelivery(outcome: DeliveryOutcome): DeliverySummary {
     counts: outcome.counts,
     latenessMs: outcome.lateness,
     byTenant: outcome.byTenant
-      ? Object.fromEntries(Object.entries(outcome.byTenant).map(([tenant, own]) => [tenant, { counts: own.counts, latenessMs: own.lateness, stagesMs: own.stages }]))
+      ? Object.fromEntries(
+          Object.entries(outcome.byTenant).map(([tenant, own]) => [
+            tenant,
+            { counts: own.counts, latenessMs: own.lateness, stagesMs: own.stages },
+          ]),
+        )
       : undefined,
     stagesMs: outcome.stages,
     publish: {

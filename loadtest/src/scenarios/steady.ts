@@ -25,12 +25,24 @@ async function runSteady(ctx: RunContext, params: ScenarioParams): Promise<Scena
   // The same rate for a few seconds first, so that every process has compiled its hot paths and opened its connections.
   const warmupMs = WARMUP_SECONDS * 1000;
   const common = { user: ctx.user, publishAheadMs: aheadMs, publishJitterMs: 1000, publishFrom: now };
-  const warmup = planUniform({ ...common, runId: `${ctx.runId}-warmup`, count: Math.ceil((params.events * warmupMs) / spreadMs), firstDueAt: now + aheadMs, spreadMs: warmupMs });
+  const warmup = planUniform({
+    ...common,
+    runId: `${ctx.runId}-warmup`,
+    count: Math.ceil((params.events * warmupMs) / spreadMs),
+    firstDueAt: now + aheadMs,
+    spreadMs: warmupMs,
+  });
   const events = planUniform({ ...common, runId: ctx.runId, count: params.events, firstDueAt: now + aheadMs + warmupMs, spreadMs });
   const outcome = await measureDelivery(ctx, events, { warmup });
   return deliveryResult(
     `steady: ${params.events.toLocaleString('en-US')} events due evenly over ${params.seconds} s`,
-    { events: params.events, seconds: params.seconds, warmupSeconds: WARMUP_SECONDS, publishedAheadSeconds: `${params.aheadSeconds} to ${params.aheadSeconds + 1}`, payloadBytes: ctx.measure.payloadBytes },
+    {
+      events: params.events,
+      seconds: params.seconds,
+      warmupSeconds: WARMUP_SECONDS,
+      publishedAheadSeconds: `${params.aheadSeconds} to ${params.aheadSeconds + 1}`,
+      payloadBytes: ctx.measure.payloadBytes,
+    },
     outcome,
     [...correctnessTargets(outcome.counts), ...latenessTargets(outcome.lateness, TARGETS.latenessMs)],
     'near path',
@@ -42,7 +54,19 @@ export const steady: Scenario = {
   description: `N events due evenly over S seconds, each published --ahead seconds before it is
 due [2,000 over 60 s, 10 s ahead]`,
   run: runSteady,
-  defaults: { events: 2_000, quietEvents: 0, seconds: 60, aheadSeconds: 10, windowSeconds: 600, loaderIntervalSeconds: 60, backlog: 0, path: 'near', spikeEvents: 0, kills: 0, faultRate: 0 },
+  defaults: {
+    events: 2_000,
+    quietEvents: 0,
+    seconds: 60,
+    aheadSeconds: 10,
+    windowSeconds: 600,
+    loaderIntervalSeconds: 60,
+    backlog: 0,
+    path: 'near',
+    spikeEvents: 0,
+    kills: 0,
+    faultRate: 0,
+  },
   drainSeconds: 30,
   service: { startedForIt: false },
   targets: TARGETS,

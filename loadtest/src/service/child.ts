@@ -34,14 +34,23 @@ export async function startChildService(options: LocalServiceOptions): Promise<C
   const send = (message: ToService): void => {
     child.send(message);
   };
-  const nextMessage = <T extends FromService['type']>(type: T, timeoutMs: number, match: (m: Extract<FromService, { type: T }>) => boolean = () => true) =>
+  const nextMessage = <T extends FromService['type']>(
+    type: T,
+    timeoutMs: number,
+    match: (m: Extract<FromService, { type: T }>) => boolean = () => true,
+  ) =>
     new Promise<Extract<FromService, { type: T }>>((resolve, reject) => {
       const onMessage = (message: FromService): void => {
-        if (message.type === 'failed') finish(() => reject(new Error(`the local service failed to start (log: ${options.logFile}):\n${message.error}`)));
-        else if (message.type === type && match(message as Extract<FromService, { type: T }>)) finish(() => resolve(message as Extract<FromService, { type: T }>));
+        if (message.type === 'failed')
+          finish(() => reject(new Error(`the local service failed to start (log: ${options.logFile}):\n${message.error}`)));
+        else if (message.type === type && match(message as Extract<FromService, { type: T }>))
+          finish(() => resolve(message as Extract<FromService, { type: T }>));
       };
       const onExit = (): void => finish(() => reject(new Error(`the local service exited (log: ${options.logFile})`)));
-      const timer = setTimeout(() => finish(() => reject(new Error(`no "${type}" from the local service within ${timeoutMs / 1000} s`))), timeoutMs);
+      const timer = setTimeout(
+        () => finish(() => reject(new Error(`no "${type}" from the local service within ${timeoutMs / 1000} s`))),
+        timeoutMs,
+      );
       const finish = (settle: () => void): void => {
         clearTimeout(timer);
         child.off('message', onMessage);
@@ -69,12 +78,19 @@ export async function startChildService(options: LocalServiceOptions): Promise<C
   let reportId = 0;
   return {
     mode: 'child',
-    access: { region: outputs.region, endpoint: outputs.endpoint, dynamodbEndpoint: outputs.dynamodbEndpoint, credentials: LOCAL_CREDENTIALS, profile: undefined },
+    access: {
+      region: outputs.region,
+      endpoint: outputs.endpoint,
+      dynamodbEndpoint: outputs.dynamodbEndpoint,
+      credentials: LOCAL_CREDENTIALS,
+      profile: undefined,
+    },
     inputTopicArn: outputs.inputTopicArn,
     emitterRoleArn: outputs.emitterRoleArn,
     local: { config, outputs },
     async report(withTimeline): Promise<ServiceReport> {
-      const id = (reportId += 1);
+      reportId += 1;
+      const id = reportId;
       const reply = nextMessage('report', 30_000, (message) => message.id === id);
       send({ type: 'report', id, withTimeline });
       return (await reply).report;

@@ -50,7 +50,9 @@ export function harnessClients(access: ServiceAccess): HarnessClients {
   const sns = new SNSClient({ ...base, endpoint: access.endpoint });
   const sqs = new SQSClient({ ...base, endpoint: access.endpoint });
   const dynamodb = access.dynamodbEndpoint
-    ? DynamoDBDocumentClient.from(new DynamoDBClient({ ...base, endpoint: access.dynamodbEndpoint }), { marshallOptions: { removeUndefinedValues: true } })
+    ? DynamoDBDocumentClient.from(new DynamoDBClient({ ...base, endpoint: access.dynamodbEndpoint }), {
+        marshallOptions: { removeUndefinedValues: true },
+      })
     : undefined;
   return {
     sns,

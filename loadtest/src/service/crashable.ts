@@ -66,7 +66,10 @@ export async function startCrashableService(
 
   const emulatorsGone = async (): Promise<void> => {
     const gone = await pollUntil(async () => (await takenPorts(ports)).length === 0, Date.now() + EMULATOR_EXIT_TIMEOUT_MS);
-    if (!gone) throw new Error(`the emulators of the killed service still hold ports ${ports.messaging} and ${ports.dynamodb} after ${EMULATOR_EXIT_TIMEOUT_MS / 1000} s`);
+    if (!gone)
+      throw new Error(
+        `the emulators of the killed service still hold ports ${ports.messaging} and ${ports.dynamodb} after ${EMULATOR_EXIT_TIMEOUT_MS / 1000} s`,
+      );
   };
 
   const startAgain = async (): Promise<ChildService> => {

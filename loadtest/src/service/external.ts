@@ -12,7 +12,13 @@ export async function connectToRunningService(outputsFile: string): Promise<Sche
   assertLoopback(outputs.dynamodbEndpoint, `the DynamoDB endpoint in ${outputsFile}`);
   return {
     mode: 'external',
-    access: { region: outputs.region, endpoint: outputs.endpoint, dynamodbEndpoint: outputs.dynamodbEndpoint, credentials: LOCAL_CREDENTIALS, profile: undefined },
+    access: {
+      region: outputs.region,
+      endpoint: outputs.endpoint,
+      dynamodbEndpoint: outputs.dynamodbEndpoint,
+      credentials: LOCAL_CREDENTIALS,
+      profile: undefined,
+    },
     inputTopicArn: outputs.inputTopicArn,
     emitterRoleArn: outputs.emitterRoleArn,
     // Its settings live in that process's environment; the harness does not guess them.

@@ -28,7 +28,13 @@ export async function startInProcessService(options: LocalServiceOptions): Promi
   assertLoopback(outputs.dynamodbEndpoint, 'the DynamoDB endpoint');
   return {
     mode: 'in-process',
-    access: { region: outputs.region, endpoint: outputs.endpoint, dynamodbEndpoint: outputs.dynamodbEndpoint, credentials: LOCAL_CREDENTIALS, profile: undefined },
+    access: {
+      region: outputs.region,
+      endpoint: outputs.endpoint,
+      dynamodbEndpoint: outputs.dynamodbEndpoint,
+      credentials: LOCAL_CREDENTIALS,
+      profile: undefined,
+    },
     inputTopicArn: outputs.inputTopicArn,
     emitterRoleArn: outputs.emitterRoleArn,
     local: { config, outputs },

@@ -38,7 +38,6 @@ export interface ServiceReport {
   readonly emissions?: Readonly<Record<string, EmissionTrace>>;
 }
 
-
 interface MutableTrace {
   receivedAt: number;
   publishStartedAt?: number;
@@ -99,7 +98,11 @@ export class ServiceProbe {
         type Attributes = Record<string, { StringValue?: string }> | undefined;
         const input = args.input as { MessageAttributes?: Attributes; PublishBatchRequestEntries?: { MessageAttributes?: Attributes }[] };
         const entries =
-          context.commandName === 'PublishCommand' ? [input] : context.commandName === 'PublishBatchCommand' ? (input.PublishBatchRequestEntries ?? []) : [];
+          context.commandName === 'PublishCommand'
+            ? [input]
+            : context.commandName === 'PublishBatchCommand'
+              ? (input.PublishBatchRequestEntries ?? [])
+              : [];
         const firsts = entries
           .map((entry) => this.emissions.get(entry.MessageAttributes?.[EMISSION_ATTRIBUTE.eventId]?.StringValue ?? ''))
           .filter((trace): trace is MutableTrace => trace !== undefined && trace.publishStartedAt === undefined);

@@ -1,4 +1,10 @@
-import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  type BatchGetCommandOutput,
+  type BatchWriteCommandOutput,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import { DYNAMODB_BATCH_GET_KEYS, DYNAMODB_BATCH_WRITE_ITEMS } from '../domain/limits.js';
 import { TransientError } from '../domain/reasons.js';
 import { TABLE, transient } from './dynamodb-table.js';
@@ -18,7 +24,11 @@ export function chunks<T>(items: readonly T[], size: number): T[][] {
 }
 
 /** Reads items by id, consistently, 100 keys a request; an id with no item is absent. */
-export async function batchGet(client: DynamoDBDocumentClient, tableName: string, ids: readonly string[]): Promise<Map<string, Record<string, unknown>>> {
+export async function batchGet(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  ids: readonly string[],
+): Promise<Map<string, Record<string, unknown>>> {
   const items = new Map<string, Record<string, unknown>>();
   await Promise.all(
     chunks([...new Set(ids)], DYNAMODB_BATCH_GET_KEYS).map(async (chunk) => {
@@ -26,7 +36,7 @@ export async function batchGet(client: DynamoDBDocumentClient, tableName: string
       for (let round = 0; keys.length > 0; round++) {
         if (round === BATCH_ROUNDS) throw new TransientError(`DynamoDB BatchGetItem left ${keys.length} keys unread`);
         await pauseBeforeRound(round);
-        let result;
+        let result: BatchGetCommandOutput;
         try {
           result = await client.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: keys, ConsistentRead: true } } }));
         } catch (error) {
@@ -41,16 +51,30 @@ export async function batchGet(client: DynamoDBDocumentClient, tableName: string
 }
 
 /** Puts items unconditionally, 25 a request. */
-export async function batchPut(client: DynamoDBDocumentClient, tableName: string, items: readonly Record<string, unknown>[]): Promise<void> {
-  await batchWrite(client, tableName, items.map((Item) => ({ PutRequest: { Item } })));
+export async function batchPut(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  items: readonly Record<string, unknown>[],
+): Promise<void> {
+  await batchWrite(
+    client,
+    tableName,
+    items.map((Item) => ({ PutRequest: { Item } })),
+  );
 }
 
 /** Deletes items by id, unconditionally, 25 a request. */
 export async function batchDelete(client: DynamoDBDocumentClient, tableName: string, ids: readonly string[]): Promise<void> {
-  await batchWrite(client, tableName, ids.map((id) => ({ DeleteRequest: { Key: { [TABLE.partitionKey]: id } } })));
+  await batchWrite(
+    client,
+    tableName,
+    ids.map((id) => ({ DeleteRequest: { Key: { [TABLE.partitionKey]: id } } })),
+  );
 }
 
-type WriteRequest = { readonly PutRequest: { readonly Item: Record<string, unknown> } } | { readonly DeleteRequest: { readonly Key: Record<string, unknown> } };
+type WriteRequest =
+  | { readonly PutRequest: { readonly Item: Record<string, unknown> } }
+  | { readonly DeleteRequest: { readonly Key: Record<string, unknown> } };
 
 async function batchWrite(client: DynamoDBDocumentClient, tableName: string, all: readonly WriteRequest[]): Promise<void> {
   await Promise.all(
@@ -59,7 +83,7 @@ async function batchWrite(client: DynamoDBDocumentClient, tableName: string, all
       for (let round = 0; requests.length > 0; round++) {
         if (round === BATCH_ROUNDS) throw new TransientError(`DynamoDB BatchWriteItem left ${requests.length} items unwritten`);
         await pauseBeforeRound(round);
-        let result;
+        let result: BatchWriteCommandOutput;
         try {
           result = await client.send(new BatchWriteCommand({ RequestItems: { [tableName]: requests as never } }));
         } catch (error) {

@@ -1,4 +1,9 @@
-import { BatchExecuteStatementCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchExecuteStatementCommand,
+  TransactWriteCommand,
+  type BatchExecuteStatementCommandOutput,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import { DYNAMODB_BATCH_STATEMENTS, DYNAMODB_TRANSACTION_ITEMS } from '../domain/limits.js';
 import { BATCH_ROUNDS, chunks, pauseBeforeRound } from './dynamodb-batches.js';
 import { TABLE } from './dynamodb-table.js';
@@ -45,7 +50,14 @@ export interface ConditionalWriter {
 }
 
 /** Errors that say the request itself is wrong: no retry can fix them. */
-const INVALID = new Set(['ValidationError', 'ValidationException', 'AccessDenied', 'AccessDeniedException', 'ResourceNotFound', 'ResourceNotFoundException']);
+const INVALID = new Set([
+  'ValidationError',
+  'ValidationException',
+  'AccessDenied',
+  'AccessDeniedException',
+  'ResourceNotFound',
+  'ResourceNotFoundException',
+]);
 
 export class InvalidWriteError extends Error {
   override readonly name = 'InvalidWriteError';
@@ -80,7 +92,8 @@ export function toStatement(tableName: string, write: ConditionalWrite): { State
     };
   }
   const sets = Object.entries(write.set).filter(([, value]) => value !== undefined);
-  const setClause = sets.map(([name, value]) => (parameters.push(value), `${quoted(name)} = ?`)).join(', ');
+  const setClause = sets.map(([name]) => `${quoted(name)} = ?`).join(', ');
+  parameters.push(...sets.map(([, value]) => value));
   const removeClause = (write.remove ?? []).map((name) => ` REMOVE ${quoted(name)}`).join('');
   parameters.push(write.id);
   const where = `${quoted(TABLE.partitionKey)} = ? AND ${partiqlCondition(write.condition, parameters)}`;
@@ -101,12 +114,15 @@ export class StatementWriter implements ConditionalWriter {
         let pending = chunk;
         for (let round = 0; pending.length > 0 && round < BATCH_ROUNDS; round++) {
           await pauseBeforeRound(round);
-          let responses;
+          let responses: BatchExecuteStatementCommandOutput['Responses'];
           try {
-            ({ Responses: responses } = await this.client.send(new BatchExecuteStatementCommand({ Statements: pending.map(({ statement }) => statement) })));
+            ({ Responses: responses } = await this.client.send(
+              new BatchExecuteStatementCommand({ Statements: pending.map(({ statement }) => statement) }),
+            ));
           } catch (error) {
             // The answer is lost or refused as a whole; retrying is safe, as every write is conditional.
-            if (INVALID.has((error as Error)?.name)) throw new InvalidWriteError(`DynamoDB refused a batch of statements: ${(error as Error).message}`, { cause: error });
+            if (INVALID.has((error as Error)?.name))
+              throw new InvalidWriteError(`DynamoDB refused a batch of statements: ${(error as Error).message}`, { cause: error });
             continue;
           }
           const retry: typeof pending = [];
@@ -114,7 +130,8 @@ export class StatementWriter implements ConditionalWriter {
             const code = responses?.[position]?.Error?.Code;
             if (code === undefined) outcomes[entry.index] = 'applied';
             else if (code === 'ConditionalCheckFailed' || code === 'DuplicateItem') outcomes[entry.index] = 'refused';
-            else if (INVALID.has(code)) throw new InvalidWriteError(`DynamoDB refused a statement (${code}): ${responses?.[position]?.Error?.Message}`);
+            else if (INVALID.has(code))
+              throw new InvalidWriteError(`DynamoDB refused a statement (${code}): ${responses?.[position]?.Error?.Message}`);
             else retry.push(entry);
           });
           pending = retry;
@@ -200,16 +217,30 @@ export class TransactionWriter implements ConditionalWriter {
 
   async write(writes: readonly ConditionalWrite[]): Promise<WriteOutcome[]> {
     const outcomes: WriteOutcome[] = writes.map(() => 'unknown');
-    let pending: Pending[] = writes.map((write, index) => ({ item: toTransactItem(this.tableName, write), key: keyOf(write), index, alone: false }));
+    let pending: Pending[] = writes.map((write, index) => ({
+      item: toTransactItem(this.tableName, write),
+      key: keyOf(write),
+      index,
+      alone: false,
+    }));
     for (let round = 0; pending.length > 0 && round < BATCH_ROUNDS; round++) {
       await pauseBeforeRound(round);
       // A transaction names each item once: a second write of the same item waits for the next round.
       const keys = new Set<string>();
       const now: Pending[] = [];
       const later: Pending[] = [];
-      for (const entry of pending) (keys.has(entry.key) ? later : now).push(entry), keys.add(entry.key);
+      for (const entry of pending) {
+        (keys.has(entry.key) ? later : now).push(entry);
+        keys.add(entry.key);
+      }
       // An item that failed on its own account goes alone, so it cannot hold the others back again.
-      const transactions = [...chunks(now.filter(({ alone }) => !alone), DYNAMODB_TRANSACTION_ITEMS), ...now.filter(({ alone }) => alone).map((entry) => [entry])];
+      const transactions = [
+        ...chunks(
+          now.filter(({ alone }) => !alone),
+          DYNAMODB_TRANSACTION_ITEMS,
+        ),
+        ...now.filter(({ alone }) => alone).map((entry) => [entry]),
+      ];
       const retried = await Promise.all(transactions.map((transaction) => this.transact(transaction, outcomes)));
       pending = [...retried.flat(), ...later].sort((a, b) => a.index - b.index);
     }
@@ -231,7 +262,8 @@ export class TransactionWriter implements ConditionalWriter {
       transaction.forEach((entry, position) => {
         const code = reasons[position]?.Code;
         if (code === 'ConditionalCheckFailed') outcomes[entry.index] = 'refused';
-        else if (code !== undefined && INVALID.has(code)) throw new InvalidWriteError(`DynamoDB refused a write (${code}): ${reasons[position]?.Message}`);
+        else if (code !== undefined && INVALID.has(code))
+          throw new InvalidWriteError(`DynamoDB refused a write (${code}): ${reasons[position]?.Message}`);
         // Cancelled for another item's sake ('None'): again, together; its own conflict or throttling: again, alone.
         else retry.push({ ...entry, alone: code !== undefined && code !== 'None' });
       });

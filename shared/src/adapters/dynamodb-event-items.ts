@@ -31,7 +31,10 @@ export function itemBytes(item: Readonly<Record<string, unknown>>): number {
 
 /** A new event's record, and its payload item when the payload is kept apart. */
 export function newEventItems(
-  entry: Pick<NewEvent, 'event' | 'clientId' | 'inputMessageId' | 'requestHash' | 'placement' | 'queuedBy' | 'createdBy' | 'now' | 'expiresAt'>,
+  entry: Pick<
+    NewEvent,
+    'event' | 'clientId' | 'inputMessageId' | 'requestHash' | 'placement' | 'queuedBy' | 'createdBy' | 'now' | 'expiresAt'
+  >,
 ): {
   readonly record: Record<string, unknown>;
   readonly payloadItem: Record<string, unknown> | undefined;
@@ -56,7 +59,11 @@ export function newEventItems(
   if (itemBytes(inline) <= DYNAMODB_WRITE_UNIT_BYTES) return { record: inline, payloadItem: undefined };
   return {
     record: { ...record, payloadKept: 'item' },
-    payloadItem: { [TABLE.partitionKey]: payloadItemId({ id: event.id, requestHash: entry.requestHash }), payload, [TABLE.ttlAttribute]: entry.expiresAt },
+    payloadItem: {
+      [TABLE.partitionKey]: payloadItemId({ id: event.id, requestHash: entry.requestHash }),
+      payload,
+      [TABLE.ttlAttribute]: entry.expiresAt,
+    },
   };
 }
 

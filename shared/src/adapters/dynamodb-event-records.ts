@@ -1,4 +1,4 @@
-import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand, type DynamoDBDocumentClient, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { DYNAMODB_BATCH_GET_KEYS } from '../domain/limits.js';
 import { EVENT_STATE, type EventRecord, type EventState } from '../domain/lifecycle.js';
 import type { EventRecords } from '../app/ports.js';
@@ -30,7 +30,7 @@ export class DynamoDbEventRecords implements EventRecords {
     let count = 0;
     let startKey: Record<string, unknown> | undefined;
     do {
-      let result;
+      let result: ScanCommandOutput;
       try {
         result = await this.client.send(
           new ScanCommand({
@@ -58,11 +58,12 @@ export class DynamoDbEventRecords implements EventRecords {
     page: { readonly limit: number; readonly after?: string | undefined },
   ): Promise<{ readonly records: readonly EventRecord[]; readonly next: string | undefined }> {
     const limit = Math.min(page.limit, DYNAMODB_BATCH_GET_KEYS);
-    let startKey = page.after === undefined ? undefined : (JSON.parse(Buffer.from(page.after, 'base64url').toString()) as Record<string, unknown>);
+    let startKey =
+      page.after === undefined ? undefined : (JSON.parse(Buffer.from(page.after, 'base64url').toString()) as Record<string, unknown>);
     const records: EventRecord[] = [];
     // One match past the page says whether there is a next page at all.
     while (records.length <= limit) {
-      let result;
+      let result: ScanCommandOutput;
       try {
         result = await this.client.send(
           new ScanCommand({

@@ -24,7 +24,13 @@ import type {
   Unreleased,
 } from '../app/ports.js';
 import { batchDelete, batchGet, batchPut, pauseBeforeRound } from './dynamodb-batches.js';
-import { conditionalWriter, type BatchWriteMode, type Condition, type ConditionalWrite, type ConditionalWriter } from './dynamodb-conditional-writes.js';
+import {
+  conditionalWriter,
+  type BatchWriteMode,
+  type Condition,
+  type ConditionalWrite,
+  type ConditionalWriter,
+} from './dynamodb-conditional-writes.js';
 import { isEventItem, newEventItems, payloadItemId, toRecord } from './dynamodb-event-items.js';
 import { DynamoDbQuotaCounters } from './dynamodb-quota-counters.js';
 import { isConditionFailure, LOADER_CURSOR_ID, openEventsCounterId, TABLE, transient, withoutSdkRetries } from './dynamodb-table.js';
@@ -33,7 +39,10 @@ import { isConditionFailure, LOADER_CURSOR_ID, openEventsCounterId, TABLE, trans
 const CHANGEABLE = 'attribute_exists(#id) AND tenant = :tenant AND #state IN (:scheduled, :queued) AND #due > :cutoff';
 
 /** The loader cursor item's attribute for each of its cursors. */
-const CURSOR_ATTRIBUTES: Readonly<Record<keyof LoaderCursors, string>> = { loadedThroughMs: 'cursorMs', repairedThroughMs: 'repairedThroughMs' };
+const CURSOR_ATTRIBUTES: Readonly<Record<keyof LoaderCursors, string>> = {
+  loadedThroughMs: 'cursorMs',
+  repairedThroughMs: 'repairedThroughMs',
+};
 
 const is = (attribute: string, value: unknown): Condition => ({ op: '=', attribute, value });
 
@@ -74,7 +83,7 @@ export class DynamoDbEventStore implements EventStore {
       const seen = new Set<string>();
       const distinct = pending.filter(({ entry }) => !seen.has(entry.event.id) && seen.add(entry.event.id));
       const settled = await this.createTogether(distinct.map(({ entry }) => entry));
-      distinct.forEach(({ index }, position) => (outcomes[index] = settled[position] as CreateOutcome));
+      for (const [position, { index }] of distinct.entries()) outcomes[index] = settled[position] as CreateOutcome;
       pending = pending.filter((waiting) => !distinct.includes(waiting));
     }
     return outcomes;
@@ -132,7 +141,8 @@ export class DynamoDbEventStore implements EventStore {
     if (payloadItems.length > 0) await batchPut(this.client, this.tableName, payloadItems);
     const inserted = await this.writer.write(items.map(({ record }) => ({ kind: 'insert', item: record })));
     const refused = entries.filter((_, index) => inserted[index] === 'refused');
-    const existing = refused.length === 0 ? new Map<string, EventRecord>() : await this.read(refused.map(({ event }) => event.id)).catch(() => undefined);
+    const existing =
+      refused.length === 0 ? new Map<string, EventRecord>() : await this.read(refused.map(({ event }) => event.id)).catch(() => undefined);
     const isDuplicate = (entry: NewEvent): boolean => {
       const record = existing?.get(entry.event.id);
       return record !== undefined && record.createdBy !== entry.createdBy;
@@ -145,7 +155,9 @@ export class DynamoDbEventStore implements EventStore {
     const strays = entries.flatMap((entry, index) => {
       const written = items[index]?.payloadItem?.[TABLE.partitionKey];
       const record = existing?.get(entry.event.id);
-      return written !== undefined && record !== undefined && isDuplicate(entry) && payloadItemId(record) !== written ? [String(written)] : [];
+      return written !== undefined && record !== undefined && isDuplicate(entry) && payloadItemId(record) !== written
+        ? [String(written)]
+        : [];
     });
     if (strays.length > 0) await batchDelete(this.client, this.tableName, strays).catch(() => undefined);
     return entries.map((entry, index): CreateOutcome => {
@@ -232,7 +244,9 @@ export class DynamoDbEventStore implements EventStore {
     const records = [...(await this.read(ids)).values()].filter((record) =>
       overdueBefore === undefined
         ? record.dueAt < take.horizonMs &&
-          (record.state === EVENT_STATE.scheduled ? record.loadedBy === undefined : record.state === EVENT_STATE.queued && record.loadedBy === take.owner)
+          (record.state === EVENT_STATE.scheduled
+            ? record.loadedBy === undefined
+            : record.state === EVENT_STATE.queued && record.loadedBy === take.owner)
         : isOpen(record.state) && record.dueAt < overdueBefore && record.payloadKept !== 'queue',
     );
     const outcomes = await this.writer.write(
@@ -258,7 +272,8 @@ export class DynamoDbEventStore implements EventStore {
         };
       }),
     );
-    if (outcomes.includes('unknown')) throw new TransientError(`taking ${outcomes.filter((outcome) => outcome === 'unknown').length} events did not complete`);
+    if (outcomes.includes('unknown'))
+      throw new TransientError(`taking ${outcomes.filter((outcome) => outcome === 'unknown').length} events did not complete`);
     const taken = records.filter((_, index) => outcomes[index] === 'applied');
     const payloads = await this.payloadsOf(taken);
     return taken.map((record) => eventOf(record, payloads.get(record.id) ?? ''));
@@ -300,7 +315,11 @@ export class DynamoDbEventStore implements EventStore {
     return [...freed].flatMap(([tenant, count], index) => (released[index]?.status === 'rejected' ? [{ tenant, count }] : []));
   }
 
-  async cancel(id: string, scope: ChangeScope, change: ChangeRequest & { readonly expiresAt: number }): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused> {
+  async cancel(
+    id: string,
+    scope: ChangeScope,
+    change: ChangeRequest & { readonly expiresAt: number },
+  ): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused> {
     const cancelled = await this.writeChange('TransactWriteItems', isCancelledTransaction, (now, abortSignal) =>
       this.client.send(
         withoutSdkRetries(
@@ -313,8 +332,19 @@ export class DynamoDbEventStore implements EventStore {
                   Key: { [TABLE.partitionKey]: id },
                   UpdateExpression: 'SET #state = :cancelled, cancelledAt = :now, cancelledBy = :by, #ttl = :ttl',
                   ConditionExpression: CHANGEABLE,
-                  ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#state': 'state', '#due': TABLE.dueAtKey, '#ttl': TABLE.ttlAttribute },
-                  ExpressionAttributeValues: { ...changeableValues(scope, now), ':cancelled': EVENT_STATE.cancelled, ':now': now, ':by': change.by, ':ttl': change.expiresAt },
+                  ExpressionAttributeNames: {
+                    '#id': TABLE.partitionKey,
+                    '#state': 'state',
+                    '#due': TABLE.dueAtKey,
+                    '#ttl': TABLE.ttlAttribute,
+                  },
+                  ExpressionAttributeValues: {
+                    ...changeableValues(scope, now),
+                    ':cancelled': EVENT_STATE.cancelled,
+                    ':now': now,
+                    ':by': change.by,
+                    ':ttl': change.expiresAt,
+                  },
                 },
               },
               {
@@ -339,7 +369,12 @@ export class DynamoDbEventStore implements EventStore {
   async reschedule(
     id: string,
     scope: ChangeScope,
-    change: ChangeRequest & { readonly dueAt: number; readonly placement: Placement; readonly queuedBy: string; readonly expiresAt: number },
+    change: ChangeRequest & {
+      readonly dueAt: number;
+      readonly placement: Placement;
+      readonly queuedBy: string;
+      readonly expiresAt: number;
+    },
   ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent } | ChangeRefused> {
     const { placement } = change;
     const queued = placement.state === 'queued';
@@ -395,7 +430,10 @@ export class DynamoDbEventStore implements EventStore {
     // The payload item holds the expiry of the record at its latest, never less: it moves only when the record's moves past it.
     if (change.expiresAt > old.expiresAt) await this.keepPayloadUntil(old, change.expiresAt);
     // A payload kept apart is still the one written at ingest; the item was never rewritten.
-    return { outcome: 'rescheduled', event: eventOf({ ...old, dueAt: change.dueAt, version: old.version + 1 }, await this.storedPayload(old)) };
+    return {
+      outcome: 'rescheduled',
+      event: eventOf({ ...old, dueAt: change.dueAt, version: old.version + 1 }, await this.storedPayload(old)),
+    };
   }
 
   /**
@@ -431,7 +469,11 @@ export class DynamoDbEventStore implements EventStore {
    * if at all, before the emitter reads the record (see SchedulerConfig.changeCutoffSeconds). A
    * failed attempt is made again, with the cutoff evaluated anew. Undefined when refused.
    */
-  private async writeChange<T>(operation: string, isRefusal: (error: unknown) => boolean, send: (now: number, abortSignal: AbortSignal) => Promise<T>): Promise<T | undefined> {
+  private async writeChange<T>(
+    operation: string,
+    isRefusal: (error: unknown) => boolean,
+    send: (now: number, abortSignal: AbortSignal) => Promise<T>,
+  ): Promise<T | undefined> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await send(this.clock.now(), AbortSignal.timeout(this.changeWriteTimeoutMs));

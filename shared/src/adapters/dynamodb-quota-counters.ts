@@ -21,7 +21,8 @@ const SECONDS_KEPT = 10;
  * document client's numbers, or DynamoDB's own notation (`{ N }`) in a refused write's error.
  */
 function countsIn(item: Readonly<Record<string, unknown>> | undefined, second: string): QuotaCounts {
-  const numberIn = (value: unknown): number => Number((typeof value === 'object' && value !== null ? (value as { N?: string }).N : value) ?? 0);
+  const numberIn = (value: unknown): number =>
+    Number((typeof value === 'object' && value !== null ? (value as { N?: string }).N : value) ?? 0);
   return { openEvents: numberIn(item?.[OPEN_EVENTS]), thisSecond: numberIn(item?.[second]) };
 }
 
@@ -83,16 +84,21 @@ export class DynamoDbQuotaCounters {
     const current = secondAttribute(now);
     const stale = [...(this.seenSeconds.get(tenant) ?? [])].filter((name) => secondOf(name) < secondOf(current) - SECONDS_KEPT);
     const names: Record<string, string> = { '#open': OPEN_EVENTS, '#second': current };
-    stale.forEach((name, index) => (names[`#stale${index}`] = name));
+    for (const [index, name] of stale.entries()) names[`#stale${index}`] = name;
     try {
       const { Attributes } = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { [TABLE.partitionKey]: openEventsCounterId(tenant) },
           UpdateExpression: `ADD #open :count, #second :count${stale.length > 0 ? ` REMOVE ${stale.map((_, index) => `#stale${index}`).join(', ')}` : ''}`,
-          ConditionExpression: '(attribute_not_exists(#open) OR #open <= :openRoom) AND (attribute_not_exists(#second) OR #second <= :secondRoom)',
+          ConditionExpression:
+            '(attribute_not_exists(#open) OR #open <= :openRoom) AND (attribute_not_exists(#second) OR #second <= :secondRoom)',
           ExpressionAttributeNames: names,
-          ExpressionAttributeValues: { ':count': count, ':openRoom': quotas.maxOpenEvents - count, ':secondRoom': quotas.maxIngestPerSecond - count },
+          ExpressionAttributeValues: {
+            ':count': count,
+            ':openRoom': quotas.maxOpenEvents - count,
+            ':secondRoom': quotas.maxIngestPerSecond - count,
+          },
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),

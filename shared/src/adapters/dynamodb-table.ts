@@ -36,7 +36,12 @@ export const TABLE_LAYOUT = {
 } as const satisfies {
   readonly partitionKey: TableKeyAttribute;
   readonly ttlAttribute: string;
-  readonly indexes: readonly { readonly name: string; readonly partitionKey: TableKeyAttribute; readonly sortKey: TableKeyAttribute; readonly projection: 'KEYS_ONLY' }[];
+  readonly indexes: readonly {
+    readonly name: string;
+    readonly partitionKey: TableKeyAttribute;
+    readonly sortKey: TableKeyAttribute;
+    readonly projection: 'KEYS_ONLY';
+  }[];
 };
 
 export const LOADER_CURSOR_ID = '#loader-cursor';
@@ -45,7 +50,6 @@ export const LOADER_CURSOR_ID = '#loader-cursor';
 export function openEventsCounterId(tenant: string): string {
   return `#tenant#${tenant}`;
 }
-
 
 export function isConditionFailure(error: unknown): boolean {
   return error instanceof ConditionalCheckFailedException || (error as { name?: string })?.name === 'ConditionalCheckFailedException';

@@ -26,7 +26,8 @@ interface PendingPublish {
 
 function classify(topicArn: string, code: string, detail: string, cause?: unknown): Error {
   const reason = PERMANENT[code as keyof typeof PERMANENT];
-  if (reason) return new EventRejectedError(reason, `SNS refused the publish to ${topicArn}: ${detail}`, { topicArn, error: code }, { cause });
+  if (reason)
+    return new EventRejectedError(reason, `SNS refused the publish to ${topicArn}: ${detail}`, { topicArn, error: code }, { cause });
   return new TransientError(`SNS publish to ${topicArn} failed: ${code ? `${code}: ` : ''}${detail}`, { cause });
 }
 

@@ -1,4 +1,10 @@
-import { ChangeMessageVisibilityCommand, SendMessageBatchCommand, SendMessageCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  type SendMessageBatchRequestEntry,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { EmissionEnding } from '../domain/emission.js';
 import type { FailureNotice, NoticeDestination } from '../domain/failure.js';
 import { encodeDelayQueueMessage, encodeLoadingChunk, type LoadingChunk } from '../domain/messages.js';
@@ -95,7 +101,9 @@ export class SqsDelayQueue implements DelayQueue {
 
   async retryLater(receiptHandle: string, delaySeconds: number): Promise<void> {
     try {
-      await this.client.send(new ChangeMessageVisibilityCommand({ QueueUrl: this.queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: delaySeconds }));
+      await this.client.send(
+        new ChangeMessageVisibilityCommand({ QueueUrl: this.queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: delaySeconds }),
+      );
     } catch (error) {
       throw new TransientError(`SQS refused to delay a retry: ${(error as Error)?.message ?? String(error)}`, { cause: error });
     }

@@ -53,13 +53,17 @@ interface BatchContext {
 async function sendNotice(deps: EmitterDeps, message: Extract<DelayQueueMessage, { kind: 'notice' }>): Promise<void> {
   const destination = message.tenant === undefined ? message : noticeDestination(deps.tenants.tenant(message.tenant), message.failureTopic);
   if (destination.failureTopic === undefined && destination.deadLetterTopic === undefined) {
-    deps.logger.warn({ noticeId: message.noticeId, tenant: message.tenant, reason: message.notice.reason }, 'notice not published: its tenant may no longer be told where ingest chose');
+    deps.logger.warn(
+      { noticeId: message.noticeId, tenant: message.tenant, reason: message.notice.reason },
+      'notice not published: its tenant may no longer be told where ingest chose',
+    );
     return;
   }
   const now = deps.clock.now();
   const claim = { owner: randomUUID(), now, leaseUntil: now + deps.config.emitClaimLeaseSeconds * 1000 };
   const outcome = await deps.store.claimNotice(message.noticeId, claim, expiresAtFor(now, deps.config.retentionSeconds));
-  if (outcome === 'busy') throw new TransientError(`notice ${message.noticeId} is being published by another delivery; checking again later`);
+  if (outcome === 'busy')
+    throw new TransientError(`notice ${message.noticeId} is being published by another delivery; checking again later`);
   if (outcome === 'ended') {
     deps.metrics.count('DuplicatesSuppressed');
     return;
@@ -86,7 +90,10 @@ async function emitOne(context: BatchContext, record: SQSRecord, message: Extrac
       return;
     case 'stale':
       metrics.count('StaleMessagesDropped');
-      logger.info({ eventId: event.id, version: event.version }, 'cancelled, rescheduled or sent again since this copy was queued; dropped');
+      logger.info(
+        { eventId: event.id, version: event.version },
+        'cancelled, rescheduled or sent again since this copy was queued; dropped',
+      );
       return;
     case 'emit':
       if (stored === undefined) logger.warn({ eventId: event.id }, 'no record of this event; emitting it all the same');
@@ -130,9 +137,15 @@ async function publish(deps: EmitterDeps, event: ScheduledEvent, copySentAt: num
     if (error instanceof EventRejectedError) return fail(error.reason, error.message, { ageSeconds });
     if (ageSeconds < config.emitMaxAgeSeconds) {
       metrics.count('PublishRetries');
-      throw error instanceof TransientError ? error : new TransientError(`publishing ${event.id} failed: ${String(error)}`, { cause: error });
+      throw error instanceof TransientError
+        ? error
+        : new TransientError(`publishing ${event.id} failed: ${String(error)}`, { cause: error });
     }
-    return fail(REASON.PUBLISH_FAILED, `publishing to the target kept failing for ${ageSeconds} s after the copy was due: ${String(error)}`, { ageSeconds });
+    return fail(
+      REASON.PUBLISH_FAILED,
+      `publishing to the target kept failing for ${ageSeconds} s after the copy was due: ${String(error)}`,
+      { ageSeconds },
+    );
   }
   const emittedAt = clock.now();
   const lateness = emittedAt - event.dueAt;
@@ -151,7 +164,11 @@ async function publish(deps: EmitterDeps, event: ScheduledEvent, copySentAt: num
  * then dropped, not published a second time. (The end's condition is the event's state and
  * version, which a repair leaves as they are; only the copy token changes.)
  */
-async function recordHandedOver(deps: EmitterDeps, record: SQSRecord, message: Extract<DelayQueueMessage, { kind: 'ends' }>): Promise<void> {
+async function recordHandedOver(
+  deps: EmitterDeps,
+  record: SQSRecord,
+  message: Extract<DelayQueueMessage, { kind: 'ends' }>,
+): Promise<void> {
   const { endsRetryMaxSeconds } = deps.config;
   await putOff(deps, record, endsRetryMaxSeconds);
   try {
@@ -196,7 +213,9 @@ export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]
       messages.set(record, error as Error);
     }
   }
-  const eventIds = [...messages.values()].flatMap((message) => (!(message instanceof Error) && message.kind === 'event' ? [message.event.id] : []));
+  const eventIds = [...messages.values()].flatMap((message) =>
+    !(message instanceof Error) && message.kind === 'event' ? [message.event.id] : [],
+  );
   const reading = eventIds.length > 0 ? deps.store.read(eventIds) : Promise.resolve(new Map<string, EventRecord>());
   // Each event's handler awaits the read; one rejection is reported per record, not unhandled.
   reading.catch(() => {});

@@ -38,7 +38,10 @@ export async function recordEndings(deps: Omit<EndWriterDeps, 'delayQueue'>, end
   const recorded = await deps.store.endEmissions(endings);
   for (const { event } of recorded.alreadyEnded) {
     deps.metrics.count('DuplicateEmissions');
-    deps.logger.warn({ eventId: event.id, version: event.version }, 'emitted, but another delivery had already ended the event: two copies were emitted at once');
+    deps.logger.warn(
+      { eventId: event.id, version: event.version },
+      'emitted, but another delivery had already ended the event: two copies were emitted at once',
+    );
   }
   return recorded;
 }
@@ -123,7 +126,10 @@ export class EndWriter {
         this.deps.logger.warn({ eventIds }, 'emitted, but could not record it yet; the ends are handed over to be recorded later');
         for (const entry of chunk) entry.settle({ outcome: 'handed-over', freesPlace: false });
       } catch (error) {
-        this.deps.logger.error({ err: error, eventIds }, 'emitted, but could not record it nor hand it over; the messages are kept and may be published again');
+        this.deps.logger.error(
+          { err: error, eventIds },
+          'emitted, but could not record it nor hand it over; the messages are kept and may be published again',
+        );
         for (const entry of chunk) entry.settle({ outcome: 'kept', freesPlace: false });
       }
     }
@@ -147,7 +153,10 @@ export async function releasePlaces(
     unreleased = [...freed].map(([tenant, count]) => ({ tenant, count }));
   }
   for (const { tenant, count } of unreleased) {
-    deps.logger.warn({ tenant, count }, 'ends recorded, but their places in the open-events quota could not be freed; the count stays high until reconciled');
+    deps.logger.warn(
+      { tenant, count },
+      'ends recorded, but their places in the open-events quota could not be freed; the count stays high until reconciled',
+    );
   }
 }
 

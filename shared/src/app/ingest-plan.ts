@@ -22,7 +22,13 @@ export interface InputMessage {
 export function unwrapInput(record: SQSRecord): InputMessage {
   const receivedAt = Number(record.attributes.SentTimestamp) || 0;
   try {
-    const envelope = JSON.parse(record.body) as { Type?: unknown; Message?: unknown; MessageId?: unknown; TopicArn?: unknown; Timestamp?: unknown };
+    const envelope = JSON.parse(record.body) as {
+      Type?: unknown;
+      Message?: unknown;
+      MessageId?: unknown;
+      TopicArn?: unknown;
+      Timestamp?: unknown;
+    };
     if (
       envelope.Type === 'Notification' &&
       typeof envelope.Message === 'string' &&
@@ -30,7 +36,12 @@ export function unwrapInput(record: SQSRecord): InputMessage {
       typeof envelope.TopicArn === 'string'
     ) {
       const publishedAt = typeof envelope.Timestamp === 'string' ? Date.parse(envelope.Timestamp) : Number.NaN;
-      return { text: envelope.Message, inputMessageId: envelope.MessageId, topicArn: envelope.TopicArn, publishedAt: Number.isNaN(publishedAt) ? receivedAt : publishedAt };
+      return {
+        text: envelope.Message,
+        inputMessageId: envelope.MessageId,
+        topicArn: envelope.TopicArn,
+        publishedAt: Number.isNaN(publishedAt) ? receivedAt : publishedAt,
+      };
     }
   } catch {
     // Not an envelope: it has no tenant, and is refused as such.
@@ -45,7 +56,13 @@ export type Intent =
   | { readonly kind: 'refuse'; readonly error: EventRejectedError }
   | { readonly kind: 'create'; readonly entry: NewEvent }
   | { readonly kind: 'cancel'; readonly eventId: string }
-  | { readonly kind: 'reschedule'; readonly eventId: string; readonly dueAt: number; readonly placement: Placement; readonly queuedBy: string };
+  | {
+      readonly kind: 'reschedule';
+      readonly eventId: string;
+      readonly dueAt: number;
+      readonly placement: Placement;
+      readonly queuedBy: string;
+    };
 
 /** An input message with its tenant, where its refusals go, and its intent. */
 export interface PlannedMessage {
@@ -88,7 +105,8 @@ function planOne(context: IngestPlanContext, record: SQSRecord): PlannedMessage 
   const message = unwrapInput(record);
   const tenant = message.topicArn === undefined ? undefined : context.tenants.forTopic(message.topicArn);
   const unowned = { record, message, tenant, failureTopic: undefined, input: message.text };
-  if (tenant === undefined || message.topicArn === undefined) return { ...unowned, intent: { kind: 'unowned', reason: REASON.UNKNOWN_TENANT } };
+  if (tenant === undefined || message.topicArn === undefined)
+    return { ...unowned, intent: { kind: 'unowned', reason: REASON.UNKNOWN_TENANT } };
   if (!tenant.enabled) return { ...unowned, intent: { kind: 'unowned', reason: REASON.TENANT_DISABLED } };
   const parsed = parseInputMessage(message.text, message.inputMessageId, {
     tenant,

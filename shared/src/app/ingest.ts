@@ -10,7 +10,17 @@ import type { Tenant } from '../domain/tenants.js';
 import { processBatch } from './batch.js';
 import { reportFailure } from './failures.js';
 import { planIngest, type IngestPlanContext, type Intent, type PlannedMessage } from './ingest-plan.js';
-import type { ChangeRefused, Clock, CreateOutcome, DelayQueue, EventStore, Logger, NewEvent, SchedulerMetrics, TenantDirectory } from './ports.js';
+import type {
+  ChangeRefused,
+  Clock,
+  CreateOutcome,
+  DelayQueue,
+  EventStore,
+  Logger,
+  NewEvent,
+  SchedulerMetrics,
+  TenantDirectory,
+} from './ports.js';
 
 export { unwrapInput, type InputMessage } from './ingest-plan.js';
 
@@ -84,7 +94,11 @@ async function settleCreate(applying: Applying, entry: NewEvent, outcome: Create
       return;
     case 'duplicate': {
       const { existing } = outcome;
-      if (outcome.placeKept) deps.logger.warn({ eventId: event.id, tenant: tenant.id }, 'duplicate input: its place in the open-events quota could not be given back; the count stays high until reconciled');
+      if (outcome.placeKept)
+        deps.logger.warn(
+          { eventId: event.id, tenant: tenant.id },
+          'duplicate input: its place in the open-events quota could not be given back; the count stays high until reconciled',
+        );
       // The first request with an id wins: another one with the same id changes nothing, and says so.
       if (existing !== undefined && createdByOtherRequest(existing, entry.requestHash)) {
         const error = new EventRejectedError(
@@ -121,19 +135,39 @@ async function refuseChange(applying: Applying, eventId: string, refused: Change
   if (current?.state === EVENT_STATE.cancelled && current.cancelledBy === inputMessageId) return;
   if (action === 'reschedule' && current?.tenant === planned.tenant.id && current.lastChangeBy === inputMessageId) {
     if (await sendAgain(applying, current, async () => eventOf(current, await deps.store.storedPayload(current)))) {
-      deps.logger.info({ eventId, inputMessageId, version: current.version }, 'reschedule delivered again: its event sent to the delay queue again');
+      deps.logger.info(
+        { eventId, inputMessageId, version: current.version },
+        'reschedule delivered again: its event sent to the delay queue again',
+      );
     }
     return;
   }
-  if (action === 'reschedule' && current?.tenant === planned.tenant.id && current.lastChangeAt !== undefined && current.lastChangeAt > publishedAt) {
+  if (
+    action === 'reschedule' &&
+    current?.tenant === planned.tenant.id &&
+    current.lastChangeAt !== undefined &&
+    current.lastChangeAt > publishedAt
+  ) {
     deps.metrics.count('DuplicatesSuppressed');
-    deps.logger.info({ eventId, inputMessageId, publishedAt, lastChangeAt: current.lastChangeAt }, 'reschedule superseded by one published later; dropped');
+    deps.logger.info(
+      { eventId, inputMessageId, publishedAt, lastChangeAt: current.lastChangeAt },
+      'reschedule superseded by one published later; dropped',
+    );
     return;
   }
   // Judged by the clock now: later than the store's write, which checked the cutoff as it was made.
-  const refusal = changeRefusal(current, { tenant: planned.tenant.id, action, now: deps.clock.now(), cutoffMs: deps.config.changeCutoffSeconds * 1000 });
+  const refusal = changeRefusal(current, {
+    tenant: planned.tenant.id,
+    action,
+    now: deps.clock.now(),
+    cutoffMs: deps.config.changeCutoffSeconds * 1000,
+  });
   if (refusal === undefined) throw new TransientError(`${action} of ${eventId} raced with another change; retrying`);
-  await refuse(applying, new EventRejectedError(refusal.reason, `cannot ${action} ${eventId}: ${refusal.reason}`, refusal.details), eventId);
+  await refuse(
+    applying,
+    new EventRejectedError(refusal.reason, `cannot ${action} ${eventId}: ${refusal.reason}`, refusal.details),
+    eventId,
+  );
 }
 
 function changeScope(applying: Applying) {
@@ -144,7 +178,11 @@ function changeRequest(applying: Applying) {
   return { by: applying.planned.message.inputMessageId, publishedAt: applying.planned.message.publishedAt };
 }
 
-async function applyIntent(applying: Applying, intent: Exclude<Intent, { kind: 'unowned' }>, created: Promise<CreateOutcome> | undefined): Promise<void> {
+async function applyIntent(
+  applying: Applying,
+  intent: Exclude<Intent, { kind: 'unowned' }>,
+  created: Promise<CreateOutcome> | undefined,
+): Promise<void> {
   const { deps, planned, now } = applying;
   const tenant = planned.tenant.id;
   switch (intent.kind) {
@@ -174,7 +212,8 @@ async function applyIntent(applying: Applying, intent: Exclude<Intent, { kind: '
       if (result.outcome === 'refused') return refuseChange(applying, intent.eventId, result, 'reschedule');
       deps.metrics.count('EventsRescheduled');
       deps.logger.info({ eventId: intent.eventId, tenant, dueAt: intent.dueAt, version: result.event.version }, 'event rescheduled');
-      if (intent.placement.state === EVENT_STATE.queued) applying.sends.push({ record: planned.record, event: result.event, queuedBy: intent.queuedBy });
+      if (intent.placement.state === EVENT_STATE.queued)
+        applying.sends.push({ record: planned.record, event: result.event, queuedBy: intent.queuedBy });
     }
   }
 }
@@ -194,16 +233,27 @@ function createTogether(deps: IngestDeps, plan: readonly PlannedMessage[]): Map<
   const outcomes = new Map<SQSRecord, Promise<CreateOutcome>>();
   for (const requests of byTenant.values()) {
     const all = deps.store.createMany(requests.map(({ entry }) => entry));
-    requests.forEach(({ record }, index) => outcomes.set(record, all.then((each) => each[index] as CreateOutcome)));
+    for (const [index, { record }] of requests.entries())
+      outcomes.set(
+        record,
+        all.then((each) => each[index] as CreateOutcome),
+      );
   }
   return outcomes;
 }
 
 /** Logs an input that belongs to no tenant: there is nobody to tell. */
-function refuseUnowned(deps: IngestDeps, planned: PlannedMessage, reason: typeof REASON.UNKNOWN_TENANT | typeof REASON.TENANT_DISABLED): void {
+function refuseUnowned(
+  deps: IngestDeps,
+  planned: PlannedMessage,
+  reason: typeof REASON.UNKNOWN_TENANT | typeof REASON.TENANT_DISABLED,
+): void {
   deps.metrics.count('EventsRejected', 1, reason);
   deps.metrics.count('EventsFailed', 1, reason);
-  deps.logger.warn({ reason, topicArn: planned.message.topicArn, inputMessageId: planned.message.inputMessageId }, 'input refused: no tenant takes it');
+  deps.logger.warn(
+    { reason, topicArn: planned.message.topicArn, inputMessageId: planned.message.inputMessageId },
+    'input refused: no tenant takes it',
+  );
 }
 
 /**
@@ -222,14 +272,19 @@ export async function ingestBatch(deps: IngestDeps, records: readonly SQSRecord[
   const response = await processBatch(records, deps.logger, async (record) => {
     const entry = planned.get(record) as PlannedMessage;
     const { intent, tenant } = entry;
-    if (intent.kind === 'unowned' || tenant === undefined) return refuseUnowned(deps, entry, intent.kind === 'unowned' ? intent.reason : REASON.UNKNOWN_TENANT);
+    if (intent.kind === 'unowned' || tenant === undefined)
+      return refuseUnowned(deps, entry, intent.kind === 'unowned' ? intent.reason : REASON.UNKNOWN_TENANT);
     return applyIntent({ deps, planned: { ...entry, tenant }, now, sends }, intent, created.get(record));
   });
 
   if (sends.length > 0) {
     const sendTime = deps.clock.now();
     const failures = await deps.delayQueue.send(
-      sends.map(({ event, queuedBy }) => ({ event, queuedBy, delaySeconds: delaySecondsFor(event.dueAt, sendTime, deps.config.emitterLeadMs) })),
+      sends.map(({ event, queuedBy }) => ({
+        event,
+        queuedBy,
+        delaySeconds: delaySecondsFor(event.dueAt, sendTime, deps.config.emitterLeadMs),
+      })),
     );
     deps.metrics.count('EventsDelayed', sends.length - failures.length);
     const reasons = new Map(failures.map((failure) => [failure.eventId, failure.reason]));

@@ -47,7 +47,13 @@ export interface LoaderTickResult extends PassResult {
  */
 async function fanOut(
   deps: LoaderDeps,
-  pass: { readonly cursor: keyof LoaderCursors; readonly fromMs: number; readonly untilMs: number; readonly deadline: number; readonly repair: boolean },
+  pass: {
+    readonly cursor: keyof LoaderCursors;
+    readonly fromMs: number;
+    readonly untilMs: number;
+    readonly deadline: number;
+    readonly repair: boolean;
+  },
 ): Promise<PassResult> {
   const { config, clock, store } = deps;
   const { fromMs, untilMs, deadline, repair } = pass;
@@ -107,7 +113,13 @@ export async function runLoaderTick(deps: LoaderDeps): Promise<LoaderTickResult>
   if (cursors.loadedThroughMs === undefined) await store.advanceLoaderCursor('loadedThroughMs', fromMs);
   metrics.loaderBacklogSeconds(Math.max(0, (started - fromMs) / 1000));
 
-  const load = await fanOut(deps, { cursor: 'loadedThroughMs', fromMs, untilMs: started + config.loaderLookaheadSeconds * 1000, deadline, repair: false });
+  const load = await fanOut(deps, {
+    cursor: 'loadedThroughMs',
+    fromMs,
+    untilMs: started + config.loaderLookaheadSeconds * 1000,
+    deadline,
+    repair: false,
+  });
 
   // Never ahead of what was handed out: a loader that is behind sweeps behind it.
   const repairFrom = cursors.repairedThroughMs ?? fromMs;

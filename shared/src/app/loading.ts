@@ -64,7 +64,9 @@ export async function loadChunks(deps: LoadingDeps, records: readonly SQSRecord[
     );
     deps.metrics.count('EventsDelayed', events.length - failures.length);
     if (failures.length > 0) {
-      throw new TransientError(`${failures.length} of ${events.length} events could not be sent to the delay queue (${failures[0]?.reason})`);
+      throw new TransientError(
+        `${failures.length} of ${events.length} events could not be sent to the delay queue (${failures[0]?.reason})`,
+      );
     }
     deps.logger.debug({ sent: events.length, skipped: ids.length - events.length }, 'chunk loaded');
   });

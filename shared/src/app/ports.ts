@@ -88,7 +88,6 @@ export interface ChangeScope {
   readonly cutoffMs: number;
 }
 
-
 /**
  * Which ends were recorded; which found the event already ended by another delivery (it was
  * emitted twice); and which are still unknown (the write kept failing, or its answer was lost).
@@ -181,7 +180,11 @@ export interface EventStore {
    * both at once. A redelivered cancel finds its own work done (reported as refused, with the
    * record showing `cancelledBy`).
    */
-  cancel(id: string, scope: ChangeScope, change: ChangeRequest & { readonly expiresAt: number }): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused>;
+  cancel(
+    id: string,
+    scope: ChangeScope,
+    change: ChangeRequest & { readonly expiresAt: number },
+  ): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused>;
   /**
    * Moves an open event of this tenant due after the cutoff, whose payload is stored, to `dueAt`:
    * a new version, placed anew. Refused when this very request was applied already, or when a
@@ -190,7 +193,12 @@ export interface EventStore {
   reschedule(
     id: string,
     scope: ChangeScope,
-    change: ChangeRequest & { readonly dueAt: number; readonly placement: Placement; readonly queuedBy: string; readonly expiresAt: number },
+    change: ChangeRequest & {
+      readonly dueAt: number;
+      readonly placement: Placement;
+      readonly queuedBy: string;
+      readonly expiresAt: number;
+    },
   ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent } | ChangeRefused>;
   /** Claims the publication of a failure notice, keyed like an event so a redelivery publishes it once; its record is kept until `expiresAt` (epoch seconds). */
   claimNotice(noticeId: string, claim: NoticeClaim, expiresAt: number): Promise<'claimed' | 'ended' | 'busy'>;
@@ -206,7 +214,11 @@ export interface EventStore {
 export interface EventRecords {
   get(id: string): Promise<EventRecord | undefined>;
   /** A tenant's events in one state, by due time; `after` continues from a previous page's `next`. */
-  list(tenant: string, state: EventState, page: { readonly limit: number; readonly after?: string | undefined }): Promise<{
+  list(
+    tenant: string,
+    state: EventState,
+    page: { readonly limit: number; readonly after?: string | undefined },
+  ): Promise<{
     readonly records: readonly EventRecord[];
     readonly next: string | undefined;
   }>;

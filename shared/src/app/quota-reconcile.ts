@@ -29,7 +29,10 @@ export interface Reconciliation {
  * nothing moved and otherwise off by at most what moved. The correction is added, never set,
  * so places taken and freed meanwhile are kept.
  */
-export async function reconcileOpenEvents(deps: { readonly counter: OpenEventsCounter; readonly census: OpenEventsCensus }, tenant: string): Promise<Reconciliation> {
+export async function reconcileOpenEvents(
+  deps: { readonly counter: OpenEventsCounter; readonly census: OpenEventsCensus },
+  tenant: string,
+): Promise<Reconciliation> {
   const counterBefore = await deps.counter.openEvents(tenant);
   const counted = await deps.census.countOpen(tenant);
   const counterAfter = await deps.counter.openEvents(tenant);

@@ -1,7 +1,6 @@
 // ISO-8601 date-time as the original service took it: a date, an optional time with optional
 // fraction, and an optional `Z` or offset. No offset means UTC.
-const ISO_DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
 /** Parses a due date to epoch milliseconds, or undefined when it is not a valid ISO-8601 date-time. */
 export function parseDueDate(text: string): number | undefined {

@@ -31,7 +31,10 @@ export type EmissionDecision = 'emit' | 'already-ended' | 'stale';
  * reschedule a new version). Changes close before the emitter reads (see changeRefusal), so
  * the read is the last word. An event with no record at all is emitted: nothing is lost.
  */
-export function emissionDecision(record: EventRecord | undefined, copy: { readonly event: Pick<ScheduledEvent, 'version'>; readonly queuedBy?: string | undefined }): EmissionDecision {
+export function emissionDecision(
+  record: EventRecord | undefined,
+  copy: { readonly event: Pick<ScheduledEvent, 'version'>; readonly queuedBy?: string | undefined },
+): EmissionDecision {
   if (record === undefined) return 'emit';
   if (record.state === EVENT_STATE.emitted || record.state === EVENT_STATE.failed) return 'already-ended';
   if (record.state !== EVENT_STATE.queued || record.version !== copy.event.version || record.queuedBy !== copy.queuedBy) return 'stale';
@@ -43,10 +46,16 @@ export function emissionDecision(record: EventRecord | undefined, copy: { readon
  * checked the registry of its day): its tenant was removed, or it may no longer use the target,
  * an account since registered as another tenant's or taken out of its `targetAccounts`.
  */
-export function emissionRefusal(tenant: Tenant | undefined, event: Pick<ScheduledEvent, 'tenant' | 'target'>): EventRejectedError | undefined {
-  if (tenant === undefined) return new EventRejectedError(REASON.UNKNOWN_TENANT, `tenant "${event.tenant}" is no longer registered`, { tenant: event.tenant });
+export function emissionRefusal(
+  tenant: Tenant | undefined,
+  event: Pick<ScheduledEvent, 'tenant' | 'target'>,
+): EventRejectedError | undefined {
+  if (tenant === undefined)
+    return new EventRejectedError(REASON.UNKNOWN_TENANT, `tenant "${event.tenant}" is no longer registered`, { tenant: event.tenant });
   if (!mayPublishTo(tenant, event.target)) {
-    return new EventRejectedError(REASON.TARGET_NOT_ALLOWED, `tenant "${tenant.id}" may no longer target ${event.target}`, { field: 'target' });
+    return new EventRejectedError(REASON.TARGET_NOT_ALLOWED, `tenant "${tenant.id}" may no longer target ${event.target}`, {
+      field: 'target',
+    });
   }
   return undefined;
 }
@@ -58,5 +67,8 @@ export function emissionRefusal(tenant: Tenant | undefined, event: Pick<Schedule
  */
 export function noticeDestination(tenant: Tenant | undefined, failureTopic: string | undefined): NoticeDestination {
   if (tenant === undefined) return {};
-  return { failureTopic: failureTopic !== undefined && mayPublishTo(tenant, failureTopic) ? failureTopic : undefined, deadLetterTopic: tenant.deadLetterTopic };
+  return {
+    failureTopic: failureTopic !== undefined && mayPublishTo(tenant, failureTopic) ? failureTopic : undefined,
+    deadLetterTopic: tenant.deadLetterTopic,
+  };
 }

@@ -66,11 +66,22 @@ export function failureNotice(
   extra: { eventId?: string | undefined; details?: Readonly<Record<string, unknown>> | undefined } = {},
 ): FailureNotice {
   const details =
-    extra.details === undefined ? undefined : Object.fromEntries(Object.entries(extra.details).map(([key, value]) => [key, typeof value === 'string' ? shortened(value) : value]));
+    extra.details === undefined
+      ? undefined
+      : Object.fromEntries(
+          Object.entries(extra.details).map(([key, value]) => [key, typeof value === 'string' ? shortened(value) : value]),
+        );
   // Well-formed, each lone surrogate replaced by U+FFFD (a request refused as INVALID_UNICODE, an event stored before it
   // existed): JSON would write one as an escape, which a client's parser turns back into half a character.
   const quote = wellFormedCopy(event);
-  return fitted({ reason, message: shortened(message), eventId: extra.eventId, event: quote, failedAt: new Date(now).toISOString(), details });
+  return fitted({
+    reason,
+    message: shortened(message),
+    eventId: extra.eventId,
+    event: quote,
+    failedAt: new Date(now).toISOString(),
+    details,
+  });
 }
 
 function fits(notice: FailureNotice): boolean {
@@ -89,7 +100,11 @@ function fitted(notice: FailureNotice): FailureNotice {
     const request = event as Readonly<Record<string, unknown>>;
     const { payload } = request;
     if (typeof payload === 'string') {
-      const cut = cutToFit(payload, (text, truncated) => ({ ...notice, event: { ...request, payload: text }, truncated: { field: 'event.payload', ...truncated } }));
+      const cut = cutToFit(payload, (text, truncated) => ({
+        ...notice,
+        event: { ...request, payload: text },
+        truncated: { field: 'event.payload', ...truncated },
+      }));
       if (cut !== undefined) return cut;
     }
   }

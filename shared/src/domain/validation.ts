@@ -122,11 +122,15 @@ function dueDate(text: string, scope: InputScope): number | EventRejectedError {
   const limit = scope.maxScheduleAheadSeconds;
   const latest = scope.now + limit * 1000;
   if (dueAt <= latest) return dueAt;
-  return new EventRejectedError(REASON.DATE_TOO_FAR, `"${text}" is more than ${limit} s ahead: the latest date taken now is ${toIso(latest)}`, {
-    field: 'date',
-    limit,
-    latest: toIso(latest),
-  });
+  return new EventRejectedError(
+    REASON.DATE_TOO_FAR,
+    `"${text}" is more than ${limit} s ahead: the latest date taken now is ${toIso(latest)}`,
+    {
+      field: 'date',
+      limit,
+      latest: toIso(latest),
+    },
+  );
 }
 
 /** Why the scheduler may not publish to a topic the request names, if it may not. */
@@ -134,28 +138,45 @@ function topicRefusal(topicArn: string, field: 'target' | 'failure_topic', scope
   const isTarget = field === 'target';
   if (isSchedulerTopic(topicArn, scope.schedulerTopics)) {
     return isTarget
-      ? new EventRejectedError(REASON.TARGET_IS_SCHEDULER_TOPIC, `${topicArn} is one of the scheduler's own topics: it is never a target`, { field })
-      : new EventRejectedError(REASON.FAILURE_TOPIC_IS_SCHEDULER_TOPIC, `${topicArn} is one of the scheduler's own topics: it is never a failure topic`, {
+      ? new EventRejectedError(REASON.TARGET_IS_SCHEDULER_TOPIC, `${topicArn} is one of the scheduler's own topics: it is never a target`, {
           field,
-        });
+        })
+      : new EventRejectedError(
+          REASON.FAILURE_TOPIC_IS_SCHEDULER_TOPIC,
+          `${topicArn} is one of the scheduler's own topics: it is never a failure topic`,
+          {
+            field,
+          },
+        );
   }
   if (!mayPublishTo(scope.tenant, topicArn)) {
     return isTarget
       ? new EventRejectedError(REASON.TARGET_NOT_ALLOWED, `tenant "${scope.tenant.id}" may not target ${topicArn}`, { field })
-      : new EventRejectedError(REASON.FAILURE_TOPIC_NOT_ALLOWED, `tenant "${scope.tenant.id}" may not use ${topicArn} as failure topic`, { field });
+      : new EventRejectedError(REASON.FAILURE_TOPIC_NOT_ALLOWED, `tenant "${scope.tenant.id}" may not use ${topicArn} as failure topic`, {
+          field,
+        });
   }
   const region = topicRegion(topicArn);
   const partition = topicPartition(topicArn);
   if (region === scope.region && partition === scope.partition) return undefined;
   const reason = isTarget ? REASON.TARGET_IN_OTHER_REGION : REASON.FAILURE_TOPIC_IN_OTHER_REGION;
   const details = { field, region, schedulerRegion: scope.region };
-  if (partition === scope.partition) return new EventRejectedError(reason, `${field} ${topicArn} is in ${region}: the scheduler publishes only to topics in ${scope.region}`, details);
+  if (partition === scope.partition)
+    return new EventRejectedError(
+      reason,
+      `${field} ${topicArn} is in ${region}: the scheduler publishes only to topics in ${scope.region}`,
+      details,
+    );
   // A region is in one partition only: such a topic is in none of the scheduler's regions, whatever its region's name.
-  return new EventRejectedError(reason, `${field} ${topicArn} is in partition ${partition}: the scheduler publishes only to topics of ${scope.partition} in ${scope.region}`, {
-    ...details,
-    partition,
-    schedulerPartition: scope.partition,
-  });
+  return new EventRejectedError(
+    reason,
+    `${field} ${topicArn} is in partition ${partition}: the scheduler publishes only to topics of ${scope.partition} in ${scope.region}`,
+    {
+      ...details,
+      partition,
+      schedulerPartition: scope.partition,
+    },
+  );
 }
 
 function parseSchedule(input: unknown, inputMessageId: string, scope: InputScope): ParseResult {
@@ -182,10 +203,14 @@ function parseSchedule(input: unknown, inputMessageId: string, scope: InputScope
   const bytes = snsMessageBytes(event.payload, emissionAttributes(event));
   if (bytes > SNS_MAX_MESSAGE_BYTES) {
     return reject(
-      new EventRejectedError(REASON.PAYLOAD_TOO_LARGE, `payload and attributes take ${bytes} bytes; SNS takes at most ${SNS_MAX_MESSAGE_BYTES}`, {
-        bytes,
-        limit: SNS_MAX_MESSAGE_BYTES,
-      }),
+      new EventRejectedError(
+        REASON.PAYLOAD_TOO_LARGE,
+        `payload and attributes take ${bytes} bytes; SNS takes at most ${SNS_MAX_MESSAGE_BYTES}`,
+        {
+          bytes,
+          limit: SNS_MAX_MESSAGE_BYTES,
+        },
+      ),
       input,
       scope,
     );
@@ -212,7 +237,8 @@ function parseControl(input: unknown, scope: InputScope): ParseResult {
   const result = checked(validateControl, input);
   if (!result.ok) return reject(result.error, input, scope);
   const request = result.value;
-  const missing = (field: string) => reject(new EventRejectedError(REASON.MISSING_FIELD, `required field "${field}" is missing`, { field }), input, scope);
+  const missing = (field: string) =>
+    reject(new EventRejectedError(REASON.MISSING_FIELD, `required field "${field}" is missing`, { field }), input, scope);
   if ((request.id === undefined) === (request.event_id === undefined)) {
     if (request.id === undefined) return missing('id');
     return reject(new EventRejectedError(REASON.INVALID_FIELD, 'give "id" or "event_id", not both', { field: 'event_id' }), input, scope);
@@ -239,8 +265,10 @@ function nestingDepth(text: string): number {
       if (char === '\\') i += 1;
       else if (char === '"') inString = false;
     } else if (char === '"') inString = true;
-    else if (char === '{' || char === '[') deepest = Math.max(deepest, (depth += 1));
-    else if (char === '}' || char === ']') depth -= 1;
+    else if (char === '{' || char === '[') {
+      depth += 1;
+      deepest = Math.max(deepest, depth);
+    } else if (char === '}' || char === ']') depth -= 1;
   }
   return deepest;
 }
@@ -259,19 +287,27 @@ export function parseInputMessage(text: string, inputMessageId: string, scope: I
   }
   const depth = nestingDepth(text);
   if (depth > MAX_NESTING_DEPTH) {
-    const error = new EventRejectedError(REASON.TOO_DEEPLY_NESTED, `the message nests ${depth} deep; at most ${MAX_NESTING_DEPTH} is taken`, {
-      depth,
-      limit: MAX_NESTING_DEPTH,
-    });
+    const error = new EventRejectedError(
+      REASON.TOO_DEEPLY_NESTED,
+      `the message nests ${depth} deep; at most ${MAX_NESTING_DEPTH} is taken`,
+      {
+        depth,
+        limit: MAX_NESTING_DEPTH,
+      },
+    );
     // Quoted as text: the parsed value is what cannot be serialized again.
     return { accepted: false, error, failureTopic: ownFailureTopic(input, scope), input: text };
   }
   const illFormed = firstIllFormedString(input);
   if (illFormed !== undefined) {
     const what = illFormed.inKey ? 'the key' : 'field';
-    const error = new EventRejectedError(REASON.INVALID_UNICODE, `${what} "${illFormed.path}" is not well-formed Unicode: it holds a lone UTF-16 surrogate`, {
-      field: illFormed.path,
-    });
+    const error = new EventRejectedError(
+      REASON.INVALID_UNICODE,
+      `${what} "${illFormed.path}" is not well-formed Unicode: it holds a lone UTF-16 surrogate`,
+      {
+        field: illFormed.path,
+      },
+    );
     return reject(error, input, scope);
   }
   const action = typeof input === 'object' && input !== null ? (input as Record<string, unknown>).action : undefined;

@@ -61,7 +61,10 @@ export class ClientExampleStack extends Stack {
     // subscription and a dead-letter queue (or on-failure destination) on its function.
     const onlyLogs =
       "The example's consumer only logs each event's lateness for someone trying the scheduler out: a delivery it loses costs one log line, not data.";
-    Validations.of(this.consumer).acknowledge({ id: 'Serverless-LambdaDLQ', reason: onlyLogs }, { id: 'Serverless-SNSRedrivePolicy', reason: onlyLogs });
+    Validations.of(this.consumer).acknowledge(
+      { id: 'Serverless-LambdaDLQ', reason: onlyLogs },
+      { id: 'Serverless-SNSRedrivePolicy', reason: onlyLogs },
+    );
 
     new CfnOutput(this, CLIENT_EXAMPLE_OUTPUTS.outputTopicArn, {
       value: this.outputTopic.topicArn,
