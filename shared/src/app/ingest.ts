@@ -228,7 +228,9 @@ function createTogether(deps: IngestDeps, plan: readonly PlannedMessage[]): Map<
   for (const { record, intent } of plan) {
     if (intent.kind !== 'create') continue;
     const tenant = intent.entry.event.tenant;
-    byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), { record, entry: intent.entry }]);
+    const requests = byTenant.get(tenant) ?? [];
+    requests.push({ record, entry: intent.entry });
+    byTenant.set(tenant, requests);
   }
   const outcomes = new Map<SQSRecord, Promise<CreateOutcome>>();
   for (const requests of byTenant.values()) {
