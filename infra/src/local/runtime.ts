@@ -6,8 +6,8 @@ import {
   loadConfig,
   parseTenantsDocument,
   type Clock,
-  type Logger,
   type SchedulerConfig,
+  type ServiceLogger,
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
 import { handlers, type FunctionName } from '@adhoc-scheduler/functions/handlers';
@@ -67,7 +67,7 @@ export interface LocalSchedulerOptions {
   readonly emitterConcurrency?: number;
   /** Visibility timeout of the scheduler's queues: how long a failed batch waits before its retry. */
   readonly visibilityTimeoutSeconds?: number;
-  readonly logger?: Logger;
+  readonly logger?: ServiceLogger;
   /** Lets a caller wrap the service's SDK clients (fault injection, request counting). */
   readonly instrumentClients?: (clients: AwsClients) => void;
   /** The functions' clock; the system's by default (a test may give one whose timers fire early). */

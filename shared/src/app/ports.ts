@@ -1,4 +1,3 @@
-import type { Logger } from 'pino';
 import type { ScheduledEvent } from '../domain/event.js';
 import type { EventRecord, EventState } from '../domain/lifecycle.js';
 import type { Quotas, Tenant } from '../domain/tenants.js';
@@ -6,7 +5,13 @@ import type { FailureNotice, NoticeDestination } from '../domain/failure.js';
 import type { LoadingChunk } from '../domain/messages.js';
 import type { EmissionEnding } from '../domain/emission.js';
 
-export type { Logger };
+/** What the application logs: a line at a level, with the fields that say what it is about (JSON on Lambda). */
+export interface Logger {
+  debug(fields: object, message: string): void;
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
 
 export interface Clock {
   now(): number;
