@@ -36,3 +36,4 @@ export * from './adapters/dynamodb-event-records.js';
 export * from './adapters/sqs-queues.js';
 export * from './adapters/sns-publisher.js';
 export * from './adapters/emf-metrics.js';
+export * from './adapters/system-clock.js';

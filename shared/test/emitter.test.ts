@@ -5,7 +5,7 @@ import { emitBatch, type EmitterDeps } from '../src/app/emitter.js';
 import { EndWriter } from '../src/app/end-writer.js';
 import { PublishWindow } from '../src/app/publish-window.js';
 import type { SchedulerMetrics, TopicPublisher } from '../src/app/ports.js';
-import { noMetrics } from '../src/app/ports.js';
+import { noMetrics } from '../src/adapters/emf-metrics.js';
 import type { ScheduledEvent } from '../src/domain/event.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';

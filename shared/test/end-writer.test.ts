@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { EndWriter } from '../src/app/end-writer.js';
 import type { EndsRecorded } from '../src/app/ports.js';
-import { noMetrics } from '../src/app/ports.js';
+import { noMetrics } from '../src/adapters/emf-metrics.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import { TransientError } from '../src/domain/reasons.js';
 

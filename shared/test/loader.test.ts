@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { runLoaderTick, type LoaderDeps } from '../src/app/loader.js';
-import { noMetrics, type DueEventRef, type EventStore, type LoaderCursors } from '../src/app/ports.js';
+import { noMetrics } from '../src/adapters/emf-metrics.js';
+import type { DueEventRef, EventStore, LoaderCursors } from '../src/app/ports.js';
 import { bucketShardKeyFor } from '../src/domain/buckets.js';
 import type { LoadingChunk } from '../src/domain/messages.js';
 

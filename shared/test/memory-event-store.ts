@@ -1,20 +1,20 @@
-import {
-  systemClock,
-  type ChangeRefused,
-  type ChangeRequest,
-  type ChangeScope,
-  type Clock,
-  type CreateOutcome,
-  type DueEventRef,
-  type EndsRecorded,
-  type EventStore,
-  type LoaderCursors,
-  type LoadingTake,
-  type NewEvent,
-  type NoticeClaim,
-  type Placement,
-  type Requeue,
-  type Unreleased,
+import { systemClock } from '../src/adapters/system-clock.js';
+import type {
+  ChangeRefused,
+  ChangeRequest,
+  ChangeScope,
+  Clock,
+  CreateOutcome,
+  DueEventRef,
+  EndsRecorded,
+  EventStore,
+  LoaderCursors,
+  LoadingTake,
+  NewEvent,
+  NoticeClaim,
+  Placement,
+  Requeue,
+  Unreleased,
 } from '../src/app/ports.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import type { ScheduledEvent } from '../src/domain/event.js';

@@ -8,14 +8,8 @@ import { PublishWindow } from '../src/app/publish-window.js';
 import { emitBatch, type EmitterDeps } from '../src/app/emitter.js';
 import { ingestBatch, type IngestDeps } from '../src/app/ingest.js';
 import { loadChunks } from '../src/app/loading.js';
-import {
-  noMetrics,
-  type DelayedSend,
-  type DelayQueue,
-  type SchedulerMetrics,
-  type TenantDirectory,
-  type TopicPublisher,
-} from '../src/app/ports.js';
+import { noMetrics } from '../src/adapters/emf-metrics.js';
+import type { DelayedSend, DelayQueue, SchedulerMetrics, TenantDirectory, TopicPublisher } from '../src/app/ports.js';
 import { EMISSION_ATTRIBUTE, snsMessageBytes, type ScheduledEvent } from '../src/domain/event.js';
 import type { FailureNotice, NoticeDestination } from '../src/domain/failure.js';
 import { EVENT_STATE, type EventRecord, type EventState } from '../src/domain/lifecycle.js';

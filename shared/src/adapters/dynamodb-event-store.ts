@@ -5,7 +5,6 @@ import type { ScheduledEvent } from '../domain/event.js';
 import { EVENT_STATE, eventOf, isOpen, type EventRecord } from '../domain/lifecycle.js';
 import { TransientError } from '../domain/reasons.js';
 import { DEFAULTS } from '../config.js';
-import { systemClock } from '../app/ports.js';
 import type {
   ChangeRefused,
   Clock,
@@ -33,6 +32,7 @@ import {
 } from './dynamodb-conditional-writes.js';
 import { isEventItem, newEventItems, payloadItemId, toRecord } from './dynamodb-event-items.js';
 import { DynamoDbQuotaCounters } from './dynamodb-quota-counters.js';
+import { systemClock } from './system-clock.js';
 import { isConditionFailure, LOADER_CURSOR_ID, openEventsCounterId, TABLE, transient, withoutSdkRetries } from './dynamodb-table.js';
 
 /** Open, of this tenant, and due after the change cutoff: what cancel and reschedule require. */

@@ -18,11 +18,6 @@ export interface Clock {
   sleep(ms: number): Promise<void>;
 }
 
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-};
-
 /** A stored event's key as the loader sees it through the GSI. */
 export interface DueEventRef {
   readonly id: string;
@@ -305,5 +300,3 @@ export type MetricName =
   | 'PublishRetries'
   /** Open events found overdue by the loader's sweep and sent to the delay queue again. */
   | 'EventsRepaired';
-
-export const noMetrics: SchedulerMetrics = { count: () => {}, latenessMs: () => {}, loaderBacklogSeconds: () => {}, flush: () => {} };
