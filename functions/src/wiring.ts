@@ -4,7 +4,10 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   createLogger,
+  DynamoDbDueIndex,
   DynamoDbEventStore,
+  DynamoDbLoaderCursors,
+  DynamoDbNoticeClaims,
   EmfMetrics,
   EndWriter,
   noMetrics,
@@ -95,6 +98,9 @@ export function createDependencies(
     config,
     tenants: overrides.tenants ?? new TenantRegistry(config.tenants, config.topicPrefix),
     store,
+    dueIndex: new DynamoDbDueIndex(clients.dynamodb, config.tableName),
+    cursors: new DynamoDbLoaderCursors(clients.dynamodb, config.tableName),
+    notices: new DynamoDbNoticeClaims(clients.dynamodb, config.tableName),
     delayQueue,
     loadingQueue: new SqsLoadingQueue(clients.sqs, config.loadingQueueUrl),
     publisher: new SnsTopicPublisher(clients.sns),

@@ -12,7 +12,7 @@ import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
 import { encodeDelayQueueMessage } from '../src/domain/messages.js';
 import { EventRejectedError, REASON, TransientError } from '../src/domain/reasons.js';
 import { fakeClock, registry, sqsRecord, topicArn } from './factories.js';
-import { MemoryEventStore } from './memory-event-store.js';
+import { MemoryEventStore, MemoryNoticeClaims } from './memory-event-store.js';
 
 const DUE = 1_900_000_000_000;
 /** The account of the topics these tests publish to (see topicArn). */
@@ -111,6 +111,7 @@ function setup(failWith?: (topic: string) => Error | undefined, unrecordedEndsLi
       endsRetryMaxSeconds: ENDS_RETRY_MAX_SECONDS,
     },
     store,
+    notices: new MemoryNoticeClaims(),
     delayQueue,
     publisher,
     endWriter: new EndWriter({ store, delayQueue, logger, metrics }),

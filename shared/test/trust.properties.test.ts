@@ -42,7 +42,7 @@ import {
   type RegistryName,
   type Source,
 } from './hostile-input.js';
-import { MemoryEventStore } from './memory-event-store.js';
+import { MemoryEventStore, MemoryNoticeClaims } from './memory-event-store.js';
 
 /**
  * Properties of ingest and the emitter under hostile input (see hostile-input.ts): whatever
@@ -234,6 +234,7 @@ class World {
     return {
       config: CONFIG,
       store,
+      notices: new MemoryNoticeClaims(),
       delayQueue,
       publisher,
       endWriter,

@@ -13,11 +13,12 @@ import { processBatch, receiveCount, sentAt } from './batch.js';
 import { countPlaces, recordEndings, releasePlaces, type EndWriter } from './end-writer.js';
 import { publishNotice, reportFailure } from './failures.js';
 import type { PublishWindow } from './publish-window.js';
-import type { Clock, DelayQueue, EventStore, Logger, SchedulerMetrics, TenantDirectory, TopicPublisher } from './ports.js';
+import type { Clock, DelayQueue, EventStore, Logger, NoticeClaims, SchedulerMetrics, TenantDirectory, TopicPublisher } from './ports.js';
 
 export interface EmitterDeps {
   readonly config: Pick<SchedulerConfig, 'emitMaxAgeSeconds' | 'emitClaimLeaseSeconds' | 'retentionSeconds' | 'endsRetryMaxSeconds'>;
-  readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'releasePlaces' | 'claimNotice' | 'releaseNotice' | 'markNoticeSent'>;
+  readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'releasePlaces'>;
+  readonly notices: NoticeClaims;
   /** This process's writer of ends (see EndWriter): shared by its batches, so a spike's ends go in large writes. */
   readonly endWriter: Pick<EndWriter, 'record'>;
   readonly delayQueue: Pick<DelayQueue, 'sendEnds' | 'retryLater'>;
@@ -61,7 +62,7 @@ async function sendNotice(deps: EmitterDeps, message: Extract<DelayQueueMessage,
   }
   const now = deps.clock.now();
   const claim = { owner: randomUUID(), now, leaseUntil: now + deps.config.emitClaimLeaseSeconds * 1000 };
-  const outcome = await deps.store.claimNotice(message.noticeId, claim, expiresAtFor(now, deps.config.retentionSeconds));
+  const outcome = await deps.notices.claim(message.noticeId, claim, expiresAtFor(now, deps.config.retentionSeconds));
   if (outcome === 'busy')
     throw new TransientError(`notice ${message.noticeId} is being published by another delivery; checking again later`);
   if (outcome === 'ended') {
@@ -71,10 +72,10 @@ async function sendNotice(deps: EmitterDeps, message: Extract<DelayQueueMessage,
   try {
     await publishNotice(deps)(destination, message.notice);
   } catch (error) {
-    await deps.store.releaseNotice(message.noticeId, claim.owner);
+    await deps.notices.release(message.noticeId, claim.owner);
     throw error;
   }
-  await deps.store.markNoticeSent(message.noticeId, deps.clock.now());
+  await deps.notices.markSent(message.noticeId, deps.clock.now());
 }
 
 /** Emits one copy of an event, if its record still says so, and has its end recorded as soon as the publish answers. */
