@@ -133,20 +133,6 @@ export function sqsRecord(body: string, messageId = 'sqs-1', receiveCount = 1): 
   };
 }
 
-/** A clock that moves only when slept on (or set). */
-export function fakeClock(start: number) {
-  let now = start;
-  return {
-    now: () => now,
-    sleep: async (ms: number) => {
-      now += ms;
-    },
-    set: (to: number) => {
-      now = to;
-    },
-  };
-}
-
 /** The record of an event stored for the loader (the far path), as ingest leaves it, under its bucket shard. */
 export function storedRecord(id: string, dueAt: number, bucketShard: string): EventRecord & { readonly bucketShard: string } {
   return {

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { runLoaderTick, type LoaderDeps } from '../src/app/loader.js';
-import { noMetrics } from '../src/adapters/emf-metrics.js';
 import { bucketShardKeyFor } from '../src/domain/buckets.js';
-import type { LoadingChunk } from '../src/domain/messages.js';
 import { storedRecord } from './factories.js';
+import { RecordingLoadingQueue, RecordingMetrics } from './fakes.js';
 import { MemoryDueIndex, MemoryEventStore, MemoryLoaderCursors } from './memory-event-store.js';
 
 const NOW = 1_900_000_020_000;
@@ -21,16 +20,17 @@ const config = {
 function setup(clockTimes: number[] = [NOW], table = { store: new MemoryEventStore(), cursors: new MemoryLoaderCursors() }) {
   const { store, cursors } = table;
   const dueIndex = new MemoryDueIndex(store);
-  const sent: LoadingChunk[] = [];
+  const loadingQueue = new RecordingLoadingQueue();
+  const { sent } = loadingQueue;
   let call = 0;
   const deps = {
     config,
     dueIndex,
     cursors,
-    loadingQueue: { send: async (chunks: readonly LoadingChunk[]) => void sent.push(...chunks) },
+    loadingQueue,
     clock: { now: () => clockTimes[Math.min(call++, clockTimes.length - 1)] ?? NOW, sleep: async () => {} },
     logger: pino({ level: 'silent' }),
-    metrics: noMetrics,
+    metrics: new RecordingMetrics(),
   } satisfies LoaderDeps;
   /** Stores an event for the loader, due at `dueAt`. */
   const stored = (id: string, dueAt: number) => store.put(storedRecord(id, dueAt, bucketShardKeyFor(id, dueAt, config)));
@@ -39,7 +39,18 @@ function setup(clockTimes: number[] = [NOW], table = { store: new MemoryEventSto
       .filter((chunk) => (chunk.repair ?? false) === repair)
       .flatMap((chunk) => chunk.ids)
       .sort();
-  return { store, cursors: cursors.progress, dueIndex, stored, table, sent, deps, ids: () => idsOf(false), repairIds: () => idsOf(true) };
+  return {
+    store,
+    cursors: cursors.progress,
+    dueIndex,
+    loadingQueue,
+    stored,
+    table,
+    sent,
+    deps,
+    ids: () => idsOf(false),
+    repairIds: () => idsOf(true),
+  };
 }
 
 describe('a loader tick', () => {
@@ -98,20 +109,12 @@ describe('a loader tick', () => {
   });
 
   it('keeps what it handed out round by round: a tick that fails halfway leaves the cursor past the rounds it finished', async () => {
-    const { cursors, stored, deps } = setup();
+    const { cursors, stored, deps, loadingQueue } = setup();
     cursors.loadedThroughMs = NOW - 3600_000;
     stored('first-round', NOW - 3600_000 + 1);
     stored('later-round', NOW - 1800_000);
-    let sends = 0;
-    const failing = {
-      ...deps,
-      loadingQueue: {
-        send: async () => {
-          if (sends++ > 0) throw new Error('SQS down');
-        },
-      },
-    };
-    await expect(runLoaderTick(failing)).rejects.toThrow('SQS down');
+    loadingQueue.refuseFromCall = 1;
+    await expect(runLoaderTick(deps)).rejects.toThrow('SQS down');
     // Eight one-minute buckets a round (32 queries over 4 shards): the fourth round, which holds
     // 'later-round', failed; the three before it were handed out.
     expect(cursors.loadedThroughMs).toBe(NOW - 3600_000 + 3 * 8 * 60_000);

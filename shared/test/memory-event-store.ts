@@ -28,11 +28,19 @@ import { EVENT_STATE, eventOf, isOpen, placedOnDelayQueueBy, type EventRecord } 
  * semantics: the unit tests of every stage share them, and can inspect or seed them.
  */
 
+/** An end write held until the test answers it (see MemoryEventStore.holdEndWrites). */
+export interface HeldEndWrite {
+  readonly ends: readonly EmissionEnding[];
+  answer(as?: Partial<EndsRecorded>): void;
+  fail(error: Error): void;
+}
+
 /** The event store: conditional creates, takes, ends, changes and quotas. */
 export class MemoryEventStore implements EventStore {
   readonly records = new Map<string, EventRecord & { readonly bucketShard?: string | undefined }>();
   readonly payloads = new Map<string, string>();
   readonly openEvents = new Map<string, number>();
+  private heldEndWrites: HeldEndWrite[] | undefined;
   /** Requests the store served, by method: what a stage costs in store calls. */
   readonly calls: Record<string, number> = {};
 
@@ -126,6 +134,23 @@ export class MemoryEventStore implements EventStore {
 
   async endEmissions(ends: readonly EmissionEnding[]): Promise<EndsRecorded> {
     this.called('endEmissions');
+    const { heldEndWrites } = this;
+    if (heldEndWrites === undefined) return this.end(ends);
+    return new Promise((resolve, reject) => {
+      heldEndWrites.push({ ends, answer: (as) => resolve({ ...this.end(ends), ...as }), fail: reject });
+    });
+  }
+
+  /**
+   * From now on, each end write waits until the test answers it: as the store would write it, or
+   * with the outcomes the test gives; or fails it.
+   */
+  holdEndWrites(): readonly HeldEndWrite[] {
+    this.heldEndWrites = [];
+    return this.heldEndWrites;
+  }
+
+  private end(ends: readonly EmissionEnding[]): EndsRecorded {
     const recorded: EmissionEnding[] = [];
     const alreadyEnded: EmissionEnding[] = [];
     const applied: EmissionEnding[] = [];
