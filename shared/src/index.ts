@@ -1,5 +1,4 @@
 export * from './config.js';
-export * from './logger.js';
 export * from './domain/buckets.js';
 export * from './domain/dates.js';
 export * from './domain/delay.js';
@@ -39,4 +38,5 @@ export * from './adapters/dynamodb-event-records.js';
 export * from './adapters/sqs-queues.js';
 export * from './adapters/sns-publisher.js';
 export * from './adapters/emf-metrics.js';
+export * from './adapters/pino-logger.js';
 export * from './adapters/system-clock.js';
