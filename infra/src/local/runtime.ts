@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import {
   createLogger,
-  deliveriesWithin,
   ENV,
   loadConfig,
   parseTenantsDocument,
@@ -12,7 +11,7 @@ import {
 } from '@adhoc-scheduler/shared';
 import { handlers, type FunctionName } from '@adhoc-scheduler/functions/handlers';
 import { createAwsClients, createDependencies, type AwsClients, type ClientCredentials } from '@adhoc-scheduler/functions/wiring';
-import { EVENT_SOURCES, type EventSourceName } from '../event-sources.js';
+import { EVENT_SOURCES, LOCAL_VISIBILITY_TIMEOUT_SECONDS, type EventSourceName } from '../queues.js';
 import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.js';
 import { createLocalResources, resourceNames, type LocalResources } from './resources.js';
 import { refusePublishesToSchedulerTopics } from './scheduler-topic-guard.js';
@@ -65,7 +64,7 @@ export interface LocalSchedulerOptions {
    * events are due (up to about a second), so a busy second needs many; Lambda scales the same way.
    */
   readonly emitterConcurrency?: number;
-  /** Visibility timeout of the scheduler's queues: how long a failed batch waits before its retry. */
+  /** Visibility timeout of the scheduler's queues: how long a failed batch waits before its retry (LOCAL_VISIBILITY_TIMEOUT_SECONDS by default). */
   readonly visibilityTimeoutSeconds?: number;
   readonly logger?: ServiceLogger;
   /** Lets a caller wrap the service's SDK clients (fault injection, request counting). */
@@ -162,14 +161,14 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
   const logger = options.logger ?? createLogger(process.env.LOG_LEVEL ?? 'info');
   try {
     const emitterConcurrency = options.emitterConcurrency ?? DEFAULT_EMITTER_CONCURRENCY;
+    const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? LOCAL_VISIBILITY_TIMEOUT_SECONDS;
     const resources = await createLocalResources(
       { messaging: emulators.messagingEndpoint, dynamodb: emulators.dynamodbEndpoint },
       { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS },
       prefix,
       {
-        visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30,
-        maxReceiveCount: 10,
-        delayQueueMaxReceiveCount: deliveriesWithin(settings.emitMaxAgeSeconds) + 10,
+        visibilityTimeoutSeconds,
+        emitMaxAgeSeconds: settings.emitMaxAgeSeconds,
         tenantIds: (tenants.tenants ?? []).map(({ id }) => id),
       },
     );
@@ -219,11 +218,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       poll('loading', resources.loadingQueue, LOADING_CONCURRENCY),
       // The delay queue is a fair queue on AWS (MessageGroupId = tenant): one tenant's spike does not hold back the others.
       poll('emitter', resources.delayQueue, emitterConcurrency, (pollerOptions) =>
-        startFairQueuePoller({
-          ...pollerOptions,
-          visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30,
-          groupOf: delayQueueGroupOf,
-        }),
+        startFairQueuePoller({ ...pollerOptions, visibilityTimeoutSeconds, groupOf: delayQueueGroupOf }),
       ),
     ];
 
