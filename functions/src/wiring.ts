@@ -15,6 +15,7 @@ import {
   SnsTopicPublisher,
   SqsDelayQueue,
   SqsLoadingQueue,
+  SQS_MAX_WAIT_SECONDS,
   systemClock,
   TenantRegistry,
   type Clock,
@@ -49,9 +50,10 @@ export interface LocalClientOptions {
 
 /**
  * How long one request may go without an answer before the SDK gives up on it and retries: a
- * hung call must not hold a batch past its visibility timeout. SQS long polls wait 20 s.
+ * hung call must not hold a batch past its visibility timeout. An SQS long poll waits its own
+ * time first.
  */
-const REQUEST_TIMEOUT_MS = { sns: 5_000, sqs: 25_000, dynamodb: 5_000 } as const;
+const REQUEST_TIMEOUT_MS = { sns: 5_000, sqs: (SQS_MAX_WAIT_SECONDS + 5) * 1000, dynamodb: 5_000 } as const;
 const CONNECTION_TIMEOUT_MS = 2_000;
 
 export function createAwsClients(config: SchedulerConfig, local?: LocalClientOptions): AwsClients {

@@ -1,5 +1,5 @@
 import { ChangeMessageVisibilityBatchCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
-import { decodeDelayQueueMessage } from '@adhoc-scheduler/shared';
+import { decodeDelayQueueMessage, SQS_BATCH_ENTRIES, SQS_MAX_WAIT_SECONDS } from '@adhoc-scheduler/shared';
 import { invokeAndDelete, RECEIVE_RETRY_MS, RECORD_SYSTEM_ATTRIBUTES, type SqsPoller, type SqsPollerOptions } from './sqs-poller.js';
 
 export interface FairQueuePollerOptions extends SqsPollerOptions {
@@ -27,12 +27,8 @@ export function delayQueueGroupOf(message: Message): string | undefined {
 const MESSAGE_OVERHEAD_BYTES = 1024;
 const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 const DEFAULT_RECEIVERS = 8;
-/** SQS hands out at most 10 messages per receive. */
-const RECEIVE_MAX = 10;
 /** At most this long between SQS handing messages out and their answer arriving here. */
 const TRANSFER_MARGIN_MS = 1000;
-/** ChangeMessageVisibilityBatch takes at most 10 entries. */
-const VISIBILITY_BATCH = 10;
 /** Messages without a MessageGroupId form one group. */
 const NO_GROUP = '';
 
@@ -114,8 +110,8 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
    */
   const setVisibility = async (entries: readonly Waiting[], seconds: number): Promise<Waiting[]> => {
     const lost: Waiting[] = [];
-    for (let from = 0; from < entries.length; from += VISIBILITY_BATCH) {
-      const chunk = entries.slice(from, from + VISIBILITY_BATCH);
+    for (let from = 0; from < entries.length; from += SQS_BATCH_ENTRIES) {
+      const chunk = entries.slice(from, from + SQS_BATCH_ENTRIES);
       const requestedAt = Date.now();
       try {
         const { Failed = [] } = await sqs.send(
@@ -258,8 +254,8 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
         const { Messages = [] } = await sqs.send(
           new ReceiveMessageCommand({
             QueueUrl: queueUrl,
-            MaxNumberOfMessages: RECEIVE_MAX,
-            WaitTimeSeconds: behind ? 0 : 20,
+            MaxNumberOfMessages: SQS_BATCH_ENTRIES,
+            WaitTimeSeconds: behind ? 0 : SQS_MAX_WAIT_SECONDS,
             MessageSystemAttributeNames: RECORD_SYSTEM_ATTRIBUTES,
             MessageAttributeNames: ['All'],
           }),
@@ -268,7 +264,7 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
         // The timeout runs from when SQS handed the messages out: for a long poll that waited,
         // just before its answer arrived (less a margin for the transfer), never before the request.
         const handedOutAt = Math.max(requestedAt, Date.now() - Math.min(TRANSFER_MARGIN_MS, timeoutMs / 4));
-        if (Messages.length === RECEIVE_MAX) receiversBehind.add(receiver);
+        if (Messages.length === SQS_BATCH_ENTRIES) receiversBehind.add(receiver);
         else receiversBehind.delete(receiver);
         buffer(Messages, handedOutAt + timeoutMs);
       } catch (error) {

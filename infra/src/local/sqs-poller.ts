@@ -5,7 +5,7 @@ import {
   type MessageSystemAttributeName,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { chunks, SQS_BATCH_ENTRIES, type Logger } from '@adhoc-scheduler/shared';
+import { chunks, SQS_BATCH_ENTRIES, SQS_MAX_WAIT_SECONDS, type Logger } from '@adhoc-scheduler/shared';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 
 export interface SqsPollerOptions {
@@ -129,7 +129,7 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
   };
 
   const pollOnce = async (): Promise<void> => {
-    const messages = await receive(options.batchSize, 20);
+    const messages = await receive(options.batchSize, SQS_MAX_WAIT_SECONDS);
     if (messages.length === 0) return;
     // Lambda's batching window: keep receiving until the batch is full or the window is over;
     // several receives at once while the queue hands out full ones (a backlog), one otherwise.
