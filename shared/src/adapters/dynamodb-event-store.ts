@@ -29,7 +29,7 @@ import {
 import { isEventItem, newEventItems, payloadItemId, toRecord } from './dynamodb-event-items.js';
 import { DynamoDbQuotaCounters } from './dynamodb-quota-counters.js';
 import { systemClock } from './system-clock.js';
-import { isConditionFailure, openEventsCounterId, TABLE, transient, withoutSdkRetries } from './dynamodb-table.js';
+import { isConditionFailure, TABLE, transient, withoutSdkRetries } from './dynamodb-table.js';
 
 /** Open, of this tenant, and due after the change cutoff: what cancel and reschedule require. */
 const CHANGEABLE = 'attribute_exists(#id) AND tenant = :tenant AND #state IN (:scheduled, :queued) AND #due > :cutoff';
@@ -316,14 +316,7 @@ export class DynamoDbEventStore implements EventStore {
                   },
                 },
               },
-              {
-                Update: {
-                  TableName: this.tableName,
-                  Key: { [TABLE.partitionKey]: openEventsCounterId(scope.tenant) },
-                  UpdateExpression: 'ADD openEvents :freed',
-                  ExpressionAttributeValues: { ':freed': -1 },
-                },
-              },
+              { Update: this.counters.releaseUpdate(scope.tenant, 1) },
             ],
           }),
         ),

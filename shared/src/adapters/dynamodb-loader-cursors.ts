@@ -1,6 +1,9 @@
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { LoaderCursors, LoaderProgress } from '../app/ports.js';
-import { isConditionFailure, LOADER_CURSOR_ID, TABLE, transient } from './dynamodb-table.js';
+import { isConditionFailure, TABLE, transient } from './dynamodb-table.js';
+
+/** The item holding the loader's cursors. */
+export const LOADER_CURSOR_ID = '#loader-cursor';
 
 /** The loader cursor item's attribute for each of its cursors. */
 const CURSOR_ATTRIBUTES: Readonly<Record<keyof LoaderProgress, string>> = {
@@ -8,7 +11,7 @@ const CURSOR_ATTRIBUTES: Readonly<Record<keyof LoaderProgress, string>> = {
   repairedThroughMs: 'repairedThroughMs',
 };
 
-/** The loader's cursors, both in one item of the table (`#loader-cursor`), the only item the loader writes. */
+/** The loader's cursors, both in one item of the table, the only item the loader writes. */
 export class DynamoDbLoaderCursors implements LoaderCursors {
   constructor(
     private readonly client: DynamoDBDocumentClient,
