@@ -10,7 +10,8 @@ import {
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
 import { handlers, type FunctionName } from '@adhoc-scheduler/functions/handlers';
-import { createAwsClients, createDependencies, type AwsClients, type ClientCredentials } from '@adhoc-scheduler/functions/wiring';
+import { createAwsClients, createDependencies, type AwsClients } from '@adhoc-scheduler/functions/wiring';
+import { LOCAL_CREDENTIALS } from '@adhoc-scheduler/shared/local-service';
 import { EVENT_SOURCES, LOCAL_VISIBILITY_TIMEOUT_SECONDS, type EventSourceName } from '../queues.js';
 import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.js';
 import { createLocalResources, resourceNames, type LocalResources } from './resources.js';
@@ -19,8 +20,8 @@ import { delayQueueGroupOf, startFairQueuePoller } from './fair-queue-poller.js'
 import { startSqsPoller, type SqsPoller, type SqsPollerOptions } from './sqs-poller.js';
 import { FileTenantDirectory, readTenantsFile } from './tenants-file.js';
 
-/** The emulators accept any keys; these never leave the machine. */
-export const LOCAL_CREDENTIALS: ClientCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+/** The emulators' keys (see local-service.ts), with the region and account below: how anything reaches the local service. */
+export { LOCAL_CREDENTIALS };
 export const LOCAL_REGION = 'us-east-1';
 /**
  * Delay-queue batches (up to 100 events each) held at once: enough for 10,000 events due in
