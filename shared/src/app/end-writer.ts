@@ -1,4 +1,5 @@
 import type { EmissionEnding } from '../domain/emission.js';
+import { DYNAMODB_TRANSACTION_ITEMS } from '../domain/limits.js';
 import type { DelayQueue, EndsRecorded, EventStore, Logger, SchedulerMetrics } from './ports.js';
 
 /** What became of an emission's end. */
@@ -28,8 +29,8 @@ export interface EndWriterDeps {
  * one transaction at a time; two let the ends of later publishes go while one write is slow.
  */
 const WRITES_IN_FLIGHT = 2;
-/** Ends one write takes at most: a transaction's 100 items (statements go 25 a request, in parallel). */
-const ENDS_PER_WRITE = 100;
+/** Ends one write takes at most: a transaction's items (statements go 25 a request, in parallel). */
+const ENDS_PER_WRITE = DYNAMODB_TRANSACTION_ITEMS;
 /** Ends one hand-over message carries at most: about 200 bytes each, far below SQS's 1 MiB. */
 const ENDS_PER_HAND_OVER = 100;
 
