@@ -9,8 +9,14 @@ import {
   type ServiceLogger,
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
-import { handlers, type FunctionName } from '@adhoc-scheduler/functions/handlers';
-import { createAwsClients, createDependencies, type AwsClients } from '@adhoc-scheduler/functions/wiring';
+import {
+  bindHandler,
+  createAwsClients,
+  createDependencies,
+  handlers,
+  type AwsClients,
+  type FunctionName,
+} from '@adhoc-scheduler/functions/handlers';
 import { LOCAL_CREDENTIALS } from '@adhoc-scheduler/shared/local-service';
 import { EVENT_SOURCES, LOCAL_VISIBILITY_TIMEOUT_SECONDS, type EventSourceName } from '../queues.js';
 import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.js';
@@ -186,6 +192,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     options.instrumentClients?.(clients);
     // A fixed registry reaches the functions through their config, as on Lambda; a file is re-read as it changes.
     const tenantDirectory = 'file' in tenantsOption ? new FileTenantDirectory(tenantsOption.file, registryScope, logger) : undefined;
+    // Each function's dependencies made, and bound to its handler, as its Lambda entry point does (see lambdaHandler).
     const depsFor = (fn: FunctionName) =>
       createDependencies(fn, config, clients, {
         logger: logger.child({ fn }),
@@ -207,7 +214,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
         region: LOCAL_REGION,
         concurrency,
         ...EVENT_SOURCES[fn satisfies EventSourceName],
-        handler: (event) => handlers[fn](deps, event),
+        handler: bindHandler(handlers[fn], deps),
         logger: deps.logger,
         onInvocation: (durationMs, records) => options.onInvocation?.({ fn, durationMs, records }),
       });

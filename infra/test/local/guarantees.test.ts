@@ -8,7 +8,7 @@ import {
   REPAIR_DELAY_MARGIN_SECONDS,
   type EventState,
 } from '@adhoc-scheduler/shared';
-import type { AwsClients } from '@adhoc-scheduler/functions/wiring';
+import type { AwsClients } from '@adhoc-scheduler/functions/handlers';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { capturingLogger, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
 

@@ -1,6 +1,5 @@
 import { DYNAMODB_WRITE_UNIT_BYTES, isConditionFailure, itemBytes, snsMessageBytes, TABLE_LAYOUT } from '@adhoc-scheduler/shared';
-import { handlers, type FunctionName } from '@adhoc-scheduler/functions/handlers';
-import type { AwsClients } from '@adhoc-scheduler/functions/wiring';
+import { handlers, type AwsClients, type FunctionName } from '@adhoc-scheduler/functions/handlers';
 
 /**
  * Counts what the service's AWS clients would be billed for, by SDK middleware on the clients
