@@ -22,8 +22,7 @@ import { EVENT_SOURCES, LOCAL_VISIBILITY_TIMEOUT_SECONDS, type EventSourceName }
 import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.js';
 import { createLocalResources, resourceNames, type LocalResources } from './resources.js';
 import { refusePublishesToSchedulerTopics } from './scheduler-topic-guard.js';
-import { delayQueueGroupOf, startFairQueuePoller } from './fair-queue-poller.js';
-import { startSqsPoller, type SqsPoller, type SqsPollerOptions } from './sqs-poller.js';
+import { delayQueueGroupOf, startFairQueuePoller, startSqsPoller, type SqsPoller, type SqsPollerOptions } from './sqs-pollers.js';
 import { FileTenantDirectory, readTenantsFile } from './tenants-file.js';
 
 /** The emulators' keys (see local-service.ts), with the region and account below: how anything reaches the local service. */
