@@ -17,7 +17,6 @@ export * from './domain/unicode.js';
 export * from './domain/validation.js';
 export * from './app/ports.js';
 export * from './app/batch.js';
-export * from './app/ingest-plan.js';
 export * from './app/ingest.js';
 export * from './app/loader.js';
 export * from './app/loading.js';

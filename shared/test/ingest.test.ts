@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { ingestBatch, type IngestDeps } from '../src/app/ingest.js';
-import { planIngest } from '../src/app/ingest-plan.js';
+import { ingestBatch, planIngest, type IngestDeps } from '../src/app/ingest.js';
 import { snsMessageBytes } from '../src/domain/event.js';
 import { noticeAttributes, type FailureNotice } from '../src/domain/failure.js';
 import { SNS_MAX_MESSAGE_BYTES } from '../src/domain/limits.js';
