@@ -20,8 +20,6 @@ export * from './app/batch.js';
 export * from './app/ingest.js';
 export * from './app/loader.js';
 export * from './app/loading.js';
-export * from './app/end-writer.js';
-export * from './app/publish-window.js';
 export * from './app/emitter.js';
 export * from './app/quota-reconcile.js';
 export * from './adapters/dynamodb-table.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { EndWriter } from '../src/app/end-writer.js';
+import { EndWriter } from '../src/app/emitter.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { TransientError } from '../src/domain/reasons.js';
