@@ -25,7 +25,7 @@ Usage: scripts/start [--data-dir DIR | --in-memory] [--port N] [--dynamodb-port 
                        is missing, the last registry stays in force), and written by
                        scripts/admin tenant add
 
-Settings come from SCHEDULER_* environment variables (see the README's configuration table),
+Settings come from SCHEDULER_* environment variables (see docs/operators/configuration.md),
 e.g. SCHEDULER_NEAR_PATH_WINDOW_SECONDS=20 SCHEDULER_LOADER_INTERVAL_SECONDS=5 for demos.
 
 Exit codes: 0 stopped (Ctrl-C, SIGTERM), 1 could not start (the one line on stderr says why),
@@ -90,7 +90,7 @@ function startFailure(error: unknown): string | undefined {
     return `${error.message}: is the scheduler already running? Stop it, or choose ${other} with ${flags}.`;
   }
   if (error instanceof TenantsFileError) return `${error.message}. Correct it, or name another file with --tenants FILE.`;
-  if (error instanceof ConfigError) return `${error.message} (see the README's configuration table).`;
+  if (error instanceof ConfigError) return `${error.message} (see docs/operators/configuration.md).`;
   if (error instanceof EmulatorStartError) return error.message;
   return undefined;
 }

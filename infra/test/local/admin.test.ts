@@ -535,7 +535,7 @@ describe('scripts/admin events, event show and quota reconcile', () => {
     }
   });
 
-  it('after a kill -9 of the service, says in the line the README shows that it is not running, for every command that needs it (through scripts/admin)', async () => {
+  it('after a kill -9 of the service, says in the line docs/operators/admin.md shows that it is not running, for every command that needs it (through scripts/admin)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'admin-'));
     const service = spawnService(dir, { args: ['--in-memory'] });
     try {

@@ -13,7 +13,7 @@ import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { capturingLogger, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
 
 /**
- * The README's guarantees, each against the real emulators with the fault it is about injected
+ * The guarantees of docs/design.md, each against the real emulators with the fault it is about injected
  * into the service's own SDK clients: what a crash, a timeout or a lost message would do.
  */
 let emulators: Emulators;
