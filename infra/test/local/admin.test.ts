@@ -7,7 +7,7 @@ import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns'
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_STATE, PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
-import { answers } from '@adhoc-scheduler/shared/endpoint';
+import { answers } from '@adhoc-scheduler/shared/local-service';
 import { runAdmin } from '../../src/admin/cli.js';
 import { SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
-import { startFairQueuePoller, type FairQueuePollerOptions } from '../../src/local/fair-queue-poller.js';
+import { startFairQueuePoller, type FairQueuePollerOptions } from '../../src/local/sqs-pollers.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
 import { capturingLogger, uniqueName, waitFor } from './kit.js';
 

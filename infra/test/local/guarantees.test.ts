@@ -7,9 +7,8 @@ import {
   EVENT_STATE,
   REPAIR_DELAY_MARGIN_SECONDS,
   type EventState,
-  type Logger,
 } from '@adhoc-scheduler/shared';
-import type { AwsClients } from '@adhoc-scheduler/functions/wiring';
+import type { AwsClients } from '@adhoc-scheduler/functions/handlers';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { capturingLogger, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
 
@@ -37,7 +36,7 @@ const REPAIRED_WITHIN_MS = 45_000;
 async function setup(inject: (clients: AwsClients) => void, env: Record<string, string> = {}) {
   const { logger, lines } = capturingLogger();
   const scheduler = await startTestScheduler(emulators, {
-    logger: logger as Logger,
+    logger,
     env: {
       ...FAST_TIMINGS,
       SCHEDULER_REPAIR_AFTER_SECONDS: String(REPAIR_AFTER_SECONDS),
