@@ -568,30 +568,46 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
   });
 
   it("writes a labelled event's label entries with its record, and none for another request with the same id", async () => {
-    const tableName = await newTable();
-    const store = new DynamoDbEventStore(client, tableName, { batchWrites: mode });
-    const labelled = event('a', { labels: ['billing', 'eu'] });
-    expect(await store.createMany([newEvent(labelled, true)])).toMatchObject([{ outcome: 'created' }]);
-    expect(await labelEntry(tableName, 'a', 'billing')).toMatchObject({
-      eventId: 'a',
-      [TABLE.tenantShardKey]: 'acme#l#billing#0',
-      [TABLE.dueAtKey]: labelled.dueAt,
-      [TABLE.ttlAttribute]: Math.ceil(NOW / 1000) + 3600,
-    });
-    expect(await labelEntry(tableName, 'a', 'eu')).toBeDefined();
-    expect((await store.read(['a'])).get('a')).toMatchObject({ labels: ['billing', 'eu'] });
-    const record = await client.send(new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: 'a' }, ConsistentRead: true }));
-    expect(record.Item).toMatchObject({ [TABLE.tenantShardKey]: 'acme#s0' });
+    const counting = faultyClient();
+    let labelWrites = 0;
+    counting.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'BatchWriteItemCommand' && JSON.stringify(args.input).includes('l#')) labelWrites += 1;
+        return next(args);
+      },
+      { step: 'initialize', name: 'countLabelWrites' },
+    );
+    try {
+      const tableName = await newTable();
+      const store = new DynamoDbEventStore(counting, tableName, { batchWrites: mode });
+      const labelled = event('a', { labels: ['billing', 'eu'] });
+      expect(await store.createMany([newEvent(labelled, true)])).toMatchObject([{ outcome: 'created' }]);
+      expect(await labelEntry(tableName, 'a', 'billing')).toMatchObject({
+        eventId: 'a',
+        [TABLE.tenantShardKey]: 'acme#l#billing#0',
+        [TABLE.dueAtKey]: labelled.dueAt,
+        [TABLE.ttlAttribute]: Math.ceil(NOW / 1000) + 3600,
+      });
+      expect(await labelEntry(tableName, 'a', 'eu')).toBeDefined();
+      expect((await store.read(['a'])).get('a')).toMatchObject({ labels: ['billing', 'eu'] });
+      const record = await client.send(new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: 'a' }, ConsistentRead: true }));
+      expect(record.Item).toMatchObject({ [TABLE.tenantShardKey]: 'acme#s0' });
 
-    // The same id, other labels: another request, which changes nothing.
-    expect(await store.createMany([newEvent(event('a', { labels: ['other'] }), true)])).toMatchObject([{ outcome: 'duplicate' }]);
-    expect(await labelEntry(tableName, 'a', 'other')).toBeUndefined();
-    // Refused over quota: no record, so no entry.
-    const full = { maxOpenEvents: 1, maxIngestPerSecond: 100 };
-    expect(await store.createMany([newEvent(event('b', { labels: ['billing'] }), true, { quotas: full })])).toMatchObject([
-      { outcome: 'quota-exceeded' },
-    ]);
-    expect(await labelEntry(tableName, 'b', 'billing')).toBeUndefined();
+      // The same id, other labels: another request, which changes nothing, nor writes anything.
+      expect(labelWrites).toBe(1);
+      expect(await store.createMany([newEvent(event('a', { labels: ['other'] }), true)])).toMatchObject([{ outcome: 'duplicate' }]);
+      expect(await labelEntry(tableName, 'a', 'other')).toBeUndefined();
+      expect(labelWrites).toBe(1);
+      // Refused over quota: no record, so no entry.
+      const full = { maxOpenEvents: 1, maxIngestPerSecond: 100 };
+      expect(await store.createMany([newEvent(event('b', { labels: ['billing'] }), true, { quotas: full })])).toMatchObject([
+        { outcome: 'quota-exceeded' },
+      ]);
+      expect(await labelEntry(tableName, 'b', 'billing')).toBeUndefined();
+      expect(labelWrites).toBe(1);
+    } finally {
+      counting.destroy();
+    }
   });
 
   it('leaves a labelled event unknown when its label entries cannot be written, and its request delivered again writes them', async () => {
