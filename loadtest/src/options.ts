@@ -63,6 +63,8 @@ Load and measurement:
   --seed N                chaos: seeds kill moments and faults [random; in results.json]
   --path near|far         ingest: events due within the window (delay queue) or beyond (table)
   --payload-bytes B       size of each event's payload [200]
+  --labels N              labels each published event carries; the write units per event
+                          are checked against the path's bound plus 2 per label [0]
   --publish-concurrency N PublishBatch requests in flight [8]
   --consumers N           concurrent long polls on the consumer queue [8]
   --late-ms MS            what counts as late in the progress bar and counts [100]
@@ -151,6 +153,7 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
       seed: { type: 'string' },
       path: { type: 'string' },
       'payload-bytes': { type: 'string' },
+      labels: { type: 'string' },
       'publish-concurrency': { type: 'string' },
       consumers: { type: 'string' },
       'late-ms': { type: 'string' },
@@ -240,6 +243,7 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
       settleSeconds: integer(values, 'settle-seconds', 3, 0, 600),
       publishConcurrency: integer(values, 'publish-concurrency', 8, 1, 64),
       payloadBytes: integer(values, 'payload-bytes', 200, 20, 200_000),
+      labels: integer(values, 'labels', 0, 0, 10),
     },
     maxMinutes: integer(values, 'max-minutes', 30, 1, 120),
     outDir: text(values, 'out'),

@@ -55,6 +55,11 @@ export function planUniform(plan: UniformPlan): PlannedEvent[] {
   return events.sort((a, b) => a.publishAt - b.publishAt);
 }
 
+/** The labels of a run's events that carry `count` of them: the same for every event, as a campaign's would be. */
+export function runLabels(count: number): string[] {
+  return Array.from({ length: count }, (_, index) => `load-test-${index}`);
+}
+
 /** Far-path events are published this much beyond the near-path window, so they are stored. */
 const FAR_MARGIN_MS = 20_000;
 
@@ -112,7 +117,14 @@ export function paddedPayload(seq: number, payloadBytes: number): string {
 }
 
 /** The input message for an event, in the format clients publish. */
-export function scheduleRequest(event: PlannedEvent, user: string, target: string, payloadBytes: number, failureTopic?: string): string {
+export function scheduleRequest(
+  event: PlannedEvent,
+  user: string,
+  target: string,
+  payloadBytes: number,
+  failureTopic?: string,
+  labels = 0,
+): string {
   const request: ScheduleRequest = {
     date: toIso(event.dueAt),
     target,
@@ -120,6 +132,7 @@ export function scheduleRequest(event: PlannedEvent, user: string, target: strin
     payload: paddedPayload(event.seq, payloadBytes),
     id: event.clientId,
     ...(failureTopic === undefined ? {} : { failure_topic: failureTopic }),
+    ...(labels > 0 ? { labels: runLabels(labels) } : {}),
   };
   return JSON.stringify(request);
 }

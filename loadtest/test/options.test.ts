@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseCli, LoadTestUsageError } from '../src/options.js';
+import { runLabels, scheduleRequest } from '../src/plan.js';
 
 describe('parseCli', () => {
   it('applies the defaults of the scenario named', () => {
@@ -7,6 +8,7 @@ describe('parseCli', () => {
     expect(parseCli(['hotspot'])?.params).toMatchObject({ events: 10_000, seconds: 1 });
     expect(parseCli(['far'])?.params).toMatchObject({ events: 100_000, windowSeconds: 240, loaderIntervalSeconds: 90 });
     expect(parseCli(['backlog'])?.params).toMatchObject({ backlog: 1_000_000 });
+    expect(parseCli(['listing'])?.params).toMatchObject({ events: 1_000_000 });
     expect(parseCli(['fairness'])?.params).toMatchObject({ events: 10_000, quietEvents: 10, seconds: 1, aheadSeconds: 60 });
   });
 
@@ -77,6 +79,17 @@ describe('parseCli', () => {
     expect(() => parseCli(['fairness', '--quiet-events', '0'])).toThrow(LoadTestUsageError);
     expect(() => parseCli(['nonsense'])).toThrow(LoadTestUsageError);
     expect(() => parseCli([])).toThrow(LoadTestUsageError);
+  });
+
+  it('gives each published event the labels asked for, up to the 10 a request may carry', () => {
+    expect(parseCli(['steady'])?.measure.labels).toBe(0);
+    expect(parseCli(['steady', '--labels', '1'])?.measure.labels).toBe(1);
+    expect(() => parseCli(['steady', '--labels', '11'])).toThrow(LoadTestUsageError);
+    const request = JSON.parse(
+      scheduleRequest({ seq: 0, tenant: 'public', clientId: 'c', eventId: 'e', dueAt: 0, publishAt: 0 }, 'u', 'arn', 20, undefined, 2),
+    ) as { labels?: string[] };
+    expect(request.labels).toEqual(runLabels(2));
+    expect(runLabels(2)).toHaveLength(2);
   });
 
   it('returns nothing when help is asked for', () => {

@@ -52,9 +52,13 @@ export interface SchedulerConfig {
   /** Ids per message from the loader to the loading function. */
   readonly loadingChunkSize: number;
 
-  /** Width of one time bucket of the GSI. */
+  /** Width of one time bucket of the time-bucket index (events stored before the tenant index). */
   readonly bucketSeconds: number;
-  /** Shards per bucket: `<bucket>#<n>` spreads one busy minute over several partitions. */
+  /**
+   * Shards per tenant in the tenant index (`<tenant>#s<n>`, and per bucket in the time-bucket
+   * index): one busy tenant is spread over several partitions, which the loader and a listing
+   * each read. Events stored under a shard it no longer counts are not found.
+   */
   readonly shardCount: number;
 
   /**

@@ -13,6 +13,7 @@ export * from './domain/reasons.js';
 export * from './domain/retry.js';
 export * from './domain/scheduler-topics.js';
 export * from './domain/tenants.js';
+export * from './domain/tenant-index.js';
 export * from './domain/unicode.js';
 export * from './domain/validation.js';
 export * from './app/ports.js';

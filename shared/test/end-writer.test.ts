@@ -15,7 +15,7 @@ function setup() {
   const writer = new EndWriter({ store, delayQueue, logger: pino({ level: 'silent' }), metrics: new RecordingMetrics() });
   /** The end of a queued event's emission. */
   const ending = (id: string): EmissionEnding => {
-    store.put({ ...storedRecord(id, 1, 'bucket#0'), state: EVENT_STATE.queued });
+    store.put({ ...storedRecord(id, 1), state: EVENT_STATE.queued });
     return { event: { id, tenant: 'acme', version: 1 }, end: { state: 'emitted', at: 1 }, expiresAt: 2, endedBy: `delivery-${id}` };
   };
   /** The ids of the ends a write took. */

@@ -1,9 +1,11 @@
 import type { SQSRecord } from 'aws-lambda';
 import { DEFAULTS } from '../src/config.js';
-import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
+import { EVENT_STATE } from '../src/domain/lifecycle.js';
+import { tenantShardKey } from '../src/domain/tenant-index.js';
 import type { SchedulerTopics } from '../src/domain/scheduler-topics.js';
 import { TenantRegistry, PUBLIC_TENANT_ID, type Tenant, type TenantsDocument } from '../src/domain/tenants.js';
 import { parseInputMessage, type ParseResult } from '../src/domain/validation.js';
+import type { StoredRecord } from './memory-event-store.js';
 
 /** The scheduler of these tests: its topics are named `scheduler-...` in account 000000000000. */
 export const SCHEDULER_TOPICS: SchedulerTopics = { topicPrefix: 'scheduler', accountId: '000000000000', ownTopicArns: [] };
@@ -133,8 +135,15 @@ export function sqsRecord(body: string, messageId = 'sqs-1', receiveCount = 1): 
   };
 }
 
-/** The record of an event stored for the loader (the far path), as ingest leaves it, under its bucket shard. */
-export function storedRecord(id: string, dueAt: number, bucketShard: string): EventRecord & { readonly bucketShard: string } {
+/**
+ * The record of an event stored for the loader (the far path), as ingest leaves it: under its
+ * tenant's stored shard in the tenant index, or (a record written before it) under its bucket shard.
+ */
+export function storedRecord(
+  id: string,
+  dueAt: number,
+  indexed: { readonly tenantShard: string } | { readonly bucketShard: string } = { tenantShard: tenantShardKey('acme', 's', 0) },
+): StoredRecord {
   return {
     id,
     tenant: 'acme',
@@ -148,6 +157,6 @@ export function storedRecord(id: string, dueAt: number, bucketShard: string): Ev
     state: EVENT_STATE.scheduled,
     createdAt: dueAt - 3_600_000,
     expiresAt: Math.ceil(dueAt / 1000) + 3600,
-    bucketShard,
+    ...indexed,
   };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { ingestBatch, planIngest, type IngestDeps } from '../src/app/ingest.js';
+import { shardOf } from '../src/domain/buckets.js';
 import { snsMessageBytes } from '../src/domain/event.js';
 import { noticeAttributes, type FailureNotice } from '../src/domain/failure.js';
 import { SNS_MAX_MESSAGE_BYTES } from '../src/domain/limits.js';
@@ -97,6 +98,18 @@ describe('ingest', () => {
     expect(record?.state).toBe(EVENT_STATE.scheduled);
     expect(store.payloads.size).toBe(1);
     expect(delayQueue.sent).toEqual([]);
+  });
+
+  it("keeps each event in its tenant's shard of the tenant index, by where its payload went, with its labels", async () => {
+    const { deps, store, delayQueue } = setup();
+    await ingestBatch(deps, [
+      published(scheduleRequest({ date: soon, target: acmeTarget, id: 'near', labels: ['billing'] })),
+      published(scheduleRequest({ date: later, target: acmeTarget, id: 'far', labels: ['billing', 'eu'] })),
+    ]);
+    const [near, far] = [...store.records.values()].sort((a, b) => a.dueAt - b.dueAt);
+    expect(near).toMatchObject({ labels: ['billing'], tenantShard: `acme#q${shardOf(near?.id ?? '', CONFIG)}` });
+    expect(far).toMatchObject({ labels: ['billing', 'eu'], tenantShard: `acme#s${shardOf(far?.id ?? '', CONFIG)}` });
+    expect(delayQueue.sent[0]?.event.labels).toEqual(['billing']);
   });
 
   it("hands a batch's new events to the store in one call per tenant", async () => {

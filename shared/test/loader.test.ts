@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { runLoaderTick, type LoaderDeps } from '../src/app/loader.js';
-import { bucketShardKeyFor } from '../src/domain/buckets.js';
-import { storedRecord } from './factories.js';
+import { bucketShardKeyFor, shardOf } from '../src/domain/buckets.js';
+import { tenantShardKey } from '../src/domain/tenant-index.js';
+import { registry, storedRecord } from './factories.js';
 import { RecordingLoadingQueue, RecordingMetrics } from './fakes.js';
 import { MemoryDueIndex, MemoryEventStore, MemoryLoaderCursors } from './memory-event-store.js';
 
@@ -25,6 +26,8 @@ function setup(clockTimes: number[] = [NOW], table = { store: new MemoryEventSto
   let call = 0;
   const deps = {
     config,
+    // The public tenant and acme.
+    tenants: registry(),
     dueIndex,
     cursors,
     loadingQueue,
@@ -32,8 +35,12 @@ function setup(clockTimes: number[] = [NOW], table = { store: new MemoryEventSto
     logger: pino({ level: 'silent' }),
     metrics: new RecordingMetrics(),
   } satisfies LoaderDeps;
-  /** Stores an event for the loader, due at `dueAt`. */
-  const stored = (id: string, dueAt: number) => store.put(storedRecord(id, dueAt, bucketShardKeyFor(id, dueAt, config)));
+  /** Stores an event of tenant acme for the loader, due at `dueAt`. */
+  const stored = (id: string, dueAt: number) =>
+    store.put(storedRecord(id, dueAt, { tenantShard: tenantShardKey('acme', 's', shardOf(id, config)) }));
+  /** Stores one as the versions before the tenant index did: in the time-bucket index. */
+  const storedBefore = (id: string, dueAt: number) =>
+    store.put(storedRecord(id, dueAt, { bucketShard: bucketShardKeyFor(id, dueAt, config) }));
   const idsOf = (repair: boolean) =>
     sent
       .filter((chunk) => (chunk.repair ?? false) === repair)
@@ -45,6 +52,7 @@ function setup(clockTimes: number[] = [NOW], table = { store: new MemoryEventSto
     dueIndex,
     loadingQueue,
     stored,
+    storedBefore,
     table,
     sent,
     deps,
@@ -104,8 +112,28 @@ describe('a loader tick', () => {
     cursors.loadedThroughMs = NOW + 480_000;
     for (let i = 0; i < 1000; i++) stored(`far-${i}`, NOW + 86_400_000 + i);
     await runLoaderTick(deps);
-    // 60 s from the cursor to the lookahead: one or two one-minute buckets of 4 shards.
-    expect(dueIndex.queries).toBeLessThanOrEqual(8);
+    // 60 s from the cursor to the lookahead: 4 shards of each of the two tenants, and one or two
+    // one-minute buckets of 4 shards in the time-bucket index.
+    expect(dueIndex.queries).toBeLessThanOrEqual(16);
+  });
+
+  it("finds each registered tenant's stored events in the tenant index, and events stored before it in the time-bucket index", async () => {
+    const { cursors, store, stored, storedBefore, deps, ids } = setup();
+    cursors.loadedThroughMs = NOW + 480_000;
+    stored('acme-event', NOW + 500_000);
+    store.put({ ...storedRecord('public-event', NOW + 500_000), tenant: 'public', tenantShard: tenantShardKey('public', 's', 1) });
+    storedBefore('stored-before-the-index', NOW + 510_000);
+    await runLoaderTick(deps);
+    expect(ids()).toEqual(['acme-event', 'public-event', 'stored-before-the-index']);
+  });
+
+  it('leaves events whose payload is only in the delay queue, and those of a tenant no longer registered', async () => {
+    const { cursors, store, deps, ids } = setup();
+    cursors.loadedThroughMs = NOW + 480_000;
+    store.put({ ...storedRecord('near-path', NOW + 500_000), state: 'queued', tenantShard: tenantShardKey('acme', 'q', 0) });
+    store.put({ ...storedRecord('of-a-removed-tenant', NOW + 500_000), tenant: 'gone', tenantShard: tenantShardKey('gone', 's', 0) });
+    await runLoaderTick(deps);
+    expect(ids()).toEqual([]);
   });
 
   it('keeps what it handed out round by round: a tick that fails halfway leaves the cursor past the rounds it finished', async () => {

@@ -17,7 +17,7 @@ function setup() {
   const metrics = new RecordingMetrics();
   const deps = { config, store, delayQueue, clock, logger: pino({ level: 'silent' }), metrics } satisfies LoadingDeps;
   /** Stores an event for the loader, due at `dueAt`. */
-  const stored = (id: string, dueAt: number) => store.put(storedRecord(id, dueAt, 'bucket#0'));
+  const stored = (id: string, dueAt: number) => store.put(storedRecord(id, dueAt));
   const load = (chunk: LoadingChunk, messageId = 'sqs-1') => loadChunks(deps, [sqsRecord(encodeLoadingChunk(chunk), messageId)]);
   const sentIds = () => delayQueue.sent.map(({ event }) => event.id);
   return { store, delayQueue, metrics, deps, stored, load, sentIds };
@@ -63,9 +63,9 @@ describe('loading', () => {
   it('takes, in a repair chunk, the events still open past repairAfterSeconds, whoever took them, and sends them with the repair delay', async () => {
     const { store, delayQueue, metrics, stored, load, sentIds } = setup();
     stored('overdue', NOW - 301_000);
-    store.put({ ...storedRecord('taken-and-lost', NOW - 400_000, 'bucket#0'), state: EVENT_STATE.queued, loadedBy: 'chunk-0' });
+    store.put({ ...storedRecord('taken-and-lost', NOW - 400_000), state: EVENT_STATE.queued, loadedBy: 'chunk-0' });
     stored('not-yet-overdue', NOW - 299_000);
-    store.put({ ...storedRecord('ended', NOW - 400_000, 'bucket#0'), state: EVENT_STATE.emitted });
+    store.put({ ...storedRecord('ended', NOW - 400_000), state: EVENT_STATE.emitted });
     const response = await load({ ids: ['overdue', 'taken-and-lost', 'not-yet-overdue', 'ended'], chunkId: 'repair-1', repair: true });
     expect(response.batchItemFailures).toEqual([]);
     expect(sentIds()).toEqual(['overdue', 'taken-and-lost']);

@@ -7,7 +7,11 @@ import type {
   CreateOutcome,
   DueEventRef,
   DueIndex,
+  DuePartition,
   EndsRecorded,
+  EventRecords,
+  EventsPage,
+  EventsQuery,
   EventStore,
   LoaderCursors,
   LoaderProgress,
@@ -21,12 +25,16 @@ import type {
 } from '../src/app/ports.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import type { ScheduledEvent } from '../src/domain/event.js';
-import { EVENT_STATE, eventOf, isOpen, placedOnDelayQueueBy, type EventRecord } from '../src/domain/lifecycle.js';
+import { EVENT_STATE, eventOf, isOpen, OPEN_STATES, placedOnDelayQueueBy, type EventRecord } from '../src/domain/lifecycle.js';
+import { decodePageToken, encodePageToken, isAfter, tenantShardKey } from '../src/domain/tenant-index.js';
 
 /**
  * The table in memory, one fake for each port the adapters implement over it, with the adapters'
  * semantics: the unit tests of every stage share them, and can inspect or seed them.
  */
+
+/** A record as the table holds it: with its key in the tenant index, or (written before it) in the time-bucket index. */
+export type StoredRecord = EventRecord & { readonly bucketShard?: string | undefined; readonly tenantShard?: string | undefined };
 
 /** An end write held until the test answers it (see MemoryEventStore.holdEndWrites). */
 export interface HeldEndWrite {
@@ -37,7 +45,7 @@ export interface HeldEndWrite {
 
 /** The event store: conditional creates, takes, ends, changes and quotas. */
 export class MemoryEventStore implements EventStore {
-  readonly records = new Map<string, EventRecord & { readonly bucketShard?: string | undefined }>();
+  readonly records = new Map<string, StoredRecord>();
   readonly payloads = new Map<string, string>();
   readonly openEvents = new Map<string, number>();
   private heldEndWrites: HeldEndWrite[] | undefined;
@@ -52,7 +60,7 @@ export class MemoryEventStore implements EventStore {
   }
 
   /** Seeds a record (e.g. one in an older shape, or an event queued by another path). */
-  put(record: EventRecord & { readonly bucketShard?: string | undefined }, payload?: string): void {
+  put(record: StoredRecord, payload?: string): void {
     this.records.set(record.id, record);
     if (payload !== undefined) this.payloads.set(record.id, payload);
   }
@@ -86,7 +94,7 @@ export class MemoryEventStore implements EventStore {
         createdAt: entry.now,
         createdBy: entry.createdBy,
         queuedAt: queued ? entry.now : undefined,
-        bucketShard: queued ? undefined : placement.bucketShard,
+        tenantShard: tenantShardKey(event.tenant, queued ? 'q' : 's', placement.shard),
         expiresAt: entry.expiresAt,
       });
       if (!queued) this.payloads.set(event.id, payload);
@@ -180,7 +188,7 @@ export class MemoryEventStore implements EventStore {
     return [];
   }
 
-  private changeable(id: string, scope: ChangeScope): (EventRecord & { readonly bucketShard?: string | undefined }) | undefined {
+  private changeable(id: string, scope: ChangeScope): StoredRecord | undefined {
     const record = this.records.get(id);
     if (
       record === undefined ||
@@ -238,7 +246,8 @@ export class MemoryEventStore implements EventStore {
       loadedBy: undefined,
       queuedBy: queued ? change.queuedBy : undefined,
       queuedAt: queued ? this.clock.now() : record.queuedAt,
-      bucketShard: change.placement.bucketShard,
+      bucketShard: undefined,
+      tenantShard: tenantShardKey(record.tenant, 's', change.placement.shard),
       lastChangeBy: change.by,
       lastChangeAt: change.publishedAt,
     };
@@ -251,18 +260,48 @@ export class MemoryEventStore implements EventStore {
   }
 }
 
-/** The due index over the store's records: those with a bucket shard (stored for the loader). */
+/** The due indexes over the store's records: by their tenant shard, or (records written before it) their bucket shard. */
 export class MemoryDueIndex implements DueIndex {
   /** Queries made: what a tick costs. */
   queries = 0;
 
   constructor(private readonly store: MemoryEventStore) {}
 
-  async *query(bucketShard: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]> {
+  async *query(partition: DuePartition, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]> {
     this.queries += 1;
+    const keyOf = (record: StoredRecord) => (partition.index === 'tenant' ? record.tenantShard : record.bucketShard);
     yield [...this.store.records.values()]
-      .filter((record) => record.bucketShard === bucketShard && record.dueAt >= fromMs && record.dueAt < untilMs)
+      .filter((record) => keyOf(record) === partition.key && record.dueAt >= fromMs && record.dueAt < untilMs)
       .map(({ id, dueAt }) => ({ id, dueAt }));
+  }
+}
+
+/** The operators' reads over the store's records: a listing of what the tenant index holds, in its order. */
+export class MemoryEventRecords implements EventRecords {
+  constructor(private readonly store: MemoryEventStore) {}
+
+  async get(id: string): Promise<EventRecord | undefined> {
+    return this.store.records.get(id);
+  }
+
+  async listEvents(tenant: string, query: EventsQuery): Promise<EventsPage> {
+    const after = query.after === undefined ? undefined : decodePageToken(query.after);
+    const states = query.states ?? OPEN_STATES;
+    const matching = [...this.store.records.values()]
+      .filter(
+        (record) =>
+          record.tenant === tenant &&
+          record.tenantShard !== undefined &&
+          (query.label === undefined || (record.labels ?? []).includes(query.label)) &&
+          states.includes(record.state) &&
+          record.dueAt >= (query.from ?? Number.NEGATIVE_INFINITY) &&
+          record.dueAt < (query.to ?? Number.POSITIVE_INFINITY) &&
+          isAfter(record, after),
+      )
+      .sort((a, b) => a.dueAt - b.dueAt || (a.id < b.id ? -1 : 1));
+    const events = matching.slice(0, query.limit);
+    const last = events.at(-1);
+    return { events, next: matching.length > query.limit && last !== undefined ? encodePageToken(last) : undefined };
   }
 }
 

@@ -142,6 +142,7 @@ class World {
   readonly tenants: TenantDirectory = {
     forTopic: (topicArn) => this.registry.forTopic(topicArn),
     tenant: (id) => this.registry.tenant(id),
+    all: () => this.registry.all(),
   };
 
   /** Checks a delay-queue body against what SQS takes. */

@@ -1,5 +1,13 @@
 import { parseArgs } from 'node:util';
-import { eventIdFor, isEventState, PUBLIC_TENANT_ID, EVENT_STATE } from '@adhoc-scheduler/shared';
+import {
+  eventIdFor,
+  isEventState,
+  OPEN_STATES,
+  PageTokenError,
+  parseDueDate,
+  PUBLIC_TENANT_ID,
+  EVENT_STATE,
+} from '@adhoc-scheduler/shared';
 import { HELP_OPTION, LOCATION_OPTIONS, onePositional, parseOrExplain, wholeNumber } from './arguments.js';
 import { AdminError, AdminUsageError } from './errors.js';
 import { eventJson, eventsTable, eventText } from './event-view.js';
@@ -62,6 +70,14 @@ export async function eventShow(args: string[], output: Output): Promise<number>
   return 0;
 }
 
+/** A date option as ISO 8601 (as requests give dates), in epoch ms. */
+function dateOption(flag: string, text: string | undefined, command: string): number | undefined {
+  if (text === undefined) return undefined;
+  const epochMs = parseDueDate(text);
+  if (epochMs === undefined) throw new AdminUsageError(`${flag} takes an ISO-8601 date-time, not "${text}"`, command);
+  return epochMs;
+}
+
 export async function eventsList(args: string[], output: Output): Promise<number> {
   const command = 'events';
   const { values, positionals } = parseOrExplain(command, () =>
@@ -70,11 +86,15 @@ export async function eventsList(args: string[], output: Output): Promise<number
       allowPositionals: true,
       options: {
         tenant: { type: 'string' },
-        state: { type: 'string' },
+        label: { type: 'string' },
+        state: { type: 'string', multiple: true },
+        from: { type: 'string' },
+        to: { type: 'string' },
         limit: { type: 'string', default: String(LIST_LIMIT.default) },
         after: { type: 'string' },
         json: { type: 'boolean', default: false },
         tenants: { type: 'string' },
+        'shard-count': { type: 'string' },
         ...LOCATION_OPTIONS,
         ...HELP_OPTION,
       },
@@ -85,39 +105,50 @@ export async function eventsList(args: string[], output: Output): Promise<number
     return 0;
   }
   if (positionals.length > 0) throw new AdminUsageError(`unexpected arguments: ${positionals.join(' ')}`, command);
-  const { tenant, state, after } = values;
+  const { tenant, label, after } = values;
   if (tenant === undefined) throw new AdminUsageError('--tenant is missing', command);
-  if (!isEventState(state))
-    throw new AdminUsageError(
-      `--state takes one of ${Object.values(EVENT_STATE).join(', ')}${state === undefined ? '' : `, not "${state}"`}`,
-      command,
-    );
-  const limit = wholeNumber('--limit', values.limit, { min: 1, max: LIST_LIMIT.max }, command);
+  const states = values.state ?? [...OPEN_STATES];
+  const unknown = states.find((state) => !isEventState(state));
+  if (unknown !== undefined)
+    throw new AdminUsageError(`--state takes one of ${Object.values(EVENT_STATE).join(', ')}, not "${unknown}"`, command);
+  const query = {
+    label,
+    states: states.filter(isEventState),
+    from: dateOption('--from', values.from, command),
+    to: dateOption('--to', values.to, command),
+    limit: wholeNumber('--limit', values.limit, { min: 1, max: LIST_LIMIT.max }, command),
+    after,
+  };
+  const shardCount =
+    values['shard-count'] === undefined ? undefined : wholeNumber('--shard-count', values['shard-count'], { min: 1, max: 256 }, command);
   const location = locationOf(values, command);
 
-  const page = await withEventRecords(location, async (records) => {
-    try {
-      return await records.list(tenant, state, { limit, after });
-    } catch (error) {
-      // The token is the store's, opaque here: one that does not parse was not printed by a previous page.
-      if (error instanceof SyntaxError)
-        throw new AdminUsageError(`--after "${after ?? ''}" is not a token a previous page printed`, command);
-      throw error;
-    }
-  });
+  const page = await withEventRecords(
+    location,
+    async (records) => {
+      try {
+        return await records.listEvents(tenant, query);
+      } catch (error) {
+        // The token is the store's, opaque here: one that does not parse was not printed by a previous page.
+        if (error instanceof PageTokenError)
+          throw new AdminUsageError(`--after "${after ?? ''}" is not a token a previous page printed`, command);
+        throw error;
+      }
+    },
+    shardCount,
+  );
+  const what = `${states.join(' or ')} events${label === undefined ? '' : ` labelled ${label}`}`;
   // An empty listing of a tenant the registry does not know is a mistake to say, not an answer.
-  if (page.records.length === 0 && after === undefined) {
+  if (page.events.length === 0 && after === undefined) {
     const unregistered = unregisteredTenant(tenant, location, values.tenants);
-    if (unregistered !== '') throw new AdminError(`no ${state} events: ${unregistered}`);
+    if (unregistered !== '') throw new AdminError(`no ${what}: ${unregistered}`);
   }
   if (values.json) {
-    output.out(JSON.stringify({ events: page.records.map(eventJson), next: page.next ?? null }, null, 2));
+    output.out(JSON.stringify({ events: page.events.map(eventJson), next: page.next ?? null }, null, 2));
     return 0;
   }
   output.out(
-    page.records.length === 0
-      ? `no ${state} events of tenant ${tenant}${after === undefined ? '' : ' after this token'}`
-      : eventsTable(page.records, state),
+    page.events.length === 0 ? `no ${what} of tenant ${tenant}${after === undefined ? '' : ' after this token'}` : eventsTable(page.events),
   );
   if (page.next !== undefined) output.out(`next page: --after ${page.next}`);
   return 0;

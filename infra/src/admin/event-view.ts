@@ -43,6 +43,7 @@ export function eventText(record: EventRecord): string {
     ['target', record.target],
     ...optional('failure topic', record.failureTopic),
     ...optional('client id', record.clientId),
+    ...optional('labels', record.labels?.join(', ')),
     ...optional('input message', record.inputMessageId),
     ['payload', payloadPreview(record)],
     ...time('created', record.createdAt),
@@ -57,7 +58,7 @@ export function eventText(record: EventRecord): string {
   ]);
 }
 
-/** When an event reached each state, for the listing's last column. */
+/** When an event reached each state, for the listing's SINCE column. */
 const REACHED: Readonly<Record<EventState, (record: EventRecord) => number | undefined>> = {
   [EVENT_STATE.scheduled]: (record) => record.rescheduledAt ?? record.createdAt,
   [EVENT_STATE.queued]: (record) => record.queuedAt,
@@ -66,20 +67,20 @@ const REACHED: Readonly<Record<EventState, (record: EventRecord) => number | und
   [EVENT_STATE.cancelled]: (record) => record.cancelledAt,
 };
 
-/** A page of events in one state, one line each (in the table's order, not by due time). */
-export function eventsTable(records: readonly EventRecord[], state: EventState): string {
-  const failed = state === EVENT_STATE.failed;
-  const header = ['DUE', 'EVENT ID', 'CLIENT ID', 'USER', 'VERSION', `${state.toUpperCase()} AT`, ...(failed ? ['REASON'] : [])];
+/** A page of events, one line each, in due order. */
+export function eventsTable(records: readonly EventRecord[]): string {
+  const header = ['DUE', 'EVENT ID', 'STATE', 'SINCE', 'CLIENT ID', 'USER', 'VERSION', 'LABELS'];
   const rows = records.map((record) => {
-    const reached = REACHED[state](record);
+    const since = REACHED[record.state](record);
     return [
       iso(record.dueAt),
       record.id,
+      record.state === EVENT_STATE.failed ? `failed (${record.reason ?? '-'})` : record.state,
+      since === undefined ? '-' : iso(since),
       record.clientId ?? '-',
       record.user,
       String(record.version),
-      reached === undefined ? '-' : iso(reached),
-      ...(failed ? [record.reason ?? '-'] : []),
+      (record.labels ?? []).join(',') || '-',
     ];
   });
   return table([header, ...rows]);

@@ -12,7 +12,9 @@ import { schedulerTopicsOf, topicPrefixOf } from './input-topics.js';
 export type LocalServiceOutputs = Pick<
   LocalOutputs,
   'region' | 'endpoint' | 'dynamodbEndpoint' | 'tableName' | 'ingestQueueUrl' | 'inputTopicArn'
->;
+> &
+  // Absent from the files of versions before the tenant index: they used the default.
+  Partial<Pick<LocalOutputs, 'shardCount'>>;
 
 const USED_OUTPUTS: readonly (keyof LocalServiceOutputs)[] = [
   'region',

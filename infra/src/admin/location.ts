@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbEventRecords, type EventRecords } from '@adhoc-scheduler/shared';
+import { DEFAULTS, DynamoDbEventRecords, type EventRecords } from '@adhoc-scheduler/shared';
 import { LOCAL_CREDENTIALS } from '../local/runtime.js';
 import type { LocationValues } from './arguments.js';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
@@ -49,6 +49,8 @@ export const CDK_TENANTS = 'context "tenants" in cdk.json, or -c tenantsFile=FIL
 export interface StackOutputs {
   readonly tableName: string;
   readonly region: string | undefined;
+  /** The stack's SCHEDULER_SHARD_COUNT (absent from stacks deployed before the tenant index). */
+  readonly shardCount: number | undefined;
   /** The shared input topic (the public tenant's). */
   readonly inputTopicArn: string | undefined;
 }
@@ -69,7 +71,15 @@ export async function readStackOutputs(path: string): Promise<StackOutputs> {
     const tableName = text(SCHEDULER_OUTPUTS.tableName);
     return tableName === undefined
       ? []
-      : [{ stack, tableName, region: text(SCHEDULER_OUTPUTS.region), inputTopicArn: text(SCHEDULER_OUTPUTS.inputTopicArn) }];
+      : [
+          {
+            stack,
+            tableName,
+            region: text(SCHEDULER_OUTPUTS.region),
+            inputTopicArn: text(SCHEDULER_OUTPUTS.inputTopicArn),
+            shardCount: text(SCHEDULER_OUTPUTS.shardCount) === undefined ? undefined : Number(text(SCHEDULER_OUTPUTS.shardCount)),
+          },
+        ];
   });
   const [stack, ...others] = stacks;
   if (stack === undefined)
@@ -84,6 +94,8 @@ export async function readStackOutputs(path: string): Promise<StackOutputs> {
 /** The event table of a location: its name, how to reach it, and how to name it in messages. */
 interface TableAccess {
   readonly tableName: string;
+  /** The scheduler's shard count, where its outputs say it. */
+  readonly shardCount: number | undefined;
   readonly client: DynamoDBClientConfig;
   readonly description: string;
   /** What to try when it cannot be read: for the local service, only when nothing answered. */
@@ -96,6 +108,7 @@ async function tableAccess(location: Location): Promise<TableAccess> {
     const { outputs } = await readRunningLocalOutputs(location.outputs);
     return {
       tableName: outputs.tableName,
+      shardCount: outputs.shardCount,
       client: { region: outputs.region, endpoint: outputs.dynamodbEndpoint, credentials: LOCAL_CREDENTIALS },
       description: `table ${outputs.tableName} of the local service (${outputs.dynamodbEndpoint})`,
       hint: (error) => (isServiceAnswer(error) ? '' : ' Is the local service running? Start it with scripts/start.'),
@@ -107,23 +120,33 @@ async function tableAccess(location: Location): Promise<TableAccess> {
   const region = location.region ?? stack?.region;
   return {
     tableName,
+    shardCount: stack?.shardCount,
     client: { ...(region ? { region } : {}), ...(location.profile ? { profile: location.profile } : {}) },
     description: `table ${tableName}${region ? ` in ${region}` : ''}`,
     hint: () => ' Check the region (--region), the credentials (--profile) and that they may read the table.',
   };
 }
 
-/** Runs `use` with the location's event records; read failures become an AdminError naming the table. */
-export async function withEventRecords<T>(location: Location, use: (records: EventRecords) => Promise<T>): Promise<T> {
-  return withTable(location, (client, tableName) => use(new DynamoDbEventRecords(client, tableName)));
+/**
+ * Runs `use` with the location's event records; read failures become an AdminError naming the
+ * table. A listing reads each shard of the tenant index: as many as `shardCount` says, else the
+ * location's outputs, else the default.
+ */
+export async function withEventRecords<T>(location: Location, use: (records: EventRecords) => Promise<T>, shardCount?: number): Promise<T> {
+  return withTable(location, (client, tableName, access) =>
+    use(new DynamoDbEventRecords(client, tableName, { shardCount: shardCount ?? access.shardCount ?? DEFAULTS.shardCount })),
+  );
 }
 
 /** Runs `use` with a client of the location's table; failures become an AdminError naming the table. */
-export async function withTable<T>(location: Location, use: (client: DynamoDBDocumentClient, tableName: string) => Promise<T>): Promise<T> {
+export async function withTable<T>(
+  location: Location,
+  use: (client: DynamoDBDocumentClient, tableName: string, access: Pick<TableAccess, 'shardCount'>) => Promise<T>,
+): Promise<T> {
   const access = await tableAccess(location);
   const client = new DynamoDBClient(access.client);
   try {
-    return await use(DynamoDBDocumentClient.from(client), access.tableName);
+    return await use(DynamoDBDocumentClient.from(client), access.tableName, access);
   } catch (error) {
     if (error instanceof AdminError || error instanceof AdminUsageError) throw error;
     throw new AdminError(`cannot read the ${access.description}: ${describeError(error)}.${access.hint(error)}`);

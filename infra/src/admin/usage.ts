@@ -15,9 +15,9 @@ const WHERE = `Where (local service by default):
   --tenants FILE          the registry, to say so when a tenant is not in it (default, for the
                           local service, .local/tenants.json; a deployed stack's is not checked
                           unless named)
-A deployed table is read with dynamodb:BatchGetItem (event show) and dynamodb:Scan (events,
-a filtered scan: it reads the table, it writes nothing); quota reconcile also needs
-dynamodb:GetItem and dynamodb:UpdateItem on the tenant's counter item.`;
+A deployed table is read with dynamodb:BatchGetItem (event show, events) and dynamodb:Query on
+its index byTenantDue (events); quota reconcile needs dynamodb:Scan (a filtered scan of the
+whole table), and dynamodb:GetItem and dynamodb:UpdateItem on the tenant's counter item.`;
 
 export const USAGE = {
   main: `Operator commands for the scheduler: register tenants, look up events.
@@ -27,7 +27,8 @@ Usage:
   scripts/admin tenant list [--json]
   scripts/admin event show <event-id> [--json] [where]
   scripts/admin event show --tenant T --id CLIENT_ID [--user U] [--json] [where]
-  scripts/admin events --tenant T --state ${STATES} [--limit N] [--after TOKEN] [--json] [where]
+  scripts/admin events --tenant T [--label L] [--state S ...] [--from DATE] [--to DATE]
+                       [--limit N] [--after TOKEN] [--json] [where]
   scripts/admin quota reconcile --tenant T [--json] [where]
 
 ${WHERE}
@@ -95,19 +96,28 @@ saying so when the tenant is not registered.
 
 ${WHERE}`,
 
-  events: `Lists a tenant's events in one state, a page at a time (in the table's order).
+  events: `Lists a tenant's events, a page at a time, in due order: its open ones by default, or those
+with a label, in a range of due times, in the states asked for. It reads the tenant index and
+the records it shows, never the whole table.
 
-Usage: scripts/admin events --tenant T --state STATE [--limit N] [--after TOKEN] [--json] [where]
+Usage: scripts/admin events --tenant T [--label L] [--state S ...] [--from DATE] [--to DATE]
+                            [--limit N] [--after TOKEN] [--json] [--shard-count N] [where]
 
-  --tenant T      the tenant ("public" for the shared input topic)
-  --state STATE   scheduled (stored for the loader), queued (in the delay queue), emitted,
-                  failed or cancelled
-  --limit N       events per page, 1 to ${LIST_LIMIT.max} (default ${LIST_LIMIT.default})
-  --after TOKEN   the next page: the token printed under the previous one
-  --json          {"events": [...], "next": TOKEN or null}, times as ISO 8601
+  --tenant T        the tenant ("public" for the shared input topic)
+  --label L         only its events with this label
+  --state S         only events in this state, repeatable: ${STATES}
+                    (default: the open ones, scheduled and queued)
+  --from DATE       only events due at or after this ISO-8601 date-time
+  --to DATE         only events due before this one
+  --limit N         events per page, 1 to ${LIST_LIMIT.max} (default ${LIST_LIMIT.default})
+  --after TOKEN     the next page: the token printed under the previous one
+  --json            {"events": [...], "next": TOKEN or null}, times as ISO 8601
+  --shard-count N   the scheduler's SCHEDULER_SHARD_COUNT, for a table named by --table (the
+                    local service's outputs and a stack's ShardCount output say it otherwise)
 
-Exit code 1 when the tenant is not registered and has no such events (a tenant removed from
-the registry still has its events listed).
+Events stored before the tenant index existed are not listed (they end, and expire, as before).
+A last page may be empty. Exit code 1 when the tenant is not registered and has no such events
+(a tenant removed from the registry still has its events listed).
 
 ${WHERE}`,
 

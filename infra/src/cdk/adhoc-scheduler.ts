@@ -235,8 +235,8 @@ export class AdhocScheduler extends Construct {
         maxConcurrency: props.publicIngestMaxConcurrency ?? DEFAULT_PUBLIC_INGEST_MAX_CONCURRENCY,
       },
     );
-    // New events: batched conditional INSERTs (PartiQL), far-path payloads kept apart by
-    // BatchWriteItem; quota counters, reschedules and resends are UpdateItems, and a cancel
+    // New events: batched conditional INSERTs (PartiQL), far-path payloads kept apart and label
+    // entries by BatchWriteItem; quota counters, reschedules and resends are UpdateItems, and a cancel
     // changes its event and its tenant's counter in one transaction of two UpdateItems; a
     // duplicate or a refused change is read (BatchGetItem) to say why.
     allow(
@@ -279,7 +279,12 @@ export class AdhocScheduler extends Construct {
         }),
       ],
     });
-    allow(loader, ['dynamodb:Query'], [`${this.table.tableArn}/index/${TABLE.dueIndex}`]);
+    // The tenant index, and the time-bucket index that holds events stored before it.
+    allow(
+      loader,
+      ['dynamodb:Query'],
+      [`${this.table.tableArn}/index/${TABLE.tenantIndex}`, `${this.table.tableArn}/index/${TABLE.dueIndex}`],
+    );
     // The loader's cursor is an item of the same table, and the only item the loader reads or writes.
     allow(loader, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [this.table.tableArn], {
       'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [LOADER_CURSOR_ID] },

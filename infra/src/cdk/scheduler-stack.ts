@@ -90,6 +90,11 @@ export class SchedulerStack extends Stack {
       String(this.scheduler.config.nearPathWindowSeconds),
       'Events due later than this are stored and moved by the loader; sooner ones go straight to the delay queue',
     );
+    output(
+      SCHEDULER_OUTPUTS.shardCount,
+      String(this.scheduler.config.shardCount),
+      'Shards of the tenant index: scripts/admin events reads each of them',
+    );
     output(SCHEDULER_OUTPUTS.tableName, this.scheduler.table.tableName, 'Table of stored events (retained on stack deletion by default)');
     output(SCHEDULER_OUTPUTS.alarmTopicArn, this.alarmTopic.topicArn, 'Subscribe to this topic to receive alarms');
     output(

@@ -6,6 +6,7 @@ export const SCHEDULER_OUTPUTS = {
   emitterRoleArn: 'EmitterRoleArn',
   region: 'Region',
   nearPathWindowSeconds: 'NearPathWindowSeconds',
+  shardCount: 'ShardCount',
   tableName: 'TableName',
   alarmTopicArn: 'AlarmTopicArn',
   dashboardUrl: 'DashboardUrl',

@@ -3,6 +3,7 @@ import {
   DescribeTableCommand,
   DynamoDBClient,
   ResourceInUseException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateTopicCommand, ListSubscriptionsByTopicCommand, SNSClient, SubscribeCommand, UnsubscribeCommand } from '@aws-sdk/client-sns';
@@ -61,28 +62,65 @@ async function createQueue(sqs: SQSClient, name: string, attributes: Record<stri
   return { url: QueueUrl, arn };
 }
 
+/** The attributes the table's keys and indexes name, each once. */
+const KEY_ATTRIBUTES = [
+  ...new Map(
+    [TABLE_LAYOUT.partitionKey, ...TABLE_LAYOUT.indexes.flatMap((index) => [index.partitionKey, index.sortKey])].map(({ name, type }) => [
+      name,
+      { AttributeName: name, AttributeType: type },
+    ]),
+  ).values(),
+];
+
+function indexDefinition(index: (typeof TABLE_LAYOUT.indexes)[number]) {
+  return {
+    IndexName: index.name,
+    KeySchema: [
+      { AttributeName: index.partitionKey.name, KeyType: 'HASH' as const },
+      { AttributeName: index.sortKey.name, KeyType: 'RANGE' as const },
+    ],
+    Projection: { ProjectionType: index.projection },
+  };
+}
+
+/** Time an index added to an existing table may take to build (DynamoDB Local backfills it at once for a small table). */
+const INDEX_BUILD_TIMEOUT_MS = 120_000;
+
+/**
+ * Adds the indexes a table created by an earlier version lacks (a persistent data directory),
+ * one at a time as DynamoDB requires, and waits until each is active: the loader reads them.
+ */
+async function addMissingIndexes(dynamodb: DynamoDBClient, tableName: string): Promise<void> {
+  for (const index of TABLE_LAYOUT.indexes) {
+    const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
+    if ((Table?.GlobalSecondaryIndexes ?? []).some(({ IndexName }) => IndexName === index.name)) continue;
+    await dynamodb.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        AttributeDefinitions: KEY_ATTRIBUTES,
+        GlobalSecondaryIndexUpdates: [{ Create: indexDefinition(index) }],
+      }),
+    );
+    const deadline = Date.now() + INDEX_BUILD_TIMEOUT_MS;
+    for (;;) {
+      const { Table: updated } = await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
+      const status = updated?.GlobalSecondaryIndexes?.find(({ IndexName }) => IndexName === index.name)?.IndexStatus;
+      if (status === 'ACTIVE') break;
+      if (Date.now() > deadline) throw new Error(`index ${index.name} of table ${tableName} is still ${status ?? 'missing'}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
 async function createTable(dynamodb: DynamoDBClient, tableName: string): Promise<void> {
   try {
     await dynamodb.send(
       new CreateTableCommand({
         TableName: tableName,
         BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [
-          ...new Map(
-            [TABLE_LAYOUT.partitionKey, ...TABLE_LAYOUT.indexes.flatMap((index) => [index.partitionKey, index.sortKey])].map(
-              ({ name, type }) => [name, { AttributeName: name, AttributeType: type }],
-            ),
-          ).values(),
-        ],
+        AttributeDefinitions: KEY_ATTRIBUTES,
         KeySchema: [{ AttributeName: TABLE_LAYOUT.partitionKey.name, KeyType: 'HASH' }],
-        GlobalSecondaryIndexes: TABLE_LAYOUT.indexes.map((index) => ({
-          IndexName: index.name,
-          KeySchema: [
-            { AttributeName: index.partitionKey.name, KeyType: 'HASH' },
-            { AttributeName: index.sortKey.name, KeyType: 'RANGE' },
-          ],
-          Projection: { ProjectionType: index.projection },
-        })),
+        GlobalSecondaryIndexes: TABLE_LAYOUT.indexes.map(indexDefinition),
       }),
     );
     await dynamodb.send(
@@ -92,10 +130,10 @@ async function createTable(dynamodb: DynamoDBClient, tableName: string): Promise
       }),
     );
   } catch (error) {
-    // A persistent data directory already holds it.
+    // A persistent data directory already holds it, perhaps as an earlier version created it.
     if (!(error instanceof ResourceInUseException)) throw error;
+    await addMissingIndexes(dynamodb, tableName);
   }
-  await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
 }
 
 /** Local access to the emulators: the region and the keys they accept. */

@@ -101,6 +101,8 @@ export interface LocalOutputs {
   readonly deadLetterQueueUrl: string;
   /** Events due later than this many seconds ahead go through the store and the loader. */
   readonly nearPathWindowSeconds: number;
+  /** SCHEDULER_SHARD_COUNT: how many shards of the tenant index a listing reads. */
+  readonly shardCount: number;
 }
 
 export interface LocalScheduler {
@@ -127,6 +129,7 @@ function outputsOf(emulators: Emulators, resources: LocalResources, config: Sche
     ingestQueueUrl: resources.ingestQueue.url,
     deadLetterQueueUrl: resources.deadLetterQueue.url,
     nearPathWindowSeconds: config.nearPathWindowSeconds,
+    shardCount: config.shardCount,
   };
 }
 

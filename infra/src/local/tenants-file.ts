@@ -107,6 +107,11 @@ export class FileTenantDirectory implements TenantDirectory {
     return this.registry.tenant(id);
   }
 
+  all(): readonly Tenant[] {
+    this.refresh(false);
+    return this.registry.all();
+  }
+
   /** Stops watching the file. */
   close(): void {
     clearInterval(this.timer);

@@ -365,13 +365,21 @@ describe('the table', () => {
     });
   });
 
-  it('has only the sharded time-bucket index for the loader, keys only: no state change writes an index', () => {
+  it('has the tenant index and the time-bucket index of earlier events, keys only: no state change writes an index', () => {
     const [table] = Object.values(template.findResources('AWS::DynamoDB::Table'));
     expect(table?.Properties.GlobalSecondaryIndexes).toEqual([
       {
         IndexName: TABLE.dueIndex,
         KeySchema: [
           { AttributeName: TABLE.bucketShardKey, KeyType: 'HASH' },
+          { AttributeName: TABLE.dueAtKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+      },
+      {
+        IndexName: TABLE.tenantIndex,
+        KeySchema: [
+          { AttributeName: TABLE.tenantShardKey, KeyType: 'HASH' },
           { AttributeName: TABLE.dueAtKey, KeyType: 'RANGE' },
         ],
         Projection: { ProjectionType: 'KEYS_ONLY' },
@@ -385,6 +393,7 @@ describe('the table', () => {
       { AttributeName: TABLE.bucketShardKey, AttributeType: 'S' },
       { AttributeName: TABLE.dueAtKey, AttributeType: 'N' },
       { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
+      { AttributeName: TABLE.tenantShardKey, AttributeType: 'S' },
     ]);
   });
 });
@@ -408,7 +417,7 @@ describe('IAM, per function', () => {
         logs('ingest'),
         consume(ingestQueue.queue.queueArn),
         consume(publicIngestQueue.queue.queueArn),
-        // New events by batched conditional inserts, far-path payloads kept apart; quota counters, cancel (a
+        // New events by batched conditional inserts, far-path payloads and label entries kept apart; quota counters, cancel (a
         // transaction of two UpdateItems), reschedule and resends by UpdateItem; records read back after a
         // duplicate or a refused change.
         [['dynamodb:PartiQLInsert', 'dynamodb:BatchWriteItem', 'dynamodb:UpdateItem', 'dynamodb:BatchGetItem'], [table.tableArn]],
@@ -418,7 +427,7 @@ describe('IAM, per function', () => {
       loader: permissions(
         stack,
         logs('loader'),
-        [['dynamodb:Query'], [`${table.tableArn}/index/${TABLE.dueIndex}`]],
+        [['dynamodb:Query'], [`${table.tableArn}/index/${TABLE.tenantIndex}`, `${table.tableArn}/index/${TABLE.dueIndex}`]],
         // Its cursor, and no other item.
         [
           ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
@@ -733,6 +742,7 @@ describe('the outputs', () => {
     expect(outputs[SCHEDULER_OUTPUTS.emitterRoleArn]?.Value).toEqual(stack.resolve(fn('emitter').role.roleArn));
     expect(outputs[SCHEDULER_OUTPUTS.region]?.Value).toEqual({ Ref: 'AWS::Region' });
     expect(outputs[SCHEDULER_OUTPUTS.nearPathWindowSeconds]?.Value).toBe(String(DEFAULTS.nearPathWindowSeconds));
+    expect(outputs[SCHEDULER_OUTPUTS.shardCount]?.Value).toBe(String(DEFAULTS.shardCount));
     expect(outputs[SCHEDULER_OUTPUTS.tableName]?.Value).toEqual({ Ref: ref(stack.scheduler.table) });
     expect(outputs[SCHEDULER_OUTPUTS.alarmTopicArn]?.Value).toEqual({ Ref: ref(stack.alarmTopic) });
   });

@@ -165,7 +165,8 @@ describe('scripts/admin tenant add and tenant list', () => {
         const listed = await admin('events', '--tenant', 'acme', '--state', 'emitted', ...where);
         return listed.stdout.includes(String(near.id)) && listed;
       }, 'the near event listed as emitted');
-      expect(emitted.stdout.split('\n')[0]).toMatch(/^DUE +EVENT ID +CLIENT ID +USER +VERSION +EMITTED AT$/);
+      expect(emitted.stdout.split('\n')[0]).toMatch(/^DUE +EVENT ID +STATE +SINCE +CLIENT ID +USER +VERSION +LABELS$/);
+      expect(emitted.stdout.split('\n')[1]).toMatch(/^\S+Z +\S+ +emitted +\S+Z +order-2 /);
 
       // Client ids are the tenant's own: the same id under the public tenant is another event.
       const foreign = await admin('event', 'show', '--tenant', PUBLIC_TENANT_ID, '--id', 'order-1', '--user', 'alice', ...where);
@@ -446,7 +447,7 @@ describe('scripts/admin help', () => {
 });
 
 describe('scripts/admin events, event show and quota reconcile', () => {
-  it("lists a tenant's events in one state a page at a time, the next page from the printed token", async () => {
+  it("lists a tenant's events in one state a page at a time, in due order, the next page from the printed token", async () => {
     const { scheduler, where, teardown } = await setup();
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
     const client = new SchedulerClient(scheduler);
@@ -468,15 +469,14 @@ describe('scripts/admin events, event show and quota reconcile', () => {
       const first = await list();
       expect(first.code).toBe(0);
       const [header, row, next] = first.stdout.split('\n');
-      expect(header).toMatch(/^DUE +EVENT ID +CLIENT ID +USER +VERSION +SCHEDULED AT$/);
-      expect(row).toMatch(/^\S+Z +c-[0-9a-f]{40} +(sooner|later) +bob +1 +\S+Z$/);
+      expect(header).toMatch(/^DUE +EVENT ID +STATE +SINCE +CLIENT ID +USER +VERSION +LABELS$/);
+      expect(row).toMatch(/^\S+Z +c-[0-9a-f]{40} +scheduled +\S+Z +sooner +bob +1 +-$/);
       const token = next?.match(/^next page: --after (\S+)$/)?.[1];
       expect(token).toBeDefined();
 
-      // The second page holds the other event, and is the last.
+      // The second page holds the later event, and is the last.
       const second = JSON.parse((await list('--json', '--after', token ?? '')).stdout) as { events: { clientId: string }[]; next: unknown };
-      const firstId = row?.includes(' sooner ') ? 'sooner' : 'later';
-      expect(second).toEqual({ events: [expect.objectContaining({ clientId: firstId === 'sooner' ? 'later' : 'sooner' })], next: null });
+      expect(second).toEqual({ events: [expect.objectContaining({ clientId: 'later' })], next: null });
 
       expect((await list('--after', 'not-a-token')).code).toBe(2);
       expect((await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'pending', ...where)).code).toBe(2);
@@ -485,6 +485,42 @@ describe('scripts/admin events, event show and quota reconcile', () => {
     } finally {
       client.destroy();
       await target.stop();
+      await teardown();
+    }
+  });
+
+  it("lists a tenant's open events by label and due range, and shows an event's labels", async () => {
+    const { scheduler, where, teardown } = await setup();
+    const client = new SchedulerClient(scheduler);
+    try {
+      const now = Date.now();
+      const target = `arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:later`;
+      await client.publishBatch([
+        request(target, now + 60_000, 'first', { user: 'dan', id: 'first', labels: ['billing', 'eu'] }),
+        request(target, now + 120_000, 'second', { user: 'dan', id: 'second', labels: ['billing'] }),
+        request(target, now + 180_000, 'third', { user: 'dan', id: 'third' }),
+      ]);
+      const events = async (...extra: string[]) =>
+        (
+          JSON.parse((await admin('events', '--tenant', PUBLIC_TENANT_ID, '--json', ...extra, ...where)).stdout) as {
+            events: { clientId: string; labels?: string[] }[];
+          }
+        ).events;
+      await waitFor(async () => (await events()).length === 3, 'the three events stored');
+
+      expect((await events('--label', 'billing')).map(({ clientId }) => clientId)).toEqual(['first', 'second']);
+      expect((await events('--label', 'eu'))[0]).toMatchObject({ clientId: 'first', labels: ['billing', 'eu'] });
+      const from = new Date(now + 90_000).toISOString();
+      const to = new Date(now + 180_000).toISOString();
+      expect((await events('--from', from, '--to', to)).map(({ clientId }) => clientId)).toEqual(['second']);
+      expect((await events('--state', 'cancelled')).length).toBe(0);
+      const table = await admin('events', '--tenant', PUBLIC_TENANT_ID, '--label', 'billing', ...where);
+      expect(table.stdout.split('\n')[1]).toMatch(/ billing,eu$/);
+      const show = await admin('event', 'show', '--tenant', PUBLIC_TENANT_ID, '--user', 'dan', '--id', 'first', ...where);
+      expect(show.stdout).toMatch(/^labels +billing, eu$/m);
+      expect((await admin('events', '--tenant', PUBLIC_TENANT_ID, '--from', 'yesterday', ...where)).code).toBe(2);
+    } finally {
+      client.destroy();
       await teardown();
     }
   });

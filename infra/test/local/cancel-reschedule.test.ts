@@ -59,7 +59,7 @@ async function setup(options: Pick<LocalSchedulerOptions, 'instrumentClients' | 
 
 /** The tenant acme's first event in a state, if any. */
 async function firstIn(records: DynamoDbEventRecords, state: EventState): Promise<EventRecord | undefined> {
-  return (await records.list('acme', state, { limit: 1 })).records[0];
+  return (await records.listEvents('acme', { states: [state], limit: 1 })).events[0];
 }
 
 async function inState(records: DynamoDbEventRecords, id: string, state: string): Promise<EventRecord | undefined> {

@@ -6,6 +6,7 @@ import {
   DEFAULT_QUOTAS,
   reconcileOpenEvents,
   EVENT_STATE,
+  labelEntryId,
   openEventsCounterId,
   payloadItemId,
   requestHashOf,
@@ -158,7 +159,7 @@ function newEvent(e: ScheduledEvent, stored: boolean, extra: Partial<NewEvent> =
     clientId: undefined,
     inputMessageId: `input-${e.id}`,
     requestHash: requestHashOf(e),
-    placement: { state: stored ? EVENT_STATE.scheduled : EVENT_STATE.queued, bucketShard: 'bucket#0' },
+    placement: { state: stored ? EVENT_STATE.scheduled : EVENT_STATE.queued, shard: 0 },
     queuedBy: stored ? undefined : `token-${e.id}`,
     createdBy: `attempt-${attempts}`,
     quotas: DEFAULT_QUOTAS,
@@ -447,7 +448,7 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
           dueAt,
           by,
           publishedAt,
-          placement: { state: EVENT_STATE.scheduled, bucketShard: 'bucket#1' } as const,
+          placement: { state: EVENT_STATE.scheduled, shard: 1 } as const,
           queuedBy: 'unused',
           expiresAt: Math.ceil(dueAt / 1000) + 604_800,
         };
@@ -549,7 +550,7 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
       dueAt,
       by,
       publishedAt,
-      placement: { state: EVENT_STATE.scheduled, bucketShard: 'bucket#1' } as const,
+      placement: { state: EVENT_STATE.scheduled, shard: 1 } as const,
       queuedBy: 'unused',
       expiresAt: Math.ceil(dueAt / 1000) + 60,
     });
@@ -565,7 +566,126 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     expect((await store.reschedule('a', scope, to(NOW + 7_200_000, 'r-1', NOW - 2))).outcome).toBe('refused');
     expect((await store.read(['a'])).get('a')).toMatchObject({ version: 3, dueAt: NOW + 9_000_000, lastChangeBy: 'r-2' });
   });
+
+  it("writes a labelled event's label entries with its record, and none for another request with the same id", async () => {
+    const counting = faultyClient();
+    let labelWrites = 0;
+    counting.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'BatchWriteItemCommand' && JSON.stringify(args.input).includes('l#')) labelWrites += 1;
+        return next(args);
+      },
+      { step: 'initialize', name: 'countLabelWrites' },
+    );
+    try {
+      const tableName = await newTable();
+      const store = new DynamoDbEventStore(counting, tableName, { batchWrites: mode });
+      const labelled = event('a', { labels: ['billing', 'eu'] });
+      expect(await store.createMany([newEvent(labelled, true)])).toMatchObject([{ outcome: 'created' }]);
+      expect(await labelEntry(tableName, 'a', 'billing')).toMatchObject({
+        eventId: 'a',
+        [TABLE.tenantShardKey]: 'acme#l#billing#0',
+        [TABLE.dueAtKey]: labelled.dueAt,
+        [TABLE.ttlAttribute]: Math.ceil(NOW / 1000) + 3600,
+      });
+      expect(await labelEntry(tableName, 'a', 'eu')).toBeDefined();
+      expect((await store.read(['a'])).get('a')).toMatchObject({ labels: ['billing', 'eu'] });
+      const record = await client.send(new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: 'a' }, ConsistentRead: true }));
+      expect(record.Item).toMatchObject({ [TABLE.tenantShardKey]: 'acme#s0' });
+
+      // The same id, other labels: another request, which changes nothing, nor writes anything.
+      expect(labelWrites).toBe(1);
+      expect(await store.createMany([newEvent(event('a', { labels: ['other'] }), true)])).toMatchObject([{ outcome: 'duplicate' }]);
+      expect(await labelEntry(tableName, 'a', 'other')).toBeUndefined();
+      expect(labelWrites).toBe(1);
+      // Refused over quota: no record, so no entry.
+      const full = { maxOpenEvents: 1, maxIngestPerSecond: 100 };
+      expect(await store.createMany([newEvent(event('b', { labels: ['billing'] }), true, { quotas: full })])).toMatchObject([
+        { outcome: 'quota-exceeded' },
+      ]);
+      expect(await labelEntry(tableName, 'b', 'billing')).toBeUndefined();
+      expect(labelWrites).toBe(1);
+    } finally {
+      counting.destroy();
+    }
+  });
+
+  it('leaves a labelled event unknown when its label entries cannot be written, and its request delivered again writes them', async () => {
+    const faulty = faultyClient();
+    let failing = true;
+    faulty.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (failing && context.commandName === 'BatchWriteItemCommand' && JSON.stringify(args.input).includes('l#'))
+          throw Object.assign(new Error('throttled by the test'), { name: 'ThrottlingException' });
+        return next(args);
+      },
+      { step: 'initialize', name: 'failLabelEntries' },
+    );
+    try {
+      const tableName = await newTable();
+      const store = new DynamoDbEventStore(faulty, tableName, { batchWrites: mode });
+      const labelled = event('a', { labels: ['billing'] });
+      // Ingest retries an unknown outcome: the input message comes again, as a new attempt.
+      expect(await store.createMany([newEvent(labelled, false)])).toMatchObject([{ outcome: 'unknown' }]);
+      expect(await labelEntry(tableName, 'a', 'billing')).toBeUndefined();
+      failing = false;
+      expect(await store.createMany([newEvent(labelled, false)])).toMatchObject([{ outcome: 'duplicate' }]);
+      expect(await labelEntry(tableName, 'a', 'billing')).toMatchObject({ eventId: 'a', [TABLE.dueAtKey]: labelled.dueAt });
+    } finally {
+      faulty.destroy();
+    }
+  });
+
+  it("moves a rescheduled event's label entries with it, and its redelivery moves them when that write failed", async () => {
+    const faulty = faultyClient();
+    let failing = false;
+    faulty.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (failing && context.commandName === 'BatchWriteItemCommand')
+          throw Object.assign(new Error('throttled by the test'), { name: 'ThrottlingException' });
+        return next(args);
+      },
+      { step: 'initialize', name: 'failLabelEntries' },
+    );
+    try {
+      const tableName = await newTable();
+      const store = new DynamoDbEventStore(faulty, tableName, { batchWrites: mode });
+      await store.createMany([newEvent(event('a', { labels: ['billing'] }), true)]);
+      const scope = { tenant: 'acme', cutoffMs: 5_000 };
+      const to = (dueAt: number, by: string) => ({
+        dueAt,
+        by,
+        publishedAt: NOW,
+        placement: { state: EVENT_STATE.scheduled, shard: 0 } as const,
+        queuedBy: 'unused',
+        expiresAt: Math.ceil(dueAt / 1000) + 60,
+      });
+      expect((await store.reschedule('a', scope, to(NOW + 7_200_000, 'r-1'))).outcome).toBe('rescheduled');
+      expect(await labelEntry(tableName, 'a', 'billing')).toMatchObject({ [TABLE.dueAtKey]: NOW + 7_200_000 });
+
+      failing = true;
+      await expect(store.reschedule('a', scope, { ...to(NOW + 9_000_000, 'r-2'), publishedAt: NOW + 1 })).rejects.toThrow();
+      expect(await labelEntry(tableName, 'a', 'billing')).toMatchObject({ [TABLE.dueAtKey]: NOW + 7_200_000 });
+      failing = false;
+      expect((await store.reschedule('a', scope, { ...to(NOW + 9_000_000, 'r-2'), publishedAt: NOW + 1 })).outcome).toBe('refused');
+      expect(await labelEntry(tableName, 'a', 'billing')).toMatchObject({
+        [TABLE.dueAtKey]: NOW + 9_000_000,
+        [TABLE.ttlAttribute]: Math.ceil((NOW + 9_000_000) / 1000) + 60,
+      });
+    } finally {
+      faulty.destroy();
+    }
+  });
 });
+
+/** The item listing event `eventId` under `label`, if there is one. */
+async function labelEntry(tableName: string, eventId: string, label: string): Promise<Record<string, unknown> | undefined> {
+  return (
+    await client.send(
+      new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: labelEntryId(eventId, label) }, ConsistentRead: true }),
+    )
+  ).Item;
+}
 
 describe('the quota counters', () => {
   it('count both quotas in one item, dropping the per-second counts of seconds gone by', async () => {

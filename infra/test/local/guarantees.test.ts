@@ -320,7 +320,7 @@ describe('duplicates', () => {
     const slow = await TopicConsumer.create(scheduler.outputs.endpoint, 'slow');
     heldTopic = slow.topicArn;
     const inState = async (state: EventState, topicArn: string) =>
-      (await records.list('public', state, { limit: 100 })).records.filter((record) => record.target === topicArn).length;
+      (await records.listEvents('public', { states: [state], limit: 100 })).events.filter((record) => record.target === topicArn).length;
     try {
       const dueAt = Date.now() + 3_000;
       await client.publishBatch([

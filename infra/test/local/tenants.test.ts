@@ -446,7 +446,7 @@ describe('quotas', () => {
     const { scheduler, clientOf, lines } = await setup({ tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT], maxIngestPerSecond: 10 }] });
     const clients = Array.from({ length: 4 }, () => clientOf('acme'));
     const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
-    const stored = async () => (await records.list('acme', EVENT_STATE.scheduled, { limit: 100 })).records;
+    const stored = async () => (await records.listEvents('acme', { states: [EVENT_STATE.scheduled], limit: 100 })).events;
     try {
       const dueAt = Date.now() + 60_000;
       const target = `arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:rate-target`;

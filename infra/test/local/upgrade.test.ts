@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ListSubscriptionsByTopicCommand, SNSClient, SubscribeCommand, UnsubscribeCommand } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { bucketShardKeyFor, DynamoDbEventRecords, EVENT_STATE, SqsDelayQueue, type ScheduledEvent } from '@adhoc-scheduler/shared';
+import { bucketShardKeyFor, DynamoDbEventRecords, EVENT_STATE, SqsDelayQueue, TABLE, type ScheduledEvent } from '@adhoc-scheduler/shared';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
+import { resourceNames } from '../../src/local/resources.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
-import { FAST_TIMINGS, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
+import { FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
 
 let emulators: Emulators;
 beforeAll(async () => {
@@ -73,6 +75,73 @@ describe('an upgrade', () => {
     } finally {
       await target.stop();
       await scheduler.stop();
+    }
+  });
+
+  it('adds the tenant index to a table an earlier version created, and emits the events stored before it and after', async () => {
+    const prefix = uniqueName('before-tenant-index');
+    const dynamodb = new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint });
+    const tableName = resourceNames(prefix).table;
+    // The table as the version before the tenant index created it: the time-bucket index alone.
+    await dynamodb.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
+          { AttributeName: TABLE.bucketShardKey, AttributeType: 'S' },
+          { AttributeName: TABLE.dueAtKey, AttributeType: 'N' },
+        ],
+        KeySchema: [{ AttributeName: TABLE.partitionKey, KeyType: 'HASH' }],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: TABLE.dueIndex,
+            KeySchema: [
+              { AttributeName: TABLE.bucketShardKey, KeyType: 'HASH' },
+              { AttributeName: TABLE.dueAtKey, KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'KEYS_ONLY' },
+          },
+        ],
+      }),
+    );
+    const scheduler = await startTestScheduler(emulators, { namePrefix: prefix, env: FAST_TIMINGS });
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    const client = new SchedulerClient(scheduler);
+    try {
+      const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
+      expect((Table?.GlobalSecondaryIndexes ?? []).map(({ IndexName, IndexStatus }) => [IndexName, IndexStatus]).sort()).toEqual([
+        [TABLE.dueIndex, 'ACTIVE'],
+        [TABLE.tenantIndex, 'ACTIVE'],
+      ]);
+      const dueAt = Date.now() + 9_000;
+      const before: ScheduledEvent = {
+        id: 'm-stored-before-the-index',
+        tenant: 'public',
+        user: 'tests',
+        target: target.topicArn,
+        payload: 'stored before',
+        dueAt,
+        version: 1,
+      };
+      await scheduler.clients.dynamodb.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: recordOfEarlierVersion(before, 'scheduled', bucketShardKeyFor(before.id, dueAt, scheduler.config)),
+        }),
+      );
+      // Beyond the near-path window: stored under the tenant index.
+      await client.publish(request(target.topicArn, dueAt, 'stored after'));
+      for (const payload of ['stored before', 'stored after']) {
+        const [delivery] = await waitFor(() => target.withPayload(payload).length > 0 && target.withPayload(payload), payload, 30_000);
+        expect(delivery?.receivedAt).toBeGreaterThanOrEqual(dueAt);
+      }
+      expect(target.deliveries).toHaveLength(2);
+    } finally {
+      client.destroy();
+      await target.stop();
+      await scheduler.stop();
+      dynamodb.destroy();
     }
   });
 

@@ -31,6 +31,8 @@ export interface ScenarioTargets {
   readonly acceptedPerSecond?: number;
   /** chaos: every kill -9 and restart asked for is made. */
   readonly everyKill?: boolean;
+  /** listing: a page's time at the 99th percentile, ms, and the read units it may consume per event it returns. */
+  readonly listing?: { readonly pageMs: number; readonly readUnitsPerEvent: number };
 }
 
 /** Checks common to every delivery scenario: nothing missing, twice (unless allowed) or early. */
@@ -90,6 +92,11 @@ function targetCells(targets: ScenarioTargets): string[] {
       : [`a minute of stored events moved into the delay queue by one loader tick in ≤ ${targets.moveSeconds} s`]),
     ...(targets.acceptedPerSecond === undefined ? [] : [`≥ ${count(targets.acceptedPerSecond)} events accepted per second`]),
     ...(targets.everyKill ? ['every kill -9 and restart asked for (`--kills`) made'] : []),
+    ...(targets.listing === undefined
+      ? []
+      : [
+          `a page of 100 open events in ≤ ${targets.listing.pageMs} ms (p99), reading ≤ ${targets.listing.readUnitsPerEvent} read units per event it returns`,
+        ]),
   ];
   return [
     delivery === undefined ? NONE : whose(`0 / ${delivery.duplicatesAllowed ? 'any' : '0'} / 0`, delivery.of),

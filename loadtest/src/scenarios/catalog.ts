@@ -4,11 +4,14 @@ import { fairness } from './fairness.js';
 import { far } from './far.js';
 import { hotspot } from './hotspot.js';
 import { ingest } from './ingest.js';
+import { listing } from './listing.js';
 import type { Scenario } from './scenario.js';
 import { steady } from './steady.js';
 
 /** Every scenario by the name the command line gives it, in the order --help lists them. */
-export const SCENARIOS = { steady, hotspot, far, ingest, backlog, fairness, chaos } as const satisfies Readonly<Record<string, Scenario>>;
+export const SCENARIOS = { steady, hotspot, far, ingest, backlog, listing, fairness, chaos } as const satisfies Readonly<
+  Record<string, Scenario>
+>;
 
 export type ScenarioName = keyof typeof SCENARIOS;
 

@@ -16,6 +16,8 @@ export interface MeasureOptions {
   readonly publishConcurrency: number;
   /** Size of each event's payload. */
   readonly payloadBytes: number;
+  /** Labels each published event carries (see LABELS_OF). */
+  readonly labels: number;
 }
 
 /** Everything a scenario works with. */

@@ -51,6 +51,8 @@ export interface DeliveryOutcome {
   readonly finishedAt: number;
   /** Every event's outcome, for scenarios that look closer at single events. */
   readonly tracker: DeliveryTracker;
+  /** Labels each event carried (--labels). */
+  readonly labelsPerEvent: number;
 }
 
 export interface DeliveryHooks {
@@ -201,7 +203,8 @@ export async function measureDelivery(
     const abort = AbortSignal.timeout(Math.max(0, ctx.deadline - Date.now()));
     publish = await publishByTenant(everything, topicOf, {
       sns: clients.sns,
-      render: (event) => scheduleRequest(event, ctx.user, targetOf(event.tenant), measure.payloadBytes, failureEndpoint?.topicArn),
+      render: (event) =>
+        scheduleRequest(event, ctx.user, targetOf(event.tenant), measure.payloadBytes, failureEndpoint?.topicArn, measure.labels),
       concurrency: measure.publishConcurrency,
       onPublished: () => {
         published += 1;
@@ -233,6 +236,7 @@ export async function measureDelivery(
     );
   }
   return {
+    labelsPerEvent: measure.labels,
     counts: tracker.counts(),
     lateness: tracker.lateness(),
     distribution: tracker.distribution(),

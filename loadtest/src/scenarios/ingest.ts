@@ -62,7 +62,7 @@ async function runIngest(ctx: RunContext, params: ScenarioParams): Promise<Scena
     stats = await publishEvents(events, {
       sns: clients.sns,
       inputTopicArn: service.inputTopicArn,
-      render: (event) => scheduleRequest(event, ctx.user, target, measure.payloadBytes),
+      render: (event) => scheduleRequest(event, ctx.user, target, measure.payloadBytes, undefined, measure.labels),
       concurrency: measure.publishConcurrency,
       onPublished: () => {
         published += 1;

@@ -6,8 +6,12 @@ import type { DeliveryOutcome } from './delivery.js';
 /** EventBridge Scheduler plus the SNS publish: what an event costs there, the bound unless a scenario sets its own. */
 export const COST_BOUND_PER_MILLION = 1.5;
 
-/** DynamoDB write units an event may cost on each path, whatever its payload's size. */
-export const WRITE_UNITS_PER_EVENT_BOUND = { nearPath: 2, farPath: 4 } as const;
+/**
+ * DynamoDB write units an event may cost on each path, whatever its payload's size: near path
+ * its record, its tenant-index entry and its end; far path its take besides. Each label adds
+ * its entry and the entry's tenant-index entry.
+ */
+export const WRITE_UNITS_PER_EVENT_BOUND = { nearPath: 3, farPath: 4, perLabel: 2 } as const;
 
 /** A delivery scenario's result: the measurement, its cost for the path it took, and its targets (the cost and write units checked here). */
 export function deliveryResult(
@@ -40,10 +44,15 @@ export function deliveryResult(
 }
 
 /** DynamoDB write units per delivered event, the scarce resource (every write, counters included). */
-function writeUnitsTarget(outcome: DeliveryOutcome, path: string, bound: number | undefined): TargetCheck[] {
-  if (outcome.usage === undefined || bound === undefined || outcome.counts.delivered === 0) return [];
+function writeUnitsTarget(outcome: DeliveryOutcome, path: string, pathBound: number | undefined): TargetCheck[] {
+  if (outcome.usage === undefined || pathBound === undefined || outcome.counts.delivered === 0) return [];
   const perEvent = outcome.usage.dynamodb.writeUnits / outcome.counts.delivered;
-  return [{ name: `DynamoDB write units per event, ${path}`, target: `≤ ${bound}`, actual: perEvent.toFixed(2), met: perEvent <= bound }];
+  const labels = outcome.labelsPerEvent;
+  const bound = pathBound + labels * WRITE_UNITS_PER_EVENT_BOUND.perLabel;
+  const which = labels === 0 ? 'event' : `event with ${labels} label${labels === 1 ? '' : 's'}`;
+  return [
+    { name: `DynamoDB write units per ${which}, ${path}`, target: `≤ ${bound}`, actual: perEvent.toFixed(2), met: perEvent <= bound },
+  ];
 }
 
 /** What a delivery measurement found, as the results report it. */

@@ -1,6 +1,7 @@
 import { DYNAMODB_WRITE_UNIT_BYTES } from '../domain/limits.js';
 import { isEventState, type EventRecord, type PayloadKept } from '../domain/lifecycle.js';
 import type { ReasonCode } from '../domain/reasons.js';
+import { labelEntryId, labelShardKey, tenantShardKey } from '../domain/tenant-index.js';
 import type { NewEvent } from '../app/ports.js';
 import { TABLE } from './dynamodb-table.js';
 
@@ -40,9 +41,11 @@ export function newEventItems(
   readonly payloadItem: Record<string, unknown> | undefined;
 } {
   const { event, placement, now } = entry;
-  const { payload, ...rest } = event;
+  const { payload, labels, ...rest } = event;
+  const queued = placement.state === 'queued';
   const record: Record<string, unknown> = {
     ...rest,
+    ...(labels !== undefined && labels.length > 0 ? { labels } : {}),
     payloadBytes: Buffer.byteLength(payload),
     clientId: entry.clientId,
     inputMessageId: entry.inputMessageId,
@@ -50,11 +53,12 @@ export function newEventItems(
     state: placement.state,
     createdAt: now,
     createdBy: entry.createdBy,
-    ...(placement.state === 'queued' ? { queuedAt: now, queuedBy: entry.queuedBy } : { [TABLE.bucketShardKey]: placement.bucketShard }),
+    ...(queued ? { queuedAt: now, queuedBy: entry.queuedBy } : {}),
+    [TABLE.tenantShardKey]: tenantShardKey(event.tenant, queued ? 'q' : 's', placement.shard),
     [TABLE.ttlAttribute]: entry.expiresAt,
   };
   for (const key of Object.keys(record)) if (record[key] === undefined) delete record[key];
-  if (placement.state === 'queued') return { record: { ...record, payloadKept: 'queue' }, payloadItem: undefined };
+  if (queued) return { record: { ...record, payloadKept: 'queue' }, payloadItem: undefined };
   const inline = { ...record, payloadKept: 'record', payload };
   if (itemBytes(inline) <= DYNAMODB_WRITE_UNIT_BYTES) return { record: inline, payloadItem: undefined };
   return {
@@ -65,6 +69,23 @@ export function newEventItems(
       [TABLE.ttlAttribute]: entry.expiresAt,
     },
   };
+}
+
+/**
+ * The items that list an event under each of its labels in the tenant index, with its due time
+ * and expiry: written after its record, and again whenever these change (see labelShardKey).
+ */
+export function labelEntries(
+  record: Pick<EventRecord, 'id' | 'tenant' | 'labels' | 'dueAt' | 'expiresAt'>,
+  shard: number,
+): Record<string, unknown>[] {
+  return (record.labels ?? []).map((label) => ({
+    [TABLE.partitionKey]: labelEntryId(record.id, label),
+    eventId: record.id,
+    [TABLE.tenantShardKey]: labelShardKey(record.tenant, label, shard),
+    [TABLE.dueAtKey]: record.dueAt,
+    [TABLE.ttlAttribute]: record.expiresAt,
+  }));
 }
 
 const optionalNumber = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
@@ -92,6 +113,7 @@ export function toRecord(item: Readonly<Record<string, unknown>>): EventRecord {
     failureTopic: optionalString(item.failureTopic),
     dueAt: Number(item.dueAt),
     version: Number(item.version ?? 1),
+    ...(Array.isArray(item.labels) ? { labels: item.labels.map(String) } : {}),
     state: isEventState(item.state) ? item.state : 'scheduled',
     clientId: optionalString(item.clientId),
     inputMessageId: optionalString(item.inputMessageId),

@@ -1,24 +1,67 @@
-import { ScanCommand, type DynamoDBDocumentClient, type ScanCommandOutput } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  QueryCommand,
+  ScanCommand,
+  type BatchGetCommandOutput,
+  type DynamoDBDocumentClient,
+  type QueryCommandOutput,
+  type ScanCommandOutput,
+} from '@aws-sdk/lib-dynamodb';
+import { DEFAULTS } from '../config.js';
 import { DYNAMODB_BATCH_GET_KEYS } from '../domain/limits.js';
-import { EVENT_STATE, type EventRecord, type EventState } from '../domain/lifecycle.js';
-import type { EventRecords } from '../app/ports.js';
-import { batchGet } from './dynamodb-batches.js';
+import { EVENT_STATE, OPEN_STATES, type EventRecord } from '../domain/lifecycle.js';
+import { TransientError } from '../domain/reasons.js';
+import {
+  decodePageToken,
+  encodePageToken,
+  eventIdOfLabelEntry,
+  isAfter,
+  listingPartitions,
+  type ListingPosition,
+} from '../domain/tenant-index.js';
+import type { EventRecords, EventsPage, EventsQuery } from '../app/ports.js';
+import { BATCH_ROUNDS, batchGet, pauseBeforeRound } from './dynamodb-batches.js';
 import { isEventItem, toRecord } from './dynamodb-event-items.js';
 import { TABLE, transient } from './dynamodb-table.js';
 
-/** Items a listing's scan reads per request. */
-const SCAN_PAGE_ITEMS = 1000;
+/** What one request of a listing read: index entries or records, and the read units DynamoDB billed for it. */
+export interface ListingRead {
+  readonly request: 'Query' | 'BatchGetItem';
+  readonly items: number;
+  readonly capacityUnits: number;
+}
+
+export interface DynamoDbEventRecordsOptions {
+  /** The scheduler's SCHEDULER_SHARD_COUNT: a listing reads each shard of the tenant (or label). */
+  readonly shardCount?: number;
+  /** Told of every read a listing makes, with the units it consumed (the load test measures listings by it). */
+  readonly onRead?: (read: ListingRead) => void;
+}
+
+/** One partition of the tenant index, read a small page at a time in due order. */
+interface Stream {
+  readonly key: string;
+  readonly buffer: ListingPosition[];
+  startKey: Record<string, unknown> | undefined;
+  done: boolean;
+}
 
 /**
- * Operators' reads: one event, and a tenant's events in one state. Listing scans the table
- * with a filter rather than keeping an index of states, which every state change would write:
- * the event path stays at one write per step, and an operator's listing pays in reads.
+ * Operators' reads: one event, and a page of a tenant's events through the tenant index. Nothing
+ * here scans but the quota recount, an operator's repair that counts every open event.
  */
 export class DynamoDbEventRecords implements EventRecords {
+  private readonly shardCount: number;
+  private readonly onRead: ((read: ListingRead) => void) | undefined;
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-  ) {}
+    options: DynamoDbEventRecordsOptions = {},
+  ) {
+    this.shardCount = options.shardCount ?? DEFAULTS.shardCount;
+    this.onRead = options.onRead;
+  }
 
   async get(id: string): Promise<EventRecord | undefined> {
     const item = (await batchGet(this.client, this.tableName, [id])).get(id);
@@ -52,40 +95,130 @@ export class DynamoDbEventRecords implements EventRecords {
     return count;
   }
 
-  async list(
-    tenant: string,
-    state: EventState,
-    page: { readonly limit: number; readonly after?: string | undefined },
-  ): Promise<{ readonly records: readonly EventRecord[]; readonly next: string | undefined }> {
-    const limit = Math.min(page.limit, DYNAMODB_BATCH_GET_KEYS);
-    let startKey =
-      page.after === undefined ? undefined : (JSON.parse(Buffer.from(page.after, 'base64url').toString()) as Record<string, unknown>);
-    const records: EventRecord[] = [];
-    // One match past the page says whether there is a next page at all.
-    while (records.length <= limit) {
-      let result: ScanCommandOutput;
-      try {
-        result = await this.client.send(
-          new ScanCommand({
-            TableName: this.tableName,
-            FilterExpression: 'tenant = :tenant AND #state = :state',
-            ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':tenant': tenant, ':state': state },
-            Limit: SCAN_PAGE_ITEMS,
-            ExclusiveStartKey: startKey,
-            ConsistentRead: true,
-          }),
-        );
-      } catch (error) {
-        throw transient('Scan', error);
+  /**
+   * Reads the tenant's partitions of the index (or its label's) in due order, a small page each,
+   * merges them by (due time, id), and reads the records of the candidates it needs, as many as
+   * the page still lacks at a time: in the common case (open events), it reads about what it
+   * returns. The records decide: an entry whose event has ended, moved or lost its label since is
+   * passed over.
+   */
+  async listEvents(tenant: string, query: EventsQuery): Promise<EventsPage> {
+    const after = query.after === undefined ? undefined : decodePageToken(query.after);
+    const states = query.states ?? OPEN_STATES;
+    const partitions = listingPartitions(tenant, query.label, this.shardCount);
+    // Each partition holds about its share of the page: its first read asks for that, and one more.
+    const pageItems = Math.ceil(query.limit / partitions.length) + 1;
+    const streams: Stream[] = partitions.map((key) => ({ key, buffer: [], startKey: undefined, done: false }));
+    const fromMs = Math.max(query.from ?? Number.MIN_SAFE_INTEGER, after?.dueAt ?? Number.MIN_SAFE_INTEGER);
+    const untilMs = query.to ?? Number.MAX_SAFE_INTEGER;
+    const read = (stream: Stream) => this.readPage(stream, { fromMs, untilMs, after, pageItems, label: query.label });
+
+    const events: EventRecord[] = [];
+    let last: ListingPosition | undefined;
+    while (events.length < query.limit) {
+      const candidates: ListingPosition[] = [];
+      while (candidates.length < query.limit - events.length) {
+        // A partition whose read entries are all merged may hold the next one: read on before choosing.
+        const empty = streams.filter((stream) => stream.buffer.length === 0 && !stream.done);
+        if (empty.length > 0) await Promise.all(empty.map(read));
+        let next: Stream | undefined;
+        for (const stream of streams) {
+          const head = stream.buffer[0];
+          if (head !== undefined && (next === undefined || isAfter(next.buffer[0] as ListingPosition, head))) next = stream;
+        }
+        if (next === undefined) break;
+        candidates.push(next.buffer.shift() as ListingPosition);
       }
-      records.push(...(result.Items ?? []).filter(isEventItem).map(toRecord));
-      startKey = result.LastEvaluatedKey;
-      if (startKey === undefined) break;
+      if (candidates.length === 0) break;
+      const records = await this.readRecords(candidates.map(({ id }) => id));
+      for (const candidate of candidates) {
+        last = candidate;
+        const record = records.get(candidate.id);
+        if (
+          record !== undefined &&
+          record.tenant === tenant &&
+          states.includes(record.state) &&
+          (query.label === undefined || (record.labels ?? []).includes(query.label)) &&
+          record.dueAt >= (query.from ?? Number.MIN_SAFE_INTEGER) &&
+          record.dueAt < untilMs
+        )
+          events.push(record);
+      }
     }
-    if (records.length <= limit) return { records, next: undefined };
-    const shown = records.slice(0, limit);
-    const last = shown.at(-1) as EventRecord;
-    return { records: shown, next: Buffer.from(JSON.stringify({ [TABLE.partitionKey]: last.id })).toString('base64url') };
+    // Whether anything follows: a partition read to the end of a page may hold nothing more.
+    await Promise.all(streams.filter((stream) => stream.buffer.length === 0 && !stream.done).map(read));
+    const more = streams.some((stream) => stream.buffer.length > 0);
+    return { events, next: more && last !== undefined ? encodePageToken(last) : undefined };
+  }
+
+  /** The next page of one partition, past `after`, sorted by (due time, id). */
+  private async readPage(
+    stream: Stream,
+    range: {
+      readonly fromMs: number;
+      readonly untilMs: number;
+      readonly after: ListingPosition | undefined;
+      readonly pageItems: number;
+      readonly label: string | undefined;
+    },
+  ): Promise<void> {
+    let result: QueryCommandOutput;
+    try {
+      result = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: TABLE.tenantIndex,
+          KeyConditionExpression: '#key = :key AND #due BETWEEN :from AND :last',
+          ExpressionAttributeNames: { '#key': TABLE.tenantShardKey, '#due': TABLE.dueAtKey },
+          ExpressionAttributeValues: { ':key': stream.key, ':from': range.fromMs, ':last': range.untilMs - 1 },
+          Limit: range.pageItems,
+          ExclusiveStartKey: stream.startKey,
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+    } catch (error) {
+      throw transient('Query', error);
+    }
+    const items = result.Items ?? [];
+    this.onRead?.({ request: 'Query', items: items.length, capacityUnits: result.ConsumedCapacity?.CapacityUnits ?? 0 });
+    const positions = items
+      .map((item): ListingPosition => {
+        const id = String(item[TABLE.partitionKey]);
+        return { dueAt: Number(item[TABLE.dueAtKey]), id: range.label === undefined ? id : eventIdOfLabelEntry(id) };
+      })
+      .filter((position) => isAfter(position, range.after))
+      .sort((a, b) => (isAfter(a, b) ? 1 : -1));
+    stream.buffer.push(...positions);
+    stream.startKey = result.LastEvaluatedKey;
+    stream.done = result.LastEvaluatedKey === undefined;
+  }
+
+  /** Records by id (consistently, as operators expect to see what they just changed), each request's units told. */
+  private async readRecords(ids: readonly string[]): Promise<Map<string, EventRecord>> {
+    const records = new Map<string, EventRecord>();
+    for (let first = 0; first < ids.length; first += DYNAMODB_BATCH_GET_KEYS) {
+      let keys: Record<string, unknown>[] = ids.slice(first, first + DYNAMODB_BATCH_GET_KEYS).map((id) => ({ [TABLE.partitionKey]: id }));
+      for (let round = 0; keys.length > 0; round++) {
+        if (round === BATCH_ROUNDS) throw new TransientError(`DynamoDB BatchGetItem left ${keys.length} keys unread`);
+        await pauseBeforeRound(round);
+        let result: BatchGetCommandOutput;
+        try {
+          result = await this.client.send(
+            new BatchGetCommand({
+              RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } },
+              ReturnConsumedCapacity: 'TOTAL',
+            }),
+          );
+        } catch (error) {
+          throw transient('BatchGetItem', error);
+        }
+        const items = result.Responses?.[this.tableName] ?? [];
+        const capacityUnits = (result.ConsumedCapacity ?? []).reduce((sum, used) => sum + (used.CapacityUnits ?? 0), 0);
+        this.onRead?.({ request: 'BatchGetItem', items: items.length, capacityUnits });
+        for (const item of items) if (isEventItem(item)) records.set(String(item[TABLE.partitionKey]), toRecord(item));
+        keys = result.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+      }
+    }
+    return records;
   }
 }

@@ -1,7 +1,8 @@
 import { TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { EmissionEnding } from '../domain/emission.js';
 import type { ScheduledEvent } from '../domain/event.js';
-import { EVENT_STATE, eventOf, isOpen, type EventRecord } from '../domain/lifecycle.js';
+import { createdByOtherRequest, EVENT_STATE, eventOf, isOpen, type EventRecord } from '../domain/lifecycle.js';
+import { tenantShardKey } from '../domain/tenant-index.js';
 import { TransientError } from '../domain/reasons.js';
 import { DEFAULTS } from '../config.js';
 import type {
@@ -25,8 +26,9 @@ import {
   type Condition,
   type ConditionalWrite,
   type ConditionalWriter,
+  type WriteOutcome,
 } from './dynamodb-conditional-writes.js';
-import { isEventItem, newEventItems, payloadItemId, toRecord } from './dynamodb-event-items.js';
+import { isEventItem, labelEntries, newEventItems, payloadItemId, toRecord } from './dynamodb-event-items.js';
 import { DynamoDbQuotaCounters } from './dynamodb-quota-counters.js';
 import { systemClock } from './system-clock.js';
 import { isConditionFailure, TABLE, transient, withoutSdkRetries } from './dynamodb-table.js';
@@ -150,13 +152,42 @@ export class DynamoDbEventStore implements EventStore {
         : [];
     });
     if (strays.length > 0) await batchDelete(this.client, this.tableName, strays).catch(() => undefined);
+    const labelled = await this.writeLabelEntries(entries, inserted, existing);
     return entries.map((entry, index): CreateOutcome => {
+      if (!labelled[index]) return { outcome: 'unknown' };
       if (inserted[index] === 'applied') return { outcome: 'created' };
       const record = existing?.get(entry.event.id);
       if (inserted[index] === 'unknown' || record === undefined) return { outcome: 'unknown' };
       if (!isDuplicate(entry)) return { outcome: 'created' };
       return { outcome: 'duplicate', existing: record, ...(placeKept ? { placeKept } : {}) };
     });
+  }
+
+  /**
+   * Writes the label entries of the events whose records exist as their requests made them: just
+   * created, or created by an earlier delivery of the same request (whose entries a crash or a
+   * lost answer may have left unwritten: they are written again, as the record now stands). An
+   * entry is never written for a record another request made, or for one not written. Whether
+   * each entry's event has its label entries (false: to retry, as its outcome is unknown).
+   */
+  private async writeLabelEntries(
+    entries: readonly NewEvent[],
+    inserted: readonly WriteOutcome[],
+    existing: ReadonlyMap<string, EventRecord> | undefined,
+  ): Promise<boolean[]> {
+    const labelled = entries.map((entry, index) => {
+      if ((entry.event.labels ?? []).length === 0) return [];
+      if (inserted[index] === 'applied') return labelEntries({ ...entry.event, expiresAt: entry.expiresAt }, entry.placement.shard);
+      const record = existing?.get(entry.event.id);
+      if (inserted[index] !== 'refused' || record === undefined || createdByOtherRequest(record, entry.requestHash)) return [];
+      return labelEntries(record, entry.placement.shard);
+    });
+    if (labelled.every((items) => items.length === 0)) return entries.map(() => true);
+    const written = await batchPut(this.client, this.tableName, labelled.flat()).then(
+      () => true,
+      () => false,
+    );
+    return labelled.map((items) => written || items.length === 0);
   }
 
   async requeue(id: string, requeue: Requeue): Promise<boolean> {
@@ -347,9 +378,11 @@ export class DynamoDbEventStore implements EventStore {
             TableName: this.tableName,
             Key: { [TABLE.partitionKey]: id },
             UpdateExpression:
-              'SET #due = :due, version = version + :one, #state = :state, rescheduledAt = :now, #ttl = :ttl, #bucketShard = :bucketShard, ' +
+              'SET #due = :due, version = version + :one, #state = :state, rescheduledAt = :now, #ttl = :ttl, #tenantShard = :tenantShard, ' +
               'lastChangeBy = :by, lastChangeAt = :at' +
-              (queued ? ', queuedAt = :now, queuedBy = :queuedBy REMOVE loadedBy' : ' REMOVE loadedBy, queuedBy'),
+              (queued
+                ? ', queuedAt = :now, queuedBy = :queuedBy REMOVE loadedBy, #bucketShard'
+                : ' REMOVE loadedBy, queuedBy, #bucketShard'),
             ConditionExpression:
               // Only a payload the table holds can be placed anew.
               `${CHANGEABLE} AND (attribute_exists(payload) OR payloadKept = :apart)` +
@@ -360,6 +393,7 @@ export class DynamoDbEventStore implements EventStore {
               '#state': 'state',
               '#due': TABLE.dueAtKey,
               '#bucketShard': TABLE.bucketShardKey,
+              '#tenantShard': TABLE.tenantShardKey,
               '#ttl': TABLE.ttlAttribute,
             },
             ExpressionAttributeValues: {
@@ -370,8 +404,9 @@ export class DynamoDbEventStore implements EventStore {
               ':state': placement.state,
               ':now': now,
               ':ttl': change.expiresAt,
-              // Every event whose payload is stored stays in the due index, so the loader's sweep can repair it.
-              ':bucketShard': placement.bucketShard,
+              // Its payload is stored: the loader finds it (and its sweep repairs it) under the tenant's stored family,
+              // where the time-bucket index of a record written before the tenant index leaves it.
+              ':tenantShard': tenantShardKey(scope.tenant, 's', placement.shard),
               ':by': change.by,
               ':at': change.publishedAt,
               ...(queued ? { ':queuedBy': change.queuedBy } : {}),
@@ -384,18 +419,27 @@ export class DynamoDbEventStore implements EventStore {
     );
     if (rescheduled === undefined) {
       const current = (await this.read([id])).get(id);
-      // Delivered again, it cannot know whether its payload item's expiry was moved (that write may have failed).
-      if (current?.lastChangeBy === change.by && isOpen(current.state)) await this.keepPayloadUntil(current, current.expiresAt);
+      // Delivered again, it cannot know whether its payload item's expiry and its label entries were moved (those writes may have failed).
+      if (current?.lastChangeBy === change.by && isOpen(current.state)) {
+        await this.keepPayloadUntil(current, current.expiresAt);
+        await this.moveLabelEntries(current, placement.shard);
+      }
       return { outcome: 'refused', current };
     }
     const old = toRecord(rescheduled.Attributes ?? {});
     // The payload item holds the expiry of the record at its latest, never less: it moves only when the record's moves past it.
     if (change.expiresAt > old.expiresAt) await this.keepPayloadUntil(old, change.expiresAt);
+    await this.moveLabelEntries({ ...old, dueAt: change.dueAt, expiresAt: change.expiresAt }, placement.shard);
     // A payload kept apart is still the one written at ingest; the item was never rewritten.
     return {
       outcome: 'rescheduled',
       event: eventOf({ ...old, dueAt: change.dueAt, version: old.version + 1 }, await this.storedPayload(old)),
     };
+  }
+
+  /** Gives a record's label entries its due time and expiry (a failure is retried with the reschedule's input message). */
+  private async moveLabelEntries(record: EventRecord, shard: number): Promise<void> {
+    if ((record.labels ?? []).length > 0) await batchPut(this.client, this.tableName, labelEntries(record, shard));
   }
 
   /**

@@ -5,8 +5,11 @@ import { TransientError } from '../domain/reasons.js';
 /** Attribute names the table's keys, indexes and TTL use. */
 export const TABLE = {
   partitionKey: 'id',
+  /** The time-bucket index: stored events written before the tenant index (see TABLE_LAYOUT). */
   dueIndex: 'byDueBucket',
   bucketShardKey: 'bucketShard',
+  tenantIndex: 'byTenantDue',
+  tenantShardKey: 'tenantShard',
   dueAtKey: 'dueAt',
   ttlAttribute: 'expiresAt',
 } as const;
@@ -18,9 +21,13 @@ export interface TableKeyAttribute {
 
 /**
  * The table's key schema and indexes, in one place: the CDK app, the local runtime and the
- * tests create the table from this. The one index is the loader's: far-path events under
- * `<due bucket>#<shard>`, keys only. Nothing indexes an event's state, so no state change
- * writes an index.
+ * tests create the table from this. Both indexes are keys only, and nothing indexes an event's
+ * state, so no state change writes an index.
+ *
+ * - `byTenantDue`: every event written since it exists, and each label entry, under its tenant
+ *   and shard (see tenant-index.ts), by due time: the loader's and the operators' listings.
+ * - `byDueBucket`: stored events written before, under `<due bucket>#<shard>`; the loader still
+ *   reads it, and it empties as those events expire.
  */
 export const TABLE_LAYOUT = {
   partitionKey: { name: TABLE.partitionKey, type: 'S' },
@@ -29,6 +36,12 @@ export const TABLE_LAYOUT = {
     {
       name: TABLE.dueIndex,
       partitionKey: { name: TABLE.bucketShardKey, type: 'S' },
+      sortKey: { name: TABLE.dueAtKey, type: 'N' },
+      projection: 'KEYS_ONLY',
+    },
+    {
+      name: TABLE.tenantIndex,
+      partitionKey: { name: TABLE.tenantShardKey, type: 'S' },
       sortKey: { name: TABLE.dueAtKey, type: 'N' },
       projection: 'KEYS_ONLY',
     },

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
-import { bucketShardKeyFor } from '../domain/buckets.js';
+import { shardOf } from '../domain/buckets.js';
 import { delaySecondsFor } from '../domain/delay.js';
 import { expiresAtFor, requestHashOf, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice } from '../domain/failure.js';
@@ -104,7 +104,6 @@ export interface IngestPlanContext {
     SchedulerConfig,
     | 'region'
     | 'nearPathWindowSeconds'
-    | 'bucketSeconds'
     | 'shardCount'
     | 'retentionSeconds'
     | 'topicPrefix'
@@ -120,7 +119,7 @@ export interface IngestPlanContext {
 
 export function placementFor(config: IngestPlanContext['config'], id: string, dueAt: number, now: number): Placement {
   const state = dueAt < now + config.nearPathWindowSeconds * 1000 ? EVENT_STATE.queued : EVENT_STATE.scheduled;
-  return { state, bucketShard: bucketShardKeyFor(id, dueAt, config) };
+  return { state, shard: shardOf(id, config) };
 }
 
 function planOne(context: IngestPlanContext, record: SQSRecord): PlannedMessage {

@@ -2,7 +2,18 @@ import { randomUUID } from 'node:crypto';
 import type { SchedulerConfig } from '../config.js';
 import { bucketsBetween } from '../domain/buckets.js';
 import type { LoadingChunk } from '../domain/messages.js';
-import type { Clock, DueIndex, LoaderCursors, LoaderProgress, LoadingQueue, Logger, SchedulerMetrics } from './ports.js';
+import { tenantShardKey } from '../domain/tenant-index.js';
+import type {
+  Clock,
+  DueIndex,
+  DuePartition,
+  LoaderCursors,
+  LoaderProgress,
+  LoadingQueue,
+  Logger,
+  SchedulerMetrics,
+  TenantDirectory,
+} from './ports.js';
 
 export interface LoaderDeps {
   readonly config: Pick<
@@ -15,6 +26,8 @@ export interface LoaderDeps {
     | 'shardCount'
     | 'repairAfterSeconds'
   >;
+  /** Whose stored events are loaded: a tenant removed from the registry has its events left (the emitter would refuse them). */
+  readonly tenants: Pick<TenantDirectory, 'all'>;
   readonly dueIndex: DueIndex;
   readonly cursors: LoaderCursors;
   readonly loadingQueue: LoadingQueue;
@@ -23,8 +36,15 @@ export interface LoaderDeps {
   readonly metrics: SchedulerMetrics;
 }
 
-/** GSI queries a tick keeps in flight: shards of several buckets at once. */
+/** GSI queries a tick keeps in flight: shards of several buckets, or of several tenants, at once. */
 const QUERIES_IN_FLIGHT = 32;
+
+/** One partition's part of a round. */
+interface Query {
+  readonly partition: DuePartition;
+  readonly fromMs: number;
+  readonly untilMs: number;
+}
 
 /** One pass over the due index: events due in [fromMs, untilMs) fanned out in chunks. */
 interface PassResult {
@@ -43,8 +63,9 @@ export interface LoaderTickResult extends PassResult {
 }
 
 /**
- * Queries every shard of the buckets in [fromMs, untilMs), oldest first, several buckets at a
- * time, and sends their ids in chunks; stops between rounds once past the deadline.
+ * Queries every registered tenant's stored shards, and every shard of the time-bucket index's
+ * buckets, in [fromMs, untilMs), oldest first, several buckets' time at a time, and sends their
+ * ids in chunks; stops between rounds once past the deadline.
  */
 async function fanOut(
   deps: LoaderDeps,
@@ -62,22 +83,34 @@ async function fanOut(
   let eventsFound = 0;
   let chunksSent = 0;
   const buckets = bucketsBetween(fromMs, untilMs, config);
+  const tenantKeys = deps.tenants
+    .all()
+    .flatMap((tenant) => Array.from({ length: config.shardCount }, (_, shard) => tenantShardKey(tenant.id, 's', shard)));
   // Several buckets per round keep enough queries in flight to catch up quickly after an outage.
   const bucketsPerRound = Math.max(1, Math.ceil(QUERIES_IN_FLIGHT / config.shardCount));
   for (let first = 0; first < buckets.length; first += bucketsPerRound) {
     // The first round always runs, so every tick makes progress.
     if (first > 0 && clock.now() > deadline) return { fromMs, throughMs, eventsFound, chunksSent, caughtUp: false };
     const round = buckets.slice(first, first + bucketsPerRound);
+    const roundFrom = round[0]?.startMs ?? fromMs;
+    const roundUntil = round.at(-1)?.endMs ?? fromMs;
+    // Each registered tenant's stored events, and those stored before the tenant index existed.
+    const queries: Query[] = [
+      ...tenantKeys.map((key): Query => ({ partition: { index: 'tenant', key }, fromMs: roundFrom, untilMs: roundUntil })),
+      ...round.flatMap((bucket) =>
+        bucket.shardKeys.map((key): Query => ({ partition: { index: 'bucket', key }, fromMs: bucket.startMs, untilMs: bucket.endMs })),
+      ),
+    ];
     const ids: string[] = [];
-    await Promise.all(
-      round.flatMap((bucket) =>
-        bucket.shardKeys.map(async (key) => {
-          for await (const page of dueIndex.query(key, bucket.startMs, bucket.endMs)) {
+    for (let next = 0; next < queries.length; next += QUERIES_IN_FLIGHT) {
+      await Promise.all(
+        queries.slice(next, next + QUERIES_IN_FLIGHT).map(async (query) => {
+          for await (const page of dueIndex.query(query.partition, query.fromMs, query.untilMs)) {
             for (const ref of page) ids.push(ref.id);
           }
         }),
-      ),
-    );
+      );
+    }
     const chunks: LoadingChunk[] = [];
     for (let i = 0; i < ids.length; i += config.loadingChunkSize) {
       // Each chunk owns what it takes, under an id that travels with it (a redriven message keeps it).

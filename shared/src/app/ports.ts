@@ -61,18 +61,20 @@ export type MetricName =
 export interface TenantDirectory {
   forTopic(topicArn: string): Tenant | undefined;
   tenant(id: string): Tenant | undefined;
+  /** Every registered tenant, the public one included. */
+  all(): readonly Tenant[];
 }
 
 // ---- Events: their records, from ingest to their end ------------------------------------------
 
 /**
  * Where a new or rescheduled event goes: straight to the delay queue, or stored for the loader.
- * Its bucket shard keys it in the due index; an event sent straight to the delay queue at ingest
- * stays out of it (its payload is not stored, so nothing in the table could send it again).
+ * Its shard (see shardOf) places it in the tenant index, under the family of where its payload
+ * is (see tenantShardKey), and its label entries with it.
  */
 export interface Placement {
   readonly state: 'queued' | 'scheduled';
-  readonly bucketShard: string;
+  readonly shard: number;
 }
 
 export interface NewEvent {
@@ -244,10 +246,19 @@ export interface DueEventRef {
   readonly dueAt: number;
 }
 
-/** Stored events by due time, one bucket shard at a time: what the loader reads. */
+/**
+ * One partition of an index of events by due time: of the tenant index (`<tenant>#s<n>`, stored
+ * events), or of the time-bucket index that held stored events before it (`<bucket>#<n>`).
+ */
+export interface DuePartition {
+  readonly index: 'tenant' | 'bucket';
+  readonly key: string;
+}
+
+/** Stored events by due time, one partition at a time: what the loader reads. */
 export interface DueIndex {
-  /** Pages of events in one bucket shard with dueAt in [fromMs, untilMs). */
-  query(bucketShard: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]>;
+  /** Pages of events in one partition with dueAt in [fromMs, untilMs). */
+  query(partition: DuePartition, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]>;
 }
 
 /** Where the loader has handed events out to (loading) and swept them for repair. */
@@ -320,18 +331,31 @@ export interface TopicPublisher {
 
 // ---- Operators --------------------------------------------------------------------------------
 
-/** What operators read: one event, and a tenant's events by state. */
+/** Which of a tenant's events a listing returns: open ones (scheduled or queued) by default, of any due time. */
+export interface EventsQuery {
+  readonly label?: string | undefined;
+  readonly states?: readonly EventState[] | undefined;
+  /** Due at or after this, epoch ms. */
+  readonly from?: number | undefined;
+  /** Due before this, epoch ms. */
+  readonly to?: number | undefined;
+  readonly limit: number;
+  /** Continues from a previous page's `next`. */
+  readonly after?: string | undefined;
+}
+
+export interface EventsPage {
+  /** In due order (then by id). */
+  readonly events: readonly EventRecord[];
+  /** An opaque token of the last event returned, when there may be more; a last page may be empty. */
+  readonly next: string | undefined;
+}
+
+/** What operators read: one event, and a tenant's events through the tenant index. */
 export interface EventRecords {
   get(id: string): Promise<EventRecord | undefined>;
-  /** A tenant's events in one state, by due time; `after` continues from a previous page's `next`. */
-  list(
-    tenant: string,
-    state: EventState,
-    page: { readonly limit: number; readonly after?: string | undefined },
-  ): Promise<{
-    readonly records: readonly EventRecord[];
-    readonly next: string | undefined;
-  }>;
+  /** A page of a tenant's events, reading only the index entries and records it needs (no scan). */
+  listEvents(tenant: string, query: EventsQuery): Promise<EventsPage>;
 }
 
 /** The counter a tenant's open-events quota is taken from. */

@@ -12,8 +12,8 @@ export function bucketOf(epochMs: number, layout: BucketLayout): number {
   return seconds - (((seconds % layout.bucketSeconds) + layout.bucketSeconds) % layout.bucketSeconds);
 }
 
-/** The shard an event lands in: stable for an id, spread evenly over ids. */
-export function shardOf(eventId: string, layout: BucketLayout): number {
+/** The shard an event lands in, in the time-bucket index and the tenant index alike: stable for an id, spread evenly over ids. */
+export function shardOf(eventId: string, layout: Pick<BucketLayout, 'shardCount'>): number {
   return createHash('sha256').update(eventId).digest().readUInt32BE(0) % layout.shardCount;
 }
 

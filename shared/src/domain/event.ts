@@ -16,6 +16,8 @@ export interface ScheduledEvent {
   readonly dueAt: number;
   /** Goes up with every reschedule: a delay-queue message of an older version is stale. */
   readonly version: number;
+  /** The client's labels (schedule-request.schema.json says what one may be), present only when it gave some. */
+  readonly labels?: readonly string[] | undefined;
 }
 
 /**
@@ -31,13 +33,16 @@ export function eventIdFor(tenant: string, user: string, clientId: string | unde
 }
 
 /**
- * A digest of what a schedule request asks for: its due time, target, payload, failure topic and
- * user. The same idempotency key with another content is another request, which must change
- * nothing the first one made. 192 bits of SHA-256 (base64url): short enough for every record,
- * and no one can make two requests that share it.
+ * A digest of what a schedule request asks for: its due time, target, payload, failure topic,
+ * user and labels. The same idempotency key with another content is another request, which must
+ * change nothing the first one made. 192 bits of SHA-256 (base64url): short enough for every
+ * record, and no one can make two requests that share it. Labels count in any order, and only
+ * when there are some, so that digests kept before labels existed still match their requests.
  */
-export function requestHashOf(event: Pick<ScheduledEvent, 'dueAt' | 'target' | 'payload' | 'failureTopic' | 'user'>): string {
-  const content = JSON.stringify([event.dueAt, event.target, event.payload, event.failureTopic ?? null, event.user]);
+export function requestHashOf(event: Pick<ScheduledEvent, 'dueAt' | 'target' | 'payload' | 'failureTopic' | 'user' | 'labels'>): string {
+  const fields: unknown[] = [event.dueAt, event.target, event.payload, event.failureTopic ?? null, event.user];
+  if (event.labels !== undefined && event.labels.length > 0) fields.push([...event.labels].sort());
+  const content = JSON.stringify(fields);
   return createHash('sha256').update(content).digest('base64url').slice(0, 32);
 }
 
@@ -52,14 +57,17 @@ export const EMISSION_ATTRIBUTE = {
   scheduledAt: 'scheduler-scheduled-at',
   user: 'scheduler-user',
   tenant: 'scheduler-tenant',
+  /** The event's labels joined by commas (no label holds one); only on events that have labels. */
+  labels: 'scheduler-labels',
 } as const;
 
-export function emissionAttributes(event: Pick<ScheduledEvent, 'id' | 'dueAt' | 'user' | 'tenant'>): Record<string, string> {
+export function emissionAttributes(event: Pick<ScheduledEvent, 'id' | 'dueAt' | 'user' | 'tenant' | 'labels'>): Record<string, string> {
   return {
     [EMISSION_ATTRIBUTE.eventId]: event.id,
     [EMISSION_ATTRIBUTE.scheduledAt]: new Date(event.dueAt).toISOString(),
     [EMISSION_ATTRIBUTE.user]: event.user,
     [EMISSION_ATTRIBUTE.tenant]: event.tenant,
+    ...(event.labels !== undefined && event.labels.length > 0 ? { [EMISSION_ATTRIBUTE.labels]: event.labels.join(',') } : {}),
   };
 }
 

@@ -105,6 +105,7 @@ export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
       failureTopic: typeof event.failureTopic === 'string' ? event.failureTopic : undefined,
       dueAt: event.dueAt,
       version: event.version,
+      ...(Array.isArray(event.labels) && event.labels.every((label) => typeof label === 'string') ? { labels: event.labels } : {}),
     },
     queuedBy: typeof value.queuedBy === 'string' ? value.queuedBy : undefined,
   };

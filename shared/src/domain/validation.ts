@@ -19,6 +19,7 @@ export interface ScheduleRequest {
   readonly payload: string;
   readonly failure_topic?: string;
   readonly id?: string;
+  readonly labels?: readonly string[];
 }
 
 /** Cancels an event, or moves it to another date, by the client's id or the scheduler's. */
@@ -95,7 +96,8 @@ function rejectionFor(errors: readonly ErrorObject[]): EventRejectedError {
   const first = errors[0];
   const path = first?.instancePath ?? '';
   if (path === '') return new EventRejectedError(REASON.NOT_AN_OBJECT, 'the message must be a JSON object');
-  const field = path.slice(1);
+  // A field's parts (a label: `/labels/2`) are reported as the field.
+  const field = path.slice(1).split('/')[0] ?? '';
   const patternReason = first?.keyword === 'pattern' ? PATTERN_REASONS[path] : undefined;
   const what = patternReason ? 'is not an SNS topic ARN' : (first?.message ?? 'is invalid');
   return new EventRejectedError(patternReason ?? REASON.INVALID_FIELD, `field "${field}" ${what}`, { field });
@@ -199,6 +201,7 @@ function parseSchedule(input: unknown, inputMessageId: string, scope: InputScope
     failureTopic: request.failure_topic,
     dueAt,
     version: 1,
+    ...(request.labels !== undefined && request.labels.length > 0 ? { labels: request.labels } : {}),
   };
   const bytes = snsMessageBytes(event.payload, emissionAttributes(event));
   if (bytes > SNS_MAX_MESSAGE_BYTES) {

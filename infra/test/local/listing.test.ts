@@ -1,0 +1,247 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  DEFAULT_QUOTAS,
+  DynamoDbEventRecords,
+  DynamoDbEventStore,
+  EMISSION_ATTRIBUTE,
+  EVENT_STATE,
+  requestHashOf,
+  shardOf,
+  type EventRecord,
+  type EventsQuery,
+  type ListingRead,
+  type NewEvent,
+  type ScheduledEvent,
+} from '@adhoc-scheduler/shared';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulators, type Emulators } from '../../src/local/emulators.js';
+import { createLocalResources } from '../../src/local/resources.js';
+import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
+import { FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
+
+/** A tenant's events through the tenant index, on DynamoDB Local: what `scripts/admin events` reads. */
+let emulators: Emulators;
+let client: DynamoDBDocumentClient;
+beforeAll(async () => {
+  emulators = await startEmulators({});
+  client = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
+    { marshallOptions: { removeUndefinedValues: true } },
+  );
+});
+afterAll(async () => {
+  client?.destroy();
+  await emulators?.stop();
+});
+
+const SHARDS = 4;
+const NOW = Date.now();
+const HOUR = 3_600_000;
+let attempts = 0;
+
+/** A new event of `tenant`, due `inMs` from now: near path (its payload only in the delay queue) or far (stored). */
+function newEvent(tenant: string, id: string, inMs: number, options: { near?: boolean; labels?: string[] } = {}): NewEvent {
+  attempts += 1;
+  const event: ScheduledEvent = {
+    id,
+    tenant,
+    user: 'alice',
+    target: `arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:out`,
+    payload: `payload of ${id}`,
+    dueAt: NOW + inMs,
+    version: 1,
+    ...(options.labels ? { labels: options.labels } : {}),
+  };
+  return {
+    event,
+    clientId: undefined,
+    inputMessageId: `input-${id}`,
+    requestHash: requestHashOf(event),
+    placement: { state: options.near ? EVENT_STATE.queued : EVENT_STATE.scheduled, shard: shardOf(id, { shardCount: SHARDS }) },
+    queuedBy: options.near ? `copy-${id}` : undefined,
+    createdBy: `attempt-${attempts}`,
+    quotas: DEFAULT_QUOTAS,
+    now: NOW,
+    expiresAt: Math.ceil((NOW + inMs) / 1000) + 3600,
+  };
+}
+
+/** A fresh table with the store, and the listing reading it. */
+async function setup() {
+  const resources = await createLocalResources(
+    { messaging: emulators.messagingEndpoint, dynamodb: emulators.dynamodbEndpoint },
+    { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS },
+    uniqueName('listing'),
+    { visibilityTimeoutSeconds: 30, emitMaxAgeSeconds: 3600, tenantIds: [] },
+  );
+  const reads: ListingRead[] = [];
+  const requests: string[] = [];
+  const counted = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
+  );
+  counted.middlewareStack.add(
+    (next, context) => async (args) => {
+      requests.push(context.commandName ?? '');
+      return next(args);
+    },
+    { step: 'initialize', name: 'countRequests' },
+  );
+  const store = new DynamoDbEventStore(client, resources.tableName, { batchWrites: 'transactions' });
+  const records = new DynamoDbEventRecords(counted, resources.tableName, { shardCount: SHARDS, onRead: (read) => reads.push(read) });
+  /** Every page of a listing, following `next`. */
+  const all = async (tenant: string, query: Omit<EventsQuery, 'after'>): Promise<{ pages: EventRecord[][]; ids: string[] }> => {
+    const pages: EventRecord[][] = [];
+    let after: string | undefined;
+    do {
+      const page = await records.listEvents(tenant, { ...query, after });
+      pages.push([...page.events]);
+      after = page.next;
+    } while (after !== undefined);
+    return { pages, ids: pages.flat().map(({ id }) => id) };
+  };
+  return { store, records, reads, requests, all, destroy: () => counted.destroy() };
+}
+
+/** Ids in due order. */
+function byDue(events: readonly NewEvent[]): string[] {
+  return [...events].sort((a, b) => a.event.dueAt - b.event.dueAt).map(({ event }) => event.id);
+}
+
+describe('listing a tenant’s events', () => {
+  it('gives its open events in due order, near and far path alike, a page at a time, and never another tenant’s', async () => {
+    const { store, all, requests, destroy } = await setup();
+    try {
+      const acme = Array.from({ length: 23 }, (_, i) =>
+        newEvent('acme', `a-${i}`, (i % 7) * 60_000 + i * 1_000 + HOUR, { near: i % 2 === 0 }),
+      );
+      // Globex's events are due at the same times.
+      const globex = acme.map(({ event }, i) => newEvent('globex', `g-${i}`, event.dueAt - NOW, { near: i % 2 === 1 }));
+      await store.createMany(acme);
+      await store.createMany(globex);
+
+      const { pages, ids } = await all('acme', { limit: 5 });
+      expect(ids).toEqual(byDue(acme));
+      expect(pages.map((page) => page.length)).toEqual([5, 5, 5, 5, 3]);
+      expect(pages.flat().every((record) => record.tenant === 'acme')).toBe(true);
+      expect((await all('globex', { limit: 100 })).ids).toEqual(byDue(globex));
+      expect(requests).not.toContain('ScanCommand');
+    } finally {
+      destroy();
+    }
+  });
+
+  it('gives those with a label, by the label’s entries, and none of another tenant’s with the same label', async () => {
+    const { store, all, destroy } = await setup();
+    try {
+      const events = Array.from({ length: 12 }, (_, i) =>
+        newEvent('acme', `a-${i}`, HOUR + (12 - i) * 1_000, { near: i % 3 === 0, labels: i % 2 === 0 ? ['billing', `n${i}`] : ['other'] }),
+      );
+      await store.createMany(events);
+      await store.createMany([newEvent('globex', 'g-1', HOUR, { labels: ['billing'] })]);
+      const labelled = events.filter(({ event }) => event.labels?.includes('billing'));
+      expect((await all('acme', { label: 'billing', limit: 4 })).ids).toEqual(byDue(labelled));
+      expect((await all('acme', { label: 'n4', limit: 4 })).ids).toEqual(['a-4']);
+      expect((await all('acme', { label: 'none', limit: 4 })).ids).toEqual([]);
+      expect((await all('globex', { label: 'billing', limit: 4 })).ids).toEqual(['g-1']);
+    } finally {
+      destroy();
+    }
+  });
+
+  it('gives those due in a range, and moves a rescheduled event (and its label entries) to its new due time', async () => {
+    const { store, all, destroy } = await setup();
+    try {
+      const events = Array.from({ length: 10 }, (_, i) => newEvent('acme', `a-${i}`, HOUR + i * 60_000, { labels: ['billing'] }));
+      await store.createMany(events);
+      const from = NOW + HOUR + 2 * 60_000;
+      const to = NOW + HOUR + 6 * 60_000;
+      expect((await all('acme', { from, to, limit: 3 })).ids).toEqual(['a-2', 'a-3', 'a-4', 'a-5']);
+
+      const rescheduled = await store.reschedule(
+        'a-9',
+        { tenant: 'acme', cutoffMs: 5_000 },
+        {
+          by: 'r-1',
+          publishedAt: NOW,
+          dueAt: from + 30_000,
+          placement: { state: EVENT_STATE.scheduled, shard: shardOf('a-9', { shardCount: SHARDS }) },
+          queuedBy: 'unused',
+          expiresAt: Math.ceil((from + 30_000) / 1000) + 3600,
+        },
+      );
+      expect(rescheduled.outcome).toBe('rescheduled');
+      expect((await all('acme', { from, to, limit: 3 })).ids).toEqual(['a-2', 'a-9', 'a-3', 'a-4', 'a-5']);
+      expect((await all('acme', { from, to, label: 'billing', limit: 3 })).ids).toEqual(['a-2', 'a-9', 'a-3', 'a-4', 'a-5']);
+    } finally {
+      destroy();
+    }
+  });
+
+  it('gives open events by default, and those of the states asked for', async () => {
+    const { store, all, destroy } = await setup();
+    try {
+      const events = ['open', 'cancelled', 'emitted', 'queued'].map((id, i) =>
+        newEvent('acme', id, HOUR + i * 1_000, { near: id !== 'open' }),
+      );
+      await store.createMany(events);
+      const emitted = events[2]?.event as ScheduledEvent;
+      await store.cancel(
+        'cancelled',
+        { tenant: 'acme', cutoffMs: 5_000 },
+        { by: 'c-1', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 60 },
+      );
+      await store.endEmissions([
+        { event: emitted, end: { state: 'emitted', at: NOW }, expiresAt: Math.ceil(NOW / 1000) + 60, endedBy: 'd-1' },
+      ]);
+      expect((await all('acme', { limit: 10 })).ids).toEqual(['open', 'queued']);
+      expect((await all('acme', { states: [EVENT_STATE.cancelled], limit: 10 })).ids).toEqual(['cancelled']);
+      expect((await all('acme', { states: [EVENT_STATE.emitted, EVENT_STATE.queued], limit: 10 })).ids).toEqual(['emitted', 'queued']);
+    } finally {
+      destroy();
+    }
+  });
+
+  it('reads the records it returns and index entries of about as many, not the tenant’s whole backlog', async () => {
+    const { store, records, reads, destroy } = await setup();
+    try {
+      const events = Array.from({ length: 400 }, (_, i) => newEvent('acme', `a-${i}`, HOUR + i * 1_000, { near: i % 2 === 0 }));
+      await store.createMany(events);
+      const page = await records.listEvents('acme', { limit: 50 });
+      expect(page.events.map(({ id }) => id)).toEqual(byDue(events).slice(0, 50));
+      const read = (request: ListingRead['request']) =>
+        reads.filter((each) => each.request === request).reduce((sum, each) => sum + each.items, 0);
+      expect(read('BatchGetItem')).toBe(50);
+      expect(read('Query')).toBeLessThanOrEqual(100);
+      expect(page.next).toEqual(expect.any(String));
+    } finally {
+      destroy();
+    }
+  });
+});
+
+describe('labels through the service', () => {
+  it('delivers an event’s labels in the scheduler-labels attribute, on the near path and the far path, and none without', async () => {
+    const scheduler = await startTestScheduler(emulators, { env: FAST_TIMINGS });
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    const shared = new SchedulerClient(scheduler);
+    try {
+      const now = Date.now();
+      await shared.publishBatch([
+        request(target.topicArn, now + 2_000, 'near', { labels: ['billing', 'eu'] }),
+        // Beyond the near-path window: stored, then loaded.
+        request(target.topicArn, now + 9_000, 'far', { labels: ['billing'] }),
+        request(target.topicArn, now + 2_000, 'plain'),
+      ]);
+      const attribute = (payload: string) => target.withPayload(payload)[0]?.attributes[EMISSION_ATTRIBUTE.labels];
+      await waitFor(() => target.deliveries.length === 3, 'the three deliveries', 30_000);
+      expect(attribute('near')).toBe('billing,eu');
+      expect(attribute('far')).toBe('billing');
+      expect(target.withPayload('plain')[0]?.attributes).not.toHaveProperty(EMISSION_ATTRIBUTE.labels);
+    } finally {
+      shared.destroy();
+      await target.stop();
+      await scheduler.stop();
+    }
+  });
+});
