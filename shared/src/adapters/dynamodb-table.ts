@@ -7,6 +7,8 @@ export const TABLE = {
   partitionKey: 'id',
   dueIndex: 'byDueBucket',
   bucketShardKey: 'bucketShard',
+  tenantIndex: 'byTenantDue',
+  tenantShardKey: 'tenantShard',
   dueAtKey: 'dueAt',
   ttlAttribute: 'expiresAt',
 } as const;
@@ -18,9 +20,10 @@ export interface TableKeyAttribute {
 
 /**
  * The table's key schema and indexes, in one place: the CDK app, the local runtime and the
- * tests create the table from this. The one index is the loader's: far-path events under
- * `<due bucket>#<shard>`, keys only. Nothing indexes an event's state, so no state change
- * writes an index.
+ * tests create the table from this. The loader's index holds far-path events under
+ * `<due bucket>#<shard>`; the tenant index, a tenant's events and their label entries by due
+ * time (`<tenant>#l#<label>#<shard>` for a label's). Both keys only. Nothing indexes an event's
+ * state, so no state change writes an index.
  */
 export const TABLE_LAYOUT = {
   partitionKey: { name: TABLE.partitionKey, type: 'S' },
@@ -29,6 +32,12 @@ export const TABLE_LAYOUT = {
     {
       name: TABLE.dueIndex,
       partitionKey: { name: TABLE.bucketShardKey, type: 'S' },
+      sortKey: { name: TABLE.dueAtKey, type: 'N' },
+      projection: 'KEYS_ONLY',
+    },
+    {
+      name: TABLE.tenantIndex,
+      partitionKey: { name: TABLE.tenantShardKey, type: 'S' },
       sortKey: { name: TABLE.dueAtKey, type: 'N' },
       projection: 'KEYS_ONLY',
     },
