@@ -7,6 +7,7 @@ export const SCHEDULER_OUTPUTS = {
   region: 'Region',
   nearPathWindowSeconds: 'NearPathWindowSeconds',
   tableName: 'TableName',
+  changesQueueUrl: 'ChangesQueueUrl',
   alarmTopicArn: 'AlarmTopicArn',
   dashboardUrl: 'DashboardUrl',
 } as const;
