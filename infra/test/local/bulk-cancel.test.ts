@@ -10,6 +10,7 @@ import {
   batchPut,
   DynamoDbBulkCancelJobs,
   DynamoDbEventStore,
+  DynamoDbLabelledEvents,
   encodeBulkCancelPage,
   EVENT_STATE,
   eventIdFor,
@@ -20,6 +21,7 @@ import {
   shardOf,
   TABLE,
   type EventRecord,
+  type JobPosition,
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
 import { runAdmin } from '../../src/admin/cli.js';
@@ -134,6 +136,45 @@ async function states(clients: Clients, records: readonly EventRecord[]): Promis
 const services: ServiceProcess[] = [];
 afterEach(() => {
   for (const service of services.splice(0)) service.child.kill('SIGKILL');
+});
+
+describe("a tenant's labelled events, from the tenant index", () => {
+  it('are read a page at a time in (due time, id) order, each once, however many are due at the same millisecond', async () => {
+    const scheduler = await startTestScheduler(emulators, { tenants: TENANTS, env: FAST_TIMINGS });
+    const clients = clientsOf(scheduler.outputs);
+    try {
+      const { tableName } = scheduler.outputs;
+      const start = Date.now() + HOUR;
+      // 260 entries in one shard, due at four times: pages of 100 end inside a run of equal due times.
+      const entries = Array.from({ length: 260 }, (_, n) => ({ id: `c-${(n * 7919) % 1000}-${n}`, dueAt: start + (n % 4) }));
+      await batchPut(
+        clients.dynamodb,
+        tableName,
+        [...entries, { id: 'c-other-tenant', dueAt: start }].map(({ id, dueAt }) => ({
+          [TABLE.partitionKey]: labelEntryId(id, 'busy'),
+          eventId: id,
+          [TABLE.tenantShardKey]: labelPartition(id === 'c-other-tenant' ? 'globex' : 'acme', 'busy', 0),
+          [TABLE.dueAtKey]: dueAt,
+        })),
+      );
+      const labelled = new DynamoDbLabelledEvents(clients.dynamodb, tableName, 1);
+      const read: JobPosition[] = [];
+      for (let after: JobPosition | undefined; ; ) {
+        const page = await labelled.page({ tenant: 'acme', label: 'busy', fromMs: start, beforeMs: undefined, after, limit: 100 });
+        read.push(...page);
+        after = page.at(-1);
+        if (page.length < 100) break;
+      }
+      const ordered = entries.toSorted((a, b) => a.dueAt - b.dueAt || (a.id < b.id ? -1 : 1));
+      expect(read).toEqual(ordered);
+      expect(
+        await labelled.page({ tenant: 'acme', label: 'busy', fromMs: start, beforeMs: start + 1, after: undefined, limit: 100 }),
+      ).toEqual(ordered.filter(({ dueAt }) => dueAt === start));
+    } finally {
+      clients.destroy();
+      await scheduler.stop();
+    }
+  }, 60_000);
 });
 
 describe('bulk cancel by label', () => {
