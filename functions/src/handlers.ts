@@ -9,8 +9,11 @@ import {
   loadChunks,
   loadConfig,
   runLoaderTick,
+  workChangePages,
+  DynamoDbBulkCancelJobs,
   DynamoDbDueIndex,
   DynamoDbEventStore,
+  DynamoDbLabelledEvents,
   DynamoDbLoaderCursors,
   DynamoDbNoticeClaims,
   EmfMetrics,
@@ -18,6 +21,7 @@ import {
   noMetrics,
   PublishWindow,
   SnsTopicPublisher,
+  SqsChangesQueue,
   SqsDelayQueue,
   SqsLoadingQueue,
   SQS_MAX_WAIT_SECONDS,
@@ -33,13 +37,13 @@ import {
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 
 /**
- * The four functions: what each does with what invokes it, and how it gets its dependencies.
- * Lambda's entry points (ingest.ts, loader.ts, loading.ts, emitter.ts) and the local runtime
+ * The five functions: what each does with what invokes it, and how it gets its dependencies.
+ * Lambda's entry points (ingest.ts, loader.ts, loading.ts, emitter.ts, changes.ts) and the local runtime
  * bind the same handlers to the same dependencies, so the same code runs on AWS and on the
  * emulators; only the SDK clients' endpoints and keys differ.
  */
 
-/** The four functions, as Lambda invokes them. */
+/** The five functions, as Lambda invokes them. */
 export const handlers = {
   /** Input topic, through its buffer queue: validate, then delay queue or store. */
   ingest: (deps: Dependencies, event: SQSEvent): Promise<SQSBatchResponse> => ingestBatch(deps, event.Records),
@@ -49,6 +53,8 @@ export const handlers = {
   loading: (deps: Dependencies, event: SQSEvent): Promise<SQSBatchResponse> => loadChunks(deps, event.Records),
   /** Delay queue: publish each event to its target at its exact due time. */
   emitter: (deps: Dependencies, event: SQSEvent): Promise<SQSBatchResponse> => emitBatch(deps, event.Records),
+  /** Changes queue: work one page of a job that changes events in bulk (a cancel by label), and send the next. */
+  changes: (deps: Dependencies, event: SQSEvent): Promise<SQSBatchResponse> => workChangePages(deps, event.Records),
 } as const;
 
 export type FunctionName = keyof typeof handlers;
@@ -106,6 +112,9 @@ export function createDependencies(
     notices: new DynamoDbNoticeClaims(clients.dynamodb, config.tableName),
     delayQueue,
     loadingQueue: new SqsLoadingQueue(clients.sqs, config.loadingQueueUrl),
+    labelled: new DynamoDbLabelledEvents(clients.dynamodb, config.tableName, config.shardCount),
+    jobs: new DynamoDbBulkCancelJobs(clients.dynamodb, config.tableName),
+    changesQueue: new SqsChangesQueue(clients.sqs, config.changesQueueUrl),
     publisher: new SnsTopicPublisher(clients.sns),
     endWriter: new EndWriter({ store, delayQueue, logger, metrics }),
     publishWindow: new PublishWindow(config.emitterMaxUnrecordedEnds),

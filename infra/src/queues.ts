@@ -25,6 +25,8 @@ export const EVENT_SOURCES = {
    * (1.3 s by default) before they are due, the window included.
    */
   emitter: { batchSize: 100, batchingWindowSeconds: 1 },
+  /** Each message a page of a job (up to 100 events): ten pages, of as many jobs, at a time. */
+  changes: { batchSize: 10, batchingWindowSeconds: 0 },
 } as const;
 
 export type EventSourceName = keyof typeof EVENT_SOURCES;

@@ -1,4 +1,5 @@
 import type {
+  ChangesQueue,
   Clock,
   DelayedSend,
   DelayedSendFailure,
@@ -138,6 +139,21 @@ export class RecordingLoadingQueue implements LoadingQueue {
   async send(chunks: readonly LoadingChunk[]): Promise<void> {
     if (this.calls++ >= this.refuseFromCall) throw new TransientError('SQS down');
     this.sent.push(...chunks);
+  }
+}
+
+/** The changes queue: the pages sent to it, in order. */
+export class RecordingChangesQueue implements ChangesQueue {
+  readonly sent: { readonly jobId: string; readonly from: string }[] = [];
+  /** Calls of `sendPage` to refuse, as SQS does when it is down, before taking them again. */
+  refuseSends = 0;
+
+  async sendPage(jobId: string, from: string): Promise<void> {
+    if (this.refuseSends > 0) {
+      this.refuseSends -= 1;
+      throw new TransientError('SQS down');
+    }
+    this.sent.push({ jobId, from });
   }
 }
 

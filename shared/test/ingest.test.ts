@@ -8,8 +8,8 @@ import { SNS_MAX_MESSAGE_BYTES } from '../src/domain/limits.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
 import { inputMessageId, REGION, registry, SCHEDULER_TOPICS, scheduleRequest, sqsRecord, topicArn } from './factories.js';
-import { FakeClock, MemoryDelayQueue, RecordingMetrics } from './fakes.js';
-import { MemoryEventStore } from './memory-event-store.js';
+import { FakeClock, MemoryDelayQueue, RecordingChangesQueue, RecordingMetrics } from './fakes.js';
+import { MemoryBulkCancelJobs, MemoryEventStore } from './memory-event-store.js';
 
 const NOW = 1_900_000_000_000;
 const CONFIG = {
@@ -42,18 +42,22 @@ function setup() {
   const clock = new FakeClock(NOW);
   const store = new MemoryEventStore(clock);
   const delayQueue = new MemoryDelayQueue(clock);
+  const jobs = new MemoryBulkCancelJobs();
+  const changesQueue = new RecordingChangesQueue();
   let tokens = 0;
   const deps = {
     config: CONFIG,
     tenants: registry(),
     store,
     delayQueue,
+    jobs,
+    changesQueue,
     clock,
     logger: pino({ level: 'silent' }),
     metrics: new RecordingMetrics(),
     newToken: () => `token-${++tokens}`,
   } satisfies IngestDeps;
-  return { store, delayQueue, deps, clock };
+  return { store, delayQueue, jobs, changesQueue, deps, clock };
 }
 
 const soon = new Date(NOW + 30_000).toISOString();
@@ -398,5 +402,31 @@ describe('ingest', () => {
     expect([...store.records.values()][0]?.state).toBe(EVENT_STATE.cancelled);
     expect(store.openEvents.get('acme')).toBe(0);
     expect(delayQueue.notices).toEqual([]);
+  });
+
+  it('starts one job for a cancel by label, named after its input message, however often it is delivered', async () => {
+    const { deps, jobs, changesQueue } = setup();
+    const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
+    const messageId = inputMessageId();
+    const request = { action: 'cancel', label: 'campaign-7', due_before: later, failure_topic: failureTopic };
+    await ingestBatch(deps, [published(request, messageId)]);
+    await ingestBatch(deps, [published(request, messageId)]);
+    expect([...jobs.jobs.values()]).toEqual([
+      expect.objectContaining({
+        jobId: `b-${messageId}`,
+        tenant: 'acme',
+        label: 'campaign-7',
+        fromMs: NOW,
+        dueBefore: NOW + 3_600_000,
+        failureTopic,
+        dryRun: false,
+        state: 'running',
+      }),
+    ]);
+    // Sent again while no page has moved the job: the first send may have failed.
+    expect(changesQueue.sent).toEqual([
+      { jobId: `b-${messageId}`, from: 'start' },
+      { jobId: `b-${messageId}`, from: 'start' },
+    ]);
   });
 });

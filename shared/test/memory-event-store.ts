@@ -1,5 +1,6 @@
 import { systemClock } from '../src/adapters/system-clock.js';
 import type {
+  BulkCancelJobs,
   ChangeRefused,
   ChangeRequest,
   ChangeScope,
@@ -13,6 +14,9 @@ import type {
   EventsPage,
   EventsQuery,
   EventStore,
+  JobStep,
+  LabelledEvents,
+  LabelledEventsQuery,
   LoaderCursors,
   LoaderProgress,
   LoadingTake,
@@ -23,6 +27,15 @@ import type {
   Requeue,
   Unreleased,
 } from '../src/app/ports.js';
+import {
+  addCounts,
+  isBefore,
+  JOB_CURSOR,
+  NO_COUNTS,
+  type BulkCancelJob,
+  type JobPosition,
+  type NewBulkCancelJob,
+} from '../src/domain/bulk-cancel.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import type { ScheduledEvent } from '../src/domain/event.js';
 import { EVENT_STATE, eventOf, isOpen, OPEN_STATES, placedOnDelayQueueBy, type EventRecord } from '../src/domain/lifecycle.js';
@@ -338,5 +351,78 @@ export class MemoryNoticeClaims implements NoticeClaims {
 
   async markSent(noticeId: string, sentAt: number): Promise<void> {
     this.notices.set(noticeId, { ...this.notices.get(noticeId), sentAt });
+  }
+}
+
+/** The tenant index's label entries: one per event and label, keyed by tenant (what ingest writes for a labelled event). */
+export class MemoryLabelledEvents implements LabelledEvents {
+  readonly entries: { readonly tenant: string; readonly label: string; readonly id: string; readonly dueAt: number }[] = [];
+  /** Pages asked for: what a job costs in queries. */
+  readonly queries: LabelledEventsQuery[] = [];
+
+  /** Labels an event of the store, as ingest would have when it recorded it. */
+  label(record: Pick<EventRecord, 'id' | 'tenant' | 'dueAt'>, label: string): void {
+    this.entries.push({ tenant: record.tenant, label, id: record.id, dueAt: record.dueAt });
+  }
+
+  async page(query: LabelledEventsQuery): Promise<readonly JobPosition[]> {
+    this.queries.push(query);
+    const { after, beforeMs } = query;
+    return this.entries
+      .filter(
+        (entry) =>
+          entry.tenant === query.tenant &&
+          entry.label === query.label &&
+          entry.dueAt >= query.fromMs &&
+          (beforeMs === undefined || entry.dueAt < beforeMs) &&
+          (after === undefined || isBefore(after, entry)),
+      )
+      .map(({ dueAt, id }) => ({ dueAt, id }))
+      .sort((a, b) => (isBefore(a, b) ? -1 : 1))
+      .slice(0, query.limit);
+  }
+}
+
+/** The jobs' items: a create once per id, a step only from the cursor it started at. */
+export class MemoryBulkCancelJobs implements BulkCancelJobs {
+  readonly jobs = new Map<string, BulkCancelJob>();
+  /** Steps refused because the cursor had moved. */
+  refusedSteps = 0;
+
+  async create(job: NewBulkCancelJob): Promise<{ readonly created: boolean; readonly job: BulkCancelJob }> {
+    const existing = this.jobs.get(job.jobId);
+    if (existing !== undefined) return { created: false, job: existing };
+    const created: BulkCancelJob = {
+      ...job,
+      state: 'running',
+      cursor: JOB_CURSOR.start,
+      movedBy: undefined,
+      counts: NO_COUNTS,
+      doneAt: undefined,
+    };
+    this.jobs.set(job.jobId, created);
+    return { created: true, job: created };
+  }
+
+  async get(jobId: string): Promise<BulkCancelJob | undefined> {
+    return this.jobs.get(jobId);
+  }
+
+  async advance(jobId: string, step: JobStep): Promise<boolean> {
+    const job = this.jobs.get(jobId);
+    if (job === undefined || job.cursor !== step.from) {
+      this.refusedSteps += 1;
+      return false;
+    }
+    this.jobs.set(jobId, {
+      ...job,
+      cursor: step.to,
+      movedBy: step.movedBy,
+      counts: addCounts(job.counts, step.counts),
+      state: step.done ? 'done' : 'running',
+      doneAt: step.done ? step.now : job.doneAt,
+      expiresAt: step.expiresAt,
+    });
+    return true;
   }
 }

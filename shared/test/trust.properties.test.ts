@@ -17,7 +17,7 @@ import { parseTenantsDocument, TenantRegistry, type TenantsDocument } from '../s
 import { firstIllFormedString } from '../src/domain/unicode.js';
 import { MAX_NESTING_DEPTH } from '../src/domain/validation.js';
 import { REGION, sqsRecord } from './factories.js';
-import { FakeClock, MemoryDelayQueue, RecordingMetrics, RecordingPublisher, type Publish } from './fakes.js';
+import { FakeClock, MemoryDelayQueue, RecordingChangesQueue, RecordingMetrics, RecordingPublisher, type Publish } from './fakes.js';
 import {
   ACCOUNT,
   ACCOUNT_OF,
@@ -40,7 +40,7 @@ import {
   type RegistryName,
   type Source,
 } from './hostile-input.js';
-import { MemoryEventStore, MemoryNoticeClaims } from './memory-event-store.js';
+import { MemoryBulkCancelJobs, MemoryEventStore, MemoryNoticeClaims } from './memory-event-store.js';
 
 /**
  * Properties of ingest and the emitter under hostile input (see hostile-input.ts): whatever
@@ -424,6 +424,8 @@ class Pipeline {
       tenants: world.tenants,
       store: world.store,
       delayQueue: world.delayQueue,
+      jobs: new MemoryBulkCancelJobs(),
+      changesQueue: new RecordingChangesQueue(),
       clock: world.clock,
       logger: world.logger,
       metrics: world.metrics,

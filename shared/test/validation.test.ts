@@ -395,3 +395,41 @@ describe('event identity', () => {
     expect(eventId({ user: 'alice', id: messageId })).not.toBe(eventId({ user: 'alice' }, messageId));
   });
 });
+
+describe('a cancel by label', () => {
+  const acme = tenant('acme');
+  const parseAcme = (request: Record<string, unknown>): ParseResult => parse(JSON.stringify(request), acme);
+
+  it('asks for a bulk cancel of the tenant’s events with the label, before the bound when given', () => {
+    const result = parseAcme({ action: 'cancel', label: 'campaign-7', due_before: '2030-02-01T00:00:00Z' });
+    if (!result.accepted) throw new Error(result.error.message);
+    expect(result.request).toEqual({ kind: 'bulk-cancel', label: 'campaign-7', dueBefore: Date.UTC(2030, 1, 1) });
+    expect(parseAcme({ action: 'cancel', label: 'a.b:c_d-1' }).accepted).toBe(true);
+  });
+
+  it.each([
+    ['an empty label', { action: 'cancel', label: '' }, REASON.INVALID_FIELD, 'label'],
+    ['a label starting with a dot', { action: 'cancel', label: '.hidden' }, REASON.INVALID_FIELD, 'label'],
+    ['a label of 65 characters', { action: 'cancel', label: 'x'.repeat(65) }, REASON.INVALID_FIELD, 'label'],
+    ['a label with a comma', { action: 'cancel', label: 'a,b' }, REASON.INVALID_FIELD, 'label'],
+    ['a reschedule by label', { action: 'reschedule', label: 'campaign-7', date: '2030-02-01T00:00:00Z' }, REASON.INVALID_FIELD, 'label'],
+    ['a label and an id', { action: 'cancel', label: 'campaign-7', id: 'order-1' }, REASON.INVALID_FIELD, 'id'],
+    ['a bound that is not a date', { action: 'cancel', label: 'campaign-7', due_before: 'soon' }, REASON.INVALID_DATE, 'due_before'],
+    [
+      'a bound without a label',
+      { action: 'cancel', id: 'order-1', due_before: '2030-02-01T00:00:00Z' },
+      REASON.INVALID_FIELD,
+      'due_before',
+    ],
+  ])('refuses %s', (_, request, reason, field) => {
+    const { error } = rejected(parseAcme(request));
+    expect(error.reason).toBe(reason);
+    expect(error.details.field).toBe(field);
+  });
+
+  it('is refused on the shared topic as CONTROL_NOT_ALLOWED', () => {
+    const { error } = rejected(parsePublic(JSON.stringify({ action: 'cancel', label: 'campaign-7' })));
+    expect(error.reason).toBe(REASON.CONTROL_NOT_ALLOWED);
+    expect(error.details.field).toBe('label');
+  });
+});

@@ -1,3 +1,4 @@
+import { eventsCancel } from './bulk-cancel-command.js';
 import { AdminError, AdminUsageError } from './errors.js';
 import { eventShow, eventsList } from './event-commands.js';
 import type { Output } from './format.js';
@@ -9,7 +10,7 @@ const HELP = ['--help', '-h', 'help'];
 
 type Command = (args: string[], output: Output) => Promise<number>;
 
-/** Commands of two words, by the first, with the help of them all; `events` is one word. */
+/** Commands of two words, by the first, with the help of them all; `events` is one word, and `events cancel` two. */
 const GROUPS: Readonly<Record<string, { readonly usage: string; readonly commands: Readonly<Record<string, Command>> }>> = {
   tenant: { usage: `${USAGE.tenantAdd}\n\n${USAGE.tenantList}`, commands: { add: tenantAdd, list: tenantList } },
   event: { usage: USAGE.eventShow, commands: { show: eventShow } },
@@ -26,7 +27,7 @@ async function dispatch(argv: readonly string[], output: Output): Promise<number
     output.out(USAGE.main);
     return 0;
   }
-  if (command === 'events') return eventsList(argv.slice(1), output);
+  if (command === 'events') return subcommand === 'cancel' ? eventsCancel(rest, output) : eventsList(argv.slice(1), output);
   const group = GROUPS[command];
   if (group === undefined) throw new AdminUsageError(`unknown command "${command}"`, '');
   const names = Object.keys(group.commands);

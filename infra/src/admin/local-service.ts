@@ -13,8 +13,9 @@ export type LocalServiceOutputs = Pick<
   LocalOutputs,
   'region' | 'endpoint' | 'dynamodbEndpoint' | 'tableName' | 'ingestQueueUrl' | 'inputTopicArn'
 > &
-  // Absent from the files of versions before the tenant index: they used the default.
-  Partial<Pick<LocalOutputs, 'shardCount'>>;
+  // Absent from the files of older versions: the tenant index's shard count (they used the
+  // default) and the changes queue (bulk changes did not exist).
+  Partial<Pick<LocalOutputs, 'shardCount' | 'changesQueueUrl'>>;
 
 const USED_OUTPUTS: readonly (keyof LocalServiceOutputs)[] = [
   'region',

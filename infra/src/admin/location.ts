@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DEFAULTS, DynamoDbEventRecords, type EventRecords } from '@adhoc-scheduler/shared';
 import { LOCAL_CREDENTIALS } from '../local/runtime.js';
@@ -53,6 +54,8 @@ export interface StackOutputs {
   readonly shardCount: number | undefined;
   /** The shared input topic (the public tenant's). */
   readonly inputTopicArn: string | undefined;
+  /** Where a job that changes events in bulk starts. */
+  readonly changesQueueUrl: string | undefined;
 }
 
 /** The scheduler stack's outputs in `cdk deploy --outputs-file` JSON ({stack: {output: value}}). */
@@ -78,6 +81,7 @@ export async function readStackOutputs(path: string): Promise<StackOutputs> {
             region: text(SCHEDULER_OUTPUTS.region),
             inputTopicArn: text(SCHEDULER_OUTPUTS.inputTopicArn),
             shardCount: text(SCHEDULER_OUTPUTS.shardCount) === undefined ? undefined : Number(text(SCHEDULER_OUTPUTS.shardCount)),
+            changesQueueUrl: text(SCHEDULER_OUTPUTS.changesQueueUrl),
           },
         ];
   });
@@ -152,5 +156,40 @@ export async function withTable<T>(
     throw new AdminError(`cannot read the ${access.description}: ${describeError(error)}.${access.hint(error)}`);
   } finally {
     client.destroy();
+  }
+}
+
+/**
+ * Runs `use` with a client of the location's changes queue, where a job that changes events in
+ * bulk starts: named by the local service's outputs, or by a deployed stack's (not by --table).
+ */
+export async function withChangesQueue<T>(
+  location: Location,
+  command: string,
+  use: (sqs: SQSClient, queueUrl: string) => Promise<T>,
+): Promise<T> {
+  let queueUrl: string | undefined;
+  let client: ConstructorParameters<typeof SQSClient>[0];
+  if (location.kind === 'local') {
+    const { outputs } = await readRunningLocalOutputs(location.outputs);
+    queueUrl = outputs.changesQueueUrl;
+    if (queueUrl === undefined)
+      throw new AdminError(`${location.outputs} names no changes queue: start the local service again with this version`);
+    client = { region: outputs.region, endpoint: outputs.endpoint, credentials: LOCAL_CREDENTIALS };
+  } else {
+    if (location.stackOutputs === undefined)
+      throw new AdminUsageError(`${command} starts a job on the stack's changes queue: name the stack with --stack-outputs FILE`, command);
+    const stack = await readStackOutputs(location.stackOutputs);
+    queueUrl = stack.changesQueueUrl;
+    if (queueUrl === undefined)
+      throw new AdminError(`${location.stackOutputs} has no ${SCHEDULER_OUTPUTS.changesQueueUrl} output: deploy this version of the stack`);
+    const region = location.region ?? stack.region;
+    client = { ...(region ? { region } : {}), ...(location.profile ? { profile: location.profile } : {}) };
+  }
+  const sqs = new SQSClient(client);
+  try {
+    return await use(sqs, queueUrl);
+  } finally {
+    sqs.destroy();
   }
 }

@@ -29,6 +29,7 @@ Usage:
   scripts/admin event show --tenant T --id CLIENT_ID [--user U] [--json] [where]
   scripts/admin events --tenant T [--label L] [--state S ...] [--from DATE] [--to DATE]
                        [--limit N] [--after TOKEN] [--json] [where]
+  scripts/admin events cancel --tenant T --label L [--due-before DATE] [--dry-run] [where]
   scripts/admin quota reconcile --tenant T [--json] [where]
 
 ${WHERE}
@@ -118,6 +119,29 @@ Usage: scripts/admin events --tenant T [--label L] [--state S ...] [--from DATE]
 Events stored before the tenant index existed are not listed (they end, and expire, as before).
 A last page may be empty. Exit code 1 when the tenant is not registered and has no such events
 (a tenant removed from the registry still has its events listed).
+
+${WHERE}`,
+
+  eventsCancel: `Cancels a tenant's open events with a label (due before a date, when given), as
+the tenant's own cancel by label does: a job worked page by page by the scheduler's changes
+function. Waits for it, showing its counts as they move, and prints them: cancelled; refused
+because already ended, or due within the change cutoff (they will be emitted).
+
+Usage: scripts/admin events cancel --tenant T --label L [--due-before DATE] [--dry-run] [where]
+
+  --tenant T          whose events ("public" for the shared input topic's)
+  --label L           the label: 1 to 64 of A-Z a-z 0-9 . _ : -, starting with a letter or digit
+  --due-before DATE   only events due before this ISO-8601 date-time
+  --dry-run           counts what the job would cancel, and changes no event
+
+The job covers the events due from when it starts: earlier ones are past the change cutoff.
+Stopping the command does not stop the job. Exit code 1 when the tenant is not registered, or
+when the job stands still for two minutes (the service, or its changes function, is not
+running: the job goes on when it runs).
+
+A deployed stack is named by --stack-outputs FILE (its ChangesQueueUrl output: the job starts
+there); it needs dynamodb:UpdateItem and dynamodb:BatchGetItem on the table (the job's item)
+and sqs:SendMessage on the changes queue.
 
 ${WHERE}`,
 

@@ -18,6 +18,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { assertClaimLeaseFits, delayQueueMaxReceiveCount, EVENT_SOURCES, MAX_RECEIVE_COUNT, type EventSourceName } from '../queues.js';
 import { FUNCTION_MEMORY_MB } from '../function-memory.js';
+import { BulkChanges } from './bulk-changes.js';
 import { createInputTopics, schedulerTopicPrefix } from './input-topics.js';
 import { NodeFunction, type NodeFunctionProps } from './node-function.js';
 import { schedulerFunctionEntry, type SchedulerFunctionName } from './paths.js';
@@ -35,7 +36,7 @@ export interface AdhocSchedulerProps {
    * The registered tenants, each with its own input topic, and the public tenant's settings
    * (shared/schema/tenants.schema.json). Checked at synth. Default: no registered tenants.
    * Every function gets the registry in its environment, which Lambda limits to 4 KB: some
-   * 25 to 50 tenants, fewer with quotas set; synth fails beyond.
+   * 20 to 45 tenants, fewer with quotas set; synth fails beyond.
    */
   readonly tenants?: TenantsDocument;
   /**
@@ -82,6 +83,8 @@ const FUNCTION_LIMITS = {
   // The wait (at most the lead plus the second of an SQS delay), the publishes with SDK
   // retries, and the ends with their retries or their hand-over.
   emitter: { timeout: Duration.seconds(30), memorySize: FUNCTION_MEMORY_MB.emitter },
+  // A page of up to 100 events, each cancel a transaction tried up to three times.
+  changes: { timeout: Duration.seconds(60), memorySize: FUNCTION_MEMORY_MB.changes },
 } as const;
 
 /** Margin after the loader's tick budget for the final cursor write and the log line. */
@@ -95,7 +98,7 @@ const batchingWindow = (source: EventSourceName): Duration | undefined =>
 /**
  * The whole scheduler: input topics (the shared one and one per tenant), ingest buffer queues
  * (the public tenant's and the registered tenants'), table, loader rule, loading and delay queues
- * with their dead-letter queues, the four functions with exactly the permissions their code uses,
+ * with their dead-letter queues, the five functions with exactly the permissions their code uses,
  * alarms and a dashboard. Embed it in any stack.
  */
 export class AdhocScheduler extends Construct {
@@ -112,6 +115,8 @@ export class AdhocScheduler extends Construct {
   readonly inputDeadLetterQueue: sqs.Queue;
   readonly loadingQueue: QueueWithDeadLetters;
   readonly delayQueue: QueueWithDeadLetters;
+  /** The changes queue, where jobs that change events in bulk wait page by page. */
+  readonly bulkChanges: BulkChanges;
   readonly loaderSchedule: events.Rule;
   /** Loader ticks EventBridge could not hand to the loader. */
   readonly loaderDeadLetterQueue: sqs.Queue;
@@ -170,6 +175,7 @@ export class AdhocScheduler extends Construct {
       consumerTimeout: FUNCTION_LIMITS.emitter.timeout,
       consumerBatchingWindow: batchingWindow('emitter'),
     });
+    this.bulkChanges = new BulkChanges(this, 'BulkChanges', { consumerTimeout: FUNCTION_LIMITS.changes.timeout });
     const ingestQueueProps = {
       maxReceiveCount: MAX_RECEIVE_COUNT.aws,
       consumerTimeout: FUNCTION_LIMITS.ingest.timeout,
@@ -200,6 +206,7 @@ export class AdhocScheduler extends Construct {
         tableName: this.table.tableName,
         delayQueueUrl: this.delayQueue.queue.queueUrl,
         loadingQueueUrl: this.loadingQueue.queue.queueUrl,
+        changesQueueUrl: this.bulkChanges.queue.queue.queueUrl,
         topicPrefix,
         tenants,
         accountId: Aws.ACCOUNT_ID,
@@ -246,6 +253,7 @@ export class AdhocScheduler extends Construct {
     );
     // Near events and notices about rejected requests: the emitter publishes the notices.
     allow(ingest, ['sqs:SendMessage'], [this.delayQueue.queue.queueArn]);
+    this.bulkChanges.grantStart(ingest);
 
     const loader = schedulerFunction('loader', {
       description: 'Every minute: hands stored events coming due to the loading function',
@@ -347,7 +355,14 @@ export class AdhocScheduler extends Construct {
         "Targets, failure topics and dead-letter topics are clients' topics in their own accounts, named in each request: each client's topic policy decides whether this role may publish. The Allow excludes the scheduler's account (there a topic's own policy must grant this role), and an explicit Deny keeps the scheduler's own topics out of reach.",
     });
 
-    this.functions = { ingest, loader, loading, emitter };
+    const changes = schedulerFunction('changes', {
+      description: 'Works the pages of jobs that change events in bulk: a cancel by label',
+      ...FUNCTION_LIMITS.changes,
+    });
+    consumeQueues(changes, 'changes', { queue: this.bulkChanges.queue.queue });
+    this.bulkChanges.grantWork(changes, { table: this.table, delayQueue: this.delayQueue.queue });
+
+    this.functions = { ingest, loader, loading, emitter, changes };
     this.monitoring = new SchedulerMonitoring(this, 'Monitoring', {
       ...props.monitoring,
       functions: this.functions,
@@ -360,6 +375,7 @@ export class AdhocScheduler extends Construct {
         },
         Loading: { queue: this.loadingQueue.deadLetterQueue, holds: 'loading messages that failed every attempt' },
         Delay: { queue: this.delayQueue.deadLetterQueue, holds: 'delay-queue messages that crashed the emitter on every delivery' },
+        Changes: { queue: this.bulkChanges.queue.deadLetterQueue, holds: 'pages of bulk changes that failed every attempt' },
         LoaderTicks: { queue: this.loaderDeadLetterQueue, holds: 'loader ticks EventBridge could not hand to the loader' },
       },
       ingestQueues: { public: this.publicIngestQueue.queue, tenants: this.ingestQueue.queue },

@@ -96,6 +96,11 @@ export class SchedulerStack extends Stack {
       'Shards of the tenant index: scripts/admin events reads each of them',
     );
     output(SCHEDULER_OUTPUTS.tableName, this.scheduler.table.tableName, 'Table of stored events (retained on stack deletion by default)');
+    output(
+      SCHEDULER_OUTPUTS.changesQueueUrl,
+      this.scheduler.bulkChanges.queue.queue.queueUrl,
+      'Where scripts/admin events cancel starts a job: pages of bulk changes, for the changes function',
+    );
     output(SCHEDULER_OUTPUTS.alarmTopicArn, this.alarmTopic.topicArn, 'Subscribe to this topic to receive alarms');
     output(
       SCHEDULER_OUTPUTS.dashboardUrl,

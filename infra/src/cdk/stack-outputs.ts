@@ -8,6 +8,7 @@ export const SCHEDULER_OUTPUTS = {
   nearPathWindowSeconds: 'NearPathWindowSeconds',
   shardCount: 'ShardCount',
   tableName: 'TableName',
+  changesQueueUrl: 'ChangesQueueUrl',
   alarmTopicArn: 'AlarmTopicArn',
   dashboardUrl: 'DashboardUrl',
 } as const;

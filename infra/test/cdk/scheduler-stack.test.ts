@@ -51,8 +51,8 @@ const fn = (name: SchedulerFunctionName) => stack.scheduler.functions[name];
 const functionResource = (name: SchedulerFunctionName) => template.toJSON().Resources[ref(fn(name).function)];
 
 describe('the functions', () => {
-  it('are the four handlers, each on Node 24 and arm64', () => {
-    template.resourceCountIs('AWS::Lambda::Function', 4);
+  it('are the five handlers, each on Node 24 and arm64', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 5);
     for (const name of SCHEDULER_FUNCTIONS) {
       const { Properties } = functionResource(name);
       expect(Properties.Runtime).toBe('nodejs24.x');
@@ -76,6 +76,7 @@ describe('the functions', () => {
       [ENV.tableName]: { Ref: ref(stack.scheduler.table) },
       [ENV.delayQueueUrl]: { Ref: ref(stack.scheduler.delayQueue.queue) },
       [ENV.loadingQueueUrl]: { Ref: ref(stack.scheduler.loadingQueue.queue) },
+      [ENV.changesQueueUrl]: { Ref: ref(stack.scheduler.bulkChanges.queue.queue) },
     };
     for (const name of SCHEDULER_FUNCTIONS) {
       const variables = functionResource(name).Properties.Environment.Variables as Record<string, Json>;
@@ -119,6 +120,7 @@ describe('the functions', () => {
       loader: { timeout: DEFAULTS.loaderTickBudgetSeconds + 15, memory: 256 },
       loading: { timeout: 30, memory: 256 },
       emitter: { timeout: 30, memory: 128 },
+      changes: { timeout: 60, memory: 256 },
     });
     // The emitter receives an event up to lead + 1 s early and waits for it.
     expect((functionResource('emitter').Properties.Timeout as number) * 1000).toBeGreaterThan(DEFAULTS.emitterLeadMs + 1000);
@@ -177,7 +179,7 @@ describe('the event sources', () => {
   });
 
   it('run the loader every minute on an EventBridge rule, without retrying a failed tick', () => {
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 4);
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 5);
     expect(sourceOf('loader')).toEqual([]);
     template.resourceCountIs('AWS::Events::Rule', 1);
     template.hasResourceProperties('AWS::Events::Rule', {
@@ -223,11 +225,11 @@ describe('the queues', () => {
   const queueProps = (construct: IConstruct) => template.toJSON().Resources[ref(construct)].Properties;
 
   it('each have a dead-letter queue with redrive; the delay queue keeps a message through a publish’s retries', () => {
-    // Five queues with their dead-letter queues, and those of the input subscriptions and the loader's target.
-    template.resourceCountIs('AWS::SQS::Queue', 10);
+    // Six queues with their dead-letter queues, and those of the input subscriptions and the loader's target.
+    template.resourceCountIs('AWS::SQS::Queue', 12);
     const redrive = (queue: { queue: IConstruct; deadLetterQueue: IConstruct }) => queueProps(queue.queue).RedrivePolicy;
     const { publicIngestQueue, ingestQueue, loadingQueue, delayQueue, inputDeadLetterQueue, loaderDeadLetterQueue } = stack.scheduler;
-    for (const queue of [publicIngestQueue, ingestQueue, loadingQueue]) {
+    for (const queue of [publicIngestQueue, ingestQueue, loadingQueue, stack.scheduler.bulkChanges.queue]) {
       expect(redrive(queue)).toEqual({ deadLetterTargetArn: stack.resolve(queue.deadLetterQueue.queueArn), maxReceiveCount: 5 });
     }
     expect(redrive(delayQueue)).toEqual({
@@ -255,7 +257,7 @@ describe('the queues', () => {
   });
 
   it('are encrypted and refuse requests without TLS', () => {
-    template.resourceCountIs('AWS::SQS::QueuePolicy', 10);
+    template.resourceCountIs('AWS::SQS::QueuePolicy', 12);
     for (const queue of Object.values(template.findResources('AWS::SQS::Queue'))) expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
     for (const policy of Object.values(template.findResources('AWS::SQS::QueuePolicy'))) {
       expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
@@ -410,7 +412,7 @@ describe('IAM, per function', () => {
   const roleOf = (name: SchedulerFunctionName) => ref(fn(name).role);
 
   const expected = (): Record<SchedulerFunctionName, string[]> => {
-    const { table, publicIngestQueue, ingestQueue, loadingQueue, delayQueue } = stack.scheduler;
+    const { table, publicIngestQueue, ingestQueue, loadingQueue, delayQueue, bulkChanges } = stack.scheduler;
     return {
       ingest: permissions(
         stack,
@@ -423,6 +425,8 @@ describe('IAM, per function', () => {
         [['dynamodb:PartiQLInsert', 'dynamodb:BatchWriteItem', 'dynamodb:UpdateItem', 'dynamodb:BatchGetItem'], [table.tableArn]],
         // Near events, and notices about rejected requests for the emitter to publish.
         [['sqs:SendMessage'], [delayQueue.queue.queueArn]],
+        // A cancel by label's first page (its job's item is an UpdateItem).
+        [['sqs:SendMessage'], [bulkChanges.queue.queue.queueArn]],
       ),
       loader: permissions(
         stack,
@@ -457,6 +461,17 @@ describe('IAM, per function', () => {
         // Never the scheduler's own topics (<topicPrefix>-..., the alarm topic among them), whatever their policies say.
         [['sns:Publish'], [`arn:${Aws.PARTITION}:sns:*:${Aws.ACCOUNT_ID}:AdhocScheduler-*`, stack.alarmTopic.topicArn], undefined, 'Deny'],
       ),
+      changes: permissions(
+        stack,
+        logs('changes'),
+        consume(bulkChanges.queue.queue.queueArn),
+        // A page's label entries, from the tenant index.
+        [['dynamodb:Query'], [`${table.tableArn}/index/${TABLE.tenantIndex}`]],
+        // The job and a page's records read; each cancel (a transaction of two UpdateItems) and the job's step written.
+        [['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], [table.tableArn]],
+        // The next page; the job's notice, for the emitter to publish.
+        [['sqs:SendMessage'], [bulkChanges.queue.queue.queueArn, delayQueue.queue.queueArn]],
+      ),
     };
   };
 
@@ -465,8 +480,8 @@ describe('IAM, per function', () => {
   });
 
   it('gives each function its own role, assumable by Lambda only, with no managed or inline policies', () => {
-    template.resourceCountIs('AWS::IAM::Role', 4);
-    template.resourceCountIs('AWS::IAM::Policy', 4);
+    template.resourceCountIs('AWS::IAM::Role', 5);
+    template.resourceCountIs('AWS::IAM::Policy', 5);
     for (const name of SCHEDULER_FUNCTIONS) {
       const role = template.toJSON().Resources[roleOf(name)];
       expect(functionResource(name).Properties.Role).toEqual({ 'Fn::GetAtt': [roleOf(name), 'Arn'] });
@@ -526,7 +541,7 @@ describe('IAM, per function', () => {
         Resource: [embedding.resolve(`arn:${Aws.PARTITION}:sns:*:${Aws.ACCOUNT_ID}:jobs-*`), embedding.resolve(operations.topicArn)],
       },
     ]);
-    expect(scheduler.monitoring.alarms).toHaveLength(16);
+    expect(scheduler.monitoring.alarms).toHaveLength(19);
   });
 
   it('names only the role clients grant publishing to: <stack>-emitter-<region>', () => {
@@ -547,8 +562,8 @@ describe('alarms', () => {
   const alarms = () => Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((alarm) => alarm.Properties);
   const alarmTopic = () => ({ Ref: ref(stack.alarmTopic) });
 
-  it('are sixteen, and each notifies the alarm topic', () => {
-    expect(alarms()).toHaveLength(16);
+  it('are nineteen, and each notifies the alarm topic', () => {
+    expect(alarms()).toHaveLength(19);
     for (const alarm of alarms()) expect(alarm.AlarmActions).toEqual([alarmTopic()]);
   });
 
@@ -588,9 +603,10 @@ describe('alarms', () => {
   });
 
   it('fire when any dead-letter queue holds a message', () => {
-    const { publicIngestQueue, ingestQueue, loadingQueue, delayQueue, inputDeadLetterQueue, loaderDeadLetterQueue } = stack.scheduler;
+    const { publicIngestQueue, ingestQueue, loadingQueue, delayQueue, inputDeadLetterQueue, loaderDeadLetterQueue, bulkChanges } =
+      stack.scheduler;
     const deadLetterQueues = [
-      ...[publicIngestQueue, ingestQueue, loadingQueue, delayQueue].map((queue) => queue.deadLetterQueue),
+      ...[publicIngestQueue, ingestQueue, loadingQueue, delayQueue, bulkChanges.queue].map((queue) => queue.deadLetterQueue),
       inputDeadLetterQueue,
       loaderDeadLetterQueue,
     ];
@@ -700,8 +716,8 @@ describe('the dashboard', () => {
     expect(JSON.stringify(widget('Failures by function and reason'))).toContain(
       `SEARCH('{${METRICS_NAMESPACE},reason,service} MetricName=\\"EventsFailed\\"', 'Sum', 60)`,
     );
-    expect(widget('Dead-letter queues')?.properties.metrics).toHaveLength(6);
-    expect(widget('Function errors and throttles')?.properties.metrics).toHaveLength(8);
+    expect(widget('Dead-letter queues')?.properties.metrics).toHaveLength(7);
+    expect(widget('Function errors and throttles')?.properties.metrics).toHaveLength(10);
     expect(JSON.stringify(widget('Loader backlog'))).toContain('LoaderBacklogSeconds');
   });
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
 import { shardOf } from '../domain/buckets.js';
+import { bulkCancelJobId, type NewBulkCancelJob } from '../domain/bulk-cancel.js';
 import { delaySecondsFor } from '../domain/delay.js';
 import { expiresAtFor, requestHashOf, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice } from '../domain/failure.js';
@@ -11,9 +12,12 @@ import type { Tenant } from '../domain/tenants.js';
 import { topicPartition } from '../domain/topic-arn.js';
 import { parseInputMessage } from '../domain/validation.js';
 import { processBatch } from './batch.js';
+import { startBulkCancel } from './bulk-cancel.js';
 import { reportFailure } from './failures.js';
 import type {
+  BulkCancelJobs,
   ChangeRefused,
+  ChangesQueue,
   Clock,
   CreateOutcome,
   DelayQueue,
@@ -85,7 +89,9 @@ export type Intent =
       readonly dueAt: number;
       readonly placement: Placement;
       readonly queuedBy: string;
-    };
+    }
+  /** A job that cancels the tenant's events with a label, page by page (see bulk-cancel.ts). */
+  | { readonly kind: 'bulk-cancel'; readonly job: NewBulkCancelJob };
 
 /** An input message with its tenant, where its refusals go, and its intent. */
 export interface PlannedMessage {
@@ -173,6 +179,24 @@ function planOne(context: IngestPlanContext, record: SQSRecord): PlannedMessage 
           queuedBy: context.newToken(),
         },
       };
+    case 'bulk-cancel':
+      return {
+        ...planned,
+        intent: {
+          kind: 'bulk-cancel',
+          job: {
+            jobId: bulkCancelJobId(message.inputMessageId),
+            tenant: tenant.id,
+            label: request.label,
+            fromMs: now,
+            dueBefore: request.dueBefore,
+            failureTopic: parsed.failureTopic,
+            dryRun: false,
+            createdAt: now,
+            expiresAt: expiresAtFor(now, config.retentionSeconds),
+          },
+        },
+      };
   }
 }
 
@@ -188,6 +212,9 @@ export interface IngestDeps {
   readonly tenants: TenantDirectory;
   readonly store: Pick<EventStore, 'createMany' | 'requeue' | 'storedPayload' | 'cancel' | 'reschedule'>;
   readonly delayQueue: Pick<DelayQueue, 'send' | 'sendNotice'>;
+  /** Where a cancel by label starts its job. */
+  readonly jobs: Pick<BulkCancelJobs, 'create'>;
+  readonly changesQueue: ChangesQueue;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: SchedulerMetrics;
@@ -373,7 +400,10 @@ async function applyIntent(
       deps.logger.info({ eventId: intent.eventId, tenant, dueAt: intent.dueAt, version: result.event.version }, 'event rescheduled');
       if (intent.placement.state === EVENT_STATE.queued)
         applying.sends.push({ record: planned.record, event: result.event, queuedBy: intent.queuedBy });
+      return;
     }
+    case 'bulk-cancel':
+      await startBulkCancel(deps, intent.job);
   }
 }
 

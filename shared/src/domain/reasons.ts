@@ -63,6 +63,8 @@ export const REASON = {
   DATE_TOO_FAR: 'DATE_TOO_FAR',
   /** Schedule: the `id` already names an event that another request (another date, target, payload, failure topic or user) scheduled; the first one stands. */
   IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
+  /** Not an error: a bulk cancel by label is done; `details` hold its counts (`cancelled`, `refused.ended`, `refused.emitting`). */
+  BULK_CANCEL_DONE: 'BULK_CANCEL_DONE',
 } as const;
 
 export type ReasonCode = (typeof REASON)[keyof typeof REASON];

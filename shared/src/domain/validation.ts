@@ -22,11 +22,13 @@ export interface ScheduleRequest {
   readonly labels?: readonly string[];
 }
 
-/** Cancels an event, or moves it to another date, by the client's id or the scheduler's. */
+/** Cancels an event, or moves it to another date, by the client's id or the scheduler's; or cancels the events with a label. */
 export interface ControlRequest {
   readonly action: 'cancel' | 'reschedule';
   readonly id?: string;
   readonly event_id?: string;
+  readonly label?: string;
+  readonly due_before?: string;
   readonly date?: string;
   readonly user?: string;
   readonly failure_topic?: string;
@@ -36,7 +38,9 @@ export interface ControlRequest {
 export type InputRequest =
   | { readonly kind: 'schedule'; readonly event: ScheduledEvent; readonly clientId: string | undefined }
   | { readonly kind: 'cancel'; readonly eventId: string }
-  | { readonly kind: 'reschedule'; readonly eventId: string; readonly dueAt: number };
+  | { readonly kind: 'reschedule'; readonly eventId: string; readonly dueAt: number }
+  /** Cancels the tenant's events with the label (due before `dueBefore`, when given). */
+  | { readonly kind: 'bulk-cancel'; readonly label: string; readonly dueBefore: number | undefined };
 
 export type ParseResult =
   | {
@@ -80,6 +84,12 @@ const ajv = new Ajv({ allErrors: true, strict: true });
 const validateSchedule = ajv.compile<ScheduleRequest>(scheduleSchema);
 const validateControl = ajv.compile<ControlRequest>(controlSchema);
 const validateTopicArn = ajv.compile<string>(scheduleSchema.properties.failure_topic);
+const validateLabel = ajv.compile<string>(controlSchema.properties.label);
+
+/** Whether a text is a label as requests give them (the control request's schema says what one is). */
+export function isLabel(text: unknown): text is string {
+  return validateLabel(text);
+}
 
 const PATTERN_REASONS: Readonly<Record<string, ReasonCode>> = {
   '/target': REASON.INVALID_TARGET,
@@ -235,11 +245,55 @@ function publicControlRefusal(request: ControlRequest): EventRejectedError | und
   );
 }
 
+/**
+ * A cancel by label: the tenant's own events with it, so only on its own topic (on the shared one,
+ * whoever publishes is the public tenant, and a label names nobody's events in particular).
+ */
+function parseBulkCancel(request: ControlRequest & { readonly label: string }, input: unknown, scope: InputScope): ParseResult {
+  const invalid = (field: string, message: string) =>
+    reject(new EventRejectedError(REASON.INVALID_FIELD, message, { field }), input, scope);
+  if (request.action !== 'cancel') return invalid('label', 'a label names the events a cancel cancels; a reschedule names one event');
+  if (request.id !== undefined || request.event_id !== undefined)
+    return invalid(request.id !== undefined ? 'id' : 'event_id', 'give "label" or the event ("id" or "event_id"), not both');
+  if (scope.tenant.id === PUBLIC_TENANT_ID) {
+    const refusal = new EventRejectedError(
+      REASON.CONTROL_NOT_ALLOWED,
+      "a cancel by label is taken on a registered tenant's own input topic only, not on the shared one",
+      { field: 'label' },
+    );
+    return reject(refusal, input, scope);
+  }
+  let dueBefore: number | undefined;
+  if (request.due_before !== undefined) {
+    dueBefore = parseDueDate(request.due_before);
+    if (dueBefore === undefined)
+      return reject(
+        new EventRejectedError(REASON.INVALID_DATE, `"${request.due_before}" is not an ISO-8601 date-time`, { field: 'due_before' }),
+        input,
+        scope,
+      );
+  }
+  return {
+    accepted: true,
+    request: { kind: 'bulk-cancel', label: request.label, dueBefore },
+    failureTopic: ownFailureTopic(input, scope),
+    input,
+  };
+}
+
 function parseControl(input: unknown, scope: InputScope): ParseResult {
   const { tenant } = scope;
   const result = checked(validateControl, input);
   if (!result.ok) return reject(result.error, input, scope);
   const request = result.value;
+  const { label } = request;
+  if (label !== undefined) return parseBulkCancel({ ...request, label }, input, scope);
+  if (request.due_before !== undefined)
+    return reject(
+      new EventRejectedError(REASON.INVALID_FIELD, '"due_before" bounds a cancel by label: give "label" with it', { field: 'due_before' }),
+      input,
+      scope,
+    );
   const missing = (field: string) =>
     reject(new EventRejectedError(REASON.MISSING_FIELD, `required field "${field}" is missing`, { field }), input, scope);
   if ((request.id === undefined) === (request.event_id === undefined)) {

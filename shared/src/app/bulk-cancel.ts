@@ -1,0 +1,177 @@
+import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
+import type { SchedulerConfig } from '../config.js';
+import {
+  addCounts,
+  BULK_CANCEL_PAGE_SIZE,
+  bulkCancelDoneNotice,
+  countOf,
+  cursorAfter,
+  decodeBulkCancelPage,
+  describeCounts,
+  JOB_CURSOR,
+  positionOf,
+  type BulkCancelCounts,
+  type BulkCancelJob,
+  type BulkCancelPage,
+  type EventCount,
+  type NewBulkCancelJob,
+} from '../domain/bulk-cancel.js';
+import { expiresAtFor } from '../domain/event.js';
+import type { EventRecord } from '../domain/lifecycle.js';
+import { TransientError } from '../domain/reasons.js';
+import { processBatch } from './batch.js';
+import type { BulkCancelJobs, ChangesQueue, Clock, DelayQueue, EventStore, LabelledEvents, Logger, SchedulerMetrics } from './ports.js';
+
+/**
+ * Bulk cancel by label: a job is created (by ingest for a tenant's request, by the admin CLI for an
+ * operator's) with its first page on the `changes` queue; the changes function works each page and
+ * sends the next, until a page finds no more events. Then the counts go to the tenant's failure
+ * topic, if the request named one.
+ */
+
+/** Cancels made at once within a page: each is a transaction on the tenant's counter too, where more at once would conflict. */
+const CANCELS_AT_ONCE = 10;
+
+/**
+ * Creates a job and sends its first page. A job that exists already (the request delivered
+ * again) gets its first page sent again while no page has moved it: the first send may have
+ * failed, and a second copy of a page counts once.
+ */
+export async function startBulkCancel(
+  deps: { readonly jobs: Pick<BulkCancelJobs, 'create'>; readonly changesQueue: ChangesQueue; readonly logger: Logger },
+  job: NewBulkCancelJob,
+): Promise<BulkCancelJob> {
+  const { created, job: current } = await deps.jobs.create(job);
+  if (current.cursor === JOB_CURSOR.start && current.movedBy === undefined)
+    await deps.changesQueue.sendPage(current.jobId, JOB_CURSOR.start);
+  deps.logger.info(
+    { jobId: current.jobId, tenant: current.tenant, label: current.label, dueBefore: current.dueBefore, dryRun: current.dryRun },
+    created ? 'bulk cancel started' : 'bulk cancel asked for again: the same job',
+  );
+  return current;
+}
+
+export interface ChangesDeps {
+  readonly config: Pick<SchedulerConfig, 'changeCutoffSeconds' | 'retentionSeconds'>;
+  readonly store: Pick<EventStore, 'read' | 'cancel'>;
+  readonly labelled: LabelledEvents;
+  readonly jobs: BulkCancelJobs;
+  readonly changesQueue: ChangesQueue;
+  readonly delayQueue: Pick<DelayQueue, 'sendNotice'>;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: SchedulerMetrics;
+}
+
+/** What the job does once its cursor has moved: the next page, or, when done, its notice. */
+async function followUp(deps: ChangesDeps, job: BulkCancelJob): Promise<void> {
+  if (job.state === 'running') return deps.changesQueue.sendPage(job.jobId, job.cursor);
+  deps.logger.info(
+    { jobId: job.jobId, tenant: job.tenant, label: job.label, counts: job.counts, dryRun: job.dryRun },
+    `bulk cancel done: ${describeCounts(job.counts, job.dryRun)}`,
+  );
+  // Handed to the emitter, the only role that publishes to clients' topics, which publishes it once however often it is sent.
+  if (job.failureTopic !== undefined)
+    await deps.delayQueue.sendNotice(
+      `n-${job.jobId}`,
+      job.tenant,
+      { failureTopic: job.failureTopic },
+      bulkCancelDoneNotice(job, deps.clock.now()),
+    );
+}
+
+/** Counts one event of a page, cancelling it unless this is a dry run. */
+async function settle(deps: ChangesDeps, job: BulkCancelJob, record: EventRecord | undefined): Promise<EventCount> {
+  const cutoffMs = deps.config.changeCutoffSeconds * 1000;
+  const count = countOf(record, job, deps.clock.now(), cutoffMs);
+  if (count !== 'cancellable' || record === undefined) return count;
+  if (job.dryRun) return 'cancelled';
+  const now = deps.clock.now();
+  const result = await deps.store.cancel(
+    record.id,
+    { tenant: job.tenant, cutoffMs },
+    { by: job.jobId, publishedAt: job.createdAt, expiresAt: expiresAtFor(now, deps.config.retentionSeconds) },
+  );
+  if (result.outcome === 'cancelled') {
+    deps.metrics.count('EventsCancelled');
+    return 'cancelled';
+  }
+  const refused = countOf(result.current, job, deps.clock.now(), cutoffMs);
+  if (refused === 'cancellable') throw new TransientError(`cancel of ${record.id} raced with another change; the page is retried`);
+  return refused;
+}
+
+/** Settles a page's events, a few at a time, and adds up what they count. */
+async function settlePage(deps: ChangesDeps, job: BulkCancelJob, ids: readonly string[]): Promise<BulkCancelCounts> {
+  const records = await deps.store.read(ids);
+  const counts = { cancelled: 0, ended: 0, emitting: 0, skipped: 0 };
+  for (let start = 0; start < ids.length; start += CANCELS_AT_ONCE) {
+    const settled = await Promise.all(ids.slice(start, start + CANCELS_AT_ONCE).map((id) => settle(deps, job, records.get(id))));
+    for (const count of settled) if (count !== 'cancellable') counts[count] += 1;
+  }
+  if (counts.skipped > 0)
+    deps.logger.warn({ jobId: job.jobId, skipped: counts.skipped }, "label entries whose events are gone or not the tenant's: skipped");
+  return { cancelled: counts.cancelled, refused: { ended: counts.ended, emitting: counts.emitting } };
+}
+
+/**
+ * Works one page of a job. A page whose cursor the job has left was worked already: only the
+ * delivery that moved the cursor (SQS keeps a message's id when it delivers it again) sends what
+ * follows again, since it may have stopped before sending it; other copies end there, so a
+ * duplicated page does not go on duplicating the pages after it.
+ */
+async function workPage(deps: ChangesDeps, page: BulkCancelPage, deliveryId: string): Promise<void> {
+  const job = await deps.jobs.get(page.jobId);
+  if (job === undefined) {
+    deps.logger.warn({ jobId: page.jobId }, 'page of an unknown bulk cancel job: dropped');
+    return;
+  }
+  if (job.cursor !== page.from) {
+    if (job.movedBy === deliveryId) await followUp(deps, job);
+    return;
+  }
+  const positions = await deps.labelled.page({
+    tenant: job.tenant,
+    label: job.label,
+    fromMs: job.fromMs,
+    beforeMs: job.dueBefore,
+    after: positionOf(page.from),
+    limit: BULK_CANCEL_PAGE_SIZE,
+  });
+  const counts = await settlePage(
+    deps,
+    job,
+    positions.map(({ id }) => id),
+  );
+  const last = positions.at(-1);
+  const done = positions.length < BULK_CANCEL_PAGE_SIZE || last === undefined;
+  const to = done || last === undefined ? JOB_CURSOR.end : cursorAfter(last);
+  const now = deps.clock.now();
+  const expiresAt = done ? expiresAtFor(now, deps.config.retentionSeconds) : job.expiresAt;
+  // Counted once: a copy of this page that got here first moved the cursor, and this write is refused.
+  if (!(await deps.jobs.advance(job.jobId, { from: page.from, to, counts, movedBy: deliveryId, done, now, expiresAt }))) return;
+  await followUp(deps, {
+    ...job,
+    cursor: to,
+    movedBy: deliveryId,
+    counts: addCounts(job.counts, counts),
+    state: done ? 'done' : 'running',
+    doneAt: done ? now : undefined,
+  });
+}
+
+/** The changes function: each record a page of a job. Only a failure of the infrastructure fails a record (it is retried). */
+export async function workChangePages(deps: ChangesDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
+  const response = await processBatch(records, deps.logger, async (record) => {
+    let page: BulkCancelPage;
+    try {
+      page = decodeBulkCancelPage(record.body);
+    } catch {
+      deps.logger.error({ messageId: record.messageId, body: record.body.slice(0, 200) }, 'not a page of a change job: dropped');
+      return;
+    }
+    await workPage(deps, page, record.messageId);
+  });
+  deps.metrics.flush();
+  return response;
+}

@@ -1,0 +1,180 @@
+import { toIso } from './dates.js';
+import { failureNotice, type FailureNotice } from './failure.js';
+import { changeRefusal, EVENT_STATE, type EventRecord } from './lifecycle.js';
+import { REASON } from './reasons.js';
+
+/**
+ * A bulk cancel: a tenant's events with one label, due from the job's start (earlier ones are past
+ * the change cutoff) and before its bound, cancelled page by page by the `changes` function. The
+ * job's item holds its cursor and counts; each page moves both with one write conditional on the
+ * cursor it started from, so a page worked twice counts once.
+ */
+
+/** Events a page works through at most. */
+export const BULK_CANCEL_PAGE_SIZE = 100;
+
+/** The cursor of a job no page has moved yet, and of one whose last page is done. */
+export const JOB_CURSOR = { start: 'start', end: 'end' } as const;
+
+export type BulkCancelJobState = 'running' | 'done';
+
+/** What a job counts: the events it cancelled (or would, in a dry run), and those it could not. */
+export interface BulkCancelCounts {
+  readonly cancelled: number;
+  readonly refused: {
+    /** Already emitted, failed or cancelled when the job reached them. */
+    readonly ended: number;
+    /** Due within the change cutoff when the job reached them: they will be emitted. */
+    readonly emitting: number;
+  };
+}
+
+export const NO_COUNTS: BulkCancelCounts = { cancelled: 0, refused: { ended: 0, emitting: 0 } };
+
+export function addCounts(a: BulkCancelCounts, b: BulkCancelCounts): BulkCancelCounts {
+  return {
+    cancelled: a.cancelled + b.cancelled,
+    refused: { ended: a.refused.ended + b.refused.ended, emitting: a.refused.emitting + b.refused.emitting },
+  };
+}
+
+/** A job as it is asked for: by a tenant's request, or by an operator. */
+export interface NewBulkCancelJob {
+  /** `b-<input MessageId>` for a tenant's request, so that its redelivery is the same job; a new one for an operator's. */
+  readonly jobId: string;
+  readonly tenant: string;
+  readonly label: string;
+  /** Events due at or after this are in its scope (epoch ms): when it was asked for. */
+  readonly fromMs: number;
+  /** Events due at or after this are not (epoch ms); undefined: no bound. */
+  readonly dueBefore: number | undefined;
+  /** Where the counts are told when the job is done: the tenant's own topic its request named. */
+  readonly failureTopic: string | undefined;
+  /** Counts what it would cancel, and changes nothing. */
+  readonly dryRun: boolean;
+  readonly createdAt: number;
+  /** When the store may drop the job's item (epoch seconds). */
+  readonly expiresAt: number;
+}
+
+export interface BulkCancelJob extends NewBulkCancelJob {
+  readonly state: BulkCancelJobState;
+  /** Where the next page starts: JOB_CURSOR.start, the last event a page worked (see cursorAfter), or JOB_CURSOR.end. */
+  readonly cursor: string;
+  /** The delivery of a page message that last moved the cursor: its redelivery sends what follows again. */
+  readonly movedBy: string | undefined;
+  readonly counts: BulkCancelCounts;
+  readonly doneAt: number | undefined;
+}
+
+/** The job of a tenant's request: named after the input message, so its redelivery finds the same job. */
+export function bulkCancelJobId(inputMessageId: string): string {
+  return `b-${inputMessageId}`;
+}
+
+/** An event's place in a job's order: by due time, then id. */
+export interface JobPosition {
+  readonly dueAt: number;
+  readonly id: string;
+}
+
+/** The cursor after an event a page worked. */
+export function cursorAfter(position: JobPosition): string {
+  return `${position.dueAt}/${position.id}`;
+}
+
+/** Where a cursor says the next page starts: after this event, or at the job's start (undefined). */
+export function positionOf(cursor: string): JobPosition | undefined {
+  if (cursor === JOB_CURSOR.start) return undefined;
+  const slash = cursor.indexOf('/');
+  const dueAt = Number(cursor.slice(0, slash));
+  if (slash < 0 || !Number.isSafeInteger(dueAt)) throw new TypeError(`not a job cursor: ${cursor}`);
+  return { dueAt, id: cursor.slice(slash + 1) };
+}
+
+/** Whether `a` comes before `b` in a job's order. */
+export function isBefore(a: JobPosition, b: JobPosition): boolean {
+  return a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.id < b.id);
+}
+
+/** Body of a `changes` queue message: one page of a job, from its cursor. */
+export interface BulkCancelPage {
+  readonly kind: 'bulk-cancel-page';
+  readonly jobId: string;
+  /** The job's cursor the page starts from. */
+  readonly from: string;
+}
+
+export function encodeBulkCancelPage(page: Omit<BulkCancelPage, 'kind'>): string {
+  return JSON.stringify({ kind: 'bulk-cancel-page', jobId: page.jobId, from: page.from });
+}
+
+export function decodeBulkCancelPage(body: string): BulkCancelPage {
+  const value = JSON.parse(body) as Partial<BulkCancelPage>;
+  if (value.kind !== 'bulk-cancel-page' || typeof value.jobId !== 'string' || typeof value.from !== 'string')
+    throw new TypeError('not a bulk cancel page');
+  return { kind: 'bulk-cancel-page', jobId: value.jobId, from: value.from };
+}
+
+/** How a job counts one event, by its record as it stands; `cancellable` when nothing refuses its cancel. */
+export type EventCount = 'cancelled' | 'ended' | 'emitting' | 'cancellable' | 'skipped';
+
+export function countOf(
+  record: EventRecord | undefined,
+  job: Pick<BulkCancelJob, 'jobId' | 'tenant'>,
+  now: number,
+  cutoffMs: number,
+): EventCount {
+  // Its own cancel, by a page done before (the delivery that made it stopped before counting it).
+  if (record?.state === EVENT_STATE.cancelled && record.cancelledBy === job.jobId) return 'cancelled';
+  const refusal = changeRefusal(record, { tenant: job.tenant, action: 'cancel', now, cutoffMs });
+  switch (refusal?.reason) {
+    case undefined:
+      return 'cancellable';
+    case REASON.EVENT_ALREADY_ENDED:
+      return 'ended';
+    case REASON.EVENT_EMITTING:
+      return 'emitting';
+    default:
+      // Gone since its label entry was read (expired), or not the tenant's: nothing of the job's.
+      return 'skipped';
+  }
+}
+
+/** The counts as a sentence: what a job did, or would do. */
+export function describeCounts(counts: BulkCancelCounts, dryRun: boolean): string {
+  const { cancelled, refused } = counts;
+  return (
+    `${dryRun ? 'would cancel' : 'cancelled'} ${cancelled}; ` +
+    `refused: ${refused.ended} already ended, ${refused.emitting} within the change cutoff`
+  );
+}
+
+/** The request a job stands for, as a tenant would have published it: quoted in its notice. */
+function requestOf(job: NewBulkCancelJob): Record<string, string> {
+  return {
+    action: 'cancel',
+    label: job.label,
+    ...(job.dueBefore === undefined ? {} : { due_before: toIso(job.dueBefore) }),
+    ...(job.failureTopic === undefined ? {} : { failure_topic: job.failureTopic }),
+  };
+}
+
+/** What the tenant's failure topic receives when a job is done: its counts, with the reason BULK_CANCEL_DONE (not an error). */
+export function bulkCancelDoneNotice(job: BulkCancelJob, now: number): FailureNotice {
+  return failureNotice(
+    REASON.BULK_CANCEL_DONE,
+    `bulk cancel of label "${job.label}" done: ${describeCounts(job.counts, job.dryRun)}`,
+    requestOf(job),
+    now,
+    {
+      details: {
+        jobId: job.jobId,
+        label: job.label,
+        ...(job.dueBefore === undefined ? {} : { dueBefore: toIso(job.dueBefore) }),
+        cancelled: job.counts.cancelled,
+        refused: job.counts.refused,
+      },
+    },
+  );
+}

@@ -1,0 +1,225 @@
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { startBulkCancel, workChangePages, type ChangesDeps } from '../src/app/bulk-cancel.js';
+import { encodeBulkCancelPage, JOB_CURSOR, type NewBulkCancelJob } from '../src/domain/bulk-cancel.js';
+import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
+import { REASON } from '../src/domain/reasons.js';
+import { sqsRecord, storedRecord, topicArn } from './factories.js';
+import { FakeClock, MemoryDelayQueue, RecordingChangesQueue, RecordingMetrics } from './fakes.js';
+import { MemoryBulkCancelJobs, MemoryEventStore, MemoryLabelledEvents } from './memory-event-store.js';
+
+const NOW = 1_900_000_000_000;
+const HOUR = 3_600_000;
+const FAILURE_TOPIC = topicArn('acme-failures', 'eu-west-1', '111111111111');
+
+function setup() {
+  const clock = new FakeClock(NOW);
+  const store = new MemoryEventStore(clock);
+  const labelled = new MemoryLabelledEvents();
+  const jobs = new MemoryBulkCancelJobs();
+  const changesQueue = new RecordingChangesQueue();
+  const delayQueue = new MemoryDelayQueue(clock);
+  const metrics = new RecordingMetrics();
+  const deps = {
+    config: { changeCutoffSeconds: 5, retentionSeconds: 3600 },
+    store,
+    labelled,
+    jobs,
+    changesQueue,
+    delayQueue,
+    clock,
+    logger: pino({ level: 'silent' }),
+    metrics,
+  } satisfies ChangesDeps;
+
+  /** An open event of a tenant, stored, optionally labelled. */
+  const event = (id: string, dueAt: number, labels: readonly string[] = [], tenant = 'acme'): EventRecord => {
+    const record = { ...storedRecord(id, dueAt, 'bucket#0'), tenant };
+    store.put(record);
+    store.openEvents.set(tenant, (store.openEvents.get(tenant) ?? 0) + 1);
+    for (const label of labels) labelled.label(record, label);
+    return record;
+  };
+
+  const job = (overrides: Partial<NewBulkCancelJob> = {}): NewBulkCancelJob => ({
+    jobId: 'b-request-1',
+    tenant: 'acme',
+    label: 'campaign-7',
+    fromMs: NOW,
+    dueBefore: undefined,
+    failureTopic: undefined,
+    dryRun: false,
+    createdAt: NOW,
+    expiresAt: NOW / 1000 + 3600,
+    ...overrides,
+  });
+
+  let deliveries = 0;
+  /** Works the pages the queue holds, one delivery each, until none is left; returns how many were worked. */
+  const drain = async (): Promise<number> => {
+    let worked = 0;
+    while (changesQueue.sent.length > 0) {
+      const page = changesQueue.sent.shift();
+      if (page === undefined) break;
+      const response = await workChangePages(deps, [sqsRecord(encodeBulkCancelPage(page), `delivery-${++deliveries}`)]);
+      expect(response.batchItemFailures).toEqual([]);
+      worked += 1;
+    }
+    return worked;
+  };
+  return { clock, store, labelled, jobs, changesQueue, delayQueue, metrics, deps, event, job, drain };
+}
+
+describe('bulk cancel by label', () => {
+  it("cancels exactly the tenant's open events with the label due before the bound, page by page, and counts them", async () => {
+    const { deps, store, jobs, event, job, drain } = setup();
+    const due = (n: number) => NOW + HOUR + n * 1000;
+    for (let n = 0; n < 250; n++) event(`c-in-${String(n).padStart(3, '0')}`, due(n), ['campaign-7', 'other']);
+    event('c-unlabelled', due(1));
+    event('c-other-label', due(2), ['other']);
+    event('c-after-bound', due(400), ['campaign-7']);
+    event('c-globex', due(3), ['campaign-7'], 'globex');
+
+    await startBulkCancel(deps, job({ dueBefore: due(300) }));
+    expect(await drain()).toBe(3);
+
+    const cancelled = [...store.records.values()].filter((record) => record.state === EVENT_STATE.cancelled);
+    expect(cancelled).toHaveLength(250);
+    expect(cancelled.every((record) => record.id.startsWith('c-in-') && record.cancelledBy === 'b-request-1')).toBe(true);
+    expect(store.openEvents.get('acme')).toBe(3);
+    expect(store.openEvents.get('globex')).toBe(1);
+    expect(await jobs.get('b-request-1')).toMatchObject({
+      state: 'done',
+      cursor: JOB_CURSOR.end,
+      counts: { cancelled: 250, refused: { ended: 0, emitting: 0 } },
+    });
+  });
+
+  it("never cancels another tenant's event, even one a label entry of the tenant's names", async () => {
+    const { deps, store, labelled, jobs, event, job, drain } = setup();
+    const theirs = event('c-theirs', NOW + HOUR, [], 'globex');
+    labelled.label({ ...theirs, tenant: 'acme' }, 'campaign-7');
+    await startBulkCancel(deps, job());
+    await drain();
+    expect(store.records.get('c-theirs')?.state).toBe(EVENT_STATE.scheduled);
+    expect((await jobs.get('b-request-1'))?.counts).toEqual({ cancelled: 0, refused: { ended: 0, emitting: 0 } });
+  });
+
+  it('counts the events already ended, and those due within the change cutoff, as refused', async () => {
+    const { deps, store, jobs, event, job, drain } = setup();
+    event('c-open', NOW + HOUR, ['campaign-7']);
+    event('c-soon', NOW + 2_000, ['campaign-7']);
+    const ended = event('c-ended', NOW + HOUR, ['campaign-7']);
+    store.put({ ...ended, state: EVENT_STATE.cancelled, cancelledBy: 'another-request' });
+    await startBulkCancel(deps, job());
+    await drain();
+    expect((await jobs.get('b-request-1'))?.counts).toEqual({ cancelled: 1, refused: { ended: 1, emitting: 1 } });
+    expect(store.records.get('c-soon')?.state).toBe(EVENT_STATE.scheduled);
+  });
+
+  it('counts a page delivered twice at once only once', async () => {
+    const { deps, store, jobs, event, job } = setup();
+    for (let n = 0; n < 40; n++) event(`c-${n}`, NOW + HOUR + n, ['campaign-7']);
+    await deps.jobs.create(job());
+    const body = encodeBulkCancelPage({ jobId: 'b-request-1', from: JOB_CURSOR.start });
+    const responses = await Promise.all([
+      workChangePages(deps, [sqsRecord(body, 'copy-1')]),
+      workChangePages(deps, [sqsRecord(body, 'copy-2')]),
+    ]);
+    expect(responses.flatMap((response) => response.batchItemFailures)).toEqual([]);
+    expect(jobs.refusedSteps).toBe(1);
+    expect((await jobs.get('b-request-1'))?.counts.cancelled).toBe(40);
+    expect([...store.records.values()].filter((record) => record.state === EVENT_STATE.cancelled)).toHaveLength(40);
+  });
+
+  it('sends the next page again when the delivery that moved the cursor comes again, and only then', async () => {
+    const { deps, changesQueue, jobs, event, job, drain } = setup();
+    for (let n = 0; n < 150; n++) event(`c-${String(n).padStart(3, '0')}`, NOW + HOUR + n, ['campaign-7']);
+    await deps.jobs.create(job());
+    const first = sqsRecord(encodeBulkCancelPage({ jobId: 'b-request-1', from: JOB_CURSOR.start }), 'first-page');
+    // The cursor moves, then the send of the next page fails: the page is retried.
+    changesQueue.refuseSends = 1;
+    expect((await workChangePages(deps, [first])).batchItemFailures).toEqual([{ itemIdentifier: 'first-page' }]);
+    expect(changesQueue.sent).toEqual([]);
+    // Another copy of the worked page finds the cursor moved by someone else: it ends there.
+    await workChangePages(deps, [sqsRecord(first.body, 'another-copy')]);
+    expect(changesQueue.sent).toEqual([]);
+    // The retry of the delivery that moved it sends what follows.
+    await workChangePages(deps, [first]);
+    expect(changesQueue.sent).toEqual([{ jobId: 'b-request-1', from: (await jobs.get('b-request-1'))?.cursor }]);
+    await drain();
+    expect((await jobs.get('b-request-1'))?.counts.cancelled).toBe(150);
+  });
+
+  it("counts a page's cancels made by a delivery that stopped before counting them as the job's", async () => {
+    const { deps, store, jobs, event, job, drain } = setup();
+    for (let n = 0; n < 30; n++) event(`c-${n}`, NOW + HOUR + n, ['campaign-7']);
+    await startBulkCancel(deps, job());
+    // A delivery cancelled the first ten, then stopped.
+    for (let n = 0; n < 10; n++)
+      await store.cancel(`c-${n}`, { tenant: 'acme', cutoffMs: 5000 }, { by: 'b-request-1', publishedAt: NOW, expiresAt: 0 });
+    await drain();
+    expect((await jobs.get('b-request-1'))?.counts).toEqual({ cancelled: 30, refused: { ended: 0, emitting: 0 } });
+  });
+
+  it("tells the counts to the failure topic the request named, once the job is done, through the emitter's queue", async () => {
+    const { deps, delayQueue, event, job, drain } = setup();
+    event('c-1', NOW + HOUR, ['campaign-7']);
+    await startBulkCancel(deps, job({ failureTopic: FAILURE_TOPIC, dueBefore: NOW + 2 * HOUR }));
+    await drain();
+    expect(delayQueue.notices).toHaveLength(1);
+    expect(delayQueue.notices[0]).toMatchObject({
+      noticeId: 'n-b-request-1',
+      tenant: 'acme',
+      failureTopic: FAILURE_TOPIC,
+      notice: {
+        reason: REASON.BULK_CANCEL_DONE,
+        event: { action: 'cancel', label: 'campaign-7', due_before: new Date(NOW + 2 * HOUR).toISOString(), failure_topic: FAILURE_TOPIC },
+        details: { jobId: 'b-request-1', label: 'campaign-7', cancelled: 1, refused: { ended: 0, emitting: 0 } },
+      },
+    });
+    expect(delayQueue.notices[0]?.deadLetterTopic).toBeUndefined();
+  });
+
+  it('tells nobody when the request named no failure topic', async () => {
+    const { deps, delayQueue, event, job, drain, jobs } = setup();
+    event('c-1', NOW + HOUR, ['campaign-7']);
+    await startBulkCancel(deps, job());
+    await drain();
+    expect((await jobs.get('b-request-1'))?.state).toBe('done');
+    expect(delayQueue.notices).toEqual([]);
+  });
+
+  it('counts what a dry run would cancel, and changes nothing', async () => {
+    const { deps, store, jobs, event, job, drain } = setup();
+    for (let n = 0; n < 120; n++) event(`c-${n}`, NOW + HOUR + n, ['campaign-7']);
+    event('c-soon', NOW + 1_000, ['campaign-7']);
+    await startBulkCancel(deps, job({ dryRun: true }));
+    await drain();
+    expect((await jobs.get('b-request-1'))?.counts).toEqual({ cancelled: 120, refused: { ended: 0, emitting: 1 } });
+    expect([...store.records.values()].every((record) => record.state === EVENT_STATE.scheduled)).toBe(true);
+    expect(store.calls.cancel).toBeUndefined();
+  });
+
+  it('is one job however often its request is delivered, its first page sent again only until a page moved it', async () => {
+    const { deps, changesQueue, event, job, drain } = setup();
+    event('c-1', NOW + HOUR, ['campaign-7']);
+    changesQueue.refuseSends = 1;
+    await expect(startBulkCancel(deps, job())).rejects.toThrow('SQS down');
+    await startBulkCancel(deps, job());
+    expect(changesQueue.sent).toEqual([{ jobId: 'b-request-1', from: JOB_CURSOR.start }]);
+    await drain();
+    const again = await startBulkCancel(deps, job({ fromMs: NOW + 1 }));
+    expect(again).toMatchObject({ state: 'done', fromMs: NOW, counts: { cancelled: 1 } });
+    expect(changesQueue.sent).toEqual([]);
+  });
+
+  it('drops a message that is not a page, and a page of an unknown job, without failing the batch', async () => {
+    const { deps } = setup();
+    const response = await workChangePages(deps, [
+      sqsRecord('not json', 'garbage'),
+      sqsRecord(encodeBulkCancelPage({ jobId: 'b-unknown', from: JOB_CURSOR.start }), 'unknown'),
+    ]);
+    expect(response.batchItemFailures).toEqual([]);
+  });
+});
