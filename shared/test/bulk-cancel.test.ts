@@ -4,6 +4,7 @@ import { startBulkCancel, workChangePages, type ChangesDeps } from '../src/app/b
 import { encodeBulkCancelPage, JOB_CURSOR, type NewBulkCancelJob } from '../src/domain/bulk-cancel.js';
 import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
+import { tenantShardKey } from '../src/domain/tenant-index.js';
 import { sqsRecord, storedRecord, topicArn } from './factories.js';
 import { FakeClock, MemoryDelayQueue, RecordingChangesQueue, RecordingMetrics } from './fakes.js';
 import { MemoryBulkCancelJobs, MemoryEventStore, MemoryLabelledEvents } from './memory-event-store.js';
@@ -34,7 +35,7 @@ function setup() {
 
   /** An open event of a tenant, stored, optionally labelled. */
   const event = (id: string, dueAt: number, labels: readonly string[] = [], tenant = 'acme'): EventRecord => {
-    const record = { ...storedRecord(id, dueAt, 'bucket#0'), tenant };
+    const record = { ...storedRecord(id, dueAt, { tenantShard: tenantShardKey(tenant, 's', 0) }), tenant };
     store.put(record);
     store.openEvents.set(tenant, (store.openEvents.get(tenant) ?? 0) + 1);
     for (const label of labels) labelled.label(record, label);

@@ -16,7 +16,7 @@ import {
   eventIdFor,
   JOB_CURSOR,
   labelEntryId,
-  labelPartition,
+  labelShardKey,
   REASON,
   shardOf,
   TABLE,
@@ -121,7 +121,7 @@ async function label(
     records.map((record) => ({
       [TABLE.partitionKey]: labelEntryId(record.id, name),
       eventId: record.id,
-      [TABLE.tenantShardKey]: labelPartition(record.tenant, name, shardOf(record.id, { shardCount, bucketSeconds: 60 })),
+      [TABLE.tenantShardKey]: labelShardKey(record.tenant, name, shardOf(record.id, { shardCount })),
       [TABLE.dueAtKey]: record.dueAt,
       [TABLE.ttlAttribute]: record.expiresAt,
     })),
@@ -153,7 +153,7 @@ describe("a tenant's labelled events, from the tenant index", () => {
         [...entries, { id: 'c-other-tenant', dueAt: start }].map(({ id, dueAt }) => ({
           [TABLE.partitionKey]: labelEntryId(id, 'busy'),
           eventId: id,
-          [TABLE.tenantShardKey]: labelPartition(id === 'c-other-tenant' ? 'globex' : 'acme', 'busy', 0),
+          [TABLE.tenantShardKey]: labelShardKey(id === 'c-other-tenant' ? 'globex' : 'acme', 'busy', 0),
           [TABLE.dueAtKey]: dueAt,
         })),
       );

@@ -1,22 +1,8 @@
 import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { isBefore, type JobPosition } from '../domain/bulk-cancel.js';
 import type { LabelledEvents, LabelledEventsQuery } from '../app/ports.js';
+import { eventIdOfLabelEntry, labelShardKey } from '../domain/tenant-index.js';
 import { TABLE, transient } from './dynamodb-table.js';
-
-/** The tenant index's partition of one shard of a tenant's label: `<tenant>#l#<label>#<shard>`. */
-export function labelPartition(tenant: string, label: string, shard: number): string {
-  return `${tenant}#l#${label}#${shard}`;
-}
-
-/** A label entry's id, `l#<eventId>#<label>`: neither an event id nor a label holds `#`. */
-export function labelEntryId(eventId: string, label: string): string {
-  return `l#${eventId}#${label}`;
-}
-
-/** The event a label entry's id names. */
-function eventIdOfEntry(entryId: string): string {
-  return entryId.slice(2, entryId.indexOf('#', 2));
-}
 
 /**
  * A tenant's events with a label, from the label entries under the tenant index
@@ -35,7 +21,7 @@ export class DynamoDbLabelledEvents implements LabelledEvents {
     // A bound at or before the start leaves nothing (and a key condition from a later to an earlier time is refused).
     if (query.beforeMs !== undefined && query.beforeMs <= query.fromMs) return [];
     const shards = await Promise.all(
-      Array.from({ length: this.shardCount }, (_, shard) => this.shardPage(labelPartition(query.tenant, query.label, shard), query)),
+      Array.from({ length: this.shardCount }, (_, shard) => this.shardPage(labelShardKey(query.tenant, query.label, shard), query)),
     );
     return shards
       .flat()
@@ -72,7 +58,7 @@ export class DynamoDbLabelledEvents implements LabelledEvents {
         throw transient('Query', error);
       }
       for (const item of answer.Items ?? []) {
-        const position = { dueAt: Number(item[TABLE.dueAtKey]), id: eventIdOfEntry(String(item[TABLE.partitionKey])) };
+        const position = { dueAt: Number(item[TABLE.dueAtKey]), id: eventIdOfLabelEntry(String(item[TABLE.partitionKey])) };
         if (after === undefined || isBefore(after, position)) found.push(position);
       }
       startKey = answer.LastEvaluatedKey;
