@@ -44,7 +44,7 @@ const DEFAULT_EMITTER_CONCURRENCY = 128;
 /** Publishes the local emitter may have answered and not yet recorded (see emitterMaxUnrecordedEnds). */
 const LOCAL_EMITTER_MAX_UNRECORDED_ENDS = 100;
 const INGEST_CONCURRENCY = 4;
-const LOADING_CONCURRENCY = 8;
+export const LOADING_CONCURRENCY = 8;
 /** The emulators' one account: every local topic and queue lives in it. */
 export const LOCAL_ACCOUNT = '000000000000';
 export const LOCAL_EMITTER_ROLE_ARN = `arn:aws:iam::${LOCAL_ACCOUNT}:role/adhoc-scheduler-emitter`;

@@ -517,7 +517,7 @@ describe('IAM, per function', () => {
         Resource: [embedding.resolve(`arn:${Aws.PARTITION}:sns:*:${Aws.ACCOUNT_ID}:jobs-*`), embedding.resolve(operations.topicArn)],
       },
     ]);
-    expect(scheduler.monitoring.alarms).toHaveLength(16);
+    expect(scheduler.monitoring.alarms).toHaveLength(19);
   });
 
   it('names only the role clients grant publishing to: <stack>-emitter-<region>', () => {
@@ -538,8 +538,8 @@ describe('alarms', () => {
   const alarms = () => Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((alarm) => alarm.Properties);
   const alarmTopic = () => ({ Ref: ref(stack.alarmTopic) });
 
-  it('are sixteen, and each notifies the alarm topic', () => {
-    expect(alarms()).toHaveLength(16);
+  it('are nineteen, and each notifies the alarm topic', () => {
+    expect(alarms()).toHaveLength(19);
     for (const alarm of alarms()) expect(alarm.AlarmActions).toEqual([alarmTopic()]);
   });
 
@@ -721,7 +721,7 @@ describe('the dashboard', () => {
   });
 
   it('lays its widgets out in rows of two, the ingest queues on a row of their own', () => {
-    expect(widgets().map((candidate) => candidate.width)).toEqual([...Array(8).fill(12), 24, 12, 12]);
+    expect(widgets().map((candidate) => candidate.width)).toEqual([...Array(8).fill(12), 24, 12, 12, 12, 12]);
   });
 });
 

@@ -24,7 +24,7 @@ export interface LoaderDeps {
 }
 
 /** GSI queries a tick keeps in flight: shards of several buckets at once. */
-const QUERIES_IN_FLIGHT = 32;
+export const LOADER_QUERIES_IN_FLIGHT = 32;
 
 /** One pass over the due index: events due in [fromMs, untilMs) fanned out in chunks. */
 interface PassResult {
@@ -63,7 +63,7 @@ async function fanOut(
   let chunksSent = 0;
   const buckets = bucketsBetween(fromMs, untilMs, config);
   // Several buckets per round keep enough queries in flight to catch up quickly after an outage.
-  const bucketsPerRound = Math.max(1, Math.ceil(QUERIES_IN_FLIGHT / config.shardCount));
+  const bucketsPerRound = Math.max(1, Math.ceil(LOADER_QUERIES_IN_FLIGHT / config.shardCount));
   for (let first = 0; first < buckets.length; first += bucketsPerRound) {
     // The first round always runs, so every tick makes progress.
     if (first > 0 && clock.now() > deadline) return { fromMs, throughMs, eventsFound, chunksSent, caughtUp: false };
