@@ -265,7 +265,7 @@ describe('loadtest capacity', () => {
     const options = parseCapacityCli(['--spike', '1000000']);
     if (!options) throw new Error('no options');
     const output = runCapacity(options, { shardCount: 12 }, LOADING_CONCURRENCY);
-    expect(output).toContain('Binds first: emitter event source at the spike');
+    expect(output).toContain('Binds first: emitter event source scaling up (300 a minute) in time');
     expect(output).toContain('shardCount 12');
     expect(output).toMatch(/Spike: the last event out .* lateness p99/);
     expect(output).toMatch(/Cost: \$\d+\.\d\d per million events/);

@@ -217,6 +217,11 @@ export function capacity(profile: LoadProfile, settings: StackSettings, limits: 
     settings.emitterReservedConcurrency ?? Math.max(0, limits.lambdaAccountConcurrency.value - otherConcurrency),
     Math.floor(limits.sqsInFlightPerQueue.value / settings.emitterBatch),
   );
+  // What the event source reaches by the time the spike's last events are due: it scales from when the first become visible.
+  const reachedBySpikeEnd = Math.min(
+    emitterMost,
+    atRest + (limits.eventSourceRampPerMinute.value / 60) * (batchSeconds + profile.spikeWidthSeconds),
+  );
 
   const tableWrites = Math.min(
     settings.tableWarmWritesPerSecond ?? limits.newTableWritesPerSecond.value,
@@ -327,9 +332,9 @@ export function capacity(profile: LoadProfile, settings: StackSettings, limits: 
     }),
     stage({
       id: 'emitter-ramp',
-      name: 'emitter event source at the spike (it adds 300 a minute)',
+      name: 'emitter event source scaling up (300 a minute) in time',
       demand: emitterNeeded,
-      limit: atRest,
+      limit: Math.floor(reachedBySpikeEnd),
       unit: 'invocations',
       whenBound: 'late: the event source scales up while the spike waits',
       lift: 'a steady load that keeps pollers up; provisioned mode (minimum pollers) on the event source',
