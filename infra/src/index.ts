@@ -1,13 +1,15 @@
 /**
  * What the workspace's other packages may use of infra: the local service (how to start it,
- * what it writes, the emulators' account and keys), the emulators themselves, and the memory
- * each function gets on Lambda. Everything else under src/ is infra's own.
+ * what it writes, the emulators' account and keys), the emulators themselves, the memory
+ * each function gets on Lambda, and how the functions' event sources batch (the capacity model
+ * reads them). Everything else under src/ is infra's own.
  */
 export {
   LOCAL_ACCOUNT,
   LOCAL_CREDENTIALS,
   LOCAL_EMITTER_ROLE_ARN,
   LOCAL_REGION,
+  LOADING_CONCURRENCY,
   startLocalScheduler,
   type LocalOutputs,
   type LocalScheduler,
@@ -15,3 +17,4 @@ export {
 } from './local/runtime.js';
 export { startEmulators, takenPorts, type EmulatorPorts, type Emulators } from './local/emulators.js';
 export { FUNCTION_MEMORY_MB } from './function-memory.js';
+export { DEFAULT_PUBLIC_INGEST_MAX_CONCURRENCY, EVENT_SOURCES } from './queues.js';

@@ -31,6 +31,9 @@ export const EVENT_SOURCES = {
 
 export type EventSourceName = keyof typeof EVENT_SOURCES;
 
+/** Most invocations the public tenant's ingest queue runs at once on AWS, unless the stack is given another (see AdhocSchedulerProps). */
+export const DEFAULT_PUBLIC_INGEST_MAX_CONCURRENCY = 10;
+
 /**
  * How long a message handed out stays hidden before SQS hands it out again. On AWS, Lambda's
  * guidance for SQS event sources: six times the consumer's timeout (plus its batching window), so

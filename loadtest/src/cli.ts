@@ -1,14 +1,47 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LOADING_CONCURRENCY } from '@adhoc-scheduler/infra';
+import { CAPACITY_USAGE, parseCapacityCli, runCapacity } from './capacity/command.js';
 import { EXIT_CODE, verdict } from './exit.js';
 import { parseCli, LoadTestUsageError, USAGE, type CliOptions } from './options.js';
 import { summary } from './report/summary.js';
 import { runScenario } from './run.js';
 
+/** The CDK app's context file the deployment's options are kept in. */
+const CDK_CONTEXT_FILE = fileURLToPath(new URL('../../infra/cdk.json', import.meta.url));
+
+const isUsageError = (error: unknown): boolean =>
+  error instanceof LoadTestUsageError || Boolean((error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'));
+
+/** `loadtest capacity`: the capacity model, which starts no service. */
+function capacityMain(args: readonly string[]): number {
+  try {
+    const options = parseCapacityCli(args);
+    if (!options) {
+      process.stdout.write(`${CAPACITY_USAGE}\n`);
+      return EXIT_CODE.done;
+    }
+    // pnpm runs the script in loadtest/; a path given is the caller's.
+    const file =
+      options.contextFile === 'infra/cdk.json' ? CDK_CONTEXT_FILE : resolve(process.env.INIT_CWD ?? process.cwd(), options.contextFile);
+    const context = (JSON.parse(readFileSync(file, 'utf8')) as { context?: Record<string, unknown> }).context ?? {};
+    process.stdout.write(`${runCapacity(options, context, LOADING_CONCURRENCY)}\n`);
+    return EXIT_CODE.done;
+  } catch (error) {
+    if (!isUsageError(error)) throw error;
+    process.stderr.write(`${(error as Error).message}\n\n${CAPACITY_USAGE}\n`);
+    return EXIT_CODE.usage;
+  }
+}
+
 async function main(): Promise<number> {
+  if (process.argv[2] === 'capacity') return capacityMain(process.argv.slice(3));
   let options: CliOptions | undefined;
   try {
     options = parseCli(process.argv.slice(2));
   } catch (error) {
-    if (error instanceof LoadTestUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (isUsageError(error)) {
       process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
       return EXIT_CODE.usage;
     }

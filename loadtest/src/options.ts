@@ -35,6 +35,10 @@ Usage: pnpm --filter @adhoc-scheduler/loadtest loadtest <scenario> [options]
 Scenarios (defaults in brackets):
 ${scenarioList()}
 
+Usage: pnpm --filter @adhoc-scheduler/loadtest loadtest capacity [options]
+  the capacity model: no service, no load; how far one stack goes on AWS, and the first limit
+  a load profile meets (loadtest capacity --help)
+
 Where the scheduler runs:
   --service child         start the local service in a child process (default): the harness's
                           own work never shares the emitter's event loop; usage is counted there
@@ -110,7 +114,7 @@ export class LoadTestUsageError extends Error {
   override readonly name = 'LoadTestUsageError';
 }
 
-function integer(values: Record<string, unknown>, name: string, fallback: number, min: number, max: number): number {
+export function integer(values: Record<string, unknown>, name: string, fallback: number, min: number, max: number): number {
   const raw = values[name];
   if (raw === undefined) return fallback;
   const value = Number(raw);
@@ -120,7 +124,7 @@ function integer(values: Record<string, unknown>, name: string, fallback: number
   return value;
 }
 
-function fraction(values: Record<string, unknown>, name: string, fallback: number, max: number): number {
+export function fraction(values: Record<string, unknown>, name: string, fallback: number, max: number): number {
   const raw = values[name];
   if (raw === undefined) return fallback;
   const value = Number(raw);
@@ -129,7 +133,7 @@ function fraction(values: Record<string, unknown>, name: string, fallback: numbe
   return value;
 }
 
-function text(values: Record<string, unknown>, name: string): string | undefined {
+export function text(values: Record<string, unknown>, name: string): string | undefined {
   const raw = values[name];
   return typeof raw === 'string' && raw !== '' ? raw : undefined;
 }

@@ -16,7 +16,14 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { assertClaimLeaseFits, delayQueueMaxReceiveCount, EVENT_SOURCES, MAX_RECEIVE_COUNT, type EventSourceName } from '../queues.js';
+import {
+  assertClaimLeaseFits,
+  DEFAULT_PUBLIC_INGEST_MAX_CONCURRENCY,
+  delayQueueMaxReceiveCount,
+  EVENT_SOURCES,
+  MAX_RECEIVE_COUNT,
+  type EventSourceName,
+} from '../queues.js';
 import { FUNCTION_MEMORY_MB } from '../function-memory.js';
 import { BulkChanges } from './bulk-changes.js';
 import { createInputTopics, schedulerTopicPrefix } from './input-topics.js';
@@ -71,7 +78,10 @@ export interface AdhocSchedulerProps {
   readonly logRetention?: logs.RetentionDays;
   /** What `cdk destroy` does with the table of stored events. Default: retain it. */
   readonly tableRemovalPolicy?: RemovalPolicy;
-  readonly monitoring?: Omit<SchedulerMonitoringProps, 'functions' | 'deadLetterQueues' | 'ingestQueues'>;
+  readonly monitoring?: Omit<
+    SchedulerMonitoringProps,
+    'functions' | 'deadLetterQueues' | 'ingestQueues' | 'delayQueue' | 'table' | 'indexNames'
+  >;
 }
 
 /** Size and time limits of each function; the loader's timeout follows its tick budget. */
@@ -89,8 +99,6 @@ const FUNCTION_LIMITS = {
 
 /** Margin after the loader's tick budget for the final cursor write and the log line. */
 const LOADER_TIMEOUT_MARGIN_SECONDS = 15;
-/** See `publicIngestMaxConcurrency`. */
-const DEFAULT_PUBLIC_INGEST_MAX_CONCURRENCY = 10;
 
 const batchingWindow = (source: EventSourceName): Duration | undefined =>
   EVENT_SOURCES[source].batchingWindowSeconds > 0 ? Duration.seconds(EVENT_SOURCES[source].batchingWindowSeconds) : undefined;
@@ -379,6 +387,9 @@ export class AdhocScheduler extends Construct {
         LoaderTicks: { queue: this.loaderDeadLetterQueue, holds: 'loader ticks EventBridge could not hand to the loader' },
       },
       ingestQueues: { public: this.publicIngestQueue.queue, tenants: this.ingestQueue.queue },
+      delayQueue: this.delayQueue.queue,
+      table: this.table,
+      indexNames: TABLE_LAYOUT.indexes.map((index) => index.name),
     });
   }
 }

@@ -25,6 +25,7 @@ export const SCHEDULER_CONTEXT = {
   emitterReservedConcurrency: 'emitterReservedConcurrency',
   latenessAlarmThresholdMs: 'latenessAlarmThresholdMs',
   loaderBacklogAlarmSeconds: 'loaderBacklogAlarmSeconds',
+  accountConcurrencyQuota: 'accountConcurrencyQuota',
   logRetentionDays: 'logRetentionDays',
   tableRemovalPolicy: 'tableRemovalPolicy',
 } as const;
@@ -148,6 +149,7 @@ export function schedulerStackPropsFromContext(node: Node): SchedulerStackProps 
       monitoring: {
         latenessAlarmThresholdMs: contextInteger(node, SCHEDULER_CONTEXT.latenessAlarmThresholdMs),
         loaderBacklogAlarmSeconds: contextInteger(node, SCHEDULER_CONTEXT.loaderBacklogAlarmSeconds),
+        accountConcurrencyQuota: contextInteger(node, SCHEDULER_CONTEXT.accountConcurrencyQuota),
       },
     },
   };

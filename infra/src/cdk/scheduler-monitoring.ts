@@ -2,6 +2,7 @@ import { METRICS_NAMESPACE, type MetricName } from '@adhoc-scheduler/shared';
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -23,6 +24,16 @@ export interface SchedulerMonitoringProps {
   readonly deadLetterQueues: Readonly<Record<string, DeadLetters>>;
   /** The ingest buffer queues by whose requests they hold, for the dashboard: a flood shows as one queue's backlog. */
   readonly ingestQueues: Readonly<Record<string, sqs.IQueue>>;
+  /** The delay queue, whose messages the emitters hold until due: its in-flight count has a quota. */
+  readonly delayQueue: sqs.IQueue;
+  /** The table of stored events and the names of its indexes, whose throttled writes are alarmed. */
+  readonly table: dynamodb.ITable;
+  readonly indexNames: readonly string[];
+  /**
+   * The account's Lambda concurrency quota in the region, for the alarm at 80% of it. Default:
+   * 1,000, AWS's default; give the raised quota once it is raised.
+   */
+  readonly accountConcurrencyQuota?: number;
   /** Alarm when the p99 of emit lateness stays above this. Default: 1,000 ms. */
   readonly latenessAlarmThresholdMs?: number;
   /**
@@ -36,6 +47,16 @@ export interface SchedulerMonitoringProps {
 }
 
 const PERIOD = Duration.minutes(1);
+
+/**
+ * Messages one standard queue may hold received and not yet deleted (SQS's quota, "approximately
+ * 120,000"); the delay queue's emitters hold each event until it is due (docs/operators/capacity.md).
+ */
+export const SQS_IN_FLIGHT_QUOTA = 120_000;
+/** AWS's default concurrency quota of an account's Lambda functions in a region. */
+export const DEFAULT_ACCOUNT_CONCURRENCY_QUOTA = 1_000;
+/** The capacity alarms fire at this share of their quota: late enough to mean it, early enough to ask for more. */
+export const CAPACITY_ALARM_SHARE = 0.8;
 
 export function schedulerMetric(
   metricName: SchedulerMetricName,
@@ -129,6 +150,63 @@ export class SchedulerMonitoring extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.MISSING,
     });
     if (alarmAction) loaderBehind.addInsufficientDataAction(alarmAction);
+
+    // Limits an event's path meets before it is late (docs/operators/capacity.md): the delay
+    // queue's in-flight quota, the account's concurrency, the table's and its indexes' throughput.
+    const inFlightThreshold = Math.floor(SQS_IN_FLIGHT_QUOTA * CAPACITY_ALARM_SHARE);
+    const delayInFlight = props.delayQueue.metricApproximateNumberOfMessagesNotVisible({ period: PERIOD, statistic: 'Maximum' });
+    alarm('DelayQueueInFlightAlarm', {
+      alarmDescription: `The emitters hold over ${inFlightThreshold} delay-queue messages at once: at about ${SQS_IN_FLIGHT_QUOTA} SQS hands out no more, and events come late`,
+      metric: delayInFlight,
+      threshold: inFlightThreshold,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    const accountQuota = props.accountConcurrencyQuota ?? DEFAULT_ACCOUNT_CONCURRENCY_QUOTA;
+    const concurrencyThreshold = Math.floor(accountQuota * CAPACITY_ALARM_SHARE);
+    const accountConcurrency = new cloudwatch.Metric({
+      namespace: 'AWS/Lambda',
+      metricName: 'ConcurrentExecutions',
+      statistic: 'Maximum',
+      period: PERIOD,
+    });
+    alarm('AccountConcurrencyAlarm', {
+      alarmDescription: `The account's Lambda functions run over ${concurrencyThreshold} at once, of a quota of ${accountQuota}: beyond it every function is throttled`,
+      metric: accountConcurrency,
+      threshold: concurrencyThreshold,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    const tableName = props.table.tableName;
+    const throttles = (indexName?: string) =>
+      new cloudwatch.Metric({
+        namespace: 'AWS/DynamoDB',
+        metricName: 'WriteThrottleEvents',
+        dimensionsMap: indexName === undefined ? { TableName: tableName } : { TableName: tableName, GlobalSecondaryIndexName: indexName },
+        statistic: 'Sum',
+        period: PERIOD,
+      });
+    const writeThrottles = new cloudwatch.MathExpression({
+      expression: ['table', ...props.indexNames.map((_, index) => `index${index}`)].join(' + '),
+      usingMetrics: {
+        table: throttles(),
+        ...Object.fromEntries(props.indexNames.map((name, index) => [`index${index}`, throttles(name)])),
+      },
+      label: 'write throttles (table and indexes)',
+      period: PERIOD,
+    });
+    alarm('TableWriteThrottlesAlarm', {
+      alarmDescription:
+        'Writes to the table or its index were throttled in 2 of the last 3 minutes: beyond twice the previous peak, a hot key, or the table quota',
+      metric: writeThrottles,
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
 
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
       dashboardName: props.dashboardName,
@@ -226,6 +304,22 @@ export class SchedulerMonitoring extends Construct {
         title: 'Duplicate emissions (per minute)',
         width: 12,
         left: [schedulerMetric('DuplicateEmissions', 'emitter', 'Sum', 'duplicate emissions')],
+      }),
+    );
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Capacity: delay-queue messages in flight (left) and the account’s concurrency (right), against their quotas',
+        width: 12,
+        left: [delayInFlight.with({ label: 'delay queue in flight' })],
+        leftAnnotations: [{ value: SQS_IN_FLIGHT_QUOTA, label: 'SQS in-flight quota' }],
+        right: [accountConcurrency.with({ label: 'account concurrency' })],
+        rightAnnotations: [{ value: accountQuota, label: 'concurrency quota' }],
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Capacity: table write units consumed (left) and throttled writes (right)',
+        width: 12,
+        left: [props.table.metricConsumedWriteCapacityUnits({ period: PERIOD, statistic: 'Sum', label: 'write units a minute' })],
+        right: [writeThrottles],
       }),
     );
   }

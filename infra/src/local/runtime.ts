@@ -44,7 +44,7 @@ const DEFAULT_EMITTER_CONCURRENCY = 128;
 /** Publishes the local emitter may have answered and not yet recorded (see emitterMaxUnrecordedEnds). */
 const LOCAL_EMITTER_MAX_UNRECORDED_ENDS = 100;
 const INGEST_CONCURRENCY = 4;
-const LOADING_CONCURRENCY = 8;
+export const LOADING_CONCURRENCY = 8;
 /** Pages of bulk changes handled at once: a page's cancels are transactions on its tenant's counter, so few at a time. */
 const CHANGES_CONCURRENCY = 2;
 /** The emulators' one account: every local topic and queue lives in it. */

@@ -746,7 +746,7 @@ describe('the dashboard', () => {
   });
 
   it('lays its widgets out in rows of two, the ingest queues on a row of their own', () => {
-    expect(widgets().map((candidate) => candidate.width)).toEqual([...Array(8).fill(12), 24, 12, 12]);
+    expect(widgets().map((candidate) => candidate.width)).toEqual([...Array(8).fill(12), 24, 12, 12, 12, 12]);
   });
 });
 

@@ -20,6 +20,9 @@ export const PRICES = {
     /** On-demand, Standard table class (halved on 2024-11-01). */
     perMillionWriteUnits: 0.625,
     perMillionReadUnits: 0.125,
+    /** Storage, Standard table class, beyond the first 25 GB; point-in-time recovery, by the table's size. */
+    perGbMonthStorage: 0.25,
+    perGbMonthPointInTimeRecovery: 0.2,
   },
   lambda: {
     source: 'https://aws.amazon.com/lambda/pricing/',

@@ -37,7 +37,7 @@ export interface LoaderDeps {
 }
 
 /** GSI queries a tick keeps in flight: shards of several buckets, or of several tenants, at once. */
-const QUERIES_IN_FLIGHT = 32;
+export const LOADER_QUERIES_IN_FLIGHT = 32;
 
 /** One partition's part of a round. */
 interface Query {
@@ -87,7 +87,7 @@ async function fanOut(
     .all()
     .flatMap((tenant) => Array.from({ length: config.shardCount }, (_, shard) => tenantShardKey(tenant.id, 's', shard)));
   // Several buckets per round keep enough queries in flight to catch up quickly after an outage.
-  const bucketsPerRound = Math.max(1, Math.ceil(QUERIES_IN_FLIGHT / config.shardCount));
+  const bucketsPerRound = Math.max(1, Math.ceil(LOADER_QUERIES_IN_FLIGHT / config.shardCount));
   for (let first = 0; first < buckets.length; first += bucketsPerRound) {
     // The first round always runs, so every tick makes progress.
     if (first > 0 && clock.now() > deadline) return { fromMs, throughMs, eventsFound, chunksSent, caughtUp: false };
@@ -102,9 +102,9 @@ async function fanOut(
       ),
     ];
     const ids: string[] = [];
-    for (let next = 0; next < queries.length; next += QUERIES_IN_FLIGHT) {
+    for (let next = 0; next < queries.length; next += LOADER_QUERIES_IN_FLIGHT) {
       await Promise.all(
-        queries.slice(next, next + QUERIES_IN_FLIGHT).map(async (query) => {
+        queries.slice(next, next + LOADER_QUERIES_IN_FLIGHT).map(async (query) => {
           for await (const page of dueIndex.query(query.partition, query.fromMs, query.untilMs)) {
             for (const ref of page) ids.push(ref.id);
           }
