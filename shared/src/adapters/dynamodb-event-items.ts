@@ -94,6 +94,7 @@ export function toRecord(item: Readonly<Record<string, unknown>>): EventRecord {
     version: Number(item.version ?? 1),
     state: isEventState(item.state) ? item.state : 'scheduled',
     clientId: optionalString(item.clientId),
+    labels: Array.isArray(item.labels) ? item.labels.filter((label): label is string => typeof label === 'string') : undefined,
     inputMessageId: optionalString(item.inputMessageId),
     requestHash: optionalString(item.requestHash),
     queuedBy: optionalString(item.queuedBy),
