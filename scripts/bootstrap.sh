@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes a fresh machine ready to run and test the project: Java 17+, pnpm 12, the workspace's
-# dependencies (Node 24 is one of them) and DynamoDB Local. Each step is skipped when its result
+# dependencies (Node 24 is one of them), DynamoDB Local and Chromium (the console's browser tests). Each step is skipped when its result
 # is already there, so running it again is cheap. Quiet on success; on failure it prints the
 # failing step's output and what to do.
 set -euo pipefail
@@ -97,7 +97,16 @@ ensure_dynamodb_local() {
   mv -T "$work_dir/package/emulator" "$DYNAMODB_LOCAL_DIR"
 }
 
+# The console's tests drive Debian's Chromium through playwright-core: Playwright's own browser
+# builds are downloads this project does not rely on.
+ensure_chromium() {
+  if command -v chromium >/dev/null 2>&1; then return; fi
+  quietly "updating the apt package lists" as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  quietly "installing Chromium" as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+}
+
 ensure_java
+ensure_chromium
 ensure_pnpm
 install_dependencies
 ensure_dynamodb_local

@@ -46,6 +46,8 @@ export async function startDemoService(): Promise<DemoService> {
     '0',
     '--dynamodb-port',
     '0',
+    '--console-port',
+    '0',
     '--outputs',
     outputsFile,
     '--tenants',

@@ -1,13 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { SNSClient, type SNSClientConfig } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DEFAULTS, DynamoDbEventRecords, type EventRecords } from '@adhoc-scheduler/shared';
+import { DEFAULTS, DynamoDbEventRecords, PUBLIC_TENANT_ID, type EventRecords } from '@adhoc-scheduler/shared';
 import { LOCAL_CREDENTIALS } from '../local/runtime.js';
 import type { LocationValues } from './arguments.js';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
 import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service';
 import { AdminError, isServiceAnswer, AdminUsageError } from './errors.js';
+import { inputTopicArnOf } from './input-topics.js';
 import { readRunningLocalOutputs } from './local-service.js';
 import { SCHEDULER_OUTPUTS } from '../cdk/stack-outputs.js';
 
@@ -191,5 +193,39 @@ export async function withChangesQueue<T>(
     return await use(sqs, queueUrl);
   } finally {
     sqs.destroy();
+  }
+}
+
+/**
+ * Runs `use` with an SNS client and the input topic of `tenant` at the location (the shared one
+ * for the public tenant), as a client publishes there; failures become an AdminError naming it.
+ */
+export async function withInputTopic<T>(
+  location: Location,
+  tenant: string,
+  use: (sns: SNSClient, topicArn: string) => Promise<T>,
+): Promise<T> {
+  let publicTopicArn: string | undefined;
+  let client: SNSClientConfig;
+  if (location.kind === 'local') {
+    const { outputs } = await readRunningLocalOutputs(location.outputs);
+    publicTopicArn = outputs.inputTopicArn;
+    client = { region: outputs.region, endpoint: outputs.endpoint, credentials: LOCAL_CREDENTIALS };
+  } else {
+    publicTopicArn = location.stackOutputs === undefined ? undefined : (await readStackOutputs(location.stackOutputs)).inputTopicArn;
+    // The topics are in the table's region.
+    client = (await tableAccess(location)).client;
+  }
+  if (publicTopicArn === undefined)
+    throw new AdminError('the input topics are unknown: name the stack with --stack-outputs FILE (its InputTopicArn output)');
+  const topicArn = tenant === PUBLIC_TENANT_ID ? publicTopicArn : inputTopicArnOf(publicTopicArn, tenant);
+  const sns = new SNSClient(client);
+  try {
+    return await use(sns, topicArn);
+  } catch (error) {
+    if (error instanceof AdminError || error instanceof AdminUsageError) throw error;
+    throw new AdminError(`cannot publish to ${topicArn}: ${describeError(error)}`);
+  } finally {
+    sns.destroy();
   }
 }

@@ -61,7 +61,7 @@ function validateRegistry(document: TenantsDocument, id: string, scope: Registry
   }
 }
 
-function readRegistry(path: string): TenantsDocument {
+export function readRegistry(path: string): TenantsDocument {
   try {
     return readTenantsFile(path);
   } catch (error) {

@@ -7,10 +7,13 @@ import { EmulatorStartError, PortInUseError, type EmulatorName } from './emulato
 import { removeOutputsFile, removeStaleOutputsFile, writeOutputsFile } from './outputs-file.js';
 import { startLocalScheduler } from './runtime.js';
 import { TenantsFileError } from './tenants-file.js';
+import { AdminConsoleBackend } from '../console/admin-backend.js';
+import { DEFAULT_CONSOLE_PORT, startConsole } from '../console/server.js';
 
 const USAGE = `Runs the scheduler on this machine against DynamoDB Local and fauxqs (127.0.0.1 only).
 
-Usage: scripts/start [--data-dir DIR | --in-memory] [--port N] [--dynamodb-port N] [--outputs FILE] [--tenants FILE]
+Usage: scripts/start [--data-dir DIR | --in-memory] [--port N] [--dynamodb-port N] [--console-port N]
+                     [--outputs FILE] [--tenants FILE]
 
   --data-dir DIR       where both emulators keep their state (default .local/data); a restart,
                        even after kill -9, finds every scheduled event
@@ -18,6 +21,8 @@ Usage: scripts/start [--data-dir DIR | --in-memory] [--port N] [--dynamodb-port 
   --port N             port of the SNS/SQS endpoint (default 4566); the endpoint stays the same
                        across restarts, so a configured client keeps working; 0 lets the system pick
   --dynamodb-port N    port of the DynamoDB endpoint (default 8000)
+  --console-port N     port of the console in the browser (default ${DEFAULT_CONSOLE_PORT}; its URL is
+                       consoleUrl in the outputs; see docs/operators/console.md)
   --outputs FILE       where to write what a client needs (default ${LOCAL_SERVICE_FILES.outputs}): written
                        once the service is ready, removed when it stops
   --tenants FILE       the tenant registry (default ${LOCAL_SERVICE_FILES.tenants}; absent at start: only
@@ -51,6 +56,7 @@ function parseCommandLine() {
         'in-memory': { type: 'boolean', default: false },
         port: { type: 'string', default: '4566' },
         'dynamodb-port': { type: 'string', default: '8000' },
+        'console-port': { type: 'string', default: String(DEFAULT_CONSOLE_PORT) },
         outputs: { type: 'string', default: LOCAL_SERVICE_FILES.outputs },
         tenants: { type: 'string', default: LOCAL_SERVICE_FILES.tenants },
         help: { type: 'boolean', short: 'h', default: false },
@@ -82,6 +88,13 @@ const ports = { messaging: portFlag('messaging', values.port), dynamodb: portFla
 if (ports.messaging !== 0 && ports.messaging === ports.dynamodb) {
   wrongCommandLine(`--port and --dynamodb-port need different ports (both are ${ports.messaging})`);
 }
+const consolePortText = values['console-port'];
+const consolePort = Number(consolePortText);
+if (!/^\d+$/.test(consolePortText) || consolePort > 65_535)
+  wrongCommandLine(`--console-port takes a port from 0 to 65535, not ${consolePortText}`);
+if (consolePort !== 0 && (consolePort === ports.messaging || consolePort === ports.dynamodb))
+  wrongCommandLine(`--console-port needs a port of its own (${consolePort} is an emulator's)`);
+
 /** What the operator can act on, in one line; anything else is a fault of the service and keeps its stack. */
 function startFailure(error: unknown): string | undefined {
   if (error instanceof PortInUseError) {
@@ -113,14 +126,28 @@ const scheduler = await startLocalScheduler({
   return exitWith(failure);
 });
 
+// The console reads the service as scripts/admin does, through the outputs file written below.
+const consoleServer = await startConsole({
+  backend: new AdminConsoleBackend({ kind: 'local', outputs: outputsFile }, { tenantsFile: values.tenants }),
+  port: consolePort,
+}).catch(async (error: unknown) => {
+  await scheduler.stop();
+  if ((error as { code?: string }).code === 'EADDRINUSE')
+    return exitWith(
+      `port ${consolePort} of the console is in use: is the scheduler already running? Stop it, or choose another with --console-port N.`,
+    );
+  throw error;
+});
+
 // Written once the service answers, and whole: a script waits for the file, then uses it.
-await writeOutputsFile(outputsFile, scheduler.outputs);
+await writeOutputsFile(outputsFile, { ...scheduler.outputs, consoleUrl: consoleServer.url });
 const { config } = scheduler;
 console.error(
   [
     'Scheduler running locally.',
     `  endpoint (SNS, SQS)  ${scheduler.outputs.endpoint}  (--port)`,
     `  endpoint (DynamoDB)  ${scheduler.outputs.dynamodbEndpoint}  (--dynamodb-port)`,
+    `  console              ${consoleServer.url}  (--console-port)`,
     `  region               ${scheduler.outputs.region}`,
     `  input topic          ${scheduler.outputs.inputTopicArn}  (public tenant)`,
     ...Object.entries(scheduler.outputs.tenantInputTopicArns).map(([id, arn]) => `  tenant ${id.padEnd(14)}${arn}`),
@@ -140,6 +167,7 @@ const shutdown = (reason: string): void => {
   // A loader tick or a batch already in hand finishes (and logs) before the service stops.
   console.error(`${reason}: stopping once the work in hand is done`);
   removeOutputsFile(outputsFile, scheduler.outputs.endpoint)
+    .then(() => consoleServer.close())
     .then(() => scheduler.stop())
     .then(
       () => {

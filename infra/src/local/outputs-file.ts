@@ -9,8 +9,11 @@ import type { LocalOutputs } from './runtime.js';
  * killed outright (`kill -9`) leaves it behind, and then nothing answers at its endpoint.
  */
 
+/** What the file holds: the service's outputs, and the console's URL when scripts/start serves it. */
+export type OutputsFileContent = LocalOutputs & { readonly consoleUrl?: string };
+
 /** Written whole, so a reader finds no file or a complete one. */
-export async function writeOutputsFile(path: string, outputs: LocalOutputs): Promise<void> {
+export async function writeOutputsFile(path: string, outputs: OutputsFileContent): Promise<void> {
   await writeJsonFile(path, outputs);
 }
 

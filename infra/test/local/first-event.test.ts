@@ -79,10 +79,14 @@ describe("the README's first event", () => {
     dirs.push(checkout);
 
     // scripts/start installs what is missing, then runs `pnpm start`: here on ports the system picks.
-    const service = spawn(process.execPath, ['--import', TSX, await scriptFile('start'), '--port', '0', '--dynamodb-port', '0'], {
-      cwd: checkout,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const service = spawn(
+      process.execPath,
+      ['--import', TSX, await scriptFile('start'), '--port', '0', '--dynamodb-port', '0', '--console-port', '0'],
+      {
+        cwd: checkout,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     let banner = '';
     service.stderr.setEncoding('utf8').on('data', (text: string) => (banner += text));
     const exited = once(service, 'exit');

@@ -84,7 +84,18 @@ describe('scripts/start and its outputs file', () => {
     const dir = await tempDir();
     const outputsFile = join(dir, 'outputs.json');
     // Should a refusal fail, the service started is one of the test's own: its ports and files.
-    const own = ['--port', '0', '--dynamodb-port', '0', '--outputs', outputsFile, '--tenants', join(dir, 'tenants.json')];
+    const own = [
+      '--port',
+      '0',
+      '--dynamodb-port',
+      '0',
+      '--console-port',
+      '0',
+      '--outputs',
+      outputsFile,
+      '--tenants',
+      join(dir, 'tenants.json'),
+    ];
     for (const [args, named] of [
       [['--inmemory'], "'--inmemory'"],
       [['--port', '70000'], '--port takes a port from 0 to 65535, not 70000'],

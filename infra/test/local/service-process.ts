@@ -40,6 +40,8 @@ export function spawnService(
     '0',
     '--dynamodb-port',
     '0',
+    '--console-port',
+    '0',
     '--outputs',
     outputsFile,
     '--tenants',

@@ -104,6 +104,8 @@ export function usagePerMillion(profile: LoadProfile, settings: StackSettings, l
         emitterInvocations * (MEASURED.emitterHoldSeconds + MEASURED.emitterBusySecondsPerBatch) * 1000,
         MILLION,
       ),
+      // Bulk changes are an operator's or a tenant's occasional job, not a step of an event's path.
+      changes: invocation(0, 0, 0),
     },
   };
 }

@@ -116,6 +116,7 @@ export function toRecord(item: Readonly<Record<string, unknown>>): EventRecord {
     ...(Array.isArray(item.labels) ? { labels: item.labels.map(String) } : {}),
     state: isEventState(item.state) ? item.state : 'scheduled',
     clientId: optionalString(item.clientId),
+    labels: Array.isArray(item.labels) ? item.labels.filter((label): label is string => typeof label === 'string') : undefined,
     inputMessageId: optionalString(item.inputMessageId),
     requestHash: optionalString(item.requestHash),
     queuedBy: optionalString(item.queuedBy),

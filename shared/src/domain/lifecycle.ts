@@ -38,6 +38,8 @@ export interface EventRecord extends Omit<ScheduledEvent, 'payload'> {
   readonly payloadKept: PayloadKept;
   /** The client's idempotency key, when it gave one. */
   readonly clientId?: string | undefined;
+  /** The labels the request gave it, to find it by (absent when it gave none). */
+  readonly labels?: readonly string[] | undefined;
   /** The SNS message that created it. */
   readonly inputMessageId?: string | undefined;
   /** The digest of the request that created it (see requestHashOf); absent on records written before it was kept. */

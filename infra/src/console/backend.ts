@@ -1,0 +1,130 @@
+import type { EventRecord, EventState } from '@adhoc-scheduler/shared';
+
+/**
+ * Everything the console reads and changes, through one interface: each view and each action
+ * meets the scheduler at one method, so a feature of the scheduler reaches the console by
+ * implementing its method, and the browser tests drive any implementation alike.
+ */
+export interface ConsoleBackend {
+  /** Where it reads, as the page header says it: the local service, or a deployed stack's table. */
+  readonly description: string;
+  /** Every tenant of the registry, with its quota use and pause state. */
+  tenants(): Promise<readonly TenantSummary[]>;
+  /** One tenant's figures around `now`. */
+  overview(tenant: string, now: number): Promise<Overview>;
+  /** A tenant's events by due time, filtered, a page at a time. */
+  listEvents(tenant: string, filter: EventFilter): Promise<EventPage>;
+  /** One event and its steps so far; undefined when there is no such event. */
+  eventLifecycle(id: string): Promise<EventLifecycle | undefined>;
+  /** The messages the dead-letter queues hold. */
+  deadLetters(filter: DeadLetterFilter): Promise<readonly DeadLetter[]>;
+
+  cancel(id: string): Promise<ActionOutcome>;
+  reschedule(id: string, dueAt: number): Promise<ActionOutcome>;
+  cancelByLabel(tenant: string, label: string, dueBefore: number | undefined): Promise<ActionOutcome>;
+  /** Sends the chosen dead letters back to their source queues. */
+  redrive(filter: DeadLetterFilter): Promise<ActionOutcome>;
+  /** Deletes the chosen dead letters. */
+  purge(filter: DeadLetterFilter): Promise<ActionOutcome>;
+  pause(tenant: string, note: string): Promise<ActionOutcome>;
+  resume(tenant: string): Promise<ActionOutcome>;
+}
+
+/** The filters of a listing, as DESIGN's `listEvents` takes them; states default to the open ones. */
+export interface EventFilter {
+  readonly label?: string | undefined;
+  readonly states?: readonly EventState[] | undefined;
+  /** Due at or after, epoch ms. */
+  readonly from?: number | undefined;
+  /** Due before, epoch ms. */
+  readonly to?: number | undefined;
+  readonly limit: number;
+  /** A previous page's `next`. */
+  readonly after?: string | undefined;
+}
+
+export interface EventPage {
+  readonly events: readonly EventRecord[];
+  /** Opaque: the token of the last event returned, when there may be more. */
+  readonly next: string | undefined;
+}
+
+/** A step of an event's life: what happened, and when (undefined: not yet). */
+export interface LifecycleStep {
+  readonly step: string;
+  readonly at: number;
+  readonly detail?: string | undefined;
+}
+
+export interface EventLifecycle {
+  readonly event: EventRecord;
+  readonly steps: readonly LifecycleStep[];
+}
+
+export type PauseState =
+  | { readonly paused: false }
+  | { readonly paused: true; readonly since: number; readonly note?: string | undefined; readonly by?: string | undefined }
+  /** This scheduler does not tell. */
+  | { readonly paused: 'unknown' };
+
+export interface TenantSummary {
+  readonly id: string;
+  readonly enabled: boolean;
+  readonly maxOpenEvents: number;
+  readonly maxIngestPerSecond: number;
+  /** From its quota counter; undefined when it could not be read. */
+  readonly openEvents: number | undefined;
+  readonly pause: PauseState;
+}
+
+export interface Overview {
+  readonly tenant: TenantSummary;
+  /** Open events due in the next hour, counted per slot of the timeline. */
+  readonly dueNextHour: readonly { readonly from: number; readonly count: number }[];
+  readonly emittedLastHour: number;
+  readonly failedLastHour: number;
+  /** Emitted in the last hour, by how late (emittedAt - dueAt). */
+  readonly lateness: readonly { readonly label: string; readonly count: number }[];
+  /** False when there were more events than the figures read: they are then lower bounds. */
+  readonly complete: boolean;
+}
+
+/** Which dead letters: as `scripts/admin dead-letters` chooses them, or one message by id. */
+export interface DeadLetterFilter {
+  readonly queue?: string | undefined;
+  readonly messageId?: string | undefined;
+  readonly tenant?: string | undefined;
+  readonly eventId?: string | undefined;
+  readonly label?: string | undefined;
+}
+
+export interface DeadLetter {
+  readonly messageId: string;
+  readonly queue: string;
+  readonly receiveCount: number;
+  readonly firstSentAt: number;
+  readonly tenant?: string | undefined;
+  readonly eventId?: string | undefined;
+  readonly labels?: readonly string[] | undefined;
+  readonly lastError?: string | undefined;
+}
+
+/** What an action did, in a sentence; `applied` false when it was refused or could not be confirmed. */
+export interface ActionOutcome {
+  readonly applied: boolean;
+  readonly message: string;
+}
+
+/** A view or action whose feature this scheduler does not have: the console says so instead of failing. */
+export class NotAvailableError extends Error {
+  override readonly name = 'NotAvailableError';
+
+  constructor(readonly feature: string) {
+    super(`${feature} is not available on this version of the scheduler`);
+  }
+}
+
+/** A request the console cannot serve as asked (an unknown tenant, a token no page printed): said on the page, with status 400. */
+export class ConsoleRequestError extends Error {
+  override readonly name = 'ConsoleRequestError';
+}

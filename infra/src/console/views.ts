@@ -1,0 +1,369 @@
+import { EVENT_STATE, type EventRecord } from '@adhoc-scheduler/shared';
+import type { DeadLetter, DeadLetterFilter, EventLifecycle, EventPage, Overview, TenantSummary } from './backend.js';
+import { html, type Html } from './html.js';
+
+/** What every page needs: where the console reads, and the session's token for its forms. */
+export interface PageContext {
+  readonly description: string;
+  readonly token: string;
+}
+
+/** The listing's state choices: the open ones (the default), each state, or any. */
+export const STATE_CHOICES = ['open', ...Object.values(EVENT_STATE), 'any'] as const;
+export type StateChoice = (typeof STATE_CHOICES)[number];
+
+export interface EventsQuery {
+  readonly tenant: string;
+  readonly label: string | undefined;
+  readonly state: StateChoice;
+  readonly from: string | undefined;
+  readonly to: string | undefined;
+  readonly after: string | undefined;
+}
+
+const NAV = [
+  { path: '/', name: 'Tenants' },
+  { path: '/overview', name: 'Overview' },
+  { path: '/events', name: 'Events' },
+  { path: '/dead-letters', name: 'Dead letters' },
+] as const;
+
+const iso = (epochMs: number) => new Date(epochMs).toISOString();
+const time = (epochMs: number) => html`<time datetime="${iso(epochMs)}">${iso(epochMs)}</time>`;
+const count = (value: number) => value.toLocaleString('en-US');
+
+export function page(context: PageContext, current: string, title: string, body: Html): string {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · adhoc-scheduler console</title>
+<link rel="stylesheet" href="/console.css">
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+<header>
+<p class="brand">adhoc-scheduler console <span class="where">${context.description}</span></p>
+<nav aria-label="Views"><ul>${NAV.map(
+    ({ path, name }) => html`<li><a href="${path}"${path === current ? html` aria-current="page"` : ''}>${name}</a></li>`,
+  )}</ul></nav>
+</header>
+<main id="main">
+<h1>${title}</h1>
+${body}
+</main>
+</body>
+</html>
+`.text;
+}
+
+/** A form that changes something: a POST carrying the session's token, answered by a confirmation page first. */
+function actionForm(context: PageContext, action: string, fields: Readonly<Record<string, string>>, button: string, extra?: Html): Html {
+  return html`<form method="post" action="/actions/${action}" class="action">
+<input type="hidden" name="token" value="${context.token}">
+${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
+${extra}<button type="submit">${button}</button>
+</form>`;
+}
+
+function pauseText(summary: TenantSummary): string {
+  const { pause } = summary;
+  if (pause.paused === 'unknown') return 'not known';
+  if (!pause.paused) return 'no';
+  return `since ${iso(pause.since)}${pause.note ? `: ${pause.note}` : ''}`;
+}
+
+function quotaUse(summary: TenantSummary): string {
+  if (summary.openEvents === undefined) return 'not known';
+  const percent = summary.maxOpenEvents === 0 ? 100 : (100 * summary.openEvents) / summary.maxOpenEvents;
+  return `${count(summary.openEvents)} of ${count(summary.maxOpenEvents)} (${percent.toFixed(percent < 1 ? 2 : 0)} %)`;
+}
+
+export function tenantsView(context: PageContext, tenants: readonly TenantSummary[]): string {
+  const rows = tenants.map(
+    (tenant) => html`<tr>
+<th scope="row"><a href="/overview?tenant=${encodeURIComponent(tenant.id)}">${tenant.id}</a>${tenant.enabled ? '' : ' (disabled)'}</th>
+<td>${quotaUse(tenant)}</td>
+<td>${count(tenant.maxIngestPerSecond)}</td>
+<td>${pauseText(tenant)}</td>
+<td><a href="/events?tenant=${encodeURIComponent(tenant.id)}">Events</a></td>
+<td>${[
+      // Both while the pause state is unknown: the scheduler says what it can do.
+      tenant.pause.paused !== true &&
+        actionForm(
+          context,
+          'pause',
+          { tenant: tenant.id },
+          `Pause ${tenant.id}…`,
+          html`<label>Note <input name="note" size="12"></label> `,
+        ),
+      tenant.pause.paused !== false && actionForm(context, 'resume', { tenant: tenant.id }, `Resume ${tenant.id}…`),
+    ]}</td>
+</tr>`,
+  );
+  return page(
+    context,
+    '/',
+    'Tenants',
+    html`<table>
+<caption>Registered tenants, their open events against their quota, and whether they are paused</caption>
+<thead><tr><th scope="col">Tenant</th><th scope="col">Open events (quota use)</th><th scope="col">Max new events/s</th><th scope="col">Paused</th><th scope="col">Events</th><th scope="col">Pause or resume</th></tr></thead>
+<tbody>${rows}</tbody>
+</table>`,
+  );
+}
+
+/** The registry's tenants to choose from, and the one chosen even when the registry does not name it (a deployed stack's, read without it). */
+function tenantChooser(tenants: readonly TenantSummary[], chosen: string | undefined): Html {
+  const ids = tenants.map((tenant) => tenant.id);
+  if (chosen !== undefined && !ids.includes(chosen)) ids.push(chosen);
+  return html`<label>Tenant <select name="tenant">${ids.map(
+    (id) => html`<option value="${id}"${id === chosen ? html` selected` : ''}>${id}</option>`,
+  )}</select></label>`;
+}
+
+/** Bars scaled to the largest count, drawn as SVG (no inline styles: the page's policy allows none). */
+function bar(value: number, largest: number): Html {
+  const width = largest === 0 ? 0 : Math.max(value > 0 ? 2 : 0, Math.round((200 * value) / largest));
+  return html`<svg class="bar" width="200" height="12" aria-hidden="true" focusable="false"><rect width="${width}" height="12"></rect></svg>`;
+}
+
+export function overviewView(context: PageContext, tenants: readonly TenantSummary[], overview: Overview | undefined): string {
+  const chooser = html`<form method="get" action="/overview" class="filters">${tenantChooser(
+    tenants,
+    overview?.tenant.id,
+  )} <button type="submit">Show</button></form>`;
+  if (overview === undefined) return page(context, '/overview', 'Overview', html`${chooser}<p>Choose a tenant.</p>`);
+  const { tenant } = overview;
+  const largestSlot = Math.max(...overview.dueNextHour.map((slot) => slot.count));
+  const largestBin = Math.max(...overview.lateness.map((bin) => bin.count));
+  const atLeast = overview.complete ? '' : 'at least ';
+  return page(
+    context,
+    '/overview',
+    `Overview of ${tenant.id}`,
+    html`${chooser}
+<dl class="figures">
+<div><dt>Open events</dt><dd>${quotaUse(tenant)}</dd></div>
+<div><dt>Emitted in the last hour</dt><dd>${atLeast}${count(overview.emittedLastHour)}</dd></div>
+<div><dt>Failed in the last hour</dt><dd>${atLeast}${count(overview.failedLastHour)}</dd></div>
+<div><dt>Paused</dt><dd>${pauseText(tenant)}</dd></div>
+</dl>
+${overview.complete ? '' : html`<p class="note">More events than the overview reads: the figures are lower bounds.</p>`}
+<section aria-labelledby="timeline">
+<h2 id="timeline">Due in the next hour</h2>
+<table>
+<caption>Open events by five-minute slot, from now</caption>
+<thead><tr><th scope="col">From</th><th scope="col">Events</th><th scope="col"><span class="visually-hidden">Bar</span></th></tr></thead>
+<tbody>${overview.dueNextHour.map(
+      (slot) => html`<tr><th scope="row">${time(slot.from)}</th><td>${count(slot.count)}</td><td>${bar(slot.count, largestSlot)}</td></tr>`,
+    )}</tbody>
+</table>
+</section>
+<section aria-labelledby="lateness">
+<h2 id="lateness">Lateness in the last hour</h2>
+<table>
+<caption>Events emitted in the last hour, by how long after their due time</caption>
+<thead><tr><th scope="col">Late by</th><th scope="col">Events</th><th scope="col"><span class="visually-hidden">Bar</span></th></tr></thead>
+<tbody>${overview.lateness.map(
+      (bin) => html`<tr><th scope="row">${bin.label}</th><td>${count(bin.count)}</td><td>${bar(bin.count, largestBin)}</td></tr>`,
+    )}</tbody>
+</table>
+</section>`,
+  );
+}
+
+/** The URL of a listing, as bookmarked. */
+export function eventsUrl(query: Partial<EventsQuery>): string {
+  const parameters = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== '') parameters.set(name, value);
+  return `/events?${parameters.toString()}`;
+}
+
+function reachedAt(event: EventRecord): number | undefined {
+  return event.emittedAt ?? event.failedAt ?? event.cancelledAt ?? event.queuedAt ?? event.rescheduledAt ?? event.createdAt;
+}
+
+export function eventsView(
+  context: PageContext,
+  tenants: readonly TenantSummary[],
+  query: EventsQuery,
+  events: EventPage | undefined,
+  problem: Html | undefined,
+): string {
+  const filters = html`<form method="get" action="/events" class="filters">
+${tenantChooser(tenants, query.tenant)}
+<label>Label <input name="label" value="${query.label ?? ''}" size="16"></label>
+<label>State <select name="state">${STATE_CHOICES.map(
+    (state) => html`<option value="${state}"${state === query.state ? html` selected` : ''}>${state}</option>`,
+  )}</select></label>
+<label>Due from <input name="from" value="${query.from ?? ''}" placeholder="2026-11-25T09:00:00Z" size="22"></label>
+<label>Due before <input name="to" value="${query.to ?? ''}" placeholder="2026-11-26T09:00:00Z" size="22"></label>
+<button type="submit">Show</button>
+</form>`;
+  const bulk =
+    query.label === undefined || query.label === ''
+      ? ''
+      : actionForm(
+          context,
+          'cancel-by-label',
+          { tenant: query.tenant, label: query.label },
+          `Cancel every open event of ${query.tenant} labelled ${query.label}…`,
+          html`<label>Due before (optional) <input name="due_before" size="22"></label> `,
+        );
+  let listing: Html = html``;
+  if (problem !== undefined) listing = problem;
+  else if (events !== undefined && events.events.length === 0) listing = html`<p role="status">No events match.</p>`;
+  else if (events !== undefined)
+    listing = html`<table>
+<caption>Events of ${query.tenant}, by due time</caption>
+<thead><tr><th scope="col">Due</th><th scope="col">Event</th><th scope="col">State</th><th scope="col">Since</th><th scope="col">Labels</th><th scope="col">Client id</th><th scope="col">User</th></tr></thead>
+<tbody>${events.events.map((event) => {
+      const since = reachedAt(event);
+      return html`<tr>
+<td>${time(event.dueAt)}</td>
+<td><a href="/events/${encodeURIComponent(event.id)}">${event.id}</a></td>
+<td>${event.state}</td>
+<td>${since === undefined ? '-' : time(since)}</td>
+<td>${(event.labels ?? []).join(', ') || '-'}</td>
+<td>${event.clientId ?? '-'}</td>
+<td>${event.user}</td>
+</tr>`;
+    })}</tbody>
+</table>
+${events.next === undefined ? '' : html`<p><a href="${eventsUrl({ ...query, after: events.next })}" rel="next">Next page</a></p>`}`;
+  return page(context, '/events', 'Events', html`${filters}${listing}${bulk}`);
+}
+
+export function eventView(context: PageContext, lifecycle: EventLifecycle): string {
+  const { event, steps } = lifecycle;
+  const field = (name: string, value: Html | string | undefined) =>
+    value === undefined || value === '' ? '' : html`<div><dt>${name}</dt><dd>${value}</dd></div>`;
+  const open = event.state === EVENT_STATE.scheduled || event.state === EVENT_STATE.queued;
+  return page(
+    context,
+    '/events',
+    `Event ${event.id}`,
+    html`<dl class="fields">
+${field('Tenant', html`<a href="/events?tenant=${encodeURIComponent(event.tenant)}">${event.tenant}</a>`)}
+${field('State', event.state)}
+${field('Due', time(event.dueAt))}
+${field('Version', String(event.version))}
+${field('Labels', (event.labels ?? []).join(', '))}
+${field('Client id', event.clientId)}
+${field('User', event.user)}
+${field('Target', event.target)}
+${field('Failure topic', event.failureTopic)}
+${field('Payload', event.payloadKept === 'queue' ? 'kept only in the delay queue' : `kept in the ${event.payloadKept === 'record' ? 'record' : 'table'}`)}
+${field('Kept until', time(event.expiresAt * 1000))}
+</dl>
+<section aria-labelledby="lifecycle">
+<h2 id="lifecycle">Lifecycle</h2>
+<ol class="steps">${steps.map((step) => html`<li><strong>${step.step}</strong> ${time(step.at)}${step.detail ? html` (${step.detail})` : ''}</li>`)}</ol>
+</section>
+${
+  open
+    ? html`<section aria-labelledby="actions">
+<h2 id="actions">Change it</h2>
+${actionForm(context, 'cancel', { event: event.id }, 'Cancel this event…')}
+${actionForm(
+  context,
+  'reschedule',
+  { event: event.id },
+  'Reschedule…',
+  html`<label>New due time <input name="date" required placeholder="${iso(event.dueAt)}" size="24"></label> `,
+)}
+</section>`
+    : ''
+}`,
+  );
+}
+
+export function deadLettersView(
+  context: PageContext,
+  filter: DeadLetterFilter,
+  letters: readonly DeadLetter[] | undefined,
+  problem: Html | undefined,
+): string {
+  const fields = {
+    queue: filter.queue ?? '',
+    tenant: filter.tenant ?? '',
+    event: filter.eventId ?? '',
+    label: filter.label ?? '',
+  };
+  const filters = html`<form method="get" action="/dead-letters" class="filters">
+<label>Queue <select name="queue">${['all', 'ingest', 'public-ingest', 'loading', 'delay', 'changes'].map(
+    (queue) => html`<option value="${queue}"${queue === (filter.queue ?? 'all') ? html` selected` : ''}>${queue}</option>`,
+  )}</select></label>
+<label>Tenant <input name="tenant" value="${fields.tenant}" size="12"></label>
+<label>Event id <input name="event" value="${fields.event}" size="24"></label>
+<label>Label <input name="label" value="${fields.label}" size="16"></label>
+<button type="submit">Show</button>
+</form>`;
+  let listing: Html = html``;
+  if (problem !== undefined) listing = problem;
+  else if (letters !== undefined && letters.length === 0) listing = html`<p role="status">No dead letters match.</p>`;
+  else if (letters !== undefined)
+    listing = html`<table>
+<caption>Messages set aside after failing too often</caption>
+<thead><tr><th scope="col">Message</th><th scope="col">Source queue</th><th scope="col">Receives</th><th scope="col">First sent</th><th scope="col">Tenant</th><th scope="col">Event</th><th scope="col">Labels</th><th scope="col">Last error</th></tr></thead>
+<tbody>${letters.map(
+      (
+        letter,
+      ) => html`<tr><td>${letter.messageId}</td><td>${letter.queue}</td><td>${letter.receiveCount}</td><td>${time(letter.firstSentAt)}</td>
+<td>${letter.tenant ?? '-'}</td><td>${letter.eventId ?? '-'}</td><td>${(letter.labels ?? []).join(', ') || '-'}</td><td>${letter.lastError ?? '-'}</td></tr>`,
+    )}</tbody>
+</table>`;
+  return page(
+    context,
+    '/dead-letters',
+    'Dead letters',
+    html`${filters}${listing}
+<section aria-labelledby="dead-letter-actions">
+<h2 id="dead-letter-actions">Act on the dead letters this filter chooses</h2>
+${actionForm(context, 'redrive', fields, 'Redrive them…')}
+${actionForm(context, 'purge', fields, 'Purge them…')}
+</section>`,
+  );
+}
+
+/** A view or action that cannot be shown as asked: a paragraph the page carries, announced to screen readers. */
+export function problemNote(message: string): Html {
+  return html`<p class="problem" role="alert">${message}</p>`;
+}
+
+export function confirmView(
+  context: PageContext,
+  action: string,
+  question: string,
+  fields: Readonly<Record<string, string>>,
+  button: string,
+  back: string,
+): string {
+  return page(
+    context,
+    '',
+    question,
+    html`<form method="post" action="/actions/${action}" class="confirm">
+<input type="hidden" name="token" value="${context.token}">
+<input type="hidden" name="confirmed" value="yes">
+${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
+<button type="submit" autofocus>${button}</button> <a href="${back}">No, go back</a>
+</form>`,
+  );
+}
+
+export function outcomeView(context: PageContext, title: string, message: string, applied: boolean, back: string): string {
+  return page(
+    context,
+    '',
+    title,
+    html`<p role="status" class="${applied ? 'done' : 'problem'}">${message}</p>
+<p><a href="${back}">Back</a></p>`,
+  );
+}
+
+export function errorView(context: PageContext, title: string, message: string): string {
+  return page(context, '', title, problemNote(message));
+}

@@ -1,0 +1,425 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, get } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_STATE, labelEntries, newEventItems, shardOf, type EventState } from '@adhoc-scheduler/shared';
+import { runAdmin } from '../../src/admin/cli.js';
+import { AdminConsoleBackend } from '../../src/console/admin-backend.js';
+import { startConsole, type ConsoleServer } from '../../src/console/server.js';
+import { startEmulators, type Emulators } from '../../src/local/emulators.js';
+import { LOCAL_ACCOUNT, type LocalScheduler } from '../../src/local/runtime.js';
+import { FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
+import { outputsOf, spawnService } from './service-process.js';
+
+/** Debian's Chromium (scripts/bootstrap.sh installs it): Playwright's own browser builds are not used. */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const REPO_ROOT = resolve(import.meta.dirname, '../../..');
+const TENANT_ACCOUNT = '111111111111';
+const MINUTE = 60_000;
+
+let emulators: Emulators;
+let browser: Browser;
+beforeAll(async () => {
+  [emulators, browser] = await Promise.all([
+    startEmulators({}),
+    // Root (as in CI) needs --no-sandbox; the browser loads only the console's pages.
+    chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] }),
+  ]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await emulators?.stop();
+});
+
+/** Saves a screenshot for docs/operators/console.md when CONSOLE_SCREENSHOTS is set (a run that updates them). */
+async function screenshot(page: Page, name: string): Promise<void> {
+  if (process.env.CONSOLE_SCREENSHOTS) await page.screenshot({ path: join(REPO_ROOT, 'docs/images', `console-${name}.png`) });
+}
+
+interface Seeded {
+  readonly state?: EventState;
+  readonly labels?: readonly string[];
+  readonly dueAt: number;
+  readonly emittedAt?: number;
+}
+
+/** The local service with tenant acme registered, and the console over it, in a browser page that records every request it makes. */
+async function setup() {
+  const dir = await mkdtemp(join(tmpdir(), 'console-'));
+  const tenantsFile = join(dir, 'tenants.json');
+  const outputsFile = join(dir, 'outputs.json');
+  const scheduler: LocalScheduler = await startTestScheduler(emulators, { tenants: { file: tenantsFile }, env: FAST_TIMINGS });
+  await writeFile(outputsFile, JSON.stringify(scheduler.outputs));
+  let acmeTopicArn = '';
+  const added = await runAdmin(
+    [
+      'tenant',
+      'add',
+      'acme',
+      '--account',
+      TENANT_ACCOUNT,
+      '--target-account',
+      LOCAL_ACCOUNT,
+      '--tenants',
+      tenantsFile,
+      '--outputs',
+      outputsFile,
+    ],
+    { out: (text) => (acmeTopicArn = text), err: () => {} },
+  );
+  expect(added).toBe(0);
+  const server: ConsoleServer = await startConsole({
+    backend: new AdminConsoleBackend({ kind: 'local', outputs: outputsFile }, { tenantsFile }),
+    port: 0,
+  });
+  const context = await browser.newContext({ viewport: { width: 1000, height: 640 } });
+  const page = await context.newPage();
+  const requests: string[] = [];
+  page.on('request', (sent) => requests.push(sent.url()));
+  const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'console-target');
+  const acme = new SchedulerClient(scheduler, acmeTopicArn);
+  let seeded = 0;
+  return {
+    scheduler,
+    server,
+    page,
+    requests,
+    target,
+    acme,
+    /**
+     * Writes an event of acme's record and its label entries as the store writes them, in a state
+     * of the test's choosing (ended states included, which no request can make directly).
+     */
+    async seed(event: Seeded): Promise<string> {
+      const id = `c-${uniqueName('seeded')}-${seeded++}`;
+      const shard = shardOf(id, scheduler.config);
+      const expiresAt = Math.floor(event.dueAt / 1000) + 86_400;
+      const { record } = newEventItems({
+        event: {
+          id,
+          tenant: 'acme',
+          user: 'tests',
+          target: target.topicArn,
+          payload: 'seeded',
+          dueAt: event.dueAt,
+          version: 1,
+          labels: event.labels,
+        },
+        clientId: undefined,
+        inputMessageId: `seed-${id}`,
+        requestHash: 'seeded',
+        placement: { state: 'scheduled', shard },
+        queuedBy: undefined,
+        createdBy: id,
+        now: Date.now(),
+        expiresAt,
+      });
+      const state = event.state ?? EVENT_STATE.scheduled;
+      const items = [
+        { ...record, state, ...(event.emittedAt === undefined ? {} : { emittedAt: event.emittedAt, queuedAt: event.dueAt - 1000 }) },
+        ...labelEntries({ id, tenant: 'acme', labels: event.labels, dueAt: event.dueAt, expiresAt }, shard),
+      ];
+      for (const Item of items) await scheduler.clients.dynamodb.send(new PutCommand({ TableName: scheduler.outputs.tableName, Item }));
+      return id;
+    },
+    async stateOf(id: string): Promise<unknown> {
+      const { Item } = await scheduler.clients.dynamodb.send(new GetCommand({ TableName: scheduler.outputs.tableName, Key: { id } }));
+      return Item?.state;
+    },
+    /** Every request the page made went to the console. */
+    onlyConsoleRequests(): void {
+      expect(requests.length).toBeGreaterThan(0);
+      expect(requests.filter((url) => !url.startsWith(`${server.url}/`))).toEqual([]);
+    },
+    async teardown() {
+      await context.close();
+      await server.close();
+      await target.stop();
+      acme.destroy();
+      await scheduler.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+describe('the console in the browser', () => {
+  it('shows the events labelled L at consoleUrl/events?tenant=acme&label=L, loading nothing from elsewhere', async () => {
+    const { server, page, seed, onlyConsoleRequests, teardown } = await setup();
+    try {
+      const dueAt = Date.now() + 30 * MINUTE;
+      const labelled = await seed({ dueAt, labels: ['L', 'order-7'] });
+      const other = await seed({ dueAt: dueAt + MINUTE, labels: ['M'] });
+      const unlabelled = await seed({ dueAt: dueAt + 2 * MINUTE });
+
+      const response = await page.goto(`${server.url}/events?tenant=acme&label=L`);
+      expect(response?.status()).toBe(200);
+      expect(response?.headers()['content-security-policy']).toContain("default-src 'none'");
+      const table = page.getByRole('table', { name: 'Events of acme, by due time' });
+      await expect.poll(() => table.getByRole('link', { name: labelled }).count()).toBe(1);
+      expect(await table.getByRole('link').allTextContents()).toEqual([labelled]);
+      expect(await table.getByRole('row').nth(1).textContent()).toContain('L, order-7');
+      expect(await page.content()).not.toContain(other);
+      expect(await page.content()).not.toContain(unlabelled);
+      // The filters are kept in the form, so the bookmark and the page agree.
+      expect(await page.getByLabel('Label').inputValue()).toBe('L');
+      expect(await page.getByLabel('State').inputValue()).toBe('open');
+      await screenshot(page, 'events');
+
+      // The state filter, from the form: a scheduled event is open, not emitted.
+      await page.getByLabel('State').selectOption('emitted');
+      await page.getByRole('button', { name: 'Show' }).click();
+      await page.waitForURL(/state=emitted/);
+      expect(new URL(page.url()).searchParams.get('label')).toBe('L');
+      expect(await page.getByRole('status').textContent()).toBe('No events match.');
+      onlyConsoleRequests();
+    } finally {
+      await teardown();
+    }
+  });
+
+  it('follows an event scheduled through SNS: listed, shown step by step, cancelled with the keyboard after a confirmation', async () => {
+    const { server, page, acme, target, onlyConsoleRequests, teardown } = await setup();
+    try {
+      const dueAt = Date.now() + 10 * MINUTE;
+      await acme.publish(request(target.topicArn, dueAt, 'to cancel', { id: 'order-7' }));
+      const link = page.getByRole('link', { name: /^c-/ });
+      await waitFor(async () => {
+        await page.goto(`${server.url}/events?tenant=acme`);
+        return (await link.count()) === 1;
+      }, 'the event listed');
+      const id = (await link.textContent()) ?? '';
+      await link.click();
+      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(`Event ${id}`);
+      expect(await page.locator('.steps').textContent()).toMatch(/^scheduled /);
+      await screenshot(page, 'event');
+
+      // Keyboard only: the button is reached and pressed, the confirmation takes the focus.
+      await page.getByRole('button', { name: 'Cancel this event…' }).focus();
+      await page.keyboard.press('Enter');
+      await page.waitForURL(/\/actions\/cancel$/);
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(`Cancel event ${id}?`);
+      const confirm = page.getByRole('button', { name: 'Yes, cancel it' });
+      await expect.poll(() => confirm.evaluate((button) => button.matches(':focus'))).toBe(true);
+      await screenshot(page, 'confirm');
+      await page.keyboard.press('Enter');
+      await expect.poll(() => page.getByRole('status').textContent(), { timeout: 20_000 }).toBe(`Event ${id} cancelled.`);
+
+      await page.getByRole('link', { name: 'Back' }).click();
+      await page.waitForURL(`${server.url}/events/${id}`);
+      expect(await page.locator('.fields').textContent()).toContain('cancelled');
+      expect(await page.locator('.steps').textContent()).toMatch(/scheduled.*cancelled/s);
+      // An ended event offers no changes.
+      expect(await page.getByRole('button', { name: 'Cancel this event…' }).count()).toBe(0);
+      onlyConsoleRequests();
+    } finally {
+      await teardown();
+    }
+  });
+
+  it('reschedules an event after a confirmation, and shows its new version', async () => {
+    const { server, page, seed, teardown } = await setup();
+    try {
+      const id = await seed({ dueAt: Date.now() + 20 * MINUTE });
+      const moved = new Date(Date.now() + 40 * MINUTE);
+      moved.setUTCMilliseconds(0);
+      await page.goto(`${server.url}/events/${id}`);
+      await page.getByLabel('New due time').fill(moved.toISOString());
+      await page.getByRole('button', { name: 'Reschedule…' }).click();
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(`Move event ${id} to ${moved.toISOString()}?`);
+      await page.getByRole('button', { name: 'Yes, reschedule it' }).click();
+      await expect
+        .poll(() => page.getByRole('status').textContent(), { timeout: 20_000 })
+        .toBe(`Event ${id} rescheduled to ${moved.toISOString()}.`);
+      await page.goto(`${server.url}/events/${id}`);
+      const fields = (await page.locator('.fields').textContent()) ?? '';
+      expect(fields).toContain(moved.toISOString());
+      expect(fields).toMatch(/Version\s*2/);
+      expect(await page.locator('.steps').textContent()).toContain('rescheduled');
+    } finally {
+      await teardown();
+    }
+  });
+
+  it("shows the tenants (the first view) and a tenant's overview: due in the next hour, emitted and failed in the last, lateness", async () => {
+    const { server, page, seed, onlyConsoleRequests, teardown } = await setup();
+    try {
+      const now = Date.now();
+      await seed({ dueAt: now + 7 * MINUTE });
+      await seed({ dueAt: now + 8 * MINUTE });
+      await seed({ dueAt: now + 50 * MINUTE });
+      await seed({ dueAt: now - 10 * MINUTE, state: EVENT_STATE.emitted, emittedAt: now - 10 * MINUTE + 30 });
+      await seed({ dueAt: now - 20 * MINUTE, state: EVENT_STATE.emitted, emittedAt: now - 20 * MINUTE + 2 });
+      await seed({ dueAt: now - 5 * MINUTE, state: EVENT_STATE.failed });
+
+      const started = Date.now();
+      await page.goto(server.url);
+      const loadMs = Date.now() - started;
+      const tenants = page.getByRole('table', { name: /Registered tenants/ });
+      expect(await tenants.getByRole('rowheader').allTextContents()).toEqual(['public', 'acme']);
+      const acmeRow = tenants.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'acme' }) });
+      // Counted by the quota counter: the seeded records were written around it.
+      expect(await acmeRow.textContent()).toContain('0 of 1,000,000');
+      expect(await acmeRow.textContent()).toContain('not known');
+      expect(loadMs).toBeLessThan(3000);
+      await screenshot(page, 'tenants');
+
+      await acmeRow.getByRole('link', { name: 'acme' }).click();
+      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview of acme');
+      const figures = (await page.locator('.figures').textContent()) ?? '';
+      expect(figures).toMatch(/Emitted in the last hour\s*2/);
+      expect(figures).toMatch(/Failed in the last hour\s*1/);
+      const timeline = page.getByRole('table', { name: /Open events by five-minute slot/ });
+      const counts = await timeline.locator('tbody td:nth-child(2)').allTextContents();
+      expect(counts).toHaveLength(12);
+      expect(counts.reduce((sum, count) => sum + Number(count), 0)).toBe(3);
+      expect(counts[1]).toBe('2');
+      const lateness = page.getByRole('table', { name: /by how long after their due time/ });
+      expect(await lateness.getByRole('row', { name: /^0 ms to 10 ms 1/ }).count()).toBe(1);
+      expect(await lateness.getByRole('row', { name: /^10 ms to 50 ms 1/ }).count()).toBe(1);
+      await screenshot(page, 'overview');
+      onlyConsoleRequests();
+    } finally {
+      await teardown();
+    }
+  });
+
+  it('says plainly what this scheduler cannot do yet: pause, resume, cancel by label, dead letters, redrive, purge', async () => {
+    const { server, page, onlyConsoleRequests, teardown } = await setup();
+    const notAvailable = async (button: string, confirm: string, feature: string) => {
+      await page.getByRole('button', { name: button }).click();
+      await page.getByRole('button', { name: confirm }).click();
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Not available');
+      expect(await page.getByRole('status').textContent()).toBe(`${feature} is not available on this version of the scheduler.`);
+    };
+    try {
+      await page.goto(server.url);
+      await page.getByRole('row').filter({ hasText: 'acme' }).getByLabel('Note').fill('maintenance');
+      await notAvailable('Pause acme…', 'Yes, pause it', 'Pausing a tenant');
+      await page.goto(server.url);
+      await notAvailable('Resume acme…', 'Yes, resume it', 'Resuming a tenant');
+
+      await page.goto(`${server.url}/events?tenant=acme&label=order-7`);
+      await notAvailable('Cancel every open event of acme labelled order-7…', 'Yes, cancel them', 'Cancelling by label');
+
+      await page.goto(`${server.url}/dead-letters?queue=delay`);
+      expect(await page.getByRole('alert').textContent()).toBe('Listing dead letters is not available on this version of the scheduler.');
+      await screenshot(page, 'dead-letters');
+      await notAvailable('Redrive them…', 'Yes, redrive them', 'Redriving dead letters');
+      await page.goto(`${server.url}/dead-letters`);
+      await notAvailable('Purge them…', 'Yes, delete them', 'Purging dead letters');
+      onlyConsoleRequests();
+    } finally {
+      await teardown();
+    }
+  });
+
+  it("refuses a change without the session's token, and changes nothing", async () => {
+    const { server, seed, stateOf, teardown } = await setup();
+    try {
+      const id = await seed({ dueAt: Date.now() + 30 * MINUTE });
+      const post = (body: Record<string, string>) =>
+        fetch(`${server.url}/actions/cancel`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams(body).toString(),
+        });
+      const missing = await post({ event: id, confirmed: 'yes' });
+      expect(missing.status).toBe(403);
+      expect(await missing.text()).toContain('a change without this console&#39;s token is refused');
+      expect((await post({ event: id, confirmed: 'yes', token: 'x'.repeat(server.token.length) })).status).toBe(403);
+      expect((await post({ event: id, confirmed: 'yes', token: server.token.slice(1) })).status).toBe(403);
+      expect(await stateOf(id)).toBe(EVENT_STATE.scheduled);
+    } finally {
+      await teardown();
+    }
+  });
+
+  it("refuses a change from another site's page, even one that has the token, and answers no other host name", async () => {
+    const { server, page, seed, stateOf, teardown } = await setup();
+    try {
+      const id = await seed({ dueAt: Date.now() + 30 * MINUTE });
+      // Another origin (another port of this machine) whose page posts a form to the console as soon as it loads.
+      const attacker = createServer((_request, response) => {
+        response.writeHead(200, { 'content-type': 'text/html' });
+        response.end(
+          `<form method="post" action="${server.url}/actions/cancel"><input name="event" value="${id}">` +
+            `<input name="confirmed" value="yes"><input name="token" value="${server.token}"></form>` +
+            '<script>document.forms[0].submit()</script>',
+        );
+      });
+      await new Promise<void>((listening) => attacker.listen(0, '127.0.0.1', listening));
+      try {
+        const answer = page.waitForResponse((response) => response.url() === `${server.url}/actions/cancel`);
+        await page.goto(`http://127.0.0.1:${(attacker.address() as AddressInfo).port}/`);
+        expect((await answer).status()).toBe(403);
+      } finally {
+        attacker.close();
+      }
+      const crossSite = await fetch(`${server.url}/actions/cancel`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'http://attacker.example' },
+        body: new URLSearchParams({ event: id, confirmed: 'yes', token: server.token }).toString(),
+      });
+      expect(crossSite.status).toBe(403);
+      expect(await stateOf(id)).toBe(EVENT_STATE.scheduled);
+
+      // A name of the attacker's that resolves to this machine (DNS rebinding) is not answered.
+      // (fetch would not send another Host header: node:http does.)
+      const rebound = await new Promise<number | undefined>((answered, failed) => {
+        get(`${server.url}/`, { headers: { host: `attacker.example:${new URL(server.url).port}` } }, (response) => {
+          response.resume();
+          answered(response.statusCode);
+        }).on('error', failed);
+      });
+      expect(rebound).toBe(421);
+      // Nor may another site frame the console.
+      const headers = (await fetch(`${server.url}/`)).headers;
+      expect(headers.get('x-frame-options')).toBe('DENY');
+      expect(headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    } finally {
+      await teardown();
+    }
+  });
+
+  it('listens on the loopback address only', async () => {
+    const { server, teardown } = await setup();
+    try {
+      const { hostname, port } = new URL(server.url);
+      expect(hostname).toBe('127.0.0.1');
+      expect((await fetch(`${server.url}/`)).status).toBe(200);
+      const others = Object.values(networkInterfaces())
+        .flat()
+        .filter((address) => address !== undefined && address.family === 'IPv4' && !address.internal);
+      for (const address of others) await expect(fetch(`http://${address?.address}:${port}/`)).rejects.toThrow();
+    } finally {
+      await teardown();
+    }
+  });
+});
+
+describe('scripts/start serves the console', () => {
+  it('at consoleUrl in its outputs', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'console-start-'));
+    const service = spawnService(dir, { args: ['--in-memory'] });
+    try {
+      const outputs = (await outputsOf(service)) as unknown as { consoleUrl?: string };
+      expect(outputs.consoleUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const page = await browser.newPage();
+      try {
+        await page.goto(outputs.consoleUrl ?? '');
+        const tenants = page.getByRole('table', { name: /Registered tenants/ });
+        expect(await tenants.getByRole('rowheader').allTextContents()).toEqual(['public']);
+      } finally {
+        await page.close();
+      }
+    } finally {
+      service.child.kill('SIGTERM');
+      await service.exited;
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
