@@ -32,6 +32,7 @@ export * from './adapters/dynamodb-due-index.js';
 export * from './adapters/dynamodb-loader-cursors.js';
 export * from './adapters/dynamodb-notice-claims.js';
 export * from './adapters/dynamodb-event-records.js';
+export * from './adapters/dynamodb-last-errors.js';
 export * from './adapters/sqs-queues.js';
 export * from './adapters/sns-publisher.js';
 export * from './adapters/emf-metrics.js';

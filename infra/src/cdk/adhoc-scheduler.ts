@@ -1,5 +1,6 @@
 import {
   DEFAULTS,
+  LAST_ERROR_ID_PREFIX,
   LOADER_CURSOR_ID,
   parseTenantsDocument,
   TABLE,
@@ -341,6 +342,13 @@ export class AdhocScheduler extends Construct {
       reason:
         "Targets, failure topics and dead-letter topics are clients' topics in their own accounts, named in each request: each client's topic policy decides whether this role may publish. The Allow excludes the scheduler's account (there a topic's own policy must grant this role), and an explicit Deny keeps the scheduler's own topics out of reach.",
     });
+
+    // A record a function fails leaves its last error, the item `e#<messageId>`, for the dead-letter tools; no other item.
+    for (const fn of [ingest, loading, emitter]) {
+      allow(fn, ['dynamodb:BatchWriteItem'], [this.table.tableArn], {
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${LAST_ERROR_ID_PREFIX}*`] },
+      });
+    }
 
     this.functions = { ingest, loader, loading, emitter };
     this.monitoring = new SchedulerMonitoring(this, 'Monitoring', {
