@@ -8,7 +8,7 @@ import { describeError } from '@adhoc-scheduler/shared/describe-error';
 import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service';
 import { AdminError, isServiceAnswer, AdminUsageError } from './errors.js';
 import { readRunningLocalOutputs } from './local-service.js';
-import { SCHEDULER_OUTPUTS } from '../cdk/stack-outputs.js';
+import { DEAD_LETTER_SOURCES, queueOutputKeys, SCHEDULER_OUTPUTS, type DeadLetterSource } from '../cdk/stack-outputs.js';
 
 /** The scheduler a command reads: the local service (its outputs file), or a deployed stack. */
 export type Location =
@@ -51,6 +51,8 @@ export interface StackOutputs {
   readonly region: string | undefined;
   /** The shared input topic (the public tenant's). */
   readonly inputTopicArn: string | undefined;
+  /** Each queue's URL and its dead-letter queue's, where the stack outputs them (see queueOutputKeys). */
+  readonly queues: Readonly<Partial<Record<DeadLetterSource, { readonly queueUrl: string; readonly deadLetterQueueUrl: string }>>>;
 }
 
 /** The scheduler stack's outputs in `cdk deploy --outputs-file` JSON ({stack: {output: value}}). */
@@ -67,9 +69,22 @@ export async function readStackOutputs(path: string): Promise<StackOutputs> {
       return typeof value === 'string' ? value : undefined;
     };
     const tableName = text(SCHEDULER_OUTPUTS.tableName);
+    const queues = DEAD_LETTER_SOURCES.flatMap((source) => {
+      const keys = queueOutputKeys(source);
+      const [queueUrl, deadLetterQueueUrl] = [text(keys.queueUrl), text(keys.deadLetterQueueUrl)];
+      return queueUrl === undefined || deadLetterQueueUrl === undefined ? [] : [[source, { queueUrl, deadLetterQueueUrl }] as const];
+    });
     return tableName === undefined
       ? []
-      : [{ stack, tableName, region: text(SCHEDULER_OUTPUTS.region), inputTopicArn: text(SCHEDULER_OUTPUTS.inputTopicArn) }];
+      : [
+          {
+            stack,
+            tableName,
+            region: text(SCHEDULER_OUTPUTS.region),
+            inputTopicArn: text(SCHEDULER_OUTPUTS.inputTopicArn),
+            queues: Object.fromEntries(queues),
+          },
+        ];
   });
   const [stack, ...others] = stacks;
   if (stack === undefined)
