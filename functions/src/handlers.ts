@@ -14,6 +14,7 @@ import {
   DynamoDbDueIndex,
   DynamoDbEventStore,
   DynamoDbLabelledEvents,
+  DynamoDbLastErrors,
   DynamoDbLoaderCursors,
   DynamoDbNoticeClaims,
   EmfMetrics,
@@ -118,6 +119,8 @@ export function createDependencies(
     publisher: new SnsTopicPublisher(clients.sns),
     endWriter: new EndWriter({ store, delayQueue, logger, metrics }),
     publishWindow: new PublishWindow(config.emitterMaxUnrecordedEnds),
+    // Each record a function fails leaves its error by message id, for the dead-letter tools.
+    failureLog: { lastErrors: new DynamoDbLastErrors(clients.dynamodb, config.tableName), fn: functionName, clock },
     clock,
     logger,
     metrics,

@@ -1,4 +1,4 @@
-import { deliveriesWithin } from '@adhoc-scheduler/shared';
+import { deliveriesWithin, SQS_MAX_RETENTION_SECONDS } from '@adhoc-scheduler/shared';
 
 /**
  * The scheduler's SQS queues as both ways of running the functions make and consume them: the
@@ -74,8 +74,8 @@ export function delayQueueMaxReceiveCount(emitMaxAgeSeconds: number): number {
  * look at it and redrive it. Locally the delay queue keeps its messages as long; the stack leaves
  * it at SQS's default, four days.
  */
-export const DEAD_LETTER_RETENTION_DAYS = 14;
-export const DEAD_LETTER_RETENTION_SECONDS = DEAD_LETTER_RETENTION_DAYS * 24 * 3600;
+export const DEAD_LETTER_RETENTION_SECONDS = SQS_MAX_RETENTION_SECONDS;
+export const DEAD_LETTER_RETENTION_DAYS = DEAD_LETTER_RETENTION_SECONDS / (24 * 3600);
 
 /**
  * A delivery that finds a failure notice claimed by an emitter that crashed comes back after the

@@ -37,6 +37,7 @@ export * from './adapters/dynamodb-notice-claims.js';
 export * from './adapters/dynamodb-event-records.js';
 export * from './adapters/dynamodb-bulk-cancel-jobs.js';
 export * from './adapters/dynamodb-labelled-events.js';
+export * from './adapters/dynamodb-last-errors.js';
 export * from './adapters/sqs-queues.js';
 export * from './adapters/sqs-changes-queue.js';
 export * from './adapters/sns-publisher.js';

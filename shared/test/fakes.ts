@@ -4,6 +4,8 @@ import type {
   DelayedSend,
   DelayedSendFailure,
   DelayQueue,
+  LastError,
+  LastErrors,
   LoadingQueue,
   MetricName,
   SchedulerMetrics,
@@ -16,7 +18,7 @@ import { TransientError } from '../src/domain/reasons.js';
 
 /**
  * The in-memory fakes of the ports beside the table's (see memory-event-store.ts): the clock, the
- * metrics, the queues and the topics. One each, shared by every unit test, which inspects what
+ * metrics, the queues, the topics and the failed records' last errors. One each, shared by every unit test, which inspects what
  * they were asked and tells them when to refuse.
  */
 
@@ -179,5 +181,21 @@ export class RecordingPublisher implements TopicPublisher {
     const error = this.refusal(publish);
     if (error) throw error;
     this.published.push(publish);
+  }
+}
+
+/** The last errors of failed records, by message id, as the table keeps them (a later one replaces an earlier). */
+export class MemoryLastErrors implements LastErrors {
+  readonly errors = new Map<string, LastError>();
+  /** Refuses every write, as DynamoDB does when it is down. */
+  refuseWrites = false;
+
+  async write(errors: readonly LastError[]): Promise<void> {
+    if (this.refuseWrites) throw new TransientError('DynamoDB down');
+    for (const error of errors) this.errors.set(error.messageId, error);
+  }
+
+  async read(messageIds: readonly string[]): Promise<ReadonlyMap<string, LastError>> {
+    return new Map(messageIds.flatMap((id) => (this.errors.has(id) ? [[id, this.errors.get(id) as LastError] as const] : [])));
   }
 }

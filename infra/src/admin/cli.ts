@@ -1,4 +1,5 @@
 import { eventsCancel } from './bulk-cancel-command.js';
+import { deadLetterShow, deadLettersList, deadLettersPurge, deadLettersRedrive } from './dead-letter-commands.js';
 import { AdminError, AdminUsageError } from './errors.js';
 import { eventShow, eventsList } from './event-commands.js';
 import type { Output } from './format.js';
@@ -15,6 +16,10 @@ const GROUPS: Readonly<Record<string, { readonly usage: string; readonly command
   tenant: { usage: `${USAGE.tenantAdd}\n\n${USAGE.tenantList}`, commands: { add: tenantAdd, list: tenantList } },
   event: { usage: USAGE.eventShow, commands: { show: eventShow } },
   quota: { usage: USAGE.quotaReconcile, commands: { reconcile: quotaReconcile } },
+  'dead-letters': {
+    usage: USAGE.deadLetters,
+    commands: { list: deadLettersList, show: deadLetterShow, redrive: deadLettersRedrive, purge: deadLettersPurge },
+  },
 };
 
 async function dispatch(argv: readonly string[], output: Output): Promise<number> {

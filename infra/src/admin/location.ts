@@ -11,7 +11,7 @@ import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service';
 import { AdminError, isServiceAnswer, AdminUsageError } from './errors.js';
 import { inputTopicArnOf } from './input-topics.js';
 import { readRunningLocalOutputs } from './local-service.js';
-import { SCHEDULER_OUTPUTS } from '../cdk/stack-outputs.js';
+import { DEAD_LETTER_SOURCES, queueOutputKeys, SCHEDULER_OUTPUTS, type DeadLetterSource } from '../cdk/stack-outputs.js';
 
 /** The scheduler a command reads: the local service (its outputs file), or a deployed stack. */
 export type Location =
@@ -58,6 +58,8 @@ export interface StackOutputs {
   readonly inputTopicArn: string | undefined;
   /** Where a job that changes events in bulk starts. */
   readonly changesQueueUrl: string | undefined;
+  /** Each queue's URL and its dead-letter queue's, where the stack outputs them (see queueOutputKeys). */
+  readonly queues: Readonly<Partial<Record<DeadLetterSource, { readonly queueUrl: string; readonly deadLetterQueueUrl: string }>>>;
 }
 
 /** The scheduler stack's outputs in `cdk deploy --outputs-file` JSON ({stack: {output: value}}). */
@@ -74,6 +76,11 @@ export async function readStackOutputs(path: string): Promise<StackOutputs> {
       return typeof value === 'string' ? value : undefined;
     };
     const tableName = text(SCHEDULER_OUTPUTS.tableName);
+    const queues = DEAD_LETTER_SOURCES.flatMap((source) => {
+      const keys = queueOutputKeys(source);
+      const [queueUrl, deadLetterQueueUrl] = [text(keys.queueUrl), text(keys.deadLetterQueueUrl)];
+      return queueUrl === undefined || deadLetterQueueUrl === undefined ? [] : [[source, { queueUrl, deadLetterQueueUrl }] as const];
+    });
     return tableName === undefined
       ? []
       : [
@@ -84,6 +91,7 @@ export async function readStackOutputs(path: string): Promise<StackOutputs> {
             inputTopicArn: text(SCHEDULER_OUTPUTS.inputTopicArn),
             shardCount: text(SCHEDULER_OUTPUTS.shardCount) === undefined ? undefined : Number(text(SCHEDULER_OUTPUTS.shardCount)),
             changesQueueUrl: text(SCHEDULER_OUTPUTS.changesQueueUrl),
+            queues: Object.fromEntries(queues),
           },
         ];
   });

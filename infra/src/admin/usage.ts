@@ -1,10 +1,12 @@
 import { DEFAULT_QUOTAS, EVENT_STATE } from '@adhoc-scheduler/shared';
+import { PEEK_VISIBILITY_SECONDS } from './dead-letters.js';
 import { CDK_TENANTS } from './location.js';
 
 const count = (value: number): string => value.toLocaleString('en-US');
 const STATES = Object.values(EVENT_STATE).join('|');
 
 export const LIST_LIMIT = { default: 20, max: 100 } as const;
+export const DEAD_LETTER_LIMIT = { default: 20, max: 1000 } as const;
 
 const WHERE = `Where (local service by default):
   --outputs FILE          the local service's outputs (default .local/outputs.json, written by scripts/start)
@@ -31,6 +33,7 @@ Usage:
                        [--limit N] [--after TOKEN] [--json] [where]
   scripts/admin events cancel --tenant T --label L [--due-before DATE] [--dry-run] [where]
   scripts/admin quota reconcile --tenant T [--json] [where]
+  scripts/admin dead-letters list|show|redrive|purge [--queue Q] [filters] [--json] [where]
 
 ${WHERE}
 
@@ -144,6 +147,38 @@ there); it needs dynamodb:UpdateItem and dynamodb:BatchGetItem on the table (the
 and sqs:SendMessage on the changes queue.
 
 ${WHERE}`,
+
+  deadLetters: `Looks at, redrives and purges the messages the scheduler's queues set aside after
+failing them on every delivery, each with the last error of the function that failed it.
+
+Usage: scripts/admin dead-letters list [--queue Q] [filters] [--limit N] [--json] [where]
+       scripts/admin dead-letters show <message-id> [--queue Q] [--json] [where]
+       scripts/admin dead-letters redrive [--queue Q] [filters] [--limit N] [--dry-run] [--json] [where]
+       scripts/admin dead-letters purge [--queue Q] [filters] [--limit N] --yes [--json] [where]
+
+  --queue Q     ingest, public-ingest, loading, delay, changes, or all (default): whose dead
+                letters (the local service has one dead-letter queue for all: the body tells)
+  --tenant T    only messages of this tenant ("public" for the shared input topic)
+  --event ID    only messages naming this event id
+  --label L     only messages whose body carries this label
+  --limit N     at most N messages (list: 1 to ${DEAD_LETTER_LIMIT.max}, default ${DEAD_LETTER_LIMIT.default}; others: all by default)
+  --dry-run     redrive: say what would be sent back, send and delete nothing
+  --yes         purge: required, as purged messages are gone for good
+  --json        one JSON document
+
+list shows each message's id, queue, receives (the tools' own peeks count too), first sent
+time, tenant, event ids, labels and the last error (function, error, time). Messages are
+peeked: each is hidden for at most ${PEEK_VISIBILITY_SECONDS} s while the command runs and let go when it ends.
+redrive sends each chosen message back to its queue, then deletes it from the dead-letter
+queue; a delay-queue event is sent with the delay ingest would give it. The emitter decides by
+the event's record, so a redriven copy is never emitted early, nor when its event has ended,
+been cancelled or moved on. purge deletes the chosen messages.
+
+Where: the local service (default, --outputs FILE) or a deployed stack (--stack-outputs FILE,
+whose outputs name each queue and its dead-letter queue; --region, --profile). On AWS it needs
+sqs:ReceiveMessage, sqs:ChangeMessageVisibility and sqs:DeleteMessage on the dead-letter
+queues, sqs:SendMessage on the queues (redrive), and dynamodb:BatchGetItem on the table (the
+last errors, items e#<message id>).`,
 
   quotaReconcile: `Recounts a tenant's open events (scheduled or queued) and corrects its open-events quota
 counter by the difference.

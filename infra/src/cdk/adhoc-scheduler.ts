@@ -1,5 +1,6 @@
 import {
   DEFAULTS,
+  LAST_ERROR_ID_PREFIX,
   LOADER_CURSOR_ID,
   parseTenantsDocument,
   TABLE,
@@ -369,6 +370,13 @@ export class AdhocScheduler extends Construct {
     });
     consumeQueues(changes, 'changes', { queue: this.bulkChanges.queue.queue });
     this.bulkChanges.grantWork(changes, { table: this.table, delayQueue: this.delayQueue.queue });
+
+    // A record a function fails leaves its last error, the item `e#<messageId>`, for the dead-letter tools; no other item.
+    for (const fn of [ingest, loading, emitter, changes]) {
+      allow(fn, ['dynamodb:BatchWriteItem'], [this.table.tableArn], {
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${LAST_ERROR_ID_PREFIX}*`] },
+      });
+    }
 
     this.functions = { ingest, loader, loading, emitter, changes };
     this.monitoring = new SchedulerMonitoring(this, 'Monitoring', {

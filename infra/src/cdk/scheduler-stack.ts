@@ -4,7 +4,8 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { AdhocScheduler, type AdhocSchedulerProps } from './adhoc-scheduler.js';
 import { schedulerTopicPrefix } from './input-topics.js';
-import { SCHEDULER_OUTPUTS, tenantInputTopicOutputKey } from './stack-outputs.js';
+import type { QueueWithDeadLetters } from './queue-with-dead-letters.js';
+import { queueOutputKeys, SCHEDULER_OUTPUTS, tenantInputTopicOutputKey, type DeadLetterSource } from './stack-outputs.js';
 
 export { SCHEDULER_OUTPUTS, tenantInputTopicOutputKey };
 
@@ -28,6 +29,8 @@ const LONGEST_REGION = 14;
 export class SchedulerStack extends Stack {
   readonly scheduler: AdhocScheduler;
   readonly alarmTopic: sns.Topic;
+  /** The queues whose URLs and dead-letter queues' URLs the stack outputs (see queueOutputKeys), by `--queue` name. */
+  readonly redrivableQueues: ReadonlyMap<DeadLetterSource, QueueWithDeadLetters>;
 
   constructor(scope: Construct, id: string, props: SchedulerStackProps = {}) {
     super(scope, id, { description: 'Ad hoc scheduler: SNS in, SNS out at the scheduled time, to the millisecond', ...props });
@@ -101,6 +104,19 @@ export class SchedulerStack extends Stack {
       this.scheduler.bulkChanges.queue.queue.queueUrl,
       'Where scripts/admin events cancel starts a job: pages of bulk changes, for the changes function',
     );
+    const { ingestQueue, publicIngestQueue, loadingQueue, delayQueue, bulkChanges } = this.scheduler;
+    this.redrivableQueues = new Map<DeadLetterSource, QueueWithDeadLetters>([
+      ['ingest', ingestQueue],
+      ['public-ingest', publicIngestQueue],
+      ['loading', loadingQueue],
+      ['delay', delayQueue],
+      ['changes', bulkChanges.queue],
+    ]);
+    for (const [source, { queue, deadLetterQueue }] of this.redrivableQueues) {
+      const keys = queueOutputKeys(source);
+      output(keys.queueUrl, queue.queueUrl, `The ${source} queue: where scripts/admin dead-letters redrive sends its dead letters back`);
+      output(keys.deadLetterQueueUrl, deadLetterQueue.queueUrl, `Dead-letter queue of the ${source} queue (scripts/admin dead-letters)`);
+    }
     output(SCHEDULER_OUTPUTS.alarmTopicArn, this.alarmTopic.topicArn, 'Subscribe to this topic to receive alarms');
     output(
       SCHEDULER_OUTPUTS.dashboardUrl,

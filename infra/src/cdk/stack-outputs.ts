@@ -18,9 +18,26 @@ export const SCHEDULER_OUTPUTS = {
  * in PascalCase (`acme-corp`: TenantAcmeCorpInputTopicArn). Output keys are alphanumeric.
  */
 export function tenantInputTopicOutputKey(tenantId: string): string {
-  const pascal = tenantId
+  return `Tenant${pascalCase(tenantId)}InputTopicArn`;
+}
+
+/** The scheduler's queues whose messages a function may fail, each with a dead-letter queue, as `scripts/admin dead-letters --queue` names them. */
+export const DEAD_LETTER_SOURCES = ['ingest', 'public-ingest', 'loading', 'delay', 'changes'] as const;
+export type DeadLetterSource = (typeof DEAD_LETTER_SOURCES)[number];
+
+/**
+ * The outputs holding a queue's URL and its dead-letter queue's (`delay`: DelayQueueUrl and
+ * DelayDeadLetterQueueUrl): the admin tools read a dead-letter queue and redrive to its queue.
+ */
+export function queueOutputKeys(source: DeadLetterSource): { readonly queueUrl: string; readonly deadLetterQueueUrl: string } {
+  const pascal = pascalCase(source);
+  return { queueUrl: `${pascal}QueueUrl`, deadLetterQueueUrl: `${pascal}DeadLetterQueueUrl` };
+}
+
+/** Output keys are alphanumeric: `acme-corp` becomes AcmeCorp. */
+function pascalCase(name: string): string {
+  return name
     .split('-')
     .map((part) => `${part.charAt(0).toUpperCase()}${part.slice(1)}`)
     .join('');
-  return `Tenant${pascal}InputTopicArn`;
 }

@@ -19,6 +19,7 @@ import { ContextError, schedulerStackPropsFromContext } from '../../src/cdk/cont
 import { EVENT_SOURCES } from '../../src/queues.js';
 import { SCHEDULER_FUNCTIONS, type SchedulerFunctionName } from '../../src/cdk/paths.js';
 import { SCHEDULER_OUTPUTS, SchedulerStack } from '../../src/cdk/scheduler-stack.js';
+import { queueOutputKeys } from '../../src/cdk/stack-outputs.js';
 import { cdkTestApp, deployedEnvironment, DEPLOYED_ACCOUNT, joinedText, permissions, permissionsOf, type Json } from './cdk-test-app.js';
 
 const ANY_TOPIC = `arn:${Aws.PARTITION}:sns:*:*:*`;
@@ -410,6 +411,12 @@ describe('IAM, per function', () => {
     [queueArn],
   ];
   const roleOf = (name: SchedulerFunctionName) => ref(fn(name).role);
+  // A failed record's last error, the item e#<messageId>, and no other item.
+  const lastErrors = (): [string[], string[], Json] => [
+    ['dynamodb:BatchWriteItem'],
+    [stack.scheduler.table.tableArn],
+    { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['e#*'] } },
+  ];
 
   const expected = (): Record<SchedulerFunctionName, string[]> => {
     const { table, publicIngestQueue, ingestQueue, loadingQueue, delayQueue, bulkChanges } = stack.scheduler;
@@ -427,6 +434,7 @@ describe('IAM, per function', () => {
         [['sqs:SendMessage'], [delayQueue.queue.queueArn]],
         // A cancel by label's first page (its job's item is an UpdateItem).
         [['sqs:SendMessage'], [bulkChanges.queue.queue.queueArn]],
+        lastErrors(),
       ),
       loader: permissions(
         stack,
@@ -447,6 +455,7 @@ describe('IAM, per function', () => {
         // A chunk's records and payloads read together, taken by batched conditional updates.
         [['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate'], [table.tableArn]],
         [['sqs:SendMessage'], [delayQueue.queue.queueArn]],
+        lastErrors(),
       ),
       emitter: permissions(
         stack,
@@ -456,6 +465,7 @@ describe('IAM, per function', () => {
         [['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate', 'dynamodb:UpdateItem'], [table.tableArn]],
         // Retries put off, and ends it could not record handed over, on its own queue.
         [['sqs:ChangeMessageVisibility', 'sqs:SendMessage'], [delayQueue.queue.queueArn]],
+        lastErrors(),
         // Clients' topics outside the scheduler's account; inside it, only where a topic's own policy grants the role.
         [['sns:Publish'], [ANY_TOPIC], { StringNotEquals: { 'aws:ResourceAccount': { Ref: 'AWS::AccountId' } } }],
         // Never the scheduler's own topics (<topicPrefix>-..., the alarm topic among them), whatever their policies say.
@@ -471,6 +481,7 @@ describe('IAM, per function', () => {
         [['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], [table.tableArn]],
         // The next page; the job's notice, for the emitter to publish.
         [['sqs:SendMessage'], [bulkChanges.queue.queue.queueArn, delayQueue.queue.queueArn]],
+        lastErrors(),
       ),
     };
   };
@@ -753,7 +764,8 @@ describe('the dashboard', () => {
 describe('the outputs', () => {
   it('give the quickstart what it needs: input topic, emitter role, region, near-path window', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: Json }>;
-    expect(Object.keys(outputs).sort()).toEqual(Object.values(SCHEDULER_OUTPUTS).sort());
+    const queueOutputs = [...stack.redrivableQueues.keys()].flatMap((source) => Object.values(queueOutputKeys(source)));
+    expect(Object.keys(outputs).sort()).toEqual([...Object.values(SCHEDULER_OUTPUTS), ...queueOutputs].sort());
     expect(outputs[SCHEDULER_OUTPUTS.inputTopicArn]?.Value).toEqual(stack.resolve(stack.scheduler.inputTopic.topicArn));
     expect(outputs[SCHEDULER_OUTPUTS.emitterRoleArn]?.Value).toEqual(stack.resolve(fn('emitter').role.roleArn));
     expect(outputs[SCHEDULER_OUTPUTS.region]?.Value).toEqual({ Ref: 'AWS::Region' });
@@ -761,6 +773,21 @@ describe('the outputs', () => {
     expect(outputs[SCHEDULER_OUTPUTS.shardCount]?.Value).toBe(String(DEFAULTS.shardCount));
     expect(outputs[SCHEDULER_OUTPUTS.tableName]?.Value).toEqual({ Ref: ref(stack.scheduler.table) });
     expect(outputs[SCHEDULER_OUTPUTS.alarmTopicArn]?.Value).toEqual({ Ref: ref(stack.alarmTopic) });
+  });
+
+  it("give the dead-letter tools each queue's URL and its dead-letter queue's: every queue a function consumes", () => {
+    const outputs = template.toJSON().Outputs as Record<string, { Value: Json }>;
+    const { ingestQueue, publicIngestQueue, loadingQueue, delayQueue } = stack.scheduler;
+    expect([...stack.redrivableQueues.values()]).toEqual([ingestQueue, publicIngestQueue, loadingQueue, delayQueue]);
+    for (const [source, { queue, deadLetterQueue }] of stack.redrivableQueues) {
+      const keys = queueOutputKeys(source);
+      expect(outputs[keys.queueUrl]?.Value).toEqual({ Ref: ref(queue) });
+      expect(outputs[keys.deadLetterQueueUrl]?.Value).toEqual({ Ref: ref(deadLetterQueue) });
+    }
+    expect(queueOutputKeys('public-ingest')).toEqual({
+      queueUrl: 'PublicIngestQueueUrl',
+      deadLetterQueueUrl: 'PublicIngestDeadLetterQueueUrl',
+    });
   });
 });
 

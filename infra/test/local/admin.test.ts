@@ -1,28 +1,20 @@
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_STATE, PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
 import { answers } from '@adhoc-scheduler/shared/local-service';
-import { runAdmin } from '../../src/admin/cli.js';
 import { SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
+import { admin, adminScript } from './admin-run.js';
 import { closedEndpoint, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
 import { outputsOf, spawnService } from './service-process.js';
 
-const REPO_ROOT = resolve(import.meta.dirname, '../../..');
 const TENANT_ACCOUNT = '111111111111';
-
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
 
 let emulators: Emulators;
 beforeAll(async () => {
@@ -31,28 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await emulators?.stop();
 });
-
-/** A command line run in this process, as scripts/admin runs it. */
-async function admin(...argv: string[]): Promise<Run> {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const code = await runAdmin(argv, { out: (text) => stdout.push(text), err: (text) => stderr.push(text) });
-  return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
-}
-
-/** A command line run through the launcher operators use. */
-function adminScript(argv: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<Run> {
-  return new Promise((done) => {
-    execFile(
-      join(REPO_ROOT, 'scripts/admin'),
-      argv,
-      { cwd: REPO_ROOT, env: { ...process.env, ...env }, timeout: 60_000 },
-      (error, stdout, stderr) => {
-        done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
-      },
-    );
-  });
-}
 
 /** A running local service with its outputs and tenants files, as scripts/start leaves them. */
 async function setup() {

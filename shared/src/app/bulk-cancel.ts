@@ -19,7 +19,7 @@ import {
 import { expiresAtFor } from '../domain/event.js';
 import type { EventRecord } from '../domain/lifecycle.js';
 import { TransientError } from '../domain/reasons.js';
-import { processBatch } from './batch.js';
+import { type FailureLog, processBatch } from './batch.js';
 import type { BulkCancelJobs, ChangesQueue, Clock, DelayQueue, EventStore, LabelledEvents, Logger, SchedulerMetrics } from './ports.js';
 
 /**
@@ -61,6 +61,8 @@ export interface ChangesDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: SchedulerMetrics;
+  /** Where a failed record leaves its last error, for the dead-letter tools. */
+  readonly failureLog?: FailureLog;
 }
 
 /** What the job does once its cursor has moved: the next page, or, when done, its notice. */
@@ -162,7 +164,7 @@ async function workPage(deps: ChangesDeps, page: BulkCancelPage, deliveryId: str
 
 /** The changes function: each record a page of a job. Only a failure of the infrastructure fails a record (it is retried). */
 export async function workChangePages(deps: ChangesDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
-  const response = await processBatch(records, deps.logger, async (record) => {
+  const response = await processBatch(records, deps, async (record) => {
     let page: BulkCancelPage;
     try {
       page = decodeBulkCancelPage(record.body);

@@ -10,7 +10,7 @@ import type { EventRecord } from '../domain/lifecycle.js';
 import { decodeDelayQueueMessage, type DelayQueueMessage } from '../domain/messages.js';
 import { EventRejectedError, REASON, TransientError, type ReasonCode } from '../domain/reasons.js';
 import { endsRetryDelaySeconds, publishAgeSeconds, retryDelaySeconds } from '../domain/retry.js';
-import { processBatch, receiveCount, sentAt } from './batch.js';
+import { type FailureLog, processBatch, receiveCount, sentAt } from './batch.js';
 import { publishNotice, reportFailure } from './failures.js';
 import type {
   Clock,
@@ -45,6 +45,8 @@ export interface EmitterDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: SchedulerMetrics;
+  /** Where the last error of each failed record is kept, for the dead-letter tools; none by default. */
+  readonly failureLog?: FailureLog;
   /** In [0, 1): spreads retries out (see retryDelaySeconds); Math.random by default. */
   readonly random?: () => number;
 }
@@ -236,7 +238,7 @@ export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]
   // Each event's handler awaits the read; one rejection is reported per record, not unhandled.
   reading.catch(() => {});
   const context: BatchContext = { deps, records: reading, freed: new Map(), kept: [] };
-  const response = await processBatch(records, deps.logger, async (record) => {
+  const response = await processBatch(records, deps, async (record) => {
     const message = messages.get(record);
     // Its own retries: see recordHandedOver.
     if (message !== undefined && !(message instanceof Error) && message.kind === 'ends') return recordHandedOver(deps, record, message);

@@ -11,7 +11,7 @@ import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js
 import type { Tenant } from '../domain/tenants.js';
 import { topicPartition } from '../domain/topic-arn.js';
 import { parseInputMessage } from '../domain/validation.js';
-import { processBatch } from './batch.js';
+import { type FailureLog, processBatch } from './batch.js';
 import { startBulkCancel } from './bulk-cancel.js';
 import { reportFailure } from './failures.js';
 import type {
@@ -218,6 +218,8 @@ export interface IngestDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: SchedulerMetrics;
+  /** Where the last error of each failed record is kept, for the dead-letter tools; none by default. */
+  readonly failureLog?: FailureLog;
   /** New delay-queue copy tokens; random by default. */
   readonly newToken?: () => string;
 }
@@ -460,7 +462,7 @@ export async function ingestBatch(deps: IngestDeps, records: readonly SQSRecord[
   const planned = new Map(plan.map((entry) => [entry.record, entry]));
   const created = createTogether(deps, plan);
   const sends: Send[] = [];
-  const response = await processBatch(records, deps.logger, async (record) => {
+  const response = await processBatch(records, deps, async (record) => {
     const entry = planned.get(record) as PlannedMessage;
     const { intent, tenant } = entry;
     if (intent.kind === 'unowned' || tenant === undefined)

@@ -5,7 +5,7 @@ import { delaySecondsFor } from '../domain/delay.js';
 import { SQS_MAX_DELAY_SECONDS } from '../domain/limits.js';
 import { decodeLoadingChunk } from '../domain/messages.js';
 import { TransientError } from '../domain/reasons.js';
-import { processBatch } from './batch.js';
+import { type FailureLog, processBatch } from './batch.js';
 import type { Clock, DelayQueue, EventStore, Logger, SchedulerMetrics } from './ports.js';
 
 export interface LoadingDeps {
@@ -15,6 +15,8 @@ export interface LoadingDeps {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: SchedulerMetrics;
+  /** Where the last error of each failed record is kept, for the dead-letter tools; none by default. */
+  readonly failureLog?: FailureLog;
 }
 
 /**
@@ -33,7 +35,7 @@ export interface LoadingDeps {
  * that read, and the copy is dropped as already emitted instead of publishing the event again.
  */
 export async function loadChunks(deps: LoadingDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
-  const response = await processBatch(records, deps.logger, async (record) => {
+  const response = await processBatch(records, deps, async (record) => {
     const { ids, chunkId, repair } = decodeLoadingChunk(record.body);
     const queuedBy = randomUUID();
     const now = deps.clock.now();

@@ -384,6 +384,29 @@ export interface TopicPublisher {
   publish(topicArn: string, message: string, attributes?: Readonly<Record<string, string>>): Promise<void>;
 }
 
+// ---- Dead letters ----------------------------------------------------------------------------
+
+/** Why a function failed a record, as the dead-letter tools show it beside the message. */
+export interface LastError {
+  /** The SQS message id: SQS keeps it when it moves the message to a dead-letter queue. */
+  readonly messageId: string;
+  /** The function that failed it (ingest, loading, emitter, ...). */
+  readonly fn: string;
+  readonly error: { readonly name: string; readonly message: string };
+  /** When it failed, epoch ms. */
+  readonly at: number;
+  /** The delivery that failed (1 on the first). */
+  readonly receiveCount: number;
+}
+
+/** The last error of each record a function failed, by message id: written as records fail, read by the dead-letter tools. */
+export interface LastErrors {
+  /** Keeps each error, replacing the message's earlier one. */
+  write(errors: readonly LastError[]): Promise<void>;
+  /** The last errors of these messages (a message without one is absent). */
+  read(messageIds: readonly string[]): Promise<ReadonlyMap<string, LastError>>;
+}
+
 // ---- Operators --------------------------------------------------------------------------------
 
 /** Which of a tenant's events a listing returns: open ones (scheduled or queued) by default, of any due time. */

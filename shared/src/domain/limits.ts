@@ -10,6 +10,8 @@ export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
 export const SQS_MAX_DELAY_SECONDS = 900;
 /** Entries in one SQS SendMessageBatch, DeleteMessageBatch or ChangeMessageVisibilityBatch, and messages in one receive. */
 export const SQS_BATCH_ENTRIES = 10;
+/** Longest SQS keeps a message (its MessageRetentionPeriod at most): 14 days. */
+export const SQS_MAX_RETENTION_SECONDS = 14 * 24 * 3600;
 /** Longest an SQS receive waits for messages (its long poll). */
 export const SQS_MAX_WAIT_SECONDS = 20;
 /** Keys in one DynamoDB BatchGetItem. */
