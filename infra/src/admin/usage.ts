@@ -108,7 +108,8 @@ Usage: scripts/admin events --tenant T --state STATE [--limit N] [--after TOKEN]
   --json          {"events": [...], "next": TOKEN or null}, times as ISO 8601
 
 Exit code 1 when the tenant is not registered and has no such events (a tenant removed from
-the registry still has its events listed).
+the registry still has its events listed). To cancel a tenant's events with a label:
+scripts/admin events cancel --help.
 
 ${WHERE}`,
 
