@@ -121,7 +121,8 @@ Usage: scripts/admin events --tenant T [--label L] [--state S ...] [--from DATE]
 
 Events stored before the tenant index existed are not listed (they end, and expire, as before).
 A last page may be empty. Exit code 1 when the tenant is not registered and has no such events
-(a tenant removed from the registry still has its events listed).
+(a tenant removed from the registry still has its events listed). To cancel a tenant's events
+with a label: scripts/admin events cancel --help.
 
 ${WHERE}`,
 
