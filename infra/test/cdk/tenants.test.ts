@@ -18,6 +18,7 @@ import {
 } from '../../src/cdk/lambda-environment.js';
 import { SCHEDULER_FUNCTIONS } from '../../src/cdk/paths.js';
 import { SCHEDULER_OUTPUTS, SchedulerStack, tenantInputTopicOutputKey, type SchedulerStackProps } from '../../src/cdk/scheduler-stack.js';
+import { queueOutputKeys } from '../../src/cdk/stack-outputs.js';
 import { cdkTestApp, deployedEnvironment, type Json } from './cdk-test-app.js';
 
 const TENANTS = {
@@ -329,7 +330,12 @@ describe('the stack outputs', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: Json }>;
     expect(tenantInputTopicOutputKey('acme-corp')).toBe('TenantAcmeCorpInputTopicArn');
     expect(Object.keys(outputs).sort()).toEqual(
-      [...Object.values(SCHEDULER_OUTPUTS), 'TenantAcmeCorpInputTopicArn', 'TenantGlobexInputTopicArn'].sort(),
+      [
+        ...Object.values(SCHEDULER_OUTPUTS),
+        ...[...stack.redrivableQueues.keys()].flatMap((source) => Object.values(queueOutputKeys(source))),
+        'TenantAcmeCorpInputTopicArn',
+        'TenantGlobexInputTopicArn',
+      ].sort(),
     );
     for (const { id } of TENANTS.tenants) {
       expect(outputs[tenantInputTopicOutputKey(id)]?.Value).toEqual(stack.resolve(tenantTopic(id).topicArn));
