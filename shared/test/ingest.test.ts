@@ -301,25 +301,36 @@ describe('ingest', () => {
     expect(delayQueue.notices.map(({ notice }) => notice.reason)).toEqual([REASON.EVENT_EMITTING]);
   });
 
-  it('reschedules a stored event, and refuses to reschedule one whose payload only the delay queue holds', async () => {
+  it('reschedules a stored event, sending it anew; and one whose payload only the delay queue holds, naming the copy to carry on', async () => {
     const { deps, delayQueue, store } = setup();
     const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
     await ingestBatch(deps, [
       published(scheduleRequest({ id: 'stored', date: later, target: acmeTarget })),
       published(scheduleRequest({ id: 'queued', date: soon, target: acmeTarget })),
     ]);
-    await ingestBatch(deps, [
-      published({ action: 'reschedule', id: 'stored', date: soon, failure_topic: failureTopic }),
-      published({ action: 'reschedule', id: 'queued', date: later, failure_topic: failureTopic }),
-    ]);
-    expect(delayQueue.notices.map(({ notice }) => notice.reason)).toEqual([REASON.EVENT_QUEUED]);
+    const firstCopy = delayQueue.sent.at(-1);
+    const rescheduleQueued = published({ action: 'reschedule', id: 'queued', date: later, failure_topic: failureTopic });
+    await ingestBatch(deps, [published({ action: 'reschedule', id: 'stored', date: soon, failure_topic: failureTopic }), rescheduleQueued]);
+    expect(delayQueue.notices).toEqual([]);
+    expect(delayQueue.sent).toHaveLength(2);
     const moved = delayQueue.sent.at(-1);
     expect(moved?.event).toMatchObject({ version: 2, dueAt: NOW + 30_000, payload: '{"reminder":"stand-up"}' });
-    expect([...store.records.values()].find((record) => record.clientId === 'stored')).toMatchObject({
+    const byClientId = (id: string) => [...store.records.values()].find((record) => record.clientId === id);
+    expect(byClientId('stored')).toMatchObject({ state: EVENT_STATE.queued, version: 2, queuedBy: moved?.queuedBy });
+    // Nothing to send: its payload is in its first copy, which the emitter carries on.
+    expect(byClientId('queued')).toMatchObject({
       state: EVENT_STATE.queued,
       version: 2,
-      queuedBy: moved?.queuedBy,
+      dueAt: Date.parse(later),
+      queuedBy: firstCopy?.queuedBy,
+      carriedBy: firstCopy?.queuedBy,
+      payloadKept: 'queue',
     });
+
+    // Delivered again, it sends nothing either: the input never placed a copy of this version.
+    await ingestBatch(deps, [rescheduleQueued]);
+    expect(delayQueue.sent).toHaveLength(2);
+    expect(delayQueue.notices).toEqual([]);
   });
 
   it('applies a redelivered reschedule once, and never lets an older reschedule override a newer one', async () => {

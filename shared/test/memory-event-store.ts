@@ -1,5 +1,6 @@
 import { systemClock } from '../src/adapters/system-clock.js';
 import type {
+  Carry,
   ChangeRefused,
   ChangeRequest,
   ChangeScope,
@@ -220,13 +221,27 @@ export class MemoryEventStore implements EventStore {
       readonly queuedBy: string;
       readonly expiresAt: number;
     },
-  ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent } | ChangeRefused> {
+  ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent | undefined } | ChangeRefused> {
     this.called('reschedule');
     const record = this.changeable(id, scope);
     const applied =
       record?.lastChangeAt !== undefined &&
       (record.lastChangeAt > change.publishedAt || (record.lastChangeAt === change.publishedAt && record.lastChangeBy === change.by));
-    if (record === undefined || record.payloadKept === 'queue' || applied) return { outcome: 'refused', current: this.records.get(id) };
+    if (record === undefined || applied || (record.payloadKept === 'queue' && record.queuedBy === undefined))
+      return { outcome: 'refused', current: this.records.get(id) };
+    if (record.payloadKept === 'queue') {
+      this.records.set(id, {
+        ...record,
+        dueAt: change.dueAt,
+        version: record.version + 1,
+        rescheduledAt: this.clock.now(),
+        expiresAt: change.expiresAt,
+        carriedBy: record.carriedBy ?? record.queuedBy,
+        lastChangeBy: change.by,
+        lastChangeAt: change.publishedAt,
+      });
+      return { outcome: 'rescheduled', event: undefined };
+    }
     const queued = change.placement.state === EVENT_STATE.queued;
     const moved = {
       ...record,
@@ -244,6 +259,27 @@ export class MemoryEventStore implements EventStore {
     };
     this.records.set(id, moved);
     return { outcome: 'rescheduled', event: this.withPayload(moved) };
+  }
+
+  async carry(record: EventRecord, from: string, onward: Carry, now: number): Promise<boolean> {
+    this.called('carry');
+    const current = this.records.get(record.id);
+    if (current?.state !== EVENT_STATE.queued || current.version !== record.version || current.carriedBy !== from) return false;
+    if (onward.to === 'queue') {
+      this.records.set(record.id, { ...current, queuedBy: onward.queuedBy, queuedAt: now, carriedBy: undefined });
+      return true;
+    }
+    this.payloads.set(record.id, onward.payload);
+    this.records.set(record.id, {
+      ...current,
+      state: EVENT_STATE.scheduled,
+      payloadKept: 'item',
+      bucketShard: onward.bucketShard,
+      carriedBy: undefined,
+      queuedBy: undefined,
+      queuedAt: undefined,
+    });
+    return true;
   }
 
   private withPayload(record: EventRecord): ScheduledEvent {

@@ -5,6 +5,7 @@ import { EVENT_STATE, eventOf, isOpen, type EventRecord } from '../domain/lifecy
 import { TransientError } from '../domain/reasons.js';
 import { DEFAULTS } from '../config.js';
 import type {
+  Carry,
   ChangeRefused,
   Clock,
   ChangeRequest,
@@ -14,7 +15,6 @@ import type {
   EventStore,
   LoadingTake,
   NewEvent,
-  Placement,
   Requeue,
   Unreleased,
 } from '../app/ports.js';
@@ -26,10 +26,13 @@ import {
   type ConditionalWrite,
   type ConditionalWriter,
 } from './dynamodb-conditional-writes.js';
-import { isEventItem, newEventItems, payloadItemId, toRecord } from './dynamodb-event-items.js';
+import { isEventItem, newEventItems, payloadItemId, toRecord, withStoredPayload } from './dynamodb-event-items.js';
 import { DynamoDbQuotaCounters } from './dynamodb-quota-counters.js';
 import { systemClock } from './system-clock.js';
 import { isConditionFailure, TABLE, transient, withoutSdkRetries } from './dynamodb-table.js';
+
+/** A reschedule as the store writes it. */
+type RescheduleChange = Parameters<EventStore['reschedule']>[2];
 
 /** Open, of this tenant, and due after the change cutoff: what cancel and reschedule require. */
 const CHANGEABLE = 'attribute_exists(#id) AND tenant = :tenant AND #state IN (:scheduled, :queued) AND #due > :cutoff';
@@ -331,71 +334,128 @@ export class DynamoDbEventStore implements EventStore {
   async reschedule(
     id: string,
     scope: ChangeScope,
-    change: ChangeRequest & {
-      readonly dueAt: number;
-      readonly placement: Placement;
-      readonly queuedBy: string;
-      readonly expiresAt: number;
-    },
-  ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent } | ChangeRefused> {
+    change: RescheduleChange,
+  ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent | undefined } | ChangeRefused> {
+    const rescheduled = await this.writeChange('UpdateItem', isConditionFailure, (now, abortSignal) =>
+      this.client.send(withoutSdkRetries(new UpdateCommand(this.rescheduleUpdate(id, scope, change, now, 'table'))), { abortSignal }),
+    );
+    if (rescheduled !== undefined) {
+      const old = toRecord(rescheduled.Attributes ?? {});
+      // The payload item holds the expiry of the record at its latest, never less: it moves only when the record's moves past it.
+      if (change.expiresAt > old.expiresAt) await this.keepPayloadUntil(old, change.expiresAt);
+      // A payload kept apart is still the one written at ingest; the item was never rewritten.
+      return {
+        outcome: 'rescheduled',
+        event: eventOf({ ...old, dueAt: change.dueAt, version: old.version + 1 }, await this.storedPayload(old)),
+      };
+    }
+    let current = (await this.read([id])).get(id);
+    // Its payload only in its delay-queue copy: the record says where the event moved, and the emitter carries the copy on.
+    if (current?.payloadKept === 'queue') {
+      const carried = await this.writeChange('UpdateItem', isConditionFailure, (now, abortSignal) =>
+        this.client.send(withoutSdkRetries(new UpdateCommand(this.rescheduleUpdate(id, scope, change, now, 'queue'))), { abortSignal }),
+      );
+      if (carried !== undefined) return { outcome: 'rescheduled', event: undefined };
+      current = (await this.read([id])).get(id);
+    }
+    // Delivered again, it cannot know whether its payload item's expiry was moved (that write may have failed).
+    if (current?.lastChangeBy === change.by && isOpen(current.state)) await this.keepPayloadUntil(current, current.expiresAt);
+    return { outcome: 'refused', current };
+  }
+
+  /**
+   * A reschedule's write, for an event whose payload the table holds (placed anew), or one whose
+   * payload only its delay-queue copy holds (left there: the record names that copy in
+   * `carriedBy`, the first such reschedule's, so that later ones keep it).
+   */
+  private rescheduleUpdate(id: string, scope: ChangeScope, change: RescheduleChange, now: number, payloadIn: 'table' | 'queue') {
     const { placement } = change;
     const queued = placement.state === 'queued';
-    const rescheduled = await this.writeChange('UpdateItem', isConditionFailure, (now, abortSignal) =>
-      this.client.send(
-        withoutSdkRetries(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: { [TABLE.partitionKey]: id },
-            UpdateExpression:
-              'SET #due = :due, version = version + :one, #state = :state, rescheduledAt = :now, #ttl = :ttl, #bucketShard = :bucketShard, ' +
-              'lastChangeBy = :by, lastChangeAt = :at' +
-              (queued ? ', queuedAt = :now, queuedBy = :queuedBy REMOVE loadedBy' : ' REMOVE loadedBy, queuedBy'),
-            ConditionExpression:
-              // Only a payload the table holds can be placed anew.
-              `${CHANGEABLE} AND (attribute_exists(payload) OR payloadKept = :apart)` +
-              // Once per request, and never behind a reschedule the client published later.
-              ' AND (attribute_not_exists(lastChangeAt) OR lastChangeAt < :at OR (lastChangeAt = :at AND lastChangeBy <> :by))',
-            ExpressionAttributeNames: {
-              '#id': TABLE.partitionKey,
-              '#state': 'state',
-              '#due': TABLE.dueAtKey,
-              '#bucketShard': TABLE.bucketShardKey,
-              '#ttl': TABLE.ttlAttribute,
-            },
-            ExpressionAttributeValues: {
-              ...changeableValues(scope, now),
+    const common = 'SET #due = :due, version = version + :one, rescheduledAt = :now, #ttl = :ttl, lastChangeBy = :by, lastChangeAt = :at';
+    return {
+      TableName: this.tableName,
+      Key: { [TABLE.partitionKey]: id },
+      UpdateExpression:
+        payloadIn === 'queue'
+          ? `${common}, carriedBy = if_not_exists(carriedBy, queuedBy)`
+          : `${common}, #state = :state, #bucketShard = :bucketShard` +
+            (queued ? ', queuedAt = :now, queuedBy = :queuedBy REMOVE loadedBy' : ' REMOVE loadedBy, queuedBy'),
+      ConditionExpression:
+        CHANGEABLE +
+        (payloadIn === 'queue'
+          ? ' AND payloadKept = :queue AND attribute_exists(queuedBy)'
+          : // Only a payload the table holds can be placed anew.
+            ' AND (attribute_exists(payload) OR payloadKept = :apart)') +
+        // Once per request, and never behind a reschedule the client published later.
+        ' AND (attribute_not_exists(lastChangeAt) OR lastChangeAt < :at OR (lastChangeAt = :at AND lastChangeBy <> :by))',
+      ExpressionAttributeNames: {
+        '#id': TABLE.partitionKey,
+        '#state': 'state',
+        '#due': TABLE.dueAtKey,
+        '#ttl': TABLE.ttlAttribute,
+        ...(payloadIn === 'table' ? { '#bucketShard': TABLE.bucketShardKey } : {}),
+      },
+      ExpressionAttributeValues: {
+        ...changeableValues(scope, now),
+        ':due': change.dueAt,
+        ':one': 1,
+        ':now': now,
+        ':ttl': change.expiresAt,
+        ':by': change.by,
+        ':at': change.publishedAt,
+        ...(payloadIn === 'queue'
+          ? { ':queue': 'queue' }
+          : {
               ':apart': 'item',
-              ':due': change.dueAt,
-              ':one': 1,
               ':state': placement.state,
-              ':now': now,
-              ':ttl': change.expiresAt,
               // Every event whose payload is stored stays in the due index, so the loader's sweep can repair it.
               ':bucketShard': placement.bucketShard,
-              ':by': change.by,
-              ':at': change.publishedAt,
               ...(queued ? { ':queuedBy': change.queuedBy } : {}),
-            },
-            ReturnValues: 'ALL_OLD',
-          }),
-        ),
-        { abortSignal },
-      ),
-    );
-    if (rescheduled === undefined) {
-      const current = (await this.read([id])).get(id);
-      // Delivered again, it cannot know whether its payload item's expiry was moved (that write may have failed).
-      if (current?.lastChangeBy === change.by && isOpen(current.state)) await this.keepPayloadUntil(current, current.expiresAt);
-      return { outcome: 'refused', current };
-    }
-    const old = toRecord(rescheduled.Attributes ?? {});
-    // The payload item holds the expiry of the record at its latest, never less: it moves only when the record's moves past it.
-    if (change.expiresAt > old.expiresAt) await this.keepPayloadUntil(old, change.expiresAt);
-    // A payload kept apart is still the one written at ingest; the item was never rewritten.
-    return {
-      outcome: 'rescheduled',
-      event: eventOf({ ...old, dueAt: change.dueAt, version: old.version + 1 }, await this.storedPayload(old)),
+            }),
+      },
+      ReturnValues: 'ALL_OLD' as const,
     };
+  }
+
+  async carry(record: EventRecord, from: string, onward: Carry, now: number): Promise<boolean> {
+    const stored =
+      onward.to === 'table'
+        ? withStoredPayload({ ...record, state: EVENT_STATE.scheduled }, onward.payload, record, record.expiresAt)
+        : undefined;
+    // Written before the record names it, as at ingest.
+    if (stored?.payloadItem !== undefined) await batchPut(this.client, this.tableName, [stored.payloadItem]);
+    const inline = stored?.record.payloadKept === 'record';
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [TABLE.partitionKey]: record.id },
+          UpdateExpression:
+            onward.to === 'queue'
+              ? 'SET queuedBy = :queuedBy, queuedAt = :now REMOVE carriedBy'
+              : `SET #state = :scheduled, #bucketShard = :bucketShard, payloadKept = :kept${inline ? ', payload = :payload' : ''} REMOVE carriedBy, queuedBy, queuedAt`,
+          ConditionExpression: '#state = :queued AND version = :version AND carriedBy = :from',
+          ExpressionAttributeNames: { '#state': 'state', ...(onward.to === 'table' ? { '#bucketShard': TABLE.bucketShardKey } : {}) },
+          ExpressionAttributeValues: {
+            ':queued': EVENT_STATE.queued,
+            ':version': record.version,
+            ':from': from,
+            ...(onward.to === 'queue'
+              ? { ':queuedBy': onward.queuedBy, ':now': now }
+              : {
+                  ':scheduled': EVENT_STATE.scheduled,
+                  ':bucketShard': onward.bucketShard,
+                  ':kept': stored?.record.payloadKept,
+                  ...(inline ? { ':payload': onward.payload } : {}),
+                }),
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw transient('UpdateItem', error);
+    }
   }
 
   /**

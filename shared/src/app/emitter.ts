@@ -1,18 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
-import { waitUntil } from '../domain/delay.js';
+import { delaySecondsFor, waitUntil } from '../domain/delay.js';
 import { emissionDecision, emissionRefusal, noticeDestination, type EmissionEnding } from '../domain/emission.js';
 import { emissionAttributes, expiresAtFor, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice } from '../domain/failure.js';
 import { DYNAMODB_TRANSACTION_ITEMS } from '../domain/limits.js';
-import type { EventRecord } from '../domain/lifecycle.js';
+import { EVENT_STATE, eventOf, type EventRecord } from '../domain/lifecycle.js';
 import { decodeDelayQueueMessage, type DelayQueueMessage } from '../domain/messages.js';
 import { EventRejectedError, REASON, TransientError, type ReasonCode } from '../domain/reasons.js';
 import { endsRetryDelaySeconds, publishAgeSeconds, retryDelaySeconds } from '../domain/retry.js';
 import { processBatch, receiveCount, sentAt } from './batch.js';
 import { publishNotice, reportFailure } from './failures.js';
+import { placementFor } from './ingest.js';
 import type {
+  Carry,
   Clock,
   DelayQueue,
   EndsRecorded,
@@ -31,12 +33,22 @@ import type {
  */
 
 export interface EmitterDeps {
-  readonly config: Pick<SchedulerConfig, 'emitMaxAgeSeconds' | 'emitClaimLeaseSeconds' | 'retentionSeconds' | 'endsRetryMaxSeconds'>;
-  readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'releasePlaces'>;
+  readonly config: Pick<
+    SchedulerConfig,
+    | 'emitMaxAgeSeconds'
+    | 'emitClaimLeaseSeconds'
+    | 'retentionSeconds'
+    | 'endsRetryMaxSeconds'
+    | 'emitterLeadMs'
+    | 'nearPathWindowSeconds'
+    | 'bucketSeconds'
+    | 'shardCount'
+  >;
+  readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'releasePlaces' | 'carry'>;
   readonly notices: NoticeClaims;
   /** This process's writer of ends (see EndWriter): shared by its batches, so a spike's ends go in large writes. */
   readonly endWriter: Pick<EndWriter, 'record'>;
-  readonly delayQueue: Pick<DelayQueue, 'sendEnds' | 'retryLater'>;
+  readonly delayQueue: Pick<DelayQueue, 'send' | 'sendEnds' | 'retryLater'>;
   readonly publisher: TopicPublisher;
   /** This process's bound on publishes answered and not yet recorded (see emitterMaxUnrecordedEnds). */
   readonly publishWindow: PublishWindow;
@@ -111,6 +123,8 @@ async function emitOne(context: BatchContext, record: SQSRecord, message: Extrac
         'cancelled, rescheduled or sent again since this copy was queued; dropped',
       );
       return;
+    case 'carry':
+      return carryOn(deps, stored as EventRecord, message);
     case 'emit':
       if (stored === undefined) logger.warn({ eventId: event.id }, 'no record of this event; emitting it all the same');
   }
@@ -125,6 +139,50 @@ async function emitOne(context: BatchContext, record: SQSRecord, message: Extrac
   } finally {
     deps.publishWindow.giveBack();
   }
+}
+
+/** Attempts at carrying a copy on while reschedules land in between, before its message is left to be retried. */
+const CARRY_ATTEMPTS = 3;
+
+/**
+ * Carries on the payload of an event rescheduled while this copy alone held it (see
+ * EventRecord.carriedBy), at once, whatever the new due time: a new copy of the current version
+ * to the delay queue when the new due time is within the near-path window (it waits as every
+ * copy does, so never early), or else into the table for the loader. The record then names the
+ * new copy, or the table, instead of this one, if it still names this one at the version read:
+ * a delivery that dies between the two carries again, and the copy it sent first is dropped as
+ * stale. An event moved earlier than this copy's due time is carried only now: late.
+ */
+async function carryOn(deps: EmitterDeps, read: EventRecord, copy: Extract<DelayQueueMessage, { kind: 'event' }>): Promise<void> {
+  const { clock, config, logger, metrics } = deps;
+  const from = copy.queuedBy as string;
+  const { payload } = copy.event;
+  let record: EventRecord | undefined = read;
+  for (let attempt = 1; record !== undefined && emissionDecision(record, copy) === 'carry'; attempt++) {
+    if (attempt > CARRY_ATTEMPTS) throw new TransientError(`${record.id} kept being changed while its copy was carried on; retrying`);
+    const now = clock.now();
+    const placement = placementFor(config, record.id, record.dueAt, now);
+    let onward: Carry;
+    if (placement.state === EVENT_STATE.queued) {
+      const queuedBy = randomUUID();
+      const event = eventOf(record, payload);
+      const [failure] = await deps.delayQueue.send([
+        { event, queuedBy, delaySeconds: delaySecondsFor(event.dueAt, now, config.emitterLeadMs) },
+      ]);
+      if (failure !== undefined) throw new TransientError(`carrying ${record.id} on to the delay queue failed: ${failure.reason}`);
+      onward = { to: 'queue', queuedBy };
+    } else {
+      onward = { to: 'table', payload, bucketShard: placement.bucketShard };
+    }
+    if (await deps.store.carry(record, from, onward, now)) {
+      metrics.count('EventsCarried');
+      logger.info({ eventId: record.id, version: record.version, dueAt: record.dueAt, to: onward.to }, 'rescheduled event carried on');
+      return;
+    }
+    record = (await deps.store.read([record.id])).get(record.id);
+  }
+  metrics.count('StaleMessagesDropped');
+  logger.info({ eventId: copy.event.id }, 'carried on by another delivery, or cancelled, since this copy was read; dropped');
 }
 
 /**

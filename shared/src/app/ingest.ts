@@ -118,7 +118,13 @@ export interface IngestPlanContext {
   readonly newToken: () => string;
 }
 
-export function placementFor(config: IngestPlanContext['config'], id: string, dueAt: number, now: number): Placement {
+/** Where an event due at `dueAt` goes from `now`: the delay queue within the near-path window, else the table. */
+export function placementFor(
+  config: Pick<SchedulerConfig, 'nearPathWindowSeconds' | 'bucketSeconds' | 'shardCount'>,
+  id: string,
+  dueAt: number,
+  now: number,
+): Placement {
   const state = dueAt < now + config.nearPathWindowSeconds * 1000 ? EVENT_STATE.queued : EVENT_STATE.scheduled;
   return { state, bucketShard: bucketShardKeyFor(id, dueAt, config) };
 }
@@ -371,9 +377,16 @@ async function applyIntent(
       });
       if (result.outcome === 'refused') return refuseChange(applying, intent.eventId, result, 'reschedule');
       deps.metrics.count('EventsRescheduled');
-      deps.logger.info({ eventId: intent.eventId, tenant, dueAt: intent.dueAt, version: result.event.version }, 'event rescheduled');
-      if (intent.placement.state === EVENT_STATE.queued)
-        applying.sends.push({ record: planned.record, event: result.event, queuedBy: intent.queuedBy });
+      const { event } = result;
+      if (event === undefined) {
+        deps.logger.info(
+          { eventId: intent.eventId, tenant, dueAt: intent.dueAt },
+          'event rescheduled: its delay-queue copy is carried on when it reaches the emitter',
+        );
+        return;
+      }
+      deps.logger.info({ eventId: intent.eventId, tenant, dueAt: intent.dueAt, version: event.version }, 'event rescheduled');
+      if (intent.placement.state === EVENT_STATE.queued) applying.sends.push({ record: planned.record, event, queuedBy: intent.queuedBy });
     }
   }
 }

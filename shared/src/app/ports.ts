@@ -53,7 +53,9 @@ export type MetricName =
   /** Publishes that failed for a reason a retry may fix, and were put back to be retried later. */
   | 'PublishRetries'
   /** Open events found overdue by the loader's sweep and sent to the delay queue again. */
-  | 'EventsRepaired';
+  | 'EventsRepaired'
+  /** Rescheduled events whose payload the emitter carried on from their old delay-queue copy (see EventRecord.carriedBy). */
+  | 'EventsCarried';
 
 // ---- Tenants ----------------------------------------------------------------------------------
 
@@ -220,9 +222,12 @@ export interface EventStore {
     change: ChangeRequest & { readonly expiresAt: number },
   ): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused>;
   /**
-   * Moves an open event of this tenant due after the cutoff, whose payload is stored, to `dueAt`:
-   * a new version, placed anew. Refused when this very request was applied already, or when a
-   * reschedule published after it was (see `ChangeRequest`).
+   * Moves an open event of this tenant due after the cutoff to `dueAt`, as a new version. One
+   * whose payload is stored is placed anew, and returned with its payload to send when placed in
+   * the delay queue. One whose payload only its delay-queue copy holds stays where it is, its
+   * record naming that copy (`carriedBy`), which the emitter carries on: returned without an
+   * event. Refused when this very request was applied already, or when a reschedule published
+   * after it was (see `ChangeRequest`).
    */
   reschedule(
     id: string,
@@ -233,8 +238,22 @@ export interface EventStore {
       readonly queuedBy: string;
       readonly expiresAt: number;
     },
-  ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent } | ChangeRefused>;
+  ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent | undefined } | ChangeRefused>;
+  /**
+   * Records where the emitter carried a moved event's payload from its copy `from` (see
+   * EventRecord.carriedBy): only while the event is still queued, at the version read, and
+   * carried by that copy. False when any of that changed (a reschedule, a cancel, another
+   * delivery's carry): the caller reads the record again.
+   */
+  carry(record: EventRecord, from: string, onward: Carry, now: number): Promise<boolean>;
 }
+
+/** Where the emitter carries a moved event's payload on to. */
+export type Carry =
+  /** A new delay-queue copy, already sent with this token. */
+  | { readonly to: 'queue'; readonly queuedBy: string }
+  /** Into the table, for the loader (due beyond the near-path window), keyed in the due index by this bucket shard. */
+  | { readonly to: 'table'; readonly payload: string; readonly bucketShard: string };
 
 // ---- The loader: the due index and its cursors ------------------------------------------------
 

@@ -50,6 +50,13 @@ export interface EventRecord extends Omit<ScheduledEvent, 'payload'> {
    * written before tokens existed, whose copies carry none either.
    */
   readonly queuedBy?: string | undefined;
+  /**
+   * The delay-queue copy that still holds the payload of an event rescheduled while its payload
+   * was only in the delay queue (near path): when that copy reaches the emitter, the emitter
+   * carries the payload on (see emissionDecision) instead of dropping it. Set by the first such
+   * reschedule and kept through later ones; removed once the payload is carried.
+   */
+  readonly carriedBy?: string | undefined;
   /** The loading message that moved it from the table to the delay queue (far path). */
   readonly loadedBy?: string | undefined;
   readonly createdAt: number;
@@ -87,7 +94,9 @@ export function eventOf(record: EventRecord, payload: string): ScheduledEvent {
  */
 export function placedOnDelayQueueBy(record: EventRecord): string | undefined {
   if (record.state !== EVENT_STATE.queued || record.loadedBy !== undefined) return undefined;
-  return record.version === 1 ? record.inputMessageId : record.lastChangeBy;
+  if (record.version === 1) return record.inputMessageId;
+  // A reschedule of an event whose payload only the delay queue holds sends nothing: the emitter carries the copy on.
+  return record.payloadKept === 'queue' ? undefined : record.lastChangeBy;
 }
 
 /**
@@ -114,6 +123,5 @@ export function changeRefusal(
   if (current.dueAt <= request.now + request.cutoffMs) {
     return { reason: REASON.EVENT_EMITTING, details: { dueAt: new Date(current.dueAt).toISOString(), cutoffMs: request.cutoffMs } };
   }
-  if (request.action === 'reschedule' && current.payloadKept === 'queue') return { reason: REASON.EVENT_QUEUED, details: {} };
   return undefined;
 }
