@@ -6,6 +6,7 @@ import {
   createLogger,
   emitBatch,
   ingestBatch,
+  runChanges,
   loadChunks,
   loadConfig,
   runLoaderTick,
@@ -13,11 +14,14 @@ import {
   DynamoDbEventStore,
   DynamoDbLoaderCursors,
   DynamoDbNoticeClaims,
+  DynamoDbTenantPauses,
   EmfMetrics,
   EndWriter,
   noMetrics,
+  PausedTenants,
   PublishWindow,
   SnsTopicPublisher,
+  SqsChangesQueue,
   SqsDelayQueue,
   SqsLoadingQueue,
   SQS_MAX_WAIT_SECONDS,
@@ -49,6 +53,8 @@ export const handlers = {
   loading: (deps: Dependencies, event: SQSEvent): Promise<SQSBatchResponse> => loadChunks(deps, event.Records),
   /** Delay queue: publish each event to its target at its exact due time. */
   emitter: (deps: Dependencies, event: SQSEvent): Promise<SQSBatchResponse> => emitBatch(deps, event.Records),
+  /** Changes queue: jobs over many events, a page at a time (a tenant's resume). */
+  changes: (deps: Dependencies, event: SQSEvent): Promise<SQSBatchResponse> => runChanges(deps, event.Records),
 } as const;
 
 export type FunctionName = keyof typeof handlers;
@@ -97,6 +103,7 @@ export function createDependencies(
   const delayQueue = new SqsDelayQueue(clients.sqs, config.delayQueueUrl);
   const logger = overrides.logger ?? createLogger(config.logLevel, { fn: functionName });
   const metrics = overrides.metrics ?? (config.metricsEnabled ? new EmfMetrics(functionName) : noMetrics);
+  const pauses = new DynamoDbTenantPauses(clients.dynamodb, config.tableName);
   return {
     config,
     tenants: overrides.tenants ?? new TenantRegistry(config.tenants, config.topicPrefix),
@@ -106,6 +113,9 @@ export function createDependencies(
     notices: new DynamoDbNoticeClaims(clients.dynamodb, config.tableName),
     delayQueue,
     loadingQueue: new SqsLoadingQueue(clients.sqs, config.loadingQueueUrl),
+    changesQueue: new SqsChangesQueue(clients.sqs, config.changesQueueUrl),
+    pauses,
+    pausedTenants: new PausedTenants(pauses, clock),
     publisher: new SnsTopicPublisher(clients.sns),
     endWriter: new EndWriter({ store, delayQueue, logger, metrics }),
     publishWindow: new PublishWindow(config.emitterMaxUnrecordedEnds),

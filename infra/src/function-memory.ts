@@ -8,4 +8,6 @@ export const FUNCTION_MEMORY_MB = {
   loading: 256,
   // It mostly waits, and memory is billed for waiting: 128 MB holds a batch of 100 events of up to 256 KiB each.
   emitter: 128,
+  // A page of a job: one query and a send or two.
+  changes: 256,
 } as const;

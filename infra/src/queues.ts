@@ -25,6 +25,8 @@ export const EVENT_SOURCES = {
    * (1.3 s by default) before they are due, the window included.
    */
   emitter: { batchSize: 100, batchingWindowSeconds: 1 },
+  /** A page of a job a message: each is a query and a send or two, and sends the next page itself. */
+  changes: { batchSize: 10, batchingWindowSeconds: 0 },
 } as const;
 
 export type EventSourceName = keyof typeof EVENT_SOURCES;

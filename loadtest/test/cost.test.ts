@@ -36,6 +36,7 @@ function usage(
       ingest: idle,
       loader: idle,
       loading: idle,
+      changes: idle,
       emitter: {
         invocations: overrides.emitterInvocations ?? 0,
         durationMs: overrides.emitterMs ?? 0,
@@ -62,6 +63,7 @@ describe('estimateCost', () => {
       ingest: 256,
       loader: 256,
       loading: 256,
+      changes: 256,
       emitter: 512,
     });
     const duration = cost.lines.find((line) => line.item.startsWith('Lambda emitter duration'));

@@ -18,6 +18,8 @@ export interface SchedulerConfig {
   readonly tableName: string;
   readonly delayQueueUrl: string;
   readonly loadingQueueUrl: string;
+  /** The changes function's queue: jobs over many events, a page at a time (a tenant's resume). */
+  readonly changesQueueUrl: string;
   /**
    * Names the input topics: `<prefix>-input` (the public tenant) and `<prefix>-tenant-<id>`.
    * Ingest knows a message's tenant by the topic it arrived on.
@@ -136,6 +138,7 @@ export const ENV = {
   tableName: 'SCHEDULER_TABLE_NAME',
   delayQueueUrl: 'SCHEDULER_DELAY_QUEUE_URL',
   loadingQueueUrl: 'SCHEDULER_LOADING_QUEUE_URL',
+  changesQueueUrl: 'SCHEDULER_CHANGES_QUEUE_URL',
   topicPrefix: 'SCHEDULER_TOPIC_PREFIX',
   tenants: 'SCHEDULER_TENANTS',
   accountId: 'SCHEDULER_ACCOUNT_ID',
@@ -322,6 +325,7 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
     tableName: required(env, ENV.tableName),
     delayQueueUrl: required(env, ENV.delayQueueUrl),
     loadingQueueUrl: required(env, ENV.loadingQueueUrl),
+    changesQueueUrl: required(env, ENV.changesQueueUrl),
     topicPrefix: env[ENV.topicPrefix] || DEFAULTS.topicPrefix,
     tenants: tenants(env, ENV.tenants),
     accountId: accountId(env, ENV.accountId),

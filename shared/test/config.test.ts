@@ -24,6 +24,7 @@ describe('loadConfig', () => {
       tableName: 'scheduler-events',
       delayQueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/scheduler-delay',
       loadingQueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/scheduler-loading',
+      changesQueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/scheduler-changes',
       loaderLookaheadSeconds: DEFAULTS.nearPathWindowSeconds - DEFAULTS.loaderIntervalSeconds,
       metricsEnabled: false,
     });
@@ -83,7 +84,7 @@ describe('loadConfig', () => {
     expect(loadConfig(env)).toEqual(loadConfig(requiredEnv()));
   });
 
-  it.each([[ENV.tableName], [ENV.delayQueueUrl], [ENV.loadingQueueUrl]])('requires %s', (name) => {
+  it.each([[ENV.tableName], [ENV.delayQueueUrl], [ENV.loadingQueueUrl], [ENV.changesQueueUrl]])('requires %s', (name) => {
     const env = requiredEnv();
     delete env[name];
     expect(configError(env).message).toContain(name);

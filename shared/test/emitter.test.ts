@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { SQSRecord } from 'aws-lambda';
 import { pino } from 'pino';
-import { emitBatch, EndWriter, PublishWindow, type EmitterDeps } from '../src/app/emitter.js';
+import { emitBatch, EndWriter, PausedTenants, PublishWindow, type EmitterDeps } from '../src/app/emitter.js';
 import { emissionAttributes, type ScheduledEvent } from '../src/domain/event.js';
 import { noticeAttributes } from '../src/domain/failure.js';
 import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
@@ -9,7 +9,7 @@ import { encodeDelayQueueMessage } from '../src/domain/messages.js';
 import { EventRejectedError, REASON, TransientError } from '../src/domain/reasons.js';
 import { registry, sqsRecord, topicArn } from './factories.js';
 import { FakeClock, MemoryDelayQueue, RecordingMetrics, RecordingPublisher } from './fakes.js';
-import { MemoryEventStore, MemoryNoticeClaims } from './memory-event-store.js';
+import { MemoryEventStore, MemoryNoticeClaims, MemoryTenantPauses } from './memory-event-store.js';
 
 const DUE = 1_900_000_000_000;
 /** The account of the topics these tests publish to (see topicArn). */
@@ -72,6 +72,7 @@ function setup(failWith?: (topic: string) => Error | undefined, unrecordedEndsLi
       shardCount: 4,
     },
     store,
+    pausedTenants: new PausedTenants(new MemoryTenantPauses(store), clock),
     notices: new MemoryNoticeClaims(),
     delayQueue,
     publisher,
@@ -595,5 +596,64 @@ describe('carrying on a rescheduled event whose payload only its delay-queue cop
     await emitBatch(deps, [sqsRecord(delayed(event()))]);
     expect(delayQueue.sent).toEqual([]);
     expect(publisher.published).toEqual([]);
+  });
+});
+
+describe("holding a paused tenant's events", () => {
+  const pause = { pausedAt: DUE - 60_000, note: 'maintenance', pausedBy: 'input-1' };
+
+  it('holds an event that comes due while its tenant is paused: not published, its payload stored, no expiry', async () => {
+    const { deps, publisher, store, metrics } = setup();
+    store.pauses.set('acme', pause);
+    const response = await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(publisher.published).toEqual([]);
+    const held = store.records.get('m-1');
+    expect(held).toMatchObject({
+      state: EVENT_STATE.held,
+      payload: 'hello',
+      payloadKept: 'record',
+      queuedBy: undefined,
+      heldAt: DUE - 700,
+    });
+    expect(held?.bucketShard).toMatch(/^held#acme#\d$/);
+    expect(held?.expiresAt).toBeNaN();
+    expect(metrics.counts.EventsHeld).toBe(1);
+    // Held is open: its place in the quota is kept.
+    expect(store.openEvents.get('acme') ?? 0).toBe(0);
+
+    // Its copy delivered again finds it held, and is dropped.
+    await emitBatch(deps, [sqsRecord(delayed(event()), 'sqs-1', 2)]);
+    expect(publisher.published).toEqual([]);
+  });
+
+  it('publishes as usual when the pause ended between its read and the hold, and reads a pause at most once a second', async () => {
+    const { deps, publisher, store, clock } = setup();
+    store.pauses.set('acme', pause);
+    const paused = vi.spyOn(deps.pausedTenants, 'of');
+    const read = vi.spyOn(store, 'read');
+    // Read as paused, then resumed before the hold's write.
+    await deps.pausedTenants.of(['acme']);
+    store.pauses.delete('acme');
+    await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(publisher.published.map(({ message }) => message)).toEqual(['hello']);
+    expect(store.records.get('m-1')?.state).toBe(EVENT_STATE.emitted);
+    expect(paused).toHaveBeenCalledTimes(2);
+    expect(read).toHaveBeenCalledTimes(1);
+
+    // A second later the pause is read anew: a tenant paused since has its events held.
+    store.pauses.set('acme', pause);
+    const dueAt = clock.now() + 2000;
+    store.put(queued(event({ id: 'm-2', dueAt })));
+    clock.set(clock.now() + 1000);
+    await emitBatch(deps, [sqsRecord(delayed(event({ id: 'm-2', dueAt })), 'sqs-2')]);
+    expect(store.records.get('m-2')?.state).toBe(EVENT_STATE.held);
+  });
+
+  it('publishes the events of tenants that are not paused', async () => {
+    const { deps, publisher, store } = setup();
+    store.pauses.set('another', pause);
+    await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(publisher.published).toHaveLength(1);
   });
 });

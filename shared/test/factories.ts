@@ -74,6 +74,7 @@ export function requiredEnv(): Record<string, string> {
     SCHEDULER_TABLE_NAME: 'scheduler-events',
     SCHEDULER_DELAY_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/scheduler-delay',
     SCHEDULER_LOADING_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/scheduler-loading',
+    SCHEDULER_CHANGES_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/scheduler-changes',
   };
 }
 

@@ -1,4 +1,5 @@
 import type {
+  ChangesQueue,
   Clock,
   DelayedSend,
   DelayedSendFailure,
@@ -10,7 +11,7 @@ import type {
 } from '../src/app/ports.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import type { FailureNotice, NoticeDestination } from '../src/domain/failure.js';
-import { encodeDelayQueueMessage, type DelayQueueMessage, type LoadingChunk } from '../src/domain/messages.js';
+import { encodeDelayQueueMessage, type ChangeJob, type DelayQueueMessage, type LoadingChunk } from '../src/domain/messages.js';
 import { TransientError } from '../src/domain/reasons.js';
 
 /**
@@ -138,6 +139,15 @@ export class RecordingLoadingQueue implements LoadingQueue {
   async send(chunks: readonly LoadingChunk[]): Promise<void> {
     if (this.calls++ >= this.refuseFromCall) throw new TransientError('SQS down');
     this.sent.push(...chunks);
+  }
+}
+
+/** The changes queue: the pages of jobs sent to it, with their delays. */
+export class RecordingChangesQueue implements ChangesQueue {
+  readonly sent: { readonly job: ChangeJob; readonly delaySeconds: number }[] = [];
+
+  async send(job: ChangeJob, delaySeconds: number): Promise<void> {
+    this.sent.push({ job, delaySeconds });
   }
 }
 

@@ -7,8 +7,8 @@ import { SNS_MAX_MESSAGE_BYTES } from '../src/domain/limits.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
 import { inputMessageId, REGION, registry, SCHEDULER_TOPICS, scheduleRequest, sqsRecord, topicArn } from './factories.js';
-import { FakeClock, MemoryDelayQueue, RecordingMetrics } from './fakes.js';
-import { MemoryEventStore } from './memory-event-store.js';
+import { FakeClock, MemoryDelayQueue, RecordingChangesQueue, RecordingMetrics } from './fakes.js';
+import { MemoryEventStore, MemoryTenantPauses } from './memory-event-store.js';
 
 const NOW = 1_900_000_000_000;
 const CONFIG = {
@@ -41,18 +41,21 @@ function setup() {
   const clock = new FakeClock(NOW);
   const store = new MemoryEventStore(clock);
   const delayQueue = new MemoryDelayQueue(clock);
+  const changesQueue = new RecordingChangesQueue();
   let tokens = 0;
   const deps = {
     config: CONFIG,
     tenants: registry(),
     store,
     delayQueue,
+    pauses: new MemoryTenantPauses(store),
+    changesQueue,
     clock,
     logger: pino({ level: 'silent' }),
     metrics: new RecordingMetrics(),
     newToken: () => `token-${++tokens}`,
   } satisfies IngestDeps;
-  return { store, delayQueue, deps, clock };
+  return { store, delayQueue, deps, clock, changesQueue };
 }
 
 const soon = new Date(NOW + 30_000).toISOString();
@@ -396,5 +399,41 @@ describe('ingest', () => {
     expect([...store.records.values()][0]?.state).toBe(EVENT_STATE.cancelled);
     expect(store.openEvents.get('acme')).toBe(0);
     expect(delayQueue.notices).toEqual([]);
+  });
+});
+
+describe('pause and resume', () => {
+  const PUBLIC_TOPIC = 'arn:aws:sns:us-east-1:000000000000:scheduler-input';
+
+  it('pauses the tenant on its own topic, with its note; resume ends the pause and starts the job that sends its held events', async () => {
+    const { deps, store, changesQueue } = setup();
+    const pauseId = inputMessageId();
+    await ingestBatch(deps, [published({ action: 'pause', note: 'target under maintenance' }, pauseId)]);
+    expect(store.pauses.get('acme')).toEqual({ pausedAt: NOW, note: 'target under maintenance', pausedBy: pauseId });
+
+    const resumeId = inputMessageId();
+    const resume = published({ action: 'resume' }, resumeId);
+    await ingestBatch(deps, [resume]);
+    expect(store.pauses.has('acme')).toBe(false);
+    expect(changesQueue.sent).toEqual([{ job: { kind: 'resume', jobId: `r-${resumeId}`, tenant: 'acme' }, delaySeconds: 2 }]);
+
+    // Delivered again, it starts the same job again: a page worked twice sends nothing twice.
+    await ingestBatch(deps, [resume]);
+    expect(changesQueue.sent.map(({ job }) => job.jobId)).toEqual([`r-${resumeId}`, `r-${resumeId}`]);
+  });
+
+  it('refuses both on the shared topic (CONTROL_NOT_ALLOWED): nothing proves who published there', async () => {
+    const { deps, store, delayQueue, changesQueue } = setup();
+    const failureTopic = topicArn('failures', 'eu-west-1', '123456789012');
+    await ingestBatch(deps, [
+      published({ action: 'pause', failure_topic: failureTopic }, inputMessageId(), PUBLIC_TOPIC),
+      published({ action: 'resume', failure_topic: failureTopic }, inputMessageId(), PUBLIC_TOPIC),
+    ]);
+    expect(delayQueue.notices.map(({ notice }) => [notice.reason, notice.details])).toEqual([
+      [REASON.CONTROL_NOT_ALLOWED, { field: 'action' }],
+      [REASON.CONTROL_NOT_ALLOWED, { field: 'action' }],
+    ]);
+    expect(store.pauses.size).toBe(0);
+    expect(changesQueue.sent).toEqual([]);
   });
 });

@@ -10,14 +10,17 @@ import type {
   DueIndex,
   EndsRecorded,
   EventStore,
+  HoldOutcome,
   LoaderCursors,
   LoaderProgress,
   LoadingTake,
   NewEvent,
   NoticeClaim,
   NoticeClaims,
+  Pause,
   Placement,
   Requeue,
+  TenantPauses,
   Unreleased,
 } from '../src/app/ports.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
@@ -41,6 +44,8 @@ export class MemoryEventStore implements EventStore {
   readonly records = new Map<string, EventRecord & { readonly bucketShard?: string | undefined }>();
   readonly payloads = new Map<string, string>();
   readonly openEvents = new Map<string, number>();
+  /** Tenants' pauses, on their counters' items as in the table (see MemoryTenantPauses). */
+  readonly pauses = new Map<string, Pause>();
   private heldEndWrites: HeldEndWrite[] | undefined;
   /** Requests the store served, by method: what a stage costs in store calls. */
   readonly calls: Record<string, number> = {};
@@ -120,7 +125,27 @@ export class MemoryEventStore implements EventStore {
       const record = this.records.get(id);
       if (record === undefined) continue;
       if (take.overdueBefore !== undefined) {
-        if (!isOpen(record.state) || record.dueAt >= take.overdueBefore || record.payloadKept === 'queue') continue;
+        if (
+          !isOpen(record.state) ||
+          record.state === EVENT_STATE.held ||
+          record.dueAt >= take.overdueBefore ||
+          record.payloadKept === 'queue'
+        )
+          continue;
+      } else if (take.resume !== undefined) {
+        const again = record.state === EVENT_STATE.queued && record.loadedBy === take.owner;
+        if (record.state !== EVENT_STATE.held && !again) continue;
+        this.records.set(id, {
+          ...record,
+          state: EVENT_STATE.queued,
+          queuedAt: take.now,
+          queuedBy: take.queuedBy,
+          loadedBy: take.owner,
+          expiresAt: take.resume.expiresAt,
+          bucketShard: undefined,
+        });
+        taken.push(this.withPayload(record));
+        continue;
       } else {
         if (record.dueAt >= take.horizonMs) continue;
         const first = record.state === EVENT_STATE.scheduled && record.loadedBy === undefined;
@@ -187,7 +212,7 @@ export class MemoryEventStore implements EventStore {
       record === undefined ||
       record.tenant !== scope.tenant ||
       !isOpen(record.state) ||
-      record.dueAt <= this.clock.now() + scope.cutoffMs
+      (record.state !== EVENT_STATE.held && record.dueAt <= this.clock.now() + scope.cutoffMs)
     )
       return undefined;
     return record;
@@ -261,6 +286,30 @@ export class MemoryEventStore implements EventStore {
     return { outcome: 'rescheduled', event: this.withPayload(moved) };
   }
 
+  async hold(
+    record: EventRecord,
+    from: string,
+    hold: { readonly payload: string; readonly heldKey: string; readonly now: number },
+  ): Promise<HoldOutcome> {
+    this.called('hold');
+    const current = this.records.get(record.id);
+    if (current?.state !== EVENT_STATE.queued || current.version !== record.version || current.queuedBy !== from) return 'changed';
+    if (!this.pauses.has(record.tenant)) return 'not-paused';
+    this.records.set(record.id, {
+      ...current,
+      state: EVENT_STATE.held,
+      heldAt: hold.now,
+      payload: hold.payload,
+      payloadKept: 'record',
+      bucketShard: hold.heldKey,
+      queuedBy: undefined,
+      queuedAt: undefined,
+      loadedBy: undefined,
+      expiresAt: Number.NaN,
+    });
+    return 'held';
+  }
+
   async carry(record: EventRecord, from: string, onward: Carry, now: number): Promise<boolean> {
     this.called('carry');
     const current = this.records.get(record.id);
@@ -299,6 +348,26 @@ export class MemoryDueIndex implements DueIndex {
     yield [...this.store.records.values()]
       .filter((record) => record.bucketShard === bucketShard && record.dueAt >= fromMs && record.dueAt < untilMs)
       .map(({ id, dueAt }) => ({ id, dueAt }));
+  }
+}
+
+/** Tenants' pauses, on the store's counters (the hold checks them there). */
+export class MemoryTenantPauses implements TenantPauses {
+  constructor(private readonly store: MemoryEventStore) {}
+
+  async pause(tenant: string, pause: Pause): Promise<void> {
+    const since = this.store.pauses.get(tenant)?.pausedAt ?? pause.pausedAt;
+    this.store.pauses.set(tenant, { ...pause, pausedAt: since });
+  }
+
+  async resume(tenant: string): Promise<Pause | undefined> {
+    const pause = this.store.pauses.get(tenant);
+    this.store.pauses.delete(tenant);
+    return pause;
+  }
+
+  async paused(tenants: readonly string[]): Promise<ReadonlyMap<string, Pause>> {
+    return new Map(tenants.flatMap((tenant) => (this.store.pauses.has(tenant) ? [[tenant, this.store.pauses.get(tenant) as Pause]] : [])));
   }
 }
 

@@ -3,7 +3,7 @@ import type { SQSRecord } from 'aws-lambda';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { emitBatch, EndWriter, PublishWindow, type EmitterDeps } from '../src/app/emitter.js';
+import { emitBatch, EndWriter, PausedTenants, PublishWindow, type EmitterDeps } from '../src/app/emitter.js';
 import { ingestBatch, type IngestDeps } from '../src/app/ingest.js';
 import { loadChunks } from '../src/app/loading.js';
 import type { TenantDirectory, TopicPublisher } from '../src/app/ports.js';
@@ -17,7 +17,7 @@ import { parseTenantsDocument, TenantRegistry, type TenantsDocument } from '../s
 import { firstIllFormedString } from '../src/domain/unicode.js';
 import { MAX_NESTING_DEPTH } from '../src/domain/validation.js';
 import { REGION, sqsRecord } from './factories.js';
-import { FakeClock, MemoryDelayQueue, RecordingMetrics, RecordingPublisher, type Publish } from './fakes.js';
+import { FakeClock, MemoryDelayQueue, RecordingChangesQueue, RecordingMetrics, RecordingPublisher, type Publish } from './fakes.js';
 import {
   ACCOUNT,
   ACCOUNT_OF,
@@ -40,7 +40,7 @@ import {
   type RegistryName,
   type Source,
 } from './hostile-input.js';
-import { MemoryEventStore, MemoryNoticeClaims } from './memory-event-store.js';
+import { MemoryEventStore, MemoryNoticeClaims, MemoryTenantPauses } from './memory-event-store.js';
 
 /**
  * Properties of ingest and the emitter under hostile input (see hostile-input.ts): whatever
@@ -180,6 +180,7 @@ class World {
     return {
       config: CONFIG,
       store,
+      pausedTenants: new PausedTenants(new MemoryTenantPauses(store), this.clock),
       notices: new MemoryNoticeClaims(),
       delayQueue,
       publisher,
@@ -423,6 +424,8 @@ class Pipeline {
       tenants: world.tenants,
       store: world.store,
       delayQueue: world.delayQueue,
+      pauses: new MemoryTenantPauses(world.store),
+      changesQueue: new RecordingChangesQueue(),
       clock: world.clock,
       logger: world.logger,
       metrics: world.metrics,

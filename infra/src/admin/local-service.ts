@@ -12,7 +12,9 @@ import { schedulerTopicsOf, topicPrefixOf } from './input-topics.js';
 export type LocalServiceOutputs = Pick<
   LocalOutputs,
   'region' | 'endpoint' | 'dynamodbEndpoint' | 'tableName' | 'ingestQueueUrl' | 'inputTopicArn'
->;
+> &
+  // Absent from the outputs of a service started before it had a changes queue.
+  Partial<Pick<LocalOutputs, 'changesQueueUrl'>>;
 
 const USED_OUTPUTS: readonly (keyof LocalServiceOutputs)[] = [
   'region',

@@ -51,6 +51,8 @@ export interface StackOutputs {
   readonly region: string | undefined;
   /** The shared input topic (the public tenant's). */
   readonly inputTopicArn: string | undefined;
+  /** The changes function's queue, where a resume starts its job. */
+  readonly changesQueueUrl: string | undefined;
 }
 
 /** The scheduler stack's outputs in `cdk deploy --outputs-file` JSON ({stack: {output: value}}). */
@@ -69,7 +71,15 @@ export async function readStackOutputs(path: string): Promise<StackOutputs> {
     const tableName = text(SCHEDULER_OUTPUTS.tableName);
     return tableName === undefined
       ? []
-      : [{ stack, tableName, region: text(SCHEDULER_OUTPUTS.region), inputTopicArn: text(SCHEDULER_OUTPUTS.inputTopicArn) }];
+      : [
+          {
+            stack,
+            tableName,
+            region: text(SCHEDULER_OUTPUTS.region),
+            inputTopicArn: text(SCHEDULER_OUTPUTS.inputTopicArn),
+            changesQueueUrl: text(SCHEDULER_OUTPUTS.changesQueueUrl),
+          },
+        ];
   });
   const [stack, ...others] = stacks;
   if (stack === undefined)

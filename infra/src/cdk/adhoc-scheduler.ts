@@ -82,6 +82,8 @@ const FUNCTION_LIMITS = {
   // The wait (at most the lead plus the second of an SQS delay), the publishes with SDK
   // retries, and the ends with their retries or their hand-over.
   emitter: { timeout: Duration.seconds(30), memorySize: FUNCTION_MEMORY_MB.emitter },
+  // Ten pages of a job: a query of each held shard, a SendMessage to loading, one to the changes queue.
+  changes: { timeout: Duration.seconds(30), memorySize: FUNCTION_MEMORY_MB.changes },
 } as const;
 
 /** Margin after the loader's tick budget for the final cursor write and the log line. */
@@ -112,6 +114,8 @@ export class AdhocScheduler extends Construct {
   readonly inputDeadLetterQueue: sqs.Queue;
   readonly loadingQueue: QueueWithDeadLetters;
   readonly delayQueue: QueueWithDeadLetters;
+  /** The changes function's jobs, a page a message (a tenant's resume). */
+  readonly changesQueue: QueueWithDeadLetters;
   readonly loaderSchedule: events.Rule;
   /** Loader ticks EventBridge could not hand to the loader. */
   readonly loaderDeadLetterQueue: sqs.Queue;
@@ -170,6 +174,10 @@ export class AdhocScheduler extends Construct {
       consumerTimeout: FUNCTION_LIMITS.emitter.timeout,
       consumerBatchingWindow: batchingWindow('emitter'),
     });
+    this.changesQueue = new QueueWithDeadLetters(this, 'ChangesQueue', {
+      maxReceiveCount: MAX_RECEIVE_COUNT.aws,
+      consumerTimeout: FUNCTION_LIMITS.changes.timeout,
+    });
     const ingestQueueProps = {
       maxReceiveCount: MAX_RECEIVE_COUNT.aws,
       consumerTimeout: FUNCTION_LIMITS.ingest.timeout,
@@ -200,6 +208,7 @@ export class AdhocScheduler extends Construct {
         tableName: this.table.tableName,
         delayQueueUrl: this.delayQueue.queue.queueUrl,
         loadingQueueUrl: this.loadingQueue.queue.queueUrl,
+        changesQueueUrl: this.changesQueue.queue.queueUrl,
         topicPrefix,
         tenants,
         accountId: Aws.ACCOUNT_ID,
@@ -244,8 +253,9 @@ export class AdhocScheduler extends Construct {
       ['dynamodb:PartiQLInsert', 'dynamodb:BatchWriteItem', 'dynamodb:UpdateItem', 'dynamodb:BatchGetItem'],
       [this.table.tableArn],
     );
-    // Near events and notices about rejected requests: the emitter publishes the notices.
-    allow(ingest, ['sqs:SendMessage'], [this.delayQueue.queue.queueArn]);
+    // Near events and notices about rejected requests: the emitter publishes the notices. A
+    // tenant's resume starts its job on the changes queue.
+    allow(ingest, ['sqs:SendMessage'], [this.delayQueue.queue.queueArn, this.changesQueue.queue.queueArn]);
 
     const loader = schedulerFunction('loader', {
       description: 'Every minute: hands stored events coming due to the loading function',
@@ -295,6 +305,15 @@ export class AdhocScheduler extends Construct {
     allow(loading, ['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate'], [this.table.tableArn]);
     allow(loading, ['sqs:SendMessage'], [this.delayQueue.queue.queueArn]);
 
+    const changes = schedulerFunction('changes', {
+      description: "Jobs over many of a tenant's events, a page at a time: a resume hands the held events to loading",
+      ...FUNCTION_LIMITS.changes,
+    });
+    consumeQueues(changes, 'changes', { queue: this.changesQueue.queue });
+    // Reads held events' ids from the index; hands them to loading; sends the job's next page.
+    allow(changes, ['dynamodb:Query'], [`${this.table.tableArn}/index/${TABLE.dueIndex}`]);
+    allow(changes, ['sqs:SendMessage'], [this.loadingQueue.queue.queueArn, this.changesQueue.queue.queueArn]);
+
     const { emitterMaxConcurrency, emitterReservedConcurrency } = props;
     if (
       emitterMaxConcurrency !== undefined &&
@@ -314,8 +333,14 @@ export class AdhocScheduler extends Construct {
     });
     consumeQueues(emitter, 'emitter', { queue: this.delayQueue.queue, maxConcurrency: emitterMaxConcurrency });
     // Reads a batch's records (BatchGetItem) before the due time; records its ends afterwards
-    // with batched conditional UPDATEs (PartiQL). Open-events counters and notice claims are UpdateItems.
-    allow(emitter, ['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate', 'dynamodb:UpdateItem'], [this.table.tableArn]);
+    // with batched conditional UPDATEs (PartiQL). Open-events counters, notice claims and carries are
+    // UpdateItems; a hold is an UpdateItem with a check of its tenant's pause (ConditionCheckItem)
+    // in one transaction; a carry into the table writes a payload item (BatchWriteItem).
+    allow(
+      emitter,
+      ['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem', 'dynamodb:BatchWriteItem'],
+      [this.table.tableArn],
+    );
     // Delays the retry of a failed publish (ChangeMessageVisibility); hands ends it could not record over (SendMessage).
     allow(emitter, ['sqs:ChangeMessageVisibility', 'sqs:SendMessage'], [this.delayQueue.queue.queueArn]);
     // Clients' topics, in accounts other than the scheduler's: their topic policies decide. A
@@ -342,7 +367,7 @@ export class AdhocScheduler extends Construct {
         "Targets, failure topics and dead-letter topics are clients' topics in their own accounts, named in each request: each client's topic policy decides whether this role may publish. The Allow excludes the scheduler's account (there a topic's own policy must grant this role), and an explicit Deny keeps the scheduler's own topics out of reach.",
     });
 
-    this.functions = { ingest, loader, loading, emitter };
+    this.functions = { ingest, loader, loading, emitter, changes };
     this.monitoring = new SchedulerMonitoring(this, 'Monitoring', {
       ...props.monitoring,
       functions: this.functions,
@@ -355,6 +380,7 @@ export class AdhocScheduler extends Construct {
         },
         Loading: { queue: this.loadingQueue.deadLetterQueue, holds: 'loading messages that failed every attempt' },
         Delay: { queue: this.delayQueue.deadLetterQueue, holds: 'delay-queue messages that crashed the emitter on every delivery' },
+        Changes: { queue: this.changesQueue.deadLetterQueue, holds: 'pages of jobs (a resume) that failed every attempt' },
         LoaderTicks: { queue: this.loaderDeadLetterQueue, holds: 'loader ticks EventBridge could not hand to the loader' },
       },
       ingestQueues: { public: this.publicIngestQueue.queue, tenants: this.ingestQueue.queue },

@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const PNPM_LOCK_FILE = join(REPO_ROOT, 'pnpm-lock.yaml');
 
-/** The scheduler's four functions, named as their entry files and their metrics' `service` dimension. */
-export const SCHEDULER_FUNCTIONS = ['ingest', 'loader', 'loading', 'emitter'] as const satisfies readonly FunctionName[];
+/** The scheduler's functions, named as their entry files and their metrics' `service` dimension. */
+export const SCHEDULER_FUNCTIONS = ['ingest', 'loader', 'loading', 'emitter', 'changes'] as const satisfies readonly FunctionName[];
 export type SchedulerFunctionName = (typeof SCHEDULER_FUNCTIONS)[number];
 
 export function schedulerFunctionEntry(name: SchedulerFunctionName): string {

@@ -13,6 +13,7 @@ const PROVIDED_BY_STACK = [
   'tableName',
   'delayQueueUrl',
   'loadingQueueUrl',
+  'changesQueueUrl',
   'topicPrefix',
   'tenants',
   'accountId',
@@ -31,6 +32,7 @@ export interface ProvidedByStack {
   readonly tableName: string;
   readonly delayQueueUrl: string;
   readonly loadingQueueUrl: string;
+  readonly changesQueueUrl: string;
   /** The input topics are named `<topicPrefix>-input` and `<topicPrefix>-tenant-<id>`. */
   readonly topicPrefix: string;
   readonly tenants: TenantsDocument;
@@ -51,6 +53,7 @@ export function deployedSchedulerConfig(provided: ProvidedByStack, settings: Sch
     [ENV.tableName]: provided.tableName,
     [ENV.delayQueueUrl]: provided.delayQueueUrl,
     [ENV.loadingQueueUrl]: provided.loadingQueueUrl,
+    [ENV.changesQueueUrl]: provided.changesQueueUrl,
     [ENV.topicPrefix]: provided.topicPrefix,
     [ENV.tenants]: JSON.stringify(provided.tenants),
     [ENV.metricsEnabled]: 'true',

@@ -67,6 +67,11 @@ export class SchedulerStack extends Stack {
       this.scheduler.inputTopic.topicArn,
       'Publish schedule requests here (the shared topic of the public tenant)',
     );
+    output(
+      SCHEDULER_OUTPUTS.changesQueueUrl,
+      this.scheduler.changesQueue.queue.queueUrl,
+      "Where scripts/admin tenant resume starts the job that sends a paused tenant's held events",
+    );
     const tenantOfKey = new Map<string, string>();
     for (const [tenantId, topic] of Object.entries(this.scheduler.tenantTopics)) {
       const key = tenantInputTopicOutputKey(tenantId);

@@ -9,6 +9,7 @@ export const SCHEDULER_OUTPUTS = {
   tableName: 'TableName',
   alarmTopicArn: 'AlarmTopicArn',
   dashboardUrl: 'DashboardUrl',
+  changesQueueUrl: 'ChangesQueueUrl',
 } as const;
 
 /**

@@ -19,6 +19,7 @@ export function resourceNames(prefix: string) {
     ingestQueue: `${prefix}-ingest`,
     loadingQueue: `${prefix}-loading`,
     delayQueue: `${prefix}-delay`,
+    changesQueue: `${prefix}-changes`,
     deadLetterQueue: `${prefix}-dead-letters`,
   };
 }
@@ -42,6 +43,8 @@ export interface LocalResources {
   readonly ingestQueue: QueueRef;
   readonly loadingQueue: QueueRef;
   readonly delayQueue: QueueRef;
+  /** The changes function's jobs, a page a message (a tenant's resume). */
+  readonly changesQueue: QueueRef;
   readonly deadLetterQueue: QueueRef;
 }
 
@@ -163,11 +166,12 @@ async function createAll(
     VisibilityTimeout: String(settings.visibilityTimeoutSeconds),
     RedrivePolicy: JSON.stringify({ deadLetterTargetArn: deadLetterQueue.arn, maxReceiveCount }),
   });
-  const [publicIngestQueue, ingestQueue, loadingQueue, delayQueue] = await Promise.all([
+  const [publicIngestQueue, ingestQueue, loadingQueue, delayQueue, changesQueue] = await Promise.all([
     createQueue(clients.sqs, names.publicIngestQueue, queueAttributes(MAX_RECEIVE_COUNT.local)),
     createQueue(clients.sqs, names.ingestQueue, queueAttributes(MAX_RECEIVE_COUNT.local)),
     createQueue(clients.sqs, names.loadingQueue, queueAttributes(MAX_RECEIVE_COUNT.local)),
     createQueue(clients.sqs, names.delayQueue, { ...queueAttributes(delayQueueMaxReceiveCount(settings.emitMaxAgeSeconds)), ...retention }),
+    createQueue(clients.sqs, names.changesQueue, queueAttributes(MAX_RECEIVE_COUNT.local)),
   ]);
   await createTable(clients.dynamodb, names.table);
 
@@ -184,6 +188,7 @@ async function createAll(
     ingestQueue,
     loadingQueue,
     delayQueue,
+    changesQueue,
     deadLetterQueue,
   };
 }

@@ -45,6 +45,8 @@ const DEFAULT_EMITTER_CONCURRENCY = 128;
 const LOCAL_EMITTER_MAX_UNRECORDED_ENDS = 100;
 const INGEST_CONCURRENCY = 4;
 const LOADING_CONCURRENCY = 8;
+/** Pages of jobs worked at once: a job's pages follow one another, so this many jobs at a time. */
+const CHANGES_CONCURRENCY = 2;
 /** The emulators' one account: every local topic and queue lives in it. */
 export const LOCAL_ACCOUNT = '000000000000';
 export const LOCAL_EMITTER_ROLE_ARN = `arn:aws:iam::${LOCAL_ACCOUNT}:role/adhoc-scheduler-emitter`;
@@ -93,6 +95,8 @@ export interface LocalOutputs {
   readonly tableName: string;
   readonly delayQueueUrl: string;
   readonly loadingQueueUrl: string;
+  /** The changes function's jobs (a tenant's resume): where `scripts/admin tenant resume` starts one. */
+  readonly changesQueueUrl: string;
   /** Where the shared topic delivers: the public tenant's requests, polled apart. */
   readonly publicIngestQueueUrl: string;
   /** Where every registered tenant's topic delivers (and where `scripts/admin tenant add` subscribes a new one). */
@@ -123,6 +127,7 @@ function outputsOf(emulators: Emulators, resources: LocalResources, config: Sche
     tableName: resources.tableName,
     delayQueueUrl: resources.delayQueue.url,
     loadingQueueUrl: resources.loadingQueue.url,
+    changesQueueUrl: resources.changesQueue.url,
     publicIngestQueueUrl: resources.publicIngestQueue.url,
     ingestQueueUrl: resources.ingestQueue.url,
     deadLetterQueueUrl: resources.deadLetterQueue.url,
@@ -154,6 +159,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     [ENV.tableName]: resourceNames(prefix).table,
     [ENV.delayQueueUrl]: 'created below',
     [ENV.loadingQueueUrl]: 'created below',
+    [ENV.changesQueueUrl]: 'created below',
     [ENV.topicPrefix]: prefix,
     // The registry is the tenants option's, checked below.
     [ENV.tenants]: undefined,
@@ -184,6 +190,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       dynamodbEndpoint: emulators.dynamodbEndpoint,
       delayQueueUrl: resources.delayQueue.url,
       loadingQueueUrl: resources.loadingQueue.url,
+      changesQueueUrl: resources.changesQueue.url,
       tenants,
     };
     const clients = createAwsClients(config, { credentials: LOCAL_CREDENTIALS, maxSockets: 4 * emitterConcurrency });
@@ -200,7 +207,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       });
 
     const poll = (
-      fn: 'ingest' | 'loading' | 'emitter',
+      fn: 'ingest' | 'loading' | 'emitter' | 'changes',
       queue: { url: string; arn: string },
       concurrency: number,
       start: (pollerOptions: SqsPollerOptions) => SqsPoller = startSqsPoller,
@@ -223,6 +230,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       poll('ingest', resources.publicIngestQueue, INGEST_CONCURRENCY),
       poll('ingest', resources.ingestQueue, INGEST_CONCURRENCY),
       poll('loading', resources.loadingQueue, LOADING_CONCURRENCY),
+      poll('changes', resources.changesQueue, CHANGES_CONCURRENCY),
       // The delay queue is a fair queue on AWS (MessageGroupId = tenant): one tenant's spike does not hold back the others.
       poll('emitter', resources.delayQueue, emitterConcurrency, (pollerOptions) =>
         startFairQueuePoller({ ...pollerOptions, visibilityTimeoutSeconds, groupOf: delayQueueGroupOf }),

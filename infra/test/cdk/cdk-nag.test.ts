@@ -132,12 +132,15 @@ describe('acknowledged findings', () => {
       .sort();
     expect(byPath).toEqual(
       [
-        ...['Ingest', 'Loader', 'Loading', 'Emitter'].map((fn) => `AdhocScheduler/Scheduler/${fn}/Function: Serverless-LambdaTracing`),
-        ...['Ingest', 'Loading', 'Emitter'].map((fn) => `AdhocScheduler/Scheduler/${fn}/Function: Serverless-LambdaDLQ`),
+        ...['Ingest', 'Loader', 'Loading', 'Emitter', 'Changes'].map(
+          (fn) => `AdhocScheduler/Scheduler/${fn}/Function: Serverless-LambdaTracing`,
+        ),
+        ...['Ingest', 'Loading', 'Emitter', 'Changes'].map((fn) => `AdhocScheduler/Scheduler/${fn}/Function: Serverless-LambdaDLQ`),
         'AdhocScheduler/Scheduler/Ingest/Function/Queue: Serverless-LambdaEventSourceMappingDestination',
         'AdhocScheduler/Scheduler/Ingest/Function/PublicQueue: Serverless-LambdaEventSourceMappingDestination',
         'AdhocScheduler/Scheduler/Loading/Function/Queue: Serverless-LambdaEventSourceMappingDestination',
         'AdhocScheduler/Scheduler/Emitter/Function/Queue: Serverless-LambdaEventSourceMappingDestination',
+        'AdhocScheduler/Scheduler/Changes/Function/Queue: Serverless-LambdaEventSourceMappingDestination',
         'AdhocScheduler/Scheduler/Loader/Function: Serverless-LambdaDLQ',
         'AdhocScheduler/Scheduler/Loader/Function: Serverless-LambdaAsyncFailureDestination',
         'AdhocScheduler/Scheduler/Emitter/Role: AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sns:*:*:*]',
@@ -146,6 +149,7 @@ describe('acknowledged findings', () => {
           'IngestQueue/DeadLetters',
           'LoadingQueue/DeadLetters',
           'DelayQueue/DeadLetters',
+          'ChangesQueue/DeadLetters',
           'InputDeadLetters',
           'LoaderDeadLetters',
         ].map((queue) => `AdhocScheduler/Scheduler/${queue}: Serverless-SQSRedrivePolicy`),

@@ -51,8 +51,8 @@ const fn = (name: SchedulerFunctionName) => stack.scheduler.functions[name];
 const functionResource = (name: SchedulerFunctionName) => template.toJSON().Resources[ref(fn(name).function)];
 
 describe('the functions', () => {
-  it('are the four handlers, each on Node 24 and arm64', () => {
-    template.resourceCountIs('AWS::Lambda::Function', 4);
+  it('are the five handlers, each on Node 24 and arm64', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 5);
     for (const name of SCHEDULER_FUNCTIONS) {
       const { Properties } = functionResource(name);
       expect(Properties.Runtime).toBe('nodejs24.x');
@@ -119,6 +119,7 @@ describe('the functions', () => {
       loader: { timeout: DEFAULTS.loaderTickBudgetSeconds + 15, memory: 256 },
       loading: { timeout: 30, memory: 256 },
       emitter: { timeout: 30, memory: 128 },
+      changes: { timeout: 30, memory: 256 },
     });
     // The emitter receives an event up to lead + 1 s early and waits for it.
     expect((functionResource('emitter').Properties.Timeout as number) * 1000).toBeGreaterThan(DEFAULTS.emitterLeadMs + 1000);
@@ -177,7 +178,7 @@ describe('the event sources', () => {
   });
 
   it('run the loader every minute on an EventBridge rule, without retrying a failed tick', () => {
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 4);
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 5);
     expect(sourceOf('loader')).toEqual([]);
     template.resourceCountIs('AWS::Events::Rule', 1);
     template.hasResourceProperties('AWS::Events::Rule', {
@@ -223,11 +224,12 @@ describe('the queues', () => {
   const queueProps = (construct: IConstruct) => template.toJSON().Resources[ref(construct)].Properties;
 
   it('each have a dead-letter queue with redrive; the delay queue keeps a message through a publish’s retries', () => {
-    // Five queues with their dead-letter queues, and those of the input subscriptions and the loader's target.
-    template.resourceCountIs('AWS::SQS::Queue', 10);
+    // Six queues with their dead-letter queues, and those of the input subscriptions and the loader's target.
+    template.resourceCountIs('AWS::SQS::Queue', 12);
     const redrive = (queue: { queue: IConstruct; deadLetterQueue: IConstruct }) => queueProps(queue.queue).RedrivePolicy;
-    const { publicIngestQueue, ingestQueue, loadingQueue, delayQueue, inputDeadLetterQueue, loaderDeadLetterQueue } = stack.scheduler;
-    for (const queue of [publicIngestQueue, ingestQueue, loadingQueue]) {
+    const { publicIngestQueue, ingestQueue, loadingQueue, delayQueue, changesQueue, inputDeadLetterQueue, loaderDeadLetterQueue } =
+      stack.scheduler;
+    for (const queue of [publicIngestQueue, ingestQueue, loadingQueue, changesQueue]) {
       expect(redrive(queue)).toEqual({ deadLetterTargetArn: stack.resolve(queue.deadLetterQueue.queueArn), maxReceiveCount: 5 });
     }
     expect(redrive(delayQueue)).toEqual({
@@ -235,7 +237,7 @@ describe('the queues', () => {
       maxReceiveCount: deliveriesWithin(DEFAULTS.emitMaxAgeSeconds) + 10,
     });
     const deadLetterQueues = [
-      ...[publicIngestQueue, ingestQueue, loadingQueue, delayQueue].map((queue) => queue.deadLetterQueue),
+      ...[publicIngestQueue, ingestQueue, loadingQueue, delayQueue, changesQueue].map((queue) => queue.deadLetterQueue),
       inputDeadLetterQueue,
       loaderDeadLetterQueue,
     ];
@@ -252,10 +254,11 @@ describe('the queues', () => {
     expect(visibility(ingestQueue.queue)).toBe(6 * timeout('ingest') + 1);
     expect(visibility(loadingQueue.queue)).toBe(6 * timeout('loading'));
     expect(visibility(delayQueue.queue)).toBe(6 * timeout('emitter') + 1);
+    expect(visibility(stack.scheduler.changesQueue.queue)).toBe(6 * timeout('changes'));
   });
 
   it('are encrypted and refuse requests without TLS', () => {
-    template.resourceCountIs('AWS::SQS::QueuePolicy', 10);
+    template.resourceCountIs('AWS::SQS::QueuePolicy', 12);
     for (const queue of Object.values(template.findResources('AWS::SQS::Queue'))) expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
     for (const policy of Object.values(template.findResources('AWS::SQS::QueuePolicy'))) {
       expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
@@ -401,7 +404,7 @@ describe('IAM, per function', () => {
   const roleOf = (name: SchedulerFunctionName) => ref(fn(name).role);
 
   const expected = (): Record<SchedulerFunctionName, string[]> => {
-    const { table, publicIngestQueue, ingestQueue, loadingQueue, delayQueue } = stack.scheduler;
+    const { table, publicIngestQueue, ingestQueue, loadingQueue, delayQueue, changesQueue } = stack.scheduler;
     return {
       ingest: permissions(
         stack,
@@ -412,8 +415,8 @@ describe('IAM, per function', () => {
         // transaction of two UpdateItems), reschedule and resends by UpdateItem; records read back after a
         // duplicate or a refused change.
         [['dynamodb:PartiQLInsert', 'dynamodb:BatchWriteItem', 'dynamodb:UpdateItem', 'dynamodb:BatchGetItem'], [table.tableArn]],
-        // Near events, and notices about rejected requests for the emitter to publish.
-        [['sqs:SendMessage'], [delayQueue.queue.queueArn]],
+        // Near events, and notices about rejected requests for the emitter to publish; a resume's job.
+        [['sqs:SendMessage'], [delayQueue.queue.queueArn, changesQueue.queue.queueArn]],
       ),
       loader: permissions(
         stack,
@@ -439,14 +442,32 @@ describe('IAM, per function', () => {
         stack,
         logs('emitter'),
         consume(delayQueue.queue.queueArn),
-        // A batch's records read before the due time; its ends by batched conditional updates; counters and notices by UpdateItem.
-        [['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate', 'dynamodb:UpdateItem'], [table.tableArn]],
+        // A batch's records and pauses read before the due time; its ends by batched conditional updates; counters,
+        // notices and carries by UpdateItem; a hold checks its tenant's pause; a carry into the table writes a payload item.
+        [
+          [
+            'dynamodb:BatchGetItem',
+            'dynamodb:PartiQLUpdate',
+            'dynamodb:UpdateItem',
+            'dynamodb:ConditionCheckItem',
+            'dynamodb:BatchWriteItem',
+          ],
+          [table.tableArn],
+        ],
         // Retries put off, and ends it could not record handed over, on its own queue.
         [['sqs:ChangeMessageVisibility', 'sqs:SendMessage'], [delayQueue.queue.queueArn]],
         // Clients' topics outside the scheduler's account; inside it, only where a topic's own policy grants the role.
         [['sns:Publish'], [ANY_TOPIC], { StringNotEquals: { 'aws:ResourceAccount': { Ref: 'AWS::AccountId' } } }],
         // Never the scheduler's own topics (<topicPrefix>-..., the alarm topic among them), whatever their policies say.
         [['sns:Publish'], [`arn:${Aws.PARTITION}:sns:*:${Aws.ACCOUNT_ID}:AdhocScheduler-*`, stack.alarmTopic.topicArn], undefined, 'Deny'],
+      ),
+      changes: permissions(
+        stack,
+        logs('changes'),
+        consume(changesQueue.queue.queueArn),
+        // A tenant's held events by the index; handed to loading; the job's next page on its own queue.
+        [['dynamodb:Query'], [`${table.tableArn}/index/${TABLE.dueIndex}`]],
+        [['sqs:SendMessage'], [loadingQueue.queue.queueArn, changesQueue.queue.queueArn]],
       ),
     };
   };
@@ -456,8 +477,8 @@ describe('IAM, per function', () => {
   });
 
   it('gives each function its own role, assumable by Lambda only, with no managed or inline policies', () => {
-    template.resourceCountIs('AWS::IAM::Role', 4);
-    template.resourceCountIs('AWS::IAM::Policy', 4);
+    template.resourceCountIs('AWS::IAM::Role', 5);
+    template.resourceCountIs('AWS::IAM::Policy', 5);
     for (const name of SCHEDULER_FUNCTIONS) {
       const role = template.toJSON().Resources[roleOf(name)];
       expect(functionResource(name).Properties.Role).toEqual({ 'Fn::GetAtt': [roleOf(name), 'Arn'] });
@@ -517,7 +538,7 @@ describe('IAM, per function', () => {
         Resource: [embedding.resolve(`arn:${Aws.PARTITION}:sns:*:${Aws.ACCOUNT_ID}:jobs-*`), embedding.resolve(operations.topicArn)],
       },
     ]);
-    expect(scheduler.monitoring.alarms).toHaveLength(16);
+    expect(scheduler.monitoring.alarms).toHaveLength(19);
   });
 
   it('names only the role clients grant publishing to: <stack>-emitter-<region>', () => {
@@ -538,8 +559,8 @@ describe('alarms', () => {
   const alarms = () => Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((alarm) => alarm.Properties);
   const alarmTopic = () => ({ Ref: ref(stack.alarmTopic) });
 
-  it('are sixteen, and each notifies the alarm topic', () => {
-    expect(alarms()).toHaveLength(16);
+  it('are nineteen, and each notifies the alarm topic', () => {
+    expect(alarms()).toHaveLength(19);
     for (const alarm of alarms()) expect(alarm.AlarmActions).toEqual([alarmTopic()]);
   });
 
@@ -691,8 +712,8 @@ describe('the dashboard', () => {
     expect(JSON.stringify(widget('Failures by function and reason'))).toContain(
       `SEARCH('{${METRICS_NAMESPACE},reason,service} MetricName=\\"EventsFailed\\"', 'Sum', 60)`,
     );
-    expect(widget('Dead-letter queues')?.properties.metrics).toHaveLength(6);
-    expect(widget('Function errors and throttles')?.properties.metrics).toHaveLength(8);
+    expect(widget('Dead-letter queues')?.properties.metrics).toHaveLength(7);
+    expect(widget('Function errors and throttles')?.properties.metrics).toHaveLength(10);
     expect(JSON.stringify(widget('Loader backlog'))).toContain('LoaderBacklogSeconds');
   });
 

@@ -114,6 +114,7 @@ export function toRecord(item: Readonly<Record<string, unknown>>): EventRecord {
     createdAt: Number(item.createdAt),
     createdBy: optionalString(item.createdBy),
     queuedAt: optionalNumber(item.queuedAt),
+    heldAt: optionalNumber(item.heldAt),
     rescheduledAt: optionalNumber(item.rescheduledAt),
     emittedAt: optionalNumber(item.emittedAt),
     failedAt: optionalNumber(item.failedAt),

@@ -13,6 +13,7 @@ import type {
   CreateOutcome,
   EndsRecorded,
   EventStore,
+  HoldOutcome,
   LoadingTake,
   NewEvent,
   Requeue,
@@ -27,15 +28,16 @@ import {
   type ConditionalWriter,
 } from './dynamodb-conditional-writes.js';
 import { isEventItem, newEventItems, payloadItemId, toRecord, withStoredPayload } from './dynamodb-event-items.js';
-import { DynamoDbQuotaCounters } from './dynamodb-quota-counters.js';
+import { DynamoDbQuotaCounters, openEventsCounterId } from './dynamodb-quota-counters.js';
 import { systemClock } from './system-clock.js';
 import { isConditionFailure, TABLE, transient, withoutSdkRetries } from './dynamodb-table.js';
 
 /** A reschedule as the store writes it. */
 type RescheduleChange = Parameters<EventStore['reschedule']>[2];
 
-/** Open, of this tenant, and due after the change cutoff: what cancel and reschedule require. */
-const CHANGEABLE = 'attribute_exists(#id) AND tenant = :tenant AND #state IN (:scheduled, :queued) AND #due > :cutoff';
+/** Open, of this tenant, and due after the change cutoff (or held, whenever due): what cancel and reschedule require. */
+const CHANGEABLE =
+  'attribute_exists(#id) AND tenant = :tenant AND (#state = :held OR (#state IN (:scheduled, :queued) AND #due > :cutoff))';
 
 const is = (attribute: string, value: unknown): Condition => ({ op: '=', attribute, value });
 
@@ -211,15 +213,17 @@ export class DynamoDbEventStore implements EventStore {
   }
 
   async takeForLoading(ids: readonly string[], take: LoadingTake): Promise<ScheduledEvent[]> {
-    const { overdueBefore } = take;
+    const { overdueBefore, resume } = take;
+    // What a first take finds: stored for the loader, or held for a resume.
+    const waiting = resume === undefined ? EVENT_STATE.scheduled : EVENT_STATE.held;
     // The GSI is read eventually consistently; the records say what is still to load (reads are cheap, writes are not).
     const records = [...(await this.read(ids)).values()].filter((record) =>
       overdueBefore === undefined
-        ? record.dueAt < take.horizonMs &&
-          (record.state === EVENT_STATE.scheduled
-            ? record.loadedBy === undefined
+        ? (resume !== undefined || record.dueAt < take.horizonMs) &&
+          (record.state === waiting
+            ? record.loadedBy === undefined || resume !== undefined
             : record.state === EVENT_STATE.queued && record.loadedBy === take.owner)
-        : isOpen(record.state) && record.dueAt < overdueBefore && record.payloadKept !== 'queue',
+        : isOpen(record.state) && record.state !== EVENT_STATE.held && record.dueAt < overdueBefore && record.payloadKept !== 'queue',
     );
     const outcomes = await this.writer.write(
       records.map((record): ConditionalWrite => {
@@ -228,7 +232,9 @@ export class DynamoDbEventStore implements EventStore {
             ? {
                 op: 'or',
                 conditions: [
-                  { op: 'and', conditions: [is('state', EVENT_STATE.scheduled), { op: 'missing', attribute: 'loadedBy' }] },
+                  resume === undefined
+                    ? { op: 'and', conditions: [is('state', EVENT_STATE.scheduled), { op: 'missing', attribute: 'loadedBy' }] }
+                    : is('state', EVENT_STATE.held),
                   { op: 'and', conditions: [is('state', EVENT_STATE.queued), is('loadedBy', take.owner)] },
                 ],
               }
@@ -239,7 +245,15 @@ export class DynamoDbEventStore implements EventStore {
         return {
           kind: 'update',
           id: record.id,
-          set: { state: EVENT_STATE.queued, queuedAt: take.now, queuedBy: take.queuedBy, loadedBy: take.owner },
+          set: {
+            state: EVENT_STATE.queued,
+            queuedAt: take.now,
+            queuedBy: take.queuedBy,
+            loadedBy: take.owner,
+            ...(resume === undefined ? {} : { [TABLE.ttlAttribute]: resume.expiresAt }),
+          },
+          // Out of the held index: the next resume does not read it again.
+          ...(resume === undefined ? {} : { remove: [TABLE.bucketShardKey] }),
           condition: { op: 'and', conditions: [is('version', record.version), condition] },
         };
       }),
@@ -417,6 +431,56 @@ export class DynamoDbEventStore implements EventStore {
     };
   }
 
+  async hold(
+    record: EventRecord,
+    from: string,
+    hold: { readonly payload: string; readonly heldKey: string; readonly now: number },
+  ): Promise<HoldOutcome> {
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: { [TABLE.partitionKey]: record.id },
+                // The payload in the record, whatever its size (at most SNS's 256 KiB): no payload item outlives a held event without an expiry.
+                UpdateExpression:
+                  'SET #state = :held, heldAt = :now, payload = :payload, payloadKept = :inRecord, #bucketShard = :heldKey ' +
+                  'REMOVE queuedBy, queuedAt, loadedBy, #ttl',
+                ConditionExpression: '#state = :queued AND version = :version AND queuedBy = :from',
+                ExpressionAttributeNames: { '#state': 'state', '#bucketShard': TABLE.bucketShardKey, '#ttl': TABLE.ttlAttribute },
+                ExpressionAttributeValues: {
+                  ':held': EVENT_STATE.held,
+                  ':now': hold.now,
+                  ':payload': hold.payload,
+                  ':inRecord': 'record',
+                  ':heldKey': hold.heldKey,
+                  ':queued': EVENT_STATE.queued,
+                  ':version': record.version,
+                  ':from': from,
+                },
+              },
+            },
+            {
+              ConditionCheck: {
+                TableName: this.tableName,
+                Key: { [TABLE.partitionKey]: openEventsCounterId(record.tenant) },
+                ConditionExpression: 'attribute_exists(pausedAt)',
+              },
+            },
+          ],
+        }),
+      );
+      return 'held';
+    } catch (error) {
+      const reasons = (error as { CancellationReasons?: { Code?: string }[] })?.CancellationReasons;
+      if (reasons?.[0]?.Code === 'ConditionalCheckFailed') return 'changed';
+      if (reasons?.[1]?.Code === 'ConditionalCheckFailed') return 'not-paused';
+      throw transient('TransactWriteItems', error);
+    }
+  }
+
   async carry(record: EventRecord, from: string, onward: Carry, now: number): Promise<boolean> {
     const stored =
       onward.to === 'table'
@@ -519,5 +583,6 @@ function changeableValues(scope: ChangeScope, now: number): Record<string, unkno
     ':cutoff': now + scope.cutoffMs,
     ':scheduled': EVENT_STATE.scheduled,
     ':queued': EVENT_STATE.queued,
+    ':held': EVENT_STATE.held,
   };
 }

@@ -7,10 +7,10 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { EmissionEnding } from '../domain/emission.js';
 import type { FailureNotice, NoticeDestination } from '../domain/failure.js';
-import { encodeDelayQueueMessage, encodeLoadingChunk, type LoadingChunk } from '../domain/messages.js';
+import { encodeChangeJob, encodeDelayQueueMessage, encodeLoadingChunk, type ChangeJob, type LoadingChunk } from '../domain/messages.js';
 import { SQS_BATCH_ENTRIES, SQS_MAX_MESSAGE_BYTES } from '../domain/limits.js';
 import { TransientError } from '../domain/reasons.js';
-import type { DelayedSend, DelayedSendFailure, DelayQueue, LoadingQueue } from '../app/ports.js';
+import type { ChangesQueue, DelayedSend, DelayedSendFailure, DelayQueue, LoadingQueue } from '../app/ports.js';
 
 /** Batches in flight at once from one call: SQS takes them in parallel. */
 const BATCH_CONCURRENCY = 8;
@@ -129,6 +129,23 @@ export class SqsLoadingQueue implements LoadingQueue {
     const failed = await sendBatches(this.client, this.queueUrl, entries);
     if (failed.length > 0) {
       throw new TransientError(`${failed.length} of ${chunks.length} loading chunks could not be sent (${failed[0]?.reason})`);
+    }
+  }
+}
+
+export class SqsChangesQueue implements ChangesQueue {
+  constructor(
+    private readonly client: SQSClient,
+    private readonly queueUrl: string,
+  ) {}
+
+  async send(job: ChangeJob, delaySeconds: number): Promise<void> {
+    try {
+      await this.client.send(
+        new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: encodeChangeJob(job), DelaySeconds: delaySeconds }),
+      );
+    } catch (error) {
+      throw new TransientError(`SQS refused a page of job ${job.jobId}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
     }
   }
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
+import { heldShardKey } from '../domain/buckets.js';
 import { delaySecondsFor, waitUntil } from '../domain/delay.js';
 import { emissionDecision, emissionRefusal, noticeDestination, type EmissionEnding } from '../domain/emission.js';
 import { emissionAttributes, expiresAtFor, type ScheduledEvent } from '../domain/event.js';
@@ -21,8 +22,10 @@ import type {
   EventStore,
   Logger,
   NoticeClaims,
+  Pause,
   SchedulerMetrics,
   TenantDirectory,
+  TenantPauses,
   TopicPublisher,
 } from './ports.js';
 
@@ -44,7 +47,9 @@ export interface EmitterDeps {
     | 'bucketSeconds'
     | 'shardCount'
   >;
-  readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'releasePlaces' | 'carry'>;
+  readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'releasePlaces' | 'carry' | 'hold'>;
+  /** This process's view of tenants' pauses (see PausedTenants): a paused tenant's events are held, not published. */
+  readonly pausedTenants: Pick<PausedTenants, 'of'>;
   readonly notices: NoticeClaims;
   /** This process's writer of ends (see EndWriter): shared by its batches, so a spike's ends go in large writes. */
   readonly endWriter: Pick<EndWriter, 'record'>;
@@ -69,6 +74,8 @@ export interface EmitterDeps {
 interface BatchContext {
   readonly deps: EmitterDeps;
   readonly records: Promise<ReadonlyMap<string, EventRecord>>;
+  /** The pauses of the batch's tenants, read with the records. */
+  readonly pauses: Promise<ReadonlyMap<string, Pause>>;
   readonly freed: Map<string, number>;
   readonly kept: string[];
 }
@@ -128,6 +135,9 @@ async function emitOne(context: BatchContext, record: SQSRecord, message: Extrac
     case 'emit':
       if (stored === undefined) logger.warn({ eventId: event.id }, 'no record of this event; emitting it all the same');
   }
+  if (stored !== undefined && message.queuedBy !== undefined && (await context.pauses).has(event.tenant)) {
+    if (await holdOne(deps, stored, message)) return;
+  }
   await waitUntil(clock, event.dueAt);
   await deps.publishWindow.take();
   try {
@@ -140,6 +150,66 @@ async function emitOne(context: BatchContext, record: SQSRecord, message: Extrac
     deps.publishWindow.giveBack();
   }
 }
+
+/**
+ * Holds an event that came due while its tenant is paused, instead of publishing it: its payload
+ * into the table, its state `held` (see EVENT_STATE.held) until a resume sends it. True when
+ * held; false when the pause has ended since it was read (the event is published as usual).
+ */
+async function holdOne(deps: EmitterDeps, record: EventRecord, copy: Extract<DelayQueueMessage, { kind: 'event' }>): Promise<boolean> {
+  const { event } = copy;
+  const now = deps.clock.now();
+  const outcome = await deps.store.hold(record, copy.queuedBy as string, {
+    payload: event.payload,
+    heldKey: heldShardKey(event.tenant, event.id, deps.config),
+    now,
+  });
+  if (outcome === 'not-paused') return false;
+  // Cancelled, rescheduled or held by another delivery since the read: the next delivery decides anew.
+  if (outcome === 'changed') throw new TransientError(`${event.id} changed while it was being held; deciding again later`);
+  deps.metrics.count('EventsHeld');
+  deps.logger.info(
+    { eventId: event.id, tenant: event.tenant, dueAt: event.dueAt },
+    'due while its tenant is paused: held until it resumes',
+  );
+  return true;
+}
+
+/**
+ * The pauses of tenants as this process last read them, each kept for a second
+ * (PAUSE_CACHE_MS): one read per tenant and second, however many batches ask. A pause takes
+ * effect on the events that reach the emitter once it is read; the hold itself checks the pause
+ * in its write, so no event is held once a resume has ended it.
+ */
+export class PausedTenants {
+  private readonly known = new Map<string, { readonly pause: Pause | undefined; readonly readAt: number }>();
+
+  constructor(
+    private readonly pauses: Pick<TenantPauses, 'paused'>,
+    private readonly clock: Pick<Clock, 'now'>,
+  ) {}
+
+  async of(tenants: readonly string[]): Promise<ReadonlyMap<string, Pause>> {
+    const now = this.clock.now();
+    const stale = [...new Set(tenants)].filter((tenant) => {
+      const known = this.known.get(tenant);
+      return known === undefined || now - known.readAt >= PAUSE_CACHE_MS;
+    });
+    if (stale.length > 0) {
+      const read = await this.pauses.paused(stale);
+      for (const tenant of stale) this.known.set(tenant, { pause: read.get(tenant), readAt: now });
+    }
+    return new Map(
+      tenants.flatMap((tenant) => {
+        const pause = this.known.get(tenant)?.pause;
+        return pause === undefined ? [] : [[tenant, pause]];
+      }),
+    );
+  }
+}
+
+/** How long a process keeps a tenant's pause state before reading it again. */
+const PAUSE_CACHE_MS = 1000;
 
 /** Attempts at carrying a copy on while reschedules land in between, before its message is left to be retried. */
 const CARRY_ATTEMPTS = 3;
@@ -291,9 +361,14 @@ export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]
     !(message instanceof Error) && message.kind === 'event' ? [message.event.id] : [],
   );
   const reading = eventIds.length > 0 ? deps.store.read(eventIds) : Promise.resolve(new Map<string, EventRecord>());
-  // Each event's handler awaits the read; one rejection is reported per record, not unhandled.
+  const tenants = [...messages.values()].flatMap((message) =>
+    !(message instanceof Error) && message.kind === 'event' ? [message.event.tenant] : [],
+  );
+  const pauses = tenants.length > 0 ? deps.pausedTenants.of(tenants) : Promise.resolve(new Map<string, Pause>());
+  // Each event's handler awaits the reads; one rejection is reported per record, not unhandled.
   reading.catch(() => {});
-  const context: BatchContext = { deps, records: reading, freed: new Map(), kept: [] };
+  pauses.catch(() => {});
+  const context: BatchContext = { deps, records: reading, pauses, freed: new Map(), kept: [] };
   const response = await processBatch(records, deps.logger, async (record) => {
     const message = messages.get(record);
     // Its own retries: see recordHandedOver.

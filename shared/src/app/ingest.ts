@@ -11,9 +11,11 @@ import type { Tenant } from '../domain/tenants.js';
 import { topicPartition } from '../domain/topic-arn.js';
 import { parseInputMessage } from '../domain/validation.js';
 import { processBatch } from './batch.js';
+import { resumeTenant } from './changes.js';
 import { reportFailure } from './failures.js';
 import type {
   ChangeRefused,
+  ChangesQueue,
   Clock,
   CreateOutcome,
   DelayQueue,
@@ -23,6 +25,7 @@ import type {
   Placement,
   SchedulerMetrics,
   TenantDirectory,
+  TenantPauses,
 } from './ports.js';
 
 /**
@@ -85,7 +88,9 @@ export type Intent =
       readonly dueAt: number;
       readonly placement: Placement;
       readonly queuedBy: string;
-    };
+    }
+  | { readonly kind: 'pause'; readonly note: string | undefined }
+  | { readonly kind: 'resume' };
 
 /** An input message with its tenant, where its refusals go, and its intent. */
 export interface PlannedMessage {
@@ -169,6 +174,10 @@ function planOne(context: IngestPlanContext, record: SQSRecord): PlannedMessage 
     }
     case 'cancel':
       return { ...planned, intent: { kind: 'cancel', eventId: request.eventId } };
+    case 'pause':
+      return { ...planned, intent: { kind: 'pause', note: request.note } };
+    case 'resume':
+      return { ...planned, intent: { kind: 'resume' } };
     case 'reschedule':
       return {
         ...planned,
@@ -195,6 +204,8 @@ export interface IngestDeps {
   readonly tenants: TenantDirectory;
   readonly store: Pick<EventStore, 'createMany' | 'requeue' | 'storedPayload' | 'cancel' | 'reschedule'>;
   readonly delayQueue: Pick<DelayQueue, 'send' | 'sendNotice'>;
+  readonly pauses: Pick<TenantPauses, 'pause' | 'resume'>;
+  readonly changesQueue: ChangesQueue;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: SchedulerMetrics;
@@ -365,6 +376,16 @@ async function applyIntent(
       if (result.outcome === 'refused') return refuseChange(applying, intent.eventId, result, 'cancel');
       deps.metrics.count('EventsCancelled');
       deps.logger.info({ eventId: intent.eventId, tenant }, 'event cancelled');
+      return;
+    }
+    case 'pause':
+      await deps.pauses.pause(tenant, { pausedAt: now, note: intent.note, pausedBy: planned.message.inputMessageId });
+      deps.logger.info({ tenant, note: intent.note, inputMessageId: planned.message.inputMessageId }, 'tenant paused');
+      return;
+    case 'resume': {
+      // Named after the input message: delivered again, it makes the same job.
+      const ended = await resumeTenant(deps, tenant, `r-${planned.message.inputMessageId}`);
+      deps.logger.info({ tenant, pausedAt: ended?.pausedAt }, 'tenant resumed: its held events are being sent');
       return;
     }
     case 'reschedule': {

@@ -2,7 +2,7 @@ import type { EmissionEnding } from '../domain/emission.js';
 import type { ScheduledEvent } from '../domain/event.js';
 import type { FailureNotice, NoticeDestination } from '../domain/failure.js';
 import type { EventRecord, EventState } from '../domain/lifecycle.js';
-import type { LoadingChunk } from '../domain/messages.js';
+import type { ChangeJob, LoadingChunk } from '../domain/messages.js';
 import type { Quotas, Tenant } from '../domain/tenants.js';
 
 /**
@@ -55,7 +55,11 @@ export type MetricName =
   /** Open events found overdue by the loader's sweep and sent to the delay queue again. */
   | 'EventsRepaired'
   /** Rescheduled events whose payload the emitter carried on from their old delay-queue copy (see EventRecord.carriedBy). */
-  | 'EventsCarried';
+  | 'EventsCarried'
+  /** Events that came due while their tenant was paused, held until it resumes. */
+  | 'EventsHeld'
+  /** Held events sent to the delay queue by their tenant's resume. */
+  | 'EventsResumed';
 
 // ---- Tenants ----------------------------------------------------------------------------------
 
@@ -63,6 +67,26 @@ export type MetricName =
 export interface TenantDirectory {
   forTopic(topicArn: string): Tenant | undefined;
   tenant(id: string): Tenant | undefined;
+}
+
+/** A tenant's pause: since when, why, and who asked (an input message's id, or an operator's). */
+export interface Pause {
+  readonly pausedAt: number;
+  readonly note?: string | undefined;
+  readonly pausedBy: string;
+}
+
+/**
+ * Tenants' pauses, kept on their quota counters' items: while a tenant is paused, the emitter
+ * holds its events as they come due (see EVENT_STATE.held) instead of publishing them.
+ */
+export interface TenantPauses {
+  /** Pauses a tenant; a tenant paused already keeps its `pausedAt`, and takes the new note. */
+  pause(tenant: string, pause: Pause): Promise<void>;
+  /** Ends a tenant's pause; the pause it ended, if it was paused. */
+  resume(tenant: string): Promise<Pause | undefined>;
+  /** The pauses of those of these tenants that are paused. */
+  paused(tenants: readonly string[]): Promise<ReadonlyMap<string, Pause>>;
 }
 
 // ---- Events: their records, from ingest to their end ------------------------------------------
@@ -175,6 +199,11 @@ export interface LoadingTake {
    * event whose loading message or delay-queue copy was lost, found by the loader's sweep).
    */
   readonly overdueBefore?: number | undefined;
+  /**
+   * A resume: take held events (see EVENT_STATE.held), whatever their due time, out of the held
+   * index, and give their records back an expiry (epoch seconds).
+   */
+  readonly resume?: { readonly expiresAt: number } | undefined;
 }
 
 /** The events' records: created by ingest, taken by loading, ended by the emitter, changed by clients. */
@@ -246,7 +275,20 @@ export interface EventStore {
    * delivery's carry): the caller reads the record again.
    */
   carry(record: EventRecord, from: string, onward: Carry, now: number): Promise<boolean>;
+  /**
+   * Holds an event that came due while its tenant is paused, in one write with a check of the
+   * pause: its payload into its record, its record under `heldKey` in the due index (see
+   * heldShardKey), without an expiry. Only while it is queued as copy `from` left it at the
+   * version read: `changed` otherwise; `not-paused` when the tenant's pause has ended.
+   */
+  hold(
+    record: EventRecord,
+    from: string,
+    hold: { readonly payload: string; readonly heldKey: string; readonly now: number },
+  ): Promise<HoldOutcome>;
 }
+
+export type HoldOutcome = 'held' | 'changed' | 'not-paused';
 
 /** Where the emitter carries a moved event's payload on to. */
 export type Carry =
@@ -326,6 +368,12 @@ export interface DelayQueue {
 
 export interface LoadingQueue {
   send(chunks: readonly LoadingChunk[]): Promise<void>;
+}
+
+/** The changes function's queue: jobs over many events, a page at a time. */
+export interface ChangesQueue {
+  /** Sends one page of a job, visible after `delaySeconds`. */
+  send(job: ChangeJob, delaySeconds: number): Promise<void>;
 }
 
 export interface TopicPublisher {

@@ -52,7 +52,7 @@ export const REASON = {
   FAILURE_TOPIC_IN_OTHER_REGION: 'FAILURE_TOPIC_IN_OTHER_REGION',
   /** The message nests arrays or objects deeper than the scheduler takes. */
   TOO_DEEPLY_NESTED: 'TOO_DEEPLY_NESTED',
-  /** Cancel or reschedule on the shared input topic that does not name the event by its `m-` event id. */
+  /** Cancel or reschedule on the shared input topic that does not name the event by its `m-` event id; pause or resume on the shared input topic. */
   CONTROL_NOT_ALLOWED: 'CONTROL_NOT_ALLOWED',
   /** `target` is one of the scheduler's own topics (an input topic, its alarm topic): the scheduler never publishes there for a client. */
   TARGET_IS_SCHEDULER_TOPIC: 'TARGET_IS_SCHEDULER_TOPIC',
