@@ -182,7 +182,8 @@ async function holdOne(deps: EmitterDeps, record: EventRecord, copy: Extract<Del
  * in its write, so no event is held once a resume has ended it.
  */
 export class PausedTenants {
-  private readonly known = new Map<string, { readonly pause: Pause | undefined; readonly readAt: number }>();
+  /** Each tenant's pause as last read, or being read: the batches of one second share one read. */
+  private readonly known = new Map<string, { readonly pause: Promise<Pause | undefined>; readonly readAt: number }>();
 
   constructor(
     private readonly pauses: Pick<TenantPauses, 'paused'>,
@@ -191,20 +192,24 @@ export class PausedTenants {
 
   async of(tenants: readonly string[]): Promise<ReadonlyMap<string, Pause>> {
     const now = this.clock.now();
-    const stale = [...new Set(tenants)].filter((tenant) => {
+    const distinct = [...new Set(tenants)];
+    const stale = distinct.filter((tenant) => {
       const known = this.known.get(tenant);
       return known === undefined || now - known.readAt >= PAUSE_CACHE_MS;
     });
     if (stale.length > 0) {
-      const read = await this.pauses.paused(stale);
-      for (const tenant of stale) this.known.set(tenant, { pause: read.get(tenant), readAt: now });
+      const read = this.pauses.paused(stale);
+      for (const tenant of stale) {
+        const pause = read.then((found) => found.get(tenant));
+        // A failed read is read again by the next batch; this one's handlers report it.
+        pause.catch(() => {
+          if (this.known.get(tenant)?.pause === pause) this.known.delete(tenant);
+        });
+        this.known.set(tenant, { pause, readAt: now });
+      }
     }
-    return new Map(
-      tenants.flatMap((tenant) => {
-        const pause = this.known.get(tenant)?.pause;
-        return pause === undefined ? [] : [[tenant, pause]];
-      }),
-    );
+    const read = await Promise.all(distinct.map(async (tenant) => [tenant, await this.known.get(tenant)?.pause] as const));
+    return new Map(read.flatMap(([tenant, pause]) => (pause === undefined ? [] : [[tenant, pause]])));
   }
 }
 
