@@ -6,10 +6,10 @@ import {
   createLogger,
   emitBatch,
   ingestBatch,
+  runChanges,
   loadChunks,
   loadConfig,
   runLoaderTick,
-  workChangePages,
   DynamoDbBulkCancelJobs,
   DynamoDbDueIndex,
   DynamoDbEventStore,
@@ -17,9 +17,11 @@ import {
   DynamoDbLastErrors,
   DynamoDbLoaderCursors,
   DynamoDbNoticeClaims,
+  DynamoDbTenantPauses,
   EmfMetrics,
   EndWriter,
   noMetrics,
+  PausedTenants,
   PublishWindow,
   SnsTopicPublisher,
   SqsChangesQueue,
@@ -54,8 +56,8 @@ export const handlers = {
   loading: (deps: Dependencies, event: SQSEvent): Promise<SQSBatchResponse> => loadChunks(deps, event.Records),
   /** Delay queue: publish each event to its target at its exact due time. */
   emitter: (deps: Dependencies, event: SQSEvent): Promise<SQSBatchResponse> => emitBatch(deps, event.Records),
-  /** Changes queue: work one page of a job that changes events in bulk (a cancel by label), and send the next. */
-  changes: (deps: Dependencies, event: SQSEvent): Promise<SQSBatchResponse> => workChangePages(deps, event.Records),
+  /** Changes queue: work one page of a job over many events (a cancel by label, a tenant's resume), and send the next. */
+  changes: (deps: Dependencies, event: SQSEvent): Promise<SQSBatchResponse> => runChanges(deps, event.Records),
 } as const;
 
 export type FunctionName = keyof typeof handlers;
@@ -104,6 +106,7 @@ export function createDependencies(
   const delayQueue = new SqsDelayQueue(clients.sqs, config.delayQueueUrl);
   const logger = overrides.logger ?? createLogger(config.logLevel, { fn: functionName });
   const metrics = overrides.metrics ?? (config.metricsEnabled ? new EmfMetrics(functionName) : noMetrics);
+  const pauses = new DynamoDbTenantPauses(clients.dynamodb, config.tableName);
   return {
     config,
     tenants: overrides.tenants ?? new TenantRegistry(config.tenants, config.topicPrefix),
@@ -116,6 +119,8 @@ export function createDependencies(
     labelled: new DynamoDbLabelledEvents(clients.dynamodb, config.tableName, config.shardCount),
     jobs: new DynamoDbBulkCancelJobs(clients.dynamodb, config.tableName),
     changesQueue: new SqsChangesQueue(clients.sqs, config.changesQueueUrl),
+    pauses,
+    pausedTenants: new PausedTenants(pauses, clock),
     publisher: new SnsTopicPublisher(clients.sns),
     endWriter: new EndWriter({ store, delayQueue, logger, metrics }),
     publishWindow: new PublishWindow(config.emitterMaxUnrecordedEnds),

@@ -25,7 +25,7 @@ export const EVENT_SOURCES = {
    * (1.3 s by default) before they are due, the window included.
    */
   emitter: { batchSize: 100, batchingWindowSeconds: 1 },
-  /** Each message a page of a job (up to 100 events): ten pages, of as many jobs, at a time. */
+  /** Each message a page of a job (a bulk cancel's up to 100 events, or a resume's): ten pages, of as many jobs, at a time. */
   changes: { batchSize: 10, batchingWindowSeconds: 0 },
 } as const;
 

@@ -18,7 +18,7 @@ export interface SchedulerConfig {
   readonly tableName: string;
   readonly delayQueueUrl: string;
   readonly loadingQueueUrl: string;
-  /** The `changes` queue: pages of the jobs that change events in bulk (a cancel by label). */
+  /** The `changes` queue: pages of the jobs that change events in bulk (a cancel by label, a tenant's resume). */
   readonly changesQueueUrl: string;
   /**
    * Names the input topics: `<prefix>-input` (the public tenant) and `<prefix>-tenant-<id>`.

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { startBulkCancel, workChangePages, type ChangesDeps } from '../src/app/bulk-cancel.js';
+import { startBulkCancel, workChangePages, type BulkCancelDeps } from '../src/app/bulk-cancel.js';
 import { encodeBulkCancelPage, JOB_CURSOR, type NewBulkCancelJob } from '../src/domain/bulk-cancel.js';
 import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
@@ -31,7 +31,7 @@ function setup() {
     clock,
     logger: pino({ level: 'silent' }),
     metrics,
-  } satisfies ChangesDeps;
+  } satisfies BulkCancelDeps;
 
   /** An open event of a tenant, stored, optionally labelled. */
   const event = (id: string, dueAt: number, labels: readonly string[] = [], tenant = 'acme'): EventRecord => {

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { SQSRecord } from 'aws-lambda';
 import { pino } from 'pino';
-import { emitBatch, EndWriter, PublishWindow, type EmitterDeps } from '../src/app/emitter.js';
+import { emitBatch, EndWriter, PausedTenants, PublishWindow, type EmitterDeps } from '../src/app/emitter.js';
 import { emissionAttributes, type ScheduledEvent } from '../src/domain/event.js';
 import { noticeAttributes } from '../src/domain/failure.js';
 import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
@@ -9,7 +9,7 @@ import { encodeDelayQueueMessage } from '../src/domain/messages.js';
 import { EventRejectedError, REASON, TransientError } from '../src/domain/reasons.js';
 import { registry, sqsRecord, topicArn } from './factories.js';
 import { FakeClock, MemoryDelayQueue, RecordingMetrics, RecordingPublisher } from './fakes.js';
-import { MemoryEventStore, MemoryNoticeClaims } from './memory-event-store.js';
+import { MemoryEventStore, MemoryNoticeClaims, MemoryTenantPauses } from './memory-event-store.js';
 
 const DUE = 1_900_000_000_000;
 /** The account of the topics these tests publish to (see topicArn). */
@@ -47,6 +47,8 @@ function queued(e: ScheduledEvent, overrides: Partial<EventRecord> = {}): EventR
 
 /** How long after its due time a failing publish is still retried, in these tests. */
 const MAX_AGE_SECONDS = 3600;
+/** Events due sooner than this go to the delay queue; later ones to the table, in these tests. */
+const NEAR_PATH_WINDOW_SECONDS = 600;
 /** The longest wait between two tries of handed-over ends, in these tests. */
 const ENDS_RETRY_MAX_SECONDS = 30;
 
@@ -64,8 +66,13 @@ function setup(failWith?: (topic: string) => Error | undefined, unrecordedEndsLi
       emitClaimLeaseSeconds: 30,
       retentionSeconds: 3600,
       endsRetryMaxSeconds: ENDS_RETRY_MAX_SECONDS,
+      emitterLeadMs: 1300,
+      nearPathWindowSeconds: NEAR_PATH_WINDOW_SECONDS,
+      bucketSeconds: 60,
+      shardCount: 4,
     },
     store,
+    pausedTenants: new PausedTenants(new MemoryTenantPauses(store), clock),
     notices: new MemoryNoticeClaims(),
     delayQueue,
     publisher,
@@ -501,6 +508,152 @@ describe('the emitter', () => {
     const response = await emitBatch(deps, [sqsRecord('not a message', 'bad'), sqsRecord(delayed(event()), 'good')]);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'bad' }]);
     expect(delayQueue.retries.map(({ receiptHandle }) => receiptHandle)).toEqual(['rh-bad']);
+    expect(publisher.published).toHaveLength(1);
+  });
+});
+
+describe('carrying on a rescheduled event whose payload only its delay-queue copy held', () => {
+  /** Version 1's copy `copy-1` arrives; the record says the event moved to `dueAt` as version 2. */
+  function moved(dueAt: number) {
+    const context = setup();
+    context.store.put(queued(event(), { version: 2, dueAt, carriedBy: 'copy-1', lastChangeBy: 'input-2', lastChangeAt: DUE - 60_000 }));
+    return context;
+  }
+
+  it('sends a new copy of the current version, due at the new time, and names it on the record: never published early', async () => {
+    const { deps, publisher, store, delayQueue, metrics, clock } = moved(DUE + 60_000);
+    const response = await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(publisher.published).toEqual([]);
+    const [copy] = delayQueue.sent;
+    expect(copy?.event).toMatchObject({ id: 'm-1', version: 2, dueAt: DUE + 60_000, payload: 'hello' });
+    expect(copy?.delaySeconds).toBe(Math.floor((DUE + 60_000 - clock.now() - 1300) / 1000));
+    expect(store.records.get('m-1')).toMatchObject({
+      state: EVENT_STATE.queued,
+      version: 2,
+      queuedBy: copy?.queuedBy,
+      carriedBy: undefined,
+    });
+    expect(metrics.counts.EventsCarried).toBe(1);
+
+    // The new copy is emitted at the new time; the old one, delivered again, is dropped.
+    await emitBatch(deps, [sqsRecord(delayed(copy?.event as ScheduledEvent, copy?.queuedBy ?? null), 'sqs-2')]);
+    await emitBatch(deps, [sqsRecord(delayed(event()), 'sqs-1', 2)]);
+    expect(publisher.published.map(({ message, at }) => ({ message, at }))).toEqual([{ message: 'hello', at: DUE + 60_000 }]);
+    expect(store.records.get('m-1')).toMatchObject({ state: EVENT_STATE.emitted, version: 2 });
+  });
+
+  it('stores the payload for the loader when the new time is beyond the near-path window', async () => {
+    const dueAt = DUE + NEAR_PATH_WINDOW_SECONDS * 1000 + 60_000;
+    const { deps, publisher, store, delayQueue } = moved(dueAt);
+    await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(publisher.published).toEqual([]);
+    expect(delayQueue.sent).toEqual([]);
+    expect(store.records.get('m-1')).toMatchObject({ state: EVENT_STATE.scheduled, version: 2, carriedBy: undefined, queuedBy: undefined });
+    expect(store.records.get('m-1')?.bucketShard).toMatch(/^\d+#\d$/);
+    expect(await store.storedPayload(store.records.get('m-1') as EventRecord)).toBe('hello');
+  });
+
+  it('carries an event moved earlier than its copy at once, late: its new copy is sent without delay', async () => {
+    const { deps, delayQueue } = moved(DUE - 10_000);
+    await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(delayQueue.sent[0]).toMatchObject({ delaySeconds: 0, event: { version: 2, dueAt: DUE - 10_000 } });
+  });
+
+  it('carries again when a reschedule lands between its read and its write: the copy sent first is stale', async () => {
+    const { deps, store, delayQueue } = moved(DUE + 60_000);
+    const carry = store.carry.bind(store);
+    let rescheduled = false;
+    store.carry = async (record, from, onward, now) => {
+      if (!rescheduled) {
+        rescheduled = true;
+        const current = store.records.get('m-1') as EventRecord;
+        store.put({ ...current, version: 3, dueAt: DUE + 120_000 });
+      }
+      return carry(record, from, onward, now);
+    };
+    expect((await emitBatch(deps, [sqsRecord(delayed(event()))])).batchItemFailures).toEqual([]);
+    expect(delayQueue.sent.map(({ event }) => event.version)).toEqual([2, 3]);
+    expect(store.records.get('m-1')).toMatchObject({ version: 3, queuedBy: delayQueue.sent[1]?.queuedBy, carriedBy: undefined });
+  });
+
+  it('leaves the copy to be retried when the new copy cannot be sent, and drops it once another delivery carried it', async () => {
+    const { deps, store, delayQueue, metrics } = moved(DUE + 60_000);
+    delayQueue.refuseSends = 1;
+    const failed = await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(failed.batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
+    expect(store.records.get('m-1')?.carriedBy).toBe('copy-1');
+
+    await emitBatch(deps, [sqsRecord(delayed(event()), 'sqs-1', 2)]);
+    await emitBatch(deps, [sqsRecord(delayed(event()), 'sqs-1', 3)]);
+    expect(delayQueue.sent).toHaveLength(1);
+    expect(metrics.counts.StaleMessagesDropped).toBe(1);
+  });
+
+  it('drops the copy of a cancelled event: nothing to carry', async () => {
+    const { deps, store, delayQueue, publisher } = moved(DUE + 60_000);
+    store.put({ ...(store.records.get('m-1') as EventRecord), state: EVENT_STATE.cancelled });
+    await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(delayQueue.sent).toEqual([]);
+    expect(publisher.published).toEqual([]);
+  });
+});
+
+describe("holding a paused tenant's events", () => {
+  const pause = { pausedAt: DUE - 60_000, note: 'maintenance', pausedBy: 'input-1' };
+
+  it('holds an event that comes due while its tenant is paused: not published, its payload stored, no expiry', async () => {
+    const { deps, publisher, store, metrics } = setup();
+    store.pauses.set('acme', pause);
+    const response = await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(publisher.published).toEqual([]);
+    const held = store.records.get('m-1');
+    expect(held).toMatchObject({
+      state: EVENT_STATE.held,
+      payload: 'hello',
+      payloadKept: 'record',
+      queuedBy: undefined,
+      heldAt: DUE - 700,
+    });
+    expect(held?.bucketShard).toMatch(/^held#acme#\d$/);
+    expect(held?.expiresAt).toBeNaN();
+    expect(metrics.counts.EventsHeld).toBe(1);
+    // Held is open: its place in the quota is kept.
+    expect(store.openEvents.get('acme') ?? 0).toBe(0);
+
+    // Its copy delivered again finds it held, and is dropped.
+    await emitBatch(deps, [sqsRecord(delayed(event()), 'sqs-1', 2)]);
+    expect(publisher.published).toEqual([]);
+  });
+
+  it('publishes as usual when the pause ended between its read and the hold, and reads a pause at most once a second', async () => {
+    const { deps, publisher, store, clock } = setup();
+    store.pauses.set('acme', pause);
+    const paused = vi.spyOn(deps.pausedTenants, 'of');
+    const read = vi.spyOn(store, 'read');
+    // Read as paused, then resumed before the hold's write.
+    await deps.pausedTenants.of(['acme']);
+    store.pauses.delete('acme');
+    await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(publisher.published.map(({ message }) => message)).toEqual(['hello']);
+    expect(store.records.get('m-1')?.state).toBe(EVENT_STATE.emitted);
+    expect(paused).toHaveBeenCalledTimes(2);
+    expect(read).toHaveBeenCalledTimes(1);
+
+    // A second later the pause is read anew: a tenant paused since has its events held.
+    store.pauses.set('acme', pause);
+    const dueAt = clock.now() + 2000;
+    store.put(queued(event({ id: 'm-2', dueAt })));
+    clock.set(clock.now() + 1000);
+    await emitBatch(deps, [sqsRecord(delayed(event({ id: 'm-2', dueAt })), 'sqs-2')]);
+    expect(store.records.get('m-2')?.state).toBe(EVENT_STATE.held);
+  });
+
+  it('publishes the events of tenants that are not paused', async () => {
+    const { deps, publisher, store } = setup();
+    store.pauses.set('another', pause);
+    await emitBatch(deps, [sqsRecord(delayed(event()))]);
     expect(publisher.published).toHaveLength(1);
   });
 });

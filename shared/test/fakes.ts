@@ -13,7 +13,7 @@ import type {
 } from '../src/app/ports.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import type { FailureNotice, NoticeDestination } from '../src/domain/failure.js';
-import { encodeDelayQueueMessage, type DelayQueueMessage, type LoadingChunk } from '../src/domain/messages.js';
+import { encodeDelayQueueMessage, type ChangeJob, type DelayQueueMessage, type LoadingChunk } from '../src/domain/messages.js';
 import { TransientError } from '../src/domain/reasons.js';
 
 /**
@@ -144,9 +144,10 @@ export class RecordingLoadingQueue implements LoadingQueue {
   }
 }
 
-/** The changes queue: the pages sent to it, in order. */
+/** The changes queue: a bulk cancel's pages (`sent`) and a resume's (`sentJobs`, with their delays), in order. */
 export class RecordingChangesQueue implements ChangesQueue {
   readonly sent: { readonly jobId: string; readonly from: string }[] = [];
+  readonly sentJobs: { readonly job: ChangeJob; readonly delaySeconds: number }[] = [];
   /** Calls of `sendPage` to refuse, as SQS does when it is down, before taking them again. */
   refuseSends = 0;
 
@@ -156,6 +157,10 @@ export class RecordingChangesQueue implements ChangesQueue {
       throw new TransientError('SQS down');
     }
     this.sent.push({ jobId, from });
+  }
+
+  async send(job: ChangeJob, delaySeconds: number): Promise<void> {
+    this.sentJobs.push({ job, delaySeconds });
   }
 }
 

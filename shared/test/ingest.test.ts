@@ -9,7 +9,7 @@ import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
 import { inputMessageId, REGION, registry, SCHEDULER_TOPICS, scheduleRequest, sqsRecord, topicArn } from './factories.js';
 import { FakeClock, MemoryDelayQueue, RecordingChangesQueue, RecordingMetrics } from './fakes.js';
-import { MemoryBulkCancelJobs, MemoryEventStore } from './memory-event-store.js';
+import { MemoryBulkCancelJobs, MemoryEventStore, MemoryTenantPauses } from './memory-event-store.js';
 
 const NOW = 1_900_000_000_000;
 const CONFIG = {
@@ -51,6 +51,7 @@ function setup() {
     store,
     delayQueue,
     jobs,
+    pauses: new MemoryTenantPauses(store),
     changesQueue,
     clock,
     logger: pino({ level: 'silent' }),
@@ -318,25 +319,36 @@ describe('ingest', () => {
     expect(delayQueue.notices.map(({ notice }) => notice.reason)).toEqual([REASON.EVENT_EMITTING]);
   });
 
-  it('reschedules a stored event, and refuses to reschedule one whose payload only the delay queue holds', async () => {
+  it('reschedules a stored event, sending it anew; and one whose payload only the delay queue holds, naming the copy to carry on', async () => {
     const { deps, delayQueue, store } = setup();
     const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
     await ingestBatch(deps, [
       published(scheduleRequest({ id: 'stored', date: later, target: acmeTarget })),
       published(scheduleRequest({ id: 'queued', date: soon, target: acmeTarget })),
     ]);
-    await ingestBatch(deps, [
-      published({ action: 'reschedule', id: 'stored', date: soon, failure_topic: failureTopic }),
-      published({ action: 'reschedule', id: 'queued', date: later, failure_topic: failureTopic }),
-    ]);
-    expect(delayQueue.notices.map(({ notice }) => notice.reason)).toEqual([REASON.EVENT_QUEUED]);
+    const firstCopy = delayQueue.sent.at(-1);
+    const rescheduleQueued = published({ action: 'reschedule', id: 'queued', date: later, failure_topic: failureTopic });
+    await ingestBatch(deps, [published({ action: 'reschedule', id: 'stored', date: soon, failure_topic: failureTopic }), rescheduleQueued]);
+    expect(delayQueue.notices).toEqual([]);
+    expect(delayQueue.sent).toHaveLength(2);
     const moved = delayQueue.sent.at(-1);
     expect(moved?.event).toMatchObject({ version: 2, dueAt: NOW + 30_000, payload: '{"reminder":"stand-up"}' });
-    expect([...store.records.values()].find((record) => record.clientId === 'stored')).toMatchObject({
+    const byClientId = (id: string) => [...store.records.values()].find((record) => record.clientId === id);
+    expect(byClientId('stored')).toMatchObject({ state: EVENT_STATE.queued, version: 2, queuedBy: moved?.queuedBy });
+    // Nothing to send: its payload is in its first copy, which the emitter carries on.
+    expect(byClientId('queued')).toMatchObject({
       state: EVENT_STATE.queued,
       version: 2,
-      queuedBy: moved?.queuedBy,
+      dueAt: Date.parse(later),
+      queuedBy: firstCopy?.queuedBy,
+      carriedBy: firstCopy?.queuedBy,
+      payloadKept: 'queue',
     });
+
+    // Delivered again, it sends nothing either: the input never placed a copy of this version.
+    await ingestBatch(deps, [rescheduleQueued]);
+    expect(delayQueue.sent).toHaveLength(2);
+    expect(delayQueue.notices).toEqual([]);
   });
 
   it('applies a redelivered reschedule once, and never lets an older reschedule override a newer one', async () => {
@@ -428,5 +440,41 @@ describe('ingest', () => {
       { jobId: `b-${messageId}`, from: 'start' },
       { jobId: `b-${messageId}`, from: 'start' },
     ]);
+  });
+});
+
+describe('pause and resume', () => {
+  const PUBLIC_TOPIC = 'arn:aws:sns:us-east-1:000000000000:scheduler-input';
+
+  it('pauses the tenant on its own topic, with its note; resume ends the pause and starts the job that sends its held events', async () => {
+    const { deps, store, changesQueue } = setup();
+    const pauseId = inputMessageId();
+    await ingestBatch(deps, [published({ action: 'pause', note: 'target under maintenance' }, pauseId)]);
+    expect(store.pauses.get('acme')).toEqual({ pausedAt: NOW, note: 'target under maintenance', pausedBy: pauseId });
+
+    const resumeId = inputMessageId();
+    const resume = published({ action: 'resume' }, resumeId);
+    await ingestBatch(deps, [resume]);
+    expect(store.pauses.has('acme')).toBe(false);
+    expect(changesQueue.sentJobs).toEqual([{ job: { kind: 'resume', jobId: `r-${resumeId}`, tenant: 'acme' }, delaySeconds: 2 }]);
+
+    // Delivered again, it starts the same job again: a page worked twice sends nothing twice.
+    await ingestBatch(deps, [resume]);
+    expect(changesQueue.sentJobs.map(({ job }) => job.jobId)).toEqual([`r-${resumeId}`, `r-${resumeId}`]);
+  });
+
+  it('refuses both on the shared topic (CONTROL_NOT_ALLOWED): nothing proves who published there', async () => {
+    const { deps, store, delayQueue, changesQueue } = setup();
+    const failureTopic = topicArn('failures', 'eu-west-1', '123456789012');
+    await ingestBatch(deps, [
+      published({ action: 'pause', failure_topic: failureTopic }, inputMessageId(), PUBLIC_TOPIC),
+      published({ action: 'resume', failure_topic: failureTopic }, inputMessageId(), PUBLIC_TOPIC),
+    ]);
+    expect(delayQueue.notices.map(({ notice }) => [notice.reason, notice.details])).toEqual([
+      [REASON.CONTROL_NOT_ALLOWED, { field: 'action' }],
+      [REASON.CONTROL_NOT_ALLOWED, { field: 'action' }],
+    ]);
+    expect(store.pauses.size).toBe(0);
+    expect(changesQueue.sentJobs).toEqual([]);
   });
 });

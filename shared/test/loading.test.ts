@@ -8,7 +8,7 @@ import { FakeClock, MemoryDelayQueue, RecordingMetrics } from './fakes.js';
 import { MemoryEventStore } from './memory-event-store.js';
 
 const NOW = 1_900_000_000_000;
-const config = { emitterLeadMs: 300, repairAfterSeconds: 300, repairDelaySeconds: 60 };
+const config = { emitterLeadMs: 300, repairAfterSeconds: 300, repairDelaySeconds: 60, retentionSeconds: 3600 };
 
 function setup() {
   const clock = new FakeClock(NOW);
@@ -82,5 +82,35 @@ describe('loading', () => {
     // Delivered again, the chunk takes its events again and sends them.
     expect((await load({ ids: ['a'], chunkId: 'chunk-1' }, 'sqs-1')).batchItemFailures).toEqual([]);
     expect(sentIds()).toEqual(['a']);
+  });
+  it("takes, in a resume chunk, its tenant's held events, sends them at once, out of the held index and with an expiry again", async () => {
+    const { store, delayQueue, metrics, load, sentIds } = setup();
+    const held = (id: string, dueAt: number) =>
+      store.put({
+        ...storedRecord(id, dueAt, { bucketShard: 'held#acme#0' }),
+        state: EVENT_STATE.held,
+        heldAt: dueAt,
+        expiresAt: Number.NaN,
+      });
+    held('a', NOW - 120_000);
+    held('b', NOW - 60_000);
+    store.put({ ...storedRecord('cancelled', NOW - 90_000, { bucketShard: 'held#acme#0' }), state: EVENT_STATE.cancelled });
+    const response = await load({ ids: ['a', 'cancelled', 'b'], chunkId: 'r-1#start', resume: true });
+    expect(response.batchItemFailures).toEqual([]);
+    expect(sentIds()).toEqual(['a', 'b']);
+    expect(delayQueue.sent.map(({ delaySeconds }) => delaySeconds)).toEqual([0, 0]);
+    expect(store.records.get('a')).toMatchObject({
+      state: EVENT_STATE.queued,
+      loadedBy: 'r-1#start',
+      bucketShard: undefined,
+      expiresAt: NOW / 1000 + 3600,
+    });
+    expect(metrics.counts.EventsResumed).toBe(2);
+
+    // The same chunk again (a page worked twice) sends them again with a new token; another chunk takes nothing.
+    await load({ ids: ['a', 'b'], chunkId: 'r-1#start', resume: true });
+    await load({ ids: ['a', 'b'], chunkId: 'r-2#start', resume: true });
+    expect(sentIds()).toEqual(['a', 'b', 'a', 'b']);
+    expect(store.records.get('a')?.queuedBy).toBe(delayQueue.sent[2]?.queuedBy);
   });
 });

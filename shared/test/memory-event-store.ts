@@ -1,6 +1,7 @@
 import { systemClock } from '../src/adapters/system-clock.js';
 import type {
   BulkCancelJobs,
+  Carry,
   ChangeRefused,
   ChangeRequest,
   ChangeScope,
@@ -17,14 +18,17 @@ import type {
   JobStep,
   LabelledEvents,
   LabelledEventsQuery,
+  HoldOutcome,
   LoaderCursors,
   LoaderProgress,
   LoadingTake,
   NewEvent,
   NoticeClaim,
   NoticeClaims,
+  Pause,
   Placement,
   Requeue,
+  TenantPauses,
   Unreleased,
 } from '../src/app/ports.js';
 import {
@@ -61,6 +65,8 @@ export class MemoryEventStore implements EventStore {
   readonly records = new Map<string, StoredRecord>();
   readonly payloads = new Map<string, string>();
   readonly openEvents = new Map<string, number>();
+  /** Tenants' pauses, on their counters' items as in the table (see MemoryTenantPauses). */
+  readonly pauses = new Map<string, Pause>();
   private heldEndWrites: HeldEndWrite[] | undefined;
   /** Requests the store served, by method: what a stage costs in store calls. */
   readonly calls: Record<string, number> = {};
@@ -140,7 +146,27 @@ export class MemoryEventStore implements EventStore {
       const record = this.records.get(id);
       if (record === undefined) continue;
       if (take.overdueBefore !== undefined) {
-        if (!isOpen(record.state) || record.dueAt >= take.overdueBefore || record.payloadKept === 'queue') continue;
+        if (
+          !isOpen(record.state) ||
+          record.state === EVENT_STATE.held ||
+          record.dueAt >= take.overdueBefore ||
+          record.payloadKept === 'queue'
+        )
+          continue;
+      } else if (take.resume !== undefined) {
+        const again = record.state === EVENT_STATE.queued && record.loadedBy === take.owner;
+        if (record.state !== EVENT_STATE.held && !again) continue;
+        this.records.set(id, {
+          ...record,
+          state: EVENT_STATE.queued,
+          queuedAt: take.now,
+          queuedBy: take.queuedBy,
+          loadedBy: take.owner,
+          expiresAt: take.resume.expiresAt,
+          bucketShard: undefined,
+        });
+        taken.push(this.withPayload(record));
+        continue;
       } else {
         if (record.dueAt >= take.horizonMs) continue;
         const first = record.state === EVENT_STATE.scheduled && record.loadedBy === undefined;
@@ -207,7 +233,7 @@ export class MemoryEventStore implements EventStore {
       record === undefined ||
       record.tenant !== scope.tenant ||
       !isOpen(record.state) ||
-      record.dueAt <= this.clock.now() + scope.cutoffMs
+      (record.state !== EVENT_STATE.held && record.dueAt <= this.clock.now() + scope.cutoffMs)
     )
       return undefined;
     return record;
@@ -241,13 +267,27 @@ export class MemoryEventStore implements EventStore {
       readonly queuedBy: string;
       readonly expiresAt: number;
     },
-  ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent } | ChangeRefused> {
+  ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent | undefined } | ChangeRefused> {
     this.called('reschedule');
     const record = this.changeable(id, scope);
     const applied =
       record?.lastChangeAt !== undefined &&
       (record.lastChangeAt > change.publishedAt || (record.lastChangeAt === change.publishedAt && record.lastChangeBy === change.by));
-    if (record === undefined || record.payloadKept === 'queue' || applied) return { outcome: 'refused', current: this.records.get(id) };
+    if (record === undefined || applied || (record.payloadKept === 'queue' && record.queuedBy === undefined))
+      return { outcome: 'refused', current: this.records.get(id) };
+    if (record.payloadKept === 'queue') {
+      this.records.set(id, {
+        ...record,
+        dueAt: change.dueAt,
+        version: record.version + 1,
+        rescheduledAt: this.clock.now(),
+        expiresAt: change.expiresAt,
+        carriedBy: record.carriedBy ?? record.queuedBy,
+        lastChangeBy: change.by,
+        lastChangeAt: change.publishedAt,
+      });
+      return { outcome: 'rescheduled', event: undefined };
+    }
     const queued = change.placement.state === EVENT_STATE.queued;
     const moved = {
       ...record,
@@ -266,6 +306,52 @@ export class MemoryEventStore implements EventStore {
     };
     this.records.set(id, moved);
     return { outcome: 'rescheduled', event: this.withPayload(moved) };
+  }
+
+  async hold(
+    record: EventRecord,
+    from: string,
+    hold: { readonly payload: string; readonly heldKey: string; readonly now: number },
+  ): Promise<HoldOutcome> {
+    this.called('hold');
+    const current = this.records.get(record.id);
+    if (current?.state !== EVENT_STATE.queued || current.version !== record.version || current.queuedBy !== from) return 'changed';
+    if (!this.pauses.has(record.tenant)) return 'not-paused';
+    this.records.set(record.id, {
+      ...current,
+      state: EVENT_STATE.held,
+      heldAt: hold.now,
+      payload: hold.payload,
+      payloadKept: 'record',
+      bucketShard: hold.heldKey,
+      queuedBy: undefined,
+      queuedAt: undefined,
+      loadedBy: undefined,
+      expiresAt: Number.NaN,
+    });
+    return 'held';
+  }
+
+  async carry(record: EventRecord, from: string, onward: Carry, now: number): Promise<boolean> {
+    this.called('carry');
+    const current = this.records.get(record.id);
+    if (current?.state !== EVENT_STATE.queued || current.version !== record.version || current.carriedBy !== from) return false;
+    if (onward.to === 'queue') {
+      this.records.set(record.id, { ...current, queuedBy: onward.queuedBy, queuedAt: now, carriedBy: undefined });
+      return true;
+    }
+    this.payloads.set(record.id, onward.payload);
+    this.records.set(record.id, {
+      ...current,
+      state: EVENT_STATE.scheduled,
+      payloadKept: 'item',
+      tenantShard: onward.tenantShard,
+      bucketShard: undefined,
+      carriedBy: undefined,
+      queuedBy: undefined,
+      queuedAt: undefined,
+    });
+    return true;
   }
 
   private withPayload(record: EventRecord): ScheduledEvent {
@@ -315,6 +401,26 @@ export class MemoryEventRecords implements EventRecords {
     const events = matching.slice(0, query.limit);
     const last = events.at(-1);
     return { events, next: matching.length > query.limit && last !== undefined ? encodePageToken(last) : undefined };
+  }
+}
+
+/** Tenants' pauses, on the store's counters (the hold checks them there). */
+export class MemoryTenantPauses implements TenantPauses {
+  constructor(private readonly store: MemoryEventStore) {}
+
+  async pause(tenant: string, pause: Pause): Promise<void> {
+    const since = this.store.pauses.get(tenant)?.pausedAt ?? pause.pausedAt;
+    this.store.pauses.set(tenant, { ...pause, pausedAt: since });
+  }
+
+  async resume(tenant: string): Promise<Pause | undefined> {
+    const pause = this.store.pauses.get(tenant);
+    this.store.pauses.delete(tenant);
+    return pause;
+  }
+
+  async paused(tenants: readonly string[]): Promise<ReadonlyMap<string, Pause>> {
+    return new Map(tenants.flatMap((tenant) => (this.store.pauses.has(tenant) ? [[tenant, this.store.pauses.get(tenant) as Pause]] : [])));
   }
 }
 

@@ -337,6 +337,19 @@ describe('cancel and reschedule requests', () => {
     expect(request(control({ action: 'reschedule', event_id: 'm-1234', date: '2030-01-02T03:04:05Z' }, tenant())).kind).toBe('reschedule');
   });
 
+  it("pause (with a note) and resume on a registered tenant's own topic; both refused on the shared topic (CONTROL_NOT_ALLOWED)", () => {
+    expect(request(control({ action: 'pause', note: 'maintenance' }))).toEqual({ kind: 'pause', note: 'maintenance' });
+    expect(request(control({ action: 'pause' }))).toEqual({ kind: 'pause', note: undefined });
+    expect(request(control({ action: 'resume' }))).toEqual({ kind: 'resume' });
+    for (const action of ['pause', 'resume']) {
+      const result = control({ action }, tenant());
+      expect(reason(result)).toBe(REASON.CONTROL_NOT_ALLOWED);
+      if (result.accepted) throw new Error('expected a refusal');
+      expect(result.error.details).toEqual({ field: 'action' });
+    }
+    expect(reason(control({ action: 'pause', note: 'x'.repeat(1025) }))).toBe(REASON.INVALID_FIELD);
+  });
+
   it("on a registered tenant's topic, still name the event by client id or c- id", () => {
     const byId = request(control({ action: 'cancel', id: 'a' }));
     expect(byId.kind).toBe('cancel');
@@ -376,9 +389,15 @@ describe('why a change is refused', () => {
     expect(changeRefusal(record({ dueAt: NOW + CUTOFF_MS }), asked())?.reason).toBe(REASON.EVENT_EMITTING);
   });
 
-  it('EVENT_QUEUED for a reschedule of an event whose payload only the delay queue holds; a cancel of it is fine', () => {
+  it('nothing for a held event, however overdue: it waits for its tenant to resume, and may be cancelled or moved meanwhile', () => {
+    const held = record({ state: EVENT_STATE.held, dueAt: NOW - 3_600_000 });
+    expect(changeRefusal(held, asked('reschedule'))).toBeUndefined();
+    expect(changeRefusal(held, asked('cancel'))).toBeUndefined();
+  });
+
+  it('nothing for a reschedule or cancel of an event whose payload only the delay queue holds: both apply', () => {
     const queued = record({ payload: undefined, payloadKept: 'queue' });
-    expect(changeRefusal(queued, asked('reschedule'))?.reason).toBe(REASON.EVENT_QUEUED);
+    expect(changeRefusal(queued, asked('reschedule'))).toBeUndefined();
     expect(changeRefusal(queued, asked('cancel'))).toBeUndefined();
   });
 

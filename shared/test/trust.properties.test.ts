@@ -3,7 +3,7 @@ import type { SQSRecord } from 'aws-lambda';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { emitBatch, EndWriter, PublishWindow, type EmitterDeps } from '../src/app/emitter.js';
+import { emitBatch, EndWriter, PausedTenants, PublishWindow, type EmitterDeps } from '../src/app/emitter.js';
 import { ingestBatch, type IngestDeps } from '../src/app/ingest.js';
 import { loadChunks } from '../src/app/loading.js';
 import type { TenantDirectory, TopicPublisher } from '../src/app/ports.js';
@@ -40,7 +40,7 @@ import {
   type RegistryName,
   type Source,
 } from './hostile-input.js';
-import { MemoryBulkCancelJobs, MemoryEventStore, MemoryNoticeClaims } from './memory-event-store.js';
+import { MemoryBulkCancelJobs, MemoryEventStore, MemoryNoticeClaims, MemoryTenantPauses } from './memory-event-store.js';
 
 /**
  * Properties of ingest and the emitter under hostile input (see hostile-input.ts): whatever
@@ -181,6 +181,7 @@ class World {
     return {
       config: CONFIG,
       store,
+      pausedTenants: new PausedTenants(new MemoryTenantPauses(store), this.clock),
       notices: new MemoryNoticeClaims(),
       delayQueue,
       publisher,
@@ -425,6 +426,7 @@ class Pipeline {
       store: world.store,
       delayQueue: world.delayQueue,
       jobs: new MemoryBulkCancelJobs(),
+      pauses: new MemoryTenantPauses(world.store),
       changesQueue: new RecordingChangesQueue(),
       clock: world.clock,
       logger: world.logger,

@@ -58,7 +58,7 @@ async function waitForJob(jobs: DynamoDbBulkCancelJobs, jobId: string, output: O
 }
 
 /** The changes queue, its refusals said as what the operator sees. */
-function reportingRefusals(queue: ChangesQueue, queueUrl: string): ChangesQueue {
+function reportingRefusals(queue: ChangesQueue, queueUrl: string): Pick<ChangesQueue, 'sendPage'> {
   return {
     sendPage: (jobId, from) =>
       queue.sendPage(jobId, from).catch((error: unknown) => {

@@ -4,6 +4,7 @@ import { AdminError, AdminUsageError } from './errors.js';
 import { eventShow, eventsList } from './event-commands.js';
 import type { Output } from './format.js';
 import { quotaReconcile } from './quota-commands.js';
+import { tenantPause, tenantResume } from './pause-commands.js';
 import { tenantAdd, tenantList } from './tenant-commands.js';
 import { USAGE } from './usage.js';
 
@@ -13,7 +14,10 @@ type Command = (args: string[], output: Output) => Promise<number>;
 
 /** Commands of two words, by the first, with the help of them all; `events` is one word, and `events cancel` two. */
 const GROUPS: Readonly<Record<string, { readonly usage: string; readonly commands: Readonly<Record<string, Command>> }>> = {
-  tenant: { usage: `${USAGE.tenantAdd}\n\n${USAGE.tenantList}`, commands: { add: tenantAdd, list: tenantList } },
+  tenant: {
+    usage: `${USAGE.tenantAdd}\n\n${USAGE.tenantList}\n\n${USAGE.tenantPause}\n\n${USAGE.tenantResume}`,
+    commands: { add: tenantAdd, list: tenantList, pause: tenantPause, resume: tenantResume },
+  },
   event: { usage: USAGE.eventShow, commands: { show: eventShow } },
   quota: { usage: USAGE.quotaReconcile, commands: { reconcile: quotaReconcile } },
   'dead-letters': {

@@ -12,11 +12,13 @@ export function eventJson(record: EventRecord): Record<string, unknown> {
     dueAt: iso(record.dueAt),
     createdAt: iso(record.createdAt),
     queuedAt: time(record.queuedAt),
+    heldAt: time(record.heldAt),
     rescheduledAt: time(record.rescheduledAt),
     emittedAt: time(record.emittedAt),
     failedAt: time(record.failedAt),
     cancelledAt: time(record.cancelledAt),
-    expiresAt: iso(record.expiresAt * 1000),
+    // A held event has no expiry.
+    expiresAt: Number.isFinite(record.expiresAt) ? iso(record.expiresAt * 1000) : undefined,
   };
 }
 
@@ -48,13 +50,14 @@ export function eventText(record: EventRecord): string {
     ['payload', payloadPreview(record)],
     ...time('created', record.createdAt),
     ...time('queued', record.queuedAt),
+    ...time('held', record.heldAt),
     ...time('rescheduled', record.rescheduledAt),
     ...time('emitted', record.emittedAt),
     ...time('failed', record.failedAt),
     ...time('cancelled', record.cancelledAt),
     ...optional('cancelled by', record.cancelledBy && `input message ${record.cancelledBy}`),
     ...optional('reason', record.reason),
-    ...time('kept until', record.expiresAt * 1000),
+    ...(Number.isFinite(record.expiresAt) ? time('kept until', record.expiresAt * 1000) : optional('kept until', 'no expiry while held')),
   ]);
 }
 
@@ -62,6 +65,7 @@ export function eventText(record: EventRecord): string {
 const REACHED: Readonly<Record<EventState, (record: EventRecord) => number | undefined>> = {
   [EVENT_STATE.scheduled]: (record) => record.rescheduledAt ?? record.createdAt,
   [EVENT_STATE.queued]: (record) => record.queuedAt,
+  [EVENT_STATE.held]: (record) => record.heldAt,
   [EVENT_STATE.emitted]: (record) => record.emittedAt,
   [EVENT_STATE.failed]: (record) => record.failedAt,
   [EVENT_STATE.cancelled]: (record) => record.cancelledAt,

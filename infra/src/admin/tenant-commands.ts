@@ -18,6 +18,7 @@ import type { Output } from './format.js';
 import { inputTopicArnOf } from './input-topics.js';
 import { LocalService, readLocalOutputs } from './local-service.js';
 import { CDK_TENANTS, localOnly, locationOf, readStackOutputs, type Location } from './location.js';
+import { pausesAt } from './pause-commands.js';
 import { tenantSettingsText, tenantsJson, tenantsTable } from './tenant-view.js';
 import { USAGE } from './usage.js';
 
@@ -224,9 +225,17 @@ export async function tenantList(args: string[], output: Output): Promise<number
   const registry = new TenantRegistry(readRegistry(values.tenants ?? LOCAL_SERVICE_FILES.tenants), '');
   const publicTopic = await publicInputTopicArn(location);
   if ('unknown' in publicTopic) output.err(`Input topic ARNs unknown: ${publicTopic.unknown}`);
-  const views = registry
-    .all()
-    .map((tenant) => ({ tenant, inputTopicArn: 'arn' in publicTopic ? inputTopicArnOf(publicTopic.arn, tenant.id) : undefined }));
+  const tenants = registry.all();
+  const paused = await pausesAt(
+    location,
+    tenants.map(({ id }) => id),
+  );
+  if ('unknown' in paused) output.err(`Pauses unknown: ${paused.unknown}`);
+  const views = tenants.map((tenant) => ({
+    tenant,
+    inputTopicArn: 'arn' in publicTopic ? inputTopicArnOf(publicTopic.arn, tenant.id) : undefined,
+    pause: 'pauses' in paused ? paused.pauses.get(tenant.id) : undefined,
+  }));
   output.out(values.json ? JSON.stringify(tenantsJson(views), null, 2) : tenantsTable(views));
   return 0;
 }

@@ -1,10 +1,18 @@
-import type { Tenant } from '@adhoc-scheduler/shared';
+import type { Pause, Tenant } from '@adhoc-scheduler/shared';
 import { count, table } from './format.js';
 
 /** A tenant as the listing shows it, with its input topic when the service's outputs are known. */
 export interface TenantView {
   readonly tenant: Tenant;
   readonly inputTopicArn: string | undefined;
+  /** Its pause, if paused; undefined also when the pauses could not be read (the listing says so). */
+  readonly pause?: Pause | undefined;
+}
+
+/** A pause in a cell: since when, and the note. */
+function pauseText(pause: Pause | undefined): string {
+  if (pause === undefined) return '-';
+  return `since ${new Date(pause.pausedAt).toISOString()}${pause.note ? `: ${pause.note}` : ''}`;
 }
 
 /** Accounts whose topics it may target beyond its own (registered tenants always may target their own). */
@@ -33,8 +41,8 @@ export function tenantSettingsText(tenant: Tenant): string {
 
 export function tenantsTable(views: readonly TenantView[]): string {
   return table([
-    ['TENANT', 'ACCOUNTS', 'TARGETS', 'MAX OPEN EVENTS', 'MAX NEW/S', 'INPUT TOPIC', 'DEAD-LETTER TOPIC'],
-    ...views.map(({ tenant, inputTopicArn }) => [
+    ['TENANT', 'ACCOUNTS', 'TARGETS', 'MAX OPEN EVENTS', 'MAX NEW/S', 'INPUT TOPIC', 'DEAD-LETTER TOPIC', 'PAUSED'],
+    ...views.map(({ tenant, inputTopicArn, pause }) => [
       tenant.enabled ? tenant.id : `${tenant.id} (disabled)`,
       tenant.accounts.join(',') || '-',
       targetsText(tenant),
@@ -42,13 +50,14 @@ export function tenantsTable(views: readonly TenantView[]): string {
       count(tenant.quotas.maxIngestPerSecond),
       inputTopicArn ?? '-',
       tenant.deadLetterTopic ?? '-',
+      pauseText(pause),
     ]),
   ]);
 }
 
 export function tenantsJson(views: readonly TenantView[]): Record<string, unknown> {
   return {
-    tenants: views.map(({ tenant, inputTopicArn }) => ({
+    tenants: views.map(({ tenant, inputTopicArn, pause }) => ({
       id: tenant.id,
       enabled: tenant.enabled,
       accounts: tenant.accounts,
@@ -58,6 +67,8 @@ export function tenantsJson(views: readonly TenantView[]): Record<string, unknow
       maxIngestPerSecond: tenant.quotas.maxIngestPerSecond,
       inputTopicArn: inputTopicArn ?? null,
       deadLetterTopic: tenant.deadLetterTopic ?? null,
+      // null: not paused (or its pause could not be read: the listing says so on stderr).
+      paused: pause === undefined ? null : { since: new Date(pause.pausedAt).toISOString(), note: pause.note ?? null, by: pause.pausedBy },
     })),
   };
 }

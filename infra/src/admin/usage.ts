@@ -27,6 +27,8 @@ export const USAGE = {
 Usage:
   scripts/admin tenant add <id> --account ID [--account ID ...] [options]
   scripts/admin tenant list [--json]
+  scripts/admin tenant pause <id> [--note TEXT] [where]
+  scripts/admin tenant resume <id> [where]
   scripts/admin event show <event-id> [--json] [where]
   scripts/admin event show --tenant T --id CLIENT_ID [--user U] [--json] [where]
   scripts/admin events --tenant T [--label L] [--state S ...] [--from DATE] [--to DATE]
@@ -82,7 +84,35 @@ Usage: scripts/admin tenant list [--json] [--tenants FILE] [--outputs FILE]
   --tenants FILE          the registry (default .local/tenants.json); for a deployed stack, the
                           file it was deployed with
   --outputs FILE          the local service's outputs, for the topic ARNs (default .local/outputs.json)
-  --stack-outputs FILE    a deployed stack's outputs: the ARNs follow from its InputTopicArn`,
+  --stack-outputs FILE    a deployed stack's outputs: the ARNs follow from its InputTopicArn
+
+A PAUSED column says since when and why a tenant is paused (see tenant pause), read from the
+table: when it cannot be read, the listing says so and shows none.`,
+  tenantPause: `Pauses a tenant: from the emitter's next read of its pause (within a second or two), its
+events are held as they come due instead of published, until tenant resume. Events not yet due
+are untouched; new events are still taken; cancel and reschedule still apply to held events.
+
+Usage: scripts/admin tenant pause <id> [--note TEXT] [where]
+
+  <id>          the tenant ("public" for the shared input topic)
+  --note TEXT   why, shown by tenant list
+
+Pausing a paused tenant keeps its start and takes the new note. A deployed stack is written
+with dynamodb:UpdateItem on the tenant's counter item.
+
+${WHERE}`,
+  tenantResume: `Resumes a paused tenant: ends the pause, then sends the events held during it, oldest
+first, each published at once, late by its pause (its scheduler-scheduled-at attribute says
+when it was due). Events coming due from now on are published on time.
+
+Usage: scripts/admin tenant resume <id> [where]
+
+The sending is a job of the changes function, a page of 100 events at a time: the command
+returns once the job is started. Resuming a tenant that is not paused sends any event of it
+still held. A deployed stack needs --stack-outputs (its ChangesQueueUrl output), and
+dynamodb:UpdateItem on the tenant's counter item and sqs:SendMessage on the changes queue.
+
+${WHERE}`,
   eventShow: `Shows one event: state, due time, version, tenant, user, target, and when it was
 created, queued, rescheduled, emitted, failed or cancelled.
 

@@ -336,8 +336,14 @@ export class AdhocScheduler extends Construct {
     });
     consumeQueues(emitter, 'emitter', { queue: this.delayQueue.queue, maxConcurrency: emitterMaxConcurrency });
     // Reads a batch's records (BatchGetItem) before the due time; records its ends afterwards
-    // with batched conditional UPDATEs (PartiQL). Open-events counters and notice claims are UpdateItems.
-    allow(emitter, ['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate', 'dynamodb:UpdateItem'], [this.table.tableArn]);
+    // with batched conditional UPDATEs (PartiQL). Open-events counters, notice claims and carries are
+    // UpdateItems; a hold is an UpdateItem with a check of its tenant's pause (ConditionCheckItem)
+    // in one transaction; a carry into the table writes a payload item (BatchWriteItem).
+    allow(
+      emitter,
+      ['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem', 'dynamodb:BatchWriteItem'],
+      [this.table.tableArn],
+    );
     // Delays the retry of a failed publish (ChangeMessageVisibility); hands ends it could not record over (SendMessage).
     allow(emitter, ['sqs:ChangeMessageVisibility', 'sqs:SendMessage'], [this.delayQueue.queue.queueArn]);
     // Clients' topics, in accounts other than the scheduler's: their topic policies decide. A
@@ -365,11 +371,11 @@ export class AdhocScheduler extends Construct {
     });
 
     const changes = schedulerFunction('changes', {
-      description: 'Works the pages of jobs that change events in bulk: a cancel by label',
+      description: "Works the pages of jobs over many of a tenant's events: a cancel by label, a resume",
       ...FUNCTION_LIMITS.changes,
     });
     consumeQueues(changes, 'changes', { queue: this.bulkChanges.queue.queue });
-    this.bulkChanges.grantWork(changes, { table: this.table, delayQueue: this.delayQueue.queue });
+    this.bulkChanges.grantWork(changes, { table: this.table, delayQueue: this.delayQueue.queue, loadingQueue: this.loadingQueue.queue });
 
     // A record a function fails leaves its last error, the item `e#<messageId>`, for the dead-letter tools; no other item.
     for (const fn of [ingest, loading, emitter, changes]) {

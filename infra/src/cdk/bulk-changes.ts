@@ -35,16 +35,24 @@ export class BulkChanges extends Construct {
   }
 
   /**
-   * The changes function: reads a page of a tenant's label entries (Query on the tenant index),
-   * the job and the page's records (BatchGetItem); cancels each event with its place in the quota
-   * (a transaction of two UpdateItems) and moves the job (UpdateItem); sends the next page, and
-   * hands the result notice to the emitter through the delay queue (it publishes to no client's topic).
+   * The changes function. A bulk cancel reads a page of a tenant's label entries (Query on the
+   * tenant index), the job and the page's records (BatchGetItem); cancels each event with its
+   * place in the quota (a transaction of two UpdateItems) and moves the job (UpdateItem); sends
+   * the next page, and hands the result notice to the emitter through the delay queue (it
+   * publishes to no client's topic). A resume reads its tenant's held events' ids (Query on the
+   * time-bucket index, where they are held) and hands them to loading.
    */
-  grantWork(fn: NodeFunction, resources: { readonly table: dynamodb.ITable; readonly delayQueue: sqs.IQueue }): void {
+  grantWork(
+    fn: NodeFunction,
+    resources: { readonly table: dynamodb.ITable; readonly delayQueue: sqs.IQueue; readonly loadingQueue: sqs.IQueue },
+  ): void {
     const allow = (actions: string[], arns: string[]) =>
       fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources: arns }));
-    allow(['dynamodb:Query'], [`${resources.table.tableArn}/index/${TABLE.tenantIndex}`]);
+    allow(
+      ['dynamodb:Query'],
+      [`${resources.table.tableArn}/index/${TABLE.tenantIndex}`, `${resources.table.tableArn}/index/${TABLE.dueIndex}`],
+    );
     allow(['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], [resources.table.tableArn]);
-    allow(['sqs:SendMessage'], [this.queue.queue.queueArn, resources.delayQueue.queueArn]);
+    allow(['sqs:SendMessage'], [this.queue.queue.queueArn, resources.delayQueue.queueArn, resources.loadingQueue.queueArn]);
   }
 }

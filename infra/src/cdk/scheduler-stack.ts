@@ -102,7 +102,7 @@ export class SchedulerStack extends Stack {
     output(
       SCHEDULER_OUTPUTS.changesQueueUrl,
       this.scheduler.bulkChanges.queue.queue.queueUrl,
-      'Where scripts/admin events cancel starts a job: pages of bulk changes, for the changes function',
+      'Where scripts/admin events cancel and tenant resume start a job: pages of bulk changes, for the changes function',
     );
     const { ingestQueue, publicIngestQueue, loadingQueue, delayQueue, bulkChanges } = this.scheduler;
     this.redrivableQueues = new Map<DeadLetterSource, QueueWithDeadLetters>([

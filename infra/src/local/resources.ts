@@ -44,7 +44,7 @@ export interface LocalResources {
   readonly ingestQueue: QueueRef;
   readonly loadingQueue: QueueRef;
   readonly delayQueue: QueueRef;
-  /** Pages of the jobs that change events in bulk. */
+  /** Pages of the jobs that change events in bulk (a cancel by label, a tenant's resume). */
   readonly changesQueue: QueueRef;
   readonly deadLetterQueue: QueueRef;
 }

@@ -45,7 +45,7 @@ const DEFAULT_EMITTER_CONCURRENCY = 128;
 const LOCAL_EMITTER_MAX_UNRECORDED_ENDS = 100;
 const INGEST_CONCURRENCY = 4;
 export const LOADING_CONCURRENCY = 8;
-/** Pages of bulk changes handled at once: a page's cancels are transactions on its tenant's counter, so few at a time. */
+/** Pages of jobs worked at once: a bulk cancel's page cancels on its tenant's counter, and a job's pages follow one another, so few at a time. */
 const CHANGES_CONCURRENCY = 2;
 /** The emulators' one account: every local topic and queue lives in it. */
 export const LOCAL_ACCOUNT = '000000000000';
@@ -95,7 +95,7 @@ export interface LocalOutputs {
   readonly tableName: string;
   readonly delayQueueUrl: string;
   readonly loadingQueueUrl: string;
-  /** Pages of the jobs that change events in bulk (`scripts/admin events cancel` starts one there). */
+  /** Pages of the jobs that change events in bulk: `scripts/admin events cancel` and `tenant resume` start one there. */
   readonly changesQueueUrl: string;
   /** Where the shared topic delivers: the public tenant's requests, polled apart. */
   readonly publicIngestQueueUrl: string;

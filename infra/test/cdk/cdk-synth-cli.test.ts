@@ -125,7 +125,7 @@ describe('cdk synth, offline and without credentials', () => {
 
   it('bundles each function with esbuild, with a source map, into code that loads on Node 24', async () => {
     const functions = functionsOf(schedulerOutput, DEFAULT_SCHEDULER_STACK_NAME);
-    expect(functions).toHaveLength(4);
+    expect(functions).toHaveLength(5);
     for (const fn of functions) {
       expect(fn.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'] });
       const assetDir = join(schedulerOutput, fn.Metadata['aws:asset:path']);

@@ -238,7 +238,9 @@ describe('the queues', () => {
       maxReceiveCount: deliveriesWithin(DEFAULTS.emitMaxAgeSeconds) + 10,
     });
     const deadLetterQueues = [
-      ...[publicIngestQueue, ingestQueue, loadingQueue, delayQueue].map((queue) => queue.deadLetterQueue),
+      ...[publicIngestQueue, ingestQueue, loadingQueue, delayQueue, stack.scheduler.bulkChanges.queue].map(
+        (queue) => queue.deadLetterQueue,
+      ),
       inputDeadLetterQueue,
       loaderDeadLetterQueue,
     ];
@@ -255,6 +257,7 @@ describe('the queues', () => {
     expect(visibility(ingestQueue.queue)).toBe(6 * timeout('ingest') + 1);
     expect(visibility(loadingQueue.queue)).toBe(6 * timeout('loading'));
     expect(visibility(delayQueue.queue)).toBe(6 * timeout('emitter') + 1);
+    expect(visibility(stack.scheduler.bulkChanges.queue.queue)).toBe(6 * timeout('changes'));
   });
 
   it('are encrypted and refuse requests without TLS', () => {
@@ -432,7 +435,7 @@ describe('IAM, per function', () => {
         [['dynamodb:PartiQLInsert', 'dynamodb:BatchWriteItem', 'dynamodb:UpdateItem', 'dynamodb:BatchGetItem'], [table.tableArn]],
         // Near events, and notices about rejected requests for the emitter to publish.
         [['sqs:SendMessage'], [delayQueue.queue.queueArn]],
-        // A cancel by label's first page (its job's item is an UpdateItem).
+        // A cancel by label's first page (its job's item is an UpdateItem), a resume's job.
         [['sqs:SendMessage'], [bulkChanges.queue.queue.queueArn]],
         lastErrors(),
       ),
@@ -461,8 +464,18 @@ describe('IAM, per function', () => {
         stack,
         logs('emitter'),
         consume(delayQueue.queue.queueArn),
-        // A batch's records read before the due time; its ends by batched conditional updates; counters and notices by UpdateItem.
-        [['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate', 'dynamodb:UpdateItem'], [table.tableArn]],
+        // A batch's records and pauses read before the due time; its ends by batched conditional updates; counters,
+        // notices and carries by UpdateItem; a hold checks its tenant's pause; a carry into the table writes a payload item.
+        [
+          [
+            'dynamodb:BatchGetItem',
+            'dynamodb:PartiQLUpdate',
+            'dynamodb:UpdateItem',
+            'dynamodb:ConditionCheckItem',
+            'dynamodb:BatchWriteItem',
+          ],
+          [table.tableArn],
+        ],
         // Retries put off, and ends it could not record handed over, on its own queue.
         [['sqs:ChangeMessageVisibility', 'sqs:SendMessage'], [delayQueue.queue.queueArn]],
         lastErrors(),
@@ -475,12 +488,12 @@ describe('IAM, per function', () => {
         stack,
         logs('changes'),
         consume(bulkChanges.queue.queue.queueArn),
-        // A page's label entries, from the tenant index.
-        [['dynamodb:Query'], [`${table.tableArn}/index/${TABLE.tenantIndex}`]],
+        // A page's label entries, from the tenant index; a resume's held events, from the time-bucket index.
+        [['dynamodb:Query'], [`${table.tableArn}/index/${TABLE.tenantIndex}`, `${table.tableArn}/index/${TABLE.dueIndex}`]],
         // The job and a page's records read; each cancel (a transaction of two UpdateItems) and the job's step written.
         [['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], [table.tableArn]],
-        // The next page; the job's notice, for the emitter to publish.
-        [['sqs:SendMessage'], [bulkChanges.queue.queue.queueArn, delayQueue.queue.queueArn]],
+        // The next page; the job's notice, for the emitter to publish; a resume's held events, to loading.
+        [['sqs:SendMessage'], [bulkChanges.queue.queue.queueArn, delayQueue.queue.queueArn, loadingQueue.queue.queueArn]],
         lastErrors(),
       ),
     };

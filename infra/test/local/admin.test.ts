@@ -188,6 +188,7 @@ describe('scripts/admin tenant add and tenant list', () => {
             maxIngestPerSecond: 5_000,
             inputTopicArn: scheduler.outputs.inputTopicArn,
             deadLetterTopic: null,
+            paused: null,
           },
           {
             id: 'acme',
@@ -198,11 +199,12 @@ describe('scripts/admin tenant add and tenant list', () => {
             maxIngestPerSecond: 2,
             inputTopicArn: first.stdout,
             deadLetterTopic: null,
+            paused: null,
           },
         ],
       });
       const table = await admin('tenant', 'list', ...files);
-      expect(table.stdout).toMatch(/^acme +111111111111 +own +5 +2 +arn:aws:sns:\S+-tenant-acme +-$/m);
+      expect(table.stdout).toMatch(/^acme +111111111111 +own +5 +2 +arn:aws:sns:\S+-tenant-acme +- +-$/m);
     } finally {
       await teardown();
     }
@@ -378,10 +380,10 @@ describe('scripts/admin tenant add and tenant list', () => {
       const listed = await admin('tenant', 'list', '--tenants', tenantsFile, '--stack-outputs', stackOutputs);
       expect(listed.code).toBe(0);
       expect(listed.stdout.split('\n')).toEqual([
-        expect.stringMatching(/^TENANT +ACCOUNTS +TARGETS +MAX OPEN EVENTS +MAX NEW\/S +INPUT TOPIC +DEAD-LETTER TOPIC$/),
-        expect.stringMatching(new RegExp(`^public \\(disabled\\) +- +any but tenants' +1,000,000 +5,000 +${inputTopicArn} +-$`)),
+        expect.stringMatching(/^TENANT +ACCOUNTS +TARGETS +MAX OPEN EVENTS +MAX NEW\/S +INPUT TOPIC +DEAD-LETTER TOPIC +PAUSED$/),
+        expect.stringMatching(new RegExp(`^public \\(disabled\\) +- +any but tenants' +1,000,000 +5,000 +${inputTopicArn} +- +-$`)),
         expect.stringMatching(
-          /^acme +111111111111 +own +1,000,000 +200 +arn:aws:sns:eu-west-1:123456789012:AdhocScheduler-tenant-acme +arn:aws:sns:eu-west-1:111111111111:acme-dead-letters$/,
+          /^acme +111111111111 +own +1,000,000 +200 +arn:aws:sns:eu-west-1:123456789012:AdhocScheduler-tenant-acme +arn:aws:sns:eu-west-1:111111111111:acme-dead-letters +-$/,
         ),
       ]);
       // Which registry a stack was deployed with is known only to its operator.
@@ -412,7 +414,7 @@ describe('scripts/admin help', () => {
     expect((await admin('--help')).stdout).toContain('Operator commands');
     const bare = await admin('tenant');
     expect(bare).toMatchObject({ code: 2, stdout: '' });
-    expect(bare.stderr).toBe('tenant takes a command: add or list (scripts/admin tenant --help explains the command)');
+    expect(bare.stderr).toBe('tenant takes a command: add or list or pause or resume (scripts/admin tenant --help explains the command)');
   });
 });
 

@@ -35,10 +35,16 @@ afterAll(async () => {
 /** Events due sooner than this go straight to the delay queue; later ones are stored. */
 const NEAR_PATH_WINDOW_MS = 10_000;
 
-/** A scheduler with two tenants in the local account, changes closing 4 s before due (FAST_TIMINGS), a target and a failure topic. */
-async function setup(options: Pick<LocalSchedulerOptions, 'instrumentClients' | 'visibilityTimeoutSeconds'> = {}) {
+/**
+ * A scheduler with two tenants in the local account, changes closing 4 s before due (FAST_TIMINGS), a target and a failure topic;
+ * events due within `nearPathWindowMs` go straight to the delay queue.
+ */
+async function setup(
+  options: Pick<LocalSchedulerOptions, 'instrumentClients' | 'visibilityTimeoutSeconds'> = {},
+  nearPathWindowMs = NEAR_PATH_WINDOW_MS,
+) {
   const { logger, lines } = capturingLogger();
-  const timings = { ...FAST_TIMINGS, SCHEDULER_NEAR_PATH_WINDOW_SECONDS: String(NEAR_PATH_WINDOW_MS / 1000) };
+  const timings = { ...FAST_TIMINGS, SCHEDULER_NEAR_PATH_WINDOW_SECONDS: String(nearPathWindowMs / 1000) };
   const scheduler = await startTestScheduler(emulators, { logger, tenants: TENANTS, env: timings, ...options });
   const acme = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme);
   const globex = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.globex);
@@ -337,23 +343,164 @@ describe('reschedule', () => {
       await stop();
     }
   });
+});
 
-  it('refuses an event sent straight to the delay queue (EVENT_QUEUED), which is emitted as first scheduled', async () => {
-    const { acme, target, failures, records, stop } = await setup();
+describe('reschedule of an event whose payload only its delay-queue copy holds (near path)', () => {
+  /**
+   * A wider near-path window than the other tests': an event due in 15 s goes to the delay queue,
+   * and its reschedule has 11 s to land before the cutoff, however busy the machine.
+   */
+  const WINDOW_MS = 20_000;
+  const setupNear = (options: Parameters<typeof setup>[0] = {}) => setup(options, WINDOW_MS);
+
+  /** Schedules a near-path event due in `inMs`, and reschedules it to `newInMs` from the same start; waits for the reschedule. */
+  async function movedNear(context: Awaited<ReturnType<typeof setup>>, payload: string, inMs: number, newInMs: number) {
+    const { acme, target, records } = context;
+    const start = Date.now();
+    const dueAt = start + inMs;
+    const newDueAt = start + newInMs;
+    const id = `m-${await acme.publish(request(target.topicArn, dueAt, payload))}`;
+    await waitFor(() => inState(records, id, EVENT_STATE.queued), 'the event');
+    const messageId = await acme.publish({ action: 'reschedule', event_id: id, date: new Date(newDueAt).toISOString() });
+    const moved = await waitFor(async () => {
+      const record = await records.get(id);
+      return record?.version === 2 && record;
+    }, 'the reschedule');
+    expect(moved).toMatchObject({ state: EVENT_STATE.queued, dueAt: newDueAt, payloadKept: 'queue', carriedBy: moved.queuedBy });
+    return { id, dueAt, newDueAt, messageId };
+  }
+
+  it('moved later within the window: its copy carried on to a new one, emitted once at the new time, never early', async () => {
+    const context = await setupNear();
+    const { acme, target, records, lines, stop } = context;
     try {
-      const dueAt = Date.now() + 8_000;
-      const snsMessageId = await acme.publish(request(target.topicArn, dueAt, 'queued'));
-      await waitFor(() => inState(records, `m-${snsMessageId}`, EVENT_STATE.queued), 'the event');
-      await acme.publish({
-        action: 'reschedule',
-        event_id: `m-${snsMessageId}`,
-        date: new Date(dueAt + 60_000).toISOString(),
-        failure_topic: failures.topicArn,
-      });
-      const [notice] = await waitFor(() => failures.notices().length > 0 && failures.notices(), 'the refusal');
-      expect(notice).toMatchObject({ reason: REASON.EVENT_QUEUED });
-      const delivery = await waitFor(() => target.withPayload('queued')[0], 'the emission');
-      expect(scheduledAt(delivery)).toBe(dueAt);
+      const { id, newDueAt } = await movedNear(context, 'later', 15_000, 25_000);
+      const delivery = await waitFor(() => target.withPayload('later')[0], 'the emission', 60_000);
+      expect(scheduledAt(delivery)).toBe(newDueAt);
+      expect(delivery.receivedAt).toBeGreaterThanOrEqual(newDueAt);
+      expect(await waitFor(() => inState(records, id, EVENT_STATE.emitted), 'the emission recorded')).toMatchObject({ version: 2 });
+      expect(lines.filter((line) => line.msg === 'rescheduled event carried on' && line.eventId === id)).toMatchObject([{ to: 'queue' }]);
+      await sentinelAfter(acme, target, newDueAt);
+      expect(target.withPayload('later')).toHaveLength(1);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('moved far beyond the window: its payload carried into the table, and the loader sends it at the new time', async () => {
+    const context = await setupNear();
+    const { acme, target, records, stop } = context;
+    try {
+      const { id, newDueAt } = await movedNear(context, 'far', 15_000, 45_000);
+      const stored = await waitFor(() => inState(records, id, EVENT_STATE.scheduled), 'the payload carried into the table');
+      expect(stored).toMatchObject({ version: 2, payloadKept: 'record', payload: 'far', carriedBy: undefined });
+      const delivery = await waitFor(() => target.withPayload('far')[0], 'the emission', 60_000);
+      expect(scheduledAt(delivery)).toBe(newDueAt);
+      expect(delivery.receivedAt).toBeGreaterThanOrEqual(newDueAt);
+      expect(await waitFor(() => inState(records, id, EVENT_STATE.emitted), 'the emission recorded')).toMatchObject({ version: 2 });
+      await sentinelAfter(acme, target, newDueAt);
+      expect(target.withPayload('far')).toHaveLength(1);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('moved twice before its copy arrives: emitted once, at the last time, as the last version', async () => {
+    const context = await setupNear();
+    const { acme, target, records, stop } = context;
+    try {
+      const { id, dueAt } = await movedNear(context, 'twice', 15_000, 25_000);
+      const lastDueAt = dueAt + 14_000;
+      await acme.publish({ action: 'reschedule', event_id: id, date: new Date(lastDueAt).toISOString() });
+      const again = await waitFor(async () => {
+        const record = await records.get(id);
+        return record?.version === 3 && record;
+      }, 'the second reschedule');
+      // Still the first copy's to carry: the only one that holds the payload.
+      expect(again.carriedBy).toBe(again.queuedBy);
+
+      const delivery = await waitFor(() => target.withPayload('twice')[0], 'the emission', 60_000);
+      expect(scheduledAt(delivery)).toBe(lastDueAt);
+      expect(delivery.receivedAt).toBeGreaterThanOrEqual(lastDueAt);
+      expect(await waitFor(() => inState(records, id, EVENT_STATE.emitted), 'the emission recorded')).toMatchObject({ version: 3 });
+      await sentinelAfter(acme, target, lastDueAt);
+      expect(target.withPayload('twice')).toHaveLength(1);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('a failure between sending the new copy and recording it: carried again, the first new copy dropped, emitted once', async () => {
+    let failed = false;
+    const context = await setupNear({
+      instrumentClients: (clients) =>
+        clients.dynamodb.middlewareStack.add(
+          (next) => async (args) => {
+            if (failed || !JSON.stringify(args.input).includes('REMOVE carriedBy')) return next(args);
+            failed = true;
+            throw Object.assign(new Error('DynamoDB unavailable'), { name: 'ServiceUnavailable' });
+          },
+          { step: 'initialize', name: 'failFirstCarryRecord' },
+        ),
+    });
+    const { acme, target, records, lines, stop } = context;
+    try {
+      const { id, newDueAt } = await movedNear(context, 'crash', 15_000, 25_000);
+      await waitFor(() => failed, 'the failed record of the carry');
+      const delivery = await waitFor(() => target.withPayload('crash')[0], 'the emission', 60_000);
+      expect(scheduledAt(delivery)).toBe(newDueAt);
+      expect(delivery.receivedAt).toBeGreaterThanOrEqual(newDueAt);
+      expect(await waitFor(() => inState(records, id, EVENT_STATE.emitted), 'the emission recorded')).toMatchObject({ version: 2 });
+      await sentinelAfter(acme, target, newDueAt);
+      expect(target.withPayload('crash')).toHaveLength(1);
+      // The copy sent before the failure reached the emitter, and was dropped.
+      expect(
+        lines.some(
+          (line) => line.eventId === id && line.version === 2 && String(line.msg).startsWith('cancelled, rescheduled or sent again'),
+        ),
+      ).toBe(true);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('drops a reschedule published before the one already applied', async () => {
+    const context = await setupNear();
+    const { acme, target, records, lines, stop } = context;
+    try {
+      const before = Date.now();
+      const { id, newDueAt } = await movedNear(context, 'ordered', 15_000, 27_000);
+      // Published before the one applied, and arriving after it.
+      const older = { action: 'reschedule', event_id: id, date: new Date(newDueAt - 3_000).toISOString() };
+      await acme.redeliver(older, '00000000-0000-0000-0000-00000000000a', before);
+      await waitFor(
+        () => lines.some((line) => line.eventId === id && line.msg === 'reschedule superseded by one published later; dropped'),
+        'the older reschedule dropped',
+      );
+      expect(await records.get(id)).toMatchObject({ version: 2, dueAt: newDueAt });
+
+      const delivery = await waitFor(() => target.withPayload('ordered')[0], 'the emission', 60_000);
+      expect(scheduledAt(delivery)).toBe(newDueAt);
+      await sentinelAfter(acme, target, newDueAt);
+      expect(target.withPayload('ordered')).toHaveLength(1);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('moved earlier than its copy: emitted when the copy arrives, at its old due time, late', async () => {
+    const context = await setupNear();
+    const { acme, target, records, stop } = context;
+    try {
+      const { id, dueAt, newDueAt } = await movedNear(context, 'earlier', 15_000, 7_000);
+      const delivery = await waitFor(() => target.withPayload('earlier')[0], 'the emission', 60_000);
+      expect(scheduledAt(delivery)).toBe(newDueAt);
+      // The copy reaches the emitter at most its lead (1.3 s by default) and a second before its due time.
+      expect(delivery.receivedAt).toBeGreaterThanOrEqual(dueAt - 2_300);
+      expect(delivery.receivedAt).toBeGreaterThan(newDueAt + 1_000);
+      expect(await waitFor(() => inState(records, id, EVENT_STATE.emitted), 'the emission recorded')).toMatchObject({ version: 2 });
+      await sentinelAfter(acme, target, dueAt);
+      expect(target.withPayload('earlier')).toHaveLength(1);
     } finally {
       await stop();
     }

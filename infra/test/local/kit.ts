@@ -136,9 +136,18 @@ export class SchedulerClient {
     }
   }
 
-  /** Delivers an input exactly as SNS would deliver it again: the same envelope, the same MessageId, into the topic's ingest queue. */
-  async redeliver(request: unknown, snsMessageId: string): Promise<void> {
-    const envelope = { Type: 'Notification', MessageId: snsMessageId, TopicArn: this.topicArn, Message: JSON.stringify(request) };
+  /**
+   * Delivers an input exactly as SNS would deliver it again: the same envelope, the same MessageId, into the topic's ingest queue;
+   * with `publishedAt`, stamped as published then (SNS's Timestamp), as a message that took long on its way would be.
+   */
+  async redeliver(request: unknown, snsMessageId: string, publishedAt?: number): Promise<void> {
+    const envelope = {
+      Type: 'Notification',
+      MessageId: snsMessageId,
+      TopicArn: this.topicArn,
+      Message: JSON.stringify(request),
+      ...(publishedAt === undefined ? {} : { Timestamp: new Date(publishedAt).toISOString() }),
+    };
     const { inputTopicArn, publicIngestQueueUrl, ingestQueueUrl } = this.scheduler.outputs;
     const queueUrl = this.topicArn === inputTopicArn ? publicIngestQueueUrl : ingestQueueUrl;
     await this.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(envelope) }));

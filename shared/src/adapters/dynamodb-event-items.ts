@@ -59,15 +59,27 @@ export function newEventItems(
   };
   for (const key of Object.keys(record)) if (record[key] === undefined) delete record[key];
   if (queued) return { record: { ...record, payloadKept: 'queue' }, payloadItem: undefined };
+  return withStoredPayload(record, payload, { id: event.id, requestHash: entry.requestHash }, entry.expiresAt);
+}
+
+/**
+ * A record with its payload stored: in the record when the whole still fits one write unit, or
+ * else in a payload item of its own, kept until `expiresAt` (epoch seconds).
+ */
+export function withStoredPayload(
+  record: Readonly<Record<string, unknown>>,
+  payload: string,
+  owner: Pick<EventRecord, 'id' | 'requestHash'>,
+  expiresAt: number,
+): {
+  readonly record: Record<string, unknown>;
+  readonly payloadItem: Record<string, unknown> | undefined;
+} {
   const inline = { ...record, payloadKept: 'record', payload };
   if (itemBytes(inline) <= DYNAMODB_WRITE_UNIT_BYTES) return { record: inline, payloadItem: undefined };
   return {
     record: { ...record, payloadKept: 'item' },
-    payloadItem: {
-      [TABLE.partitionKey]: payloadItemId({ id: event.id, requestHash: entry.requestHash }),
-      payload,
-      [TABLE.ttlAttribute]: entry.expiresAt,
-    },
+    payloadItem: { [TABLE.partitionKey]: payloadItemId(owner), payload, [TABLE.ttlAttribute]: expiresAt },
   };
 }
 
@@ -120,10 +132,12 @@ export function toRecord(item: Readonly<Record<string, unknown>>): EventRecord {
     inputMessageId: optionalString(item.inputMessageId),
     requestHash: optionalString(item.requestHash),
     queuedBy: optionalString(item.queuedBy),
+    carriedBy: optionalString(item.carriedBy),
     loadedBy: optionalString(item.loadedBy),
     createdAt: Number(item.createdAt),
     createdBy: optionalString(item.createdBy),
     queuedAt: optionalNumber(item.queuedAt),
+    heldAt: optionalNumber(item.heldAt),
     rescheduledAt: optionalNumber(item.rescheduledAt),
     emittedAt: optionalNumber(item.emittedAt),
     failedAt: optionalNumber(item.failedAt),

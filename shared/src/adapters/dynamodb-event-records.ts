@@ -68,7 +68,7 @@ export class DynamoDbEventRecords implements EventRecords {
     return item && isEventItem(item) ? toRecord(item) : undefined;
   }
 
-  /** A tenant's open events (scheduled or queued), counted by a scan of the whole table: for reconciling its quota counter. */
+  /** A tenant's open events (scheduled, queued or held), counted by a scan of the whole table: for reconciling its quota counter. */
   async countOpen(tenant: string): Promise<number> {
     let count = 0;
     let startKey: Record<string, unknown> | undefined;
@@ -78,9 +78,14 @@ export class DynamoDbEventRecords implements EventRecords {
         result = await this.client.send(
           new ScanCommand({
             TableName: this.tableName,
-            FilterExpression: 'tenant = :tenant AND #state IN (:scheduled, :queued)',
+            FilterExpression: 'tenant = :tenant AND #state IN (:scheduled, :queued, :held)',
             ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':tenant': tenant, ':scheduled': EVENT_STATE.scheduled, ':queued': EVENT_STATE.queued },
+            ExpressionAttributeValues: {
+              ':tenant': tenant,
+              ':scheduled': EVENT_STATE.scheduled,
+              ':queued': EVENT_STATE.queued,
+              ':held': EVENT_STATE.held,
+            },
             Select: 'COUNT',
             ExclusiveStartKey: startKey,
             ConsistentRead: true,

@@ -6,6 +6,7 @@ import { tenantShardKey } from '../domain/tenant-index.js';
 import { TransientError } from '../domain/reasons.js';
 import { DEFAULTS } from '../config.js';
 import type {
+  Carry,
   ChangeRefused,
   Clock,
   ChangeRequest,
@@ -13,9 +14,9 @@ import type {
   CreateOutcome,
   EndsRecorded,
   EventStore,
+  HoldOutcome,
   LoadingTake,
   NewEvent,
-  Placement,
   Requeue,
   Unreleased,
 } from '../app/ports.js';
@@ -28,13 +29,17 @@ import {
   type ConditionalWriter,
   type WriteOutcome,
 } from './dynamodb-conditional-writes.js';
-import { isEventItem, labelEntries, newEventItems, payloadItemId, toRecord } from './dynamodb-event-items.js';
-import { DynamoDbQuotaCounters } from './dynamodb-quota-counters.js';
+import { isEventItem, labelEntries, newEventItems, payloadItemId, toRecord, withStoredPayload } from './dynamodb-event-items.js';
+import { DynamoDbQuotaCounters, openEventsCounterId } from './dynamodb-quota-counters.js';
 import { systemClock } from './system-clock.js';
 import { isConditionFailure, TABLE, transient, withoutSdkRetries } from './dynamodb-table.js';
 
-/** Open, of this tenant, and due after the change cutoff: what cancel and reschedule require. */
-const CHANGEABLE = 'attribute_exists(#id) AND tenant = :tenant AND #state IN (:scheduled, :queued) AND #due > :cutoff';
+/** A reschedule as the store writes it. */
+type RescheduleChange = Parameters<EventStore['reschedule']>[2];
+
+/** Open, of this tenant, and due after the change cutoff (or held, whenever due): what cancel and reschedule require. */
+const CHANGEABLE =
+  'attribute_exists(#id) AND tenant = :tenant AND (#state = :held OR (#state IN (:scheduled, :queued) AND #due > :cutoff))';
 
 const is = (attribute: string, value: unknown): Condition => ({ op: '=', attribute, value });
 
@@ -239,15 +244,17 @@ export class DynamoDbEventStore implements EventStore {
   }
 
   async takeForLoading(ids: readonly string[], take: LoadingTake): Promise<ScheduledEvent[]> {
-    const { overdueBefore } = take;
+    const { overdueBefore, resume } = take;
+    // What a first take finds: stored for the loader, or held for a resume.
+    const waiting = resume === undefined ? EVENT_STATE.scheduled : EVENT_STATE.held;
     // The GSI is read eventually consistently; the records say what is still to load (reads are cheap, writes are not).
     const records = [...(await this.read(ids)).values()].filter((record) =>
       overdueBefore === undefined
-        ? record.dueAt < take.horizonMs &&
-          (record.state === EVENT_STATE.scheduled
-            ? record.loadedBy === undefined
+        ? (resume !== undefined || record.dueAt < take.horizonMs) &&
+          (record.state === waiting
+            ? record.loadedBy === undefined || resume !== undefined
             : record.state === EVENT_STATE.queued && record.loadedBy === take.owner)
-        : isOpen(record.state) && record.dueAt < overdueBefore && record.payloadKept !== 'queue',
+        : isOpen(record.state) && record.state !== EVENT_STATE.held && record.dueAt < overdueBefore && record.payloadKept !== 'queue',
     );
     const outcomes = await this.writer.write(
       records.map((record): ConditionalWrite => {
@@ -256,7 +263,9 @@ export class DynamoDbEventStore implements EventStore {
             ? {
                 op: 'or',
                 conditions: [
-                  { op: 'and', conditions: [is('state', EVENT_STATE.scheduled), { op: 'missing', attribute: 'loadedBy' }] },
+                  resume === undefined
+                    ? { op: 'and', conditions: [is('state', EVENT_STATE.scheduled), { op: 'missing', attribute: 'loadedBy' }] }
+                    : is('state', EVENT_STATE.held),
                   { op: 'and', conditions: [is('state', EVENT_STATE.queued), is('loadedBy', take.owner)] },
                 ],
               }
@@ -267,7 +276,15 @@ export class DynamoDbEventStore implements EventStore {
         return {
           kind: 'update',
           id: record.id,
-          set: { state: EVENT_STATE.queued, queuedAt: take.now, queuedBy: take.queuedBy, loadedBy: take.owner },
+          set: {
+            state: EVENT_STATE.queued,
+            queuedAt: take.now,
+            queuedBy: take.queuedBy,
+            loadedBy: take.owner,
+            ...(resume === undefined ? {} : { [TABLE.ttlAttribute]: resume.expiresAt }),
+          },
+          // Out of the held index: the next resume does not read it again.
+          ...(resume === undefined ? {} : { remove: [TABLE.bucketShardKey] }),
           condition: { op: 'and', conditions: [is('version', record.version), condition] },
         };
       }),
@@ -362,84 +379,195 @@ export class DynamoDbEventStore implements EventStore {
   async reschedule(
     id: string,
     scope: ChangeScope,
-    change: ChangeRequest & {
-      readonly dueAt: number;
-      readonly placement: Placement;
-      readonly queuedBy: string;
-      readonly expiresAt: number;
-    },
-  ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent } | ChangeRefused> {
+    change: RescheduleChange,
+  ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent | undefined } | ChangeRefused> {
+    const rescheduled = await this.writeChange('UpdateItem', isConditionFailure, (now, abortSignal) =>
+      this.client.send(withoutSdkRetries(new UpdateCommand(this.rescheduleUpdate(id, scope, change, now, 'table'))), { abortSignal }),
+    );
+    if (rescheduled !== undefined) {
+      const old = toRecord(rescheduled.Attributes ?? {});
+      // The payload item holds the expiry of the record at its latest, never less: it moves only when the record's moves past it.
+      if (change.expiresAt > old.expiresAt) await this.keepPayloadUntil(old, change.expiresAt);
+      await this.moveLabelEntries({ ...old, dueAt: change.dueAt, expiresAt: change.expiresAt }, change.placement.shard);
+      // A payload kept apart is still the one written at ingest; the item was never rewritten.
+      return {
+        outcome: 'rescheduled',
+        event: eventOf({ ...old, dueAt: change.dueAt, version: old.version + 1 }, await this.storedPayload(old)),
+      };
+    }
+    let current = (await this.read([id])).get(id);
+    // Its payload only in its delay-queue copy: the record says where the event moved, and the emitter carries the copy on.
+    if (current?.payloadKept === 'queue') {
+      const carried = await this.writeChange('UpdateItem', isConditionFailure, (now, abortSignal) =>
+        this.client.send(withoutSdkRetries(new UpdateCommand(this.rescheduleUpdate(id, scope, change, now, 'queue'))), { abortSignal }),
+      );
+      if (carried !== undefined) {
+        const old = toRecord(carried.Attributes ?? {});
+        await this.moveLabelEntries({ ...old, dueAt: change.dueAt, expiresAt: change.expiresAt }, change.placement.shard);
+        return { outcome: 'rescheduled', event: undefined };
+      }
+      current = (await this.read([id])).get(id);
+    }
+    // Delivered again, it cannot know whether its payload item's expiry and its label entries were moved (those writes may have failed).
+    if (current?.lastChangeBy === change.by && isOpen(current.state)) {
+      await this.keepPayloadUntil(current, current.expiresAt);
+      await this.moveLabelEntries(current, change.placement.shard);
+    }
+    return { outcome: 'refused', current };
+  }
+
+  /**
+   * A reschedule's write, for an event whose payload the table holds (placed anew), or one whose
+   * payload only its delay-queue copy holds (left there: the record names that copy in
+   * `carriedBy`, the first such reschedule's, so that later ones keep it).
+   */
+  private rescheduleUpdate(id: string, scope: ChangeScope, change: RescheduleChange, now: number, payloadIn: 'table' | 'queue') {
     const { placement } = change;
     const queued = placement.state === 'queued';
-    const rescheduled = await this.writeChange('UpdateItem', isConditionFailure, (now, abortSignal) =>
-      this.client.send(
-        withoutSdkRetries(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: { [TABLE.partitionKey]: id },
-            UpdateExpression:
-              'SET #due = :due, version = version + :one, #state = :state, rescheduledAt = :now, #ttl = :ttl, #tenantShard = :tenantShard, ' +
-              'lastChangeBy = :by, lastChangeAt = :at' +
-              (queued
-                ? ', queuedAt = :now, queuedBy = :queuedBy REMOVE loadedBy, #bucketShard'
-                : ' REMOVE loadedBy, queuedBy, #bucketShard'),
-            ConditionExpression:
-              // Only a payload the table holds can be placed anew.
-              `${CHANGEABLE} AND (attribute_exists(payload) OR payloadKept = :apart)` +
-              // Once per request, and never behind a reschedule the client published later.
-              ' AND (attribute_not_exists(lastChangeAt) OR lastChangeAt < :at OR (lastChangeAt = :at AND lastChangeBy <> :by))',
-            ExpressionAttributeNames: {
-              '#id': TABLE.partitionKey,
-              '#state': 'state',
-              '#due': TABLE.dueAtKey,
-              '#bucketShard': TABLE.bucketShardKey,
-              '#tenantShard': TABLE.tenantShardKey,
-              '#ttl': TABLE.ttlAttribute,
-            },
-            ExpressionAttributeValues: {
-              ...changeableValues(scope, now),
+    const common = 'SET #due = :due, version = version + :one, rescheduledAt = :now, #ttl = :ttl, lastChangeBy = :by, lastChangeAt = :at';
+    return {
+      TableName: this.tableName,
+      Key: { [TABLE.partitionKey]: id },
+      UpdateExpression:
+        payloadIn === 'queue'
+          ? `${common}, carriedBy = if_not_exists(carriedBy, queuedBy)`
+          : `${common}, #state = :state, #bucketShard = :bucketShard` +
+            (queued ? ', queuedAt = :now, queuedBy = :queuedBy REMOVE loadedBy' : ' REMOVE loadedBy, queuedBy'),
+      ConditionExpression:
+        CHANGEABLE +
+        (payloadIn === 'queue'
+          ? ' AND payloadKept = :queue AND attribute_exists(queuedBy)'
+          : // Only a payload the table holds can be placed anew.
+            ' AND (attribute_exists(payload) OR payloadKept = :apart)') +
+        // Once per request, and never behind a reschedule the client published later.
+        ' AND (attribute_not_exists(lastChangeAt) OR lastChangeAt < :at OR (lastChangeAt = :at AND lastChangeBy <> :by))',
+      ExpressionAttributeNames: {
+        '#id': TABLE.partitionKey,
+        '#state': 'state',
+        '#due': TABLE.dueAtKey,
+        '#ttl': TABLE.ttlAttribute,
+        ...(payloadIn === 'table' ? { '#bucketShard': TABLE.bucketShardKey, '#tenantShard': TABLE.tenantShardKey } : {}),
+      },
+      ExpressionAttributeValues: {
+        ...changeableValues(scope, now),
+        ':due': change.dueAt,
+        ':one': 1,
+        ':now': now,
+        ':ttl': change.expiresAt,
+        ':by': change.by,
+        ':at': change.publishedAt,
+        ...(payloadIn === 'queue'
+          ? { ':queue': 'queue' }
+          : {
               ':apart': 'item',
-              ':due': change.dueAt,
-              ':one': 1,
               ':state': placement.state,
-              ':now': now,
-              ':ttl': change.expiresAt,
               // Its payload is stored: the loader finds it (and its sweep repairs it) under the tenant's stored family,
               // where the time-bucket index of a record written before the tenant index leaves it.
               ':tenantShard': tenantShardKey(scope.tenant, 's', placement.shard),
-              ':by': change.by,
-              ':at': change.publishedAt,
               ...(queued ? { ':queuedBy': change.queuedBy } : {}),
-            },
-            ReturnValues: 'ALL_OLD',
-          }),
-        ),
-        { abortSignal },
-      ),
-    );
-    if (rescheduled === undefined) {
-      const current = (await this.read([id])).get(id);
-      // Delivered again, it cannot know whether its payload item's expiry and its label entries were moved (those writes may have failed).
-      if (current?.lastChangeBy === change.by && isOpen(current.state)) {
-        await this.keepPayloadUntil(current, current.expiresAt);
-        await this.moveLabelEntries(current, placement.shard);
-      }
-      return { outcome: 'refused', current };
-    }
-    const old = toRecord(rescheduled.Attributes ?? {});
-    // The payload item holds the expiry of the record at its latest, never less: it moves only when the record's moves past it.
-    if (change.expiresAt > old.expiresAt) await this.keepPayloadUntil(old, change.expiresAt);
-    await this.moveLabelEntries({ ...old, dueAt: change.dueAt, expiresAt: change.expiresAt }, placement.shard);
-    // A payload kept apart is still the one written at ingest; the item was never rewritten.
-    return {
-      outcome: 'rescheduled',
-      event: eventOf({ ...old, dueAt: change.dueAt, version: old.version + 1 }, await this.storedPayload(old)),
+            }),
+      },
+      ReturnValues: 'ALL_OLD' as const,
     };
   }
 
   /** Gives a record's label entries its due time and expiry (a failure is retried with the reschedule's input message). */
   private async moveLabelEntries(record: EventRecord, shard: number): Promise<void> {
     if ((record.labels ?? []).length > 0) await batchPut(this.client, this.tableName, labelEntries(record, shard));
+  }
+
+  async hold(
+    record: EventRecord,
+    from: string,
+    hold: { readonly payload: string; readonly heldKey: string; readonly now: number },
+  ): Promise<HoldOutcome> {
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: { [TABLE.partitionKey]: record.id },
+                // The payload in the record, whatever its size (at most SNS's 256 KiB): no payload item outlives a held event without an expiry.
+                UpdateExpression:
+                  'SET #state = :held, heldAt = :now, payload = :payload, payloadKept = :inRecord, #bucketShard = :heldKey ' +
+                  'REMOVE queuedBy, queuedAt, loadedBy, #ttl',
+                ConditionExpression: '#state = :queued AND version = :version AND queuedBy = :from',
+                ExpressionAttributeNames: { '#state': 'state', '#bucketShard': TABLE.bucketShardKey, '#ttl': TABLE.ttlAttribute },
+                ExpressionAttributeValues: {
+                  ':held': EVENT_STATE.held,
+                  ':now': hold.now,
+                  ':payload': hold.payload,
+                  ':inRecord': 'record',
+                  ':heldKey': hold.heldKey,
+                  ':queued': EVENT_STATE.queued,
+                  ':version': record.version,
+                  ':from': from,
+                },
+              },
+            },
+            {
+              ConditionCheck: {
+                TableName: this.tableName,
+                Key: { [TABLE.partitionKey]: openEventsCounterId(record.tenant) },
+                ConditionExpression: 'attribute_exists(pausedAt)',
+              },
+            },
+          ],
+        }),
+      );
+      return 'held';
+    } catch (error) {
+      const reasons = (error as { CancellationReasons?: { Code?: string }[] })?.CancellationReasons;
+      if (reasons?.[0]?.Code === 'ConditionalCheckFailed') return 'changed';
+      if (reasons?.[1]?.Code === 'ConditionalCheckFailed') return 'not-paused';
+      throw transient('TransactWriteItems', error);
+    }
+  }
+
+  async carry(record: EventRecord, from: string, onward: Carry, now: number): Promise<boolean> {
+    const stored =
+      onward.to === 'table'
+        ? withStoredPayload({ ...record, state: EVENT_STATE.scheduled }, onward.payload, record, record.expiresAt)
+        : undefined;
+    // Written before the record names it, as at ingest.
+    if (stored?.payloadItem !== undefined) await batchPut(this.client, this.tableName, [stored.payloadItem]);
+    const inline = stored?.record.payloadKept === 'record';
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [TABLE.partitionKey]: record.id },
+          UpdateExpression:
+            onward.to === 'queue'
+              ? 'SET queuedBy = :queuedBy, queuedAt = :now REMOVE carriedBy'
+              : `SET #state = :scheduled, #tenantShard = :tenantShard, payloadKept = :kept${inline ? ', payload = :payload' : ''} REMOVE carriedBy, queuedBy, queuedAt, #bucketShard`,
+          ConditionExpression: '#state = :queued AND version = :version AND carriedBy = :from',
+          ExpressionAttributeNames: {
+            '#state': 'state',
+            ...(onward.to === 'table' ? { '#tenantShard': TABLE.tenantShardKey, '#bucketShard': TABLE.bucketShardKey } : {}),
+          },
+          ExpressionAttributeValues: {
+            ':queued': EVENT_STATE.queued,
+            ':version': record.version,
+            ':from': from,
+            ...(onward.to === 'queue'
+              ? { ':queuedBy': onward.queuedBy, ':now': now }
+              : {
+                  ':scheduled': EVENT_STATE.scheduled,
+                  ':tenantShard': onward.tenantShard,
+                  ':kept': stored?.record.payloadKept,
+                  ...(inline ? { ':payload': onward.payload } : {}),
+                }),
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw transient('UpdateItem', error);
+    }
   }
 
   /**
@@ -503,5 +631,6 @@ function changeableValues(scope: ChangeScope, now: number): Record<string, unkno
     ':cutoff': now + scope.cutoffMs,
     ':scheduled': EVENT_STATE.scheduled,
     ':queued': EVENT_STATE.queued,
+    ':held': EVENT_STATE.held,
   };
 }

@@ -1,5 +1,6 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { encodeBulkCancelPage } from '../domain/bulk-cancel.js';
+import { encodeChangeJob, type ChangeJob } from '../domain/messages.js';
 import { TransientError } from '../domain/reasons.js';
 import type { ChangesQueue } from '../app/ports.js';
 
@@ -15,6 +16,16 @@ export class SqsChangesQueue implements ChangesQueue {
       await this.client.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: encodeBulkCancelPage({ jobId, from }) }));
     } catch (error) {
       throw new TransientError(`SQS refused a page of job ${jobId}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    }
+  }
+
+  async send(job: ChangeJob, delaySeconds: number): Promise<void> {
+    try {
+      await this.client.send(
+        new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: encodeChangeJob(job), DelaySeconds: delaySeconds }),
+      );
+    } catch (error) {
+      throw new TransientError(`SQS refused a page of job ${job.jobId}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
     }
   }
 }

@@ -38,7 +38,7 @@ const CANCELS_AT_ONCE = 10;
  * failed, and a second copy of a page counts once.
  */
 export async function startBulkCancel(
-  deps: { readonly jobs: Pick<BulkCancelJobs, 'create'>; readonly changesQueue: ChangesQueue; readonly logger: Logger },
+  deps: { readonly jobs: Pick<BulkCancelJobs, 'create'>; readonly changesQueue: Pick<ChangesQueue, 'sendPage'>; readonly logger: Logger },
   job: NewBulkCancelJob,
 ): Promise<BulkCancelJob> {
   const { created, job: current } = await deps.jobs.create(job);
@@ -51,7 +51,7 @@ export async function startBulkCancel(
   return current;
 }
 
-export interface ChangesDeps {
+export interface BulkCancelDeps {
   readonly config: Pick<SchedulerConfig, 'changeCutoffSeconds' | 'retentionSeconds'>;
   readonly store: Pick<EventStore, 'read' | 'cancel'>;
   readonly labelled: LabelledEvents;
@@ -66,7 +66,7 @@ export interface ChangesDeps {
 }
 
 /** What the job does once its cursor has moved: the next page, or, when done, its notice. */
-async function followUp(deps: ChangesDeps, job: BulkCancelJob): Promise<void> {
+async function followUp(deps: BulkCancelDeps, job: BulkCancelJob): Promise<void> {
   if (job.state === 'running') return deps.changesQueue.sendPage(job.jobId, job.cursor);
   deps.logger.info(
     { jobId: job.jobId, tenant: job.tenant, label: job.label, counts: job.counts, dryRun: job.dryRun },
@@ -83,7 +83,7 @@ async function followUp(deps: ChangesDeps, job: BulkCancelJob): Promise<void> {
 }
 
 /** Counts one event of a page, cancelling it unless this is a dry run. */
-async function settle(deps: ChangesDeps, job: BulkCancelJob, record: EventRecord | undefined): Promise<EventCount> {
+async function settle(deps: BulkCancelDeps, job: BulkCancelJob, record: EventRecord | undefined): Promise<EventCount> {
   const cutoffMs = deps.config.changeCutoffSeconds * 1000;
   const count = countOf(record, job, deps.clock.now(), cutoffMs);
   if (count !== 'cancellable' || record === undefined) return count;
@@ -104,7 +104,7 @@ async function settle(deps: ChangesDeps, job: BulkCancelJob, record: EventRecord
 }
 
 /** Settles a page's events, a few at a time, and adds up what they count. */
-async function settlePage(deps: ChangesDeps, job: BulkCancelJob, ids: readonly string[]): Promise<BulkCancelCounts> {
+async function settlePage(deps: BulkCancelDeps, job: BulkCancelJob, ids: readonly string[]): Promise<BulkCancelCounts> {
   const records = await deps.store.read(ids);
   const counts = { cancelled: 0, ended: 0, emitting: 0, skipped: 0 };
   for (let start = 0; start < ids.length; start += CANCELS_AT_ONCE) {
@@ -122,7 +122,7 @@ async function settlePage(deps: ChangesDeps, job: BulkCancelJob, ids: readonly s
  * follows again, since it may have stopped before sending it; other copies end there, so a
  * duplicated page does not go on duplicating the pages after it.
  */
-async function workPage(deps: ChangesDeps, page: BulkCancelPage, deliveryId: string): Promise<void> {
+async function workPage(deps: BulkCancelDeps, page: BulkCancelPage, deliveryId: string): Promise<void> {
   const job = await deps.jobs.get(page.jobId);
   if (job === undefined) {
     deps.logger.warn({ jobId: page.jobId }, 'page of an unknown bulk cancel job: dropped');
@@ -163,7 +163,7 @@ async function workPage(deps: ChangesDeps, page: BulkCancelPage, deliveryId: str
 }
 
 /** The changes function: each record a page of a job. Only a failure of the infrastructure fails a record (it is retried). */
-export async function workChangePages(deps: ChangesDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
+export async function workChangePages(deps: BulkCancelDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
   const response = await processBatch(records, deps, async (record) => {
     let page: BulkCancelPage;
     try {

@@ -1,26 +1,32 @@
 import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
-import { waitUntil } from '../domain/delay.js';
+import { heldShardKey } from '../domain/buckets.js';
+import { delaySecondsFor, waitUntil } from '../domain/delay.js';
 import { emissionDecision, emissionRefusal, noticeDestination, type EmissionEnding } from '../domain/emission.js';
 import { emissionAttributes, expiresAtFor, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice } from '../domain/failure.js';
 import { DYNAMODB_TRANSACTION_ITEMS } from '../domain/limits.js';
-import type { EventRecord } from '../domain/lifecycle.js';
+import { EVENT_STATE, eventOf, type EventRecord } from '../domain/lifecycle.js';
 import { decodeDelayQueueMessage, type DelayQueueMessage } from '../domain/messages.js';
 import { EventRejectedError, REASON, TransientError, type ReasonCode } from '../domain/reasons.js';
+import { tenantShardKey } from '../domain/tenant-index.js';
 import { endsRetryDelaySeconds, publishAgeSeconds, retryDelaySeconds } from '../domain/retry.js';
 import { type FailureLog, processBatch, receiveCount, sentAt } from './batch.js';
 import { publishNotice, reportFailure } from './failures.js';
+import { placementFor } from './ingest.js';
 import type {
+  Carry,
   Clock,
   DelayQueue,
   EndsRecorded,
   EventStore,
   Logger,
   NoticeClaims,
+  Pause,
   SchedulerMetrics,
   TenantDirectory,
+  TenantPauses,
   TopicPublisher,
 } from './ports.js';
 
@@ -31,12 +37,24 @@ import type {
  */
 
 export interface EmitterDeps {
-  readonly config: Pick<SchedulerConfig, 'emitMaxAgeSeconds' | 'emitClaimLeaseSeconds' | 'retentionSeconds' | 'endsRetryMaxSeconds'>;
-  readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'releasePlaces'>;
+  readonly config: Pick<
+    SchedulerConfig,
+    | 'emitMaxAgeSeconds'
+    | 'emitClaimLeaseSeconds'
+    | 'retentionSeconds'
+    | 'endsRetryMaxSeconds'
+    | 'emitterLeadMs'
+    | 'nearPathWindowSeconds'
+    | 'bucketSeconds'
+    | 'shardCount'
+  >;
+  readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'releasePlaces' | 'carry' | 'hold'>;
+  /** This process's view of tenants' pauses (see PausedTenants): a paused tenant's events are held, not published. */
+  readonly pausedTenants: Pick<PausedTenants, 'of'>;
   readonly notices: NoticeClaims;
   /** This process's writer of ends (see EndWriter): shared by its batches, so a spike's ends go in large writes. */
   readonly endWriter: Pick<EndWriter, 'record'>;
-  readonly delayQueue: Pick<DelayQueue, 'sendEnds' | 'retryLater'>;
+  readonly delayQueue: Pick<DelayQueue, 'send' | 'sendEnds' | 'retryLater'>;
   readonly publisher: TopicPublisher;
   /** This process's bound on publishes answered and not yet recorded (see emitterMaxUnrecordedEnds). */
   readonly publishWindow: PublishWindow;
@@ -59,6 +77,8 @@ export interface EmitterDeps {
 interface BatchContext {
   readonly deps: EmitterDeps;
   readonly records: Promise<ReadonlyMap<string, EventRecord>>;
+  /** The pauses of the batch's tenants, read with the records. */
+  readonly pauses: Promise<ReadonlyMap<string, Pause>>;
   readonly freed: Map<string, number>;
   readonly kept: string[];
 }
@@ -113,8 +133,13 @@ async function emitOne(context: BatchContext, record: SQSRecord, message: Extrac
         'cancelled, rescheduled or sent again since this copy was queued; dropped',
       );
       return;
+    case 'carry':
+      return carryOn(deps, stored as EventRecord, message);
     case 'emit':
       if (stored === undefined) logger.warn({ eventId: event.id }, 'no record of this event; emitting it all the same');
+  }
+  if (stored !== undefined && message.queuedBy !== undefined && (await context.pauses).has(event.tenant)) {
+    if (await holdOne(deps, stored, message)) return;
   }
   await waitUntil(clock, event.dueAt);
   await deps.publishWindow.take();
@@ -127,6 +152,115 @@ async function emitOne(context: BatchContext, record: SQSRecord, message: Extrac
   } finally {
     deps.publishWindow.giveBack();
   }
+}
+
+/**
+ * Holds an event that came due while its tenant is paused, instead of publishing it: its payload
+ * into the table, its state `held` (see EVENT_STATE.held) until a resume sends it. True when
+ * held; false when the pause has ended since it was read (the event is published as usual).
+ */
+async function holdOne(deps: EmitterDeps, record: EventRecord, copy: Extract<DelayQueueMessage, { kind: 'event' }>): Promise<boolean> {
+  const { event } = copy;
+  const now = deps.clock.now();
+  const outcome = await deps.store.hold(record, copy.queuedBy as string, {
+    payload: event.payload,
+    heldKey: heldShardKey(event.tenant, event.id, deps.config),
+    now,
+  });
+  if (outcome === 'not-paused') return false;
+  // Cancelled, rescheduled or held by another delivery since the read: the next delivery decides anew.
+  if (outcome === 'changed') throw new TransientError(`${event.id} changed while it was being held; deciding again later`);
+  deps.metrics.count('EventsHeld');
+  deps.logger.info(
+    { eventId: event.id, tenant: event.tenant, dueAt: event.dueAt },
+    'due while its tenant is paused: held until it resumes',
+  );
+  return true;
+}
+
+/**
+ * The pauses of tenants as this process last read them, each kept for a second
+ * (PAUSE_CACHE_MS): one read per tenant and second, however many batches ask. A pause takes
+ * effect on the events that reach the emitter once it is read; the hold itself checks the pause
+ * in its write, so no event is held once a resume has ended it.
+ */
+export class PausedTenants {
+  /** Each tenant's pause as last read, or being read: the batches of one second share one read. */
+  private readonly known = new Map<string, { readonly pause: Promise<Pause | undefined>; readonly readAt: number }>();
+
+  constructor(
+    private readonly pauses: Pick<TenantPauses, 'paused'>,
+    private readonly clock: Pick<Clock, 'now'>,
+  ) {}
+
+  async of(tenants: readonly string[]): Promise<ReadonlyMap<string, Pause>> {
+    const now = this.clock.now();
+    const distinct = [...new Set(tenants)];
+    const stale = distinct.filter((tenant) => {
+      const known = this.known.get(tenant);
+      return known === undefined || now - known.readAt >= PAUSE_CACHE_MS;
+    });
+    if (stale.length > 0) {
+      const read = this.pauses.paused(stale);
+      for (const tenant of stale) {
+        const pause = read.then((found) => found.get(tenant));
+        // A failed read is read again by the next batch; this one's handlers report it.
+        pause.catch(() => {
+          if (this.known.get(tenant)?.pause === pause) this.known.delete(tenant);
+        });
+        this.known.set(tenant, { pause, readAt: now });
+      }
+    }
+    const read = await Promise.all(distinct.map(async (tenant) => [tenant, await this.known.get(tenant)?.pause] as const));
+    return new Map(read.flatMap(([tenant, pause]) => (pause === undefined ? [] : [[tenant, pause]])));
+  }
+}
+
+/** How long a process keeps a tenant's pause state before reading it again. */
+const PAUSE_CACHE_MS = 1000;
+
+/** Attempts at carrying a copy on while reschedules land in between, before its message is left to be retried. */
+const CARRY_ATTEMPTS = 3;
+
+/**
+ * Carries on the payload of an event rescheduled while this copy alone held it (see
+ * EventRecord.carriedBy), at once, whatever the new due time: a new copy of the current version
+ * to the delay queue when the new due time is within the near-path window (it waits as every
+ * copy does, so never early), or else into the table for the loader. The record then names the
+ * new copy, or the table, instead of this one, if it still names this one at the version read:
+ * a delivery that dies between the two carries again, and the copy it sent first is dropped as
+ * stale. An event moved earlier than this copy's due time is carried only now: late.
+ */
+async function carryOn(deps: EmitterDeps, read: EventRecord, copy: Extract<DelayQueueMessage, { kind: 'event' }>): Promise<void> {
+  const { clock, config, logger, metrics } = deps;
+  const from = copy.queuedBy as string;
+  const { payload } = copy.event;
+  let record: EventRecord | undefined = read;
+  for (let attempt = 1; record !== undefined && emissionDecision(record, copy) === 'carry'; attempt++) {
+    if (attempt > CARRY_ATTEMPTS) throw new TransientError(`${record.id} kept being changed while its copy was carried on; retrying`);
+    const now = clock.now();
+    const placement = placementFor(config, record.id, record.dueAt, now);
+    let onward: Carry;
+    if (placement.state === EVENT_STATE.queued) {
+      const queuedBy = randomUUID();
+      const event = eventOf(record, payload);
+      const [failure] = await deps.delayQueue.send([
+        { event, queuedBy, delaySeconds: delaySecondsFor(event.dueAt, now, config.emitterLeadMs) },
+      ]);
+      if (failure !== undefined) throw new TransientError(`carrying ${record.id} on to the delay queue failed: ${failure.reason}`);
+      onward = { to: 'queue', queuedBy };
+    } else {
+      onward = { to: 'table', payload, tenantShard: tenantShardKey(record.tenant, 's', placement.shard) };
+    }
+    if (await deps.store.carry(record, from, onward, now)) {
+      metrics.count('EventsCarried');
+      logger.info({ eventId: record.id, version: record.version, dueAt: record.dueAt, to: onward.to }, 'rescheduled event carried on');
+      return;
+    }
+    record = (await deps.store.read([record.id])).get(record.id);
+  }
+  metrics.count('StaleMessagesDropped');
+  logger.info({ eventId: copy.event.id }, 'carried on by another delivery, or cancelled, since this copy was read; dropped');
 }
 
 /**
@@ -235,9 +369,14 @@ export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]
     !(message instanceof Error) && message.kind === 'event' ? [message.event.id] : [],
   );
   const reading = eventIds.length > 0 ? deps.store.read(eventIds) : Promise.resolve(new Map<string, EventRecord>());
-  // Each event's handler awaits the read; one rejection is reported per record, not unhandled.
+  const tenants = [...messages.values()].flatMap((message) =>
+    !(message instanceof Error) && message.kind === 'event' ? [message.event.tenant] : [],
+  );
+  const pauses = tenants.length > 0 ? deps.pausedTenants.of(tenants) : Promise.resolve(new Map<string, Pause>());
+  // Each event's handler awaits the reads; one rejection is reported per record, not unhandled.
   reading.catch(() => {});
-  const context: BatchContext = { deps, records: reading, freed: new Map(), kept: [] };
+  pauses.catch(() => {});
+  const context: BatchContext = { deps, records: reading, pauses, freed: new Map(), kept: [] };
   const response = await processBatch(records, deps, async (record) => {
     const message = messages.get(record);
     // Its own retries: see recordHandedOver.

@@ -13,6 +13,7 @@ import { topicPartition } from '../domain/topic-arn.js';
 import { parseInputMessage } from '../domain/validation.js';
 import { type FailureLog, processBatch } from './batch.js';
 import { startBulkCancel } from './bulk-cancel.js';
+import { resumeTenant } from './changes.js';
 import { reportFailure } from './failures.js';
 import type {
   BulkCancelJobs,
@@ -27,6 +28,7 @@ import type {
   Placement,
   SchedulerMetrics,
   TenantDirectory,
+  TenantPauses,
 } from './ports.js';
 
 /**
@@ -91,7 +93,9 @@ export type Intent =
       readonly queuedBy: string;
     }
   /** A job that cancels the tenant's events with a label, page by page (see bulk-cancel.ts). */
-  | { readonly kind: 'bulk-cancel'; readonly job: NewBulkCancelJob };
+  | { readonly kind: 'bulk-cancel'; readonly job: NewBulkCancelJob }
+  | { readonly kind: 'pause'; readonly note: string | undefined }
+  | { readonly kind: 'resume' };
 
 /** An input message with its tenant, where its refusals go, and its intent. */
 export interface PlannedMessage {
@@ -123,7 +127,13 @@ export interface IngestPlanContext {
   readonly newToken: () => string;
 }
 
-export function placementFor(config: IngestPlanContext['config'], id: string, dueAt: number, now: number): Placement {
+/** Where an event due at `dueAt` goes from `now`: the delay queue within the near-path window, else the table. */
+export function placementFor(
+  config: Pick<SchedulerConfig, 'nearPathWindowSeconds' | 'shardCount'>,
+  id: string,
+  dueAt: number,
+  now: number,
+): Placement {
   const state = dueAt < now + config.nearPathWindowSeconds * 1000 ? EVENT_STATE.queued : EVENT_STATE.scheduled;
   return { state, shard: shardOf(id, config) };
 }
@@ -168,6 +178,10 @@ function planOne(context: IngestPlanContext, record: SQSRecord): PlannedMessage 
     }
     case 'cancel':
       return { ...planned, intent: { kind: 'cancel', eventId: request.eventId } };
+    case 'pause':
+      return { ...planned, intent: { kind: 'pause', note: request.note } };
+    case 'resume':
+      return { ...planned, intent: { kind: 'resume' } };
     case 'reschedule':
       return {
         ...planned,
@@ -214,6 +228,7 @@ export interface IngestDeps {
   readonly delayQueue: Pick<DelayQueue, 'send' | 'sendNotice'>;
   /** Where a cancel by label starts its job. */
   readonly jobs: Pick<BulkCancelJobs, 'create'>;
+  readonly pauses: Pick<TenantPauses, 'pause' | 'resume'>;
   readonly changesQueue: ChangesQueue;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -389,6 +404,16 @@ async function applyIntent(
       deps.logger.info({ eventId: intent.eventId, tenant }, 'event cancelled');
       return;
     }
+    case 'pause':
+      await deps.pauses.pause(tenant, { pausedAt: now, note: intent.note, pausedBy: planned.message.inputMessageId });
+      deps.logger.info({ tenant, note: intent.note, inputMessageId: planned.message.inputMessageId }, 'tenant paused');
+      return;
+    case 'resume': {
+      // Named after the input message: delivered again, it makes the same job.
+      const ended = await resumeTenant(deps, tenant, `r-${planned.message.inputMessageId}`);
+      deps.logger.info({ tenant, pausedAt: ended?.pausedAt }, 'tenant resumed: its held events are being sent');
+      return;
+    }
     case 'reschedule': {
       const result = await deps.store.reschedule(intent.eventId, changeScope(applying), {
         ...changeRequest(applying),
@@ -399,9 +424,16 @@ async function applyIntent(
       });
       if (result.outcome === 'refused') return refuseChange(applying, intent.eventId, result, 'reschedule');
       deps.metrics.count('EventsRescheduled');
-      deps.logger.info({ eventId: intent.eventId, tenant, dueAt: intent.dueAt, version: result.event.version }, 'event rescheduled');
-      if (intent.placement.state === EVENT_STATE.queued)
-        applying.sends.push({ record: planned.record, event: result.event, queuedBy: intent.queuedBy });
+      const { event } = result;
+      if (event === undefined) {
+        deps.logger.info(
+          { eventId: intent.eventId, tenant, dueAt: intent.dueAt },
+          'event rescheduled: its delay-queue copy is carried on when it reaches the emitter',
+        );
+        return;
+      }
+      deps.logger.info({ eventId: intent.eventId, tenant, dueAt: intent.dueAt, version: event.version }, 'event rescheduled');
+      if (intent.placement.state === EVENT_STATE.queued) applying.sends.push({ record: planned.record, event, queuedBy: intent.queuedBy });
       return;
     }
     case 'bulk-cancel':

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
 import { delaySecondsFor } from '../domain/delay.js';
+import { expiresAtFor } from '../domain/event.js';
 import { SQS_MAX_DELAY_SECONDS } from '../domain/limits.js';
 import { decodeLoadingChunk } from '../domain/messages.js';
 import { TransientError } from '../domain/reasons.js';
@@ -9,7 +10,7 @@ import { type FailureLog, processBatch } from './batch.js';
 import type { Clock, DelayQueue, EventStore, Logger, SchedulerMetrics } from './ports.js';
 
 export interface LoadingDeps {
-  readonly config: Pick<SchedulerConfig, 'emitterLeadMs' | 'repairAfterSeconds' | 'repairDelaySeconds'>;
+  readonly config: Pick<SchedulerConfig, 'emitterLeadMs' | 'repairAfterSeconds' | 'repairDelaySeconds' | 'retentionSeconds'>;
   readonly store: Pick<EventStore, 'takeForLoading'>;
   readonly delayQueue: Pick<DelayQueue, 'send' | 'sendNotice'>;
   readonly clock: Clock;
@@ -33,10 +34,13 @@ export interface LoadingDeps {
  * waits longer than that (plus a margin) before the emitter reads its record. The repair's own
  * take is a write that succeeded, so an end whose write can succeed as well is recorded before
  * that read, and the copy is dropped as already emitted instead of publishing the event again.
+ *
+ * A resume chunk (from a resume's job, see changes.ts) takes events held while their tenant was
+ * paused, and sends them at once: they are due already, and are published late.
  */
 export async function loadChunks(deps: LoadingDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
   const response = await processBatch(records, deps, async (record) => {
-    const { ids, chunkId, repair } = decodeLoadingChunk(record.body);
+    const { ids, chunkId, repair, resume } = decodeLoadingChunk(record.body);
     const queuedBy = randomUUID();
     const now = deps.clock.now();
     const events = await deps.store.takeForLoading(ids, {
@@ -46,16 +50,22 @@ export async function loadChunks(deps: LoadingDeps, records: readonly SQSRecord[
       // Only what an SQS delay can reach: an event moved further out since the loader saw it stays stored.
       horizonMs: now + SQS_MAX_DELAY_SECONDS * 1000,
       overdueBefore: repair ? now - deps.config.repairAfterSeconds * 1000 : undefined,
+      // Held while their tenant was paused: open again, kept as any open event is.
+      resume: resume ? { expiresAt: expiresAtFor(now, deps.config.retentionSeconds) } : undefined,
     });
     if (repair) {
       if (events.length > 0) {
         deps.metrics.count('EventsRepaired', events.length);
         deps.logger.warn({ eventIds: events.map(({ id }) => id) }, 'events still open after their due time; sent again');
       }
+    } else if (resume) {
+      if (events.length > 0) deps.metrics.count('EventsResumed', events.length);
     } else if (ids.length > events.length) {
       deps.metrics.count('DuplicatesSuppressed', ids.length - events.length);
     }
     if (events.length === 0) return;
+    // A resume's events are sent at once, and published as they arrive: oldest first.
+    if (resume) events.sort((a, b) => a.dueAt - b.dueAt);
     const sendTime = deps.clock.now();
     const failures = await deps.delayQueue.send(
       events.map((event) => ({

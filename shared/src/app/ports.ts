@@ -3,7 +3,7 @@ import type { EmissionEnding } from '../domain/emission.js';
 import type { ScheduledEvent } from '../domain/event.js';
 import type { FailureNotice, NoticeDestination } from '../domain/failure.js';
 import type { EventRecord, EventState } from '../domain/lifecycle.js';
-import type { LoadingChunk } from '../domain/messages.js';
+import type { ChangeJob, LoadingChunk } from '../domain/messages.js';
 import type { Quotas, Tenant } from '../domain/tenants.js';
 
 /**
@@ -54,7 +54,13 @@ export type MetricName =
   /** Publishes that failed for a reason a retry may fix, and were put back to be retried later. */
   | 'PublishRetries'
   /** Open events found overdue by the loader's sweep and sent to the delay queue again. */
-  | 'EventsRepaired';
+  | 'EventsRepaired'
+  /** Rescheduled events whose payload the emitter carried on from their old delay-queue copy (see EventRecord.carriedBy). */
+  | 'EventsCarried'
+  /** Events that came due while their tenant was paused, held until it resumes. */
+  | 'EventsHeld'
+  /** Held events sent to the delay queue by their tenant's resume. */
+  | 'EventsResumed';
 
 // ---- Tenants ----------------------------------------------------------------------------------
 
@@ -64,6 +70,26 @@ export interface TenantDirectory {
   tenant(id: string): Tenant | undefined;
   /** Every registered tenant, the public one included. */
   all(): readonly Tenant[];
+}
+
+/** A tenant's pause: since when, why, and who asked (an input message's id, or an operator's). */
+export interface Pause {
+  readonly pausedAt: number;
+  readonly note?: string | undefined;
+  readonly pausedBy: string;
+}
+
+/**
+ * Tenants' pauses, kept on their quota counters' items: while a tenant is paused, the emitter
+ * holds its events as they come due (see EVENT_STATE.held) instead of publishing them.
+ */
+export interface TenantPauses {
+  /** Pauses a tenant; a tenant paused already keeps its `pausedAt`, and takes the new note. */
+  pause(tenant: string, pause: Pause): Promise<void>;
+  /** Ends a tenant's pause; the pause it ended, if it was paused. */
+  resume(tenant: string): Promise<Pause | undefined>;
+  /** The pauses of those of these tenants that are paused. */
+  paused(tenants: readonly string[]): Promise<ReadonlyMap<string, Pause>>;
 }
 
 // ---- Events: their records, from ingest to their end ------------------------------------------
@@ -176,6 +202,11 @@ export interface LoadingTake {
    * event whose loading message or delay-queue copy was lost, found by the loader's sweep).
    */
   readonly overdueBefore?: number | undefined;
+  /**
+   * A resume: take held events (see EVENT_STATE.held), whatever their due time, out of the held
+   * index, and give their records back an expiry (epoch seconds).
+   */
+  readonly resume?: { readonly expiresAt: number } | undefined;
 }
 
 /** The events' records: created by ingest, taken by loading, ended by the emitter, changed by clients. */
@@ -223,9 +254,12 @@ export interface EventStore {
     change: ChangeRequest & { readonly expiresAt: number },
   ): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused>;
   /**
-   * Moves an open event of this tenant due after the cutoff, whose payload is stored, to `dueAt`:
-   * a new version, placed anew. Refused when this very request was applied already, or when a
-   * reschedule published after it was (see `ChangeRequest`).
+   * Moves an open event of this tenant due after the cutoff to `dueAt`, as a new version. One
+   * whose payload is stored is placed anew, and returned with its payload to send when placed in
+   * the delay queue. One whose payload only its delay-queue copy holds stays where it is, its
+   * record naming that copy (`carriedBy`), which the emitter carries on: returned without an
+   * event. Refused when this very request was applied already, or when a reschedule published
+   * after it was (see `ChangeRequest`).
    */
   reschedule(
     id: string,
@@ -236,8 +270,35 @@ export interface EventStore {
       readonly queuedBy: string;
       readonly expiresAt: number;
     },
-  ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent } | ChangeRefused>;
+  ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent | undefined } | ChangeRefused>;
+  /**
+   * Records where the emitter carried a moved event's payload from its copy `from` (see
+   * EventRecord.carriedBy): only while the event is still queued, at the version read, and
+   * carried by that copy. False when any of that changed (a reschedule, a cancel, another
+   * delivery's carry): the caller reads the record again.
+   */
+  carry(record: EventRecord, from: string, onward: Carry, now: number): Promise<boolean>;
+  /**
+   * Holds an event that came due while its tenant is paused, in one write with a check of the
+   * pause: its payload into its record, its record under `heldKey` in the due index (see
+   * heldShardKey), without an expiry. Only while it is queued as copy `from` left it at the
+   * version read: `changed` otherwise; `not-paused` when the tenant's pause has ended.
+   */
+  hold(
+    record: EventRecord,
+    from: string,
+    hold: { readonly payload: string; readonly heldKey: string; readonly now: number },
+  ): Promise<HoldOutcome>;
 }
+
+export type HoldOutcome = 'held' | 'changed' | 'not-paused';
+
+/** Where the emitter carries a moved event's payload on to. */
+export type Carry =
+  /** A new delay-queue copy, already sent with this token. */
+  | { readonly to: 'queue'; readonly queuedBy: string }
+  /** Into the table, for the loader (due beyond the near-path window), under the tenant index's stored family (`<tenant>#s<n>`). */
+  | { readonly to: 'table'; readonly payload: string; readonly tenantShard: string };
 
 // ---- The loader: the due index and its cursors ------------------------------------------------
 
@@ -341,9 +402,12 @@ export interface BulkCancelJobs {
 }
 
 /** The `changes` queue: pages of jobs for the changes function. */
+/** The changes function's queue: jobs over many events, a page at a time (TransientError when SQS refuses). */
 export interface ChangesQueue {
-  /** Sends a job's page from `from` (TransientError when SQS refuses). */
+  /** Sends a bulk cancel's page from `from`. */
   sendPage(jobId: string, from: string): Promise<void>;
+  /** Sends one page of a resume, visible after `delaySeconds`. */
+  send(job: ChangeJob, delaySeconds: number): Promise<void>;
 }
 
 // ---- Queues and topics ------------------------------------------------------------------------

@@ -45,3 +45,15 @@ export function bucketsBetween(fromMs: number, untilMs: number, layout: BucketLa
   }
   return ranges;
 }
+
+/**
+ * The due-index keys of a tenant's held events (see EVENT_STATE.held): `held#<tenant>#<shard>`,
+ * by due time, apart from the loader's buckets, so that a resume finds them oldest first.
+ */
+export function heldShardKey(tenant: string, eventId: string, layout: BucketLayout): string {
+  return `held#${tenant}#${shardOf(eventId, layout)}`;
+}
+
+export function heldShardKeys(tenant: string, layout: Pick<BucketLayout, 'shardCount'>): string[] {
+  return Array.from({ length: layout.shardCount }, (_, shard) => `held#${tenant}#${shard}`);
+}

@@ -1,6 +1,6 @@
 import type { ScheduledEvent } from './event.js';
 import type { NoticeDestination } from './failure.js';
-import { EVENT_STATE, type EventRecord } from './lifecycle.js';
+import { EVENT_STATE, isOpen, type EventRecord } from './lifecycle.js';
 import { EventRejectedError, REASON, type ReasonCode } from './reasons.js';
 import { mayPublishTo, type Tenant } from './tenants.js';
 
@@ -22,8 +22,12 @@ export interface EmissionEnding {
   readonly endedBy: string;
 }
 
-/** What the emitter does with one delay-queue copy of an event, by what its record says now. */
-export type EmissionDecision = 'emit' | 'already-ended' | 'stale';
+/**
+ * What the emitter does with one delay-queue copy of an event, by what its record says now;
+ * `carry`: the event was rescheduled while this copy alone held its payload, which the emitter
+ * carries on to the new due time (see EventRecord.carriedBy).
+ */
+export type EmissionDecision = 'emit' | 'already-ended' | 'stale' | 'carry';
 
 /**
  * Decided by a read when the copy arrives, before its due time: a copy is emitted only while
@@ -37,6 +41,7 @@ export function emissionDecision(
 ): EmissionDecision {
   if (record === undefined) return 'emit';
   if (record.state === EVENT_STATE.emitted || record.state === EVENT_STATE.failed) return 'already-ended';
+  if (isOpen(record.state) && copy.queuedBy !== undefined && record.carriedBy === copy.queuedBy) return 'carry';
   if (record.state !== EVENT_STATE.queued || record.version !== copy.event.version || record.queuedBy !== copy.queuedBy) return 'stale';
   return 'emit';
 }

@@ -2,12 +2,14 @@ import type { ScheduledEvent } from './event.js';
 import { REASON, type ReasonCode } from './reasons.js';
 
 /**
- * An event's states: `scheduled` (stored for the loader), `queued` (in the delay queue), then
- * one of the ends. Cancel and reschedule apply until a cutoff before its due time (see changeRefusal).
+ * An event's states: `scheduled` (stored for the loader), `queued` (in the delay queue), `held`
+ * (came due while its tenant was paused: stored until it resumes), then one of the ends. Cancel
+ * and reschedule apply until a cutoff before its due time (see changeRefusal), and to a held event.
  */
 export const EVENT_STATE = {
   scheduled: 'scheduled',
   queued: 'queued',
+  held: 'held',
   emitted: 'emitted',
   failed: 'failed',
   cancelled: 'cancelled',
@@ -15,7 +17,7 @@ export const EVENT_STATE = {
 
 export type EventState = (typeof EVENT_STATE)[keyof typeof EVENT_STATE];
 
-export const OPEN_STATES: readonly EventState[] = [EVENT_STATE.scheduled, EVENT_STATE.queued];
+export const OPEN_STATES: readonly EventState[] = [EVENT_STATE.scheduled, EVENT_STATE.queued, EVENT_STATE.held];
 
 export function isOpen(state: EventState): boolean {
   return OPEN_STATES.includes(state);
@@ -52,10 +54,19 @@ export interface EventRecord extends Omit<ScheduledEvent, 'payload'> {
    * written before tokens existed, whose copies carry none either.
    */
   readonly queuedBy?: string | undefined;
+  /**
+   * The delay-queue copy that still holds the payload of an event rescheduled while its payload
+   * was only in the delay queue (near path): when that copy reaches the emitter, the emitter
+   * carries the payload on (see emissionDecision) instead of dropping it. Set by the first such
+   * reschedule and kept through later ones; removed once the payload is carried.
+   */
+  readonly carriedBy?: string | undefined;
   /** The loading message that moved it from the table to the delay queue (far path). */
   readonly loadedBy?: string | undefined;
   readonly createdAt: number;
   readonly queuedAt?: number | undefined;
+  /** When the emitter held it, its tenant paused (see EVENT_STATE.held). */
+  readonly heldAt?: number | undefined;
   readonly rescheduledAt?: number | undefined;
   readonly emittedAt?: number | undefined;
   readonly failedAt?: number | undefined;
@@ -69,7 +80,10 @@ export interface EventRecord extends Omit<ScheduledEvent, 'payload'> {
   readonly endedBy?: string | undefined;
   /** Why it failed. */
   readonly reason?: ReasonCode | undefined;
-  /** When the store may drop the record (epoch seconds): the retention period after its end, or after its due time. */
+  /**
+   * When the store may drop the record (epoch seconds): the retention period after its end, or
+   * after its due time; none (NaN) while it is held.
+   */
   readonly expiresAt: number;
 }
 
@@ -89,7 +103,9 @@ export function eventOf(record: EventRecord, payload: string): ScheduledEvent {
  */
 export function placedOnDelayQueueBy(record: EventRecord): string | undefined {
   if (record.state !== EVENT_STATE.queued || record.loadedBy !== undefined) return undefined;
-  return record.version === 1 ? record.inputMessageId : record.lastChangeBy;
+  if (record.version === 1) return record.inputMessageId;
+  // A reschedule of an event whose payload only the delay queue holds sends nothing: the emitter carries the copy on.
+  return record.payloadKept === 'queue' ? undefined : record.lastChangeBy;
 }
 
 /**
@@ -113,9 +129,9 @@ export function changeRefusal(
   // Another tenant's event is reported exactly like a missing one: ids reveal nothing.
   if (current === undefined || current.tenant !== request.tenant) return { reason: REASON.EVENT_NOT_FOUND, details: {} };
   if (!isOpen(current.state)) return { reason: REASON.EVENT_ALREADY_ENDED, details: { state: current.state } };
-  if (current.dueAt <= request.now + request.cutoffMs) {
+  // A held event waits for its tenant's resume, however overdue: nothing emits it meanwhile.
+  if (current.state !== EVENT_STATE.held && current.dueAt <= request.now + request.cutoffMs) {
     return { reason: REASON.EVENT_EMITTING, details: { dueAt: new Date(current.dueAt).toISOString(), cutoffMs: request.cutoffMs } };
   }
-  if (request.action === 'reschedule' && current.payloadKept === 'queue') return { reason: REASON.EVENT_QUEUED, details: {} };
   return undefined;
 }

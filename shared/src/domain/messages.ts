@@ -134,6 +134,8 @@ export interface LoadingChunk {
   readonly chunkId?: string | undefined;
   /** Sent by the loader's sweep: events overdue and still open, to send again. */
   readonly repair?: boolean | undefined;
+  /** Sent by a resume: events held while their tenant was paused, to send now. */
+  readonly resume?: boolean | undefined;
 }
 
 export function encodeLoadingChunk(chunk: LoadingChunk): string {
@@ -149,5 +151,36 @@ export function decodeLoadingChunk(body: string): LoadingChunk {
     ids: value.ids,
     chunkId: typeof value.chunkId === 'string' ? value.chunkId : undefined,
     repair: value.repair === true ? true : undefined,
+    resume: value.resume === true ? true : undefined,
   };
+}
+
+/**
+ * A page of a job of the changes function. A resume sends a tenant's held events to the delay
+ * queue, oldest first, a page after another: each page starts after `after`, the last event the
+ * page before handed out (absent on the first page).
+ */
+export interface ChangeJob {
+  readonly kind: 'resume';
+  /** Names the job: its pages hand out chunks named after it and their cursor, so a page worked twice takes its own events again. */
+  readonly jobId: string;
+  readonly tenant: string;
+  readonly after?: { readonly dueAt: number; readonly id: string } | undefined;
+}
+
+export function encodeChangeJob(job: ChangeJob): string {
+  return JSON.stringify(job);
+}
+
+export function decodeChangeJob(body: string): ChangeJob {
+  const value = JSON.parse(body) as Partial<ChangeJob>;
+  const after = value.after;
+  if (
+    value.kind !== 'resume' ||
+    typeof value.jobId !== 'string' ||
+    typeof value.tenant !== 'string' ||
+    (after !== undefined && (typeof after?.dueAt !== 'number' || typeof after.id !== 'string'))
+  )
+    throw new TypeError('not a change job');
+  return { kind: 'resume', jobId: value.jobId, tenant: value.tenant, after };
 }

@@ -41,7 +41,10 @@ export const REASON = {
   EVENT_ALREADY_ENDED: 'EVENT_ALREADY_ENDED',
   /** Cancel or reschedule: the event is due within the change cutoff; it will be emitted. */
   EVENT_EMITTING: 'EVENT_EMITTING',
-  /** Reschedule: the event went straight to the delay queue, which alone holds its payload; cancel it and schedule it again. */
+  /**
+   * No longer used: a reschedule of an event whose payload only the delay queue holds now applies
+   * (the emitter carries the payload on). Formerly: reschedule refused for such an event.
+   */
   EVENT_QUEUED: 'EVENT_QUEUED',
   /** `target` is a topic in another region than the scheduler's (SNS publishes only within its region). */
   TARGET_IN_OTHER_REGION: 'TARGET_IN_OTHER_REGION',
@@ -49,7 +52,7 @@ export const REASON = {
   FAILURE_TOPIC_IN_OTHER_REGION: 'FAILURE_TOPIC_IN_OTHER_REGION',
   /** The message nests arrays or objects deeper than the scheduler takes. */
   TOO_DEEPLY_NESTED: 'TOO_DEEPLY_NESTED',
-  /** Cancel or reschedule on the shared input topic that does not name the event by its `m-` event id. */
+  /** Cancel or reschedule on the shared input topic that does not name the event by its `m-` event id; pause or resume on the shared input topic. */
   CONTROL_NOT_ALLOWED: 'CONTROL_NOT_ALLOWED',
   /** `target` is one of the scheduler's own topics (an input topic, its alarm topic): the scheduler never publishes there for a client. */
   TARGET_IS_SCHEDULER_TOPIC: 'TARGET_IS_SCHEDULER_TOPIC',

@@ -22,9 +22,10 @@ export interface ScheduleRequest {
   readonly labels?: readonly string[];
 }
 
-/** Cancels an event, or moves it to another date, by the client's id or the scheduler's; or cancels the events with a label. */
+/** Cancels an event, or moves it to another date, by the client's id or the scheduler's; cancels the events with a label; or pauses or resumes the tenant. */
 export interface ControlRequest {
-  readonly action: 'cancel' | 'reschedule';
+  readonly action: 'cancel' | 'reschedule' | 'pause' | 'resume';
+  readonly note?: string;
   readonly id?: string;
   readonly event_id?: string;
   readonly label?: string;
@@ -40,7 +41,11 @@ export type InputRequest =
   | { readonly kind: 'cancel'; readonly eventId: string }
   | { readonly kind: 'reschedule'; readonly eventId: string; readonly dueAt: number }
   /** Cancels the tenant's events with the label (due before `dueBefore`, when given). */
-  | { readonly kind: 'bulk-cancel'; readonly label: string; readonly dueBefore: number | undefined };
+  | { readonly kind: 'bulk-cancel'; readonly label: string; readonly dueBefore: number | undefined }
+  /** Holds the tenant's events as they come due, until it resumes. */
+  | { readonly kind: 'pause'; readonly note: string | undefined }
+  /** Sends the events held during a pause, and emits the others as they come due. */
+  | { readonly kind: 'resume' };
 
 export type ParseResult =
   | {
@@ -296,6 +301,18 @@ function parseControl(input: unknown, scope: InputScope): ParseResult {
     );
   const missing = (field: string) =>
     reject(new EventRejectedError(REASON.MISSING_FIELD, `required field "${field}" is missing`, { field }), input, scope);
+  if (request.action === 'pause' || request.action === 'resume') {
+    // Nothing proves who published on the shared topic: nobody may pause the public tenant from there.
+    if (tenant.id === PUBLIC_TENANT_ID) {
+      const error = new EventRejectedError(REASON.CONTROL_NOT_ALLOWED, `${request.action} is taken only on a tenant's own input topic`, {
+        field: 'action',
+      });
+      return reject(error, input, scope);
+    }
+    const failureTopic = ownFailureTopic(input, scope);
+    const paused: InputRequest = request.action === 'pause' ? { kind: 'pause', note: request.note } : { kind: 'resume' };
+    return { accepted: true, request: paused, failureTopic, input };
+  }
   if ((request.id === undefined) === (request.event_id === undefined)) {
     if (request.id === undefined) return missing('id');
     return reject(new EventRejectedError(REASON.INVALID_FIELD, 'give "id" or "event_id", not both', { field: 'event_id' }), input, scope);
@@ -368,6 +385,6 @@ export function parseInputMessage(text: string, inputMessageId: string, scope: I
     return reject(error, input, scope);
   }
   const action = typeof input === 'object' && input !== null ? (input as Record<string, unknown>).action : undefined;
-  if (action === 'cancel' || action === 'reschedule') return parseControl(input, scope);
+  if (action === 'cancel' || action === 'reschedule' || action === 'pause' || action === 'resume') return parseControl(input, scope);
   return parseSchedule(input, inputMessageId, scope);
 }

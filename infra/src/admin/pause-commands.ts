@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import { userInfo } from 'node:os';
+import { parseArgs } from 'node:util';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDbTenantPauses, resumeTenant, SqsChangesQueue, type Pause } from '@adhoc-scheduler/shared';
+import { describeError } from '@adhoc-scheduler/shared/describe-error';
+import { LOCAL_CREDENTIALS } from '../local/runtime.js';
+import { HELP_OPTION, LOCATION_OPTIONS, onePositional, parseOrExplain } from './arguments.js';
+import { AdminError } from './errors.js';
+import type { Output } from './format.js';
+import { readRunningLocalOutputs } from './local-service.js';
+import { locationOf, readStackOutputs, withTable, type Location } from './location.js';
+import { unregisteredTenant } from './tenant-commands.js';
+import { USAGE } from './usage.js';
+
+/** Who paused, as the pause records it: the operator's login on this machine. */
+const operator = (): string => `operator ${userInfo().username}`;
+
+/** The id of the one tenant a pause or resume names: a registered tenant's, or the public one's. */
+function tenantOf(positionals: string[], command: string, location: Location, tenantsFile: string | undefined): string {
+  const tenant = onePositional(positionals, 'the tenant id', command);
+  const unregistered = unregisteredTenant(tenant, location, tenantsFile);
+  if (unregistered !== '') throw new AdminError(unregistered);
+  return tenant;
+}
+
+/** `tenant pause`: holds a tenant's events as they come due, until `tenant resume`. */
+export async function tenantPause(args: string[], output: Output): Promise<number> {
+  const command = 'tenant pause';
+  const { values, positionals } = parseOrExplain(command, () =>
+    parseArgs({
+      args,
+      allowPositionals: true,
+      options: { note: { type: 'string' }, tenants: { type: 'string' }, ...LOCATION_OPTIONS, ...HELP_OPTION },
+    }),
+  );
+  if (values.help) {
+    output.out(USAGE.tenantPause);
+    return 0;
+  }
+  const location = locationOf(values, command);
+  const tenant = tenantOf(positionals, command, location, values.tenants);
+  const pause: Pause = { pausedAt: Date.now(), note: values.note, pausedBy: operator() };
+  await withTable(location, (client, tableName) => new DynamoDbTenantPauses(client, tableName).pause(tenant, pause));
+  output.err(
+    `Tenant ${tenant} paused: its events are held as they come due (none is published) until scripts/admin tenant resume ${tenant}.`,
+  );
+  return 0;
+}
+
+/** The changes queue of a location, and how to reach it. */
+async function changesQueueOf(location: Location): Promise<{ readonly url: string; readonly sqs: SQSClient }> {
+  if (location.kind === 'local') {
+    const { outputs } = await readRunningLocalOutputs(location.outputs);
+    if (outputs.changesQueueUrl === undefined)
+      throw new AdminError(`${location.outputs} names no changes queue: restart the local service with scripts/start, then run this again`);
+    return {
+      url: outputs.changesQueueUrl,
+      sqs: new SQSClient({ region: outputs.region, endpoint: outputs.endpoint, credentials: LOCAL_CREDENTIALS }),
+    };
+  }
+  const stack = location.stackOutputs === undefined ? undefined : await readStackOutputs(location.stackOutputs);
+  if (stack?.changesQueueUrl === undefined)
+    throw new AdminError(
+      "a resume starts a job on the stack's changes queue: name the stack with --stack-outputs FILE (its ChangesQueueUrl output)",
+    );
+  const region = location.region ?? stack.region;
+  return {
+    url: stack.changesQueueUrl,
+    sqs: new SQSClient({ ...(region ? { region } : {}), ...(location.profile ? { profile: location.profile } : {}) }),
+  };
+}
+
+/** `tenant resume`: ends a tenant's pause, and sends the events held during it, oldest first. */
+export async function tenantResume(args: string[], output: Output): Promise<number> {
+  const command = 'tenant resume';
+  const { values, positionals } = parseOrExplain(command, () =>
+    parseArgs({ args, allowPositionals: true, options: { tenants: { type: 'string' }, ...LOCATION_OPTIONS, ...HELP_OPTION } }),
+  );
+  if (values.help) {
+    output.out(USAGE.tenantResume);
+    return 0;
+  }
+  const location = locationOf(values, command);
+  const tenant = tenantOf(positionals, command, location, values.tenants);
+  const queue = await changesQueueOf(location);
+  let ended: Pause | undefined;
+  try {
+    ended = await withTable(location, (client, tableName) =>
+      resumeTenant(
+        { pauses: new DynamoDbTenantPauses(client, tableName), changesQueue: new SqsChangesQueue(queue.sqs, queue.url) },
+        tenant,
+        `r-${randomUUID()}`,
+      ),
+    );
+  } finally {
+    queue.sqs.destroy();
+  }
+  output.err(
+    ended === undefined
+      ? `Tenant ${tenant} was not paused; any event of it still held is sent now.`
+      : `Tenant ${tenant} resumed (paused since ${new Date(ended.pausedAt).toISOString()}${ended.note ? `: ${ended.note}` : ''}); its held events are sent now, oldest first, each late by its pause.`,
+  );
+  return 0;
+}
+
+/** The pauses of these tenants at a location, for `tenant list`; why they are unknown when the table cannot be read. */
+export async function pausesAt(
+  location: Location,
+  tenants: readonly string[],
+): Promise<{ readonly pauses: ReadonlyMap<string, Pause> } | { readonly unknown: string }> {
+  try {
+    return { pauses: await withTable(location, (client, tableName) => new DynamoDbTenantPauses(client, tableName).paused(tenants)) };
+  } catch (error) {
+    return { unknown: describeError(error) };
+  }
+}

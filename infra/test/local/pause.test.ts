@@ -1,0 +1,203 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  DynamoDbEventRecords,
+  DynamoDbTenantPauses,
+  EVENT_STATE,
+  eventIdFor,
+  type EventRecord,
+  type TenantsDocument,
+} from '@adhoc-scheduler/shared';
+import { runAdmin } from '../../src/admin/cli.js';
+import { startEmulators, type Emulators } from '../../src/local/emulators.js';
+import { LOCAL_ACCOUNT, type LocalScheduler } from '../../src/local/runtime.js';
+import { capturingLogger, FAST_TIMINGS, request, scheduledAt, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+
+const TENANTS: TenantsDocument = { tenants: [{ id: 'acme', accounts: ['111111111111'], targetAccounts: [LOCAL_ACCOUNT] }] };
+
+let emulators: Emulators;
+beforeAll(async () => {
+  emulators = await startEmulators({});
+});
+afterAll(async () => {
+  await emulators?.stop();
+});
+
+/** The service on the emulators, under `namePrefix` (a restart finds its resources again), with acme's registry in a file. */
+async function start(dir: string, namePrefix: string) {
+  const tenantsFile = join(dir, 'tenants.json');
+  await writeFile(tenantsFile, JSON.stringify(TENANTS));
+  const { logger, lines } = capturingLogger();
+  const scheduler = await startTestScheduler(emulators, { logger, namePrefix, tenants: { file: tenantsFile }, env: FAST_TIMINGS });
+  const outputsFile = join(dir, 'outputs.json');
+  await writeFile(outputsFile, JSON.stringify(scheduler.outputs));
+  const acme = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme);
+  const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+  const pauses = new DynamoDbTenantPauses(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+  return {
+    scheduler,
+    acme,
+    records,
+    pauses,
+    lines,
+    /** The files an admin command names this service by. */
+    where: ['--outputs', outputsFile, '--tenants', tenantsFile],
+    async stop() {
+      acme.destroy();
+      await scheduler.stop();
+    },
+  };
+}
+
+async function setup() {
+  const dir = await mkdtemp(join(tmpdir(), 'pause-'));
+  const namePrefix = `scheduler-${randomBytes(4).toString('hex')}`;
+  const service = await start(dir, namePrefix);
+  const target = await TopicConsumer.create(service.scheduler.outputs.endpoint, 'target');
+  return {
+    ...service,
+    target,
+    restart: async () => {
+      await service.stop();
+      return start(dir, namePrefix);
+    },
+    async teardown(running: { stop(): Promise<void> } = service) {
+      await target.stop();
+      await running.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function admin(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const code = await runAdmin(argv, { out: (text) => stdout.push(text), err: (text) => stderr.push(text) });
+  return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
+}
+
+async function inState(records: DynamoDbEventRecords, id: string, state: string): Promise<EventRecord | undefined> {
+  const record = await records.get(id);
+  return record?.state === state ? record : undefined;
+}
+
+/** Waits until the emitter has had a second to read acme's pause as it now stands (it keeps it a second). */
+async function pausedFor(scheduler: LocalScheduler, paused: boolean): Promise<void> {
+  const pauses = new DynamoDbTenantPauses(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+  const since = await waitFor(async () => (await pauses.paused(['acme'])).has('acme') === paused && Date.now(), 'the pause written');
+  await waitFor(() => Date.now() > since + 1_100, 'the emitter to read it');
+}
+
+describe('a paused tenant', () => {
+  it('has its events held as they come due, then delivered in due order, each once and late, on resume; later ones on time', async () => {
+    const { scheduler, acme, target, records, pauses, lines, teardown } = await setup();
+    try {
+      await acme.publish({ action: 'pause', note: 'target under maintenance' });
+      await pausedFor(scheduler, true);
+      expect((await pauses.paused(['acme'])).get('acme')).toMatchObject({ note: 'target under maintenance' });
+
+      const start = Date.now();
+      // Published latest first: the resume sends them by due time.
+      const ids: string[] = [];
+      for (const [index, inMs] of [5_000, 4_000, 3_000].entries())
+        ids.unshift(`m-${await acme.publish(request(target.topicArn, start + inMs, `held-${3 - index}`))}`);
+      for (const id of ids) await waitFor(() => inState(records, id, EVENT_STATE.held), `event ${id} held`);
+      expect(lines.filter((line) => line.msg === 'due while its tenant is paused: held until it resumes')).toHaveLength(3);
+      expect(target.deliveries).toEqual([]);
+
+      const resumedAt = Date.now();
+      await acme.publish({ action: 'resume' });
+      const laterDueAt = resumedAt + 5_000;
+      await acme.publish(request(target.topicArn, laterDueAt, 'after'));
+
+      await waitFor(() => target.deliveries.length === 4, 'the held events and the later one', 30_000);
+      expect(target.deliveries.map((delivery) => delivery.body)).toEqual(['held-1', 'held-2', 'held-3', 'after']);
+      for (const [index, delivery] of target.deliveries.slice(0, 3).entries()) {
+        expect(scheduledAt(delivery)).toBe(start + 3_000 + index * 1000);
+        // Late: sent by the resume, not before it.
+        expect(delivery.receivedAt).toBeGreaterThan(resumedAt);
+      }
+      const after = target.withPayload('after')[0];
+      expect(after?.receivedAt).toBeGreaterThanOrEqual(laterDueAt);
+      expect(after?.receivedAt).toBeLessThan(laterDueAt + 1_000);
+      for (const id of ids) await waitFor(() => inState(records, id, EVENT_STATE.emitted), `event ${id} recorded as emitted`);
+
+      // Nothing more comes: each was delivered once.
+      await acme.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
+      await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
+      expect(target.deliveries).toHaveLength(5);
+    } finally {
+      await teardown();
+    }
+  });
+
+  it('stays paused across a restart of the service; the operator pauses, lists and resumes it with scripts/admin', async () => {
+    const { scheduler, acme, target, where, restart, teardown } = await setup();
+    let running: Awaited<ReturnType<typeof restart>> | undefined;
+    try {
+      const paused = await admin('tenant', 'pause', 'acme', '--note', 'investigating a flood', ...where);
+      expect(paused).toMatchObject({ code: 0 });
+      const listed = JSON.parse((await admin('tenant', 'list', '--json', ...where)).stdout) as {
+        tenants: { id: string; paused: { since: string; note: string } | null }[];
+      };
+      expect(listed.tenants.find(({ id }) => id === 'acme')?.paused).toMatchObject({ note: 'investigating a flood' });
+      expect(listed.tenants.find(({ id }) => id === 'public')?.paused).toBeNull();
+      await pausedFor(scheduler, true);
+
+      const dueAt = Date.now() + 8_000;
+      const id = `m-${await acme.publish(request(target.topicArn, dueAt, 'across a restart'))}`;
+      running = await restart();
+      const held = await waitFor(() => inState(running?.records as DynamoDbEventRecords, id, EVENT_STATE.held), 'the event held', 20_000);
+      expect(held.heldAt).toBeGreaterThanOrEqual(dueAt - 2_300);
+      expect(target.deliveries).toEqual([]);
+
+      const resumed = await admin('tenant', 'resume', 'acme', ...running.where);
+      expect(resumed.code).toBe(0);
+      expect(resumed.stderr).toContain('investigating a flood');
+      const delivery = await waitFor(() => target.withPayload('across a restart')[0], 'the held event', 20_000);
+      expect(scheduledAt(delivery)).toBe(dueAt);
+      const after = JSON.parse((await admin('tenant', 'list', '--json', ...running.where)).stdout) as { tenants: { paused: unknown }[] };
+      expect(after.tenants.every(({ paused: state }) => state === null)).toBe(true);
+    } finally {
+      await teardown(running);
+    }
+  });
+
+  it('lets a held event be cancelled or rescheduled: the cancelled one never comes, the moved one comes at its new time', async () => {
+    const { scheduler, acme, target, records, teardown } = await setup();
+    try {
+      await acme.publish({ action: 'pause' });
+      await pausedFor(scheduler, true);
+      const dueAt = Date.now() + 3_000;
+      await acme.publish(request(target.topicArn, dueAt, 'cancelled', { id: 'to-cancel' }));
+      await acme.publish(request(target.topicArn, dueAt, 'moved', { id: 'to-move' }));
+      // Named by the client's ids: a registered tenant's c- ids follow from the tenant and the id.
+      const cancelled = eventIdFor('acme', 'tests', 'to-cancel', '');
+      const moved = eventIdFor('acme', 'tests', 'to-move', '');
+      await waitFor(() => inState(records, cancelled, EVENT_STATE.held), 'the first held');
+      await waitFor(() => inState(records, moved, EVENT_STATE.held), 'the second held');
+
+      await acme.publish({ action: 'cancel', id: 'to-cancel' });
+      const newDueAt = Date.now() + 9_000;
+      await acme.publish({ action: 'reschedule', id: 'to-move', date: new Date(newDueAt).toISOString() });
+      await waitFor(() => inState(records, cancelled, EVENT_STATE.cancelled), 'the cancel');
+      // Moved past the near-path window (6 s here): stored for the loader again.
+      expect(await waitFor(() => inState(records, moved, EVENT_STATE.scheduled), 'the reschedule')).toMatchObject({ version: 2 });
+      await acme.publish({ action: 'resume' });
+      await pausedFor(scheduler, false);
+
+      const delivery = await waitFor(() => target.withPayload('moved')[0], 'the moved event', 20_000);
+      expect(scheduledAt(delivery)).toBe(newDueAt);
+      expect(delivery.receivedAt).toBeGreaterThanOrEqual(newDueAt);
+      await acme.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
+      await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
+      expect(target.withPayload('cancelled')).toHaveLength(0);
+      expect(target.withPayload('moved')).toHaveLength(1);
+    } finally {
+      await teardown();
+    }
+  });
+});

@@ -1,0 +1,114 @@
+import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
+import type { SchedulerConfig } from '../config.js';
+import { heldShardKeys } from '../domain/buckets.js';
+import { decodeChangeJob, type ChangeJob } from '../domain/messages.js';
+import { type FailureLog, processBatch } from './batch.js';
+import { type BulkCancelDeps, workChangePages } from './bulk-cancel.js';
+import type { ChangesQueue, DueEventRef, DueIndex, LoadingQueue, Logger, Pause, SchedulerMetrics, TenantPauses } from './ports.js';
+
+/**
+ * The changes function: jobs over many of a tenant's events, a page at a time, each page a
+ * message of the changes queue that sends the next. A resume sends the events held during the
+ * tenant's pause to the loading function, oldest first, which sends them on to the delay queue.
+ */
+
+export interface ResumeDeps {
+  readonly config: Pick<SchedulerConfig, 'shardCount'>;
+  readonly dueIndex: DueIndex;
+  readonly loadingQueue: LoadingQueue;
+  readonly changesQueue: ChangesQueue;
+  readonly logger: Logger;
+  readonly metrics: SchedulerMetrics;
+  /** Where a failed record leaves its last error, for the dead-letter tools. */
+  readonly failureLog?: FailureLog;
+}
+
+/** Held events one page hands out: one loading chunk. */
+export const RESUME_PAGE_EVENTS = 100;
+/**
+ * Seconds before a resume's first page runs: a hold written just before the pause ended is in
+ * the due index by then (a GSI is updated shortly after its table), and the first page finds it.
+ */
+export const RESUME_SETTLE_SECONDS = 2;
+
+const isAfter = (ref: DueEventRef, after: ChangeJob['after']): boolean =>
+  after === undefined || ref.dueAt > after.dueAt || (ref.dueAt === after.dueAt && ref.id > after.id);
+
+const byDueThenId = (a: DueEventRef, b: DueEventRef): number => a.dueAt - b.dueAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** The oldest held events of a tenant after the job's cursor: up to a page from each shard, merged. */
+async function nextHeld(deps: ResumeDeps, job: ChangeJob): Promise<DueEventRef[]> {
+  const { after } = job;
+  const perShard = await Promise.all(
+    heldShardKeys(job.tenant, deps.config).map(async (key) => {
+      const found: DueEventRef[] = [];
+      for await (const page of deps.dueIndex.query({ index: 'bucket', key }, after?.dueAt ?? 0, Number.MAX_SAFE_INTEGER)) {
+        found.push(...page.filter((ref) => isAfter(ref, after)));
+        if (found.length >= RESUME_PAGE_EVENTS) break;
+      }
+      return found;
+    }),
+  );
+  return perShard.flat().sort(byDueThenId).slice(0, RESUME_PAGE_EVENTS);
+}
+
+/**
+ * Works one page of a resume: hands the next held events to the loading function as one chunk,
+ * named after the job and the page's cursor (a page worked again takes its own events again, and
+ * sends them again with new tokens), then sends the next page if this one was full. The events
+ * are taken out of the held index by loading, and the cursor moves past them in any case.
+ */
+async function resumePage(deps: ResumeDeps, job: ChangeJob): Promise<void> {
+  const held = await nextHeld(deps, job);
+  if (held.length > 0) {
+    const cursor = job.after === undefined ? 'start' : `${job.after.dueAt}#${job.after.id}`;
+    await deps.loadingQueue.send([{ ids: held.map(({ id }) => id), chunkId: `${job.jobId}#${cursor}`, resume: true }]);
+  }
+  const last = held.at(-1);
+  if (held.length === RESUME_PAGE_EVENTS && last !== undefined) {
+    await deps.changesQueue.send({ ...job, after: { dueAt: last.dueAt, id: last.id } }, 0);
+    return;
+  }
+  deps.logger.info({ tenant: job.tenant, jobId: job.jobId, lastPage: held.length }, 'resume: every held event handed out');
+}
+
+/** The pages of resumes among the changes function's records. */
+export async function workResumePages(deps: ResumeDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
+  const response = await processBatch(records, deps, async (record) => resumePage(deps, decodeChangeJob(record.body)));
+  deps.metrics.flush();
+  return response;
+}
+
+function isResumePage(record: SQSRecord): boolean {
+  try {
+    return (JSON.parse(record.body) as { kind?: unknown })?.kind === 'resume';
+  } catch {
+    return false;
+  }
+}
+
+/** The changes function: each record a page of a job, a resume's or a bulk cancel's, each worked by its own kind. */
+export async function runChanges(deps: ResumeDeps & BulkCancelDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
+  const resumes = records.filter(isResumePage);
+  const bulkCancels = records.filter((record) => !isResumePage(record));
+  const responses = await Promise.all([
+    resumes.length > 0 ? workResumePages(deps, resumes) : undefined,
+    bulkCancels.length > 0 ? workChangePages(deps, bulkCancels) : undefined,
+  ]);
+  return { batchItemFailures: responses.flatMap((response) => response?.batchItemFailures ?? []) };
+}
+
+/**
+ * Ends a tenant's pause and starts the job that sends its held events: the operator's resume and
+ * the tenant's alike. The job starts whether or not the tenant was paused: a resume made again
+ * (its job lost, or an input delivered again) finds any event still held.
+ */
+export async function resumeTenant(
+  deps: { readonly pauses: Pick<TenantPauses, 'resume'>; readonly changesQueue: ChangesQueue },
+  tenant: string,
+  jobId: string,
+): Promise<Pause | undefined> {
+  const ended = await deps.pauses.resume(tenant);
+  await deps.changesQueue.send({ kind: 'resume', jobId, tenant }, RESUME_SETTLE_SECONDS);
+  return ended;
+}
