@@ -193,7 +193,9 @@ describe('scripts/admin dead-letters', () => {
       });
       await waitFor(() => target.withPayload(payload).length > 0, 'the delivery of the redriven input');
       expect(target.withPayload(payload)).toHaveLength(1);
-      expect(await listed('--event', eventId, ...where)).toEqual([]);
+      // Gone from the dead-letter queue. (On a busy machine the redriven copy itself may be handed
+      // out again past the one-second visibility timeout until SQS sets it aside too: not a failure.)
+      expect((await listed('--event', eventId, ...where)).map(({ messageId }) => messageId)).not.toContain(letter?.messageId);
     } finally {
       await teardown();
     }
