@@ -5,14 +5,22 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EVENT_STATE, PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
 import { answers } from '@adhoc-scheduler/shared/endpoint';
 import { runAdmin } from '../../src/admin/cli.js';
 import { SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
-import { closedEndpoint, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+import {
+  closedEndpoint,
+  FAST_TIMINGS,
+  request,
+  SchedulerClient,
+  sharedEmulators,
+  startTestScheduler,
+  TopicConsumer,
+  waitFor,
+} from './kit.js';
 import { outputsOf, spawnService } from './service-process.js';
 
 const REPO_ROOT = resolve(import.meta.dirname, '../../..');
@@ -24,13 +32,7 @@ interface Run {
   readonly stderr: string;
 }
 
-let emulators: Emulators;
-beforeAll(async () => {
-  emulators = await startEmulators({});
-});
-afterAll(async () => {
-  await emulators?.stop();
-});
+const emulators = sharedEmulators();
 
 /** A command line run in this process, as scripts/admin runs it. */
 async function admin(...argv: string[]): Promise<Run> {

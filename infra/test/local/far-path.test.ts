@@ -1,25 +1,29 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { SendMessageBatchCommand, SQSClient, type SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { decodeDelayQueueMessage, encodeLoadingChunk, eventIdFor, PUBLIC_TENANT_ID, REASON, systemClock } from '@adhoc-scheduler/shared';
 import { handlers } from '@adhoc-scheduler/functions/handlers';
 import { createDependencies, type AwsClients } from '@adhoc-scheduler/functions/wiring';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
-import { capturingLogger, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
+import {
+  capturingLogger,
+  FAST_TIMINGS,
+  request,
+  SchedulerClient,
+  sharedEmulators,
+  startTestScheduler,
+  TopicConsumer,
+  uniqueName,
+  waitFor,
+} from './kit.js';
 
-let emulators: Emulators;
-let table: DynamoDBDocumentClient;
-beforeAll(async () => {
-  emulators = await startEmulators({});
-  table = DynamoDBDocumentClient.from(
-    new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
-  );
-});
-afterAll(async () => {
-  table?.destroy();
-  await emulators?.stop();
+const emulators = sharedEmulators();
+const table = DynamoDBDocumentClient.from(
+  new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
+);
+afterAll(() => {
+  table.destroy();
 });
 
 /** Records every event id the service sends to its delay queue. */

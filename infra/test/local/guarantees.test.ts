@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SendMessageBatchCommandInput, SendMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
 import {
   decodeDelayQueueMessage,
@@ -10,20 +10,22 @@ import {
   type Logger,
 } from '@adhoc-scheduler/shared';
 import type { AwsClients } from '@adhoc-scheduler/functions/wiring';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
-import { capturingLogger, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+import {
+  capturingLogger,
+  FAST_TIMINGS,
+  request,
+  SchedulerClient,
+  sharedEmulators,
+  startTestScheduler,
+  TopicConsumer,
+  waitFor,
+} from './kit.js';
 
 /**
  * The README's guarantees, each against the real emulators with the fault it is about injected
  * into the service's own SDK clients: what a crash, a timeout or a lost message would do.
  */
-let emulators: Emulators;
-beforeAll(async () => {
-  emulators = await startEmulators({});
-});
-afterAll(async () => {
-  await emulators?.stop();
-});
+const emulators = sharedEmulators();
 
 /** Stored events are repaired this long after their due time, here (the shortest the emitter lead allows). */
 const REPAIR_AFTER_SECONDS = 4;

@@ -1,17 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { EventRejectedError, REASON, SnsTopicPublisher } from '@adhoc-scheduler/shared';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
-import { TopicConsumer, waitFor } from './kit.js';
+import { sharedEmulators, TopicConsumer, waitFor } from './kit.js';
 
-let emulators: Emulators;
-beforeAll(async () => {
-  emulators = await startEmulators({});
-});
-afterAll(async () => {
-  await emulators?.stop();
-});
+const emulators = sharedEmulators();
 
 function countingClient(calls: string[]): SNSClient {
   const sns = new SNSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.messagingEndpoint });

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import {
@@ -14,7 +14,6 @@ import {
   TABLE,
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import {
   LOCAL_ACCOUNT,
   LOCAL_CREDENTIALS,
@@ -23,7 +22,16 @@ import {
   type LocalSchedulerOptions,
 } from '../../src/local/runtime.js';
 import { writeTenantsFile } from '../../src/local/tenants-file.js';
-import { capturingLogger, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+import {
+  capturingLogger,
+  FAST_TIMINGS,
+  request,
+  SchedulerClient,
+  sharedEmulators,
+  startTestScheduler,
+  TopicConsumer,
+  waitFor,
+} from './kit.js';
 
 const FOREIGN_ACCOUNT = '222222222222';
 
@@ -35,13 +43,7 @@ const TENANTS: TenantsDocument = {
   ],
 };
 
-let emulators: Emulators;
-beforeAll(async () => {
-  emulators = await startEmulators({});
-});
-afterAll(async () => {
-  await emulators?.stop();
-});
+const emulators = sharedEmulators();
 
 async function setup(
   tenants: TenantsDocument = TENANTS,
