@@ -1,11 +1,45 @@
-import { emitBatch, ingestBatch, loadChunks, runLoaderTick, type LoaderTickResult } from '@adhoc-scheduler/shared';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SNSClient } from '@aws-sdk/client-sns';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  createLogger,
+  emitBatch,
+  ingestBatch,
+  loadChunks,
+  loadConfig,
+  runLoaderTick,
+  DynamoDbDueIndex,
+  DynamoDbEventStore,
+  DynamoDbLoaderCursors,
+  DynamoDbNoticeClaims,
+  EmfMetrics,
+  EndWriter,
+  noMetrics,
+  PublishWindow,
+  SnsTopicPublisher,
+  SqsDelayQueue,
+  SqsLoadingQueue,
+  SQS_MAX_WAIT_SECONDS,
+  systemClock,
+  TenantRegistry,
+  type Clock,
+  type LoaderTickResult,
+  type Logger,
+  type SchedulerConfig,
+  type SchedulerMetrics,
+  type TenantDirectory,
+} from '@adhoc-scheduler/shared';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import type { Dependencies } from './wiring.js';
 
 /**
- * The four functions, as Lambda invokes them. The Lambda entry points and the local runtime
- * both call these, so the same code runs on AWS and on the emulators.
+ * The four functions: what each does with what invokes it, and how it gets its dependencies.
+ * Lambda's entry points (ingest.ts, loader.ts, loading.ts, emitter.ts) and the local runtime
+ * bind the same handlers to the same dependencies, so the same code runs on AWS and on the
+ * emulators; only the SDK clients' endpoints and keys differ.
  */
+
+/** The four functions, as Lambda invokes them. */
 export const handlers = {
   /** Input topic, through its buffer queue: validate, then delay queue or store. */
   ingest: (deps: Dependencies, event: SQSEvent): Promise<SQSBatchResponse> => ingestBatch(deps, event.Records),
@@ -18,3 +52,117 @@ export const handlers = {
 } as const;
 
 export type FunctionName = keyof typeof handlers;
+
+/** A handler bound to its function's dependencies: what an invocation calls, on Lambda and locally. */
+export function bindHandler<E, R>(handle: (deps: Dependencies, event: E) => Promise<R>, deps: Dependencies): (event: E) => Promise<R> {
+  return (event) => handle(deps, event);
+}
+
+/**
+ * A Lambda entry point: builds the function's dependencies from the environment on the first
+ * invocation and keeps them for the life of the execution environment.
+ */
+export function lambdaHandler<E, R>(
+  functionName: FunctionName,
+  handle: (deps: Dependencies, event: E) => Promise<R>,
+): (event: E) => Promise<R> {
+  let bound: ((event: E) => Promise<R>) | undefined;
+  return (event) => {
+    if (!bound) {
+      const config = loadConfig();
+      bound = bindHandler(handle, createDependencies(functionName, config, createAwsClients(config)));
+    }
+    return bound(event);
+  };
+}
+
+/** Everything a handler needs, from config and clients: the same wiring on Lambda and locally. */
+export function createDependencies(
+  functionName: string,
+  config: SchedulerConfig,
+  clients: AwsClients,
+  overrides: {
+    readonly logger?: Logger;
+    readonly metrics?: SchedulerMetrics;
+    readonly clock?: Clock;
+    readonly tenants?: TenantDirectory;
+  } = {},
+) {
+  const clock = overrides.clock ?? systemClock;
+  const store = new DynamoDbEventStore(clients.dynamodb, config.tableName, {
+    batchWrites: config.dynamodbBatchWrites,
+    clock,
+    changeWriteTimeoutMs: config.changeWriteTimeoutMs,
+  });
+  const delayQueue = new SqsDelayQueue(clients.sqs, config.delayQueueUrl);
+  const logger = overrides.logger ?? createLogger(config.logLevel, { fn: functionName });
+  const metrics = overrides.metrics ?? (config.metricsEnabled ? new EmfMetrics(functionName) : noMetrics);
+  return {
+    config,
+    tenants: overrides.tenants ?? new TenantRegistry(config.tenants, config.topicPrefix),
+    store,
+    dueIndex: new DynamoDbDueIndex(clients.dynamodb, config.tableName),
+    cursors: new DynamoDbLoaderCursors(clients.dynamodb, config.tableName),
+    notices: new DynamoDbNoticeClaims(clients.dynamodb, config.tableName),
+    delayQueue,
+    loadingQueue: new SqsLoadingQueue(clients.sqs, config.loadingQueueUrl),
+    publisher: new SnsTopicPublisher(clients.sns),
+    endWriter: new EndWriter({ store, delayQueue, logger, metrics }),
+    publishWindow: new PublishWindow(config.emitterMaxUnrecordedEnds),
+    clock,
+    logger,
+    metrics,
+  };
+}
+
+export type Dependencies = ReturnType<typeof createDependencies>;
+
+/** The SDK clients every function uses; built once per process, at the entry point. */
+export interface AwsClients {
+  readonly sns: SNSClient;
+  readonly sqs: SQSClient;
+  readonly dynamodb: DynamoDBDocumentClient;
+}
+
+/** Static keys for the local emulators; on AWS the default provider chain supplies the role's. */
+export interface ClientCredentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+}
+
+/**
+ * On Lambda one invocation runs at a time, and the SDK's default of 50 sockets per client is
+ * plenty. The local runtime runs every invocation in one process, so it passes its own access
+ * (the emulators' keys, and sockets for all its concurrent invocations).
+ */
+export interface LocalClientOptions {
+  readonly credentials: ClientCredentials;
+  readonly maxSockets: number;
+}
+
+/**
+ * How long one request may go without an answer before the SDK gives up on it and retries: a
+ * hung call must not hold a batch past its visibility timeout. An SQS long poll waits its own
+ * time first.
+ */
+const REQUEST_TIMEOUT_MS = { sns: 5_000, sqs: (SQS_MAX_WAIT_SECONDS + 5) * 1000, dynamodb: 5_000 } as const;
+const CONNECTION_TIMEOUT_MS = 2_000;
+
+export function createAwsClients(config: SchedulerConfig, local?: LocalClientOptions): AwsClients {
+  const base = { region: config.region, ...(local ? { credentials: local.credentials } : {}) };
+  const requestHandler = (requestTimeout: number) => ({
+    requestTimeout,
+    // Without it the SDK only warns when the timeout passes, and the call goes on waiting.
+    throwOnRequestTimeout: true,
+    connectionTimeout: CONNECTION_TIMEOUT_MS,
+    ...(local ? { httpAgent: { maxSockets: local.maxSockets } } : {}),
+  });
+  return {
+    sns: new SNSClient({ ...base, endpoint: config.messagingEndpoint, requestHandler: requestHandler(REQUEST_TIMEOUT_MS.sns) }),
+    sqs: new SQSClient({ ...base, endpoint: config.messagingEndpoint, requestHandler: requestHandler(REQUEST_TIMEOUT_MS.sqs) }),
+    dynamodb: DynamoDBDocumentClient.from(
+      new DynamoDBClient({ ...base, endpoint: config.dynamodbEndpoint, requestHandler: requestHandler(REQUEST_TIMEOUT_MS.dynamodb) }),
+      { marshallOptions: { removeUndefinedValues: true } },
+    ),
+  };
+}

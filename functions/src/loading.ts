@@ -1,4 +1,3 @@
-import { lambdaHandler } from './lambda-entry.js';
-import { handlers } from './handlers.js';
+import { handlers, lambdaHandler } from './handlers.js';
 
 export const handler = lambdaHandler('loading', handlers.loading);

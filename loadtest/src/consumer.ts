@@ -11,7 +11,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { createSchedulerTarget } from '@adhoc-scheduler/quickstart/client-topics';
-import { EMISSION_ATTRIBUTE, parseDueDate } from '@adhoc-scheduler/shared';
+import { EMISSION_ATTRIBUTE, parseDueDate, SQS_BATCH_ENTRIES, SQS_MAX_WAIT_SECONDS } from '@adhoc-scheduler/shared';
 import type { FailureReceipt, Receipt } from './tracker.js';
 
 /** The run's own output topic and the queue that receives it, as a client of the scheduler sets them up. */
@@ -43,7 +43,7 @@ export async function createConsumerEndpoint(
       Attributes: {
         VisibilityTimeout: String(visibilityTimeoutSeconds),
         MessageRetentionPeriod: '3600',
-        ReceiveMessageWaitTimeSeconds: '20',
+        ReceiveMessageWaitTimeSeconds: String(SQS_MAX_WAIT_SECONDS),
       },
     }),
   );
@@ -173,7 +173,12 @@ export function startConsumer(
     while (!abort.signal.aborted) {
       try {
         const { Messages = [] } = await sqs.send(
-          new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 20, MessageAttributeNames: ['All'] }),
+          new ReceiveMessageCommand({
+            QueueUrl: queueUrl,
+            MaxNumberOfMessages: SQS_BATCH_ENTRIES,
+            WaitTimeSeconds: SQS_MAX_WAIT_SECONDS,
+            MessageAttributeNames: ['All'],
+          }),
           { abortSignal: abort.signal },
         );
         const receivedAt = Date.now();

@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service';
 import { EXIT_CODE } from './exit.js';
 import { isScenarioName, SCENARIOS, type ScenarioName } from './scenarios/catalog.js';
 import type { MeasureOptions } from './scenarios/context.js';
@@ -222,7 +223,7 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
     } else if (kind === 'external') {
       if (needs.startedForIt)
         throw new LoadTestUsageError(`the ${scenario} scenario starts the service with its own settings; use --service child`);
-      service = { kind, outputsFile: text(values, 'outputs') ?? '.local/outputs.json' };
+      service = { kind, outputsFile: text(values, 'outputs') ?? LOCAL_SERVICE_FILES.outputs };
     } else {
       throw new LoadTestUsageError(`--service must be child, in-process or external, got "${kind}"`);
     }

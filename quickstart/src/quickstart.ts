@@ -3,16 +3,10 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
-import { answers } from '@adhoc-scheduler/shared/endpoint';
+import { answers, LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service';
 import { clientsFor, createSchedulerTarget, TopicSubscriber, type Received } from './client-topics.js';
 import { DEMO_TIMINGS, startDemoService, type DemoService } from './demo-service.js';
-import {
-  DEFAULT_OUTPUTS_FILE,
-  deployedScheduler,
-  localScheduler,
-  type DeployedLocation,
-  type SchedulerEndpoint,
-} from './scheduler-endpoint.js';
+import { deployedScheduler, localScheduler, type DeployedLocation, type SchedulerEndpoint } from './scheduler-endpoint.js';
 
 const USAGE = `Schedules three events and shows what arrives: one due in a few seconds, one beyond the
 near-path window (stored, then moved by the loader), and one invalid (reported on the failure topic).
@@ -57,7 +51,7 @@ async function findScheduler(where: Where): Promise<{ readonly scheduler: Schedu
     console.log(`Using the deployed scheduler in ${deployed.region} (input topic ${deployed.inputTopicArn}).`);
     return { scheduler: deployed, demo: undefined };
   }
-  const path = where.outputs ?? DEFAULT_OUTPUTS_FILE;
+  const path = where.outputs ?? LOCAL_SERVICE_FILES.outputs;
   const local = await localScheduler(path, read);
   if (local !== undefined && (await answers(local.endpoint))) {
     console.log(`Using the local service at ${local.endpoint} (${path}).`);

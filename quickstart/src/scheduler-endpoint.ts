@@ -1,3 +1,6 @@
+import { DEFAULTS } from '@adhoc-scheduler/shared/config';
+import { LOCAL_CREDENTIALS } from '@adhoc-scheduler/shared/local-service';
+
 /** What a client needs to know about a scheduler: where to publish and whom to let publish back. */
 export interface SchedulerEndpoint {
   readonly region: string;
@@ -15,14 +18,6 @@ export interface DeployedLocation {
   readonly 'emitter-role-arn'?: string | undefined;
   readonly region?: string | undefined;
 }
-
-/** Where scripts/start writes its outputs while it runs. */
-export const DEFAULT_OUTPUTS_FILE = '.local/outputs.json';
-
-/** The default near-path window, for a deployed stack known only by its ARNs. */
-const AWS_NEAR_PATH_WINDOW_SECONDS = 600;
-/** The emulators take any keys; these never leave the machine. */
-const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 function regionOfArn(arn: string): string | undefined {
   return arn.split(':')[3] || undefined;
@@ -60,7 +55,8 @@ export async function deployedScheduler(
 ): Promise<SchedulerEndpoint | undefined> {
   let inputTopicArn = location['input-topic-arn'];
   let emitterRoleArn = location['emitter-role-arn'];
-  let nearPathWindowSeconds = AWS_NEAR_PATH_WINDOW_SECONDS;
+  // A deployed stack known only by its ARNs has the default near-path window.
+  let nearPathWindowSeconds: number = DEFAULTS.nearPathWindowSeconds;
   if (location['stack-outputs']) {
     const path = location['stack-outputs'];
     const text = await readIfThere(path, read);

@@ -1,31 +1,24 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, configToEnv, DEFAULTS, ENV, loadConfig, REPAIR_DELAY_MARGIN_SECONDS, type SchedulerConfig } from '../src/config.js';
 import { CUSTOM_TENANTS, customEnv, requiredEnv } from './factories.js';
 
-/**
- * Where the configuration table may be: the operator's guide, or the README until the guide
- * holds it. The first of them that has the table is read.
- */
-const CONFIGURATION_TABLE_PLACES = ['docs/operators.md', 'README.md'].map((path) => new URL(`../../${path}`, import.meta.url));
+/** The operator's configuration page, whose table documents every setting's default. */
+const CONFIGURATION_PAGE = new URL('../../docs/operators/configuration.md', import.meta.url);
 
 /** The configuration table's default column, by variable (a row may name several), as written. */
 function documentedDefaults(): Map<string, string> {
-  for (const place of CONFIGURATION_TABLE_PLACES) {
-    if (!existsSync(place)) continue;
-    const lines = readFileSync(place, 'utf8').split('\n');
-    const header = lines.findIndex((line) => /^\| *variable *\| *default *\| *meaning *\|$/.test(line.trim()));
-    if (header < 0) continue;
-    const defaults = new Map<string, string>();
-    // The rows follow the header and its separator line, up to the first line outside the table.
-    for (const line of lines.slice(header + 2)) {
-      if (!line.startsWith('|')) break;
-      const [variables = '', documented = ''] = line.split('|').slice(1, 3);
-      for (const [, variable] of variables.matchAll(/`([A-Z_]+)`/g)) if (variable) defaults.set(variable, documented.trim());
-    }
-    return defaults;
+  const lines = readFileSync(CONFIGURATION_PAGE, 'utf8').split('\n');
+  const header = lines.indexOf('| variable | default | meaning |');
+  if (header < 0) throw new Error(`no configuration table (| variable | default | meaning |) in ${CONFIGURATION_PAGE.pathname}`);
+  const defaults = new Map<string, string>();
+  // The rows follow the header and its separator line, up to the first line outside the table.
+  for (const line of lines.slice(header + 2)) {
+    if (!line.startsWith('|')) break;
+    const [variables = '', documented = ''] = line.split('|').slice(1, 3);
+    for (const [, variable] of variables.matchAll(/`([A-Z_]+)`/g)) if (variable) defaults.set(variable, documented.trim());
   }
-  throw new Error(`no configuration table (| variable | default | meaning |) in ${CONFIGURATION_TABLE_PLACES.join(' or ')}`);
+  return defaults;
 }
 
 /**

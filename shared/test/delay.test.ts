@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { delaySecondsFor, remainingWaitMs, waitUntil } from '../src/domain/delay.js';
+import { FakeClock } from './fakes.js';
 
 const NOW = Date.UTC(2030, 5, 15, 12, 30, 0, 123);
 const LEAD_MS = 300;
@@ -52,35 +53,21 @@ describe('remainingWaitMs', () => {
 });
 
 describe('waitUntil', () => {
-  /** A clock whose timers fire early: each sleep ends `earlyMs` before it should (never less than 1 ms in). */
-  function earlyClock(start: number, earlyMs: number) {
-    let now = start;
-    const sleeps: number[] = [];
-    return {
-      sleeps,
-      now: () => now,
-      sleep: async (ms: number) => {
-        sleeps.push(ms);
-        now += Math.max(1, ms - earlyMs);
-      },
-    };
-  }
-
   it('asks the clock again after each sleep: a timer that fires a millisecond early never makes it return early', async () => {
-    const clock = earlyClock(NOW, 1);
+    const clock = new FakeClock(NOW, 1);
     await waitUntil(clock, NOW + 250);
     expect(clock.now()).toBe(NOW + 250);
     expect(clock.sleeps).toEqual([250, 1]);
   });
 
   it('returns at or after the due time however early the timers fire', async () => {
-    const clock = earlyClock(NOW, 40);
+    const clock = new FakeClock(NOW, 40);
     await waitUntil(clock, NOW + 250);
     expect(clock.now()).toBeGreaterThanOrEqual(NOW + 250);
   });
 
   it('does not sleep for an event already due', async () => {
-    const clock = earlyClock(NOW, 1);
+    const clock = new FakeClock(NOW, 1);
     await waitUntil(clock, NOW);
     await waitUntil(clock, NOW - 10);
     expect(clock.sleeps).toEqual([]);

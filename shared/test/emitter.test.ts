@@ -1,39 +1,21 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { SQSRecord } from 'aws-lambda';
 import { pino } from 'pino';
-import { emitBatch, type EmitterDeps } from '../src/app/emitter.js';
-import { EndWriter } from '../src/app/end-writer.js';
-import { PublishWindow } from '../src/app/publish-window.js';
-import type { SchedulerMetrics, TopicPublisher } from '../src/app/ports.js';
-import { noMetrics } from '../src/app/ports.js';
-import type { ScheduledEvent } from '../src/domain/event.js';
-import type { EmissionEnding } from '../src/domain/emission.js';
+import { emitBatch, EndWriter, PublishWindow, type EmitterDeps } from '../src/app/emitter.js';
+import { emissionAttributes, type ScheduledEvent } from '../src/domain/event.js';
+import { noticeAttributes } from '../src/domain/failure.js';
 import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
 import { encodeDelayQueueMessage } from '../src/domain/messages.js';
 import { EventRejectedError, REASON, TransientError } from '../src/domain/reasons.js';
-import { fakeClock, registry, sqsRecord, topicArn } from './factories.js';
-import { MemoryEventStore } from './memory-event-store.js';
+import { registry, sqsRecord, topicArn } from './factories.js';
+import { FakeClock, MemoryDelayQueue, RecordingMetrics, RecordingPublisher } from './fakes.js';
+import { MemoryEventStore, MemoryNoticeClaims } from './memory-event-store.js';
 
 const DUE = 1_900_000_000_000;
 /** The account of the topics these tests publish to (see topicArn). */
 const TARGET_ACCOUNT = '123456789012';
 /** Tenant "acme" in account 111111111111, which may target the tests' topics. */
 const TENANTS = { tenants: [{ id: 'acme', accounts: ['111111111111'], targetAccounts: [TARGET_ACCOUNT] }] };
-
-/** A publisher that records publishes and fails as scripted. */
-class ScriptedPublisher implements TopicPublisher {
-  readonly published: { topic: string; message: string; at: number }[] = [];
-  constructor(
-    private readonly clock: { now(): number },
-    private readonly failWith: (topic: string) => Error | undefined = () => undefined,
-  ) {}
-
-  async publish(topic: string, message: string): Promise<void> {
-    const error = this.failWith(topic);
-    if (error) throw error;
-    this.published.push({ topic, message, at: this.clock.now() });
-  }
-}
 
 function event(overrides: Partial<ScheduledEvent> = {}): ScheduledEvent {
   return {
@@ -63,45 +45,18 @@ function queued(e: ScheduledEvent, overrides: Partial<EventRecord> = {}): EventR
   };
 }
 
-function countingMetrics(): SchedulerMetrics & { counts: Record<string, number> } {
-  const counts: Record<string, number> = {};
-  return {
-    ...noMetrics,
-    counts,
-    count: (name, value = 1) => {
-      counts[name] = (counts[name] ?? 0) + value;
-    },
-  };
-}
-
-/** The delay queue as the emitter uses it: retries put off, ends handed over. */
-class RecordingDelayQueue {
-  readonly retries: { receiptHandle: string; delaySeconds: number }[] = [];
-  readonly handedOver: EmissionEnding[][] = [];
-  failSends = false;
-
-  async retryLater(receiptHandle: string, delaySeconds: number): Promise<void> {
-    this.retries.push({ receiptHandle, delaySeconds });
-  }
-
-  async sendEnds(ends: readonly EmissionEnding[]): Promise<void> {
-    if (this.failSends) throw new TransientError('SQS down');
-    this.handedOver.push([...ends]);
-  }
-}
-
 /** How long after its due time a failing publish is still retried, in these tests. */
 const MAX_AGE_SECONDS = 3600;
 /** The longest wait between two tries of handed-over ends, in these tests. */
 const ENDS_RETRY_MAX_SECONDS = 30;
 
 function setup(failWith?: (topic: string) => Error | undefined, unrecordedEndsLimit = 0) {
-  const clock = fakeClock(DUE - 700);
+  const clock = new FakeClock(DUE - 700);
   const store = new MemoryEventStore();
   store.put(queued(event()));
-  const publisher = new ScriptedPublisher(clock, failWith);
-  const metrics = countingMetrics();
-  const delayQueue = new RecordingDelayQueue();
+  const publisher = new RecordingPublisher(clock, ({ topic }) => failWith?.(topic));
+  const metrics = new RecordingMetrics();
+  const delayQueue = new MemoryDelayQueue();
   const logger = pino({ level: 'silent' });
   const deps = {
     config: {
@@ -111,6 +66,7 @@ function setup(failWith?: (topic: string) => Error | undefined, unrecordedEndsLi
       endsRetryMaxSeconds: ENDS_RETRY_MAX_SECONDS,
     },
     store,
+    notices: new MemoryNoticeClaims(),
     delayQueue,
     publisher,
     endWriter: new EndWriter({ store, delayQueue, logger, metrics }),
@@ -139,7 +95,7 @@ describe('the emitter', () => {
     const { deps, publisher, store } = setup();
     const response = await emitBatch(deps, [sqsRecord(delayed(event()))]);
     expect(response.batchItemFailures).toEqual([]);
-    expect(publisher.published).toEqual([{ topic: topicArn('out'), message: 'hello', at: DUE }]);
+    expect(publisher.published).toEqual([{ topic: topicArn('out'), message: 'hello', attributes: emissionAttributes(event()), at: DUE }]);
     expect(store.records.get('m-1')).toMatchObject({ state: EVENT_STATE.emitted, emittedAt: DUE });
   });
 
@@ -359,7 +315,7 @@ describe('the emitter', () => {
     store.endEmissions = async () => {
       throw new TransientError('DynamoDB down');
     };
-    delayQueue.failSends = true;
+    delayQueue.refuseHandOvers = true;
     const response = await emitBatch(deps, [sqsRecord(delayed(event()), 'sqs-1')]);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
   });
@@ -392,7 +348,9 @@ describe('the emitter', () => {
     const body = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', failureTopic: topicArn('failures'), notice });
     await emitBatch(deps, [sqsRecord(body, 'sqs-1')]);
     await emitBatch(deps, [sqsRecord(body, 'sqs-1', 2)]);
-    expect(publisher.published).toEqual([{ topic: topicArn('failures'), message: JSON.stringify(notice), at: DUE - 700 }]);
+    expect(publisher.published).toEqual([
+      { topic: topicArn('failures'), message: JSON.stringify(notice), attributes: noticeAttributes(notice), at: DUE - 700 },
+    ]);
   });
 
   describe('the registry as it stands at the due time', () => {

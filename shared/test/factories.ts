@@ -1,5 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
 import { DEFAULTS } from '../src/config.js';
+import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
 import type { SchedulerTopics } from '../src/domain/scheduler-topics.js';
 import { TenantRegistry, PUBLIC_TENANT_ID, type Tenant, type TenantsDocument } from '../src/domain/tenants.js';
 import { parseInputMessage, type ParseResult } from '../src/domain/validation.js';
@@ -132,16 +133,21 @@ export function sqsRecord(body: string, messageId = 'sqs-1', receiveCount = 1): 
   };
 }
 
-/** A clock that moves only when slept on (or set). */
-export function fakeClock(start: number) {
-  let now = start;
+/** The record of an event stored for the loader (the far path), as ingest leaves it, under its bucket shard. */
+export function storedRecord(id: string, dueAt: number, bucketShard: string): EventRecord & { readonly bucketShard: string } {
   return {
-    now: () => now,
-    sleep: async (ms: number) => {
-      now += ms;
-    },
-    set: (to: number) => {
-      now = to;
-    },
+    id,
+    tenant: 'acme',
+    user: 'alice',
+    target: topicArn('out'),
+    payload: 'hello',
+    payloadKept: 'record',
+    failureTopic: undefined,
+    dueAt,
+    version: 1,
+    state: EVENT_STATE.scheduled,
+    createdAt: dueAt - 3_600_000,
+    expiresAt: Math.ceil(dueAt / 1000) + 3600,
+    bucketShard,
   };
 }

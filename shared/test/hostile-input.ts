@@ -106,8 +106,8 @@ export type RegistryName = keyof typeof REGISTRIES;
 export const REGISTRY_NAMES = Object.keys(REGISTRIES) as RegistryName[];
 
 /**
- * Whether the scheduler may publish for this tenant to this topic, by the rules as the README
- * states them, written out here apart from the code under test: a topic in the scheduler's
+ * Whether the scheduler may publish for this tenant to this topic, by the rules as
+ * docs/operators/tenants.md states them, written out here apart from the code under test: a topic in the scheduler's
  * partition and region, not one of the scheduler's own, in one of the tenant's accounts or one it
  * was granted, never in another registered tenant's; for the public tenant, any account that is
  * no registered tenant's, as far as its `targetAccounts` allow.

@@ -1,14 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { ingestBatch, type IngestDeps } from '../src/app/ingest.js';
-import { planIngest } from '../src/app/ingest-plan.js';
-import { noMetrics, type DelayedSend, type DelayQueue } from '../src/app/ports.js';
+import { ingestBatch, planIngest, type IngestDeps } from '../src/app/ingest.js';
 import { snsMessageBytes } from '../src/domain/event.js';
-import { noticeAttributes, type FailureNotice, type NoticeDestination } from '../src/domain/failure.js';
+import { noticeAttributes, type FailureNotice } from '../src/domain/failure.js';
 import { SNS_MAX_MESSAGE_BYTES } from '../src/domain/limits.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
-import { fakeClock, inputMessageId, REGION, registry, SCHEDULER_TOPICS, scheduleRequest, sqsRecord, topicArn } from './factories.js';
+import { inputMessageId, REGION, registry, SCHEDULER_TOPICS, scheduleRequest, sqsRecord, topicArn } from './factories.js';
+import { FakeClock, MemoryDelayQueue, RecordingMetrics } from './fakes.js';
 import { MemoryEventStore } from './memory-event-store.js';
 
 const NOW = 1_900_000_000_000;
@@ -38,28 +37,10 @@ function published(message: unknown, messageId = inputMessageId(), topic = ACME_
   return sqsRecord(body, `sqs-${messageId}`);
 }
 
-class RecordingDelayQueue implements Pick<DelayQueue, 'send' | 'sendNotice'> {
-  readonly sent: DelayedSend[] = [];
-  readonly notices: ({ noticeId: string; notice: FailureNotice } & NoticeDestination)[] = [];
-  /** Sends to refuse, as SQS would refuse a batch, before taking them again. */
-  failing = 0;
-  async send(items: readonly DelayedSend[]) {
-    if (this.failing > 0) {
-      this.failing -= 1;
-      return items.map(({ event }) => ({ eventId: event.id, reason: 'refused by the test' }));
-    }
-    this.sent.push(...items);
-    return [];
-  }
-  async sendNotice(noticeId: string, _tenant: string, destination: NoticeDestination, notice: FailureNotice) {
-    this.notices.push({ noticeId, ...destination, notice });
-  }
-}
-
 function setup() {
-  const clock = fakeClock(NOW);
+  const clock = new FakeClock(NOW);
   const store = new MemoryEventStore(clock);
-  const delayQueue = new RecordingDelayQueue();
+  const delayQueue = new MemoryDelayQueue(clock);
   let tokens = 0;
   const deps = {
     config: CONFIG,
@@ -68,7 +49,7 @@ function setup() {
     delayQueue,
     clock,
     logger: pino({ level: 'silent' }),
-    metrics: noMetrics,
+    metrics: new RecordingMetrics(),
     newToken: () => `token-${++tokens}`,
   } satisfies IngestDeps;
   return { store, delayQueue, deps, clock };
@@ -260,6 +241,7 @@ describe('ingest', () => {
       expect(delayQueue.notices).toEqual([
         {
           noticeId: expect.stringMatching(/^n-/),
+          tenant: 'acme',
           deadLetterTopic: deadLetters,
           failureTopic: undefined,
           notice: expect.objectContaining({ reason }),
@@ -367,7 +349,7 @@ describe('ingest', () => {
       const { deps, delayQueue } = context;
       await ingestBatch(deps, [published(scheduleRequest({ id: 'stored', date: later, target: acmeTarget }))]);
       const reschedule = published(toSoon);
-      delayQueue.failing = 1;
+      delayQueue.refuseSends = 1;
       expect((await ingestBatch(deps, [reschedule])).batchItemFailures).toEqual([{ itemIdentifier: reschedule.messageId }]);
       return { ...context, reschedule };
     }

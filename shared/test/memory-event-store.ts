@@ -1,40 +1,48 @@
-import {
-  systemClock,
-  type ChangeRefused,
-  type ChangeRequest,
-  type ChangeScope,
-  type Clock,
-  type CreateOutcome,
-  type DueEventRef,
-  type EndsRecorded,
-  type EventStore,
-  type LoaderCursors,
-  type LoadingTake,
-  type NewEvent,
-  type NoticeClaim,
-  type Placement,
-  type Requeue,
-  type Unreleased,
+import { systemClock } from '../src/adapters/system-clock.js';
+import type {
+  ChangeRefused,
+  ChangeRequest,
+  ChangeScope,
+  Clock,
+  CreateOutcome,
+  DueEventRef,
+  DueIndex,
+  EndsRecorded,
+  EventStore,
+  LoaderCursors,
+  LoaderProgress,
+  LoadingTake,
+  NewEvent,
+  NoticeClaim,
+  NoticeClaims,
+  Placement,
+  Requeue,
+  Unreleased,
 } from '../src/app/ports.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import type { ScheduledEvent } from '../src/domain/event.js';
 import { EVENT_STATE, eventOf, isOpen, placedOnDelayQueueBy, type EventRecord } from '../src/domain/lifecycle.js';
 
 /**
- * The event store in memory, with the adapter's semantics (conditional creates, takes, ends,
- * quotas, notices): the unit tests of every stage share it, and can inspect or seed it.
+ * The table in memory, one fake for each port the adapters implement over it, with the adapters'
+ * semantics: the unit tests of every stage share them, and can inspect or seed them.
  */
+
+/** An end write held until the test answers it (see MemoryEventStore.holdEndWrites). */
+export interface HeldEndWrite {
+  readonly ends: readonly EmissionEnding[];
+  answer(as?: Partial<EndsRecorded>): void;
+  fail(error: Error): void;
+}
+
+/** The event store: conditional creates, takes, ends, changes and quotas. */
 export class MemoryEventStore implements EventStore {
   readonly records = new Map<string, EventRecord & { readonly bucketShard?: string | undefined }>();
   readonly payloads = new Map<string, string>();
   readonly openEvents = new Map<string, number>();
-  readonly notices = new Map<string, { owner?: string | undefined; until?: number | undefined; sentAt?: number | undefined }>();
+  private heldEndWrites: HeldEndWrite[] | undefined;
   /** Requests the store served, by method: what a stage costs in store calls. */
   readonly calls: Record<string, number> = {};
-  cursors: { loadedThroughMs: number | undefined; repairedThroughMs: number | undefined } = {
-    loadedThroughMs: undefined,
-    repairedThroughMs: undefined,
-  };
 
   /** What a change's cutoff is checked against, as the adapter checks it when it writes. */
   constructor(private readonly clock: Clock = systemClock) {}
@@ -44,7 +52,7 @@ export class MemoryEventStore implements EventStore {
   }
 
   /** Seeds a record (e.g. one in an older shape, or an event queued by another path). */
-  put(record: EventRecord, payload?: string): void {
+  put(record: EventRecord & { readonly bucketShard?: string | undefined }, payload?: string): void {
     this.records.set(record.id, record);
     if (payload !== undefined) this.payloads.set(record.id, payload);
   }
@@ -99,13 +107,6 @@ export class MemoryEventStore implements EventStore {
     return record.payload ?? this.payloads.get(record.id) ?? '';
   }
 
-  async *queryDue(bucketShard: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]> {
-    this.called('queryDue');
-    yield [...this.records.values()]
-      .filter((record) => record.bucketShard === bucketShard && record.dueAt >= fromMs && record.dueAt < untilMs)
-      .map(({ id, dueAt }) => ({ id, dueAt }));
-  }
-
   async read(ids: readonly string[]): Promise<ReadonlyMap<string, EventRecord>> {
     this.called('read');
     return new Map(ids.flatMap((id) => (this.records.has(id) ? [[id, this.records.get(id) as EventRecord]] : [])));
@@ -133,6 +134,23 @@ export class MemoryEventStore implements EventStore {
 
   async endEmissions(ends: readonly EmissionEnding[]): Promise<EndsRecorded> {
     this.called('endEmissions');
+    const { heldEndWrites } = this;
+    if (heldEndWrites === undefined) return this.end(ends);
+    return new Promise((resolve, reject) => {
+      heldEndWrites.push({ ends, answer: (as) => resolve({ ...this.end(ends), ...as }), fail: reject });
+    });
+  }
+
+  /**
+   * From now on, each end write waits until the test answers it: as the store would write it, or
+   * with the outcomes the test gives; or fails it.
+   */
+  holdEndWrites(): readonly HeldEndWrite[] {
+    this.heldEndWrites = [];
+    return this.heldEndWrites;
+  }
+
+  private end(ends: readonly EmissionEnding[]): EndsRecorded {
     const recorded: EmissionEnding[] = [];
     const alreadyEnded: EmissionEnding[] = [];
     const applied: EmissionEnding[] = [];
@@ -228,7 +246,45 @@ export class MemoryEventStore implements EventStore {
     return { outcome: 'rescheduled', event: this.withPayload(moved) };
   }
 
-  async claimNotice(noticeId: string, claim: NoticeClaim): Promise<'claimed' | 'ended' | 'busy'> {
+  private withPayload(record: EventRecord): ScheduledEvent {
+    return eventOf(record, record.payload ?? this.payloads.get(record.id) ?? '');
+  }
+}
+
+/** The due index over the store's records: those with a bucket shard (stored for the loader). */
+export class MemoryDueIndex implements DueIndex {
+  /** Queries made: what a tick costs. */
+  queries = 0;
+
+  constructor(private readonly store: MemoryEventStore) {}
+
+  async *query(bucketShard: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]> {
+    this.queries += 1;
+    yield [...this.store.records.values()]
+      .filter((record) => record.bucketShard === bucketShard && record.dueAt >= fromMs && record.dueAt < untilMs)
+      .map(({ id, dueAt }) => ({ id, dueAt }));
+  }
+}
+
+export class MemoryLoaderCursors implements LoaderCursors {
+  progress: { loadedThroughMs: number | undefined; repairedThroughMs: number | undefined } = {
+    loadedThroughMs: undefined,
+    repairedThroughMs: undefined,
+  };
+
+  async read(): Promise<LoaderProgress> {
+    return { ...this.progress };
+  }
+
+  async advance(cursor: keyof LoaderProgress, toMs: number): Promise<void> {
+    this.progress[cursor] = Math.max(this.progress[cursor] ?? toMs, toMs);
+  }
+}
+
+export class MemoryNoticeClaims implements NoticeClaims {
+  readonly notices = new Map<string, { owner?: string | undefined; until?: number | undefined; sentAt?: number | undefined }>();
+
+  async claim(noticeId: string, claim: NoticeClaim): Promise<'claimed' | 'ended' | 'busy'> {
     const notice = this.notices.get(noticeId) ?? {};
     if (notice.sentAt !== undefined) return 'ended';
     if (notice.until !== undefined && notice.until >= claim.now && notice.owner !== claim.owner) return 'busy';
@@ -236,24 +292,12 @@ export class MemoryEventStore implements EventStore {
     return 'claimed';
   }
 
-  async releaseNotice(noticeId: string, owner: string): Promise<void> {
+  async release(noticeId: string, owner: string): Promise<void> {
     const notice = this.notices.get(noticeId);
     if (notice?.owner === owner) this.notices.set(noticeId, { ...notice, owner: undefined, until: undefined });
   }
 
-  async markNoticeSent(noticeId: string, sentAt: number): Promise<void> {
+  async markSent(noticeId: string, sentAt: number): Promise<void> {
     this.notices.set(noticeId, { ...this.notices.get(noticeId), sentAt });
-  }
-
-  async readLoaderCursors(): Promise<LoaderCursors> {
-    return { ...this.cursors };
-  }
-
-  async advanceLoaderCursor(cursor: keyof LoaderCursors, toMs: number): Promise<void> {
-    this.cursors[cursor] = Math.max(this.cursors[cursor] ?? toMs, toMs);
-  }
-
-  private withPayload(record: EventRecord): ScheduledEvent {
-    return eventOf(record, record.payload ?? this.payloads.get(record.id) ?? '');
   }
 }

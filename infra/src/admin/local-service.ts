@@ -8,9 +8,6 @@ import { describeError } from '@adhoc-scheduler/shared/describe-error';
 import { AdminError } from './errors.js';
 import { schedulerTopicsOf, topicPrefixOf } from './input-topics.js';
 
-export const DEFAULT_OUTPUTS_FILE = '.local/outputs.json';
-export const DEFAULT_TENANTS_FILE = '.local/tenants.json';
-
 /** What the admin commands use of the outputs file scripts/start writes. */
 export type LocalServiceOutputs = Pick<
   LocalOutputs,

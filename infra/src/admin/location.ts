@@ -5,8 +5,9 @@ import { DynamoDbEventRecords, type EventRecords } from '@adhoc-scheduler/shared
 import { LOCAL_CREDENTIALS } from '../local/runtime.js';
 import type { LocationValues } from './arguments.js';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
+import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service';
 import { AdminError, isServiceAnswer, AdminUsageError } from './errors.js';
-import { DEFAULT_OUTPUTS_FILE, readRunningLocalOutputs } from './local-service.js';
+import { readRunningLocalOutputs } from './local-service.js';
 import { SCHEDULER_OUTPUTS } from '../cdk/stack-outputs.js';
 
 /** The scheduler a command reads: the local service (its outputs file), or a deployed stack. */
@@ -26,7 +27,7 @@ export function locationOf(values: LocationValues, command: string): Location {
   if (stackOutputs === undefined && table === undefined) {
     const stray = region !== undefined ? '--region' : profile !== undefined ? '--profile' : undefined;
     if (stray) throw new AdminUsageError(`${stray} is for a deployed stack: name it with --stack-outputs FILE or --table NAME`, command);
-    return { kind: 'local', outputs: outputs ?? DEFAULT_OUTPUTS_FILE };
+    return { kind: 'local', outputs: outputs ?? LOCAL_SERVICE_FILES.outputs };
   }
   if (outputs !== undefined)
     throw new AdminUsageError('--outputs names the local service, --stack-outputs and --table a deployed stack: give one', command);

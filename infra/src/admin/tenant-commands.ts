@@ -12,10 +12,11 @@ import { addTenantInputTopic } from '../local/outputs-file.js';
 import { readTenantsFile, TenantsFileError, writeTenantsFile } from '../local/tenants-file.js';
 import { HELP_OPTION, LOCATION_OPTIONS, onePositional, parseOrExplain, wholeNumber } from './arguments.js';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
+import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service';
 import { AdminError, AdminUsageError } from './errors.js';
 import type { Output } from './format.js';
 import { inputTopicArnOf } from './input-topics.js';
-import { DEFAULT_TENANTS_FILE, LocalService, readLocalOutputs } from './local-service.js';
+import { LocalService, readLocalOutputs } from './local-service.js';
 import { CDK_TENANTS, localOnly, locationOf, readStackOutputs, type Location } from './location.js';
 import { tenantSettingsText, tenantsJson, tenantsTable } from './tenant-view.js';
 import { USAGE } from './usage.js';
@@ -75,7 +76,7 @@ function readRegistry(path: string): TenantsDocument {
  * (a deployed stack named without --tenants).
  */
 export function unregisteredTenant(tenant: string, location: Location, tenantsFile: string | undefined): string {
-  const path = tenantsFile ?? (location.kind === 'local' ? DEFAULT_TENANTS_FILE : undefined);
+  const path = tenantsFile ?? (location.kind === 'local' ? LOCAL_SERVICE_FILES.tenants : undefined);
   if (tenant === PUBLIC_TENANT_ID || path === undefined || new TenantRegistry(readRegistry(path), '').tenant(tenant) !== undefined)
     return '';
   return `tenant "${tenant}" is not registered in ${path} (scripts/admin tenant list shows who is)`;
@@ -114,7 +115,7 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
         'dead-letter-topic': { type: 'string' },
         'max-open-events': { type: 'string' },
         'max-ingest-per-second': { type: 'string' },
-        tenants: { type: 'string', default: DEFAULT_TENANTS_FILE },
+        tenants: { type: 'string', default: LOCAL_SERVICE_FILES.tenants },
         ...LOCATION_OPTIONS,
         ...HELP_OPTION,
       },
@@ -220,7 +221,7 @@ export async function tenantList(args: string[], output: Output): Promise<number
   if (location.kind === 'deployed' && values.tenants === undefined) {
     throw new AdminUsageError(`on a deployed stack, name with --tenants FILE the registry it was deployed with (${CDK_TENANTS})`, command);
   }
-  const registry = new TenantRegistry(readRegistry(values.tenants ?? DEFAULT_TENANTS_FILE), '');
+  const registry = new TenantRegistry(readRegistry(values.tenants ?? LOCAL_SERVICE_FILES.tenants), '');
   const publicTopic = await publicInputTopicArn(location);
   if ('unknown' in publicTopic) output.err(`Input topic ARNs unknown: ${publicTopic.unknown}`);
   const views = registry

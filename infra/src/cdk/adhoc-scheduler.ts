@@ -1,6 +1,5 @@
 import {
   DEFAULTS,
-  deliveriesWithin,
   LOADER_CURSOR_ID,
   parseTenantsDocument,
   TABLE,
@@ -17,12 +16,12 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { EVENT_SOURCES, type EventSourceName } from '../event-sources.js';
+import { assertClaimLeaseFits, delayQueueMaxReceiveCount, EVENT_SOURCES, MAX_RECEIVE_COUNT, type EventSourceName } from '../queues.js';
 import { FUNCTION_MEMORY_MB } from '../function-memory.js';
 import { createInputTopics, schedulerTopicPrefix } from './input-topics.js';
 import { NodeFunction, type NodeFunctionProps } from './node-function.js';
 import { schedulerFunctionEntry, type SchedulerFunctionName } from './paths.js';
-import { deadLetterQueue, QueueWithDeadLetters, visibilityTimeoutFor } from './queue-with-dead-letters.js';
+import { deadLetterQueue, QueueWithDeadLetters } from './queue-with-dead-letters.js';
 import { deployedSchedulerConfig, lambdaEnvironment, type SchedulerSettings } from './scheduler-config.js';
 import { SchedulerMonitoring, type SchedulerMonitoringProps } from './scheduler-monitoring.js';
 
@@ -87,10 +86,6 @@ const FUNCTION_LIMITS = {
 
 /** Margin after the loader's tick budget for the final cursor write and the log line. */
 const LOADER_TIMEOUT_MARGIN_SECONDS = 15;
-/** Deliveries of an ingest or loading message before it is set aside: only infrastructure failures are retried. */
-const RETRIES_BEFORE_DEAD_LETTER = 5;
-/** Deliveries beyond a publish's retries before a delay-queue message is set aside (it crashed the emitter). */
-const EMITTER_DEAD_LETTER_MARGIN = 10;
 /** See `publicIngestMaxConcurrency`. */
 const DEFAULT_PUBLIC_INGEST_MAX_CONCURRENCY = 10;
 
@@ -167,17 +162,16 @@ export class AdhocScheduler extends Construct {
       throw new Error('dynamodbBatchWrites "transactions" is for the local runtime (DynamoDB Local); the stack writes with "statements"');
     }
     this.loadingQueue = new QueueWithDeadLetters(this, 'LoadingQueue', {
-      maxReceiveCount: RETRIES_BEFORE_DEAD_LETTER,
+      maxReceiveCount: MAX_RECEIVE_COUNT.aws,
       consumerTimeout: FUNCTION_LIMITS.loading.timeout,
     });
     this.delayQueue = new QueueWithDeadLetters(this, 'DelayQueue', {
-      // A publish is retried, a little later each time, until its event is emitMaxAgeSeconds past due.
-      maxReceiveCount: deliveriesWithin(props.settings?.emitMaxAgeSeconds ?? DEFAULTS.emitMaxAgeSeconds) + EMITTER_DEAD_LETTER_MARGIN,
+      maxReceiveCount: delayQueueMaxReceiveCount(props.settings?.emitMaxAgeSeconds ?? DEFAULTS.emitMaxAgeSeconds),
       consumerTimeout: FUNCTION_LIMITS.emitter.timeout,
       consumerBatchingWindow: batchingWindow('emitter'),
     });
     const ingestQueueProps = {
-      maxReceiveCount: RETRIES_BEFORE_DEAD_LETTER,
+      maxReceiveCount: MAX_RECEIVE_COUNT.aws,
       consumerTimeout: FUNCTION_LIMITS.ingest.timeout,
       consumerBatchingWindow: batchingWindow('ingest'),
     };
@@ -214,7 +208,7 @@ export class AdhocScheduler extends Construct {
       props.settings,
     );
     const { config } = this;
-    assertClaimLeaseFits(config, visibilityTimeoutFor(FUNCTION_LIMITS.emitter.timeout));
+    assertClaimLeaseFits(config.emitClaimLeaseSeconds, this.delayQueue.visibilityTimeout.toSeconds());
     const environment = lambdaEnvironment(config);
     const schedulerFunction = (name: SchedulerFunctionName, fnProps: Omit<NodeFunctionProps, 'entry' | 'environment' | 'logRetention'>) =>
       new NodeFunction(this, `${name[0]?.toUpperCase()}${name.slice(1)}`, {
@@ -420,16 +414,4 @@ function consumeQueues(fn: NodeFunction, source: EventSourceName, ...sources: Ev
 function loaderInterval(seconds: number): Duration {
   if (seconds % 60 !== 0) throw new Error(`loaderIntervalSeconds must be a whole number of minutes on AWS, got ${seconds}`);
   return Duration.minutes(seconds / 60);
-}
-
-/**
- * A delivery that finds a failure notice claimed is retried after the delay queue's visibility
- * timeout; by then the claim of a crashed emitter must have expired, or the retry is spent for nothing.
- */
-function assertClaimLeaseFits(config: SchedulerConfig, delayQueueVisibility: Duration): void {
-  if (config.emitClaimLeaseSeconds * 1000 >= delayQueueVisibility.toMilliseconds()) {
-    throw new Error(
-      `emitClaimLeaseSeconds (${config.emitClaimLeaseSeconds}) must end before the delay queue's visibility timeout (${delayQueueVisibility.toSeconds()} s)`,
-    );
-  }
 }

@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '@adhoc-scheduler/shared';
+import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service';
 import { EmulatorStartError, PortInUseError, type EmulatorName } from './emulators.js';
 import { removeOutputsFile, removeStaleOutputsFile, writeOutputsFile } from './outputs-file.js';
 import { startLocalScheduler } from './runtime.js';
@@ -17,14 +18,14 @@ Usage: scripts/start [--data-dir DIR | --in-memory] [--port N] [--dynamodb-port 
   --port N             port of the SNS/SQS endpoint (default 4566); the endpoint stays the same
                        across restarts, so a configured client keeps working; 0 lets the system pick
   --dynamodb-port N    port of the DynamoDB endpoint (default 8000)
-  --outputs FILE       where to write what a client needs (default .local/outputs.json): written
+  --outputs FILE       where to write what a client needs (default ${LOCAL_SERVICE_FILES.outputs}): written
                        once the service is ready, removed when it stops
-  --tenants FILE       the tenant registry (default .local/tenants.json; absent at start: only
+  --tenants FILE       the tenant registry (default ${LOCAL_SERVICE_FILES.tenants}; absent at start: only
                        the shared input topic's public tenant); re-read when it changes (while it
                        is missing, the last registry stays in force), and written by
                        scripts/admin tenant add
 
-Settings come from SCHEDULER_* environment variables (see the README's configuration table),
+Settings come from SCHEDULER_* environment variables (see docs/operators/configuration.md),
 e.g. SCHEDULER_NEAR_PATH_WINDOW_SECONDS=20 SCHEDULER_LOADER_INTERVAL_SECONDS=5 for demos.
 
 Exit codes: 0 stopped (Ctrl-C, SIGTERM), 1 could not start (the one line on stderr says why),
@@ -50,8 +51,8 @@ function parseCommandLine() {
         'in-memory': { type: 'boolean', default: false },
         port: { type: 'string', default: '4566' },
         'dynamodb-port': { type: 'string', default: '8000' },
-        outputs: { type: 'string', default: '.local/outputs.json' },
-        tenants: { type: 'string', default: '.local/tenants.json' },
+        outputs: { type: 'string', default: LOCAL_SERVICE_FILES.outputs },
+        tenants: { type: 'string', default: LOCAL_SERVICE_FILES.tenants },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }).values;
@@ -89,7 +90,7 @@ function startFailure(error: unknown): string | undefined {
     return `${error.message}: is the scheduler already running? Stop it, or choose ${other} with ${flags}.`;
   }
   if (error instanceof TenantsFileError) return `${error.message}. Correct it, or name another file with --tenants FILE.`;
-  if (error instanceof ConfigError) return `${error.message} (see the README's configuration table).`;
+  if (error instanceof ConfigError) return `${error.message} (see docs/operators/configuration.md).`;
   if (error instanceof EmulatorStartError) return error.message;
   return undefined;
 }

@@ -8,6 +8,7 @@ import {
 import { CreateTopicCommand, ListSubscriptionsByTopicCommand, SNSClient, SubscribeCommand, UnsubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { inputTopicName, PUBLIC_TENANT_ID, TABLE_LAYOUT } from '@adhoc-scheduler/shared';
+import { DEAD_LETTER_RETENTION_SECONDS, delayQueueMaxReceiveCount, MAX_RECEIVE_COUNT } from '../queues.js';
 
 /** Names of everything the scheduler needs, derived from one prefix so several can share emulators. */
 export function resourceNames(prefix: string) {
@@ -22,13 +23,12 @@ export function resourceNames(prefix: string) {
   };
 }
 
+/** What the local queues' settings (see queues.ts) depend on. */
 export interface QueueSettings {
   /** How long a failed or unfinished batch stays hidden before SQS hands it out again. */
   readonly visibilityTimeoutSeconds: number;
-  /** Deliveries before a message moves to the dead-letter queue. */
-  readonly maxReceiveCount: number;
-  /** The same for the delay queue, whose messages are retried while a publish keeps failing. */
-  readonly delayQueueMaxReceiveCount: number;
+  /** How long a failed publish is retried: the delay queue keeps a message through its retries. */
+  readonly emitMaxAgeSeconds: number;
 }
 
 export interface LocalResources {
@@ -157,19 +157,17 @@ async function createAll(
   settings: QueueSettings & { readonly tenantIds: readonly string[] },
 ): Promise<LocalResources> {
   const names = resourceNames(prefix);
-  const deadLetterQueue = await createQueue(clients.sqs, names.deadLetterQueue, { MessageRetentionPeriod: '1209600' });
+  const retention = { MessageRetentionPeriod: String(DEAD_LETTER_RETENTION_SECONDS) };
+  const deadLetterQueue = await createQueue(clients.sqs, names.deadLetterQueue, retention);
   const queueAttributes = (maxReceiveCount: number) => ({
     VisibilityTimeout: String(settings.visibilityTimeoutSeconds),
     RedrivePolicy: JSON.stringify({ deadLetterTargetArn: deadLetterQueue.arn, maxReceiveCount }),
   });
   const [publicIngestQueue, ingestQueue, loadingQueue, delayQueue] = await Promise.all([
-    createQueue(clients.sqs, names.publicIngestQueue, queueAttributes(settings.maxReceiveCount)),
-    createQueue(clients.sqs, names.ingestQueue, queueAttributes(settings.maxReceiveCount)),
-    createQueue(clients.sqs, names.loadingQueue, queueAttributes(settings.maxReceiveCount)),
-    createQueue(clients.sqs, names.delayQueue, {
-      ...queueAttributes(settings.delayQueueMaxReceiveCount),
-      MessageRetentionPeriod: '1209600',
-    }),
+    createQueue(clients.sqs, names.publicIngestQueue, queueAttributes(MAX_RECEIVE_COUNT.local)),
+    createQueue(clients.sqs, names.ingestQueue, queueAttributes(MAX_RECEIVE_COUNT.local)),
+    createQueue(clients.sqs, names.loadingQueue, queueAttributes(MAX_RECEIVE_COUNT.local)),
+    createQueue(clients.sqs, names.delayQueue, { ...queueAttributes(delayQueueMaxReceiveCount(settings.emitMaxAgeSeconds)), ...retention }),
   ]);
   await createTable(clients.dynamodb, names.table);
 

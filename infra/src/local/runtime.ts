@@ -1,27 +1,32 @@
 import { randomBytes } from 'node:crypto';
 import {
   createLogger,
-  deliveriesWithin,
   ENV,
   loadConfig,
   parseTenantsDocument,
   type Clock,
-  type Logger,
   type SchedulerConfig,
+  type ServiceLogger,
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
-import { handlers, type FunctionName } from '@adhoc-scheduler/functions/handlers';
-import { createAwsClients, createDependencies, type AwsClients, type ClientCredentials } from '@adhoc-scheduler/functions/wiring';
-import { EVENT_SOURCES, type EventSourceName } from '../event-sources.js';
+import {
+  bindHandler,
+  createAwsClients,
+  createDependencies,
+  handlers,
+  type AwsClients,
+  type FunctionName,
+} from '@adhoc-scheduler/functions/handlers';
+import { LOCAL_CREDENTIALS } from '@adhoc-scheduler/shared/local-service';
+import { EVENT_SOURCES, LOCAL_VISIBILITY_TIMEOUT_SECONDS, type EventSourceName } from '../queues.js';
 import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.js';
 import { createLocalResources, resourceNames, type LocalResources } from './resources.js';
 import { refusePublishesToSchedulerTopics } from './scheduler-topic-guard.js';
-import { delayQueueGroupOf, startFairQueuePoller } from './fair-queue-poller.js';
-import { startSqsPoller, type SqsPoller, type SqsPollerOptions } from './sqs-poller.js';
+import { delayQueueGroupOf, startFairQueuePoller, startSqsPoller, type SqsPoller, type SqsPollerOptions } from './sqs-pollers.js';
 import { FileTenantDirectory, readTenantsFile } from './tenants-file.js';
 
-/** The emulators accept any keys; these never leave the machine. */
-export const LOCAL_CREDENTIALS: ClientCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+/** The emulators' keys (see local-service.ts), with the region and account below: how anything reaches the local service. */
+export { LOCAL_CREDENTIALS };
 export const LOCAL_REGION = 'us-east-1';
 /**
  * Delay-queue batches (up to 100 events each) held at once: enough for 10,000 events due in
@@ -65,9 +70,9 @@ export interface LocalSchedulerOptions {
    * events are due (up to about a second), so a busy second needs many; Lambda scales the same way.
    */
   readonly emitterConcurrency?: number;
-  /** Visibility timeout of the scheduler's queues: how long a failed batch waits before its retry. */
+  /** Visibility timeout of the scheduler's queues: how long a failed batch waits before its retry (LOCAL_VISIBILITY_TIMEOUT_SECONDS by default). */
   readonly visibilityTimeoutSeconds?: number;
-  readonly logger?: Logger;
+  readonly logger?: ServiceLogger;
   /** Lets a caller wrap the service's SDK clients (fault injection, request counting). */
   readonly instrumentClients?: (clients: AwsClients) => void;
   /** The functions' clock; the system's by default (a test may give one whose timers fire early). */
@@ -162,14 +167,14 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
   const logger = options.logger ?? createLogger(process.env.LOG_LEVEL ?? 'info');
   try {
     const emitterConcurrency = options.emitterConcurrency ?? DEFAULT_EMITTER_CONCURRENCY;
+    const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? LOCAL_VISIBILITY_TIMEOUT_SECONDS;
     const resources = await createLocalResources(
       { messaging: emulators.messagingEndpoint, dynamodb: emulators.dynamodbEndpoint },
       { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS },
       prefix,
       {
-        visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30,
-        maxReceiveCount: 10,
-        delayQueueMaxReceiveCount: deliveriesWithin(settings.emitMaxAgeSeconds) + 10,
+        visibilityTimeoutSeconds,
+        emitMaxAgeSeconds: settings.emitMaxAgeSeconds,
         tenantIds: (tenants.tenants ?? []).map(({ id }) => id),
       },
     );
@@ -186,6 +191,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     options.instrumentClients?.(clients);
     // A fixed registry reaches the functions through their config, as on Lambda; a file is re-read as it changes.
     const tenantDirectory = 'file' in tenantsOption ? new FileTenantDirectory(tenantsOption.file, registryScope, logger) : undefined;
+    // Each function's dependencies made, and bound to its handler, as its Lambda entry point does (see lambdaHandler).
     const depsFor = (fn: FunctionName) =>
       createDependencies(fn, config, clients, {
         logger: logger.child({ fn }),
@@ -207,7 +213,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
         region: LOCAL_REGION,
         concurrency,
         ...EVENT_SOURCES[fn satisfies EventSourceName],
-        handler: (event) => handlers[fn](deps, event),
+        handler: bindHandler(handlers[fn], deps),
         logger: deps.logger,
         onInvocation: (durationMs, records) => options.onInvocation?.({ fn, durationMs, records }),
       });
@@ -219,11 +225,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       poll('loading', resources.loadingQueue, LOADING_CONCURRENCY),
       // The delay queue is a fair queue on AWS (MessageGroupId = tenant): one tenant's spike does not hold back the others.
       poll('emitter', resources.delayQueue, emitterConcurrency, (pollerOptions) =>
-        startFairQueuePoller({
-          ...pollerOptions,
-          visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30,
-          groupOf: delayQueueGroupOf,
-        }),
+        startFairQueuePoller({ ...pollerOptions, visibilityTimeoutSeconds, groupOf: delayQueueGroupOf }),
       ),
     ];
 

@@ -16,7 +16,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { AdhocScheduler } from '../../src/cdk/adhoc-scheduler.js';
 import { ContextError, schedulerStackPropsFromContext } from '../../src/cdk/context.js';
-import { EVENT_SOURCES } from '../../src/event-sources.js';
+import { EVENT_SOURCES } from '../../src/queues.js';
 import { SCHEDULER_FUNCTIONS, type SchedulerFunctionName } from '../../src/cdk/paths.js';
 import { SCHEDULER_OUTPUTS, SchedulerStack } from '../../src/cdk/scheduler-stack.js';
 import { cdkTestApp, deployedEnvironment, DEPLOYED_ACCOUNT, joinedText, permissions, permissionsOf, type Json } from './cdk-test-app.js';

@@ -7,7 +7,7 @@ import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns'
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { EVENT_STATE, PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
-import { answers } from '@adhoc-scheduler/shared/endpoint';
+import { answers } from '@adhoc-scheduler/shared/local-service';
 import { runAdmin } from '../../src/admin/cli.js';
 import { SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
@@ -537,7 +537,7 @@ describe('scripts/admin events, event show and quota reconcile', () => {
     }
   });
 
-  it('after a kill -9 of the service, says in the line the README shows that it is not running, for every command that needs it (through scripts/admin)', async () => {
+  it('after a kill -9 of the service, says in the line docs/operators/admin.md shows that it is not running, for every command that needs it (through scripts/admin)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'admin-'));
     const service = spawnService(dir, { args: ['--in-memory'] });
     try {

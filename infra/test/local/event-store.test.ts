@@ -43,7 +43,7 @@ async function newTable(): Promise<string> {
     { messaging: emulators.messagingEndpoint, dynamodb: emulators.dynamodbEndpoint },
     { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS },
     uniqueName('store'),
-    { visibilityTimeoutSeconds: 30, maxReceiveCount: 5, delayQueueMaxReceiveCount: 5, tenantIds: [] },
+    { visibilityTimeoutSeconds: 30, emitMaxAgeSeconds: 3600, tenantIds: [] },
   );
   return resources.tableName;
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { PublishCommandInput } from '@aws-sdk/client-sns';
 import { DynamoDbEventRecords, PUBLISH_RETRY, REASON } from '@adhoc-scheduler/shared';
-import type { AwsClients } from '@adhoc-scheduler/functions/wiring';
+import type { AwsClients } from '@adhoc-scheduler/functions/handlers';
 import { capturingLogger, request, SchedulerClient, sharedEmulators, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
 
 const emulators = sharedEmulators();

@@ -7,9 +7,8 @@ import {
   EVENT_STATE,
   REPAIR_DELAY_MARGIN_SECONDS,
   type EventState,
-  type Logger,
 } from '@adhoc-scheduler/shared';
-import type { AwsClients } from '@adhoc-scheduler/functions/wiring';
+import type { AwsClients } from '@adhoc-scheduler/functions/handlers';
 import {
   capturingLogger,
   FAST_TIMINGS,
@@ -22,7 +21,7 @@ import {
 } from './kit.js';
 
 /**
- * The README's guarantees, each against the real emulators with the fault it is about injected
+ * The guarantees of docs/design.md, each against the real emulators with the fault it is about injected
  * into the service's own SDK clients: what a crash, a timeout or a lost message would do.
  */
 const emulators = sharedEmulators();
@@ -39,7 +38,7 @@ const REPAIRED_WITHIN_MS = 45_000;
 async function setup(inject: (clients: AwsClients) => void, env: Record<string, string> = {}) {
   const { logger, lines } = capturingLogger();
   const scheduler = await startTestScheduler(emulators, {
-    logger: logger as Logger,
+    logger,
     env: {
       ...FAST_TIMINGS,
       SCHEDULER_REPAIR_AFTER_SECONDS: String(REPAIR_AFTER_SECONDS),

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { PublishBatchCommand, PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { clientsFor, createSchedulerTarget, TopicSubscriber, type Received } from '@adhoc-scheduler/quickstart/client-topics';
-import { createLogger, EMISSION_ATTRIBUTE, type Logger } from '@adhoc-scheduler/shared';
+import { createLogger, EMISSION_ATTRIBUTE, type ServiceLogger } from '@adhoc-scheduler/shared';
 import { Writable } from 'node:stream';
 import { inject } from 'vitest';
 import {
@@ -49,7 +49,7 @@ export function uniqueName(label: string): string {
 }
 
 /** Log lines captured as objects, so tests can assert on what the service logged. */
-export function capturingLogger(): { readonly logger: Logger; readonly lines: Record<string, unknown>[] } {
+export function capturingLogger(): { readonly logger: ServiceLogger; readonly lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { clientsFor, TopicSubscriber, type Received } from '@adhoc-scheduler/quickstart/client-topics';
-import { answers } from '@adhoc-scheduler/shared/endpoint';
+import { answers } from '@adhoc-scheduler/shared/local-service';
 import { runAdmin } from '../../src/admin/cli.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalOutputs } from '../../src/local/runtime.js';
 import { closedEndpoint, FAST_TIMINGS, sharedEmulators, startTestScheduler, waitFor } from './kit.js';
@@ -12,6 +12,8 @@ import { closedEndpoint, FAST_TIMINGS, sharedEmulators, startTestScheduler, wait
 const REPO_ROOT = resolve(import.meta.dirname, '../../..');
 const QUICKSTART = join(REPO_ROOT, 'quickstart/src/quickstart.ts');
 const PUBLISH_EXAMPLE = join(REPO_ROOT, 'quickstart/examples/publish-event.ts');
+/** The page that shows clients the SDK and AWS CLI examples. */
+const CLIENTS_PAGE = 'docs/clients.md';
 const TSX = import.meta.resolve('tsx');
 
 interface Run {
@@ -117,11 +119,11 @@ describe.concurrent('the quickstart', () => {
   });
 });
 
-describe.concurrent("the README's SDK example", () => {
-  it('is the file the README shows', async () => {
-    const readme = await readFile(join(REPO_ROOT, 'README.md'), 'utf8');
+describe.concurrent("the clients page's SDK example", () => {
+  it('is the file the clients page shows', async () => {
+    const page = await readFile(join(REPO_ROOT, CLIENTS_PAGE), 'utf8');
     const example = await readFile(PUBLISH_EXAMPLE, 'utf8');
-    expect(readme.includes(`\`\`\`ts\n${example}\`\`\``), 'README.md shows quickstart/examples/publish-event.ts as it is').toBe(true);
+    expect(page.includes(`\`\`\`ts\n${example}\`\`\``), `${CLIENTS_PAGE} shows quickstart/examples/publish-event.ts as it is`).toBe(true);
   });
 
   it('says in one line, exit code 1, that nothing answers at the outputs a killed service left, and to start it', async () => {
@@ -155,24 +157,25 @@ describe.concurrent("the README's SDK example", () => {
   });
 });
 
-/** The README's shell example after the line that introduces it. */
-async function readmeShellExample(introduction: string): Promise<string> {
-  const readme = await readFile(join(REPO_ROOT, 'README.md'), 'utf8');
-  const after = readme.slice(readme.indexOf(introduction));
+/** The clients page's shell example after the line that introduces it. */
+async function shellExample(introduction: string): Promise<string> {
+  const page = await readFile(join(REPO_ROOT, CLIENTS_PAGE), 'utf8');
+  const after = page.slice(page.indexOf(introduction));
   const block = after.match(/^```sh\n([\s\S]*?)^```$/m)?.[1];
-  if (readme.indexOf(introduction) < 0 || block === undefined) throw new Error(`README.md has no shell example after "${introduction}"`);
+  if (page.indexOf(introduction) < 0 || block === undefined)
+    throw new Error(`${CLIENTS_PAGE} has no shell example after "${introduction}"`);
   return block;
 }
 
 const installed = (command: string): boolean => spawnSync(command, ['--version'], { stdio: 'ignore' }).status === 0;
 
 // It needs the AWS CLI and jq, which the project does not install.
-describe.runIf(installed('aws') && installed('jq'))("the README's AWS CLI example", () => {
+describe.runIf(installed('aws') && installed('jq'))("the clients page's AWS CLI example", () => {
   it('creates a target the emitter role may publish to, and the event it schedules there is emitted, as event show says', async () => {
     const scheduler = await startTestScheduler(emulators, { env: FAST_TIMINGS });
     try {
       const dir = await checkout(scheduler.outputs);
-      const example = await readmeShellExample('With the AWS CLI (and `jq`), against the local service');
+      const example = await shellExample('With the AWS CLI (and `jq`), against the local service');
       const run = await new Promise<Run>((done) => {
         execFile('bash', ['-euo', 'pipefail', '-c', example], { cwd: dir, timeout: 60_000 }, (error, stdout, stderr) => {
           done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });

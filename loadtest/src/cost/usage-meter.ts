@@ -1,6 +1,5 @@
-import { DYNAMODB_WRITE_UNIT_BYTES, itemBytes, snsMessageBytes, TABLE_LAYOUT } from '@adhoc-scheduler/shared';
-import { handlers, type FunctionName } from '@adhoc-scheduler/functions/handlers';
-import type { AwsClients } from '@adhoc-scheduler/functions/wiring';
+import { DYNAMODB_WRITE_UNIT_BYTES, isConditionFailure, itemBytes, snsMessageBytes, TABLE_LAYOUT } from '@adhoc-scheduler/shared';
+import { handlers, type AwsClients, type FunctionName } from '@adhoc-scheduler/functions/handlers';
 
 /**
  * Counts what the service's AWS clients would be billed for, by SDK middleware on the clients
@@ -229,9 +228,9 @@ function addCounter(
   });
 }
 
-function isConditionFailure(error: unknown): boolean {
-  const name = (error as { name?: string } | undefined)?.name;
-  return name === 'ConditionalCheckFailedException' || name === 'TransactionCanceledException';
+/** A write its condition refused, as an item or as a transaction the refusal cancelled: billed all the same. */
+function refusedByCondition(error: unknown): boolean {
+  return isConditionFailure(error) || (error as { name?: string } | undefined)?.name === 'TransactionCanceledException';
 }
 
 /** Adds the counting middleware to the service's clients; call once, before they are used. */
@@ -339,7 +338,7 @@ export function countUsage(clients: AwsClients): UsageCounter {
       result = await next(args);
     } catch (error) {
       const entry = countRequest(operation);
-      if (isWrite && isConditionFailure(error)) {
+      if (isWrite && refusedByCondition(error)) {
         // A refused statement bills a unit; a stand-in transaction's other items are written again in the next one.
         const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
         estimate(entry, standIn ? (reasons?.filter(({ Code }) => Code === 'ConditionalCheckFailed').length ?? 1) : 1);

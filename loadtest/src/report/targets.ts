@@ -13,7 +13,7 @@ const LATENESS_BOUNDS = ['p50', 'p99', 'max'] as const;
 
 /**
  * What a scenario must meet, as numbers: its run checks each one (met or MISS in the summary),
- * and the table of targets in the README is made from them (targetsTable).
+ * and the table of targets in docs/contributing.md is made from them (targetsTable).
  */
 export interface ScenarioTargets {
   /** No event missing or early, and none duplicated unless a crash may publish one again; `of` says whose, when not the run's. */
@@ -100,7 +100,7 @@ function targetCells(targets: ScenarioTargets): string[] {
   ];
 }
 
-/** The targets of every scenario as a Markdown table, as the README shows them. */
+/** The targets of every scenario as a Markdown table, as docs/contributing.md shows them. */
 export function targetsTable(scenarios: Readonly<Record<string, { readonly targets: ScenarioTargets }>>): string {
   return [
     '| scenario | missing / duplicated / early | lateness at the consumer | cost per million events | DynamoDB write units per event | other |',

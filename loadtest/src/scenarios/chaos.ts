@@ -1,5 +1,5 @@
 import { GetQueueAttributesCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDbEventRecords, ENV } from '@adhoc-scheduler/shared';
+import { DynamoDbEventRecords, ENV, SQS_BATCH_ENTRIES } from '@adhoc-scheduler/shared';
 import {
   deadLetterKind,
   eventEvidence,
@@ -76,7 +76,7 @@ async function readDeadLetters(
   let messages = 0;
   for (let receive = 0; receive < DEAD_LETTER_RECEIVES; receive += 1) {
     const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, VisibilityTimeout: 60 }),
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: SQS_BATCH_ENTRIES, WaitTimeSeconds: 0, VisibilityTimeout: 60 }),
     );
     if (Messages.length === 0) break;
     for (const { Body = '' } of Messages) {

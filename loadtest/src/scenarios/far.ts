@@ -1,4 +1,4 @@
-import { DynamoDbEventStore } from '@adhoc-scheduler/shared';
+import { DynamoDbLoaderCursors } from '@adhoc-scheduler/shared';
 import { planUniform } from '../plan.js';
 import { pollUntil } from '../poll.js';
 import { round, type ScenarioResult } from '../report/results.js';
@@ -43,9 +43,9 @@ async function runFar(ctx: RunContext, params: ScenarioParams): Promise<Scenario
     );
 
   // The first tick runs when the service starts; the timer's ticks follow every interval.
-  const store = new DynamoDbEventStore(clients.dynamodb, outputs.tableName);
+  const cursors = new DynamoDbLoaderCursors(clients.dynamodb, outputs.tableName);
   const firstTick = await firstLoaderTick(ctx);
-  const firstCursor = (await store.readLoaderCursors()).loadedThroughMs;
+  const firstCursor = (await cursors.read()).loadedThroughMs;
   if (firstCursor === undefined) throw new Error('the loader has not written its cursor');
   const margin = (intervalMs - spanMs) / 2;
   const ingestBudgetMs = (params.events / ASSUMED_INGEST_PER_SECOND) * 1000 + 15_000;

@@ -1,24 +1,19 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { EmissionEnding } from '../domain/emission.js';
 import type { ScheduledEvent } from '../domain/event.js';
 import { EVENT_STATE, eventOf, isOpen, type EventRecord } from '../domain/lifecycle.js';
 import { TransientError } from '../domain/reasons.js';
 import { DEFAULTS } from '../config.js';
-import { systemClock } from '../app/ports.js';
 import type {
   ChangeRefused,
   Clock,
   ChangeRequest,
   ChangeScope,
   CreateOutcome,
-  DueEventRef,
   EndsRecorded,
   EventStore,
-  LoaderCursors,
   LoadingTake,
   NewEvent,
-  NoticeClaim,
   Placement,
   Requeue,
   Unreleased,
@@ -33,16 +28,11 @@ import {
 } from './dynamodb-conditional-writes.js';
 import { isEventItem, newEventItems, payloadItemId, toRecord } from './dynamodb-event-items.js';
 import { DynamoDbQuotaCounters } from './dynamodb-quota-counters.js';
-import { isConditionFailure, LOADER_CURSOR_ID, openEventsCounterId, TABLE, transient, withoutSdkRetries } from './dynamodb-table.js';
+import { systemClock } from './system-clock.js';
+import { isConditionFailure, TABLE, transient, withoutSdkRetries } from './dynamodb-table.js';
 
 /** Open, of this tenant, and due after the change cutoff: what cancel and reschedule require. */
 const CHANGEABLE = 'attribute_exists(#id) AND tenant = :tenant AND #state IN (:scheduled, :queued) AND #due > :cutoff';
-
-/** The loader cursor item's attribute for each of its cursors. */
-const CURSOR_ATTRIBUTES: Readonly<Record<keyof LoaderCursors, string>> = {
-  loadedThroughMs: 'cursorMs',
-  repairedThroughMs: 'repairedThroughMs',
-};
 
 const is = (attribute: string, value: unknown): Condition => ({ op: '=', attribute, value });
 
@@ -210,27 +200,6 @@ export class DynamoDbEventStore implements EventStore {
     return new Map(records.map((record) => [record.id, record.payload ?? String(apart.get(payloadItemId(record))?.payload ?? '')]));
   }
 
-  async *queryDue(bucketShard: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]> {
-    if (untilMs <= fromMs) return;
-    const pages = paginateQuery(
-      { client: this.client, pageSize: 1000 },
-      {
-        TableName: this.tableName,
-        IndexName: TABLE.dueIndex,
-        KeyConditionExpression: '#bucket = :bucket AND #due BETWEEN :from AND :last',
-        ExpressionAttributeNames: { '#bucket': TABLE.bucketShardKey, '#due': TABLE.dueAtKey },
-        ExpressionAttributeValues: { ':bucket': bucketShard, ':from': fromMs, ':last': untilMs - 1 },
-      },
-    );
-    try {
-      for await (const page of pages) {
-        yield (page.Items ?? []).map((item) => ({ id: String(item[TABLE.partitionKey]), dueAt: Number(item[TABLE.dueAtKey]) }));
-      }
-    } catch (error) {
-      throw transient('Query', error);
-    }
-  }
-
   async read(ids: readonly string[]): Promise<ReadonlyMap<string, EventRecord>> {
     const items = await batchGet(this.client, this.tableName, ids);
     const records = new Map<string, EventRecord>();
@@ -347,14 +316,7 @@ export class DynamoDbEventStore implements EventStore {
                   },
                 },
               },
-              {
-                Update: {
-                  TableName: this.tableName,
-                  Key: { [TABLE.partitionKey]: openEventsCounterId(scope.tenant) },
-                  UpdateExpression: 'ADD openEvents :freed',
-                  ExpressionAttributeValues: { ':freed': -1 },
-                },
-              },
+              { Update: this.counters.releaseUpdate(scope.tenant, 1) },
             ],
           }),
         ),
@@ -482,91 +444,6 @@ export class DynamoDbEventStore implements EventStore {
         if (attempt === CHANGE_WRITE_ATTEMPTS) throw transient(operation, error);
         await pauseBeforeRound(attempt);
       }
-    }
-  }
-
-  async claimNotice(noticeId: string, claim: NoticeClaim, expiresAt: number): Promise<'claimed' | 'ended' | 'busy'> {
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { [TABLE.partitionKey]: noticeId },
-          UpdateExpression: 'SET emitClaim = :owner, emitClaimUntil = :until, #ttl = if_not_exists(#ttl, :ttl)',
-          ConditionExpression:
-            'attribute_not_exists(sentAt) AND (attribute_not_exists(emitClaimUntil) OR emitClaimUntil < :now OR emitClaim = :owner)',
-          ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
-          ExpressionAttributeValues: { ':owner': claim.owner, ':until': claim.leaseUntil, ':now': claim.now, ':ttl': expiresAt },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      return 'claimed';
-    } catch (error) {
-      if (isConditionFailure(error)) return (error as ConditionalCheckFailedException).Item?.sentAt ? 'ended' : 'busy';
-      throw transient('UpdateItem', error);
-    }
-  }
-
-  async releaseNotice(noticeId: string, owner: string): Promise<void> {
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { [TABLE.partitionKey]: noticeId },
-          UpdateExpression: 'REMOVE emitClaim, emitClaimUntil',
-          ConditionExpression: 'emitClaim = :owner',
-          ExpressionAttributeValues: { ':owner': owner },
-        }),
-      );
-    } catch (error) {
-      // Someone else's claim now, or gone: nothing of ours to release.
-      if (isConditionFailure(error)) return;
-      throw transient('UpdateItem', error);
-    }
-  }
-
-  async markNoticeSent(noticeId: string, sentAt: number): Promise<void> {
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { [TABLE.partitionKey]: noticeId },
-          UpdateExpression: 'SET sentAt = :at',
-          ExpressionAttributeValues: { ':at': sentAt },
-        }),
-      );
-    } catch (error) {
-      throw transient('UpdateItem', error);
-    }
-  }
-
-  async readLoaderCursors(): Promise<LoaderCursors> {
-    try {
-      const { Item } = await this.client.send(
-        new GetCommand({ TableName: this.tableName, Key: { [TABLE.partitionKey]: LOADER_CURSOR_ID }, ConsistentRead: true }),
-      );
-      const at = (attribute: string): number | undefined => (typeof Item?.[attribute] === 'number' ? Item[attribute] : undefined);
-      return { loadedThroughMs: at(CURSOR_ATTRIBUTES.loadedThroughMs), repairedThroughMs: at(CURSOR_ATTRIBUTES.repairedThroughMs) };
-    } catch (error) {
-      throw transient('GetItem', error);
-    }
-  }
-
-  async advanceLoaderCursor(cursor: keyof LoaderCursors, toMs: number): Promise<void> {
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { [TABLE.partitionKey]: LOADER_CURSOR_ID },
-          UpdateExpression: 'SET #cursor = :to',
-          ConditionExpression: 'attribute_not_exists(#cursor) OR #cursor < :to',
-          ExpressionAttributeNames: { '#cursor': CURSOR_ATTRIBUTES[cursor] },
-          ExpressionAttributeValues: { ':to': toMs },
-        }),
-      );
-    } catch (error) {
-      // A concurrent tick already moved it further: nothing to do.
-      if (isConditionFailure(error)) return;
-      throw transient('UpdateItem', error);
     }
   }
 }

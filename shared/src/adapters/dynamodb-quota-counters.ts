@@ -3,7 +3,12 @@ import type { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { FullQuotas, quotaRoom, type QuotaCounts } from '../domain/quotas.js';
 import { TransientError } from '../domain/reasons.js';
 import type { Quotas } from '../domain/tenants.js';
-import { isConditionFailure, openEventsCounterId, TABLE, transient } from './dynamodb-table.js';
+import { isConditionFailure, TABLE, transient } from './dynamodb-table.js';
+
+/** The item counting a tenant's open events and its new events per second (its quota counters). */
+export function openEventsCounterId(tenant: string): string {
+  return `#tenant#${tenant}`;
+}
 
 const OPEN_EVENTS = 'openEvents';
 /** New events admitted in one second are counted in an attribute named after it: `r<epoch second>`. */
@@ -129,7 +134,20 @@ export class DynamoDbQuotaCounters {
     await this.add(tenant, { [OPEN_EVENTS]: -count });
   }
 
-  /** Takes note that places of a tenant's were freed elsewhere (a cancel's own write): its open events may no longer be full. */
+  /**
+   * The update that frees `count` places, for a transaction that frees them with the write that
+   * ends their events (a cancel's); call `freed` once it has applied.
+   */
+  releaseUpdate(tenant: string, count: number) {
+    return {
+      TableName: this.tableName,
+      Key: { [TABLE.partitionKey]: openEventsCounterId(tenant) },
+      UpdateExpression: `ADD ${OPEN_EVENTS} :freed`,
+      ExpressionAttributeValues: { ':freed': -count },
+    };
+  }
+
+  /** Takes note that places of a tenant's were freed by a transaction (see releaseUpdate): its open events may no longer be full. */
   freed(tenant: string): void {
     this.full.forget(tenant);
   }

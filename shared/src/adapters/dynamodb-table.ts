@@ -44,13 +44,6 @@ export const TABLE_LAYOUT = {
   }[];
 };
 
-export const LOADER_CURSOR_ID = '#loader-cursor';
-
-/** The item counting a tenant's open events and its new events per second (its quota counters). */
-export function openEventsCounterId(tenant: string): string {
-  return `#tenant#${tenant}`;
-}
-
 export function isConditionFailure(error: unknown): boolean {
   return error instanceof ConditionalCheckFailedException || (error as { name?: string })?.name === 'ConditionalCheckFailedException';
 }

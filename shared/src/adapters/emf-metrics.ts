@@ -34,3 +34,6 @@ export class EmfMetrics implements SchedulerMetrics {
     if (this.metrics.hasStoredMetrics()) this.metrics.publishStoredMetrics();
   }
 }
+
+/** No metrics: where EMF is off (the local runtime, and SCHEDULER_METRICS_ENABLED=false). */
+export const noMetrics: SchedulerMetrics = { count: () => {}, latenessMs: () => {}, loaderBacklogSeconds: () => {}, flush: () => {} };

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { SchedulerConfig } from '../config.js';
 import { bucketsBetween } from '../domain/buckets.js';
 import type { LoadingChunk } from '../domain/messages.js';
-import type { Clock, EventStore, LoaderCursors, LoadingQueue, Logger, SchedulerMetrics } from './ports.js';
+import type { Clock, DueIndex, LoaderCursors, LoaderProgress, LoadingQueue, Logger, SchedulerMetrics } from './ports.js';
 
 export interface LoaderDeps {
   readonly config: Pick<
@@ -15,7 +15,8 @@ export interface LoaderDeps {
     | 'shardCount'
     | 'repairAfterSeconds'
   >;
-  readonly store: Pick<EventStore, 'queryDue' | 'readLoaderCursors' | 'advanceLoaderCursor'>;
+  readonly dueIndex: DueIndex;
+  readonly cursors: LoaderCursors;
   readonly loadingQueue: LoadingQueue;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -48,14 +49,14 @@ export interface LoaderTickResult extends PassResult {
 async function fanOut(
   deps: LoaderDeps,
   pass: {
-    readonly cursor: keyof LoaderCursors;
+    readonly cursor: keyof LoaderProgress;
     readonly fromMs: number;
     readonly untilMs: number;
     readonly deadline: number;
     readonly repair: boolean;
   },
 ): Promise<PassResult> {
-  const { config, clock, store } = deps;
+  const { config, clock, dueIndex, cursors } = deps;
   const { fromMs, untilMs, deadline, repair } = pass;
   let throughMs = fromMs;
   let eventsFound = 0;
@@ -71,7 +72,7 @@ async function fanOut(
     await Promise.all(
       round.flatMap((bucket) =>
         bucket.shardKeys.map(async (key) => {
-          for await (const page of store.queryDue(key, bucket.startMs, bucket.endMs)) {
+          for await (const page of dueIndex.query(key, bucket.startMs, bucket.endMs)) {
             for (const ref of page) ids.push(ref.id);
           }
         }),
@@ -87,7 +88,7 @@ async function fanOut(
     chunksSent += chunks.length;
     throughMs = round.at(-1)?.endMs ?? throughMs;
     // Round by round: a tick that fails later keeps what it handed out, and the next goes on from there.
-    await store.advanceLoaderCursor(pass.cursor, throughMs);
+    await cursors.advance(pass.cursor, throughMs);
   }
   return { fromMs, throughMs, eventsFound, chunksSent, caughtUp: true };
 }
@@ -103,14 +104,14 @@ async function fanOut(
  * set aside, or its delay-queue copy was lost), so no single lost message loses a stored event.
  */
 export async function runLoaderTick(deps: LoaderDeps): Promise<LoaderTickResult> {
-  const { config, clock, store, logger, metrics } = deps;
+  const { config, clock, cursors, logger, metrics } = deps;
   const started = clock.now();
   const deadline = started + config.loaderTickBudgetSeconds * 1000;
-  const cursors = await store.readLoaderCursors();
-  const fromMs = cursors.loadedThroughMs ?? started - config.loaderInitialCatchUpSeconds * 1000;
+  const progress = await cursors.read();
+  const fromMs = progress.loadedThroughMs ?? started - config.loaderInitialCatchUpSeconds * 1000;
   // On a new table, where the first tick starts is written before anything else: a tick that
   // fails must not leave the next one to start later, from its own clock.
-  if (cursors.loadedThroughMs === undefined) await store.advanceLoaderCursor('loadedThroughMs', fromMs);
+  if (progress.loadedThroughMs === undefined) await cursors.advance('loadedThroughMs', fromMs);
   metrics.loaderBacklogSeconds(Math.max(0, (started - fromMs) / 1000));
 
   const load = await fanOut(deps, {
@@ -122,8 +123,8 @@ export async function runLoaderTick(deps: LoaderDeps): Promise<LoaderTickResult>
   });
 
   // Never ahead of what was handed out: a loader that is behind sweeps behind it.
-  const repairFrom = cursors.repairedThroughMs ?? fromMs;
-  if (cursors.repairedThroughMs === undefined) await store.advanceLoaderCursor('repairedThroughMs', repairFrom);
+  const repairFrom = progress.repairedThroughMs ?? fromMs;
+  if (progress.repairedThroughMs === undefined) await cursors.advance('repairedThroughMs', repairFrom);
   const repairUntil = Math.min(started - config.repairAfterSeconds * 1000, load.throughMs);
   const repair = load.caughtUp
     ? await fanOut(deps, { cursor: 'repairedThroughMs', fromMs: repairFrom, untilMs: repairUntil, deadline, repair: true })

@@ -1,28 +1,69 @@
-import type { Logger } from 'pino';
-import type { ScheduledEvent } from '../domain/event.js';
-import type { EventRecord, EventState } from '../domain/lifecycle.js';
-import type { Quotas, Tenant } from '../domain/tenants.js';
-import type { FailureNotice, NoticeDestination } from '../domain/failure.js';
-import type { LoadingChunk } from '../domain/messages.js';
 import type { EmissionEnding } from '../domain/emission.js';
+import type { ScheduledEvent } from '../domain/event.js';
+import type { FailureNotice, NoticeDestination } from '../domain/failure.js';
+import type { EventRecord, EventState } from '../domain/lifecycle.js';
+import type { LoadingChunk } from '../domain/messages.js';
+import type { Quotas, Tenant } from '../domain/tenants.js';
 
-export type { Logger };
+/**
+ * What the application needs of the world, one job to each port: the adapters (shared/src/adapters)
+ * implement them over DynamoDB, SQS and SNS, and the unit tests' fakes (shared/test) in memory.
+ * Types only: nothing here runs.
+ */
+
+// ---- The process ------------------------------------------------------------------------------
 
 export interface Clock {
   now(): number;
   sleep(ms: number): Promise<void>;
 }
 
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-};
-
-/** A stored event's key as the loader sees it through the GSI. */
-export interface DueEventRef {
-  readonly id: string;
-  readonly dueAt: number;
+/** What the application logs: a line at a level, with the fields that say what it is about (JSON on Lambda). */
+export interface Logger {
+  debug(fields: object, message: string): void;
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
 }
+
+/** Counters and timings, published without extra API calls (EMF on Lambda). */
+export interface SchedulerMetrics {
+  count(name: MetricName, value?: number, reason?: string): void;
+  latenessMs(value: number): void;
+  /** How far behind the loader's cursor is at the start of a tick (0 when on time). */
+  loaderBacklogSeconds(value: number): void;
+  flush(): void;
+}
+
+export type MetricName =
+  | 'EventsIngested'
+  | 'EventsRejected'
+  | 'EventsStored'
+  | 'EventsDelayed'
+  | 'EventsLoaded'
+  | 'EventsEmitted'
+  | 'EventsFailed'
+  | 'EventsCancelled'
+  | 'EventsRescheduled'
+  | 'DuplicatesSuppressed'
+  /** Delay-queue messages of a cancelled or rescheduled version, dropped by the emitter. */
+  | 'StaleMessagesDropped'
+  /** Events found already emitted when their emission was recorded: two copies were emitted at once. */
+  | 'DuplicateEmissions'
+  /** Publishes that failed for a reason a retry may fix, and were put back to be retried later. */
+  | 'PublishRetries'
+  /** Open events found overdue by the loader's sweep and sent to the delay queue again. */
+  | 'EventsRepaired';
+
+// ---- Tenants ----------------------------------------------------------------------------------
+
+/** Who a message belongs to, by the input topic it arrived on; and each tenant by id. */
+export interface TenantDirectory {
+  forTopic(topicArn: string): Tenant | undefined;
+  tenant(id: string): Tenant | undefined;
+}
+
+// ---- Events: their records, from ingest to their end ------------------------------------------
 
 /**
  * Where a new or rescheduled event goes: straight to the delay queue, or stored for the loader.
@@ -88,6 +129,14 @@ export interface ChangeScope {
   readonly cutoffMs: number;
 }
 
+/** A cancel or reschedule as the input message carried it. */
+export interface ChangeRequest {
+  /** The input message (SNS MessageId): its redelivery finds its own change applied. */
+  readonly by: string;
+  /** When the client published it (SNS Timestamp): a change published before the last one applied is superseded. */
+  readonly publishedAt: number;
+}
+
 /**
  * Which ends were recorded; which found the event already ended by another delivery (it was
  * emitted twice); and which are still unknown (the write kept failing, or its answer was lost).
@@ -126,20 +175,7 @@ export interface LoadingTake {
   readonly overdueBefore?: number | undefined;
 }
 
-/** A cancel or reschedule as the input message carried it. */
-export interface ChangeRequest {
-  /** The input message (SNS MessageId): its redelivery finds its own change applied. */
-  readonly by: string;
-  /** When the client published it (SNS Timestamp): a change published before the last one applied is superseded. */
-  readonly publishedAt: number;
-}
-
-/** Where the loader has handed events out to (loading) and swept them for repair. */
-export interface LoaderCursors {
-  readonly loadedThroughMs: number | undefined;
-  readonly repairedThroughMs: number | undefined;
-}
-
+/** The events' records: created by ingest, taken by loading, ended by the emitter, changed by clients. */
 export interface EventStore {
   /**
    * Records new events of one tenant and counts them against its quotas: however many ingest
@@ -156,8 +192,6 @@ export interface EventStore {
   requeue(id: string, requeue: Requeue): Promise<boolean>;
   /** The payload of an event whose payload the table holds (in its record, or in an item of its own). */
   storedPayload(record: EventRecord): Promise<string>;
-  /** Pages of events in one bucket shard with dueAt in [fromMs, untilMs). */
-  queryDue(bucketShard: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]>;
   /** Records by id, read consistently (an id without a record is absent). */
   read(ids: readonly string[]): Promise<ReadonlyMap<string, EventRecord>>;
   /**
@@ -173,7 +207,7 @@ export interface EventStore {
    * reported, not applied.
    */
   endEmissions(ends: readonly EmissionEnding[]): Promise<EndsRecorded>;
-  /** Frees places ends released (EndsRecorded.freed), one counter write per tenant; returns those it could not free. */
+  /** Frees places ends released (EndsRecorded.applied), one counter write per tenant; returns those it could not free. */
   releasePlaces(freed: ReadonlyMap<string, number>): Promise<readonly Unreleased[]>;
   /**
    * Cancels an open event of this tenant due after the cutoff and frees its place in the quota,
@@ -200,29 +234,36 @@ export interface EventStore {
       readonly expiresAt: number;
     },
   ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent } | ChangeRefused>;
-  /** Claims the publication of a failure notice, keyed like an event so a redelivery publishes it once; its record is kept until `expiresAt` (epoch seconds). */
-  claimNotice(noticeId: string, claim: NoticeClaim, expiresAt: number): Promise<'claimed' | 'ended' | 'busy'>;
-  /** Gives up a notice's claim after a failed publish, so the retry need not wait for the lease. */
-  releaseNotice(noticeId: string, owner: string): Promise<void>;
-  markNoticeSent(noticeId: string, sentAt: number): Promise<void>;
-  readLoaderCursors(): Promise<LoaderCursors>;
-  /** Moves one of the loader's cursors forward (never back). */
-  advanceLoaderCursor(cursor: keyof LoaderCursors, toMs: number): Promise<void>;
 }
 
-/** What operators read: one event, and a tenant's events by state. */
-export interface EventRecords {
-  get(id: string): Promise<EventRecord | undefined>;
-  /** A tenant's events in one state, by due time; `after` continues from a previous page's `next`. */
-  list(
-    tenant: string,
-    state: EventState,
-    page: { readonly limit: number; readonly after?: string | undefined },
-  ): Promise<{
-    readonly records: readonly EventRecord[];
-    readonly next: string | undefined;
-  }>;
+// ---- The loader: the due index and its cursors ------------------------------------------------
+
+/** A stored event's key as the loader sees it through the GSI. */
+export interface DueEventRef {
+  readonly id: string;
+  readonly dueAt: number;
 }
+
+/** Stored events by due time, one bucket shard at a time: what the loader reads. */
+export interface DueIndex {
+  /** Pages of events in one bucket shard with dueAt in [fromMs, untilMs). */
+  query(bucketShard: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]>;
+}
+
+/** Where the loader has handed events out to (loading) and swept them for repair. */
+export interface LoaderProgress {
+  readonly loadedThroughMs: number | undefined;
+  readonly repairedThroughMs: number | undefined;
+}
+
+/** The loader's two cursors, kept between ticks. */
+export interface LoaderCursors {
+  read(): Promise<LoaderProgress>;
+  /** Moves one cursor forward (never back). */
+  advance(cursor: keyof LoaderProgress, toMs: number): Promise<void>;
+}
+
+// ---- Failure notices: published once --------------------------------------------------------
 
 export interface NoticeClaim {
   readonly owner: string;
@@ -230,11 +271,16 @@ export interface NoticeClaim {
   readonly leaseUntil: number;
 }
 
-/** Who a message belongs to, by the input topic it arrived on; and each tenant by id. */
-export interface TenantDirectory {
-  forTopic(topicArn: string): Tenant | undefined;
-  tenant(id: string): Tenant | undefined;
+/** Claims on publishing failure notices, keyed like events, so a redelivered notice is published once. */
+export interface NoticeClaims {
+  /** Claims a notice's publication; its record is kept until `expiresAt` (epoch seconds). */
+  claim(noticeId: string, claim: NoticeClaim, expiresAt: number): Promise<'claimed' | 'ended' | 'busy'>;
+  /** Gives up a claim after a failed publish, so the retry need not wait for the lease. */
+  release(noticeId: string, owner: string): Promise<void>;
+  markSent(noticeId: string, sentAt: number): Promise<void>;
 }
+
+// ---- Queues and topics ------------------------------------------------------------------------
 
 export interface DelayedSend {
   readonly event: ScheduledEvent;
@@ -272,33 +318,29 @@ export interface TopicPublisher {
   publish(topicArn: string, message: string, attributes?: Readonly<Record<string, string>>): Promise<void>;
 }
 
-/** Counters and timings, published without extra API calls (EMF on Lambda). */
-export interface SchedulerMetrics {
-  count(name: MetricName, value?: number, reason?: string): void;
-  latenessMs(value: number): void;
-  /** How far behind the loader's cursor is at the start of a tick (0 when on time). */
-  loaderBacklogSeconds(value: number): void;
-  flush(): void;
+// ---- Operators --------------------------------------------------------------------------------
+
+/** What operators read: one event, and a tenant's events by state. */
+export interface EventRecords {
+  get(id: string): Promise<EventRecord | undefined>;
+  /** A tenant's events in one state, by due time; `after` continues from a previous page's `next`. */
+  list(
+    tenant: string,
+    state: EventState,
+    page: { readonly limit: number; readonly after?: string | undefined },
+  ): Promise<{
+    readonly records: readonly EventRecord[];
+    readonly next: string | undefined;
+  }>;
 }
 
-export type MetricName =
-  | 'EventsIngested'
-  | 'EventsRejected'
-  | 'EventsStored'
-  | 'EventsDelayed'
-  | 'EventsLoaded'
-  | 'EventsEmitted'
-  | 'EventsFailed'
-  | 'EventsCancelled'
-  | 'EventsRescheduled'
-  | 'DuplicatesSuppressed'
-  /** Delay-queue messages of a cancelled or rescheduled version, dropped by the emitter. */
-  | 'StaleMessagesDropped'
-  /** Events found already emitted when their emission was recorded: two copies were emitted at once. */
-  | 'DuplicateEmissions'
-  /** Publishes that failed for a reason a retry may fix, and were put back to be retried later. */
-  | 'PublishRetries'
-  /** Open events found overdue by the loader's sweep and sent to the delay queue again. */
-  | 'EventsRepaired';
+/** The counter a tenant's open-events quota is taken from. */
+export interface OpenEventsCounter {
+  openEvents(tenant: string): Promise<number>;
+  correctOpenEvents(tenant: string, delta: number): Promise<void>;
+}
 
-export const noMetrics: SchedulerMetrics = { count: () => {}, latenessMs: () => {}, loaderBacklogSeconds: () => {}, flush: () => {} };
+/** A count of a tenant's open events from the events themselves (a scan). */
+export interface OpenEventsCensus {
+  countOpen(tenant: string): Promise<number>;
+}

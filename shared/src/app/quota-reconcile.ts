@@ -1,13 +1,4 @@
-/** The counter a tenant's open-events quota is taken from. */
-export interface OpenEventsCounter {
-  openEvents(tenant: string): Promise<number>;
-  correctOpenEvents(tenant: string, delta: number): Promise<void>;
-}
-
-/** A count of a tenant's open events from the events themselves (a scan). */
-export interface OpenEventsCensus {
-  countOpen(tenant: string): Promise<number>;
-}
+import type { OpenEventsCensus, OpenEventsCounter } from './ports.js';
 
 export interface Reconciliation {
   readonly tenant: string;

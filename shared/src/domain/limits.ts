@@ -8,8 +8,10 @@ export const SNS_PUBLISH_BATCH_ENTRIES = 10;
 export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
 /** Longest SQS DelaySeconds; the loader hands out nothing due later than this. */
 export const SQS_MAX_DELAY_SECONDS = 900;
-/** Entries in one SQS SendMessageBatch or DeleteMessageBatch, and messages in one receive. */
+/** Entries in one SQS SendMessageBatch, DeleteMessageBatch or ChangeMessageVisibilityBatch, and messages in one receive. */
 export const SQS_BATCH_ENTRIES = 10;
+/** Longest an SQS receive waits for messages (its long poll). */
+export const SQS_MAX_WAIT_SECONDS = 20;
 /** Keys in one DynamoDB BatchGetItem. */
 export const DYNAMODB_BATCH_GET_KEYS = 100;
 /** Items in one DynamoDB BatchWriteItem. */

@@ -1,6 +1,183 @@
-import { ChangeMessageVisibilityBatchCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
-import { decodeDelayQueueMessage } from '@adhoc-scheduler/shared';
-import { invokeAndDelete, RECEIVE_RETRY_MS, RECORD_SYSTEM_ATTRIBUTES, type SqsPoller, type SqsPollerOptions } from './sqs-poller.js';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  type Message,
+  type MessageSystemAttributeName,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import { chunks, decodeDelayQueueMessage, SQS_BATCH_ENTRIES, SQS_MAX_WAIT_SECONDS, type Logger } from '@adhoc-scheduler/shared';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+
+/**
+ * Lambda's SQS event source, as the local runtime plays it: pollers that receive batches, hand
+ * them to a handler as Lambda's records, delete what succeeded and leave the reported failures
+ * to come back after the visibility timeout. One for each queue; the delay queue's is fair by
+ * tenant, as the SQS fair queue it is on AWS.
+ */
+
+export interface SqsPollerOptions {
+  readonly sqs: SQSClient;
+  readonly queueUrl: string;
+  readonly queueArn: string;
+  readonly region: string;
+  /** Batches handled at once, as Lambda's concurrency for an SQS event source. */
+  readonly concurrency: number;
+  /** Messages in one invocation at most (more than SQS's 10 a receive only with a batching window, as on Lambda). */
+  readonly batchSize: number;
+  /** How long a poll keeps receiving to fill its batch, as Lambda's MaximumBatchingWindowInSeconds (none by default). */
+  readonly batchingWindowSeconds?: number | undefined;
+  readonly handler: (event: SQSEvent) => Promise<SQSBatchResponse>;
+  readonly logger: Logger;
+  readonly onInvocation?: ((durationMs: number, records: number) => void) | undefined;
+}
+
+export interface SqsPoller {
+  stop(): Promise<void>;
+}
+
+/** The system attributes Lambda puts on a record (MessageGroupId on FIFO and fair queues). */
+const RECORD_SYSTEM_ATTRIBUTES: MessageSystemAttributeName[] = [
+  'ApproximateReceiveCount',
+  'SentTimestamp',
+  'SenderId',
+  'ApproximateFirstReceiveTimestamp',
+  'MessageGroupId',
+];
+
+/** What Lambda hands a function for one SQS message. */
+function toRecord(message: Message, queueArn: string, region: string): SQSRecord {
+  const attributes = message.Attributes ?? {};
+  return {
+    messageId: message.MessageId ?? '',
+    receiptHandle: message.ReceiptHandle ?? '',
+    body: message.Body ?? '',
+    attributes: {
+      ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
+      SentTimestamp: attributes.SentTimestamp ?? '',
+      SenderId: attributes.SenderId ?? '',
+      ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? '',
+      ...(attributes.MessageGroupId === undefined ? {} : { MessageGroupId: attributes.MessageGroupId }),
+    },
+    messageAttributes: Object.fromEntries(
+      Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [
+        name,
+        { stringValue: value.StringValue, dataType: value.DataType ?? 'String', stringListValues: [], binaryListValues: [] },
+      ]),
+    ),
+    md5OfBody: message.MD5OfBody ?? '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: queueArn,
+    awsRegion: region,
+  };
+}
+
+type BatchInvocation = Pick<SqsPollerOptions, 'sqs' | 'queueUrl' | 'queueArn' | 'region' | 'handler' | 'logger' | 'onInvocation'>;
+
+/**
+ * One invocation as Lambda's SQS event source makes it: the handler gets the messages as
+ * records, what succeeded is deleted, and the reported failures (or the whole batch, if the
+ * handler throws) are left to come back after the visibility timeout.
+ */
+async function invokeAndDelete(options: BatchInvocation, messages: readonly Message[]): Promise<void> {
+  const { sqs, queueUrl, logger } = options;
+  const records = messages.map((message) => toRecord(message, options.queueArn, options.region));
+  const started = performance.now();
+  let failedIds: Set<string>;
+  try {
+    const response = await options.handler({ Records: records });
+    failedIds = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
+  } catch (error) {
+    logger.error({ err: error, queueUrl }, 'handler failed; the whole batch will be retried');
+    failedIds = new Set(records.map((record) => record.messageId));
+  } finally {
+    options.onInvocation?.(performance.now() - started, records.length);
+  }
+  const done = records.filter((record) => !failedIds.has(record.messageId));
+  await Promise.all(
+    chunks(done, SQS_BATCH_ENTRIES).map(async (chunk) => {
+      const result = await sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: chunk.map((record, index) => ({ Id: `d${index}`, ReceiptHandle: record.receiptHandle })),
+        }),
+      );
+      if (result.Failed?.length) logger.warn({ failed: result.Failed, queueUrl }, 'some processed messages could not be deleted');
+    }),
+  );
+}
+
+/** Receives made at once to fill a batch of more than 10 messages. */
+const RECEIVES_IN_FLIGHT = 5;
+
+/** Pause after a failed receive, so an unreachable queue is not hammered. */
+const RECEIVE_RETRY_MS = 500;
+
+/**
+ * Drives a handler the way Lambda's SQS event source does: long-polls batches, invokes the
+ * handler, deletes what succeeded and leaves the reported failures (or the whole batch, if
+ * the handler throws) to come back after the visibility timeout.
+ */
+export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
+  const abort = new AbortController();
+  const { sqs, queueUrl, logger } = options;
+
+  const receive = async (count: number, waitSeconds: number): Promise<Message[]> => {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: Math.min(SQS_BATCH_ENTRIES, count),
+        WaitTimeSeconds: waitSeconds,
+        MessageSystemAttributeNames: RECORD_SYSTEM_ATTRIBUTES,
+        MessageAttributeNames: ['All'],
+      }),
+      { abortSignal: abort.signal },
+    );
+    return Messages;
+  };
+
+  const pollOnce = async (): Promise<void> => {
+    const messages = await receive(options.batchSize, SQS_MAX_WAIT_SECONDS);
+    if (messages.length === 0) return;
+    // Lambda's batching window: keep receiving until the batch is full or the window is over;
+    // several receives at once while the queue hands out full ones (a backlog), one otherwise.
+    const windowEnds = performance.now() + (options.batchingWindowSeconds ?? 0) * 1000;
+    let backlog = messages.length === SQS_BATCH_ENTRIES;
+    while (messages.length < options.batchSize && performance.now() < windowEnds) {
+      const missing = options.batchSize - messages.length;
+      const inFlight = backlog ? Math.min(RECEIVES_IN_FLIGHT, Math.ceil(missing / SQS_BATCH_ENTRIES)) : 1;
+      const receives = Array.from({ length: inFlight }, (_, index) =>
+        receive(Math.min(SQS_BATCH_ENTRIES, missing - index * SQS_BATCH_ENTRIES), 1),
+      );
+      const received = await Promise.all(receives);
+      backlog = received.every((batch) => batch.length === SQS_BATCH_ENTRIES);
+      for (const batch of received) messages.push(...batch);
+    }
+    await invokeAndDelete(options, messages);
+  };
+
+  const loop = async (): Promise<void> => {
+    while (!abort.signal.aborted) {
+      try {
+        await pollOnce();
+      } catch (error) {
+        if (abort.signal.aborted) return;
+        logger.error({ err: error, queueUrl }, 'poll failed; retrying');
+        await new Promise((resolve) => setTimeout(resolve, RECEIVE_RETRY_MS));
+      }
+    }
+  };
+  const loops = Array.from({ length: options.concurrency }, loop);
+
+  return {
+    async stop() {
+      abort.abort();
+      await Promise.allSettled(loops);
+    },
+  };
+}
+
+// ---- The delay queue's fair poller ------------------------------------------------------------
 
 export interface FairQueuePollerOptions extends SqsPollerOptions {
   /** The queue's visibility timeout: messages waiting here are kept hidden for as long as they wait. */
@@ -27,12 +204,8 @@ export function delayQueueGroupOf(message: Message): string | undefined {
 const MESSAGE_OVERHEAD_BYTES = 1024;
 const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 const DEFAULT_RECEIVERS = 8;
-/** SQS hands out at most 10 messages per receive. */
-const RECEIVE_MAX = 10;
 /** At most this long between SQS handing messages out and their answer arriving here. */
 const TRANSFER_MARGIN_MS = 1000;
-/** ChangeMessageVisibilityBatch takes at most 10 entries. */
-const VISIBILITY_BATCH = 10;
 /** Messages without a MessageGroupId form one group. */
 const NO_GROUP = '';
 
@@ -114,8 +287,8 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
    */
   const setVisibility = async (entries: readonly Waiting[], seconds: number): Promise<Waiting[]> => {
     const lost: Waiting[] = [];
-    for (let from = 0; from < entries.length; from += VISIBILITY_BATCH) {
-      const chunk = entries.slice(from, from + VISIBILITY_BATCH);
+    for (let from = 0; from < entries.length; from += SQS_BATCH_ENTRIES) {
+      const chunk = entries.slice(from, from + SQS_BATCH_ENTRIES);
       const requestedAt = Date.now();
       try {
         const { Failed = [] } = await sqs.send(
@@ -258,8 +431,8 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
         const { Messages = [] } = await sqs.send(
           new ReceiveMessageCommand({
             QueueUrl: queueUrl,
-            MaxNumberOfMessages: RECEIVE_MAX,
-            WaitTimeSeconds: behind ? 0 : 20,
+            MaxNumberOfMessages: SQS_BATCH_ENTRIES,
+            WaitTimeSeconds: behind ? 0 : SQS_MAX_WAIT_SECONDS,
             MessageSystemAttributeNames: RECORD_SYSTEM_ATTRIBUTES,
             MessageAttributeNames: ['All'],
           }),
@@ -268,7 +441,7 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
         // The timeout runs from when SQS handed the messages out: for a long poll that waited,
         // just before its answer arrived (less a margin for the transfer), never before the request.
         const handedOutAt = Math.max(requestedAt, Date.now() - Math.min(TRANSFER_MARGIN_MS, timeoutMs / 4));
-        if (Messages.length === RECEIVE_MAX) receiversBehind.add(receiver);
+        if (Messages.length === SQS_BATCH_ENTRIES) receiversBehind.add(receiver);
         else receiversBehind.delete(receiver);
         buffer(Messages, handedOutAt + timeoutMs);
       } catch (error) {

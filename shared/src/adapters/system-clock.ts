@@ -1,0 +1,7 @@
+import type { Clock } from '../app/ports.js';
+
+/** The machine's clock and timers. */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};

@@ -1,0 +1,167 @@
+import type {
+  Clock,
+  DelayedSend,
+  DelayedSendFailure,
+  DelayQueue,
+  LoadingQueue,
+  MetricName,
+  SchedulerMetrics,
+  TopicPublisher,
+} from '../src/app/ports.js';
+import type { EmissionEnding } from '../src/domain/emission.js';
+import type { FailureNotice, NoticeDestination } from '../src/domain/failure.js';
+import { encodeDelayQueueMessage, type DelayQueueMessage, type LoadingChunk } from '../src/domain/messages.js';
+import { TransientError } from '../src/domain/reasons.js';
+
+/**
+ * The in-memory fakes of the ports beside the table's (see memory-event-store.ts): the clock, the
+ * metrics, the queues and the topics. One each, shared by every unit test, which inspects what
+ * they were asked and tells them when to refuse.
+ */
+
+/** A clock that moves only when slept on or set; its timers may fire up to `earlyMs` before they are due (never less than 1 ms in). */
+export class FakeClock implements Clock {
+  /** Every sleep asked for, in order. */
+  readonly sleeps: number[] = [];
+
+  constructor(
+    private at: number,
+    private readonly earlyMs = 0,
+  ) {}
+
+  now = (): number => this.at;
+
+  sleep = async (ms: number): Promise<void> => {
+    this.sleeps.push(ms);
+    this.at += this.earlyMs === 0 ? ms : Math.max(1, ms - this.earlyMs);
+  };
+
+  /** Moves the clock to `to`, never back. */
+  set(to: number): void {
+    this.at = Math.max(this.at, to);
+  }
+}
+
+/** Counts every metric by name. */
+export class RecordingMetrics implements SchedulerMetrics {
+  readonly counts: Partial<Record<MetricName, number>> = {};
+
+  count(name: MetricName, value = 1): void {
+    this.counts[name] = (this.counts[name] ?? 0) + value;
+  }
+
+  latenessMs(): void {}
+  loaderBacklogSeconds(): void {}
+  flush(): void {}
+}
+
+/** A message as SQS holds it on the delay queue. */
+export interface QueuedMessage {
+  readonly messageId: string;
+  readonly body: string;
+  readonly sentAt: number;
+  readonly visibleAt: number;
+  readonly receives: number;
+}
+
+/** The delay queue: what was sent to it, each message as SQS holds it (due when its delay is over), and the put-offs asked for. */
+export class MemoryDelayQueue implements DelayQueue {
+  /** Every message sent, in the order sent, for a consumer to take (and put back). */
+  readonly messages: QueuedMessage[] = [];
+  /** The events sent, as asked. */
+  readonly sent: DelayedSend[] = [];
+  /** The failure notices handed over. */
+  readonly notices: ({ readonly noticeId: string; readonly tenant: string; readonly notice: FailureNotice } & NoticeDestination)[] = [];
+  /** The ends handed over, one entry a message. */
+  readonly handedOver: EmissionEnding[][] = [];
+  /** The put-offs asked for, in order (see retryLater). */
+  readonly retries: { readonly receiptHandle: string; readonly delaySeconds: number }[] = [];
+  /** Calls of `send` to refuse whole, as SQS refuses a batch, before taking them again. */
+  refuseSends = 0;
+  /** Refuses ends handed over, as SQS does when it is down. */
+  refuseHandOvers = false;
+  private messagesSent = 0;
+
+  /** `clock` says when each message is sent, and so when it is due. */
+  constructor(private readonly clock: Pick<Clock, 'now'> = { now: () => 0 }) {}
+
+  async send(items: readonly DelayedSend[]): Promise<readonly DelayedSendFailure[]> {
+    if (this.refuseSends > 0) {
+      this.refuseSends -= 1;
+      return items.map(({ event }) => ({ eventId: event.id, reason: 'refused by the test' }));
+    }
+    this.sent.push(...items);
+    for (const { event, queuedBy, delaySeconds } of items) this.hold({ kind: 'event', event, queuedBy }, delaySeconds);
+    return [];
+  }
+
+  async sendNotice(noticeId: string, tenant: string, destination: NoticeDestination, notice: FailureNotice): Promise<void> {
+    this.notices.push({ noticeId, tenant, ...destination, notice });
+    this.hold({ kind: 'notice', noticeId, tenant, ...destination, notice }, 0);
+  }
+
+  async sendEnds(ends: readonly EmissionEnding[]): Promise<void> {
+    if (this.refuseHandOvers) throw new TransientError('SQS down');
+    this.handedOver.push([...ends]);
+    this.hold({ kind: 'ends', ends }, 0);
+  }
+
+  async retryLater(receiptHandle: string, delaySeconds: number): Promise<void> {
+    this.retries.push({ receiptHandle, delaySeconds });
+  }
+
+  /** The delay last asked for a message received with this receipt handle, if any. */
+  putOff(receiptHandle: string): number | undefined {
+    return this.retries.findLast((retry) => retry.receiptHandle === receiptHandle)?.delaySeconds;
+  }
+
+  private hold(message: DelayQueueMessage, delaySeconds: number): void {
+    const now = this.clock.now();
+    this.messagesSent += 1;
+    this.messages.push({
+      messageId: `delay-${this.messagesSent}`,
+      body: encodeDelayQueueMessage(message),
+      sentAt: now,
+      visibleAt: now + delaySeconds * 1000,
+      receives: 0,
+    });
+  }
+}
+
+/** The loading queue: the chunks sent to it. */
+export class RecordingLoadingQueue implements LoadingQueue {
+  readonly sent: LoadingChunk[] = [];
+  /** From this call of `send` on (0: the first), SQS refuses. */
+  refuseFromCall = Number.POSITIVE_INFINITY;
+  private calls = 0;
+
+  async send(chunks: readonly LoadingChunk[]): Promise<void> {
+    if (this.calls++ >= this.refuseFromCall) throw new TransientError('SQS down');
+    this.sent.push(...chunks);
+  }
+}
+
+/** A publish, as the publisher was asked to make it, and when. */
+export interface Publish {
+  readonly topic: string;
+  readonly message: string;
+  readonly attributes: Readonly<Record<string, string>>;
+  readonly at: number;
+}
+
+/** SNS: the publishes that went through; `refusal` says, for each publish asked, what SNS answers instead (undefined: it takes it). */
+export class RecordingPublisher implements TopicPublisher {
+  readonly published: Publish[] = [];
+
+  constructor(
+    private readonly clock: Pick<Clock, 'now'>,
+    private readonly refusal: (publish: Publish) => Error | undefined = () => undefined,
+  ) {}
+
+  async publish(topic: string, message: string, attributes: Readonly<Record<string, string>> = {}): Promise<void> {
+    const publish = { topic, message, attributes, at: this.clock.now() };
+    const error = this.refusal(publish);
+    if (error) throw error;
+    this.published.push(publish);
+  }
+}

@@ -1,0 +1,86 @@
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { loadChunks, type LoadingDeps } from '../src/app/loading.js';
+import { EVENT_STATE } from '../src/domain/lifecycle.js';
+import { encodeLoadingChunk, type LoadingChunk } from '../src/domain/messages.js';
+import { sqsRecord, storedRecord } from './factories.js';
+import { FakeClock, MemoryDelayQueue, RecordingMetrics } from './fakes.js';
+import { MemoryEventStore } from './memory-event-store.js';
+
+const NOW = 1_900_000_000_000;
+const config = { emitterLeadMs: 300, repairAfterSeconds: 300, repairDelaySeconds: 60 };
+
+function setup() {
+  const clock = new FakeClock(NOW);
+  const store = new MemoryEventStore(clock);
+  const delayQueue = new MemoryDelayQueue(clock);
+  const metrics = new RecordingMetrics();
+  const deps = { config, store, delayQueue, clock, logger: pino({ level: 'silent' }), metrics } satisfies LoadingDeps;
+  /** Stores an event for the loader, due at `dueAt`. */
+  const stored = (id: string, dueAt: number) => store.put(storedRecord(id, dueAt, 'bucket#0'));
+  const load = (chunk: LoadingChunk, messageId = 'sqs-1') => loadChunks(deps, [sqsRecord(encodeLoadingChunk(chunk), messageId)]);
+  const sentIds = () => delayQueue.sent.map(({ event }) => event.id);
+  return { store, delayQueue, metrics, deps, stored, load, sentIds };
+}
+
+describe('loading', () => {
+  it("takes a chunk's stored events and sends them to the delay queue, each with its delay and the chunk's copy token", async () => {
+    const { store, delayQueue, stored, load, sentIds } = setup();
+    stored('a', NOW + 30_000);
+    stored('b', NOW + 120_500);
+    const response = await load({ ids: ['a', 'b'], chunkId: 'chunk-1' });
+    expect(response.batchItemFailures).toEqual([]);
+    expect(sentIds()).toEqual(['a', 'b']);
+    // Received the emitter lead before the due time, in whole seconds of SQS delay.
+    expect(delayQueue.sent.map(({ delaySeconds }) => delaySeconds)).toEqual([29, 120]);
+    const [token] = new Set(delayQueue.sent.map(({ queuedBy }) => queuedBy));
+    expect(delayQueue.sent.every(({ queuedBy }) => queuedBy === token)).toBe(true);
+    expect(store.records.get('a')).toMatchObject({ state: EVENT_STATE.queued, loadedBy: 'chunk-1', queuedBy: token });
+    expect(delayQueue.sent[0]?.event.payload).toBe('hello');
+  });
+
+  it('sends nothing twice when the same events come in another chunk (a loader tick run twice): they were taken', async () => {
+    const { metrics, stored, load, sentIds } = setup();
+    stored('a', NOW + 30_000);
+    await load({ ids: ['a'], chunkId: 'chunk-1' });
+    const response = await load({ ids: ['a'], chunkId: 'chunk-2' }, 'sqs-2');
+    expect(response.batchItemFailures).toEqual([]);
+    expect(sentIds()).toEqual(['a']);
+    expect(metrics.counts.DuplicatesSuppressed).toBe(1);
+  });
+
+  it('sends its events again, with a new token, when the same chunk is delivered again: the earlier copy is then stale', async () => {
+    const { store, delayQueue, stored, load, sentIds } = setup();
+    stored('a', NOW + 30_000);
+    await load({ ids: ['a'], chunkId: 'chunk-1' });
+    await load({ ids: ['a'], chunkId: 'chunk-1' });
+    expect(sentIds()).toEqual(['a', 'a']);
+    const [first, again] = delayQueue.sent.map(({ queuedBy }) => queuedBy);
+    expect(again).not.toBe(first);
+    expect(store.records.get('a')?.queuedBy).toBe(again);
+  });
+
+  it('takes, in a repair chunk, the events still open past repairAfterSeconds, whoever took them, and sends them with the repair delay', async () => {
+    const { store, delayQueue, metrics, stored, load, sentIds } = setup();
+    stored('overdue', NOW - 301_000);
+    store.put({ ...storedRecord('taken-and-lost', NOW - 400_000, 'bucket#0'), state: EVENT_STATE.queued, loadedBy: 'chunk-0' });
+    stored('not-yet-overdue', NOW - 299_000);
+    store.put({ ...storedRecord('ended', NOW - 400_000, 'bucket#0'), state: EVENT_STATE.emitted });
+    const response = await load({ ids: ['overdue', 'taken-and-lost', 'not-yet-overdue', 'ended'], chunkId: 'repair-1', repair: true });
+    expect(response.batchItemFailures).toEqual([]);
+    expect(sentIds()).toEqual(['overdue', 'taken-and-lost']);
+    expect(delayQueue.sent.map(({ delaySeconds }) => delaySeconds)).toEqual([60, 60]);
+    expect(metrics.counts.EventsRepaired).toBe(2);
+  });
+
+  it('fails the record when the delay queue refuses the send, so SQS delivers the chunk again', async () => {
+    const { delayQueue, stored, load, sentIds } = setup();
+    stored('a', NOW + 30_000);
+    delayQueue.refuseSends = 1;
+    expect((await load({ ids: ['a'], chunkId: 'chunk-1' }, 'sqs-1')).batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
+    expect(sentIds()).toEqual([]);
+    // Delivered again, the chunk takes its events again and sends them.
+    expect((await load({ ids: ['a'], chunkId: 'chunk-1' }, 'sqs-1')).batchItemFailures).toEqual([]);
+    expect(sentIds()).toEqual(['a']);
+  });
+});
