@@ -120,6 +120,7 @@ describe('far path (stored in DynamoDB, moved by the loader)', () => {
         details: { field: 'id', eventId: id },
         event: { payload: second },
       });
+      // The second request, had it been taken, was due with the first: it would arrive before a sentinel due later.
       await client.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
       await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
       expect(target.deliveries.map((d) => d.body)).toEqual([first, 'sentinel']);
@@ -144,6 +145,7 @@ describe('far path (stored in DynamoDB, moved by the loader)', () => {
       });
       await client.publishBatch(requests);
       await waitFor(() => new Set(target.deliveries.map((d) => d.body)).size === 60, 'all 60 events', 30_000);
+      // A copy a later tick sent again would be overdue, so emitted before a sentinel due a loader interval later.
       await client.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
       await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
       const edge = target.deliveries.filter((d) => d.body.startsWith('edge-'));
@@ -191,6 +193,7 @@ describe('far path (stored in DynamoDB, moved by the loader)', () => {
       );
 
       await waitFor(() => target.deliveries.length >= 20, 'all 20 events', 30_000);
+      // Every copy the extra ticks and the chunk sent twice could make was due with the 20: before the sentinel.
       await client.publish(request(target.topicArn, Date.now() + 1_500, 'sentinel'));
       await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
       expect(target.deliveries.filter((d) => d.body.startsWith('twice-'))).toHaveLength(20);
@@ -224,6 +227,7 @@ describe('far path (stored in DynamoDB, moved by the loader)', () => {
     const second = await setup({ namePrefix });
     try {
       await waitFor(() => target.deliveries.length >= 5, 'the overdue events');
+      // A copy sent again by a later catch-up tick would be overdue, so emitted before a sentinel due later.
       await second.client.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
       await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
       expect(target.deliveries.filter((d) => d.body.startsWith('outage-'))).toHaveLength(5);

@@ -115,6 +115,7 @@ describe('nothing lost', () => {
       expect(lost).toBe(true);
       expect(delivery.receivedAt).toBeGreaterThanOrEqual(dueAt + (REPAIR_AFTER_SECONDS + REPAIR_DELAY_SECONDS) * 1000);
       expect(logged('events still open after their due time; sent again')).toHaveLength(1);
+      // A second copy, sent by a later repair, would be overdue and emitted before a sentinel due later.
       await client.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
       await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
       expect(target.withPayload('loading lost')).toHaveLength(1);
@@ -167,6 +168,7 @@ describe('nothing lost', () => {
       expect((await records.get(`m-${messageId}`))?.state).toBe(EVENT_STATE.queued);
       failing = false;
       await waitFor(async () => (await records.get(`m-${messageId}`))?.state === EVENT_STATE.emitted, 'the end recorded', 30_000);
+      // A publish again, its end recorded by now, would be overdue and come before a sentinel due later.
       await client.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
       await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
       expect(target.withPayload('end handed over')).toHaveLength(1);
