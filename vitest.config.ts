@@ -1,12 +1,34 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/** The tests that run on the real emulators: one DynamoDB Local and one fauxqs, started once per run for all of them. */
+const EMULATOR_TESTS = ['infra/test/local/**/*.test.ts', 'loadtest/test/chaos.test.ts', 'loadtest/test/usage-meter.test.ts'];
 
 export default defineConfig({
   test: {
-    include: ['{shared,functions,infra,loadtest,quickstart}/test/**/*.test.ts'],
-    // Integration tests start their own emulators; give them room on a 2-core machine.
+    // Integration tests wait for due times and share the emulators; give them room on a 2-core machine.
     testTimeout: 60_000,
     hookTimeout: 60_000,
     fileParallelism: true,
     maxWorkers: 2,
+    projects: [
+      {
+        extends: true,
+        test: {
+          // Unit tests, CDK tests, and the tests that start a service of their own.
+          name: 'standalone',
+          include: ['{shared,functions,infra,loadtest,quickstart}/test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...EMULATOR_TESTS],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'emulators',
+          include: EMULATOR_TESTS,
+          // Started only when a test of this project runs.
+          globalSetup: ['infra/test/local/shared-emulators.ts'],
+        },
+      },
+    ],
   },
 });

@@ -4,6 +4,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { LOCAL_CREDENTIALS, startLocalScheduler, type LocalScheduler } from '@adhoc-scheduler/infra';
 import { createLogger } from '@adhoc-scheduler/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sharedEmulators } from '../../infra/test/local/kit.js';
 import { injectFaults, type AwsService, type FaultDecision, type InjectedFault } from '../src/chaos/faults.js';
 import { createConsumerEndpoint, deleteConsumerEndpoint, failureReceiptOf, receiptOf, startConsumer } from '../src/consumer.js';
 import { planUniform, scheduleRequest } from '../src/plan.js';
@@ -38,6 +39,8 @@ beforeAll(async () => {
     },
   });
   scheduler = await startLocalScheduler({
+    // The faults are injected into the service's own clients: the run's emulators serve it as they are.
+    emulators: sharedEmulators(),
     logger: createLogger('info', { destination: log }),
     // Retries after a few seconds, not the default 30.
     visibilityTimeoutSeconds: 3,

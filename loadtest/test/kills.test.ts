@@ -29,6 +29,7 @@ describe('planKills', () => {
     const options = { count: 5, from: FROM, until: UNTIL, spikeAt: undefined, minGapMs: 0 };
     const kills = planKills({ ...options, random: seededRandom(7) });
 
+    expect(kills).toHaveLength(5);
     expect(planKills({ ...options, random: seededRandom(7) })).toEqual(kills);
     expect(kills.every((kill) => !kill.atSpike && kill.at >= FROM && kill.at < UNTIL)).toBe(true);
     expect(planKills({ ...options, count: 0, random: seededRandom(7) })).toEqual([]);

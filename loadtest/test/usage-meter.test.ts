@@ -6,6 +6,7 @@ import { startLocalScheduler, type LocalScheduler } from '@adhoc-scheduler/infra
 import { createLogger, TABLE } from '@adhoc-scheduler/shared';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sharedEmulators } from '../../infra/test/local/kit.js';
 import { usageBetween } from '../src/cost/estimate.js';
 import { countUsage, type UsageCounter } from '../src/cost/usage-meter.js';
 
@@ -15,6 +16,7 @@ let counter: UsageCounter;
 beforeAll(async () => {
   const silent = createLogger('warn', { destination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
   scheduler = await startLocalScheduler({
+    emulators: sharedEmulators(),
     logger: silent,
     instrumentClients: (clients) => {
       counter = countUsage(clients);

@@ -1,6 +1,44 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, configToEnv, DEFAULTS, ENV, loadConfig, REPAIR_DELAY_MARGIN_SECONDS } from '../src/config.js';
+import { ConfigError, configToEnv, DEFAULTS, ENV, loadConfig, REPAIR_DELAY_MARGIN_SECONDS, type SchedulerConfig } from '../src/config.js';
 import { CUSTOM_TENANTS, customEnv, requiredEnv } from './factories.js';
+
+/** The operator's configuration page, whose table documents every setting's default. */
+const CONFIGURATION_PAGE = new URL('../../docs/operators/configuration.md', import.meta.url);
+
+/** The configuration table's default column, by variable (a row may name several), as written. */
+function documentedDefaults(): Map<string, string> {
+  const lines = readFileSync(CONFIGURATION_PAGE, 'utf8').split('\n');
+  const header = lines.indexOf('| variable | default | meaning |');
+  if (header < 0) throw new Error(`no configuration table (| variable | default | meaning |) in ${CONFIGURATION_PAGE.pathname}`);
+  const defaults = new Map<string, string>();
+  // The rows follow the header and its separator line, up to the first line outside the table.
+  for (const line of lines.slice(header + 2)) {
+    if (!line.startsWith('|')) break;
+    const [variables = '', documented = ''] = line.split('|').slice(1, 3);
+    for (const [, variable] of variables.matchAll(/`([A-Z_]+)`/g)) if (variable) defaults.set(variable, documented.trim());
+  }
+  return defaults;
+}
+
+/**
+ * The value a default cell states for AWS: its first word ("0 (100 locally)" is 0, "none" no
+ * topics, "unset" no value, JSON as JSON); undefined for a setting the runtime or the stack sets.
+ */
+function documentedValue(cell: string, defaults: ReadonlyMap<string, string>): { readonly value: unknown } | undefined {
+  if (cell.startsWith('set by')) return undefined;
+  const word = (cell.split(' ')[0] ?? '').replaceAll('`', '');
+  if (cell === 'window − interval') {
+    const seconds = (variable: string) => Number(defaults.get(variable)?.split(' ')[0]);
+    return { value: seconds(ENV.nearPathWindowSeconds) - seconds(ENV.loaderIntervalSeconds) };
+  }
+  if (word === 'unset') return { value: undefined };
+  if (word === 'none') return { value: [] };
+  if (word === 'true' || word === 'false') return { value: word === 'true' };
+  if (/^\d+$/.test(word)) return { value: Number(word) };
+  if (word.startsWith('{')) return { value: JSON.parse(word) };
+  return { value: word };
+}
 
 function configError(env: Record<string, string>): ConfigError {
   try {
@@ -13,11 +51,30 @@ function configError(env: Record<string, string>): ConfigError {
 }
 
 describe('loadConfig', () => {
+  it('takes the defaults the configuration table documents, for every setting', () => {
+    const defaults = documentedDefaults();
+    expect(
+      [...defaults.keys()].filter((variable) => !Object.values<string>(ENV).includes(variable)),
+      'documented, but no setting',
+    ).toEqual([]);
+    const config = loadConfig(requiredEnv());
+    const documented: Record<string, unknown> = {};
+    const taken: Record<string, unknown> = {};
+    for (const [setting, variable] of Object.entries(ENV)) {
+      const cell = defaults.get(variable);
+      expect(cell, `${variable} in the configuration table`).toBeDefined();
+      const stated = documentedValue(cell ?? '', defaults);
+      if (stated === undefined) continue;
+      documented[variable] = stated.value;
+      taken[variable] = config[setting as keyof SchedulerConfig];
+    }
+    // All but the three resources the runtime or the stack sets.
+    expect(Object.keys(documented)).toHaveLength(Object.keys(ENV).length - 3);
+    expect(taken).toEqual(documented);
+  });
+
   it('takes the AWS defaults for everything but the resource names', () => {
     const config = loadConfig(requiredEnv());
-    for (const [setting, value] of Object.entries(DEFAULTS)) {
-      expect(config, setting).toHaveProperty(setting, value);
-    }
     expect(config).toMatchObject({
       messagingEndpoint: undefined,
       dynamodbEndpoint: undefined,

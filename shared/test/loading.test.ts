@@ -73,6 +73,18 @@ describe('loading', () => {
     expect(metrics.counts.EventsRepaired).toBe(2);
   });
 
+  it('counts the events it delays and the duplicates it leaves, and no repair or duplicate where there is none', async () => {
+    const { metrics, stored, load } = setup();
+    stored('a', NOW + 30_000);
+    await load({ ids: ['a'], chunkId: 'chunk-1' });
+    expect(metrics.counts).toEqual({ EventsDelayed: 1 });
+    await load({ ids: ['a'], chunkId: 'chunk-2' });
+    expect(metrics.counts).toEqual({ EventsDelayed: 1, DuplicatesSuppressed: 1 });
+    // A repair chunk whose event is not overdue takes nothing: nothing repaired, and no duplicate either.
+    await load({ ids: ['a'], chunkId: 'repair-1', repair: true });
+    expect(metrics.counts).toEqual({ EventsDelayed: 1, DuplicatesSuppressed: 1 });
+  });
+
   it('fails the record when the delay queue refuses the send, so SQS delivers the chunk again', async () => {
     const { delayQueue, stored, load, sentIds } = setup();
     stored('a', NOW + 30_000);

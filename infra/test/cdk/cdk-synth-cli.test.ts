@@ -118,7 +118,9 @@ describe('cdk synth, offline and without credentials', () => {
     expect(topicNames).toEqual(
       expect.arrayContaining([`${DEFAULT_SCHEDULER_STACK_NAME}-input`, `${DEFAULT_SCHEDULER_STACK_NAME}-tenant-acme-corp`]),
     );
-    for (const fn of functionsOf(tenantsOutput, DEFAULT_SCHEDULER_STACK_NAME)) {
+    const functions = functionsOf(tenantsOutput, DEFAULT_SCHEDULER_STACK_NAME);
+    expect(functions).toHaveLength(4);
+    for (const fn of functions) {
       expect(JSON.parse(fn.Properties.Environment.Variables[ENV.tenants] as string)).toEqual(TENANTS);
     }
   });

@@ -262,6 +262,7 @@ describe('the queues', () => {
 
   it('are encrypted and refuse requests without TLS', () => {
     template.resourceCountIs('AWS::SQS::QueuePolicy', 12);
+    template.resourceCountIs('AWS::SQS::Queue', 12);
     for (const queue of Object.values(template.findResources('AWS::SQS::Queue'))) expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
     for (const policy of Object.values(template.findResources('AWS::SQS::QueuePolicy'))) {
       expect(policy.Properties.PolicyDocument.Statement).toContainEqual(

@@ -229,11 +229,16 @@ describe('dead-letter topics', () => {
   };
 
   it('reach every function in the registry', () => {
-    const withDeadLetters = new SchedulerStack(cdkTestApp([]), 'DeadLetters', { scheduler: { tenants } });
-    const { config } = withDeadLetters.scheduler;
-    expect(new TenantRegistry(config.tenants, config.topicPrefix).tenant('acme')?.deadLetterTopic).toBe(
-      'arn:aws:sns:eu-west-1:111111111111:dead-letters',
-    );
+    const withDeadLetters = Template.fromStack(new SchedulerStack(cdkTestApp([]), 'DeadLetters', { scheduler: { tenants } }));
+    // Each function's environment as synthesized, read as the function reads it.
+    const functions = Object.values(withDeadLetters.findResources('AWS::Lambda::Function'));
+    expect(functions).toHaveLength(SCHEDULER_FUNCTIONS.length);
+    for (const { Properties } of functions) {
+      const config = loadConfig(deployedEnvironment(withDeadLetters, Properties.Environment.Variables as Record<string, Json>));
+      expect(new TenantRegistry(config.tenants, config.topicPrefix).tenant('acme')?.deadLetterTopic).toBe(
+        'arn:aws:sns:eu-west-1:111111111111:dead-letters',
+      );
+    }
   });
 
   it("are refused at synth time outside the stack's region, when the stack names its region", () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
 import {
   decodeDelayQueueMessage,
@@ -12,9 +12,18 @@ import {
   type EventState,
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_ACCOUNT, type LocalSchedulerOptions } from '../../src/local/runtime.js';
-import { capturingLogger, FAST_TIMINGS, request, scheduledAt, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+import {
+  capturingLogger,
+  FAST_TIMINGS,
+  request,
+  scheduledAt,
+  SchedulerClient,
+  sharedEmulators,
+  startTestScheduler,
+  TopicConsumer,
+  waitFor,
+} from './kit.js';
 
 /** Two tenants whose targets are local topics; no tenant owns the local account, so the public tenant may target it too. */
 const TENANTS: TenantsDocument = {
@@ -24,13 +33,7 @@ const TENANTS: TenantsDocument = {
   ],
 };
 
-let emulators: Emulators;
-beforeAll(async () => {
-  emulators = await startEmulators({});
-});
-afterAll(async () => {
-  await emulators?.stop();
-});
+const emulators = sharedEmulators();
 
 /** Events due sooner than this go straight to the delay queue; later ones are stored. */
 const NEAR_PATH_WINDOW_MS = 10_000;

@@ -17,30 +17,24 @@ import {
   type NewEvent,
   type ScheduledEvent,
 } from '@adhoc-scheduler/shared';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createLocalResources } from '../../src/local/resources.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
-import { uniqueName } from './kit.js';
+import { sharedEmulators, uniqueName } from './kit.js';
 
 /**
  * The event store on DynamoDB Local, in both ways it writes batches: PartiQL statements (as the
  * stack on AWS does) and transactions (as the local service does). Every outcome must be the same.
  */
-let emulators: Emulators;
-let client: DynamoDBDocumentClient;
-beforeAll(async () => {
-  emulators = await startEmulators({});
-  client = DynamoDBDocumentClient.from(
-    new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
-    {
-      marshallOptions: { removeUndefinedValues: true },
-    },
-  );
-});
-afterAll(async () => {
-  client?.destroy();
-  await emulators?.stop();
+const emulators = sharedEmulators();
+const client = DynamoDBDocumentClient.from(
+  new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
+  {
+    marshallOptions: { removeUndefinedValues: true },
+  },
+);
+afterAll(() => {
+  client.destroy();
 });
 
 const NOW = Date.now();

@@ -1,18 +1,11 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PublishCommandInput } from '@aws-sdk/client-sns';
 import { DynamoDbEventRecords, PUBLISH_RETRY, REASON } from '@adhoc-scheduler/shared';
 import type { AwsClients } from '@adhoc-scheduler/functions/handlers';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
-import { capturingLogger, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+import { capturingLogger, request, SchedulerClient, sharedEmulators, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
 
-let emulators: Emulators;
-beforeAll(async () => {
-  emulators = await startEmulators({});
-});
-afterAll(async () => {
-  await emulators?.stop();
-});
+const emulators = sharedEmulators();
 
 /** Makes the service's publishes to one topic fail with a throttling error, `times` times. */
 function throttlePublishesTo(topicArn: () => string, times: number, attempts: number[]): (clients: AwsClients) => void {

@@ -1,18 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { startFairQueuePoller, type FairQueuePollerOptions } from '../../src/local/sqs-pollers.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
-import { capturingLogger, uniqueName, waitFor } from './kit.js';
+import { capturingLogger, sharedEmulators, uniqueName, waitFor } from './kit.js';
 
-let emulators: Emulators;
-beforeAll(async () => {
-  emulators = await startEmulators({});
-});
-afterAll(async () => {
-  await emulators?.stop();
-});
+const emulators = sharedEmulators();
 
 /** An SQS client on fauxqs that counts the requests it makes, by command. */
 function countingSqs(): { readonly sqs: SQSClient; readonly calls: Map<string, number>; readonly received: () => number } {

@@ -1,24 +1,28 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { SendMessageBatchCommand, SQSClient, type SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { decodeDelayQueueMessage, encodeLoadingChunk, eventIdFor, PUBLIC_TENANT_ID, REASON, systemClock } from '@adhoc-scheduler/shared';
 import { createDependencies, handlers, type AwsClients } from '@adhoc-scheduler/functions/handlers';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
-import { capturingLogger, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
+import {
+  capturingLogger,
+  FAST_TIMINGS,
+  request,
+  SchedulerClient,
+  sharedEmulators,
+  startTestScheduler,
+  TopicConsumer,
+  uniqueName,
+  waitFor,
+} from './kit.js';
 
-let emulators: Emulators;
-let table: DynamoDBDocumentClient;
-beforeAll(async () => {
-  emulators = await startEmulators({});
-  table = DynamoDBDocumentClient.from(
-    new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
-  );
-});
-afterAll(async () => {
-  table?.destroy();
-  await emulators?.stop();
+const emulators = sharedEmulators();
+const table = DynamoDBDocumentClient.from(
+  new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
+);
+afterAll(() => {
+  table.destroy();
 });
 
 /** Records every event id the service sends to its delay queue. */
@@ -118,6 +122,7 @@ describe('far path (stored in DynamoDB, moved by the loader)', () => {
         details: { field: 'id', eventId: id },
         event: { payload: second },
       });
+      // The second request, had it been taken, was due with the first: it would arrive before a sentinel due later.
       await client.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
       await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
       expect(target.deliveries.map((d) => d.body)).toEqual([first, 'sentinel']);
@@ -142,6 +147,7 @@ describe('far path (stored in DynamoDB, moved by the loader)', () => {
       });
       await client.publishBatch(requests);
       await waitFor(() => new Set(target.deliveries.map((d) => d.body)).size === 60, 'all 60 events', 30_000);
+      // A copy a later tick sent again would be overdue, so emitted before a sentinel due a loader interval later.
       await client.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
       await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
       const edge = target.deliveries.filter((d) => d.body.startsWith('edge-'));
@@ -189,6 +195,7 @@ describe('far path (stored in DynamoDB, moved by the loader)', () => {
       );
 
       await waitFor(() => target.deliveries.length >= 20, 'all 20 events', 30_000);
+      // Every copy the extra ticks and the chunk sent twice could make was due with the 20: before the sentinel.
       await client.publish(request(target.topicArn, Date.now() + 1_500, 'sentinel'));
       await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
       expect(target.deliveries.filter((d) => d.body.startsWith('twice-'))).toHaveLength(20);
@@ -222,6 +229,7 @@ describe('far path (stored in DynamoDB, moved by the loader)', () => {
     const second = await setup({ namePrefix });
     try {
       await waitFor(() => target.deliveries.length >= 5, 'the overdue events');
+      // A copy sent again by a later catch-up tick would be overdue, so emitted before a sentinel due later.
       await second.client.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
       await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
       expect(target.deliveries.filter((d) => d.body.startsWith('outage-'))).toHaveLength(5);

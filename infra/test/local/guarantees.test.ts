@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SendMessageBatchCommandInput, SendMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
 import {
   decodeDelayQueueMessage,
@@ -9,20 +9,22 @@ import {
   type EventState,
 } from '@adhoc-scheduler/shared';
 import type { AwsClients } from '@adhoc-scheduler/functions/handlers';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
-import { capturingLogger, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+import {
+  capturingLogger,
+  FAST_TIMINGS,
+  request,
+  SchedulerClient,
+  sharedEmulators,
+  startTestScheduler,
+  TopicConsumer,
+  waitFor,
+} from './kit.js';
 
 /**
  * The guarantees of docs/design.md, each against the real emulators with the fault it is about injected
  * into the service's own SDK clients: what a crash, a timeout or a lost message would do.
  */
-let emulators: Emulators;
-beforeAll(async () => {
-  emulators = await startEmulators({});
-});
-afterAll(async () => {
-  await emulators?.stop();
-});
+const emulators = sharedEmulators();
 
 /** Stored events are repaired this long after their due time, here (the shortest the emitter lead allows). */
 const REPAIR_AFTER_SECONDS = 4;
@@ -113,6 +115,7 @@ describe('nothing lost', () => {
       expect(lost).toBe(true);
       expect(delivery.receivedAt).toBeGreaterThanOrEqual(dueAt + (REPAIR_AFTER_SECONDS + REPAIR_DELAY_SECONDS) * 1000);
       expect(logged('events still open after their due time; sent again')).toHaveLength(1);
+      // A second copy, sent by a later repair, would be overdue and emitted before a sentinel due later.
       await client.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
       await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
       expect(target.withPayload('loading lost')).toHaveLength(1);
@@ -165,6 +168,7 @@ describe('nothing lost', () => {
       expect((await records.get(`m-${messageId}`))?.state).toBe(EVENT_STATE.queued);
       failing = false;
       await waitFor(async () => (await records.get(`m-${messageId}`))?.state === EVENT_STATE.emitted, 'the end recorded', 30_000);
+      // A publish again, its end recorded by now, would be overdue and come before a sentinel due later.
       await client.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
       await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
       expect(target.withPayload('end handed over')).toHaveLength(1);

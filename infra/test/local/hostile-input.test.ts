@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { clientsFor, TopicSubscriber, type Received } from '@adhoc-scheduler/quickstart/client-topics';
 import {
   EMISSION_ATTRIBUTE,
@@ -12,7 +12,6 @@ import {
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
 import { ODD_CHARACTERS, objectText } from '../../../shared/test/hostile-input.js';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
 import {
   capturingLogger,
@@ -20,6 +19,7 @@ import {
   request,
   scheduledAt,
   SchedulerClient,
+  sharedEmulators,
   startTestScheduler,
   TopicConsumer,
   uniqueName,
@@ -33,13 +33,7 @@ import {
  * nothing reaches another tenant's event or the scheduler's own topics, and a clean event
  * published beside it is on time.
  */
-let emulators: Emulators;
-beforeAll(async () => {
-  emulators = await startEmulators({});
-});
-afterAll(async () => {
-  await emulators?.stop();
-});
+const emulators = sharedEmulators();
 
 const ACME_ACCOUNT = '111111111111';
 const GLOBEX_ACCOUNT = '222222222222';

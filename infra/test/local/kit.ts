@@ -5,6 +5,7 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { clientsFor, createSchedulerTarget, TopicSubscriber, type Received } from '@adhoc-scheduler/quickstart/client-topics';
 import { createLogger, EMISSION_ATTRIBUTE, type ServiceLogger } from '@adhoc-scheduler/shared';
 import { Writable } from 'node:stream';
+import { inject } from 'vitest';
 import {
   LOCAL_CREDENTIALS,
   LOCAL_EMITTER_ROLE_ARN,
@@ -14,6 +15,7 @@ import {
   type LocalSchedulerOptions,
 } from '../../src/local/runtime.js';
 import type { Emulators } from '../../src/local/emulators.js';
+import type { EmulatorEndpoints } from './shared-emulators.js';
 
 /**
  * Short timings so far-path tests take seconds: window 6 s, loader every 1 s looking 4 s ahead,
@@ -29,6 +31,18 @@ export const FAST_TIMINGS = {
   // The shortest the emitter's default lead allows: changes close 4 s before the due time.
   SCHEDULER_CHANGE_CUTOFF_SECONDS: '4',
 } as const;
+
+/**
+ * The run's DynamoDB Local and fauxqs, started once for every test file of the emulators project
+ * (vitest.config.ts; see shared-emulators.ts). Their stop() does nothing: the run stops them.
+ */
+export function sharedEmulators(): Emulators {
+  const endpoints: EmulatorEndpoints | undefined = inject('emulatorEndpoints');
+  if (endpoints === undefined) {
+    throw new Error('no shared emulators: this file belongs in the "emulators" project of vitest.config.ts, whose globalSetup starts them');
+  }
+  return { ...endpoints, stop: async () => undefined };
+}
 
 export function uniqueName(label: string): string {
   return `${label}-${randomBytes(4).toString('hex')}`;

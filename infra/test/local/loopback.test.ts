@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
+import { describe, expect, it } from 'vitest';
+import { sharedEmulators } from './kit.js';
 
 /**
  * Every server the local service starts listens on the loopback address only: nothing on the
@@ -28,13 +28,8 @@ function listenersOn(port: number): string[] {
 
 const portOf = (endpoint: string): number => Number(new URL(endpoint).port);
 
-let emulators: Emulators;
-beforeAll(async () => {
-  emulators = await startEmulators({});
-});
-afterAll(async () => {
-  await emulators?.stop();
-});
+// The run's emulators, started as the local service starts its own.
+const emulators = sharedEmulators();
 
 describe('the local service’s servers', () => {
   it.each([

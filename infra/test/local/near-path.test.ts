@@ -1,16 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PublishCommandInput } from '@aws-sdk/client-sns';
 import { EMISSION_ATTRIBUTE } from '@adhoc-scheduler/shared';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
-import { request, scheduledAt, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+import { request, scheduledAt, SchedulerClient, sharedEmulators, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
 
-let emulators: Emulators;
-beforeAll(async () => {
-  emulators = await startEmulators({});
-});
-afterAll(async () => {
-  await emulators?.stop();
-});
+const emulators = sharedEmulators();
 
 async function setup() {
   const scheduler = await startTestScheduler(emulators);

@@ -2,13 +2,12 @@ import { execFile, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { clientsFor, TopicSubscriber, type Received } from '@adhoc-scheduler/quickstart/client-topics';
 import { answers } from '@adhoc-scheduler/shared/local-service';
 import { runAdmin } from '../../src/admin/cli.js';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalOutputs } from '../../src/local/runtime.js';
-import { closedEndpoint, FAST_TIMINGS, startTestScheduler, waitFor } from './kit.js';
+import { closedEndpoint, FAST_TIMINGS, sharedEmulators, startTestScheduler, waitFor } from './kit.js';
 
 const REPO_ROOT = resolve(import.meta.dirname, '../../..');
 const QUICKSTART = join(REPO_ROOT, 'quickstart/src/quickstart.ts');
@@ -66,13 +65,9 @@ function expectAllThreeOutcomes(stdout: string): void {
   expect(stdout).toContain('All three outcomes arrived.');
 }
 
-let emulators: Emulators;
+const emulators = sharedEmulators();
 const dirs: string[] = [];
-beforeAll(async () => {
-  emulators = await startEmulators({});
-});
 afterAll(async () => {
-  await emulators?.stop();
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
 

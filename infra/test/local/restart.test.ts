@@ -3,6 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PublishCommand } from '@aws-sdk/client-sns';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbEventRecords, EVENT_STATE } from '@adhoc-scheduler/shared';
 import { clientsFor, createSchedulerTarget, TopicSubscriber, type Received } from '@adhoc-scheduler/quickstart/client-topics';
 import { LOCAL_CREDENTIALS, LOCAL_EMITTER_ROLE_ARN } from '../../src/local/runtime.js';
 import { FAST_TIMINGS, request, uniqueName, waitFor } from './kit.js';
@@ -34,17 +38,40 @@ describe('a persistent local service', () => {
       const topicName = uniqueName('target');
       const target = await createSchedulerTarget(clientsBefore.sns, topicName, LOCAL_EMITTER_ROLE_ARN);
       const now = Date.now();
-      // One event on the near path (in the delay queue when killed), one stored for the loader.
-      const nearDue = now + 12_000;
-      const farDue = now + before.nearPathWindowSeconds * 1000 + 9_000;
-      for (const [dueAt, payload] of [
-        [nearDue, 'near'],
-        [farDue, 'far'],
+      // One event on the near path (in the delay queue when killed), one stored for the loader
+      // (which moves it to the delay queue four seconds before it is due).
+      const nearDue = now + 8_000;
+      const farDue = now + before.nearPathWindowSeconds * 1000 + 6_000;
+      const placed: [string, string][] = [];
+      for (const [dueAt, payload, state] of [
+        [nearDue, 'near', EVENT_STATE.queued],
+        [farDue, 'far', EVENT_STATE.scheduled],
       ] as const) {
-        await clientsBefore.sns.send(
+        const { MessageId } = await clientsBefore.sns.send(
           new PublishCommand({ TopicArn: before.inputTopicArn, Message: JSON.stringify(request(target, dueAt, payload)) }),
         );
+        placed.push([`m-${MessageId}`, state]);
       }
+      // Killed once ingest is done with both, each where it waits: not while ingest still holds
+      // them (they would come back after the ingest queue's visibility timeout, whatever the restart does).
+      const dynamodb = DynamoDBDocumentClient.from(new DynamoDBClient({ ...access, endpoint: before.dynamodbEndpoint }));
+      const records = new DynamoDbEventRecords(dynamodb, before.tableName);
+      const ingestDone = async () => {
+        const { Attributes = {} } = await clientsBefore.sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: before.publicIngestQueueUrl,
+            AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+          }),
+        );
+        return Attributes.ApproximateNumberOfMessages === '0' && Attributes.ApproximateNumberOfMessagesNotVisible === '0';
+      };
+      await waitFor(
+        async () =>
+          (await Promise.all(placed.map(async ([id, state]) => (await records.get(id))?.state === state))).every(Boolean) &&
+          (await ingestDone()),
+        'the near event in the delay queue and the far one stored',
+      );
+      dynamodb.destroy();
       clientsBefore.sns.destroy();
       clientsBefore.sqs.destroy();
       services.at(-1)?.child.kill('SIGKILL');

@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { clientsFor, TopicSubscriber, type Received } from '@adhoc-scheduler/quickstart/client-topics';
 import { DynamoDbEventRecords, eventIdFor, REASON, SqsDelayQueue, type TenantsDocument } from '@adhoc-scheduler/shared';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
 import {
   capturingLogger,
@@ -9,6 +8,7 @@ import {
   request,
   scheduledAt,
   SchedulerClient,
+  sharedEmulators,
   startTestScheduler,
   TopicConsumer,
   uniqueName,
@@ -20,13 +20,7 @@ import {
  * tenant owns: without the rule, anyone on the shared topic could target a tenant's input topic
  * and have the scheduler publish a request there as that tenant's.
  */
-let emulators: Emulators;
-beforeAll(async () => {
-  emulators = await startEmulators({});
-});
-afterAll(async () => {
-  await emulators?.stop();
-});
+const emulators = sharedEmulators();
 
 const ACME_ACCOUNT = '111111111111';
 /** Acme's own account holds none of the local topics: it may target the emulators' account, where they are. */

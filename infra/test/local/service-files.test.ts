@@ -3,10 +3,9 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { REASON } from '@adhoc-scheduler/shared';
 import { answers } from '@adhoc-scheduler/shared/local-service';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_ACCOUNT } from '../../src/local/runtime.js';
 import {
   capturingLogger,
@@ -14,6 +13,7 @@ import {
   FAST_TIMINGS,
   request,
   SchedulerClient,
+  sharedEmulators,
   startTestScheduler,
   TopicConsumer,
   waitFor,
@@ -136,13 +136,7 @@ describe('scripts/start and its outputs file', () => {
 });
 
 describe('the tenants file of a running service', () => {
-  let emulators: Emulators;
-  beforeAll(async () => {
-    emulators = await startEmulators({});
-  });
-  afterAll(async () => {
-    await emulators?.stop();
-  });
+  const emulators = sharedEmulators();
 
   it('logs an invalid edit at once, naming the file and the field, and keeps the last valid registry in force', async () => {
     const tenantsFile = join(await tempDir(), 'tenants.json');

@@ -1,17 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { decodeDelayQueueMessage, REASON, SqsDelayQueue, type DelayedSend, type DelayQueueMessage } from '@adhoc-scheduler/shared';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
-import { uniqueName, waitFor } from './kit.js';
+import { sharedEmulators, uniqueName, waitFor } from './kit.js';
 
-let emulators: Emulators;
-beforeAll(async () => {
-  emulators = await startEmulators({});
-});
-afterAll(async () => {
-  await emulators?.stop();
-});
+const emulators = sharedEmulators();
 
 /** The messages on a queue, decoded, once `count` have arrived. */
 async function receiveAll(sqs: SQSClient, queueUrl: string, count: number): Promise<DelayQueueMessage[]> {

@@ -1,20 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { REASON, SqsDelayQueue, type ScheduledEvent } from '@adhoc-scheduler/shared';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
-import { capturingLogger, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor, type Delivery } from './kit.js';
+import {
+  capturingLogger,
+  type Delivery,
+  request,
+  SchedulerClient,
+  sharedEmulators,
+  startTestScheduler,
+  TopicConsumer,
+  waitFor,
+} from './kit.js';
 
 /**
  * A JSON escape can carry a lone UTF-16 surrogate, which the SDK cannot encode into an SNS
  * request. Unchecked, the emitter's PublishBatch holding it failed whole, as if SNS were down:
  * every clean event of the batch came seconds late, and the bad one was retried for a day.
  */
-let emulators: Emulators;
-beforeAll(async () => {
-  emulators = await startEmulators({});
-});
-afterAll(async () => {
-  await emulators?.stop();
-});
+const emulators = sharedEmulators();
 
 /** Far less than the 5 s back-off of a publish retried as transient. */
 const ON_TIME_MS = 1_000;
