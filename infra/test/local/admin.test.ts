@@ -12,7 +12,16 @@ import { runAdmin } from '../../src/admin/cli.js';
 import { SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
-import { closedEndpoint, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+import {
+  closedEndpoint,
+  expectNotEarly,
+  FAST_TIMINGS,
+  request,
+  SchedulerClient,
+  startTestScheduler,
+  TopicConsumer,
+  waitFor,
+} from './kit.js';
 import { outputsOf, spawnService } from './service-process.js';
 
 const REPO_ROOT = resolve(import.meta.dirname, '../../..');
@@ -151,7 +160,7 @@ describe('scripts/admin tenant add and tenant list', () => {
       expect(human.stdout).toMatch(/^state +scheduled$/m);
       expect(human.stdout).toMatch(new RegExp(`^due +${new Date(farDueAt).toISOString()}$`, 'm'));
 
-      await waitFor(() => target.withPayload('near').length > 0, 'the near event delivered');
+      expectNotEarly(await waitFor(() => target.withPayload('near')[0], 'the near event delivered'));
       // The end is recorded after the publish, with the batch's others.
       const near = await waitFor(async () => {
         const shown = await shownEvent(['--tenant', 'acme', '--id', 'order-2', ...where], 'the near event');

@@ -23,7 +23,16 @@ import {
   type LocalSchedulerOptions,
 } from '../../src/local/runtime.js';
 import { writeTenantsFile } from '../../src/local/tenants-file.js';
-import { capturingLogger, FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+import {
+  capturingLogger,
+  expectNotEarly,
+  FAST_TIMINGS,
+  request,
+  SchedulerClient,
+  startTestScheduler,
+  TopicConsumer,
+  waitFor,
+} from './kit.js';
 
 const FOREIGN_ACCOUNT = '222222222222';
 
@@ -85,6 +94,7 @@ describe('a tenant is who owns the input topic, never what the message says', ()
       await acme.publish(request(target.topicArn, dueAt, 'forged', { user: 'alice', id: 'order-1' }));
       await waitFor(() => refusals(lines, REASON.IDEMPOTENCY_KEY_REUSED).length === 1, 'the second request refused');
       const [delivery] = await waitFor(() => target.withPayload('forged').length > 0 && target.withPayload('forged'), 'the delivery');
+      expectNotEarly(delivery);
       expect(delivery?.attributes[EMISSION_ATTRIBUTE.tenant]).toBe('acme');
       expect(delivery?.attributes[EMISSION_ATTRIBUTE.user]).toBe('globex');
 
@@ -201,6 +211,7 @@ describe('a tenant is who owns the input topic, never what the message says', ()
       await waitFor(() => target.withPayload('tenant').length > 0, "the tenant's event");
       await waitFor(() => refusals(lines, REASON.TENANT_DISABLED).length === 1, 'the refusal in the logs');
       expect(target.withPayload('public')).toHaveLength(0);
+      expectNotEarly(target.withPayload('tenant')[0]);
     } finally {
       shared.destroy();
       acme.destroy();
@@ -433,6 +444,7 @@ describe('quotas', () => {
         ),
       );
       await waitFor(() => target.deliveries.length === 300, 'all 300 events', 30_000);
+      for (const delivery of target.deliveries) expectNotEarly(delivery, dueAt);
       await waitFor(async () => (await openEvents(scheduler, 'acme')) === 0, 'no event left open');
       expect(lines.filter((line) => String(line.msg).startsWith('emitted, but could not record it'))).toHaveLength(0);
     } finally {

@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REASON, SqsDelayQueue, type ScheduledEvent } from '@adhoc-scheduler/shared';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
-import { capturingLogger, request, SchedulerClient, startTestScheduler, TopicConsumer, waitFor, type Delivery } from './kit.js';
+import {
+  capturingLogger,
+  expectNotEarly,
+  request,
+  SchedulerClient,
+  startTestScheduler,
+  TopicConsumer,
+  waitFor,
+  type Delivery,
+} from './kit.js';
 
 /**
  * A JSON escape can carry a lone UTF-16 surrogate, which the SDK cannot encode into an SNS
@@ -20,7 +29,7 @@ afterAll(async () => {
 const ON_TIME_MS = 1_000;
 
 function expectOnTime(delivery: Delivery | undefined, dueAt: number): void {
-  expect(delivery?.receivedAt).toBeGreaterThanOrEqual(dueAt);
+  expectNotEarly(delivery, dueAt);
   expect((delivery?.receivedAt ?? Infinity) - dueAt).toBeLessThan(ON_TIME_MS);
 }
 

@@ -200,7 +200,8 @@ function parseSchedule(input: unknown, inputMessageId: string, scope: InputScope
     dueAt,
     version: 1,
   };
-  const bytes = snsMessageBytes(event.payload, emissionAttributes(event));
+  // The publish time is not known yet; its ISO string is as long as the due time's.
+  const bytes = snsMessageBytes(event.payload, emissionAttributes(event, event.dueAt));
   if (bytes > SNS_MAX_MESSAGE_BYTES) {
     return reject(
       new EventRejectedError(
