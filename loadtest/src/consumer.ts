@@ -99,9 +99,11 @@ export interface Consumer {
 export function receiptOf(message: Message, receivedAt: number): Receipt {
   const attributes = message.MessageAttributes ?? {};
   const scheduledText = attributes[EMISSION_ATTRIBUTE.scheduledAt]?.StringValue;
+  const publishedText = attributes[EMISSION_ATTRIBUTE.publishedAt]?.StringValue;
   return {
     eventId: attributes[EMISSION_ATTRIBUTE.eventId]?.StringValue,
     scheduledAt: scheduledText === undefined ? undefined : parseDueDate(scheduledText),
+    publishedAt: publishedText === undefined ? undefined : parseDueDate(publishedText),
     receivedAt,
     messageId: message.MessageId ?? '',
   };

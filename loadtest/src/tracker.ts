@@ -6,6 +6,8 @@ export interface Receipt {
   readonly eventId: string | undefined;
   /** The `scheduler-scheduled-at` attribute, epoch ms; undefined when missing or not a date. */
   readonly scheduledAt: number | undefined;
+  /** The `scheduler-published-at` attribute, epoch ms: the emitter's clock as it published; undefined when missing. */
+  readonly publishedAt: number | undefined;
   /** Wall clock when ReceiveMessage returned it, epoch ms. */
   readonly receivedAt: number;
   /** SQS message id: the same id again is a redelivery by the consumer queue, not a second emission. */
@@ -24,6 +26,11 @@ export interface DeliveryCounts {
   readonly duplicated: number;
   /** Events received before their scheduled time. */
   readonly early: number;
+  /**
+   * Events published before their scheduled time, by the emitter's own publish time (any of their
+   * deliveries): early where it happens, which the receive time, always later, cannot show.
+   */
+  readonly earlyPublished: number;
   /** Events received later than the late threshold (warm-up events aside). */
   readonly late: number;
   /** Events sent first to warm the pipeline up: in every count above, not in the lateness figures. */
@@ -89,6 +96,7 @@ export class DeliveryTracker {
   private publishFailures = 0;
   private duplicated = 0;
   private readonly earlyEvents = new Set<string>();
+  private readonly earlyPublishedEvents = new Set<string>();
   private late = 0;
   private unexpected = 0;
   private wrongScheduledAt = 0;
@@ -116,6 +124,8 @@ export class DeliveryTracker {
       this.unexpected += 1;
       return;
     }
+    if (receipt.publishedAt !== undefined && receipt.publishedAt < (receipt.scheduledAt ?? due))
+      this.earlyPublishedEvents.add(receipt.eventId);
     const previous = this.deliveries.get(receipt.eventId) ?? 0;
     this.deliveries.set(receipt.eventId, previous + 1);
     if (previous > 0) {
@@ -190,6 +200,7 @@ export class DeliveryTracker {
       missing: this.expectedDue.size - this.deliveries.size - failed.length,
       duplicated: this.duplicated,
       early: this.earlyEvents.size,
+      earlyPublished: this.earlyPublishedEvents.size,
       late: this.late,
       warmup: this.warmup.size,
       unexpected: this.unexpected,

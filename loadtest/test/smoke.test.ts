@@ -41,6 +41,7 @@ describe('the steady scenario, through the local service in its own process', ()
       missing: 0,
       duplicated: 0,
       early: 0,
+      earlyPublished: 0,
       unexpected: 0,
       wrongScheduledAt: 0,
       publishFailed: 0,

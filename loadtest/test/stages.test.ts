@@ -42,6 +42,7 @@ function counts(extra: Partial<DeliveryCounts>): DeliveryCounts {
     missing: 0,
     duplicated: 0,
     early: 0,
+    earlyPublished: 0,
     late: 0,
     warmup: 0,
     unexpected: 0,

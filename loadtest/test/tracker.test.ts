@@ -3,8 +3,14 @@ import { DeliveryTracker, type Receipt } from '../src/tracker.js';
 
 const DUE = 1_800_000_000_000;
 
-function receipt(eventId: string | undefined, receivedAt: number, messageId: string, scheduledAt: number | undefined = DUE): Receipt {
-  return { eventId, scheduledAt, receivedAt, messageId };
+function receipt(
+  eventId: string | undefined,
+  receivedAt: number,
+  messageId: string,
+  scheduledAt: number | undefined = DUE,
+  publishedAt: number | undefined = receivedAt,
+): Receipt {
+  return { eventId, scheduledAt, publishedAt, receivedAt, messageId };
 }
 
 describe('DeliveryTracker', () => {
@@ -49,9 +55,19 @@ describe('DeliveryTracker', () => {
     tracker.record(receipt('stranger', DUE, 'm3'));
     tracker.record(receipt(undefined, DUE, 'm4'));
 
-    expect(tracker.counts()).toMatchObject({ delivered: 2, missing: 1, early: 1, unexpected: 2, wrongScheduledAt: 1 });
+    expect(tracker.counts()).toMatchObject({ delivered: 2, missing: 1, early: 1, earlyPublished: 1, unexpected: 2, wrongScheduledAt: 1 });
     expect(tracker.lateness()?.min).toBe(-5);
     expect(tracker.missingIds(10)).toEqual(['never']);
+  });
+
+  it('counts an event published before its due time, by the publish time it carries, though it was received after it', () => {
+    const tracker = new DeliveryTracker(100);
+    tracker.expect('a', DUE);
+    tracker.expect('b', DUE);
+    tracker.record(receipt('a', DUE + 3, 'm1', DUE, DUE - 1));
+    tracker.record(receipt('b', DUE + 3, 'm2', DUE, DUE));
+
+    expect(tracker.counts()).toMatchObject({ delivered: 2, early: 0, earlyPublished: 1 });
   });
 
   it('stops expecting an event whose publish failed', () => {

@@ -98,7 +98,18 @@ export class TopicSubscriber {
     await clients.sns.send(
       new SubscribeCommand({ TopicArn: topicArn, Protocol: 'sqs', Endpoint: queueArn, Attributes: { RawMessageDelivery: 'true' } }),
     );
-    const subscriber = new TopicSubscriber(clients, topicArn, QueueUrl);
+    return TopicSubscriber.read(clients, topicArn, QueueUrl, onMessage, options);
+  }
+
+  /** Reads a queue `subscribe` set up before (a service restarted on its data keeps the subscription). */
+  static read(
+    clients: { readonly sns: SNSClient; readonly sqs: SQSClient },
+    topicArn: string,
+    queueUrl: string,
+    onMessage: (message: Received) => void,
+    options: { readonly receivers?: number; readonly onError?: (error: unknown) => void } = {},
+  ): TopicSubscriber {
+    const subscriber = new TopicSubscriber(clients, topicArn, queueUrl);
     const { onError } = options;
     subscriber.loops = Array.from({ length: options.receivers ?? 2 }, () => {
       const loop = subscriber.receiveLoop(onMessage);

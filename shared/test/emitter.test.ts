@@ -102,7 +102,9 @@ describe('the emitter', () => {
     const { deps, publisher, store } = setup();
     const response = await emitBatch(deps, [sqsRecord(delayed(event()))]);
     expect(response.batchItemFailures).toEqual([]);
-    expect(publisher.published).toEqual([{ topic: topicArn('out'), message: 'hello', attributes: emissionAttributes(event()), at: DUE }]);
+    expect(publisher.published).toEqual([
+      { topic: topicArn('out'), message: 'hello', attributes: emissionAttributes(event(), DUE), at: DUE },
+    ]);
     expect(store.records.get('m-1')).toMatchObject({ state: EVENT_STATE.emitted, emittedAt: DUE });
   });
 

@@ -94,9 +94,9 @@ describe('labels on the way to the target', () => {
   });
 
   it('are delivered as scheduler-labels, joined by commas, only on an event that has some', () => {
-    expect(emissionAttributes({ ...event, labels: ['billing', 'eu'] })[EMISSION_ATTRIBUTE.labels]).toBe('billing,eu');
-    expect(emissionAttributes(event)).not.toHaveProperty(EMISSION_ATTRIBUTE.labels);
-    expect(emissionAttributes({ ...event, labels: [] })).not.toHaveProperty(EMISSION_ATTRIBUTE.labels);
+    expect(emissionAttributes({ ...event, labels: ['billing', 'eu'] }, event.dueAt)[EMISSION_ATTRIBUTE.labels]).toBe('billing,eu');
+    expect(emissionAttributes(event, event.dueAt)).not.toHaveProperty(EMISSION_ATTRIBUTE.labels);
+    expect(emissionAttributes({ ...event, labels: [] }, event.dueAt)).not.toHaveProperty(EMISSION_ATTRIBUTE.labels);
   });
 });
 

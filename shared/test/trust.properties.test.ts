@@ -683,6 +683,11 @@ class Pipeline {
     const owner = record.tenant;
     const request = parsedJson(input.text).value as { payload?: unknown } | undefined;
     if (publish.at < record.dueAt) world.violation('published early', { eventId, at: publish.at, dueAt: record.dueAt });
+    if (!(Date.parse(publish.attributes[EMISSION_ATTRIBUTE.publishedAt] ?? '') >= record.dueAt))
+      world.violation('a publish time before the due time, or none', {
+        eventId,
+        publishedAt: publish.attributes[EMISSION_ATTRIBUTE.publishedAt],
+      });
     if (publish.attributes[EMISSION_ATTRIBUTE.scheduledAt] !== new Date(record.dueAt).toISOString())
       world.violation('a copy of another version published', eventId);
     if (record.state !== EVENT_STATE.queued) world.violation('an event published that is not queued', { eventId, state: record.state });

@@ -33,6 +33,7 @@ function attributeBytes(event: ScheduledEvent): number {
   const attributes: Record<string, string> = {
     [EMISSION_ATTRIBUTE.eventId]: event.id,
     [EMISSION_ATTRIBUTE.scheduledAt]: new Date(event.dueAt).toISOString(),
+    [EMISSION_ATTRIBUTE.publishedAt]: new Date(event.dueAt).toISOString(),
     [EMISSION_ATTRIBUTE.user]: event.user,
     [EMISSION_ATTRIBUTE.tenant]: event.tenant,
   };

@@ -1,9 +1,19 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { PublishCommandInput } from '@aws-sdk/client-sns';
-import { DynamoDbEventRecords, PUBLISH_RETRY, REASON } from '@adhoc-scheduler/shared';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { DynamoDbEventRecords, EVENT_STATE, PUBLISH_RETRY, REASON } from '@adhoc-scheduler/shared';
 import type { AwsClients } from '@adhoc-scheduler/functions/handlers';
-import { capturingLogger, request, SchedulerClient, sharedEmulators, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+import {
+  capturingLogger,
+  expectNotEarly,
+  request,
+  SchedulerClient,
+  sharedEmulators,
+  startTestScheduler,
+  TopicConsumer,
+  waitFor,
+} from './kit.js';
 
 const emulators = sharedEmulators();
 
@@ -25,8 +35,8 @@ function throttlePublishesTo(topicArn: () => string, times: number, attempts: nu
 
 /**
  * An input of exactly SNS's 256 KiB limit: SNS takes it, but its payload with the scheduler's
- * message attributes would not fit in one emission. (With a failure topic in the input the
- * attributes always fit, so this case is reported in the logs only.)
+ * message attributes would not fit in one emission. (It names no failure topic, so its refusal is
+ * reported in the logs only.)
  */
 function largestInputWhosePayloadCannotBeEmitted(target: string): string {
   const input = { date: '2026-01-01', target, user: 'u', payload: '' };
@@ -75,6 +85,7 @@ describe('failures reach the failure topic with a reason code, and never stop th
       await waitFor(() => failures.deliveries.length >= invalid.length, 'a notice for each invalid input');
       await waitFor(() => target.deliveries.length >= 2, 'the valid events');
       expect(target.deliveries.map((d) => d.body).sort()).toEqual(['valid-1', 'valid-2']);
+      for (const delivery of target.deliveries) expectNotEarly(delivery);
       expect(
         failures
           .notices()
@@ -101,7 +112,8 @@ describe('failures reach the failure topic with a reason code, and never stop th
     try {
       const fields = { date: new Date().toISOString(), user: 'tests', failure_topic: failures.topicArn };
       // Emitted, but its target is missing: the emitter's notice quotes the event.
-      const emitted = largestInput({ ...fields, target: 'arn:aws:sns:us-east-1:000000000000:no-such-topic' });
+      // A target name longer than the scheduler's attributes, so the payload fits beside them.
+      const emitted = largestInput({ ...fields, target: `arn:aws:sns:us-east-1:000000000000:no-such-topic-${'x'.repeat(200)}` });
       // Refused at ingest: the notice quotes the request.
       const refused = largestInput({ ...fields, date: 'next tuesday', target: failures.topicArn });
       await client.publish(emitted.text);
@@ -149,6 +161,7 @@ describe('failures reach the failure topic with a reason code, and never stop th
         (PUBLISH_RETRY.firstDelaySeconds * (1 - PUBLISH_RETRY.jitter) - 0.5) * 1000,
       );
       expect(target.withPayload('flaky')).toHaveLength(1);
+      expectNotEarly(target.withPayload('flaky')[0]);
     } finally {
       client.destroy();
       await target.stop();
@@ -173,6 +186,7 @@ describe('failures reach the failure topic with a reason code, and never stop th
       await waitFor(() => target.withPayload('two days late').length > 0, 'the delivery after a retry');
       expect(attempts).toHaveLength(2);
       expect(failures.deliveries).toHaveLength(0);
+      expectNotEarly(target.withPayload('two days late')[0]);
     } finally {
       client.destroy();
       await Promise.all([target.stop(), failures.stop()]);
@@ -207,14 +221,28 @@ describe('failures reach the failure topic with a reason code, and never stop th
   });
 
   it('reports a target topic that does not exist without retrying', async () => {
-    const scheduler = await startTestScheduler(emulators);
+    const missing = 'arn:aws:sns:us-east-1:000000000000:no-such-topic';
+    const attempts: number[] = [];
+    const scheduler = await startTestScheduler(emulators, { instrumentClients: throttlePublishesTo(() => missing, 0, attempts) });
     const client = new SchedulerClient(scheduler);
     const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');
+    const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
     try {
-      const missing = 'arn:aws:sns:us-east-1:000000000000:no-such-topic';
-      await client.publish(request(missing, Date.now(), 'lost', { failure_topic: failures.topicArn }));
+      const messageId = await client.publish(request(missing, Date.now(), 'lost', { failure_topic: failures.topicArn }));
       const [notice] = await waitFor(() => failures.notices().length > 0 && failures.notices(), 'the failure notice');
       expect(notice?.reason).toBe(REASON.TARGET_NOT_FOUND);
+      // Not retried: the event ended as failed after one attempt, and its message left the delay queue instead of being put back.
+      await waitFor(async () => (await records.get(`m-${messageId}`))?.state === EVENT_STATE.failed, 'the event ended as failed');
+      await waitFor(async () => {
+        const { Attributes = {} } = await scheduler.clients.sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl: scheduler.outputs.delayQueueUrl, AttributeNames: ['All'] }),
+        );
+        const { ApproximateNumberOfMessages, ApproximateNumberOfMessagesNotVisible, ApproximateNumberOfMessagesDelayed } = Attributes;
+        return [ApproximateNumberOfMessages, ApproximateNumberOfMessagesNotVisible, ApproximateNumberOfMessagesDelayed].every(
+          (count) => count === '0',
+        );
+      }, 'the delay queue empty');
+      expect(attempts).toHaveLength(1);
     } finally {
       client.destroy();
       await failures.stop();

@@ -11,7 +11,9 @@ import {
 import type { AwsClients } from '@adhoc-scheduler/functions/handlers';
 import {
   capturingLogger,
+  expectNotEarly,
   FAST_TIMINGS,
+  recordsEnds,
   request,
   SchedulerClient,
   sharedEmulators,
@@ -83,15 +85,6 @@ function dropSends(queueSuffix: string, drop: (bodies: readonly string[]) => boo
     );
 }
 
-/** Whether a DynamoDB request records emissions' ends (the emitter's batched transaction). */
-function recordsEnds(commandName: string, input: unknown): boolean {
-  const items = (input as { TransactItems?: { Update?: { ExpressionAttributeNames?: Record<string, string> } }[] }).TransactItems ?? [];
-  return (
-    commandName === 'TransactWriteItemsCommand' &&
-    items.some((item) => Object.values(item.Update?.ExpressionAttributeNames ?? {}).includes('endedBy'))
-  );
-}
-
 const eventsIn = (bodies: readonly string[]): string[] =>
   bodies.flatMap((body) => {
     const message = decodeDelayQueueMessage(body);
@@ -113,7 +106,7 @@ describe('nothing lost', () => {
       await client.publish(request(target.topicArn, dueAt, 'loading lost'));
       const delivery = await waitFor(() => target.withPayload('loading lost')[0], 'the repaired event', REPAIRED_WITHIN_MS);
       expect(lost).toBe(true);
-      expect(delivery.receivedAt).toBeGreaterThanOrEqual(dueAt + (REPAIR_AFTER_SECONDS + REPAIR_DELAY_SECONDS) * 1000);
+      expectNotEarly(delivery, dueAt + (REPAIR_AFTER_SECONDS + REPAIR_DELAY_SECONDS) * 1000);
       expect(logged('events still open after their due time; sent again')).toHaveLength(1);
       // A second copy, sent by a later repair, would be overdue and emitted before a sentinel due later.
       await client.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
@@ -139,8 +132,11 @@ describe('nothing lost', () => {
       await waitFor(() => lost, 'the lost copy', 20_000);
       expect((await records.get(`m-${messageId}`))?.state).toBe(EVENT_STATE.queued);
       const delivery = await waitFor(() => target.withPayload('copy lost')[0], 'the repaired event', REPAIRED_WITHIN_MS);
-      expect(delivery.receivedAt).toBeGreaterThanOrEqual(dueAt + (REPAIR_AFTER_SECONDS + REPAIR_DELAY_SECONDS) * 1000);
+      expectNotEarly(delivery, dueAt + (REPAIR_AFTER_SECONDS + REPAIR_DELAY_SECONDS) * 1000);
       await waitFor(async () => (await records.get(`m-${messageId}`))?.state === EVENT_STATE.emitted, 'the emission recorded');
+      await client.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
+      await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
+      expect(target.withPayload('copy lost')).toHaveLength(1);
     } finally {
       await stop();
     }
@@ -261,7 +257,7 @@ describe('duplicates', () => {
   });
 
   it('notices two copies of the same message emitted at once, afterwards: counted, logged, not suppressed', async () => {
-    const { client, target, logged, stop } = await setup((clients) =>
+    const { client, target, records, logged, stop } = await setup((clients) =>
       clients.sqs.middlewareStack.add(
         (next, context) => async (args) => {
           const input = args.input as Partial<SendMessageBatchCommandInput>;
@@ -281,12 +277,21 @@ describe('duplicates', () => {
       ),
     );
     try {
-      await client.publish(request(target.topicArn, Date.now() + 2_000, 'twice at once'));
+      const dueAt = Date.now() + 2_000;
+      const messageId = await client.publish(request(target.topicArn, dueAt, 'twice at once'));
       await waitFor(() => target.withPayload('twice at once').length === 2, 'both copies');
-      await waitFor(
-        () => logged('emitted, but another delivery had already ended the event: two copies were emitted at once').length === 1,
-        'the duplicate noticed',
-      );
+      const [noticed] = await waitFor(() => {
+        const lines = logged('emitted, but another delivery had already ended the event: two copies were emitted at once');
+        return lines.length > 0 && lines;
+      }, 'the duplicate noticed');
+      expect(noticed?.eventId).toBe(`m-${messageId}`);
+      expect((await records.get(`m-${messageId}`))?.state).toBe(EVENT_STATE.emitted);
+      for (const delivery of target.withPayload('twice at once')) expectNotEarly(delivery, dueAt);
+      // Noticed once: a sentinel due later has come and gone, and nothing more was logged.
+      await client.publish(request(target.topicArn, Date.now() + 1_000, 'sentinel'));
+      await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
+      expect(logged('emitted, but another delivery had already ended the event: two copies were emitted at once')).toHaveLength(1);
+      expect(target.withPayload('twice at once')).toHaveLength(2);
     } finally {
       await stop();
     }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { expect } from 'vitest';
 import { createServer } from 'node:net';
 import { PublishBatchCommand, PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -195,13 +196,42 @@ export function scheduledAt(delivery: Delivery): number {
   return Date.parse(delivery.attributes[EMISSION_ATTRIBUTE.scheduledAt] ?? '');
 }
 
-/** An endpoint where nothing answers any more: what the outputs of a service killed with kill -9 name. */
-export async function closedEndpoint(): Promise<string> {
-  const port = await new Promise<number>((done) => {
+/** When the emitter published a delivery, from the attribute it sets (its own clock as it called SNS). */
+export function publishedAt(delivery: Delivery | undefined): number {
+  return Date.parse(delivery?.attributes[EMISSION_ATTRIBUTE.publishedAt] ?? '');
+}
+
+/**
+ * Never early, measured where it happens: the emitter published the delivery at or after its due
+ * time (`dueAt`, else its scheduled-at attribute). A consumer's receive time comes later than
+ * the publish, so it could not show a publish a few milliseconds early.
+ */
+export function expectNotEarly(delivery: Delivery | undefined, dueAt = delivery === undefined ? Number.NaN : scheduledAt(delivery)): void {
+  expect(delivery, 'a delivery').toBeDefined();
+  const eventId = delivery?.attributes[EMISSION_ATTRIBUTE.eventId];
+  expect(publishedAt(delivery), `${EMISSION_ATTRIBUTE.publishedAt} of ${eventId}`).toBeGreaterThanOrEqual(dueAt);
+}
+
+/** A port nothing listens on now. */
+export function freePort(): Promise<number> {
+  return new Promise<number>((done) => {
     const server = createServer().listen(0, '127.0.0.1', () => {
       const address = server.address();
       server.close(() => done(typeof address === 'object' && address !== null ? address.port : 0));
     });
   });
-  return `http://127.0.0.1:${port}`;
+}
+
+/** An endpoint where nothing answers any more: what the outputs of a service killed with kill -9 name. */
+export async function closedEndpoint(): Promise<string> {
+  return `http://127.0.0.1:${await freePort()}`;
+}
+
+/** Whether a DynamoDB request records emissions' ends (the emitter's batched transaction). */
+export function recordsEnds(commandName: string, input: unknown): boolean {
+  const items = (input as { TransactItems?: { Update?: { ExpressionAttributeNames?: Record<string, string> } }[] }).TransactItems ?? [];
+  return (
+    commandName === 'TransactWriteItemsCommand' &&
+    items.some((item) => Object.values(item.Update?.ExpressionAttributeNames ?? {}).includes('endedBy'))
+  );
 }

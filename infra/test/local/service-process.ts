@@ -28,14 +28,19 @@ export interface ServiceProcess {
  */
 export function spawnService(
   dir: string,
-  options: { readonly args?: readonly string[]; readonly env?: Readonly<Record<string, string>> } = {},
+  options: {
+    readonly args?: readonly string[];
+    readonly env?: Readonly<Record<string, string>>;
+    /** Another entry point taking scripts/start's options (a service with a fault built in); scripts/start's by default. */
+    readonly entry?: string;
+  } = {},
 ): ServiceProcess {
   const outputsFile = join(dir, 'outputs.json');
   const tenantsFile = join(dir, 'tenants.json');
   const args = [
     '--import',
     TSX,
-    LOCAL_SERVICE_ENTRY,
+    options.entry ?? LOCAL_SERVICE_ENTRY,
     '--port',
     '0',
     '--dynamodb-port',

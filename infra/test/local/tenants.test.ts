@@ -24,6 +24,7 @@ import {
 import { writeTenantsFile } from '../../src/local/tenants-file.js';
 import {
   capturingLogger,
+  expectNotEarly,
   FAST_TIMINGS,
   request,
   SchedulerClient,
@@ -87,6 +88,7 @@ describe('a tenant is who owns the input topic, never what the message says', ()
       await acme.publish(request(target.topicArn, dueAt, 'forged', { user: 'alice', id: 'order-1' }));
       await waitFor(() => refusals(lines, REASON.IDEMPOTENCY_KEY_REUSED).length === 1, 'the second request refused');
       const [delivery] = await waitFor(() => target.withPayload('forged').length > 0 && target.withPayload('forged'), 'the delivery');
+      expectNotEarly(delivery);
       expect(delivery?.attributes[EMISSION_ATTRIBUTE.tenant]).toBe('acme');
       expect(delivery?.attributes[EMISSION_ATTRIBUTE.user]).toBe('globex');
 
@@ -208,6 +210,7 @@ describe('a tenant is who owns the input topic, never what the message says', ()
       await waitFor(() => target.withPayload('tenant').length > 0, "the tenant's event");
       await waitFor(() => refusals(lines, REASON.TENANT_DISABLED).length === 1, 'the refusal in the logs');
       expect(target.withPayload('public')).toHaveLength(0);
+      expectNotEarly(target.withPayload('tenant')[0]);
     } finally {
       shared.destroy();
       acme.destroy();
@@ -443,6 +446,7 @@ describe('quotas', () => {
         ),
       );
       await waitFor(() => target.deliveries.length === 300, 'all 300 events', 30_000);
+      for (const delivery of target.deliveries) expectNotEarly(delivery, dueAt);
       await waitFor(async () => (await openEvents(scheduler, 'acme')) === 0, 'no event left open');
       expect(lines.filter((line) => String(line.msg).startsWith('emitted, but could not record it'))).toHaveLength(0);
     } finally {

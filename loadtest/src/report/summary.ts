@@ -15,7 +15,7 @@ function eventsLine(c: DeliveryCounts): string {
       ? `expected ${count(c.expected)} (${count(c.expected - c.warmup)} measured and ${count(c.warmup)} warm-up events sent first, checked like the others but not in the lateness figures)`
       : `expected ${count(c.expected)}`;
   return (
-    `  events: ${expected}, delivered ${count(c.delivered)}, missing ${c.missing}, duplicated ${c.duplicated}, early ${c.early}, ` +
+    `  events: ${expected}, delivered ${count(c.delivered)}, missing ${c.missing}, duplicated ${c.duplicated}, early ${c.early} (published early ${c.earlyPublished}), ` +
     `failed ${c.failed}${c.failed > 0 ? ` ${JSON.stringify(c.failedByReason)}` : ''}, late (> threshold) ${c.late}, unexpected ${c.unexpected}, publish failed ${c.publishFailed}`
   );
 }

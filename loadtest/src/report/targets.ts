@@ -41,6 +41,7 @@ export function correctnessTargets(counts: DeliveryCounts, duplicatesAllowed = f
     { name: 'missing', target: '0', actual: String(counts.missing), met: counts.missing === 0 },
     ...(duplicatesAllowed ? [] : [{ name: 'duplicated', target: '0', actual: String(counts.duplicated), met: counts.duplicated === 0 }]),
     { name: 'early', target: '0', actual: String(counts.early), met: counts.early === 0 },
+    { name: 'published early', target: '0', actual: String(counts.earlyPublished), met: counts.earlyPublished === 0 },
   ];
 }
 

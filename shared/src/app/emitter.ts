@@ -283,7 +283,7 @@ async function publish(deps: EmitterDeps, event: ScheduledEvent, copySentAt: num
   const refusal = emissionRefusal(tenant, event);
   if (refusal !== undefined) return fail(refusal.reason, refusal.message, refusal.details);
   try {
-    await deps.publisher.publish(event.target, event.payload, emissionAttributes(event));
+    await deps.publisher.publish(event.target, event.payload, emissionAttributes(event, clock.now()));
   } catch (error) {
     const ageSeconds = publishAgeSeconds(clock.now(), event.dueAt, copySentAt);
     if (error instanceof EventRejectedError) return fail(error.reason, error.message, { ageSeconds });

@@ -51,20 +51,31 @@ export function expiresAtFor(dueAt: number, retentionSeconds: number): number {
   return Math.ceil(dueAt / 1000) + retentionSeconds;
 }
 
-/** Message attributes on every emission, so consumers can deduplicate and measure lateness. */
+/**
+ * Message attributes on every emission, so consumers can deduplicate and measure lateness.
+ * `publishedAt` is the emitter's clock when it hands the message to SNS: never before the due
+ * time, which a consumer's receive time cannot show to the millisecond. SNS takes at most 10
+ * attributes a message.
+ */
 export const EMISSION_ATTRIBUTE = {
   eventId: 'scheduler-event-id',
   scheduledAt: 'scheduler-scheduled-at',
+  publishedAt: 'scheduler-published-at',
   user: 'scheduler-user',
   tenant: 'scheduler-tenant',
   /** The event's labels joined by commas (no label holds one); only on events that have labels. */
   labels: 'scheduler-labels',
 } as const;
 
-export function emissionAttributes(event: Pick<ScheduledEvent, 'id' | 'dueAt' | 'user' | 'tenant' | 'labels'>): Record<string, string> {
+/** An emission's attributes, `publishedAt` its publish time (epoch ms). */
+export function emissionAttributes(
+  event: Pick<ScheduledEvent, 'id' | 'dueAt' | 'user' | 'tenant' | 'labels'>,
+  publishedAt: number,
+): Record<string, string> {
   return {
     [EMISSION_ATTRIBUTE.eventId]: event.id,
     [EMISSION_ATTRIBUTE.scheduledAt]: new Date(event.dueAt).toISOString(),
+    [EMISSION_ATTRIBUTE.publishedAt]: new Date(publishedAt).toISOString(),
     [EMISSION_ATTRIBUTE.user]: event.user,
     [EMISSION_ATTRIBUTE.tenant]: event.tenant,
     ...(event.labels !== undefined && event.labels.length > 0 ? { [EMISSION_ATTRIBUTE.labels]: event.labels.join(',') } : {}),

@@ -218,7 +218,8 @@ function parseSchedule(input: unknown, inputMessageId: string, scope: InputScope
     version: 1,
     ...(request.labels !== undefined && request.labels.length > 0 ? { labels: request.labels } : {}),
   };
-  const bytes = snsMessageBytes(event.payload, emissionAttributes(event));
+  // The publish time is not known yet; its ISO string is as long as the due time's.
+  const bytes = snsMessageBytes(event.payload, emissionAttributes(event, event.dueAt));
   if (bytes > SNS_MAX_MESSAGE_BYTES) {
     return reject(
       new EventRejectedError(
