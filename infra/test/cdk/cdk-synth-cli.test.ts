@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CLIENT_EXAMPLE_STACK_NAME } from '../../src/cdk/client-example/client-example-stack.js';
 import { REPO_ROOT } from '../../src/cdk/paths.js';
 import { DEFAULT_SCHEDULER_STACK_NAME, SCHEDULER_OUTPUTS, tenantInputTopicOutputKey } from '../../src/cdk/scheduler-stack.js';
-import { queueOutputKeys } from '../../src/cdk/stack-outputs.js';
+import { DEAD_LETTER_SOURCES, queueOutputKeys } from '../../src/cdk/stack-outputs.js';
 
 const run = promisify(execFile);
 const INFRA_DIR = join(REPO_ROOT, 'infra');
@@ -103,7 +103,7 @@ afterAll(() => rmSync(workDir, { recursive: true, force: true }));
 describe('cdk synth, offline and without credentials', () => {
   it('synthesizes the scheduler stack with its outputs', () => {
     const template = templateOf(schedulerOutput, DEFAULT_SCHEDULER_STACK_NAME);
-    const queueOutputs = (['ingest', 'public-ingest', 'loading', 'delay'] as const).flatMap((source) =>
+    const queueOutputs = DEAD_LETTER_SOURCES.flatMap((source) =>
       Object.values(queueOutputKeys(source)),
     );
     expect(Object.keys(template.Outputs).sort()).toEqual([...Object.values(SCHEDULER_OUTPUTS), ...queueOutputs].sort());
