@@ -103,9 +103,7 @@ afterAll(() => rmSync(workDir, { recursive: true, force: true }));
 describe('cdk synth, offline and without credentials', () => {
   it('synthesizes the scheduler stack with its outputs', () => {
     const template = templateOf(schedulerOutput, DEFAULT_SCHEDULER_STACK_NAME);
-    const queueOutputs = DEAD_LETTER_SOURCES.flatMap((source) =>
-      Object.values(queueOutputKeys(source)),
-    );
+    const queueOutputs = DEAD_LETTER_SOURCES.flatMap((source) => Object.values(queueOutputKeys(source)));
     expect(Object.keys(template.Outputs).sort()).toEqual([...Object.values(SCHEDULER_OUTPUTS), ...queueOutputs].sort());
   });
 
