@@ -71,7 +71,7 @@ function pauseText(summary: TenantSummary): string {
   const { pause } = summary;
   if (pause.paused === 'unknown') return 'not known';
   if (!pause.paused) return 'no';
-  return `since ${iso(pause.since)}${pause.note ? `: ${pause.note}` : ''}`;
+  return `since ${iso(pause.since)}${pause.by ? ` (${pause.by})` : ''}${pause.note ? `: ${pause.note}` : ''}`;
 }
 
 function quotaUse(summary: TenantSummary): string {
