@@ -431,8 +431,8 @@ export class DynamoDbEventStore implements EventStore {
       UpdateExpression:
         payloadIn === 'queue'
           ? `${common}, carriedBy = if_not_exists(carriedBy, queuedBy)`
-          : `${common}, #state = :state, #bucketShard = :bucketShard` +
-            (queued ? ', queuedAt = :now, queuedBy = :queuedBy REMOVE loadedBy' : ' REMOVE loadedBy, queuedBy'),
+          : `${common}, #state = :state, #tenantShard = :tenantShard` +
+            (queued ? ', queuedAt = :now, queuedBy = :queuedBy REMOVE loadedBy, #bucketShard' : ' REMOVE loadedBy, queuedBy, #bucketShard'),
       ConditionExpression:
         CHANGEABLE +
         (payloadIn === 'queue'
