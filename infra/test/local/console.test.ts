@@ -92,14 +92,14 @@ async function setup(options: Pick<LocalSchedulerOptions, 'instrumentClients' | 
     target,
     acme,
     /**
-     * Writes an event of acme's record and its label entries as the store writes them, in a state
+     * Writes an event of acme's record, its payload's item and its label entries as the store writes them, in a state
      * of the test's choosing (ended states included, which no request can make directly).
      */
     async seed(event: Seeded): Promise<string> {
       const id = `c-${uniqueName('seeded')}-${seeded++}`;
       const shard = shardOf(id, scheduler.config);
       const expiresAt = Math.floor(event.dueAt / 1000) + 86_400;
-      const { record } = newEventItems({
+      const { record, payloadItem } = newEventItems({
         event: {
           id,
           tenant: 'acme',
@@ -122,6 +122,7 @@ async function setup(options: Pick<LocalSchedulerOptions, 'instrumentClients' | 
       const state = event.state ?? EVENT_STATE.scheduled;
       const items = [
         { ...record, state, ...(event.emittedAt === undefined ? {} : { emittedAt: event.emittedAt, queuedAt: event.dueAt - 1000 }) },
+        ...(payloadItem === undefined ? [] : [payloadItem]),
         ...labelEntries({ id, tenant: 'acme', labels: event.labels, dueAt: event.dueAt, expiresAt }, shard),
       ];
       for (const Item of items) await scheduler.clients.dynamodb.send(new PutCommand({ TableName: scheduler.outputs.tableName, Item }));
