@@ -89,7 +89,7 @@ export function tenantsView(context: PageContext, tenants: readonly TenantSummar
 <td>${pauseText(tenant)}</td>
 <td><a href="/events?tenant=${encodeURIComponent(tenant.id)}">Events</a></td>
 <td>${[
-      // Both while the pause state is unknown: the scheduler says what it can do.
+      // Both while the pause state is not known (its counter item could not be read).
       tenant.pause.paused !== true &&
         actionForm(
           context,
