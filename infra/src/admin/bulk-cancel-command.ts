@@ -18,7 +18,7 @@ import { describeError } from '@adhoc-scheduler/shared/describe-error';
 import { HELP_OPTION, LOCATION_OPTIONS, parseOrExplain } from './arguments.js';
 import { AdminError, AdminUsageError } from './errors.js';
 import type { Output } from './format.js';
-import { locationOf, withChangesQueue, withTable } from './location.js';
+import { locationOf, withChangesQueue, withTable, type Location } from './location.js';
 import { unregisteredTenant } from './tenant-commands.js';
 import { USAGE } from './usage.js';
 
@@ -35,7 +35,7 @@ function progressLine(job: BulkCancelJob): string {
  * Waits for a job, printing its counts as they move, until it is done; an AdminError when it
  * stands still for STALL_MS (nothing works its pages: the service is stopped, or a page keeps failing).
  */
-async function waitForJob(jobs: DynamoDbBulkCancelJobs, jobId: string, output: Output): Promise<BulkCancelJob> {
+async function waitForJob(jobs: DynamoDbBulkCancelJobs, jobId: string, progress: (line: string) => void): Promise<BulkCancelJob> {
   let shown = '';
   let movedAt = Date.now();
   for (;;) {
@@ -44,7 +44,7 @@ async function waitForJob(jobs: DynamoDbBulkCancelJobs, jobId: string, output: O
     const line = progressLine(job);
     if (line !== shown) {
       if (job.state === 'done') return job;
-      output.out(line);
+      progress(line);
       shown = line;
       movedAt = Date.now();
     } else if (Date.now() - movedAt > STALL_MS) {
@@ -65,6 +65,61 @@ function reportingRefusals(queue: ChangesQueue, queueUrl: string): Pick<ChangesQ
         throw new AdminError(`cannot send the job's first page to ${queueUrl}: ${describeError(error)}`);
       }),
   };
+}
+
+/** What a cancel by label chooses, as `events cancel` takes it. */
+export interface CancelByLabel {
+  readonly tenant: string;
+  readonly label: string;
+  readonly dueBefore: number | undefined;
+  readonly dryRun: boolean;
+  /** The registry the tenant must be in (the local service's by default). */
+  readonly tenantsFile: string | undefined;
+}
+
+/**
+ * Starts a job that cancels (or, dry, counts) a tenant's open events with a label, on the
+ * location's changes queue, and waits until it is done, passing each line of its progress to
+ * `progress`; the job when done. `events cancel` and the console both run it.
+ */
+export async function cancelByLabel(
+  location: Location,
+  request: CancelByLabel,
+  command: string,
+  progress: (line: string) => void,
+): Promise<BulkCancelJob> {
+  const { tenant, label, dueBefore, dryRun } = request;
+  const unregistered = unregisteredTenant(tenant, location, request.tenantsFile);
+  if (unregistered !== '') throw new AdminError(`nothing to cancel: ${unregistered}`);
+  return withChangesQueue(location, command, (sqs, queueUrl) =>
+    withTable(location, async (client, tableName) => {
+      const jobs = new DynamoDbBulkCancelJobs(client, tableName);
+      const now = Date.now();
+      const started = await startBulkCancel(
+        {
+          jobs,
+          changesQueue: reportingRefusals(new SqsChangesQueue(sqs, queueUrl), queueUrl),
+          logger: createLogger('silent'),
+        },
+        {
+          jobId: `b-${randomUUID()}`,
+          tenant,
+          label,
+          fromMs: now,
+          dueBefore,
+          failureTopic: undefined,
+          dryRun,
+          createdAt: now,
+          expiresAt: expiresAtFor(now, DEFAULTS.retentionSeconds),
+        },
+      );
+      const bound = dueBefore === undefined ? '' : `, due before ${toIso(dueBefore)}`;
+      progress(
+        `job ${started.jobId}: ${dryRun ? 'counting' : 'cancelling'} the open events of tenant ${tenant} labelled "${label}"${bound}`,
+      );
+      return waitForJob(jobs, started.jobId, progress);
+    }),
+  );
 }
 
 export async function eventsCancel(args: string[], output: Output): Promise<number> {
@@ -99,38 +154,11 @@ export async function eventsCancel(args: string[], output: Output): Promise<numb
   if (dueBeforeText !== undefined && dueBefore === undefined)
     throw new AdminUsageError(`--due-before takes an ISO-8601 date-time, not "${dueBeforeText}"`, command);
   const location = locationOf(values, command);
-  const unregistered = unregisteredTenant(tenant, location, values.tenants);
-  if (unregistered !== '') throw new AdminError(`nothing to cancel: ${unregistered}`);
-  const dryRun = values['dry-run'];
-
-  const job = await withChangesQueue(location, command, (sqs, queueUrl) =>
-    withTable(location, async (client, tableName) => {
-      const jobs = new DynamoDbBulkCancelJobs(client, tableName);
-      const now = Date.now();
-      const started = await startBulkCancel(
-        {
-          jobs,
-          changesQueue: reportingRefusals(new SqsChangesQueue(sqs, queueUrl), queueUrl),
-          logger: createLogger('silent'),
-        },
-        {
-          jobId: `b-${randomUUID()}`,
-          tenant,
-          label,
-          fromMs: now,
-          dueBefore,
-          failureTopic: undefined,
-          dryRun,
-          createdAt: now,
-          expiresAt: expiresAtFor(now, DEFAULTS.retentionSeconds),
-        },
-      );
-      const bound = dueBefore === undefined ? '' : `, due before ${toIso(dueBefore)}`;
-      output.out(
-        `job ${started.jobId}: ${dryRun ? 'counting' : 'cancelling'} the open events of tenant ${tenant} labelled "${label}"${bound}`,
-      );
-      return waitForJob(jobs, started.jobId, output);
-    }),
+  const job = await cancelByLabel(
+    location,
+    { tenant, label, dueBefore, dryRun: values['dry-run'], tenantsFile: values.tenants },
+    command,
+    (line) => output.out(line),
   );
   output.out(progressLine(job));
   return 0;

@@ -5,7 +5,7 @@ import { deadLetterJson, deadLettersTable, deadLetterText, queueName } from './d
 import { DeadLetterQueues, type DeadLetter } from './dead-letters.js';
 import { AdminError, AdminUsageError } from './errors.js';
 import type { Output } from './format.js';
-import { locationOf } from './location.js';
+import { locationOf, type Location } from './location.js';
 import { DEAD_LETTER_LIMIT, USAGE } from './usage.js';
 
 const QUEUE_CHOICES = [...DEAD_LETTER_SOURCES, 'all'] as const;
@@ -25,15 +25,23 @@ const OPTIONS = {
 
 type Verb = 'list' | 'show' | 'redrive' | 'purge';
 
-/** What a command chooses: the queues, the filters, how many at most. */
-interface Choice {
+/** Which dead letters a command or the console chooses: the queues, the filters, how many at most. */
+export interface DeadLetterChoice {
   readonly sources: readonly DeadLetterSource[];
   /** `--queue all` on the local service also takes messages whose body is none of the scheduler's. */
   readonly all: boolean;
   readonly tenant: string | undefined;
   readonly event: string | undefined;
   readonly label: string | undefined;
+  /** One message, by its id. */
+  readonly messageId?: string | undefined;
   readonly limit: number;
+}
+
+/** The sources `--queue` names (`all` for every one); undefined for a name that is none of them. */
+export function queueChoice(queue: string): Pick<DeadLetterChoice, 'sources' | 'all'> | undefined {
+  if (!(QUEUE_CHOICES as readonly string[]).includes(queue)) return undefined;
+  return { sources: queue === 'all' ? DEAD_LETTER_SOURCES : [queue as DeadLetterSource], all: queue === 'all' };
 }
 
 function parse(verb: Verb, args: string[]) {
@@ -44,9 +52,8 @@ function parse(verb: Verb, args: string[]) {
   if (values.yes && verb !== 'purge') throw new AdminUsageError('--yes is for purge', command);
   if (values['dry-run'] && verb !== 'redrive') throw new AdminUsageError('--dry-run is for redrive', command);
   if (verb !== 'show' && positionals.length > 0) throw new AdminUsageError(`unexpected arguments: ${positionals.join(' ')}`, command);
-  const queue = values.queue;
-  if (!(QUEUE_CHOICES as readonly string[]).includes(queue))
-    throw new AdminUsageError(`--queue takes one of ${QUEUE_CHOICES.join(', ')}, not "${queue}"`, command);
+  const queues = queueChoice(values.queue);
+  if (queues === undefined) throw new AdminUsageError(`--queue takes one of ${QUEUE_CHOICES.join(', ')}, not "${values.queue}"`, command);
   const limitBounds = verb === 'list' ? { min: 1, max: DEAD_LETTER_LIMIT.max } : { min: 1 };
   const limit =
     values.limit === undefined
@@ -54,9 +61,8 @@ function parse(verb: Verb, args: string[]) {
         ? DEAD_LETTER_LIMIT.default
         : Number.POSITIVE_INFINITY
       : wholeNumber('--limit', values.limit, limitBounds, command);
-  const choice: Choice = {
-    sources: queue === 'all' ? DEAD_LETTER_SOURCES : [queue as DeadLetterSource],
-    all: queue === 'all',
+  const choice: DeadLetterChoice = {
+    ...queues,
     tenant: values.tenant,
     event: values.event,
     label: values.label,
@@ -65,70 +71,43 @@ function parse(verb: Verb, args: string[]) {
   return { command, help: false as const, values, positionals, choice, location: locationOf(values, command) };
 }
 
-function chosenBy(choice: Choice): (letter: DeadLetter) => boolean {
+function chosenBy(choice: DeadLetterChoice): (letter: DeadLetter) => boolean {
   return (letter) =>
     (letter.source === undefined ? choice.all : choice.sources.includes(letter.source)) &&
+    (choice.messageId === undefined || letter.messageId === choice.messageId) &&
     (choice.tenant === undefined || letter.tenant === choice.tenant) &&
     (choice.event === undefined || letter.eventIds.includes(choice.event)) &&
     (choice.label === undefined || letter.labels.includes(choice.label));
 }
 
-/** Peeks at the chosen messages and runs `use` on them; what it did not delete is let go at the end. */
+/** Peeks at the chosen messages at a location and runs `use` on them; what it did not delete is let go at the end. */
 async function withChosen<T>(
-  parsed: Extract<ReturnType<typeof parse>, { help: false }>,
-  choose: (letter: DeadLetter) => boolean,
+  location: Location,
+  choice: DeadLetterChoice,
   use: (letters: DeadLetter[], queues: DeadLetterQueues) => Promise<T>,
 ): Promise<T> {
-  const queues = await DeadLetterQueues.connect(parsed.location, parsed.choice.sources);
+  const queues = await DeadLetterQueues.connect(location, choice.sources);
   try {
-    return await use(await queues.peek(choose, parsed.choice.limit), queues);
+    return await use(await queues.peek(chosenBy(choice), choice.limit), queues);
   } finally {
     await queues.close();
   }
 }
 
-export async function deadLettersList(args: string[], output: Output): Promise<number> {
-  const parsed = parse('list', args);
-  if (parsed.help) {
-    output.out(USAGE.deadLetters);
-    return 0;
-  }
-  const letters = await withChosen(parsed, chosenBy(parsed.choice), async (chosen) => chosen);
-  if (parsed.values.json) output.out(JSON.stringify({ messages: letters.map((letter) => deadLetterJson(letter)) }, null, 2));
-  else output.out(letters.length === 0 ? 'no dead letters chosen' : deadLettersTable(letters));
-  if (letters.length === parsed.choice.limit) output.err(`the first ${letters.length}: --limit N shows more`);
-  return 0;
+/** The chosen dead letters at a location, as peeked (none is changed). */
+export function listDeadLetters(location: Location, choice: DeadLetterChoice): Promise<DeadLetter[]> {
+  return withChosen(location, choice, async (letters) => letters);
 }
 
-export async function deadLetterShow(args: string[], output: Output): Promise<number> {
-  const parsed = parse('show', args);
-  if (parsed.help) {
-    output.out(USAGE.deadLetters);
-    return 0;
-  }
-  const messageId = onePositional(parsed.positionals, 'the message id (dead-letters list prints it)', parsed.command);
-  const choose = chosenBy(parsed.choice);
-  const [letter] = await withChosen(
-    parsed,
-    (candidate) => candidate.messageId === messageId && choose(candidate),
-    async (chosen) => chosen,
-  );
-  if (letter === undefined)
-    throw new AdminError(
-      `no message ${messageId} in the dead-letter queue${parsed.choice.all ? 's' : ` of the ${parsed.choice.sources[0]} queue`}`,
-    );
-  output.out(parsed.values.json ? JSON.stringify(deadLetterJson(letter, true), null, 2) : deadLetterText(letter));
-  return 0;
+/** What a redrive did: the messages sent back (or that would be, dry), and those it could not send with why. */
+export interface Redriven {
+  readonly redriven: readonly DeadLetter[];
+  readonly skipped: readonly { readonly letter: DeadLetter; readonly why: string }[];
 }
 
-export async function deadLettersRedrive(args: string[], output: Output): Promise<number> {
-  const parsed = parse('redrive', args);
-  if (parsed.help) {
-    output.out(USAGE.deadLetters);
-    return 0;
-  }
-  const dryRun = parsed.values['dry-run'];
-  const { redriven, skipped } = await withChosen(parsed, chosenBy(parsed.choice), async (letters, queues) => {
+/** Sends the chosen dead letters back to their source queues (dry: says which it would). */
+export function redriveDeadLetters(location: Location, choice: DeadLetterChoice, dryRun: boolean): Promise<Redriven> {
+  return withChosen(location, choice, async (letters, queues) => {
     const done: DeadLetter[] = [];
     const notDone: { readonly letter: DeadLetter; readonly why: string }[] = [];
     for (const letter of letters) {
@@ -148,6 +127,53 @@ export async function deadLettersRedrive(args: string[], output: Output): Promis
     }
     return { redriven: done, skipped: notDone };
   });
+}
+
+/** Deletes the chosen dead letters for good; the ones deleted. */
+export function purgeDeadLetters(location: Location, choice: DeadLetterChoice): Promise<DeadLetter[]> {
+  return withChosen(location, choice, async (letters, queues) => {
+    for (const letter of letters) await queues.delete(letter);
+    return letters;
+  });
+}
+
+export async function deadLettersList(args: string[], output: Output): Promise<number> {
+  const parsed = parse('list', args);
+  if (parsed.help) {
+    output.out(USAGE.deadLetters);
+    return 0;
+  }
+  const letters = await listDeadLetters(parsed.location, parsed.choice);
+  if (parsed.values.json) output.out(JSON.stringify({ messages: letters.map((letter) => deadLetterJson(letter)) }, null, 2));
+  else output.out(letters.length === 0 ? 'no dead letters chosen' : deadLettersTable(letters));
+  if (letters.length === parsed.choice.limit) output.err(`the first ${letters.length}: --limit N shows more`);
+  return 0;
+}
+
+export async function deadLetterShow(args: string[], output: Output): Promise<number> {
+  const parsed = parse('show', args);
+  if (parsed.help) {
+    output.out(USAGE.deadLetters);
+    return 0;
+  }
+  const messageId = onePositional(parsed.positionals, 'the message id (dead-letters list prints it)', parsed.command);
+  const [letter] = await listDeadLetters(parsed.location, { ...parsed.choice, messageId });
+  if (letter === undefined)
+    throw new AdminError(
+      `no message ${messageId} in the dead-letter queue${parsed.choice.all ? 's' : ` of the ${parsed.choice.sources[0]} queue`}`,
+    );
+  output.out(parsed.values.json ? JSON.stringify(deadLetterJson(letter, true), null, 2) : deadLetterText(letter));
+  return 0;
+}
+
+export async function deadLettersRedrive(args: string[], output: Output): Promise<number> {
+  const parsed = parse('redrive', args);
+  if (parsed.help) {
+    output.out(USAGE.deadLetters);
+    return 0;
+  }
+  const dryRun = parsed.values['dry-run'];
+  const { redriven, skipped } = await redriveDeadLetters(parsed.location, parsed.choice, dryRun);
   if (parsed.values.json) {
     output.out(
       JSON.stringify(
@@ -181,10 +207,7 @@ export async function deadLettersPurge(args: string[], output: Output): Promise<
       'purge deletes the chosen messages for good: add --yes (list, with the same filters, shows them)',
       parsed.command,
     );
-  const purged = await withChosen(parsed, chosenBy(parsed.choice), async (letters, queues) => {
-    for (const letter of letters) await queues.delete(letter);
-    return letters;
-  });
+  const purged = await purgeDeadLetters(parsed.location, parsed.choice);
   if (parsed.values.json) output.out(JSON.stringify({ purged: purged.map((letter) => deadLetterJson(letter)) }, null, 2));
   else {
     for (const letter of purged) output.out(`purged ${letter.messageId} (${queueName(letter)})`);

@@ -6,7 +6,7 @@ export function queueName(letter: Pick<DeadLetter, 'source'>): string {
   return letter.source ?? 'unknown';
 }
 
-function lastErrorText(letter: DeadLetter): string {
+export function lastErrorText(letter: DeadLetter): string {
   const { lastError } = letter;
   if (lastError === undefined) return '-';
   return `${lastError.fn}: ${lastError.error.name}: ${lastError.error.message}`;

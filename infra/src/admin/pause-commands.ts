@@ -24,6 +24,12 @@ function tenantOf(positionals: string[], command: string, location: Location, te
   return tenant;
 }
 
+/** Pauses a tenant at a location (its pause's first time kept if it already was), as its operator. */
+export async function pauseTenant(location: Location, tenant: string, note: string | undefined): Promise<void> {
+  const pause: Pause = { pausedAt: Date.now(), note, pausedBy: operator() };
+  await withTable(location, (client, tableName) => new DynamoDbTenantPauses(client, tableName).pause(tenant, pause));
+}
+
 /** `tenant pause`: holds a tenant's events as they come due, until `tenant resume`. */
 export async function tenantPause(args: string[], output: Output): Promise<number> {
   const command = 'tenant pause';
@@ -40,8 +46,7 @@ export async function tenantPause(args: string[], output: Output): Promise<numbe
   }
   const location = locationOf(values, command);
   const tenant = tenantOf(positionals, command, location, values.tenants);
-  const pause: Pause = { pausedAt: Date.now(), note: values.note, pausedBy: operator() };
-  await withTable(location, (client, tableName) => new DynamoDbTenantPauses(client, tableName).pause(tenant, pause));
+  await pauseTenant(location, tenant, values.note);
   output.err(
     `Tenant ${tenant} paused: its events are held as they come due (none is published) until scripts/admin tenant resume ${tenant}.`,
   );
@@ -71,6 +76,32 @@ async function changesQueueOf(location: Location): Promise<{ readonly url: strin
   };
 }
 
+/**
+ * Ends a tenant's pause at a location, and starts the job that sends the events held during it;
+ * the pause it ended, undefined when the tenant was not paused (any event still held is sent all the same).
+ */
+export async function resumeTenantAt(location: Location, tenant: string): Promise<Pause | undefined> {
+  const queue = await changesQueueOf(location);
+  try {
+    return await withTable(location, (client, tableName) =>
+      resumeTenant(
+        { pauses: new DynamoDbTenantPauses(client, tableName), changesQueue: new SqsChangesQueue(queue.sqs, queue.url) },
+        tenant,
+        `r-${randomUUID()}`,
+      ),
+    );
+  } finally {
+    queue.sqs.destroy();
+  }
+}
+
+/** What a resume did, in a sentence. */
+export function resumedText(tenant: string, ended: Pause | undefined): string {
+  return ended === undefined
+    ? `Tenant ${tenant} was not paused; any event of it still held is sent now.`
+    : `Tenant ${tenant} resumed (paused since ${new Date(ended.pausedAt).toISOString()}${ended.note ? `: ${ended.note}` : ''}); its held events are sent now, oldest first, each late by its pause.`;
+}
+
 /** `tenant resume`: ends a tenant's pause, and sends the events held during it, oldest first. */
 export async function tenantResume(args: string[], output: Output): Promise<number> {
   const command = 'tenant resume';
@@ -83,24 +114,8 @@ export async function tenantResume(args: string[], output: Output): Promise<numb
   }
   const location = locationOf(values, command);
   const tenant = tenantOf(positionals, command, location, values.tenants);
-  const queue = await changesQueueOf(location);
-  let ended: Pause | undefined;
-  try {
-    ended = await withTable(location, (client, tableName) =>
-      resumeTenant(
-        { pauses: new DynamoDbTenantPauses(client, tableName), changesQueue: new SqsChangesQueue(queue.sqs, queue.url) },
-        tenant,
-        `r-${randomUUID()}`,
-      ),
-    );
-  } finally {
-    queue.sqs.destroy();
-  }
-  output.err(
-    ended === undefined
-      ? `Tenant ${tenant} was not paused; any event of it still held is sent now.`
-      : `Tenant ${tenant} resumed (paused since ${new Date(ended.pausedAt).toISOString()}${ended.note ? `: ${ended.note}` : ''}); its held events are sent now, oldest first, each late by its pause.`,
-  );
+  const ended = await resumeTenantAt(location, tenant);
+  output.err(resumedText(tenant, ended));
   return 0;
 }
 

@@ -1,8 +1,10 @@
 import { PublishCommand } from '@aws-sdk/client-sns';
 import {
   changeRefusal,
+  describeCounts,
   DynamoDbQuotaCounters,
   EVENT_STATE,
+  isLabel,
   OPEN_STATES,
   PageTokenError,
   PUBLIC_TENANT_ID,
@@ -11,19 +13,31 @@ import {
   type EventRecords,
 } from '@adhoc-scheduler/shared';
 import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service';
+import { cancelByLabel } from '../admin/bulk-cancel-command.js';
+import {
+  listDeadLetters,
+  purgeDeadLetters,
+  queueChoice,
+  redriveDeadLetters,
+  type DeadLetterChoice,
+} from '../admin/dead-letter-commands.js';
+import { lastErrorText, queueName } from '../admin/dead-letter-view.js';
+import type { DeadLetter as QueuedDeadLetter } from '../admin/dead-letters.js';
 import { AdminError } from '../admin/errors.js';
 import { withEventRecords, withInputTopic, withTable, type Location } from '../admin/location.js';
-import { readRegistry } from '../admin/tenant-commands.js';
+import { pausesAt, pauseTenant, resumedText, resumeTenantAt } from '../admin/pause-commands.js';
+import { readRegistry, unregisteredTenant } from '../admin/tenant-commands.js';
 import {
   ConsoleRequestError,
-  NotAvailableError,
   type ActionOutcome,
   type ConsoleBackend,
   type DeadLetter,
+  type DeadLetterFilter,
   type EventFilter,
   type EventLifecycle,
   type EventPage,
   type Overview,
+  type PauseState,
   type TenantSummary,
 } from './backend.js';
 import { HOUR_MS, lifecycleSteps, overviewFigures } from './figures.js';
@@ -35,6 +49,8 @@ const LIST_PAGE = 100;
 /** How long an action waits for ingest to apply the request it published, polling the record. */
 const APPLY_WAIT_MS = 15_000;
 const APPLY_POLL_MS = 100;
+/** Dead letters the view lists at most, as `dead-letters list --limit` would. */
+const DEAD_LETTERS_SHOWN = 100;
 
 export interface AdminBackendOptions {
   /** The tenant registry: the local service's file by default; a deployed stack's only when named. */
@@ -42,12 +58,11 @@ export interface AdminBackendOptions {
 }
 
 /**
- * The console over what the admin CLI reaches today, at either location (infra/src/admin/location.ts):
- * events through the operators' listing (a filtered scan per state: labels are filtered from the
- * records, as the table has no label index yet), tenants from the registry and their quota
- * counters, and cancel and reschedule published to the tenant's input topic as its client would,
- * so that ingest applies them with all its checks. Pause, bulk cancel and dead letters are not
- * in this scheduler: those methods throw NotAvailableError.
+ * The console over what the admin CLI reaches, at either location (infra/src/admin/location.ts):
+ * events through the operators' listing, tenants from the registry with their quota counters and
+ * pauses, and cancel and reschedule published to the tenant's input topic as its client would, so
+ * that ingest applies them with all its checks. Cancel by label, pause, resume and the dead
+ * letters run the admin commands' own functions, so the console and `scripts/admin` act alike.
  */
 export class AdminConsoleBackend implements ConsoleBackend {
   readonly description: string;
@@ -71,17 +86,26 @@ export class AdminConsoleBackend implements ConsoleBackend {
 
   async tenants(): Promise<readonly TenantSummary[]> {
     const tenants = this.registry().all();
-    const counts = await withTable(this.location, (client, tableName) => {
-      const counters = new DynamoDbQuotaCounters(client, tableName);
-      return Promise.all(tenants.map((tenant) => counters.openEvents(tenant.id)));
-    });
+    const ids = tenants.map((tenant) => tenant.id);
+    const [counts, paused] = await Promise.all([
+      withTable(this.location, (client, tableName) => {
+        const counters = new DynamoDbQuotaCounters(client, tableName);
+        return Promise.all(ids.map((id) => counters.openEvents(id)));
+      }),
+      pausesAt(this.location, ids),
+    ]);
+    const pauseOf = (id: string): PauseState => {
+      if ('unknown' in paused) return { paused: 'unknown' };
+      const pause = paused.pauses.get(id);
+      return pause === undefined ? { paused: false } : { paused: true, since: pause.pausedAt, note: pause.note, by: pause.pausedBy };
+    };
     return tenants.map((tenant, index) => ({
       id: tenant.id,
       enabled: tenant.enabled,
       maxOpenEvents: tenant.quotas.maxOpenEvents,
       maxIngestPerSecond: tenant.quotas.maxIngestPerSecond,
       openEvents: counts[index],
-      pause: { paused: 'unknown' },
+      pause: pauseOf(tenant.id),
     }));
   }
 
@@ -136,8 +160,9 @@ export class AdminConsoleBackend implements ConsoleBackend {
     return event === undefined ? undefined : { event, steps: lifecycleSteps(event) };
   }
 
-  async deadLetters(): Promise<readonly DeadLetter[]> {
-    throw new NotAvailableError('Listing dead letters');
+  async deadLetters(filter: DeadLetterFilter): Promise<readonly DeadLetter[]> {
+    const letters = await listDeadLetters(this.location, deadLetterChoice(filter, DEAD_LETTERS_SHOWN));
+    return letters.map(asShown);
   }
 
   cancel(id: string): Promise<ActionOutcome> {
@@ -204,23 +229,85 @@ export class AdminConsoleBackend implements ConsoleBackend {
     }
   }
 
-  async cancelByLabel(): Promise<ActionOutcome> {
-    throw new NotAvailableError('Cancelling by label');
+  /** The registered tenant named; a ConsoleRequestError for one the registry does not name. */
+  private registered(tenant: string): string {
+    const unregistered = unregisteredTenant(tenant, this.location, this.tenantsFile);
+    if (unregistered !== '') throw new ConsoleRequestError(unregistered);
+    return tenant;
   }
 
-  async redrive(): Promise<ActionOutcome> {
-    throw new NotAvailableError('Redriving dead letters');
+  async cancelByLabel(tenant: string, label: string, dueBefore: number | undefined): Promise<ActionOutcome> {
+    if (!isLabel(label))
+      throw new ConsoleRequestError(`a label is 1 to 64 of A-Z a-z 0-9 . _ : -, starting with a letter or digit, not "${label}"`);
+    const job = await cancelByLabel(
+      this.location,
+      { tenant: this.registered(tenant), label, dueBefore, dryRun: false, tenantsFile: this.tenantsFile },
+      'cancel by label',
+      () => {},
+    );
+    const bound = dueBefore === undefined ? '' : ` due before ${new Date(dueBefore).toISOString()}`;
+    return {
+      applied: true,
+      message: `The open events of ${tenant} labelled ${label}${bound}: ${describeCounts(job.counts, false)} (job ${job.jobId}).`,
+    };
   }
 
-  async purge(): Promise<ActionOutcome> {
-    throw new NotAvailableError('Purging dead letters');
+  async redrive(filter: DeadLetterFilter): Promise<ActionOutcome> {
+    const { redriven, skipped } = await redriveDeadLetters(this.location, deadLetterChoice(filter, Number.POSITIVE_INFINITY), false);
+    const sent = redriven.map((letter) => `${letter.messageId} to the ${queueName(letter)} queue`);
+    const notSent = skipped.map(({ letter, why }) => `${letter.messageId}: ${why}`);
+    return {
+      applied: redriven.length > 0 && skipped.length === 0,
+      message:
+        `${messages(redriven.length)} redriven${sent.length === 0 ? '' : ` (${sent.join('; ')})`}.` +
+        (notSent.length === 0 ? '' : ` Not redriven: ${notSent.join('; ')}.`),
+    };
   }
 
-  async pause(): Promise<ActionOutcome> {
-    throw new NotAvailableError('Pausing a tenant');
+  async purge(filter: DeadLetterFilter): Promise<ActionOutcome> {
+    const purged = await purgeDeadLetters(this.location, deadLetterChoice(filter, Number.POSITIVE_INFINITY));
+    return {
+      applied: purged.length > 0,
+      message: `${messages(purged.length)} purged${purged.length === 0 ? '' : ` (${purged.map((letter) => letter.messageId).join(', ')})`}.`,
+    };
   }
 
-  async resume(): Promise<ActionOutcome> {
-    throw new NotAvailableError('Resuming a tenant');
+  async pause(tenant: string, note: string): Promise<ActionOutcome> {
+    await pauseTenant(this.location, this.registered(tenant), note === '' ? undefined : note);
+    return {
+      applied: true,
+      message: `Tenant ${tenant} paused: its events are held as they come due (none is published) until it is resumed.`,
+    };
   }
+
+  async resume(tenant: string): Promise<ActionOutcome> {
+    const ended = await resumeTenantAt(this.location, this.registered(tenant));
+    return { applied: true, message: resumedText(tenant, ended) };
+  }
+}
+
+function messages(count: number): string {
+  return `${count} message${count === 1 ? '' : 's'}`;
+}
+
+/** The console's filter as the dead-letter commands choose: every queue unless one is named. */
+function deadLetterChoice(filter: DeadLetterFilter, limit: number): DeadLetterChoice {
+  const queue = filter.queue ?? 'all';
+  const queues = queueChoice(queue);
+  if (queues === undefined) throw new ConsoleRequestError(`there is no ${queue} queue`);
+  return { ...queues, tenant: filter.tenant, event: filter.eventId, label: filter.label, messageId: filter.messageId, limit };
+}
+
+/** A dead letter as the view shows it. */
+function asShown(letter: QueuedDeadLetter): DeadLetter {
+  return {
+    messageId: letter.messageId,
+    queue: queueName(letter),
+    receiveCount: letter.receiveCount,
+    firstSentAt: letter.sentAt,
+    tenant: letter.tenant,
+    eventId: letter.eventIds.length === 0 ? undefined : letter.eventIds.join(' '),
+    labels: letter.labels,
+    lastError: letter.lastError === undefined ? undefined : lastErrorText(letter),
+  };
 }

@@ -64,7 +64,7 @@ export interface EventLifecycle {
 export type PauseState =
   | { readonly paused: false }
   | { readonly paused: true; readonly since: number; readonly note?: string | undefined; readonly by?: string | undefined }
-  /** This scheduler does not tell. */
+  /** Its tenant's counter item could not be read. */
   | { readonly paused: 'unknown' };
 
 export interface TenantSummary {
@@ -113,15 +113,6 @@ export interface DeadLetter {
 export interface ActionOutcome {
   readonly applied: boolean;
   readonly message: string;
-}
-
-/** A view or action whose feature this scheduler does not have: the console says so instead of failing. */
-export class NotAvailableError extends Error {
-  override readonly name = 'NotAvailableError';
-
-  constructor(readonly feature: string) {
-    super(`${feature} is not available on this version of the scheduler`);
-  }
 }
 
 /** A request the console cannot serve as asked (an unknown tenant, a token no page printed): said on the page, with status 400. */

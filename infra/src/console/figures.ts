@@ -60,6 +60,7 @@ export function lifecycleSteps(event: EventRecord): LifecycleStep[] {
     event.queuedAt,
     event.loadedBy === undefined ? 'sent to the delay queue at ingest' : 'taken from the table by the loader into the delay queue',
   );
+  add('held', event.heldAt, 'its tenant was paused when it came due: sent once the tenant is resumed');
   add('emitted', event.emittedAt, `${Math.max(0, (event.emittedAt ?? 0) - event.dueAt)} ms after its due time`);
   add('failed', event.failedAt, event.reason);
   add('cancelled', event.cancelledAt, event.cancelledBy === undefined ? undefined : `by input message ${event.cancelledBy}`);

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { EVENT_STATE, OPEN_STATES, PUBLIC_TENANT_ID, type EventState } from '@adhoc-scheduler/shared';
 import { AdminError } from '../admin/errors.js';
 import { ACTIONS, parseDate, type Fields } from './actions.js';
-import { ConsoleRequestError, NotAvailableError, type ConsoleBackend, type TenantSummary } from './backend.js';
+import { ConsoleRequestError, type ConsoleBackend, type TenantSummary } from './backend.js';
 import {
   confirmView,
   deadLettersView,
@@ -150,7 +150,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         });
         return { status: 200, body: eventsView(context, tenants, query, events, undefined) };
       } catch (error) {
-        if (!(error instanceof ConsoleRequestError || error instanceof NotAvailableError)) throw error;
+        if (!(error instanceof ConsoleRequestError)) throw error;
         return { status: 400, body: eventsView(context, tenants, query, undefined, problemNote(error.message)) };
       }
     }
@@ -169,8 +169,8 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       try {
         return { status: 200, body: deadLettersView(context, filter, await backend.deadLetters(filter), undefined) };
       } catch (error) {
-        if (!(error instanceof NotAvailableError)) throw error;
-        return { status: 200, body: deadLettersView(context, filter, undefined, problemNote(`${error.message}.`)) };
+        if (!(error instanceof ConsoleRequestError)) throw error;
+        return { status: 400, body: deadLettersView(context, filter, undefined, problemNote(`${error.message}.`)) };
       }
     }
     return { status: 404, body: errorView(context, 'Not found', `The console has no page ${url.pathname}.`) };
@@ -194,16 +194,11 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
           action.back(fields),
         ),
       };
-    try {
-      const outcome = await action.run(backend, fields);
-      return {
-        status: 200,
-        body: outcomeView(context, outcome.applied ? 'Done' : 'Not done', outcome.message, outcome.applied, action.back(fields)),
-      };
-    } catch (error) {
-      if (!(error instanceof NotAvailableError)) throw error;
-      return { status: 501, body: outcomeView(context, 'Not available', `${error.message}.`, false, action.back(fields)) };
-    }
+    const outcome = await action.run(backend, fields);
+    return {
+      status: 200,
+      body: outcomeView(context, outcome.applied ? 'Done' : 'Not done', outcome.message, outcome.applied, action.back(fields)),
+    };
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -223,7 +218,6 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     } catch (error) {
       if (error instanceof ForbiddenError) return send(response, 403, errorView(context, 'Refused', error.message));
       if (error instanceof ConsoleRequestError) return send(response, 400, errorView(context, 'Cannot do that', error.message));
-      if (error instanceof NotAvailableError) return send(response, 501, errorView(context, 'Not available', `${error.message}.`));
       if (error instanceof AdminError) return send(response, 502, errorView(context, 'Cannot reach the scheduler', error.message));
       logError(error);
       send(response, 500, errorView(context, 'Failed', 'The console failed to answer; its log says why.'));

@@ -1,4 +1,4 @@
-import { EVENT_STATE, type EventRecord } from '@adhoc-scheduler/shared';
+import { EVENT_STATE, OPEN_STATES, type EventRecord } from '@adhoc-scheduler/shared';
 import type { DeadLetter, DeadLetterFilter, EventLifecycle, EventPage, Overview, TenantSummary } from './backend.js';
 import { html, type Html } from './html.js';
 
@@ -71,7 +71,7 @@ function pauseText(summary: TenantSummary): string {
   const { pause } = summary;
   if (pause.paused === 'unknown') return 'not known';
   if (!pause.paused) return 'no';
-  return `since ${iso(pause.since)}${pause.note ? `: ${pause.note}` : ''}`;
+  return `since ${iso(pause.since)}${pause.by ? ` (${pause.by})` : ''}${pause.note ? `: ${pause.note}` : ''}`;
 }
 
 function quotaUse(summary: TenantSummary): string {
@@ -89,7 +89,7 @@ export function tenantsView(context: PageContext, tenants: readonly TenantSummar
 <td>${pauseText(tenant)}</td>
 <td><a href="/events?tenant=${encodeURIComponent(tenant.id)}">Events</a></td>
 <td>${[
-      // Both while the pause state is unknown: the scheduler says what it can do.
+      // Both while the pause state is not known (its counter item could not be read).
       tenant.pause.paused !== true &&
         actionForm(
           context,
@@ -182,7 +182,15 @@ export function eventsUrl(query: Partial<EventsQuery>): string {
 }
 
 function reachedAt(event: EventRecord): number | undefined {
-  return event.emittedAt ?? event.failedAt ?? event.cancelledAt ?? event.queuedAt ?? event.rescheduledAt ?? event.createdAt;
+  return (
+    event.emittedAt ??
+    event.failedAt ??
+    event.cancelledAt ??
+    (event.state === EVENT_STATE.held ? event.heldAt : undefined) ??
+    event.queuedAt ??
+    event.rescheduledAt ??
+    event.createdAt
+  );
 }
 
 export function eventsView(
@@ -240,7 +248,8 @@ export function eventView(context: PageContext, lifecycle: EventLifecycle): stri
   const { event, steps } = lifecycle;
   const field = (name: string, value: Html | string | undefined) =>
     value === undefined || value === '' ? '' : html`<div><dt>${name}</dt><dd>${value}</dd></div>`;
-  const open = event.state === EVENT_STATE.scheduled || event.state === EVENT_STATE.queued;
+  // A held event may still be cancelled or rescheduled (see changeRefusal).
+  const open = OPEN_STATES.includes(event.state);
   return page(
     context,
     '/events',
@@ -256,7 +265,7 @@ ${field('User', event.user)}
 ${field('Target', event.target)}
 ${field('Failure topic', event.failureTopic)}
 ${field('Payload', event.payloadKept === 'queue' ? 'kept only in the delay queue' : `kept in the ${event.payloadKept === 'record' ? 'record' : 'table'}`)}
-${field('Kept until', time(event.expiresAt * 1000))}
+${field('Kept until', Number.isNaN(event.expiresAt) ? 'while held, then for the retention period after its end' : time(event.expiresAt * 1000))}
 </dl>
 <section aria-labelledby="lifecycle">
 <h2 id="lifecycle">Lifecycle</h2>

@@ -56,6 +56,18 @@ describe("an event's lifecycle", () => {
       { step: 'emitted', at: NOW + 12, detail: '12 ms after its due time' },
     ]);
   });
+
+  it("shows the hold of a paused tenant's event between its queueing and its emission", () => {
+    const steps = lifecycleSteps(
+      record({ state: EVENT_STATE.emitted, queuedAt: NOW - 5000, heldAt: NOW, emittedAt: NOW + 60_000, inputMessageId: 'in-1' }),
+    );
+    expect(steps.map(({ step }) => step)).toEqual(['scheduled', 'queued', 'held', 'emitted']);
+    expect(steps[2]).toEqual({
+      step: 'held',
+      at: NOW,
+      detail: 'its tenant was paused when it came due: sent once the tenant is resumed',
+    });
+  });
 });
 
 describe('the pages', () => {

@@ -3,15 +3,16 @@ import { createServer, get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_STATE, labelEntries, newEventItems, shardOf, type EventState } from '@adhoc-scheduler/shared';
+import { EVENT_STATE, encodeLoadingChunk, labelEntries, newEventItems, shardOf, type EventState } from '@adhoc-scheduler/shared';
 import { runAdmin } from '../../src/admin/cli.js';
 import { AdminConsoleBackend } from '../../src/console/admin-backend.js';
 import { startConsole, type ConsoleServer } from '../../src/console/server.js';
 import { startEmulators, type Emulators } from '../../src/local/emulators.js';
-import { LOCAL_ACCOUNT, type LocalScheduler } from '../../src/local/runtime.js';
+import { LOCAL_ACCOUNT, type LocalScheduler, type LocalSchedulerOptions } from '../../src/local/runtime.js';
 import { FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
 import { outputsOf, spawnService } from './service-process.js';
 
@@ -48,11 +49,11 @@ interface Seeded {
 }
 
 /** The local service with tenant acme registered, and the console over it, in a browser page that records every request it makes. */
-async function setup() {
+async function setup(options: Pick<LocalSchedulerOptions, 'instrumentClients' | 'visibilityTimeoutSeconds'> = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'console-'));
   const tenantsFile = join(dir, 'tenants.json');
   const outputsFile = join(dir, 'outputs.json');
-  const scheduler: LocalScheduler = await startTestScheduler(emulators, { tenants: { file: tenantsFile }, env: FAST_TIMINGS });
+  const scheduler: LocalScheduler = await startTestScheduler(emulators, { tenants: { file: tenantsFile }, env: FAST_TIMINGS, ...options });
   await writeFile(outputsFile, JSON.stringify(scheduler.outputs));
   let acmeTopicArn = '';
   const added = await runAdmin(
@@ -91,14 +92,14 @@ async function setup() {
     target,
     acme,
     /**
-     * Writes an event of acme's record and its label entries as the store writes them, in a state
+     * Writes an event of acme's record, its payload's item and its label entries as the store writes them, in a state
      * of the test's choosing (ended states included, which no request can make directly).
      */
     async seed(event: Seeded): Promise<string> {
       const id = `c-${uniqueName('seeded')}-${seeded++}`;
       const shard = shardOf(id, scheduler.config);
       const expiresAt = Math.floor(event.dueAt / 1000) + 86_400;
-      const { record } = newEventItems({
+      const { record, payloadItem } = newEventItems({
         event: {
           id,
           tenant: 'acme',
@@ -121,6 +122,7 @@ async function setup() {
       const state = event.state ?? EVENT_STATE.scheduled;
       const items = [
         { ...record, state, ...(event.emittedAt === undefined ? {} : { emittedAt: event.emittedAt, queuedAt: event.dueAt - 1000 }) },
+        ...(payloadItem === undefined ? [] : [payloadItem]),
         ...labelEntries({ id, tenant: 'acme', labels: event.labels, dueAt: event.dueAt, expiresAt }, shard),
       ];
       for (const Item of items) await scheduler.clients.dynamodb.send(new PutCommand({ TableName: scheduler.outputs.tableName, Item }));
@@ -263,7 +265,7 @@ describe('the console in the browser', () => {
       const acmeRow = tenants.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'acme' }) });
       // Counted by the quota counter: the seeded records were written around it.
       expect(await acmeRow.textContent()).toContain('0 of 1,000,000');
-      expect(await acmeRow.textContent()).toContain('not known');
+      expect(await acmeRow.locator('td').nth(2).textContent()).toBe('no');
       expect(loadMs).toBeLessThan(3000);
       await screenshot(page, 'tenants');
 
@@ -287,35 +289,179 @@ describe('the console in the browser', () => {
     }
   });
 
-  it('says plainly what this scheduler cannot do yet: pause, resume, cancel by label, dead letters, redrive, purge', async () => {
-    const { server, page, onlyConsoleRequests, teardown } = await setup();
-    const notAvailable = async (button: string, confirm: string, feature: string) => {
-      await page.getByRole('button', { name: button }).click();
-      await page.getByRole('button', { name: confirm }).click();
-      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Not available');
-      expect(await page.getByRole('status').textContent()).toBe(`${feature} is not available on this version of the scheduler.`);
-    };
+  it('cancels every open event of a label after a confirmation, and shows the counts of the job', async () => {
+    const { server, page, acme, target, stateOf, onlyConsoleRequests, teardown } = await setup();
     try {
-      await page.goto(server.url);
-      await page.getByRole('row').filter({ hasText: 'acme' }).getByLabel('Note').fill('maintenance');
-      await notAvailable('Pause acme…', 'Yes, pause it', 'Pausing a tenant');
-      await page.goto(server.url);
-      await notAvailable('Resume acme…', 'Yes, resume it', 'Resuming a tenant');
+      const dueAt = Date.now() + 30 * MINUTE;
+      const labelled = [['L'], ['L', 'order-7'], ['M']];
+      for (const [index, labels] of labelled.entries())
+        await acme.publish(request(target.topicArn, dueAt + index * MINUTE, `by-label-${index}`, { labels }));
+      const table = page.getByRole('table', { name: 'Events of acme, by due time' });
+      await waitFor(async () => {
+        await page.goto(`${server.url}/events?tenant=acme&label=L`);
+        return (await table.getByRole('link').count()) === 2;
+      }, 'the events labelled L listed');
+      const ids = await table.getByRole('link').allTextContents();
 
-      await page.goto(`${server.url}/events?tenant=acme&label=order-7`);
-      await notAvailable('Cancel every open event of acme labelled order-7…', 'Yes, cancel them', 'Cancelling by label');
+      await page.getByRole('button', { name: 'Cancel every open event of acme labelled L…' }).click();
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Cancel every open event of acme labelled L?');
+      await page.getByRole('button', { name: 'Yes, cancel them' }).click();
+      await expect
+        .poll(() => page.getByRole('status').textContent(), { timeout: 30_000 })
+        .toMatch(
+          /^The open events of acme labelled L: cancelled 2; refused: 0 already ended, 0 within the change cutoff \(job b-[0-9a-f-]+\)\.$/,
+        );
+      for (const id of ids) expect(await stateOf(id)).toBe(EVENT_STATE.cancelled);
 
-      await page.goto(`${server.url}/dead-letters?queue=delay`);
-      expect(await page.getByRole('alert').textContent()).toBe('Listing dead letters is not available on this version of the scheduler.');
-      await screenshot(page, 'dead-letters');
-      await notAvailable('Redrive them…', 'Yes, redrive them', 'Redriving dead letters');
-      await page.goto(`${server.url}/dead-letters`);
-      await notAvailable('Purge them…', 'Yes, delete them', 'Purging dead letters');
+      // The event of another label is left open.
+      await page.getByRole('link', { name: 'Back' }).click();
+      expect(await page.getByRole('status').textContent()).toBe('No events match.');
+      await page.goto(`${server.url}/events?tenant=acme&label=M`);
+      expect(await table.getByRole('link').count()).toBe(1);
       onlyConsoleRequests();
     } finally {
       await teardown();
     }
   });
+
+  it('pauses a tenant with a note and resumes it: shown on the tenants view and the overview, its event held meanwhile and sent at the resume', async () => {
+    const { server, page, acme, target, onlyConsoleRequests, teardown } = await setup();
+    const row = (tenant: string) =>
+      page
+        .getByRole('table', { name: /Registered tenants/ })
+        .getByRole('row')
+        .filter({ has: page.getByRole('rowheader', { name: tenant }) });
+    const paused = (tenant: string) => row(tenant).locator('td').nth(2).textContent();
+    try {
+      await page.goto(server.url);
+      expect(await paused('acme')).toBe('no');
+      await row('acme').getByLabel('Note').fill('maintenance');
+      await row('acme').getByRole('button', { name: 'Pause acme…' }).click();
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(
+        'Pause tenant acme? Its events that come due are held until it is resumed.',
+      );
+      await page.getByRole('button', { name: 'Yes, pause it' }).click();
+      await expect
+        .poll(() => page.getByRole('status').textContent())
+        .toBe('Tenant acme paused: its events are held as they come due (none is published) until it is resumed.');
+      await page.getByRole('link', { name: 'Back' }).click();
+      await page.waitForURL(`${server.url}/`);
+      expect(await paused('acme')).toMatch(/^since \d{4}-\d\d-\d\dT[\d:.]+Z \(operator .+\): maintenance$/);
+      expect(await paused('public')).toBe('no');
+      // A paused tenant offers a resume, not another pause.
+      expect(await row('acme').getByRole('button', { name: 'Pause acme…' }).count()).toBe(0);
+      await screenshot(page, 'paused');
+      await row('acme').getByRole('link', { name: 'acme' }).click();
+      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview of acme');
+      expect(await page.locator('.figures').textContent()).toMatch(/Paused\s*since \S+ \(operator .+\): maintenance/);
+
+      // An event that comes due meanwhile is held, not published.
+      const payload = uniqueName('held');
+      await acme.publish(request(target.topicArn, Date.now() + 1000, payload, { labels: ['held-one'] }));
+      const link = page.getByRole('table', { name: 'Events of acme, by due time' }).getByRole('link');
+      await waitFor(async () => {
+        await page.goto(`${server.url}/events?tenant=acme&label=held-one&state=held`);
+        return (await link.count()) === 1;
+      }, 'the event held');
+      const id = (await link.textContent()) ?? '';
+      await link.click();
+      expect(await page.locator('.steps').textContent()).toMatch(/^scheduled .*held .*its tenant was paused/s);
+      expect(target.withPayload(payload)).toEqual([]);
+
+      await page.goto(server.url);
+      await row('acme').getByRole('button', { name: 'Resume acme…' }).click();
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(
+        'Resume tenant acme? Its held events are sent at once, late.',
+      );
+      await page.getByRole('button', { name: 'Yes, resume it' }).click();
+      await expect
+        .poll(() => page.getByRole('status').textContent())
+        .toMatch(/^Tenant acme resumed \(paused since \S+: maintenance\); its held events are sent now, oldest first/);
+      await page.goto(server.url);
+      expect(await paused('acme')).toBe('no');
+      await waitFor(() => target.withPayload(payload).length > 0, 'the held event sent at the resume');
+      expect(target.withPayload(payload)).toHaveLength(1);
+      await waitFor(async () => {
+        await page.goto(`${server.url}/events/${id}`);
+        return /held.*emitted/s.test((await page.locator('.steps').textContent()) ?? '');
+      }, 'the emission on the event page');
+      onlyConsoleRequests();
+    } finally {
+      await teardown();
+    }
+  });
+
+  it('lists an input that failed on every delivery with its last error, redrives it once fixed, and purges another dead letter', async () => {
+    const payload = uniqueName('refused-by-the-table');
+    let tableRefuses = true;
+    const { scheduler, server, page, target, onlyConsoleRequests, teardown } = await setup({
+      // A failed batch comes back after a second: the deliveries before the dead-letter queue take seconds.
+      visibilityTimeoutSeconds: 1,
+      instrumentClients: (clients) =>
+        clients.dynamodb.middlewareStack.add(
+          (next) => async (args) => {
+            if (tableRefuses && JSON.stringify(args.input).includes(payload)) throw new Error('the table refuses this event');
+            return next(args);
+          },
+          { step: 'build', name: 'refuseOneEvent' },
+        ),
+    });
+    const client = new SchedulerClient(scheduler);
+    const table = page.getByRole('table', { name: 'Messages set aside after failing too often' });
+    const cells = () => table.getByRole('row').nth(1).locator('td').allTextContents();
+    try {
+      // Its record carries the user (a near-path record has no payload): the fault refuses that record's writes.
+      const eventId = `m-${await client.publish(request(target.topicArn, Date.now(), payload, { user: payload }))}`;
+      await waitFor(
+        async () => {
+          await page.goto(`${server.url}/dead-letters?queue=public-ingest&event=${eventId}`);
+          return (await table.getByRole('row').count()) === 2;
+        },
+        'the input in the dead-letter queue',
+        90_000,
+      );
+      const [messageId, queue, receives, , tenant, event, , lastError] = await cells();
+      expect([queue, tenant, event]).toEqual(['public-ingest', 'public', eventId]);
+      expect(Number(receives)).toBeGreaterThan(10);
+      expect(lastError).toMatch(/^ingest: TransientError: /);
+      await screenshot(page, 'dead-letters');
+
+      // Fixed: the redriven input is ingested, and its event delivered once.
+      tableRefuses = false;
+      await page.getByRole('button', { name: 'Redrive them…' }).click();
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(
+        `Send the dead letters in the public-ingest dead-letter queue of event ${eventId} back to their source queues?`,
+      );
+      await page.getByRole('button', { name: 'Yes, redrive them' }).click();
+      await expect.poll(() => page.getByRole('status').textContent()).toBe(`1 message redriven (${messageId} to the public-ingest queue).`);
+      await waitFor(() => target.withPayload(payload).length > 0, 'the delivery of the redriven input');
+      expect(target.withPayload(payload)).toHaveLength(1);
+
+      // A loading chunk set aside, as SQS sets one aside after its last failed delivery, is purged.
+      const chunked = `m-${uniqueName('chunked')}`;
+      await scheduler.clients.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: scheduler.outputs.deadLetterQueueUrl,
+          MessageBody: encodeLoadingChunk({ ids: [chunked], chunkId: 'chunk-1' }),
+        }),
+      );
+      await page.goto(`${server.url}/dead-letters?event=${chunked}`);
+      const [purgedId, purgedQueue] = await cells();
+      expect(purgedQueue).toBe('loading');
+      await page.getByRole('button', { name: 'Purge them…' }).click();
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(
+        `Delete the dead letters in every dead-letter queue of event ${chunked}? They cannot be recovered.`,
+      );
+      await page.getByRole('button', { name: 'Yes, delete them' }).click();
+      await expect.poll(() => page.getByRole('status').textContent()).toBe(`1 message purged (${purgedId}).`);
+      await page.getByRole('link', { name: 'Back' }).click();
+      expect(await page.getByRole('status').textContent()).toBe('No dead letters match.');
+      onlyConsoleRequests();
+    } finally {
+      client.destroy();
+      await teardown();
+    }
+  }, 150_000);
 
   it("refuses a change without the session's token, and changes nothing", async () => {
     const { server, seed, stateOf, teardown } = await setup();
