@@ -68,8 +68,8 @@ describe('loadConfig', () => {
       documented[variable] = stated.value;
       taken[variable] = config[setting as keyof SchedulerConfig];
     }
-    // All but the three resources the runtime or the stack sets.
-    expect(Object.keys(documented)).toHaveLength(Object.keys(ENV).length - 3);
+    // All but the four resources the runtime or the stack sets (the table and three queues).
+    expect(Object.keys(documented)).toHaveLength(Object.keys(ENV).length - 4);
     expect(taken).toEqual(documented);
   });
 

@@ -99,11 +99,6 @@ export class SchedulerStack extends Stack {
       'Shards of the tenant index: scripts/admin events reads each of them',
     );
     output(SCHEDULER_OUTPUTS.tableName, this.scheduler.table.tableName, 'Table of stored events (retained on stack deletion by default)');
-    output(
-      SCHEDULER_OUTPUTS.changesQueueUrl,
-      this.scheduler.bulkChanges.queue.queue.queueUrl,
-      'Where scripts/admin events cancel and tenant resume start a job: pages of bulk changes, for the changes function',
-    );
     const { ingestQueue, publicIngestQueue, loadingQueue, delayQueue, bulkChanges } = this.scheduler;
     this.redrivableQueues = new Map<DeadLetterSource, QueueWithDeadLetters>([
       ['ingest', ingestQueue],

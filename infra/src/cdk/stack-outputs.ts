@@ -8,6 +8,7 @@ export const SCHEDULER_OUTPUTS = {
   nearPathWindowSeconds: 'NearPathWindowSeconds',
   shardCount: 'ShardCount',
   tableName: 'TableName',
+  /** The changes queue's, among the queues' outputs (queueOutputKeys('changes')): where a bulk cancel or a resume starts. */
   changesQueueUrl: 'ChangesQueueUrl',
   alarmTopicArn: 'AlarmTopicArn',
   dashboardUrl: 'DashboardUrl',

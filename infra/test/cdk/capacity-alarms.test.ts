@@ -1,4 +1,4 @@
-import { TABLE } from '@adhoc-scheduler/shared';
+import { TABLE_LAYOUT } from '@adhoc-scheduler/shared';
 import type { CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
@@ -8,7 +8,7 @@ import { SchedulerStack } from '../../src/cdk/scheduler-stack.js';
 import { cdkTestApp, joinedText, type Json } from './cdk-test-app.js';
 
 /** The capacity model's counts (loadtest/src/capacity/model.ts, STACK_COUNTS), which this test keeps true. */
-const STACK_COUNTS = { resources: 69, outputs: 7 };
+const STACK_COUNTS = { resources: 81, outputs: 18 };
 
 // Unbundled stacks: these tests read alarms, the dashboard and resource counts, not the code.
 let stack: SchedulerStack;
@@ -63,7 +63,7 @@ describe('capacity alarms', () => {
       ComparisonOperator: 'GreaterThanThreshold',
     });
     const metrics = throttles?.Metrics as { Id: string; Expression?: string; MetricStat?: { Metric: Record<string, Json> } }[];
-    expect(metrics.find((metric) => metric.Expression)?.Expression).toBe('table + index0');
+    expect(metrics.find((metric) => metric.Expression)?.Expression).toBe('table + index0 + index1');
     const dimensions = metrics
       .filter((metric) => metric.MetricStat)
       .map((metric) => {
@@ -71,7 +71,10 @@ describe('capacity alarms', () => {
         return metric.MetricStat?.Metric.Dimensions;
       });
     const table = { Name: 'TableName', Value: { Ref: ref(stack.scheduler.table) } };
-    expect(dimensions).toEqual([[table], [{ Name: 'GlobalSecondaryIndexName', Value: TABLE.dueIndex }, table]]);
+    expect(dimensions).toEqual([
+      [table],
+      ...TABLE_LAYOUT.indexes.map((index) => [{ Name: 'GlobalSecondaryIndexName', Value: index.name }, table]),
+    ]);
   });
 
   it('are on the dashboard beside their quotas', () => {
@@ -81,7 +84,7 @@ describe('capacity alarms', () => {
     expect(body).toContain('{"value":120000,"label":"SQS in-flight quota"');
     expect(body).toContain('ConcurrentExecutions');
     expect(body).toContain('ConsumedWriteCapacityUnits');
-    expect(body).toContain('table + index0');
+    expect(body).toContain('table + index0 + index1');
   });
 
   it('take the account’s concurrency quota from the context', () => {

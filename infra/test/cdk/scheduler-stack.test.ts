@@ -566,7 +566,7 @@ describe('IAM, per function', () => {
         Resource: [embedding.resolve(`arn:${Aws.PARTITION}:sns:*:${Aws.ACCOUNT_ID}:jobs-*`), embedding.resolve(operations.topicArn)],
       },
     ]);
-    expect(scheduler.monitoring.alarms).toHaveLength(19);
+    expect(scheduler.monitoring.alarms).toHaveLength(22);
   });
 
   it('names only the role clients grant publishing to: <stack>-emitter-<region>', () => {
@@ -587,8 +587,8 @@ describe('alarms', () => {
   const alarms = () => Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((alarm) => alarm.Properties);
   const alarmTopic = () => ({ Ref: ref(stack.alarmTopic) });
 
-  it('are nineteen, and each notifies the alarm topic', () => {
-    expect(alarms()).toHaveLength(19);
+  it('are twenty-two, and each notifies the alarm topic', () => {
+    expect(alarms()).toHaveLength(22);
     for (const alarm of alarms()) expect(alarm.AlarmActions).toEqual([alarmTopic()]);
   });
 
@@ -779,7 +779,7 @@ describe('the outputs', () => {
   it('give the quickstart what it needs: input topic, emitter role, region, near-path window', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: Json }>;
     const queueOutputs = [...stack.redrivableQueues.keys()].flatMap((source) => Object.values(queueOutputKeys(source)));
-    expect(Object.keys(outputs).sort()).toEqual([...Object.values(SCHEDULER_OUTPUTS), ...queueOutputs].sort());
+    expect(Object.keys(outputs).sort()).toEqual([...new Set([...Object.values(SCHEDULER_OUTPUTS), ...queueOutputs])].sort());
     expect(outputs[SCHEDULER_OUTPUTS.inputTopicArn]?.Value).toEqual(stack.resolve(stack.scheduler.inputTopic.topicArn));
     expect(outputs[SCHEDULER_OUTPUTS.emitterRoleArn]?.Value).toEqual(stack.resolve(fn('emitter').role.roleArn));
     expect(outputs[SCHEDULER_OUTPUTS.region]?.Value).toEqual({ Ref: 'AWS::Region' });
@@ -791,8 +791,8 @@ describe('the outputs', () => {
 
   it("give the dead-letter tools each queue's URL and its dead-letter queue's: every queue a function consumes", () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: Json }>;
-    const { ingestQueue, publicIngestQueue, loadingQueue, delayQueue } = stack.scheduler;
-    expect([...stack.redrivableQueues.values()]).toEqual([ingestQueue, publicIngestQueue, loadingQueue, delayQueue]);
+    const { ingestQueue, publicIngestQueue, loadingQueue, delayQueue, bulkChanges } = stack.scheduler;
+    expect([...stack.redrivableQueues.values()]).toEqual([ingestQueue, publicIngestQueue, loadingQueue, delayQueue, bulkChanges.queue]);
     for (const [source, { queue, deadLetterQueue }] of stack.redrivableQueues) {
       const keys = queueOutputKeys(source);
       expect(outputs[keys.queueUrl]?.Value).toEqual({ Ref: ref(queue) });

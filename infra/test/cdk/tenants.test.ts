@@ -336,10 +336,12 @@ describe('the stack outputs', () => {
     expect(tenantInputTopicOutputKey('acme-corp')).toBe('TenantAcmeCorpInputTopicArn');
     expect(Object.keys(outputs).sort()).toEqual(
       [
-        ...Object.values(SCHEDULER_OUTPUTS),
-        ...[...stack.redrivableQueues.keys()].flatMap((source) => Object.values(queueOutputKeys(source))),
-        'TenantAcmeCorpInputTopicArn',
-        'TenantGlobexInputTopicArn',
+        ...new Set([
+          ...Object.values(SCHEDULER_OUTPUTS),
+          ...[...stack.redrivableQueues.keys()].flatMap((source) => Object.values(queueOutputKeys(source))),
+          'TenantAcmeCorpInputTopicArn',
+          'TenantGlobexInputTopicArn',
+        ]),
       ].sort(),
     );
     for (const { id } of TENANTS.tenants) {
