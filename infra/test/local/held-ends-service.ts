@@ -15,6 +15,8 @@ const { values } = parseArgs({
     'dynamodb-port': { type: 'string' },
     outputs: { type: 'string' },
     tenants: { type: 'string' },
+    // Taken as scripts/start takes it; this service serves no console.
+    'console-port': { type: 'string' },
   },
 });
 if (values['data-dir'] === undefined || values.outputs === undefined) throw new Error('--data-dir and --outputs are required');
