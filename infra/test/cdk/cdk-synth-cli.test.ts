@@ -6,7 +6,7 @@ import { delimiter, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CLIENT_EXAMPLE_STACK_NAME } from '../../src/cdk/client-example/client-example-stack.js';
-import { REPO_ROOT } from '../../src/cdk/paths.js';
+import { REPO_ROOT, SCHEDULER_FUNCTIONS } from '../../src/cdk/paths.js';
 import { DEFAULT_SCHEDULER_STACK_NAME, SCHEDULER_OUTPUTS, tenantInputTopicOutputKey } from '../../src/cdk/scheduler-stack.js';
 import { DEAD_LETTER_SOURCES, queueOutputKeys } from '../../src/cdk/stack-outputs.js';
 
@@ -117,7 +117,7 @@ describe('cdk synth, offline and without credentials', () => {
       expect.arrayContaining([`${DEFAULT_SCHEDULER_STACK_NAME}-input`, `${DEFAULT_SCHEDULER_STACK_NAME}-tenant-acme-corp`]),
     );
     const functions = functionsOf(tenantsOutput, DEFAULT_SCHEDULER_STACK_NAME);
-    expect(functions).toHaveLength(4);
+    expect(functions).toHaveLength(SCHEDULER_FUNCTIONS.length);
     for (const fn of functions) {
       expect(JSON.parse(fn.Properties.Environment.Variables[ENV.tenants] as string)).toEqual(TENANTS);
     }

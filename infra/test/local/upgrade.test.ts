@@ -81,6 +81,7 @@ describe('an upgrade', () => {
     }
   });
 
+  // An index added to a table of the shared DynamoDB Local, then a loader tick, while other files run: slow on a busy machine.
   it('adds the tenant index to a table an earlier version created, and emits the events stored before it and after', async () => {
     const prefix = uniqueName('before-tenant-index');
     const dynamodb = new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint });
@@ -146,7 +147,7 @@ describe('an upgrade', () => {
       await scheduler.stop();
       dynamodb.destroy();
     }
-  });
+  }, 120_000);
 
   it("moves the shared topic's subscription, on emulators an earlier version set up, from the tenants' ingest queue to its own", async () => {
     const prefix = uniqueName('upgraded');
