@@ -1,4 +1,4 @@
-import type { EventRecord, EventState } from '@adhoc-scheduler/shared';
+import type { EventRecord, EventsPage, EventsQuery } from '@adhoc-scheduler/shared';
 
 /**
  * Everything the console reads and changes, through one interface: each view and each action
@@ -30,24 +30,9 @@ export interface ConsoleBackend {
   resume(tenant: string): Promise<ActionOutcome>;
 }
 
-/** The filters of a listing, as DESIGN's `listEvents` takes them; states default to the open ones. */
-export interface EventFilter {
-  readonly label?: string | undefined;
-  readonly states?: readonly EventState[] | undefined;
-  /** Due at or after, epoch ms. */
-  readonly from?: number | undefined;
-  /** Due before, epoch ms. */
-  readonly to?: number | undefined;
-  readonly limit: number;
-  /** A previous page's `next`. */
-  readonly after?: string | undefined;
-}
-
-export interface EventPage {
-  readonly events: readonly EventRecord[];
-  /** Opaque: the token of the last event returned, when there may be more. */
-  readonly next: string | undefined;
-}
+/** The filters of a listing and its pages: the operators' listing's own (states default to the open ones). */
+export type EventFilter = EventsQuery;
+export type EventPage = EventsPage;
 
 /** A step of an event's life: what happened, and when (undefined: not yet). */
 export interface LifecycleStep {
