@@ -1,15 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDbTenantPauses, resumeTenant, SqsChangesQueue, type Pause } from '@adhoc-scheduler/shared';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
-import { LOCAL_CREDENTIALS } from '../local/runtime.js';
 import { HELP_OPTION, LOCATION_OPTIONS, onePositional, parseOrExplain } from './arguments.js';
 import { AdminError } from './errors.js';
 import type { Output } from './format.js';
-import { readRunningLocalOutputs } from './local-service.js';
-import { locationOf, readStackOutputs, withTable, type Location } from './location.js';
+import { locationOf, withChangesQueue, withTable, type Location } from './location.js';
 import { unregisteredTenant } from './tenant-commands.js';
 import { USAGE } from './usage.js';
 
@@ -53,46 +50,20 @@ export async function tenantPause(args: string[], output: Output): Promise<numbe
   return 0;
 }
 
-/** The changes queue of a location, and how to reach it. */
-async function changesQueueOf(location: Location): Promise<{ readonly url: string; readonly sqs: SQSClient }> {
-  if (location.kind === 'local') {
-    const { outputs } = await readRunningLocalOutputs(location.outputs);
-    if (outputs.changesQueueUrl === undefined)
-      throw new AdminError(`${location.outputs} names no changes queue: restart the local service with scripts/start, then run this again`);
-    return {
-      url: outputs.changesQueueUrl,
-      sqs: new SQSClient({ region: outputs.region, endpoint: outputs.endpoint, credentials: LOCAL_CREDENTIALS }),
-    };
-  }
-  const stack = location.stackOutputs === undefined ? undefined : await readStackOutputs(location.stackOutputs);
-  if (stack?.changesQueueUrl === undefined)
-    throw new AdminError(
-      "a resume starts a job on the stack's changes queue: name the stack with --stack-outputs FILE (its ChangesQueueUrl output)",
-    );
-  const region = location.region ?? stack.region;
-  return {
-    url: stack.changesQueueUrl,
-    sqs: new SQSClient({ ...(region ? { region } : {}), ...(location.profile ? { profile: location.profile } : {}) }),
-  };
-}
-
 /**
  * Ends a tenant's pause at a location, and starts the job that sends the events held during it;
  * the pause it ended, undefined when the tenant was not paused (any event still held is sent all the same).
  */
-export async function resumeTenantAt(location: Location, tenant: string): Promise<Pause | undefined> {
-  const queue = await changesQueueOf(location);
-  try {
-    return await withTable(location, (client, tableName) =>
+export async function resumeTenantAt(location: Location, tenant: string, command = 'tenant resume'): Promise<Pause | undefined> {
+  return withChangesQueue(location, command, (sqs, queueUrl) =>
+    withTable(location, (client, tableName) =>
       resumeTenant(
-        { pauses: new DynamoDbTenantPauses(client, tableName), changesQueue: new SqsChangesQueue(queue.sqs, queue.url) },
+        { pauses: new DynamoDbTenantPauses(client, tableName), changesQueue: new SqsChangesQueue(sqs, queueUrl) },
         tenant,
         `r-${randomUUID()}`,
       ),
-    );
-  } finally {
-    queue.sqs.destroy();
-  }
+    ),
+  );
 }
 
 /** What a resume did, in a sentence. */
