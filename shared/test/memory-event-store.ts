@@ -33,7 +33,6 @@ import type {
 } from '../src/app/ports.js';
 import {
   addCounts,
-  isBefore,
   JOB_CURSOR,
   NO_COUNTS,
   type BulkCancelJob,
@@ -43,7 +42,7 @@ import {
 import type { EmissionEnding } from '../src/domain/emission.js';
 import type { ScheduledEvent } from '../src/domain/event.js';
 import { EVENT_STATE, eventOf, isOpen, OPEN_STATES, placedOnDelayQueueBy, type EventRecord } from '../src/domain/lifecycle.js';
-import { decodePageToken, encodePageToken, isAfter, tenantShardKey } from '../src/domain/tenant-index.js';
+import { compareByDue, decodePageToken, encodePageToken, isAfter, tenantShardKey } from '../src/domain/tenant-index.js';
 
 /**
  * The table in memory, one fake for each port the adapters implement over it, with the adapters'
@@ -397,7 +396,7 @@ export class MemoryEventRecords implements EventRecords {
           record.dueAt < (query.to ?? Number.POSITIVE_INFINITY) &&
           isAfter(record, after),
       )
-      .sort((a, b) => a.dueAt - b.dueAt || (a.id < b.id ? -1 : 1));
+      .sort(compareByDue);
     const events = matching.slice(0, query.limit);
     const last = events.at(-1);
     return { events, next: matching.length > query.limit && last !== undefined ? encodePageToken(last) : undefined };
@@ -481,10 +480,10 @@ export class MemoryLabelledEvents implements LabelledEvents {
           entry.label === query.label &&
           entry.dueAt >= query.fromMs &&
           (beforeMs === undefined || entry.dueAt < beforeMs) &&
-          (after === undefined || isBefore(after, entry)),
+          isAfter(entry, after),
       )
       .map(({ dueAt, id }) => ({ dueAt, id }))
-      .sort((a, b) => (isBefore(a, b) ? -1 : 1))
+      .sort(compareByDue)
       .slice(0, query.limit);
   }
 }

@@ -1,7 +1,7 @@
 import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { isBefore, type JobPosition } from '../domain/bulk-cancel.js';
+import type { JobPosition } from '../domain/bulk-cancel.js';
 import type { LabelledEvents, LabelledEventsQuery } from '../app/ports.js';
-import { eventIdOfLabelEntry, labelShardKey } from '../domain/tenant-index.js';
+import { compareByDue, eventIdOfLabelEntry, isAfter, labelShardKey } from '../domain/tenant-index.js';
 import { TABLE, transient } from './dynamodb-table.js';
 
 /**
@@ -23,10 +23,7 @@ export class DynamoDbLabelledEvents implements LabelledEvents {
     const shards = await Promise.all(
       Array.from({ length: this.shardCount }, (_, shard) => this.shardPage(labelShardKey(query.tenant, query.label, shard), query)),
     );
-    return shards
-      .flat()
-      .sort((a, b) => (isBefore(a, b) ? -1 : isBefore(b, a) ? 1 : 0))
-      .slice(0, query.limit);
+    return shards.flat().sort(compareByDue).slice(0, query.limit);
   }
 
   /** At least the shard's first `limit` events after the cursor, and every event due when the last of them is. */
@@ -59,7 +56,7 @@ export class DynamoDbLabelledEvents implements LabelledEvents {
       }
       for (const item of answer.Items ?? []) {
         const position = { dueAt: Number(item[TABLE.dueAtKey]), id: eventIdOfLabelEntry(String(item[TABLE.partitionKey])) };
-        if (after === undefined || isBefore(after, position)) found.push(position);
+        if (isAfter(position, after)) found.push(position);
       }
       startKey = answer.LastEvaluatedKey;
       // Read on while the page is short, or while events due with the last one may follow.

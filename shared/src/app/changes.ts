@@ -2,6 +2,7 @@ import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
 import { heldShardKeys } from '../domain/buckets.js';
 import { decodeChangeJob, type ChangeJob } from '../domain/messages.js';
+import { compareByDue, isAfter } from '../domain/tenant-index.js';
 import { type FailureLog, processBatch } from './batch.js';
 import { type BulkCancelDeps, workChangePages } from './bulk-cancel.js';
 import type { ChangesQueue, DueEventRef, DueIndex, LoadingQueue, Logger, Pause, SchedulerMetrics, TenantPauses } from './ports.js';
@@ -31,11 +32,6 @@ export const RESUME_PAGE_EVENTS = 100;
  */
 export const RESUME_SETTLE_SECONDS = 2;
 
-const isAfter = (ref: DueEventRef, after: ChangeJob['after']): boolean =>
-  after === undefined || ref.dueAt > after.dueAt || (ref.dueAt === after.dueAt && ref.id > after.id);
-
-const byDueThenId = (a: DueEventRef, b: DueEventRef): number => a.dueAt - b.dueAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-
 /** The oldest held events of a tenant after the job's cursor: up to a page from each shard, merged. */
 async function nextHeld(deps: ResumeDeps, job: ChangeJob): Promise<DueEventRef[]> {
   const { after } = job;
@@ -49,7 +45,7 @@ async function nextHeld(deps: ResumeDeps, job: ChangeJob): Promise<DueEventRef[]
       return found;
     }),
   );
-  return perShard.flat().sort(byDueThenId).slice(0, RESUME_PAGE_EVENTS);
+  return perShard.flat().sort(compareByDue).slice(0, RESUME_PAGE_EVENTS);
 }
 
 /**

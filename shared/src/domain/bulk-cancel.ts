@@ -2,6 +2,7 @@ import { toIso } from './dates.js';
 import { failureNotice, type FailureNotice } from './failure.js';
 import { changeRefusal, EVENT_STATE, type EventRecord } from './lifecycle.js';
 import { REASON } from './reasons.js';
+import type { ListingPosition } from './tenant-index.js';
 
 /**
  * A bulk cancel: a tenant's events with one label, due from the job's start (earlier ones are past
@@ -72,11 +73,8 @@ export function bulkCancelJobId(inputMessageId: string): string {
   return `b-${inputMessageId}`;
 }
 
-/** An event's place in a job's order: by due time, then id. */
-export interface JobPosition {
-  readonly dueAt: number;
-  readonly id: string;
-}
+/** An event's place in a job's order: the listing's (see compareByDue). */
+export type JobPosition = ListingPosition;
 
 /** The cursor after an event a page worked. */
 export function cursorAfter(position: JobPosition): string {
@@ -90,11 +88,6 @@ export function positionOf(cursor: string): JobPosition | undefined {
   const dueAt = Number(cursor.slice(0, slash));
   if (slash < 0 || !Number.isSafeInteger(dueAt)) throw new TypeError(`not a job cursor: ${cursor}`);
   return { dueAt, id: cursor.slice(slash + 1) };
-}
-
-/** Whether `a` comes before `b` in a job's order. */
-export function isBefore(a: JobPosition, b: JobPosition): boolean {
-  return a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.id < b.id);
 }
 
 /** Body of a `changes` queue message: one page of a job, from its cursor. */

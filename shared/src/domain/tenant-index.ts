@@ -61,7 +61,12 @@ export function decodePageToken(token: string): ListingPosition {
   return { dueAt, id };
 }
 
-/** Whether an event at `position` comes after `after` in a listing's order. */
+/** The order of a tenant's events wherever they are read page by page (a listing, a bulk cancel, a resume): by due time, then id. */
+export function compareByDue(a: ListingPosition, b: ListingPosition): number {
+  return a.dueAt - b.dueAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/** Whether an event at `position` comes after `after` in that order. */
 export function isAfter(position: ListingPosition, after: ListingPosition | undefined): boolean {
-  return after === undefined || position.dueAt > after.dueAt || (position.dueAt === after.dueAt && position.id > after.id);
+  return after === undefined || compareByDue(position, after) > 0;
 }
