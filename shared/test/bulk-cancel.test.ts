@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { startBulkCancel, workChangePages, type BulkCancelDeps } from '../src/app/bulk-cancel.js';
+import { startBulkCancel, workBulkCancelPages, type BulkCancelDeps } from '../src/app/bulk-cancel.js';
 import { encodeBulkCancelPage, JOB_CURSOR, type NewBulkCancelJob } from '../src/domain/bulk-cancel.js';
 import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
@@ -62,7 +62,7 @@ function setup() {
     while (changesQueue.sent.length > 0) {
       const page = changesQueue.sent.shift();
       if (page === undefined) break;
-      const response = await workChangePages(deps, [sqsRecord(encodeBulkCancelPage(page), `delivery-${++deliveries}`)]);
+      const response = await workBulkCancelPages(deps, [sqsRecord(encodeBulkCancelPage(page), `delivery-${++deliveries}`)]);
       expect(response.batchItemFailures).toEqual([]);
       worked += 1;
     }
@@ -124,8 +124,8 @@ describe('bulk cancel by label', () => {
     await deps.jobs.create(job());
     const body = encodeBulkCancelPage({ jobId: 'b-request-1', from: JOB_CURSOR.start });
     const responses = await Promise.all([
-      workChangePages(deps, [sqsRecord(body, 'copy-1')]),
-      workChangePages(deps, [sqsRecord(body, 'copy-2')]),
+      workBulkCancelPages(deps, [sqsRecord(body, 'copy-1')]),
+      workBulkCancelPages(deps, [sqsRecord(body, 'copy-2')]),
     ]);
     expect(responses.flatMap((response) => response.batchItemFailures)).toEqual([]);
     expect(jobs.refusedSteps).toBe(1);
@@ -140,13 +140,13 @@ describe('bulk cancel by label', () => {
     const first = sqsRecord(encodeBulkCancelPage({ jobId: 'b-request-1', from: JOB_CURSOR.start }), 'first-page');
     // The cursor moves, then the send of the next page fails: the page is retried.
     changesQueue.refuseSends = 1;
-    expect((await workChangePages(deps, [first])).batchItemFailures).toEqual([{ itemIdentifier: 'first-page' }]);
+    expect((await workBulkCancelPages(deps, [first])).batchItemFailures).toEqual([{ itemIdentifier: 'first-page' }]);
     expect(changesQueue.sent).toEqual([]);
     // Another copy of the worked page finds the cursor moved by someone else: it ends there.
-    await workChangePages(deps, [sqsRecord(first.body, 'another-copy')]);
+    await workBulkCancelPages(deps, [sqsRecord(first.body, 'another-copy')]);
     expect(changesQueue.sent).toEqual([]);
     // The retry of the delivery that moved it sends what follows.
-    await workChangePages(deps, [first]);
+    await workBulkCancelPages(deps, [first]);
     expect(changesQueue.sent).toEqual([{ jobId: 'b-request-1', from: (await jobs.get('b-request-1'))?.cursor }]);
     await drain();
     expect((await jobs.get('b-request-1'))?.counts.cancelled).toBe(150);
@@ -217,7 +217,7 @@ describe('bulk cancel by label', () => {
 
   it('drops a message that is not a page, and a page of an unknown job, without failing the batch', async () => {
     const { deps } = setup();
-    const response = await workChangePages(deps, [
+    const response = await workBulkCancelPages(deps, [
       sqsRecord('not json', 'garbage'),
       sqsRecord(encodeBulkCancelPage({ jobId: 'b-unknown', from: JOB_CURSOR.start }), 'unknown'),
     ]);

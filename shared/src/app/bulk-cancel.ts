@@ -163,7 +163,7 @@ async function workPage(deps: BulkCancelDeps, page: BulkCancelPage, deliveryId: 
 }
 
 /** The changes function: each record a page of a job. Only a failure of the infrastructure fails a record (it is retried). */
-export async function workChangePages(deps: BulkCancelDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
+export async function workBulkCancelPages(deps: BulkCancelDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
   const response = await processBatch(records, deps, async (record) => {
     let page: BulkCancelPage;
     try {

@@ -4,7 +4,7 @@ import { heldShardKeys } from '../domain/buckets.js';
 import { decodeChangeJob, type ChangeJob } from '../domain/messages.js';
 import { compareByDue, isAfter } from '../domain/tenant-index.js';
 import { type FailureLog, processBatch } from './batch.js';
-import { type BulkCancelDeps, workChangePages } from './bulk-cancel.js';
+import { type BulkCancelDeps, workBulkCancelPages } from './bulk-cancel.js';
 import type { ChangesQueue, DueEventRef, DueIndex, LoadingQueue, Logger, Pause, SchedulerMetrics, TenantPauses } from './ports.js';
 
 /**
@@ -85,11 +85,12 @@ function isResumePage(record: SQSRecord): boolean {
 
 /** The changes function: each record a page of a job, a resume's or a bulk cancel's, each worked by its own kind. */
 export async function runChanges(deps: ResumeDeps & BulkCancelDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
-  const resumes = records.filter(isResumePage);
-  const bulkCancels = records.filter((record) => !isResumePage(record));
+  const resumes: SQSRecord[] = [];
+  const bulkCancels: SQSRecord[] = [];
+  for (const record of records) (isResumePage(record) ? resumes : bulkCancels).push(record);
   const responses = await Promise.all([
     resumes.length > 0 ? workResumePages(deps, resumes) : undefined,
-    bulkCancels.length > 0 ? workChangePages(deps, bulkCancels) : undefined,
+    bulkCancels.length > 0 ? workBulkCancelPages(deps, bulkCancels) : undefined,
   ]);
   return { batchItemFailures: responses.flatMap((response) => response?.batchItemFailures ?? []) };
 }
