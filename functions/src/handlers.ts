@@ -102,6 +102,7 @@ export function createDependencies(
     batchWrites: config.dynamodbBatchWrites,
     clock,
     changeWriteTimeoutMs: config.changeWriteTimeoutMs,
+    indexQueuedEvents: config.indexQueuedEvents,
   });
   const delayQueue = new SqsDelayQueue(clients.sqs, config.delayQueueUrl);
   const logger = overrides.logger ?? createLogger(config.logLevel, { fn: functionName });

@@ -21,6 +21,9 @@ export interface EventsQuery {
   readonly after: string | undefined;
 }
 
+/** What the tenant index holds: the overview and a listing without a label read it (see SchedulerConfig.indexQueuedEvents). */
+const QUEUED_EVENTS_NOTE = html`<p class="note">Events placed straight in the delay queue (due within the near-path window when scheduled) are read here under their labels only, unless the scheduler runs with SCHEDULER_INDEX_QUEUED_EVENTS=true; each is found by its id.</p>`;
+
 const NAV = [
   { path: '/', name: 'Tenants' },
   { path: '/overview', name: 'Overview' },
@@ -151,6 +154,7 @@ export function overviewView(context: PageContext, tenants: readonly TenantSumma
 <div><dt>Paused</dt><dd>${pauseText(tenant)}</dd></div>
 </dl>
 ${overview.complete ? '' : html`<p class="note">More events than the overview reads: the figures are lower bounds.</p>`}
+${QUEUED_EVENTS_NOTE}
 <section aria-labelledby="timeline">
 <h2 id="timeline">Due in the next hour</h2>
 <table>
@@ -241,7 +245,7 @@ ${tenantChooser(tenants, query.tenant)}
     })}</tbody>
 </table>
 ${events.next === undefined ? '' : html`<p><a href="${eventsUrl({ ...query, after: events.next })}" rel="next">Next page</a></p>`}`;
-  return page(context, '/events', 'Events', html`${filters}${listing}${bulk}`);
+  return page(context, '/events', 'Events', html`${filters}${query.label ? '' : QUEUED_EVENTS_NOTE}${listing}${bulk}`);
 }
 
 export function eventView(context: PageContext, lifecycle: EventLifecycle): string {

@@ -99,26 +99,29 @@ async function setup(options: Pick<LocalSchedulerOptions, 'instrumentClients' | 
       const id = `c-${uniqueName('seeded')}-${seeded++}`;
       const shard = shardOf(id, scheduler.config);
       const expiresAt = Math.floor(event.dueAt / 1000) + 86_400;
-      const { record, payloadItem } = newEventItems({
-        event: {
-          id,
-          tenant: 'acme',
-          user: 'tests',
-          target: target.topicArn,
-          payload: 'seeded',
-          dueAt: event.dueAt,
-          version: 1,
-          labels: event.labels,
+      const { record, payloadItem } = newEventItems(
+        {
+          event: {
+            id,
+            tenant: 'acme',
+            user: 'tests',
+            target: target.topicArn,
+            payload: 'seeded',
+            dueAt: event.dueAt,
+            version: 1,
+            labels: event.labels,
+          },
+          clientId: undefined,
+          inputMessageId: `seed-${id}`,
+          requestHash: 'seeded',
+          placement: { state: 'scheduled', shard },
+          queuedBy: undefined,
+          createdBy: id,
+          now: Date.now(),
+          expiresAt,
         },
-        clientId: undefined,
-        inputMessageId: `seed-${id}`,
-        requestHash: 'seeded',
-        placement: { state: 'scheduled', shard },
-        queuedBy: undefined,
-        createdBy: id,
-        now: Date.now(),
-        expiresAt,
-      });
+        false,
+      );
       const state = event.state ?? EVENT_STATE.scheduled;
       const items = [
         { ...record, state, ...(event.emittedAt === undefined ? {} : { emittedAt: event.emittedAt, queuedAt: event.dueAt - 1000 }) },

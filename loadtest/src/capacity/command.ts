@@ -3,7 +3,7 @@ import { LAMBDA_MEMORY_MB } from '../cost/estimate.js';
 import { fraction, integer, LoadTestUsageError, text } from '../options.js';
 import { costPerMillion, monthlyCost } from './cost.js';
 import { LIMITS_NAMES, limitsFor, type Limits, type LimitsName } from './limits.js';
-import { capacity, type CapacityReport, type LoadProfile, type StackSettings } from './model.js';
+import { capacity, TENANT_INDEX_WRITE_UNITS, type CapacityReport, type LoadProfile, type StackSettings } from './model.js';
 import { stackSettings, type SettingOverrides } from './settings.js';
 
 export const CAPACITY_USAGE = `Capacity model: how far one stack goes. For a load profile, prints each stage of an event's
@@ -39,7 +39,7 @@ The stack (the config's defaults, then the CDK context in --context, then these)
   --table-warm-writes N   the table's warm write throughput, units/s [none: a new table's]
   --index tenant|bucket   the loader's index: per tenant (the new records') or per due minute [tenant]
   --near-write-units N, --far-write-units N, --label-write-units N
-                          DynamoDB write units per event by path, and per label [3, 4, 2]
+                          DynamoDB write units per event by path, and per label [2, 4, 2]
   --tenant-max-ingest N, --tenant-max-open N
                           the busiest tenant's quotas [the registry's defaults]
 
@@ -116,9 +116,9 @@ export function parseCapacityCli(args: readonly string[]): CapacityOptions | und
   const index = text(values, 'index') ?? 'tenant';
   if (index !== 'tenant' && index !== 'bucket') throw new LoadTestUsageError(`--index must be tenant or bucket, got "${index}"`);
   const writeUnits = {
-    nearPath: integer(values, 'near-write-units', 3, 1, 100),
-    farPath: integer(values, 'far-write-units', 4, 2, 100),
-    perLabel: integer(values, 'label-write-units', 2, 0, 100),
+    nearPath: integer(values, 'near-write-units', TENANT_INDEX_WRITE_UNITS.nearPath, 1, 100),
+    farPath: integer(values, 'far-write-units', TENANT_INDEX_WRITE_UNITS.farPath, 2, 100),
+    perLabel: integer(values, 'label-write-units', TENANT_INDEX_WRITE_UNITS.perLabel, 0, 100),
   };
   const overrides: SettingOverrides = {
     shardCount: optional('shards', 1, 1000),

@@ -36,11 +36,11 @@ export interface WriteUnits {
 }
 
 /**
- * The tenant index (docs/design.md's data model as it changes to a per-tenant index): a near-path
- * event writes its record, its index entry and its end; a far-path event its record, its index
- * entry, the take and the end; each label an entry and that entry's index.
+ * The tenant index (docs/design.md's data model): a near-path event writes its record and its end
+ * (its index entry too, a third unit, with SCHEDULER_INDEX_QUEUED_EVENTS); a far-path event its
+ * record, its index entry, the take and the end; each label an entry and that entry's index.
  */
-export const TENANT_INDEX_WRITE_UNITS: WriteUnits = { nearPath: 3, farPath: 4, perLabel: 2 };
+export const TENANT_INDEX_WRITE_UNITS: WriteUnits = { nearPath: 2, farPath: 4, perLabel: 2 };
 
 export interface StackSettings {
   readonly shardCount: number;

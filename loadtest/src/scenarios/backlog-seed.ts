@@ -66,17 +66,20 @@ export async function seedBacklog(
     const shard = shardOf(event.id, config);
     const expiresAt = expiresAtFor(event.dueAt, config.retentionSeconds);
     // Stored as ingest stores a far-path event (not counted against the tenant's quota).
-    const { record, payloadItem } = newEventItems({
-      event,
-      clientId,
-      inputMessageId: clientId,
-      requestHash: requestHashOf(event),
-      placement: { state: 'scheduled', shard },
-      queuedBy: undefined,
-      createdBy: seed.runId,
-      now: Date.now(),
-      expiresAt,
-    });
+    const { record, payloadItem } = newEventItems(
+      {
+        event,
+        clientId,
+        inputMessageId: clientId,
+        requestHash: requestHashOf(event),
+        placement: { state: 'scheduled', shard },
+        queuedBy: undefined,
+        createdBy: seed.runId,
+        now: Date.now(),
+        expiresAt,
+      },
+      false,
+    );
     if (payloadItem !== undefined)
       throw new Error(`a backlog payload of ${seed.payloadBytes} bytes does not fit in the record; seed smaller ones`);
     return [record, ...labelEntries({ ...event, expiresAt }, shard)];

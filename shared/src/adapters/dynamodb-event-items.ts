@@ -30,12 +30,17 @@ export function itemBytes(item: Readonly<Record<string, unknown>>): number {
   return bytes;
 }
 
-/** A new event's record, and its payload item when the payload is kept apart. */
+/**
+ * A new event's record, and its payload item when the payload is kept apart. A record placed in
+ * the delay queue gets its tenant-index key only when `indexQueued` (see
+ * SchedulerConfig.indexQueuedEvents): that key is its one write unit beyond the two of the near path.
+ */
 export function newEventItems(
   entry: Pick<
     NewEvent,
     'event' | 'clientId' | 'inputMessageId' | 'requestHash' | 'placement' | 'queuedBy' | 'createdBy' | 'now' | 'expiresAt'
   >,
+  indexQueued: boolean,
 ): {
   readonly record: Record<string, unknown>;
   readonly payloadItem: Record<string, unknown> | undefined;
@@ -54,7 +59,7 @@ export function newEventItems(
     createdAt: now,
     createdBy: entry.createdBy,
     ...(queued ? { queuedAt: now, queuedBy: entry.queuedBy } : {}),
-    [TABLE.tenantShardKey]: tenantShardKey(event.tenant, queued ? 'q' : 's', placement.shard),
+    [TABLE.tenantShardKey]: queued && !indexQueued ? undefined : tenantShardKey(event.tenant, queued ? 'q' : 's', placement.shard),
     [TABLE.ttlAttribute]: entry.expiresAt,
   };
   for (const key of Object.keys(record)) if (record[key] === undefined) delete record[key];

@@ -53,6 +53,8 @@ export interface DynamoDbEventStoreOptions {
   readonly clock?: Clock;
   /** How long one attempt to write a change may take (see SchedulerConfig.changeWriteTimeoutMs). */
   readonly changeWriteTimeoutMs?: number;
+  /** Whether events placed in the delay queue get a tenant-index entry (SchedulerConfig.indexQueuedEvents); off by default. */
+  readonly indexQueuedEvents?: boolean;
 }
 
 export class DynamoDbEventStore implements EventStore {
@@ -60,6 +62,7 @@ export class DynamoDbEventStore implements EventStore {
   private readonly writer: ConditionalWriter;
   private readonly clock: Clock;
   private readonly changeWriteTimeoutMs: number;
+  private readonly indexQueuedEvents: boolean;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -70,6 +73,7 @@ export class DynamoDbEventStore implements EventStore {
     this.writer = conditionalWriter(options.batchWrites ?? 'statements', client, tableName);
     this.clock = options.clock ?? systemClock;
     this.changeWriteTimeoutMs = options.changeWriteTimeoutMs ?? DEFAULTS.changeWriteTimeoutMs;
+    this.indexQueuedEvents = options.indexQueuedEvents ?? DEFAULTS.indexQueuedEvents;
   }
 
   async createMany(entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
@@ -133,7 +137,7 @@ export class DynamoDbEventStore implements EventStore {
   private async insert(entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
     const [first] = entries;
     if (first === undefined) return [];
-    const items = entries.map((entry) => newEventItems(entry));
+    const items = entries.map((entry) => newEventItems(entry, this.indexQueuedEvents));
     const payloadItems = items.flatMap(({ payloadItem }) => (payloadItem ? [payloadItem] : []));
     if (payloadItems.length > 0) await batchPut(this.client, this.tableName, payloadItems);
     const inserted = await this.writer.write(items.map(({ record }) => ({ kind: 'insert', item: record })));
