@@ -111,8 +111,10 @@ export class DynamoDbEventRecords implements EventRecords {
     const after = query.after === undefined ? undefined : decodePageToken(query.after);
     const states = query.states ?? OPEN_STATES;
     const partitions = listingPartitions(tenant, query.label, this.shardCount);
-    // Each partition holds about its share of the page: its first read asks for that, and one more.
-    const pageItems = Math.ceil(query.limit / partitions.length) + 1;
+    // Each shard holds about its share of the page, and a tenant's events are mostly in one of
+    // its two families (stored, or in the delay queue): each partition's first read asks for a
+    // shard's share and one more, so that one round of reads usually fills the page.
+    const pageItems = Math.ceil(query.limit / this.shardCount) + 1;
     const streams: Stream[] = partitions.map((key) => ({ key, buffer: [], startKey: undefined, done: false }));
     const fromMs = Math.max(query.from ?? Number.MIN_SAFE_INTEGER, after?.dueAt ?? Number.MIN_SAFE_INTEGER);
     const untilMs = query.to ?? Number.MAX_SAFE_INTEGER;
