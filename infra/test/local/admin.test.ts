@@ -106,7 +106,8 @@ describe('scripts/admin tenant add and tenant list', () => {
       const acme = clientOf(topicArn);
       const farDueAt = Date.now() + 60_000;
       const messageId = await acme.publish(request(target.topicArn, farDueAt, 'far', { user: 'alice', id: 'order-1' }));
-      await acme.publish(request(target.topicArn, Date.now() + 1_000, 'near', { user: 'alice', id: 'order-2' }));
+      // A near-path event is listed under its labels (it has no other tenant-index entry by default).
+      await acme.publish(request(target.topicArn, Date.now() + 1_000, 'near', { user: 'alice', id: 'order-2', labels: ['order-2'] }));
 
       const far = await shownEvent(['--tenant', 'acme', '--id', 'order-1', ...where], 'the far event recorded');
       expect(far).toMatchObject({
@@ -135,7 +136,7 @@ describe('scripts/admin tenant add and tenant list', () => {
       const scheduled = await admin('events', '--tenant', 'acme', '--state', 'scheduled', '--json', ...where);
       expect(JSON.parse(scheduled.stdout)).toMatchObject({ events: [{ id: far.id, state: 'scheduled' }], next: null });
       const emitted = await waitFor(async () => {
-        const listed = await admin('events', '--tenant', 'acme', '--state', 'emitted', ...where);
+        const listed = await admin('events', '--tenant', 'acme', '--label', 'order-2', '--state', 'emitted', ...where);
         return listed.stdout.includes(String(near.id)) && listed;
       }, 'the near event listed as emitted');
       expect(emitted.stdout.split('\n')[0]).toMatch(/^DUE +EVENT ID +STATE +SINCE +CLIENT ID +USER +VERSION +LABELS$/);
