@@ -151,5 +151,10 @@ export async function eventsList(args: string[], output: Output): Promise<number
     page.events.length === 0 ? `no ${what} of tenant ${tenant}${after === undefined ? '' : ' after this token'}` : eventsTable(page.events),
   );
   if (page.next !== undefined) output.out(`next page: --after ${page.next}`);
+  // Said on stderr, where it does not mix with the listing a script reads.
+  if (label === undefined)
+    output.err(
+      'events placed straight in the delay queue are listed under their labels only, unless the scheduler runs with SCHEDULER_INDEX_QUEUED_EVENTS=true; event show finds any by id',
+    );
   return 0;
 }

@@ -520,6 +520,9 @@ describe('scripts/admin events, event show and quota reconcile', () => {
       expect(JSON.parse((await list('5')).stdout)).toMatchObject({ events: { length: 5 }, next: null });
       const human = await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'scheduled', '--limit', '5', ...where);
       expect(human.stdout).not.toContain('next page');
+      // Without a label, it says which events such a listing leaves out (on stderr, apart from the listing).
+      expect(human.stderr).toContain('SCHEDULER_INDEX_QUEUED_EVENTS');
+      expect(human.stdout).not.toContain('SCHEDULER_INDEX_QUEUED_EVENTS');
       expect(JSON.parse((await list('4')).stdout)).toMatchObject({ events: { length: 4 }, next: expect.any(String) });
     } finally {
       client.destroy();
