@@ -660,3 +660,21 @@ describe("holding a paused tenant's events", () => {
     expect(publisher.published).toHaveLength(1);
   });
 });
+
+describe('the publish window', () => {
+  /** Whether a take is granted before the pending callbacks run out, or still waits. */
+  const takenAtOnce = async (window: PublishWindow): Promise<boolean> =>
+    Promise.race([window.take().then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 20))]);
+
+  it('gives a place back to the window when no publish waits, so that as many publishes may go again', async () => {
+    const window = new PublishWindow(2);
+    expect(await takenAtOnce(window)).toBe(true);
+    expect(await takenAtOnce(window)).toBe(true);
+    expect(await takenAtOnce(window)).toBe(false);
+    // The third take waits; the first place given back is handed to it, the second to the window.
+    window.giveBack();
+    window.giveBack();
+    expect(await takenAtOnce(window)).toBe(true);
+    expect(await takenAtOnce(window)).toBe(false);
+  });
+});

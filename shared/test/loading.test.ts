@@ -125,4 +125,21 @@ describe('loading', () => {
     expect(sentIds()).toEqual(['a', 'b', 'a', 'b']);
     expect(store.records.get('a')?.queuedBy).toBe(delayQueue.sent[2]?.queuedBy);
   });
+
+  it("sends a resume chunk's held events oldest first, whatever order its ids come in: they are published as they arrive", async () => {
+    const { store, load, sentIds } = setup();
+    for (const [id, dueAt] of [
+      ['newest', NOW - 10_000],
+      ['oldest', NOW - 300_000],
+      ['middle', NOW - 60_000],
+    ] as const)
+      store.put({
+        ...storedRecord(id, dueAt, { bucketShard: 'held#acme#0' }),
+        state: EVENT_STATE.held,
+        heldAt: dueAt,
+        expiresAt: Number.NaN,
+      });
+    await load({ ids: ['newest', 'oldest', 'middle'], chunkId: 'r-1#start', resume: true });
+    expect(sentIds()).toEqual(['oldest', 'middle', 'newest']);
+  });
 });
