@@ -108,6 +108,17 @@ describe('the emitter', () => {
     expect(store.records.get('m-1')).toMatchObject({ state: EVENT_STATE.emitted, emittedAt: DUE });
   });
 
+  it('counts each emission and records its lateness, from the due time to the publish, for the lateness alarm', async () => {
+    const { deps, clock, metrics } = setup();
+    await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    // A copy that arrives 250 ms after its due time is published at once, 250 ms late.
+    deps.store.put(queued(event({ id: 'm-2' }), { queuedBy: 'copy-2' }));
+    clock.set(DUE + 250);
+    await emitBatch(deps, [sqsRecord(delayed(event({ id: 'm-2' }), 'copy-2'), 'sqs-2')]);
+    expect(metrics.lateness).toEqual([0, 250]);
+    expect(metrics.counts.EventsEmitted).toBe(2);
+  });
+
   it("reads a batch's records once, before the due time, and records each end as soon as its publish answers, without waiting for the batch's others", async () => {
     const { deps, publisher, store } = setup();
     const slow = event({ id: 'm-2', target: topicArn('slow') });
@@ -676,5 +687,29 @@ describe('the publish window', () => {
     window.giveBack();
     expect(await takenAtOnce(window)).toBe(true);
     expect(await takenAtOnce(window)).toBe(false);
+  });
+});
+
+describe('the pause cache', () => {
+  it('reads each tenant’s pause once for a batch, at most once a second, and again after', async () => {
+    const clock = new FakeClock(DUE);
+    const reads: string[][] = [];
+    const cache = new PausedTenants(
+      {
+        paused: async (tenants: readonly string[]) => {
+          reads.push([...tenants]);
+          return new Map();
+        },
+      },
+      clock,
+    );
+    await cache.of(['acme', 'acme']);
+    await cache.of(['acme']);
+    clock.set(DUE + 999);
+    await cache.of(['acme']);
+    expect(reads).toEqual([['acme']]);
+    clock.set(DUE + 1000);
+    await cache.of(['acme', 'globex']);
+    expect(reads).toEqual([['acme'], ['acme', 'globex']]);
   });
 });

@@ -45,15 +45,19 @@ export class FakeClock implements Clock {
   }
 }
 
-/** Counts every metric by name. */
+/** Counts every metric by name, and keeps each lateness recorded. */
 export class RecordingMetrics implements SchedulerMetrics {
   readonly counts: Partial<Record<MetricName, number>> = {};
+  /** Each emission's lateness, in ms, in the order recorded: what the lateness alarm reads. */
+  readonly lateness: number[] = [];
 
   count(name: MetricName, value = 1): void {
     this.counts[name] = (this.counts[name] ?? 0) + value;
   }
 
-  latenessMs(): void {}
+  latenessMs(value: number): void {
+    this.lateness.push(value);
+  }
   loaderBacklogSeconds(): void {}
   flush(): void {}
 }
