@@ -7,6 +7,7 @@ import {
   parseDueDate,
   PUBLIC_TENANT_ID,
   EVENT_STATE,
+  UNINDEXED_QUEUED_EVENTS,
 } from '@adhoc-scheduler/shared';
 import { HELP_OPTION, LOCATION_OPTIONS, onePositional, parseOrExplain, wholeNumber } from './arguments.js';
 import { AdminError, AdminUsageError } from './errors.js';
@@ -152,9 +153,6 @@ export async function eventsList(args: string[], output: Output): Promise<number
   );
   if (page.next !== undefined) output.out(`next page: --after ${page.next}`);
   // Said on stderr, where it does not mix with the listing a script reads.
-  if (label === undefined)
-    output.err(
-      'events placed straight in the delay queue are listed under their labels only, unless the scheduler runs with SCHEDULER_INDEX_QUEUED_EVENTS=true; event show finds any by id',
-    );
+  if (label === undefined) output.err(UNINDEXED_QUEUED_EVENTS);
   return 0;
 }

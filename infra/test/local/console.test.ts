@@ -120,7 +120,8 @@ async function setup(options: Pick<LocalSchedulerOptions, 'instrumentClients' | 
           now: Date.now(),
           expiresAt,
         },
-        false,
+        // Stored, not placed in the delay queue: the setting does not change what is written.
+        { indexQueuedEvents: false },
       );
       const state = event.state ?? EVENT_STATE.scheduled;
       const items = [

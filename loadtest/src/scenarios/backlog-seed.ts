@@ -78,7 +78,8 @@ export async function seedBacklog(
         now: Date.now(),
         expiresAt,
       },
-      false,
+      // Stored, not placed in the delay queue: the setting does not change what is written.
+      { indexQueuedEvents: false },
     );
     if (payloadItem !== undefined)
       throw new Error(`a backlog payload of ${seed.payloadBytes} bytes does not fit in the record; seed smaller ones`);

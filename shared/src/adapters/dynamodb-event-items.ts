@@ -32,7 +32,7 @@ export function itemBytes(item: Readonly<Record<string, unknown>>): number {
 
 /**
  * A new event's record, and its payload item when the payload is kept apart. A record placed in
- * the delay queue gets its tenant-index key only when `indexQueued` (see
+ * the delay queue gets its tenant-index key only with `indexQueuedEvents` (see
  * SchedulerConfig.indexQueuedEvents): that key is its one write unit beyond the two of the near path.
  */
 export function newEventItems(
@@ -40,7 +40,7 @@ export function newEventItems(
     NewEvent,
     'event' | 'clientId' | 'inputMessageId' | 'requestHash' | 'placement' | 'queuedBy' | 'createdBy' | 'now' | 'expiresAt'
   >,
-  indexQueued: boolean,
+  options: { readonly indexQueuedEvents: boolean },
 ): {
   readonly record: Record<string, unknown>;
   readonly payloadItem: Record<string, unknown> | undefined;
@@ -59,7 +59,8 @@ export function newEventItems(
     createdAt: now,
     createdBy: entry.createdBy,
     ...(queued ? { queuedAt: now, queuedBy: entry.queuedBy } : {}),
-    [TABLE.tenantShardKey]: queued && !indexQueued ? undefined : tenantShardKey(event.tenant, queued ? 'q' : 's', placement.shard),
+    [TABLE.tenantShardKey]:
+      queued && !options.indexQueuedEvents ? undefined : tenantShardKey(event.tenant, queued ? 'q' : 's', placement.shard),
     [TABLE.ttlAttribute]: entry.expiresAt,
   };
   for (const key of Object.keys(record)) if (record[key] === undefined) delete record[key];

@@ -137,7 +137,7 @@ export class DynamoDbEventStore implements EventStore {
   private async insert(entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
     const [first] = entries;
     if (first === undefined) return [];
-    const items = entries.map((entry) => newEventItems(entry, this.indexQueuedEvents));
+    const items = entries.map((entry) => newEventItems(entry, { indexQueuedEvents: this.indexQueuedEvents }));
     const payloadItems = items.flatMap(({ payloadItem }) => (payloadItem ? [payloadItem] : []));
     if (payloadItems.length > 0) await batchPut(this.client, this.tableName, payloadItems);
     const inserted = await this.writer.write(items.map(({ record }) => ({ kind: 'insert', item: record })));

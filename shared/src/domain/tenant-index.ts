@@ -27,6 +27,14 @@ export function eventIdOfLabelEntry(entryId: string): string {
   return entryId.slice(2, entryId.lastIndexOf('#'));
 }
 
+/**
+ * What a listing without a label leaves out, as the operators' CLI and the console say it: a
+ * near-path event has a tenant-index entry only with SCHEDULER_INDEX_QUEUED_EVENTS (see
+ * SchedulerConfig.indexQueuedEvents), and label entries always.
+ */
+export const UNINDEXED_QUEUED_EVENTS =
+  'Events placed straight in the delay queue are listed under their labels only, unless the scheduler runs with SCHEDULER_INDEX_QUEUED_EVENTS=true; each is found by its id.';
+
 /** The partitions holding a tenant's events (both families), or its events with one label. */
 export function listingPartitions(tenant: string, label: string | undefined, shardCount: number): string[] {
   return Array.from({ length: shardCount }, (_, shard) =>
