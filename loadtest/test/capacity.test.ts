@@ -113,11 +113,16 @@ describe('the stages', () => {
   });
 
   it('spread one tenant’s index writes over SCHEDULER_SHARD_COUNT partitions per family', () => {
-    // 16,000 new near-path events a second of one tenant, over 8 shards: 2,000 a partition.
-    const index = stageOf({ ratePerSecond: 16_000, tenants: 1 }, 'index-partition');
+    // 16,000 new stored events a second of one tenant, over 8 shards: 2,000 a partition.
+    const stored = { ratePerSecond: 16_000, tenants: 1, farShare: 1 };
+    const index = stageOf(stored, 'index-partition');
     expect(index.demand).toBe(2000);
     expect(index.load).toBe(2);
-    expect(stageOf({ ratePerSecond: 16_000, tenants: 1 }, 'index-partition', stackSettings({ shardCount: 32 })).load).toBe(0.5);
+    expect(stageOf(stored, 'index-partition', stackSettings({ shardCount: 32 })).load).toBe(0.5);
+    // Near-path events are in the index only with SCHEDULER_INDEX_QUEUED_EVENTS, modelled as a third write unit.
+    expect(stageOf({ ratePerSecond: 16_000, tenants: 1 }, 'index-partition').demand).toBe(0);
+    const indexed = stackSettings({}, { writeUnits: { nearPath: 3, farPath: 4, perLabel: 2 } });
+    expect(stageOf({ ratePerSecond: 16_000, tenants: 1 }, 'index-partition', indexed).demand).toBe(2000);
   });
 
   it('query every shard of every tenant each tick under the tenant index, and the minute’s shards under the bucket index', () => {

@@ -269,10 +269,15 @@ export function capacity(profile: LoadProfile, settings: StackSettings, limits: 
 
   const busiestEmitPerSecond = rate * busiestShare + (spikeEvents > 0 ? Math.max(0, emitRate - rate) : 0);
   const counterWrites = busiestIngestPerSecond / settings.ingestBatch + busiestEmitPerSecond / settings.emitterBatch;
+  // A near-path event is in the tenant index only when its path writes a unit more than its
+  // record and its end (`--near-write-units 3`: SCHEDULER_INDEX_QUEUED_EVENTS on); stored events always.
+  const nearIndexed = units.nearPath > TENANT_INDEX_WRITE_UNITS.nearPath;
   const indexPartitionWrites =
     settings.index === 'tenant'
-      ? Math.max(busiestIngestPerSecond * Math.max(farShare, 1 - farShare), profile.labelsPerEvent > 0 ? busiestIngestPerSecond : 0) /
-        settings.shardCount
+      ? Math.max(
+          busiestIngestPerSecond * Math.max(farShare, nearIndexed ? 1 - farShare : 0),
+          profile.labelsPerEvent > 0 ? busiestIngestPerSecond : 0,
+        ) / settings.shardCount
       : (farShare * ingestPerSecond) / settings.shardCount;
 
   const busiestOpen = profile.openEvents * busiestShare + spikeEvents;
