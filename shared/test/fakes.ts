@@ -7,10 +7,12 @@ import type {
   LastError,
   LastErrors,
   LoadingQueue,
+  Logger,
   MetricName,
   SchedulerMetrics,
   TopicPublisher,
 } from '../src/app/ports.js';
+import { pino } from 'pino';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import type { FailureNotice, NoticeDestination } from '../src/domain/failure.js';
 import { encodeDelayQueueMessage, type ChangeJob, type DelayQueueMessage, type LoadingChunk } from '../src/domain/messages.js';
@@ -45,11 +47,13 @@ export class FakeClock implements Clock {
   }
 }
 
-/** Counts every metric by name, and keeps each lateness recorded. */
+/** Counts every metric by name, and keeps each lateness recorded and how often the metrics were flushed. */
 export class RecordingMetrics implements SchedulerMetrics {
   readonly counts: Partial<Record<MetricName, number>> = {};
   /** Each emission's lateness, in ms, in the order recorded: what the lateness alarm reads. */
   readonly lateness: number[] = [];
+  /** Flushes asked for: on Lambda, nothing counted reaches CloudWatch before one. */
+  flushes = 0;
 
   count(name: MetricName, value = 1): void {
     this.counts[name] = (this.counts[name] ?? 0) + value;
@@ -59,7 +63,9 @@ export class RecordingMetrics implements SchedulerMetrics {
     this.lateness.push(value);
   }
   loaderBacklogSeconds(): void {}
-  flush(): void {}
+  flush(): void {
+    this.flushes += 1;
+  }
 }
 
 /** A message as SQS holds it on the delay queue. */
@@ -207,4 +213,9 @@ export class MemoryLastErrors implements LastErrors {
   async read(messageIds: readonly string[]): Promise<ReadonlyMap<string, LastError>> {
     return new Map(messageIds.flatMap((id) => (this.errors.has(id) ? [[id, this.errors.get(id) as LastError] as const] : [])));
   }
+}
+
+/** The functions' logger (pino, at info), keeping each line it writes, parsed, in `lines`: what an operator reads. */
+export function recordingLogger(lines: Record<string, unknown>[]): Logger {
+  return pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
 }

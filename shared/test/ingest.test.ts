@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pino } from 'pino';
-import { ingestBatch, planIngest, type IngestDeps } from '../src/app/ingest.js';
+import { ingestBatch, placementFor, planIngest, unwrapInput, type IngestDeps } from '../src/app/ingest.js';
 import { shardOf } from '../src/domain/buckets.js';
 import { snsMessageBytes } from '../src/domain/event.js';
 import { noticeAttributes, type FailureNotice } from '../src/domain/failure.js';
@@ -8,7 +7,7 @@ import { SNS_MAX_MESSAGE_BYTES } from '../src/domain/limits.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
 import { inputMessageId, REGION, registry, SCHEDULER_TOPICS, scheduleRequest, sqsRecord, topicArn } from './factories.js';
-import { FakeClock, MemoryDelayQueue, RecordingChangesQueue, RecordingMetrics } from './fakes.js';
+import { FakeClock, MemoryDelayQueue, MemoryLastErrors, RecordingChangesQueue, RecordingMetrics, recordingLogger } from './fakes.js';
 import { MemoryBulkCancelJobs, MemoryEventStore, MemoryTenantPauses } from './memory-event-store.js';
 
 const NOW = 1_900_000_000_000;
@@ -44,6 +43,9 @@ function setup() {
   const delayQueue = new MemoryDelayQueue(clock);
   const jobs = new MemoryBulkCancelJobs();
   const changesQueue = new RecordingChangesQueue();
+  const lastErrors = new MemoryLastErrors();
+  const lines: Record<string, unknown>[] = [];
+  const metrics = new RecordingMetrics();
   let tokens = 0;
   const deps = {
     config: CONFIG,
@@ -54,11 +56,12 @@ function setup() {
     pauses: new MemoryTenantPauses(store),
     changesQueue,
     clock,
-    logger: pino({ level: 'silent' }),
-    metrics: new RecordingMetrics(),
+    logger: recordingLogger(lines),
+    metrics,
+    failureLog: { lastErrors, fn: 'ingest', clock },
     newToken: () => `token-${++tokens}`,
   } satisfies IngestDeps;
-  return { store, delayQueue, jobs, changesQueue, deps, clock };
+  return { store, delayQueue, jobs, changesQueue, deps, clock, lines, metrics, lastErrors };
 }
 
 const soon = new Date(NOW + 30_000).toISOString();
@@ -79,11 +82,29 @@ describe('the ingest plan', () => {
     expect(near).toMatchObject({ placement: { state: EVENT_STATE.queued }, queuedBy: 'token-1' });
     expect(far).toMatchObject({ placement: { state: EVENT_STATE.scheduled }, queuedBy: undefined });
   });
+
+  it("takes SNS's Timestamp as when the message was published, else when SQS received it", () => {
+    const envelope = { Type: 'Notification', MessageId: 'm-1', TopicArn: ACME_TOPIC, Message: '{}' };
+    const received = (body: unknown) => ({
+      ...sqsRecord(JSON.stringify(body)),
+      attributes: { ...sqsRecord('').attributes, SentTimestamp: String(NOW + 500) },
+    });
+    expect(unwrapInput(received({ ...envelope, Timestamp: new Date(NOW).toISOString() })).publishedAt).toBe(NOW);
+    expect(unwrapInput(received(envelope)).publishedAt).toBe(NOW + 500);
+    expect(unwrapInput(received({ ...envelope, Timestamp: 2030 })).publishedAt).toBe(NOW + 500);
+    expect(unwrapInput(received({ ...envelope, Timestamp: 'not a date' })).publishedAt).toBe(NOW + 500);
+  });
+
+  it('sends to the delay queue only the events due before the near-path window ends', () => {
+    const end = NOW + CONFIG.nearPathWindowSeconds * 1000;
+    expect(placementFor(CONFIG, 'e', end - 1, NOW).state).toBe(EVENT_STATE.queued);
+    expect(placementFor(CONFIG, 'e', end, NOW).state).toBe(EVENT_STATE.scheduled);
+  });
 });
 
 describe('ingest', () => {
   it('records a near event without its payload and sends it, with its token, to the delay queue', async () => {
-    const { deps, store, delayQueue } = setup();
+    const { deps, store, delayQueue, metrics } = setup();
     const response = await ingestBatch(deps, [
       published(scheduleRequest({ date: soon, target: acmeTarget, payload: 'x'.repeat(100_000) })),
     ]);
@@ -94,15 +115,19 @@ describe('ingest', () => {
     expect(delayQueue.sent).toHaveLength(1);
     expect(delayQueue.sent[0]).toMatchObject({ queuedBy: 'token-1', delaySeconds: 29 });
     expect(delayQueue.sent[0]?.event.payload).toHaveLength(100_000);
+    expect(metrics.counts).toEqual({ EventsIngested: 1, EventsDelayed: 1 });
+    expect(metrics.flushes).toBe(1);
   });
 
   it('stores a far event with its payload and sends nothing', async () => {
-    const { deps, store, delayQueue } = setup();
+    const { deps, store, delayQueue, metrics } = setup();
     await ingestBatch(deps, [published(scheduleRequest({ date: later, target: acmeTarget }))]);
     const [record] = store.records.values();
     expect(record?.state).toBe(EVENT_STATE.scheduled);
     expect(store.payloads.size).toBe(1);
     expect(delayQueue.sent).toEqual([]);
+    expect(metrics.counts).toEqual({ EventsIngested: 1, EventsStored: 1 });
+    expect(metrics.flushes).toBe(1);
   });
 
   it("keeps each event in its tenant's shard of the tenant index, by where its payload went, with its labels", async () => {
@@ -127,25 +152,86 @@ describe('ingest', () => {
     expect(store.records.size).toBe(10);
   });
 
-  it('suppresses a second ingest of the same input once its event has been emitted', async () => {
-    const { deps, store, delayQueue } = setup();
+  it('suppresses a second ingest of the same input once its event has been emitted, counting it without a write', async () => {
+    const { deps, store, delayQueue, metrics } = setup();
     const id = inputMessageId();
     await ingestBatch(deps, [published(scheduleRequest({ date: soon, target: acmeTarget }), id)]);
     const [record] = store.records.values();
     store.put({ ...(record as NonNullable<typeof record>), state: EVENT_STATE.emitted });
     await ingestBatch(deps, [published(scheduleRequest({ date: soon, target: acmeTarget }), id)]);
     expect(delayQueue.sent).toHaveLength(1);
+    expect(metrics.counts.DuplicatesSuppressed).toBe(1);
+    expect(store.calls.requeue).toBeUndefined();
   });
 
   it('sends a redelivered input again with a new token while its event waits, so the earlier copy is dropped', async () => {
-    const { deps, store, delayQueue } = setup();
+    const { deps, store, delayQueue, metrics } = setup();
     const id = inputMessageId();
     await ingestBatch(deps, [published(scheduleRequest({ date: soon, target: acmeTarget }), id)]);
     await ingestBatch(deps, [published(scheduleRequest({ date: soon, target: acmeTarget }), id)]);
     const [first, again] = delayQueue.sent.map(({ queuedBy }) => queuedBy);
     expect(delayQueue.sent).toHaveLength(2);
     expect(again).not.toBe(first);
+    expect(again).toMatch(/^token-\d+$/);
     expect([...store.records.values()][0]?.queuedBy).toBe(again);
+    // Sent again, not suppressed.
+    expect(metrics.counts).toEqual({ EventsIngested: 1, EventsDelayed: 2 });
+  });
+
+  it('suppresses a redelivered input whose event moves on before it can be sent again', async () => {
+    const { deps, store, delayQueue, metrics } = setup();
+    const id = inputMessageId();
+    await ingestBatch(deps, [published(scheduleRequest({ date: soon, target: acmeTarget }), id)]);
+    // The emitter publishes it between the redelivery's read and its requeue.
+    const requeue = store.requeue.bind(store);
+    store.requeue = (eventId, change) => {
+      const record = store.records.get(eventId);
+      if (record !== undefined) store.put({ ...record, state: EVENT_STATE.emitted });
+      return requeue(eventId, change);
+    };
+    const response = await ingestBatch(deps, [published(scheduleRequest({ date: soon, target: acmeTarget }), id)]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(delayQueue.sent).toHaveLength(1);
+    expect(metrics.counts.DuplicatesSuppressed).toBe(1);
+  });
+
+  it('fails the record, to be retried, when the store cannot say whether it recorded the event', async () => {
+    const { deps, store, delayQueue, lastErrors } = setup();
+    store.createMany = async (entries) => entries.map(() => ({ outcome: 'unknown' }));
+    const record = published(
+      scheduleRequest({ date: soon, target: acmeTarget, failure_topic: topicArn('failures', REGION, '111111111111') }),
+    );
+    const response = await ingestBatch(deps, [record]);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
+    expect(lastErrors.errors.get(record.messageId)?.error).toEqual({
+      name: 'TransientError',
+      message: expect.stringMatching(/^recording \S+ did not complete; retrying$/),
+    });
+    expect(delayQueue.sent).toEqual([]);
+    expect(delayQueue.notices).toEqual([]);
+  });
+
+  it("refuses an event beyond the tenant's open-events quota as QUOTA_EXCEEDED, saying which quota and its limit", async () => {
+    const { deps, store, delayQueue, metrics } = setup();
+    const failureTopic = topicArn('failures', REGION, '111111111111');
+    const quotaOfOne = { ...deps, tenants: registry({ tenants: [{ id: 'acme', accounts: ['111111111111'], maxOpenEvents: 1 }] }) };
+    const response = await ingestBatch(quotaOfOne, [
+      published(scheduleRequest({ id: 'first', date: later, target: acmeTarget, failure_topic: failureTopic })),
+      published(scheduleRequest({ id: 'second', date: later, target: acmeTarget, failure_topic: failureTopic })),
+    ]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(store.records.size).toBe(1);
+    expect(delayQueue.notices).toMatchObject([
+      {
+        failureTopic,
+        notice: {
+          reason: REASON.QUOTA_EXCEEDED,
+          message: 'tenant "acme" is at its maxOpenEvents quota (1)',
+          details: { quota: 'maxOpenEvents', limit: 1 },
+        },
+      },
+    ]);
+    expect(metrics.counts).toMatchObject({ EventsIngested: 1, EventsRejected: 1 });
   });
 
   describe('an idempotency key: the first request wins', () => {
@@ -163,7 +249,12 @@ describe('ingest', () => {
       expect(delayQueue.notices).toHaveLength(1);
       expect(delayQueue.notices[0]).toMatchObject({
         failureTopic,
-        notice: { reason: REASON.IDEMPOTENCY_KEY_REUSED, eventId: created?.id, details: { field: 'id', eventId: created?.id } },
+        notice: {
+          reason: REASON.IDEMPOTENCY_KEY_REUSED,
+          message: `event ${created?.id} was scheduled by another request with the same id (its date, target, payload, failure_topic or user differ); the first one stands`,
+          eventId: created?.id,
+          details: { field: 'id', eventId: created?.id },
+        },
       });
     });
 
@@ -287,6 +378,48 @@ describe('ingest', () => {
     });
   });
 
+  describe('a message no tenant takes: in the logs and the rejection counts only', () => {
+    const request = JSON.stringify(scheduleRequest({ date: soon, target: acmeTarget }));
+    const notification = { Type: 'Notification', MessageId: 'm-1', TopicArn: ACME_TOPIC, Message: request };
+
+    function expectRefusedInLogsOnly(context: ReturnType<typeof setup>, reason: string, inputMessageId: string, topic?: string) {
+      const { store, delayQueue, lines, metrics } = context;
+      expect(store.records.size).toBe(0);
+      expect(delayQueue.notices).toEqual([]);
+      expect(lines.filter(({ msg }) => msg === 'input refused: no tenant takes it')).toEqual([
+        expect.objectContaining(topic === undefined ? { reason, inputMessageId } : { reason, inputMessageId, topicArn: topic }),
+      ]);
+      expect(metrics.counts).toEqual({ EventsRejected: 1, EventsFailed: 1 });
+    }
+
+    it.each([
+      ['another type of SNS message', { ...notification, Type: 'SubscriptionConfirmation' }],
+      ['a message that is not text', { ...notification, Message: JSON.parse(request) }],
+      ['no message id', { ...notification, MessageId: undefined }],
+      ['no topic', { ...notification, TopicArn: undefined }],
+      ['no envelope at all', JSON.parse(request)],
+    ])('refuses as UNKNOWN_TENANT a body with %s: only a whole SNS notification names its topic', async (_case, body) => {
+      const context = setup();
+      const record = sqsRecord(JSON.stringify(body), `sqs-${inputMessageId()}`);
+      const response = await ingestBatch(context.deps, [record]);
+      expect(response.batchItemFailures).toEqual([]);
+      // Without SNS's envelope, the message is known by its SQS id.
+      expectRefusedInLogsOnly(context, REASON.UNKNOWN_TENANT, record.messageId);
+    });
+
+    it("refuses as TENANT_DISABLED a message on a disabled tenant's topic", async () => {
+      const context = setup();
+      const publicTopic = 'arn:aws:sns:us-east-1:000000000000:scheduler-input';
+      const deps = {
+        ...context.deps,
+        tenants: registry({ public: { enabled: false }, tenants: [{ id: 'acme', accounts: ['111111111111'] }] }),
+      };
+      const messageId = inputMessageId();
+      await ingestBatch(deps, [published(scheduleRequest({ date: soon, target: acmeTarget }), messageId, publicTopic)]);
+      expectRefusedInLogsOnly(context, REASON.TENANT_DISABLED, messageId, publicTopic);
+    });
+  });
+
   it('cancels an event due after the cutoff, and refuses one due within it as EVENT_EMITTING', async () => {
     const { deps, delayQueue, store } = setup();
     const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
@@ -299,7 +432,10 @@ describe('ingest', () => {
       published({ action: 'cancel', id: 'too-close', failure_topic: failureTopic }),
     ]);
     expect([...store.records.values()].map(({ state }) => state).sort()).toEqual([EVENT_STATE.cancelled, EVENT_STATE.queued]);
-    expect(delayQueue.notices.map(({ notice }) => notice.reason)).toEqual([REASON.EVENT_EMITTING]);
+    const tooClose = [...store.records.values()].find(({ clientId }) => clientId === 'too-close');
+    expect(delayQueue.notices.map(({ notice }) => [notice.reason, notice.message])).toEqual([
+      [REASON.EVENT_EMITTING, `cannot cancel ${tooClose?.id}: ${REASON.EVENT_EMITTING}`],
+    ]);
   });
 
   it('checks the cutoff when the change is written, not when its batch started', async () => {
@@ -328,7 +464,11 @@ describe('ingest', () => {
     ]);
     const firstCopy = delayQueue.sent.at(-1);
     const rescheduleQueued = published({ action: 'reschedule', id: 'queued', date: later, failure_topic: failureTopic });
-    await ingestBatch(deps, [published({ action: 'reschedule', id: 'stored', date: soon, failure_topic: failureTopic }), rescheduleQueued]);
+    const response = await ingestBatch(deps, [
+      published({ action: 'reschedule', id: 'stored', date: soon, failure_topic: failureTopic }),
+      rescheduleQueued,
+    ]);
+    expect(response.batchItemFailures).toEqual([]);
     expect(delayQueue.notices).toEqual([]);
     expect(delayQueue.sent).toHaveLength(2);
     const moved = delayQueue.sent.at(-1);
@@ -352,7 +492,7 @@ describe('ingest', () => {
   });
 
   it('applies a redelivered reschedule once, and never lets an older reschedule override a newer one', async () => {
-    const { deps, delayQueue, store } = setup();
+    const { deps, delayQueue, store, metrics, lines } = setup();
     const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
     await ingestBatch(deps, [published(scheduleRequest({ id: 'stored', date: later, target: acmeTarget }))]);
     const first = inputMessageId();
@@ -363,9 +503,60 @@ describe('ingest', () => {
     await ingestBatch(deps, [published(toSecond, second, ACME_TOPIC, NOW - 1_000)]);
     // Both delivered again, the older last: nothing changes, nothing is refused.
     await ingestBatch(deps, [published(toSecond, second, ACME_TOPIC, NOW - 1_000)]);
-    await ingestBatch(deps, [published(toFirst, first, ACME_TOPIC, NOW - 2_000)]);
+    const olderAgain = await ingestBatch(deps, [published(toFirst, first, ACME_TOPIC, NOW - 2_000)]);
     const record = [...store.records.values()][0];
     expect(record).toMatchObject({ version: 3, dueAt: NOW + 10_800_000, lastChangeBy: second });
+    expect(delayQueue.notices).toEqual([]);
+    // The older one is dropped for good, not retried: counted as a duplicate, and said in the logs.
+    expect(olderAgain.batchItemFailures).toEqual([]);
+    expect(metrics.counts.DuplicatesSuppressed).toBe(1);
+    expect(lines.filter(({ msg }) => msg === 'reschedule superseded by one published later; dropped')).toEqual([
+      expect.objectContaining({ eventId: record?.id, inputMessageId: first }),
+    ]);
+  });
+
+  it('judges a cancel, and a reschedule published no later than the last change, by the state of the event alone', async () => {
+    const { deps, delayQueue, store, clock } = setup();
+    const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
+    await ingestBatch(deps, [published(scheduleRequest({ id: 'stored', date: later, target: acmeTarget }))]);
+    const moveSoon = { action: 'reschedule', id: 'stored', date: new Date(NOW + 60_000).toISOString(), failure_topic: failureTopic };
+    await ingestBatch(deps, [published(moveSoon, inputMessageId(), ACME_TOPIC, NOW - 1_000)]);
+    clock.set(NOW + 57_000);
+    // Both arrive within the cutoff: a cancel published before the reschedule, and another reschedule published with it.
+    await ingestBatch(deps, [
+      published({ action: 'cancel', id: 'stored', failure_topic: failureTopic }, inputMessageId(), ACME_TOPIC, NOW - 2_000),
+      published({ ...moveSoon, date: later }, inputMessageId(), ACME_TOPIC, NOW - 1_000),
+    ]);
+    expect(delayQueue.notices.map(({ notice }) => notice.reason)).toEqual([REASON.EVENT_EMITTING, REASON.EVENT_EMITTING]);
+    expect([...store.records.values()][0]).toMatchObject({ state: EVENT_STATE.queued, version: 2, dueAt: NOW + 60_000 });
+  });
+
+  it('refuses a cancel or a reschedule of an event another request cancelled as EVENT_ALREADY_ENDED', async () => {
+    const { deps, delayQueue } = setup();
+    const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
+    await ingestBatch(deps, [published(scheduleRequest({ id: 'stored', date: later, target: acmeTarget }))]);
+    await ingestBatch(deps, [published({ action: 'cancel', id: 'stored' })]);
+    await ingestBatch(deps, [
+      published({ action: 'cancel', id: 'stored', failure_topic: failureTopic }),
+      published({ action: 'reschedule', id: 'stored', date: soon, failure_topic: failureTopic }),
+    ]);
+    expect(delayQueue.notices.map(({ notice }) => [notice.reason, notice.details])).toEqual([
+      [REASON.EVENT_ALREADY_ENDED, { state: EVENT_STATE.cancelled }],
+      [REASON.EVENT_ALREADY_ENDED, { state: EVENT_STATE.cancelled }],
+    ]);
+  });
+
+  it('retries a change the store refused though nothing forbids it now: it lost a race with another change', async () => {
+    const { deps, store, delayQueue, lastErrors } = setup();
+    await ingestBatch(deps, [published(scheduleRequest({ id: 'stored', date: later, target: acmeTarget }))]);
+    store.cancel = async (id) => ({ outcome: 'refused', current: store.records.get(id) });
+    const cancel = published({ action: 'cancel', id: 'stored', failure_topic: topicArn('failures', 'eu-west-1', '111111111111') });
+    const response = await ingestBatch(deps, [cancel]);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: cancel.messageId }]);
+    expect(lastErrors.errors.get(cancel.messageId)?.error).toEqual({
+      name: 'TransientError',
+      message: `cancel of ${[...store.records.keys()][0]} raced with another change; retrying`,
+    });
     expect(delayQueue.notices).toEqual([]);
   });
 
@@ -380,6 +571,7 @@ describe('ingest', () => {
       const reschedule = published(toSoon);
       delayQueue.refuseSends = 1;
       expect((await ingestBatch(deps, [reschedule])).batchItemFailures).toEqual([{ itemIdentifier: reschedule.messageId }]);
+      expect(context.metrics.counts).toMatchObject({ EventsRescheduled: 1, EventsDelayed: 0 });
       return { ...context, reschedule };
     }
 
@@ -459,7 +651,7 @@ describe('pause and resume', () => {
     expect(changesQueue.sentJobs).toEqual([{ job: { kind: 'resume', jobId: `r-${resumeId}`, tenant: 'acme' }, delaySeconds: 2 }]);
 
     // Delivered again, it starts the same job again: a page worked twice sends nothing twice.
-    await ingestBatch(deps, [resume]);
+    expect((await ingestBatch(deps, [resume])).batchItemFailures).toEqual([]);
     expect(changesQueue.sentJobs.map(({ job }) => job.jobId)).toEqual([`r-${resumeId}`, `r-${resumeId}`]);
   });
 

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { SQSRecord } from 'aws-lambda';
 import fc from 'fast-check';
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { emitBatch, EndWriter, PausedTenants, PublishWindow, type EmitterDeps } from '../src/app/emitter.js';
 import { ingestBatch, type IngestDeps } from '../src/app/ingest.js';
@@ -17,7 +16,15 @@ import { parseTenantsDocument, TenantRegistry, type TenantsDocument } from '../s
 import { firstIllFormedString } from '../src/domain/unicode.js';
 import { MAX_NESTING_DEPTH } from '../src/domain/validation.js';
 import { REGION, sqsRecord } from './factories.js';
-import { FakeClock, MemoryDelayQueue, RecordingChangesQueue, RecordingMetrics, RecordingPublisher, type Publish } from './fakes.js';
+import {
+  FakeClock,
+  MemoryDelayQueue,
+  RecordingChangesQueue,
+  RecordingMetrics,
+  RecordingPublisher,
+  recordingLogger,
+  type Publish,
+} from './fakes.js';
 import {
   ACCOUNT,
   ACCOUNT_OF,
@@ -110,7 +117,7 @@ class World {
   readonly store: MemoryEventStore;
   readonly metrics = new RecordingMetrics();
   readonly lines: Record<string, unknown>[] = [];
-  readonly logger = pino({ level: 'info' }, { write: (line: string) => void this.lines.push(JSON.parse(line) as Record<string, unknown>) });
+  readonly logger = recordingLogger(this.lines);
   readonly delayQueue: MemoryDelayQueue;
   readonly violations: string[] = [];
   private sns: RecordingPublisher | undefined;

@@ -11,7 +11,7 @@ import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js
 import type { Tenant } from '../domain/tenants.js';
 import { topicPartition } from '../domain/topic-arn.js';
 import { parseInputMessage } from '../domain/validation.js';
-import { type FailureLog, processBatch } from './batch.js';
+import { type FailureLog, processBatch, sentAt } from './batch.js';
 import { startBulkCancel } from './bulk-cancel.js';
 import { resumeTenant } from './changes.js';
 import { reportFailure } from './failures.js';
@@ -49,7 +49,7 @@ export interface InputMessage {
 }
 
 export function unwrapInput(record: SQSRecord): InputMessage {
-  const receivedAt = Number(record.attributes.SentTimestamp) || 0;
+  const receivedAt = sentAt(record);
   try {
     const envelope = JSON.parse(record.body) as {
       Type?: unknown;
@@ -303,7 +303,7 @@ async function settleCreate(applying: Applying, entry: NewEvent, outcome: Create
           'duplicate input: its place in the open-events quota could not be given back; the count stays high until reconciled',
         );
       // The first request with an id wins: another one with the same id changes nothing, and says so.
-      if (existing !== undefined && createdByOtherRequest(existing, entry.requestHash)) {
+      if (createdByOtherRequest(existing, entry.requestHash)) {
         const error = new EventRejectedError(
           REASON.IDEMPOTENCY_KEY_REUSED,
           `event ${event.id} was scheduled by another request with the same id (its date, target, payload, failure_topic or user differ); the first one stands`,
@@ -312,7 +312,7 @@ async function settleCreate(applying: Applying, entry: NewEvent, outcome: Create
         return refuse(applying, error, event.id);
       }
       // This very input created it, and may have failed to send it.
-      if (existing !== undefined && (await sendAgain(applying, existing, () => event))) return;
+      if (await sendAgain(applying, existing, () => event)) return;
       deps.metrics.count('DuplicatesSuppressed');
       deps.logger.info({ eventId: event.id, tenant: tenant.id }, 'duplicate input suppressed');
       return;

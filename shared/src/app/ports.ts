@@ -126,7 +126,8 @@ export type CreateOutcome =
   | { readonly outcome: 'created' }
   | {
       readonly outcome: 'duplicate';
-      readonly existing: EventRecord | undefined;
+      /** The record the id already has, read back: a duplicate is only ever reported beside it. */
+      readonly existing: EventRecord;
       /** The place taken for it could not be given back (the counter write failed): the tenant's count is one too high until reconciled. */
       readonly placeKept?: true;
     }
