@@ -73,7 +73,7 @@ function setup() {
 
 describe('bulk cancel by label', () => {
   it("cancels exactly the tenant's open events with the label due before the bound, page by page, and counts them", async () => {
-    const { deps, store, jobs, event, job, drain } = setup();
+    const { deps, store, jobs, metrics, event, job, drain } = setup();
     const due = (n: number) => NOW + HOUR + n * 1000;
     for (let n = 0; n < 250; n++) event(`c-in-${String(n).padStart(3, '0')}`, due(n), ['campaign-7', 'other']);
     event('c-unlabelled', due(1));
@@ -94,6 +94,9 @@ describe('bulk cancel by label', () => {
       cursor: JOB_CURSOR.end,
       counts: { cancelled: 250, refused: { ended: 0, emitting: 0 } },
     });
+    // Each cancel counted, and the counts written out once a batch: three pages, three batches.
+    expect(metrics.counts.EventsCancelled).toBe(250);
+    expect(metrics.flushes).toBe(3);
   });
 
   it("never cancels another tenant's event, even one a label entry of the tenant's names", async () => {
@@ -116,6 +119,24 @@ describe('bulk cancel by label', () => {
     await drain();
     expect((await jobs.get('b-request-1'))?.counts).toEqual({ cancelled: 1, refused: { ended: 1, emitting: 1 } });
     expect(store.records.get('c-soon')?.state).toBe(EVENT_STATE.scheduled);
+  });
+
+  it('fails the page when a cancel loses a race with another change that left the event open: the page worked again cancels it', async () => {
+    const { deps, store, jobs, metrics, event, job } = setup();
+    event('c-1', NOW + HOUR, ['campaign-7']);
+    event('c-2', NOW + HOUR + 1, ['campaign-7']);
+    await startBulkCancel(deps, job());
+    const page = sqsRecord(encodeBulkCancelPage({ jobId: 'b-request-1', from: JOB_CURSOR.start }), 'first-page');
+    store.refuseCancels = 1;
+    expect((await workBulkCancelPages(deps, [page])).batchItemFailures).toEqual([{ itemIdentifier: 'first-page' }]);
+    expect((await jobs.get('b-request-1'))?.cursor).toBe(JOB_CURSOR.start);
+    expect(metrics.counts.EventsCancelled).toBe(1);
+
+    expect((await workBulkCancelPages(deps, [page])).batchItemFailures).toEqual([]);
+    expect(store.records.get('c-1')?.state).toBe(EVENT_STATE.cancelled);
+    expect(store.records.get('c-2')?.state).toBe(EVENT_STATE.cancelled);
+    expect((await jobs.get('b-request-1'))?.counts).toEqual({ cancelled: 2, refused: { ended: 0, emitting: 0 } });
+    expect(metrics.counts.EventsCancelled).toBe(2);
   });
 
   it('counts a page delivered twice at once only once', async () => {

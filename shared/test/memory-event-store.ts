@@ -69,6 +69,8 @@ export class MemoryEventStore implements EventStore {
   /** Tenants' pauses, on their counters' items as in the table (see MemoryTenantPauses). */
   readonly pauses = new Map<string, Pause>();
   private heldEndWrites: HeldEndWrite[] | undefined;
+  /** Cancels to refuse, the record left as it is: writes that lost a race with another change. */
+  refuseCancels = 0;
   /** Requests the store served, by method: what a stage costs in store calls. */
   readonly calls: Record<string, number> = {};
 
@@ -247,7 +249,10 @@ export class MemoryEventStore implements EventStore {
   ): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused> {
     this.called('cancel');
     const record = this.changeable(id, scope);
-    if (record === undefined) return { outcome: 'refused', current: this.records.get(id) };
+    if (record === undefined || this.refuseCancels > 0) {
+      this.refuseCancels = Math.max(0, this.refuseCancels - 1);
+      return { outcome: 'refused', current: this.records.get(id) };
+    }
     this.records.set(id, {
       ...record,
       state: EVENT_STATE.cancelled,
