@@ -107,6 +107,32 @@ describe('a loader tick', () => {
     expect(result.throughMs).toBeLessThan(NOW);
   });
 
+  it('goes on round after round to its deadline, the budget after its start, and stops only past it', async () => {
+    const { cursors, stored, deps, ids } = setup([NOW, NOW + 45_000]);
+    cursors.loadedThroughMs = NOW - 3600_000;
+    stored('first-round', NOW - 3600_000 + 1);
+    stored('last-round', NOW);
+    const result = await runLoaderTick(deps);
+    expect(result.caughtUp).toBe(true);
+    expect(ids()).toEqual(['first-round', 'last-round']);
+  });
+
+  it('reports how far behind the present it starts, what it found and the chunks it sent, its metrics written out once a tick', async () => {
+    const behind = setup();
+    behind.cursors.loadedThroughMs = NOW - 3 * 3600_000;
+    for (const id of ['a', 'b', 'c']) behind.stored(id, NOW - 3600_000);
+    expect(await runLoaderTick(behind.deps)).toMatchObject({ eventsFound: 3, chunksSent: 2 });
+    expect(behind.deps.metrics.backlogSeconds).toEqual([3 * 3600]);
+    expect(behind.deps.metrics.counts.EventsLoaded).toBe(3);
+    expect(behind.deps.metrics.flushes).toBe(1);
+
+    // A cursor ahead of the present (the lookahead handed out already) is no backlog.
+    const ahead = setup();
+    ahead.cursors.loadedThroughMs = NOW + 480_000;
+    await runLoaderTick(ahead.deps);
+    expect(ahead.deps.metrics.backlogSeconds).toEqual([0]);
+  });
+
   it('queries only the buckets in its range, whatever the table holds later', async () => {
     const { cursors, stored, deps, dueIndex } = setup();
     cursors.loadedThroughMs = NOW + 480_000;
@@ -189,6 +215,16 @@ describe("the loader's sweep", () => {
     const again = setup([NOW], table);
     await runLoaderTick(again.deps);
     expect(again.repairIds()).toEqual([]);
+  });
+
+  it('on a new table, starts where the loader started, written before anything else: a first tick out of budget sweeps nothing and moves nothing', async () => {
+    const { cursors, stored, deps, repairIds } = setup([NOW, NOW + 46_000]);
+    stored('first-round', NOW - 3600_000 + 1);
+    const result = await runLoaderTick(deps);
+    expect(result.caughtUp).toBe(false);
+    expect(repairIds()).toEqual([]);
+    expect(result.repair).toEqual({ fromMs: NOW - 3600_000, throughMs: NOW - 3600_000, eventsFound: 0, chunksSent: 0, caughtUp: false });
+    expect(cursors.repairedThroughMs).toBe(NOW - 3600_000);
   });
 
   it('never sweeps ahead of what the loader has handed out', async () => {
