@@ -21,6 +21,11 @@ function setup() {
   const changesQueue = new RecordingChangesQueue();
   const delayQueue = new MemoryDelayQueue(clock);
   const metrics = new RecordingMetrics();
+  /** The warnings and errors logged, in order. */
+  const logged: { readonly level: 'warn' | 'error'; readonly fields: object; readonly message: string }[] = [];
+  const logger = pino({ level: 'silent' });
+  logger.warn = ((fields: object, message: string) => void logged.push({ level: 'warn', fields, message })) as typeof logger.warn;
+  logger.error = ((fields: object, message: string) => void logged.push({ level: 'error', fields, message })) as typeof logger.error;
   const deps = {
     config: { changeCutoffSeconds: 5, retentionSeconds: 3600 },
     store,
@@ -29,7 +34,7 @@ function setup() {
     changesQueue,
     delayQueue,
     clock,
-    logger: pino({ level: 'silent' }),
+    logger,
     metrics,
   } satisfies BulkCancelDeps;
 
@@ -68,7 +73,7 @@ function setup() {
     }
     return worked;
   };
-  return { clock, store, labelled, jobs, changesQueue, delayQueue, metrics, deps, event, job, drain };
+  return { clock, store, labelled, jobs, changesQueue, delayQueue, metrics, logged, deps, event, job, drain };
 }
 
 describe('bulk cancel by label', () => {
@@ -99,18 +104,25 @@ describe('bulk cancel by label', () => {
     expect(metrics.flushes).toBe(3);
   });
 
-  it("never cancels another tenant's event, even one a label entry of the tenant's names", async () => {
-    const { deps, store, labelled, jobs, event, job, drain } = setup();
+  it("never cancels another tenant's event, even one a label entry of the tenant's names, and logs the entries skipped", async () => {
+    const { deps, store, labelled, jobs, logged, event, job, drain } = setup();
     const theirs = event('c-theirs', NOW + HOUR, [], 'globex');
     labelled.label({ ...theirs, tenant: 'acme' }, 'campaign-7');
     await startBulkCancel(deps, job());
     await drain();
     expect(store.records.get('c-theirs')?.state).toBe(EVENT_STATE.scheduled);
     expect((await jobs.get('b-request-1'))?.counts).toEqual({ cancelled: 0, refused: { ended: 0, emitting: 0 } });
+    expect(logged).toEqual([
+      {
+        level: 'warn',
+        fields: { jobId: 'b-request-1', skipped: 1 },
+        message: "label entries whose events are gone or not the tenant's: skipped",
+      },
+    ]);
   });
 
-  it('counts the events already ended, and those due within the change cutoff, as refused', async () => {
-    const { deps, store, jobs, event, job, drain } = setup();
+  it('counts the events already ended, and those due within the change cutoff, as refused, and skips none', async () => {
+    const { deps, store, jobs, logged, event, job, drain } = setup();
     event('c-open', NOW + HOUR, ['campaign-7']);
     event('c-soon', NOW + 2_000, ['campaign-7']);
     const ended = event('c-ended', NOW + HOUR, ['campaign-7']);
@@ -119,6 +131,7 @@ describe('bulk cancel by label', () => {
     await drain();
     expect((await jobs.get('b-request-1'))?.counts).toEqual({ cancelled: 1, refused: { ended: 1, emitting: 1 } });
     expect(store.records.get('c-soon')?.state).toBe(EVENT_STATE.scheduled);
+    expect(logged).toEqual([]);
   });
 
   it('fails the page when a cancel loses a race with another change that left the event open: the page worked again cancels it', async () => {
@@ -236,12 +249,21 @@ describe('bulk cancel by label', () => {
     expect(changesQueue.sent).toEqual([]);
   });
 
-  it('drops a message that is not a page, and a page of an unknown job, without failing the batch', async () => {
-    const { deps } = setup();
+  it('drops a message that is not a page, and a page of an unknown job, without failing the batch, and logs each', async () => {
+    const { deps, logged } = setup();
+    const garbage = 'not json '.repeat(50);
     const response = await workBulkCancelPages(deps, [
-      sqsRecord('not json', 'garbage'),
+      sqsRecord(garbage, 'garbage'),
       sqsRecord(encodeBulkCancelPage({ jobId: 'b-unknown', from: JOB_CURSOR.start }), 'unknown'),
     ]);
     expect(response.batchItemFailures).toEqual([]);
+    expect(logged).toEqual(
+      expect.arrayContaining([
+        // The body quoted as far as a log line needs to recognise it.
+        { level: 'error', fields: { messageId: 'garbage', body: garbage.slice(0, 200) }, message: 'not a page of a change job: dropped' },
+        { level: 'warn', fields: { jobId: 'b-unknown' }, message: 'page of an unknown bulk cancel job: dropped' },
+      ]),
+    );
+    expect(logged).toHaveLength(2);
   });
 });
