@@ -26,6 +26,9 @@ function setup() {
   const logger = pino({ level: 'silent' });
   logger.warn = ((fields: object, message: string) => void logged.push({ level: 'warn', fields, message })) as typeof logger.warn;
   logger.error = ((fields: object, message: string) => void logged.push({ level: 'error', fields, message })) as typeof logger.error;
+  /** The progress logged, in order. */
+  const infos: { readonly fields: object; readonly message: string }[] = [];
+  logger.info = ((fields: object, message: string) => void infos.push({ fields, message })) as typeof logger.info;
   const deps = {
     config: { changeCutoffSeconds: 5, retentionSeconds: 3600 },
     store,
@@ -73,7 +76,7 @@ function setup() {
     }
     return worked;
   };
-  return { clock, store, labelled, jobs, changesQueue, delayQueue, metrics, logged, deps, event, job, drain };
+  return { clock, store, labelled, jobs, changesQueue, delayQueue, metrics, logged, infos, deps, event, job, drain };
 }
 
 describe('bulk cancel by label', () => {
@@ -135,7 +138,7 @@ describe('bulk cancel by label', () => {
   });
 
   it('fails the page when a cancel loses a race with another change that left the event open: the page worked again cancels it', async () => {
-    const { deps, store, jobs, metrics, event, job } = setup();
+    const { deps, store, jobs, metrics, logged, event, job } = setup();
     event('c-1', NOW + HOUR, ['campaign-7']);
     event('c-2', NOW + HOUR + 1, ['campaign-7']);
     await startBulkCancel(deps, job());
@@ -144,6 +147,16 @@ describe('bulk cancel by label', () => {
     expect((await workBulkCancelPages(deps, [page])).batchItemFailures).toEqual([{ itemIdentifier: 'first-page' }]);
     expect((await jobs.get('b-request-1'))?.cursor).toBe(JOB_CURSOR.start);
     expect(metrics.counts.EventsCancelled).toBe(1);
+    expect(logged).toEqual([
+      {
+        level: 'error',
+        fields: {
+          err: expect.objectContaining({ message: 'cancel of c-1 raced with another change; the page is retried' }),
+          messageId: 'first-page',
+        },
+        message: 'record failed; it will be retried',
+      },
+    ]);
 
     expect((await workBulkCancelPages(deps, [page])).batchItemFailures).toEqual([]);
     expect(store.records.get('c-1')?.state).toBe(EVENT_STATE.cancelled);
@@ -216,13 +229,27 @@ describe('bulk cancel by label', () => {
     expect(delayQueue.notices[0]?.deadLetterTopic).toBeUndefined();
   });
 
-  it('tells nobody when the request named no failure topic', async () => {
-    const { deps, delayQueue, event, job, drain, jobs } = setup();
+  it('tells nobody when the request named no failure topic: its counts are in the job and the logs', async () => {
+    const { deps, delayQueue, infos, event, job, drain, jobs } = setup();
     event('c-1', NOW + HOUR, ['campaign-7']);
     await startBulkCancel(deps, job());
     await drain();
     expect((await jobs.get('b-request-1'))?.state).toBe('done');
     expect(delayQueue.notices).toEqual([]);
+    expect(infos[0]).toEqual({
+      fields: { jobId: 'b-request-1', tenant: 'acme', label: 'campaign-7', dueBefore: undefined, dryRun: false },
+      message: 'bulk cancel started',
+    });
+    expect(infos.at(-1)).toEqual({
+      fields: {
+        jobId: 'b-request-1',
+        tenant: 'acme',
+        label: 'campaign-7',
+        counts: { cancelled: 1, refused: { ended: 0, emitting: 0 } },
+        dryRun: false,
+      },
+      message: 'bulk cancel done: cancelled 1; refused: 0 already ended, 0 within the change cutoff',
+    });
   });
 
   it('counts what a dry run would cancel, and changes nothing', async () => {
@@ -236,8 +263,8 @@ describe('bulk cancel by label', () => {
     expect(store.calls.cancel).toBeUndefined();
   });
 
-  it('is one job however often its request is delivered, its first page sent again only until a page moved it', async () => {
-    const { deps, changesQueue, event, job, drain } = setup();
+  it('is one job however often its request is delivered, its first page sent again only until a page moved it, a request found again logged as such', async () => {
+    const { deps, changesQueue, infos, event, job, drain } = setup();
     event('c-1', NOW + HOUR, ['campaign-7']);
     changesQueue.refuseSends = 1;
     await expect(startBulkCancel(deps, job())).rejects.toThrow('SQS down');
@@ -247,6 +274,15 @@ describe('bulk cancel by label', () => {
     const again = await startBulkCancel(deps, job({ fromMs: NOW + 1 }));
     expect(again).toMatchObject({ state: 'done', fromMs: NOW, counts: { cancelled: 1 } });
     expect(changesQueue.sent).toEqual([]);
+    // The delivery that created the job failed before saying so: the two after it find it.
+    const askedAgain = {
+      fields: { jobId: 'b-request-1', tenant: 'acme', label: 'campaign-7', dueBefore: undefined, dryRun: false },
+      message: 'bulk cancel asked for again: the same job',
+    };
+    expect(infos.filter(({ message }) => message.startsWith('bulk cancel ') && !message.startsWith('bulk cancel done'))).toEqual([
+      askedAgain,
+      askedAgain,
+    ]);
   });
 
   it('drops a message that is not a page, and a page of an unknown job, without failing the batch, and logs each', async () => {
