@@ -19,12 +19,15 @@ function setup({ layout = LAYOUT, pageSize = Number.POSITIVE_INFINITY } = {}) {
   const loadingQueue = new RecordingLoadingQueue();
   const changesQueue = new RecordingChangesQueue();
   const dueIndex = new MemoryDueIndex(store, pageSize);
+  const logger = pino({ level: 'silent' });
+  const infos: { readonly fields: object; readonly message: string }[] = [];
+  logger.info = ((fields: object, message: string) => void infos.push({ fields, message })) as typeof logger.info;
   const deps = {
     config: layout,
     dueIndex,
     loadingQueue,
     changesQueue,
-    logger: pino({ level: 'silent' }),
+    logger,
     metrics: new RecordingMetrics(),
   } satisfies ResumeDeps;
   /** A held event of `tenant`, due `agoMs` before NOW. */
@@ -36,12 +39,12 @@ function setup({ layout = LAYOUT, pageSize = Number.POSITIVE_INFINITY } = {}) {
       expiresAt: Number.NaN,
     });
   const work = (job: ChangeJob) => workResumePages(deps, [sqsRecord(encodeChangeJob(job))]);
-  return { deps, store, dueIndex, loadingQueue, changesQueue, held, work };
+  return { deps, store, dueIndex, loadingQueue, changesQueue, infos, held, work };
 }
 
 describe('a resume', () => {
-  it("hands its tenant's held events to loading oldest first, across shards, and only its tenant's", async () => {
-    const { loadingQueue, changesQueue, held, work } = setup();
+  it("hands its tenant's held events to loading oldest first, across shards, and only its tenant's, and logs its end", async () => {
+    const { loadingQueue, changesQueue, infos, held, work } = setup();
     for (const [index, id] of ['e', 'c', 'a', 'd', 'b'].entries()) held(id, (index + 1) * 1000);
     held('other', 10_000, 'globex');
     const response = await work({ kind: 'resume', jobId: 'r-1', tenant: 'acme' });
@@ -49,6 +52,7 @@ describe('a resume', () => {
     expect(loadingQueue.sent).toEqual([{ ids: ['b', 'd', 'a', 'c', 'e'], chunkId: 'r-1#start', resume: true }]);
     // Not a full page: the job is done.
     expect(changesQueue.sentJobs).toEqual([]);
+    expect(infos).toEqual([{ fields: { tenant: 'acme', jobId: 'r-1', lastPage: 5 }, message: 'resume: every held event handed out' }]);
   });
 
   it('goes on a page after another: a full page sends the next, which starts after its last event', async () => {
