@@ -12,8 +12,8 @@ function setup() {
   const warnings: { readonly fields: object; readonly message: string }[] = [];
   const errors: { readonly fields: object; readonly message: string }[] = [];
   const logger = pino({ level: 'silent' });
-  logger.warn = ((fields: object, message: string) => warnings.push({ fields, message })) as typeof logger.warn;
-  logger.error = ((fields: object, message: string) => errors.push({ fields, message })) as typeof logger.error;
+  logger.warn = ((fields: object, message: string) => void warnings.push({ fields, message })) as typeof logger.warn;
+  logger.error = ((fields: object, message: string) => void errors.push({ fields, message })) as typeof logger.error;
   const failureLog = { lastErrors, fn: 'loading', clock: new FakeClock(NOW) };
   return { lastErrors, warnings, errors, logger, failureLog };
 }
