@@ -9,21 +9,26 @@ const NOW = 1_900_000_000_000;
 
 function setup() {
   const lastErrors = new MemoryLastErrors();
-  const warnings: object[] = [];
+  const warnings: { readonly fields: object; readonly message: string }[] = [];
+  const errors: { readonly fields: object; readonly message: string }[] = [];
   const logger = pino({ level: 'silent' });
-  logger.warn = ((fields: object) => warnings.push(fields)) as typeof logger.warn;
+  logger.warn = ((fields: object, message: string) => void warnings.push({ fields, message })) as typeof logger.warn;
+  logger.error = ((fields: object, message: string) => void errors.push({ fields, message })) as typeof logger.error;
   const failureLog = { lastErrors, fn: 'loading', clock: new FakeClock(NOW) };
-  return { lastErrors, warnings, logger, failureLog };
+  return { lastErrors, warnings, errors, logger, failureLog };
 }
 
 describe('processBatch', () => {
-  it('keeps the last error of each failed record by its message id, with the function, the time and the delivery', async () => {
-    const { lastErrors, logger, failureLog } = setup();
+  it('logs each failed record, and keeps its last error by its message id, with the function, the time and the delivery', async () => {
+    const { lastErrors, errors, logger, failureLog } = setup();
     const records = [sqsRecord('ok', 'sqs-ok'), sqsRecord('bad', 'sqs-bad', 4)];
+    const failure = new TransientError('DynamoDB BatchGetItem failed: throttled');
     const response = await processBatch(records, { logger, failureLog }, async (record) => {
-      if (record.body === 'bad') throw new TransientError('DynamoDB BatchGetItem failed: throttled');
+      if (record.body === 'bad') throw failure;
     });
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'sqs-bad' }]);
+    // The line the emulator tests look for to see that no record failed.
+    expect(errors).toEqual([{ fields: { err: failure, messageId: 'sqs-bad' }, message: 'record failed; it will be retried' }]);
     expect([...lastErrors.errors.values()]).toEqual([
       {
         messageId: 'sqs-bad',
@@ -42,12 +47,20 @@ describe('processBatch', () => {
     expect(lastErrors.errors.get('sqs-1')).toMatchObject({ error: { name: 'Error', message: 'second, not an Error' }, receiveCount: 2 });
   });
 
+  it('keeps the first 2,000 characters of a long error message', async () => {
+    const { lastErrors, logger, failureLog } = setup();
+    await processBatch([sqsRecord('x', 'sqs-1')], { logger, failureLog }, () => Promise.reject(new Error('x'.repeat(5000))));
+    expect(lastErrors.errors.get('sqs-1')?.error.message).toBe('x'.repeat(2000));
+  });
+
   it('still reports the failed records when their errors cannot be kept, and says so in the log', async () => {
     const { lastErrors, warnings, logger, failureLog } = setup();
     lastErrors.refuseWrites = true;
     const response = await processBatch([sqsRecord('x', 'sqs-1')], { logger, failureLog }, () => Promise.reject(new Error('boom')));
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
-    expect(warnings).toEqual([expect.objectContaining({ messageIds: ['sqs-1'] })]);
+    expect(warnings).toEqual([
+      { fields: expect.objectContaining({ messageIds: ['sqs-1'] }), message: 'could not keep the last error of failed records' },
+    ]);
   });
 
   it('writes nothing when every record succeeds', async () => {

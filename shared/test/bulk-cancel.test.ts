@@ -21,6 +21,14 @@ function setup() {
   const changesQueue = new RecordingChangesQueue();
   const delayQueue = new MemoryDelayQueue(clock);
   const metrics = new RecordingMetrics();
+  /** The warnings and errors logged, in order. */
+  const logged: { readonly level: 'warn' | 'error'; readonly fields: object; readonly message: string }[] = [];
+  const logger = pino({ level: 'silent' });
+  logger.warn = ((fields: object, message: string) => void logged.push({ level: 'warn', fields, message })) as typeof logger.warn;
+  logger.error = ((fields: object, message: string) => void logged.push({ level: 'error', fields, message })) as typeof logger.error;
+  /** The progress logged, in order. */
+  const infos: { readonly fields: object; readonly message: string }[] = [];
+  logger.info = ((fields: object, message: string) => void infos.push({ fields, message })) as typeof logger.info;
   const deps = {
     config: { changeCutoffSeconds: 5, retentionSeconds: 3600 },
     store,
@@ -29,7 +37,7 @@ function setup() {
     changesQueue,
     delayQueue,
     clock,
-    logger: pino({ level: 'silent' }),
+    logger,
     metrics,
   } satisfies BulkCancelDeps;
 
@@ -68,12 +76,12 @@ function setup() {
     }
     return worked;
   };
-  return { clock, store, labelled, jobs, changesQueue, delayQueue, metrics, deps, event, job, drain };
+  return { clock, store, labelled, jobs, changesQueue, delayQueue, metrics, logged, infos, deps, event, job, drain };
 }
 
 describe('bulk cancel by label', () => {
   it("cancels exactly the tenant's open events with the label due before the bound, page by page, and counts them", async () => {
-    const { deps, store, jobs, event, job, drain } = setup();
+    const { deps, store, jobs, metrics, event, job, drain } = setup();
     const due = (n: number) => NOW + HOUR + n * 1000;
     for (let n = 0; n < 250; n++) event(`c-in-${String(n).padStart(3, '0')}`, due(n), ['campaign-7', 'other']);
     event('c-unlabelled', due(1));
@@ -94,20 +102,30 @@ describe('bulk cancel by label', () => {
       cursor: JOB_CURSOR.end,
       counts: { cancelled: 250, refused: { ended: 0, emitting: 0 } },
     });
+    // Each cancel counted, and the counts written out once a batch: three pages, three batches.
+    expect(metrics.counts.EventsCancelled).toBe(250);
+    expect(metrics.flushes).toBe(3);
   });
 
-  it("never cancels another tenant's event, even one a label entry of the tenant's names", async () => {
-    const { deps, store, labelled, jobs, event, job, drain } = setup();
+  it("never cancels another tenant's event, even one a label entry of the tenant's names, and logs the entries skipped", async () => {
+    const { deps, store, labelled, jobs, logged, event, job, drain } = setup();
     const theirs = event('c-theirs', NOW + HOUR, [], 'globex');
     labelled.label({ ...theirs, tenant: 'acme' }, 'campaign-7');
     await startBulkCancel(deps, job());
     await drain();
     expect(store.records.get('c-theirs')?.state).toBe(EVENT_STATE.scheduled);
     expect((await jobs.get('b-request-1'))?.counts).toEqual({ cancelled: 0, refused: { ended: 0, emitting: 0 } });
+    expect(logged).toEqual([
+      {
+        level: 'warn',
+        fields: { jobId: 'b-request-1', skipped: 1 },
+        message: "label entries whose events are gone or not the tenant's: skipped",
+      },
+    ]);
   });
 
-  it('counts the events already ended, and those due within the change cutoff, as refused', async () => {
-    const { deps, store, jobs, event, job, drain } = setup();
+  it('counts the events already ended, and those due within the change cutoff, as refused, and skips none', async () => {
+    const { deps, store, jobs, logged, event, job, drain } = setup();
     event('c-open', NOW + HOUR, ['campaign-7']);
     event('c-soon', NOW + 2_000, ['campaign-7']);
     const ended = event('c-ended', NOW + HOUR, ['campaign-7']);
@@ -116,6 +134,35 @@ describe('bulk cancel by label', () => {
     await drain();
     expect((await jobs.get('b-request-1'))?.counts).toEqual({ cancelled: 1, refused: { ended: 1, emitting: 1 } });
     expect(store.records.get('c-soon')?.state).toBe(EVENT_STATE.scheduled);
+    expect(logged).toEqual([]);
+  });
+
+  it('fails the page when a cancel loses a race with another change that left the event open: the page worked again cancels it', async () => {
+    const { deps, store, jobs, metrics, logged, event, job } = setup();
+    event('c-1', NOW + HOUR, ['campaign-7']);
+    event('c-2', NOW + HOUR + 1, ['campaign-7']);
+    await startBulkCancel(deps, job());
+    const page = sqsRecord(encodeBulkCancelPage({ jobId: 'b-request-1', from: JOB_CURSOR.start }), 'first-page');
+    store.refuseCancels = 1;
+    expect((await workBulkCancelPages(deps, [page])).batchItemFailures).toEqual([{ itemIdentifier: 'first-page' }]);
+    expect((await jobs.get('b-request-1'))?.cursor).toBe(JOB_CURSOR.start);
+    expect(metrics.counts.EventsCancelled).toBe(1);
+    expect(logged).toEqual([
+      {
+        level: 'error',
+        fields: {
+          err: expect.objectContaining({ message: 'cancel of c-1 raced with another change; the page is retried' }),
+          messageId: 'first-page',
+        },
+        message: 'record failed; it will be retried',
+      },
+    ]);
+
+    expect((await workBulkCancelPages(deps, [page])).batchItemFailures).toEqual([]);
+    expect(store.records.get('c-1')?.state).toBe(EVENT_STATE.cancelled);
+    expect(store.records.get('c-2')?.state).toBe(EVENT_STATE.cancelled);
+    expect((await jobs.get('b-request-1'))?.counts).toEqual({ cancelled: 2, refused: { ended: 0, emitting: 0 } });
+    expect(metrics.counts.EventsCancelled).toBe(2);
   });
 
   it('counts a page delivered twice at once only once', async () => {
@@ -182,13 +229,27 @@ describe('bulk cancel by label', () => {
     expect(delayQueue.notices[0]?.deadLetterTopic).toBeUndefined();
   });
 
-  it('tells nobody when the request named no failure topic', async () => {
-    const { deps, delayQueue, event, job, drain, jobs } = setup();
+  it('tells nobody when the request named no failure topic: its counts are in the job and the logs', async () => {
+    const { deps, delayQueue, infos, event, job, drain, jobs } = setup();
     event('c-1', NOW + HOUR, ['campaign-7']);
     await startBulkCancel(deps, job());
     await drain();
     expect((await jobs.get('b-request-1'))?.state).toBe('done');
     expect(delayQueue.notices).toEqual([]);
+    expect(infos[0]).toEqual({
+      fields: { jobId: 'b-request-1', tenant: 'acme', label: 'campaign-7', dueBefore: undefined, dryRun: false },
+      message: 'bulk cancel started',
+    });
+    expect(infos.at(-1)).toEqual({
+      fields: {
+        jobId: 'b-request-1',
+        tenant: 'acme',
+        label: 'campaign-7',
+        counts: { cancelled: 1, refused: { ended: 0, emitting: 0 } },
+        dryRun: false,
+      },
+      message: 'bulk cancel done: cancelled 1; refused: 0 already ended, 0 within the change cutoff',
+    });
   });
 
   it('counts what a dry run would cancel, and changes nothing', async () => {
@@ -202,8 +263,8 @@ describe('bulk cancel by label', () => {
     expect(store.calls.cancel).toBeUndefined();
   });
 
-  it('is one job however often its request is delivered, its first page sent again only until a page moved it', async () => {
-    const { deps, changesQueue, event, job, drain } = setup();
+  it('is one job however often its request is delivered, its first page sent again only until a page moved it, a request found again logged as such', async () => {
+    const { deps, changesQueue, infos, event, job, drain } = setup();
     event('c-1', NOW + HOUR, ['campaign-7']);
     changesQueue.refuseSends = 1;
     await expect(startBulkCancel(deps, job())).rejects.toThrow('SQS down');
@@ -213,14 +274,32 @@ describe('bulk cancel by label', () => {
     const again = await startBulkCancel(deps, job({ fromMs: NOW + 1 }));
     expect(again).toMatchObject({ state: 'done', fromMs: NOW, counts: { cancelled: 1 } });
     expect(changesQueue.sent).toEqual([]);
+    // The delivery that created the job failed before saying so: the two after it find it.
+    const askedAgain = {
+      fields: { jobId: 'b-request-1', tenant: 'acme', label: 'campaign-7', dueBefore: undefined, dryRun: false },
+      message: 'bulk cancel asked for again: the same job',
+    };
+    expect(infos.filter(({ message }) => message.startsWith('bulk cancel ') && !message.startsWith('bulk cancel done'))).toEqual([
+      askedAgain,
+      askedAgain,
+    ]);
   });
 
-  it('drops a message that is not a page, and a page of an unknown job, without failing the batch', async () => {
-    const { deps } = setup();
+  it('drops a message that is not a page, and a page of an unknown job, without failing the batch, and logs each', async () => {
+    const { deps, logged } = setup();
+    const garbage = 'not json '.repeat(50);
     const response = await workBulkCancelPages(deps, [
-      sqsRecord('not json', 'garbage'),
+      sqsRecord(garbage, 'garbage'),
       sqsRecord(encodeBulkCancelPage({ jobId: 'b-unknown', from: JOB_CURSOR.start }), 'unknown'),
     ]);
     expect(response.batchItemFailures).toEqual([]);
+    expect(logged).toEqual(
+      expect.arrayContaining([
+        // The body quoted as far as a log line needs to recognise it.
+        { level: 'error', fields: { messageId: 'garbage', body: garbage.slice(0, 200) }, message: 'not a page of a change job: dropped' },
+        { level: 'warn', fields: { jobId: 'b-unknown' }, message: 'page of an unknown bulk cancel job: dropped' },
+      ]),
+    );
+    expect(logged).toHaveLength(2);
   });
 });

@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { publishNotice, reportFailure } from '../src/app/failures.js';
 import { snsMessageBytes } from '../src/domain/event.js';
 import { failureNotice, noticeAttributes, type FailureNotice } from '../src/domain/failure.js';
-import { REASON } from '../src/domain/reasons.js';
-import { scheduleRequest } from './factories.js';
+import { EventRejectedError, REASON, TransientError } from '../src/domain/reasons.js';
+import { scheduleRequest, topicArn } from './factories.js';
+import { FakeClock, RecordingMetrics, RecordingPublisher, type Publish } from './fakes.js';
 
 const SNS_MESSAGE_LIMIT_BYTES = 256 * 1024;
 const NOW = Date.UTC(2030, 0, 1);
@@ -99,5 +102,61 @@ describe('a failure notice', () => {
     const notice = failureNotice(REASON.INVALID_DATE, `"${date}" is not an ISO-8601 date-time`, scheduleRequest({ date }), NOW);
     expect(notice.message.length).toBeLessThan(1100);
     expect(publishedBytes(notice)).toBeLessThanOrEqual(SNS_MESSAGE_LIMIT_BYTES);
+  });
+});
+
+describe('reporting a failure', () => {
+  const FAILURES = topicArn('failures');
+  const DEAD_LETTERS = topicArn('dead-letters');
+  const notice = { ...failureNotice(REASON.INVALID_DATE, 'bad date', scheduleRequest(), NOW), eventId: 'e-1' };
+
+  /** A publisher that answers each publish with `refusal`, and remembers every topic it was asked to publish to. */
+  function setup(refusal: (publish: Publish) => Error | undefined = () => undefined) {
+    const tried: string[] = [];
+    const publisher = new RecordingPublisher(new FakeClock(NOW), (publish) => {
+      tried.push(publish.topic);
+      return refusal(publish);
+    });
+    const warnings: { readonly fields: object; readonly message: string }[] = [];
+    const logger = pino({ level: 'silent' });
+    logger.warn = ((fields: object, message: string) => void warnings.push({ fields, message })) as typeof logger.warn;
+    const metrics = new RecordingMetrics();
+    return { publisher, tried, warnings, logger, metrics, send: publishNotice({ publisher, logger }) };
+  }
+
+  it('logs it with its reason code and event id, counts it, and publishes the notice to the failure topic', async () => {
+    const { publisher, warnings, logger, metrics, send } = setup();
+    await reportFailure({ logger, metrics }, send, notice, { failureTopic: FAILURES, deadLetterTopic: DEAD_LETTERS });
+    expect(warnings).toEqual([
+      {
+        fields: { reason: REASON.INVALID_DATE, eventId: 'e-1', failureTopic: FAILURES, deadLetterTopic: DEAD_LETTERS, notice },
+        message: 'bad date',
+      },
+    ]);
+    expect(metrics.counts.EventsFailed).toBe(1);
+    expect(publisher.published.map(({ topic }) => topic)).toEqual([FAILURES]);
+  });
+
+  it('publishes to the dead-letter topic when the failure topic cannot take the notice, and logs why', async () => {
+    const { publisher, warnings, send } = setup(({ topic }) =>
+      topic === FAILURES ? new EventRejectedError(REASON.TARGET_NOT_FOUND, 'no such topic') : undefined,
+    );
+    await send({ failureTopic: FAILURES, deadLetterTopic: DEAD_LETTERS }, notice);
+    expect(publisher.published.map(({ topic }) => topic)).toEqual([DEAD_LETTERS]);
+    expect(warnings).toEqual([
+      { fields: { reason: REASON.TARGET_NOT_FOUND, topic: FAILURES, eventId: 'e-1' }, message: 'failure topic cannot take the notice' },
+    ]);
+  });
+
+  it('tries a topic that is both the failure and the dead-letter topic once', async () => {
+    const { tried, send } = setup(() => new EventRejectedError(REASON.TARGET_ACCESS_DENIED, 'denied'));
+    await send({ failureTopic: FAILURES, deadLetterTopic: FAILURES }, notice);
+    expect(tried).toEqual([FAILURES]);
+  });
+
+  it('lets a transient error through, so that the record is retried, and tries no other topic', async () => {
+    const { tried, send } = setup(() => new TransientError('SNS throttled'));
+    await expect(send({ failureTopic: FAILURES, deadLetterTopic: DEAD_LETTERS }, notice)).rejects.toThrow('SNS throttled');
+    expect(tried).toEqual([FAILURES]);
   });
 });

@@ -47,12 +47,14 @@ export class FakeClock implements Clock {
   }
 }
 
-/** Counts every metric by name, and keeps each lateness recorded and how often the metrics were flushed. */
+/** Counts every metric by name, and keeps each lateness and loader backlog recorded, and the flushes. */
 export class RecordingMetrics implements SchedulerMetrics {
   readonly counts: Partial<Record<MetricName, number>> = {};
   /** Each emission's lateness, in ms, in the order recorded: what the lateness alarm reads. */
   readonly lateness: number[] = [];
-  /** Flushes asked for: on Lambda, nothing counted reaches CloudWatch before one. */
+  /** Each loader tick's backlog, in seconds, in the order recorded: what the loader alarm reads. */
+  readonly backlogSeconds: number[] = [];
+  /** Times the metrics were written out: what was counted before the last flush is what CloudWatch has. */
   flushes = 0;
 
   count(name: MetricName, value = 1): void {
@@ -62,7 +64,9 @@ export class RecordingMetrics implements SchedulerMetrics {
   latenessMs(value: number): void {
     this.lateness.push(value);
   }
-  loaderBacklogSeconds(): void {}
+  loaderBacklogSeconds(value: number): void {
+    this.backlogSeconds.push(value);
+  }
   flush(): void {
     this.flushes += 1;
   }

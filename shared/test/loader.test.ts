@@ -24,6 +24,9 @@ function setup(clockTimes: number[] = [NOW], table = { store: new MemoryEventSto
   const loadingQueue = new RecordingLoadingQueue();
   const { sent } = loadingQueue;
   let call = 0;
+  const logger = pino({ level: 'silent' });
+  const infos: { readonly fields: object; readonly message: string }[] = [];
+  logger.info = ((fields: object, message: string) => void infos.push({ fields, message })) as typeof logger.info;
   const deps = {
     config,
     // The public tenant and acme.
@@ -32,7 +35,7 @@ function setup(clockTimes: number[] = [NOW], table = { store: new MemoryEventSto
     cursors,
     loadingQueue,
     clock: { now: () => clockTimes[Math.min(call++, clockTimes.length - 1)] ?? NOW, sleep: async () => {} },
-    logger: pino({ level: 'silent' }),
+    logger,
     metrics: new RecordingMetrics(),
   } satisfies LoaderDeps;
   /** Stores an event of tenant acme for the loader, due at `dueAt`. */
@@ -47,6 +50,7 @@ function setup(clockTimes: number[] = [NOW], table = { store: new MemoryEventSto
       .flatMap((chunk) => chunk.ids)
       .sort();
   return {
+    infos,
     store,
     cursors: cursors.progress,
     dueIndex,
@@ -62,8 +66,8 @@ function setup(clockTimes: number[] = [NOW], table = { store: new MemoryEventSto
 }
 
 describe('a loader tick', () => {
-  it('hands out, in chunks, the events due from the cursor to now plus the lookahead, and moves the cursor there', async () => {
-    const { cursors, stored, deps, sent, ids } = setup();
+  it('hands out, in chunks, the events due from the cursor to now plus the lookahead, moves the cursor there, and logs what it did', async () => {
+    const { cursors, stored, deps, sent, ids, infos } = setup();
     cursors.loadedThroughMs = NOW + 480_000;
     stored('before-cursor', NOW + 479_999);
     stored('a', NOW + 480_000);
@@ -75,6 +79,7 @@ describe('a loader tick', () => {
     expect(sent.every((chunk) => chunk.ids.length <= 2)).toBe(true);
     expect(result).toMatchObject({ fromMs: NOW + 480_000, throughMs: NOW + 540_000, eventsFound: 3, caughtUp: true });
     expect(cursors.loadedThroughMs).toBe(NOW + 540_000);
+    expect(infos).toEqual([{ fields: result, message: 'loader tick done' }]);
   });
 
   it('catches up from where the last tick stopped after missed ticks, overdue events included', async () => {
@@ -95,8 +100,8 @@ describe('a loader tick', () => {
     expect(ids()).toEqual(['stored-before-first-tick']);
   });
 
-  it('leaves the rest to the next tick when out of budget, moving the cursor only past what it handed out', async () => {
-    const { cursors, stored, deps, ids } = setup([NOW, NOW + 46_000]);
+  it('leaves the rest to the next tick when out of budget, moving the cursor only past what it handed out, and says so', async () => {
+    const { cursors, stored, deps, ids, infos } = setup([NOW, NOW + 46_000]);
     cursors.loadedThroughMs = NOW - 3600_000;
     stored('first-round', NOW - 3600_000 + 1);
     stored('later', NOW);
@@ -105,6 +110,33 @@ describe('a loader tick', () => {
     expect(ids()).toEqual(['first-round']);
     expect(cursors.loadedThroughMs).toBe(result.throughMs);
     expect(result.throughMs).toBeLessThan(NOW);
+    expect(infos).toEqual([{ fields: result, message: 'loader tick out of budget; the next tick goes on' }]);
+  });
+
+  it('goes on round after round to its deadline, the budget after its start, and stops only past it', async () => {
+    const { cursors, stored, deps, ids } = setup([NOW, NOW + 45_000]);
+    cursors.loadedThroughMs = NOW - 3600_000;
+    stored('first-round', NOW - 3600_000 + 1);
+    stored('last-round', NOW);
+    const result = await runLoaderTick(deps);
+    expect(result.caughtUp).toBe(true);
+    expect(ids()).toEqual(['first-round', 'last-round']);
+  });
+
+  it('reports how far behind the present it starts, what it found and the chunks it sent, its metrics written out once a tick', async () => {
+    const behind = setup();
+    behind.cursors.loadedThroughMs = NOW - 3 * 3600_000;
+    for (const id of ['a', 'b', 'c']) behind.stored(id, NOW - 3600_000);
+    expect(await runLoaderTick(behind.deps)).toMatchObject({ eventsFound: 3, chunksSent: 2 });
+    expect(behind.deps.metrics.backlogSeconds).toEqual([3 * 3600]);
+    expect(behind.deps.metrics.counts.EventsLoaded).toBe(3);
+    expect(behind.deps.metrics.flushes).toBe(1);
+
+    // A cursor ahead of the present (the lookahead handed out already) is no backlog.
+    const ahead = setup();
+    ahead.cursors.loadedThroughMs = NOW + 480_000;
+    await runLoaderTick(ahead.deps);
+    expect(ahead.deps.metrics.backlogSeconds).toEqual([0]);
   });
 
   it('queries only the buckets in its range, whatever the table holds later', async () => {
@@ -189,6 +221,16 @@ describe("the loader's sweep", () => {
     const again = setup([NOW], table);
     await runLoaderTick(again.deps);
     expect(again.repairIds()).toEqual([]);
+  });
+
+  it('on a new table, starts where the loader started, written before anything else: a first tick out of budget sweeps nothing and moves nothing', async () => {
+    const { cursors, stored, deps, repairIds } = setup([NOW, NOW + 46_000]);
+    stored('first-round', NOW - 3600_000 + 1);
+    const result = await runLoaderTick(deps);
+    expect(result.caughtUp).toBe(false);
+    expect(repairIds()).toEqual([]);
+    expect(result.repair).toEqual({ fromMs: NOW - 3600_000, throughMs: NOW - 3600_000, eventsFound: 0, chunksSent: 0, caughtUp: false });
+    expect(cursors.repairedThroughMs).toBe(NOW - 3600_000);
   });
 
   it('never sweeps ahead of what the loader has handed out', async () => {

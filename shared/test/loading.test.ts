@@ -4,7 +4,7 @@ import { loadChunks, type LoadingDeps } from '../src/app/loading.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { encodeLoadingChunk, type LoadingChunk } from '../src/domain/messages.js';
 import { sqsRecord, storedRecord } from './factories.js';
-import { FakeClock, MemoryDelayQueue, RecordingMetrics } from './fakes.js';
+import { FakeClock, MemoryDelayQueue, MemoryLastErrors, RecordingMetrics } from './fakes.js';
 import { MemoryEventStore } from './memory-event-store.js';
 
 const NOW = 1_900_000_000_000;
@@ -15,12 +15,24 @@ function setup() {
   const store = new MemoryEventStore(clock);
   const delayQueue = new MemoryDelayQueue(clock);
   const metrics = new RecordingMetrics();
-  const deps = { config, store, delayQueue, clock, logger: pino({ level: 'silent' }), metrics } satisfies LoadingDeps;
+  const logger = pino({ level: 'silent' });
+  const warnings: { readonly fields: object; readonly message: string }[] = [];
+  logger.warn = ((fields: object, message: string) => void warnings.push({ fields, message })) as typeof logger.warn;
+  const lastErrors = new MemoryLastErrors();
+  const deps = {
+    config,
+    store,
+    delayQueue,
+    clock,
+    logger,
+    metrics,
+    failureLog: { lastErrors, fn: 'loading', clock },
+  } satisfies LoadingDeps;
   /** Stores an event for the loader, due at `dueAt`. */
   const stored = (id: string, dueAt: number) => store.put(storedRecord(id, dueAt));
   const load = (chunk: LoadingChunk, messageId = 'sqs-1') => loadChunks(deps, [sqsRecord(encodeLoadingChunk(chunk), messageId)]);
   const sentIds = () => delayQueue.sent.map(({ event }) => event.id);
-  return { store, delayQueue, metrics, deps, stored, load, sentIds };
+  return { store, delayQueue, metrics, warnings, lastErrors, deps, stored, load, sentIds };
 }
 
 describe('loading', () => {
@@ -61,7 +73,7 @@ describe('loading', () => {
   });
 
   it('takes, in a repair chunk, the events still open past repairAfterSeconds, whoever took them, and sends them with the repair delay', async () => {
-    const { store, delayQueue, metrics, stored, load, sentIds } = setup();
+    const { store, delayQueue, metrics, warnings, stored, load, sentIds } = setup();
     stored('overdue', NOW - 301_000);
     store.put({ ...storedRecord('taken-and-lost', NOW - 400_000), state: EVENT_STATE.queued, loadedBy: 'chunk-0' });
     stored('not-yet-overdue', NOW - 299_000);
@@ -71,29 +83,45 @@ describe('loading', () => {
     expect(sentIds()).toEqual(['overdue', 'taken-and-lost']);
     expect(delayQueue.sent.map(({ delaySeconds }) => delaySeconds)).toEqual([60, 60]);
     expect(metrics.counts.EventsRepaired).toBe(2);
+    expect(warnings).toEqual([
+      { fields: { eventIds: ['overdue', 'taken-and-lost'] }, message: 'events still open after their due time; sent again' },
+    ]);
   });
 
-  it('counts the events it delays and the duplicates it leaves, and no repair or duplicate where there is none', async () => {
+  it('counts the events it delays and the duplicates it leaves, and no repair, resume, duplicate or delay where there is none', async () => {
     const { metrics, stored, load } = setup();
     stored('a', NOW + 30_000);
     await load({ ids: ['a'], chunkId: 'chunk-1' });
     expect(metrics.counts).toEqual({ EventsDelayed: 1 });
-    await load({ ids: ['a'], chunkId: 'chunk-2' });
-    expect(metrics.counts).toEqual({ EventsDelayed: 1, DuplicatesSuppressed: 1 });
-    // A repair chunk whose event is not overdue takes nothing: nothing repaired, and no duplicate either.
+    stored('b', NOW + 30_000);
+    await load({ ids: ['a', 'b'], chunkId: 'chunk-2' });
+    expect(metrics.counts).toEqual({ EventsDelayed: 2, DuplicatesSuppressed: 1 });
+    // A repair chunk whose event is not overdue takes nothing: nothing repaired, and no duplicate either; nor a resume's of an event not held.
     await load({ ids: ['a'], chunkId: 'repair-1', repair: true });
-    expect(metrics.counts).toEqual({ EventsDelayed: 1, DuplicatesSuppressed: 1 });
+    await load({ ids: ['a'], chunkId: 'resume-1', resume: true });
+    expect(metrics.counts).toEqual({ EventsDelayed: 2, DuplicatesSuppressed: 1 });
+    // Written out once a batch.
+    expect(metrics.flushes).toBe(4);
+
+    // A chunk that takes nothing delays nothing.
+    const nothingTaken = setup();
+    await nothingTaken.load({ ids: ['gone'], chunkId: 'chunk-0' });
+    expect(nothingTaken.metrics.counts).toEqual({ DuplicatesSuppressed: 1 });
   });
 
   it('fails the record when the delay queue refuses the send, so SQS delivers the chunk again', async () => {
-    const { delayQueue, stored, load, sentIds } = setup();
+    const { delayQueue, metrics, lastErrors, stored, load, sentIds } = setup();
     stored('a', NOW + 30_000);
+    stored('b', NOW + 30_000);
     delayQueue.refuseSends = 1;
-    expect((await load({ ids: ['a'], chunkId: 'chunk-1' }, 'sqs-1')).batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
+    expect((await load({ ids: ['a', 'b'], chunkId: 'chunk-1' }, 'sqs-1')).batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
     expect(sentIds()).toEqual([]);
+    expect(metrics.counts.EventsDelayed).toBe(0);
+    // What the dead-letter tools show an operator, should every delivery fail.
+    expect(lastErrors.errors.get('sqs-1')?.error.message).toBe('2 of 2 events could not be sent to the delay queue (refused by the test)');
     // Delivered again, the chunk takes its events again and sends them.
-    expect((await load({ ids: ['a'], chunkId: 'chunk-1' }, 'sqs-1')).batchItemFailures).toEqual([]);
-    expect(sentIds()).toEqual(['a']);
+    expect((await load({ ids: ['a', 'b'], chunkId: 'chunk-1' }, 'sqs-1')).batchItemFailures).toEqual([]);
+    expect(sentIds()).toEqual(['a', 'b']);
   });
   it("takes, in a resume chunk, its tenant's held events, sends them at once, out of the held index and with an expiry again", async () => {
     const { store, delayQueue, metrics, load, sentIds } = setup();

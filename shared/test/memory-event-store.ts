@@ -25,6 +25,8 @@ import type {
   NewEvent,
   NoticeClaim,
   NoticeClaims,
+  OpenEventsCensus,
+  OpenEventsCounter,
   Pause,
   Placement,
   Requeue,
@@ -67,6 +69,8 @@ export class MemoryEventStore implements EventStore {
   /** Tenants' pauses, on their counters' items as in the table (see MemoryTenantPauses). */
   readonly pauses = new Map<string, Pause>();
   private heldEndWrites: HeldEndWrite[] | undefined;
+  /** Cancels to refuse, the record left as it is: writes that lost a race with another change. */
+  refuseCancels = 0;
   /** Requests the store served, by method: what a stage costs in store calls. */
   readonly calls: Record<string, number> = {};
 
@@ -245,7 +249,10 @@ export class MemoryEventStore implements EventStore {
   ): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused> {
     this.called('cancel');
     const record = this.changeable(id, scope);
-    if (record === undefined) return { outcome: 'refused', current: this.records.get(id) };
+    if (record === undefined || this.refuseCancels > 0) {
+      this.refuseCancels = Math.max(0, this.refuseCancels - 1);
+      return { outcome: 'refused', current: this.records.get(id) };
+    }
     this.records.set(id, {
       ...record,
       state: EVENT_STATE.cancelled,
@@ -362,21 +369,36 @@ export class MemoryEventStore implements EventStore {
 export class MemoryDueIndex implements DueIndex {
   /** Queries made: what a tick costs. */
   queries = 0;
+  /** Pages read, over all queries: a query's reader may stop before its last. */
+  pagesRead = 0;
 
-  constructor(private readonly store: MemoryEventStore) {}
+  /** `pageSize`: the entries of one page of a query, as DynamoDB pages a query's results (all in one by default). */
+  constructor(
+    private readonly store: MemoryEventStore,
+    private readonly pageSize = Number.POSITIVE_INFINITY,
+  ) {}
 
   async *query(partition: DuePartition, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]> {
     this.queries += 1;
     const keyOf = (record: StoredRecord) => (partition.index === 'tenant' ? record.tenantShard : record.bucketShard);
-    yield [...this.store.records.values()]
+    const refs = [...this.store.records.values()]
       .filter((record) => keyOf(record) === partition.key && record.dueAt >= fromMs && record.dueAt < untilMs)
+      .sort(compareByDue)
       .map(({ id, dueAt }) => ({ id, dueAt }));
+    for (let start = 0; start === 0 || start < refs.length; start += this.pageSize) {
+      this.pagesRead += 1;
+      yield refs.slice(start, start + this.pageSize);
+    }
   }
 }
 
-/** The operators' reads over the store's records: a listing of what the tenant index holds, in its order. */
-export class MemoryEventRecords implements EventRecords {
+/** The operators' reads over the store's records: a listing of what the tenant index holds, in its order, and a count of a tenant's open events. */
+export class MemoryEventRecords implements EventRecords, OpenEventsCensus {
   constructor(private readonly store: MemoryEventStore) {}
+
+  async countOpen(tenant: string): Promise<number> {
+    return [...this.store.records.values()].filter((record) => record.tenant === tenant && isOpen(record.state)).length;
+  }
 
   async get(id: string): Promise<EventRecord | undefined> {
     return this.store.records.get(id);
@@ -400,6 +422,22 @@ export class MemoryEventRecords implements EventRecords {
     const events = matching.slice(0, query.limit);
     const last = events.at(-1);
     return { events, next: matching.length > query.limit && last !== undefined ? encodePageToken(last) : undefined };
+  }
+}
+
+/** The tenants' open-events counters, the store's, as the operators' tools read and correct them; each correction kept. */
+export class MemoryOpenEventsCounter implements OpenEventsCounter {
+  readonly corrections: { readonly tenant: string; readonly delta: number }[] = [];
+
+  constructor(private readonly store: MemoryEventStore) {}
+
+  async openEvents(tenant: string): Promise<number> {
+    return this.store.openEvents.get(tenant) ?? 0;
+  }
+
+  async correctOpenEvents(tenant: string, delta: number): Promise<void> {
+    this.corrections.push({ tenant, delta });
+    this.store.openEvents.set(tenant, (this.store.openEvents.get(tenant) ?? 0) + delta);
   }
 }
 

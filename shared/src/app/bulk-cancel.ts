@@ -42,8 +42,8 @@ export async function startBulkCancel(
   job: NewBulkCancelJob,
 ): Promise<BulkCancelJob> {
   const { created, job: current } = await deps.jobs.create(job);
-  if (current.cursor === JOB_CURSOR.start && current.movedBy === undefined)
-    await deps.changesQueue.sendPage(current.jobId, JOB_CURSOR.start);
+  // Every page that moves the cursor names itself: a job no page has moved is at its start.
+  if (current.movedBy === undefined) await deps.changesQueue.sendPage(current.jobId, JOB_CURSOR.start);
   deps.logger.info(
     { jobId: current.jobId, tenant: current.tenant, label: current.label, dueBefore: current.dueBefore, dryRun: current.dryRun },
     created ? 'bulk cancel started' : 'bulk cancel asked for again: the same job',
@@ -146,7 +146,7 @@ async function workPage(deps: BulkCancelDeps, page: BulkCancelPage, deliveryId: 
     positions.map(({ id }) => id),
   );
   const last = positions.at(-1);
-  const done = positions.length < BULK_CANCEL_PAGE_SIZE || last === undefined;
+  const done = positions.length < BULK_CANCEL_PAGE_SIZE;
   const to = done || last === undefined ? JOB_CURSOR.end : cursorAfter(last);
   const now = deps.clock.now();
   const expiresAt = done ? expiresAtFor(now, deps.config.retentionSeconds) : job.expiresAt;

@@ -88,11 +88,9 @@ export async function runChanges(deps: ResumeDeps & BulkCancelDeps, records: rea
   const resumes: SQSRecord[] = [];
   const bulkCancels: SQSRecord[] = [];
   for (const record of records) (isResumePage(record) ? resumes : bulkCancels).push(record);
-  const responses = await Promise.all([
-    resumes.length > 0 ? workResumePages(deps, resumes) : undefined,
-    bulkCancels.length > 0 ? workBulkCancelPages(deps, bulkCancels) : undefined,
-  ]);
-  return { batchItemFailures: responses.flatMap((response) => response?.batchItemFailures ?? []) };
+  // A kind with no record in the batch fails nothing and counts nothing.
+  const [resumed, cancelled] = await Promise.all([workResumePages(deps, resumes), workBulkCancelPages(deps, bulkCancels)]);
+  return { batchItemFailures: [...resumed.batchItemFailures, ...cancelled.batchItemFailures] };
 }
 
 /**
