@@ -79,6 +79,19 @@ describe('the end writer', () => {
     ]);
   });
 
+  it('hands over only the ends its write could not settle', async () => {
+    const { writes, handedOver, writer, ending } = setup();
+    const settled = ['recorded', 'unsettled'].map((id) => writer.record(ending(id)));
+    await nextTurn();
+    const [recorded, unsettled] = writes[0]?.ends ?? [];
+    writes[0]?.answer({ recorded: recorded ? [recorded] : [], unknown: unsettled ? [unsettled] : [], applied: recorded ? [recorded] : [] });
+    expect(await Promise.all(settled)).toEqual([
+      { outcome: 'recorded', freesPlace: true },
+      { outcome: 'handed-over', freesPlace: false },
+    ]);
+    expect(handedOver.map((ends) => ends.map(({ event }) => event.id))).toEqual([['unsettled']]);
+  });
+
   it('hands over the ends whose writes kept failing, at most 100 to a message; keeps them when that fails too', async () => {
     const { writes, delayQueue, handedOver, writer, ending } = setup();
     const many = Array.from({ length: 100 }, (_, i) => writer.record(ending(`e-${i}`)));

@@ -7,6 +7,7 @@ import type {
   LastError,
   LastErrors,
   LoadingQueue,
+  Logger,
   MetricName,
   SchedulerMetrics,
   TopicPublisher,
@@ -45,11 +46,39 @@ export class FakeClock implements Clock {
   }
 }
 
-/** Counts every metric by name, and keeps each lateness recorded. */
+/** A line logged, as the logger was asked to write it. */
+export interface LoggedLine {
+  readonly level: 'debug' | 'info' | 'warn' | 'error';
+  readonly fields: object;
+  readonly message: string;
+}
+
+/** Keeps every line logged, in order. */
+export class RecordingLogger implements Logger {
+  readonly lines: LoggedLine[] = [];
+
+  debug = (fields: object, message: string): void => this.log('debug', fields, message);
+  info = (fields: object, message: string): void => this.log('info', fields, message);
+  warn = (fields: object, message: string): void => this.log('warn', fields, message);
+  error = (fields: object, message: string): void => this.log('error', fields, message);
+
+  /** The lines logged at `level`. */
+  at(level: LoggedLine['level']): LoggedLine[] {
+    return this.lines.filter((line) => line.level === level);
+  }
+
+  private log(level: LoggedLine['level'], fields: object, message: string): void {
+    this.lines.push({ level, fields, message });
+  }
+}
+
+/** Counts every metric by name, keeps each lateness recorded, and counts the flushes that write them out. */
 export class RecordingMetrics implements SchedulerMetrics {
   readonly counts: Partial<Record<MetricName, number>> = {};
   /** Each emission's lateness, in ms, in the order recorded: what the lateness alarm reads. */
   readonly lateness: number[] = [];
+  /** The counts as they stood at each flush, in order: what was written out (EMF on Lambda). */
+  readonly flushed: Partial<Record<MetricName, number>>[] = [];
 
   count(name: MetricName, value = 1): void {
     this.counts[name] = (this.counts[name] ?? 0) + value;
@@ -59,7 +88,9 @@ export class RecordingMetrics implements SchedulerMetrics {
     this.lateness.push(value);
   }
   loaderBacklogSeconds(): void {}
-  flush(): void {}
+  flush(): void {
+    this.flushed.push({ ...this.counts });
+  }
 }
 
 /** A message as SQS holds it on the delay queue. */
