@@ -1,6 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { SQSRecord } from 'aws-lambda';
-import { pino } from 'pino';
 import { emitBatch, EndWriter, PausedTenants, PublishWindow, type EmitterDeps } from '../src/app/emitter.js';
 import { emissionAttributes, type ScheduledEvent } from '../src/domain/event.js';
 import { noticeAttributes } from '../src/domain/failure.js';
@@ -8,7 +7,7 @@ import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
 import { encodeDelayQueueMessage } from '../src/domain/messages.js';
 import { EventRejectedError, REASON, TransientError } from '../src/domain/reasons.js';
 import { registry, sqsRecord, topicArn } from './factories.js';
-import { FakeClock, MemoryDelayQueue, RecordingMetrics, RecordingPublisher } from './fakes.js';
+import { FakeClock, MemoryDelayQueue, MemoryLastErrors, RecordingLogger, RecordingMetrics, RecordingPublisher } from './fakes.js';
 import { MemoryEventStore, MemoryNoticeClaims, MemoryTenantPauses } from './memory-event-store.js';
 
 const DUE = 1_900_000_000_000;
@@ -59,7 +58,7 @@ function setup(failWith?: (topic: string) => Error | undefined, unrecordedEndsLi
   const publisher = new RecordingPublisher(clock, ({ topic }) => failWith?.(topic));
   const metrics = new RecordingMetrics();
   const delayQueue = new MemoryDelayQueue();
-  const logger = pino({ level: 'silent' });
+  const logger = new RecordingLogger();
   const deps = {
     config: {
       emitMaxAgeSeconds: MAX_AGE_SECONDS,
@@ -84,7 +83,7 @@ function setup(failWith?: (topic: string) => Error | undefined, unrecordedEndsLi
     metrics,
     random: () => 0.5,
   } satisfies EmitterDeps;
-  return { clock, store, publisher, deps, metrics, delayQueue };
+  return { clock, store, publisher, deps, metrics, delayQueue, logger };
 }
 
 /** A delay-queue copy of an event; `null`: a copy sent before copies carried tokens. */
@@ -99,13 +98,33 @@ function sentRecord(body: string, sentAt: number, messageId = 'sqs-1', receiveCo
 
 describe('the emitter', () => {
   it('waits for the due time, publishes, then records the emission', async () => {
-    const { deps, publisher, store } = setup();
+    const { deps, publisher, store, logger } = setup();
     const response = await emitBatch(deps, [sqsRecord(delayed(event()))]);
     expect(response.batchItemFailures).toEqual([]);
     expect(publisher.published).toEqual([
       { topic: topicArn('out'), message: 'hello', attributes: emissionAttributes(event(), DUE), at: DUE },
     ]);
     expect(store.records.get('m-1')).toMatchObject({ state: EVENT_STATE.emitted, emittedAt: DUE });
+    expect(logger.at('warn')).toEqual([]);
+  });
+
+  it("writes out the batch's metrics once it is done, the emission counted", async () => {
+    const { deps, metrics } = setup();
+    await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(metrics.flushed).toEqual([{ EventsEmitted: 1 }]);
+  });
+
+  it('publishes a copy of an event it has no record of, with a warning, and writes no end for it', async () => {
+    const { deps, publisher, store, metrics, logger } = setup();
+    store.records.delete('m-1');
+    const response = await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(publisher.published.map(({ message }) => message)).toEqual(['hello']);
+    expect(logger.at('warn')).toEqual([
+      { level: 'warn', fields: { eventId: 'm-1' }, message: 'no record of this event; emitting it all the same' },
+    ]);
+    expect(store.calls.endEmissions).toBeUndefined();
+    expect(metrics.counts.DuplicateEmissions).toBeUndefined();
   });
 
   it('counts each emission and records its lateness, from the due time to the publish, for the lateness alarm', async () => {
@@ -271,6 +290,7 @@ describe('the emitter', () => {
     expect(response.batchItemFailures).toEqual([]);
     expect(JSON.parse(publisher.published[0]?.message ?? '{}')).toMatchObject({
       reason: REASON.PUBLISH_FAILED,
+      message: `publishing to the target kept failing for ${MAX_AGE_SECONDS} s after the copy was due: TransientError: throttled`,
       details: { ageSeconds: MAX_AGE_SECONDS },
     });
     expect(store.records.get('m-1')?.state).toBe(EVENT_STATE.failed);
@@ -330,6 +350,20 @@ describe('the emitter', () => {
     expect(store.records.get('m-1')?.state).toBe(EVENT_STATE.emitted);
   });
 
+  it('tries handed-over ends again later while the store cannot say they are recorded, each time after a spread-out wait', async () => {
+    const { deps, store, delayQueue } = setup();
+    const ends = [{ event: event(), end: { state: 'emitted' as const, at: DUE }, expiresAt: DUE / 1000 + 3600, endedBy: 'delivery-1' }];
+    const body = encodeDelayQueueMessage({ kind: 'ends', ends });
+    store.endEmissions = async (unsettled) => ({ recorded: [], alreadyEnded: [], unknown: [...unsettled], applied: [] });
+    // The lowest spread (random 0) of 4, 8 and 16 s: 20 % shorter.
+    const lowest = { ...deps, random: () => 0 };
+    for (const receives of [3, 4, 5]) {
+      expect((await emitBatch(lowest, [sqsRecord(body, 'ends-1', receives)])).batchItemFailures).toEqual([{ itemIdentifier: 'ends-1' }]);
+    }
+    expect(delayQueue.retries.map(({ delaySeconds }) => delaySeconds)).toEqual([30, 3, 30, 6, 30, 13]);
+    expect(store.records.get('m-1')?.state).toBe(EVENT_STATE.queued);
+  });
+
   it('keeps the messages when the ends can neither be recorded nor handed over', async () => {
     const { deps, store, delayQueue } = setup();
     store.endEmissions = async () => {
@@ -345,7 +379,11 @@ describe('the emitter', () => {
     const { deps, publisher } = setup((topic) => (topic === topicArn('out') ? denied : undefined));
     const response = await emitBatch(deps, [sqsRecord(delayed(event()))]);
     expect(response.batchItemFailures).toEqual([]);
-    expect(JSON.parse(publisher.published[0]?.message ?? '{}')).toMatchObject({ reason: REASON.TARGET_ACCESS_DENIED });
+    // Refused at its due time: its copy had been due 0 s.
+    expect(JSON.parse(publisher.published[0]?.message ?? '{}')).toMatchObject({
+      reason: REASON.TARGET_ACCESS_DENIED,
+      details: { ageSeconds: 0 },
+    });
   });
 
   it('quotes an event stored with a lone surrogate well-formed in the notice of its failure', async () => {
@@ -362,8 +400,8 @@ describe('the emitter', () => {
     });
   });
 
-  it('publishes a failure notice handed over by ingest to its failure topic, once', async () => {
-    const { deps, publisher } = setup();
+  it('publishes a failure notice handed over by ingest to its failure topic, once: a redelivery is a duplicate suppressed', async () => {
+    const { deps, publisher, metrics } = setup();
     const notice = { reason: REASON.INVALID_DATE, message: 'bad date', event: { date: 'x' }, failedAt: '2030-01-01T00:00:00.000Z' };
     const body = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', failureTopic: topicArn('failures'), notice });
     await emitBatch(deps, [sqsRecord(body, 'sqs-1')]);
@@ -371,6 +409,57 @@ describe('the emitter', () => {
     expect(publisher.published).toEqual([
       { topic: topicArn('failures'), message: JSON.stringify(notice), attributes: noticeAttributes(notice), at: DUE - 700 },
     ]);
+    expect(metrics.counts.DuplicatesSuppressed).toBe(1);
+  });
+
+  it('publishes a failure notice by one delivery at a time: another is put off while the claim lasts, and takes it over after', async () => {
+    const { deps, publisher, clock, delayQueue } = setup();
+    const notice = { reason: REASON.INVALID_DATE, message: 'bad date', event: { date: 'x' }, failedAt: '2030-01-01T00:00:00.000Z' };
+    const body = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', failureTopic: topicArn('failures'), notice });
+    let answerFirst = (): void => {};
+    const firstAnswered = new Promise<void>((resolve) => (answerFirst = resolve));
+    const publish = publisher.publish.bind(publisher);
+    let publishes = 0;
+    publisher.publish = async (topic, message, attributes) => {
+      publishes += 1;
+      if (publishes === 1) await firstAnswered;
+      return publish(topic, message, attributes);
+    };
+    const first = emitBatch(deps, [sqsRecord(body, 'a')]);
+    // A second delivery a second later, within the first's claim (30 s): put off, not published.
+    clock.set(clock.now() + 1000);
+    expect((await emitBatch(deps, [sqsRecord(body, 'b')])).batchItemFailures).toEqual([{ itemIdentifier: 'b' }]);
+    expect(delayQueue.putOff('rh-b')).toBeDefined();
+    expect(publishes).toBe(1);
+    // The first delivery hangs past its claim: a later delivery takes the notice over.
+    clock.set(clock.now() + 30_000);
+    expect((await emitBatch(deps, [sqsRecord(body, 'c')])).batchItemFailures).toEqual([]);
+    expect(publisher.published.map(({ topic }) => topic)).toEqual([topicArn('failures')]);
+    answerFirst();
+    await first;
+  });
+
+  it('publishes a failure notice on a later delivery when its publish failed for a transient reason', async () => {
+    let refuse = true;
+    const { deps, publisher } = setup((topic) => (topic === topicArn('failures') && refuse ? new TransientError('throttled') : undefined));
+    const notice = { reason: REASON.INVALID_DATE, message: 'bad date', event: { date: 'x' }, failedAt: '2030-01-01T00:00:00.000Z' };
+    const body = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', failureTopic: topicArn('failures'), notice });
+    expect((await emitBatch(deps, [sqsRecord(body, 'sqs-1')])).batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
+    refuse = false;
+    expect((await emitBatch(deps, [sqsRecord(body, 'sqs-1', 2)])).batchItemFailures).toEqual([]);
+    expect(publisher.published.map(({ topic }) => topic)).toEqual([topicArn('failures')]);
+  });
+
+  it('reads neither event records nor pauses, and frees no places, for a batch without events', async () => {
+    const { deps, store } = setup();
+    const paused = vi.spyOn(deps.pausedTenants, 'of');
+    const notice = { reason: REASON.INVALID_DATE, message: 'bad date', event: { date: 'x' }, failedAt: '2030-01-01T00:00:00.000Z' };
+    const body = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', failureTopic: topicArn('failures'), notice });
+    expect((await emitBatch(deps, [sqsRecord(body, 'a'), sqsRecord('not a message', 'bad')])).batchItemFailures).toEqual([
+      { itemIdentifier: 'bad' },
+    ]);
+    expect(store.calls).toEqual({});
+    expect(paused).not.toHaveBeenCalled();
   });
 
   describe('the registry as it stands at the due time', () => {
@@ -427,7 +516,7 @@ describe('the emitter', () => {
       });
 
       it('goes nowhere but the logs when its tenant is no longer registered', async () => {
-        const { deps, publisher } = setup();
+        const { deps, publisher, logger } = setup();
         const response = await emitBatch({ ...deps, tenants: registry({}) }, [
           sqsRecord(
             encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', tenant: 'acme', failureTopic: topicArn('failures'), notice }),
@@ -435,6 +524,15 @@ describe('the emitter', () => {
         ]);
         expect(response.batchItemFailures).toEqual([]);
         expect(publisher.published).toEqual([]);
+        expect(logger.at('warn')).toEqual([
+          {
+            level: 'warn',
+            fields: { noticeId: 'n-1', tenant: 'acme', reason: REASON.INVALID_DATE },
+            message: 'notice not published: its tenant may no longer be told where ingest chose',
+          },
+        ]);
+        // Nothing claimed: there is nothing to publish.
+        expect(deps.notices.notices.size).toBe(0);
       });
 
       it('goes where ingest chose when it was queued before notices named their tenant', async () => {
@@ -516,12 +614,55 @@ describe('the emitter', () => {
     expect(publisher.published).toHaveLength(0);
   });
 
-  it('fails only the record it cannot read, not its batch, and puts it off', async () => {
-    const { deps, publisher, delayQueue } = setup();
-    const response = await emitBatch(deps, [sqsRecord('not a message', 'bad'), sqsRecord(delayed(event()), 'good')]);
+  it('fails only the record it cannot read, not its batch, puts it off, and keeps why for the dead-letter tools', async () => {
+    const { deps, publisher, delayQueue, clock } = setup();
+    const lastErrors = new MemoryLastErrors();
+    const response = await emitBatch({ ...deps, failureLog: { lastErrors, fn: 'emitter', clock } }, [
+      sqsRecord('not a message', 'bad'),
+      sqsRecord(delayed(event()), 'good'),
+    ]);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'bad' }]);
     expect(delayQueue.retries.map(({ receiptHandle }) => receiptHandle)).toEqual(['rh-bad']);
     expect(publisher.published).toHaveLength(1);
+    // The decoder's own error: the body is not JSON.
+    expect(lastErrors.errors.get('bad')?.error.name).toBe('SyntaxError');
+  });
+
+  it("reports a failed read of a batch's pauses on the records that need it, never as an unhandled rejection", async () => {
+    const { deps, publisher } = setup();
+    await emitBatch(deps, [sqsRecord(delayed(event()), 'sqs-1')]);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => {
+      unhandled.push(reason);
+    };
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      // The copy delivered again is dropped without waiting for the pauses, whose read fails.
+      const failing = { ...deps, pausedTenants: { of: async () => Promise.reject(new TransientError('DynamoDB down')) } };
+      expect((await emitBatch(failing, [sqsRecord(delayed(event()), 'sqs-1', 2)])).batchItemFailures).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(publisher.published).toHaveLength(1);
+  });
+
+  it('logs, for a reconcile, the places in the open-events quota it could not free, and fails nothing', async () => {
+    const { deps, store, logger } = setup();
+    store.releasePlaces = async () => {
+      throw new TransientError('DynamoDB down');
+    };
+    const response = await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(store.records.get('m-1')?.state).toBe(EVENT_STATE.emitted);
+    expect(logger.at('warn').map(({ fields, message }) => ({ fields, message }))).toEqual([
+      { fields: { err: expect.any(TransientError) }, message: 'could not free places in the open-events quota' },
+      {
+        fields: { tenant: 'acme', count: 1 },
+        message: 'ends recorded, but their places in the open-events quota could not be freed; the count stays high until reconciled',
+      },
+    ]);
   });
 });
 
@@ -604,6 +745,37 @@ describe('carrying on a rescheduled event whose payload only its delay-queue cop
     expect(metrics.counts.StaleMessagesDropped).toBe(1);
   });
 
+  it('drops its copy when another delivery carried the event on between its read and its write', async () => {
+    const { deps, store, delayQueue, metrics, publisher } = moved(DUE + 60_000);
+    const carry = store.carry.bind(store);
+    store.carry = async (record, from, onward, now) => {
+      // Another delivery of the same copy carried it first, to a copy of its own.
+      store.put({ ...(store.records.get('m-1') as EventRecord), queuedBy: 'copy-other', carriedBy: undefined });
+      return carry(record, from, onward, now);
+    };
+    const response = await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(delayQueue.sent).toHaveLength(1);
+    expect(store.records.get('m-1')).toMatchObject({ queuedBy: 'copy-other', carriedBy: undefined });
+    expect(metrics.counts.StaleMessagesDropped).toBe(1);
+    expect(metrics.counts.EventsCarried).toBeUndefined();
+    expect(publisher.published).toEqual([]);
+  });
+
+  it('leaves its copy to a later delivery after three attempts when reschedules keep landing between its read and its write', async () => {
+    const { deps, store, delayQueue } = moved(DUE + 60_000);
+    const carry = store.carry.bind(store);
+    store.carry = async (record, from, onward, now) => {
+      const current = store.records.get('m-1') as EventRecord;
+      store.put({ ...current, version: current.version + 1 });
+      return carry(record, from, onward, now);
+    };
+    const response = await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
+    expect(delayQueue.sent.map(({ event }) => event.version)).toEqual([2, 3, 4]);
+    expect(store.records.get('m-1')).toMatchObject({ version: 5, carriedBy: 'copy-1' });
+  });
+
   it('drops the copy of a cancelled event: nothing to carry', async () => {
     const { deps, store, delayQueue, publisher } = moved(DUE + 60_000);
     store.put({ ...(store.records.get('m-1') as EventRecord), state: EVENT_STATE.cancelled });
@@ -664,6 +836,32 @@ describe("holding a paused tenant's events", () => {
     expect(store.records.get('m-2')?.state).toBe(EVENT_STATE.held);
   });
 
+  it('publishes, without holding, a copy of an event it has no record of, or one from before copies carried tokens, while its tenant is paused', async () => {
+    const { deps, publisher, store } = setup();
+    store.pauses.set('acme', pause);
+    store.records.delete('m-1');
+    store.put({ ...queued(event({ id: 'm-2' }), { queuedBy: undefined, payloadKept: 'record' }), payload: 'hello' });
+    const response = await emitBatch(deps, [sqsRecord(delayed(event()), 'a'), sqsRecord(delayed(event({ id: 'm-2' }), null), 'b')]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(publisher.published).toHaveLength(2);
+    expect(store.records.get('m-2')?.state).toBe(EVENT_STATE.emitted);
+  });
+
+  it('leaves the copy to a later delivery when its event changed between the read and the hold', async () => {
+    const { deps, publisher, store, metrics } = setup();
+    store.pauses.set('acme', pause);
+    const hold = store.hold.bind(store);
+    store.hold = async (record, from, held) => {
+      store.put({ ...(store.records.get('m-1') as EventRecord), state: EVENT_STATE.cancelled });
+      return hold(record, from, held);
+    };
+    const response = await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
+    expect(metrics.counts.EventsHeld).toBeUndefined();
+    expect(publisher.published).toEqual([]);
+    expect(store.records.get('m-1')?.state).toBe(EVENT_STATE.cancelled);
+  });
+
   it('publishes the events of tenants that are not paused', async () => {
     const { deps, publisher, store } = setup();
     store.pauses.set('another', pause);
@@ -711,5 +909,32 @@ describe('the pause cache', () => {
     clock.set(DUE + 1000);
     await cache.of(['acme', 'globex']);
     expect(reads).toEqual([['acme'], ['acme', 'globex']]);
+  });
+
+  it('reads a pause again at once after a failed read, and a failed read does not undo a newer one', async () => {
+    const clock = new FakeClock(DUE);
+    const pause = { pausedAt: DUE - 60_000, note: 'maintenance', pausedBy: 'input-1' };
+    const answers: { resolve: (found: ReadonlyMap<string, typeof pause>) => void; reject: (error: Error) => void }[] = [];
+    const cache = new PausedTenants({ paused: () => new Promise((resolve, reject) => answers.push({ resolve, reject })) }, clock);
+    const first = cache.of(['acme']);
+    answers[0]?.reject(new TransientError('DynamoDB down'));
+    await expect(first).rejects.toThrow('DynamoDB down');
+    // Within the same second: read again, not the failure kept.
+    const second = cache.of(['acme']);
+    expect(answers).toHaveLength(2);
+    answers[1]?.resolve(new Map());
+    expect(await second).toEqual(new Map());
+
+    // A slow read outlived by a newer one, and failing after it.
+    clock.set(DUE + 1000);
+    const slow = cache.of(['acme']);
+    clock.set(DUE + 2000);
+    const newer = cache.of(['acme']);
+    answers[3]?.resolve(new Map([['acme', pause]]));
+    expect(await newer).toEqual(new Map([['acme', pause]]));
+    answers[2]?.reject(new TransientError('DynamoDB down'));
+    await expect(slow).rejects.toThrow('DynamoDB down');
+    expect(await cache.of(['acme'])).toEqual(new Map([['acme', pause]]));
+    expect(answers).toHaveLength(4);
   });
 });

@@ -20,7 +20,7 @@ function setup() {
   };
   /** The ids of the ends a write took. */
   const ids = (write: number): string[] => (writes[write]?.ends ?? []).map(({ event }) => event.id);
-  return { writes, ids, delayQueue, handedOver: delayQueue.handedOver, writer, ending };
+  return { store, writes, ids, delayQueue, handedOver: delayQueue.handedOver, writer, ending };
 }
 
 /** Lets the event loop turn once: what the writer does on its next turn is done. */
@@ -35,6 +35,28 @@ describe('the end writer', () => {
     expect(ids(0)).toEqual(['a', 'b']);
     writes[0]?.answer();
     expect((await Promise.all(settled)).map(({ outcome }) => outcome)).toEqual(['recorded', 'recorded']);
+  });
+
+  it('writes together the ends answered during one turn, also on the turn a write goes out', async () => {
+    const { store, writes, ids, writer, ending } = setup();
+    const endEmissions = store.endEmissions.bind(store);
+    const settled: Promise<unknown>[] = [];
+    store.endEmissions = (ends) => {
+      // An end answered just after the first write went out.
+      if (writes.length === 0) queueMicrotask(() => settled.push(writer.record(ending('c'))));
+      return endEmissions(ends);
+    };
+    settled.push(writer.record(ending('a')), writer.record(ending('b')));
+    // Another later on the same turn.
+    setImmediate(() => settled.push(writer.record(ending('d'))));
+    await nextTurn();
+    await nextTurn();
+    expect(writes.map((_, write) => ids(write))).toEqual([
+      ['a', 'b'],
+      ['c', 'd'],
+    ]);
+    for (const write of writes) write.answer();
+    await Promise.all(settled);
   });
 
   it('keeps two writes in flight; the ends that answer while both are busy go together in the next, a transaction’s worth at most', async () => {
@@ -77,6 +99,19 @@ describe('the end writer', () => {
       { outcome: 'recorded', freesPlace: false },
       { outcome: 'recorded', freesPlace: false },
     ]);
+  });
+
+  it('hands over only the ends its write could not settle', async () => {
+    const { writes, handedOver, writer, ending } = setup();
+    const settled = ['recorded', 'unsettled'].map((id) => writer.record(ending(id)));
+    await nextTurn();
+    const [recorded, unsettled] = writes[0]?.ends ?? [];
+    writes[0]?.answer({ recorded: recorded ? [recorded] : [], unknown: unsettled ? [unsettled] : [], applied: recorded ? [recorded] : [] });
+    expect(await Promise.all(settled)).toEqual([
+      { outcome: 'recorded', freesPlace: true },
+      { outcome: 'handed-over', freesPlace: false },
+    ]);
+    expect(handedOver.map((ends) => ends.map(({ event }) => event.id))).toEqual([['unsettled']]);
   });
 
   it('hands over the ends whose writes kept failing, at most 100 to a message; keeps them when that fails too', async () => {

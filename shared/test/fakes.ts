@@ -47,15 +47,46 @@ export class FakeClock implements Clock {
   }
 }
 
-/** Counts every metric by name, and keeps each lateness and loader backlog recorded, and the flushes. */
+/** A line logged, as the logger was asked to write it. */
+export interface LoggedLine {
+  readonly level: 'debug' | 'info' | 'warn' | 'error';
+  readonly fields: object;
+  readonly message: string;
+}
+
+/** Keeps every line logged, in order. */
+export class RecordingLogger implements Logger {
+  readonly lines: LoggedLine[] = [];
+
+  debug = (fields: object, message: string): void => this.log('debug', fields, message);
+  info = (fields: object, message: string): void => this.log('info', fields, message);
+  warn = (fields: object, message: string): void => this.log('warn', fields, message);
+  error = (fields: object, message: string): void => this.log('error', fields, message);
+
+  /** The lines logged at `level`. */
+  at(level: LoggedLine['level']): LoggedLine[] {
+    return this.lines.filter((line) => line.level === level);
+  }
+
+  private log(level: LoggedLine['level'], fields: object, message: string): void {
+    this.lines.push({ level, fields, message });
+  }
+}
+
+/** Counts every metric by name, and keeps each lateness and loader backlog recorded, and the counts at each flush. */
 export class RecordingMetrics implements SchedulerMetrics {
   readonly counts: Partial<Record<MetricName, number>> = {};
   /** Each emission's lateness, in ms, in the order recorded: what the lateness alarm reads. */
   readonly lateness: number[] = [];
   /** Each loader tick's backlog, in seconds, in the order recorded: what the loader alarm reads. */
   readonly backlogSeconds: number[] = [];
+  /** The counts as they stood at each flush, in order: what was written out (EMF on Lambda). */
+  readonly flushed: Partial<Record<MetricName, number>>[] = [];
+
   /** Times the metrics were written out: what was counted before the last flush is what CloudWatch has. */
-  flushes = 0;
+  get flushes(): number {
+    return this.flushed.length;
+  }
 
   count(name: MetricName, value = 1): void {
     this.counts[name] = (this.counts[name] ?? 0) + value;
@@ -68,7 +99,7 @@ export class RecordingMetrics implements SchedulerMetrics {
     this.backlogSeconds.push(value);
   }
   flush(): void {
-    this.flushes += 1;
+    this.flushed.push({ ...this.counts });
   }
 }
 
