@@ -4,7 +4,7 @@ import { encodeBulkCancelPage, JOB_CURSOR, type NewBulkCancelJob } from '../src/
 import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
 import { tenantShardKey } from '../src/domain/tenant-index.js';
-import { sqsRecord, storedRecord, topicArn } from './factories.js';
+import { bulkCancelJob, sqsRecord, storedRecord, topicArn } from './factories.js';
 import { FakeClock, MemoryDelayQueue, RecordingChangesQueue, RecordingLogger, RecordingMetrics } from './fakes.js';
 import { MemoryBulkCancelJobs, MemoryEventStore, MemoryLabelledEvents } from './memory-event-store.js';
 
@@ -42,18 +42,7 @@ function setup() {
     return record;
   };
 
-  const job = (overrides: Partial<NewBulkCancelJob> = {}): NewBulkCancelJob => ({
-    jobId: 'b-request-1',
-    tenant: 'acme',
-    label: 'campaign-7',
-    fromMs: NOW,
-    dueBefore: undefined,
-    failureTopic: undefined,
-    dryRun: false,
-    createdAt: NOW,
-    expiresAt: NOW / 1000 + 3600,
-    ...overrides,
-  });
+  const job = (overrides: Partial<NewBulkCancelJob> = {}): NewBulkCancelJob => bulkCancelJob(NOW, overrides);
 
   let deliveries = 0;
   /** Works the pages the queue holds, one delivery each, until none is left; returns how many were worked. */

@@ -5,7 +5,7 @@ import { heldShardKey } from '../src/domain/buckets.js';
 import { BULK_CANCEL_PAGE_SIZE, encodeBulkCancelPage, JOB_CURSOR } from '../src/domain/bulk-cancel.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { encodeChangeJob, type ChangeJob } from '../src/domain/messages.js';
-import { sqsRecord, storedRecord } from './factories.js';
+import { bulkCancelJob, sqsRecord, storedRecord } from './factories.js';
 import { FakeClock, MemoryDelayQueue, RecordingChangesQueue, RecordingLoadingQueue, RecordingLogger, RecordingMetrics } from './fakes.js';
 import { MemoryBulkCancelJobs, MemoryDueIndex, MemoryEventStore, MemoryLabelledEvents } from './memory-event-store.js';
 
@@ -125,17 +125,7 @@ describe('the changes function', () => {
       resume.store.put(record);
       labels.label(record, 'campaign-7');
     }
-    const { job } = await jobs.create({
-      jobId: 'b-1',
-      tenant: 'acme',
-      label: 'campaign-7',
-      fromMs: NOW,
-      dueBefore: undefined,
-      failureTopic: undefined,
-      dryRun: false,
-      createdAt: NOW,
-      expiresAt: NOW / 1000 + 3600,
-    });
+    const { job } = await jobs.create(bulkCancelJob(NOW, { jobId: 'b-1' }));
     const resumeRecord = sqsRecord(encodeChangeJob({ kind: 'resume', jobId: 'r-1', tenant: 'acme' }), 'resume-page');
     const bulkRecord = sqsRecord(encodeBulkCancelPage({ jobId: job.jobId, from: JOB_CURSOR.start }), 'bulk-page');
     return { ...resume, deps, jobs, resumeRecord, bulkRecord };
