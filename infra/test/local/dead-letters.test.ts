@@ -8,12 +8,11 @@ import {
   SQSClient,
   type SendMessageBatchCommandInput,
 } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { encodeDelayQueueMessage, encodeLoadingChunk, eventIdFor, PUBLIC_TENANT_ID, type ScheduledEvent } from '@adhoc-scheduler/shared';
 import { readDeadLetterBody } from '../../src/admin/dead-letter-bodies.js';
 import { queueOutputKeys, SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
 import { MAX_RECEIVE_COUNT } from '../../src/queues.js';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalSchedulerOptions } from '../../src/local/runtime.js';
 import { admin, adminScript } from './admin-run.js';
 import {
@@ -22,6 +21,7 @@ import {
   FAST_TIMINGS,
   request,
   SchedulerClient,
+  sharedEmulators,
   startTestScheduler,
   TopicConsumer,
   uniqueName,
@@ -78,13 +78,7 @@ describe('what a dead letter says of itself', () => {
   });
 });
 
-let emulators: Emulators;
-beforeAll(async () => {
-  emulators = await startEmulators({});
-});
-afterAll(async () => {
-  await emulators?.stop();
-});
+const emulators = sharedEmulators();
 
 /** A running local service and its outputs file, as scripts/start leaves them, with a client and a target topic. */
 async function setup(options: Pick<LocalSchedulerOptions, 'instrumentClients' | 'visibilityTimeoutSeconds' | 'logger' | 'env'> = {}) {

@@ -15,24 +15,21 @@ import {
   type ScheduledEvent,
 } from '@adhoc-scheduler/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { createLocalResources } from '../../src/local/resources.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
-import { FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
+import { FAST_TIMINGS, request, SchedulerClient, sharedEmulators, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
 
 /** A tenant's events through the tenant index, on DynamoDB Local: what `scripts/admin events` reads. */
-let emulators: Emulators;
+const emulators = sharedEmulators();
 let client: DynamoDBDocumentClient;
-beforeAll(async () => {
-  emulators = await startEmulators({});
+beforeAll(() => {
   client = DynamoDBDocumentClient.from(
     new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
     { marshallOptions: { removeUndefinedValues: true } },
   );
 });
-afterAll(async () => {
+afterAll(() => {
   client?.destroy();
-  await emulators?.stop();
 });
 
 const SHARDS = 4;
