@@ -126,7 +126,7 @@ async function states(clients: Clients, records: readonly EventRecord[]): Promis
   return new Map([...read].map(([id, record]) => [id, record.state]));
 }
 
-describe("a tenant's labelled events, from the tenant index", () => {
+describe.concurrent("a tenant's labelled events, from the tenant index", () => {
   it('are read a page at a time in (due time, id) order, each once, however many are due at the same millisecond', async () => {
     const scheduler = await startTestScheduler(emulators, { tenants: TENANTS, env: FAST_TIMINGS });
     const clients = clientsOf(scheduler.outputs);
@@ -165,7 +165,7 @@ describe("a tenant's labelled events, from the tenant index", () => {
   }, 60_000);
 });
 
-describe('bulk cancel by label', () => {
+describe.concurrent('bulk cancel by label', () => {
   it("cancels exactly the tenant's open events with the label and before the bound, never another tenant's, and tells the counts", async () => {
     const scheduler = await startTestScheduler(emulators, { tenants: TENANTS, env: FAST_TIMINGS });
     const clients = clientsOf(scheduler.outputs);

@@ -30,7 +30,7 @@ import {
 
 const INPUT = 'arn:aws:sns:us-east-1:000000000000:scheduler-1a2b-input';
 
-describe('what a dead letter says of itself', () => {
+describe.concurrent('what a dead letter says of itself', () => {
   it("tells an input message's queue, tenant and event by its topic and request, as ingest derives them", () => {
     const envelope = (topicArn: string, request: unknown) =>
       JSON.stringify({ Type: 'Notification', MessageId: 'sns-1', TopicArn: topicArn, Message: JSON.stringify(request) });
@@ -129,7 +129,7 @@ async function listed(...args: string[]): Promise<Listed[]> {
   return (JSON.parse(run.stdout) as { messages: Listed[] }).messages;
 }
 
-describe('scripts/admin dead-letters', () => {
+describe.concurrent('scripts/admin dead-letters', () => {
   it('lists an input that failed on every delivery with its last error, tenant and event; shows it; redrives it once fixed', async () => {
     const payload = uniqueName('refused-by-the-table');
     let tableRefuses = true;

@@ -115,7 +115,7 @@ function byDue(events: readonly NewEvent[]): string[] {
   return [...events].sort((a, b) => a.event.dueAt - b.event.dueAt).map(({ event }) => event.id);
 }
 
-describe('listing a tenant’s events', () => {
+describe.concurrent('listing a tenant’s events', () => {
   it('gives its open events in due order, near and far path alike (with SCHEDULER_INDEX_QUEUED_EVENTS), a page at a time, and never another tenant’s', async () => {
     const { store, all, requests, destroy } = await setup();
     try {
@@ -260,7 +260,7 @@ describe('listing a tenant’s events', () => {
   });
 });
 
-describe('labels through the service', () => {
+describe.concurrent('labels through the service', () => {
   it('delivers an event’s labels in the scheduler-labels attribute, on the near path and the far path, and none without', async () => {
     const scheduler = await startTestScheduler(emulators, { env: FAST_TIMINGS });
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');

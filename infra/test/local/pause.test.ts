@@ -94,7 +94,7 @@ async function pausedFor(scheduler: LocalScheduler, paused: boolean): Promise<vo
   await waitFor(() => Date.now() > since + 1_100, 'the emitter to read it');
 }
 
-describe('a paused tenant', () => {
+describe.concurrent('a paused tenant', () => {
   it('has its events held as they come due, then delivered in due order, each once and late, on resume; later ones on time', async () => {
     const { scheduler, acme, target, records, pauses, lines, teardown } = await setup();
     try {
