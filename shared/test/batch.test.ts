@@ -1,26 +1,21 @@
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { processBatch } from '../src/app/batch.js';
 import { TransientError } from '../src/domain/reasons.js';
 import { sqsRecord } from './factories.js';
-import { FakeClock, MemoryLastErrors } from './fakes.js';
+import { FakeClock, MemoryLastErrors, RecordingLogger } from './fakes.js';
 
 const NOW = 1_900_000_000_000;
 
 function setup() {
   const lastErrors = new MemoryLastErrors();
-  const warnings: { readonly fields: object; readonly message: string }[] = [];
-  const errors: { readonly fields: object; readonly message: string }[] = [];
-  const logger = pino({ level: 'silent' });
-  logger.warn = ((fields: object, message: string) => void warnings.push({ fields, message })) as typeof logger.warn;
-  logger.error = ((fields: object, message: string) => void errors.push({ fields, message })) as typeof logger.error;
+  const logger = new RecordingLogger();
   const failureLog = { lastErrors, fn: 'loading', clock: new FakeClock(NOW) };
-  return { lastErrors, warnings, errors, logger, failureLog };
+  return { lastErrors, logger, failureLog };
 }
 
 describe('processBatch', () => {
   it('logs each failed record, and keeps its last error by its message id, with the function, the time and the delivery', async () => {
-    const { lastErrors, errors, logger, failureLog } = setup();
+    const { lastErrors, logger, failureLog } = setup();
     const records = [sqsRecord('ok', 'sqs-ok'), sqsRecord('bad', 'sqs-bad', 4)];
     const failure = new TransientError('DynamoDB BatchGetItem failed: throttled');
     const response = await processBatch(records, { logger, failureLog }, async (record) => {
@@ -28,7 +23,9 @@ describe('processBatch', () => {
     });
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'sqs-bad' }]);
     // The line the emulator tests look for to see that no record failed.
-    expect(errors).toEqual([{ fields: { err: failure, messageId: 'sqs-bad' }, message: 'record failed; it will be retried' }]);
+    expect(logger.at('error')).toEqual([
+      { level: 'error', fields: { err: failure, messageId: 'sqs-bad' }, message: 'record failed; it will be retried' },
+    ]);
     expect([...lastErrors.errors.values()]).toEqual([
       {
         messageId: 'sqs-bad',
@@ -54,20 +51,24 @@ describe('processBatch', () => {
   });
 
   it('still reports the failed records when their errors cannot be kept, and says so in the log', async () => {
-    const { lastErrors, warnings, logger, failureLog } = setup();
+    const { lastErrors, logger, failureLog } = setup();
     lastErrors.refuseWrites = true;
     const response = await processBatch([sqsRecord('x', 'sqs-1')], { logger, failureLog }, () => Promise.reject(new Error('boom')));
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
-    expect(warnings).toEqual([
-      { fields: expect.objectContaining({ messageIds: ['sqs-1'] }), message: 'could not keep the last error of failed records' },
+    expect(logger.at('warn')).toEqual([
+      {
+        level: 'warn',
+        fields: expect.objectContaining({ messageIds: ['sqs-1'] }),
+        message: 'could not keep the last error of failed records',
+      },
     ]);
   });
 
   it('writes nothing when every record succeeds', async () => {
-    const { lastErrors, warnings, logger, failureLog } = setup();
+    const { lastErrors, logger, failureLog } = setup();
     const response = await processBatch([sqsRecord('x', 'sqs-1')], { logger, failureLog }, async () => {});
     expect(response.batchItemFailures).toEqual([]);
     expect(lastErrors.errors.size).toBe(0);
-    expect(warnings).toEqual([]);
+    expect(logger.at('warn')).toEqual([]);
   });
 });

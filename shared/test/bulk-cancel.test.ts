@@ -1,12 +1,11 @@
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { startBulkCancel, workBulkCancelPages, type BulkCancelDeps } from '../src/app/bulk-cancel.js';
 import { encodeBulkCancelPage, JOB_CURSOR, type NewBulkCancelJob } from '../src/domain/bulk-cancel.js';
 import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
 import { tenantShardKey } from '../src/domain/tenant-index.js';
-import { sqsRecord, storedRecord, topicArn } from './factories.js';
-import { FakeClock, MemoryDelayQueue, RecordingChangesQueue, RecordingMetrics } from './fakes.js';
+import { bulkCancelJob, sqsRecord, storedRecord, topicArn } from './factories.js';
+import { FakeClock, MemoryDelayQueue, RecordingChangesQueue, RecordingLogger, RecordingMetrics } from './fakes.js';
 import { MemoryBulkCancelJobs, MemoryEventStore, MemoryLabelledEvents } from './memory-event-store.js';
 
 const NOW = 1_900_000_000_000;
@@ -21,14 +20,7 @@ function setup() {
   const changesQueue = new RecordingChangesQueue();
   const delayQueue = new MemoryDelayQueue(clock);
   const metrics = new RecordingMetrics();
-  /** The warnings and errors logged, in order. */
-  const logged: { readonly level: 'warn' | 'error'; readonly fields: object; readonly message: string }[] = [];
-  const logger = pino({ level: 'silent' });
-  logger.warn = ((fields: object, message: string) => void logged.push({ level: 'warn', fields, message })) as typeof logger.warn;
-  logger.error = ((fields: object, message: string) => void logged.push({ level: 'error', fields, message })) as typeof logger.error;
-  /** The progress logged, in order. */
-  const infos: { readonly fields: object; readonly message: string }[] = [];
-  logger.info = ((fields: object, message: string) => void infos.push({ fields, message })) as typeof logger.info;
+  const logger = new RecordingLogger();
   const deps = {
     config: { changeCutoffSeconds: 5, retentionSeconds: 3600 },
     store,
@@ -50,18 +42,7 @@ function setup() {
     return record;
   };
 
-  const job = (overrides: Partial<NewBulkCancelJob> = {}): NewBulkCancelJob => ({
-    jobId: 'b-request-1',
-    tenant: 'acme',
-    label: 'campaign-7',
-    fromMs: NOW,
-    dueBefore: undefined,
-    failureTopic: undefined,
-    dryRun: false,
-    createdAt: NOW,
-    expiresAt: NOW / 1000 + 3600,
-    ...overrides,
-  });
+  const job = (overrides: Partial<NewBulkCancelJob> = {}): NewBulkCancelJob => bulkCancelJob(NOW, overrides);
 
   let deliveries = 0;
   /** Works the pages the queue holds, one delivery each, until none is left; returns how many were worked. */
@@ -76,7 +57,7 @@ function setup() {
     }
     return worked;
   };
-  return { clock, store, labelled, jobs, changesQueue, delayQueue, metrics, logged, infos, deps, event, job, drain };
+  return { clock, store, labelled, jobs, changesQueue, delayQueue, metrics, logger, deps, event, job, drain };
 }
 
 describe('bulk cancel by label', () => {
@@ -108,14 +89,14 @@ describe('bulk cancel by label', () => {
   });
 
   it("never cancels another tenant's event, even one a label entry of the tenant's names, and logs the entries skipped", async () => {
-    const { deps, store, labelled, jobs, logged, event, job, drain } = setup();
+    const { deps, store, labelled, jobs, logger, event, job, drain } = setup();
     const theirs = event('c-theirs', NOW + HOUR, [], 'globex');
     labelled.label({ ...theirs, tenant: 'acme' }, 'campaign-7');
     await startBulkCancel(deps, job());
     await drain();
     expect(store.records.get('c-theirs')?.state).toBe(EVENT_STATE.scheduled);
     expect((await jobs.get('b-request-1'))?.counts).toEqual({ cancelled: 0, refused: { ended: 0, emitting: 0 } });
-    expect(logged).toEqual([
+    expect(logger.at('warn', 'error')).toEqual([
       {
         level: 'warn',
         fields: { jobId: 'b-request-1', skipped: 1 },
@@ -125,7 +106,7 @@ describe('bulk cancel by label', () => {
   });
 
   it('counts the events already ended, and those due within the change cutoff, as refused, and skips none', async () => {
-    const { deps, store, jobs, logged, event, job, drain } = setup();
+    const { deps, store, jobs, logger, event, job, drain } = setup();
     event('c-open', NOW + HOUR, ['campaign-7']);
     event('c-soon', NOW + 2_000, ['campaign-7']);
     const ended = event('c-ended', NOW + HOUR, ['campaign-7']);
@@ -134,11 +115,11 @@ describe('bulk cancel by label', () => {
     await drain();
     expect((await jobs.get('b-request-1'))?.counts).toEqual({ cancelled: 1, refused: { ended: 1, emitting: 1 } });
     expect(store.records.get('c-soon')?.state).toBe(EVENT_STATE.scheduled);
-    expect(logged).toEqual([]);
+    expect(logger.at('warn', 'error')).toEqual([]);
   });
 
   it('fails the page when a cancel loses a race with another change that left the event open: the page worked again cancels it', async () => {
-    const { deps, store, jobs, metrics, logged, event, job } = setup();
+    const { deps, store, jobs, metrics, logger, event, job } = setup();
     event('c-1', NOW + HOUR, ['campaign-7']);
     event('c-2', NOW + HOUR + 1, ['campaign-7']);
     await startBulkCancel(deps, job());
@@ -147,7 +128,7 @@ describe('bulk cancel by label', () => {
     expect((await workBulkCancelPages(deps, [page])).batchItemFailures).toEqual([{ itemIdentifier: 'first-page' }]);
     expect((await jobs.get('b-request-1'))?.cursor).toBe(JOB_CURSOR.start);
     expect(metrics.counts.EventsCancelled).toBe(1);
-    expect(logged).toEqual([
+    expect(logger.at('warn', 'error')).toEqual([
       {
         level: 'error',
         fields: {
@@ -230,17 +211,19 @@ describe('bulk cancel by label', () => {
   });
 
   it('tells nobody when the request named no failure topic: its counts are in the job and the logs', async () => {
-    const { deps, delayQueue, infos, event, job, drain, jobs } = setup();
+    const { deps, delayQueue, logger, event, job, drain, jobs } = setup();
     event('c-1', NOW + HOUR, ['campaign-7']);
     await startBulkCancel(deps, job());
     await drain();
     expect((await jobs.get('b-request-1'))?.state).toBe('done');
     expect(delayQueue.notices).toEqual([]);
-    expect(infos[0]).toEqual({
+    expect(logger.at('info')[0]).toEqual({
+      level: 'info',
       fields: { jobId: 'b-request-1', tenant: 'acme', label: 'campaign-7', dueBefore: undefined, dryRun: false },
       message: 'bulk cancel started',
     });
-    expect(infos.at(-1)).toEqual({
+    expect(logger.at('info').at(-1)).toEqual({
+      level: 'info',
       fields: {
         jobId: 'b-request-1',
         tenant: 'acme',
@@ -264,7 +247,7 @@ describe('bulk cancel by label', () => {
   });
 
   it('is one job however often its request is delivered, its first page sent again only until a page moved it, a request found again logged as such', async () => {
-    const { deps, changesQueue, infos, event, job, drain } = setup();
+    const { deps, changesQueue, logger, event, job, drain } = setup();
     event('c-1', NOW + HOUR, ['campaign-7']);
     changesQueue.refuseSends = 1;
     await expect(startBulkCancel(deps, job())).rejects.toThrow('SQS down');
@@ -276,30 +259,30 @@ describe('bulk cancel by label', () => {
     expect(changesQueue.sent).toEqual([]);
     // The delivery that created the job failed before saying so: the two after it find it.
     const askedAgain = {
+      level: 'info',
       fields: { jobId: 'b-request-1', tenant: 'acme', label: 'campaign-7', dueBefore: undefined, dryRun: false },
       message: 'bulk cancel asked for again: the same job',
     };
-    expect(infos.filter(({ message }) => message.startsWith('bulk cancel ') && !message.startsWith('bulk cancel done'))).toEqual([
-      askedAgain,
-      askedAgain,
-    ]);
+    expect(
+      logger.at('info').filter(({ message }) => message.startsWith('bulk cancel ') && !message.startsWith('bulk cancel done')),
+    ).toEqual([askedAgain, askedAgain]);
   });
 
   it('drops a message that is not a page, and a page of an unknown job, without failing the batch, and logs each', async () => {
-    const { deps, logged } = setup();
+    const { deps, logger } = setup();
     const garbage = 'not json '.repeat(50);
     const response = await workBulkCancelPages(deps, [
       sqsRecord(garbage, 'garbage'),
       sqsRecord(encodeBulkCancelPage({ jobId: 'b-unknown', from: JOB_CURSOR.start }), 'unknown'),
     ]);
     expect(response.batchItemFailures).toEqual([]);
-    expect(logged).toEqual(
+    expect(logger.at('warn', 'error')).toEqual(
       expect.arrayContaining([
         // The body quoted as far as a log line needs to recognise it.
         { level: 'error', fields: { messageId: 'garbage', body: garbage.slice(0, 200) }, message: 'not a page of a change job: dropped' },
         { level: 'warn', fields: { jobId: 'b-unknown' }, message: 'page of an unknown bulk cancel job: dropped' },
       ]),
     );
-    expect(logged).toHaveLength(2);
+    expect(logger.at('warn', 'error')).toHaveLength(2);
   });
 });

@@ -1,4 +1,3 @@
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { BulkCancelDeps } from '../src/app/bulk-cancel.js';
 import { RESUME_PAGE_EVENTS, runChanges, workResumePages, type ResumeDeps } from '../src/app/changes.js';
@@ -6,8 +5,8 @@ import { heldShardKey } from '../src/domain/buckets.js';
 import { BULK_CANCEL_PAGE_SIZE, encodeBulkCancelPage, JOB_CURSOR } from '../src/domain/bulk-cancel.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { encodeChangeJob, type ChangeJob } from '../src/domain/messages.js';
-import { sqsRecord, storedRecord } from './factories.js';
-import { FakeClock, MemoryDelayQueue, RecordingChangesQueue, RecordingLoadingQueue, RecordingMetrics } from './fakes.js';
+import { bulkCancelJob, sqsRecord, storedRecord } from './factories.js';
+import { FakeClock, MemoryDelayQueue, RecordingChangesQueue, RecordingLoadingQueue, RecordingLogger, RecordingMetrics } from './fakes.js';
 import { MemoryBulkCancelJobs, MemoryDueIndex, MemoryEventStore, MemoryLabelledEvents } from './memory-event-store.js';
 
 const NOW = 1_900_000_000_000;
@@ -19,9 +18,7 @@ function setup({ layout = LAYOUT, pageSize = Number.POSITIVE_INFINITY } = {}) {
   const loadingQueue = new RecordingLoadingQueue();
   const changesQueue = new RecordingChangesQueue();
   const dueIndex = new MemoryDueIndex(store, pageSize);
-  const logger = pino({ level: 'silent' });
-  const infos: { readonly fields: object; readonly message: string }[] = [];
-  logger.info = ((fields: object, message: string) => void infos.push({ fields, message })) as typeof logger.info;
+  const logger = new RecordingLogger();
   const deps = {
     config: layout,
     dueIndex,
@@ -39,12 +36,12 @@ function setup({ layout = LAYOUT, pageSize = Number.POSITIVE_INFINITY } = {}) {
       expiresAt: Number.NaN,
     });
   const work = (job: ChangeJob) => workResumePages(deps, [sqsRecord(encodeChangeJob(job))]);
-  return { deps, store, dueIndex, loadingQueue, changesQueue, infos, held, work };
+  return { deps, store, dueIndex, loadingQueue, changesQueue, logger, held, work };
 }
 
 describe('a resume', () => {
   it("hands its tenant's held events to loading oldest first, across shards, and only its tenant's, and logs its end", async () => {
-    const { loadingQueue, changesQueue, infos, held, work } = setup();
+    const { loadingQueue, changesQueue, logger, held, work } = setup();
     for (const [index, id] of ['e', 'c', 'a', 'd', 'b'].entries()) held(id, (index + 1) * 1000);
     held('other', 10_000, 'globex');
     const response = await work({ kind: 'resume', jobId: 'r-1', tenant: 'acme' });
@@ -52,7 +49,9 @@ describe('a resume', () => {
     expect(loadingQueue.sent).toEqual([{ ids: ['b', 'd', 'a', 'c', 'e'], chunkId: 'r-1#start', resume: true }]);
     // Not a full page: the job is done.
     expect(changesQueue.sentJobs).toEqual([]);
-    expect(infos).toEqual([{ fields: { tenant: 'acme', jobId: 'r-1', lastPage: 5 }, message: 'resume: every held event handed out' }]);
+    expect(logger.at('info')).toEqual([
+      { level: 'info', fields: { tenant: 'acme', jobId: 'r-1', lastPage: 5 }, message: 'resume: every held event handed out' },
+    ]);
   });
 
   it('goes on a page after another: a full page sends the next, which starts after its last event', async () => {
@@ -126,17 +125,7 @@ describe('the changes function', () => {
       resume.store.put(record);
       labels.label(record, 'campaign-7');
     }
-    const { job } = await jobs.create({
-      jobId: 'b-1',
-      tenant: 'acme',
-      label: 'campaign-7',
-      fromMs: NOW,
-      dueBefore: undefined,
-      failureTopic: undefined,
-      dryRun: false,
-      createdAt: NOW,
-      expiresAt: NOW / 1000 + 3600,
-    });
+    const { job } = await jobs.create(bulkCancelJob(NOW, { jobId: 'b-1' }));
     const resumeRecord = sqsRecord(encodeChangeJob({ kind: 'resume', jobId: 'r-1', tenant: 'acme' }), 'resume-page');
     const bulkRecord = sqsRecord(encodeBulkCancelPage({ jobId: job.jobId, from: JOB_CURSOR.start }), 'bulk-page');
     return { ...resume, deps, jobs, resumeRecord, bulkRecord };

@@ -1,18 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { pino } from 'pino';
 import { EndWriter } from '../src/app/emitter.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { TransientError } from '../src/domain/reasons.js';
 import { storedRecord } from './factories.js';
-import { MemoryDelayQueue, RecordingMetrics } from './fakes.js';
+import { MemoryDelayQueue, RecordingLogger, RecordingMetrics } from './fakes.js';
 import { MemoryEventStore } from './memory-event-store.js';
 
 function setup() {
   const store = new MemoryEventStore();
   const writes = store.holdEndWrites();
   const delayQueue = new MemoryDelayQueue();
-  const writer = new EndWriter({ store, delayQueue, logger: pino({ level: 'silent' }), metrics: new RecordingMetrics() });
+  const writer = new EndWriter({ store, delayQueue, logger: new RecordingLogger(), metrics: new RecordingMetrics() });
   /** The end of a queued event's emission. */
   const ending = (id: string): EmissionEnding => {
     store.put({ ...storedRecord(id, 1), state: EVENT_STATE.queued });

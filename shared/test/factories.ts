@@ -1,5 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
 import { DEFAULTS } from '../src/config.js';
+import type { NewBulkCancelJob } from '../src/domain/bulk-cancel.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { tenantShardKey } from '../src/domain/tenant-index.js';
 import type { SchedulerTopics } from '../src/domain/scheduler-topics.js';
@@ -160,5 +161,21 @@ export function storedRecord(
     createdAt: dueAt - 3_600_000,
     expiresAt: Math.ceil(dueAt / 1000) + 3600,
     ...indexed,
+  };
+}
+
+/** A bulk cancel of acme's events labelled campaign-7 from `fromMs`, asked for then, kept an hour. */
+export function bulkCancelJob(fromMs: number, overrides: Partial<NewBulkCancelJob> = {}): NewBulkCancelJob {
+  return {
+    jobId: 'b-request-1',
+    tenant: 'acme',
+    label: 'campaign-7',
+    fromMs,
+    dueBefore: undefined,
+    failureTopic: undefined,
+    dryRun: false,
+    createdAt: fromMs,
+    expiresAt: fromMs / 1000 + 3600,
+    ...overrides,
   };
 }

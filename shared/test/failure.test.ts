@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { publishNotice, reportFailure } from '../src/app/failures.js';
 import { snsMessageBytes } from '../src/domain/event.js';
 import { failureNotice, noticeAttributes, type FailureNotice } from '../src/domain/failure.js';
 import { EventRejectedError, REASON, TransientError } from '../src/domain/reasons.js';
 import { scheduleRequest, topicArn } from './factories.js';
-import { FakeClock, RecordingMetrics, RecordingPublisher, type Publish } from './fakes.js';
+import { FakeClock, RecordingLogger, RecordingMetrics, RecordingPublisher, type Publish } from './fakes.js';
 
 const SNS_MESSAGE_LIMIT_BYTES = 256 * 1024;
 const NOW = Date.UTC(2030, 0, 1);
@@ -117,18 +116,17 @@ describe('reporting a failure', () => {
       tried.push(publish.topic);
       return refusal(publish);
     });
-    const warnings: { readonly fields: object; readonly message: string }[] = [];
-    const logger = pino({ level: 'silent' });
-    logger.warn = ((fields: object, message: string) => void warnings.push({ fields, message })) as typeof logger.warn;
+    const logger = new RecordingLogger();
     const metrics = new RecordingMetrics();
-    return { publisher, tried, warnings, logger, metrics, send: publishNotice({ publisher, logger }) };
+    return { publisher, tried, logger, metrics, send: publishNotice({ publisher, logger }) };
   }
 
   it('logs it with its reason code and event id, counts it, and publishes the notice to the failure topic', async () => {
-    const { publisher, warnings, logger, metrics, send } = setup();
+    const { publisher, logger, metrics, send } = setup();
     await reportFailure({ logger, metrics }, send, notice, { failureTopic: FAILURES, deadLetterTopic: DEAD_LETTERS });
-    expect(warnings).toEqual([
+    expect(logger.at('warn')).toEqual([
       {
+        level: 'warn',
         fields: { reason: REASON.INVALID_DATE, eventId: 'e-1', failureTopic: FAILURES, deadLetterTopic: DEAD_LETTERS, notice },
         message: 'bad date',
       },
@@ -138,13 +136,17 @@ describe('reporting a failure', () => {
   });
 
   it('publishes to the dead-letter topic when the failure topic cannot take the notice, and logs why', async () => {
-    const { publisher, warnings, send } = setup(({ topic }) =>
+    const { publisher, logger, send } = setup(({ topic }) =>
       topic === FAILURES ? new EventRejectedError(REASON.TARGET_NOT_FOUND, 'no such topic') : undefined,
     );
     await send({ failureTopic: FAILURES, deadLetterTopic: DEAD_LETTERS }, notice);
     expect(publisher.published.map(({ topic }) => topic)).toEqual([DEAD_LETTERS]);
-    expect(warnings).toEqual([
-      { fields: { reason: REASON.TARGET_NOT_FOUND, topic: FAILURES, eventId: 'e-1' }, message: 'failure topic cannot take the notice' },
+    expect(logger.at('warn')).toEqual([
+      {
+        level: 'warn',
+        fields: { reason: REASON.TARGET_NOT_FOUND, topic: FAILURES, eventId: 'e-1' },
+        message: 'failure topic cannot take the notice',
+      },
     ]);
   });
 

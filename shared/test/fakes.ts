@@ -12,7 +12,6 @@ import type {
   SchedulerMetrics,
   TopicPublisher,
 } from '../src/app/ports.js';
-import { pino } from 'pino';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import type { FailureNotice, NoticeDestination } from '../src/domain/failure.js';
 import { encodeDelayQueueMessage, type ChangeJob, type DelayQueueMessage, type LoadingChunk } from '../src/domain/messages.js';
@@ -20,7 +19,7 @@ import { TransientError } from '../src/domain/reasons.js';
 
 /**
  * The in-memory fakes of the ports beside the table's (see memory-event-store.ts): the clock, the
- * metrics, the queues, the topics and the failed records' last errors. One each, shared by every unit test, which inspects what
+ * logger, the metrics, the queues, the topics and the failed records' last errors. One each, shared by every unit test, which inspects what
  * they were asked and tells them when to refuse.
  */
 
@@ -47,14 +46,14 @@ export class FakeClock implements Clock {
   }
 }
 
-/** A line logged, as the logger was asked to write it. */
+/** A line logged, as the logger was asked to write it: its fields as given (an error as the Error itself). */
 export interface LoggedLine {
   readonly level: 'debug' | 'info' | 'warn' | 'error';
   readonly fields: object;
   readonly message: string;
 }
 
-/** Keeps every line logged, in order. */
+/** The functions' logger: keeps every line logged, at every level, in order. */
 export class RecordingLogger implements Logger {
   readonly lines: LoggedLine[] = [];
 
@@ -63,9 +62,9 @@ export class RecordingLogger implements Logger {
   warn = (fields: object, message: string): void => this.log('warn', fields, message);
   error = (fields: object, message: string): void => this.log('error', fields, message);
 
-  /** The lines logged at `level`. */
-  at(level: LoggedLine['level']): LoggedLine[] {
-    return this.lines.filter((line) => line.level === level);
+  /** The lines logged at any of `levels`, in order. */
+  at(...levels: LoggedLine['level'][]): LoggedLine[] {
+    return this.lines.filter((line) => levels.includes(line.level));
   }
 
   private log(level: LoggedLine['level'], fields: object, message: string): void {
@@ -248,9 +247,4 @@ export class MemoryLastErrors implements LastErrors {
   async read(messageIds: readonly string[]): Promise<ReadonlyMap<string, LastError>> {
     return new Map(messageIds.flatMap((id) => (this.errors.has(id) ? [[id, this.errors.get(id) as LastError] as const] : [])));
   }
-}
-
-/** The functions' logger (pino, at info), keeping each line it writes, parsed, in `lines`: what an operator reads. */
-export function recordingLogger(lines: Record<string, unknown>[]): Logger {
-  return pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
 }

@@ -7,7 +7,7 @@ import { SNS_MAX_MESSAGE_BYTES } from '../src/domain/limits.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
 import { inputMessageId, REGION, registry, SCHEDULER_TOPICS, scheduleRequest, sqsRecord, topicArn } from './factories.js';
-import { FakeClock, MemoryDelayQueue, MemoryLastErrors, RecordingChangesQueue, RecordingMetrics, recordingLogger } from './fakes.js';
+import { FakeClock, MemoryDelayQueue, MemoryLastErrors, RecordingChangesQueue, RecordingLogger, RecordingMetrics } from './fakes.js';
 import { MemoryBulkCancelJobs, MemoryEventStore, MemoryTenantPauses } from './memory-event-store.js';
 
 const NOW = 1_900_000_000_000;
@@ -44,7 +44,7 @@ function setup() {
   const jobs = new MemoryBulkCancelJobs();
   const changesQueue = new RecordingChangesQueue();
   const lastErrors = new MemoryLastErrors();
-  const lines: Record<string, unknown>[] = [];
+  const logger = new RecordingLogger();
   const metrics = new RecordingMetrics();
   let tokens = 0;
   const deps = {
@@ -56,12 +56,12 @@ function setup() {
     pauses: new MemoryTenantPauses(store),
     changesQueue,
     clock,
-    logger: recordingLogger(lines),
+    logger,
     metrics,
     failureLog: { lastErrors, fn: 'ingest', clock },
     newToken: () => `token-${++tokens}`,
   } satisfies IngestDeps;
-  return { store, delayQueue, jobs, changesQueue, deps, clock, lines, metrics, lastErrors };
+  return { store, delayQueue, jobs, changesQueue, deps, clock, logger, metrics, lastErrors };
 }
 
 const soon = new Date(NOW + 30_000).toISOString();
@@ -383,11 +383,15 @@ describe('ingest', () => {
     const notification = { Type: 'Notification', MessageId: 'm-1', TopicArn: ACME_TOPIC, Message: request };
 
     function expectRefusedInLogsOnly(context: ReturnType<typeof setup>, reason: string, inputMessageId: string, topic?: string) {
-      const { store, delayQueue, lines, metrics } = context;
+      const { store, delayQueue, logger, metrics } = context;
       expect(store.records.size).toBe(0);
       expect(delayQueue.notices).toEqual([]);
-      expect(lines.filter(({ msg }) => msg === 'input refused: no tenant takes it')).toEqual([
-        expect.objectContaining(topic === undefined ? { reason, inputMessageId } : { reason, inputMessageId, topicArn: topic }),
+      expect(logger.lines.filter(({ message }) => message === 'input refused: no tenant takes it')).toEqual([
+        {
+          level: 'warn',
+          fields: expect.objectContaining(topic === undefined ? { reason, inputMessageId } : { reason, inputMessageId, topicArn: topic }),
+          message: 'input refused: no tenant takes it',
+        },
       ]);
       expect(metrics.counts).toEqual({ EventsRejected: 1, EventsFailed: 1 });
     }
@@ -492,7 +496,7 @@ describe('ingest', () => {
   });
 
   it('applies a redelivered reschedule once, and never lets an older reschedule override a newer one', async () => {
-    const { deps, delayQueue, store, metrics, lines } = setup();
+    const { deps, delayQueue, store, metrics, logger } = setup();
     const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
     await ingestBatch(deps, [published(scheduleRequest({ id: 'stored', date: later, target: acmeTarget }))]);
     const first = inputMessageId();
@@ -510,8 +514,12 @@ describe('ingest', () => {
     // The older one is dropped for good, not retried: counted as a duplicate, and said in the logs.
     expect(olderAgain.batchItemFailures).toEqual([]);
     expect(metrics.counts.DuplicatesSuppressed).toBe(1);
-    expect(lines.filter(({ msg }) => msg === 'reschedule superseded by one published later; dropped')).toEqual([
-      expect.objectContaining({ eventId: record?.id, inputMessageId: first }),
+    expect(logger.lines.filter(({ message }) => message === 'reschedule superseded by one published later; dropped')).toEqual([
+      {
+        level: 'info',
+        fields: expect.objectContaining({ eventId: record?.id, inputMessageId: first }),
+        message: 'reschedule superseded by one published later; dropped',
+      },
     ]);
   });
 

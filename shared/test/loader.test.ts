@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { pino } from 'pino';
 import { runLoaderTick, type LoaderDeps } from '../src/app/loader.js';
 import { bucketShardKeyFor, shardOf } from '../src/domain/buckets.js';
 import { tenantShardKey } from '../src/domain/tenant-index.js';
 import { registry, storedRecord } from './factories.js';
-import { RecordingLoadingQueue, RecordingMetrics } from './fakes.js';
+import { RecordingLoadingQueue, RecordingLogger, RecordingMetrics } from './fakes.js';
 import { MemoryDueIndex, MemoryEventStore, MemoryLoaderCursors } from './memory-event-store.js';
 
 const NOW = 1_900_000_020_000;
@@ -24,9 +23,7 @@ function setup(clockTimes: number[] = [NOW], table = { store: new MemoryEventSto
   const loadingQueue = new RecordingLoadingQueue();
   const { sent } = loadingQueue;
   let call = 0;
-  const logger = pino({ level: 'silent' });
-  const infos: { readonly fields: object; readonly message: string }[] = [];
-  logger.info = ((fields: object, message: string) => void infos.push({ fields, message })) as typeof logger.info;
+  const logger = new RecordingLogger();
   const deps = {
     config,
     // The public tenant and acme.
@@ -50,7 +47,7 @@ function setup(clockTimes: number[] = [NOW], table = { store: new MemoryEventSto
       .flatMap((chunk) => chunk.ids)
       .sort();
   return {
-    infos,
+    logger,
     store,
     cursors: cursors.progress,
     dueIndex,
@@ -67,7 +64,7 @@ function setup(clockTimes: number[] = [NOW], table = { store: new MemoryEventSto
 
 describe('a loader tick', () => {
   it('hands out, in chunks, the events due from the cursor to now plus the lookahead, moves the cursor there, and logs what it did', async () => {
-    const { cursors, stored, deps, sent, ids, infos } = setup();
+    const { cursors, stored, deps, sent, ids, logger } = setup();
     cursors.loadedThroughMs = NOW + 480_000;
     stored('before-cursor', NOW + 479_999);
     stored('a', NOW + 480_000);
@@ -79,7 +76,7 @@ describe('a loader tick', () => {
     expect(sent.every((chunk) => chunk.ids.length <= 2)).toBe(true);
     expect(result).toMatchObject({ fromMs: NOW + 480_000, throughMs: NOW + 540_000, eventsFound: 3, caughtUp: true });
     expect(cursors.loadedThroughMs).toBe(NOW + 540_000);
-    expect(infos).toEqual([{ fields: result, message: 'loader tick done' }]);
+    expect(logger.at('info')).toEqual([{ level: 'info', fields: result, message: 'loader tick done' }]);
   });
 
   it('catches up from where the last tick stopped after missed ticks, overdue events included', async () => {
@@ -101,7 +98,7 @@ describe('a loader tick', () => {
   });
 
   it('leaves the rest to the next tick when out of budget, moving the cursor only past what it handed out, and says so', async () => {
-    const { cursors, stored, deps, ids, infos } = setup([NOW, NOW + 46_000]);
+    const { cursors, stored, deps, ids, logger } = setup([NOW, NOW + 46_000]);
     cursors.loadedThroughMs = NOW - 3600_000;
     stored('first-round', NOW - 3600_000 + 1);
     stored('later', NOW);
@@ -110,7 +107,7 @@ describe('a loader tick', () => {
     expect(ids()).toEqual(['first-round']);
     expect(cursors.loadedThroughMs).toBe(result.throughMs);
     expect(result.throughMs).toBeLessThan(NOW);
-    expect(infos).toEqual([{ fields: result, message: 'loader tick out of budget; the next tick goes on' }]);
+    expect(logger.at('info')).toEqual([{ level: 'info', fields: result, message: 'loader tick out of budget; the next tick goes on' }]);
   });
 
   it('goes on round after round to its deadline, the budget after its start, and stops only past it', async () => {

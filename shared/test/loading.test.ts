@@ -1,10 +1,9 @@
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { loadChunks, type LoadingDeps } from '../src/app/loading.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { encodeLoadingChunk, type LoadingChunk } from '../src/domain/messages.js';
 import { sqsRecord, storedRecord } from './factories.js';
-import { FakeClock, MemoryDelayQueue, MemoryLastErrors, RecordingMetrics } from './fakes.js';
+import { FakeClock, MemoryDelayQueue, MemoryLastErrors, RecordingLogger, RecordingMetrics } from './fakes.js';
 import { MemoryEventStore } from './memory-event-store.js';
 
 const NOW = 1_900_000_000_000;
@@ -15,9 +14,7 @@ function setup() {
   const store = new MemoryEventStore(clock);
   const delayQueue = new MemoryDelayQueue(clock);
   const metrics = new RecordingMetrics();
-  const logger = pino({ level: 'silent' });
-  const warnings: { readonly fields: object; readonly message: string }[] = [];
-  logger.warn = ((fields: object, message: string) => void warnings.push({ fields, message })) as typeof logger.warn;
+  const logger = new RecordingLogger();
   const lastErrors = new MemoryLastErrors();
   const deps = {
     config,
@@ -32,7 +29,7 @@ function setup() {
   const stored = (id: string, dueAt: number) => store.put(storedRecord(id, dueAt));
   const load = (chunk: LoadingChunk, messageId = 'sqs-1') => loadChunks(deps, [sqsRecord(encodeLoadingChunk(chunk), messageId)]);
   const sentIds = () => delayQueue.sent.map(({ event }) => event.id);
-  return { store, delayQueue, metrics, warnings, lastErrors, deps, stored, load, sentIds };
+  return { store, delayQueue, metrics, logger, lastErrors, deps, stored, load, sentIds };
 }
 
 describe('loading', () => {
@@ -73,7 +70,7 @@ describe('loading', () => {
   });
 
   it('takes, in a repair chunk, the events still open past repairAfterSeconds, whoever took them, and sends them with the repair delay', async () => {
-    const { store, delayQueue, metrics, warnings, stored, load, sentIds } = setup();
+    const { store, delayQueue, metrics, logger, stored, load, sentIds } = setup();
     stored('overdue', NOW - 301_000);
     store.put({ ...storedRecord('taken-and-lost', NOW - 400_000), state: EVENT_STATE.queued, loadedBy: 'chunk-0' });
     stored('not-yet-overdue', NOW - 299_000);
@@ -83,8 +80,8 @@ describe('loading', () => {
     expect(sentIds()).toEqual(['overdue', 'taken-and-lost']);
     expect(delayQueue.sent.map(({ delaySeconds }) => delaySeconds)).toEqual([60, 60]);
     expect(metrics.counts.EventsRepaired).toBe(2);
-    expect(warnings).toEqual([
-      { fields: { eventIds: ['overdue', 'taken-and-lost'] }, message: 'events still open after their due time; sent again' },
+    expect(logger.at('warn')).toEqual([
+      { level: 'warn', fields: { eventIds: ['overdue', 'taken-and-lost'] }, message: 'events still open after their due time; sent again' },
     ]);
   });
 

@@ -11,7 +11,7 @@ import type { FailureNotice, NoticeDestination } from '../src/domain/failure.js'
 import { EVENT_STATE, type EventRecord, type EventState } from '../src/domain/lifecycle.js';
 import { SNS_MAX_MESSAGE_BYTES, SQS_MAX_MESSAGE_BYTES } from '../src/domain/limits.js';
 import { encodeLoadingChunk } from '../src/domain/messages.js';
-import { EventRejectedError, REASON } from '../src/domain/reasons.js';
+import { EventRejectedError, REASON, TransientError } from '../src/domain/reasons.js';
 import { parseTenantsDocument, TenantRegistry, type TenantsDocument } from '../src/domain/tenants.js';
 import { firstIllFormedString } from '../src/domain/unicode.js';
 import { MAX_NESTING_DEPTH } from '../src/domain/validation.js';
@@ -20,9 +20,9 @@ import {
   FakeClock,
   MemoryDelayQueue,
   RecordingChangesQueue,
+  RecordingLogger,
   RecordingMetrics,
   RecordingPublisher,
-  recordingLogger,
   type Publish,
 } from './fakes.js';
 import {
@@ -116,8 +116,7 @@ class World {
   readonly clock: FakeClock;
   readonly store: MemoryEventStore;
   readonly metrics = new RecordingMetrics();
-  readonly lines: Record<string, unknown>[] = [];
-  readonly logger = recordingLogger(this.lines);
+  readonly logger = new RecordingLogger();
   readonly delayQueue: MemoryDelayQueue;
   readonly violations: string[] = [];
   private sns: RecordingPublisher | undefined;
@@ -268,11 +267,10 @@ class World {
    * copy of the same message handled at the same time), and every reason is a stable code.
    */
   checkLogs(): void {
-    for (const line of this.lines) {
-      const err = line.err as { type?: unknown } | undefined;
-      if (typeof line.level === 'number' && line.level >= 50 && err?.type !== 'TransientError')
-        this.violation('an error logged', { msg: line.msg, err });
-      if ('reason' in line && !REASONS.has(String(line.reason))) this.violation('a reason that is no stable code', line.reason);
+    for (const { level, fields, message } of this.logger.lines) {
+      const { err, reason } = fields as { err?: unknown; reason?: unknown };
+      if (level === 'error' && !(err instanceof TransientError)) this.violation('an error logged', { message, err });
+      if (reason !== undefined && !REASONS.has(String(reason))) this.violation('a reason that is no stable code', reason);
     }
   }
 
