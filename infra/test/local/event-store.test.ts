@@ -1,11 +1,17 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, type BatchExecuteStatementCommandOutput } from '@aws-sdk/lib-dynamodb';
 import {
+  cursorAfter,
+  DynamoDbBulkCancelJobs,
   DynamoDbEventRecords,
   DynamoDbEventStore,
+  DynamoDbLoaderCursors,
+  DynamoDbNoticeClaims,
+  DynamoDbTenantPauses,
   DEFAULT_QUOTAS,
   reconcileOpenEvents,
   EVENT_STATE,
+  JOB_CURSOR,
   labelEntryId,
   openEventsCounterId,
   payloadItemId,
@@ -14,6 +20,7 @@ import {
   TABLE,
   type BatchWriteMode,
   type EmissionEnding,
+  type EventRecord,
   type NewEvent,
   type ScheduledEvent,
 } from '@adhoc-scheduler/shared';
@@ -111,6 +118,32 @@ function loseFirstAnswerOf(faulty: DynamoDBDocumentClient, commandName: string):
     },
     { step: 'initialize', name: 'loseFirstAnswerOf' },
   );
+}
+
+/**
+ * Two stores on one new table: `store`, and `racing`, through a client of its own that runs
+ * `between` (with `store`) once, after its first read of records has answered and before it writes.
+ */
+async function racingStore(
+  mode: BatchWriteMode,
+  between: (store: DynamoDbEventStore) => Promise<unknown>,
+): Promise<{ store: DynamoDbEventStore; racing: DynamoDbEventStore; tableName: string; done: () => void }> {
+  const tableName = await newTable();
+  const store = new DynamoDbEventStore(client, tableName, { batchWrites: mode });
+  const faulty = faultyClient();
+  let ran = false;
+  faulty.middlewareStack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      if (context.commandName === 'BatchGetItemCommand' && !ran) {
+        ran = true;
+        await between(store);
+      }
+      return result;
+    },
+    { step: 'initialize', name: 'writeBetweenReadAndTake' },
+  );
+  return { store, racing: new DynamoDbEventStore(faulty, tableName, { batchWrites: mode }), tableName, done: () => faulty.destroy() };
 }
 
 /** Counts the writes to quota counter items (UpdateItem on `#tenant#<id>`) through a client. */
@@ -670,6 +703,145 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
       faulty.destroy();
     }
   });
+  it("refuses a change of another tenant's event, and leaves the event as it was", async () => {
+    const store = await storeFor(mode);
+    await store.createMany([newEvent(event('a'), true)]);
+    const change = { by: 'cancel-1', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 60 };
+    expect(await store.cancel('a', { tenant: 'globex', cutoffMs: 5_000 }, change)).toMatchObject({
+      outcome: 'refused',
+      current: { state: EVENT_STATE.scheduled, tenant: 'acme' },
+    });
+    expect(await openEvents(store)).toBe(1);
+  });
+
+  it('sends a near event again only as its request placed it: not another request’s, not once a loader took it or it changed', async () => {
+    const store = await storeFor(mode);
+    await store.createMany([newEvent(event('near'), false), newEvent(event('far'), true)]);
+    const requeue = { placedBy: 'input-near', version: 1, queuedBy: 'copy-2', now: NOW };
+    expect(await store.requeue('near', { ...requeue, placedBy: 'input-other' })).toBe(false);
+    expect(await store.requeue('near', { ...requeue, version: 2 })).toBe(false);
+    expect(await store.requeue('near', requeue)).toBe(true);
+    expect((await store.read(['near'])).get('near')).toMatchObject({ state: EVENT_STATE.queued, queuedBy: 'copy-2' });
+    await store.takeForLoading(['far'], { now: NOW, horizonMs: NOW + 7_200_000, owner: 'chunk-1', queuedBy: 'copy-1' });
+    expect(await store.requeue('far', { ...requeue, placedBy: 'input-far' })).toBe(false);
+    await store.endEmissions([ending(event('near'), 'delivery-1')]);
+    expect(await store.requeue('near', { ...requeue, queuedBy: 'copy-3' })).toBe(false);
+    expect((await store.read(['near', 'far'])).get('far')).toMatchObject({ loadedBy: 'chunk-1', queuedBy: 'copy-1' });
+  });
+
+  it('holds a queued event of a paused tenant once, from the copy that holds it, and none of a tenant not paused', async () => {
+    const tableName = await newTable();
+    const store = new DynamoDbEventStore(client, tableName, { batchWrites: mode });
+    const pauses = new DynamoDbTenantPauses(client, tableName);
+    await store.createMany([newEvent(event('a'), false)]);
+    const record = (await store.read(['a'])).get('a') as EventRecord;
+    const hold = { payload: 'payload of a', heldKey: 'held#acme#0', now: NOW };
+    expect(await store.hold(record, 'token-a', hold)).toBe('not-paused');
+    await pauses.pause('acme', { pausedAt: NOW, pausedBy: 'operator' });
+    expect(await store.hold(record, 'stale-copy', hold)).toBe('changed');
+    expect(await store.hold(record, 'token-a', hold)).toBe('held');
+    expect(await store.hold(record, 'token-a', hold)).toBe('changed');
+    expect((await store.read(['a'])).get('a')).toMatchObject({ state: EVENT_STATE.held, heldAt: NOW });
+  });
+
+  it('carries a rescheduled near event on once, from the copy the reschedule found', async () => {
+    const store = await storeFor(mode);
+    await store.createMany([newEvent(event('a'), false)]);
+    const rescheduled = await store.reschedule(
+      'a',
+      { tenant: 'acme', cutoffMs: 5_000 },
+      {
+        dueAt: NOW + 7_200_000,
+        by: 'r-1',
+        publishedAt: NOW,
+        placement: { state: EVENT_STATE.queued, shard: 0 },
+        queuedBy: 'unused',
+        expiresAt: Math.ceil(NOW / 1000) + 9_000,
+      },
+    );
+    expect(rescheduled).toEqual({ outcome: 'rescheduled', event: undefined });
+    const record = (await store.read(['a'])).get('a') as EventRecord;
+    expect(record).toMatchObject({ version: 2, carriedBy: 'token-a' });
+    expect(await store.carry(record, 'stale-copy', { to: 'queue', queuedBy: 'copy-2' }, NOW)).toBe(false);
+    expect(await store.carry(record, 'token-a', { to: 'queue', queuedBy: 'copy-2' }, NOW)).toBe(true);
+    expect(await store.carry(record, 'token-a', { to: 'queue', queuedBy: 'copy-3' }, NOW)).toBe(false);
+    expect((await store.read(['a'])).get('a')).toMatchObject({ state: EVENT_STATE.queued, queuedBy: 'copy-2' });
+  });
+
+  describe('takes an event for loading only as it read it: a write that lands between the read and the take wins', () => {
+    const take = { now: NOW, horizonMs: NOW + 7_200_000 };
+
+    it('another chunk’s take', async () => {
+      const { store, racing, done } = await racingStore(mode, (plain) =>
+        plain.takeForLoading(['far'], { ...take, owner: 'chunk-1', queuedBy: 'copy-1' }),
+      );
+      try {
+        await store.createMany([newEvent(event('far'), true)]);
+        expect(await racing.takeForLoading(['far'], { ...take, owner: 'chunk-2', queuedBy: 'copy-2' })).toEqual([]);
+        expect((await store.read(['far'])).get('far')).toMatchObject({ loadedBy: 'chunk-1', queuedBy: 'copy-1' });
+      } finally {
+        done();
+      }
+    });
+
+    it('a reschedule', async () => {
+      const { store, racing, done } = await racingStore(mode, (plain) =>
+        plain.reschedule(
+          'far',
+          { tenant: 'acme', cutoffMs: 5_000 },
+          {
+            dueAt: NOW + 9_000_000,
+            by: 'r-1',
+            publishedAt: NOW,
+            placement: { state: EVENT_STATE.scheduled, shard: 0 },
+            queuedBy: 'unused',
+            expiresAt: Math.ceil(NOW / 1000) + 12_000,
+          },
+        ),
+      );
+      try {
+        await store.createMany([newEvent(event('far'), true)]);
+        expect(await racing.takeForLoading(['far'], { ...take, owner: 'chunk-1', queuedBy: 'copy-1' })).toEqual([]);
+        expect((await store.read(['far'])).get('far')).toMatchObject({ state: EVENT_STATE.scheduled, version: 2 });
+      } finally {
+        done();
+      }
+    });
+
+    it('an end, before a repair', async () => {
+      const { store, racing, done } = await racingStore(mode, (plain) => plain.endEmissions([ending(event('late'), 'delivery-1')]));
+      try {
+        await store.createMany([newEvent(event('late', { dueAt: NOW - 600_000 }), true)]);
+        await store.takeForLoading(['late'], { now: NOW, horizonMs: NOW, owner: 'lost-chunk', queuedBy: 'lost-copy' });
+        const repair = { now: NOW, horizonMs: NOW, owner: 'sweep', queuedBy: 'copy-2', overdueBefore: NOW - 300_000 };
+        expect(await racing.takeForLoading(['late'], repair)).toEqual([]);
+        expect((await store.read(['late'])).get('late')).toMatchObject({ state: EVENT_STATE.emitted, queuedBy: 'lost-copy' });
+      } finally {
+        done();
+      }
+    });
+
+    it('a cancel, before a resume', async () => {
+      const { store, racing, tableName, done } = await racingStore(mode, (plain) =>
+        plain.cancel('a', { tenant: 'acme', cutoffMs: 5_000 }, { by: 'cancel-1', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 60 }),
+      );
+      try {
+        await new DynamoDbTenantPauses(client, tableName).pause('acme', { pausedAt: NOW, pausedBy: 'operator' });
+        await store.createMany([newEvent(event('a'), false)]);
+        const held = await store.hold((await store.read(['a'])).get('a') as EventRecord, 'token-a', {
+          payload: 'payload of a',
+          heldKey: 'held#acme#0',
+          now: NOW,
+        });
+        expect(held).toBe('held');
+        const resume = { ...take, owner: 'resume-1', queuedBy: 'copy-2', resume: { expiresAt: Math.ceil(NOW / 1000) + 3600 } };
+        expect(await racing.takeForLoading(['a'], resume)).toEqual([]);
+        expect((await store.read(['a'])).get('a')).toMatchObject({ state: EVENT_STATE.cancelled });
+      } finally {
+        done();
+      }
+    });
+  });
 });
 
 /** The item listing event `eventId` under `label`, if there is one. */
@@ -747,5 +919,65 @@ describe('reconciling a quota counter', () => {
     expect(first).toEqual({ tenant: 'acme', counted: 2, counterBefore: 3, counterAfter: 3, correction: -1, exact: true });
     expect(await store.counters.openEvents('acme')).toBe(2);
     expect((await reconcileOpenEvents({ counter: store.counters, census: records }, 'acme')).correction).toBe(0);
+  });
+});
+
+describe('the loader cursors', () => {
+  it('only move forward, each on its own', async () => {
+    const cursors = new DynamoDbLoaderCursors(client, await newTable());
+    await cursors.advance('loadedThroughMs', NOW);
+    await cursors.advance('loadedThroughMs', NOW - 1_000);
+    await cursors.advance('repairedThroughMs', NOW - 5_000);
+    expect(await cursors.read()).toEqual({ loadedThroughMs: NOW, repairedThroughMs: NOW - 5_000 });
+    await cursors.advance('loadedThroughMs', NOW + 1_000);
+    expect(await cursors.read()).toEqual({ loadedThroughMs: NOW + 1_000, repairedThroughMs: NOW - 5_000 });
+  });
+});
+
+describe('the notice claims', () => {
+  const expiresAt = Math.ceil(NOW / 1000) + 3600;
+  const lease = (owner: string, now: number) => ({ owner, now, leaseUntil: now + 30_000 });
+
+  it('let one delivery publish a notice while its lease lasts, another after it ends, and none once it was sent', async () => {
+    const notices = new DynamoDbNoticeClaims(client, await newTable());
+    expect(await notices.claim('n', lease('d-1', NOW), expiresAt)).toBe('claimed');
+    expect(await notices.claim('n', lease('d-2', NOW + 1), expiresAt)).toBe('busy');
+    expect(await notices.claim('n', lease('d-1', NOW + 2), expiresAt)).toBe('claimed');
+    expect(await notices.claim('n', lease('d-2', NOW + 30_003), expiresAt)).toBe('claimed');
+    await notices.markSent('n', NOW + 30_004);
+    expect(await notices.claim('n', lease('d-2', NOW + 30_005), expiresAt)).toBe('ended');
+    expect(await notices.claim('n', lease('d-3', NOW + 90_000), expiresAt)).toBe('ended');
+  });
+
+  it('are given up by their own delivery only', async () => {
+    const notices = new DynamoDbNoticeClaims(client, await newTable());
+    expect(await notices.claim('n', lease('d-1', NOW), expiresAt)).toBe('claimed');
+    await notices.release('n', 'd-2');
+    expect(await notices.claim('n', lease('d-3', NOW + 1), expiresAt)).toBe('busy');
+    await notices.release('n', 'd-1');
+    expect(await notices.claim('n', lease('d-3', NOW + 2), expiresAt)).toBe('claimed');
+  });
+});
+
+describe('the bulk cancel jobs', () => {
+  it('are created once: the same job asked for again is the one already moving, its cursor and counts kept', async () => {
+    const jobs = new DynamoDbBulkCancelJobs(client, await newTable());
+    const job = {
+      jobId: 'b-1',
+      tenant: 'acme',
+      label: 'spring',
+      fromMs: NOW,
+      dueBefore: undefined,
+      failureTopic: undefined,
+      dryRun: false,
+      createdAt: NOW,
+      expiresAt: Math.ceil(NOW / 1000) + 3600,
+    };
+    expect((await jobs.create(job)).created).toBe(true);
+    const counts = { cancelled: 100, refused: { ended: 0, emitting: 0 } };
+    const to = cursorAfter({ dueAt: NOW + 100, id: 'e-100' });
+    const step = { from: JOB_CURSOR.start, to, counts, movedBy: 'page-1', done: false, now: NOW, expiresAt: job.expiresAt };
+    expect(await jobs.advance('b-1', step)).toBe(true);
+    expect(await jobs.create({ ...job, createdAt: NOW + 1 })).toMatchObject({ created: false, job: { cursor: to, counts } });
   });
 });
