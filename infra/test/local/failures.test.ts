@@ -51,7 +51,7 @@ function largestInput(fields: Record<string, unknown>): { readonly text: string;
   return { text: JSON.stringify({ ...fields, payload }), payload };
 }
 
-describe.concurrent('failures reach the failure topic with a reason code, and never stop the batch', () => {
+describe('failures reach the failure topic with a reason code, and never stop the batch', () => {
   it('reports each kind of invalid input while the valid messages of the same batch go through', async () => {
     const { logger, lines } = capturingLogger();
     const scheduler = await startTestScheduler(emulators, { logger });
