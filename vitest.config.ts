@@ -12,6 +12,10 @@ export default defineConfig({
     // Most of an integration test's time is waiting for a due time, not computing: more files at
     // once than cores keeps both busy (see docs/contributing.md, "How long it takes").
     maxWorkers: 4,
+    // No test file keeps state in a module it shares with others (each builds its own resources,
+    // none mocks a module), so a worker loads the SDK, the CDK and the service once for all its
+    // files instead of once a file.
+    isolate: false,
     projects: [
       {
         extends: true,

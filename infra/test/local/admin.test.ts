@@ -82,7 +82,7 @@ async function ingestQueueArn(sqs: SQSClient, scheduler: LocalScheduler): Promis
   return Attributes?.QueueArn;
 }
 
-describe('scripts/admin tenant add and tenant list', () => {
+describe.concurrent('scripts/admin tenant add and tenant list', () => {
   it("creates the tenant topic on the ingest queue, prints its ARN, and what is published there is the tenant's", async () => {
     const { scheduler, sns, sqs, files, where, tenantsFile, outputsFile, clientOf, teardown } = await setup();
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
@@ -404,7 +404,7 @@ describe('scripts/admin tenant add and tenant list', () => {
   });
 });
 
-describe('scripts/admin help', () => {
+describe.concurrent('scripts/admin help', () => {
   it("prints a command group's own help, and says which commands a group takes", async () => {
     const tenant = await admin('tenant', '--help');
     expect(tenant.code).toBe(0);
@@ -422,7 +422,7 @@ describe('scripts/admin help', () => {
   });
 });
 
-describe('scripts/admin events, event show and quota reconcile', () => {
+describe.concurrent('scripts/admin events, event show and quota reconcile', () => {
   it("lists a tenant's events in one state a page at a time, in due order, the next page from the printed token", async () => {
     const { scheduler, where, teardown } = await setup();
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');

@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PublishBatchCommand, PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -25,10 +25,9 @@ import {
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
 import { runAdmin } from '../../src/admin/cli.js';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalOutputs } from '../../src/local/runtime.js';
 import { writeTenantsFile } from '../../src/local/tenants-file.js';
-import { FAST_TIMINGS, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
+import { FAST_TIMINGS, sharedEmulators, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
 import { outputsOf, spawnService, type ServiceProcess } from './service-process.js';
 
 /** Acme's topics are the local ones; globex's account holds none, so its targets are topics of its own that need not exist. */
@@ -41,13 +40,7 @@ const TENANTS: TenantsDocument = {
 const GLOBEX_TARGET = `arn:aws:sns:${LOCAL_REGION}:222222222222:globex-target`;
 const HOUR = 3_600_000;
 
-let emulators: Emulators;
-beforeAll(async () => {
-  emulators = await startEmulators({});
-});
-afterAll(async () => {
-  await emulators?.stop();
-});
+const emulators = sharedEmulators();
 
 /** What the tests reach a service by: its outputs, and clients of its emulators. */
 function clientsOf(outputs: Pick<LocalOutputs, 'endpoint' | 'dynamodbEndpoint' | 'tableName'>) {
@@ -133,12 +126,7 @@ async function states(clients: Clients, records: readonly EventRecord[]): Promis
   return new Map([...read].map(([id, record]) => [id, record.state]));
 }
 
-const services: ServiceProcess[] = [];
-afterEach(() => {
-  for (const service of services.splice(0)) service.child.kill('SIGKILL');
-});
-
-describe("a tenant's labelled events, from the tenant index", () => {
+describe.concurrent("a tenant's labelled events, from the tenant index", () => {
   it('are read a page at a time in (due time, id) order, each once, however many are due at the same millisecond', async () => {
     const scheduler = await startTestScheduler(emulators, { tenants: TENANTS, env: FAST_TIMINGS });
     const clients = clientsOf(scheduler.outputs);
@@ -177,7 +165,7 @@ describe("a tenant's labelled events, from the tenant index", () => {
   }, 60_000);
 });
 
-describe('bulk cancel by label', () => {
+describe.concurrent('bulk cancel by label', () => {
   it("cancels exactly the tenant's open events with the label and before the bound, never another tenant's, and tells the counts", async () => {
     const scheduler = await startTestScheduler(emulators, { tenants: TENANTS, env: FAST_TIMINGS });
     const clients = clientsOf(scheduler.outputs);
@@ -293,6 +281,7 @@ describe('bulk cancel by label', () => {
 
   it('resumes after the service is killed with SIGKILL mid-job and started again, with exact counts', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'bulk-cancel-restart-'));
+    const services: ServiceProcess[] = [];
     const start = async () => {
       const run = await mkdtemp(join(dir, 'run-'));
       await writeTenantsFile(join(run, 'tenants.json'), TENANTS);

@@ -3,7 +3,7 @@ import { EVENT_STATE, eventIdFor, PUBLIC_TENANT_ID, REASON } from '@adhoc-schedu
 import { expectNotEarly, request, waitFor } from './kit.js';
 import { NEAR_PATH_WINDOW_MS, inState, sentinelAfter, startTwoTenants } from './changes-kit.js';
 
-describe('cancel', () => {
+describe.concurrent('cancel', () => {
   it.each([
     ['near path (in the delay queue)', 8_000],
     ['far path (stored for the loader)', 14_000],
@@ -153,7 +153,7 @@ describe('cancel', () => {
   });
 });
 
-describe('on the shared input topic', () => {
+describe.concurrent('on the shared input topic', () => {
   it("names an event only by the m- id of its publish: ids anyone can compute from a user reach nobody's event", async () => {
     const { shared, target, failures, records, stop } = await startTwoTenants();
     try {

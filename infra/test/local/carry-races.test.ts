@@ -3,7 +3,7 @@ import { EVENT_STATE } from '@adhoc-scheduler/shared';
 import { expectNotEarly, scheduledAt, waitFor } from './kit.js';
 import { inState, movedNear, sentinelAfter, startForCarry } from './changes-kit.js';
 
-describe('reschedule of a near-path event racing its copy: moved twice, a crash mid-carry, reschedules out of order', () => {
+describe.concurrent('reschedule of a near-path event racing its copy: moved twice, a crash mid-carry, reschedules out of order', () => {
   it('moved twice before its copy arrives: emitted once, at the last time, as the last version', async () => {
     const context = await startForCarry();
     const { acme, target, records, stop } = context;

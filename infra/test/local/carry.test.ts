@@ -3,7 +3,7 @@ import { EVENT_STATE } from '@adhoc-scheduler/shared';
 import { expectNotEarly, scheduledAt, waitFor } from './kit.js';
 import { inState, movedNear, sentinelAfter, startForCarry } from './changes-kit.js';
 
-describe('reschedule of an event whose payload only its delay-queue copy holds (near path)', () => {
+describe.concurrent('reschedule of an event whose payload only its delay-queue copy holds (near path)', () => {
   it('moved later within the window: its copy carried on to a new one, emitted once at the new time, never early', async () => {
     const context = await startForCarry();
     const { acme, target, records, lines, stop } = context;

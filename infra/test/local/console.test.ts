@@ -11,9 +11,8 @@ import { EVENT_STATE, encodeLoadingChunk, labelEntries, newEventItems, shardOf, 
 import { runAdmin } from '../../src/admin/cli.js';
 import { AdminConsoleBackend } from '../../src/console/admin-backend.js';
 import { startConsole, type ConsoleServer } from '../../src/console/server.js';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_ACCOUNT, type LocalScheduler, type LocalSchedulerOptions } from '../../src/local/runtime.js';
-import { FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
+import { FAST_TIMINGS, request, SchedulerClient, sharedEmulators, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
 import { outputsOf, spawnService } from './service-process.js';
 
 /** Debian's Chromium (scripts/bootstrap.sh installs it): Playwright's own browser builds are not used. */
@@ -22,18 +21,14 @@ const REPO_ROOT = resolve(import.meta.dirname, '../../..');
 const TENANT_ACCOUNT = '111111111111';
 const MINUTE = 60_000;
 
-let emulators: Emulators;
+const emulators = sharedEmulators();
 let browser: Browser;
 beforeAll(async () => {
-  [emulators, browser] = await Promise.all([
-    startEmulators({}),
-    // Root (as in CI) needs --no-sandbox; the browser loads only the console's pages.
-    chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] }),
-  ]);
+  // Root (as in CI) needs --no-sandbox; the browser loads only the console's pages.
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 });
 afterAll(async () => {
   await browser?.close();
-  await emulators?.stop();
 });
 
 /** Saves a screenshot for docs/operators/console.md when CONSOLE_SCREENSHOTS is set (a run that updates them). */

@@ -8,12 +8,11 @@ import {
   SQSClient,
   type SendMessageBatchCommandInput,
 } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { encodeDelayQueueMessage, encodeLoadingChunk, eventIdFor, PUBLIC_TENANT_ID, type ScheduledEvent } from '@adhoc-scheduler/shared';
 import { readDeadLetterBody } from '../../src/admin/dead-letter-bodies.js';
 import { queueOutputKeys, SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
 import { MAX_RECEIVE_COUNT } from '../../src/queues.js';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalSchedulerOptions } from '../../src/local/runtime.js';
 import { admin, adminScript } from './admin-run.js';
 import {
@@ -22,6 +21,7 @@ import {
   FAST_TIMINGS,
   request,
   SchedulerClient,
+  sharedEmulators,
   startTestScheduler,
   TopicConsumer,
   uniqueName,
@@ -30,7 +30,7 @@ import {
 
 const INPUT = 'arn:aws:sns:us-east-1:000000000000:scheduler-1a2b-input';
 
-describe('what a dead letter says of itself', () => {
+describe.concurrent('what a dead letter says of itself', () => {
   it("tells an input message's queue, tenant and event by its topic and request, as ingest derives them", () => {
     const envelope = (topicArn: string, request: unknown) =>
       JSON.stringify({ Type: 'Notification', MessageId: 'sns-1', TopicArn: topicArn, Message: JSON.stringify(request) });
@@ -78,13 +78,7 @@ describe('what a dead letter says of itself', () => {
   });
 });
 
-let emulators: Emulators;
-beforeAll(async () => {
-  emulators = await startEmulators({});
-});
-afterAll(async () => {
-  await emulators?.stop();
-});
+const emulators = sharedEmulators();
 
 /** A running local service and its outputs file, as scripts/start leaves them, with a client and a target topic. */
 async function setup(options: Pick<LocalSchedulerOptions, 'instrumentClients' | 'visibilityTimeoutSeconds' | 'logger' | 'env'> = {}) {
@@ -135,7 +129,7 @@ async function listed(...args: string[]): Promise<Listed[]> {
   return (JSON.parse(run.stdout) as { messages: Listed[] }).messages;
 }
 
-describe('scripts/admin dead-letters', () => {
+describe.concurrent('scripts/admin dead-letters', () => {
   it('lists an input that failed on every delivery with its last error, tenant and event; shows it; redrives it once fixed', async () => {
     const payload = uniqueName('refused-by-the-table');
     let tableRefuses = true;

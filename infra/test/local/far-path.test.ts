@@ -66,7 +66,7 @@ function countBy(values: readonly string[]): Map<string, number> {
   return counts;
 }
 
-describe('far path (stored in DynamoDB, moved by the loader)', () => {
+describe.concurrent('far path (stored in DynamoDB, moved by the loader)', () => {
   it('stores an event due beyond the window and delivers it on time through the loader', async () => {
     const { scheduler, client } = await setup();
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');

@@ -91,7 +91,7 @@ const eventsIn = (bodies: readonly string[]): string[] =>
     return message.kind === 'event' ? [message.event.payload] : [];
   });
 
-describe('nothing lost', () => {
+describe.concurrent('nothing lost', () => {
   it('sends a stored event again when its loading message is lost, once it is overdue: late, once, never early', async () => {
     let lost = false;
     const { client, target, logged, stop } = await setup(
@@ -230,7 +230,7 @@ describe('nothing lost', () => {
   });
 });
 
-describe('duplicates', () => {
+describe.concurrent('duplicates', () => {
   it('suppresses a delay-queue message delivered again after its event was emitted (its delete was lost)', async () => {
     let lostDelete = false;
     const { client, target, logged, stop } = await setup((clients) =>

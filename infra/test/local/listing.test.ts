@@ -15,24 +15,21 @@ import {
   type ScheduledEvent,
 } from '@adhoc-scheduler/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { createLocalResources } from '../../src/local/resources.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
-import { FAST_TIMINGS, request, SchedulerClient, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
+import { FAST_TIMINGS, request, SchedulerClient, sharedEmulators, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
 
 /** A tenant's events through the tenant index, on DynamoDB Local: what `scripts/admin events` reads. */
-let emulators: Emulators;
+const emulators = sharedEmulators();
 let client: DynamoDBDocumentClient;
-beforeAll(async () => {
-  emulators = await startEmulators({});
+beforeAll(() => {
   client = DynamoDBDocumentClient.from(
     new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
     { marshallOptions: { removeUndefinedValues: true } },
   );
 });
-afterAll(async () => {
+afterAll(() => {
   client?.destroy();
-  await emulators?.stop();
 });
 
 const SHARDS = 4;
@@ -118,7 +115,7 @@ function byDue(events: readonly NewEvent[]): string[] {
   return [...events].sort((a, b) => a.event.dueAt - b.event.dueAt).map(({ event }) => event.id);
 }
 
-describe('listing a tenant’s events', () => {
+describe.concurrent('listing a tenant’s events', () => {
   it('gives its open events in due order, near and far path alike (with SCHEDULER_INDEX_QUEUED_EVENTS), a page at a time, and never another tenant’s', async () => {
     const { store, all, requests, destroy } = await setup();
     try {
@@ -263,7 +260,7 @@ describe('listing a tenant’s events', () => {
   });
 });
 
-describe('labels through the service', () => {
+describe.concurrent('labels through the service', () => {
   it('delivers an event’s labels in the scheduler-labels attribute, on the near path and the far path, and none without', async () => {
     const scheduler = await startTestScheduler(emulators, { env: FAST_TIMINGS });
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');

@@ -30,7 +30,7 @@ async function setup() {
   };
 }
 
-describe('near path (due within the window, straight to the delay queue)', () => {
+describe.concurrent('near path (due within the window, straight to the delay queue)', () => {
   it('delivers the payload byte for byte at its due time, never before, with identifying attributes', async () => {
     const { client, target, teardown } = await setup();
     try {

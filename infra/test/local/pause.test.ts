@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   DynamoDbEventRecords,
   DynamoDbTenantPauses,
@@ -12,19 +12,22 @@ import {
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
 import { runAdmin } from '../../src/admin/cli.js';
-import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { LOCAL_ACCOUNT, type LocalScheduler } from '../../src/local/runtime.js';
-import { capturingLogger, FAST_TIMINGS, request, scheduledAt, SchedulerClient, startTestScheduler, TopicConsumer, waitFor } from './kit.js';
+import {
+  capturingLogger,
+  FAST_TIMINGS,
+  request,
+  scheduledAt,
+  SchedulerClient,
+  sharedEmulators,
+  startTestScheduler,
+  TopicConsumer,
+  waitFor,
+} from './kit.js';
 
 const TENANTS: TenantsDocument = { tenants: [{ id: 'acme', accounts: ['111111111111'], targetAccounts: [LOCAL_ACCOUNT] }] };
 
-let emulators: Emulators;
-beforeAll(async () => {
-  emulators = await startEmulators({});
-});
-afterAll(async () => {
-  await emulators?.stop();
-});
+const emulators = sharedEmulators();
 
 /** The service on the emulators, under `namePrefix` (a restart finds its resources again), with acme's registry in a file. */
 async function start(dir: string, namePrefix: string) {
@@ -91,7 +94,7 @@ async function pausedFor(scheduler: LocalScheduler, paused: boolean): Promise<vo
   await waitFor(() => Date.now() > since + 1_100, 'the emitter to read it');
 }
 
-describe('a paused tenant', () => {
+describe.concurrent('a paused tenant', () => {
   it('has its events held as they come due, then delivered in due order, each once and late, on resume; later ones on time', async () => {
     const { scheduler, acme, target, records, pauses, lines, teardown } = await setup();
     try {

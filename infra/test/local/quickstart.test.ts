@@ -177,7 +177,8 @@ describe.runIf(installed('aws') && installed('jq'))("the clients page's AWS CLI 
       const dir = await checkout(scheduler.outputs);
       const example = await shellExample('With the AWS CLI (and `jq`), against the local service');
       const run = await new Promise<Run>((done) => {
-        execFile('bash', ['-euo', 'pipefail', '-c', example], { cwd: dir, timeout: 60_000 }, (error, stdout, stderr) => {
+        // --norc: Node's pipes are sockets, so Debian's bash may take itself for an ssh session and read /etc/bash.bashrc.
+        execFile('bash', ['--norc', '-euo', 'pipefail', '-c', example], { cwd: dir, timeout: 60_000 }, (error, stdout, stderr) => {
           done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
         });
       });

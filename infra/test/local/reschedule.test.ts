@@ -4,7 +4,7 @@ import { decodeDelayQueueMessage, EMISSION_ATTRIBUTE, EVENT_STATE } from '@adhoc
 import { expectNotEarly, request, scheduledAt, waitFor } from './kit.js';
 import { firstIn, inState, sentinelAfter, startTwoTenants } from './changes-kit.js';
 
-describe('reschedule', () => {
+describe.concurrent('reschedule', () => {
   it.each([
     ['from the far path to the near path', 14_000, 6_000],
     ['within the far path', 14_000, 18_000],

@@ -46,7 +46,7 @@ async function watch(endpoint: string, topicArn: string): Promise<{ readonly rec
   return { received, stop: () => subscriber.stop() };
 }
 
-describe("the scheduler's own topics", () => {
+describe.concurrent("the scheduler's own topics", () => {
   it("refuse a public request that targets a tenant's input topic with a cancel: the tenant's event is delivered on time, once", async () => {
     const { scheduler, lines, acmeTopic, acme, shared } = await setup();
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');

@@ -72,7 +72,7 @@ async function openEvents(scheduler: LocalScheduler, tenant: string): Promise<nu
   return Item?.openEvents as number | undefined;
 }
 
-describe('a tenant is who owns the input topic, never what the message says', () => {
+describe.concurrent('a tenant is who owns the input topic, never what the message says', () => {
   it('takes the tenant from the topic: a forged user is only an informational field', async () => {
     const { scheduler, clientOf, lines } = await setup();
     const acme = clientOf('acme');
@@ -220,7 +220,7 @@ describe('a tenant is who owns the input topic, never what the message says', ()
   });
 });
 
-describe('the registry as it stands when an event is due', () => {
+describe.concurrent('the registry as it stands when an event is due', () => {
   it("refuses at the due time a public event whose target account was registered as a tenant's since it was scheduled", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tenants-'));
     const tenantsFile = join(dir, 'tenants.json');
@@ -483,7 +483,7 @@ describe('quotas', () => {
   });
 });
 
-describe("a tenant's dead-letter topic", () => {
+describe.concurrent("a tenant's dead-letter topic", () => {
   it('receives every notice no usable failure topic takes; the public tenant has its own', async () => {
     const acmeDeadLetters = await TopicConsumer.create(emulators.messagingEndpoint, 'acme-dead-letters');
     const publicDeadLetters = await TopicConsumer.create(emulators.messagingEndpoint, 'public-dead-letters');

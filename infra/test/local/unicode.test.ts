@@ -45,7 +45,7 @@ async function setup() {
   };
 }
 
-describe('strings that are not well-formed Unicode', () => {
+describe.concurrent('strings that are not well-formed Unicode', () => {
   it('are refused at ingest as INVALID_UNICODE, while a clean event due the same millisecond to the same topic is on time', async () => {
     const { scheduler, lines, target, failures, stop } = await setup();
     const client = new SchedulerClient(scheduler);

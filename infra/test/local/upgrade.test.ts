@@ -39,7 +39,7 @@ function recordOfEarlierVersion(event: ScheduledEvent, state: 'scheduled' | 'que
   };
 }
 
-describe('an upgrade', () => {
+describe.concurrent('an upgrade', () => {
   it('emits, once, events stored by the earlier version: one waiting in the table, one already in the delay queue', async () => {
     const scheduler = await startTestScheduler(emulators, { env: FAST_TIMINGS });
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
