@@ -48,6 +48,29 @@ describe('delay-queue messages', () => {
     expect(() => decodeDelayQueueMessage(JSON.stringify({ kind: 'event', event: { id: 'x' } }))).toThrow(TypeError);
     expect(() => decodeDelayQueueMessage(JSON.stringify(event))).toThrow(TypeError);
   });
+
+  it('reject a null body or a null event with a TypeError too, though not their own: the emitter refuses any error alike', () => {
+    // The decoder reads the fields of `event` unchecked; every other mistyped field is refused by its own check (messages.properties.test.ts).
+    expect(() => decodeDelayQueueMessage('null')).toThrow(TypeError);
+    expect(() => decodeDelayQueueMessage(JSON.stringify({ kind: 'event', event: null }))).toThrow(TypeError);
+  });
+
+  it('send an event whose body is exactly the SQS limit as it is, and only a larger one in base64', () => {
+    const empty = encodeDelayQueueMessage({ kind: 'event', event: { ...event, payload: '' } });
+    const fitting = { kind: 'event' as const, event: { ...event, payload: 'a'.repeat(SQS_MAX_MESSAGE_BYTES - empty.length) } };
+    const body = encodeDelayQueueMessage(fitting);
+    expect(body.length).toBe(SQS_MAX_MESSAGE_BYTES);
+    expect(JSON.parse(body).event.payload).toBe(fitting.event.payload);
+    const larger = encodeDelayQueueMessage({ kind: 'event', event: { ...fitting.event, payload: `${fitting.event.payload}a` } });
+    expect(JSON.parse(larger).event).not.toHaveProperty('payload');
+    expect(decodeDelayQueueMessage(larger)).toEqual({ kind: 'event', event: { ...fitting.event, payload: `${fitting.event.payload}a` } });
+  });
+
+  it('leave a notice as it is, whatever its size: only an event carries a payload to rewrite', () => {
+    const notice = { ...failureNotice(REASON.INVALID_DATE, 'bad date', { date: 'x' }, 0), event: 'x'.repeat(SQS_MAX_MESSAGE_BYTES) };
+    const message = { kind: 'notice' as const, noticeId: 'n-1', failureTopic: event.failureTopic, notice };
+    expect(encodeDelayQueueMessage(message)).toBe(JSON.stringify(message));
+  });
 });
 
 describe('loading chunks', () => {
