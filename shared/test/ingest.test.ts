@@ -211,6 +211,20 @@ describe('ingest', () => {
     expect(delayQueue.notices).toEqual([]);
   });
 
+  it("fails the record of a near-path event the delay queue refused, keeping why as the record's last error", async () => {
+    const { deps, delayQueue, lastErrors } = setup();
+    delayQueue.refuseSends = 1;
+    const record = published(scheduleRequest({ date: soon, target: acmeTarget }));
+    expect((await ingestBatch(deps, [record])).batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
+    expect(lastErrors.errors.get(record.messageId)).toMatchObject({
+      fn: 'ingest',
+      error: {
+        name: 'TransientError',
+        message: expect.stringMatching(/^event m-\S+ could not be sent to the delay queue \(refused by the test\)$/),
+      },
+    });
+  });
+
   it("refuses an event beyond the tenant's open-events quota as QUOTA_EXCEEDED, saying which quota and its limit", async () => {
     const { deps, store, delayQueue, metrics } = setup();
     const failureTopic = topicArn('failures', REGION, '111111111111');

@@ -41,7 +41,7 @@ export async function processBatch(
 }
 
 /** Writes the failed records' errors; a failure to write is logged, never fails the batch (the records are retried all the same). */
-async function keepLastErrors(
+export async function keepLastErrors(
   log: FailureLog,
   logger: Logger,
   failed: readonly { readonly record: SQSRecord; readonly reason: unknown }[],
