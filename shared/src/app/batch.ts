@@ -36,16 +36,18 @@ export async function processBatch(
       failed.push({ record, reason: result.reason });
     }
   });
-  if (failureLog !== undefined && failed.length > 0) await keepLastErrors(failureLog, logger, failed);
+  await keepLastErrors(failureLog, logger, failed);
   return { batchItemFailures };
 }
 
 /** Writes the failed records' errors; a failure to write is logged, never fails the batch (the records are retried all the same). */
 export async function keepLastErrors(
-  log: FailureLog,
+  log: FailureLog | undefined,
   logger: Logger,
   failed: readonly { readonly record: SQSRecord; readonly reason: unknown }[],
 ): Promise<void> {
+  // Nothing failed, or the function keeps no last errors.
+  if (log === undefined || failed.length === 0) return;
   const at = log.clock.now();
   const errors = failed.map(({ record, reason }): LastError => {
     const error = reason instanceof Error ? reason : new Error(String(reason));

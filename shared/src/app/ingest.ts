@@ -522,7 +522,7 @@ export async function ingestBatch(deps: IngestDeps, records: readonly SQSRecord[
       failed.push({ record, reason: new TransientError(`event ${event.id} could not be sent to the delay queue (${reason})`) });
     }
     // Kept as processBatch keeps a failed record's error: what the dead-letter tools show if it never goes through.
-    if (deps.failureLog !== undefined && failed.length > 0) await keepLastErrors(deps.failureLog, deps.logger, failed);
+    await keepLastErrors(deps.failureLog, deps.logger, failed);
   }
   deps.metrics.flush();
   return response;
