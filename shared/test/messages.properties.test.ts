@@ -189,6 +189,13 @@ function corruptions(body: string, fields: readonly Field[]): { body: string; fi
   );
 }
 
+/** Asserts that each optional field of `message`, removed or mistyped in its body, decodes to its fallback with the rest intact. */
+function expectFallbacks(message: unknown, body: string, decode: (body: string) => unknown, fields: readonly Field[]): void {
+  for (const { body: corrupted, field, value } of corruptions(body, fields)) {
+    expect({ field, value, decoded: decode(corrupted) }).toEqual({ field, value, decoded: withFallback(message, field) });
+  }
+}
+
 function refusal(decode: () => unknown): unknown {
   try {
     return { decoded: decode() };
@@ -227,11 +234,7 @@ describe('delay-queue messages, whatever they hold', () => {
   it('decode an optional field missing or of the wrong type to its fallback, the rest intact', () => {
     fc.assert(
       fc.property(anyMessage, (message) => {
-        for (const { path, wrong } of delayQueueFields(message).optional) {
-          for (const { body, value } of corruptions(encodeDelayQueueMessage(message), [{ path, wrong }])) {
-            expect({ path, value, decoded: decodeDelayQueueMessage(body) }).toEqual({ path, value, decoded: withFallback(message, path) });
-          }
-        }
+        expectFallbacks(message, encodeDelayQueueMessage(message), decodeDelayQueueMessage, delayQueueFields(message).optional);
       }),
       runs(30),
     );
@@ -279,11 +282,7 @@ describe('loading chunks, whatever they hold', () => {
           { path: ['repair'], wrong: ['true', 1, false, null, {}] },
           { path: ['resume'], wrong: ['true', 1, false, null, {}] },
         ];
-        for (const { path, wrong } of optionalFields) {
-          for (const { body, value } of corruptions(encodeLoadingChunk(chunk), [{ path, wrong }])) {
-            expect({ path, value, decoded: decodeLoadingChunk(body) }).toEqual({ path, value, decoded: withFallback(chunk, path) });
-          }
-        }
+        expectFallbacks(chunk, encodeLoadingChunk(chunk), decodeLoadingChunk, optionalFields);
       }),
       runs(30),
     );

@@ -196,6 +196,24 @@ function newEvent(e: ScheduledEvent, stored: boolean, extra: Partial<NewEvent> =
   };
 }
 
+/** Acme's changes, closing 5 s before the due time. */
+const ACME_CHANGES = { tenant: 'acme', cutoffMs: 5_000 } as const;
+
+type MoveTo = Parameters<DynamoDbEventStore['reschedule']>[2];
+
+/** A reschedule to `dueAt` by request `by`, published at NOW, into the table (shard 0); its record kept a minute past the new due time. */
+function moveTo(dueAt: number, by: string, overrides: Partial<MoveTo> = {}): MoveTo {
+  return {
+    dueAt,
+    by,
+    publishedAt: NOW,
+    placement: { state: EVENT_STATE.scheduled, shard: 0 },
+    queuedBy: 'unused',
+    expiresAt: Math.ceil(dueAt / 1000) + 60,
+    ...overrides,
+  };
+}
+
 function ending(e: ScheduledEvent, endedBy: string): EmissionEnding {
   return { event: e, end: { state: 'emitted', at: NOW }, expiresAt: Math.ceil(NOW / 1000) + 7200, endedBy };
 }
@@ -412,14 +430,13 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
       const store = await storeFor(mode, faulty);
       await store.createMany([newEvent(event('a'), true)]);
       loseFirstAnswerOf(faulty, 'TransactWriteItemsCommand');
-      const scope = { tenant: 'acme', cutoffMs: 5_000 };
       const change = { by: 'cancel-1', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 60 };
       // The next attempt finds the record cancelled by this very change: the caller knows its work done.
-      expect(await store.cancel('a', scope, change)).toMatchObject({
+      expect(await store.cancel('a', ACME_CHANGES, change)).toMatchObject({
         outcome: 'refused',
         current: { state: EVENT_STATE.cancelled, cancelledBy: 'cancel-1' },
       });
-      expect(await store.cancel('a', scope, change)).toMatchObject({
+      expect(await store.cancel('a', ACME_CHANGES, change)).toMatchObject({
         outcome: 'refused',
         current: { state: EVENT_STATE.cancelled, cancelledBy: 'cancel-1' },
       });
@@ -432,10 +449,9 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
   it('cancels and frees the place at once; the same cancel again changes nothing', async () => {
     const store = await storeFor(mode);
     await store.createMany([newEvent(event('a'), true)]);
-    const scope = { tenant: 'acme', cutoffMs: 5_000 };
     const change = { by: 'cancel-1', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 60 };
-    expect(await store.cancel('a', scope, change)).toEqual({ outcome: 'cancelled' });
-    const again = await store.cancel('a', scope, change);
+    expect(await store.cancel('a', ACME_CHANGES, change)).toEqual({ outcome: 'cancelled' });
+    const again = await store.cancel('a', ACME_CHANGES, change);
     expect(again).toMatchObject({ outcome: 'refused', current: { state: EVENT_STATE.cancelled, cancelledBy: 'cancel-1' } });
     expect(await openEvents(store)).toBe(0);
   });
@@ -468,22 +484,18 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
             new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: payloadItemId(record) }, ConsistentRead: true }),
           )
         ).Item?.[TABLE.ttlAttribute];
-      const scope = { tenant: 'acme', cutoffMs: 5_000 };
       const to = (days: number, by: string, publishedAt: number) => {
         const dueAt = NOW + days * 86_400_000;
-        return {
-          dueAt,
-          by,
+        return moveTo(dueAt, by, {
           publishedAt,
-          placement: { state: EVENT_STATE.scheduled, shard: 1 } as const,
-          queuedBy: 'unused',
+          placement: { state: EVENT_STATE.scheduled, shard: 1 },
           expiresAt: Math.ceil(dueAt / 1000) + 604_800,
-        };
+        });
       };
 
       // Ten days later than the retention period: the payload item must outlive its first expiry.
       const later = to(10, 'r-1', NOW - 3);
-      expect(await store.reschedule('a', scope, later)).toMatchObject({
+      expect(await store.reschedule('a', ACME_CHANGES, later)).toMatchObject({
         outcome: 'rescheduled',
         event: { payload: large.payload, version: 2 },
       });
@@ -491,16 +503,16 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
       expect(payloadWrites).toBe(1);
 
       // Earlier again: the payload item keeps the later expiry, unwritten.
-      expect((await store.reschedule('a', scope, to(1, 'r-2', NOW - 2))).outcome).toBe('rescheduled');
+      expect((await store.reschedule('a', ACME_CHANGES, to(1, 'r-2', NOW - 2))).outcome).toBe('rescheduled');
       expect(await payloadExpiry()).toBe(later.expiresAt);
       expect(payloadWrites).toBe(1);
 
       // Later still, with the payload item's write failing: its redelivery moves it.
       const latest = to(20, 'r-3', NOW - 1);
       failingPayloadWrites = true;
-      await expect(store.reschedule('a', scope, latest)).rejects.toThrow();
+      await expect(store.reschedule('a', ACME_CHANGES, latest)).rejects.toThrow();
       failingPayloadWrites = false;
-      expect((await store.reschedule('a', scope, latest)).outcome).toBe('refused');
+      expect((await store.reschedule('a', ACME_CHANGES, latest)).outcome).toBe('refused');
       expect(await payloadExpiry()).toBe(latest.expiresAt);
       expect((await store.read(['a'])).get('a')).toMatchObject({ version: 4, expiresAt: latest.expiresAt });
     } finally {
@@ -509,7 +521,6 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
   });
 
   describe('checks a change’s cutoff as each attempt to write it is made', () => {
-    const scope = { tenant: 'acme', cutoffMs: 5_000 };
     const change = { by: 'cancel-1', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 60 };
     const isCancel = (input: unknown) => JSON.stringify(input).includes('cancelledBy');
 
@@ -537,7 +548,10 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
           // Inside the SDK's retries: what a throttled request looks like to them.
           { step: 'finalizeRequest', priority: 'low', name: 'throttleFirstCancel' },
         );
-        expect(await store.cancel('a', scope, change)).toMatchObject({ outcome: 'refused', current: { state: EVENT_STATE.scheduled } });
+        expect(await store.cancel('a', ACME_CHANGES, change)).toMatchObject({
+          outcome: 'refused',
+          current: { state: EVENT_STATE.scheduled },
+        });
         expect(throttled).toBe(true);
       } finally {
         faulty.destroy();
@@ -560,7 +574,10 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
           },
           { step: 'build', name: 'holdFirstCancel' },
         );
-        expect(await store.cancel('a', scope, change)).toMatchObject({ outcome: 'refused', current: { state: EVENT_STATE.scheduled } });
+        expect(await store.cancel('a', ACME_CHANGES, change)).toMatchObject({
+          outcome: 'refused',
+          current: { state: EVENT_STATE.scheduled },
+        });
         expect(held).toBe(true);
         expect((await store.read(['a'])).get('a')?.state).toBe(EVENT_STATE.scheduled);
       } finally {
@@ -572,25 +589,18 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
   it('applies a reschedule once, and never one published before the last applied', async () => {
     const store = await storeFor(mode);
     await store.createMany([newEvent(event('a'), true)]);
-    const scope = { tenant: 'acme', cutoffMs: 5_000 };
-    const to = (dueAt: number, by: string, publishedAt: number) => ({
-      dueAt,
-      by,
-      publishedAt,
-      placement: { state: EVENT_STATE.scheduled, shard: 1 } as const,
-      queuedBy: 'unused',
-      expiresAt: Math.ceil(dueAt / 1000) + 60,
-    });
-    expect(await store.reschedule('a', scope, to(NOW + 7_200_000, 'r-1', NOW - 2))).toMatchObject({
+    const to = (dueAt: number, by: string, publishedAt: number) =>
+      moveTo(dueAt, by, { publishedAt, placement: { state: EVENT_STATE.scheduled, shard: 1 } });
+    expect(await store.reschedule('a', ACME_CHANGES, to(NOW + 7_200_000, 'r-1', NOW - 2))).toMatchObject({
       outcome: 'rescheduled',
       event: { version: 2, payload: 'payload of a' },
     });
-    expect(await store.reschedule('a', scope, to(NOW + 9_000_000, 'r-2', NOW - 1))).toMatchObject({
+    expect(await store.reschedule('a', ACME_CHANGES, to(NOW + 9_000_000, 'r-2', NOW - 1))).toMatchObject({
       outcome: 'rescheduled',
       event: { version: 3 },
     });
-    expect((await store.reschedule('a', scope, to(NOW + 9_000_000, 'r-2', NOW - 1))).outcome).toBe('refused');
-    expect((await store.reschedule('a', scope, to(NOW + 7_200_000, 'r-1', NOW - 2))).outcome).toBe('refused');
+    expect((await store.reschedule('a', ACME_CHANGES, to(NOW + 9_000_000, 'r-2', NOW - 1))).outcome).toBe('refused');
+    expect((await store.reschedule('a', ACME_CHANGES, to(NOW + 7_200_000, 'r-1', NOW - 2))).outcome).toBe('refused');
     expect((await store.read(['a'])).get('a')).toMatchObject({ version: 3, dueAt: NOW + 9_000_000, lastChangeBy: 'r-2' });
   });
 
@@ -678,23 +688,14 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
       const tableName = await newTable();
       const store = new DynamoDbEventStore(faulty, tableName, { batchWrites: mode });
       await store.createMany([newEvent(event('a', { labels: ['billing'] }), true)]);
-      const scope = { tenant: 'acme', cutoffMs: 5_000 };
-      const to = (dueAt: number, by: string) => ({
-        dueAt,
-        by,
-        publishedAt: NOW,
-        placement: { state: EVENT_STATE.scheduled, shard: 0 } as const,
-        queuedBy: 'unused',
-        expiresAt: Math.ceil(dueAt / 1000) + 60,
-      });
-      expect((await store.reschedule('a', scope, to(NOW + 7_200_000, 'r-1'))).outcome).toBe('rescheduled');
+      expect((await store.reschedule('a', ACME_CHANGES, moveTo(NOW + 7_200_000, 'r-1'))).outcome).toBe('rescheduled');
       expect(await labelEntry(tableName, 'a', 'billing')).toMatchObject({ [TABLE.dueAtKey]: NOW + 7_200_000 });
 
       failing = true;
-      await expect(store.reschedule('a', scope, { ...to(NOW + 9_000_000, 'r-2'), publishedAt: NOW + 1 })).rejects.toThrow();
+      await expect(store.reschedule('a', ACME_CHANGES, moveTo(NOW + 9_000_000, 'r-2', { publishedAt: NOW + 1 }))).rejects.toThrow();
       expect(await labelEntry(tableName, 'a', 'billing')).toMatchObject({ [TABLE.dueAtKey]: NOW + 7_200_000 });
       failing = false;
-      expect((await store.reschedule('a', scope, { ...to(NOW + 9_000_000, 'r-2'), publishedAt: NOW + 1 })).outcome).toBe('refused');
+      expect((await store.reschedule('a', ACME_CHANGES, moveTo(NOW + 9_000_000, 'r-2', { publishedAt: NOW + 1 }))).outcome).toBe('refused');
       expect(await labelEntry(tableName, 'a', 'billing')).toMatchObject({
         [TABLE.dueAtKey]: NOW + 9_000_000,
         [TABLE.ttlAttribute]: Math.ceil((NOW + 9_000_000) / 1000) + 60,
@@ -749,15 +750,8 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     await store.createMany([newEvent(event('a'), false)]);
     const rescheduled = await store.reschedule(
       'a',
-      { tenant: 'acme', cutoffMs: 5_000 },
-      {
-        dueAt: NOW + 7_200_000,
-        by: 'r-1',
-        publishedAt: NOW,
-        placement: { state: EVENT_STATE.queued, shard: 0 },
-        queuedBy: 'unused',
-        expiresAt: Math.ceil(NOW / 1000) + 9_000,
-      },
+      ACME_CHANGES,
+      moveTo(NOW + 7_200_000, 'r-1', { placement: { state: EVENT_STATE.queued, shard: 0 }, expiresAt: Math.ceil(NOW / 1000) + 9_000 }),
     );
     expect(rescheduled).toEqual({ outcome: 'rescheduled', event: undefined });
     const record = (await store.read(['a'])).get('a') as EventRecord;
@@ -786,18 +780,7 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
 
     it('a reschedule', async () => {
       const { store, racing, done } = await racingStore(mode, (plain) =>
-        plain.reschedule(
-          'far',
-          { tenant: 'acme', cutoffMs: 5_000 },
-          {
-            dueAt: NOW + 9_000_000,
-            by: 'r-1',
-            publishedAt: NOW,
-            placement: { state: EVENT_STATE.scheduled, shard: 0 },
-            queuedBy: 'unused',
-            expiresAt: Math.ceil(NOW / 1000) + 12_000,
-          },
-        ),
+        plain.reschedule('far', ACME_CHANGES, moveTo(NOW + 9_000_000, 'r-1', { expiresAt: Math.ceil(NOW / 1000) + 12_000 })),
       );
       try {
         await store.createMany([newEvent(event('far'), true)]);
@@ -823,7 +806,7 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
 
     it('a cancel, before a resume', async () => {
       const { store, racing, tableName, done } = await racingStore(mode, (plain) =>
-        plain.cancel('a', { tenant: 'acme', cutoffMs: 5_000 }, { by: 'cancel-1', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 60 }),
+        plain.cancel('a', ACME_CHANGES, { by: 'cancel-1', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 60 }),
       );
       try {
         await new DynamoDbTenantPauses(client, tableName).pause('acme', { pausedAt: NOW, pausedBy: 'operator' });
