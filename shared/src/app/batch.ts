@@ -14,38 +14,51 @@ export interface FailureLog {
 /** An error message kept at most this long: enough to say what failed, far below DynamoDB's 400 KB item. */
 const LAST_ERROR_MESSAGE_CHARS = 2_000;
 
+/** A record that failed, and why. */
+export interface FailedRecord {
+  readonly record: SQSRecord;
+  readonly reason: unknown;
+}
+
+/** What a function fails its records with: its logger, and its failure log if it keeps last errors. */
+export interface BatchLog {
+  readonly logger: Logger;
+  readonly failureLog?: FailureLog | undefined;
+}
+
 /**
  * Runs one handler per SQS record concurrently and reports the records that failed, so that
- * SQS retries only those (Lambda's ReportBatchItemFailures contract). With the function's failure
- * log, each failed record's error is kept by its message id, best effort: a record that keeps
- * failing ends in a dead-letter queue, where an operator sees why beside it.
+ * SQS retries only those (Lambda's ReportBatchItemFailures contract).
  */
 export async function processBatch(
   records: readonly SQSRecord[],
-  { logger, failureLog }: { readonly logger: Logger; readonly failureLog?: FailureLog | undefined },
+  log: BatchLog,
   handle: (record: SQSRecord) => Promise<void>,
 ): Promise<SQSBatchResponse> {
   const results = await Promise.allSettled(records.map((record) => handle(record)));
-  const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
-  const failed: { readonly record: SQSRecord; readonly reason: unknown }[] = [];
-  results.forEach((result, index) => {
+  const failed = results.flatMap((result, index): FailedRecord[] => {
     const record = records[index];
-    if (result.status === 'rejected' && record) {
-      logger.error({ err: result.reason, messageId: record.messageId }, 'record failed; it will be retried');
-      batchItemFailures.push({ itemIdentifier: record.messageId });
-      failed.push({ record, reason: result.reason });
-    }
+    return result.status === 'rejected' && record ? [{ record, reason: result.reason }] : [];
   });
+  return { batchItemFailures: await failRecords(failed, log) };
+}
+
+/**
+ * Fails records to be retried: logs each, and with the function's failure log keeps each one's
+ * error by its message id, best effort (a record that keeps failing ends in a dead-letter queue,
+ * where an operator sees why beside it). Returns them as SQS's batch item failures.
+ */
+export async function failRecords(
+  failed: readonly FailedRecord[],
+  { logger, failureLog }: BatchLog,
+): Promise<SQSBatchResponse['batchItemFailures']> {
+  for (const { record, reason } of failed) logger.error({ err: reason, messageId: record.messageId }, 'record failed; it will be retried');
   await keepLastErrors(failureLog, logger, failed);
-  return { batchItemFailures };
+  return failed.map(({ record }) => ({ itemIdentifier: record.messageId }));
 }
 
 /** Writes the failed records' errors; a failure to write is logged, never fails the batch (the records are retried all the same). */
-export async function keepLastErrors(
-  log: FailureLog | undefined,
-  logger: Logger,
-  failed: readonly { readonly record: SQSRecord; readonly reason: unknown }[],
-): Promise<void> {
+async function keepLastErrors(log: FailureLog | undefined, logger: Logger, failed: readonly FailedRecord[]): Promise<void> {
   // Nothing failed, or the function keeps no last errors.
   if (log === undefined || failed.length === 0) return;
   const at = log.clock.now();

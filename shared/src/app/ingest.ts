@@ -11,7 +11,7 @@ import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js
 import type { Tenant } from '../domain/tenants.js';
 import { topicPartition } from '../domain/topic-arn.js';
 import { parseInputMessage } from '../domain/validation.js';
-import { type FailureLog, keepLastErrors, processBatch, sentAt } from './batch.js';
+import { type FailedRecord, type FailureLog, failRecords, processBatch, sentAt } from './batch.js';
 import { startBulkCancel } from './bulk-cancel.js';
 import { resumeTenant } from './changes.js';
 import { reportFailure } from './failures.js';
@@ -513,16 +513,14 @@ export async function ingestBatch(deps: IngestDeps, records: readonly SQSRecord[
     );
     deps.metrics.count('EventsDelayed', sends.length - failures.length);
     const reasons = new Map(failures.map((failure) => [failure.eventId, failure.reason]));
-    const failed: { readonly record: SQSRecord; readonly reason: unknown }[] = [];
-    for (const { record, event } of sends) {
+    // Failed as processBatch fails a record: logged, its error kept for the dead-letter tools, retried.
+    const failed = sends.flatMap(({ record, event }): FailedRecord[] => {
       const reason = reasons.get(event.id);
-      if (reason === undefined) continue;
-      deps.logger.error({ eventId: event.id, reason, messageId: record.messageId }, 'delay queue send failed; the record will be retried');
-      response.batchItemFailures.push({ itemIdentifier: record.messageId });
-      failed.push({ record, reason: new TransientError(`event ${event.id} could not be sent to the delay queue (${reason})`) });
-    }
-    // Kept as processBatch keeps a failed record's error: what the dead-letter tools show if it never goes through.
-    await keepLastErrors(deps.failureLog, deps.logger, failed);
+      return reason === undefined
+        ? []
+        : [{ record, reason: new TransientError(`event ${event.id} could not be sent to the delay queue (${reason})`) }];
+    });
+    response.batchItemFailures.push(...(await failRecords(failed, deps)));
   }
   deps.metrics.flush();
   return response;
