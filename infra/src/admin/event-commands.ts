@@ -7,7 +7,7 @@ import {
   parseDueDate,
   PUBLIC_TENANT_ID,
   EVENT_STATE,
-  UNINDEXED_QUEUED_EVENTS,
+  UNINDEXED_QUEUED_EVENTS_NOTE,
 } from '@adhoc-scheduler/shared';
 import { HELP_OPTION, LOCATION_OPTIONS, onePositional, parseOrExplain, wholeNumber } from './arguments.js';
 import { AdminError, AdminUsageError } from './errors.js';
@@ -153,6 +153,6 @@ export async function eventsList(args: string[], output: Output): Promise<number
   );
   if (page.next !== undefined) output.out(`next page: --after ${page.next}`);
   // Said on stderr, where it does not mix with the listing a script reads.
-  if (label === undefined) output.err(UNINDEXED_QUEUED_EVENTS);
+  if (label === undefined) output.err(UNINDEXED_QUEUED_EVENTS_NOTE);
   return 0;
 }

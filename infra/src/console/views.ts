@@ -1,4 +1,4 @@
-import { EVENT_STATE, OPEN_STATES, UNINDEXED_QUEUED_EVENTS, type EventRecord } from '@adhoc-scheduler/shared';
+import { EVENT_STATE, OPEN_STATES, UNINDEXED_QUEUED_EVENTS_NOTE, type EventRecord } from '@adhoc-scheduler/shared';
 import type { DeadLetter, DeadLetterFilter, EventLifecycle, EventPage, Overview, TenantSummary } from './backend.js';
 import { html, type Html } from './html.js';
 
@@ -22,7 +22,7 @@ export interface EventsQuery {
 }
 
 /** What the tenant index holds: the overview and a listing without a label read it (see SchedulerConfig.indexQueuedEvents). */
-const QUEUED_EVENTS_NOTE = html`<p class="note">${UNINDEXED_QUEUED_EVENTS}</p>`;
+const QUEUED_EVENTS_NOTE = html`<p class="note">${UNINDEXED_QUEUED_EVENTS_NOTE}</p>`;
 
 const NAV = [
   { path: '/', name: 'Tenants' },

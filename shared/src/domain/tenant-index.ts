@@ -32,7 +32,7 @@ export function eventIdOfLabelEntry(entryId: string): string {
  * near-path event has a tenant-index entry only with SCHEDULER_INDEX_QUEUED_EVENTS (see
  * SchedulerConfig.indexQueuedEvents), and label entries always.
  */
-export const UNINDEXED_QUEUED_EVENTS =
+export const UNINDEXED_QUEUED_EVENTS_NOTE =
   'Events placed straight in the delay queue are listed under their labels only, unless the scheduler runs with SCHEDULER_INDEX_QUEUED_EVENTS=true; each is found by its id.';
 
 /** The partitions holding a tenant's events (both families), or its events with one label. */
