@@ -123,7 +123,7 @@ export function createDependencies(
     pauses,
     pausedTenants: new PausedTenants(pauses, clock),
     publisher: new SnsTopicPublisher(clients.sns),
-    endWriter: new EndWriter({ store, delayQueue, logger, metrics }),
+    endWriter: new EndWriter({ store, delayQueue, logger, metrics }, config.emitterMaxUnrecordedEnds),
     publishWindow: new PublishWindow(config.emitterMaxUnrecordedEnds),
     // Each record a function fails leaves its error by message id, for the dead-letter tools.
     failureLog: { lastErrors: new DynamoDbLastErrors(clients.dynamodb, config.tableName), fn: functionName, clock },

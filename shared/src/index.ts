@@ -23,6 +23,8 @@ export * from './app/ingest.js';
 export * from './app/loader.js';
 export * from './app/loading.js';
 export * from './app/emitter.js';
+export * from './app/end-writer.js';
+export * from './app/publish-window.js';
 export * from './app/changes.js';
 export * from './app/quota-reconcile.js';
 export * from './app/bulk-cancel.js';

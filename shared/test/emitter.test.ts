@@ -1,6 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { SQSRecord } from 'aws-lambda';
-import { emitBatch, EndWriter, PausedTenants, PublishWindow, type EmitterDeps } from '../src/app/emitter.js';
+import { emitBatch, PausedTenants, type EmitterDeps } from '../src/app/emitter.js';
+import { EndWriter } from '../src/app/end-writer.js';
+import { PublishWindow } from '../src/app/publish-window.js';
 import { emissionAttributes, type ScheduledEvent } from '../src/domain/event.js';
 import { noticeAttributes } from '../src/domain/failure.js';
 import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';

@@ -1,0 +1,175 @@
+import type { EmissionEnding } from '../domain/emission.js';
+import { DYNAMODB_TRANSACTION_ITEMS } from '../domain/limits.js';
+import type { DelayQueue, EndsRecorded, EventStore, Logger, SchedulerMetrics } from './ports.js';
+
+/** What became of an emission's end. */
+export type EndOutcome =
+  /** Recorded on its event, or found there already: by this delivery (an answer lost), or by another (a duplicate, counted and logged). */
+  | 'recorded'
+  /**
+   * Handed over through the delay queue to a later delivery, which records it: its write kept
+   * failing, or it waited while the writes were busy and the publish window was filling.
+   */
+  | 'handed-over'
+  /** Neither recorded nor handed over: the message that carried its event must stay, and may be published again. */
+  | 'kept';
+
+export interface EndSettled {
+  readonly outcome: EndOutcome;
+  /** The write that recorded it applied it here: the place it held in its tenant's open events is to be freed. */
+  readonly freesPlace: boolean;
+}
+
+export interface EndWriterDeps {
+  readonly store: Pick<EventStore, 'endEmissions'>;
+  readonly delayQueue: Pick<DelayQueue, 'sendEnds'>;
+  readonly logger: Logger;
+  readonly metrics: SchedulerMetrics;
+}
+
+/**
+ * End writes one process keeps in flight. More would only queue in DynamoDB Local, which commits
+ * one transaction at a time; two let the ends of later publishes go while one write is slow.
+ */
+const WRITES_IN_FLIGHT = 2;
+/** Ends one hand-over message carries at most: about 200 bytes each, far below SQS's 1 MiB. */
+const ENDS_PER_HAND_OVER = 100;
+/**
+ * The share of a publish window one write may take, and the ends that may wait for a write
+ * before they are handed over: a quarter each, so the writes in flight (two) and the ends
+ * waiting hold three quarters at most, and publishes keep a quarter of the window for themselves.
+ */
+const WINDOW_SHARE = 4;
+
+/** Records ends; two copies emitted at once are counted and logged here. */
+export async function recordEndings(deps: Omit<EndWriterDeps, 'delayQueue'>, endings: readonly EmissionEnding[]): Promise<EndsRecorded> {
+  const recorded = await deps.store.endEmissions(endings);
+  for (const { event } of recorded.alreadyEnded) {
+    deps.metrics.count('DuplicateEmissions');
+    deps.logger.warn(
+      { eventId: event.id, version: event.version },
+      'emitted, but another delivery had already ended the event: two copies were emitted at once',
+    );
+  }
+  return recorded;
+}
+
+interface Waiting {
+  readonly ending: EmissionEnding;
+  readonly settle: (settled: EndSettled) => void;
+}
+
+/**
+ * Records the ends of one process's emissions as their publishes answer, by group commit: an end
+ * goes out at once when a write is free, and the ends that answer while every write is busy go
+ * together in the next. So at low load each end is written as soon as its publish answers, and
+ * in a spike the writes grow instead of queuing.
+ *
+ * With a publish window (`windowLimit` > 0, the local service's one process), a write takes at
+ * most a quarter of the window, and once a quarter's worth waits while both writes are busy, the
+ * waiting ends are handed over at once in one delay-queue message, to be recorded by a later
+ * delivery in one write. The emitter then publishes a spike as fast as SNS takes it, not as fast
+ * as the table records ends (DynamoDB Local on disk commits about 500 conditional writes a
+ * second), and a process that dies still leaves at most the window's worth of ends unsettled.
+ * Without a window (Lambda: a process holds one batch), writes take a transaction's worth and
+ * nothing waits long enough to be handed over.
+ *
+ * Ends whose writes kept failing are handed over the same way, so that their messages can go
+ * and no event is published again for want of its end. Only when that fails too is an end
+ * `kept`: its message stays, and its redelivery finds the event open.
+ */
+export class EndWriter {
+  private pending: Waiting[] = [];
+  private writing = 0;
+  private pumpScheduled = false;
+  /** Ends one write takes at most. */
+  private readonly endsPerWrite: number;
+  /** Ends waiting while every write is busy that are handed over instead (Infinity: never). */
+  private readonly handOverAt: number;
+
+  constructor(
+    private readonly deps: EndWriterDeps,
+    windowLimit = 0,
+  ) {
+    const share = Math.max(1, Math.floor(windowLimit / WINDOW_SHARE));
+    this.endsPerWrite = windowLimit === 0 ? DYNAMODB_TRANSACTION_ITEMS : Math.min(DYNAMODB_TRANSACTION_ITEMS, share);
+    this.handOverAt = windowLimit === 0 ? Number.POSITIVE_INFINITY : share;
+  }
+
+  /** Records one end, with whatever others are waiting; settles once it is recorded, handed over, or neither. */
+  record(ending: EmissionEnding): Promise<EndSettled> {
+    return new Promise((settle) => {
+      this.pending.push({ ending, settle });
+      this.pumpSoon();
+    });
+  }
+
+  /** On the next turn of the event loop, so that the ends one PublishBatch answered go together. */
+  private pumpSoon(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.writing < WRITES_IN_FLIGHT && this.pending.length > 0) {
+      const taken = this.pending.splice(0, this.endsPerWrite);
+      this.writing += 1;
+      void this.write(taken).finally(() => {
+        this.writing -= 1;
+        this.pump();
+      });
+    }
+    if (this.pending.length >= this.handOverAt) {
+      const waiting = this.pending;
+      this.pending = [];
+      this.deps.metrics.count('EndsHandedOver', waiting.length);
+      void this.handOver(waiting, 'busy');
+    }
+  }
+
+  /** Never throws: every end taken is settled. */
+  private async write(taken: readonly Waiting[]): Promise<void> {
+    const endings = taken.map(({ ending }) => ending);
+    let unknown: ReadonlySet<EmissionEnding>;
+    let applied: ReadonlySet<EmissionEnding> = new Set();
+    try {
+      const recorded = await recordEndings(this.deps, endings);
+      unknown = new Set(recorded.unknown);
+      applied = new Set(recorded.applied);
+    } catch (error) {
+      this.deps.logger.warn({ err: error, ends: endings.length }, 'could not record ends; handing them over');
+      unknown = new Set(endings);
+    }
+    for (const entry of taken) if (!unknown.has(entry.ending)) entry.settle({ outcome: 'recorded', freesPlace: applied.has(entry.ending) });
+    if (unknown.size > 0)
+      await this.handOver(
+        taken.filter(({ ending }) => unknown.has(ending)),
+        'unrecorded',
+      );
+  }
+
+  /** Never throws: every end given is settled, handed over or kept. */
+  private async handOver(entries: readonly Waiting[], why: 'busy' | 'unrecorded'): Promise<void> {
+    for (let from = 0; from < entries.length; from += ENDS_PER_HAND_OVER) {
+      const chunk = entries.slice(from, from + ENDS_PER_HAND_OVER);
+      const eventIds = chunk.map(({ ending }) => ending.event.id);
+      try {
+        await this.deps.delayQueue.sendEnds(chunk.map(({ ending }) => ending));
+        if (why === 'unrecorded')
+          this.deps.logger.warn({ eventIds }, 'emitted, but could not record it yet; the ends are handed over to be recorded later');
+        else this.deps.logger.debug({ ends: chunk.length }, 'ends waiting while the writes are busy handed over, to be recorded together');
+        for (const entry of chunk) entry.settle({ outcome: 'handed-over', freesPlace: false });
+      } catch (error) {
+        this.deps.logger.error(
+          { err: error, eventIds },
+          'emitted, but could not record it nor hand it over; the messages are kept and may be published again',
+        );
+        for (const entry of chunk) entry.settle({ outcome: 'kept', freesPlace: false });
+      }
+    }
+  }
+}
