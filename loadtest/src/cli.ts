@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { LOADING_CONCURRENCY } from '@adhoc-scheduler/infra';
 import { CAPACITY_USAGE, parseCapacityCli, runCapacity } from './capacity/command.js';
 import { EXIT_CODE, verdict } from './exit.js';
+import { FLOOR_USAGE, floorSummary, parseFloorCli, runFloor } from './floor.js';
 import { parseCli, LoadTestUsageError, USAGE, type CliOptions } from './options.js';
 import { summary } from './report/summary.js';
 import { runScenario } from './run.js';
@@ -35,8 +36,26 @@ function capacityMain(args: readonly string[]): number {
   }
 }
 
+/** `loadtest floor`: the emulator alone, for a spike's floor. */
+async function floorMain(args: readonly string[]): Promise<number> {
+  try {
+    const options = parseFloorCli(args);
+    if (!options) {
+      process.stdout.write(`${FLOOR_USAGE}\n`);
+      return EXIT_CODE.done;
+    }
+    process.stdout.write(`${floorSummary(options, await runFloor(options))}\n`);
+    return EXIT_CODE.done;
+  } catch (error) {
+    if (!isUsageError(error)) throw error;
+    process.stderr.write(`${(error as Error).message}\n\n${FLOOR_USAGE}\n`);
+    return EXIT_CODE.usage;
+  }
+}
+
 async function main(): Promise<number> {
   if (process.argv[2] === 'capacity') return capacityMain(process.argv.slice(3));
+  if (process.argv[2] === 'floor') return floorMain(process.argv.slice(3));
   let options: CliOptions | undefined;
   try {
     options = parseCli(process.argv.slice(2));

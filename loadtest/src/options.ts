@@ -39,6 +39,10 @@ Usage: pnpm --filter @adhoc-scheduler/loadtest loadtest capacity [options]
   the capacity model: no service, no load; how far one stack goes on AWS, and the first limit
   a load profile meets (loadtest capacity --help)
 
+Usage: pnpm --filter @adhoc-scheduler/loadtest loadtest floor [options]
+  a spike's floor: the emulator alone carrying N events from a topic to the consumer, nothing
+  of the scheduler in between (loadtest floor --help)
+
 Where the scheduler runs:
   --service child         start the local service in a child process (default): the harness's
                           own work never shares the emitter's event loop; usage is counted there
