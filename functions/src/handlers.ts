@@ -123,7 +123,10 @@ export function createDependencies(
     pauses,
     pausedTenants: new PausedTenants(pauses, clock),
     publisher: new SnsTopicPublisher(clients.sns),
-    endWriter: new EndWriter({ store, delayQueue, logger, metrics }, config.emitterMaxUnrecordedEnds),
+    endWriter: new EndWriter(
+      { store, delayQueue, logger, metrics },
+      { windowLimit: config.emitterMaxUnrecordedEnds, lingerMs: config.emitterEndsLingerMs },
+    ),
     publishWindow: new PublishWindow(config.emitterMaxUnrecordedEnds),
     // Each record a function fails leaves its error by message id, for the dead-letter tools.
     failureLog: { lastErrors: new DynamoDbLastErrors(clients.dynamodb, config.tableName), fn: functionName, clock },

@@ -108,6 +108,14 @@ export interface SchedulerConfig {
    */
   readonly emitterMaxUnrecordedEnds: number;
   /**
+   * How long the emitter may keep an end that has answered before writing it, to write it with
+   * those answered after it: fewer, larger writes where each write has a high fixed cost
+   * (DynamoDB Local commits one transaction at a time). A write goes at once when it is full.
+   * The publish happened already: this delays only the record, never a delivery. 0 (AWS): each
+   * end goes as soon as a write is free.
+   */
+  readonly emitterEndsLingerMs: number;
+  /**
    * Longest wait between two tries of ends handed over through the delay queue (an emission the
    * emitter published but could not record). Tries start a second apart and double up to this.
    */
@@ -169,6 +177,7 @@ export const ENV = {
   emitMaxAgeSeconds: 'SCHEDULER_EMIT_MAX_AGE_SECONDS',
   repairAfterSeconds: 'SCHEDULER_REPAIR_AFTER_SECONDS',
   emitterMaxUnrecordedEnds: 'SCHEDULER_EMITTER_MAX_UNRECORDED_ENDS',
+  emitterEndsLingerMs: 'SCHEDULER_EMITTER_ENDS_LINGER_MS',
   endsRetryMaxSeconds: 'SCHEDULER_ENDS_RETRY_MAX_SECONDS',
   repairDelaySeconds: 'SCHEDULER_REPAIR_DELAY_SECONDS',
   dynamodbBatchWrites: 'SCHEDULER_DYNAMODB_BATCH_WRITES',
@@ -197,6 +206,7 @@ export const DEFAULTS = {
   emitMaxAgeSeconds: 24 * 3600,
   repairAfterSeconds: 300,
   emitterMaxUnrecordedEnds: 0,
+  emitterEndsLingerMs: 0,
   endsRetryMaxSeconds: 30,
   repairDelaySeconds: 60,
   dynamodbBatchWrites: 'statements',
@@ -358,6 +368,7 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
     emitMaxAgeSeconds: integer(env, ENV.emitMaxAgeSeconds, DEFAULTS.emitMaxAgeSeconds, 1, 14 * 24 * 3600),
     repairAfterSeconds,
     emitterMaxUnrecordedEnds: integer(env, ENV.emitterMaxUnrecordedEnds, DEFAULTS.emitterMaxUnrecordedEnds, 0, 1_000_000),
+    emitterEndsLingerMs: integer(env, ENV.emitterEndsLingerMs, DEFAULTS.emitterEndsLingerMs, 0, 5000),
     endsRetryMaxSeconds,
     repairDelaySeconds,
     dynamodbBatchWrites: oneOf<BatchWriteMode>(env, ENV.dynamodbBatchWrites, DEFAULTS.dynamodbBatchWrites, ['statements', 'transactions']),

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { EndWriter } from '../src/app/end-writer.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
@@ -7,13 +7,13 @@ import { storedRecord } from './factories.js';
 import { MemoryDelayQueue, RecordingLogger, RecordingMetrics } from './fakes.js';
 import { MemoryEventStore } from './memory-event-store.js';
 
-function setup(windowLimit = 0) {
+function setup({ windowLimit = 0, lingerMs = 0 } = {}) {
   const store = new MemoryEventStore();
   const writes = store.holdEndWrites();
   const delayQueue = new MemoryDelayQueue();
   const logger = new RecordingLogger();
   const metrics = new RecordingMetrics();
-  const writer = new EndWriter({ store, delayQueue, logger, metrics }, windowLimit);
+  const writer = new EndWriter({ store, delayQueue, logger, metrics }, { windowLimit, lingerMs });
   /** The end of a queued event's emission. */
   const ending = (id: string): EmissionEnding => {
     store.put({ ...storedRecord(id, 1), state: EVENT_STATE.queued });
@@ -131,7 +131,7 @@ describe('the end writer', () => {
   });
 
   it('with a publish window, writes a quarter of it at most, and hands over at once the quarter that waits while both writes are busy', async () => {
-    const { writes, ids, handedOver, writer, ending, logger, metrics } = setup(100);
+    const { writes, ids, handedOver, writer, ending, logger, metrics } = setup({ windowLimit: 100 });
     const first = Array.from({ length: 30 }, (_, i) => writer.record(ending(`a-${i}`)));
     await nextTurn();
     // The first write takes 25, the second the 5 left: nothing waits.
@@ -166,5 +166,33 @@ describe('the end writer', () => {
     }
     expect(writes.map((_, write) => ids(write).length)).toEqual([100, 100, 100, 100]);
     expect(new Set((await Promise.all(settled)).map(({ outcome }) => outcome))).toEqual(new Set(['recorded']));
+  });
+
+  it('with a linger, keeps an end for others until the oldest has waited that long, or a write’s worth waits', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const { writes, ids, writer, ending } = setup({ windowLimit: 100, lingerMs: 500 });
+      const settled = [writer.record(ending('a'))];
+      await nextTurn();
+      await vi.advanceTimersByTimeAsync(300);
+      settled.push(writer.record(ending('b')));
+      await nextTurn();
+      expect(writes).toHaveLength(0);
+      // 500 ms after the first: both go in one write.
+      await vi.advanceTimersByTimeAsync(200);
+      expect(writes.map((_, write) => ids(write))).toEqual([['a', 'b']]);
+      writes[0]?.answer();
+      await Promise.all(settled);
+
+      // A write's worth (a quarter of the window) goes without waiting.
+      const full = Array.from({ length: 25 }, (_, i) => writer.record(ending(`f-${i}`)));
+      await nextTurn();
+      expect(writes).toHaveLength(2);
+      expect(ids(1)).toHaveLength(25);
+      writes[1]?.answer();
+      await Promise.all(full);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

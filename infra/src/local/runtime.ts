@@ -43,6 +43,13 @@ const DEFAULT_EMITTER_CONCURRENCY = 128;
  */
 /** Publishes the local emitter may have answered and not yet recorded (see emitterMaxUnrecordedEnds). */
 const LOCAL_EMITTER_MAX_UNRECORDED_ENDS = 100;
+/**
+ * How long the local emitter keeps an answered end for others (see emitterEndsLingerMs): DynamoDB
+ * Local commits one transaction at a time, whatever its size, and every other write and read of
+ * the service waits behind it. About what an emitter batch spans (its 1 s batching window), so a
+ * steady load costs a write or two a second instead of one per publish call.
+ */
+const LOCAL_EMITTER_ENDS_LINGER_MS = 500;
 const INGEST_CONCURRENCY = 4;
 export const LOADING_CONCURRENCY = 8;
 /** Pages of jobs worked at once: a bulk cancel's page cancels on its tenant's counter, and a job's pages follow one another, so few at a time. */
@@ -153,6 +160,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     // One process holds every emitter batch, and DynamoDB Local records ends slower than a spike
     // publishes: a bound on what a kill -9 publishes again (see emitterMaxUnrecordedEnds).
     [ENV.emitterMaxUnrecordedEnds]: String(LOCAL_EMITTER_MAX_UNRECORDED_ENDS),
+    [ENV.emitterEndsLingerMs]: String(LOCAL_EMITTER_ENDS_LINGER_MS),
     ...options.env,
     [ENV.region]: LOCAL_REGION,
     // Every local topic, the service's own included, lives in the emulators' one account.

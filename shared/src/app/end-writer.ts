@@ -57,13 +57,25 @@ export async function recordEndings(deps: Omit<EndWriterDeps, 'delayQueue'>, end
 interface Waiting {
   readonly ending: EmissionEnding;
   readonly settle: (settled: EndSettled) => void;
+  /** When it was handed to the writer (Date.now()): how long it has lingered. */
+  readonly at: number;
+}
+
+/** How the end writer groups ends (see EndWriter). */
+export interface EndWriterOptions {
+  /** The process's publish window (SchedulerConfig.emitterMaxUnrecordedEnds); 0: none. */
+  readonly windowLimit?: number;
+  /** How long an end may wait for others before its write goes (SchedulerConfig.emitterEndsLingerMs); 0: none. */
+  readonly lingerMs?: number;
 }
 
 /**
  * Records the ends of one process's emissions as their publishes answer, by group commit: an end
- * goes out at once when a write is free, and the ends that answer while every write is busy go
- * together in the next. So at low load each end is written as soon as its publish answers, and
- * in a spike the writes grow instead of queuing.
+ * goes out when a write is free, and the ends that answer while every write is busy go together
+ * in the next. So at low load each end is written soon after its publish answers, and in a spike
+ * the writes grow instead of queuing. With a linger, an end waits up to `lingerMs` for others
+ * before its write goes (a full write goes at once): where each write has a high fixed cost, a
+ * steady trickle of publishes then costs a write every `lingerMs`, not one per publish call.
  *
  * With a publish window (`windowLimit` > 0, the local service's one process), a write takes at
  * most a quarter of the window, and once a quarter's worth waits while both writes are busy, the
@@ -82,6 +94,8 @@ export class EndWriter {
   private pending: Waiting[] = [];
   private writing = 0;
   private pumpScheduled = false;
+  private lingerTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly lingerMs: number;
   /** Ends one write takes at most. */
   private readonly endsPerWrite: number;
   /** Ends waiting while every write is busy that are handed over instead (Infinity: never). */
@@ -89,8 +103,9 @@ export class EndWriter {
 
   constructor(
     private readonly deps: EndWriterDeps,
-    windowLimit = 0,
+    { windowLimit = 0, lingerMs = 0 }: EndWriterOptions = {},
   ) {
+    this.lingerMs = lingerMs;
     const share = Math.max(1, Math.floor(windowLimit / WINDOW_SHARE));
     this.endsPerWrite = windowLimit === 0 ? DYNAMODB_TRANSACTION_ITEMS : Math.min(DYNAMODB_TRANSACTION_ITEMS, share);
     this.handOverAt = windowLimit === 0 ? Number.POSITIVE_INFINITY : share;
@@ -99,7 +114,7 @@ export class EndWriter {
   /** Records one end, with whatever others are waiting; settles once it is recorded, handed over, or neither. */
   record(ending: EmissionEnding): Promise<EndSettled> {
     return new Promise((settle) => {
-      this.pending.push({ ending, settle });
+      this.pending.push({ ending, settle, at: Date.now() });
       this.pumpSoon();
     });
   }
@@ -114,8 +129,16 @@ export class EndWriter {
     });
   }
 
+  /** Whether the ends waiting should go now: a write's worth, or the oldest has lingered long enough. */
+  private ripe(): boolean {
+    const [oldest] = this.pending;
+    return oldest !== undefined && (this.pending.length >= this.endsPerWrite || Date.now() - oldest.at >= this.lingerMs);
+  }
+
   private pump(): void {
-    while (this.writing < WRITES_IN_FLIGHT && this.pending.length > 0) {
+    clearTimeout(this.lingerTimer);
+    this.lingerTimer = undefined;
+    while (this.writing < WRITES_IN_FLIGHT && this.ripe()) {
       const taken = this.pending.splice(0, this.endsPerWrite);
       this.writing += 1;
       void this.write(taken).finally(() => {
@@ -129,6 +152,9 @@ export class EndWriter {
       this.deps.metrics.count('EndsHandedOver', waiting.length);
       void this.handOver(waiting, 'busy');
     }
+    const [oldest] = this.pending;
+    if (oldest !== undefined && this.writing < WRITES_IN_FLIGHT)
+      this.lingerTimer = setTimeout(() => this.pump(), oldest.at + this.lingerMs - Date.now());
   }
 
   /** Never throws: every end taken is settled. */
