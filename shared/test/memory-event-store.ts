@@ -317,7 +317,7 @@ export class MemoryEventStore implements EventStore {
   async hold(
     record: EventRecord,
     from: string,
-    hold: { readonly payload: string; readonly heldKey: string; readonly now: number },
+    hold: { readonly payload: string; readonly heldKey: string; readonly tenantShard: string; readonly now: number },
   ): Promise<HoldOutcome> {
     this.called('hold');
     const current = this.records.get(record.id);
@@ -330,6 +330,7 @@ export class MemoryEventStore implements EventStore {
       payload: hold.payload,
       payloadKept: 'record',
       bucketShard: hold.heldKey,
+      tenantShard: current.tenantShard ?? hold.tenantShard,
       queuedBy: undefined,
       queuedAt: undefined,
       loadedBy: undefined,

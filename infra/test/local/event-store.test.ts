@@ -736,7 +736,7 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     const pauses = new DynamoDbTenantPauses(client, tableName);
     await store.createMany([newEvent(event('a'), false)]);
     const record = (await store.read(['a'])).get('a') as EventRecord;
-    const hold = { payload: 'payload of a', heldKey: 'held#acme#0', now: NOW };
+    const hold = { payload: 'payload of a', heldKey: 'held#acme#0', tenantShard: 'acme#s0', now: NOW };
     expect(await store.hold(record, 'token-a', hold)).toBe('not-paused');
     await pauses.pause('acme', { pausedAt: NOW, pausedBy: 'operator' });
     expect(await store.hold(record, 'stale-copy', hold)).toBe('changed');
@@ -814,6 +814,7 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
         const held = await store.hold((await store.read(['a'])).get('a') as EventRecord, 'token-a', {
           payload: 'payload of a',
           heldKey: 'held#acme#0',
+          tenantShard: 'acme#s0',
           now: NOW,
         });
         expect(held).toBe('held');

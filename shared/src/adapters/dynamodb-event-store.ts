@@ -483,7 +483,7 @@ export class DynamoDbEventStore implements EventStore {
   async hold(
     record: EventRecord,
     from: string,
-    hold: { readonly payload: string; readonly heldKey: string; readonly now: number },
+    hold: { readonly payload: string; readonly heldKey: string; readonly tenantShard: string; readonly now: number },
   ): Promise<HoldOutcome> {
     try {
       await this.client.send(
@@ -495,16 +495,24 @@ export class DynamoDbEventStore implements EventStore {
                 Key: { [TABLE.partitionKey]: record.id },
                 // The payload in the record, whatever its size (at most SNS's 256 KiB): no payload item outlives a held event without an expiry.
                 UpdateExpression:
-                  'SET #state = :held, heldAt = :now, payload = :payload, payloadKept = :inRecord, #bucketShard = :heldKey ' +
+                  'SET #state = :held, heldAt = :now, payload = :payload, payloadKept = :inRecord, #bucketShard = :heldKey, ' +
+                  // A near-path event indexed as queued keeps that key; one not indexed is listed from now on.
+                  '#tenantShard = if_not_exists(#tenantShard, :tenantShard) ' +
                   'REMOVE queuedBy, queuedAt, loadedBy, #ttl',
                 ConditionExpression: '#state = :queued AND version = :version AND queuedBy = :from',
-                ExpressionAttributeNames: { '#state': 'state', '#bucketShard': TABLE.bucketShardKey, '#ttl': TABLE.ttlAttribute },
+                ExpressionAttributeNames: {
+                  '#state': 'state',
+                  '#bucketShard': TABLE.bucketShardKey,
+                  '#tenantShard': TABLE.tenantShardKey,
+                  '#ttl': TABLE.ttlAttribute,
+                },
                 ExpressionAttributeValues: {
                   ':held': EVENT_STATE.held,
                   ':now': hold.now,
                   ':payload': hold.payload,
                   ':inRecord': 'record',
                   ':heldKey': hold.heldKey,
+                  ':tenantShard': hold.tenantShard,
                   ':queued': EVENT_STATE.queued,
                   ':version': record.version,
                   ':from': from,
