@@ -164,7 +164,11 @@ describe.concurrent('listing a tenant’s events', () => {
       const near = newEvent('acme', 'near-held', HOUR, { near: true });
       await store.createMany([near]);
       await store.createMany([newEvent('acme', 'far-open', HOUR + 1_000)]);
-      await new DynamoDbTenantPauses(client, tableName).pause('acme', { pausedAt: NOW, pausedBy: 'operator' });
+      await new DynamoDbTenantPauses(client, tableName).pause(
+        'acme',
+        { owner: 'operator', name: 'operator' },
+        { pausedAt: NOW, note: undefined },
+      );
       const record = (await store.read(['near-held'])).get('near-held') as EventRecord;
       const held = await store.hold(record, 'copy-near-held', {
         payload: near.event.payload,

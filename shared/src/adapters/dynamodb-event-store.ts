@@ -23,6 +23,7 @@ import type {
 import { batchDelete, batchGet, batchPut, pauseBeforeRound } from './dynamodb-batches.js';
 import {
   conditionalWriter,
+  followsLastChangeCondition,
   type BatchWriteMode,
   type Condition,
   type ConditionalWrite,
@@ -31,6 +32,7 @@ import {
 } from './dynamodb-conditional-writes.js';
 import { isEventItem, labelEntries, newEventItems, payloadItemId, toRecord, withStoredPayload } from './dynamodb-event-items.js';
 import { DynamoDbQuotaCounters, openEventsCounterId } from './dynamodb-quota-counters.js';
+import { PAUSED_CONDITION } from './dynamodb-tenant-pauses.js';
 import { systemClock } from './system-clock.js';
 import { isConditionFailure, TABLE, transient, withoutSdkRetries } from './dynamodb-table.js';
 
@@ -444,7 +446,7 @@ export class DynamoDbEventStore implements EventStore {
           : // Only a payload the table holds can be placed anew.
             ' AND (attribute_exists(payload) OR payloadKept = :apart)') +
         // Once per request, and never behind a reschedule the client published later.
-        ' AND (attribute_not_exists(lastChangeAt) OR lastChangeAt < :at OR (lastChangeAt = :at AND lastChangeBy <> :by))',
+        ` AND ${followsLastChangeCondition('lastChangeAt', 'lastChangeBy')}`,
       ExpressionAttributeNames: {
         '#id': TABLE.partitionKey,
         '#state': 'state',
@@ -523,7 +525,7 @@ export class DynamoDbEventStore implements EventStore {
               ConditionCheck: {
                 TableName: this.tableName,
                 Key: { [TABLE.partitionKey]: openEventsCounterId(record.tenant) },
-                ConditionExpression: 'attribute_exists(pausedAt)',
+                ConditionExpression: PAUSED_CONDITION,
               },
             },
           ],

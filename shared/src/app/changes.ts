@@ -5,7 +5,17 @@ import { decodeChangeJob, type ChangeJob } from '../domain/messages.js';
 import { compareByDue, isAfter } from '../domain/tenant-index.js';
 import { type FailureLog, processBatch } from './batch.js';
 import { type BulkCancelDeps, workBulkCancelPages } from './bulk-cancel.js';
-import type { ChangesQueue, DueEventRef, DueIndex, LoadingQueue, Logger, Pause, SchedulerMetrics, TenantPauses } from './ports.js';
+import type {
+  ChangesQueue,
+  DueEventRef,
+  DueIndex,
+  LoadingQueue,
+  Logger,
+  PauseAuthor,
+  ResumeOutcome,
+  SchedulerMetrics,
+  TenantPauses,
+} from './ports.js';
 
 /**
  * The changes function: jobs over many of a tenant's events, a page at a time, each page a
@@ -94,16 +104,19 @@ export async function runChanges(deps: ResumeDeps & BulkCancelDeps, records: rea
 }
 
 /**
- * Ends a tenant's pause and starts the job that sends its held events: the operator's resume and
- * the tenant's alike. The job starts whether or not the tenant was paused: a resume made again
- * (its job lost, or an input delivered again) finds any event still held.
+ * Ends the author's pause of a tenant and, unless the other owner's pause stands, starts the job
+ * that sends its held events: the operator's resume and the tenant's alike. The job starts
+ * whether or not the tenant was paused: a resume made again (its job lost, or an input delivered
+ * again) finds any event still held. A tenant's resume that a later request superseded starts none.
  */
 export async function resumeTenant(
   deps: { readonly pauses: Pick<TenantPauses, 'resume'>; readonly changesQueue: ChangesQueue },
   tenant: string,
+  author: PauseAuthor,
   jobId: string,
-): Promise<Pause | undefined> {
-  const ended = await deps.pauses.resume(tenant);
-  await deps.changesQueue.send({ kind: 'resume', jobId, tenant }, RESUME_SETTLE_SECONDS);
-  return ended;
+): Promise<ResumeOutcome> {
+  const outcome = await deps.pauses.resume(tenant, author);
+  if (outcome.applied && outcome.stillPaused === undefined)
+    await deps.changesQueue.send({ kind: 'resume', jobId, tenant }, RESUME_SETTLE_SECONDS);
+  return outcome;
 }
