@@ -1,4 +1,4 @@
-import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Pause, PauseAuthor, PauseOwner, ResumeOutcome, TenantPauses } from '../app/ports.js';
 import { batchGet } from './dynamodb-batches.js';
 import { followsLastChangeCondition } from './dynamodb-conditional-writes.js';
@@ -80,7 +80,9 @@ export class DynamoDbTenantPauses implements TenantPauses {
     } catch (error) {
       if (!isConditionFailure(error) || author.owner !== 'tenant') throw transient('UpdateItem', error);
       // Not applied now: this very resume, delivered again, applied before (and is done again by its caller), or a later request did.
-      const item = await this.read(tenant);
+      const id = openEventsCounterId(tenant);
+      // BatchGetItem (consistent), which ingest's role has, as it reads records back.
+      const item = (await batchGet(this.client, this.tableName, [id])).get(id);
       return { applied: item?.[LAST_CHANGE.by] === author.request.by, ended: undefined, stillPaused: pauseIn(item, other) };
     }
   }
@@ -94,17 +96,6 @@ export class DynamoDbTenantPauses implements TenantPauses {
       if (pause !== undefined) pauses.set(tenant, pause);
     }
     return pauses;
-  }
-
-  private async read(tenant: string): Promise<Readonly<Record<string, unknown>> | undefined> {
-    try {
-      const { Item } = await this.client.send(
-        new GetCommand({ TableName: this.tableName, Key: { [TABLE.partitionKey]: openEventsCounterId(tenant) }, ConsistentRead: true }),
-      );
-      return Item;
-    } catch (error) {
-      throw transient('GetItem', error);
-    }
   }
 }
 
