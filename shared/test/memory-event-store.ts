@@ -275,6 +275,7 @@ export class MemoryEventStore implements EventStore {
       cancelledAt: this.clock.now(),
       cancelledBy: change.by,
       expiresAt: change.expiresAt,
+      bucketShard: undefined,
     });
     this.openEvents.set(record.tenant, (this.openEvents.get(record.tenant) ?? 0) - 1);
     return { outcome: 'cancelled' };

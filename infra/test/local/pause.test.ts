@@ -2,12 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import {
   DynamoDbEventRecords,
   DynamoDbTenantPauses,
   EVENT_STATE,
   eventIdFor,
+  heldShardKey,
+  TABLE,
   type EventRecord,
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
@@ -203,6 +206,40 @@ describe.concurrent('a paused tenant', () => {
       await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
       expect(target.withPayload('cancelled')).toHaveLength(0);
       expect(target.withPayload('moved')).toHaveLength(1);
+    } finally {
+      await teardown();
+    }
+  });
+
+  it("delivers a held event whose hold reached the index after the resume's job read it: the loader sends it on", async () => {
+    const { scheduler, acme, target, records, lines, teardown } = await setup();
+    try {
+      await acme.publish({ action: 'pause' });
+      await pausedFor(scheduler, true);
+      await acme.publish(request(target.topicArn, Date.now() + 2_000, 'late to the index', { id: 'late-held' }));
+      const id = eventIdFor('acme', 'tests', 'late-held', '');
+      await waitFor(() => inState(records, id, EVENT_STATE.held), 'the event held');
+      // Its held-index entry taken away while the resume's job reads the index, and back after: a GSI updated late.
+      const heldKey = async (update: 'REMOVE' | 'SET') =>
+        scheduler.clients.dynamodb.send(
+          new UpdateCommand({
+            TableName: scheduler.outputs.tableName,
+            Key: { [TABLE.partitionKey]: id },
+            UpdateExpression: update === 'REMOVE' ? 'REMOVE #key' : 'SET #key = :key',
+            ExpressionAttributeNames: { '#key': TABLE.bucketShardKey },
+            ...(update === 'SET'
+              ? { ExpressionAttributeValues: { ':key': heldShardKey('acme', id, { shardCount: 2, bucketSeconds: 5 }) } }
+              : {}),
+          }),
+        );
+      await heldKey('REMOVE');
+      await acme.publish({ action: 'resume' });
+      await waitFor(() => lines.some((line) => line.msg === 'resume: every held event handed out'), "the resume's job done");
+      await heldKey('SET');
+
+      const delivery = await waitFor(() => target.withPayload('late to the index')[0], 'the held event, sent on by the loader', 20_000);
+      expect(delivery.receivedAt).toBeGreaterThan(scheduledAt(delivery));
+      expect(lines.some((line) => line.msg === 'held events of a tenant no longer paused; sent on')).toBe(true);
     } finally {
       await teardown();
     }

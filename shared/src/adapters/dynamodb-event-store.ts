@@ -353,13 +353,15 @@ export class DynamoDbEventStore implements EventStore {
                 Update: {
                   TableName: this.tableName,
                   Key: { [TABLE.partitionKey]: id },
-                  UpdateExpression: 'SET #state = :cancelled, cancelledAt = :now, cancelledBy = :by, #ttl = :ttl',
+                  // Out of the held index (and the time-bucket index): no pass over held events reads it again.
+                  UpdateExpression: 'SET #state = :cancelled, cancelledAt = :now, cancelledBy = :by, #ttl = :ttl REMOVE #bucketShard',
                   ConditionExpression: CHANGEABLE,
                   ExpressionAttributeNames: {
                     '#id': TABLE.partitionKey,
                     '#state': 'state',
                     '#due': TABLE.dueAtKey,
                     '#ttl': TABLE.ttlAttribute,
+                    '#bucketShard': TABLE.bucketShardKey,
                   },
                   ExpressionAttributeValues: {
                     ...changeableValues(scope, now),

@@ -42,11 +42,14 @@ export const RESUME_PAGE_EVENTS = 100;
  */
 export const RESUME_SETTLE_SECONDS = 2;
 
-/** The oldest held events of a tenant after the job's cursor: up to a page from each shard, merged. */
-async function nextHeld(deps: ResumeDeps, job: ChangeJob): Promise<DueEventRef[]> {
-  const { after } = job;
+/** The oldest held events of a tenant after a cursor: up to a page from each shard, merged. */
+export async function oldestHeld(
+  deps: Pick<ResumeDeps, 'config' | 'dueIndex'>,
+  tenant: string,
+  after: ChangeJob['after'],
+): Promise<DueEventRef[]> {
   const perShard = await Promise.all(
-    heldShardKeys(job.tenant, deps.config).map(async (key) => {
+    heldShardKeys(tenant, deps.config).map(async (key) => {
       const found: DueEventRef[] = [];
       for await (const page of deps.dueIndex.query({ index: 'bucket', key }, after?.dueAt ?? 0, Number.MAX_SAFE_INTEGER)) {
         found.push(...page.filter((ref) => isAfter(ref, after)));
@@ -65,7 +68,7 @@ async function nextHeld(deps: ResumeDeps, job: ChangeJob): Promise<DueEventRef[]
  * are taken out of the held index by loading, and the cursor moves past them in any case.
  */
 async function resumePage(deps: ResumeDeps, job: ChangeJob): Promise<void> {
-  const held = await nextHeld(deps, job);
+  const held = await oldestHeld(deps, job.tenant, job.after);
   if (held.length > 0) {
     const cursor = job.after === undefined ? 'start' : `${job.after.dueAt}#${job.after.id}`;
     await deps.loadingQueue.send([{ ids: held.map(({ id }) => id), chunkId: `${job.jobId}#${cursor}`, resume: true }]);
