@@ -10,6 +10,7 @@ import {
   EVENT_STATE,
   eventIdFor,
   heldShardKey,
+  REASON,
   TABLE,
   type EventRecord,
   type TenantsDocument,
@@ -173,6 +174,42 @@ describe.concurrent('a paused tenant', () => {
       expect(after.tenants.every(({ paused: state }) => state === null)).toBe(true);
     } finally {
       await teardown(running);
+    }
+  });
+
+  it("keeps its operator's pause against its own resume, and says so on its failure topic; the tenant list says whose pause it is", async () => {
+    const { scheduler, acme, target, records, pauses, where, teardown } = await setup();
+    const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');
+    try {
+      expect(await admin('tenant', 'pause', 'acme', '--note', 'flood under investigation', ...where)).toMatchObject({ code: 0 });
+      const listed = JSON.parse((await admin('tenant', 'list', '--json', ...where)).stdout) as {
+        tenants: { id: string; paused: { by: string; owner: string; note: string } | null }[];
+      };
+      expect(listed.tenants.find(({ id }) => id === 'acme')?.paused).toMatchObject({
+        owner: 'operator',
+        by: expect.stringMatching(/^operator /),
+        note: 'flood under investigation',
+      });
+      expect((await admin('tenant', 'list', ...where)).stdout).toMatch(/by operator \S+ since \S+: flood under investigation/);
+      await pausedFor(scheduler, true);
+      const id = `m-${await acme.publish(request(target.topicArn, Date.now() + 3_000, 'contained'))}`;
+      await waitFor(() => inState(records, id, EVENT_STATE.held), 'the event held');
+
+      await acme.publish({ action: 'resume', failure_topic: failures.topicArn });
+      const notice = await waitFor(
+        () => failures.notices().find((found) => found.reason === REASON.PAUSED_BY_OPERATOR),
+        'the refusal on the failure topic',
+      );
+      expect(notice).toMatchObject({ details: { note: 'flood under investigation' } });
+      expect((await pauses.paused(['acme'])).get('acme')).toMatchObject({ owner: 'operator' });
+      expect(await inState(records, id, EVENT_STATE.held)).toBeDefined();
+      expect(target.deliveries).toEqual([]);
+
+      expect(await admin('tenant', 'resume', 'acme', ...where)).toMatchObject({ code: 0 });
+      await waitFor(() => target.withPayload('contained').length > 0, 'the held event, at the operator’s resume', 20_000);
+    } finally {
+      await failures.stop();
+      await teardown();
     }
   });
 
