@@ -118,6 +118,21 @@ describe('bulk cancel by label', () => {
     expect(logger.at('warn', 'error')).toEqual([]);
   });
 
+  it('cancels the events held while the tenant is paused, due before the job started, and counts none of the ended ones due then', async () => {
+    const { deps, store, jobs, logger, event, job, drain } = setup();
+    const held = event('c-held', NOW - HOUR, ['campaign-7']);
+    store.put({ ...held, state: EVENT_STATE.held, heldAt: NOW - HOUR });
+    const emitted = event('c-emitted', NOW - 2 * HOUR, ['campaign-7']);
+    store.put({ ...emitted, state: EVENT_STATE.emitted });
+    event('c-open', NOW + HOUR, ['campaign-7']);
+    await startBulkCancel(deps, job());
+    await drain();
+    expect(store.records.get('c-held')).toMatchObject({ state: EVENT_STATE.cancelled, cancelledBy: 'b-request-1' });
+    expect(store.records.get('c-emitted')?.state).toBe(EVENT_STATE.emitted);
+    expect((await jobs.get('b-request-1'))?.counts).toEqual({ cancelled: 2, refused: { ended: 0, emitting: 0 } });
+    expect(logger.at('warn', 'error')).toEqual([]);
+  });
+
   it('fails the page when a cancel loses a race with another change that left the event open: the page worked again cancels it', async () => {
     const { deps, store, jobs, metrics, logger, event, job } = setup();
     event('c-1', NOW + HOUR, ['campaign-7']);

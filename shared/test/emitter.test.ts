@@ -788,7 +788,7 @@ describe('carrying on a rescheduled event whose payload only its delay-queue cop
 });
 
 describe("holding a paused tenant's events", () => {
-  const pause = { pausedAt: DUE - 60_000, note: 'maintenance', pausedBy: 'input-1' };
+  const pause = { pausedAt: DUE - 60_000, note: 'maintenance', pausedBy: 'input-1', owner: 'tenant' } as const;
 
   it('holds an event that comes due while its tenant is paused: not published, its payload stored, no expiry', async () => {
     const { deps, publisher, store, metrics } = setup();
@@ -915,7 +915,7 @@ describe('the pause cache', () => {
 
   it('reads a pause again at once after a failed read, and a failed read does not undo a newer one', async () => {
     const clock = new FakeClock(DUE);
-    const pause = { pausedAt: DUE - 60_000, note: 'maintenance', pausedBy: 'input-1' };
+    const pause = { pausedAt: DUE - 60_000, note: 'maintenance', pausedBy: 'input-1', owner: 'tenant' } as const;
     const answers: { resolve: (found: ReadonlyMap<string, typeof pause>) => void; reject: (error: Error) => void }[] = [];
     const cache = new PausedTenants({ paused: () => new Promise((resolve, reject) => answers.push({ resolve, reject })) }, clock);
     const first = cache.of(['acme']);

@@ -664,7 +664,7 @@ describe('pause and resume', () => {
     const { deps, store, changesQueue } = setup();
     const pauseId = inputMessageId();
     await ingestBatch(deps, [published({ action: 'pause', note: 'target under maintenance' }, pauseId)]);
-    expect(store.pauses.get('acme')).toEqual({ pausedAt: NOW, note: 'target under maintenance', pausedBy: pauseId });
+    expect(store.pauses.get('acme')).toEqual({ pausedAt: NOW, note: 'target under maintenance', pausedBy: pauseId, owner: 'tenant' });
 
     const resumeId = inputMessageId();
     const resume = published({ action: 'resume' }, resumeId);
@@ -675,6 +675,48 @@ describe('pause and resume', () => {
     // Delivered again, it starts the same job again: a page worked twice sends nothing twice.
     expect((await ingestBatch(deps, [resume])).batchItemFailures).toEqual([]);
     expect(changesQueue.sentJobs.map(({ job }) => job.jobId)).toEqual([`r-${resumeId}`, `r-${resumeId}`]);
+  });
+
+  it('applies pause and resume in the order their client published them, whatever order they arrive in, each once', async () => {
+    const { deps, store, changesQueue } = setup();
+    const pause = (at: number) => published({ action: 'pause' }, inputMessageId(), ACME_TOPIC, at);
+    const resume = (at: number) => published({ action: 'resume' }, inputMessageId(), ACME_TOPIC, at);
+
+    // A resume published after a pause, arriving first (in one batch, or before the pause's redelivery): the tenant is not paused.
+    const early = pause(NOW - 2_000);
+    await ingestBatch(deps, [resume(NOW - 1_000), early]);
+    await ingestBatch(deps, [early]);
+    expect(store.pauses.has('acme')).toBe(false);
+    expect(changesQueue.sentJobs).toHaveLength(1);
+
+    // A pause published after a resume, arriving first: the late resume neither ends it nor sends anything.
+    const late = resume(NOW + 1_000);
+    await ingestBatch(deps, [pause(NOW + 2_000)]);
+    await ingestBatch(deps, [late]);
+    expect(store.pauses.get('acme')).toMatchObject({ owner: 'tenant' });
+    expect(changesQueue.sentJobs).toHaveLength(1);
+  });
+
+  it("never lifts its operator's pause: the tenant's resume is refused as PAUSED_BY_OPERATOR on its failure topic, and nothing is sent", async () => {
+    const { deps, store, delayQueue, changesQueue } = setup();
+    const failureTopic = topicArn('failures', REGION, '111111111111');
+    const pauses = new MemoryTenantPauses(store);
+    await pauses.pause('acme', { owner: 'operator', name: 'operator jo' }, { pausedAt: NOW - 60_000, note: 'flood under investigation' });
+    await ingestBatch(deps, [published({ action: 'pause', note: 'ours' }, inputMessageId(), ACME_TOPIC, NOW - 1_000)]);
+    await ingestBatch(deps, [published({ action: 'resume', failure_topic: failureTopic })]);
+
+    expect((await pauses.paused(['acme'])).get('acme')).toMatchObject({ owner: 'operator', pausedBy: 'operator jo' });
+    expect(changesQueue.sentJobs).toEqual([]);
+    expect(delayQueue.notices.map(({ notice }) => [notice.reason, notice.details])).toEqual([
+      [REASON.PAUSED_BY_OPERATOR, { pausedAt: new Date(NOW - 60_000).toISOString(), note: 'flood under investigation' }],
+    ]);
+
+    // The operator's resume ends its own pause only: the tenant's, ended by its resume, is not back; its held events are sent.
+    expect(await pauses.resume('acme', { owner: 'operator', name: 'operator jo' })).toMatchObject({
+      applied: true,
+      stillPaused: undefined,
+    });
+    expect((await pauses.paused(['acme'])).has('acme')).toBe(false);
   });
 
   it('refuses both on the shared topic (CONTROL_NOT_ALLOWED): nothing proves who published there', async () => {

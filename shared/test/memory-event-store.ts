@@ -28,6 +28,9 @@ import type {
   OpenEventsCensus,
   OpenEventsCounter,
   Pause,
+  PauseAuthor,
+  PauseOwner,
+  ResumeOutcome,
   Placement,
   Requeue,
   TenantPauses,
@@ -43,7 +46,16 @@ import {
 } from '../src/domain/bulk-cancel.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import type { ScheduledEvent } from '../src/domain/event.js';
-import { EVENT_STATE, eventOf, isOpen, OPEN_STATES, placedOnDelayQueueBy, type EventRecord } from '../src/domain/lifecycle.js';
+import {
+  EVENT_STATE,
+  eventOf,
+  followsLastChange,
+  isOpen,
+  type LastChange,
+  OPEN_STATES,
+  placedOnDelayQueueBy,
+  type EventRecord,
+} from '../src/domain/lifecycle.js';
 import { compareByDue, decodePageToken, encodePageToken, isAfter, tenantShardKey } from '../src/domain/tenant-index.js';
 
 /**
@@ -66,8 +78,12 @@ export class MemoryEventStore implements EventStore {
   readonly records = new Map<string, StoredRecord>();
   readonly payloads = new Map<string, string>();
   readonly openEvents = new Map<string, number>();
-  /** Tenants' pauses, on their counters' items as in the table (see MemoryTenantPauses). */
+  /** Tenants' own pauses, on their counters' items as in the table (see MemoryTenantPauses). */
   readonly pauses = new Map<string, Pause>();
+  /** Their operators' pauses, kept apart from theirs. */
+  readonly operatorPauses = new Map<string, Pause>();
+  /** The last pause or resume each tenant's requests applied. */
+  readonly pauseChanges = new Map<string, LastChange>();
   private heldEndWrites: HeldEndWrite[] | undefined;
   /** Cancels to refuse, the record left as it is: writes that lost a race with another change. */
   refuseCancels = 0;
@@ -259,6 +275,7 @@ export class MemoryEventStore implements EventStore {
       cancelledAt: this.clock.now(),
       cancelledBy: change.by,
       expiresAt: change.expiresAt,
+      bucketShard: undefined,
     });
     this.openEvents.set(record.tenant, (this.openEvents.get(record.tenant) ?? 0) - 1);
     return { outcome: 'cancelled' };
@@ -276,9 +293,7 @@ export class MemoryEventStore implements EventStore {
   ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent | undefined } | ChangeRefused> {
     this.called('reschedule');
     const record = this.changeable(id, scope);
-    const applied =
-      record?.lastChangeAt !== undefined &&
-      (record.lastChangeAt > change.publishedAt || (record.lastChangeAt === change.publishedAt && record.lastChangeBy === change.by));
+    const applied = record !== undefined && !followsLastChange({ at: record.lastChangeAt, by: record.lastChangeBy }, change);
     if (record === undefined || applied || (record.payloadKept === 'queue' && record.queuedBy === undefined))
       return { outcome: 'refused', current: this.records.get(id) };
     if (record.payloadKept === 'queue') {
@@ -317,12 +332,12 @@ export class MemoryEventStore implements EventStore {
   async hold(
     record: EventRecord,
     from: string,
-    hold: { readonly payload: string; readonly heldKey: string; readonly now: number },
+    hold: { readonly payload: string; readonly heldKey: string; readonly tenantShard: string; readonly now: number },
   ): Promise<HoldOutcome> {
     this.called('hold');
     const current = this.records.get(record.id);
     if (current?.state !== EVENT_STATE.queued || current.version !== record.version || current.queuedBy !== from) return 'changed';
-    if (!this.pauses.has(record.tenant)) return 'not-paused';
+    if (!this.pauses.has(record.tenant) && !this.operatorPauses.has(record.tenant)) return 'not-paused';
     this.records.set(record.id, {
       ...current,
       state: EVENT_STATE.held,
@@ -330,6 +345,7 @@ export class MemoryEventStore implements EventStore {
       payload: hold.payload,
       payloadKept: 'record',
       bucketShard: hold.heldKey,
+      tenantShard: current.tenantShard ?? hold.tenantShard,
       queuedBy: undefined,
       queuedAt: undefined,
       loadedBy: undefined,
@@ -445,19 +461,50 @@ export class MemoryOpenEventsCounter implements OpenEventsCounter {
 export class MemoryTenantPauses implements TenantPauses {
   constructor(private readonly store: MemoryEventStore) {}
 
-  async pause(tenant: string, pause: Pause): Promise<void> {
-    const since = this.store.pauses.get(tenant)?.pausedAt ?? pause.pausedAt;
-    this.store.pauses.set(tenant, { ...pause, pausedAt: since });
+  async pause(
+    tenant: string,
+    author: PauseAuthor,
+    pause: { readonly pausedAt: number; readonly note: string | undefined },
+  ): Promise<boolean> {
+    if (!this.ordered(tenant, author)) return false;
+    const slot = this.slot(author.owner);
+    const pausedBy = author.owner === 'tenant' ? author.request.by : author.name;
+    slot.set(tenant, { pausedAt: slot.get(tenant)?.pausedAt ?? pause.pausedAt, note: pause.note, pausedBy, owner: author.owner });
+    return true;
   }
 
-  async resume(tenant: string): Promise<Pause | undefined> {
-    const pause = this.store.pauses.get(tenant);
-    this.store.pauses.delete(tenant);
-    return pause;
+  async resume(tenant: string, author: PauseAuthor): Promise<ResumeOutcome> {
+    const stillPaused = () => this.slot(author.owner === 'tenant' ? 'operator' : 'tenant').get(tenant);
+    if (!this.ordered(tenant, author))
+      return {
+        applied: this.store.pauseChanges.get(tenant)?.by === (author.owner === 'tenant' ? author.request.by : undefined),
+        ended: undefined,
+        stillPaused: stillPaused(),
+      };
+    const ended = this.slot(author.owner).get(tenant);
+    this.slot(author.owner).delete(tenant);
+    return { applied: true, ended, stillPaused: stillPaused() };
   }
 
   async paused(tenants: readonly string[]): Promise<ReadonlyMap<string, Pause>> {
-    return new Map(tenants.flatMap((tenant) => (this.store.pauses.has(tenant) ? [[tenant, this.store.pauses.get(tenant) as Pause]] : [])));
+    return new Map(
+      tenants.flatMap((tenant) => {
+        const pause = this.store.operatorPauses.get(tenant) ?? this.store.pauses.get(tenant);
+        return pause === undefined ? [] : [[tenant, pause]];
+      }),
+    );
+  }
+
+  private slot(owner: PauseOwner): Map<string, Pause> {
+    return owner === 'tenant' ? this.store.pauses : this.store.operatorPauses;
+  }
+
+  /** A tenant's request applies in its publish order (and records its place); an operator's as it comes. */
+  private ordered(tenant: string, author: PauseAuthor): boolean {
+    if (author.owner === 'operator') return true;
+    if (!followsLastChange(this.store.pauseChanges.get(tenant) ?? {}, author.request)) return false;
+    this.store.pauseChanges.set(tenant, { at: author.request.publishedAt, by: author.request.by });
+    return true;
   }
 }
 

@@ -1,17 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
-import { DynamoDbTenantPauses, resumeTenant, SqsChangesQueue, type Pause } from '@adhoc-scheduler/shared';
+import {
+  DynamoDbTenantPauses,
+  resumeTenant,
+  SqsChangesQueue,
+  type Pause,
+  type PauseAuthor,
+  type ResumeOutcome,
+} from '@adhoc-scheduler/shared';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
 import { HELP_OPTION, LOCATION_OPTIONS, onePositional, parseOrExplain } from './arguments.js';
 import { AdminError } from './errors.js';
 import type { Output } from './format.js';
 import { locationOf, withChangesQueue, withTable, type Location } from './location.js';
 import { unregisteredTenant } from './tenant-commands.js';
+import { pauseText } from './tenant-view.js';
 import { USAGE } from './usage.js';
 
-/** Who paused, as the pause records it: the operator's login on this machine. */
-const operator = (): string => `operator ${userInfo().username}`;
+/** Who pauses or resumes: the operator, by its login on this machine (its pause is one a tenant cannot lift). */
+const operator = (): PauseAuthor => ({ owner: 'operator', name: `operator ${userInfo().username}` });
 
 /** The id of the one tenant a pause or resume names: a registered tenant's, or the public one's. */
 function tenantOf(positionals: string[], command: string, location: Location, tenantsFile: string | undefined): string {
@@ -23,8 +31,9 @@ function tenantOf(positionals: string[], command: string, location: Location, te
 
 /** Pauses a tenant at a location (its pause's first time kept if it already was), as its operator. */
 export async function pauseTenant(location: Location, tenant: string, note: string | undefined): Promise<void> {
-  const pause: Pause = { pausedAt: Date.now(), note, pausedBy: operator() };
-  await withTable(location, (client, tableName) => new DynamoDbTenantPauses(client, tableName).pause(tenant, pause));
+  await withTable(location, (client, tableName) =>
+    new DynamoDbTenantPauses(client, tableName).pause(tenant, operator(), { pausedAt: Date.now(), note }),
+  );
 }
 
 /** `tenant pause`: holds a tenant's events as they come due, until `tenant resume`. */
@@ -51,26 +60,29 @@ export async function tenantPause(args: string[], output: Output): Promise<numbe
 }
 
 /**
- * Ends a tenant's pause at a location, and starts the job that sends the events held during it;
- * the pause it ended, undefined when the tenant was not paused (any event still held is sent all the same).
+ * Ends the operator's pause of a tenant at a location, and, unless the tenant's own pause stands,
+ * starts the job that sends the events held during it (any event still held is sent all the same).
  */
-export async function resumeTenantAt(location: Location, tenant: string, command = 'tenant resume'): Promise<Pause | undefined> {
+export async function resumeTenantAt(location: Location, tenant: string, command = 'tenant resume'): Promise<ResumeOutcome> {
   return withChangesQueue(location, command, (sqs, queueUrl) =>
     withTable(location, (client, tableName) =>
       resumeTenant(
         { pauses: new DynamoDbTenantPauses(client, tableName), changesQueue: new SqsChangesQueue(sqs, queueUrl) },
         tenant,
+        operator(),
         `r-${randomUUID()}`,
       ),
     ),
   );
 }
 
-/** What a resume did, in a sentence. */
-export function resumedText(tenant: string, ended: Pause | undefined): string {
+/** What an operator's resume did, in a sentence. */
+export function resumedText(tenant: string, { ended, stillPaused }: ResumeOutcome): string {
+  if (stillPaused !== undefined)
+    return `Tenant ${tenant} ${ended === undefined ? 'was not paused by its operator' : 'is no longer paused by its operator'}, but stays paused ${pauseText(stillPaused)}: its own resume sends its held events.`;
   return ended === undefined
     ? `Tenant ${tenant} was not paused; any event of it still held is sent now.`
-    : `Tenant ${tenant} resumed (paused since ${new Date(ended.pausedAt).toISOString()}${ended.note ? `: ${ended.note}` : ''}); its held events are sent now, oldest first, each late by its pause.`;
+    : `Tenant ${tenant} resumed (paused ${pauseText(ended)}); its held events are sent now, oldest first, each late by its pause.`;
 }
 
 /** `tenant resume`: ends a tenant's pause, and sends the events held during it, oldest first. */
@@ -85,8 +97,7 @@ export async function tenantResume(args: string[], output: Output): Promise<numb
   }
   const location = locationOf(values, command);
   const tenant = tenantOf(positionals, command, location, values.tenants);
-  const ended = await resumeTenantAt(location, tenant);
-  output.err(resumedText(tenant, ended));
+  output.err(resumedText(tenant, await resumeTenantAt(location, tenant)));
   return 0;
 }
 

@@ -9,10 +9,10 @@ export interface TenantView {
   readonly pause?: Pause | undefined;
 }
 
-/** A pause in a cell: since when, and the note. */
-function pauseText(pause: Pause | undefined): string {
-  if (pause === undefined) return '-';
-  return `since ${new Date(pause.pausedAt).toISOString()}${pause.note ? `: ${pause.note}` : ''}`;
+/** A pause in words: whose (an operator's, which the tenant cannot lift, or the tenant's own request), since when, and why. */
+export function pauseText(pause: Pause): string {
+  const by = pause.owner === 'operator' ? `by ${pause.pausedBy}` : `by the tenant (request ${pause.pausedBy})`;
+  return `${by} since ${new Date(pause.pausedAt).toISOString()}${pause.note ? `: ${pause.note}` : ''}`;
 }
 
 /** Accounts whose topics it may target beyond its own (registered tenants always may target their own). */
@@ -50,7 +50,7 @@ export function tenantsTable(views: readonly TenantView[]): string {
       count(tenant.quotas.maxIngestPerSecond),
       inputTopicArn ?? '-',
       tenant.deadLetterTopic ?? '-',
-      pauseText(pause),
+      pause === undefined ? '-' : pauseText(pause),
     ]),
   ]);
 }
@@ -68,7 +68,10 @@ export function tenantsJson(views: readonly TenantView[]): Record<string, unknow
       inputTopicArn: inputTopicArn ?? null,
       deadLetterTopic: tenant.deadLetterTopic ?? null,
       // null: not paused (or its pause could not be read: the listing says so on stderr).
-      paused: pause === undefined ? null : { since: new Date(pause.pausedAt).toISOString(), note: pause.note ?? null, by: pause.pausedBy },
+      paused:
+        pause === undefined
+          ? null
+          : { since: new Date(pause.pausedAt).toISOString(), note: pause.note ?? null, by: pause.pausedBy, owner: pause.owner },
     })),
   };
 }

@@ -86,8 +86,9 @@ Usage: scripts/admin tenant list [--json] [--tenants FILE] [--outputs FILE]
   --outputs FILE          the local service's outputs, for the topic ARNs (default .local/outputs.json)
   --stack-outputs FILE    a deployed stack's outputs: the ARNs follow from its InputTopicArn
 
-A PAUSED column says since when and why a tenant is paused (see tenant pause), read from the
-table: when it cannot be read, the listing says so and shows none.`,
+A PAUSED column says whose pause it is (the operator's, or the tenant's own request), since when
+and why a tenant is paused (see tenant pause), read from the table: when it cannot be read, the
+listing says so and shows none.`,
   tenantPause: `Pauses a tenant: from the emitter's next read of its pause (within a second or two), its
 events are held as they come due instead of published, until tenant resume. Events not yet due
 are untouched; new events are still taken; cancel and reschedule still apply to held events.
@@ -97,13 +98,16 @@ Usage: scripts/admin tenant pause <id> [--note TEXT] [where]
   <id>          the tenant ("public" for the shared input topic)
   --note TEXT   why, shown by tenant list
 
-Pausing a paused tenant keeps its start and takes the new note. A deployed stack is written
+The pause is the operator's: the tenant's own resume neither lifts nor shortens it (the tenant
+is told so on its failure topic, PAUSED_BY_OPERATOR). Pausing a paused tenant keeps its start
+and takes the new note. A deployed stack is written
 with dynamodb:UpdateItem on the tenant's counter item.
 
 ${WHERE}`,
-  tenantResume: `Resumes a paused tenant: ends the pause, then sends the events held during it, oldest
-first, each published at once, late by its pause (its scheduler-scheduled-at attribute says
-when it was due). Events coming due from now on are published on time.
+  tenantResume: `Resumes a paused tenant: ends the operator's pause, then, unless the tenant paused
+itself too (that pause stands until its own resume, and the command says so), sends the events
+held during it, oldest first, each published at once, late by its pause (its
+scheduler-scheduled-at attribute says when it was due). Events coming due from now on are published on time.
 
 Usage: scripts/admin tenant resume <id> [where]
 

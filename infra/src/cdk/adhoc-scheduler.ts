@@ -2,6 +2,7 @@ import {
   DEFAULTS,
   LAST_ERROR_ID_PREFIX,
   LOADER_CURSOR_ID,
+  openEventsCounterId,
   parseTenantsDocument,
   TABLE,
   TABLE_LAYOUT,
@@ -302,9 +303,13 @@ export class AdhocScheduler extends Construct {
       ['dynamodb:Query'],
       [`${this.table.tableArn}/index/${TABLE.tenantIndex}`, `${this.table.tableArn}/index/${TABLE.dueIndex}`],
     );
-    // The loader's cursor is an item of the same table, and the only item the loader reads or writes.
+    // The loader's cursor is an item of the same table, and the only item the loader writes.
     allow(loader, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [this.table.tableArn], {
       'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [LOADER_CURSOR_ID] },
+    });
+    // Tenants' pauses, on their quota counters' items: the held events of those no longer paused are sent on.
+    allow(loader, ['dynamodb:BatchGetItem'], [this.table.tableArn], {
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${openEventsCounterId('')}*`] },
     });
     allow(loader, ['sqs:SendMessage'], [this.loadingQueue.queue.queueArn]);
 

@@ -97,7 +97,9 @@ export class AdminConsoleBackend implements ConsoleBackend {
     const pauseOf = (id: string): PauseState => {
       if ('unknown' in paused) return { paused: 'unknown' };
       const pause = paused.pauses.get(id);
-      return pause === undefined ? { paused: false } : { paused: true, since: pause.pausedAt, note: pause.note, by: pause.pausedBy };
+      return pause === undefined
+        ? { paused: false }
+        : { paused: true, since: pause.pausedAt, note: pause.note, by: pause.pausedBy, owner: pause.owner };
     };
     return tenants.map((tenant, index) => ({
       id: tenant.id,
@@ -281,8 +283,7 @@ export class AdminConsoleBackend implements ConsoleBackend {
   }
 
   async resume(tenant: string): Promise<ActionOutcome> {
-    const ended = await resumeTenantAt(this.location, this.registered(tenant));
-    return { applied: true, message: resumedText(tenant, ended) };
+    return { applied: true, message: resumedText(tenant, await resumeTenantAt(this.location, this.registered(tenant))) };
   }
 }
 

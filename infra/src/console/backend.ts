@@ -1,4 +1,4 @@
-import type { EventRecord, EventsPage, EventsQuery } from '@adhoc-scheduler/shared';
+import type { EventRecord, EventsPage, EventsQuery, PauseOwner } from '@adhoc-scheduler/shared';
 
 /**
  * Everything the console reads and changes, through one interface: each view and each action
@@ -48,7 +48,14 @@ export interface EventLifecycle {
 
 export type PauseState =
   | { readonly paused: false }
-  | { readonly paused: true; readonly since: number; readonly note?: string | undefined; readonly by?: string | undefined }
+  | {
+      readonly paused: true;
+      readonly since: number;
+      readonly note?: string | undefined;
+      readonly by?: string | undefined;
+      /** Whose pause: an operator's the tenant cannot lift, or the tenant's own. */
+      readonly owner?: PauseOwner | undefined;
+    }
   /** Its tenant's counter item could not be read. */
   | { readonly paused: 'unknown' };
 

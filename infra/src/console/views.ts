@@ -74,7 +74,8 @@ function pauseText(summary: TenantSummary): string {
   const { pause } = summary;
   if (pause.paused === 'unknown') return 'not known';
   if (!pause.paused) return 'no';
-  return `since ${iso(pause.since)}${pause.by ? ` (${pause.by})` : ''}${pause.note ? `: ${pause.note}` : ''}`;
+  const whose = pause.owner === 'operator' ? 'by its operator ' : pause.owner === 'tenant' ? 'by the tenant ' : '';
+  return `${whose}since ${iso(pause.since)}${pause.by ? ` (${pause.by})` : ''}${pause.note ? `: ${pause.note}` : ''}`;
 }
 
 function quotaUse(summary: TenantSummary): string {

@@ -450,6 +450,8 @@ describe('IAM, per function', () => {
           [table.tableArn],
           { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [LOADER_CURSOR_ID] } },
         ],
+        // Tenants' pauses, read from their quota counters' items only.
+        [['dynamodb:BatchGetItem'], [table.tableArn], { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['#tenant#*'] } }],
         [['sqs:SendMessage'], [loadingQueue.queue.queueArn]],
       ),
       loading: permissions(

@@ -345,14 +345,14 @@ describe('the console in the browser', () => {
         .toBe('Tenant acme paused: its events are held as they come due (none is published) until it is resumed.');
       await page.getByRole('link', { name: 'Back' }).click();
       await page.waitForURL(`${server.url}/`);
-      expect(await paused('acme')).toMatch(/^since \d{4}-\d\d-\d\dT[\d:.]+Z \(operator .+\): maintenance$/);
+      expect(await paused('acme')).toMatch(/^by its operator since \d{4}-\d\d-\d\dT[\d:.]+Z \(operator .+\): maintenance$/);
       expect(await paused('public')).toBe('no');
       // A paused tenant offers a resume, not another pause.
       expect(await row('acme').getByRole('button', { name: 'Pause acme…' }).count()).toBe(0);
       await screenshot(page, 'paused');
       await row('acme').getByRole('link', { name: 'acme' }).click();
       await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview of acme');
-      expect(await page.locator('.figures').textContent()).toMatch(/Paused\s*since \S+ \(operator .+\): maintenance/);
+      expect(await page.locator('.figures').textContent()).toMatch(/Paused\s*by its operator since \S+ \(operator .+\): maintenance/);
 
       // An event that comes due meanwhile is held, not published.
       const payload = uniqueName('held');
@@ -375,7 +375,7 @@ describe('the console in the browser', () => {
       await page.getByRole('button', { name: 'Yes, resume it' }).click();
       await expect
         .poll(() => page.getByRole('status').textContent())
-        .toMatch(/^Tenant acme resumed \(paused since \S+: maintenance\); its held events are sent now, oldest first/);
+        .toMatch(/^Tenant acme resumed \(paused by operator .+ since \S+: maintenance\); its held events are sent now, oldest first/);
       await page.goto(server.url);
       expect(await paused('acme')).toBe('no');
       await waitFor(() => target.withPayload(payload).length > 0, 'the held event sent at the resume');

@@ -736,9 +736,9 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     const pauses = new DynamoDbTenantPauses(client, tableName);
     await store.createMany([newEvent(event('a'), false)]);
     const record = (await store.read(['a'])).get('a') as EventRecord;
-    const hold = { payload: 'payload of a', heldKey: 'held#acme#0', now: NOW };
+    const hold = { payload: 'payload of a', heldKey: 'held#acme#0', tenantShard: 'acme#s0', now: NOW };
     expect(await store.hold(record, 'token-a', hold)).toBe('not-paused');
-    await pauses.pause('acme', { pausedAt: NOW, pausedBy: 'operator' });
+    await pauses.pause('acme', { owner: 'operator', name: 'operator' }, { pausedAt: NOW, note: undefined });
     expect(await store.hold(record, 'stale-copy', hold)).toBe('changed');
     expect(await store.hold(record, 'token-a', hold)).toBe('held');
     expect(await store.hold(record, 'token-a', hold)).toBe('changed');
@@ -809,11 +809,16 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
         plain.cancel('a', ACME_CHANGES, { by: 'cancel-1', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 60 }),
       );
       try {
-        await new DynamoDbTenantPauses(client, tableName).pause('acme', { pausedAt: NOW, pausedBy: 'operator' });
+        await new DynamoDbTenantPauses(client, tableName).pause(
+          'acme',
+          { owner: 'operator', name: 'operator' },
+          { pausedAt: NOW, note: undefined },
+        );
         await store.createMany([newEvent(event('a'), false)]);
         const held = await store.hold((await store.read(['a'])).get('a') as EventRecord, 'token-a', {
           payload: 'payload of a',
           heldKey: 'held#acme#0',
+          tenantShard: 'acme#s0',
           now: NOW,
         });
         expect(held).toBe('held');
@@ -962,5 +967,52 @@ describe('the bulk cancel jobs', () => {
     const step = { from: JOB_CURSOR.start, to, counts, movedBy: 'page-1', done: false, now: NOW, expiresAt: job.expiresAt };
     expect(await jobs.advance('b-1', step)).toBe(true);
     expect(await jobs.create({ ...job, createdAt: NOW + 1 })).toMatchObject({ created: false, job: { cursor: to, counts } });
+  });
+});
+
+describe("the tenants' pauses", () => {
+  const tenantAsks = (by: string, publishedAt: number) => ({ owner: 'tenant', request: { by, publishedAt } }) as const;
+  const operatorAsks = { owner: 'operator', name: 'operator jo' } as const;
+
+  it("apply a tenant's pause and resume in the order its client published them, each once, whatever order they arrive in", async () => {
+    const pauses = new DynamoDbTenantPauses(client, await newTable());
+    const since = { pausedAt: NOW, note: undefined };
+    // The resume published last arrives first: the earlier pause, arriving after it, changes nothing.
+    expect(await pauses.resume('acme', tenantAsks('resume-2', NOW + 2))).toMatchObject({ applied: true });
+    expect(await pauses.pause('acme', tenantAsks('pause-1', NOW + 1), since)).toBe(false);
+    expect((await pauses.paused(['acme'])).has('acme')).toBe(false);
+    // A pause published later applies; the resume delivered again finds it superseded, and says so.
+    expect(await pauses.pause('acme', tenantAsks('pause-3', NOW + 3), since)).toBe(true);
+    expect(await pauses.resume('acme', tenantAsks('resume-2', NOW + 2))).toEqual({
+      applied: false,
+      ended: undefined,
+      stillPaused: undefined,
+    });
+    expect((await pauses.paused(['acme'])).get('acme')).toMatchObject({ owner: 'tenant', pausedBy: 'pause-3' });
+    // Delivered again, a pause changes nothing; a resume finds its own change, to finish it again.
+    expect(await pauses.pause('acme', tenantAsks('pause-3', NOW + 3), since)).toBe(false);
+    expect(await pauses.resume('acme', tenantAsks('resume-4', NOW + 4))).toMatchObject({ applied: true, ended: { pausedBy: 'pause-3' } });
+    expect(await pauses.resume('acme', tenantAsks('resume-4', NOW + 4))).toEqual({
+      applied: true,
+      ended: undefined,
+      stillPaused: undefined,
+    });
+  });
+
+  it("keep the operator's pause apart: the tenant's resume neither lifts nor shortens it, and the operator's resume ends only its own", async () => {
+    const pauses = new DynamoDbTenantPauses(client, await newTable());
+    await pauses.pause('acme', operatorAsks, { pausedAt: NOW, note: 'flood under investigation' });
+    expect(await pauses.pause('acme', tenantAsks('pause-1', NOW + 1), { pausedAt: NOW + 1, note: 'ours' })).toBe(true);
+    const operators = { pausedAt: NOW, note: 'flood under investigation', pausedBy: 'operator jo', owner: 'operator' };
+    expect((await pauses.paused(['acme'])).get('acme')).toEqual(operators);
+    expect(await pauses.resume('acme', tenantAsks('resume-2', NOW + 2))).toMatchObject({ applied: true, stillPaused: operators });
+    expect((await pauses.paused(['acme'])).get('acme')).toEqual(operators);
+    await pauses.pause('acme', tenantAsks('pause-3', NOW + 3), { pausedAt: NOW + 3, note: 'ours again' });
+    expect(await pauses.resume('acme', operatorAsks)).toMatchObject({
+      applied: true,
+      ended: operators,
+      stillPaused: { owner: 'tenant', note: 'ours again' },
+    });
+    expect((await pauses.paused(['acme'])).get('acme')).toMatchObject({ owner: 'tenant', pausedBy: 'pause-3' });
   });
 });

@@ -4,10 +4,13 @@ import {
   DEFAULT_QUOTAS,
   DynamoDbEventRecords,
   DynamoDbEventStore,
+  DynamoDbTenantPauses,
   EMISSION_ATTRIBUTE,
   EVENT_STATE,
+  heldShardKey,
   requestHashOf,
   shardOf,
+  tenantShardKey,
   type EventRecord,
   type EventsQuery,
   type ListingRead,
@@ -107,7 +110,7 @@ async function setup({ indexQueuedEvents = true } = {}) {
         ExpressionAttributeValues: { ':key': tenantShard },
       }),
     );
-  return { store, records, reads, requests, all, plant, destroy: () => counted.destroy() };
+  return { store, records, reads, requests, all, plant, tableName: resources.tableName, destroy: () => counted.destroy() };
 }
 
 /** Ids in due order. */
@@ -150,6 +153,32 @@ describe.concurrent('listing a tenant’s events', () => {
       await store.createMany(events);
       expect((await all('acme', { limit: 10 })).ids).toEqual(['far-plain', 'far-labelled']);
       expect((await all('acme', { label: 'billing', limit: 10 })).ids).toEqual(['near-labelled', 'far-labelled']);
+    } finally {
+      destroy();
+    }
+  });
+
+  it('lists a near-path event held while its tenant is paused, without a label, in the held state', async () => {
+    const { store, all, tableName, destroy } = await setup({ indexQueuedEvents: false });
+    try {
+      const near = newEvent('acme', 'near-held', HOUR, { near: true });
+      await store.createMany([near]);
+      await store.createMany([newEvent('acme', 'far-open', HOUR + 1_000)]);
+      await new DynamoDbTenantPauses(client, tableName).pause(
+        'acme',
+        { owner: 'operator', name: 'operator' },
+        { pausedAt: NOW, note: undefined },
+      );
+      const record = (await store.read(['near-held'])).get('near-held') as EventRecord;
+      const held = await store.hold(record, 'copy-near-held', {
+        payload: near.event.payload,
+        heldKey: heldShardKey('acme', 'near-held', { shardCount: SHARDS, bucketSeconds: 60 }),
+        tenantShard: tenantShardKey('acme', 's', shardOf('near-held', { shardCount: SHARDS })),
+        now: NOW,
+      });
+      expect(held).toBe('held');
+      expect((await all('acme', { states: [EVENT_STATE.held], limit: 10 })).ids).toEqual(['near-held']);
+      expect((await all('acme', { limit: 10 })).ids).toEqual(['near-held', 'far-open']);
     } finally {
       destroy();
     }

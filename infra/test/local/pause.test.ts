@@ -2,12 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import {
   DynamoDbEventRecords,
   DynamoDbTenantPauses,
   EVENT_STATE,
   eventIdFor,
+  heldShardKey,
+  REASON,
+  TABLE,
   type EventRecord,
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
@@ -173,6 +177,42 @@ describe.concurrent('a paused tenant', () => {
     }
   });
 
+  it("keeps its operator's pause against its own resume, and says so on its failure topic; the tenant list says whose pause it is", async () => {
+    const { scheduler, acme, target, records, pauses, where, teardown } = await setup();
+    const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');
+    try {
+      expect(await admin('tenant', 'pause', 'acme', '--note', 'flood under investigation', ...where)).toMatchObject({ code: 0 });
+      const listed = JSON.parse((await admin('tenant', 'list', '--json', ...where)).stdout) as {
+        tenants: { id: string; paused: { by: string; owner: string; note: string } | null }[];
+      };
+      expect(listed.tenants.find(({ id }) => id === 'acme')?.paused).toMatchObject({
+        owner: 'operator',
+        by: expect.stringMatching(/^operator /),
+        note: 'flood under investigation',
+      });
+      expect((await admin('tenant', 'list', ...where)).stdout).toMatch(/by operator \S+ since \S+: flood under investigation/);
+      await pausedFor(scheduler, true);
+      const id = `m-${await acme.publish(request(target.topicArn, Date.now() + 3_000, 'contained'))}`;
+      await waitFor(() => inState(records, id, EVENT_STATE.held), 'the event held');
+
+      await acme.publish({ action: 'resume', failure_topic: failures.topicArn });
+      const notice = await waitFor(
+        () => failures.notices().find((found) => found.reason === REASON.PAUSED_BY_OPERATOR),
+        'the refusal on the failure topic',
+      );
+      expect(notice).toMatchObject({ details: { note: 'flood under investigation' } });
+      expect((await pauses.paused(['acme'])).get('acme')).toMatchObject({ owner: 'operator' });
+      expect(await inState(records, id, EVENT_STATE.held)).toBeDefined();
+      expect(target.deliveries).toEqual([]);
+
+      expect(await admin('tenant', 'resume', 'acme', ...where)).toMatchObject({ code: 0 });
+      await waitFor(() => target.withPayload('contained').length > 0, 'the held event, at the operator’s resume', 20_000);
+    } finally {
+      await failures.stop();
+      await teardown();
+    }
+  });
+
   it('lets a held event be cancelled or rescheduled: the cancelled one never comes, the moved one comes at its new time', async () => {
     const { scheduler, acme, target, records, teardown } = await setup();
     try {
@@ -203,6 +243,40 @@ describe.concurrent('a paused tenant', () => {
       await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
       expect(target.withPayload('cancelled')).toHaveLength(0);
       expect(target.withPayload('moved')).toHaveLength(1);
+    } finally {
+      await teardown();
+    }
+  });
+
+  it("delivers a held event whose hold reached the index after the resume's job read it: the loader sends it on", async () => {
+    const { scheduler, acme, target, records, lines, teardown } = await setup();
+    try {
+      await acme.publish({ action: 'pause' });
+      await pausedFor(scheduler, true);
+      await acme.publish(request(target.topicArn, Date.now() + 2_000, 'late to the index', { id: 'late-held' }));
+      const id = eventIdFor('acme', 'tests', 'late-held', '');
+      await waitFor(() => inState(records, id, EVENT_STATE.held), 'the event held');
+      // Its held-index entry taken away while the resume's job reads the index, and back after: a GSI updated late.
+      const heldKey = async (update: 'REMOVE' | 'SET') =>
+        scheduler.clients.dynamodb.send(
+          new UpdateCommand({
+            TableName: scheduler.outputs.tableName,
+            Key: { [TABLE.partitionKey]: id },
+            UpdateExpression: update === 'REMOVE' ? 'REMOVE #key' : 'SET #key = :key',
+            ExpressionAttributeNames: { '#key': TABLE.bucketShardKey },
+            ...(update === 'SET'
+              ? { ExpressionAttributeValues: { ':key': heldShardKey('acme', id, { shardCount: 2, bucketSeconds: 5 }) } }
+              : {}),
+          }),
+        );
+      await heldKey('REMOVE');
+      await acme.publish({ action: 'resume' });
+      await waitFor(() => lines.some((line) => line.msg === 'resume: every held event handed out'), "the resume's job done");
+      await heldKey('SET');
+
+      const delivery = await waitFor(() => target.withPayload('late to the index')[0], 'the held event, sent on by the loader', 20_000);
+      expect(delivery.receivedAt).toBeGreaterThan(scheduledAt(delivery));
+      expect(lines.some((line) => line.msg === 'held events of a tenant no longer paused; sent on')).toBe(true);
     } finally {
       await teardown();
     }

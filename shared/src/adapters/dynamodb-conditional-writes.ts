@@ -22,6 +22,14 @@ import { TABLE } from './dynamodb-table.js';
  */
 export type BatchWriteMode = 'statements' | 'transactions';
 
+/**
+ * followsLastChange (shared/src/domain/lifecycle.ts) as a condition on the item's attributes
+ * `at` and `by`, against the change's values `:at` (published at) and `:by` (its request).
+ */
+export function followsLastChangeCondition(at: string, by: string): string {
+  return `(attribute_not_exists(${at}) OR ${at} < :at OR (${at} = :at AND ${by} <> :by))`;
+}
+
 export type Condition =
   | { readonly op: '=' | '<>' | '<' | '<=' | '>' | '>='; readonly attribute: string; readonly value: unknown }
   | { readonly op: 'missing' | 'present'; readonly attribute: string }

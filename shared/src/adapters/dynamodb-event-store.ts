@@ -23,6 +23,7 @@ import type {
 import { batchDelete, batchGet, batchPut, pauseBeforeRound } from './dynamodb-batches.js';
 import {
   conditionalWriter,
+  followsLastChangeCondition,
   type BatchWriteMode,
   type Condition,
   type ConditionalWrite,
@@ -31,6 +32,7 @@ import {
 } from './dynamodb-conditional-writes.js';
 import { isEventItem, labelEntries, newEventItems, payloadItemId, toRecord, withStoredPayload } from './dynamodb-event-items.js';
 import { DynamoDbQuotaCounters, openEventsCounterId } from './dynamodb-quota-counters.js';
+import { PAUSED_CONDITION } from './dynamodb-tenant-pauses.js';
 import { systemClock } from './system-clock.js';
 import { isConditionFailure, TABLE, transient, withoutSdkRetries } from './dynamodb-table.js';
 
@@ -351,13 +353,15 @@ export class DynamoDbEventStore implements EventStore {
                 Update: {
                   TableName: this.tableName,
                   Key: { [TABLE.partitionKey]: id },
-                  UpdateExpression: 'SET #state = :cancelled, cancelledAt = :now, cancelledBy = :by, #ttl = :ttl',
+                  // Out of the held index (and the time-bucket index): no pass over held events reads it again.
+                  UpdateExpression: 'SET #state = :cancelled, cancelledAt = :now, cancelledBy = :by, #ttl = :ttl REMOVE #bucketShard',
                   ConditionExpression: CHANGEABLE,
                   ExpressionAttributeNames: {
                     '#id': TABLE.partitionKey,
                     '#state': 'state',
                     '#due': TABLE.dueAtKey,
                     '#ttl': TABLE.ttlAttribute,
+                    '#bucketShard': TABLE.bucketShardKey,
                   },
                   ExpressionAttributeValues: {
                     ...changeableValues(scope, now),
@@ -444,7 +448,7 @@ export class DynamoDbEventStore implements EventStore {
           : // Only a payload the table holds can be placed anew.
             ' AND (attribute_exists(payload) OR payloadKept = :apart)') +
         // Once per request, and never behind a reschedule the client published later.
-        ' AND (attribute_not_exists(lastChangeAt) OR lastChangeAt < :at OR (lastChangeAt = :at AND lastChangeBy <> :by))',
+        ` AND ${followsLastChangeCondition('lastChangeAt', 'lastChangeBy')}`,
       ExpressionAttributeNames: {
         '#id': TABLE.partitionKey,
         '#state': 'state',
@@ -483,7 +487,7 @@ export class DynamoDbEventStore implements EventStore {
   async hold(
     record: EventRecord,
     from: string,
-    hold: { readonly payload: string; readonly heldKey: string; readonly now: number },
+    hold: { readonly payload: string; readonly heldKey: string; readonly tenantShard: string; readonly now: number },
   ): Promise<HoldOutcome> {
     try {
       await this.client.send(
@@ -495,16 +499,24 @@ export class DynamoDbEventStore implements EventStore {
                 Key: { [TABLE.partitionKey]: record.id },
                 // The payload in the record, whatever its size (at most SNS's 256 KiB): no payload item outlives a held event without an expiry.
                 UpdateExpression:
-                  'SET #state = :held, heldAt = :now, payload = :payload, payloadKept = :inRecord, #bucketShard = :heldKey ' +
+                  'SET #state = :held, heldAt = :now, payload = :payload, payloadKept = :inRecord, #bucketShard = :heldKey, ' +
+                  // A near-path event indexed as queued keeps that key; one not indexed is listed from now on.
+                  '#tenantShard = if_not_exists(#tenantShard, :tenantShard) ' +
                   'REMOVE queuedBy, queuedAt, loadedBy, #ttl',
                 ConditionExpression: '#state = :queued AND version = :version AND queuedBy = :from',
-                ExpressionAttributeNames: { '#state': 'state', '#bucketShard': TABLE.bucketShardKey, '#ttl': TABLE.ttlAttribute },
+                ExpressionAttributeNames: {
+                  '#state': 'state',
+                  '#bucketShard': TABLE.bucketShardKey,
+                  '#tenantShard': TABLE.tenantShardKey,
+                  '#ttl': TABLE.ttlAttribute,
+                },
                 ExpressionAttributeValues: {
                   ':held': EVENT_STATE.held,
                   ':now': hold.now,
                   ':payload': hold.payload,
                   ':inRecord': 'record',
                   ':heldKey': hold.heldKey,
+                  ':tenantShard': hold.tenantShard,
                   ':queued': EVENT_STATE.queued,
                   ':version': record.version,
                   ':from': from,
@@ -515,7 +527,7 @@ export class DynamoDbEventStore implements EventStore {
               ConditionCheck: {
                 TableName: this.tableName,
                 Key: { [TABLE.partitionKey]: openEventsCounterId(record.tenant) },
-                ConditionExpression: 'attribute_exists(pausedAt)',
+                ConditionExpression: PAUSED_CONDITION,
               },
             },
           ],

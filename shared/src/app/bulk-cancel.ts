@@ -106,7 +106,7 @@ async function settle(deps: BulkCancelDeps, job: BulkCancelJob, record: EventRec
 /** Settles a page's events, a few at a time, and adds up what they count. */
 async function settlePage(deps: BulkCancelDeps, job: BulkCancelJob, ids: readonly string[]): Promise<BulkCancelCounts> {
   const records = await deps.store.read(ids);
-  const counts = { cancelled: 0, ended: 0, emitting: 0, skipped: 0 };
+  const counts = { cancelled: 0, ended: 0, emitting: 0, skipped: 0, before: 0 };
   for (let start = 0; start < ids.length; start += CANCELS_AT_ONCE) {
     const settled = await Promise.all(ids.slice(start, start + CANCELS_AT_ONCE).map((id) => settle(deps, job, records.get(id))));
     for (const count of settled) if (count !== 'cancellable') counts[count] += 1;
@@ -135,7 +135,8 @@ async function workPage(deps: BulkCancelDeps, page: BulkCancelPage, deliveryId: 
   const positions = await deps.labelled.page({
     tenant: job.tenant,
     label: job.label,
-    fromMs: job.fromMs,
+    // Every due time: a held event is overdue, and still open to the cancel (countOf keeps the job's scope).
+    fromMs: 0,
     beforeMs: job.dueBefore,
     after: positionOf(page.from),
     limit: BULK_CANCEL_PAGE_SIZE,

@@ -5,7 +5,17 @@ import { decodeChangeJob, type ChangeJob } from '../domain/messages.js';
 import { compareByDue, isAfter } from '../domain/tenant-index.js';
 import { type FailureLog, processBatch } from './batch.js';
 import { type BulkCancelDeps, workBulkCancelPages } from './bulk-cancel.js';
-import type { ChangesQueue, DueEventRef, DueIndex, LoadingQueue, Logger, Pause, SchedulerMetrics, TenantPauses } from './ports.js';
+import type {
+  ChangesQueue,
+  DueEventRef,
+  DueIndex,
+  LoadingQueue,
+  Logger,
+  PauseAuthor,
+  ResumeOutcome,
+  SchedulerMetrics,
+  TenantPauses,
+} from './ports.js';
 
 /**
  * The changes function: jobs over many of a tenant's events, a page at a time, each page a
@@ -32,11 +42,14 @@ export const RESUME_PAGE_EVENTS = 100;
  */
 export const RESUME_SETTLE_SECONDS = 2;
 
-/** The oldest held events of a tenant after the job's cursor: up to a page from each shard, merged. */
-async function nextHeld(deps: ResumeDeps, job: ChangeJob): Promise<DueEventRef[]> {
-  const { after } = job;
+/** The oldest held events of a tenant after a cursor: up to a page from each shard, merged. */
+export async function oldestHeld(
+  deps: Pick<ResumeDeps, 'config' | 'dueIndex'>,
+  tenant: string,
+  after: ChangeJob['after'],
+): Promise<DueEventRef[]> {
   const perShard = await Promise.all(
-    heldShardKeys(job.tenant, deps.config).map(async (key) => {
+    heldShardKeys(tenant, deps.config).map(async (key) => {
       const found: DueEventRef[] = [];
       for await (const page of deps.dueIndex.query({ index: 'bucket', key }, after?.dueAt ?? 0, Number.MAX_SAFE_INTEGER)) {
         found.push(...page.filter((ref) => isAfter(ref, after)));
@@ -55,7 +68,7 @@ async function nextHeld(deps: ResumeDeps, job: ChangeJob): Promise<DueEventRef[]
  * are taken out of the held index by loading, and the cursor moves past them in any case.
  */
 async function resumePage(deps: ResumeDeps, job: ChangeJob): Promise<void> {
-  const held = await nextHeld(deps, job);
+  const held = await oldestHeld(deps, job.tenant, job.after);
   if (held.length > 0) {
     const cursor = job.after === undefined ? 'start' : `${job.after.dueAt}#${job.after.id}`;
     await deps.loadingQueue.send([{ ids: held.map(({ id }) => id), chunkId: `${job.jobId}#${cursor}`, resume: true }]);
@@ -94,16 +107,19 @@ export async function runChanges(deps: ResumeDeps & BulkCancelDeps, records: rea
 }
 
 /**
- * Ends a tenant's pause and starts the job that sends its held events: the operator's resume and
- * the tenant's alike. The job starts whether or not the tenant was paused: a resume made again
- * (its job lost, or an input delivered again) finds any event still held.
+ * Ends the author's pause of a tenant and, unless the other owner's pause stands, starts the job
+ * that sends its held events: the operator's resume and the tenant's alike. The job starts
+ * whether or not the tenant was paused: a resume made again (its job lost, or an input delivered
+ * again) finds any event still held. A tenant's resume that a later request superseded starts none.
  */
 export async function resumeTenant(
   deps: { readonly pauses: Pick<TenantPauses, 'resume'>; readonly changesQueue: ChangesQueue },
   tenant: string,
+  author: PauseAuthor,
   jobId: string,
-): Promise<Pause | undefined> {
-  const ended = await deps.pauses.resume(tenant);
-  await deps.changesQueue.send({ kind: 'resume', jobId, tenant }, RESUME_SETTLE_SECONDS);
-  return ended;
+): Promise<ResumeOutcome> {
+  const outcome = await deps.pauses.resume(tenant, author);
+  if (outcome.applied && outcome.stillPaused === undefined)
+    await deps.changesQueue.send({ kind: 'resume', jobId, tenant }, RESUME_SETTLE_SECONDS);
+  return outcome;
 }

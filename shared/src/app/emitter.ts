@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
-import { heldShardKey } from '../domain/buckets.js';
+import { heldShardKey, shardOf } from '../domain/buckets.js';
 import { delaySecondsFor, waitUntil } from '../domain/delay.js';
 import { emissionDecision, emissionRefusal, noticeDestination, type EmissionEnding } from '../domain/emission.js';
 import { emissionAttributes, expiresAtFor, type ScheduledEvent } from '../domain/event.js';
@@ -165,6 +165,8 @@ async function holdOne(deps: EmitterDeps, record: EventRecord, copy: Extract<Del
   const outcome = await deps.store.hold(record, copy.queuedBy as string, {
     payload: event.payload,
     heldKey: heldShardKey(event.tenant, event.id, deps.config),
+    // Its payload is in the table now: listed under the tenant's stored family.
+    tenantShard: tenantShardKey(event.tenant, 's', shardOf(event.id, deps.config)),
     now,
   });
   if (outcome === 'not-paused') return false;

@@ -25,6 +25,7 @@ import type {
   EventStore,
   Logger,
   NewEvent,
+  Pause,
   Placement,
   SchedulerMetrics,
   TenantDirectory,
@@ -373,6 +374,26 @@ async function refuseChange(applying: Applying, eventId: string, refused: Change
   );
 }
 
+/** A tenant's pause or resume that arrived after one its client published later: dropped, as a superseded reschedule is. */
+function superseded(applying: Applying, action: 'pause' | 'resume'): void {
+  const { inputMessageId, publishedAt } = applying.planned.message;
+  applying.deps.metrics.count('DuplicatesSuppressed');
+  applying.deps.logger.info(
+    { tenant: applying.planned.tenant.id, inputMessageId, publishedAt },
+    `${action} delivered again, or superseded by a pause or resume published later; dropped`,
+  );
+}
+
+/** A tenant's resume cannot lift its operator's pause: it is told who paused it, since when and why. */
+function pausedByOperator(tenant: string, pause: Pause): EventRejectedError {
+  const since = new Date(pause.pausedAt).toISOString();
+  return new EventRejectedError(
+    REASON.PAUSED_BY_OPERATOR,
+    `tenant "${tenant}" stays paused: its operator paused it (since ${since}${pause.note ? `: ${pause.note}` : ''}), and only the operator resumes it`,
+    { pausedAt: since, note: pause.note ?? null },
+  );
+}
+
 function changeScope(applying: Applying) {
   return { tenant: applying.planned.tenant.id, cutoffMs: applying.deps.config.changeCutoffSeconds * 1000 };
 }
@@ -404,13 +425,19 @@ async function applyIntent(
       deps.logger.info({ eventId: intent.eventId, tenant }, 'event cancelled');
       return;
     }
-    case 'pause':
-      await deps.pauses.pause(tenant, { pausedAt: now, note: intent.note, pausedBy: planned.message.inputMessageId });
-      deps.logger.info({ tenant, note: intent.note, inputMessageId: planned.message.inputMessageId }, 'tenant paused');
+    case 'pause': {
+      const author = { owner: 'tenant', request: changeRequest(applying) } as const;
+      if (await deps.pauses.pause(tenant, author, { pausedAt: now, note: intent.note }))
+        deps.logger.info({ tenant, note: intent.note, inputMessageId: planned.message.inputMessageId }, 'tenant paused');
+      else superseded(applying, 'pause');
       return;
+    }
     case 'resume': {
       // Named after the input message: delivered again, it makes the same job.
-      const ended = await resumeTenant(deps, tenant, `r-${planned.message.inputMessageId}`);
+      const author = { owner: 'tenant', request: changeRequest(applying) } as const;
+      const { applied, ended, stillPaused } = await resumeTenant(deps, tenant, author, `r-${planned.message.inputMessageId}`);
+      if (!applied) return superseded(applying, 'resume');
+      if (stillPaused?.owner === 'operator') return refuse(applying, pausedByOperator(tenant, stillPaused));
       deps.logger.info({ tenant, pausedAt: ended?.pausedAt }, 'tenant resumed: its held events are being sent');
       return;
     }

@@ -3,6 +3,7 @@ import type { SchedulerConfig } from '../config.js';
 import { bucketsBetween } from '../domain/buckets.js';
 import type { LoadingChunk } from '../domain/messages.js';
 import { tenantShardKey } from '../domain/tenant-index.js';
+import { oldestHeld } from './changes.js';
 import type {
   Clock,
   DueIndex,
@@ -13,6 +14,7 @@ import type {
   Logger,
   SchedulerMetrics,
   TenantDirectory,
+  TenantPauses,
 } from './ports.js';
 
 export interface LoaderDeps {
@@ -28,6 +30,8 @@ export interface LoaderDeps {
   >;
   /** Whose stored events are loaded: a tenant removed from the registry has its events left (the emitter would refuse them). */
   readonly tenants: Pick<TenantDirectory, 'all'>;
+  /** Whose held events are sent on: those of tenants no longer paused. */
+  readonly pauses: Pick<TenantPauses, 'paused'>;
   readonly dueIndex: DueIndex;
   readonly cursors: LoaderCursors;
   readonly loadingQueue: LoadingQueue;
@@ -60,6 +64,8 @@ interface PassResult {
 export interface LoaderTickResult extends PassResult {
   /** The sweep for events still open past `repairAfterSeconds`: what it looked at. */
   readonly repair: PassResult;
+  /** Held events of tenants no longer paused, sent on (see sendOnHeld). */
+  readonly heldSentOn: number;
 }
 
 /**
@@ -127,6 +133,29 @@ async function fanOut(
 }
 
 /**
+ * Sends on the held events of tenants no longer paused, oldest first, a page of each tenant's
+ * held shards a tick, as a resume's chunks. A resume's job reads the held index a couple of
+ * seconds after the pause ends: a hold whose index entry comes later, or a job that is lost,
+ * would otherwise leave its events held for good. It runs here, once a tick behind the due
+ * second, not in the emitter's path: one read of the tenants' pauses, and a query of each
+ * unpaused tenant's held shards, empty but for such events (or a resume's job at work, whose
+ * events loading takes once, whichever chunk comes first).
+ */
+async function sendOnHeld(deps: LoaderDeps): Promise<number> {
+  const tenants = deps.tenants.all().map(({ id }) => id);
+  const paused = await deps.pauses.paused(tenants);
+  let sent = 0;
+  for (const tenant of tenants.filter((id) => !paused.has(id))) {
+    const held = await oldestHeld(deps, tenant, undefined);
+    if (held.length === 0) continue;
+    await deps.loadingQueue.send([{ ids: held.map(({ id }) => id), chunkId: randomUUID(), resume: true }]);
+    deps.logger.warn({ tenant, eventIds: held.map(({ id }) => id) }, 'held events of a tenant no longer paused; sent on');
+    sent += held.length;
+  }
+  return sent;
+}
+
+/**
  * One loader tick. First it finds stored events due before `now + lookahead` that earlier ticks
  * have not handed out, from the cursor on (so missed ticks and backlogs are caught up, oldest
  * first), and fans their ids out to the loading function. Work depends on what is due, not on
@@ -135,6 +164,7 @@ async function fanOut(
  * Then it sweeps what it handed out `repairAfterSeconds` ago or more, once, from a cursor of its
  * own: the loading function sends again any event still open by then (its loading message was
  * set aside, or its delay-queue copy was lost), so no single lost message loses a stored event.
+ * Last, it sends on the held events of tenants no longer paused (see sendOnHeld).
  */
 export async function runLoaderTick(deps: LoaderDeps): Promise<LoaderTickResult> {
   const { config, clock, cursors, logger, metrics } = deps;
@@ -163,9 +193,11 @@ export async function runLoaderTick(deps: LoaderDeps): Promise<LoaderTickResult>
     ? await fanOut(deps, { cursor: 'repairedThroughMs', fromMs: repairFrom, untilMs: repairUntil, deadline, repair: true })
     : { fromMs: repairFrom, throughMs: repairFrom, eventsFound: 0, chunksSent: 0, caughtUp: false };
 
+  const heldSentOn = await sendOnHeld(deps);
+
   metrics.count('EventsLoaded', load.eventsFound);
   metrics.flush();
-  const result = { ...load, repair };
+  const result = { ...load, repair, heldSentOn };
   logger.info(result, load.caughtUp ? 'loader tick done' : 'loader tick out of budget; the next tick goes on');
   return result;
 }

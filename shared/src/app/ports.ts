@@ -74,23 +74,50 @@ export interface TenantDirectory {
   all(): readonly Tenant[];
 }
 
-/** A tenant's pause: since when, why, and who asked (an input message's id, or an operator's). */
+/**
+ * Whose pause: the tenant's own (its requests), or its operator's, which is containment: the
+ * tenant's requests neither lift nor shorten it.
+ */
+export type PauseOwner = 'tenant' | 'operator';
+
+/** A tenant's pause: since when, why, who asked (an input message's id, or an operator's name), and whose it is. */
 export interface Pause {
   readonly pausedAt: number;
   readonly note?: string | undefined;
   readonly pausedBy: string;
+  readonly owner: PauseOwner;
+}
+
+/** Who pauses or resumes: the tenant, by a request applied in publish order; or an operator. */
+export type PauseAuthor =
+  | { readonly owner: 'tenant'; readonly request: ChangeRequest }
+  | { readonly owner: 'operator'; readonly name: string };
+
+/** What a resume did. */
+export interface ResumeOutcome {
+  /** False when a pause or resume the tenant published later was applied already: this one changes nothing. */
+  readonly applied: boolean;
+  /** The author's pause it ended, if there was one. */
+  readonly ended: Pause | undefined;
+  /** The pause still in force, the other owner's: the tenant stays paused. */
+  readonly stillPaused: Pause | undefined;
 }
 
 /**
- * Tenants' pauses, kept on their quota counters' items: while a tenant is paused, the emitter
- * holds its events as they come due (see EVENT_STATE.held) instead of publishing them.
+ * Tenants' pauses, kept on their quota counters' items: while a tenant is paused, by itself or
+ * by its operator, the emitter holds its events as they come due (see EVENT_STATE.held). The
+ * tenant's pause and its operator's are kept apart, each ended only by its own owner's resume.
  */
 export interface TenantPauses {
-  /** Pauses a tenant; a tenant paused already keeps its `pausedAt`, and takes the new note. */
-  pause(tenant: string, pause: Pause): Promise<void>;
-  /** Ends a tenant's pause; the pause it ended, if it was paused. */
-  resume(tenant: string): Promise<Pause | undefined>;
-  /** The pauses of those of these tenants that are paused. */
+  /**
+   * Pauses a tenant as `author`; a tenant paused already by the same owner keeps its `pausedAt`
+   * and takes the new note. False when the tenant published a later pause or resume (or this
+   * one) already: nothing changes.
+   */
+  pause(tenant: string, author: PauseAuthor, pause: { readonly pausedAt: number; readonly note: string | undefined }): Promise<boolean>;
+  /** Ends the author's pause of a tenant (see ResumeOutcome). */
+  resume(tenant: string, author: PauseAuthor): Promise<ResumeOutcome>;
+  /** The pauses of those of these tenants that are paused: the operator's when there is one, else the tenant's own. */
   paused(tenants: readonly string[]): Promise<ReadonlyMap<string, Pause>>;
 }
 
@@ -284,13 +311,14 @@ export interface EventStore {
   /**
    * Holds an event that came due while its tenant is paused, in one write with a check of the
    * pause: its payload into its record, its record under `heldKey` in the due index (see
-   * heldShardKey), without an expiry. Only while it is queued as copy `from` left it at the
+   * heldShardKey), and in the tenant index under `tenantShard` unless it is there already (so
+   * that a listing without a label shows it), without an expiry. Only while it is queued as copy `from` left it at the
    * version read: `changed` otherwise; `not-paused` when the tenant's pause has ended.
    */
   hold(
     record: EventRecord,
     from: string,
-    hold: { readonly payload: string; readonly heldKey: string; readonly now: number },
+    hold: { readonly payload: string; readonly heldKey: string; readonly tenantShard: string; readonly now: number },
   ): Promise<HoldOutcome>;
 }
 

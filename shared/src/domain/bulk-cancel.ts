@@ -5,8 +5,9 @@ import { REASON } from './reasons.js';
 import type { ListingPosition } from './tenant-index.js';
 
 /**
- * A bulk cancel: a tenant's events with one label, due from the job's start (earlier ones are past
- * the change cutoff) and before its bound, cancelled page by page by the `changes` function. The
+ * A bulk cancel: a tenant's open events with one label, due from the job's start (earlier ones are
+ * past the change cutoff) and before its bound, and those held while the tenant is paused whenever
+ * they were due (they are overdue, and still open), cancelled page by page by the `changes` function. The
  * job's item holds its cursor and counts; each page moves both with one write conditional on the
  * cursor it started from, so a page worked twice counts once.
  */
@@ -45,7 +46,7 @@ export interface NewBulkCancelJob {
   readonly jobId: string;
   readonly tenant: string;
   readonly label: string;
-  /** Events due at or after this are in its scope (epoch ms): when it was asked for. */
+  /** Events due at or after this are in its scope (epoch ms): when it was asked for; held events whenever due. */
   readonly fromMs: number;
   /** Events due at or after this are not (epoch ms); undefined: no bound. */
   readonly dueBefore: number | undefined;
@@ -109,18 +110,24 @@ export function decodeBulkCancelPage(body: string): BulkCancelPage {
   return { kind: 'bulk-cancel-page', jobId: value.jobId, from: value.from };
 }
 
-/** How a job counts one event, by its record as it stands; `cancellable` when nothing refuses its cancel. */
-export type EventCount = 'cancelled' | 'ended' | 'emitting' | 'cancellable' | 'skipped';
+/**
+ * How a job counts one event, by its record as it stands; `cancellable` when nothing refuses its
+ * cancel; `before` when it was due before the job's start and is no longer open to a change
+ * (outside the job's scope: not counted).
+ */
+export type EventCount = 'cancelled' | 'ended' | 'emitting' | 'cancellable' | 'skipped' | 'before';
 
 export function countOf(
   record: EventRecord | undefined,
-  job: Pick<BulkCancelJob, 'jobId' | 'tenant'>,
+  job: Pick<BulkCancelJob, 'jobId' | 'tenant' | 'fromMs'>,
   now: number,
   cutoffMs: number,
 ): EventCount {
   // Its own cancel, by a page done before (the delivery that made it stopped before counting it).
   if (record?.state === EVENT_STATE.cancelled && record.cancelledBy === job.jobId) return 'cancelled';
   const refusal = changeRefusal(record, { tenant: job.tenant, action: 'cancel', now, cutoffMs });
+  // The job reads every due time for the held events; the others due before it started are not its.
+  if (refusal !== undefined && record !== undefined && record.dueAt < job.fromMs && record.tenant === job.tenant) return 'before';
   switch (refusal?.reason) {
     case undefined:
       return 'cancellable';

@@ -135,3 +135,18 @@ export function changeRefusal(
   }
   return undefined;
 }
+
+/** The last of a client's changes applied to an item: its request, and when its client published it. */
+export interface LastChange {
+  readonly by?: string | undefined;
+  readonly at?: number | undefined;
+}
+
+/**
+ * Whether a change (request `by`, published at `publishedAt` by SNS's Timestamp) applies after
+ * the last one applied: once per request, and never behind one the client published later, in
+ * whatever order they arrive. Two of the same millisecond apply in arrival order.
+ */
+export function followsLastChange(last: LastChange, change: { readonly by: string; readonly publishedAt: number }): boolean {
+  return last.at === undefined || last.at < change.publishedAt || (last.at === change.publishedAt && last.by !== change.by);
+}

@@ -68,6 +68,8 @@ export const REASON = {
   IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
   /** Not an error: a bulk cancel by label is done; `details` hold its counts (`cancelled`, `refused.ended`, `refused.emitting`). */
   BULK_CANCEL_DONE: 'BULK_CANCEL_DONE',
+  /** Resume: the tenant's own pause is ended, but its operator's pause stands (a tenant can neither lift nor shorten it); `details` say since when and why. */
+  PAUSED_BY_OPERATOR: 'PAUSED_BY_OPERATOR',
 } as const;
 
 export type ReasonCode = (typeof REASON)[keyof typeof REASON];
