@@ -19,8 +19,9 @@ import { connectToDeployedStack, connectToRunningService } from './service/exter
 import { startInProcessService } from './service/in-process.js';
 import { sourceVersion, type SourceVersion } from './source.js';
 
-const LOADTEST_DIR = fileURLToPath(new URL('..', import.meta.url));
-const REPO_ROOT = join(LOADTEST_DIR, '..');
+export const LOADTEST_DIR = fileURLToPath(new URL('..', import.meta.url));
+/** The checkout the harness runs from. */
+export const REPO_ROOT = join(LOADTEST_DIR, '..');
 
 /** The local service's settings for a scenario: the windows it runs with, its log level, and what else the scenario needs. */
 export function serviceEnv(scenario: Scenario, params: ScenarioParams): Record<string, string> {
@@ -82,9 +83,13 @@ async function startService(
   }
 }
 
+/** A moment as run ids and result folders name it: 20261127-201500. */
+export function timeStamp(date: Date): string {
+  return date.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+}
+
 function newRunId(): string {
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `lt-${stamp}-${randomBytes(2).toString('hex')}`;
+  return `lt-${timeStamp(new Date())}-${randomBytes(2).toString('hex')}`;
 }
 
 export interface RunOutput {
