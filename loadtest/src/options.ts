@@ -39,6 +39,11 @@ Usage: pnpm --filter @adhoc-scheduler/loadtest loadtest capacity [options]
   the capacity model: no service, no load; how far one stack goes on AWS, and the first limit
   a load profile meets (loadtest capacity --help)
 
+Usage: pnpm --filter @adhoc-scheduler/loadtest loadtest compare --base REF <scenario> [--runs N] [--in-memory] [options]
+  the scenario on a git ref (base) and on this checkout (head), run alternately, each on a
+  service started fresh as users start it; each figure's runs, medians, min-max and head/base
+  ratio: what a claim that a change is faster, or changed nothing, rests on (loadtest compare --help)
+
 Where the scheduler runs:
   --service child         start the local service in a child process (default): the harness's
                           own work never shares the emitter's event loop; usage is counted there
