@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { EXIT_CODE } from '../exit.js';
 import type { RunResult } from '../report/results.js';
 import { LOADTEST_DIR, REPO_ROOT, runScenario, serviceEnv, serviceTenants, timeStamp } from '../run.js';
 import { SCENARIOS } from '../scenarios/catalog.js';
@@ -66,6 +67,11 @@ export async function runCompare(options: CompareOptions, command: string): Prom
       tenants: serviceTenants(scenario),
       logFile: join(runDir, 'service.log'),
     });
+    // The service runs in process groups of its own, out of reach of a Ctrl-C meant for the comparison: stop it, then end.
+    const interrupted = (): void => {
+      void service.stop().finally(() => process.exit(EXIT_CODE.failed));
+    };
+    process.once('SIGINT', interrupted);
     let result: RunResult;
     try {
       ({ result } = await runScenario(
@@ -74,6 +80,7 @@ export async function runCompare(options: CompareOptions, command: string): Prom
         { commit: version.commit, uncommittedChanges: version.uncommittedChanges },
       ));
     } finally {
+      process.off('SIGINT', interrupted);
       runs.push({
         order,
         side,
