@@ -49,7 +49,8 @@ Where the scheduler runs:
                           own work never shares the emitter's event loop; usage is counted there
   --service in-process    start it in this process (to measure what sharing costs)
   --service external      a local service already running (pnpm start), found through
-                          --outputs FILE [.local/outputs.json]; no cost counting
+                          --outputs FILE [.local/outputs.json]; no cost counting; ingest reads
+                          its rate from the ingest queue emptying
   --region R --input-topic-arn ARN --emitter-role-arn ARN [--profile P]
                           a stack deployed on AWS; no cost counting (see CloudWatch)
   --data-dir DIR          keep the local service's state on disk (default: in memory; chaos:
