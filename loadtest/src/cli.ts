@@ -3,6 +3,9 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LOADING_CONCURRENCY } from '@adhoc-scheduler/infra';
 import { CAPACITY_USAGE, parseCapacityCli, runCapacity } from './capacity/command.js';
+import { runCompare } from './compare/command.js';
+import { COMPARE_USAGE, parseCompareCli } from './compare/options.js';
+import { compareTable } from './compare/table.js';
 import { EXIT_CODE, verdict } from './exit.js';
 import { FLOOR_USAGE, floorSummary, parseFloorCli, runFloor } from './floor.js';
 import { parseCli, LoadTestUsageError, USAGE, type CliOptions } from './options.js';
@@ -53,9 +56,29 @@ async function floorMain(args: readonly string[]): Promise<number> {
   }
 }
 
+/** `loadtest compare`: the scenario on a base commit and on this checkout, run alternately; exits 0 once compared, whatever the figures. */
+async function compareMain(args: readonly string[]): Promise<number> {
+  let options: ReturnType<typeof parseCompareCli>;
+  try {
+    options = parseCompareCli(args);
+  } catch (error) {
+    if (!isUsageError(error)) throw error;
+    process.stderr.write(`${(error as Error).message}\n\n${COMPARE_USAGE}\n`);
+    return EXIT_CODE.usage;
+  }
+  if (!options) {
+    process.stdout.write(`${COMPARE_USAGE}\n`);
+    return EXIT_CODE.done;
+  }
+  const { report, outDir } = await runCompare(options, `pnpm --filter @adhoc-scheduler/loadtest loadtest compare ${args.join(' ')}`);
+  process.stdout.write(`${compareTable(report, outDir)}\n`);
+  return EXIT_CODE.done;
+}
+
 async function main(): Promise<number> {
   if (process.argv[2] === 'capacity') return capacityMain(process.argv.slice(3));
   if (process.argv[2] === 'floor') return floorMain(process.argv.slice(3));
+  if (process.argv[2] === 'compare') return compareMain(process.argv.slice(3));
   let options: CliOptions | undefined;
   try {
     options = parseCli(process.argv.slice(2));

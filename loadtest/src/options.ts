@@ -43,12 +43,18 @@ Usage: pnpm --filter @adhoc-scheduler/loadtest loadtest floor [options]
   a spike's floor: the emulator alone carrying N events from a topic to the consumer, nothing
   of the scheduler in between (loadtest floor --help)
 
+Usage: pnpm --filter @adhoc-scheduler/loadtest loadtest compare --base REF <scenario> [--runs N] [--in-memory] [options]
+  the scenario on a git ref (base) and on this checkout (head), run alternately, each on a
+  service started fresh as users start it; each figure's runs, medians, min-max and head/base
+  ratio: what a claim that a change is faster, or changed nothing, rests on (loadtest compare --help)
+
 Where the scheduler runs:
   --service child         start the local service in a child process (default): the harness's
                           own work never shares the emitter's event loop; usage is counted there
   --service in-process    start it in this process (to measure what sharing costs)
   --service external      a local service already running (pnpm start), found through
-                          --outputs FILE [.local/outputs.json]; no cost counting
+                          --outputs FILE [.local/outputs.json]; no cost counting; ingest reads
+                          its rate from the ingest queue emptying
   --region R --input-topic-arn ARN --emitter-role-arn ARN [--profile P]
                           a stack deployed on AWS; no cost counting (see CloudWatch)
   --data-dir DIR          keep the local service's state on disk (default: in memory; chaos:

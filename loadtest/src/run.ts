@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -18,12 +17,14 @@ import { harnessClients, type SchedulerService } from './service/connection.js';
 import { startCrashableService, type CrashableService } from './service/crashable.js';
 import { connectToDeployedStack, connectToRunningService } from './service/external.js';
 import { startInProcessService } from './service/in-process.js';
+import { sourceVersion, type SourceVersion } from './source.js';
 
-const LOADTEST_DIR = fileURLToPath(new URL('..', import.meta.url));
-const REPO_ROOT = join(LOADTEST_DIR, '..');
+export const LOADTEST_DIR = fileURLToPath(new URL('..', import.meta.url));
+/** The checkout the harness runs from. */
+export const REPO_ROOT = join(LOADTEST_DIR, '..');
 
 /** The local service's settings for a scenario: the windows it runs with, its log level, and what else the scenario needs. */
-function serviceEnv(scenario: Scenario, params: ScenarioParams): Record<string, string> {
+export function serviceEnv(scenario: Scenario, params: ScenarioParams): Record<string, string> {
   return {
     [ENV.nearPathWindowSeconds]: String(params.windowSeconds),
     [ENV.loaderIntervalSeconds]: String(params.loaderIntervalSeconds),
@@ -33,7 +34,7 @@ function serviceEnv(scenario: Scenario, params: ScenarioParams): Record<string, 
 }
 
 /** The local service's tenants: the public one (the shared input topic) with quotas the run never reaches, and the scenario's own. */
-function serviceTenants(scenario: Scenario): TenantsDocument {
+export function serviceTenants(scenario: Scenario): TenantsDocument {
   const { tenants } = scenario.service;
   return { public: LOAD_TEST_QUOTAS, ...(tenants ? { tenants } : {}) };
 }
@@ -82,20 +83,13 @@ async function startService(
   }
 }
 
-/** The commit the run measured, and whether the tree held changes beyond it; undefined outside a git checkout. */
-function sourceVersion(): { readonly commit: string; readonly uncommittedChanges: boolean } | undefined {
-  try {
-    const git = (...args: string[]): string =>
-      execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    return { commit: git('rev-parse', 'HEAD'), uncommittedChanges: git('status', '--porcelain', '--untracked-files=no') !== '' };
-  } catch {
-    return undefined;
-  }
+/** A moment as run ids and result folders name it: 20261127-201500. */
+export function timeStamp(date: Date): string {
+  return date.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
 }
 
 function newRunId(): string {
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `lt-${stamp}-${randomBytes(2).toString('hex')}`;
+  return `lt-${timeStamp(new Date())}-${randomBytes(2).toString('hex')}`;
 }
 
 export interface RunOutput {
@@ -103,15 +97,22 @@ export interface RunOutput {
   readonly outDir: string;
 }
 
-/** Runs one scenario end to end and writes its results; the service is stopped whatever happens. */
-export async function runScenario(options: CliOptions, command: string): Promise<RunOutput> {
+/**
+ * Runs one scenario end to end and writes its results; the service is stopped whatever happens.
+ * `source` names the code measured when it is not this checkout's (an external service started
+ * from another tree: loadtest compare's base).
+ */
+export async function runScenario(
+  options: CliOptions,
+  command: string,
+  source: SourceVersion | undefined = sourceVersion(REPO_ROOT),
+): Promise<RunOutput> {
   const runId = newRunId();
   const outDir = resolve(options.outDir ?? join(LOADTEST_DIR, 'results', `${options.scenario}-${runId}`));
   await mkdir(outDir, { recursive: true });
   const progress = new Progress(options.progress);
   const startedAt = new Date();
   const machine = machineInfo();
-  const source = sourceVersion();
   const deadline = startedAt.getTime() + options.maxMinutes * 60_000;
 
   const scenario = SCENARIOS[options.scenario];

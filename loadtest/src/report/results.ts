@@ -4,6 +4,7 @@ import type { CostEstimate } from '../cost/estimate.js';
 import type { UsageSnapshot } from '../cost/usage-meter.js';
 import type { CpuUse } from '../cpu.js';
 import type { ServiceMode } from '../service/connection.js';
+import type { SourceVersion } from '../source.js';
 import type { StageBreakdown } from '../stages.js';
 import type { DeliveryCounts, LatenessSummary } from '../tracker.js';
 import type { TargetCheck } from './targets.js';
@@ -78,7 +79,7 @@ export interface RunResult extends Omit<ScenarioResult, 'distribution' | 'distri
   readonly startedAt: string;
   readonly finishedAt: string;
   readonly machine: MachineInfo;
-  readonly source: { readonly commit: string; readonly uncommittedChanges: boolean } | undefined;
+  readonly source: SourceVersion | undefined;
   readonly service: { readonly mode: ServiceMode; readonly settings: Readonly<Record<string, string | number | boolean | undefined>> };
   readonly files: Readonly<Record<string, string>>;
 }

@@ -27,6 +27,11 @@ export interface SchedulerService {
   readonly emitterRoleArn: string;
   /** Settings and resources of a local service; undefined for a deployed stack. */
   readonly local: { readonly config: SchedulerConfig; readonly outputs: LocalOutputs } | undefined;
+  /**
+   * Where the shared input topic delivers on a local service started elsewhere: what its ingest
+   * function has yet to accept waits there, the one measure of acceptance it leaves the harness.
+   */
+  readonly ingestQueueUrl?: string | undefined;
   /** Usage counters (and, when asked, every invocation) of a service the harness started; undefined otherwise. */
   report(withTimeline: boolean): Promise<ServiceReport | undefined>;
   stop(): Promise<void>;

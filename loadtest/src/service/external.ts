@@ -7,7 +7,9 @@ import { assertLoopback, type SchedulerService } from './connection.js';
  * Its clients are not the harness's to count, so there is no usage report.
  */
 export async function connectToRunningService(outputsFile: string): Promise<SchedulerService> {
-  const outputs = JSON.parse(await readFile(outputsFile, 'utf8')) as LocalOutputs;
+  // Older services (loadtest compare's base) have no publicIngestQueueUrl: the shared topic delivered to ingestQueueUrl.
+  const outputs = JSON.parse(await readFile(outputsFile, 'utf8')) as Omit<LocalOutputs, 'publicIngestQueueUrl'> &
+    Partial<Pick<LocalOutputs, 'publicIngestQueueUrl'>>;
   assertLoopback(outputs.endpoint, `the SNS/SQS endpoint in ${outputsFile}`);
   assertLoopback(outputs.dynamodbEndpoint, `the DynamoDB endpoint in ${outputsFile}`);
   return {
@@ -21,6 +23,7 @@ export async function connectToRunningService(outputsFile: string): Promise<Sche
     },
     inputTopicArn: outputs.inputTopicArn,
     emitterRoleArn: outputs.emitterRoleArn,
+    ingestQueueUrl: outputs.publicIngestQueueUrl ?? outputs.ingestQueueUrl,
     // Its settings live in that process's environment; the harness does not guess them.
     local: undefined,
     report: async () => undefined,

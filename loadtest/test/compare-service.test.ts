@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { descendantsOf, parsePs } from '../src/compare/processes.js';
+import { startArgs, takesConsolePort } from '../src/compare/service.js';
+
+describe('starting and stopping a side', () => {
+  it('gives every port to the system, and the console port only to a tree that has a console', () => {
+    const files = { outputs: '/w/outputs.json', tenants: '/w/tenants.json', dataDir: '/w/data' };
+    expect(startArgs(files, true).join(' ')).toBe(
+      '--silent start --port 0 --dynamodb-port 0 --console-port 0 --outputs /w/outputs.json --tenants /w/tenants.json --data-dir /w/data',
+    );
+    expect(startArgs({ ...files, dataDir: undefined }, false).join(' ')).toBe(
+      '--silent start --port 0 --dynamodb-port 0 --outputs /w/outputs.json --tenants /w/tenants.json --in-memory',
+    );
+    expect(takesConsolePort("Usage: scripts/start [--port N] [--console-port N]\n'console-port': { type: 'string' }")).toBe(true);
+    expect(takesConsolePort('Usage: scripts/start [--port N] [--dynamodb-port N]')).toBe(false);
+  });
+
+  it('finds every process below the service, the emulators in groups of their own included', () => {
+    const rows = parsePs(
+      [
+        '  10     1    10 pnpm start',
+        '  11    10    11 sh -c tsx main.ts',
+        '  12    11    11 node main.ts',
+        '  13    12    13 java -jar DynamoDBLocal.jar',
+        '  99     1    99 other',
+        '',
+      ].join('\n'),
+    );
+    expect(rows[3]).toEqual({ pid: 13, ppid: 12, pgid: 13, command: 'java -jar DynamoDBLocal.jar' });
+    expect(descendantsOf(rows, 10).map((row) => row.pid)).toEqual([11, 12, 13]);
+  });
+});
