@@ -2,7 +2,8 @@
  * Starts the two real emulators the local runtime and the integration tests run on: DynamoDB
  * Local (Java) and fauxqs (SNS/SQS, in its own Node process). Both bind 127.0.0.1: on fixed ports
  * for a service whose endpoints outlive a restart, or by default on ports the system picks, so
- * any number of them can run side by side.
+ * any number of them can run side by side. Both answer only signed requests from this machine,
+ * never a browser's (emulator-access.ts).
  *
  * Each child holds the read end of a pipe from this process on its stdin and exits when it
  * closes. The kernel closes it when this process ends in any way, SIGKILL included, so the

@@ -9,13 +9,16 @@
  * once it accepts requests, or {"portInUse":{"host":"127.0.0.1","port":N}} and exits 1 when the
  * port is taken. Exits when stdin closes (the parent holds the other end, so this dies with it)
  * or on SIGTERM. With a data directory, queues, topics and messages (delayed ones included)
- * persist in SQLite there.
+ * persist in SQLite there. It answers only signed requests from this machine, never a browser's
+ * (emulator-access.ts).
  */
 import { parseArgs } from 'node:util';
 import { buildApp, type BuildAppOptions } from 'fauxqs';
+import { emulatorRefusal } from './emulator-access.js';
 
 const HOST = '127.0.0.1';
 
+type App = ReturnType<typeof buildApp>;
 type Stores = NonNullable<BuildAppOptions['stores']>;
 type Persistence = NonNullable<Stores['sqsStore']['persistence']>;
 
@@ -28,7 +31,7 @@ async function fauxqsModule<T>(relativePath: string): Promise<T> {
  * persistent app is assembled here the way `startFauxqs` does it (fauxqs 2.4.1 `dist/app.js`):
  * load the stored state first, then attach persistence to the stores and their queues.
  */
-async function persistentApp(dataDir: string): Promise<ReturnType<typeof buildApp>> {
+async function persistentApp(dataDir: string): Promise<App> {
   const [{ SqsStore }, { SnsStore }, { S3Store }, { PersistenceManager }] = await Promise.all([
     fauxqsModule<{ SqsStore: new () => Stores['sqsStore'] }>('./sqs/sqsStore.js'),
     fauxqsModule<{ SnsStore: new () => Stores['snsStore'] }>('./sns/snsStore.js'),
@@ -54,6 +57,26 @@ async function persistentApp(dataDir: string): Promise<ReturnType<typeof buildAp
   return app;
 }
 
+/**
+ * Refuses, before anything is parsed, what emulator-access.ts refuses: a hook at the root runs for
+ * every route, fauxqs's S3 and inspection routes and its 404 included, at the cost of a few string
+ * tests a call.
+ */
+function guard(app: Awaited<App>): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    const { headers } = request;
+    const refusal = emulatorRefusal({
+      remoteAddress: request.socket.remoteAddress,
+      method: request.method,
+      host: headers.host,
+      origin: headers.origin,
+      authorization: headers.authorization,
+    });
+    if (refusal === undefined) done();
+    else void reply.code(403).type('text/plain; charset=utf-8').send(refusal);
+  });
+}
+
 function report(message: object): void {
   process.stdout.write(`${JSON.stringify(message)}\n`);
 }
@@ -62,6 +85,7 @@ const { values } = parseArgs({ options: { port: { type: 'string', default: '0' }
 const port = Number(values.port);
 const dataDir = values['data-dir'];
 const app = dataDir ? await persistentApp(dataDir) : buildApp({ logger: false });
+guard(app);
 let address: URL;
 try {
   address = new URL(await app.listen({ host: HOST, port }));
