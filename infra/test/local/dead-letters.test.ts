@@ -31,7 +31,7 @@ import {
 const INPUT = 'arn:aws:sns:us-east-1:000000000000:scheduler-1a2b-input';
 
 describe.concurrent('what a dead letter says of itself', () => {
-  it("tells an input message's queue, tenant and event by its topic and request, as ingest derives them", () => {
+  it("tells an input message's queue, tenant and event by its topic and request, as ingest derives them; none for a topic of another account or region", () => {
     const envelope = (topicArn: string, request: unknown) =>
       JSON.stringify({ Type: 'Notification', MessageId: 'sns-1', TopicArn: topicArn, Message: JSON.stringify(request) });
     expect(readDeadLetterBody(envelope(INPUT, { user: 'u', labels: ['blue', 'x:1'] }), INPUT)).toEqual({
@@ -48,6 +48,19 @@ describe.concurrent('what a dead letter says of itself', () => {
       eventIds: [eventIdFor('acme', 'u', 'order-7', 'sns-1')],
     });
     expect(readDeadLetterBody(envelope(acme, { action: 'cancel', event_id: 'm-abc' }), INPUT)).toMatchObject({ eventIds: ['m-abc'] });
+    // A topic of the same name in another account or region: nothing the scheduler's SNS delivered, so no queue to go back to.
+    for (const elsewhere of [
+      'arn:aws:sns:us-east-1:999999999999:scheduler-1a2b-tenant-acme',
+      'arn:aws:sns:eu-west-1:000000000000:scheduler-1a2b-tenant-acme',
+      'arn:aws:sns:us-east-1:999999999999:scheduler-1a2b-input',
+    ])
+      expect(readDeadLetterBody(envelope(elsewhere, { user: 'u', id: 'order-7' }), INPUT)).toEqual({
+        source: undefined,
+        tenant: undefined,
+        eventIds: [],
+        labels: [],
+        dueAt: undefined,
+      });
     // Another scheduler's topic, or a request that is not JSON: the queue is known, whose it is not.
     expect(readDeadLetterBody(envelope('arn:aws:sns:us-east-1:000000000000:other-tenant-acme', 'x'), INPUT)).toMatchObject({
       source: 'ingest',

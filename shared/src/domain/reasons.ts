@@ -27,6 +27,8 @@ export const REASON = {
   PUBLISH_FAILED: 'PUBLISH_FAILED',
   /** The message did not arrive on a registered tenant's input topic (logged only). */
   UNKNOWN_TENANT: 'UNKNOWN_TENANT',
+  /** The envelope names an input topic outside the scheduler's account or region: it did not come through the scheduler's SNS (logged only). */
+  FOREIGN_INPUT_TOPIC: 'FOREIGN_INPUT_TOPIC',
   /** The operator has disabled the shared input topic's public tenant (logged only). */
   TENANT_DISABLED: 'TENANT_DISABLED',
   /** `target` is a topic in an account the tenant may not publish to. */
