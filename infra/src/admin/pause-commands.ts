@@ -5,7 +5,7 @@ import { DynamoDbTenantPauses, resumeTenant, SqsChangesQueue, type Pause } from 
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
 import { HELP_OPTION, LOCATION_OPTIONS, onePositional, parseOrExplain } from './arguments.js';
 import { AdminError } from './errors.js';
-import type { Output } from './format.js';
+import { printable, type Output } from './format.js';
 import { locationOf, withChangesQueue, withTable, type Location } from './location.js';
 import { unregisteredTenant } from './tenant-commands.js';
 import { USAGE } from './usage.js';
@@ -70,7 +70,7 @@ export async function resumeTenantAt(location: Location, tenant: string, command
 export function resumedText(tenant: string, ended: Pause | undefined): string {
   return ended === undefined
     ? `Tenant ${tenant} was not paused; any event of it still held is sent now.`
-    : `Tenant ${tenant} resumed (paused since ${new Date(ended.pausedAt).toISOString()}${ended.note ? `: ${ended.note}` : ''}); its held events are sent now, oldest first, each late by its pause.`;
+    : `Tenant ${tenant} resumed (paused since ${new Date(ended.pausedAt).toISOString()}${ended.note ? `: ${printable(ended.note)}` : ''}); its held events are sent now, oldest first, each late by its pause.`;
 }
 
 /** `tenant resume`: ends a tenant's pause, and sends the events held during it, oldest first. */

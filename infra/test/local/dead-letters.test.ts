@@ -11,6 +11,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { encodeDelayQueueMessage, encodeLoadingChunk, eventIdFor, PUBLIC_TENANT_ID, type ScheduledEvent } from '@adhoc-scheduler/shared';
 import { readDeadLetterBody } from '../../src/admin/dead-letter-bodies.js';
+import { isControlCharacter } from '../../src/admin/format.js';
 import { queueOutputKeys, SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
 import { MAX_RECEIVE_COUNT } from '../../src/queues.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalSchedulerOptions } from '../../src/local/runtime.js';
@@ -314,6 +315,39 @@ describe.concurrent('scripts/admin dead-letters', () => {
       );
       const stopped = await admin('dead-letters', 'list', '--outputs', stale);
       expect(stopped).toMatchObject({ code: 1, stdout: '', stderr: expect.stringMatching(/not running .*Start it with scripts\/start/) });
+    } finally {
+      await teardown();
+    }
+  });
+
+  it("prints a body's control characters escaped, in every view: what a publisher planted never reaches the terminal", async () => {
+    const { scheduler, where, setAside, teardown } = await setup();
+    // Planted where the tools print it: a label (the list's table), the request (the body), the event id.
+    const planted = '\u001b]8;;https://example.com\u0007\u009b2J\u001b[31m\r\nforged line\u007f';
+    const request = { user: planted, id: planted, labels: [planted], payload: 'p', target: 't', date: 'd' };
+    const body = JSON.stringify({
+      Type: 'Notification',
+      MessageId: 'sns-1',
+      TopicArn: scheduler.outputs.inputTopicArn,
+      Message: JSON.stringify(request),
+    });
+    // Every control character but the tools' own line breaks.
+    const controls = (text: string) => [...text].some((char) => char !== '\n' && isControlCharacter(char.charCodeAt(0)));
+    try {
+      await setAside(body);
+      const list = await admin('dead-letters', 'list', ...where);
+      const [line] = list.stdout.split('\n').filter((text) => text.includes('public-ingest'));
+      expect(line).toContain('\\u001b]8;;https://example.com\\u0007\\u009b2J\\u001b[31m\\u000d\\u000aforged line\\u007f');
+      const [{ messageId }] = (await listed(...where)) as [Listed];
+      const shown = await admin('dead-letters', 'show', messageId, ...where);
+      const json = await admin('dead-letters', 'show', messageId, '--json', ...where);
+      for (const run of [list, shown, json]) {
+        expect(run.code).toBe(0);
+        expect(controls(run.stdout)).toBe(false);
+        expect(run.stdout).not.toContain('\nforged line');
+      }
+      // The JSON is still JSON, and says what the body holds.
+      expect((JSON.parse(json.stdout) as { body: string }).body).toBe(body);
     } finally {
       await teardown();
     }
