@@ -3,7 +3,7 @@ import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
 import { heldShardKey } from '../domain/buckets.js';
 import { delaySecondsFor, waitUntil } from '../domain/delay.js';
-import { emissionDecision, emissionRefusal, noticeDestination, type EmissionEnding } from '../domain/emission.js';
+import { emissionDecision, emissionRefusal, noticeDestination, unrecordedCopyDecision, type EmissionEnding } from '../domain/emission.js';
 import { emissionAttributes, expiresAtFor, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice } from '../domain/failure.js';
 import { EVENT_STATE, eventOf, type EventRecord } from '../domain/lifecycle.js';
@@ -135,8 +135,18 @@ async function emitOne(context: BatchContext, record: SQSRecord, message: Extrac
       return;
     case 'carry':
       return carryOn(deps, stored as EventRecord, message);
-    case 'emit':
-      if (stored === undefined) logger.warn({ eventId: event.id }, 'no record of this event; emitting it all the same');
+    case 'unrecorded':
+      if (unrecordedCopyDecision(message, clock.now(), deps.config.retentionSeconds) === 'record-expired') {
+        metrics.count('StaleMessagesDropped', 1, REASON.RECORD_EXPIRED);
+        logger.warn(
+          { eventId: event.id, reason: REASON.RECORD_EXPIRED },
+          'no record of this event, and it may have expired after the event ended; dropped',
+        );
+        return;
+      }
+      // Nothing to hold it by: it waits for the resume as a failed delivery, retried.
+      if ((await context.pauses).has(event.tenant)) throw new TransientError(`no record of ${event.id}, and its tenant is paused`);
+      logger.warn({ eventId: event.id }, 'no record of this event; emitting it all the same');
   }
   if (stored !== undefined && message.queuedBy !== undefined && (await context.pauses).has(event.tenant)) {
     if (await holdOne(deps, stored, message)) return;
