@@ -622,20 +622,38 @@ describe('the emitter', () => {
       expect(publisher.published.map(({ topic }) => topic)).toEqual([topicArn('failures')]);
     });
 
-    it('receives, once, a notice ingest handed over for it, directly or after the failure topic refused it', async () => {
-      const { deps, publisher } = setup((topic) => (topic === topicArn('failures') ? missing(topic) : undefined));
+    it('receives, once, a notice ingest handed over for it, where the request named no failure topic', async () => {
+      const { deps, publisher } = setup();
       const notice = { reason: REASON.INVALID_JSON, message: 'not JSON', event: '{', failedAt: '2030-01-01T00:00:00.000Z' };
       const direct = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', deadLetterTopic: deadLetters, notice });
+      await emitBatch(deps, [sqsRecord(direct, 'a')]);
+      await emitBatch(deps, [sqsRecord(direct, 'a', 2)]);
+      expect(publisher.published.map(({ topic }) => topic)).toEqual([deadLetters]);
+    });
+
+    it('costs a refused request one publish at most, and two writes: a notice its failure topic refuses is not published to the dead-letter topic as well', async () => {
+      const attempts: string[] = [];
+      const { deps, publisher, logger } = setup((topic) => {
+        attempts.push(topic);
+        return topic === topicArn('failures') ? missing(topic) : undefined;
+      });
+      const writes = vi.spyOn(deps.notices, 'claim');
+      const ends = vi.spyOn(deps.notices, 'markSent');
+      // As ingest hands it over: the tenant, and the failure topic the request named.
+      const notice = { reason: REASON.INVALID_DATE, message: 'not a date', event: '{}', failedAt: '2030-01-01T00:00:00.000Z' };
       const refused = encodeDelayQueueMessage({
         kind: 'notice',
         noticeId: 'n-2',
+        tenant: 'acme',
         failureTopic: topicArn('failures'),
-        deadLetterTopic: deadLetters,
         notice,
       });
-      await emitBatch(deps, [sqsRecord(direct, 'a'), sqsRecord(refused, 'b')]);
-      await emitBatch(deps, [sqsRecord(direct, 'a', 2), sqsRecord(refused, 'b', 2)]);
-      expect(publisher.published.map(({ topic }) => topic)).toEqual([deadLetters, deadLetters]);
+      const response = await emitBatch({ ...deps, tenants: withDeadLetters }, [sqsRecord(refused, 'b')]);
+      expect(response.batchItemFailures).toEqual([]);
+      expect(attempts).toEqual([topicArn('failures')]);
+      expect(publisher.published).toEqual([]);
+      expect(writes.mock.calls.length + ends.mock.calls.length).toBe(2);
+      expect(logger.at('warn').map(({ message }) => message)).toEqual(['failure topic cannot take the notice']);
     });
   });
 

@@ -291,6 +291,15 @@ describe('ingest', () => {
     });
   });
 
+  it('costs a request refused at validation one message to the delay queue, and nothing of the store: what the emitter then spends is its notice', async () => {
+    const { deps, delayQueue, store } = setup();
+    const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
+    await ingestBatch(deps, [published(scheduleRequest({ date: 'next tuesday', target: acmeTarget, failure_topic: failureTopic }))]);
+    expect(delayQueue.messages).toHaveLength(1);
+    expect(delayQueue.notices).toMatchObject([{ failureTopic, notice: { reason: REASON.INVALID_DATE } }]);
+    expect(store.calls).toEqual({});
+  });
+
   it('refuses a bad message on its failure topic, through the emitter, and goes on with the batch', async () => {
     const { deps, delayQueue, store } = setup();
     const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');

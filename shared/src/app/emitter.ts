@@ -86,7 +86,8 @@ interface BatchContext {
 /**
  * Publishes a failure notice once, however often its message is delivered (notices are rare: a
  * claim is cheap there), where its tenant may be told by the registry as it stands: ingest chose
- * by the registry of its day.
+ * by the registry of its day. One publish at most: a failure topic that refuses it is not
+ * followed by the dead-letter topic (see publishNotice).
  */
 async function sendNotice(deps: EmitterDeps, message: Extract<DelayQueueMessage, { kind: 'notice' }>): Promise<void> {
   const destination = message.tenant === undefined ? message : noticeDestination(deps.tenants.tenant(message.tenant), message.failureTopic);
@@ -107,7 +108,7 @@ async function sendNotice(deps: EmitterDeps, message: Extract<DelayQueueMessage,
     return;
   }
   try {
-    await publishNotice(deps)(destination, message.notice);
+    await publishNotice(deps, { once: true })(destination, message.notice);
   } catch (error) {
     await deps.notices.release(message.noticeId, claim.owner);
     throw error;
