@@ -3,7 +3,9 @@ import type { SQSRecord } from 'aws-lambda';
 import { emitBatch, PausedTenants, type EmitterDeps } from '../src/app/emitter.js';
 import { EndWriter } from '../src/app/end-writer.js';
 import { PublishWindow } from '../src/app/publish-window.js';
-import { emissionAttributes, type ScheduledEvent } from '../src/domain/event.js';
+import { EMISSION_ATTRIBUTE, emissionAttributes, type ScheduledEvent } from '../src/domain/event.js';
+import { recordKeptFrom } from '../src/domain/emission.js';
+import { SQS_MAX_DELAY_SECONDS } from '../src/domain/limits.js';
 import { noticeAttributes } from '../src/domain/failure.js';
 import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
 import { encodeDelayQueueMessage } from '../src/domain/messages.js';
@@ -127,6 +129,42 @@ describe('the emitter', () => {
     ]);
     expect(store.calls.endEmissions).toBeUndefined();
     expect(metrics.counts.DuplicateEmissions).toBeUndefined();
+  });
+
+  it('drops, as RECORD_EXPIRED, a copy redriven after the record of its emitted event expired: the event is not published twice', async () => {
+    const { deps, clock, publisher, store, metrics, logger } = setup();
+    await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(publisher.published).toHaveLength(1);
+    // Kept retentionSeconds after its end, the record is then deleted by DynamoDB's TTL; a copy comes back from a dead-letter queue.
+    clock.set((store.records.get('m-1') as EventRecord).expiresAt * 1000);
+    store.records.delete('m-1');
+    const response = await emitBatch(deps, [sentRecord(delayed(event()), clock.now(), 'sqs-redriven')]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(publisher.published).toHaveLength(1);
+    expect(metrics.counts.StaleMessagesDropped).toBe(1);
+    expect(logger.at('warn')).toEqual([
+      {
+        level: 'warn',
+        fields: { eventId: 'm-1', reason: REASON.RECORD_EXPIRED },
+        message: 'no record of this event, and it may have expired after the event ended; dropped',
+      },
+    ]);
+  });
+
+  it('emits a copy with no record only while its record, had it been written, would still be kept', async () => {
+    const keptFrom = recordKeptFrom(DUE, 3600);
+    // Kept an hour after its due time, or its end (never before its due time less SQS's longest delay, when its copy was sent at the earliest).
+    expect(keptFrom).toBe(DUE + (3600 - SQS_MAX_DELAY_SECONDS) * 1000);
+    for (const [now, published] of [
+      [keptFrom - 1, 1],
+      [keptFrom, 0],
+    ] as const) {
+      const { deps, clock, publisher, store } = setup();
+      store.records.delete('m-1');
+      clock.set(now);
+      await emitBatch(deps, [sentRecord(delayed(event()), now)]);
+      expect(publisher.published).toHaveLength(published);
+    }
   });
 
   it('counts each emission and records its lateness, from the due time to the publish, for the lateness alarm', async () => {
@@ -584,20 +622,38 @@ describe('the emitter', () => {
       expect(publisher.published.map(({ topic }) => topic)).toEqual([topicArn('failures')]);
     });
 
-    it('receives, once, a notice ingest handed over for it, directly or after the failure topic refused it', async () => {
-      const { deps, publisher } = setup((topic) => (topic === topicArn('failures') ? missing(topic) : undefined));
+    it('receives, once, a notice ingest handed over for it, where the request named no failure topic', async () => {
+      const { deps, publisher } = setup();
       const notice = { reason: REASON.INVALID_JSON, message: 'not JSON', event: '{', failedAt: '2030-01-01T00:00:00.000Z' };
       const direct = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', deadLetterTopic: deadLetters, notice });
+      await emitBatch(deps, [sqsRecord(direct, 'a')]);
+      await emitBatch(deps, [sqsRecord(direct, 'a', 2)]);
+      expect(publisher.published.map(({ topic }) => topic)).toEqual([deadLetters]);
+    });
+
+    it('costs a refused request one publish at most, and two writes: a notice its failure topic refuses is not published to the dead-letter topic as well', async () => {
+      const attempts: string[] = [];
+      const { deps, publisher, logger } = setup((topic) => {
+        attempts.push(topic);
+        return topic === topicArn('failures') ? missing(topic) : undefined;
+      });
+      const writes = vi.spyOn(deps.notices, 'claim');
+      const ends = vi.spyOn(deps.notices, 'markSent');
+      // As ingest hands it over: the tenant, and the failure topic the request named.
+      const notice = { reason: REASON.INVALID_DATE, message: 'not a date', event: '{}', failedAt: '2030-01-01T00:00:00.000Z' };
       const refused = encodeDelayQueueMessage({
         kind: 'notice',
         noticeId: 'n-2',
+        tenant: 'acme',
         failureTopic: topicArn('failures'),
-        deadLetterTopic: deadLetters,
         notice,
       });
-      await emitBatch(deps, [sqsRecord(direct, 'a'), sqsRecord(refused, 'b')]);
-      await emitBatch(deps, [sqsRecord(direct, 'a', 2), sqsRecord(refused, 'b', 2)]);
-      expect(publisher.published.map(({ topic }) => topic)).toEqual([deadLetters, deadLetters]);
+      const response = await emitBatch({ ...deps, tenants: withDeadLetters }, [sqsRecord(refused, 'b')]);
+      expect(response.batchItemFailures).toEqual([]);
+      expect(attempts).toEqual([topicArn('failures')]);
+      expect(publisher.published).toEqual([]);
+      expect(writes.mock.calls.length + ends.mock.calls.length).toBe(2);
+      expect(logger.at('warn').map(({ message }) => message)).toEqual(['failure topic cannot take the notice']);
     });
   });
 
@@ -838,14 +894,14 @@ describe("holding a paused tenant's events", () => {
     expect(store.records.get('m-2')?.state).toBe(EVENT_STATE.held);
   });
 
-  it('publishes, without holding, a copy of an event it has no record of, or one from before copies carried tokens, while its tenant is paused', async () => {
+  it('publishes, without holding, a copy from before copies carried tokens while its tenant is paused; one it has no record of waits for the resume, its delivery retried', async () => {
     const { deps, publisher, store } = setup();
     store.pauses.set('acme', pause);
     store.records.delete('m-1');
     store.put({ ...queued(event({ id: 'm-2' }), { queuedBy: undefined, payloadKept: 'record' }), payload: 'hello' });
     const response = await emitBatch(deps, [sqsRecord(delayed(event()), 'a'), sqsRecord(delayed(event({ id: 'm-2' }), null), 'b')]);
-    expect(response.batchItemFailures).toEqual([]);
-    expect(publisher.published).toHaveLength(2);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'a' }]);
+    expect(publisher.published.map(({ attributes }) => attributes[EMISSION_ATTRIBUTE.eventId])).toEqual(['m-2']);
     expect(store.records.get('m-2')?.state).toBe(EVENT_STATE.emitted);
   });
 

@@ -22,7 +22,7 @@ const CONFIG = {
   ...SCHEDULER_TOPICS,
   maxScheduleAheadSeconds: 365 * 24 * 3600,
 };
-const ACME_TOPIC = 'arn:aws:sns:us-east-1:000000000000:scheduler-tenant-acme';
+const ACME_TOPIC = `arn:aws:sns:${REGION}:000000000000:scheduler-tenant-acme`;
 const acmeTarget = topicArn('out', 'eu-west-1', '111111111111');
 
 /** What SNS puts on the ingest queue for one publish to a tenant's input topic. */
@@ -291,6 +291,15 @@ describe('ingest', () => {
     });
   });
 
+  it('costs a request refused at validation one message to the delay queue, and nothing of the store: what the emitter then spends is its notice', async () => {
+    const { deps, delayQueue, store } = setup();
+    const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
+    await ingestBatch(deps, [published(scheduleRequest({ date: 'next tuesday', target: acmeTarget, failure_topic: failureTopic }))]);
+    expect(delayQueue.messages).toHaveLength(1);
+    expect(delayQueue.notices).toMatchObject([{ failureTopic, notice: { reason: REASON.INVALID_DATE } }]);
+    expect(store.calls).toEqual({});
+  });
+
   it('refuses a bad message on its failure topic, through the emitter, and goes on with the batch', async () => {
     const { deps, delayQueue, store } = setup();
     const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
@@ -425,9 +434,20 @@ describe('ingest', () => {
       expectRefusedInLogsOnly(context, REASON.UNKNOWN_TENANT, record.messageId);
     });
 
+    it.each([
+      ['another account', 'arn:aws:sns:eu-west-1:999999999999:scheduler-tenant-acme'],
+      ['another region', 'arn:aws:sns:us-east-1:000000000000:scheduler-tenant-acme'],
+      ['another account, the shared topic', 'arn:aws:sns:eu-west-1:999999999999:scheduler-input'],
+    ])("refuses as FOREIGN_INPUT_TOPIC an envelope naming a tenant's topic in %s: the name alone makes no tenant", async (_case, topic) => {
+      const context = setup();
+      const messageId = inputMessageId();
+      await ingestBatch(context.deps, [published(scheduleRequest({ date: soon, target: acmeTarget }), messageId, topic)]);
+      expectRefusedInLogsOnly(context, REASON.FOREIGN_INPUT_TOPIC, messageId, topic);
+    });
+
     it("refuses as TENANT_DISABLED a message on a disabled tenant's topic", async () => {
       const context = setup();
-      const publicTopic = 'arn:aws:sns:us-east-1:000000000000:scheduler-input';
+      const publicTopic = 'arn:aws:sns:eu-west-1:000000000000:scheduler-input';
       const deps = {
         ...context.deps,
         tenants: registry({ public: { enabled: false }, tenants: [{ id: 'acme', accounts: ['111111111111'] }] }),
@@ -658,7 +678,7 @@ describe('ingest', () => {
 });
 
 describe('pause and resume', () => {
-  const PUBLIC_TOPIC = 'arn:aws:sns:us-east-1:000000000000:scheduler-input';
+  const PUBLIC_TOPIC = 'arn:aws:sns:eu-west-1:000000000000:scheduler-input';
 
   it('pauses the tenant on its own topic, with its note; resume ends the pause and starts the job that sends its held events', async () => {
     const { deps, store, changesQueue } = setup();

@@ -2,7 +2,7 @@ import { eventsCancel } from './bulk-cancel-command.js';
 import { deadLetterShow, deadLettersList, deadLettersPurge, deadLettersRedrive } from './dead-letter-commands.js';
 import { AdminError, AdminUsageError } from './errors.js';
 import { eventShow, eventsList } from './event-commands.js';
-import type { Output } from './format.js';
+import { printableOutput, type Output } from './format.js';
 import { quotaReconcile } from './quota-commands.js';
 import { tenantPause, tenantResume } from './pause-commands.js';
 import { tenantAdd, tenantList } from './tenant-commands.js';
@@ -55,7 +55,8 @@ async function dispatch(argv: readonly string[], output: Output): Promise<number
  * Runs one admin command line; resolves to its exit code: 0 done, 1 failed (the message says
  * why), 2 wrong command line.
  */
-export async function runAdmin(argv: readonly string[], output: Output): Promise<number> {
+export async function runAdmin(argv: readonly string[], given: Output): Promise<number> {
+  const output = printableOutput(given);
   try {
     return await dispatch(argv, output);
   } catch (error) {

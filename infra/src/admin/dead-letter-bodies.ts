@@ -37,6 +37,11 @@ function parsed(text: unknown): Json | undefined {
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 const texts = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
 
+/** `arn:<partition>:sns:<region>:<account>:`: where the scheduler's input topics are. */
+function stackOf(topicArn: string): string {
+  return topicArn.split(':').slice(0, 5).join(':');
+}
+
 /**
  * The tenant whose input topic this is: the public tenant's is the shared topic; a registered
  * tenant's is named `<prefix>-tenant-<id>` (inputTopicName), with the shared topic's prefix.
@@ -98,14 +103,18 @@ function delayBody(value: Json): DeadLetterBody {
   };
 }
 
-/** Reads a dead letter's body; `inputTopicArn` is the scheduler's shared input topic, which names its other input topics. */
+/**
+ * Reads a dead letter's body; `inputTopicArn` is the scheduler's shared input topic, which names its
+ * other input topics. An envelope from a topic outside its account or region came through no
+ * input topic of the scheduler: it is none of its messages, and has no queue to go back to.
+ */
 export function readDeadLetterBody(body: string, inputTopicArn: string): DeadLetterBody {
   const value = parsed(body);
   if (value === undefined) return NOT_OURS;
   const topicArn = text(value.TopicArn);
   const messageId = text(value.MessageId);
   if (value.Type === 'Notification' && topicArn !== undefined && messageId !== undefined)
-    return ingestBody(value, messageId, topicArn, inputTopicArn);
+    return stackOf(topicArn) === stackOf(inputTopicArn) ? ingestBody(value, messageId, topicArn, inputTopicArn) : NOT_OURS;
   if (value.kind === 'event' || value.kind === 'notice' || value.kind === 'ends') return delayBody(value);
   if (Array.isArray(value.ids)) return { ...NOT_OURS, source: 'loading', eventIds: texts(value.ids) };
   // A page of a bulk change names its job.

@@ -1,5 +1,5 @@
 import type { DeadLetter } from './dead-letters.js';
-import { fields, iso, table } from './format.js';
+import { fields, iso, printable, table } from './format.js';
 
 /** A message's queue as the tools name it; `unknown` for a body that is none of the scheduler's. */
 export function queueName(letter: Pick<DeadLetter, 'source'>): string {
@@ -64,6 +64,7 @@ export function deadLetterText(letter: DeadLetter): string {
       ['failed at', lastError === undefined ? '-' : `${iso(lastError.at)} (delivery ${lastError.receiveCount})`],
     ]),
     '',
-    letter.body,
+    // One line, whatever the body holds: a line break in it is escaped like any control character.
+    printable(letter.body),
   ].join('\n');
 }

@@ -183,8 +183,10 @@ export class DeadLetterQueues {
   }
 
   /**
-   * Sends a peeked message back to its queue, then deletes it from the dead-letter queue: a crash
-   * between the two leaves it in both, never in neither. A delay-queue event's copy waits in the
+   * Sends a peeked message back to the queue it came from, then deletes it from the dead-letter
+   * queue: a crash between the two leaves it in both, never in neither. The body goes back as it
+   * is, never unwrapped nor wrapped anew: ingest reads the tenant from the envelope SNS wrote, and
+   * a request's text, which anyone may have shaped as an envelope, never becomes one. A delay-queue event's copy waits in the
    * delay queue as ingest's copy would (the emitter still waits for the due time itself).
    */
   async redrive(letter: DeadLetter, now: number): Promise<void> {

@@ -1,5 +1,5 @@
 import type { Pause, Tenant } from '@adhoc-scheduler/shared';
-import { count, table } from './format.js';
+import { count, printable, table } from './format.js';
 
 /** A tenant as the listing shows it, with its input topic when the service's outputs are known. */
 export interface TenantView {
@@ -11,8 +11,8 @@ export interface TenantView {
 
 /** A pause in words: whose (an operator's, which the tenant cannot lift, or the tenant's own request), since when, and why. */
 export function pauseText(pause: Pause): string {
-  const by = pause.owner === 'operator' ? `by ${pause.pausedBy}` : `by the tenant (request ${pause.pausedBy})`;
-  return `${by} since ${new Date(pause.pausedAt).toISOString()}${pause.note ? `: ${pause.note}` : ''}`;
+  const by = pause.owner === 'operator' ? `by ${printable(pause.pausedBy)}` : `by the tenant (request ${printable(pause.pausedBy)})`;
+  return `${by} since ${new Date(pause.pausedAt).toISOString()}${pause.note ? `: ${printable(pause.note)}` : ''}`;
 }
 
 /** Accounts whose topics it may target beyond its own (registered tenants always may target their own). */

@@ -1,3 +1,4 @@
+import { SQS_MAX_MESSAGE_BYTES } from '@adhoc-scheduler/shared';
 import { Duration, Validations } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -29,6 +30,8 @@ export class QueueWithDeadLetters extends Construct {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       visibilityTimeout: this.visibilityTimeout,
+      // Set, not assumed: the senders batch and size their messages to this limit (limits.ts).
+      maxMessageSizeBytes: SQS_MAX_MESSAGE_BYTES,
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount },
     });
   }
@@ -43,6 +46,8 @@ export function deadLetterQueue(scope: Construct, id: string): sqs.Queue {
     encryption: sqs.QueueEncryption.SQS_MANAGED,
     enforceSSL: true,
     retentionPeriod: Duration.days(DEAD_LETTER_RETENTION_DAYS),
+    // As large as the queue it serves, or SQS could not set aside that queue's largest message.
+    maxMessageSizeBytes: SQS_MAX_MESSAGE_BYTES,
   });
   Validations.of(queue).acknowledge({
     id: 'Serverless-SQSRedrivePolicy',

@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateTopicCommand, ListSubscriptionsByTopicCommand, SNSClient, SubscribeCommand, UnsubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { inputTopicName, PUBLIC_TENANT_ID, TABLE_LAYOUT } from '@adhoc-scheduler/shared';
+import { inputTopicName, PUBLIC_TENANT_ID, SQS_MAX_MESSAGE_BYTES, TABLE_LAYOUT } from '@adhoc-scheduler/shared';
 import { DEAD_LETTER_RETENTION_SECONDS, delayQueueMaxReceiveCount, MAX_RECEIVE_COUNT } from '../queues.js';
 
 /** Names of everything the scheduler needs, derived from one prefix so several can share emulators. */
@@ -198,9 +198,12 @@ async function createAll(
   settings: QueueSettings & { readonly tenantIds: readonly string[] },
 ): Promise<LocalResources> {
   const names = resourceNames(prefix);
+  // Every queue takes the largest message the senders size their batches to, as on AWS.
+  const size = { MaximumMessageSize: String(SQS_MAX_MESSAGE_BYTES) };
   const retention = { MessageRetentionPeriod: String(DEAD_LETTER_RETENTION_SECONDS) };
-  const deadLetterQueue = await createQueue(clients.sqs, names.deadLetterQueue, retention);
+  const deadLetterQueue = await createQueue(clients.sqs, names.deadLetterQueue, { ...size, ...retention });
   const queueAttributes = (maxReceiveCount: number) => ({
+    ...size,
     VisibilityTimeout: String(settings.visibilityTimeoutSeconds),
     RedrivePolicy: JSON.stringify({ deadLetterTargetArn: deadLetterQueue.arn, maxReceiveCount }),
   });

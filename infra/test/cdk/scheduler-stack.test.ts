@@ -6,6 +6,7 @@ import {
   loadConfig,
   LOADER_CURSOR_ID,
   METRICS_NAMESPACE,
+  SQS_MAX_MESSAGE_BYTES,
   TABLE,
 } from '@adhoc-scheduler/shared';
 import { Aws, Stack, type CfnElement } from 'aws-cdk-lib';
@@ -245,7 +246,11 @@ describe('the queues', () => {
       loaderDeadLetterQueue,
     ];
     for (const deadLetterQueue of deadLetterQueues) {
-      expect(queueProps(deadLetterQueue)).toEqual({ MessageRetentionPeriod: 14 * 24 * 3600, SqsManagedSseEnabled: true });
+      expect(queueProps(deadLetterQueue)).toEqual({
+        MessageRetentionPeriod: 14 * 24 * 3600,
+        SqsManagedSseEnabled: true,
+        MaximumMessageSize: SQS_MAX_MESSAGE_BYTES,
+      });
     }
   });
 
@@ -269,6 +274,12 @@ describe('the queues', () => {
         expect.objectContaining({ Effect: 'Deny', Action: 'sqs:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
       );
     }
+  });
+
+  it('each take the largest message the senders size their batches to', () => {
+    const queues = Object.values(template.findResources('AWS::SQS::Queue'));
+    expect(queues).toHaveLength(12);
+    for (const queue of queues) expect(queue.Properties.MaximumMessageSize).toBe(SQS_MAX_MESSAGE_BYTES);
   });
 });
 

@@ -11,6 +11,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { encodeDelayQueueMessage, encodeLoadingChunk, eventIdFor, PUBLIC_TENANT_ID, type ScheduledEvent } from '@adhoc-scheduler/shared';
 import { readDeadLetterBody } from '../../src/admin/dead-letter-bodies.js';
+import { isControlCharacter } from '../../src/admin/format.js';
 import { queueOutputKeys, SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
 import { MAX_RECEIVE_COUNT } from '../../src/queues.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalSchedulerOptions } from '../../src/local/runtime.js';
@@ -31,7 +32,7 @@ import {
 const INPUT = 'arn:aws:sns:us-east-1:000000000000:scheduler-1a2b-input';
 
 describe.concurrent('what a dead letter says of itself', () => {
-  it("tells an input message's queue, tenant and event by its topic and request, as ingest derives them", () => {
+  it("tells an input message's queue, tenant and event by its topic and request, as ingest derives them; none for a topic of another account or region", () => {
     const envelope = (topicArn: string, request: unknown) =>
       JSON.stringify({ Type: 'Notification', MessageId: 'sns-1', TopicArn: topicArn, Message: JSON.stringify(request) });
     expect(readDeadLetterBody(envelope(INPUT, { user: 'u', labels: ['blue', 'x:1'] }), INPUT)).toEqual({
@@ -48,6 +49,19 @@ describe.concurrent('what a dead letter says of itself', () => {
       eventIds: [eventIdFor('acme', 'u', 'order-7', 'sns-1')],
     });
     expect(readDeadLetterBody(envelope(acme, { action: 'cancel', event_id: 'm-abc' }), INPUT)).toMatchObject({ eventIds: ['m-abc'] });
+    // A topic of the same name in another account or region: nothing the scheduler's SNS delivered, so no queue to go back to.
+    for (const elsewhere of [
+      'arn:aws:sns:us-east-1:999999999999:scheduler-1a2b-tenant-acme',
+      'arn:aws:sns:eu-west-1:000000000000:scheduler-1a2b-tenant-acme',
+      'arn:aws:sns:us-east-1:999999999999:scheduler-1a2b-input',
+    ])
+      expect(readDeadLetterBody(envelope(elsewhere, { user: 'u', id: 'order-7' }), INPUT)).toEqual({
+        source: undefined,
+        tenant: undefined,
+        eventIds: [],
+        labels: [],
+        dueAt: undefined,
+      });
     // Another scheduler's topic, or a request that is not JSON: the queue is known, whose it is not.
     expect(readDeadLetterBody(envelope('arn:aws:sns:us-east-1:000000000000:other-tenant-acme', 'x'), INPUT)).toMatchObject({
       source: 'ingest',
@@ -301,6 +315,39 @@ describe.concurrent('scripts/admin dead-letters', () => {
       );
       const stopped = await admin('dead-letters', 'list', '--outputs', stale);
       expect(stopped).toMatchObject({ code: 1, stdout: '', stderr: expect.stringMatching(/not running .*Start it with scripts\/start/) });
+    } finally {
+      await teardown();
+    }
+  });
+
+  it("prints a body's control characters escaped, in every view: what a publisher planted never reaches the terminal", async () => {
+    const { scheduler, where, setAside, teardown } = await setup();
+    // Planted where the tools print it: a label (the list's table), the request (the body), the event id.
+    const planted = '\u001b]8;;https://example.com\u0007\u009b2J\u001b[31m\r\nforged line\u007f';
+    const request = { user: planted, id: planted, labels: [planted], payload: 'p', target: 't', date: 'd' };
+    const body = JSON.stringify({
+      Type: 'Notification',
+      MessageId: 'sns-1',
+      TopicArn: scheduler.outputs.inputTopicArn,
+      Message: JSON.stringify(request),
+    });
+    // Every control character but the tools' own line breaks.
+    const controls = (text: string) => [...text].some((char) => char !== '\n' && isControlCharacter(char.charCodeAt(0)));
+    try {
+      await setAside(body);
+      const list = await admin('dead-letters', 'list', ...where);
+      const [line] = list.stdout.split('\n').filter((text) => text.includes('public-ingest'));
+      expect(line).toContain('\\u001b]8;;https://example.com\\u0007\\u009b2J\\u001b[31m\\u000d\\u000aforged line\\u007f');
+      const [{ messageId }] = (await listed(...where)) as [Listed];
+      const shown = await admin('dead-letters', 'show', messageId, ...where);
+      const json = await admin('dead-letters', 'show', messageId, '--json', ...where);
+      for (const run of [list, shown, json]) {
+        expect(run.code).toBe(0);
+        expect(controls(run.stdout)).toBe(false);
+        expect(run.stdout).not.toContain('\nforged line');
+      }
+      // The JSON is still JSON, and says what the body holds.
+      expect((JSON.parse(json.stdout) as { body: string }).body).toBe(body);
     } finally {
       await teardown();
     }

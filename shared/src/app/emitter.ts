@@ -3,7 +3,7 @@ import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
 import { heldShardKey, shardOf } from '../domain/buckets.js';
 import { delaySecondsFor, waitUntil } from '../domain/delay.js';
-import { emissionDecision, emissionRefusal, noticeDestination, type EmissionEnding } from '../domain/emission.js';
+import { emissionDecision, emissionRefusal, noticeDestination, unrecordedCopyDecision, type EmissionEnding } from '../domain/emission.js';
 import { emissionAttributes, expiresAtFor, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice } from '../domain/failure.js';
 import { EVENT_STATE, eventOf, type EventRecord } from '../domain/lifecycle.js';
@@ -86,7 +86,8 @@ interface BatchContext {
 /**
  * Publishes a failure notice once, however often its message is delivered (notices are rare: a
  * claim is cheap there), where its tenant may be told by the registry as it stands: ingest chose
- * by the registry of its day.
+ * by the registry of its day. One publish at most: a failure topic that refuses it is not
+ * followed by the dead-letter topic (see publishNotice).
  */
 async function sendNotice(deps: EmitterDeps, message: Extract<DelayQueueMessage, { kind: 'notice' }>): Promise<void> {
   const destination = message.tenant === undefined ? message : noticeDestination(deps.tenants.tenant(message.tenant), message.failureTopic);
@@ -107,7 +108,7 @@ async function sendNotice(deps: EmitterDeps, message: Extract<DelayQueueMessage,
     return;
   }
   try {
-    await publishNotice(deps)(destination, message.notice);
+    await publishNotice(deps, { once: true })(destination, message.notice);
   } catch (error) {
     await deps.notices.release(message.noticeId, claim.owner);
     throw error;
@@ -135,8 +136,18 @@ async function emitOne(context: BatchContext, record: SQSRecord, message: Extrac
       return;
     case 'carry':
       return carryOn(deps, stored as EventRecord, message);
-    case 'emit':
-      if (stored === undefined) logger.warn({ eventId: event.id }, 'no record of this event; emitting it all the same');
+    case 'unrecorded':
+      if (unrecordedCopyDecision(message, clock.now(), deps.config.retentionSeconds) === 'record-expired') {
+        metrics.count('StaleMessagesDropped', 1, REASON.RECORD_EXPIRED);
+        logger.warn(
+          { eventId: event.id, reason: REASON.RECORD_EXPIRED },
+          'no record of this event, and it may have expired after the event ended; dropped',
+        );
+        return;
+      }
+      // Nothing to hold it by: it waits for the resume as a failed delivery, retried.
+      if ((await context.pauses).has(event.tenant)) throw new TransientError(`no record of ${event.id}, and its tenant is paused`);
+      logger.warn({ eventId: event.id }, 'no record of this event; emitting it all the same');
   }
   if (stored !== undefined && message.queuedBy !== undefined && (await context.pauses).has(event.tenant)) {
     if (await holdOne(deps, stored, message)) return;

@@ -19,11 +19,16 @@ export async function reportFailure(
 }
 
 /**
- * Publishes a notice to the failure topic, or to the dead-letter topic when there is none or
- * it cannot take the notice (missing, denied). A topic that cannot take it is logged rather
- * than retried forever; a transient error propagates so the record is retried.
+ * Publishes a notice to the failure topic, or to the dead-letter topic when there is none or,
+ * unless `once`, it cannot take the notice (missing, denied). A topic that cannot take it is
+ * logged rather than retried forever; a transient error propagates so the record is retried.
+ * `once`: one publish at most, for the notice of a refused request, which anyone may send with
+ * a failure topic that takes nothing (a refusal must cost a publisher's flood no more).
  */
-export function publishNotice(deps: { readonly publisher: TopicPublisher; readonly logger: Logger }): NoticeSender {
+export function publishNotice(
+  deps: { readonly publisher: TopicPublisher; readonly logger: Logger },
+  { once }: { readonly once: boolean } = { once: false },
+): NoticeSender {
   const publishTo = async (topic: string, notice: FailureNotice): Promise<boolean> => {
     try {
       await deps.publisher.publish(topic, JSON.stringify(notice), noticeAttributes(notice));
@@ -35,7 +40,7 @@ export function publishNotice(deps: { readonly publisher: TopicPublisher; readon
     }
   };
   return async ({ failureTopic, deadLetterTopic }, notice) => {
-    if (failureTopic !== undefined && (await publishTo(failureTopic, notice))) return;
+    if (failureTopic !== undefined && ((await publishTo(failureTopic, notice)) || once)) return;
     if (deadLetterTopic !== undefined && deadLetterTopic !== failureTopic) await publishTo(deadLetterTopic, notice);
   };
 }

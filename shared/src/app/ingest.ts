@@ -8,6 +8,7 @@ import { expiresAtFor, requestHashOf, type ScheduledEvent } from '../domain/even
 import { failureNotice } from '../domain/failure.js';
 import { changeRefusal, createdByOtherRequest, EVENT_STATE, eventOf, placedOnDelayQueueBy, type EventRecord } from '../domain/lifecycle.js';
 import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
+import { isInStack } from '../domain/scheduler-topics.js';
 import type { Tenant } from '../domain/tenants.js';
 import { topicPartition } from '../domain/topic-arn.js';
 import { parseInputMessage } from '../domain/validation.js';
@@ -82,7 +83,10 @@ export function unwrapInput(record: SQSRecord): InputMessage {
 /** What one input message asks of the store and the queues. */
 export type Intent =
   /** Nobody's message (no tenant's topic, or a disabled one): logged, nothing else. */
-  | { readonly kind: 'unowned'; readonly reason: typeof REASON.UNKNOWN_TENANT | typeof REASON.TENANT_DISABLED }
+  | {
+      readonly kind: 'unowned';
+      readonly reason: typeof REASON.UNKNOWN_TENANT | typeof REASON.FOREIGN_INPUT_TOPIC | typeof REASON.TENANT_DISABLED;
+    }
   | { readonly kind: 'refuse'; readonly error: EventRejectedError }
   | { readonly kind: 'create'; readonly entry: NewEvent }
   | { readonly kind: 'cancel'; readonly eventId: string }
@@ -146,6 +150,8 @@ function planOne(context: IngestPlanContext, record: SQSRecord): PlannedMessage 
   const unowned = { record, message, tenant, failureTopic: undefined, input: message.text };
   if (tenant === undefined || message.topicArn === undefined)
     return { ...unowned, intent: { kind: 'unowned', reason: REASON.UNKNOWN_TENANT } };
+  // The tenant is known by the topic's name; a topic of that name in another account or region is not its.
+  if (!isInStack(message.topicArn, config)) return { ...unowned, intent: { kind: 'unowned', reason: REASON.FOREIGN_INPUT_TOPIC } };
   if (!tenant.enabled) return { ...unowned, intent: { kind: 'unowned', reason: REASON.TENANT_DISABLED } };
   const parsed = parseInputMessage(message.text, message.inputMessageId, {
     tenant,
@@ -495,11 +501,7 @@ function createTogether(deps: IngestDeps, plan: readonly PlannedMessage[]): Map<
 }
 
 /** Logs an input that belongs to no tenant: there is nobody to tell. */
-function refuseUnowned(
-  deps: IngestDeps,
-  planned: PlannedMessage,
-  reason: typeof REASON.UNKNOWN_TENANT | typeof REASON.TENANT_DISABLED,
-): void {
+function refuseUnowned(deps: IngestDeps, planned: PlannedMessage, reason: Extract<Intent, { kind: 'unowned' }>['reason']): void {
   deps.metrics.count('EventsRejected', 1, reason);
   deps.metrics.count('EventsFailed', 1, reason);
   deps.logger.warn(

@@ -1,6 +1,7 @@
 import type { ScheduledEvent } from './event.js';
 import type { NoticeDestination } from './failure.js';
 import { EVENT_STATE, isOpen, type EventRecord } from './lifecycle.js';
+import { SQS_MAX_DELAY_SECONDS } from './limits.js';
 import { EventRejectedError, REASON, type ReasonCode } from './reasons.js';
 import { mayPublishTo, type Tenant } from './tenants.js';
 
@@ -25,25 +26,55 @@ export interface EmissionEnding {
 /**
  * What the emitter does with one delay-queue copy of an event, by what its record says now;
  * `carry`: the event was rescheduled while this copy alone held its payload, which the emitter
- * carries on to the new due time (see EventRecord.carriedBy).
+ * carries on to the new due time (see EventRecord.carriedBy); `unrecorded`: there is no record
+ * (see unrecordedCopyDecision).
  */
-export type EmissionDecision = 'emit' | 'already-ended' | 'stale' | 'carry';
+export type EmissionDecision = 'emit' | 'already-ended' | 'stale' | 'carry' | 'unrecorded';
 
 /**
  * Decided by a read when the copy arrives, before its due time: a copy is emitted only while
  * its event is queued as this version and this copy (a resend carries a new token, a
  * reschedule a new version). Changes close before the emitter reads (see changeRefusal), so
- * the read is the last word. An event with no record at all is emitted: nothing is lost.
+ * the read is the last word.
  */
 export function emissionDecision(
   record: EventRecord | undefined,
   copy: { readonly event: Pick<ScheduledEvent, 'version'>; readonly queuedBy?: string | undefined },
 ): EmissionDecision {
-  if (record === undefined) return 'emit';
+  if (record === undefined) return 'unrecorded';
   if (record.state === EVENT_STATE.emitted || record.state === EVENT_STATE.failed) return 'already-ended';
   if (isOpen(record.state) && copy.queuedBy !== undefined && record.carriedBy === copy.queuedBy) return 'carry';
   if (record.state !== EVENT_STATE.queued || record.version !== copy.event.version || record.queuedBy !== copy.queuedBy) return 'stale';
   return 'emit';
+}
+
+/**
+ * The earliest an event's record may be gone, by the due time a copy of it carries. A copy is
+ * sent after its record is written, never more than SQS_MAX_DELAY_SECONDS before its due time
+ * (the near-path window and the loader's lookahead are capped there, whatever the settings were
+ * then), and the event ends after it is sent (no copy of an ended event is sent); the record is
+ * kept `retentionSeconds` after its end, or while open after its due time. So until this time
+ * every record an event ever had still exists, however long the copy waited in a queue or a
+ * dead-letter queue, and however often it was redriven (each redrive a new SQS message, its age
+ * new to SQS, so no queue's retention bounds it).
+ */
+export function recordKeptFrom(dueAt: number, retentionSeconds: number): number {
+  return dueAt + (retentionSeconds - SQS_MAX_DELAY_SECONDS) * 1000;
+}
+
+/**
+ * A copy with no record is emitted only while its record, had it ever been written, would still
+ * be kept (recordKeptFrom): then it never was (a table restored from an older backup, a message
+ * the scheduler did not send), and emitting it loses nothing and repeats nothing. From then on,
+ * the record may have expired after the event was emitted or cancelled: the copy, typically one
+ * redriven from a dead-letter queue long after, is dropped (`RECORD_EXPIRED`), never emitted again.
+ */
+export function unrecordedCopyDecision(
+  copy: { readonly event: Pick<ScheduledEvent, 'dueAt'> },
+  now: number,
+  retentionSeconds: number,
+): 'emit' | 'record-expired' {
+  return now < recordKeptFrom(copy.event.dueAt, retentionSeconds) ? 'emit' : 'record-expired';
 }
 
 /**

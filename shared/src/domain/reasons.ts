@@ -27,6 +27,8 @@ export const REASON = {
   PUBLISH_FAILED: 'PUBLISH_FAILED',
   /** The message did not arrive on a registered tenant's input topic (logged only). */
   UNKNOWN_TENANT: 'UNKNOWN_TENANT',
+  /** The envelope names an input topic outside the scheduler's account or region: it did not come through the scheduler's SNS (logged only). */
+  FOREIGN_INPUT_TOPIC: 'FOREIGN_INPUT_TOPIC',
   /** The operator has disabled the shared input topic's public tenant (logged only). */
   TENANT_DISABLED: 'TENANT_DISABLED',
   /** `target` is a topic in an account the tenant may not publish to. */
@@ -62,6 +64,10 @@ export const REASON = {
   INVALID_UNICODE: 'INVALID_UNICODE',
   /** At emission: the SDK cannot serialise the payload or an attribute into a request (not retried: it never could). */
   PAYLOAD_NOT_PUBLISHABLE: 'PAYLOAD_NOT_PUBLISHABLE',
+  /** `user`, `id` or `note` holds a control character (C0, DEL or C1: U+0000 to U+001F, U+007F to U+009F), which could drive an operator's terminal; `details.field` names it. */
+  CONTROL_CHARACTER: 'CONTROL_CHARACTER',
+  /** At emission: a delay-queue copy (one redriven long after, typically) of an event whose record may have expired after it ended; it may have been emitted or cancelled, so it is dropped (logs only). */
+  RECORD_EXPIRED: 'RECORD_EXPIRED',
   /** `date` is further ahead than the scheduler takes; `details.limit` (seconds) and `details.latest` say how far. */
   DATE_TOO_FAR: 'DATE_TOO_FAR',
   /** Schedule: the `id` already names an event that another request (another date, target, payload, failure topic or user) scheduled; the first one stands. */

@@ -1,4 +1,4 @@
-import { topicAccount } from './topic-arn.js';
+import { topicAccount, topicRegion } from './topic-arn.js';
 
 /**
  * What makes a topic one of the scheduler's own: its input topics (`<prefix>-input`,
@@ -23,4 +23,13 @@ export function isSchedulerTopic(topicArn: string, own: SchedulerTopics): boolea
   const name = parts.slice(5).join(':');
   const inAccount = own.accountId === undefined || topicAccount(topicArn) === own.accountId;
   return parts.length >= 6 && inAccount && name.startsWith(`${own.topicPrefix}-`);
+}
+
+/**
+ * Whether an input message's topic is in the scheduler's own region and account: a topic of the
+ * same name elsewhere is not the scheduler's, and a body naming one did not come through its SNS
+ * (a dead letter sent back re-wrapped, a hand-made body). The account is checked when known.
+ */
+export function isInStack(topicArn: string, stack: { readonly region: string; readonly accountId: string | undefined }): boolean {
+  return topicRegion(topicArn) === stack.region && (stack.accountId === undefined || topicAccount(topicArn) === stack.accountId);
 }

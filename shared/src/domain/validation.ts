@@ -96,9 +96,17 @@ export function isLabel(text: unknown): text is string {
   return validateLabel(text);
 }
 
-const PATTERN_REASONS: Readonly<Record<string, ReasonCode>> = {
-  '/target': REASON.INVALID_TARGET,
-  '/failure_topic': REASON.INVALID_FAILURE_TOPIC,
+const NOT_A_TOPIC = 'is not an SNS topic ARN';
+// Text shown to operators as it came (user, id, note) holds no control character: none can drive their terminal.
+const CONTROL = { reason: REASON.CONTROL_CHARACTER, what: 'holds a control character (U+0000 to U+001F, U+007F to U+009F)' };
+
+/** The fields whose schema pattern has a reason code of its own, and what the refusal says. */
+const PATTERN_REASONS: Readonly<Record<string, { readonly reason: ReasonCode; readonly what: string }>> = {
+  '/target': { reason: REASON.INVALID_TARGET, what: NOT_A_TOPIC },
+  '/failure_topic': { reason: REASON.INVALID_FAILURE_TOPIC, what: NOT_A_TOPIC },
+  '/user': CONTROL,
+  '/id': CONTROL,
+  '/note': CONTROL,
 };
 
 /** The first schema error as a reason code, in a fixed order: missing, then field by field. */
@@ -113,9 +121,9 @@ function rejectionFor(errors: readonly ErrorObject[]): EventRejectedError {
   if (path === '') return new EventRejectedError(REASON.NOT_AN_OBJECT, 'the message must be a JSON object');
   // A field's parts (a label: `/labels/2`) are reported as the field.
   const field = path.slice(1).split('/')[0] ?? '';
-  const patternReason = first?.keyword === 'pattern' ? PATTERN_REASONS[path] : undefined;
-  const what = patternReason ? 'is not an SNS topic ARN' : (first?.message ?? 'is invalid');
-  return new EventRejectedError(patternReason ?? REASON.INVALID_FIELD, `field "${field}" ${what}`, { field });
+  const pattern = first?.keyword === 'pattern' ? PATTERN_REASONS[path] : undefined;
+  const what = pattern?.what ?? first?.message ?? 'is invalid';
+  return new EventRejectedError(pattern?.reason ?? REASON.INVALID_FIELD, `field "${field}" ${what}`, { field });
 }
 
 /** The failure topic named in an input, when the tenant may be told there (never one of the scheduler's own). */
