@@ -141,6 +141,23 @@ describe.concurrent('listing a tenant’s events', () => {
     }
   });
 
+  it('lists each of 250 events due in the same millisecond once, in pages of 100, by id within the millisecond, with or without a label', async () => {
+    const { store, all, destroy } = await setup();
+    try {
+      // More in each partition than its first read asks for: the millisecond straddles reads and pages.
+      const same = Array.from({ length: 250 }, (_, i) => newEvent('acme', `t-${String(i).padStart(3, '0')}`, HOUR, { labels: ['tie'] }));
+      for (let from = 0; from < same.length; from += 25) await store.createMany(same.slice(from, from + 25));
+      const ids = same.map(({ event }) => event.id).sort();
+      const listed = await all('acme', { limit: 100 });
+      expect(listed.pages.map((page) => page.length)).toEqual([100, 100, 50]);
+      expect(listed.ids).toEqual(ids);
+      const byLabel = await all('acme', { limit: 100, label: 'tie' });
+      expect(byLabel.ids).toEqual(ids);
+    } finally {
+      destroy();
+    }
+  });
+
   it('by default lists a near-path event only under its labels, so that it costs no write beyond its record and its end', async () => {
     const { store, all, destroy } = await setup({ indexQueuedEvents: false });
     try {

@@ -41,9 +41,26 @@ export interface DynamoDbEventRecordsOptions {
 /** One partition of the tenant index, read a small page at a time in due order. */
 interface Stream {
   readonly key: string;
-  readonly buffer: ListingPosition[];
+  /** Entries read and not yet merged, sorted by (due time, id). */
+  buffer: ListingPosition[];
   startKey: Record<string, unknown> | undefined;
   done: boolean;
+  /**
+   * The due time of the last entry the partition gave: the index orders a partition by due time
+   * alone, so entries due then may still follow, with ids before those read.
+   */
+  readThrough: number;
+}
+
+/**
+ * Whether a partition must be read on before its head is merged: its head is due when the
+ * partition was last read up to, and another entry due then, with an id before the head's, may
+ * follow. Without this, two entries due in the same millisecond on two reads of one partition
+ * came out of (due time, id) order, and a page ending between them skipped the second.
+ */
+function unsettled(stream: Stream): boolean {
+  const [head] = stream.buffer;
+  return !stream.done && (head === undefined || head.dueAt >= stream.readThrough);
 }
 
 /**
@@ -115,7 +132,13 @@ export class DynamoDbEventRecords implements EventRecords {
     // its two families (stored, or in the delay queue): each partition's first read asks for a
     // shard's share and one more, so that one round of reads usually fills the page.
     const pageItems = Math.ceil(query.limit / this.shardCount) + 1;
-    const streams: Stream[] = partitions.map((key) => ({ key, buffer: [], startKey: undefined, done: false }));
+    const streams: Stream[] = partitions.map((key) => ({
+      key,
+      buffer: [],
+      startKey: undefined,
+      done: false,
+      readThrough: Number.NEGATIVE_INFINITY,
+    }));
     const fromMs = Math.max(query.from ?? Number.MIN_SAFE_INTEGER, after?.dueAt ?? Number.MIN_SAFE_INTEGER);
     const untilMs = query.to ?? Number.MAX_SAFE_INTEGER;
     const read = (stream: Stream) => this.readPage(stream, { fromMs, untilMs, after, pageItems, label: query.label });
@@ -125,9 +148,9 @@ export class DynamoDbEventRecords implements EventRecords {
     while (events.length < query.limit) {
       const candidates: ListingPosition[] = [];
       while (candidates.length < query.limit - events.length) {
-        // A partition whose read entries are all merged may hold the next one: read on before choosing.
-        const empty = streams.filter((stream) => stream.buffer.length === 0 && !stream.done);
-        if (empty.length > 0) await Promise.all(empty.map(read));
+        // A partition whose read entries are all merged, or whose head may yet be preceded, may hold the next one: read on before choosing.
+        for (let unread = streams.filter(unsettled); unread.length > 0; unread = streams.filter(unsettled))
+          await Promise.all(unread.map(read));
         let next: Stream | undefined;
         for (const stream of streams) {
           const head = stream.buffer[0];
@@ -188,14 +211,14 @@ export class DynamoDbEventRecords implements EventRecords {
     }
     const items = result.Items ?? [];
     this.onRead?.({ request: 'Query', items: items.length, capacityUnits: result.ConsumedCapacity?.CapacityUnits ?? 0 });
-    const positions = items
-      .map((item): ListingPosition => {
-        const id = String(item[TABLE.partitionKey]);
-        return { dueAt: Number(item[TABLE.dueAtKey]), id: range.label === undefined ? id : eventIdOfLabelEntry(id) };
-      })
-      .filter((position) => isAfter(position, range.after))
-      .sort((a, b) => (isAfter(a, b) ? 1 : -1));
-    stream.buffer.push(...positions);
+    const read = items.map((item): ListingPosition => {
+      const id = String(item[TABLE.partitionKey]);
+      return { dueAt: Number(item[TABLE.dueAtKey]), id: range.label === undefined ? id : eventIdOfLabelEntry(id) };
+    });
+    stream.readThrough = read.at(-1)?.dueAt ?? stream.readThrough;
+    stream.buffer = [...stream.buffer, ...read.filter((position) => isAfter(position, range.after))].sort((a, b) =>
+      isAfter(a, b) ? 1 : -1,
+    );
     stream.startKey = result.LastEvaluatedKey;
     stream.done = result.LastEvaluatedKey === undefined;
   }
