@@ -72,7 +72,11 @@ export interface LocalSchedulerOptions {
    * events are due (up to about a second), so a busy second needs many; Lambda scales the same way.
    */
   readonly emitterConcurrency?: number;
-  /** Visibility timeout of the scheduler's queues: how long a failed batch waits before its retry (LOCAL_VISIBILITY_TIMEOUT_SECONDS by default). */
+  /**
+   * Visibility timeout of the scheduler's queues (LOCAL_VISIBILITY_TIMEOUT_SECONDS by default):
+   * how long a failed batch waits before its retry, and what a killed service held before it
+   * comes back. The pollers extend it while a handler works.
+   */
   readonly visibilityTimeoutSeconds?: number;
   readonly logger?: ServiceLogger;
   /** Lets a caller wrap the service's SDK clients (fault injection, request counting). */
@@ -222,6 +226,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
         queueArn: queue.arn,
         region: LOCAL_REGION,
         concurrency,
+        visibilityTimeoutSeconds,
         ...EVENT_SOURCES[fn satisfies EventSourceName],
         handler: bindHandler(handlers[fn], deps),
         logger: deps.logger,
@@ -236,7 +241,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       poll('changes', resources.changesQueue, CHANGES_CONCURRENCY),
       // The delay queue is a fair queue on AWS (MessageGroupId = tenant): one tenant's spike does not hold back the others.
       poll('emitter', resources.delayQueue, emitterConcurrency, (pollerOptions) =>
-        startFairQueuePoller({ ...pollerOptions, visibilityTimeoutSeconds, groupOf: delayQueueGroupOf }),
+        startFairQueuePoller({ ...pollerOptions, groupOf: delayQueueGroupOf }),
       ),
     ];
 
