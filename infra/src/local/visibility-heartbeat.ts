@@ -43,6 +43,9 @@ interface Held {
 /** How often the heartbeat looks at what it holds, as a fraction of the timeout: a failed extension is tried again a few times before the message would show. */
 const BEAT_FRACTION = 10;
 
+/** Extension calls a beat makes at once. */
+const EXTENSIONS_IN_FLIGHT = 8;
+
 /** Each heartbeat's middleware is named apart: the pollers of one service share its SQS client. */
 let heartbeats = 0;
 
@@ -94,7 +97,7 @@ export class VisibilityHeartbeat {
     for (const receiptHandle of receiptHandles) this.held.delete(receiptHandle);
   }
 
-  /** The messages the next beat extends: held, not put off, not held past the longest hold, with less than half the timeout left and not yet visible. */
+  /** The messages the next beat extends, nearest to showing first: held, not put off, not held past the longest hold, with less than half the timeout left and not yet visible. */
   due(now = this.now()): string[] {
     return [...this.held.values()]
       .filter(
@@ -104,10 +107,11 @@ export class VisibilityHeartbeat {
           entry.visibleUntil > now &&
           entry.visibleUntil - now < this.timeoutMs / 2,
       )
+      .sort((a, b) => a.visibleUntil - b.visibleUntil)
       .map((entry) => entry.receiptHandle);
   }
 
-  /** Extends what is due, ten to a call; one beat at a time. */
+  /** Extends what is due, ten to a call and several calls at once; one beat at a time. */
   beat(): Promise<void> {
     this.beating ??= this.extendDue().finally(() => {
       this.beating = undefined;
@@ -116,36 +120,44 @@ export class VisibilityHeartbeat {
   }
 
   private async extendDue(): Promise<void> {
-    const { sqs, queueUrl, timeoutSeconds, logger } = this.options;
+    // The nearest to showing first, several calls at once: a spike's thousands of held messages
+    // are extended within the beat, not one call after another while the last ones run out.
+    const chunks: string[][] = [];
     const due = this.due();
-    for (let from = 0; from < due.length; from += SQS_BATCH_ENTRIES) {
-      const chunk = due.slice(from, from + SQS_BATCH_ENTRIES);
-      const requestedAt = this.now();
-      try {
-        const { Failed = [] } = await sqs.send(
-          new ChangeMessageVisibilityBatchCommand({
-            QueueUrl: queueUrl,
-            Entries: chunk.map((receiptHandle, index) => ({
-              Id: `h${index}`,
-              ReceiptHandle: receiptHandle,
-              VisibilityTimeout: timeoutSeconds,
-            })),
-          }),
-        );
-        const failed = new Set(Failed.map((failure) => failure.Id));
-        chunk.forEach((receiptHandle, index) => {
-          const entry = this.held.get(receiptHandle);
-          // Released meanwhile, or put off by the handler while this call was on its way: not ours to track.
-          if (!entry || entry.putOff) return;
-          if (failed.has(`h${index}`)) {
-            this.held.delete(receiptHandle);
-            logger.warn({ queueUrl }, 'could not keep a message hidden while its handler works on it; SQS may deliver it again');
-          } else entry.visibleUntil = requestedAt + this.timeoutMs;
-        });
-      } catch (error) {
-        // Tried again at the next beat, well before the timeout runs out.
-        logger.warn({ err: error, queueUrl, messages: chunk.length }, 'could not extend the visibility of messages being handled');
-      }
+    for (let from = 0; from < due.length; from += SQS_BATCH_ENTRIES) chunks.push(due.slice(from, from + SQS_BATCH_ENTRIES));
+    const worker = async (): Promise<void> => {
+      for (let chunk = chunks.shift(); chunk !== undefined; chunk = chunks.shift()) await this.extend(chunk);
+    };
+    await Promise.all(Array.from({ length: Math.min(EXTENSIONS_IN_FLIGHT, chunks.length) }, worker));
+  }
+
+  private async extend(chunk: readonly string[]): Promise<void> {
+    const { sqs, queueUrl, timeoutSeconds, logger } = this.options;
+    const requestedAt = this.now();
+    try {
+      const { Failed = [] } = await sqs.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: chunk.map((receiptHandle, index) => ({
+            Id: `h${index}`,
+            ReceiptHandle: receiptHandle,
+            VisibilityTimeout: timeoutSeconds,
+          })),
+        }),
+      );
+      const failed = new Set(Failed.map((failure) => failure.Id));
+      chunk.forEach((receiptHandle, index) => {
+        const entry = this.held.get(receiptHandle);
+        // Released meanwhile, or put off by the handler while this call was on its way: not ours to track.
+        if (!entry || entry.putOff) return;
+        if (failed.has(`h${index}`)) {
+          this.held.delete(receiptHandle);
+          logger.warn({ queueUrl }, 'could not keep a message hidden while its handler works on it; SQS may deliver it again');
+        } else entry.visibleUntil = requestedAt + this.timeoutMs;
+      });
+    } catch (error) {
+      // Tried again at the next beat, well before the timeout runs out.
+      logger.warn({ err: error, queueUrl, messages: chunk.length }, 'could not extend the visibility of messages being handled');
     }
   }
 
