@@ -78,6 +78,12 @@ export interface LocalSchedulerOptions {
    * comes back. The pollers extend it while a handler works.
    */
   readonly visibilityTimeoutSeconds?: number;
+  /**
+   * Longest a poller keeps a batch's messages hidden for its handler, as Lambda's function
+   * timeout: after that they come back within the visibility timeout, as from a handler that
+   * timed out (Lambda's longest, 900 s, by default; a test may give a short one).
+   */
+  readonly handlerTimeoutSeconds?: number;
   readonly logger?: ServiceLogger;
   /** Lets a caller wrap the service's SDK clients (fault injection, request counting). */
   readonly instrumentClients?: (clients: AwsClients) => void;
@@ -227,6 +233,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
         region: LOCAL_REGION,
         concurrency,
         visibilityTimeoutSeconds,
+        handlerTimeoutSeconds: options.handlerTimeoutSeconds,
         ...EVENT_SOURCES[fn satisfies EventSourceName],
         handler: bindHandler(handlers[fn], deps),
         logger: deps.logger,

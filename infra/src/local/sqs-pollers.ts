@@ -34,6 +34,12 @@ export interface SqsPollerOptions {
    * VisibilityHeartbeat), so this is how soon what a killed poller held comes back.
    */
   readonly visibilityTimeoutSeconds: number;
+  /**
+   * Longest the poller keeps a batch's messages hidden for its handler, as Lambda's function
+   * timeout: a handler still at it after that is taken for hung (or timed out), and its messages
+   * come back within the visibility timeout. DEFAULT_MAX_HOLD_SECONDS (Lambda's longest) by default.
+   */
+  readonly handlerTimeoutSeconds?: number | undefined;
   readonly handler: (event: SQSEvent) => Promise<SQSBatchResponse>;
   readonly logger: Logger;
   readonly onInvocation?: ((durationMs: number, records: number) => void) | undefined;
@@ -126,6 +132,18 @@ async function invokeAndDelete(options: BatchInvocation, received: readonly Rece
   );
 }
 
+/** Keeps a poller's messages hidden while its handler works on them, up to the handler's timeout. */
+function heartbeatFor(options: SqsPollerOptions): VisibilityHeartbeat {
+  const { sqs, queueUrl, logger, visibilityTimeoutSeconds, handlerTimeoutSeconds } = options;
+  return new VisibilityHeartbeat({
+    sqs,
+    queueUrl,
+    timeoutSeconds: visibilityTimeoutSeconds,
+    logger,
+    maxHoldSeconds: handlerTimeoutSeconds,
+  }).start();
+}
+
 /** At most this long between SQS handing messages out and their answer arriving here. */
 const TRANSFER_MARGIN_MS = 1000;
 
@@ -156,7 +174,7 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
   const abort = new AbortController();
   const { sqs, queueUrl, logger } = options;
   const timeoutMs = options.visibilityTimeoutSeconds * 1000;
-  const heartbeat = new VisibilityHeartbeat({ sqs, queueUrl, timeoutSeconds: options.visibilityTimeoutSeconds, logger }).start();
+  const heartbeat = heartbeatFor(options);
 
   const receive = async (count: number, waitSeconds: number): Promise<Received[]> => {
     const requestedAt = Date.now();
@@ -294,7 +312,7 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
   const aloneSlots = Math.max(1, concurrency - sharedSlots);
   /** Receivers whose last receive came back full: the queue likely holds more than the buffer shows. */
   const receiversBehind = new Set<number>();
-  const heartbeat = new VisibilityHeartbeat({ sqs, queueUrl, timeoutSeconds: options.visibilityTimeoutSeconds, logger }).start();
+  const heartbeat = heartbeatFor(options);
   const abort = new AbortController();
   const groups = new Map<string, Group>();
   const running = new Set<Promise<void>>();

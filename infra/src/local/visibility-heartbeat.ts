@@ -23,7 +23,7 @@ export interface VisibilityHeartbeatOptions {
   readonly timeoutSeconds: number;
   readonly logger: Logger;
   /** Longest a message is kept hidden for a handler; after that the handler is taken for hung, as Lambda ends an invocation at its timeout. */
-  readonly maxHoldSeconds?: number;
+  readonly maxHoldSeconds?: number | undefined;
   /** Epoch ms; Date.now by default. */
   readonly now?: () => number;
 }
