@@ -12,6 +12,15 @@ const MAX_LATENESS_AFTER_KILL_MS = 35_000;
  */
 const BACK_AFTER_RESTART_MS = 15_000;
 const EVENTS = 20;
+/**
+ * The emitter's longest lead, so that it holds the events for seconds before they are due: time
+ * to kill the service while it does, on a busy machine too (the cutoff and the window follow).
+ */
+const TIMINGS = {
+  SCHEDULER_EMITTER_LEAD_MS: '5000',
+  SCHEDULER_CHANGE_CUTOFF_SECONDS: '10',
+  SCHEDULER_NEAR_PATH_WINDOW_SECONDS: '30',
+};
 
 let service: KillableService | undefined;
 afterEach(async () => {
@@ -22,10 +31,10 @@ describe('the local service killed with SIGKILL while the emitter holds events u
   it('publishes each of them once after the restart, never early, and soon: at most 35 s late', async () => {
     service = await KillableService.create('kill-in-flight');
     const running = service;
-    await running.start();
+    await running.start({ env: TIMINGS });
     const target = await KilledServiceTarget.create(running, 'target');
     try {
-      const dueAt = Date.now() + 5_000;
+      const dueAt = Date.now() + 10_000;
       const payloads = Array.from({ length: EVENTS }, (_, index) => `held ${index}`);
       const ids = await Promise.all(payloads.map((payload) => running.schedule(request(target.topicArn, dueAt, payload))));
       // Every copy received by the emitter, waiting for its due time: held, none published.
@@ -37,7 +46,7 @@ describe('the local service killed with SIGKILL while the emitter holds events u
       await running.kill();
       expect(target.deliveries).toHaveLength(0);
 
-      await running.start();
+      await running.start({ env: TIMINGS });
       const readyAt = Date.now();
       target.read(running);
       await waitFor(() => payloads.every((payload) => target.withPayload(payload).length > 0), 'every held event', 60_000);
