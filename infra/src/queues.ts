@@ -44,17 +44,23 @@ export function visibilityTimeoutSeconds(consumerTimeoutSeconds: number, batchin
 }
 
 /**
- * Locally no Lambda throttles a batch, and the fair poller keeps the messages it holds hidden
- * (see startFairQueuePoller): the visibility timeout only says how soon a failed batch comes
- * back. Every local queue has this one unless the runtime is given another (the tests give 3 s).
+ * Locally no Lambda throttles a batch, and no function times out: the local pollers keep the
+ * messages they hold hidden, a buffered message while it waits (see startFairQueuePoller) and a
+ * message being handled while its handler works (VisibilityHeartbeat), extending it once less
+ * than half is left. So the visibility timeout only says how soon a failed batch comes back, and
+ * how soon what a killed service held does: short, so that a kill -9 costs an event at most this
+ * much (and the restart) rather than the 30 s it once did. Every local queue has this one unless
+ * the runtime is given another (the tests give 3 s). On AWS, Lambda's event source owns the
+ * visibility: it never extends it, so the queue's timeout must outlast the function's
+ * (visibilityTimeoutSeconds above).
  */
-export const LOCAL_VISIBILITY_TIMEOUT_SECONDS = 30;
+export const LOCAL_VISIBILITY_TIMEOUT_SECONDS = 10;
 
 /**
  * Deliveries of an ingest or loading message before SQS sets it aside in a dead-letter queue:
  * those functions fail a record only for a fault of the infrastructure, which a retry fixes. Ten
  * locally, where a failed batch comes back after seconds (LOCAL_VISIBILITY_TIMEOUT_SECONDS) rather
- * than minutes: five would set a message aside within a minute or two of a fault of the emulators.
+ * than minutes: a message is set aside after failing for about a minute and a half.
  */
 export const MAX_RECEIVE_COUNT = { aws: 5, local: 10 } as const;
 
@@ -81,7 +87,7 @@ export const DEAD_LETTER_RETENTION_DAYS = DEAD_LETTER_RETENTION_SECONDS / (24 * 
  * A delivery that finds a failure notice claimed by an emitter that crashed comes back after the
  * delay queue's visibility timeout: the claim's lease must be over by then, or the retry is spent
  * for nothing. The stack is held to it at synth. The local runtime is not: its visibility timeout
- * (LOCAL_VISIBILITY_TIMEOUT_SECONDS) is no longer than the default lease, and a delivery that
+ * (LOCAL_VISIBILITY_TIMEOUT_SECONDS) is shorter than the default lease, and a delivery that
  * finds a live claim is put off and tried again (retryDelaySeconds), spending one of the many
  * receives the delay queue allows (delayQueueMaxReceiveCount).
  */

@@ -79,8 +79,18 @@ export interface LocalSchedulerOptions {
    * events are due (up to about a second), so a busy second needs many; Lambda scales the same way.
    */
   readonly emitterConcurrency?: number;
-  /** Visibility timeout of the scheduler's queues: how long a failed batch waits before its retry (LOCAL_VISIBILITY_TIMEOUT_SECONDS by default). */
+  /**
+   * Visibility timeout of the scheduler's queues (LOCAL_VISIBILITY_TIMEOUT_SECONDS by default):
+   * how long a failed batch waits before its retry, and what a killed service held before it
+   * comes back. The pollers extend it while a handler works.
+   */
   readonly visibilityTimeoutSeconds?: number;
+  /**
+   * Longest a poller keeps a batch's messages hidden for its handler, as Lambda's function
+   * timeout: after that they come back within the visibility timeout, as from a handler that
+   * timed out (Lambda's longest, 900 s, by default; a test may give a short one).
+   */
+  readonly handlerTimeoutSeconds?: number;
   readonly logger?: ServiceLogger;
   /** Lets a caller wrap the service's SDK clients (fault injection, request counting). */
   readonly instrumentClients?: (clients: AwsClients) => void;
@@ -230,6 +240,8 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
         queueArn: queue.arn,
         region: LOCAL_REGION,
         concurrency,
+        visibilityTimeoutSeconds,
+        handlerTimeoutSeconds: options.handlerTimeoutSeconds,
         ...EVENT_SOURCES[fn satisfies EventSourceName],
         handler: bindHandler(handlers[fn], deps),
         logger: deps.logger,
@@ -244,7 +256,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       poll('changes', resources.changesQueue, CHANGES_CONCURRENCY),
       // The delay queue is a fair queue on AWS (MessageGroupId = tenant): one tenant's spike does not hold back the others.
       poll('emitter', resources.delayQueue, emitterConcurrency, (pollerOptions) =>
-        startFairQueuePoller({ ...pollerOptions, visibilityTimeoutSeconds, groupOf: delayQueueGroupOf }),
+        startFairQueuePoller({ ...pollerOptions, groupOf: delayQueueGroupOf }),
       ),
     ];
 

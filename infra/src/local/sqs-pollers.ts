@@ -8,6 +8,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { chunks, decodeDelayQueueMessage, SQS_BATCH_ENTRIES, SQS_MAX_WAIT_SECONDS, type Logger } from '@adhoc-scheduler/shared';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { VisibilityHeartbeat } from './visibility-heartbeat.js';
 
 /**
  * Lambda's SQS event source, as the local runtime plays it: pollers that receive batches, hand
@@ -27,6 +28,18 @@ export interface SqsPollerOptions {
   readonly batchSize: number;
   /** How long a poll keeps receiving to fill its batch, as Lambda's MaximumBatchingWindowInSeconds (none by default). */
   readonly batchingWindowSeconds?: number | undefined;
+  /**
+   * The queue's visibility timeout: how long a message handed out stays hidden unless the poller
+   * extends it. Messages being handled are extended while their handler works (see
+   * VisibilityHeartbeat), so this is how soon what a killed poller held comes back.
+   */
+  readonly visibilityTimeoutSeconds: number;
+  /**
+   * Longest the poller keeps a batch's messages hidden for its handler, as Lambda's function
+   * timeout: a handler still at it after that is taken for hung (or timed out), and its messages
+   * come back within the visibility timeout. DEFAULT_MAX_HOLD_SECONDS (Lambda's longest) by default.
+   */
+  readonly handlerTimeoutSeconds?: number | undefined;
   readonly handler: (event: SQSEvent) => Promise<SQSBatchResponse>;
   readonly logger: Logger;
   readonly onInvocation?: ((durationMs: number, records: number) => void) | undefined;
@@ -72,16 +85,27 @@ function toRecord(message: Message, queueArn: string, region: string): SQSRecord
   };
 }
 
-type BatchInvocation = Pick<SqsPollerOptions, 'sqs' | 'queueUrl' | 'queueArn' | 'region' | 'handler' | 'logger' | 'onInvocation'>;
+type BatchInvocation = Pick<SqsPollerOptions, 'sqs' | 'queueUrl' | 'queueArn' | 'region' | 'handler' | 'logger' | 'onInvocation'> & {
+  readonly heartbeat: VisibilityHeartbeat;
+};
+
+/** A message received, and until when SQS keeps it hidden as far as the poller knows (epoch ms, conservative). */
+interface Received {
+  readonly message: Message;
+  readonly visibleUntil: number;
+}
 
 /**
  * One invocation as Lambda's SQS event source makes it: the handler gets the messages as
  * records, what succeeded is deleted, and the reported failures (or the whole batch, if the
- * handler throws) are left to come back after the visibility timeout.
+ * handler throws) are left to come back after the visibility timeout. While the handler works,
+ * the heartbeat keeps its messages hidden.
  */
-async function invokeAndDelete(options: BatchInvocation, messages: readonly Message[]): Promise<void> {
-  const { sqs, queueUrl, logger } = options;
-  const records = messages.map((message) => toRecord(message, options.queueArn, options.region));
+async function invokeAndDelete(options: BatchInvocation, received: readonly Received[]): Promise<void> {
+  const { sqs, queueUrl, logger, heartbeat } = options;
+  const records = received.map(({ message }) => toRecord(message, options.queueArn, options.region));
+  const held = received.map(({ message, visibleUntil }) => ({ receiptHandle: message.ReceiptHandle ?? '', visibleUntil }));
+  heartbeat.hold(held);
   const started = performance.now();
   let failedIds: Set<string>;
   try {
@@ -91,6 +115,7 @@ async function invokeAndDelete(options: BatchInvocation, messages: readonly Mess
     logger.error({ err: error, queueUrl }, 'handler failed; the whole batch will be retried');
     failedIds = new Set(records.map((record) => record.messageId));
   } finally {
+    heartbeat.release(held.map(({ receiptHandle }) => receiptHandle));
     options.onInvocation?.(performance.now() - started, records.length);
   }
   const done = records.filter((record) => !failedIds.has(record.messageId));
@@ -107,6 +132,30 @@ async function invokeAndDelete(options: BatchInvocation, messages: readonly Mess
   );
 }
 
+/** Keeps a poller's messages hidden while its handler works on them, up to the handler's timeout. */
+function heartbeatFor(options: SqsPollerOptions): VisibilityHeartbeat {
+  const { sqs, queueUrl, logger, visibilityTimeoutSeconds, handlerTimeoutSeconds } = options;
+  return new VisibilityHeartbeat({
+    sqs,
+    queueUrl,
+    timeoutSeconds: visibilityTimeoutSeconds,
+    logger,
+    maxHoldSeconds: handlerTimeoutSeconds,
+  }).start();
+}
+
+/** At most this long between SQS handing messages out and their answer arriving here. */
+const TRANSFER_MARGIN_MS = 1000;
+
+/**
+ * When SQS handed out the messages of a receive requested at `requestedAt` and answered now: for
+ * a long poll that waited, just before its answer arrived (less a margin for the transfer), never
+ * before the request. Their visibility timeout runs from then.
+ */
+function handedOutAt(requestedAt: number, timeoutMs: number): number {
+  return Math.max(requestedAt, Date.now() - Math.min(TRANSFER_MARGIN_MS, timeoutMs / 4));
+}
+
 /** Receives made at once to fill a batch of more than 10 messages. */
 const RECEIVES_IN_FLIGHT = 5;
 
@@ -116,13 +165,19 @@ const RECEIVE_RETRY_MS = 500;
 /**
  * Drives a handler the way Lambda's SQS event source does: long-polls batches, invokes the
  * handler, deletes what succeeded and leaves the reported failures (or the whole batch, if
- * the handler throws) to come back after the visibility timeout.
+ * the handler throws) to come back after the visibility timeout. Unlike Lambda, whose queues'
+ * visibility timeout exceeds the function's timeout, it keeps the messages of a batch hidden
+ * only a short timeout at a time, extended while the handler works (VisibilityHeartbeat): a
+ * killed service's messages come back that soon.
  */
 export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
   const abort = new AbortController();
   const { sqs, queueUrl, logger } = options;
+  const timeoutMs = options.visibilityTimeoutSeconds * 1000;
+  const heartbeat = heartbeatFor(options);
 
-  const receive = async (count: number, waitSeconds: number): Promise<Message[]> => {
+  const receive = async (count: number, waitSeconds: number): Promise<Received[]> => {
+    const requestedAt = Date.now();
     const { Messages = [] } = await sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: queueUrl,
@@ -133,7 +188,8 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
       }),
       { abortSignal: abort.signal },
     );
-    return Messages;
+    const visibleUntil = handedOutAt(requestedAt, timeoutMs) + timeoutMs;
+    return Messages.map((message) => ({ message, visibleUntil }));
   };
 
   const pollOnce = async (): Promise<void> => {
@@ -153,7 +209,7 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
       backlog = received.every((batch) => batch.length === SQS_BATCH_ENTRIES);
       for (const batch of received) messages.push(...batch);
     }
-    await invokeAndDelete(options, messages);
+    await invokeAndDelete({ ...options, heartbeat }, messages);
   };
 
   const loop = async (): Promise<void> => {
@@ -173,6 +229,7 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
     async stop() {
       abort.abort();
       await Promise.allSettled(loops);
+      await heartbeat.stop();
     },
   };
 }
@@ -180,8 +237,6 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
 // ---- The delay queue's fair poller ------------------------------------------------------------
 
 export interface FairQueuePollerOptions extends SqsPollerOptions {
-  /** The queue's visibility timeout: messages waiting here are kept hidden for as long as they wait. */
-  readonly visibilityTimeoutSeconds: number;
   /** ReceiveMessage calls in flight at once. */
   readonly receivers?: number;
   /** Message bodies received ahead and not yet handed to the handler, at most (one receive may pass it). */
@@ -204,8 +259,6 @@ export function delayQueueGroupOf(message: Message): string | undefined {
 const MESSAGE_OVERHEAD_BYTES = 1024;
 const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 const DEFAULT_RECEIVERS = 8;
-/** At most this long between SQS handing messages out and their answer arriving here. */
-const TRANSFER_MARGIN_MS = 1000;
 /** Messages without a MessageGroupId form one group. */
 const NO_GROUP = '';
 
@@ -244,7 +297,8 @@ interface Group {
  * to outlive its visibility timeout: once less than half of it remains, its visibility is
  * extended to the full timeout again, both while it waits and when it is handed to the handler
  * (so an invocation always starts with at least half the timeout, never a message SQS may
- * already be delivering again). Delete and batchItemFailures are handled as by `startSqsPoller`.
+ * already be delivering again); the heartbeat then keeps it hidden while the handler works, as
+ * `startSqsPoller`'s does. Delete and batchItemFailures are handled as by `startSqsPoller`.
  * On stop, the invocations running finish; what is still buffered comes back after its
  * visibility timeout, as the messages of an interrupted receive do. (Handing it back at once
  * would not help here: fauxqs keeps an aborted long poll waiting, and it takes the next messages.)
@@ -258,6 +312,7 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
   const aloneSlots = Math.max(1, concurrency - sharedSlots);
   /** Receivers whose last receive came back full: the queue likely holds more than the buffer shows. */
   const receiversBehind = new Set<number>();
+  const heartbeat = heartbeatFor(options);
   const abort = new AbortController();
   const groups = new Map<string, Group>();
   const running = new Set<Promise<void>>();
@@ -326,8 +381,7 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
         { queueUrl, messages: batch.length - kept.length },
         'messages outlived their visibility timeout before a handler was free; SQS delivers them again',
       );
-    const messages = kept.map((entry) => entry.message);
-    if (messages.length > 0) await invokeAndDelete(options, messages);
+    if (kept.length > 0) await invokeAndDelete({ ...options, heartbeat }, kept);
   };
 
   /**
@@ -438,12 +492,10 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
           }),
           { abortSignal: abort.signal },
         );
-        // The timeout runs from when SQS handed the messages out: for a long poll that waited,
-        // just before its answer arrived (less a margin for the transfer), never before the request.
-        const handedOutAt = Math.max(requestedAt, Date.now() - Math.min(TRANSFER_MARGIN_MS, timeoutMs / 4));
+        const visibleUntil = handedOutAt(requestedAt, timeoutMs) + timeoutMs;
         if (Messages.length === SQS_BATCH_ENTRIES) receiversBehind.add(receiver);
         else receiversBehind.delete(receiver);
-        buffer(Messages, handedOutAt + timeoutMs);
+        buffer(Messages, visibleUntil);
       } catch (error) {
         if (abort.signal.aborted) return;
         logger.error({ err: error, queueUrl }, 'poll failed; retrying');
@@ -495,6 +547,7 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
       wakeReceivers();
       await Promise.allSettled(receivers);
       while (running.size > 0) await Promise.allSettled([...running]);
+      await heartbeat.stop();
     },
   };
 }

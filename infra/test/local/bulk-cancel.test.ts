@@ -327,7 +327,7 @@ describe.concurrent('bulk cancel by label', () => {
             return current?.state === 'done' && current;
           },
           'the job done after the restart',
-          // A page the killed service held comes back after the visibility timeout (30 s).
+          // A page the killed service held comes back after the visibility timeout (10 s).
           90_000,
         );
         expect(job.counts).toEqual({ cancelled: 500, refused: { ended: 0, emitting: 0 } });

@@ -9,6 +9,7 @@ import {
   type EventState,
 } from '@adhoc-scheduler/shared';
 import type { AwsClients } from '@adhoc-scheduler/functions/handlers';
+import type { LocalSchedulerOptions } from '../../src/local/runtime.js';
 import {
   capturingLogger,
   expectNotEarly,
@@ -37,9 +38,14 @@ const REPAIR_DELAY_SECONDS = ENDS_RETRY_MAX_SECONDS + REPAIR_DELAY_MARGIN_SECOND
 /** How long a test waits for a repaired event: the loader's sweep is a bucket (5 s) behind at most. */
 const REPAIRED_WITHIN_MS = 45_000;
 
-async function setup(inject: (clients: AwsClients) => void, env: Record<string, string> = {}) {
+async function setup(
+  inject: (clients: AwsClients) => void,
+  env: Record<string, string> = {},
+  options: Pick<LocalSchedulerOptions, 'handlerTimeoutSeconds'> = {},
+) {
   const { logger, lines } = capturingLogger();
   const scheduler = await startTestScheduler(emulators, {
+    ...options,
     logger,
     env: {
       ...FAST_TIMINGS,
@@ -363,21 +369,25 @@ describe.concurrent('duplicates', () => {
   });
 
   it('publishes an event again when its emitter stops after its publish answered and before its end was written (a crash or a timeout): late, twice, never lost', async () => {
-    // The first end write never answers, as if the emitter had died after its publish answered
-    // (ends are written as their publishes answer, so this window is one end write long); the
-    // message comes back after its visibility timeout and finds no end recorded.
+    // The first end write never answers, as if the emitter had died, or timed out, after its
+    // publish answered (ends are written as their publishes answer, so this window is one end
+    // write long); past the handler's timeout its message is no longer kept hidden, comes back
+    // after its visibility timeout and finds no end recorded.
     let releaseFirstEnd: (() => void) | undefined;
-    const { client, target, records, stop } = await setup((clients) =>
-      clients.dynamodb.middlewareStack.add(
-        (next, context) => async (args) => {
-          if (releaseFirstEnd === undefined && recordsEnds(context.commandName ?? '', args.input)) {
-            await new Promise<void>((resolve) => (releaseFirstEnd = resolve));
-            throw Object.assign(new Error('the emitter was gone'), { name: 'ServiceUnavailable' });
-          }
-          return next(args);
-        },
-        { step: 'initialize', name: 'hangFirstEnd' },
-      ),
+    const { client, target, records, stop } = await setup(
+      (clients) =>
+        clients.dynamodb.middlewareStack.add(
+          (next, context) => async (args) => {
+            if (releaseFirstEnd === undefined && recordsEnds(context.commandName ?? '', args.input)) {
+              await new Promise<void>((resolve) => (releaseFirstEnd = resolve));
+              throw Object.assign(new Error('the emitter was gone'), { name: 'ServiceUnavailable' });
+            }
+            return next(args);
+          },
+          { step: 'initialize', name: 'hangFirstEnd' },
+        ),
+      {},
+      { handlerTimeoutSeconds: 5 },
     );
     try {
       const messageId = await client.publish(request(target.topicArn, Date.now() + 2_000, 'crashed before its end'));
