@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REASON } from '@adhoc-scheduler/shared';
 import { answers } from '@adhoc-scheduler/shared/local-service';
+import { writeJsonFile } from '../../src/local/json-file.js';
 import { LOCAL_ACCOUNT } from '../../src/local/runtime.js';
 import {
   capturingLogger,
@@ -146,7 +147,7 @@ describe('the tenants file of a running service', () => {
     const acme = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme);
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
     try {
-      await writeFile(tenantsFile, JSON.stringify({ tenants: [{ id: 'acme', accounts: ['not an account'] }] }));
+      await writeJsonFile(tenantsFile, { tenants: [{ id: 'acme', accounts: ['not an account'] }] });
       // Nothing is published meanwhile: the file is watched, not only read when a message comes.
       const warning = await waitFor(() => lines.find((line) => line.level === 40 && line.path === tenantsFile), 'the rejection logged');
       expect(String(warning.problem)).toContain('/tenants/0/accounts/0');
@@ -156,7 +157,7 @@ describe('the tenants file of a running service', () => {
       await waitFor(() => target.withPayload('still acme').length > 0, "acme's event, under the last valid registry");
       expect(lines.filter((line) => line.level === 40 && line.path === tenantsFile)).toHaveLength(1);
 
-      await writeFile(tenantsFile, JSON.stringify({ tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT], maxOpenEvents: 5 }] }));
+      await writeJsonFile(tenantsFile, { tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT], maxOpenEvents: 5 }] });
       await waitFor(() => lines.some((line) => line.level === 30 && line.path === tenantsFile), 'the corrected file read');
     } finally {
       acme.destroy();
@@ -172,7 +173,7 @@ describe('the tenants file of a running service', () => {
     const scheduler = await startTestScheduler(emulators, { logger, tenants: { file: tenantsFile }, env: FAST_TIMINGS });
     try {
       const ownTopic = scheduler.outputs.tenantInputTopicArns.acme;
-      await writeFile(tenantsFile, JSON.stringify({ tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT], deadLetterTopic: ownTopic }] }));
+      await writeJsonFile(tenantsFile, { tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT], deadLetterTopic: ownTopic }] });
       const warning = await waitFor(() => lines.find((line) => line.level === 40 && line.path === tenantsFile), 'the rejection logged');
       expect(String(warning.problem)).toContain(`deadLetterTopic ${ownTopic} is one of the scheduler's own topics`);
       expect(String(warning.msg)).toContain('the last valid registry stays in force');
@@ -205,7 +206,7 @@ describe('the tenants file of a running service', () => {
         [40, `${tenantsFile} is missing; the last registry stays in force until the file is back`],
       ]);
 
-      await writeFile(tenantsFile, JSON.stringify({ tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT], maxOpenEvents: 5 }] }));
+      await writeJsonFile(tenantsFile, { tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT], maxOpenEvents: 5 }] });
       await waitFor(() => lines.some((line) => line.level === 30 && line.path === tenantsFile), 'the file read again');
     } finally {
       acme.destroy();
