@@ -123,10 +123,7 @@ export function createDependencies(
     pauses,
     pausedTenants: new PausedTenants(pauses, clock),
     publisher: new SnsTopicPublisher(clients.sns),
-    endWriter: new EndWriter(
-      { store, delayQueue, logger, metrics },
-      { windowLimit: config.emitterMaxUnrecordedEnds, lingerMs: config.emitterEndsLingerMs },
-    ),
+    endWriter: new EndWriter({ store, delayQueue, logger, metrics }, { lingerMs: config.emitterEndsLingerMs }),
     publishWindow: new PublishWindow(config.emitterMaxUnrecordedEnds),
     // Each record a function fails leaves its error by message id, for the dead-letter tools.
     failureLog: { lastErrors: new DynamoDbLastErrors(clients.dynamodb, config.tableName), fn: functionName, clock },

@@ -7,13 +7,11 @@ import { storedRecord } from './factories.js';
 import { MemoryDelayQueue, RecordingLogger, RecordingMetrics } from './fakes.js';
 import { MemoryEventStore } from './memory-event-store.js';
 
-function setup({ windowLimit = 0, lingerMs = 0 } = {}) {
+function setup({ lingerMs = 0 } = {}) {
   const store = new MemoryEventStore();
   const writes = store.holdEndWrites();
   const delayQueue = new MemoryDelayQueue();
-  const logger = new RecordingLogger();
-  const metrics = new RecordingMetrics();
-  const writer = new EndWriter({ store, delayQueue, logger, metrics }, { windowLimit, lingerMs });
+  const writer = new EndWriter({ store, delayQueue, logger: new RecordingLogger(), metrics: new RecordingMetrics() }, { lingerMs });
   /** The end of a queued event's emission. */
   const ending = (id: string): EmissionEnding => {
     store.put({ ...storedRecord(id, 1), state: EVENT_STATE.queued });
@@ -21,7 +19,7 @@ function setup({ windowLimit = 0, lingerMs = 0 } = {}) {
   };
   /** The ids of the ends a write took. */
   const ids = (write: number): string[] => (writes[write]?.ends ?? []).map(({ event }) => event.id);
-  return { store, writes, ids, delayQueue, handedOver: delayQueue.handedOver, writer, ending, logger, metrics };
+  return { store, writes, ids, delayQueue, handedOver: delayQueue.handedOver, writer, ending };
 }
 
 /** Lets the event loop turn once: what the writer does on its next turn is done. */
@@ -130,48 +128,10 @@ describe('the end writer', () => {
     expect(await lost).toEqual({ outcome: 'kept', freesPlace: false });
   });
 
-  it('with a publish window, writes a quarter of it at most, and hands over at once the quarter that waits while both writes are busy', async () => {
-    const { writes, ids, handedOver, writer, ending, logger, metrics } = setup({ windowLimit: 100 });
-    const first = Array.from({ length: 30 }, (_, i) => writer.record(ending(`a-${i}`)));
-    await nextTurn();
-    // The first write takes 25, the second the 5 left: nothing waits.
-    expect(writes.map((_, write) => ids(write).length)).toEqual([25, 5]);
-    const waiting = Array.from({ length: 24 }, (_, i) => writer.record(ending(`w-${i}`)));
-    await nextTurn();
-    expect(handedOver).toEqual([]);
-    // The 25th waiting end: all 25 go in one message, without waiting for a write.
-    const last = writer.record(ending('w-24'));
-    await nextTurn();
-    expect(handedOver.map((ends) => ends.length)).toEqual([25]);
-    expect(new Set((await Promise.all([...waiting, last])).map(({ outcome }) => outcome))).toEqual(new Set(['handed-over']));
-    expect(metrics.counts.EndsHandedOver).toBe(25);
-    // A hand-over of this kind is the spike's normal course, not a failure to warn of.
-    expect(logger.at('warn', 'error')).toEqual([]);
-    expect(writes).toHaveLength(2);
-    for (const write of writes) write.answer();
-    expect(new Set((await Promise.all(first)).map(({ outcome }) => outcome))).toEqual(new Set(['recorded']));
-  });
-
-  it('without a publish window, hands nothing over however many ends wait for a write', async () => {
-    const { writes, ids, handedOver, writer, ending } = setup();
-    const settled = Array.from({ length: 400 }, (_, i) => writer.record(ending(`e-${i}`)));
-    await nextTurn();
-    await nextTurn();
-    expect(writes).toHaveLength(2);
-    expect(handedOver).toEqual([]);
-    // 400 ends in writes of a transaction's worth, one after another.
-    for (let write = 0; write < 4; write++) {
-      writes[write]?.answer();
-      await nextTurn();
-    }
-    expect(writes.map((_, write) => ids(write).length)).toEqual([100, 100, 100, 100]);
-    expect(new Set((await Promise.all(settled)).map(({ outcome }) => outcome))).toEqual(new Set(['recorded']));
-  });
-
   it('with a linger, keeps an end for others until the oldest has waited that long, or a write’s worth waits', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     try {
-      const { writes, ids, writer, ending } = setup({ windowLimit: 100, lingerMs: 500 });
+      const { writes, ids, writer, ending } = setup({ lingerMs: 500 });
       const settled = [writer.record(ending('a'))];
       await nextTurn();
       await vi.advanceTimersByTimeAsync(300);
@@ -184,11 +144,11 @@ describe('the end writer', () => {
       writes[0]?.answer();
       await Promise.all(settled);
 
-      // A write's worth (a quarter of the window) goes without waiting.
-      const full = Array.from({ length: 25 }, (_, i) => writer.record(ending(`f-${i}`)));
+      // A write's worth goes without waiting.
+      const full = Array.from({ length: 100 }, (_, i) => writer.record(ending(`f-${i}`)));
       await nextTurn();
       expect(writes).toHaveLength(2);
-      expect(ids(1)).toHaveLength(25);
+      expect(ids(1)).toHaveLength(100);
       writes[1]?.answer();
       await Promise.all(full);
     } finally {

@@ -41,7 +41,11 @@ const DEFAULT_EMITTER_CONCURRENCY = 128;
  * tenant's queue and the registered tenants' have four each: a flood on the shared topic takes
  * the public pollers only, as the stack caps that event source's concurrency.
  */
-/** Publishes the local emitter may have answered and not yet recorded (see emitterMaxUnrecordedEnds). */
+/**
+ * Publishes the local emitter may have answered and not yet recorded, when its state is on disk
+ * (see emitterMaxUnrecordedEnds): what a kill -9 can publish again. In memory there is none: the
+ * emulators die with the service, and nothing it published is there to be published again.
+ */
 const LOCAL_EMITTER_MAX_UNRECORDED_ENDS = 100;
 /**
  * How long the local emitter keeps an answered end for others (see emitterEndsLingerMs): DynamoDB
@@ -168,8 +172,11 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     // DynamoDB Local commits a transaction at once, a batch item by item: see BatchWriteMode.
     [ENV.dynamodbBatchWrites]: 'transactions',
     // One process holds every emitter batch, and DynamoDB Local records ends slower than a spike
-    // publishes: a bound on what a kill -9 publishes again (see emitterMaxUnrecordedEnds).
-    [ENV.emitterMaxUnrecordedEnds]: String(LOCAL_EMITTER_MAX_UNRECORDED_ENDS),
+    // publishes: a bound on what a kill -9 publishes again (see emitterMaxUnrecordedEnds), where
+    // the state outlives the process (on disk, or on emulators it does not own).
+    [ENV.emitterMaxUnrecordedEnds]: String(
+      options.dataDir !== undefined || options.emulators !== undefined ? LOCAL_EMITTER_MAX_UNRECORDED_ENDS : 0,
+    ),
     [ENV.emitterEndsLingerMs]: String(LOCAL_EMITTER_ENDS_LINGER_MS),
     ...options.env,
     [ENV.region]: LOCAL_REGION,

@@ -6,10 +6,7 @@ import type { DelayQueue, EndsRecorded, EventStore, Logger, SchedulerMetrics } f
 export type EndOutcome =
   /** Recorded on its event, or found there already: by this delivery (an answer lost), or by another (a duplicate, counted and logged). */
   | 'recorded'
-  /**
-   * Handed over through the delay queue to a later delivery, which records it: its write kept
-   * failing, or it waited while the writes were busy and the publish window was filling.
-   */
+  /** Its write kept failing: handed over through the delay queue to a later delivery, which records it. */
   | 'handed-over'
   /** Neither recorded nor handed over: the message that carried its event must stay, and may be published again. */
   | 'kept';
@@ -32,14 +29,10 @@ export interface EndWriterDeps {
  * one transaction at a time; two let the ends of later publishes go while one write is slow.
  */
 const WRITES_IN_FLIGHT = 2;
+/** Ends one write takes at most: a transaction's items (statements go 25 a request, in parallel). */
+const ENDS_PER_WRITE = DYNAMODB_TRANSACTION_ITEMS;
 /** Ends one hand-over message carries at most: about 200 bytes each, far below SQS's 1 MiB. */
 const ENDS_PER_HAND_OVER = 100;
-/**
- * The share of a publish window one write may take, and the ends that may wait for a write
- * before they are handed over: a quarter each, so the writes in flight (two) and the ends
- * waiting hold three quarters at most, and publishes keep a quarter of the window for themselves.
- */
-const WINDOW_SHARE = 4;
 
 /** Records ends; two copies emitted at once are counted and logged here. */
 export async function recordEndings(deps: Omit<EndWriterDeps, 'delayQueue'>, endings: readonly EmissionEnding[]): Promise<EndsRecorded> {
@@ -63,8 +56,6 @@ interface Waiting {
 
 /** How the end writer groups ends (see EndWriter). */
 export interface EndWriterOptions {
-  /** The process's publish window (SchedulerConfig.emitterMaxUnrecordedEnds); 0: none. */
-  readonly windowLimit?: number;
   /** How long an end may wait for others before its write goes (SchedulerConfig.emitterEndsLingerMs); 0: none. */
   readonly lingerMs?: number;
 }
@@ -77,16 +68,7 @@ export interface EndWriterOptions {
  * before its write goes (a full write goes at once): where each write has a high fixed cost, a
  * steady trickle of publishes then costs a write every `lingerMs`, not one per publish call.
  *
- * With a publish window (`windowLimit` > 0, the local service's one process), a write takes at
- * most a quarter of the window, and once a quarter's worth waits while both writes are busy, the
- * waiting ends are handed over at once in one delay-queue message, to be recorded by a later
- * delivery in one write. The emitter then publishes a spike as fast as SNS takes it, not as fast
- * as the table records ends (DynamoDB Local on disk commits about 500 conditional writes a
- * second), and a process that dies still leaves at most the window's worth of ends unsettled.
- * Without a window (Lambda: a process holds one batch), writes take a transaction's worth and
- * nothing waits long enough to be handed over.
- *
- * Ends whose writes kept failing are handed over the same way, so that their messages can go
+ * Ends whose writes kept failing are handed over through the delay queue, so that their messages can go
  * and no event is published again for want of its end. Only when that fails too is an end
  * `kept`: its message stays, and its redelivery finds the event open.
  */
@@ -96,19 +78,12 @@ export class EndWriter {
   private pumpScheduled = false;
   private lingerTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly lingerMs: number;
-  /** Ends one write takes at most. */
-  private readonly endsPerWrite: number;
-  /** Ends waiting while every write is busy that are handed over instead (Infinity: never). */
-  private readonly handOverAt: number;
 
   constructor(
     private readonly deps: EndWriterDeps,
-    { windowLimit = 0, lingerMs = 0 }: EndWriterOptions = {},
+    { lingerMs = 0 }: EndWriterOptions = {},
   ) {
     this.lingerMs = lingerMs;
-    const share = Math.max(1, Math.floor(windowLimit / WINDOW_SHARE));
-    this.endsPerWrite = windowLimit === 0 ? DYNAMODB_TRANSACTION_ITEMS : Math.min(DYNAMODB_TRANSACTION_ITEMS, share);
-    this.handOverAt = windowLimit === 0 ? Number.POSITIVE_INFINITY : share;
   }
 
   /** Records one end, with whatever others are waiting; settles once it is recorded, handed over, or neither. */
@@ -132,25 +107,19 @@ export class EndWriter {
   /** Whether the ends waiting should go now: a write's worth, or the oldest has lingered long enough. */
   private ripe(): boolean {
     const [oldest] = this.pending;
-    return oldest !== undefined && (this.pending.length >= this.endsPerWrite || Date.now() - oldest.at >= this.lingerMs);
+    return oldest !== undefined && (this.pending.length >= ENDS_PER_WRITE || Date.now() - oldest.at >= this.lingerMs);
   }
 
   private pump(): void {
     clearTimeout(this.lingerTimer);
     this.lingerTimer = undefined;
     while (this.writing < WRITES_IN_FLIGHT && this.ripe()) {
-      const taken = this.pending.splice(0, this.endsPerWrite);
+      const taken = this.pending.splice(0, ENDS_PER_WRITE);
       this.writing += 1;
       void this.write(taken).finally(() => {
         this.writing -= 1;
         this.pump();
       });
-    }
-    if (this.pending.length >= this.handOverAt) {
-      const waiting = this.pending;
-      this.pending = [];
-      this.deps.metrics.count('EndsHandedOver', waiting.length);
-      void this.handOver(waiting, 'busy');
     }
     const [oldest] = this.pending;
     if (oldest !== undefined && this.writing < WRITES_IN_FLIGHT)
@@ -171,23 +140,17 @@ export class EndWriter {
       unknown = new Set(endings);
     }
     for (const entry of taken) if (!unknown.has(entry.ending)) entry.settle({ outcome: 'recorded', freesPlace: applied.has(entry.ending) });
-    if (unknown.size > 0)
-      await this.handOver(
-        taken.filter(({ ending }) => unknown.has(ending)),
-        'unrecorded',
-      );
+    if (unknown.size > 0) await this.handOver(taken.filter(({ ending }) => unknown.has(ending)));
   }
 
   /** Never throws: every end given is settled, handed over or kept. */
-  private async handOver(entries: readonly Waiting[], why: 'busy' | 'unrecorded'): Promise<void> {
+  private async handOver(entries: readonly Waiting[]): Promise<void> {
     for (let from = 0; from < entries.length; from += ENDS_PER_HAND_OVER) {
       const chunk = entries.slice(from, from + ENDS_PER_HAND_OVER);
       const eventIds = chunk.map(({ ending }) => ending.event.id);
       try {
         await this.deps.delayQueue.sendEnds(chunk.map(({ ending }) => ending));
-        if (why === 'unrecorded')
-          this.deps.logger.warn({ eventIds }, 'emitted, but could not record it yet; the ends are handed over to be recorded later');
-        else this.deps.logger.debug({ ends: chunk.length }, 'ends waiting while the writes are busy handed over, to be recorded together');
+        this.deps.logger.warn({ eventIds }, 'emitted, but could not record it yet; the ends are handed over to be recorded later');
         for (const entry of chunk) entry.settle({ outcome: 'handed-over', freesPlace: false });
       } catch (error) {
         this.deps.logger.error(

@@ -51,8 +51,6 @@ export type MetricName =
   | 'StaleMessagesDropped'
   /** Events found already emitted when their emission was recorded: two copies were emitted at once. */
   | 'DuplicateEmissions'
-  /** Ends that waited while the emitter's writes were busy, handed over through the delay queue to be recorded together (see EndWriter). */
-  | 'EndsHandedOver'
   /** Publishes that failed for a reason a retry may fix, and were put back to be retried later. */
   | 'PublishRetries'
   /** Open events found overdue by the loader's sweep and sent to the delay queue again. */

@@ -5,16 +5,12 @@
  * place is taken, a publish due waits for one (it is late, never early). So a process that dies
  * publishes again at most `limit` events whose publishes had answered. A limit of 0 bounds
  * nothing.
- *
- * The end writer keeps the window from binding on DynamoDB's pace: the ends that wait while its
- * writes are busy are handed over at once, in one message (see EndWriter), so a place is held
- * for about one SQS send, not for a table write.
  */
 export class PublishWindow {
   private taken = 0;
   private readonly waiting: (() => void)[] = [];
 
-  constructor(readonly limit: number) {}
+  constructor(private readonly limit: number) {}
 
   /** Takes a place, waiting for one when all are taken. */
   async take(): Promise<void> {
