@@ -293,8 +293,8 @@ describe('the emitter', () => {
     await emitBatch(deps, [sqsRecord(delayed(event()), 'sqs-1', 5)]);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
     expect(delayQueue.retries).toEqual([
-      { receiptHandle: 'rh-sqs-1', delaySeconds: 10 },
-      { receiptHandle: 'rh-sqs-1', delaySeconds: 80 },
+      { receiptHandle: 'rh-sqs-1', delaySeconds: 2 },
+      { receiptHandle: 'rh-sqs-1', delaySeconds: 16 },
     ]);
     expect(metrics.counts.PublishRetries).toBe(2);
     expect(store.records.get('m-1')?.state).toBe(EVENT_STATE.queued);
