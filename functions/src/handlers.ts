@@ -31,6 +31,7 @@ import {
   systemClock,
   TenantRegistry,
   type Clock,
+  type EndJournal,
   type LoaderTickResult,
   type Logger,
   type SchedulerConfig,
@@ -95,6 +96,8 @@ export function createDependencies(
     readonly metrics?: SchedulerMetrics;
     readonly clock?: Clock;
     readonly tenants?: TenantDirectory;
+    /** Where the emitter keeps ends until recorded (the local service on disk). */
+    readonly endJournal?: EndJournal;
   } = {},
 ) {
   const clock = overrides.clock ?? systemClock;
@@ -123,7 +126,10 @@ export function createDependencies(
     pauses,
     pausedTenants: new PausedTenants(pauses, clock),
     publisher: new SnsTopicPublisher(clients.sns),
-    endWriter: new EndWriter({ store, delayQueue, logger, metrics }, { lingerMs: config.emitterEndsLingerMs }),
+    endWriter: new EndWriter(
+      { store, delayQueue, logger, metrics, ...(overrides.endJournal ? { journal: overrides.endJournal } : {}) },
+      { lingerMs: config.emitterEndsLingerMs },
+    ),
     publishWindow: new PublishWindow(config.emitterMaxUnrecordedEnds),
     // Each record a function fails leaves its error by message id, for the dead-letter tools.
     failureLog: { lastErrors: new DynamoDbLastErrors(clients.dynamodb, config.tableName), fn: functionName, clock },

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { EndWriter } from '../src/app/end-writer.js';
+import type { EndJournal } from '../src/app/ports.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { TransientError } from '../src/domain/reasons.js';
@@ -7,11 +8,31 @@ import { storedRecord } from './factories.js';
 import { MemoryDelayQueue, RecordingLogger, RecordingMetrics } from './fakes.js';
 import { MemoryEventStore } from './memory-event-store.js';
 
-function setup({ lingerMs = 0 } = {}) {
+/** A journal in memory: what it keeps, appends held until the test lets them answer when asked. */
+class MemoryEndJournal implements EndJournal {
+  readonly kept: EmissionEnding[] = [];
+  clears = 0;
+  refuse = false;
+
+  async keep(ends: readonly EmissionEnding[]): Promise<void> {
+    if (this.refuse) throw new Error('disk full');
+    this.kept.push(...ends);
+  }
+
+  async clear(): Promise<void> {
+    this.clears += 1;
+    this.kept.length = 0;
+  }
+}
+
+function setup({ lingerMs = 0, journal }: { lingerMs?: number; journal?: EndJournal } = {}) {
   const store = new MemoryEventStore();
   const writes = store.holdEndWrites();
   const delayQueue = new MemoryDelayQueue();
-  const writer = new EndWriter({ store, delayQueue, logger: new RecordingLogger(), metrics: new RecordingMetrics() }, { lingerMs });
+  const writer = new EndWriter(
+    { store, delayQueue, logger: new RecordingLogger(), metrics: new RecordingMetrics(), ...(journal ? { journal } : {}) },
+    { lingerMs },
+  );
   /** The end of a queued event's emission. */
   const ending = (id: string): EmissionEnding => {
     store.put({ ...storedRecord(id, 1), state: EVENT_STATE.queued });
@@ -154,5 +175,62 @@ describe('the end writer', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  describe('with a journal', () => {
+    it('settles an end once the journal keeps it, before its write answers; records it behind, frees its place, and empties the journal once it holds nothing unrecorded', async () => {
+      const journal = new MemoryEndJournal();
+      const { store, writes, ids, writer, ending } = setup({ journal });
+      store.openEvents.set('acme', 2);
+      const settled = await Promise.all([writer.record(ending('a')), writer.record(ending('b'))]);
+      expect(settled).toEqual([
+        { outcome: 'journaled', freesPlace: false },
+        { outcome: 'journaled', freesPlace: false },
+      ]);
+      expect(journal.kept.map(({ event }) => event.id)).toEqual(['a', 'b']);
+      // Their write is still out: the journal holds them until it answers.
+      expect(ids(0)).toEqual(['a', 'b']);
+      expect(journal.clears).toBe(0);
+      writes[0]?.answer();
+      await vi.waitFor(() => expect(journal.clears).toBe(1));
+      expect(journal.kept).toEqual([]);
+      expect(store.records.get('a')?.state).toBe(EVENT_STATE.emitted);
+      expect(store.openEvents.get('acme')).toBe(0);
+    });
+
+    it('records the ends a process before left in the journal, frees their places, then empties it', async () => {
+      const journal = new MemoryEndJournal();
+      const { store, writes, ids, writer, ending } = setup({ journal });
+      store.openEvents.set('acme', 1);
+      writer.replay([ending('left')]);
+      await nextTurn();
+      expect(ids(0)).toEqual(['left']);
+      writes[0]?.answer();
+      await vi.waitFor(() => expect(journal.clears).toBe(1));
+      expect(store.records.get('left')?.state).toBe(EVENT_STATE.emitted);
+      expect(store.openEvents.get('acme')).toBe(0);
+    });
+
+    it('keeps a journaled end whose write and hand-over both failed, and writes it again, rather than letting its message be published again', async () => {
+      const journal = new MemoryEndJournal();
+      const { writes, delayQueue, writer, ending } = setup({ journal });
+      delayQueue.refuseHandOvers = true;
+      expect(await writer.record(ending('a'))).toEqual({ outcome: 'journaled', freesPlace: false });
+      writes[0]?.fail(new TransientError('DynamoDB down'));
+      await vi.waitFor(() => expect(writes).toHaveLength(2), { timeout: 3_000 });
+      expect(journal.clears).toBe(0);
+      writes[1]?.answer();
+      await vi.waitFor(() => expect(journal.clears).toBe(1));
+    });
+
+    it('settles an end the journal could not take once it is recorded, as without a journal', async () => {
+      const journal = new MemoryEndJournal();
+      journal.refuse = true;
+      const { writes, writer, ending } = setup({ journal });
+      const settled = writer.record(ending('a'));
+      await nextTurn();
+      writes[0]?.answer();
+      expect(await settled).toEqual({ outcome: 'recorded', freesPlace: true });
+    });
   });
 });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import {
   createLogger,
   ENV,
@@ -20,6 +21,7 @@ import {
 import { LOCAL_CREDENTIALS } from '@adhoc-scheduler/shared/local-service';
 import { EVENT_SOURCES, LOCAL_VISIBILITY_TIMEOUT_SECONDS, type EventSourceName } from '../queues.js';
 import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.js';
+import { FileEndJournal } from './end-journal.js';
 import { createLocalResources, resourceNames, type LocalResources } from './resources.js';
 import { refusePublishesToSchedulerTopics } from './scheduler-topic-guard.js';
 import { delayQueueGroupOf, startFairQueuePoller, startSqsPoller, type SqsPoller, type SqsPollerOptions } from './sqs-pollers.js';
@@ -54,6 +56,8 @@ const LOCAL_EMITTER_MAX_UNRECORDED_ENDS = 100;
  * steady load costs a write or two a second instead of one per publish call.
  */
 const LOCAL_EMITTER_ENDS_LINGER_MS = 500;
+/** The emitter's journal of ends published and not yet recorded, in the data directory (see FileEndJournal). */
+const END_JOURNAL_FILE = 'emitter-ends.jsonl';
 const INGEST_CONCURRENCY = 4;
 export const LOADING_CONCURRENCY = 8;
 /** Pages of jobs worked at once: a bulk cancel's page cancels on its tenant's counter, and a job's pages follow one another, so few at a time. */
@@ -83,6 +87,11 @@ export interface LocalSchedulerOptions {
    * events are due (up to about a second), so a busy second needs many; Lambda scales the same way.
    */
   readonly emitterConcurrency?: number;
+  /**
+   * Whether the emitter keeps the ends it published and has not yet recorded in a journal in the
+   * data directory (see EndWriter): by default, whenever there is one.
+   */
+  readonly journalEnds?: boolean;
   /**
    * Visibility timeout of the scheduler's queues (LOCAL_VISIBILITY_TIMEOUT_SECONDS by default):
    * how long a failed batch waits before its retry, and what a killed service held before it
@@ -227,11 +236,18 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     // A fixed registry reaches the functions through their config, as on Lambda; a file is re-read as it changes.
     const tenantDirectory = 'file' in tenantsOption ? new FileTenantDirectory(tenantsOption.file, registryScope, logger) : undefined;
     // Each function's dependencies made, and bound to its handler, as its Lambda entry point does (see lambdaHandler).
+    // On disk, the emitter keeps the ends it has published in a journal beside the emulators' data
+    // until it records them: a kill then publishes again only what was not yet in it (see EndWriter).
+    const endJournal =
+      options.dataDir === undefined || options.journalEnds === false
+        ? undefined
+        : await FileEndJournal.open(join(options.dataDir, END_JOURNAL_FILE));
     const depsFor = (fn: FunctionName) =>
       createDependencies(fn, config, clients, {
         logger: logger.child({ fn }),
         clock: options.clock,
         ...(tenantDirectory ? { tenants: tenantDirectory } : {}),
+        ...(fn === 'emitter' && endJournal ? { endJournal: endJournal.journal } : {}),
       });
 
     const poll = (
@@ -239,8 +255,8 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       queue: { url: string; arn: string },
       concurrency: number,
       start: (pollerOptions: SqsPollerOptions) => SqsPoller = startSqsPoller,
+      deps = depsFor(fn),
     ): SqsPoller => {
-      const deps = depsFor(fn);
       return start({
         sqs: clients.sqs,
         queueUrl: queue.url,
@@ -255,6 +271,9 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
         onInvocation: (durationMs, records) => options.onInvocation?.({ fn, durationMs, records }),
       });
     };
+    const emitterDeps = depsFor('emitter');
+    // What the process before published and left unrecorded in the journal is recorded first.
+    emitterDeps.endWriter.replay(endJournal?.left ?? []);
     const pollers = [
       // The same handler on two queues: a flood of public requests waits in its own, apart from the registered tenants'.
       poll('ingest', resources.publicIngestQueue, INGEST_CONCURRENCY),
@@ -262,8 +281,12 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       poll('loading', resources.loadingQueue, LOADING_CONCURRENCY),
       poll('changes', resources.changesQueue, CHANGES_CONCURRENCY),
       // The delay queue is a fair queue on AWS (MessageGroupId = tenant): one tenant's spike does not hold back the others.
-      poll('emitter', resources.delayQueue, emitterConcurrency, (pollerOptions) =>
-        startFairQueuePoller({ ...pollerOptions, groupOf: delayQueueGroupOf }),
+      poll(
+        'emitter',
+        resources.delayQueue,
+        emitterConcurrency,
+        (pollerOptions) => startFairQueuePoller({ ...pollerOptions, groupOf: delayQueueGroupOf }),
+        emitterDeps,
       ),
     ];
 
@@ -297,6 +320,8 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
         tenantDirectory?.close();
         await Promise.all(pollers.map((poller) => poller.stop()));
         await running;
+        await emitterDeps.endWriter.close();
+        await endJournal?.journal.close();
         clients.sns.destroy();
         clients.sqs.destroy();
         clients.dynamodb.destroy();

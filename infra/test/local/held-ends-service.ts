@@ -17,6 +17,8 @@ const { values } = parseArgs({
     tenants: { type: 'string' },
     // Taken as scripts/start takes it; this service serves no console.
     'console-port': { type: 'string' },
+    // Without the emitter's journal of ends: a crash then finds the published events open.
+    'no-end-journal': { type: 'boolean', default: false },
   },
 });
 if (values['data-dir'] === undefined || values.outputs === undefined) throw new Error('--data-dir and --outputs are required');
@@ -26,6 +28,7 @@ const scheduler = await startLocalScheduler({
   ports: { messaging: Number(values.port ?? 0), dynamodb: Number(values['dynamodb-port'] ?? 0) },
   namePrefix: 'adhoc-scheduler',
   env: process.env,
+  journalEnds: !values['no-end-journal'],
   instrumentClients: (clients) =>
     clients.dynamodb.middlewareStack.add(
       (next, context) => async (args) => {

@@ -45,9 +45,11 @@ export class KillableService {
   }
 
   /** Starts the service (scripts/start's entry point, or `entry`) and waits until it is ready. */
-  async start(options: { readonly entry?: string; readonly env?: Readonly<Record<string, string>> } = {}): Promise<LocalOutputs> {
+  async start(
+    options: { readonly entry?: string; readonly args?: readonly string[]; readonly env?: Readonly<Record<string, string>> } = {},
+  ): Promise<LocalOutputs> {
     const service = spawnService(await mkdtemp(join(this.dir, 'run-')), {
-      args: ['--data-dir', join(this.dir, 'data'), '--port', String(this.port)],
+      args: ['--data-dir', join(this.dir, 'data'), '--port', String(this.port), ...(options.args ?? [])],
       env: { ...FAST_TIMINGS, LOG_LEVEL: 'warn', ...options.env },
       ...(options.entry === undefined ? {} : { entry: options.entry }),
     });

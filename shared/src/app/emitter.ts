@@ -12,7 +12,7 @@ import { EventRejectedError, REASON, TransientError, type ReasonCode } from '../
 import { tenantShardKey } from '../domain/tenant-index.js';
 import { endsRetryDelaySeconds, publishAgeSeconds, retryDelaySeconds } from '../domain/retry.js';
 import { type FailureLog, processBatch, receiveCount, sentAt } from './batch.js';
-import { type EndWriter, recordEndings } from './end-writer.js';
+import { countPlaces, type EndWriter, recordEndings, releasePlaces } from './end-writer.js';
 import { publishNotice, reportFailure } from './failures.js';
 import { placementFor } from './ingest.js';
 import type { PublishWindow } from './publish-window.js';
@@ -408,33 +408,4 @@ export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]
   await releasePlaces(deps, context.freed);
   deps.metrics.flush();
   return response;
-}
-
-/**
- * Frees the places recorded ends released, one counter write per tenant. One that cannot be
- * freed is logged and left: the count stays high (never low) until reconciled.
- */
-async function releasePlaces(
-  deps: { readonly store: Pick<EventStore, 'releasePlaces'>; readonly logger: Logger },
-  freed: ReadonlyMap<string, number>,
-): Promise<void> {
-  if (freed.size === 0) return;
-  let unreleased: readonly { readonly tenant: string; readonly count: number }[];
-  try {
-    unreleased = await deps.store.releasePlaces(freed);
-  } catch (error) {
-    deps.logger.warn({ err: error }, 'could not free places in the open-events quota');
-    unreleased = [...freed].map(([tenant, count]) => ({ tenant, count }));
-  }
-  for (const { tenant, count } of unreleased) {
-    deps.logger.warn(
-      { tenant, count },
-      'ends recorded, but their places in the open-events quota could not be freed; the count stays high until reconciled',
-    );
-  }
-}
-
-/** Places per tenant, counted up as ends free them. */
-function countPlaces(freed: Map<string, number>, endings: readonly Pick<EmissionEnding, 'event'>[]): void {
-  for (const { event } of endings) freed.set(event.tenant, (freed.get(event.tenant) ?? 0) + 1);
 }

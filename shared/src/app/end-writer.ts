@@ -1,6 +1,6 @@
 import type { EmissionEnding } from '../domain/emission.js';
 import { DYNAMODB_TRANSACTION_ITEMS } from '../domain/limits.js';
-import type { DelayQueue, EndsRecorded, EventStore, Logger, SchedulerMetrics } from './ports.js';
+import type { DelayQueue, EndJournal, EndsRecorded, EventStore, Logger, SchedulerMetrics } from './ports.js';
 
 /** What became of an emission's end. */
 export type EndOutcome =
@@ -8,6 +8,8 @@ export type EndOutcome =
   | 'recorded'
   /** Its write kept failing: handed over through the delay queue to a later delivery, which records it. */
   | 'handed-over'
+  /** Kept in the process's journal, to be recorded by the writer (or, after a crash, by the next process): its message may go. */
+  | 'journaled'
   /** Neither recorded nor handed over: the message that carried its event must stay, and may be published again. */
   | 'kept';
 
@@ -18,10 +20,12 @@ export interface EndSettled {
 }
 
 export interface EndWriterDeps {
-  readonly store: Pick<EventStore, 'endEmissions'>;
+  readonly store: Pick<EventStore, 'endEmissions' | 'releasePlaces'>;
   readonly delayQueue: Pick<DelayQueue, 'sendEnds'>;
   readonly logger: Logger;
   readonly metrics: SchedulerMetrics;
+  /** Where ends are kept until recorded, where a process outlives none of its state but this (the local service on disk); none on Lambda. */
+  readonly journal?: EndJournal;
 }
 
 /**
@@ -33,9 +37,14 @@ const WRITES_IN_FLIGHT = 2;
 const ENDS_PER_WRITE = DYNAMODB_TRANSACTION_ITEMS;
 /** Ends one hand-over message carries at most: about 200 bytes each, far below SQS's 1 MiB. */
 const ENDS_PER_HAND_OVER = 100;
+/** How long a journaled end whose write and hand-over both failed waits before its write is tried again. */
+const JOURNALED_RETRY_MS = 1000;
 
 /** Records ends; two copies emitted at once are counted and logged here. */
-export async function recordEndings(deps: Omit<EndWriterDeps, 'delayQueue'>, endings: readonly EmissionEnding[]): Promise<EndsRecorded> {
+export async function recordEndings(
+  deps: Pick<EndWriterDeps, 'store' | 'logger' | 'metrics'>,
+  endings: readonly EmissionEnding[],
+): Promise<EndsRecorded> {
   const recorded = await deps.store.endEmissions(endings);
   for (const { event } of recorded.alreadyEnded) {
     deps.metrics.count('DuplicateEmissions');
@@ -47,11 +56,43 @@ export async function recordEndings(deps: Omit<EndWriterDeps, 'delayQueue'>, end
   return recorded;
 }
 
+/**
+ * Frees the places recorded ends released, one counter write per tenant. One that cannot be
+ * freed is logged and left: the count stays high (never low) until reconciled.
+ */
+export async function releasePlaces(
+  deps: { readonly store: Pick<EventStore, 'releasePlaces'>; readonly logger: Logger },
+  freed: ReadonlyMap<string, number>,
+): Promise<void> {
+  if (freed.size === 0) return;
+  let unreleased: readonly { readonly tenant: string; readonly count: number }[];
+  try {
+    unreleased = await deps.store.releasePlaces(freed);
+  } catch (error) {
+    deps.logger.warn({ err: error }, 'could not free places in the open-events quota');
+    unreleased = [...freed].map(([tenant, count]) => ({ tenant, count }));
+  }
+  for (const { tenant, count } of unreleased) {
+    deps.logger.warn(
+      { tenant, count },
+      'ends recorded, but their places in the open-events quota could not be freed; the count stays high until reconciled',
+    );
+  }
+}
+
+/** Places per tenant, counted up as ends free them. */
+export function countPlaces(freed: Map<string, number>, endings: readonly Pick<EmissionEnding, 'event'>[]): void {
+  for (const { event } of endings) freed.set(event.tenant, (freed.get(event.tenant) ?? 0) + 1);
+}
+
 interface Waiting {
   readonly ending: EmissionEnding;
-  readonly settle: (settled: EndSettled) => void;
+  /** Settles the publish that waits for this end; undefined once settled, and for an end from the journal of a process before. */
+  settle: ((settled: EndSettled) => void) | undefined;
   /** When it was handed to the writer (Date.now()): how long it has lingered. */
   readonly at: number;
+  /** In the journal and not yet recorded nor handed over: the writer frees its place once it records it. */
+  journaled: boolean;
 }
 
 /** How the end writer groups ends (see EndWriter). */
@@ -68,16 +109,32 @@ export interface EndWriterOptions {
  * before its write goes (a full write goes at once): where each write has a high fixed cost, a
  * steady trickle of publishes then costs a write every `lingerMs`, not one per publish call.
  *
+ * With a journal (the local service on disk), each turn's answered ends are appended to it first,
+ * and settle as `journaled` once it has them: their messages may go, and a publish waiting for a
+ * place in the publish window gets it after an append, not after a table write (DynamoDB Local on
+ * disk records a spike's ends several times slower than SNS publishes them). The writer records
+ * them behind, frees their places itself, and empties the journal whenever nothing in it is left
+ * unrecorded; a process that dies leaves them to the next (see `replay`), so a crash publishes
+ * again only what had answered and was not yet in the journal.
+ *
  * Ends whose writes kept failing are handed over through the delay queue, so that their messages can go
  * and no event is published again for want of its end. Only when that fails too is an end
- * `kept`: its message stays, and its redelivery finds the event open.
+ * `kept`: its message stays, and its redelivery finds the event open (a journaled end is written
+ * again instead, a little later).
  */
 export class EndWriter {
   private pending: Waiting[] = [];
+  /** Answered ends not yet appended to the journal. */
+  private unjournaled: Waiting[] = [];
+  /** Appends to the journal in flight. */
+  private appending = 0;
+  /** Ends in the journal not yet recorded nor handed over: while any is, the journal is kept. */
+  private unrecorded = 0;
   private writing = 0;
   private pumpScheduled = false;
   private lingerTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly lingerMs: number;
+  private closed = false;
 
   constructor(
     private readonly deps: EndWriterDeps,
@@ -86,12 +143,32 @@ export class EndWriter {
     this.lingerMs = lingerMs;
   }
 
-  /** Records one end, with whatever others are waiting; settles once it is recorded, handed over, or neither. */
+  /** Records one end, with whatever others are waiting; settles once it is recorded, journaled, handed over, or neither. */
   record(ending: EmissionEnding): Promise<EndSettled> {
     return new Promise((settle) => {
-      this.pending.push({ ending, settle, at: Date.now() });
+      const entry: Waiting = { ending, settle, at: Date.now(), journaled: false };
+      this.pending.push(entry);
+      if (this.deps.journal) this.unjournaled.push(entry);
       this.pumpSoon();
     });
+  }
+
+  /** Records the ends a process before left in the journal (kept there and, maybe, never recorded): as journaled ends of this one. */
+  replay(ends: readonly EmissionEnding[]): void {
+    for (const ending of ends) this.pending.push({ ending, settle: undefined, at: 0, journaled: true });
+    this.unrecorded += ends.length;
+    this.pumpSoon();
+  }
+
+  /**
+   * Stops writing: the writes and appends in flight finish; ends still waiting are left to the
+   * journal, for the next process (every publish waiting for its end has been told by then: the
+   * pollers stop first, once their handlers are done).
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.lingerTimer);
+    while (this.writing > 0 || this.appending > 0) await new Promise((resolve) => setTimeout(resolve, 10));
   }
 
   /** On the next turn of the event loop, so that the ends one PublishBatch answered go together. */
@@ -113,6 +190,9 @@ export class EndWriter {
   private pump(): void {
     clearTimeout(this.lingerTimer);
     this.lingerTimer = undefined;
+    if (this.closed) return;
+    const { journal } = this.deps;
+    if (journal !== undefined && this.unjournaled.length > 0) void this.append(journal, this.unjournaled.splice(0));
     while (this.writing < WRITES_IN_FLIGHT && this.ripe()) {
       const taken = this.pending.splice(0, ENDS_PER_WRITE);
       this.writing += 1;
@@ -126,7 +206,27 @@ export class EndWriter {
       this.lingerTimer = setTimeout(() => this.pump(), oldest.at + this.lingerMs - Date.now());
   }
 
-  /** Never throws: every end taken is settled. */
+  /** Never throws: ends the journal could not take settle once recorded, as without one. */
+  private async append(journal: EndJournal, entries: readonly Waiting[]): Promise<void> {
+    this.appending += 1;
+    try {
+      await journal.keep(entries.map(({ ending }) => ending));
+      for (const entry of entries) {
+        // Recorded or handed over while it was being appended: settled already, nothing left to do.
+        if (entry.settle === undefined) continue;
+        entry.journaled = true;
+        this.unrecorded += 1;
+        settleOnce(entry, { outcome: 'journaled', freesPlace: false });
+      }
+    } catch (error) {
+      this.deps.logger.warn({ err: error, ends: entries.length }, 'could not keep ends in the journal; they settle once recorded');
+    } finally {
+      this.appending -= 1;
+      await this.emptyJournalIfDone();
+    }
+  }
+
+  /** Never throws: every end taken is settled, or journaled and left to a later write. */
   private async write(taken: readonly Waiting[]): Promise<void> {
     const endings = taken.map(({ ending }) => ending);
     let unknown: ReadonlySet<EmissionEnding>;
@@ -139,11 +239,20 @@ export class EndWriter {
       this.deps.logger.warn({ err: error, ends: endings.length }, 'could not record ends; handing them over');
       unknown = new Set(endings);
     }
-    for (const entry of taken) if (!unknown.has(entry.ending)) entry.settle({ outcome: 'recorded', freesPlace: applied.has(entry.ending) });
+    const recorded = taken.filter(({ ending }) => !unknown.has(ending));
+    // A journaled end's publish went on without its place: the writer frees it.
+    const freed = new Map<string, number>();
+    countPlaces(
+      freed,
+      recorded.filter((entry) => entry.journaled && applied.has(entry.ending)).map(({ ending }) => ending),
+    );
+    for (const entry of recorded) this.done(entry, { outcome: 'recorded', freesPlace: applied.has(entry.ending) });
+    await releasePlaces(this.deps, freed);
     if (unknown.size > 0) await this.handOver(taken.filter(({ ending }) => unknown.has(ending)));
+    await this.emptyJournalIfDone();
   }
 
-  /** Never throws: every end given is settled, handed over or kept. */
+  /** Never throws: every end given is settled, handed over or kept (a journaled one: written again later). */
   private async handOver(entries: readonly Waiting[]): Promise<void> {
     for (let from = 0; from < entries.length; from += ENDS_PER_HAND_OVER) {
       const chunk = entries.slice(from, from + ENDS_PER_HAND_OVER);
@@ -151,14 +260,49 @@ export class EndWriter {
       try {
         await this.deps.delayQueue.sendEnds(chunk.map(({ ending }) => ending));
         this.deps.logger.warn({ eventIds }, 'emitted, but could not record it yet; the ends are handed over to be recorded later');
-        for (const entry of chunk) entry.settle({ outcome: 'handed-over', freesPlace: false });
+        for (const entry of chunk) this.done(entry, { outcome: 'handed-over', freesPlace: false });
       } catch (error) {
+        const journaled = chunk.filter((entry) => entry.journaled);
         this.deps.logger.error(
           { err: error, eventIds },
-          'emitted, but could not record it nor hand it over; the messages are kept and may be published again',
+          journaled.length === chunk.length
+            ? 'emitted, but could not record it nor hand it over; the journal keeps the ends, written again shortly'
+            : 'emitted, but could not record it nor hand it over; the messages are kept and may be published again',
         );
-        for (const entry of chunk) entry.settle({ outcome: 'kept', freesPlace: false });
+        for (const entry of chunk) if (!entry.journaled) settleOnce(entry, { outcome: 'kept', freesPlace: false });
+        if (journaled.length > 0 && !this.closed)
+          setTimeout(() => {
+            this.pending.push(...journaled);
+            this.pump();
+          }, JOURNALED_RETRY_MS);
       }
     }
   }
+
+  /** An end recorded or handed over: its publish told, or, journaled, no longer kept for. */
+  private done(entry: Waiting, settled: EndSettled): void {
+    if (entry.journaled) {
+      entry.journaled = false;
+      this.unrecorded -= 1;
+    }
+    settleOnce(entry, settled);
+  }
+
+  /** Empties the journal once nothing in it is left unrecorded and no append is on its way. */
+  private async emptyJournalIfDone(): Promise<void> {
+    const { journal } = this.deps;
+    if (journal === undefined || this.unrecorded > 0 || this.appending > 0 || this.unjournaled.length > 0) return;
+    try {
+      await journal.clear();
+    } catch (error) {
+      // What it still holds is recorded again by the next process, and found recorded.
+      this.deps.logger.warn({ err: error }, 'could not empty the journal of recorded ends');
+    }
+  }
+}
+
+/** Settles the publish waiting for an end, once. */
+function settleOnce(entry: Waiting, settled: EndSettled): void {
+  entry.settle?.(settled);
+  entry.settle = undefined;
 }

@@ -453,6 +453,18 @@ export interface DelayedSendFailure {
   readonly reason: string;
 }
 
+/**
+ * Where one emitter process keeps the ends it has published and not yet recorded, durably (the
+ * local service on disk: a file): settled there, their messages may go, and the next process
+ * records what a crash left (see EndWriter).
+ */
+export interface EndJournal {
+  /** Keeps ends; resolves once they would survive a kill of the process. */
+  keep(ends: readonly EmissionEnding[]): Promise<void>;
+  /** Forgets every end kept so far: each is recorded or handed over. */
+  clear(): Promise<void>;
+}
+
 export interface DelayQueue {
   /** Sends in batches of 10; returns the events that could not be sent, and why. */
   send(items: readonly DelayedSend[]): Promise<readonly DelayedSendFailure[]>;
