@@ -126,7 +126,7 @@ export class EndWriter {
   private pending: Waiting[] = [];
   /** Answered ends not yet appended to the journal. */
   private unjournaled: Waiting[] = [];
-  /** Appends to the journal in flight. */
+  /** Appends to the journal in flight: one at most. */
   private appending = 0;
   /** Ends in the journal not yet recorded nor handed over: while any is, the journal is kept. */
   private unrecorded = 0;
@@ -192,7 +192,8 @@ export class EndWriter {
     this.lingerTimer = undefined;
     if (this.closed) return;
     const { journal } = this.deps;
-    if (journal !== undefined && this.unjournaled.length > 0) void this.append(journal, this.unjournaled.splice(0));
+    // One append at a time, taking every end answered meanwhile: a sync to disk costs about the same for one end as for a thousand.
+    if (journal !== undefined && this.unjournaled.length > 0 && this.appending === 0) void this.append(journal, this.unjournaled.splice(0));
     while (this.writing < WRITES_IN_FLIGHT && this.ripe()) {
       const taken = this.pending.splice(0, ENDS_PER_WRITE);
       this.writing += 1;
@@ -222,6 +223,7 @@ export class EndWriter {
       this.deps.logger.warn({ err: error, ends: entries.length }, 'could not keep ends in the journal; they settle once recorded');
     } finally {
       this.appending -= 1;
+      this.pump();
       await this.emptyJournalIfDone();
     }
   }
