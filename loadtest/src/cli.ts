@@ -18,62 +18,52 @@ const CDK_CONTEXT_FILE = fileURLToPath(new URL('../../infra/cdk.json', import.me
 const isUsageError = (error: unknown): boolean =>
   error instanceof LoadTestUsageError || Boolean((error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'));
 
-/** `loadtest capacity`: the capacity model, which starts no service. */
-function capacityMain(args: readonly string[]): number {
+/**
+ * A subcommand that starts no scenario: its options parsed (help asked for: its usage; a wrong
+ * command line: why, then its usage), then run, what it returns printed.
+ */
+async function subcommand<T>(
+  args: readonly string[],
+  usage: string,
+  parse: (args: readonly string[]) => T | undefined,
+  run: (options: T) => string | Promise<string>,
+): Promise<number> {
+  let options: T | undefined;
   try {
-    const options = parseCapacityCli(args);
-    if (!options) {
-      process.stdout.write(`${CAPACITY_USAGE}\n`);
-      return EXIT_CODE.done;
-    }
+    options = parse(args);
+  } catch (error) {
+    if (!isUsageError(error)) throw error;
+    process.stderr.write(`${(error as Error).message}\n\n${usage}\n`);
+    return EXIT_CODE.usage;
+  }
+  if (!options) {
+    process.stdout.write(`${usage}\n`);
+    return EXIT_CODE.done;
+  }
+  process.stdout.write(`${await run(options)}\n`);
+  return EXIT_CODE.done;
+}
+
+/** `loadtest capacity`: the capacity model, which starts no service. */
+const capacityMain = (args: readonly string[]) =>
+  subcommand(args, CAPACITY_USAGE, parseCapacityCli, (options) => {
     // pnpm runs the script in loadtest/; a path given is the caller's.
     const file =
       options.contextFile === 'infra/cdk.json' ? CDK_CONTEXT_FILE : resolve(process.env.INIT_CWD ?? process.cwd(), options.contextFile);
     const context = (JSON.parse(readFileSync(file, 'utf8')) as { context?: Record<string, unknown> }).context ?? {};
-    process.stdout.write(`${runCapacity(options, context, LOADING_CONCURRENCY)}\n`);
-    return EXIT_CODE.done;
-  } catch (error) {
-    if (!isUsageError(error)) throw error;
-    process.stderr.write(`${(error as Error).message}\n\n${CAPACITY_USAGE}\n`);
-    return EXIT_CODE.usage;
-  }
-}
+    return runCapacity(options, context, LOADING_CONCURRENCY);
+  });
 
 /** `loadtest floor`: the emulator alone, for a spike's floor. */
-async function floorMain(args: readonly string[]): Promise<number> {
-  try {
-    const options = parseFloorCli(args);
-    if (!options) {
-      process.stdout.write(`${FLOOR_USAGE}\n`);
-      return EXIT_CODE.done;
-    }
-    process.stdout.write(`${floorSummary(options, await runFloor(options))}\n`);
-    return EXIT_CODE.done;
-  } catch (error) {
-    if (!isUsageError(error)) throw error;
-    process.stderr.write(`${(error as Error).message}\n\n${FLOOR_USAGE}\n`);
-    return EXIT_CODE.usage;
-  }
-}
+const floorMain = (args: readonly string[]) =>
+  subcommand(args, FLOOR_USAGE, parseFloorCli, async (options) => floorSummary(options, await runFloor(options)));
 
 /** `loadtest compare`: the scenario on a base commit and on this checkout, run alternately; exits 0 once compared, whatever the figures. */
-async function compareMain(args: readonly string[]): Promise<number> {
-  let options: ReturnType<typeof parseCompareCli>;
-  try {
-    options = parseCompareCli(args);
-  } catch (error) {
-    if (!isUsageError(error)) throw error;
-    process.stderr.write(`${(error as Error).message}\n\n${COMPARE_USAGE}\n`);
-    return EXIT_CODE.usage;
-  }
-  if (!options) {
-    process.stdout.write(`${COMPARE_USAGE}\n`);
-    return EXIT_CODE.done;
-  }
-  const { report, outDir } = await runCompare(options, `pnpm --filter @adhoc-scheduler/loadtest loadtest compare ${args.join(' ')}`);
-  process.stdout.write(`${compareTable(report, outDir)}\n`);
-  return EXIT_CODE.done;
-}
+const compareMain = (args: readonly string[]) =>
+  subcommand(args, COMPARE_USAGE, parseCompareCli, async (options) => {
+    const { report, outDir } = await runCompare(options, `pnpm --filter @adhoc-scheduler/loadtest loadtest compare ${args.join(' ')}`);
+    return compareTable(report, outDir);
+  });
 
 async function main(): Promise<number> {
   if (process.argv[2] === 'capacity') return capacityMain(process.argv.slice(3));
