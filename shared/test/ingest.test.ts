@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ingestBatch, placementFor, planIngest, unwrapInput, type IngestDeps } from '../src/app/ingest.js';
+import { ingestBatch, planIngest, unwrapInput, type IngestDeps } from '../src/app/ingest.js';
+import { placementFor } from '../src/domain/placement.js';
 import { shardOf } from '../src/domain/buckets.js';
 import { snsMessageBytes } from '../src/domain/event.js';
 import { noticeAttributes, type FailureNotice } from '../src/domain/failure.js';

@@ -31,7 +31,6 @@ import type {
   PauseAuthor,
   PauseOwner,
   ResumeOutcome,
-  Placement,
   Requeue,
   TenantPauses,
   Unreleased,
@@ -46,6 +45,7 @@ import {
 } from '../src/domain/bulk-cancel.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import type { ScheduledEvent } from '../src/domain/event.js';
+import type { Placement } from '../src/domain/placement.js';
 import {
   EVENT_STATE,
   eventOf,

@@ -8,13 +8,13 @@ import { emissionAttributes, expiresAtFor, type ScheduledEvent } from '../domain
 import { failureNotice } from '../domain/failure.js';
 import { EVENT_STATE, eventOf, type EventRecord } from '../domain/lifecycle.js';
 import { decodeDelayQueueMessage, type DelayQueueMessage } from '../domain/messages.js';
+import { placementFor } from '../domain/placement.js';
 import { EventRejectedError, REASON, TransientError, type ReasonCode } from '../domain/reasons.js';
 import { tenantShardKey } from '../domain/tenant-index.js';
 import { endsRetryDelaySeconds, publishAgeSeconds, retryDelaySeconds } from '../domain/retry.js';
 import { type FailureLog, processBatch, receiveCount, sentAt } from './batch.js';
 import { countPlaces, type EndWriter, recordEndings, releasePlaces } from './end-writer.js';
 import { publishNotice, reportFailure } from './failures.js';
-import { placementFor } from './ingest.js';
 import type { PublishWindow } from './publish-window.js';
 import type {
   Carry,

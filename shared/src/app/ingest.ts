@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
-import { shardOf } from '../domain/buckets.js';
 import { bulkCancelJobId, type NewBulkCancelJob } from '../domain/bulk-cancel.js';
 import { delaySecondsFor } from '../domain/delay.js';
 import { expiresAtFor, requestHashOf, type ScheduledEvent } from '../domain/event.js';
@@ -12,6 +11,7 @@ import { isInStack } from '../domain/scheduler-topics.js';
 import type { Tenant } from '../domain/tenants.js';
 import { topicPartition } from '../domain/topic-arn.js';
 import { parseInputMessage } from '../domain/validation.js';
+import { type Placement, placementFor } from '../domain/placement.js';
 import { type FailedRecord, type FailureLog, failRecords, processBatch, sentAt } from './batch.js';
 import { startBulkCancel } from './bulk-cancel.js';
 import { resumeTenant } from './changes.js';
@@ -27,7 +27,6 @@ import type {
   Logger,
   NewEvent,
   Pause,
-  Placement,
   SchedulerMetrics,
   TenantDirectory,
   TenantPauses,
@@ -130,17 +129,6 @@ export interface IngestPlanContext {
   readonly now: number;
   /** A new token: of a delay-queue copy (see EventRecord.queuedBy), or of a create attempt (see EventRecord.createdBy). */
   readonly newToken: () => string;
-}
-
-/** Where an event due at `dueAt` goes from `now`: the delay queue within the near-path window, else the table. */
-export function placementFor(
-  config: Pick<SchedulerConfig, 'nearPathWindowSeconds' | 'shardCount'>,
-  id: string,
-  dueAt: number,
-  now: number,
-): Placement {
-  const state = dueAt < now + config.nearPathWindowSeconds * 1000 ? EVENT_STATE.queued : EVENT_STATE.scheduled;
-  return { state, shard: shardOf(id, config) };
 }
 
 function planOne(context: IngestPlanContext, record: SQSRecord): PlannedMessage {

@@ -5,6 +5,7 @@ import type { FailureNotice, NoticeDestination } from '../domain/failure.js';
 import type { EventRecord, EventState } from '../domain/lifecycle.js';
 import type { ChangeJob, LoadingChunk } from '../domain/messages.js';
 import type { Quotas, Tenant } from '../domain/tenants.js';
+import type { Placement } from '../domain/placement.js';
 
 /**
  * What the application needs of the world, one job to each port: the adapters (shared/src/adapters)
@@ -120,16 +121,6 @@ export interface TenantPauses {
 }
 
 // ---- Events: their records, from ingest to their end ------------------------------------------
-
-/**
- * Where a new or rescheduled event goes: straight to the delay queue, or stored for the loader.
- * Its shard (see shardOf) places it in the tenant index, under the family of where its payload
- * is (see tenantShardKey), and its label entries with it.
- */
-export interface Placement {
-  readonly state: 'queued' | 'scheduled';
-  readonly shard: number;
-}
 
 export interface NewEvent {
   readonly event: ScheduledEvent;
