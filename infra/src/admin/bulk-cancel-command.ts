@@ -19,7 +19,7 @@ import { HELP_OPTION, LOCATION_OPTIONS, parseOrExplain } from './arguments.js';
 import { AdminError, AdminUsageError } from './errors.js';
 import type { Output } from './format.js';
 import { locationOf, withChangesQueue, withTable, type Location } from './location.js';
-import { unregisteredTenant } from './tenant-commands.js';
+import { unregisteredTenant } from './registry.js';
 import { USAGE } from './usage.js';
 
 /** How often the job's item is read while waiting for it. */

@@ -14,7 +14,7 @@ import { AdminError, AdminUsageError } from './errors.js';
 import { eventJson, eventsTable, eventText } from './event-view.js';
 import type { Output } from './format.js';
 import { locationOf, withEventRecords } from './location.js';
-import { unregisteredTenant } from './tenant-commands.js';
+import { unregisteredTenant } from './registry.js';
 import { LIST_LIMIT, USAGE } from './usage.js';
 
 /** The event id to look up: given as is, or derived from a tenant's client id as ingest derives it. */

@@ -14,7 +14,7 @@ import { HELP_OPTION, LOCATION_OPTIONS, onePositional, parseOrExplain } from './
 import { AdminError } from './errors.js';
 import type { Output } from './format.js';
 import { locationOf, withChangesQueue, withTable, type Location } from './location.js';
-import { unregisteredTenant } from './tenant-commands.js';
+import { unregisteredTenant } from './registry.js';
 import { pauseText } from './tenant-view.js';
 import { USAGE } from './usage.js';
 

@@ -4,7 +4,7 @@ import { HELP_OPTION, LOCATION_OPTIONS, parseOrExplain } from './arguments.js';
 import { AdminError, AdminUsageError } from './errors.js';
 import type { Output } from './format.js';
 import { locationOf, withTable } from './location.js';
-import { unregisteredTenant } from './tenant-commands.js';
+import { unregisteredTenant } from './registry.js';
 import { USAGE } from './usage.js';
 
 const count = (value: number): string => value.toLocaleString('en-US');

@@ -9,7 +9,7 @@ import {
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
 import { addTenantInputTopic } from '../local/outputs-file.js';
-import { readTenantsFile, TenantsFileError, writeTenantsFile } from '../local/tenants-file.js';
+import { writeTenantsFile } from '../local/tenants-file.js';
 import { HELP_OPTION, LOCATION_OPTIONS, onePositional, parseOrExplain, wholeNumber } from './arguments.js';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
 import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service';
@@ -19,6 +19,7 @@ import { inputTopicArnOf } from './input-topics.js';
 import { LocalService, readLocalOutputs } from './local-service.js';
 import { CDK_TENANTS, localOnly, locationOf, readStackOutputs, type Location } from './location.js';
 import { pausesAt } from './pause-commands.js';
+import { readRegistry } from './registry.js';
 import { tenantSettingsText, tenantsJson, tenantsTable } from './tenant-view.js';
 import { USAGE } from './usage.js';
 
@@ -60,27 +61,6 @@ function validateRegistry(document: TenantsDocument, id: string, scope: Registry
     if (!(error instanceof TenantsDocumentError)) throw error;
     throw new AdminError(`tenant "${id}" cannot be registered so: ${error.message.replace(/^invalid tenants: /, '')}`);
   }
-}
-
-export function readRegistry(path: string): TenantsDocument {
-  try {
-    return readTenantsFile(path);
-  } catch (error) {
-    if (!(error instanceof TenantsFileError)) throw error;
-    throw new AdminError(`${error.message}. Correct it first.`);
-  }
-}
-
-/**
- * Why a lookup of a tenant's events found nothing, when the registry does not know the tenant
- * (an id mistyped, or a tenant removed since): empty when it does, or when no registry is known
- * (a deployed stack named without --tenants).
- */
-export function unregisteredTenant(tenant: string, location: Location, tenantsFile: string | undefined): string {
-  const path = tenantsFile ?? (location.kind === 'local' ? LOCAL_SERVICE_FILES.tenants : undefined);
-  if (tenant === PUBLIC_TENANT_ID || path === undefined || new TenantRegistry(readRegistry(path), '').tenant(tenant) !== undefined)
-    return '';
-  return `tenant "${tenant}" is not registered in ${path} (scripts/admin tenant list shows who is)`;
 }
 
 /** The same entry written the same way, whatever the key order in the file. */

@@ -26,7 +26,7 @@ import type { DeadLetter as QueuedDeadLetter } from '../admin/dead-letters.js';
 import { AdminError } from '../admin/errors.js';
 import { withEventRecords, withInputTopic, withTable, type Location } from '../admin/location.js';
 import { pausesAt, pauseTenant, resumedText, resumeTenantAt } from '../admin/pause-commands.js';
-import { readRegistry, unregisteredTenant } from '../admin/tenant-commands.js';
+import { readRegistry, unregisteredTenant } from '../admin/registry.js';
 import {
   ConsoleRequestError,
   type ActionOutcome,
