@@ -27,7 +27,8 @@ export interface TableKeyAttribute {
  * - `byTenantDue`: every event written since it exists, and each label entry, under its tenant
  *   and shard (see tenant-index.ts), by due time: the loader's and the operators' listings.
  * - `byDueBucket`: stored events written before, under `<due bucket>#<shard>`; the loader still
- *   reads it, and it empties as those events expire.
+ *   reads it, and it empties as those events end and expire (a held event is never expired: it
+ *   stays until its tenant resumes and it is sent).
  */
 export const TABLE_LAYOUT = {
   partitionKey: { name: TABLE.partitionKey, type: 'S' },
