@@ -5,6 +5,7 @@ import { createConsumerEndpoint, startConsumer } from './consumer.js';
 import { LoadTestUsageError } from './options.js';
 import { pollUntil } from './poll.js';
 import { harnessClients } from './service/connection.js';
+import { summarize } from './stages.js';
 
 export const FLOOR_USAGE = `Usage: loadtest floor [--events N] [--consumers N] [--data-dir DIR]
 
@@ -60,11 +61,6 @@ export function parseFloorCli(args: readonly string[]): FloorOptions | undefined
   };
 }
 
-/** The value at quantile q of sorted values. */
-function quantile(sorted: readonly number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN;
-}
-
 export async function runFloor(options: FloorOptions): Promise<FloorResult> {
   const emulators = await startEmulators({ dataDir: options.dataDir });
   const clients = harnessClients({
@@ -89,15 +85,8 @@ export async function runFloor(options: FloorOptions): Promise<FloorResult> {
     const publishMs = Date.now() - startedAt;
     await pollUntil(() => receivedAt.length >= options.events, Date.now() + 600_000);
     await consumer.stop();
-    const sorted = receivedAt.map((at) => at - startedAt).sort((a, b) => a - b);
-    return {
-      events: options.events,
-      received: receivedAt.length,
-      publishMs,
-      p50Ms: quantile(sorted, 0.5),
-      p99Ms: quantile(sorted, 0.99),
-      maxMs: sorted.at(-1) ?? Number.NaN,
-    };
+    const { p50, p99, max } = summarize(receivedAt.map((at) => at - startedAt));
+    return { events: options.events, received: receivedAt.length, publishMs, p50Ms: p50, p99Ms: p99, maxMs: max };
   } finally {
     clients.destroy();
     await emulators.stop();

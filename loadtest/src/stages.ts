@@ -46,7 +46,7 @@ const MOST_LATE_SHOWN = 10;
 
 const HIGHEST_MS = 24 * 3600 * 1000;
 
-function summarize(values: readonly number[]): StageSummary {
+export function summarize(values: readonly number[]): StageSummary {
   const histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: HIGHEST_MS, numberOfSignificantValueDigits: 3 });
   let min = Number.POSITIVE_INFINITY;
   let max = Number.NEGATIVE_INFINITY;

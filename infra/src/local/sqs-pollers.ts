@@ -1,5 +1,4 @@
 import {
-  ChangeMessageVisibilityBatchCommand,
   DeleteMessageBatchCommand,
   ReceiveMessageCommand,
   type Message,
@@ -8,7 +7,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { chunks, decodeDelayQueueMessage, SQS_BATCH_ENTRIES, SQS_MAX_WAIT_SECONDS, type Logger } from '@adhoc-scheduler/shared';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { VisibilityHeartbeat } from './visibility-heartbeat.js';
+import { changeVisibilities, VisibilityHeartbeat } from './visibility-heartbeat.js';
 
 /**
  * Lambda's SQS event source, as the local runtime plays it: pollers that receive batches, hand
@@ -346,19 +345,14 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
       const chunk = entries.slice(from, from + SQS_BATCH_ENTRIES);
       const requestedAt = Date.now();
       try {
-        const { Failed = [] } = await sqs.send(
-          new ChangeMessageVisibilityBatchCommand({
-            QueueUrl: queueUrl,
-            Entries: chunk.map((entry, index) => ({
-              Id: `v${index}`,
-              ReceiptHandle: entry.message.ReceiptHandle,
-              VisibilityTimeout: seconds,
-            })),
-          }),
+        const taken = await changeVisibilities(
+          sqs,
+          queueUrl,
+          chunk.map((entry) => entry.message.ReceiptHandle),
+          seconds,
         );
-        const failed = new Set(Failed.map((failure) => failure.Id));
         chunk.forEach((entry, index) => {
-          if (failed.has(`v${index}`)) lost.push(entry);
+          if (!taken[index]) lost.push(entry);
           else entry.visibleUntil = requestedAt + seconds * 1000;
         });
       } catch (error) {

@@ -2,6 +2,31 @@ import { ChangeMessageVisibilityBatchCommand, type ChangeMessageVisibilityComman
 import { SQS_BATCH_ENTRIES, type Logger } from '@adhoc-scheduler/shared';
 
 /**
+ * Sets the visibility of up to ten received messages to `seconds` from now, in one call; for each,
+ * whether SQS took it (one it did not no longer holds its receipt: it is, or will be, visible
+ * again). Throws when the call itself fails.
+ */
+export async function changeVisibilities(
+  sqs: SQSClient,
+  queueUrl: string,
+  receiptHandles: readonly (string | undefined)[],
+  seconds: number,
+): Promise<boolean[]> {
+  const { Failed = [] } = await sqs.send(
+    new ChangeMessageVisibilityBatchCommand({
+      QueueUrl: queueUrl,
+      Entries: receiptHandles.map((receiptHandle, index) => ({
+        Id: `m${index}`,
+        ReceiptHandle: receiptHandle,
+        VisibilityTimeout: seconds,
+      })),
+    }),
+  );
+  const failed = new Set(Failed.map((failure) => failure.Id));
+  return receiptHandles.map((_, index) => !failed.has(`m${index}`));
+}
+
+/**
  * Keeps the messages a local poller has handed to a handler hidden while the handler works on
  * them, as long as it does: the local queues' visibility timeout is short
  * (LOCAL_VISIBILITY_TIMEOUT_SECONDS), so that what a killed service held comes back soon after
@@ -135,22 +160,12 @@ export class VisibilityHeartbeat {
     const { sqs, queueUrl, timeoutSeconds, logger } = this.options;
     const requestedAt = this.now();
     try {
-      const { Failed = [] } = await sqs.send(
-        new ChangeMessageVisibilityBatchCommand({
-          QueueUrl: queueUrl,
-          Entries: chunk.map((receiptHandle, index) => ({
-            Id: `h${index}`,
-            ReceiptHandle: receiptHandle,
-            VisibilityTimeout: timeoutSeconds,
-          })),
-        }),
-      );
-      const failed = new Set(Failed.map((failure) => failure.Id));
+      const taken = await changeVisibilities(sqs, queueUrl, chunk, timeoutSeconds);
       chunk.forEach((receiptHandle, index) => {
         const entry = this.held.get(receiptHandle);
         // Released meanwhile, or put off by the handler while this call was on its way: not ours to track.
         if (!entry || entry.putOff) return;
-        if (failed.has(`h${index}`)) {
+        if (!taken[index]) {
           this.held.delete(receiptHandle);
           logger.warn({ queueUrl }, 'could not keep a message hidden while its handler works on it; SQS may deliver it again');
         } else entry.visibleUntil = requestedAt + this.timeoutMs;

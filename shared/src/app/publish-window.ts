@@ -1,10 +1,10 @@
 /**
  * Bounds how many of one emitter process's publishes may be answered and not yet settled (their
- * ends recorded, or handed over to a later delivery through the delay queue): a publish takes a
- * place before it goes out and gives it back once its end is settled or given up. When every
- * place is taken, a publish due waits for one (it is late, never early). So a process that dies
- * publishes again at most `limit` events whose publishes had answered. A limit of 0 bounds
- * nothing.
+ * ends recorded, kept in the process's journal, or handed over to a later delivery through the
+ * delay queue; see EndWriter): a publish takes a place before it goes out and gives it back once
+ * its end is settled or given up. When every place is taken, a publish due waits for one (it is
+ * late, never early). So a process that dies publishes again at most `limit` events whose
+ * publishes had answered. A limit of 0 bounds nothing.
  */
 export class PublishWindow {
   private taken = 0;
