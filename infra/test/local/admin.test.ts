@@ -483,6 +483,8 @@ describe.concurrent('scripts/admin events, event show and quota reconcile', () =
           }
         ).events;
       await waitFor(async () => (await events()).length === 3, 'the three events stored');
+      // An event's label entries are written after its record (its request is settled only then).
+      await waitFor(async () => (await events('--label', 'billing')).length === 2, 'both billing entries written');
 
       expect((await events('--label', 'billing')).map(({ clientId }) => clientId)).toEqual(['first', 'second']);
       expect((await events('--label', 'eu'))[0]).toMatchObject({ clientId: 'first', labels: ['billing', 'eu'] });
