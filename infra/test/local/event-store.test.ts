@@ -561,14 +561,15 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     it('giving up an attempt that has not answered within its timeout, and making another with the cutoff anew', async () => {
       const faulty = faultyClient();
       try {
-        const { store, clock } = await setup(faulty, 200);
+        // A timeout well above what an attempt takes on a loaded machine: only the held one passes it.
+        const { store, clock } = await setup(faulty, 1_500);
         let held = false;
         faulty.middlewareStack.add(
           (next, context) => async (args) => {
             if (context.commandName !== 'TransactWriteItemsCommand' || held || !isCancel(args.input)) return next(args);
             // Its body is built: held on the way past its timeout, while the time passes into the cutoff.
             held = true;
-            await new Promise((resolve) => setTimeout(resolve, 400));
+            await new Promise((resolve) => setTimeout(resolve, 3_000));
             clock.at = NOW + 6_000;
             return next(args);
           },
