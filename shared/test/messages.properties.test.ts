@@ -51,7 +51,7 @@ const optional = <T>(arbitrary: fc.Arbitrary<T>) => fc.option(arbitrary, { nil: 
 const scheduledEvent: fc.Arbitrary<ScheduledEvent> = fc.record({
   id: text,
   tenant: text,
-  user: text,
+  user: optional(text),
   target: text,
   payload: fc.string({ maxLength: 40, unit: 'grapheme' }),
   failureTopic: optional(text),
@@ -120,11 +120,12 @@ function delayQueueFields(message: DelayQueueMessage): { required: Field[]; opti
       required: [
         kind,
         { path: ['event'], wrong: NOT_OBJECT },
-        ...['id', 'tenant', 'user', 'target', 'payload'].map(string),
+        ...['id', 'tenant', 'target', 'payload'].map(string),
         ...['dueAt', 'version'].map(number),
       ],
       optional: [
         { path: ['event', 'failureTopic'], wrong: NOT_STRING },
+        { path: ['event', 'user'], wrong: NOT_STRING },
         { path: ['event', 'labels'], wrong: [...NOT_ARRAY, [1], ['a', 1], ['a', null]] },
         { path: ['queuedBy'], wrong: NOT_STRING },
       ],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EMISSION_ATTRIBUTE, type ScheduledEvent } from '../src/domain/event.js';
+import { EMISSION_ATTRIBUTE, emissionAttributes, requestHashOf, type ScheduledEvent } from '../src/domain/event.js';
 import { REASON } from '../src/domain/reasons.js';
 import { failureNotice } from '../src/domain/failure.js';
 import { encodeDelayQueueMessage } from '../src/domain/messages.js';
@@ -34,7 +34,7 @@ function attributeBytes(event: ScheduledEvent): number {
     [EMISSION_ATTRIBUTE.eventId]: event.id,
     [EMISSION_ATTRIBUTE.scheduledAt]: new Date(event.dueAt).toISOString(),
     [EMISSION_ATTRIBUTE.publishedAt]: new Date(event.dueAt).toISOString(),
-    [EMISSION_ATTRIBUTE.user]: event.user,
+    ...(event.user !== undefined ? { [EMISSION_ATTRIBUTE.user]: event.user } : {}),
     [EMISSION_ATTRIBUTE.tenant]: event.tenant,
   };
   return Object.entries(attributes).reduce(
@@ -67,6 +67,42 @@ describe('a valid schedule request', () => {
       maxScheduleAheadSeconds: DEFAULTS.maxScheduleAheadSeconds,
     };
     expect(accepted(parseInputMessage(JSON.stringify(scheduleRequest({ target })), inputMessageId(), scope)).target).toBe(target);
+  });
+});
+
+describe("a tenant's user switch (requireUser)", () => {
+  const lenient = (id = 'public') =>
+    tenant(id, {
+      public: { requireUser: false },
+      tenants: [{ id: 'acme', accounts: ['210987654321'], requireUser: false }],
+    });
+
+  it('refuses a request without user by default, as MISSING_FIELD', () => {
+    expect(rejected(validate({ user: undefined })).error).toMatchObject({ reason: REASON.MISSING_FIELD, details: { field: 'user' } });
+    expect(tenant().requireUser).toBe(true);
+  });
+
+  it('accepts one where the tenant does not require a user: an event without one, delivered without the user attribute', () => {
+    const event = accepted(validate({ user: undefined }, inputMessageId(), lenient()));
+    expect(event).not.toHaveProperty('user');
+    expect(Object.keys(emissionAttributes(event, PARSED_AT))).not.toContain(EMISSION_ATTRIBUTE.user);
+    // Still refused when the user is there and malformed.
+    expect(rejected(validate({ user: '' }, inputMessageId(), lenient())).error.reason).toBe(REASON.INVALID_FIELD);
+  });
+
+  it("keeps a public idempotency key without user in the tenant's scope: one event for every publisher of the id, another than any user's", () => {
+    const first = accepted(validate({ user: undefined, id: 'order-1' }, inputMessageId(), lenient()));
+    const again = accepted(validate({ user: undefined, id: 'order-1' }, inputMessageId(), lenient()));
+    const bobs = accepted(validate({ user: 'bob', id: 'order-1' }, inputMessageId(), lenient()));
+    expect(again.id).toBe(first.id);
+    expect(bobs.id).not.toBe(first.id);
+    // The same id with and without a user, on a registered tenant (whose ids are the tenant's in any case): one event, two requests.
+    const acme = lenient('acme');
+    const target = topicArn('orders', REGION, '210987654321');
+    const withUser = accepted(validate({ target, id: 'order-1' }, inputMessageId(), acme));
+    const without = accepted(validate({ target, user: undefined, id: 'order-1' }, inputMessageId(), acme));
+    expect(without.id).toBe(withUser.id);
+    expect(requestHashOf(without)).not.toBe(requestHashOf(withUser));
   });
 });
 

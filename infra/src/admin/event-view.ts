@@ -38,7 +38,7 @@ export function eventText(record: EventRecord): string {
   return fields([
     ['event', record.id],
     ['tenant', record.tenant],
-    ['user', record.user],
+    ...optional('user', record.user),
     ['state', record.state],
     ['due', iso(record.dueAt)],
     ['version', String(record.version)],
@@ -82,7 +82,7 @@ export function eventsTable(records: readonly EventRecord[]): string {
       record.state === EVENT_STATE.failed ? `failed (${record.reason ?? '-'})` : record.state,
       since === undefined ? '-' : iso(since),
       record.clientId ?? '-',
-      record.user,
+      record.user ?? '-',
       String(record.version),
       (record.labels ?? []).join(',') || '-',
     ];

@@ -33,6 +33,7 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   deadLetterTopic: '--dead-letter-topic',
   maxOpenEvents: '--max-open-events',
   maxIngestPerSecond: '--max-ingest-per-second',
+  requireUser: '--user-optional',
 };
 
 /** Checks one entry against the registry schema and on its own; an AdminError naming the flags at fault. */
@@ -73,6 +74,7 @@ function sameEntry(a: TenantEntry, b: TenantEntry): boolean {
       entry.deadLetterTopic ?? null,
       entry.maxOpenEvents ?? null,
       entry.maxIngestPerSecond ?? null,
+      entry.requireUser ?? true,
     ]);
   return canonical(a) === canonical(b);
 }
@@ -96,6 +98,7 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
         'dead-letter-topic': { type: 'string' },
         'max-open-events': { type: 'string' },
         'max-ingest-per-second': { type: 'string' },
+        'user-optional': { type: 'boolean', default: false },
         tenants: { type: 'string', default: LOCAL_SERVICE_FILES.tenants },
         ...LOCATION_OPTIONS,
         ...HELP_OPTION,
@@ -127,6 +130,7 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
     ...(values['dead-letter-topic'] !== undefined ? { deadLetterTopic: values['dead-letter-topic'] } : {}),
     ...(maxOpenEvents !== undefined ? { maxOpenEvents } : {}),
     ...(maxIngestPerSecond !== undefined ? { maxIngestPerSecond } : {}),
+    ...(values['user-optional'] ? { requireUser: false } : {}),
   };
   validateEntry(entry);
 

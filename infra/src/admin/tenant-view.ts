@@ -36,6 +36,7 @@ export function tenantSettingsText(tenant: Tenant): string {
     ...(extra.length > 0 ? [`may also target ${extra.join(', ')}`] : []),
     ...(tenant.deadLetterTopic !== undefined ? [`dead-letter topic ${tenant.deadLetterTopic}`] : []),
     `at most ${count(tenant.quotas.maxOpenEvents)} open events and ${count(tenant.quotas.maxIngestPerSecond)} new events per second`,
+    ...(tenant.requireUser ? [] : ['requests may leave out user']),
   ].join('; ');
 }
 
@@ -65,6 +66,7 @@ export function tenantsJson(views: readonly TenantView[]): Record<string, unknow
       targetAccounts: tenant.targetAccounts === undefined ? null : [...tenant.targetAccounts],
       maxOpenEvents: tenant.quotas.maxOpenEvents,
       maxIngestPerSecond: tenant.quotas.maxIngestPerSecond,
+      requireUser: tenant.requireUser,
       inputTopicArn: inputTopicArn ?? null,
       deadLetterTopic: tenant.deadLetterTopic ?? null,
       // null: not paused (or its pause could not be read: the listing says so on stderr).

@@ -48,7 +48,7 @@ tenant), 2 wrong command line.`,
 Usage: scripts/admin tenant add <id> --account ID [--account ID ...] [--target-account ID ...]
                                 [--dead-letter-topic ARN]
                                 [--max-open-events N] [--max-ingest-per-second N]
-                                [--tenants FILE] [--outputs FILE]
+                                [--user-optional] [--tenants FILE] [--outputs FILE]
 
   <id>                        lowercase letters, digits and hyphens, at most 40, not "public";
                               names the tenant's input topic (adhoc-scheduler-tenant-<id>)
@@ -61,13 +61,15 @@ Usage: scripts/admin tenant add <id> --account ID [--account ID ...] [--target-a
                               one it may not use, one that refuses the notice)
   --max-open-events N         most events scheduled and not yet ended (default ${count(DEFAULT_QUOTAS.maxOpenEvents)})
   --max-ingest-per-second N   most new events accepted per second (default ${count(DEFAULT_QUOTAS.maxIngestPerSecond)})
+  --user-optional             accept schedule requests without "user" (the original service's
+                              ENFORCE_USER off); by default they are refused as MISSING_FIELD
   --tenants FILE              the registry the service was started with (default .local/tenants.json)
   --outputs FILE              the running service's outputs (default .local/outputs.json)
 
 Writes the tenant to the tenants file (the running service reads it again, no restart needed),
 creates the tenant's input topic subscribed to the service's ingest queue, and prints the
 topic's ARN on stdout. The entry becomes exactly what the command says: adding an id again
-replaces its accounts, dead-letter topic and quotas (omitted quotas go back to the defaults);
+replaces its accounts, dead-letter topic, quotas and user switch (omitted ones go back to the defaults);
 adding it again unchanged changes nothing. The service must be running (scripts/start); if it
 is not, or the registry would not be valid, nothing is written.
 

@@ -241,7 +241,7 @@ ${tenantChooser(tenants, query.tenant)}
 <td>${since === undefined ? '-' : time(since)}</td>
 <td>${(event.labels ?? []).join(', ') || '-'}</td>
 <td>${event.clientId ?? '-'}</td>
-<td>${event.user}</td>
+<td>${event.user ?? '-'}</td>
 </tr>`;
     })}</tbody>
 </table>

@@ -172,12 +172,13 @@ describe.concurrent('scripts/admin tenant add and tenant list', () => {
         '5',
         '--max-ingest-per-second',
         '2',
+        '--user-optional',
         ...files,
       );
       expect(updated).toMatchObject({ code: 0, stdout: first.stdout });
       expect(updated.stderr).toContain('its settings are updated');
       expect(JSON.parse(await readFile(tenantsFile, 'utf8'))).toEqual({
-        tenants: [{ id: 'acme', accounts: [TENANT_ACCOUNT], maxOpenEvents: 5, maxIngestPerSecond: 2 }],
+        tenants: [{ id: 'acme', accounts: [TENANT_ACCOUNT], maxOpenEvents: 5, maxIngestPerSecond: 2, requireUser: false }],
       });
 
       const listed = await admin('tenant', 'list', '--json', ...files);
@@ -190,6 +191,7 @@ describe.concurrent('scripts/admin tenant add and tenant list', () => {
             targetAccounts: null,
             maxOpenEvents: 1_000_000,
             maxIngestPerSecond: 5_000,
+            requireUser: true,
             inputTopicArn: scheduler.outputs.inputTopicArn,
             deadLetterTopic: null,
             paused: null,
@@ -201,6 +203,7 @@ describe.concurrent('scripts/admin tenant add and tenant list', () => {
             targetAccounts: [TENANT_ACCOUNT],
             maxOpenEvents: 5,
             maxIngestPerSecond: 2,
+            requireUser: false,
             inputTopicArn: first.stdout,
             deadLetterTopic: null,
             paused: null,

@@ -220,6 +220,51 @@ describe.concurrent('a tenant is who owns the input topic, never what the messag
   });
 });
 
+describe("a tenant's user switch (requireUser)", () => {
+  it('delivers requests without user, on either path, where the tenant allows them, and refuses them as MISSING_FIELD where it does not', async () => {
+    const { scheduler, clientOf, lines } = await setup({
+      tenants: [
+        { id: 'acme', accounts: [LOCAL_ACCOUNT], requireUser: false },
+        { id: 'initech', accounts: [LOCAL_ACCOUNT] },
+      ],
+    });
+    const acme = clientOf('acme');
+    const initech = clientOf('initech');
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    try {
+      const now = Date.now();
+      // Near: straight to the delay queue; far (beyond the 6 s window): through the table and the loader.
+      await acme.publish(request(target.topicArn, now + 2_000, 'near', { user: undefined, id: 'near' }));
+      await acme.publish(request(target.topicArn, now + 9_000, 'far', { user: undefined, id: 'far' }));
+      await initech.publish(request(target.topicArn, now + 2_000, 'refused', { user: undefined }));
+      const deliveries = await waitFor(
+        () => target.withPayload('near').length + target.withPayload('far').length === 2 && target.deliveries,
+        'both deliveries',
+      );
+      for (const delivery of deliveries) {
+        expectNotEarly(delivery);
+        expect(delivery.attributes).not.toHaveProperty(EMISSION_ATTRIBUTE.user);
+        expect(delivery.attributes[EMISSION_ATTRIBUTE.eventId]).toBe(eventIdFor('acme', '', delivery.body, ''));
+      }
+      expect(refusals(lines, REASON.MISSING_FIELD)).toEqual([
+        expect.objectContaining({ notice: expect.objectContaining({ event: expect.objectContaining({ payload: 'refused' }) }) }),
+      ]);
+      expect(target.withPayload('refused')).toHaveLength(0);
+      const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+      const far = await waitFor(async () => {
+        const record = await records.get(eventIdFor('acme', '', 'far', ''));
+        return record?.state === EVENT_STATE.emitted && record;
+      }, 'the far event recorded emitted');
+      expect(far).not.toHaveProperty('user');
+    } finally {
+      acme.destroy();
+      initech.destroy();
+      await target.stop();
+      await scheduler.stop();
+    }
+  });
+});
+
 describe.concurrent('the registry as it stands when an event is due', () => {
   it("refuses at the due time a public event whose target account was registered as a tenant's since it was scheduled", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tenants-'));

@@ -124,7 +124,7 @@ export function toRecord(item: Readonly<Record<string, unknown>>): EventRecord {
   return {
     id: String(item.id),
     tenant: String(item.tenant),
-    user: String(item.user),
+    ...(typeof item.user === 'string' ? { user: item.user } : {}),
     target: String(item.target),
     payload: optionalString(item.payload),
     payloadKept: payloadKeptOf(item),

@@ -7,8 +7,8 @@ export interface ScheduledEvent {
   readonly id: string;
   /** Whose event it is: the tenant of the input topic it arrived on. */
   readonly tenant: string;
-  /** Informational: the `user` the client wrote. */
-  readonly user: string;
+  /** Informational: the `user` the client wrote; none where its tenant does not require one. */
+  readonly user?: string;
   readonly target: string;
   readonly payload: string;
   readonly failureTopic?: string | undefined;
@@ -40,7 +40,7 @@ export function eventIdFor(tenant: string, user: string, clientId: string | unde
  * when there are some, so that digests kept before labels existed still match their requests.
  */
 export function requestHashOf(event: Pick<ScheduledEvent, 'dueAt' | 'target' | 'payload' | 'failureTopic' | 'user' | 'labels'>): string {
-  const fields: unknown[] = [event.dueAt, event.target, event.payload, event.failureTopic ?? null, event.user];
+  const fields: unknown[] = [event.dueAt, event.target, event.payload, event.failureTopic ?? null, event.user ?? null];
   if (event.labels !== undefined && event.labels.length > 0) fields.push([...event.labels].sort());
   const content = JSON.stringify(fields);
   return createHash('sha256').update(content).digest('base64url').slice(0, 32);
@@ -76,7 +76,7 @@ export function emissionAttributes(
     [EMISSION_ATTRIBUTE.eventId]: event.id,
     [EMISSION_ATTRIBUTE.scheduledAt]: new Date(event.dueAt).toISOString(),
     [EMISSION_ATTRIBUTE.publishedAt]: new Date(publishedAt).toISOString(),
-    [EMISSION_ATTRIBUTE.user]: event.user,
+    ...(event.user !== undefined ? { [EMISSION_ATTRIBUTE.user]: event.user } : {}),
     [EMISSION_ATTRIBUTE.tenant]: event.tenant,
     ...(event.labels !== undefined && event.labels.length > 0 ? { [EMISSION_ATTRIBUTE.labels]: event.labels.join(',') } : {}),
   };

@@ -86,7 +86,6 @@ export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
     value.kind !== 'event' ||
     typeof event?.id !== 'string' ||
     typeof event.tenant !== 'string' ||
-    typeof event.user !== 'string' ||
     typeof event.target !== 'string' ||
     payload === undefined ||
     typeof event.dueAt !== 'number' ||
@@ -99,7 +98,7 @@ export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
     event: {
       id: event.id,
       tenant: event.tenant,
-      user: event.user,
+      ...(typeof event.user === 'string' ? { user: event.user } : {}),
       target: event.target,
       payload,
       failureTopic: typeof event.failureTopic === 'string' ? event.failureTopic : undefined,

@@ -31,6 +31,8 @@ export interface Tenant {
   readonly quotas: Quotas;
   /** Only the public tenant can be disabled; registered tenants are removed from the registry instead. */
   readonly enabled: boolean;
+  /** Whether a schedule request must name its `user` (the original service's ENFORCE_USER); true unless the registry says otherwise. */
+  readonly requireUser: boolean;
 }
 
 /** The operator's registry as written (tenants file, CDK props); see shared/schema/tenants.schema.json. */
@@ -41,6 +43,7 @@ export interface TenantsDocument {
     readonly deadLetterTopic?: string;
     readonly maxOpenEvents?: number;
     readonly maxIngestPerSecond?: number;
+    readonly requireUser?: boolean;
   };
   readonly tenants?: readonly {
     readonly id: string;
@@ -49,6 +52,7 @@ export interface TenantsDocument {
     readonly deadLetterTopic?: string;
     readonly maxOpenEvents?: number;
     readonly maxIngestPerSecond?: number;
+    readonly requireUser?: boolean;
   }[];
 }
 
@@ -168,6 +172,7 @@ function tenantsOf(document: TenantsDocument): Tenant[] {
       deadLetterTopic: publicSettings.deadLetterTopic,
       quotas: quotasOf(publicSettings),
       enabled: publicSettings.enabled ?? true,
+      requireUser: publicSettings.requireUser ?? true,
     },
     ...entries.map((entry) => ({
       id: entry.id,
@@ -178,6 +183,7 @@ function tenantsOf(document: TenantsDocument): Tenant[] {
       deadLetterTopic: entry.deadLetterTopic,
       quotas: quotasOf(entry),
       enabled: true,
+      requireUser: entry.requireUser ?? true,
     })),
   ];
 }

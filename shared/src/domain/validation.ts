@@ -15,7 +15,7 @@ export interface ScheduleRequest {
   readonly action?: 'schedule';
   readonly date: string;
   readonly target: string;
-  readonly user: string;
+  readonly user?: string;
   readonly payload: string;
   readonly failure_topic?: string;
   readonly id?: string;
@@ -87,6 +87,12 @@ export const MAX_NESTING_DEPTH = 64;
 
 const ajv = new Ajv({ allErrors: true, strict: true });
 const validateSchedule = ajv.compile<ScheduleRequest>(scheduleSchema);
+/** The same, for a tenant that does not require `user` (Tenant.requireUser). */
+const validateScheduleWithoutUser = ajv.compile<ScheduleRequest>({
+  ...scheduleSchema,
+  $id: `${scheduleSchema.$id}#without-user`,
+  required: scheduleSchema.required.filter((field) => field !== 'user'),
+});
 const validateControl = ajv.compile<ControlRequest>(controlSchema);
 const validateTopicArn = ajv.compile<string>(scheduleSchema.properties.failure_topic);
 const validateLabel = ajv.compile<string>(controlSchema.properties.label);
@@ -206,7 +212,7 @@ function topicRefusal(topicArn: string, field: 'target' | 'failure_topic', scope
 
 function parseSchedule(input: unknown, inputMessageId: string, scope: InputScope): ParseResult {
   const { tenant } = scope;
-  const result = checked(validateSchedule, input);
+  const result = checked(tenant.requireUser ? validateSchedule : validateScheduleWithoutUser, input);
   if (!result.ok) return reject(result.error, input, scope);
   const request = result.value;
   const dueAt = dueDate(request.date, scope);
@@ -216,9 +222,10 @@ function parseSchedule(input: unknown, inputMessageId: string, scope: InputScope
     topicRefusal(request.target, 'target', scope);
   if (topicError !== undefined) return reject(topicError, input, scope);
   const event: ScheduledEvent = {
-    id: eventIdFor(tenant.id, request.user, request.id, inputMessageId),
+    // Without a user, the public tenant's ids are kept apart by none: the key is the tenant's.
+    id: eventIdFor(tenant.id, request.user ?? '', request.id, inputMessageId),
     tenant: tenant.id,
-    user: request.user,
+    ...(request.user !== undefined ? { user: request.user } : {}),
     target: request.target,
     payload: request.payload,
     failureTopic: request.failure_topic,
