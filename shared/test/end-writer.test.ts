@@ -198,6 +198,34 @@ describe('the end writer', () => {
       expect(store.openEvents.get('acme')).toBe(0);
     });
 
+    it('with a linger, writes journaled ends once the publishes pause that long, or the oldest has waited 3 s: not during a spike, not even a write’s worth', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      try {
+        const { writes, ids, writer, ending } = setup({ lingerMs: 500, journal: new MemoryEndJournal() });
+        const spike = Array.from({ length: 150 }, (_, i) => writer.record(ending(`s-${i}`)));
+        expect(await Promise.all(spike)).toEqual(spike.map(() => ({ outcome: 'journaled', freesPlace: false })));
+        expect(writes).toHaveLength(0);
+        // An end every 400 ms keeps the publishes from pausing: the oldest goes once it has waited 3 s.
+        for (let at = 400; at < 3000; at += 400) {
+          await vi.advanceTimersByTimeAsync(400);
+          await writer.record(ending(`t-${at}`));
+        }
+        expect(writes).toHaveLength(0);
+        await vi.advanceTimersByTimeAsync(200);
+        expect(writes.map((_, write) => ids(write).length)).toEqual([100, 57]);
+        for (const write of writes) write.answer();
+
+        // A lone end goes once 500 ms pass without another.
+        await writer.record(ending('lone'));
+        await vi.advanceTimersByTimeAsync(499);
+        expect(writes).toHaveLength(2);
+        await vi.advanceTimersByTimeAsync(1);
+        expect(ids(2)).toEqual(['lone']);
+      } finally {
+        vi.useRealTimers();
+      }
+    });
+
     it('records the ends a process before left in the journal, frees their places, then empties it', async () => {
       const journal = new MemoryEndJournal();
       const { store, writes, ids, writer, ending } = setup({ journal });

@@ -21,7 +21,7 @@ import {
 import { LOCAL_CREDENTIALS } from '@adhoc-scheduler/shared/local-service';
 import { EVENT_SOURCES, LOCAL_VISIBILITY_TIMEOUT_SECONDS, type EventSourceName } from '../queues.js';
 import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.js';
-import { FileEndJournal } from './end-journal.js';
+import { FileEndJournal, ProcessEndJournal } from './end-journal.js';
 import { createLocalResources, resourceNames, type LocalResources } from './resources.js';
 import { refusePublishesToSchedulerTopics } from './scheduler-topic-guard.js';
 import { delayQueueGroupOf, startFairQueuePoller, startSqsPoller, type SqsPoller, type SqsPollerOptions } from './sqs-pollers.js';
@@ -88,8 +88,9 @@ export interface LocalSchedulerOptions {
    */
   readonly emitterConcurrency?: number;
   /**
-   * Whether the emitter keeps the ends it published and has not yet recorded in a journal in the
-   * data directory (see EndWriter): by default, whenever there is one.
+   * Whether the emitter keeps the ends it published and has not yet recorded in a journal (see
+   * EndWriter): by default a file in the data directory on disk, and the process itself when its
+   * emulators are its own and in memory; none on emulators it shares, which outlive it.
    */
   readonly journalEnds?: boolean;
   /**
@@ -238,10 +239,15 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     // Each function's dependencies made, and bound to its handler, as its Lambda entry point does (see lambdaHandler).
     // On disk, the emitter keeps the ends it has published in a journal beside the emulators' data
     // until it records them: a kill then publishes again only what was not yet in it (see EndWriter).
+    // Emulators of its own in memory die with it: the process is as durable as they are.
     const endJournal =
-      options.dataDir === undefined || options.journalEnds === false
+      options.journalEnds === false
         ? undefined
-        : await FileEndJournal.open(join(options.dataDir, END_JOURNAL_FILE));
+        : options.dataDir !== undefined
+          ? await FileEndJournal.open(join(options.dataDir, END_JOURNAL_FILE))
+          : options.emulators === undefined
+            ? { journal: new ProcessEndJournal(), left: [] }
+            : undefined;
     const depsFor = (fn: FunctionName) =>
       createDependencies(fn, config, clients, {
         logger: logger.child({ fn }),

@@ -39,6 +39,12 @@ const ENDS_PER_WRITE = DYNAMODB_TRANSACTION_ITEMS;
 const ENDS_PER_HAND_OVER = 100;
 /** How long a journaled end whose write and hand-over both failed waits before its write is tried again. */
 const JOURNALED_RETRY_MS = 1000;
+/**
+ * How long journaled ends wait at most for publishes to pause before they are written: long
+ * enough that a spike's ends are recorded after its publishes, not while DynamoDB Local shares
+ * the machine with them; short enough that listings show an emitted event a few seconds later.
+ */
+const JOURNALED_MAX_WAIT_MS = 3000;
 
 /** Records ends; two copies emitted at once are counted and logged here. */
 export async function recordEndings(
@@ -134,6 +140,10 @@ export class EndWriter {
   private pumpScheduled = false;
   private lingerTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly lingerMs: number;
+  /** When the last end answered (Date.now()): with a journal, writes wait for a pause in the publishes. */
+  private lastEndAt = 0;
+  /** The last append to the journal failed: ends wait for their writes again, as without one. */
+  private journalFailing = false;
   private closed = false;
 
   constructor(
@@ -147,6 +157,7 @@ export class EndWriter {
   record(ending: EmissionEnding): Promise<EndSettled> {
     return new Promise((settle) => {
       const entry: Waiting = { ending, settle, at: Date.now(), journaled: false };
+      this.lastEndAt = entry.at;
       this.pending.push(entry);
       if (this.deps.journal) this.unjournaled.push(entry);
       this.pumpSoon();
@@ -181,10 +192,21 @@ export class EndWriter {
     });
   }
 
-  /** Whether the ends waiting should go now: a write's worth, or the oldest has lingered long enough. */
+  /**
+   * When the ends waiting should go (Date.now() terms): once a write's worth waits, or the oldest
+   * has lingered long enough. With a journal that keeps them, nothing waits on their writes, so
+   * they go once the publishes pause for the linger, or the oldest has waited its longest: the
+   * table's work moves off the due second.
+   */
+  private writeDueAt(oldest: Waiting): number {
+    if (this.deps.journal !== undefined && !this.journalFailing)
+      return Math.min(this.lastEndAt + this.lingerMs, oldest.at + JOURNALED_MAX_WAIT_MS);
+    return this.pending.length >= ENDS_PER_WRITE ? oldest.at : oldest.at + this.lingerMs;
+  }
+
   private ripe(): boolean {
     const [oldest] = this.pending;
-    return oldest !== undefined && (this.pending.length >= ENDS_PER_WRITE || Date.now() - oldest.at >= this.lingerMs);
+    return oldest !== undefined && Date.now() >= this.writeDueAt(oldest);
   }
 
   private pump(): void {
@@ -204,7 +226,7 @@ export class EndWriter {
     }
     const [oldest] = this.pending;
     if (oldest !== undefined && this.writing < WRITES_IN_FLIGHT)
-      this.lingerTimer = setTimeout(() => this.pump(), oldest.at + this.lingerMs - Date.now());
+      this.lingerTimer = setTimeout(() => this.pump(), this.writeDueAt(oldest) - Date.now());
   }
 
   /** Never throws: ends the journal could not take settle once recorded, as without one. */
@@ -212,6 +234,7 @@ export class EndWriter {
     this.appending += 1;
     try {
       await journal.keep(entries.map(({ ending }) => ending));
+      this.journalFailing = false;
       for (const entry of entries) {
         // Recorded or handed over while it was being appended: settled already, nothing left to do.
         if (entry.settle === undefined) continue;
@@ -220,6 +243,7 @@ export class EndWriter {
         settleOnce(entry, { outcome: 'journaled', freesPlace: false });
       }
     } catch (error) {
+      this.journalFailing = true;
       this.deps.logger.warn({ err: error, ends: entries.length }, 'could not keep ends in the journal; they settle once recorded');
     } finally {
       this.appending -= 1;

@@ -450,7 +450,7 @@ export interface DelayedSendFailure {
  * records what a crash left (see EndWriter).
  */
 export interface EndJournal {
-  /** Keeps ends; resolves once they would survive a kill of the process. */
+  /** Keeps ends; resolves once they would survive whatever the table's own state survives (a kill of the process, on disk). */
   keep(ends: readonly EmissionEnding[]): Promise<void>;
   /** Forgets every end kept so far: each is recorded or handed over. */
   clear(): Promise<void>;
