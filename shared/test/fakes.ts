@@ -255,6 +255,7 @@ export class MemoryLastErrors implements LastErrors {
 export class MemoryRefusalLog implements RefusalLog {
   readonly kept = new Map<string, Refusal[]>();
   readonly notKept = new Map<string, number>();
+  readonly refused = new Map<string, number>();
   /** Every keep call, as the adapter would write it: one batch, its expiry. */
   readonly writes: { readonly batch: readonly TenantRefusals[]; readonly expiresAt: number }[] = [];
   /** Refuses every write, as DynamoDB does when it is down. */
@@ -272,10 +273,11 @@ export class MemoryRefusalLog implements RefusalLog {
           .slice(0, REFUSALS_KEPT.perTenant),
       );
       this.notKept.set(tenant, (this.notKept.get(tenant) ?? 0) + notKept);
+      this.refused.set(tenant, (this.refused.get(tenant) ?? 0) + kept.length + notKept);
     }
   }
 
   async recent(tenant: string): Promise<RecentRefusals> {
-    return { refusals: this.kept.get(tenant) ?? [], notKept: this.notKept.get(tenant) ?? 0 };
+    return { refusals: this.kept.get(tenant) ?? [], refused: this.refused.get(tenant) ?? 0, notKept: this.notKept.get(tenant) ?? 0 };
   }
 }

@@ -341,7 +341,7 @@ describe('ingest', () => {
         }),
       ]);
       expect(refusals.writes.map(({ expiresAt }) => expiresAt)).toEqual([NOW / 1000 + CONFIG.retentionSeconds]);
-      expect(await refusals.recent('public')).toEqual({ refusals: [], notKept: 0 });
+      expect(await refusals.recent('public')).toEqual({ refusals: [], refused: 0, notKept: 0 });
     });
 
     it('keeps refusals the store decides (a quota), under the id of the event refused', async () => {

@@ -77,7 +77,7 @@ export async function refusalsList(args: string[], output: Output): Promise<numb
     if (unregistered !== '') throw new AdminError(`no refusals: ${unregistered}`);
   }
   if (values.json) {
-    output.out(JSON.stringify({ refusals: refusals.map(refusalJson), notKept: recent.notKept }, null, 2));
+    output.out(JSON.stringify({ refusals: refusals.map(refusalJson), refused: recent.refused, notKept: recent.notKept }, null, 2));
     return 0;
   }
   output.out(refusals.length === 0 ? `no refusals of tenant ${tenant} kept` : refusalsTable(refusals));

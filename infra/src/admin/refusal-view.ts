@@ -36,8 +36,8 @@ export function refusalsTable(refusals: readonly Refusal[]): string {
 }
 
 /** The line under a listing that says what the refusal log did not keep. */
-export function notKeptNote({ notKept }: Pick<RecentRefusals, 'notKept'>): string | undefined {
+export function notKeptNote({ refused, notKept }: Pick<RecentRefusals, 'refused' | 'notKept'>): string | undefined {
   return notKept === 0
     ? undefined
-    : `${notKept} more refused in floods were counted, not kept (at most ${REFUSALS_KEPT.perTenantPerBatch} a tenant in one ingest batch)`;
+    : `${refused} refused in all; ${notKept} of them in floods were counted, not kept (at most ${REFUSALS_KEPT.perTenantPerBatch} a tenant in one ingest batch)`;
 }

@@ -230,7 +230,9 @@ Usage: scripts/admin refusals --tenant T [--limit N] [--json] [where]
 
   --tenant T   whose refusals ("public" for the shared input topic)
   --limit N    at most N, 1 to ${REFUSALS_KEPT.perTenant} (default all kept)
-  --json       {"refusals": [...], "notKept": N}, times as ISO 8601
+  --json       {"refusals": [...], "refused": N, "notKept": N}, times as ISO 8601: refused
+               counts every refusal since the tenant's first (within the retention period),
+               notKept those only counted
 
 The scheduler keeps a tenant's latest ${REFUSALS_KEPT.perTenant} refusals, for the retention period at most. Under
 a flood it keeps at most ${REFUSALS_KEPT.perTenantPerBatch} of a tenant's refusals from one ingest batch and counts

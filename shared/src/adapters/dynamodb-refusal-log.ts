@@ -73,7 +73,9 @@ export class DynamoDbRefusalLog implements RefusalLog {
       })
       .sort((a, b) => b.sequence - a.sequence)
       .map(({ refusal }) => refusal);
-    return { refusals, notKept: Number(items.get(counterId)?.notKept ?? 0) };
+    const counter = items.get(counterId);
+    const notKept = Number(counter?.notKept ?? 0);
+    return { refusals, refused: Number(counter?.kept ?? 0) + notKept, notKept };
   }
 }
 

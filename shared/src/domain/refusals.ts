@@ -104,6 +104,8 @@ export function refusalsToKeep(
 /** A tenant's kept refusals, newest first, and what was counted beside them. */
 export interface RecentRefusals {
   readonly refusals: readonly Refusal[];
-  /** Refusals counted and not kept (beyond a batch's share), over the counter's life. */
+  /** Every refusal counted, kept or not, over the counter's life (it expires a retention period after the last). */
+  readonly refused: number;
+  /** Refusals counted and not kept (beyond a batch's share). */
   readonly notKept: number;
 }
