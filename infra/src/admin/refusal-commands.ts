@@ -17,7 +17,7 @@ import { readRegistry, unregisteredTenant } from './registry.js';
 import { USAGE } from './usage.js';
 
 /** Runs `use` with the location's refusal log. */
-function withRefusalLog<T>(location: Location, use: (log: DynamoDbRefusalLog) => Promise<T>): Promise<T> {
+export function withRefusalLog<T>(location: Location, use: (log: DynamoDbRefusalLog) => Promise<T>): Promise<T> {
   return withTable(location, (client, tableName) => use(new DynamoDbRefusalLog(client, tableName)));
 }
 
