@@ -248,14 +248,14 @@ topic (failure notices).
 Usage: scripts/admin tail <topic-arn> [--json] [where]
 
   <topic-arn>   the SNS topic to watch
-  --json        one JSON object a line: {"receivedAt", "messageId", "attributes", "body"}
+  --json        one JSON object a line: {"receivedAt", "attributes", "body"}
 
 It creates a temporary SQS queue that only this topic may send to, subscribes it with raw
 message delivery (the message and its attributes as published), and on Ctrl-C (or SIGTERM)
 unsubscribes it and deletes the queue. Messages published before it subscribed are not shown.
 A deployed stack's topic is reached with --stack-outputs FILE (its Region output), --region and
 --profile; it needs sns:Subscribe and sns:Unsubscribe on the topic, and sqs:CreateQueue,
-sqs:SetQueueAttributes, sqs:ReceiveMessage, sqs:DeleteMessage and sqs:DeleteQueue on queues
+sqs:GetQueueAttributes, sqs:SetQueueAttributes, sqs:ReceiveMessage, sqs:DeleteMessage and sqs:DeleteQueue on queues
 named adhoc-scheduler-tail-*.
 
 Where: the local service (default, --outputs FILE) or a deployed stack (--stack-outputs FILE,
