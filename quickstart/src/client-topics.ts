@@ -1,4 +1,11 @@
-import { CreateTopicCommand, DeleteTopicCommand, SetTopicAttributesCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
+import {
+  CreateTopicCommand,
+  DeleteTopicCommand,
+  SetTopicAttributesCommand,
+  SNSClient,
+  SubscribeCommand,
+  UnsubscribeCommand,
+} from '@aws-sdk/client-sns';
 import {
   CreateQueueCommand,
   DeleteMessageBatchCommand,
@@ -64,6 +71,8 @@ export class TopicSubscriber {
     private readonly clients: { readonly sns: SNSClient; readonly sqs: SQSClient },
     readonly topicArn: string,
     readonly queueUrl: string,
+    /** The queue's subscription, when this subscriber made it. */
+    readonly subscriptionArn: string | undefined,
   ) {}
 
   static async subscribe(
@@ -94,11 +103,24 @@ export class TopicSubscriber {
         },
       ],
     };
-    await clients.sqs.send(new SetQueueAttributesCommand({ QueueUrl, Attributes: { Policy: JSON.stringify(policy) } }));
-    await clients.sns.send(
-      new SubscribeCommand({ TopicArn: topicArn, Protocol: 'sqs', Endpoint: queueArn, Attributes: { RawMessageDelivery: 'true' } }),
-    );
-    return TopicSubscriber.read(clients, topicArn, QueueUrl, onMessage, options);
+    let SubscriptionArn: string | undefined;
+    try {
+      await clients.sqs.send(new SetQueueAttributesCommand({ QueueUrl, Attributes: { Policy: JSON.stringify(policy) } }));
+      ({ SubscriptionArn } = await clients.sns.send(
+        new SubscribeCommand({
+          TopicArn: topicArn,
+          Protocol: 'sqs',
+          Endpoint: queueArn,
+          Attributes: { RawMessageDelivery: 'true' },
+          ReturnSubscriptionArn: true,
+        }),
+      ));
+    } catch (error) {
+      // A queue nothing can send to is of no use: it goes, and the error stands.
+      await clients.sqs.send(new DeleteQueueCommand({ QueueUrl })).catch(() => undefined);
+      throw error;
+    }
+    return TopicSubscriber.read(clients, topicArn, QueueUrl, onMessage, { ...options, subscriptionArn: SubscriptionArn });
   }
 
   /** Reads a queue `subscribe` set up before (a service restarted on its data keeps the subscription). */
@@ -107,9 +129,13 @@ export class TopicSubscriber {
     topicArn: string,
     queueUrl: string,
     onMessage: (message: Received) => void,
-    options: { readonly receivers?: number; readonly onError?: (error: unknown) => void } = {},
+    options: {
+      readonly receivers?: number;
+      readonly onError?: (error: unknown) => void;
+      readonly subscriptionArn?: string | undefined;
+    } = {},
   ): TopicSubscriber {
-    const subscriber = new TopicSubscriber(clients, topicArn, queueUrl);
+    const subscriber = new TopicSubscriber(clients, topicArn, queueUrl, options.subscriptionArn);
     const { onError } = options;
     subscriber.loops = Array.from({ length: options.receivers ?? 2 }, () => {
       const loop = subscriber.receiveLoop(onMessage);
@@ -147,13 +173,16 @@ export class TopicSubscriber {
     }
   }
 
-  /** Stops reading; with `remove`, deletes the queue and the topic too. */
-  async stop(options: { readonly remove?: boolean } = {}): Promise<void> {
+  /**
+   * Stops reading; with `remove`, takes away what was made for it: `queue`, its subscription and
+   * the queue (the topic is someone else's), `topic`, the topic too.
+   */
+  async stop(options: { readonly remove?: 'queue' | 'topic' | undefined } = {}): Promise<void> {
     this.abort.abort();
     await Promise.allSettled(this.loops);
-    if (options.remove) {
-      await this.clients.sqs.send(new DeleteQueueCommand({ QueueUrl: this.queueUrl }));
-      await this.clients.sns.send(new DeleteTopicCommand({ TopicArn: this.topicArn }));
-    }
+    if (options.remove === undefined) return;
+    if (this.subscriptionArn !== undefined) await this.clients.sns.send(new UnsubscribeCommand({ SubscriptionArn: this.subscriptionArn }));
+    await this.clients.sqs.send(new DeleteQueueCommand({ QueueUrl: this.queueUrl }));
+    if (options.remove === 'topic') await this.clients.sns.send(new DeleteTopicCommand({ TopicArn: this.topicArn }));
   }
 }

@@ -212,7 +212,7 @@ async function run(argv: readonly string[]): Promise<number> {
     return 0;
   } finally {
     // A service that stopped meanwhile cannot delete them; what failed is said above.
-    await Promise.allSettled(subscribers.map((subscriber) => subscriber.stop({ remove: !values.keep })));
+    await Promise.allSettled(subscribers.map((subscriber) => subscriber.stop({ remove: values.keep ? undefined : 'topic' })));
     await demo?.stop();
   }
 }

@@ -9,6 +9,7 @@ import type {
   LoadingQueue,
   Logger,
   MetricName,
+  RefusalLog,
   SchedulerMetrics,
   TopicPublisher,
 } from '../src/app/ports.js';
@@ -16,10 +17,11 @@ import type { EmissionEnding } from '../src/domain/emission.js';
 import type { FailureNotice, NoticeDestination } from '../src/domain/failure.js';
 import { encodeDelayQueueMessage, type ChangeJob, type DelayQueueMessage, type LoadingChunk } from '../src/domain/messages.js';
 import { TransientError } from '../src/domain/reasons.js';
+import { REFUSALS_KEPT, type RecentRefusals, type Refusal, type TenantRefusals } from '../src/domain/refusals.js';
 
 /**
  * The in-memory fakes of the ports beside the table's (see memory-event-store.ts): the clock, the
- * logger, the metrics, the queues, the topics and the failed records' last errors. One each, shared by every unit test, which inspects what
+ * logger, the metrics, the queues, the topics, the failed records' last errors and the refusal log. One each, shared by every unit test, which inspects what
  * they were asked and tells them when to refuse.
  */
 
@@ -246,5 +248,36 @@ export class MemoryLastErrors implements LastErrors {
 
   async read(messageIds: readonly string[]): Promise<ReadonlyMap<string, LastError>> {
     return new Map(messageIds.flatMap((id) => (this.errors.has(id) ? [[id, this.errors.get(id) as LastError] as const] : [])));
+  }
+}
+
+/** A tenant's latest refusals, as the refusal log keeps them: a ring of REFUSALS_KEPT.perTenant a tenant, newest first. */
+export class MemoryRefusalLog implements RefusalLog {
+  readonly kept = new Map<string, Refusal[]>();
+  readonly notKept = new Map<string, number>();
+  readonly refused = new Map<string, number>();
+  /** Every keep call, as the adapter would write it: one batch, its expiry. */
+  readonly writes: { readonly batch: readonly TenantRefusals[]; readonly expiresAt: number }[] = [];
+  /** Refuses every write, as DynamoDB does when it is down. */
+  refuseWrites = false;
+
+  async keep(batch: readonly TenantRefusals[], expiresAt: number): Promise<void> {
+    if (this.refuseWrites) throw new TransientError('DynamoDB down');
+    this.writes.push({ batch, expiresAt });
+    for (const { tenant, kept, notKept } of batch) {
+      this.kept.set(
+        tenant,
+        [...kept]
+          .reverse()
+          .concat(this.kept.get(tenant) ?? [])
+          .slice(0, REFUSALS_KEPT.perTenant),
+      );
+      this.notKept.set(tenant, (this.notKept.get(tenant) ?? 0) + notKept);
+      this.refused.set(tenant, (this.refused.get(tenant) ?? 0) + kept.length + notKept);
+    }
+  }
+
+  async recent(tenant: string): Promise<RecentRefusals> {
+    return { refusals: this.kept.get(tenant) ?? [], refused: this.refused.get(tenant) ?? 0, notKept: this.notKept.get(tenant) ?? 0 };
   }
 }

@@ -7,8 +7,17 @@ import { noticeAttributes, type FailureNotice } from '../src/domain/failure.js';
 import { SNS_MAX_MESSAGE_BYTES } from '../src/domain/limits.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
+import { REFUSALS_KEPT } from '../src/domain/refusals.js';
 import { inputMessageId, REGION, registry, SCHEDULER_TOPICS, scheduleRequest, sqsRecord, topicArn } from './factories.js';
-import { FakeClock, MemoryDelayQueue, MemoryLastErrors, RecordingChangesQueue, RecordingLogger, RecordingMetrics } from './fakes.js';
+import {
+  FakeClock,
+  MemoryDelayQueue,
+  MemoryLastErrors,
+  MemoryRefusalLog,
+  RecordingChangesQueue,
+  RecordingLogger,
+  RecordingMetrics,
+} from './fakes.js';
 import { MemoryBulkCancelJobs, MemoryEventStore, MemoryTenantPauses } from './memory-event-store.js';
 
 const NOW = 1_900_000_000_000;
@@ -47,6 +56,7 @@ function setup() {
   const lastErrors = new MemoryLastErrors();
   const logger = new RecordingLogger();
   const metrics = new RecordingMetrics();
+  const refusals = new MemoryRefusalLog();
   let tokens = 0;
   const deps = {
     config: CONFIG,
@@ -56,13 +66,14 @@ function setup() {
     jobs,
     pauses: new MemoryTenantPauses(store),
     changesQueue,
+    refusals,
     clock,
     logger,
     metrics,
     failureLog: { lastErrors, fn: 'ingest', clock },
     newToken: () => `token-${++tokens}`,
   } satisfies IngestDeps;
-  return { store, delayQueue, jobs, changesQueue, deps, clock, logger, metrics, lastErrors };
+  return { store, delayQueue, jobs, changesQueue, deps, clock, logger, metrics, lastErrors, refusals };
 }
 
 const soon = new Date(NOW + 30_000).toISOString();
@@ -299,6 +310,71 @@ describe('ingest', () => {
     expect(delayQueue.messages).toHaveLength(1);
     expect(delayQueue.notices).toMatchObject([{ failureTopic, notice: { reason: REASON.INVALID_DATE } }]);
     expect(store.calls).toEqual({});
+  });
+
+  describe('the refusal log', () => {
+    it("keeps each refusal under its tenant, once the batch's accepted events are sent", async () => {
+      const { deps, delayQueue, refusals } = setup();
+      const order: string[] = [];
+      const send = delayQueue.send.bind(delayQueue);
+      delayQueue.send = (items) => {
+        order.push('send');
+        return send(items);
+      };
+      const keep = refusals.keep.bind(refusals);
+      refusals.keep = (batch, expiresAt) => {
+        order.push('keep');
+        return keep(batch, expiresAt);
+      };
+      const refused = published(scheduleRequest({ id: 'order-1', date: 'next tuesday', target: acmeTarget }));
+      await ingestBatch(deps, [refused, published(scheduleRequest({ date: soon, target: acmeTarget }))]);
+      expect(order).toEqual(['send', 'keep']);
+      const { refusals: kept } = await refusals.recent('acme');
+      expect(kept).toEqual([
+        expect.objectContaining({
+          tenant: 'acme',
+          at: NOW,
+          reason: REASON.INVALID_DATE,
+          clientId: 'order-1',
+          user: 'alice',
+          action: 'schedule',
+        }),
+      ]);
+      expect(refusals.writes.map(({ expiresAt }) => expiresAt)).toEqual([NOW / 1000 + CONFIG.retentionSeconds]);
+      expect(await refusals.recent('public')).toEqual({ refusals: [], refused: 0, notKept: 0 });
+    });
+
+    it('keeps refusals the store decides (a quota), under the id of the event refused', async () => {
+      const { deps, refusals } = setup();
+      const quotaOfOne = { ...deps, tenants: registry({ tenants: [{ id: 'acme', accounts: ['111111111111'], maxOpenEvents: 1 }] }) };
+      await ingestBatch(quotaOfOne, [
+        published(scheduleRequest({ id: 'first', date: later, target: acmeTarget })),
+        published(scheduleRequest({ id: 'second', date: later, target: acmeTarget })),
+      ]);
+      const { refusals: kept } = await refusals.recent('acme');
+      expect(kept.map(({ reason, clientId }) => ({ reason, clientId }))).toEqual([{ reason: REASON.QUOTA_EXCEEDED, clientId: 'second' }]);
+    });
+
+    it("writes at most a batch's share of one tenant's flood, counting the rest, in one call", async () => {
+      const { deps, refusals } = setup();
+      const flood = Array.from({ length: 40 }, () => published('not json'));
+      expect((await ingestBatch(deps, flood)).batchItemFailures).toEqual([]);
+      expect(refusals.writes).toHaveLength(1);
+      expect(refusals.writes[0]?.batch.map(({ tenant, kept, notKept }) => ({ tenant, kept: kept.length, notKept }))).toEqual([
+        { tenant: 'acme', kept: REFUSALS_KEPT.perTenantPerBatch, notKept: 40 - REFUSALS_KEPT.perTenantPerBatch },
+      ]);
+    });
+
+    it('fails no record when the refusal log cannot be written: counted and logged', async () => {
+      const { deps, refusals, metrics, logger } = setup();
+      refusals.refuseWrites = true;
+      const response = await ingestBatch(deps, [published('not json')]);
+      expect(response.batchItemFailures).toEqual([]);
+      expect(metrics.counts).toMatchObject({ EventsRejected: 1, RefusalsNotKept: 1 });
+      expect(logger.lines).toContainEqual(
+        expect.objectContaining({ level: 'warn', message: 'refusals could not be kept for the refusal log' }),
+      );
+    });
   });
 
   it('refuses a bad message on its failure topic, through the emitter, and goes on with the batch', async () => {

@@ -21,6 +21,7 @@ import { REGION, sqsRecord } from './factories.js';
 import {
   FakeClock,
   MemoryDelayQueue,
+  MemoryRefusalLog,
   RecordingChangesQueue,
   RecordingLogger,
   RecordingMetrics,
@@ -418,6 +419,7 @@ class Pipeline {
   private readonly records: SQSRecord[] = [];
   private readonly emitter: EmitterDeps;
   private readonly ingest: IngestDeps;
+  readonly refusals = new MemoryRefusalLog();
   private tokens = 0;
   private redeliveries = 0;
   /** The notices ingest handed over that were checked. */
@@ -435,6 +437,7 @@ class Pipeline {
       jobs: new MemoryBulkCancelJobs(),
       pauses: new MemoryTenantPauses(world.store),
       changesQueue: new RecordingChangesQueue(),
+      refusals: this.refusals,
       clock: world.clock,
       logger: world.logger,
       metrics: world.metrics,

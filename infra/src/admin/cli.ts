@@ -4,6 +4,8 @@ import { AdminError, AdminUsageError } from './errors.js';
 import { eventShow, eventsList } from './event-commands.js';
 import { printableOutput, type Output } from './format.js';
 import { quotaReconcile } from './quota-commands.js';
+import { refusalsList } from './refusal-commands.js';
+import { tailTopic } from './tail-command.js';
 import { tenantPause, tenantResume } from './pause-commands.js';
 import { tenantAdd, tenantList } from './tenant-commands.js';
 import { USAGE } from './usage.js';
@@ -36,6 +38,8 @@ async function dispatch(argv: readonly string[], output: Output): Promise<number
     output.out(USAGE.main);
     return 0;
   }
+  if (command === 'refusals') return refusalsList(argv.slice(1), output);
+  if (command === 'tail') return tailTopic(argv.slice(1), output);
   if (command === 'events') return subcommand === 'cancel' ? eventsCancel(rest, output) : eventsList(argv.slice(1), output);
   const group = GROUPS[command];
   if (group === undefined) throw new AdminUsageError(`unknown command "${command}"`, '');

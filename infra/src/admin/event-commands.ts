@@ -14,6 +14,8 @@ import { AdminError, AdminUsageError } from './errors.js';
 import { eventJson, eventsTable, eventText } from './event-view.js';
 import type { Output } from './format.js';
 import { locationOf, withEventRecords } from './location.js';
+import { knownTenants, refusalOfEvent } from './refusal-commands.js';
+import { refusalJson, refusalText } from './refusal-view.js';
 import { unregisteredTenant } from './registry.js';
 import { LIST_LIMIT, USAGE } from './usage.js';
 
@@ -65,7 +67,13 @@ export async function eventShow(args: string[], output: Output): Promise<number>
   const record = await withEventRecords(location, (records) => records.get(eventId));
   if (record === undefined) {
     const unregistered = values.tenant === undefined ? '' : unregisteredTenant(values.tenant, location, values.tenants);
-    throw new AdminError(`no ${described}: ${unregistered || 'unknown, or ended longer ago than the retention period'}`);
+    if (unregistered !== '') throw new AdminError(`no ${described}: ${unregistered}`);
+    // A request refused at ingest made no event: its refusal says why.
+    const tenants = values.tenant === undefined ? knownTenants(location, values.tenants) : [values.tenant];
+    const refusal = await refusalOfEvent(location, tenants, eventId);
+    if (refusal === undefined) throw new AdminError(`no ${described}: unknown, or ended longer ago than the retention period`);
+    output.out(values.json ? JSON.stringify({ refused: refusalJson(refusal) }, null, 2) : refusalText(refusal));
+    return 0;
   }
   output.out(values.json ? JSON.stringify(eventJson(record), null, 2) : eventText(record));
   return 0;

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { SNSClient, type SNSClientConfig } from '@aws-sdk/client-sns';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { SQSClient, type SQSClientConfig } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DEFAULTS, DynamoDbEventRecords, PUBLIC_TENANT_ID, type EventRecords } from '@adhoc-scheduler/shared';
 import { LOCAL_CREDENTIALS } from '../local/runtime.js';
@@ -204,6 +204,24 @@ export async function withChangesQueue<T>(
   }
 }
 
+/** How to reach the location's SNS and SQS (the local service's endpoint, or the stack's region), and its shared input topic. */
+export async function messagingAccess(
+  location: Location,
+): Promise<{ readonly client: SNSClientConfig & SQSClientConfig; readonly publicTopicArn: string | undefined }> {
+  if (location.kind === 'local') {
+    const { outputs } = await readRunningLocalOutputs(location.outputs);
+    return {
+      client: { region: outputs.region, endpoint: outputs.endpoint, credentials: LOCAL_CREDENTIALS },
+      publicTopicArn: outputs.inputTopicArn,
+    };
+  }
+  return {
+    // The topics and queues are in the table's region.
+    client: (await tableAccess(location)).client,
+    publicTopicArn: location.stackOutputs === undefined ? undefined : (await readStackOutputs(location.stackOutputs)).inputTopicArn,
+  };
+}
+
 /**
  * Runs `use` with an SNS client and the input topic of `tenant` at the location (the shared one
  * for the public tenant), as a client publishes there; failures become an AdminError naming it.
@@ -213,17 +231,7 @@ export async function withInputTopic<T>(
   tenant: string,
   use: (sns: SNSClient, topicArn: string) => Promise<T>,
 ): Promise<T> {
-  let publicTopicArn: string | undefined;
-  let client: SNSClientConfig;
-  if (location.kind === 'local') {
-    const { outputs } = await readRunningLocalOutputs(location.outputs);
-    publicTopicArn = outputs.inputTopicArn;
-    client = { region: outputs.region, endpoint: outputs.endpoint, credentials: LOCAL_CREDENTIALS };
-  } else {
-    publicTopicArn = location.stackOutputs === undefined ? undefined : (await readStackOutputs(location.stackOutputs)).inputTopicArn;
-    // The topics are in the table's region.
-    client = (await tableAccess(location)).client;
-  }
+  const { client, publicTopicArn } = await messagingAccess(location);
   if (publicTopicArn === undefined)
     throw new AdminError('the input topics are unknown: name the stack with --stack-outputs FILE (its InputTopicArn output)');
   const topicArn = tenant === PUBLIC_TENANT_ID ? publicTopicArn : inputTopicArnOf(publicTopicArn, tenant);

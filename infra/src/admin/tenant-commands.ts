@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import {
+  mayPublishTo,
   parseTenantsDocument,
   PUBLIC_TENANT_ID,
   TenantRegistry,
@@ -150,6 +151,7 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
   // before anything is written.
   const service = await LocalService.connect(outputsPath);
   let topicArn: string;
+  const localAccount = service.schedulerTopics.accountId;
   try {
     validateRegistry(updated, id, { region: service.region, schedulerTopics: service.schedulerTopics });
     topicArn = await service.ensureTenantTopic(id);
@@ -166,6 +168,11 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
   else
     output.err(
       `Tenant ${id} was registered already; its settings are updated.\n  was: ${tenantSettingsText(asTenant(previous))}\n  now: ${settings}`,
+    );
+  // Every topic on the local service is in its one account: a tenant that may not target it can schedule nothing there.
+  if (!mayPublishTo(asTenant(entry), `arn:aws:sns:${service.region}:${localAccount}:any`))
+    output.err(
+      `Warning: tenant ${id} may not target the local service's topics (account ${localAccount}): every request naming one is refused (TARGET_NOT_ALLOWED, FAILURE_TOPIC_NOT_ALLOWED). Add --target-account ${localAccount}.`,
     );
   output.err('Its input topic (publish schedule requests there):');
   output.out(topicArn);

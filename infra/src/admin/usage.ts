@@ -1,4 +1,4 @@
-import { DEFAULT_QUOTAS, EVENT_STATE } from '@adhoc-scheduler/shared';
+import { DEFAULT_QUOTAS, EVENT_STATE, REFUSALS_KEPT } from '@adhoc-scheduler/shared';
 import { PEEK_VISIBILITY_SECONDS } from './dead-letters.js';
 import { CDK_TENANTS } from './location.js';
 
@@ -17,7 +17,7 @@ const WHERE = `Where (local service by default):
   --tenants FILE          the registry, to say so when a tenant is not in it (default, for the
                           local service, .local/tenants.json; a deployed stack's is not checked
                           unless named)
-A deployed table is read with dynamodb:BatchGetItem (event show, events) and dynamodb:Query on
+A deployed table is read with dynamodb:BatchGetItem (event show, events, refusals) and dynamodb:Query on
 its index byTenantDue (events); quota reconcile needs dynamodb:Scan (a filtered scan of the
 whole table), and dynamodb:GetItem and dynamodb:UpdateItem on the tenant's counter item.`;
 
@@ -34,6 +34,8 @@ Usage:
   scripts/admin events --tenant T [--label L] [--state S ...] [--from DATE] [--to DATE]
                        [--limit N] [--after TOKEN] [--json] [where]
   scripts/admin events cancel --tenant T --label L [--due-before DATE] [--dry-run] [where]
+  scripts/admin refusals --tenant T [--limit N] [--json] [where]
+  scripts/admin tail <topic-arn> [--json] [where]
   scripts/admin quota reconcile --tenant T [--json] [where]
   scripts/admin dead-letters list|show|redrive|purge [--queue Q] [filters] [--json] [where]
 
@@ -131,8 +133,13 @@ Usage: scripts/admin event show <event-id> [--json] [where]
   --user U         the request's "user": needed for the public tenant, whose ids are per user
   --json           the record as JSON, times as ISO 8601
 
-Exit code 1 when there is no such event (an ended event is kept for the retention period),
-saying so when the tenant is not registered.
+A request refused at ingest made no event: for its id (the one it named, or would have created)
+the command shows the refusal instead, "refused at ingest: <REASON>", with its message and time,
+if it is among the tenant's latest refusals (see refusals --help; a bare event id is looked for
+among the public tenant's and the registry's tenants').
+
+Exit code 1 when there is no such event nor refusal (an ended event is kept for the retention
+period), saying so when the tenant is not registered.
 
 ${WHERE}`,
 
@@ -216,6 +223,45 @@ whose outputs name each queue and its dead-letter queue; --region, --profile). O
 sqs:ReceiveMessage, sqs:ChangeMessageVisibility and sqs:DeleteMessage on the dead-letter
 queues, sqs:SendMessage on the queues (redrive), and dynamodb:BatchGetItem on the table (the
 last errors, items e#<message id>).`,
+
+  refusals: `Lists a tenant's latest requests refused at ingest, newest first: when, the client's id and
+user, what it asked (schedule, cancel, ...), the reason code and its message. Each was also
+reported on the request's failure topic (or the tenant's dead-letter topic) and logged.
+
+Usage: scripts/admin refusals --tenant T [--limit N] [--json] [where]
+
+  --tenant T   whose refusals ("public" for the shared input topic)
+  --limit N    at most N, 1 to ${REFUSALS_KEPT.perTenant} (default all kept)
+  --json       {"refusals": [...], "refused": N, "notKept": N}, times as ISO 8601: refused
+               counts every refusal since the tenant's first (within the retention period),
+               notKept those only counted
+
+The scheduler keeps a tenant's latest ${REFUSALS_KEPT.perTenant} refusals, for the retention period at most. Under
+a flood it keeps at most ${REFUSALS_KEPT.perTenantPerBatch} of a tenant's refusals from one ingest batch and counts
+the others: the line under the listing (on stderr) says how many were only counted. Exit
+code 1 when the tenant is not registered.
+
+${WHERE}`,
+
+  tail: `Watches a topic: prints each message published to it as it arrives, with its message
+attributes, until Ctrl-C. For a target topic (deliveries), a failure topic or a dead-letter
+topic (failure notices).
+
+Usage: scripts/admin tail <topic-arn> [--json] [where]
+
+  <topic-arn>   the SNS topic to watch
+  --json        one JSON object a line: {"receivedAt", "attributes", "body"}
+
+It creates a temporary SQS queue that only this topic may send to, subscribes it with raw
+message delivery (the message and its attributes as published), and on Ctrl-C (or SIGTERM)
+unsubscribes it and deletes the queue. Messages published before it subscribed are not shown.
+A deployed stack's topic is reached with --stack-outputs FILE (its Region output), --region and
+--profile; it needs sns:Subscribe and sns:Unsubscribe on the topic, and sqs:CreateQueue,
+sqs:GetQueueAttributes, sqs:SetQueueAttributes, sqs:ReceiveMessage, sqs:DeleteMessage and sqs:DeleteQueue on queues
+named adhoc-scheduler-tail-*.
+
+Where: the local service (default, --outputs FILE) or a deployed stack (--stack-outputs FILE,
+--region R, --profile P).`,
 
   quotaReconcile: `Recounts a tenant's open events (scheduled or queued) and corrects its open-events quota
 counter by the difference.

@@ -255,7 +255,8 @@ export class AdhocScheduler extends Construct {
     // New events: batched conditional INSERTs (PartiQL), far-path payloads kept apart and label
     // entries by BatchWriteItem; quota counters, reschedules and resends are UpdateItems, and a cancel
     // changes its event and its tenant's counter in one transaction of two UpdateItems; a
-    // duplicate or a refused change is read (BatchGetItem) to say why.
+    // duplicate or a refused change is read (BatchGetItem) to say why; refusals are kept in the
+    // refusal log (an UpdateItem of its tenant's counter, a BatchWriteItem of its ring, `r#<tenant>...`).
     allow(
       ingest,
       ['dynamodb:PartiQLInsert', 'dynamodb:BatchWriteItem', 'dynamodb:UpdateItem', 'dynamodb:BatchGetItem'],

@@ -11,6 +11,7 @@ import {
   TenantRegistry,
   type EventRecord,
   type EventRecords,
+  type RecentRefusals,
 } from '@adhoc-scheduler/shared';
 import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service';
 import { cancelByLabel } from '../admin/bulk-cancel-command.js';
@@ -26,6 +27,7 @@ import type { DeadLetter as QueuedDeadLetter } from '../admin/dead-letters.js';
 import { AdminError } from '../admin/errors.js';
 import { withEventRecords, withInputTopic, withTable, type Location } from '../admin/location.js';
 import { pausesAt, pauseTenant, resumedText, resumeTenantAt } from '../admin/pause-commands.js';
+import { withRefusalLog } from '../admin/refusal-commands.js';
 import { readRegistry, unregisteredTenant } from '../admin/registry.js';
 import {
   ConsoleRequestError,
@@ -128,6 +130,10 @@ export class AdminConsoleBackend implements ConsoleBackend {
         complete: next.complete && last.complete,
       };
     });
+  }
+
+  refusals(tenant: string): Promise<RecentRefusals> {
+    return withRefusalLog(this.location, (log) => log.recent(tenant));
   }
 
   async listEvents(tenant: string, filter: EventFilter): Promise<EventPage> {

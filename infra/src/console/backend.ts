@@ -1,4 +1,4 @@
-import type { EventRecord, EventsPage, EventsQuery, PauseOwner } from '@adhoc-scheduler/shared';
+import type { EventRecord, EventsPage, EventsQuery, PauseOwner, RecentRefusals } from '@adhoc-scheduler/shared';
 
 /**
  * Everything the console reads and changes, through one interface: each view and each action
@@ -16,6 +16,8 @@ export interface ConsoleBackend {
   listEvents(tenant: string, filter: EventFilter): Promise<EventPage>;
   /** One event and its steps so far; undefined when there is no such event. */
   eventLifecycle(id: string): Promise<EventLifecycle | undefined>;
+  /** A tenant's latest requests refused at ingest, newest first. */
+  refusals(tenant: string): Promise<RecentRefusals>;
   /** The messages the dead-letter queues hold. */
   deadLetters(filter: DeadLetterFilter): Promise<readonly DeadLetter[]>;
 

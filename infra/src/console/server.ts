@@ -6,6 +6,7 @@ import { EVENT_STATE, OPEN_STATES, PUBLIC_TENANT_ID, type EventState } from '@ad
 import { AdminError } from '../admin/errors.js';
 import { ACTIONS, parseDate, type Fields } from './actions.js';
 import { ConsoleRequestError, type ConsoleBackend, type TenantSummary } from './backend.js';
+import { refusalsSection } from './refusals-view.js';
 import {
   confirmView,
   deadLettersView,
@@ -123,8 +124,9 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     if (url.pathname === '/overview') {
       const tenants = await backend.tenants();
       const tenant = chosenTenant(tenants, url.searchParams.get('tenant'));
-      const overview = tenant === undefined ? undefined : await backend.overview(tenant, Date.now());
-      return { status: 200, body: overviewView(context, tenants, overview) };
+      if (tenant === undefined) return { status: 200, body: overviewView(context, tenants, undefined) };
+      const [overview, refusals] = await Promise.all([backend.overview(tenant, Date.now()), backend.refusals(tenant)]);
+      return { status: 200, body: overviewView(context, tenants, overview, refusalsSection(tenant, refusals)) };
     }
     if (url.pathname === '/events') {
       const tenants = await backend.tenants();

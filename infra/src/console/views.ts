@@ -133,7 +133,13 @@ function bar(value: number, largest: number): Html {
   return html`<svg class="bar" width="200" height="12" aria-hidden="true" focusable="false"><rect width="${width}" height="12"></rect></svg>`;
 }
 
-export function overviewView(context: PageContext, tenants: readonly TenantSummary[], overview: Overview | undefined): string {
+export function overviewView(
+  context: PageContext,
+  tenants: readonly TenantSummary[],
+  overview: Overview | undefined,
+  /** Its latest refusals (refusals-view.ts), shown last. */
+  refusals?: Html,
+): string {
   const chooser = html`<form method="get" action="/overview" class="filters">${tenantChooser(
     tenants,
     overview?.tenant.id,
@@ -175,7 +181,8 @@ ${QUEUED_EVENTS_NOTE}
       (bin) => html`<tr><th scope="row">${bin.label}</th><td>${count(bin.count)}</td><td>${bar(bin.count, largestBin)}</td></tr>`,
     )}</tbody>
 </table>
-</section>`,
+</section>
+${refusals}`,
   );
 }
 

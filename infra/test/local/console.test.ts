@@ -288,6 +288,45 @@ describe('the console in the browser', () => {
     }
   });
 
+  it("shows the tenant's requests refused at ingest on its overview, newest first, with their reason and message", async () => {
+    const { server, page, acme, target, onlyConsoleRequests, teardown } = await setup();
+    try {
+      await page.goto(`${server.url}/overview?tenant=acme`);
+      expect(await page.getByRole('region', { name: 'Refused at ingest' }).textContent()).toContain('No request of acme refused lately.');
+
+      await acme.publish(request(target.topicArn, Date.now() + MINUTE, 'refused', { id: 'order-refused', date: 'next tuesday' }));
+      await acme.publish(request(target.topicArn, Date.now() + MINUTE, 'refused', { id: 'order-refused-2', date: 'someday' }));
+      await expect
+        .poll(
+          async () => {
+            await page.goto(`${server.url}/overview?tenant=acme`);
+            return page
+              .getByRole('table', { name: /refused at ingest/ })
+              .locator('tbody tr')
+              .count();
+          },
+          { timeout: 20_000 },
+        )
+        .toBe(2);
+      const rows = page.getByRole('table', { name: /refused at ingest/ }).locator('tbody tr');
+      const cells = async (row: number) => (await rows.nth(row).locator('td').allTextContents()).slice(1);
+      const byClientId = new Map([await cells(0), await cells(1)].map((row) => [row[0], row]));
+      expect(byClientId.get('order-refused')).toEqual([
+        'order-refused',
+        'tests',
+        'schedule',
+        'INVALID_DATE',
+        '"next tuesday" is not an ISO-8601 date-time',
+      ]);
+      expect(byClientId.get('order-refused-2')?.slice(3, 4)).toEqual(['INVALID_DATE']);
+      const times = await rows.locator('time').evaluateAll((nodes) => nodes.map((node) => node.getAttribute('datetime') ?? ''));
+      expect([...times].sort().reverse()).toEqual(times);
+      onlyConsoleRequests();
+    } finally {
+      await teardown();
+    }
+  });
+
   it('cancels every open event of a label after a confirmation, and shows the counts of the job', async () => {
     const { server, page, acme, target, stateOf, onlyConsoleRequests, teardown } = await setup();
     try {

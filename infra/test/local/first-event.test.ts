@@ -66,14 +66,15 @@ afterAll(async () => {
 });
 
 describe("the README's first event", () => {
-  it('runs as the README shows: scripts/start, pnpm example:publish, then scripts/admin event show says emitted', async () => {
+  it('runs as the README shows: scripts/start, pnpm example:publish, scripts/admin tail shows the delivery, then scripts/admin event show says emitted', async () => {
     const steps = await firstEventSteps();
     expect(steps.map(({ command }) => command)).toEqual([
       'scripts/start',
       'pnpm example:publish',
+      expect.stringMatching(/^scripts\/admin tail arn:\S+$/),
       expect.stringMatching(/^scripts\/admin event show m-\S+$/),
     ]);
-    const [started, published, shown] = steps as [Step, Step, Step];
+    const [started, published, tailed, shown] = steps as [Step, Step, Step, Step];
     // A checkout of its own: the service's .local/ there, never the one a user keeps in this one.
     const checkout = await mkdtemp(join(tmpdir(), 'first-event-'));
     dirs.push(checkout);
@@ -111,8 +112,28 @@ describe("the README's first event", () => {
       const eventId = /event show (m-\S+)$/m.exec(publish.stdout)?.[1] ?? '';
 
       // scripts/admin reads the repository's .local/ unless told otherwise: here the checkout's.
-      const [, ...args] = shown.command.replace(/m-\S+$/, eventId).split(' ');
       const files = ['--outputs', join(checkout, '.local/outputs.json'), '--tenants', join(checkout, '.local/tenants.json')];
+      // The tail, started before the event is due, in a process group of its own as a terminal runs it.
+      const tail = spawn(join(REPO_ROOT, 'scripts/admin'), [...tailed.command.split(' ').slice(1), '--outputs', files[1] ?? ''], {
+        cwd: REPO_ROOT,
+        detached: true,
+      });
+      let tailOutput = '';
+      let tailNotes = '';
+      tail.stdout.setEncoding('utf8').on('data', (text: string) => (tailOutput += text));
+      tail.stderr.setEncoding('utf8').on('data', (text: string) => (tailNotes += text));
+      const tailExited = once(tail, 'exit');
+      try {
+        await waitFor(() => tailOutput.includes('{"invoice":42}'), 'the delivery tailed', 40_000);
+      } finally {
+        process.kill(-(tail.pid ?? 0), 'SIGINT');
+        await tailExited;
+      }
+      const [watching] = tailNotes.split('\n');
+      expect(masked(`${watching}\n${tailOutput}`, checkout)).toEqual(masked(tailed.shows, README_CHECKOUT));
+      expect(tailNotes).toMatch(/^Unsubscribed; queue adhoc-scheduler-tail-\S+ deleted\.$/m);
+
+      const [, ...args] = shown.command.replace(/m-\S+$/, eventId).split(' ');
       const show = await waitFor(
         async () => {
           const result = await run(join(REPO_ROOT, 'scripts/admin'), [...args, ...files], REPO_ROOT);

@@ -7,10 +7,12 @@ import { expiresAtFor, requestHashOf, type ScheduledEvent } from '../domain/even
 import { failureNotice } from '../domain/failure.js';
 import { changeRefusal, createdByOtherRequest, EVENT_STATE, eventOf, placedOnDelayQueueBy, type EventRecord } from '../domain/lifecycle.js';
 import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
+import { type Refusal, refusalOf, refusalsToKeep } from '../domain/refusals.js';
 import { isInStack } from '../domain/scheduler-topics.js';
 import type { Tenant } from '../domain/tenants.js';
 import { topicPartition } from '../domain/topic-arn.js';
 import { parseInputMessage } from '../domain/validation.js';
+import { describeError } from '../describe-error.js';
 import { type Placement, placementFor } from '../domain/placement.js';
 import { type FailedRecord, type FailureLog, failRecords, processBatch, sentAt } from './batch.js';
 import { startBulkCancel } from './bulk-cancel.js';
@@ -27,6 +29,7 @@ import type {
   Logger,
   NewEvent,
   Pause,
+  RefusalLog,
   SchedulerMetrics,
   TenantDirectory,
   TenantPauses,
@@ -225,6 +228,8 @@ export interface IngestDeps {
   readonly jobs: Pick<BulkCancelJobs, 'create'>;
   readonly pauses: Pick<TenantPauses, 'pause' | 'resume'>;
   readonly changesQueue: ChangesQueue;
+  /** Where a tenant's latest refusals are kept, for its operator and client to find. */
+  readonly refusals: RefusalLog;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: SchedulerMetrics;
@@ -247,6 +252,8 @@ interface Applying {
   readonly planned: PlannedMessage & { readonly tenant: Tenant };
   readonly now: number;
   readonly sends: Send[];
+  /** The batch's refusals, kept once its accepted events are on their way. */
+  readonly refused: Refusal[];
 }
 
 /**
@@ -256,6 +263,9 @@ interface Applying {
 async function refuse(applying: Applying, error: EventRejectedError, eventId?: string): Promise<void> {
   const { deps, planned } = applying;
   deps.metrics.count('EventsRejected', 1, error.reason);
+  applying.refused.push(
+    refusalOf(planned.tenant.id, { input: planned.input, inputMessageId: planned.message.inputMessageId }, error, applying.now, eventId),
+  );
   const notice = failureNotice(error.reason, error.message, planned.input, applying.now, { eventId, details: error.details });
   // Once per input message, however often it is delivered.
   const noticeId = `n-${planned.message.inputMessageId}`;
@@ -499,6 +509,21 @@ function refuseUnowned(deps: IngestDeps, planned: PlannedMessage, reason: Extrac
 }
 
 /**
+ * Keeps the batch's refusals for the tenants' operators and clients, after its accepted events
+ * are sent: a few per tenant (see REFUSALS_KEPT), the rest counted. The failure notice and the
+ * log line are the refusal's report; a write that fails here is logged, and fails no record.
+ */
+async function keepRefusals(deps: IngestDeps, refused: readonly Refusal[], now: number): Promise<void> {
+  if (refused.length === 0) return;
+  try {
+    await deps.refusals.keep(refusalsToKeep(refused), expiresAtFor(now, deps.config.retentionSeconds));
+  } catch (error) {
+    deps.metrics.count('RefusalsNotKept', refused.length);
+    deps.logger.warn({ refusals: refused.length, error: describeError(error) }, 'refusals could not be kept for the refusal log');
+  }
+}
+
+/**
  * Takes each input message as its tenant's (known by the topic it came through), in two
  * steps: a pure plan turns the batch into per-message intents (planIngest), then this applies
  * them (records, cancels, reschedules, refusals) and sends the batch's near-path events to the
@@ -511,12 +536,13 @@ export async function ingestBatch(deps: IngestDeps, records: readonly SQSRecord[
   const planned = new Map(plan.map((entry) => [entry.record, entry]));
   const created = createTogether(deps, plan);
   const sends: Send[] = [];
+  const refused: Refusal[] = [];
   const response = await processBatch(records, deps, async (record) => {
     const entry = planned.get(record) as PlannedMessage;
     const { intent, tenant } = entry;
     if (intent.kind === 'unowned' || tenant === undefined)
       return refuseUnowned(deps, entry, intent.kind === 'unowned' ? intent.reason : REASON.UNKNOWN_TENANT);
-    return applyIntent({ deps, planned: { ...entry, tenant }, now, sends }, intent, created.get(record));
+    return applyIntent({ deps, planned: { ...entry, tenant }, now, sends, refused }, intent, created.get(record));
   });
 
   if (sends.length > 0) {
@@ -539,6 +565,7 @@ export async function ingestBatch(deps: IngestDeps, records: readonly SQSRecord[
     });
     response.batchItemFailures.push(...(await failRecords(failed, deps)));
   }
+  await keepRefusals(deps, refused, now);
   deps.metrics.flush();
   return response;
 }

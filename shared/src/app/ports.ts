@@ -6,6 +6,7 @@ import type { EventRecord, EventState } from '../domain/lifecycle.js';
 import type { ChangeJob, LoadingChunk } from '../domain/messages.js';
 import type { Quotas, Tenant } from '../domain/tenants.js';
 import type { Placement } from '../domain/placement.js';
+import type { RecentRefusals, TenantRefusals } from '../domain/refusals.js';
 
 /**
  * What the application needs of the world, one job to each port: the adapters (shared/src/adapters)
@@ -61,7 +62,9 @@ export type MetricName =
   /** Events that came due while their tenant was paused, held until it resumes. */
   | 'EventsHeld'
   /** Held events sent to the delay queue by their tenant's resume. */
-  | 'EventsResumed';
+  | 'EventsResumed'
+  /** Refusals ingest could not write to the refusal log (reported on failure topics and in the log all the same). */
+  | 'RefusalsNotKept';
 
 // ---- Tenants ----------------------------------------------------------------------------------
 
@@ -501,6 +504,19 @@ export interface LastErrors {
   write(errors: readonly LastError[]): Promise<void>;
   /** The last errors of these messages (a message without one is absent). */
   read(messageIds: readonly string[]): Promise<ReadonlyMap<string, LastError>>;
+}
+
+// ---- Refusals: what ingest refused, for operators and clients to find ------------------------
+
+/** A tenant's latest refusals (see REFUSALS_KEPT): written by ingest after its batch, read by the admin CLI and the console. */
+export interface RefusalLog {
+  /**
+   * Keeps one batch's refusals of each tenant, overwriting that tenant's oldest beyond
+   * REFUSALS_KEPT.perTenant, and counts the ones not kept; each kept until `expiresAt` (epoch seconds).
+   */
+  keep(batch: readonly TenantRefusals[], expiresAt: number): Promise<void>;
+  /** A tenant's kept refusals, newest first. */
+  recent(tenant: string): Promise<RecentRefusals>;
 }
 
 // ---- Operators --------------------------------------------------------------------------------
