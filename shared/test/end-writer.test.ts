@@ -36,7 +36,12 @@ function setup({ lingerMs = 0, journal }: { lingerMs?: number; journal?: EndJour
   /** The end of a queued event's emission. */
   const ending = (id: string): EmissionEnding => {
     store.put({ ...storedRecord(id, 1), state: EVENT_STATE.queued });
-    return { event: { id, tenant: 'acme', version: 1 }, end: { state: 'emitted', at: 1 }, expiresAt: 2, endedBy: `delivery-${id}` };
+    return {
+      event: { id, tenant: 'acme', version: 1, dueAt: 0 },
+      end: { state: 'emitted', at: 1 },
+      expiresAt: 2,
+      endedBy: `delivery-${id}`,
+    };
   };
   /** The ids of the ends a write took. */
   const ids = (write: number): string[] => (writes[write]?.ends ?? []).map(({ event }) => event.id);

@@ -233,6 +233,7 @@ export class MemoryEventStore implements EventStore {
         ...(end.state === 'emitted' ? { emittedAt: end.at } : { failedAt: end.at, reason: end.reason }),
         expiresAt: ending.expiresAt,
         endedBy: ending.endedBy,
+        tenantShard: ending.listedUnder ?? record.tenantShard,
       });
       applied.push(ending);
       recorded.push(ending);

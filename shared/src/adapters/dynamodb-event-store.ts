@@ -305,7 +305,7 @@ export class DynamoDbEventStore implements EventStore {
   async endEmissions(ends: readonly EmissionEnding[]): Promise<EndsRecorded> {
     if (ends.length === 0) return { recorded: [], alreadyEnded: [], unknown: [], applied: [] };
     const outcomes = await this.writer.write(
-      ends.map(({ event, end, expiresAt, endedBy }) => ({
+      ends.map(({ event, end, expiresAt, endedBy, listedUnder }) => ({
         kind: 'update',
         id: event.id,
         set: {
@@ -314,6 +314,8 @@ export class DynamoDbEventStore implements EventStore {
           reason: end.state === 'failed' ? end.reason : undefined,
           [TABLE.ttlAttribute]: expiresAt,
           endedBy,
+          // A failed event is listed whatever the setting (see tenantIndexKeyAt).
+          [TABLE.tenantShardKey]: listedUnder,
         },
         condition: { op: 'and', conditions: [is('state', EVENT_STATE.queued), is('version', event.version)] },
       })),
