@@ -504,7 +504,7 @@ describe.concurrent('scripts/admin events, event show and quota reconcile', () =
   });
 
   it('prints no next page after a page that holds the last events', async () => {
-    const { scheduler, where, teardown } = await setup();
+    const { scheduler, where, outputsFile, teardown } = await setup();
     const client = new SchedulerClient(scheduler);
     try {
       const dueAt = Date.now() + 60_000;
@@ -522,9 +522,14 @@ describe.concurrent('scripts/admin events, event show and quota reconcile', () =
       expect(JSON.parse((await list('5')).stdout)).toMatchObject({ events: { length: 5 }, next: null });
       const human = await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'scheduled', '--limit', '5', ...where);
       expect(human.stdout).not.toContain('next page');
-      // Without a label, it says which events such a listing leaves out (on stderr, apart from the listing).
-      expect(human.stderr).toContain('SCHEDULER_INDEX_QUEUED_EVENTS');
-      expect(human.stdout).not.toContain('SCHEDULER_INDEX_QUEUED_EVENTS');
+      // Near-path events indexed (the default): nothing is left out, nothing said.
+      expect(human.stderr).not.toContain('SCHEDULER_INDEX_QUEUED_EVENTS');
+      // In the lean setting, as its outputs say, it says which events a listing without a label leaves out (on stderr, apart from the listing).
+      await writeFile(outputsFile, JSON.stringify({ ...scheduler.outputs, indexQueuedEvents: false }));
+      const lean = await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'scheduled', '--limit', '5', ...where);
+      expect(lean.stderr).toContain('SCHEDULER_INDEX_QUEUED_EVENTS=false');
+      expect(lean.stdout).toBe(human.stdout);
+      expect((await admin('events', '--tenant', PUBLIC_TENANT_ID, '--label', 'none', ...where)).stderr).toBe('');
       expect(JSON.parse((await list('4')).stdout)).toMatchObject({ events: { length: 4 }, next: expect.any(String) });
     } finally {
       client.destroy();

@@ -20,6 +20,8 @@ import type {
   Requeue,
   Unreleased,
 } from '../app/ports.js';
+import type { EndCountIncrement } from '../domain/end-counts.js';
+import { DynamoDbEndCounters } from './dynamodb-end-counters.js';
 import { batchDelete, batchGet, batchPut, pauseBeforeRound } from './dynamodb-batches.js';
 import {
   conditionalWriter,
@@ -61,6 +63,7 @@ export interface DynamoDbEventStoreOptions {
 
 export class DynamoDbEventStore implements EventStore {
   readonly counters: DynamoDbQuotaCounters;
+  private readonly endCounters: DynamoDbEndCounters;
   private readonly writer: ConditionalWriter;
   private readonly clock: Clock;
   private readonly changeWriteTimeoutMs: number;
@@ -72,6 +75,7 @@ export class DynamoDbEventStore implements EventStore {
     options: DynamoDbEventStoreOptions = {},
   ) {
     this.counters = new DynamoDbQuotaCounters(client, tableName);
+    this.endCounters = new DynamoDbEndCounters(client, tableName);
     this.writer = conditionalWriter(options.batchWrites ?? 'statements', client, tableName);
     this.clock = options.clock ?? systemClock;
     this.changeWriteTimeoutMs = options.changeWriteTimeoutMs ?? DEFAULTS.changeWriteTimeoutMs;
@@ -338,6 +342,10 @@ export class DynamoDbEventStore implements EventStore {
   async releasePlaces(freed: ReadonlyMap<string, number>): Promise<readonly Unreleased[]> {
     const released = await Promise.allSettled([...freed].map(([tenant, count]) => this.counters.releaseOpenEvents(tenant, count)));
     return [...freed].flatMap(([tenant, count], index) => (released[index]?.status === 'rejected' ? [{ tenant, count }] : []));
+  }
+
+  countEnds(increments: readonly EndCountIncrement[]): Promise<void> {
+    return this.endCounters.add(increments);
   }
 
   async cancel(

@@ -49,7 +49,7 @@ export interface EmitterDeps {
     | 'shardCount'
     | 'indexQueuedEvents'
   >;
-  readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'releasePlaces' | 'carry' | 'hold'>;
+  readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'releasePlaces' | 'countEnds' | 'carry' | 'hold'>;
   /** This process's view of tenants' pauses (see PausedTenants): a paused tenant's events are held, not published. */
   readonly pausedTenants: Pick<PausedTenants, 'of'>;
   readonly notices: NoticeClaims;
