@@ -203,8 +203,8 @@ describe('the emitter', () => {
     expect((await emitting).batchItemFailures).toEqual([]);
     // Nothing is written before a publish: the first saw no write, the second the first's end.
     expect(writesAtPublish).toEqual([0, 1]);
-    // Two end writes, and the places they release freed once the batch is done.
-    expect(store.calls).toEqual({ read: 1, endEmissions: 2, releasePlaces: 1 });
+    // Two end writes, each counted in its tenant's minute, and the places they release freed once the batch is done.
+    expect(store.calls).toEqual({ read: 1, endEmissions: 2, countEnds: 2, releasePlaces: 1 });
     expect(store.openEvents.get('acme') ?? 0).toBe(openBefore - 2);
     expect(store.records.get('m-2')?.state).toBe(EVENT_STATE.emitted);
   });
