@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { EVENT_STATE, PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
 import { answers } from '@adhoc-scheduler/shared/local-service';
 import { SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
+import { AdminConsoleBackend } from '../../src/console/admin-backend.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
 import { admin, adminScript } from './admin-run.js';
 import {
@@ -19,6 +20,7 @@ import {
   sharedEmulators,
   startTestScheduler,
   TopicConsumer,
+  uniqueName,
   waitFor,
 } from './kit.js';
 import { outputsOf, spawnService } from './service-process.js';
@@ -497,6 +499,42 @@ describe.concurrent('scripts/admin events, event show and quota reconcile', () =
       const show = await admin('event', 'show', '--tenant', PUBLIC_TENANT_ID, '--user', 'dan', '--id', 'first', ...where);
       expect(show.stdout).toMatch(/^labels +billing, eu$/m);
       expect((await admin('events', '--tenant', PUBLIC_TENANT_ID, '--from', 'yesterday', ...where)).code).toBe(2);
+    } finally {
+      client.destroy();
+      await teardown();
+    }
+  });
+
+  it('lists an event due in 10 s that failed (TARGET_NOT_FOUND) under --state failed, and the console’s overview counts it', async () => {
+    const { scheduler, where, outputsFile, tenantsFile, teardown } = await setup();
+    const client = new SchedulerClient(scheduler);
+    try {
+      const gone = `arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:${uniqueName('no-such-topic')}`;
+      await client.publish(request(gone, Date.now() + 10_000, 'to nowhere'));
+      const failed = async () =>
+        (
+          JSON.parse((await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'failed', '--json', ...where)).stdout) as {
+            events: { id: string; state: string; reason?: string }[];
+          }
+        ).events;
+      const [listed] = await waitFor(
+        async () => {
+          const events = await failed();
+          return events.length > 0 && events;
+        },
+        'the failed event listed',
+        30_000,
+      );
+      expect(listed).toMatchObject({ state: 'failed', reason: 'TARGET_NOT_FOUND' });
+      const human = await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'failed', ...where);
+      expect(human.stdout).toMatch(/ failed /);
+      // Its scheduler lists near-path events (the default): no note.
+      expect(human.stderr).toBe('');
+      const overview = await new AdminConsoleBackend({ kind: 'local', outputs: outputsFile }, { tenantsFile }).overview(
+        PUBLIC_TENANT_ID,
+        Date.now(),
+      );
+      expect(overview).toMatchObject({ emittedLastHour: 0, failedLastHour: 1, listsQueuedEvents: true });
     } finally {
       client.destroy();
       await teardown();
