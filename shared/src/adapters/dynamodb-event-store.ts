@@ -57,7 +57,7 @@ export interface DynamoDbEventStoreOptions {
   readonly clock?: Clock;
   /** How long one attempt to write a change may take (see SchedulerConfig.changeWriteTimeoutMs). */
   readonly changeWriteTimeoutMs?: number;
-  /** Whether events placed in the delay queue get a tenant-index entry (SchedulerConfig.indexQueuedEvents); off by default. */
+  /** Whether events placed in the delay queue get a tenant-index entry (SchedulerConfig.indexQueuedEvents, on by default). */
   readonly indexQueuedEvents?: boolean;
 }
 
