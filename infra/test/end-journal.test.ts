@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { FileEndJournal } from '../src/local/end-journal.js';
 
 const ending = (id: string): EmissionEnding => ({
-  event: { id, tenant: 'acme', version: 1 },
+  event: { id, tenant: 'acme', version: 1, dueAt: 900 },
   end: { state: 'emitted', at: 1_000 },
   expiresAt: 2,
   endedBy: `delivery-${id}`,

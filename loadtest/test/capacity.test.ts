@@ -12,6 +12,7 @@ import {
   loaderQueriesPerTick,
   moveSeconds,
   REGISTRY_BYTES,
+  TENANT_INDEX_WRITE_UNITS,
   type LoadProfile,
   type StageId,
 } from '../src/capacity/model.js';
@@ -100,10 +101,10 @@ describe('the stages', () => {
     expect(MEASURED.ingestSecondsPerBatch).toBeCloseTo(0.21, 2);
   });
 
-  it('write 2 units a near-path event and 4 a far one, 2 a label, and the counters per batch', () => {
-    // At rest the writes are the ingest and the ends: 1,000 near events a second, 1 unit at ingest and 1 at the end.
+  it('write 3 units a near-path event (2 in the lean setting) and 4 a far one, 2 a label, and the counters per batch', () => {
+    // At rest the writes are the ingest and the ends: 1,000 near events a second, 2 units at ingest (the record, its index entry) and 1 at the end.
     const near = stageOf({ ratePerSecond: 1000 }, 'table-throughput');
-    expect(near.demand).toBeCloseTo(1000 * 1 + 1000 / 100 + 1000 * (1 + 1 / 100), 0);
+    expect(near.demand).toBeCloseTo(1000 * 2 + 1000 / 100 + 1000 * (1 + 1 / 100), 0);
     const labelled = stageOf({ ratePerSecond: 1000, labelsPerEvent: 2 }, 'table-throughput');
     expect(labelled.demand - near.demand).toBeCloseTo(1000 * 2 * 2, 0);
     expect(near.limit).toBe(4000);
@@ -119,10 +120,11 @@ describe('the stages', () => {
     expect(index.demand).toBe(2000);
     expect(index.load).toBe(2);
     expect(stageOf(stored, 'index-partition', stackSettings({ shardCount: 32 })).load).toBe(0.5);
-    // Near-path events are in the index only with SCHEDULER_INDEX_QUEUED_EVENTS, modelled as a third write unit.
-    expect(stageOf({ ratePerSecond: 16_000, tenants: 1 }, 'index-partition').demand).toBe(0);
-    const indexed = stackSettings({}, { writeUnits: { nearPath: 3, farPath: 4, perLabel: 2 } });
-    expect(stageOf({ ratePerSecond: 16_000, tenants: 1 }, 'index-partition', indexed).demand).toBe(2000);
+    // Near-path events are in the index with SCHEDULER_INDEX_QUEUED_EVENTS (the default), modelled as a third write unit.
+    expect(TENANT_INDEX_WRITE_UNITS.nearPath).toBe(3);
+    expect(stageOf({ ratePerSecond: 16_000, tenants: 1 }, 'index-partition').demand).toBe(2000);
+    const lean = stackSettings({}, { writeUnits: { nearPath: 2, farPath: 4, perLabel: 2 } });
+    expect(stageOf({ ratePerSecond: 16_000, tenants: 1 }, 'index-partition', lean).demand).toBe(0);
   });
 
   it('query every shard of every tenant each tick under the tenant index, and the minute’s shards under the bucket index', () => {
@@ -177,16 +179,16 @@ describe('the cost per million events', () => {
 
   it('prices the path’s write units and the counters per batch at the load test’s prices', () => {
     const usage = usagePerMillion({ ...QUIET, ratePerSecond: 10_000 }, SETTINGS, AWS);
-    expect(usage.dynamodb.writeUnits).toBeCloseTo(1e6 * (2 + 2 / 100));
+    expect(usage.dynamodb.writeUnits).toBeCloseTo(1e6 * (3 + 2 / 100));
     // Full batches: a PublishBatch of 10 small events is one request.
     expect(usage.sns.billedRequests).toBeCloseTo(1e5);
     const cost = costPerMillion({ ...QUIET, ratePerSecond: 10_000 }, SETTINGS, AWS);
     expect(cost.lines.find((line) => line.item === 'DynamoDB writes')?.perMillionEvents).toBeCloseTo(
-      2.02 * PRICES.dynamodb.perMillionWriteUnits,
+      3.02 * PRICES.dynamodb.perMillionWriteUnits,
     );
-    // The far path writes two more units than the near path: its index entry and its take.
+    // The far path writes one more unit than the near path, whose index entry it also writes: its take.
     const far = usagePerMillion({ ...QUIET, ratePerSecond: 10_000, farShare: 1 }, SETTINGS, AWS);
-    expect(far.dynamodb.writeUnits - usage.dynamodb.writeUnits).toBeCloseTo(2e6);
+    expect(far.dynamodb.writeUnits - usage.dynamodb.writeUnits).toBeCloseTo(1e6);
   });
 
   it('bills 100 KB payloads by the 64 KiB chunk', () => {

@@ -64,8 +64,10 @@ export interface SchedulerConfig {
   readonly shardCount: number;
   /**
    * Whether an event placed straight in the delay queue gets a tenant-index entry (`<tenant>#q<n>`),
-   * so that a listing without a label finds it. One more write unit for each such event (3 instead
-   * of 2); off, a near-path event is listed only under its labels, and found by id.
+   * so that a listing without a label finds it: on by default, one more write unit for each such
+   * event (3 instead of 2). Off (the lean setting), an open near-path event is listed only under its
+   * labels, and found by id; once it fails, is held or is carried into the table it is listed all
+   * the same (see tenantIndexKeyAt).
    */
   readonly indexQueuedEvents: boolean;
 
@@ -199,7 +201,7 @@ export const DEFAULTS = {
   loadingChunkSize: 100,
   bucketSeconds: 60,
   shardCount: 8,
-  indexQueuedEvents: false,
+  indexQueuedEvents: true,
   emitterLeadMs: 1300,
   changeCutoffSeconds: 5,
   changeWriteTimeoutMs: 1000,

@@ -100,6 +100,7 @@ describe('loadConfig', () => {
       loadingChunkSize: 50,
       bucketSeconds: 30,
       shardCount: 4,
+      indexQueuedEvents: false,
       emitterLeadMs: 150,
       changeCutoffSeconds: 4,
       changeWriteTimeoutMs: 800,

@@ -10,6 +10,8 @@ import { noticeAttributes } from '../src/domain/failure.js';
 import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
 import { encodeDelayQueueMessage } from '../src/domain/messages.js';
 import { EventRejectedError, REASON, TransientError } from '../src/domain/reasons.js';
+import { shardOf } from '../src/domain/buckets.js';
+import { tenantShardKey } from '../src/domain/tenant-index.js';
 import { registry, sqsRecord, topicArn } from './factories.js';
 import { FakeClock, MemoryDelayQueue, MemoryLastErrors, RecordingLogger, RecordingMetrics, RecordingPublisher } from './fakes.js';
 import { MemoryEventStore, MemoryNoticeClaims, MemoryTenantPauses } from './memory-event-store.js';
@@ -73,6 +75,8 @@ function setup(failWith?: (topic: string) => Error | undefined, unrecordedEndsLi
       nearPathWindowSeconds: NEAR_PATH_WINDOW_SECONDS,
       bucketSeconds: 60,
       shardCount: 4,
+      // The lean setting: the rule that lists a failed or held event whatever the setting is what runs.
+      indexQueuedEvents: false,
     },
     store,
     pausedTenants: new PausedTenants(new MemoryTenantPauses(store), clock),
@@ -199,8 +203,8 @@ describe('the emitter', () => {
     expect((await emitting).batchItemFailures).toEqual([]);
     // Nothing is written before a publish: the first saw no write, the second the first's end.
     expect(writesAtPublish).toEqual([0, 1]);
-    // Two end writes, and the places they release freed once the batch is done.
-    expect(store.calls).toEqual({ read: 1, endEmissions: 2, releasePlaces: 1 });
+    // Two end writes, each counted in its tenant's minute, and the places they release freed once the batch is done.
+    expect(store.calls).toEqual({ read: 1, endEmissions: 2, countEnds: 2, releasePlaces: 1 });
     expect(store.openEvents.get('acme') ?? 0).toBe(openBefore - 2);
     expect(store.records.get('m-2')?.state).toBe(EVENT_STATE.emitted);
   });
@@ -424,6 +428,24 @@ describe('the emitter', () => {
       reason: REASON.TARGET_ACCESS_DENIED,
       details: { ageSeconds: 0 },
     });
+  });
+
+  it('lists a failed near-path event with its end, even without SCHEDULER_INDEX_QUEUED_EVENTS; an emitted one and a stored one keep their keys', async () => {
+    const missing = new EventRejectedError(REASON.TARGET_NOT_FOUND, 'no such topic');
+    const { deps, store } = setup((topic) => (topic === topicArn('gone') ? missing : undefined));
+    store.put(queued(event({ id: 'm-2', target: topicArn('gone') })));
+    store.put({ ...queued(event({ id: 'm-3', target: topicArn('gone') })), payloadKept: 'record', tenantShard: 'acme#s9' });
+    await emitBatch(deps, [
+      sqsRecord(delayed(event()), 'sqs-1'),
+      sqsRecord(delayed(event({ id: 'm-2', target: topicArn('gone') })), 'sqs-2'),
+      sqsRecord(delayed(event({ id: 'm-3', target: topicArn('gone') })), 'sqs-3'),
+    ]);
+    expect(store.records.get('m-1')).toMatchObject({ state: EVENT_STATE.emitted, tenantShard: undefined });
+    expect(store.records.get('m-2')).toMatchObject({
+      state: EVENT_STATE.failed,
+      tenantShard: tenantShardKey('acme', 'q', shardOf('m-2', { shardCount: 4 })),
+    });
+    expect(store.records.get('m-3')).toMatchObject({ state: EVENT_STATE.failed, tenantShard: 'acme#s9' });
   });
 
   it('quotes an event stored with a lone surrogate well-formed in the notice of its failure', async () => {

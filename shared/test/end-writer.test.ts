@@ -29,18 +29,24 @@ function setup({ lingerMs = 0, journal }: { lingerMs?: number; journal?: EndJour
   const store = new MemoryEventStore();
   const writes = store.holdEndWrites();
   const delayQueue = new MemoryDelayQueue();
+  const logger = new RecordingLogger();
   const writer = new EndWriter(
-    { store, delayQueue, logger: new RecordingLogger(), metrics: new RecordingMetrics(), ...(journal ? { journal } : {}) },
+    { store, delayQueue, logger, metrics: new RecordingMetrics(), ...(journal ? { journal } : {}) },
     { lingerMs },
   );
   /** The end of a queued event's emission. */
-  const ending = (id: string): EmissionEnding => {
+  const ending = (id: string, tenant = 'acme', end: EmissionEnding['end'] = { state: 'emitted', at: 1 }): EmissionEnding => {
     store.put({ ...storedRecord(id, 1), state: EVENT_STATE.queued });
-    return { event: { id, tenant: 'acme', version: 1 }, end: { state: 'emitted', at: 1 }, expiresAt: 2, endedBy: `delivery-${id}` };
+    return {
+      event: { id, tenant, version: 1, dueAt: 0 },
+      end,
+      expiresAt: 2,
+      endedBy: `delivery-${id}`,
+    };
   };
   /** The ids of the ends a write took. */
   const ids = (write: number): string[] => (writes[write]?.ends ?? []).map(({ event }) => event.id);
-  return { store, writes, ids, delayQueue, handedOver: delayQueue.handedOver, writer, ending };
+  return { store, writes, ids, delayQueue, handedOver: delayQueue.handedOver, writer, ending, logger };
 }
 
 /** Lets the event loop turn once: what the writer does on its next turn is done. */
@@ -55,6 +61,39 @@ describe('the end writer', () => {
     expect(ids(0)).toEqual(['a', 'b']);
     writes[0]?.answer();
     expect((await Promise.all(settled)).map(({ outcome }) => outcome)).toEqual(['recorded', 'recorded']);
+  });
+
+  it("adds a write's ends to their tenants' counts in one increment per tenant and minute, before they settle", async () => {
+    const { store, writes, writer, ending } = setup();
+    const settled = [
+      writer.record(ending('a')),
+      writer.record(ending('b', 'acme', { state: 'failed', at: 2, reason: 'TARGET_NOT_FOUND' })),
+      writer.record(ending('c', 'globex', { state: 'emitted', at: 30 })),
+    ];
+    await nextTurn();
+    writes[0]?.answer();
+    await Promise.all(settled);
+    expect(store.endCounts.map(({ tenant, counts }) => [tenant, counts.emitted, counts.failed])).toEqual([
+      ['acme', 1, 1],
+      ['globex', 1, 0],
+    ]);
+  });
+
+  it('counts no end the write did not apply, and records the ends when their counts cannot be added', async () => {
+    const { store, writes, writer, ending, logger } = setup();
+    store.countEnds = () => Promise.reject(new TransientError('throttled'));
+    const settled = [writer.record(ending('a')), writer.record(ending('b'))];
+    await nextTurn();
+    writes[0]?.answer({ applied: [] });
+    expect((await Promise.all(settled)).map(({ outcome }) => outcome)).toEqual(['recorded', 'recorded']);
+    expect(logger.at('warn')).toEqual([]);
+    const again = writer.record(ending('c'));
+    await nextTurn();
+    writes[1]?.answer();
+    expect((await again).outcome).toBe('recorded');
+    expect(logger.at('warn').map(({ message }) => message)).toEqual([
+      "could not add ends to their tenants' counts; the console's counts are short by them",
+    ]);
   });
 
   it('writes together the ends answered during one turn, also on the turn a write goes out', async () => {

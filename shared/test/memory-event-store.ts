@@ -56,6 +56,7 @@ import {
   placedOnDelayQueueBy,
   type EventRecord,
 } from '../src/domain/lifecycle.js';
+import type { EndCountIncrement } from '../src/domain/end-counts.js';
 import { compareByDue, decodePageToken, encodePageToken, isAfter, tenantShardKey } from '../src/domain/tenant-index.js';
 
 /**
@@ -233,11 +234,20 @@ export class MemoryEventStore implements EventStore {
         ...(end.state === 'emitted' ? { emittedAt: end.at } : { failedAt: end.at, reason: end.reason }),
         expiresAt: ending.expiresAt,
         endedBy: ending.endedBy,
+        tenantShard: ending.listedUnder ?? record.tenantShard,
       });
       applied.push(ending);
       recorded.push(ending);
     }
     return { recorded, alreadyEnded, unknown: [], applied };
+  }
+
+  /** Every increment of the ends' counts, as written. */
+  readonly endCounts: EndCountIncrement[] = [];
+
+  async countEnds(increments: readonly EndCountIncrement[]): Promise<void> {
+    this.called('countEnds');
+    this.endCounts.push(...increments);
   }
 
   async releasePlaces(freed: ReadonlyMap<string, number>): Promise<readonly Unreleased[]> {

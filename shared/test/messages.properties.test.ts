@@ -69,7 +69,7 @@ const failureNotice: fc.Arbitrary<FailureNotice> = fc.record({
 });
 
 const emissionEnding: fc.Arbitrary<EmissionEnding> = fc.record({
-  event: fc.record({ id: text, tenant: text, version: fc.nat() }),
+  event: fc.record({ id: text, tenant: text, version: fc.nat(), dueAt: fc.nat() }),
   end: fc.oneof(
     fc.record({ state: fc.constant('emitted' as const), at: fc.nat() }),
     fc.record({ state: fc.constant('failed' as const), at: fc.nat(), reason: fc.constantFrom(...Object.values(REASON)) }),

@@ -76,6 +76,7 @@ const CONFIG = {
   emitterLeadMs: 300,
   bucketSeconds: 60,
   shardCount: 4,
+  indexQueuedEvents: false,
   retentionSeconds: 3600,
   changeCutoffSeconds: 5,
   maxScheduleAheadSeconds: MAX_AHEAD_SECONDS,

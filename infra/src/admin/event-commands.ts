@@ -132,11 +132,11 @@ export async function eventsList(args: string[], output: Output): Promise<number
     values['shard-count'] === undefined ? undefined : wholeNumber('--shard-count', values['shard-count'], { min: 1, max: 256 }, command);
   const location = locationOf(values, command);
 
-  const page = await withEventRecords(
+  const { page, scope } = await withEventRecords(
     location,
-    async (records) => {
+    async (records, scope) => {
       try {
-        return await records.listEvents(tenant, query);
+        return { page: await records.listEvents(tenant, query), scope };
       } catch (error) {
         // The token is the store's, opaque here: one that does not parse was not printed by a previous page.
         if (error instanceof PageTokenError)
@@ -161,6 +161,6 @@ export async function eventsList(args: string[], output: Output): Promise<number
   );
   if (page.next !== undefined) output.out(`next page: --after ${page.next}`);
   // Said on stderr, where it does not mix with the listing a script reads.
-  if (label === undefined) output.err(UNINDEXED_QUEUED_EVENTS_NOTE);
+  if (label === undefined && !scope.listsQueuedEvents) output.err(UNINDEXED_QUEUED_EVENTS_NOTE);
   return 0;
 }

@@ -14,8 +14,9 @@ export type LocalServiceOutputs = Pick<
   'region' | 'endpoint' | 'dynamodbEndpoint' | 'tableName' | 'ingestQueueUrl' | 'inputTopicArn'
 > &
   // Absent from the files of older versions: the tenant index's shard count (they used the
-  // default) and the changes queue (bulk changes did not exist).
-  Partial<Pick<LocalOutputs, 'shardCount' | 'changesQueueUrl'>>;
+  // default), the changes queue (bulk changes did not exist) and whether near-path events are
+  // indexed (they were not by default).
+  Partial<Pick<LocalOutputs, 'shardCount' | 'changesQueueUrl' | 'indexQueuedEvents'>>;
 
 const USED_OUTPUTS: readonly (keyof LocalServiceOutputs)[] = [
   'region',

@@ -54,6 +54,8 @@ export interface StackOutputs {
   readonly region: string | undefined;
   /** The stack's SCHEDULER_SHARD_COUNT (absent from stacks deployed before the tenant index). */
   readonly shardCount: number | undefined;
+  /** The stack's SCHEDULER_INDEX_QUEUED_EVENTS (absent from stacks deployed before it was on by default). */
+  readonly indexQueuedEvents: boolean | undefined;
   /** The shared input topic (the public tenant's). */
   readonly inputTopicArn: string | undefined;
   /** Where a job that changes events in bulk starts. */
@@ -90,6 +92,8 @@ export async function readStackOutputs(path: string): Promise<StackOutputs> {
             region: text(SCHEDULER_OUTPUTS.region),
             inputTopicArn: text(SCHEDULER_OUTPUTS.inputTopicArn),
             shardCount: text(SCHEDULER_OUTPUTS.shardCount) === undefined ? undefined : Number(text(SCHEDULER_OUTPUTS.shardCount)),
+            indexQueuedEvents:
+              text(SCHEDULER_OUTPUTS.indexQueuedEvents) === undefined ? undefined : text(SCHEDULER_OUTPUTS.indexQueuedEvents) === 'true',
             changesQueueUrl: text(SCHEDULER_OUTPUTS.changesQueueUrl),
             queues: Object.fromEntries(queues),
           },
@@ -110,6 +114,8 @@ interface TableAccess {
   readonly tableName: string;
   /** The scheduler's shard count, where its outputs say it. */
   readonly shardCount: number | undefined;
+  /** Whether the scheduler indexes near-path events, where its outputs say it. */
+  readonly indexQueuedEvents: boolean | undefined;
   readonly client: DynamoDBClientConfig;
   readonly description: string;
   /** What to try when it cannot be read: for the local service, only when nothing answered. */
@@ -123,6 +129,7 @@ async function tableAccess(location: Location): Promise<TableAccess> {
     return {
       tableName: outputs.tableName,
       shardCount: outputs.shardCount,
+      indexQueuedEvents: outputs.indexQueuedEvents,
       client: { region: outputs.region, endpoint: outputs.dynamodbEndpoint, credentials: LOCAL_CREDENTIALS },
       description: `table ${outputs.tableName} of the local service (${outputs.dynamodbEndpoint})`,
       hint: (error) => (isServiceAnswer(error) ? '' : ' Is the local service running? Start it with scripts/start.'),
@@ -135,10 +142,17 @@ async function tableAccess(location: Location): Promise<TableAccess> {
   return {
     tableName,
     shardCount: stack?.shardCount,
+    indexQueuedEvents: stack?.indexQueuedEvents,
     client: { ...(region ? { region } : {}), ...(location.profile ? { profile: location.profile } : {}) },
     description: `table ${tableName}${region ? ` in ${region}` : ''}`,
     hint: () => ' Check the region (--region), the credentials (--profile) and that they may read the table.',
   };
+}
+
+/** What a listing leaves out at a location: open near-path events, when its scheduler does not index them. */
+export interface ListingScope {
+  /** False when its outputs say SCHEDULER_INDEX_QUEUED_EVENTS is off, or do not say (versions before it was on by default). */
+  readonly listsQueuedEvents: boolean;
 }
 
 /**
@@ -146,16 +160,22 @@ async function tableAccess(location: Location): Promise<TableAccess> {
  * table. A listing reads each shard of the tenant index: as many as `shardCount` says, else the
  * location's outputs, else the default.
  */
-export async function withEventRecords<T>(location: Location, use: (records: EventRecords) => Promise<T>, shardCount?: number): Promise<T> {
+export async function withEventRecords<T>(
+  location: Location,
+  use: (records: EventRecords, scope: ListingScope) => Promise<T>,
+  shardCount?: number,
+): Promise<T> {
   return withTable(location, (client, tableName, access) =>
-    use(new DynamoDbEventRecords(client, tableName, { shardCount: shardCount ?? access.shardCount ?? DEFAULTS.shardCount })),
+    use(new DynamoDbEventRecords(client, tableName, { shardCount: shardCount ?? access.shardCount ?? DEFAULTS.shardCount }), {
+      listsQueuedEvents: access.indexQueuedEvents === true,
+    }),
   );
 }
 
 /** Runs `use` with a client of the location's table; failures become an AdminError naming the table. */
 export async function withTable<T>(
   location: Location,
-  use: (client: DynamoDBDocumentClient, tableName: string, access: Pick<TableAccess, 'shardCount'>) => Promise<T>,
+  use: (client: DynamoDBDocumentClient, tableName: string, access: Pick<TableAccess, 'shardCount' | 'indexQueuedEvents'>) => Promise<T>,
 ): Promise<T> {
   const access = await tableAccess(location);
   const client = new DynamoDBClient(access.client);

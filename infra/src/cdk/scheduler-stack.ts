@@ -98,6 +98,11 @@ export class SchedulerStack extends Stack {
       String(this.scheduler.config.shardCount),
       'Shards of the tenant index: scripts/admin events reads each of them',
     );
+    output(
+      SCHEDULER_OUTPUTS.indexQueuedEvents,
+      String(this.scheduler.config.indexQueuedEvents),
+      'Whether events placed straight in the delay queue are in the tenant index: scripts/admin events says when they are not',
+    );
     output(SCHEDULER_OUTPUTS.tableName, this.scheduler.table.tableName, 'Table of stored events (retained on stack deletion by default)');
     const { ingestQueue, publicIngestQueue, loadingQueue, delayQueue, bulkChanges } = this.scheduler;
     this.redrivableQueues = new Map<DeadLetterSource, QueueWithDeadLetters>([

@@ -7,6 +7,7 @@ export const SCHEDULER_OUTPUTS = {
   region: 'Region',
   nearPathWindowSeconds: 'NearPathWindowSeconds',
   shardCount: 'ShardCount',
+  indexQueuedEvents: 'IndexQueuedEvents',
   tableName: 'TableName',
   /** The changes queue's, among the queues' outputs (queueOutputKeys('changes')): where a bulk cancel or a resume starts. */
   changesQueueUrl: 'ChangesQueueUrl',

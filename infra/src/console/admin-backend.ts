@@ -1,10 +1,13 @@
 import { PublishCommand } from '@aws-sdk/client-sns';
 import {
+  addEndCounts,
   changeRefusal,
   describeCounts,
+  DynamoDbEndCounters,
   DynamoDbQuotaCounters,
-  EVENT_STATE,
   isLabel,
+  lastHourMinutes,
+  NO_ENDS,
   OPEN_STATES,
   PageTokenError,
   PUBLIC_TENANT_ID,
@@ -44,7 +47,7 @@ import {
 } from './backend.js';
 import { HOUR_MS, lifecycleSteps, overviewFigures } from './figures.js';
 
-/** Events the overview reads for its figures at most, per window; past it, the figures are lower bounds. */
+/** Open events the overview's timeline reads at most; past it, its counts are lower bounds. */
 const OVERVIEW_READ_LIMIT = 5000;
 /** Records one read of the operators' listing returns (its most). */
 const LIST_PAGE = 100;
@@ -116,20 +119,20 @@ export class AdminConsoleBackend implements ConsoleBackend {
   async overview(tenantId: string, now: number): Promise<Overview> {
     const tenant = (await this.tenants()).find((known) => known.id === tenantId);
     if (tenant === undefined) throw new ConsoleRequestError(`tenant "${tenantId}" is not registered`);
-    return withEventRecords(this.location, async (records) => {
-      const next = await this.matching(records, tenantId, { states: OPEN_STATES, from: now, to: now + HOUR_MS }, OVERVIEW_READ_LIMIT);
-      const last = await this.matching(
-        records,
-        tenantId,
-        { states: [EVENT_STATE.emitted, EVENT_STATE.failed], from: now - HOUR_MS, to: now },
-        OVERVIEW_READ_LIMIT,
-      );
-      return {
-        tenant,
-        ...overviewFigures(now, next.events, last.events),
-        complete: next.complete && last.complete,
-      };
-    });
+    const [{ next, listsQueuedEvents }, minutes] = await Promise.all([
+      withEventRecords(this.location, async (records, scope) => ({
+        next: await this.matching(records, tenantId, { states: OPEN_STATES, from: now, to: now + HOUR_MS }, OVERVIEW_READ_LIMIT),
+        listsQueuedEvents: scope.listsQueuedEvents,
+      })),
+      // The ends are counted, not listed: right whatever the listing's setting.
+      withTable(this.location, (client, tableName) => new DynamoDbEndCounters(client, tableName).read(tenantId, lastHourMinutes(now))),
+    ]);
+    return {
+      tenant,
+      ...overviewFigures(now, next.events, minutes.reduce(addEndCounts, NO_ENDS)),
+      complete: next.complete,
+      listsQueuedEvents,
+    };
   }
 
   refusals(tenant: string): Promise<RecentRefusals> {
@@ -138,7 +141,10 @@ export class AdminConsoleBackend implements ConsoleBackend {
 
   async listEvents(tenant: string, filter: EventFilter): Promise<EventPage> {
     try {
-      return await withEventRecords(this.location, (records) => records.listEvents(tenant, filter));
+      return await withEventRecords(this.location, async (records, scope) => ({
+        ...(await records.listEvents(tenant, filter)),
+        listsQueuedEvents: scope.listsQueuedEvents,
+      }));
     } catch (error) {
       if (error instanceof PageTokenError) throw new ConsoleRequestError(error.message);
       throw error;

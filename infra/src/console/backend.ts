@@ -34,7 +34,12 @@ export interface ConsoleBackend {
 
 /** The filters of a listing and its pages: the operators' listing's own (states default to the open ones). */
 export type EventFilter = EventsQuery;
-export type EventPage = EventsPage;
+export type EventPage = EventsPage & ListingScope;
+
+/** Whether a listing without a label finds open near-path events: false in the lean setting (SCHEDULER_INDEX_QUEUED_EVENTS=false). */
+export interface ListingScope {
+  readonly listsQueuedEvents: boolean;
+}
 
 /** A step of an event's life: what happened, and when (undefined: not yet). */
 export interface LifecycleStep {
@@ -71,15 +76,16 @@ export interface TenantSummary {
   readonly pause: PauseState;
 }
 
-export interface Overview {
+export interface Overview extends ListingScope {
   readonly tenant: TenantSummary;
-  /** Open events due in the next hour, counted per slot of the timeline. */
+  /** Open events due in the next hour, counted per slot of the timeline (through the listing). */
   readonly dueNextHour: readonly { readonly from: number; readonly count: number }[];
+  /** Ended in the last hour (its 60 minutes, the current one included), from the tenant's ends' counts. */
   readonly emittedLastHour: number;
   readonly failedLastHour: number;
-  /** Emitted in the last hour, by how late (emittedAt - dueAt). */
+  /** Emitted in the last hour, by how late (from the due time to the publish's answer). */
   readonly lateness: readonly { readonly label: string; readonly count: number }[];
-  /** False when there were more events than the figures read: they are then lower bounds. */
+  /** False when more events are due in the next hour than the timeline reads: its counts are then lower bounds. */
   readonly complete: boolean;
 }
 

@@ -1,5 +1,6 @@
 import { EVENT_STATE, OPEN_STATES, UNINDEXED_QUEUED_EVENTS_NOTE, type EventRecord } from '@adhoc-scheduler/shared';
 import type { DeadLetter, DeadLetterFilter, EventLifecycle, EventPage, Overview, TenantSummary } from './backend.js';
+import { barChart } from './charts.js';
 import { html, type Html } from './html.js';
 
 /** What every page needs: where the console reads, and the session's token for its forms. */
@@ -21,7 +22,7 @@ export interface EventsQuery {
   readonly after: string | undefined;
 }
 
-/** What the tenant index holds: the overview and a listing without a label read it (see SchedulerConfig.indexQueuedEvents). */
+/** What a listing without a label leaves out in the lean setting (see tenantIndexKeyAt): said only there. */
 const QUEUED_EVENTS_NOTE = html`<p class="note">${UNINDEXED_QUEUED_EVENTS_NOTE}</p>`;
 
 const NAV = [
@@ -127,12 +128,6 @@ function tenantChooser(tenants: readonly TenantSummary[], chosen: string | undef
   )}</select></label>`;
 }
 
-/** Bars scaled to the largest count, drawn as SVG (no inline styles: the page's policy allows none). */
-function bar(value: number, largest: number): Html {
-  const width = largest === 0 ? 0 : Math.max(value > 0 ? 2 : 0, Math.round((200 * value) / largest));
-  return html`<svg class="bar" width="200" height="12" aria-hidden="true" focusable="false"><rect width="${width}" height="12"></rect></svg>`;
-}
-
 export function overviewView(
   context: PageContext,
   tenants: readonly TenantSummary[],
@@ -146,8 +141,6 @@ export function overviewView(
   )} <button type="submit">Show</button></form>`;
   if (overview === undefined) return page(context, '/overview', 'Overview', html`${chooser}<p>Choose a tenant.</p>`);
   const { tenant } = overview;
-  const largestSlot = Math.max(...overview.dueNextHour.map((slot) => slot.count));
-  const largestBin = Math.max(...overview.lateness.map((bin) => bin.count));
   const atLeast = overview.complete ? '' : 'at least ';
   return page(
     context,
@@ -156,30 +149,37 @@ export function overviewView(
     html`${chooser}
 <dl class="figures">
 <div><dt>Open events</dt><dd>${quotaUse(tenant)}</dd></div>
-<div><dt>Emitted in the last hour</dt><dd>${atLeast}${count(overview.emittedLastHour)}</dd></div>
-<div><dt>Failed in the last hour</dt><dd>${atLeast}${count(overview.failedLastHour)}</dd></div>
+<div><dt>Emitted in the last hour</dt><dd>${count(overview.emittedLastHour)}</dd></div>
+<div><dt>Failed in the last hour</dt><dd>${count(overview.failedLastHour)}</dd></div>
 <div><dt>Paused</dt><dd>${pauseText(tenant)}</dd></div>
 </dl>
-${overview.complete ? '' : html`<p class="note">More events than the overview reads: the figures are lower bounds.</p>`}
-${QUEUED_EVENTS_NOTE}
+<p class="note">Emitted and failed count every event that ended in the last hour (its 60 minutes, this one included); lateness is from the due time to the answer of the publish to the target, as the emitter measures it.</p>
 <section aria-labelledby="timeline">
 <h2 id="timeline">Due in the next hour</h2>
+${overview.complete ? '' : html`<p class="note">More open events than the timeline reads: its counts are lower bounds.</p>`}
+${overview.listsQueuedEvents ? '' : QUEUED_EVENTS_NOTE}
+${barChart(
+  'timeline-chart',
+  `Open events due in the next hour, by five-minute slot: ${atLeast}${count(overview.dueNextHour.reduce((sum, slot) => sum + slot.count, 0))}`,
+  overview.dueNextHour.map((slot) => ({ label: `from ${iso(slot.from)}`, tick: iso(slot.from).slice(11, 16), count: slot.count })),
+)}
 <table>
 <caption>Open events by five-minute slot, from now</caption>
-<thead><tr><th scope="col">From</th><th scope="col">Events</th><th scope="col"><span class="visually-hidden">Bar</span></th></tr></thead>
-<tbody>${overview.dueNextHour.map(
-      (slot) => html`<tr><th scope="row">${time(slot.from)}</th><td>${count(slot.count)}</td><td>${bar(slot.count, largestSlot)}</td></tr>`,
-    )}</tbody>
+<thead><tr><th scope="col">From</th><th scope="col">Events</th></tr></thead>
+<tbody>${overview.dueNextHour.map((slot) => html`<tr><th scope="row">${time(slot.from)}</th><td>${count(slot.count)}</td></tr>`)}</tbody>
 </table>
 </section>
 <section aria-labelledby="lateness">
 <h2 id="lateness">Lateness in the last hour</h2>
+${barChart(
+  'lateness-chart',
+  `Events emitted in the last hour, by how long after their due time: ${count(overview.emittedLastHour)}`,
+  overview.lateness.map((bin) => ({ label: bin.label, tick: bin.label, count: bin.count })),
+)}
 <table>
 <caption>Events emitted in the last hour, by how long after their due time</caption>
-<thead><tr><th scope="col">Late by</th><th scope="col">Events</th><th scope="col"><span class="visually-hidden">Bar</span></th></tr></thead>
-<tbody>${overview.lateness.map(
-      (bin) => html`<tr><th scope="row">${bin.label}</th><td>${count(bin.count)}</td><td>${bar(bin.count, largestBin)}</td></tr>`,
-    )}</tbody>
+<thead><tr><th scope="col">Late by</th><th scope="col">Events</th></tr></thead>
+<tbody>${overview.lateness.map((bin) => html`<tr><th scope="row">${bin.label}</th><td>${count(bin.count)}</td></tr>`)}</tbody>
 </table>
 </section>
 ${refusals}`,
@@ -253,7 +253,8 @@ ${tenantChooser(tenants, query.tenant)}
     })}</tbody>
 </table>
 ${events.next === undefined ? '' : html`<p><a href="${eventsUrl({ ...query, after: events.next })}" rel="next">Next page</a></p>`}`;
-  return page(context, '/events', 'Events', html`${filters}${query.label ? '' : QUEUED_EVENTS_NOTE}${listing}${bulk}`);
+  const note = query.label || events === undefined || events.listsQueuedEvents ? '' : QUEUED_EVENTS_NOTE;
+  return page(context, '/events', 'Events', html`${filters}${note}${listing}${bulk}`);
 }
 
 export function eventView(context: PageContext, lifecycle: EventLifecycle): string {

@@ -138,6 +138,8 @@ export interface LocalOutputs {
   readonly nearPathWindowSeconds: number;
   /** SCHEDULER_SHARD_COUNT: how many shards of the tenant index a listing reads. */
   readonly shardCount: number;
+  /** SCHEDULER_INDEX_QUEUED_EVENTS: whether a listing without a label finds open near-path events. */
+  readonly indexQueuedEvents: boolean;
 }
 
 export interface LocalScheduler {
@@ -166,6 +168,7 @@ function outputsOf(emulators: Emulators, resources: LocalResources, config: Sche
     deadLetterQueueUrl: resources.deadLetterQueue.url,
     nearPathWindowSeconds: config.nearPathWindowSeconds,
     shardCount: config.shardCount,
+    indexQueuedEvents: config.indexQueuedEvents,
   };
 }
 

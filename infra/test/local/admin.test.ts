@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { EVENT_STATE, PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
 import { answers } from '@adhoc-scheduler/shared/local-service';
 import { SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
+import { AdminConsoleBackend } from '../../src/console/admin-backend.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
 import { admin, adminScript } from './admin-run.js';
 import {
@@ -19,6 +20,7 @@ import {
   sharedEmulators,
   startTestScheduler,
   TopicConsumer,
+  uniqueName,
   waitFor,
 } from './kit.js';
 import { outputsOf, spawnService } from './service-process.js';
@@ -506,8 +508,44 @@ describe.concurrent('scripts/admin events, event show and quota reconcile', () =
     }
   });
 
+  it('lists an event due in 10 s that failed (TARGET_NOT_FOUND) under --state failed, and the console’s overview counts it', async () => {
+    const { scheduler, where, outputsFile, tenantsFile, teardown } = await setup();
+    const client = new SchedulerClient(scheduler);
+    try {
+      const gone = `arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:${uniqueName('no-such-topic')}`;
+      await client.publish(request(gone, Date.now() + 10_000, 'to nowhere'));
+      const failed = async () =>
+        (
+          JSON.parse((await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'failed', '--json', ...where)).stdout) as {
+            events: { id: string; state: string; reason?: string }[];
+          }
+        ).events;
+      const [listed] = await waitFor(
+        async () => {
+          const events = await failed();
+          return events.length > 0 && events;
+        },
+        'the failed event listed',
+        30_000,
+      );
+      expect(listed).toMatchObject({ state: 'failed', reason: 'TARGET_NOT_FOUND' });
+      const human = await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'failed', ...where);
+      expect(human.stdout).toMatch(/ failed /);
+      // Its scheduler lists near-path events (the default): no note.
+      expect(human.stderr).toBe('');
+      const overview = await new AdminConsoleBackend({ kind: 'local', outputs: outputsFile }, { tenantsFile }).overview(
+        PUBLIC_TENANT_ID,
+        Date.now(),
+      );
+      expect(overview).toMatchObject({ emittedLastHour: 0, failedLastHour: 1, listsQueuedEvents: true });
+    } finally {
+      client.destroy();
+      await teardown();
+    }
+  });
+
   it('prints no next page after a page that holds the last events', async () => {
-    const { scheduler, where, teardown } = await setup();
+    const { scheduler, where, outputsFile, teardown } = await setup();
     const client = new SchedulerClient(scheduler);
     try {
       const dueAt = Date.now() + 60_000;
@@ -525,9 +563,14 @@ describe.concurrent('scripts/admin events, event show and quota reconcile', () =
       expect(JSON.parse((await list('5')).stdout)).toMatchObject({ events: { length: 5 }, next: null });
       const human = await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'scheduled', '--limit', '5', ...where);
       expect(human.stdout).not.toContain('next page');
-      // Without a label, it says which events such a listing leaves out (on stderr, apart from the listing).
-      expect(human.stderr).toContain('SCHEDULER_INDEX_QUEUED_EVENTS');
-      expect(human.stdout).not.toContain('SCHEDULER_INDEX_QUEUED_EVENTS');
+      // Near-path events indexed (the default): nothing is left out, nothing said.
+      expect(human.stderr).not.toContain('SCHEDULER_INDEX_QUEUED_EVENTS');
+      // In the lean setting, as its outputs say, it says which events a listing without a label leaves out (on stderr, apart from the listing).
+      await writeFile(outputsFile, JSON.stringify({ ...scheduler.outputs, indexQueuedEvents: false }));
+      const lean = await admin('events', '--tenant', PUBLIC_TENANT_ID, '--state', 'scheduled', '--limit', '5', ...where);
+      expect(lean.stderr).toContain('SCHEDULER_INDEX_QUEUED_EVENTS=false');
+      expect(lean.stdout).toBe(human.stdout);
+      expect((await admin('events', '--tenant', PUBLIC_TENANT_ID, '--label', 'none', ...where)).stderr).toBe('');
       expect(JSON.parse((await list('4')).stdout)).toMatchObject({ events: { length: 4 }, next: expect.any(String) });
     } finally {
       client.destroy();

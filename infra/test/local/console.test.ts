@@ -11,7 +11,7 @@ import { EVENT_STATE, encodeLoadingChunk, labelEntries, newEventItems, shardOf, 
 import { runAdmin } from '../../src/admin/cli.js';
 import { AdminConsoleBackend } from '../../src/console/admin-backend.js';
 import { startConsole, type ConsoleServer } from '../../src/console/server.js';
-import { LOCAL_ACCOUNT, type LocalScheduler, type LocalSchedulerOptions } from '../../src/local/runtime.js';
+import { LOCAL_ACCOUNT, LOCAL_REGION, type LocalScheduler, type LocalSchedulerOptions } from '../../src/local/runtime.js';
 import { FAST_TIMINGS, request, SchedulerClient, sharedEmulators, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
 import { outputsOf, spawnService } from './service-process.js';
 
@@ -44,11 +44,18 @@ interface Seeded {
 }
 
 /** The local service with tenant acme registered, and the console over it, in a browser page that records every request it makes. */
-async function setup(options: Pick<LocalSchedulerOptions, 'instrumentClients' | 'visibilityTimeoutSeconds'> = {}) {
+async function setup(
+  options: Pick<LocalSchedulerOptions, 'instrumentClients' | 'visibilityTimeoutSeconds'> = {},
+  env: Readonly<Record<string, string>> = {},
+) {
   const dir = await mkdtemp(join(tmpdir(), 'console-'));
   const tenantsFile = join(dir, 'tenants.json');
   const outputsFile = join(dir, 'outputs.json');
-  const scheduler: LocalScheduler = await startTestScheduler(emulators, { tenants: { file: tenantsFile }, env: FAST_TIMINGS, ...options });
+  const scheduler: LocalScheduler = await startTestScheduler(emulators, {
+    tenants: { file: tenantsFile },
+    env: { ...FAST_TIMINGS, ...env },
+    ...options,
+  });
   await writeFile(outputsFile, JSON.stringify(scheduler.outputs));
   let acmeTopicArn = '';
   const added = await runAdmin(
@@ -68,10 +75,8 @@ async function setup(options: Pick<LocalSchedulerOptions, 'instrumentClients' | 
     { out: (text) => (acmeTopicArn = text), err: () => {} },
   );
   expect(added).toBe(0);
-  const server: ConsoleServer = await startConsole({
-    backend: new AdminConsoleBackend({ kind: 'local', outputs: outputsFile }, { tenantsFile }),
-    port: 0,
-  });
+  const backend = new AdminConsoleBackend({ kind: 'local', outputs: outputsFile }, { tenantsFile });
+  const server: ConsoleServer = await startConsole({ backend, port: 0 });
   const context = await browser.newContext({ viewport: { width: 1000, height: 640 } });
   const page = await context.newPage();
   const requests: string[] = [];
@@ -81,6 +86,7 @@ async function setup(options: Pick<LocalSchedulerOptions, 'instrumentClients' | 
   let seeded = 0;
   return {
     scheduler,
+    backend,
     server,
     page,
     requests,
@@ -245,16 +251,29 @@ describe('the console in the browser', () => {
     }
   });
 
-  it("shows the tenants (the first view) and a tenant's overview: due in the next hour, emitted and failed in the last, lateness", async () => {
-    const { server, page, seed, onlyConsoleRequests, teardown } = await setup();
+  it("shows the tenants (the first view) and a tenant's overview: due in the next hour, emitted and failed in the last, lateness, drawn", async () => {
+    const { server, backend, page, acme, target, seed, onlyConsoleRequests, teardown } = await setup();
     try {
       const now = Date.now();
       await seed({ dueAt: now + 7 * MINUTE });
       await seed({ dueAt: now + 8 * MINUTE });
       await seed({ dueAt: now + 50 * MINUTE });
-      await seed({ dueAt: now - 10 * MINUTE, state: EVENT_STATE.emitted, emittedAt: now - 10 * MINUTE + 30 });
-      await seed({ dueAt: now - 20 * MINUTE, state: EVENT_STATE.emitted, emittedAt: now - 20 * MINUTE + 2 });
-      await seed({ dueAt: now - 5 * MINUTE, state: EVENT_STATE.failed });
+      // A known load on the near path: 5 delivered, 2 failed (their target does not exist).
+      const gone = `arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:${uniqueName('no-such-topic')}`;
+      const dueAt = Date.now() + 3_000;
+      await acme.publishBatch([
+        ...Array.from({ length: 5 }, (_, index) => request(target.topicArn, dueAt, `delivered-${index}`)),
+        ...Array.from({ length: 2 }, (_, index) => request(gone, dueAt, `failed-${index}`)),
+      ]);
+      await waitFor(() => target.deliveries.length === 5, 'the five deliveries', 30_000);
+      await waitFor(
+        async () => {
+          const { emittedLastHour, failedLastHour } = await backend.overview('acme', Date.now());
+          return emittedLastHour === 5 && failedLastHour === 2;
+        },
+        'the ends counted',
+        30_000,
+      );
 
       const started = Date.now();
       await page.goto(server.url);
@@ -262,7 +281,7 @@ describe('the console in the browser', () => {
       const tenants = page.getByRole('table', { name: /Registered tenants/ });
       expect(await tenants.getByRole('rowheader').allTextContents()).toEqual(['public', 'acme']);
       const acmeRow = tenants.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'acme' }) });
-      // Counted by the quota counter: the seeded records were written around it.
+      // Counted by the quota counter: the seeded records were written around it, the load's events have ended.
       expect(await acmeRow.textContent()).toContain('0 of 1,000,000');
       expect(await acmeRow.locator('td').nth(2).textContent()).toBe('no');
       expect(loadMs).toBeLessThan(3000);
@@ -271,16 +290,26 @@ describe('the console in the browser', () => {
       await acmeRow.getByRole('link', { name: 'acme' }).click();
       await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview of acme');
       const figures = (await page.locator('.figures').textContent()) ?? '';
-      expect(figures).toMatch(/Emitted in the last hour\s*2/);
-      expect(figures).toMatch(/Failed in the last hour\s*1/);
+      expect(figures).toMatch(/Emitted in the last hour\s*5/);
+      expect(figures).toMatch(/Failed in the last hour\s*2/);
+      // Near-path events are indexed (the default): no note that the listing leaves any out.
+      expect(await page.getByText('SCHEDULER_INDEX_QUEUED_EVENTS').count()).toBe(0);
       const timeline = page.getByRole('table', { name: /Open events by five-minute slot/ });
-      const counts = await timeline.locator('tbody td:nth-child(2)').allTextContents();
+      const counts = await timeline.locator('tbody td').allTextContents();
       expect(counts).toHaveLength(12);
       expect(counts.reduce((sum, count) => sum + Number(count), 0)).toBe(3);
       expect(counts[1]).toBe('2');
       const lateness = page.getByRole('table', { name: /by how long after their due time/ });
-      expect(await lateness.getByRole('row', { name: /^0 ms to 10 ms 1/ }).count()).toBe(1);
-      expect(await lateness.getByRole('row', { name: /^10 ms to 50 ms 1/ }).count()).toBe(1);
+      const bins = (await lateness.locator('tbody td').allTextContents()).map(Number);
+      expect(bins.reduce((sum, count) => sum + count, 0)).toBe(5);
+      // The pictures: the same counts, drawn as inline SVG, one bar a slot or bin, each titled with its count.
+      const drawn = async (name: RegExp) => {
+        const chart = page.getByRole('img', { name });
+        expect(await chart.evaluate((element) => element.tagName)).toBe('svg');
+        return (await chart.locator('rect title').allTextContents()).map((title) => Number(title.slice(title.lastIndexOf(': ') + 2)));
+      };
+      expect(await drawn(/^Events emitted in the last hour, by how long after their due time: 5$/)).toEqual(bins);
+      expect(await drawn(/^Open events due in the next hour, by five-minute slot: 3$/)).toEqual(counts.map(Number));
       await screenshot(page, 'overview');
       onlyConsoleRequests();
     } finally {
@@ -321,6 +350,42 @@ describe('the console in the browser', () => {
       expect(byClientId.get('order-refused-2')?.slice(3, 4)).toEqual(['INVALID_DATE']);
       const times = await rows.locator('time').evaluateAll((nodes) => nodes.map((node) => node.getAttribute('datetime') ?? ''));
       expect([...times].sort().reverse()).toEqual(times);
+      onlyConsoleRequests();
+    } finally {
+      await teardown();
+    }
+  });
+
+  it('in the lean setting (SCHEDULER_INDEX_QUEUED_EVENTS=false) still lists a failed near-path event, counts it, and says what the listing leaves out', async () => {
+    const { server, page, acme, target, onlyConsoleRequests, teardown } = await setup({}, { SCHEDULER_INDEX_QUEUED_EVENTS: 'false' });
+    try {
+      const gone = `arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:${uniqueName('no-such-topic')}`;
+      const dueAt = Date.now() + 3_000;
+      await acme.publishBatch([request(gone, dueAt, 'lean-failed'), request(target.topicArn, dueAt, 'lean-delivered')]);
+      await waitFor(() => target.deliveries.length === 1, 'the delivery', 30_000);
+      const table = page.getByRole('table', { name: 'Events of acme, by due time' });
+      await waitFor(
+        async () => {
+          await page.goto(`${server.url}/events?tenant=acme&state=failed`);
+          return (await table.getByRole('link').count()) === 1;
+        },
+        'the failed event listed',
+        30_000,
+      );
+      expect(await table.locator('tbody td').nth(2).textContent()).toBe('failed');
+      expect(await page.getByText('SCHEDULER_INDEX_QUEUED_EVENTS=false').count()).toBe(1);
+      // The delivered one is not listed (the lean setting's saving), but both are counted.
+      await page.goto(`${server.url}/events?tenant=acme&state=emitted`);
+      expect(await page.getByRole('status').textContent()).toBe('No events match.');
+      await waitFor(
+        async () => {
+          await page.goto(`${server.url}/overview?tenant=acme`);
+          const figures = (await page.locator('.figures').textContent()) ?? '';
+          return /Emitted in the last hour\s*1/.test(figures) && /Failed in the last hour\s*1/.test(figures);
+        },
+        'both ends counted on the overview',
+        30_000,
+      );
       onlyConsoleRequests();
     } finally {
       await teardown();

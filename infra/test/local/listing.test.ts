@@ -10,7 +10,7 @@ import {
   heldShardKey,
   requestHashOf,
   shardOf,
-  tenantShardKey,
+  tenantIndexKeyAt,
   type EventRecord,
   type EventsQuery,
   type ListingRead,
@@ -158,7 +158,7 @@ describe.concurrent('listing a tenant’s events', () => {
     }
   });
 
-  it('by default lists a near-path event only under its labels, so that it costs no write beyond its record and its end', async () => {
+  it('without SCHEDULER_INDEX_QUEUED_EVENTS, lists an open near-path event only under its labels, so that it costs no write beyond its record and its end', async () => {
     const { store, all, destroy } = await setup({ indexQueuedEvents: false });
     try {
       const events = [
@@ -175,7 +175,7 @@ describe.concurrent('listing a tenant’s events', () => {
     }
   });
 
-  it('lists a near-path event held while its tenant is paused, without a label, in the held state', async () => {
+  it('without SCHEDULER_INDEX_QUEUED_EVENTS, lists a near-path event held while its tenant is paused, without a label, in the held state', async () => {
     const { store, all, tableName, destroy } = await setup({ indexQueuedEvents: false });
     try {
       const near = newEvent('acme', 'near-held', HOUR, { near: true });
@@ -190,12 +190,80 @@ describe.concurrent('listing a tenant’s events', () => {
       const held = await store.hold(record, 'copy-near-held', {
         payload: near.event.payload,
         heldKey: heldShardKey('acme', 'near-held', { shardCount: SHARDS, bucketSeconds: 60 }),
-        tenantShard: tenantShardKey('acme', 's', shardOf('near-held', { shardCount: SHARDS })),
+        tenantShard: tenantIndexKeyAt(
+          'held',
+          { tenant: 'acme', shard: shardOf('near-held', { shardCount: SHARDS }), payloadIn: 'table' },
+          false,
+        ),
         now: NOW,
       });
       expect(held).toBe('held');
       expect((await all('acme', { states: [EVENT_STATE.held], limit: 10 })).ids).toEqual(['near-held']);
       expect((await all('acme', { limit: 10 })).ids).toEqual(['near-held', 'far-open']);
+    } finally {
+      destroy();
+    }
+  });
+
+  it('without SCHEDULER_INDEX_QUEUED_EVENTS, lists a near-path event once it fails, by the key its end gives it; not one emitted', async () => {
+    const { store, all, destroy } = await setup({ indexQueuedEvents: false });
+    try {
+      const failing = newEvent('acme', 'near-failed', HOUR, { near: true });
+      const emitted = newEvent('acme', 'near-emitted', HOUR + 1_000, { near: true });
+      await store.createMany([failing, emitted]);
+      expect((await all('acme', { states: [EVENT_STATE.failed, EVENT_STATE.emitted], limit: 10 })).ids).toEqual([]);
+      const at = NOW + 1_000;
+      const recorded = await store.endEmissions([
+        {
+          event: failing.event,
+          end: { state: 'failed', at, reason: 'TARGET_NOT_FOUND' },
+          expiresAt: failing.expiresAt,
+          endedBy: 'delivery-1',
+          listedUnder: tenantIndexKeyAt('failed', { tenant: 'acme', shard: failing.placement.shard, payloadIn: 'queue' }, false),
+        },
+        { event: emitted.event, end: { state: 'emitted', at }, expiresAt: emitted.expiresAt, endedBy: 'delivery-2' },
+      ]);
+      expect(recorded.applied).toHaveLength(2);
+      expect((await all('acme', { states: [EVENT_STATE.failed], limit: 10 })).ids).toEqual(['near-failed']);
+      expect((await all('acme', { states: [EVENT_STATE.failed, EVENT_STATE.emitted], limit: 10 })).ids).toEqual(['near-failed']);
+    } finally {
+      destroy();
+    }
+  });
+
+  it('without SCHEDULER_INDEX_QUEUED_EVENTS, lists a near-path event carried into the table after a reschedule, as scheduled', async () => {
+    const { store, all, destroy } = await setup({ indexQueuedEvents: false });
+    try {
+      const near = newEvent('acme', 'near-carried', 60_000, { near: true });
+      await store.createMany([near]);
+      const shard = near.placement.shard;
+      const rescheduled = await store.reschedule(
+        'near-carried',
+        { tenant: 'acme', cutoffMs: 0 },
+        {
+          by: 'reschedule-1',
+          publishedAt: NOW,
+          dueAt: NOW + HOUR,
+          placement: { state: EVENT_STATE.scheduled, shard },
+          queuedBy: 'copy-2',
+          expiresAt: near.expiresAt + 3600,
+        },
+      );
+      expect(rescheduled).toEqual({ outcome: 'rescheduled', event: undefined });
+      expect((await all('acme', { limit: 10 })).ids).toEqual([]);
+      const record = (await store.read(['near-carried'])).get('near-carried') as EventRecord;
+      const carried = await store.carry(
+        record,
+        'copy-near-carried',
+        {
+          to: 'table',
+          payload: near.event.payload,
+          tenantShard: tenantIndexKeyAt('carried', { tenant: 'acme', shard, payloadIn: 'table' }, false),
+        },
+        NOW,
+      );
+      expect(carried).toBe(true);
+      expect((await all('acme', { states: [EVENT_STATE.scheduled], limit: 10 })).ids).toEqual(['near-carried']);
     } finally {
       destroy();
     }

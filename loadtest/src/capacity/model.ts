@@ -1,4 +1,4 @@
-import { LOADER_QUERIES_IN_FLIGHT } from '@adhoc-scheduler/shared';
+import { DEFAULTS, LOADER_QUERIES_IN_FLIGHT } from '@adhoc-scheduler/shared';
 import type { Limits } from './limits.js';
 import { MEASURED } from './measured.js';
 
@@ -35,12 +35,20 @@ export interface WriteUnits {
   readonly perLabel: number;
 }
 
+/** A near-path event's record and its end: what it writes without its tenant-index entry (SCHEDULER_INDEX_QUEUED_EVENTS=false). */
+export const UNINDEXED_NEAR_PATH_WRITE_UNITS = 2;
+
 /**
- * The tenant index (docs/design.md's data model): a near-path event writes its record and its end
- * (its index entry too, a third unit, with SCHEDULER_INDEX_QUEUED_EVENTS); a far-path event its
- * record, its index entry, the take and the end; each label an entry and that entry's index.
+ * The tenant index (docs/design.md's data model), as the scheduler's defaults write it: a
+ * near-path event writes its record, its index entry (SCHEDULER_INDEX_QUEUED_EVENTS, on by
+ * default) and its end; a far-path event its record, its index entry, the take and the end; each
+ * label an entry and that entry's index.
  */
-export const TENANT_INDEX_WRITE_UNITS: WriteUnits = { nearPath: 2, farPath: 4, perLabel: 2 };
+export const TENANT_INDEX_WRITE_UNITS: WriteUnits = {
+  nearPath: UNINDEXED_NEAR_PATH_WRITE_UNITS + (DEFAULTS.indexQueuedEvents ? 1 : 0),
+  farPath: 4,
+  perLabel: 2,
+};
 
 export interface StackSettings {
   readonly shardCount: number;
@@ -269,9 +277,9 @@ export function capacity(profile: LoadProfile, settings: StackSettings, limits: 
 
   const busiestEmitPerSecond = rate * busiestShare + (spikeEvents > 0 ? Math.max(0, emitRate - rate) : 0);
   const counterWrites = busiestIngestPerSecond / settings.ingestBatch + busiestEmitPerSecond / settings.emitterBatch;
-  // A near-path event is in the tenant index only when its path writes a unit more than its
-  // record and its end (`--near-write-units 3`: SCHEDULER_INDEX_QUEUED_EVENTS on); stored events always.
-  const nearIndexed = units.nearPath > TENANT_INDEX_WRITE_UNITS.nearPath;
+  // A near-path event is in the tenant index when its path writes a unit more than its record and
+  // its end (`--near-write-units 3`, the default: SCHEDULER_INDEX_QUEUED_EVENTS on); stored events always.
+  const nearIndexed = units.nearPath > UNINDEXED_NEAR_PATH_WRITE_UNITS;
   const indexPartitionWrites =
     settings.index === 'tenant'
       ? Math.max(

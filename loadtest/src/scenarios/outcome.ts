@@ -7,12 +7,12 @@ import type { DeliveryOutcome } from './delivery.js';
 export const COST_BOUND_PER_MILLION = 1.5;
 
 /**
- * DynamoDB write units an event may cost on each path, whatever its payload's size: near path
- * its record and its end (not in the tenant index, SCHEDULER_INDEX_QUEUED_EVENTS being off); far
- * path its tenant-index entry and its take besides. Each label adds its entry and the entry's
- * tenant-index entry.
+ * DynamoDB write units an event may cost on each path, whatever its payload's size, with the
+ * scheduler's defaults: near path its record, its tenant-index entry (SCHEDULER_INDEX_QUEUED_EVENTS)
+ * and its end; far path its record, its tenant-index entry, its take and its end. Each label adds
+ * its entry and the entry's tenant-index entry.
  */
-export const WRITE_UNITS_PER_EVENT_BOUND = { nearPath: 2, farPath: 4, perLabel: 2 } as const;
+export const WRITE_UNITS_PER_EVENT_BOUND = { nearPath: 3, farPath: 4, perLabel: 2 } as const;
 
 /** A delivery scenario's result: the measurement, its cost for the path it took, and its targets (the cost and write units checked here). */
 export function deliveryResult(

@@ -13,7 +13,7 @@ const TARGETS = {
   delivery: { duplicatesAllowed: false },
   latenessMs: { p50: 5, p99: 15, max: 100 },
   // At 33 events a second batches are small; the bound is what the scheduler may cost there.
-  costPerMillion: 3.0,
+  costPerMillion: 3.5,
   writeUnitsPerEvent: WRITE_UNITS_PER_EVENT_BOUND.nearPath,
 } satisfies ScenarioTargets;
 

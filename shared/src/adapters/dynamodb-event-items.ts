@@ -1,7 +1,7 @@
 import { DYNAMODB_WRITE_UNIT_BYTES } from '../domain/limits.js';
 import { isEventState, type EventRecord, type PayloadKept } from '../domain/lifecycle.js';
 import type { ReasonCode } from '../domain/reasons.js';
-import { labelEntryId, labelShardKey, tenantShardKey } from '../domain/tenant-index.js';
+import { labelEntryId, labelShardKey, tenantIndexKeyAt } from '../domain/tenant-index.js';
 import type { NewEvent } from '../app/ports.js';
 import { TABLE } from './dynamodb-table.js';
 
@@ -32,8 +32,8 @@ export function itemBytes(item: Readonly<Record<string, unknown>>): number {
 
 /**
  * A new event's record, and its payload item when the payload is kept apart. A record placed in
- * the delay queue gets its tenant-index key only with `indexQueuedEvents` (see
- * SchedulerConfig.indexQueuedEvents): that key is its one write unit beyond the two of the near path.
+ * the delay queue gets its tenant-index key only with `indexQueuedEvents` (see tenantIndexKeyAt):
+ * that key is its one write unit beyond the two of the near path.
  */
 export function newEventItems(
   entry: Pick<
@@ -59,8 +59,11 @@ export function newEventItems(
     createdAt: now,
     createdBy: entry.createdBy,
     ...(queued ? { queuedAt: now, queuedBy: entry.queuedBy } : {}),
-    [TABLE.tenantShardKey]:
-      queued && !options.indexQueuedEvents ? undefined : tenantShardKey(event.tenant, queued ? 'q' : 's', placement.shard),
+    [TABLE.tenantShardKey]: tenantIndexKeyAt(
+      'created',
+      { tenant: event.tenant, shard: placement.shard, payloadIn: queued ? 'queue' : 'table' },
+      options.indexQueuedEvents,
+    ),
     [TABLE.ttlAttribute]: entry.expiresAt,
   };
   for (const key of Object.keys(record)) if (record[key] === undefined) delete record[key];

@@ -20,6 +20,8 @@ import type {
   Requeue,
   Unreleased,
 } from '../app/ports.js';
+import type { EndCountIncrement } from '../domain/end-counts.js';
+import { DynamoDbEndCounters } from './dynamodb-end-counters.js';
 import { batchDelete, batchGet, batchPut, pauseBeforeRound } from './dynamodb-batches.js';
 import {
   conditionalWriter,
@@ -55,12 +57,13 @@ export interface DynamoDbEventStoreOptions {
   readonly clock?: Clock;
   /** How long one attempt to write a change may take (see SchedulerConfig.changeWriteTimeoutMs). */
   readonly changeWriteTimeoutMs?: number;
-  /** Whether events placed in the delay queue get a tenant-index entry (SchedulerConfig.indexQueuedEvents); off by default. */
+  /** Whether events placed in the delay queue get a tenant-index entry (SchedulerConfig.indexQueuedEvents, on by default). */
   readonly indexQueuedEvents?: boolean;
 }
 
 export class DynamoDbEventStore implements EventStore {
   readonly counters: DynamoDbQuotaCounters;
+  private readonly endCounters: DynamoDbEndCounters;
   private readonly writer: ConditionalWriter;
   private readonly clock: Clock;
   private readonly changeWriteTimeoutMs: number;
@@ -72,6 +75,7 @@ export class DynamoDbEventStore implements EventStore {
     options: DynamoDbEventStoreOptions = {},
   ) {
     this.counters = new DynamoDbQuotaCounters(client, tableName);
+    this.endCounters = new DynamoDbEndCounters(client, tableName);
     this.writer = conditionalWriter(options.batchWrites ?? 'statements', client, tableName);
     this.clock = options.clock ?? systemClock;
     this.changeWriteTimeoutMs = options.changeWriteTimeoutMs ?? DEFAULTS.changeWriteTimeoutMs;
@@ -305,7 +309,7 @@ export class DynamoDbEventStore implements EventStore {
   async endEmissions(ends: readonly EmissionEnding[]): Promise<EndsRecorded> {
     if (ends.length === 0) return { recorded: [], alreadyEnded: [], unknown: [], applied: [] };
     const outcomes = await this.writer.write(
-      ends.map(({ event, end, expiresAt, endedBy }) => ({
+      ends.map(({ event, end, expiresAt, endedBy, listedUnder }) => ({
         kind: 'update',
         id: event.id,
         set: {
@@ -314,6 +318,8 @@ export class DynamoDbEventStore implements EventStore {
           reason: end.state === 'failed' ? end.reason : undefined,
           [TABLE.ttlAttribute]: expiresAt,
           endedBy,
+          // A failed event is listed whatever the setting (see tenantIndexKeyAt).
+          [TABLE.tenantShardKey]: listedUnder,
         },
         condition: { op: 'and', conditions: [is('state', EVENT_STATE.queued), is('version', event.version)] },
       })),
@@ -336,6 +342,10 @@ export class DynamoDbEventStore implements EventStore {
   async releasePlaces(freed: ReadonlyMap<string, number>): Promise<readonly Unreleased[]> {
     const released = await Promise.allSettled([...freed].map(([tenant, count]) => this.counters.releaseOpenEvents(tenant, count)));
     return [...freed].flatMap(([tenant, count], index) => (released[index]?.status === 'rejected' ? [{ tenant, count }] : []));
+  }
+
+  countEnds(increments: readonly EndCountIncrement[]): Promise<void> {
+    return this.endCounters.add(increments);
   }
 
   async cancel(

@@ -14,6 +14,18 @@ export const TABLE = {
   ttlAttribute: 'expiresAt',
 } as const;
 
+/**
+ * The items counting a tenant's ends by minute (see end-counts.ts): `#ends#<tenant>#<minute start,
+ * epoch seconds>`, with the counts in `emitted`, `failed` and `late<bin>`, and an expiry. Event
+ * ids and tenant ids hold no `#`, so no such item is an event's or another tenant's.
+ */
+export const END_COUNTS = {
+  itemId: (tenant: string, minuteMs: number): string => `#ends#${tenant}#${Math.floor(minuteMs / 1000)}`,
+  emitted: 'emitted',
+  failed: 'failed',
+  lateness: (bin: number): string => `late${bin}`,
+} as const;
+
 export interface TableKeyAttribute {
   readonly name: string;
   readonly type: 'S' | 'N';

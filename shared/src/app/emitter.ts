@@ -10,7 +10,7 @@ import { EVENT_STATE, eventOf, type EventRecord } from '../domain/lifecycle.js';
 import { decodeDelayQueueMessage, type DelayQueueMessage } from '../domain/messages.js';
 import { placementFor } from '../domain/placement.js';
 import { EventRejectedError, REASON, TransientError, type ReasonCode } from '../domain/reasons.js';
-import { tenantShardKey } from '../domain/tenant-index.js';
+import { tenantIndexKeyAt } from '../domain/tenant-index.js';
 import { endsRetryDelaySeconds, publishAgeSeconds, retryDelaySeconds } from '../domain/retry.js';
 import { type FailureLog, processBatch, receiveCount, sentAt } from './batch.js';
 import { countPlaces, type EndWriter, recordEndings, releasePlaces } from './end-writer.js';
@@ -47,8 +47,9 @@ export interface EmitterDeps {
     | 'nearPathWindowSeconds'
     | 'bucketSeconds'
     | 'shardCount'
+    | 'indexQueuedEvents'
   >;
-  readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'releasePlaces' | 'carry' | 'hold'>;
+  readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'releasePlaces' | 'countEnds' | 'carry' | 'hold'>;
   /** This process's view of tenants' pauses (see PausedTenants): a paused tenant's events are held, not published. */
   readonly pausedTenants: Pick<PausedTenants, 'of'>;
   readonly notices: NoticeClaims;
@@ -155,14 +156,30 @@ async function emitOne(context: BatchContext, record: SQSRecord, message: Extrac
   await waitUntil(clock, event.dueAt);
   await deps.publishWindow.take();
   try {
-    const ending = await publish(deps, event, sentAt(record));
+    const published = await publish(deps, event, sentAt(record));
     if (stored === undefined) return;
+    const ending = listedEnding(deps.config, published, stored);
     const { outcome, freesPlace } = await deps.endWriter.record(ending);
     if (freesPlace) countPlaces(context.freed, [ending]);
     if (outcome === 'kept') context.kept.push(record.messageId);
   } finally {
     deps.publishWindow.giveBack();
   }
+}
+
+/** An end with the tenant-index key its record gets with it (see tenantIndexKeyAt): a failed event is always listed. */
+function listedEnding(
+  config: Pick<SchedulerConfig, 'shardCount' | 'indexQueuedEvents'>,
+  ending: EmissionEnding,
+  record: EventRecord,
+): EmissionEnding {
+  if (ending.end.state !== 'failed') return ending;
+  const listedUnder = tenantIndexKeyAt(
+    'failed',
+    { tenant: record.tenant, shard: shardOf(record.id, config), payloadIn: record.payloadKept === 'queue' ? 'queue' : 'table' },
+    config.indexQueuedEvents,
+  );
+  return listedUnder === undefined ? ending : { ...ending, listedUnder };
 }
 
 /**
@@ -176,8 +193,11 @@ async function holdOne(deps: EmitterDeps, record: EventRecord, copy: Extract<Del
   const outcome = await deps.store.hold(record, copy.queuedBy as string, {
     payload: event.payload,
     heldKey: heldShardKey(event.tenant, event.id, deps.config),
-    // Its payload is in the table now: listed under the tenant's stored family.
-    tenantShard: tenantShardKey(event.tenant, 's', shardOf(event.id, deps.config)),
+    tenantShard: tenantIndexKeyAt(
+      'held',
+      { tenant: event.tenant, shard: shardOf(event.id, deps.config), payloadIn: 'table' },
+      deps.config.indexQueuedEvents,
+    ),
     now,
   });
   if (outcome === 'not-paused') return false;
@@ -263,7 +283,15 @@ async function carryOn(deps: EmitterDeps, read: EventRecord, copy: Extract<Delay
       if (failure !== undefined) throw new TransientError(`carrying ${record.id} on to the delay queue failed: ${failure.reason}`);
       onward = { to: 'queue', queuedBy };
     } else {
-      onward = { to: 'table', payload, tenantShard: tenantShardKey(record.tenant, 's', placement.shard) };
+      onward = {
+        to: 'table',
+        payload,
+        tenantShard: tenantIndexKeyAt(
+          'carried',
+          { tenant: record.tenant, shard: placement.shard, payloadIn: 'table' },
+          config.indexQueuedEvents,
+        ),
+      };
     }
     if (await deps.store.carry(record, from, onward, now)) {
       metrics.count('EventsCarried');

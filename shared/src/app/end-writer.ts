@@ -1,4 +1,5 @@
 import type { EmissionEnding } from '../domain/emission.js';
+import { endCountIncrements } from '../domain/end-counts.js';
 import { DYNAMODB_TRANSACTION_ITEMS } from '../domain/limits.js';
 import type { DelayQueue, EndJournal, EndsRecorded, EventStore, Logger, SchedulerMetrics } from './ports.js';
 
@@ -20,7 +21,7 @@ export interface EndSettled {
 }
 
 export interface EndWriterDeps {
-  readonly store: Pick<EventStore, 'endEmissions' | 'releasePlaces'>;
+  readonly store: Pick<EventStore, 'endEmissions' | 'releasePlaces' | 'countEnds'>;
   readonly delayQueue: Pick<DelayQueue, 'sendEnds'>;
   readonly logger: Logger;
   readonly metrics: SchedulerMetrics;
@@ -46,7 +47,13 @@ const JOURNALED_RETRY_MS = 1000;
  */
 const JOURNALED_MAX_WAIT_MS = 3000;
 
-/** Records ends; two copies emitted at once are counted and logged here. */
+/**
+ * Records ends; two copies emitted at once are counted and logged here. The ends this write
+ * applied are then added to their tenants' counts by minute, one write per tenant and minute
+ * (see endCountIncrements), before the ends settle: on Lambda nothing runs after a handler
+ * returns. An end applied by a write whose answer was lost is not counted (its event is
+ * recorded all the same); a count that cannot be added is logged, and the counts err low by it.
+ */
 export async function recordEndings(
   deps: Pick<EndWriterDeps, 'store' | 'logger' | 'metrics'>,
   endings: readonly EmissionEnding[],
@@ -58,6 +65,16 @@ export async function recordEndings(
       { eventId: event.id, version: event.version },
       'emitted, but another delivery had already ended the event: two copies were emitted at once',
     );
+  }
+  if (recorded.applied.length > 0) {
+    try {
+      await deps.store.countEnds(endCountIncrements(recorded.applied));
+    } catch (error) {
+      deps.logger.warn(
+        { err: error, ends: recorded.applied.length },
+        "could not add ends to their tenants' counts; the console's counts are short by them",
+      );
+    }
   }
   return recorded;
 }

@@ -1,5 +1,6 @@
 import type { BulkCancelCounts, BulkCancelJob, JobPosition, NewBulkCancelJob } from '../domain/bulk-cancel.js';
 import type { EmissionEnding } from '../domain/emission.js';
+import type { EndCountIncrement } from '../domain/end-counts.js';
 import type { ScheduledEvent } from '../domain/event.js';
 import type { FailureNotice, NoticeDestination } from '../domain/failure.js';
 import type { EventRecord, EventState } from '../domain/lifecycle.js';
@@ -265,6 +266,8 @@ export interface EventStore {
   endEmissions(ends: readonly EmissionEnding[]): Promise<EndsRecorded>;
   /** Frees places ends released (EndsRecorded.applied), one counter write per tenant; returns those it could not free. */
   releasePlaces(freed: ReadonlyMap<string, number>): Promise<readonly Unreleased[]>;
+  /** Adds recorded ends to their tenants' counts by minute (see endCountIncrements): one write per increment. */
+  countEnds(increments: readonly EndCountIncrement[]): Promise<void>;
   /**
    * Cancels an open event of this tenant due after the cutoff and frees its place in the quota,
    * both at once. A redelivered cancel finds its own work done (reported as refused, with the

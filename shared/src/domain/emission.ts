@@ -12,7 +12,7 @@ export type EmissionEnd =
 
 /** An emission's end, to record on its event. */
 export interface EmissionEnding {
-  readonly event: Pick<ScheduledEvent, 'id' | 'tenant' | 'version'>;
+  readonly event: Pick<ScheduledEvent, 'id' | 'tenant' | 'version' | 'dueAt'>;
   readonly end: EmissionEnd;
   /** TTL of the record from now on, epoch seconds. */
   readonly expiresAt: number;
@@ -21,6 +21,8 @@ export interface EmissionEnding {
    * after its answer was lost finds its own end, where a second delivery finds another's.
    */
   readonly endedBy: string;
+  /** The tenant-index key its record gets with it, if any (see tenantIndexKeyAt): so that a failed event is always listed. */
+  readonly listedUnder?: string | undefined;
 }
 
 /**

@@ -116,6 +116,7 @@ function isEmissionEnding(value: unknown): value is EmissionEnding {
     typeof end?.event?.id === 'string' &&
     typeof end.event.tenant === 'string' &&
     typeof end.event.version === 'number' &&
+    typeof end.event.dueAt === 'number' &&
     (end.end?.state === 'emitted' || end.end?.state === 'failed') &&
     typeof end.end.at === 'number' &&
     typeof end.expiresAt === 'number' &&

@@ -27,13 +27,57 @@ export function eventIdOfLabelEntry(entryId: string): string {
   return entryId.slice(2, entryId.lastIndexOf('#'));
 }
 
+/** A write that may give an event's record its tenant-index key. */
+export type IndexedWrite =
+  /** Its creation, at ingest. */
+  | 'created'
+  /** Its end as failed, by the emitter. */
+  | 'failed'
+  /** Its hold, while its tenant is paused: its payload into the record. */
+  | 'held'
+  /** Its carry into the table after a reschedule (see EventRecord.carriedBy): its payload into the table. */
+  | 'carried';
+
+/** The event a write concerns: its tenant, its shard (see shardOf), and where its payload was put. */
+export interface IndexedEvent {
+  readonly tenant: string;
+  readonly shard: number;
+  readonly payloadIn: 'table' | 'queue';
+}
+
 /**
- * What a listing without a label leaves out, as the operators' CLI and the console say it: a
- * near-path event has a tenant-index entry only with SCHEDULER_INDEX_QUEUED_EVENTS (see
- * SchedulerConfig.indexQueuedEvents), and label entries always.
+ * The tenant-index key a write gives an event's record; undefined: none (the record keeps what it
+ * has). The rule, in one place: an event whose payload the table holds is listed under `s`, from
+ * its creation. One whose payload only its delay-queue copy holds is listed under `q` when the
+ * scheduler indexes such events (`indexQueuedEvents`, SCHEDULER_INDEX_QUEUED_EVENTS, on by
+ * default: one write unit more each), and, whatever the setting, once it fails, is held or is
+ * carried into the table: rare writes, made anyway, and what operators look for. Holding and
+ * carrying put the payload in the table, so those events go under `s` (a hold keeps a `q` key the
+ * record has: moving it would write the index twice).
+ */
+export function tenantIndexKeyAt(write: 'held' | 'carried', event: IndexedEvent, indexQueuedEvents: boolean): string;
+export function tenantIndexKeyAt(write: IndexedWrite, event: IndexedEvent, indexQueuedEvents: boolean): string | undefined;
+export function tenantIndexKeyAt(write: IndexedWrite, event: IndexedEvent, indexQueuedEvents: boolean): string | undefined {
+  const { tenant, shard, payloadIn } = event;
+  switch (write) {
+    case 'created':
+      if (payloadIn === 'table') return tenantShardKey(tenant, 's', shard);
+      return indexQueuedEvents ? tenantShardKey(tenant, 'q', shard) : undefined;
+    case 'failed':
+      // A stored event has had its key since its creation.
+      return payloadIn === 'queue' ? tenantShardKey(tenant, 'q', shard) : undefined;
+    case 'held':
+    case 'carried':
+      return tenantShardKey(tenant, 's', shard);
+  }
+}
+
+/**
+ * What a listing without a label leaves out when the scheduler runs without indexing near-path
+ * events (SCHEDULER_INDEX_QUEUED_EVENTS=false), as the operators' CLI and the console say it.
  */
 export const UNINDEXED_QUEUED_EVENTS_NOTE =
-  'Events placed straight in the delay queue are listed under their labels only, unless the scheduler runs with SCHEDULER_INDEX_QUEUED_EVENTS=true; each is found by its id.';
+  'This scheduler runs with SCHEDULER_INDEX_QUEUED_EVENTS=false: an open event placed straight in the delay queue is listed under its labels only (found by its id), until it fails or is held; events that failed, were held or were carried into the table are listed.';
 
 /** The partitions holding a tenant's events (both families), or its events with one label. */
 export function listingPartitions(tenant: string, label: string | undefined, shardCount: number): string[] {
