@@ -314,12 +314,19 @@ async function carryOn(deps: EmitterDeps, read: EventRecord, copy: Extract<Delay
 async function publish(deps: EmitterDeps, event: ScheduledEvent, copySentAt: number): Promise<EmissionEnding> {
   const { clock, logger, metrics, config } = deps;
   const endedBy = randomUUID();
+  // What the end needs of its event, no more: ends are journaled and handed over 100 to a message, payloads never with them.
+  const ended = { id: event.id, tenant: event.tenant, version: event.version, dueAt: event.dueAt };
   const tenant = deps.tenants.tenant(event.tenant);
   const fail = async (reason: ReasonCode, message: string, details: Readonly<Record<string, unknown>>): Promise<EmissionEnding> => {
     const failedAt = clock.now();
     const notice = failureNotice(reason, message, event, failedAt, { eventId: event.id, details });
     await reportFailure(deps, publishNotice(deps), notice, noticeDestination(tenant, event.failureTopic));
-    return { event, end: { state: 'failed', at: failedAt, reason }, expiresAt: expiresAtFor(failedAt, config.retentionSeconds), endedBy };
+    return {
+      event: ended,
+      end: { state: 'failed', at: failedAt, reason },
+      expiresAt: expiresAtFor(failedAt, config.retentionSeconds),
+      endedBy,
+    };
   };
   const refusal = emissionRefusal(tenant, event);
   if (refusal !== undefined) return fail(refusal.reason, refusal.message, refusal.details);
@@ -345,7 +352,7 @@ async function publish(deps: EmitterDeps, event: ScheduledEvent, copySentAt: num
   metrics.count('EventsEmitted');
   metrics.latenessMs(lateness);
   logger.debug({ eventId: event.id, latenessMs: lateness }, 'emitted');
-  return { event, end: { state: 'emitted', at: emittedAt }, expiresAt: expiresAtFor(emittedAt, config.retentionSeconds), endedBy };
+  return { event: ended, end: { state: 'emitted', at: emittedAt }, expiresAt: expiresAtFor(emittedAt, config.retentionSeconds), endedBy };
 }
 
 /**
