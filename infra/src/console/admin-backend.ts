@@ -5,6 +5,7 @@ import {
   DynamoDbQuotaCounters,
   EVENT_STATE,
   isLabel,
+  lifecycleSteps,
   OPEN_STATES,
   PageTokenError,
   PUBLIC_TENANT_ID,
@@ -40,7 +41,7 @@ import {
   type PauseState,
   type TenantSummary,
 } from './backend.js';
-import { HOUR_MS, lifecycleSteps, overviewFigures } from './figures.js';
+import { HOUR_MS, overviewFigures } from './figures.js';
 
 /** Events the overview reads for its figures at most, per window; past it, the figures are lower bounds. */
 const OVERVIEW_READ_LIMIT = 5000;

@@ -1,4 +1,4 @@
-import type { EventRecord, EventsPage, EventsQuery, PauseOwner } from '@adhoc-scheduler/shared';
+import type { EventRecord, EventsPage, EventsQuery, LifecycleStep, PauseOwner } from '@adhoc-scheduler/shared';
 
 /**
  * Everything the console reads and changes, through one interface: each view and each action
@@ -33,13 +33,6 @@ export interface ConsoleBackend {
 /** The filters of a listing and its pages: the operators' listing's own (states default to the open ones). */
 export type EventFilter = EventsQuery;
 export type EventPage = EventsPage;
-
-/** A step of an event's life: what happened, and when (undefined: not yet). */
-export interface LifecycleStep {
-  readonly step: string;
-  readonly at: number;
-  readonly detail?: string | undefined;
-}
 
 export interface EventLifecycle {
   readonly event: EventRecord;

@@ -1,4 +1,4 @@
-import { EVENT_STATE, OPEN_STATES, UNINDEXED_QUEUED_EVENTS_NOTE, type EventRecord } from '@adhoc-scheduler/shared';
+import { EVENT_STATE, OPEN_STATES, reachedAt, UNINDEXED_QUEUED_EVENTS_NOTE } from '@adhoc-scheduler/shared';
 import type { DeadLetter, DeadLetterFilter, EventLifecycle, EventPage, Overview, TenantSummary } from './backend.js';
 import { html, type Html } from './html.js';
 
@@ -186,18 +186,6 @@ export function eventsUrl(query: Partial<EventsQuery>): string {
   return `/events?${parameters.toString()}`;
 }
 
-function reachedAt(event: EventRecord): number | undefined {
-  return (
-    event.emittedAt ??
-    event.failedAt ??
-    event.cancelledAt ??
-    (event.state === EVENT_STATE.held ? event.heldAt : undefined) ??
-    event.queuedAt ??
-    event.rescheduledAt ??
-    event.createdAt
-  );
-}
-
 export function eventsView(
   context: PageContext,
   tenants: readonly TenantSummary[],
@@ -233,12 +221,11 @@ ${tenantChooser(tenants, query.tenant)}
 <caption>Events of ${query.tenant}, by due time</caption>
 <thead><tr><th scope="col">Due</th><th scope="col">Event</th><th scope="col">State</th><th scope="col">Since</th><th scope="col">Labels</th><th scope="col">Client id</th><th scope="col">User</th></tr></thead>
 <tbody>${events.events.map((event) => {
-      const since = reachedAt(event);
       return html`<tr>
 <td>${time(event.dueAt)}</td>
 <td><a href="/events/${encodeURIComponent(event.id)}">${event.id}</a></td>
 <td>${event.state}</td>
-<td>${since === undefined ? '-' : time(since)}</td>
+<td>${time(reachedAt(event))}</td>
 <td>${(event.labels ?? []).join(', ') || '-'}</td>
 <td>${event.clientId ?? '-'}</td>
 <td>${event.user}</td>
@@ -274,7 +261,7 @@ ${field('Kept until', Number.isNaN(event.expiresAt) ? 'while held, then for the 
 </dl>
 <section aria-labelledby="lifecycle">
 <h2 id="lifecycle">Lifecycle</h2>
-<ol class="steps">${steps.map((step) => html`<li><strong>${step.step}</strong> ${time(step.at)}${step.detail ? html` (${step.detail})` : ''}</li>`)}</ol>
+<ol class="steps">${steps.map((step) => html`<li><strong>${step.step}</strong> ${time(step.at)} by ${step.by}${step.detail ? html`: ${step.detail}` : ''}</li>`)}</ol>
 </section>
 ${
   open

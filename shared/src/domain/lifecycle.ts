@@ -64,10 +64,26 @@ export interface EventRecord extends Omit<ScheduledEvent, 'payload'> {
   /** The loading message that moved it from the table to the delay queue (far path). */
   readonly loadedBy?: string | undefined;
   readonly createdAt: number;
+  /*
+   * Each step keeps its own time, written by the step itself (the latest of its kind), so that a
+   * later step never rewrites an earlier one's: lifecycleSteps orders them and names who took each.
+   */
+  /** When ingest sent it to the delay queue (near path). */
   readonly queuedAt?: number | undefined;
+  /** When ingest sent it to the delay queue again, its input message delivered again. */
+  readonly resentAt?: number | undefined;
+  /** When the loader took it from the table into the delay queue. */
+  readonly loadedAt?: number | undefined;
+  /** When the loader's sweep sent it again, its delay-queue copy lost. */
+  readonly sweptAt?: number | undefined;
   /** When the emitter held it, its tenant paused (see EVENT_STATE.held). */
   readonly heldAt?: number | undefined;
+  /** When the resume job sent it, held, to the delay queue. */
+  readonly resumedAt?: number | undefined;
   readonly rescheduledAt?: number | undefined;
+  /** When the emitter carried a rescheduled copy's payload on: in the delay queue, or into the table. */
+  readonly carriedAt?: number | undefined;
+  readonly carriedToTableAt?: number | undefined;
   readonly emittedAt?: number | undefined;
   readonly failedAt?: number | undefined;
   readonly cancelledAt?: number | undefined;
