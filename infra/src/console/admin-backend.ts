@@ -201,7 +201,7 @@ export class AdminConsoleBackend implements ConsoleBackend {
     if (event === undefined || before !== undefined)
       return {
         applied: false,
-        message: `Event ${id} was not ${action === 'cancel' ? 'cancelled' : 'rescheduled'}: ${before?.reason ?? ''}.`,
+        message: `Event ${id} was not ${action === 'cancel' ? 'cancelled' : 'rescheduled'}: ${before?.reason ?? ''} (${before?.explanation ?? ''}).`,
       };
     // The shared topic admits changes only of events named by their m- id (see docs/clients.md).
     if (event.tenant === PUBLIC_TENANT_ID && !id.startsWith('m-'))

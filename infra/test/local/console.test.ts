@@ -195,7 +195,7 @@ describe('the console in the browser', () => {
       const id = (await link.textContent()) ?? '';
       await link.click();
       await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(`Event ${id}`);
-      expect(await page.locator('.steps').textContent()).toMatch(/^scheduled /);
+      expect(await page.locator('.steps').textContent()).toMatch(/^created \S+ by ingest/);
       await screenshot(page, 'event');
 
       // Keyboard only: the button is reached and pressed, the confirmation takes the focus.
@@ -364,7 +364,9 @@ describe('the console in the browser', () => {
       }, 'the event held');
       const id = (await link.textContent()) ?? '';
       await link.click();
-      expect(await page.locator('.steps').textContent()).toMatch(/^scheduled .*held .*its tenant was paused/s);
+      expect(await page.locator('.steps').textContent()).toMatch(
+        /^created .*queued \S+ by ingest.*held \S+ by the emitter: its tenant was paused/s,
+      );
       expect(target.withPayload(payload)).toEqual([]);
 
       await page.goto(server.url);
