@@ -215,7 +215,7 @@ sqs:ReceiveMessage, sqs:ChangeMessageVisibility and sqs:DeleteMessage on the dea
 queues, sqs:SendMessage on the queues (redrive), and dynamodb:BatchGetItem on the table (the
 last errors, items e#<message id>).`,
 
-  quotaReconcile: `Recounts a tenant's open events (scheduled or queued) and corrects its open-events quota
+  quotaReconcile: `Recounts a tenant's open events (scheduled, queued or held) and corrects its open-events quota
 counter by the difference.
 
 Usage: scripts/admin quota reconcile --tenant T [--json] [where]

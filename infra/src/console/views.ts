@@ -167,9 +167,9 @@ ${QUEUED_EVENTS_NOTE}
 </table>
 </section>
 <section aria-labelledby="lateness">
-<h2 id="lateness">Lateness in the last hour</h2>
+<h2 id="lateness">Lateness in the last hour: from the due time to the publish's answer</h2>
 <table>
-<caption>Events emitted in the last hour, by how long after their due time</caption>
+<caption>Events emitted in the last hour, by how long after their due time their publish answered</caption>
 <thead><tr><th scope="col">Late by</th><th scope="col">Events</th><th scope="col"><span class="visually-hidden">Bar</span></th></tr></thead>
 <tbody>${overview.lateness.map(
       (bin) => html`<tr><th scope="row">${bin.label}</th><td>${count(bin.count)}</td><td>${bar(bin.count, largestBin)}</td></tr>`,
