@@ -212,7 +212,7 @@ describe('the console in the browser', () => {
       await page.getByRole('link', { name: 'Back' }).click();
       await page.waitForURL(`${server.url}/events/${id}`);
       expect(await page.locator('.fields').textContent()).toContain('cancelled');
-      expect(await page.locator('.steps').textContent()).toMatch(/scheduled.*cancelled/s);
+      expect(await page.locator('.steps').textContent()).toMatch(/created.*cancelled/s);
       // An ended event offers no changes.
       expect(await page.getByRole('button', { name: 'Cancel this event…' }).count()).toBe(0);
       onlyConsoleRequests();
