@@ -24,6 +24,15 @@ import {
 } from './emitter-kit.js';
 import { FakeClock, MemoryLastErrors } from './fakes.js';
 
+/** A notice ingest handed over, for the emitter to publish. */
+const INVALID_DATE_NOTICE = {
+  reason: REASON.INVALID_DATE,
+  message: 'bad date',
+  event: { date: 'x' },
+  failedAt: '2030-01-01T00:00:00.000Z',
+  details: {},
+};
+
 describe('the emitter', () => {
   it('waits for the due time, publishes, then records the emission', async () => {
     const { deps, publisher, store, logger } = setup();
@@ -366,13 +375,7 @@ describe('the emitter', () => {
 
   it('publishes a failure notice handed over by ingest to its failure topic, once: a redelivery is a duplicate suppressed', async () => {
     const { deps, publisher, metrics } = setup();
-    const notice = {
-      reason: REASON.INVALID_DATE,
-      message: 'bad date',
-      event: { date: 'x' },
-      failedAt: '2030-01-01T00:00:00.000Z',
-      details: {},
-    };
+    const notice = INVALID_DATE_NOTICE;
     const body = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', failureTopic: topicArn('failures'), notice });
     await emitBatch(deps, [sqsRecord(body, 'sqs-1')]);
     await emitBatch(deps, [sqsRecord(body, 'sqs-1', 2)]);
@@ -384,13 +387,7 @@ describe('the emitter', () => {
 
   it('publishes a failure notice by one delivery at a time: another is put off while the claim lasts, and takes it over after', async () => {
     const { deps, publisher, clock, delayQueue } = setup();
-    const notice = {
-      reason: REASON.INVALID_DATE,
-      message: 'bad date',
-      event: { date: 'x' },
-      failedAt: '2030-01-01T00:00:00.000Z',
-      details: {},
-    };
+    const notice = INVALID_DATE_NOTICE;
     const body = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', failureTopic: topicArn('failures'), notice });
     let answerFirst = (): void => {};
     const firstAnswered = new Promise<void>((resolve) => (answerFirst = resolve));
@@ -418,13 +415,7 @@ describe('the emitter', () => {
   it('publishes a failure notice on a later delivery when its publish failed for a transient reason', async () => {
     let refuse = true;
     const { deps, publisher } = setup((topic) => (topic === topicArn('failures') && refuse ? new TransientError('throttled') : undefined));
-    const notice = {
-      reason: REASON.INVALID_DATE,
-      message: 'bad date',
-      event: { date: 'x' },
-      failedAt: '2030-01-01T00:00:00.000Z',
-      details: {},
-    };
+    const notice = INVALID_DATE_NOTICE;
     const body = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', failureTopic: topicArn('failures'), notice });
     expect((await emitBatch(deps, [sqsRecord(body, 'sqs-1')])).batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
     refuse = false;
@@ -435,13 +426,7 @@ describe('the emitter', () => {
   it('reads neither event records nor pauses, and frees no places, for a batch without events', async () => {
     const { deps, store } = setup();
     const paused = vi.spyOn(deps.pausedTenants, 'of');
-    const notice = {
-      reason: REASON.INVALID_DATE,
-      message: 'bad date',
-      event: { date: 'x' },
-      failedAt: '2030-01-01T00:00:00.000Z',
-      details: {},
-    };
+    const notice = INVALID_DATE_NOTICE;
     const body = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', failureTopic: topicArn('failures'), notice });
     expect((await emitBatch(deps, [sqsRecord(body, 'a'), sqsRecord('not a message', 'bad')])).batchItemFailures).toEqual([
       { itemIdentifier: 'bad' },
@@ -479,13 +464,7 @@ describe('the emitter', () => {
     });
 
     describe('a notice ingest handed over', () => {
-      const notice = {
-        reason: REASON.INVALID_DATE,
-        message: 'bad date',
-        event: { date: 'x' },
-        failedAt: '2030-01-01T00:00:00.000Z',
-        details: {},
-      };
+      const notice = INVALID_DATE_NOTICE;
       const publicDeadLetters = topicArn('public-dead-letters', 'eu-west-1', '999999999999');
       const publicFailures = topicArn('failures', 'eu-west-1', '888888888888');
       const handedOver = (tenant?: string) =>

@@ -4,6 +4,9 @@ import { expectNotEarly, scheduledAt, waitFor } from './kit.js';
 import { inState, movedNear, sentinelAfter, startForCarry } from './changes-kit.js';
 import { shownSteps } from './shown-steps.js';
 
+/** The steps `event show` prints first for a near-path event rescheduled by `messageId`. */
+const rescheduledNear = (messageId: string) => ['created by ingest', 'queued by ingest', `rescheduled by input message ${messageId}`];
+
 describe.concurrent('reschedule of an event whose payload only its delay-queue copy holds (near path)', () => {
   it('moved later within the window: its copy carried on to a new one, emitted once at the new time, never early', async () => {
     const context = await startForCarry();
@@ -16,13 +19,7 @@ describe.concurrent('reschedule of an event whose payload only its delay-queue c
       const emitted = await waitFor(() => inState(records, id, EVENT_STATE.emitted), 'the emission recorded');
       expect(emitted).toMatchObject({ version: 2 });
       // Its first queueing kept, the carry's its own, each named.
-      expect(shownSteps(emitted)).toEqual([
-        'created by ingest',
-        'queued by ingest',
-        `rescheduled by input message ${messageId}`,
-        'queued by the emitter carry',
-        'emitted by the emitter',
-      ]);
+      expect(shownSteps(emitted)).toEqual([...rescheduledNear(messageId), 'queued by the emitter carry', 'emitted by the emitter']);
       expect(lines.filter((line) => line.msg === 'rescheduled event carried on' && line.eventId === id)).toMatchObject([{ to: 'queue' }]);
       await sentinelAfter(acme, target, newDueAt);
       expect(target.withPayload('later')).toHaveLength(1);
@@ -44,9 +41,7 @@ describe.concurrent('reschedule of an event whose payload only its delay-queue c
       const emitted = await waitFor(() => inState(records, id, EVENT_STATE.emitted), 'the emission recorded');
       expect(emitted).toMatchObject({ version: 2 });
       expect(shownSteps(emitted)).toEqual([
-        'created by ingest',
-        'queued by ingest',
-        `rescheduled by input message ${messageId}`,
+        ...rescheduledNear(messageId),
         'scheduled by the emitter carry',
         'queued by the loader',
         'emitted by the emitter',
