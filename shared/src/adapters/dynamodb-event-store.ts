@@ -546,7 +546,7 @@ export class DynamoDbEventStore implements EventStore {
   async carry(record: EventRecord, from: string, onward: Carry, now: number): Promise<boolean> {
     const stored =
       onward.to === 'table'
-        ? withStoredPayload({ ...record, state: EVENT_STATE.scheduled }, onward.payload, record, record.expiresAt)
+        ? withStoredPayload({ ...record, state: EVENT_STATE.scheduled, carriedToTableAt: now }, onward.payload, record, record.expiresAt)
         : undefined;
     // Written before the record names it, as at ingest.
     if (stored?.payloadItem !== undefined) await batchPut(this.client, this.tableName, [stored.payloadItem]);
