@@ -35,7 +35,8 @@ const RECORD: EventRecord = {
   state: 'queued',
   payloadKept: 'record',
   createdAt: DUE - 79_000,
-  queuedAt: DUE - 40_000,
+  // Taken by the loader: its time is the one the evidence shows as queued.
+  loadedAt: DUE - 40_000,
   loadedBy: 'chunk-message-1',
   queuedBy: 'token-1',
   expiresAt: 0,

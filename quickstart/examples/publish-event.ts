@@ -1,6 +1,6 @@
 // Schedules one event with the AWS SDK: creates a topic the scheduler may publish to, then
-// publishes a schedule request to the scheduler's input topic. `pnpm example:publish` runs it
-// against the local service (scripts/start), whose settings are in .local/outputs.json.
+// publishes a schedule request to the scheduler's input topic. `pnpm --silent example:publish`
+// runs it against the local service (scripts/start), whose settings are in .local/outputs.json.
 import { existsSync, readFileSync } from 'node:fs';
 import { CreateTopicCommand, PublishCommand, SetTopicAttributesCommand, SNSClient } from '@aws-sdk/client-sns';
 

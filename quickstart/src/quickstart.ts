@@ -160,7 +160,7 @@ async function run(argv: readonly string[]): Promise<number> {
       const scheduledAt = Date.parse(message.attributes['scheduler-scheduled-at'] ?? '');
       const lateness = message.receivedAt - scheduledAt;
       console.log(
-        `arrived   ${message.body.padEnd(6)} scheduled ${new Date(scheduledAt).toISOString()}  lateness ${lateness >= 0 ? '+' : ''}${lateness} ms`,
+        `arrived   ${message.body.padEnd(6)} scheduled ${new Date(scheduledAt).toISOString()}  lateness at arrival ${lateness >= 0 ? '+' : ''}${lateness} ms`,
       );
       wait.settle(message.body);
     };

@@ -10,6 +10,7 @@ export * from './domain/failure.js';
 export * from './domain/limits.js';
 export * from './domain/quotas.js';
 export * from './domain/lifecycle.js';
+export * from './domain/lifecycle-steps.js';
 export * from './domain/messages.js';
 export * from './domain/placement.js';
 export * from './domain/reasons.js';

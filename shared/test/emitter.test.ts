@@ -1,7 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { SQSRecord } from 'aws-lambda';
-import { emitBatch, PausedTenants, type EmitterDeps } from '../src/app/emitter.js';
-import { EndWriter } from '../src/app/end-writer.js';
+import { emitBatch, PausedTenants } from '../src/app/emitter.js';
 import { PublishWindow } from '../src/app/publish-window.js';
 import { EMISSION_ATTRIBUTE, emissionAttributes, type ScheduledEvent } from '../src/domain/event.js';
 import { recordKeptFrom } from '../src/domain/emission.js';
@@ -13,96 +11,29 @@ import { EventRejectedError, REASON, TransientError } from '../src/domain/reason
 import { shardOf } from '../src/domain/buckets.js';
 import { tenantShardKey } from '../src/domain/tenant-index.js';
 import { registry, sqsRecord, topicArn } from './factories.js';
-import { FakeClock, MemoryDelayQueue, MemoryLastErrors, RecordingLogger, RecordingMetrics, RecordingPublisher } from './fakes.js';
-import { MemoryEventStore, MemoryNoticeClaims, MemoryTenantPauses } from './memory-event-store.js';
+import {
+  DUE,
+  delayed,
+  ENDS_RETRY_MAX_SECONDS,
+  event,
+  MAX_AGE_SECONDS,
+  NEAR_PATH_WINDOW_SECONDS,
+  queued,
+  sentRecord,
+  setup,
+  TARGET_ACCOUNT,
+  TENANTS,
+} from './emitter-kit.js';
+import { FakeClock, MemoryLastErrors } from './fakes.js';
 
-const DUE = 1_900_000_000_000;
-/** The account of the topics these tests publish to (see topicArn). */
-const TARGET_ACCOUNT = '123456789012';
-/** Tenant "acme" in account 111111111111, which may target the tests' topics. */
-const TENANTS = { tenants: [{ id: 'acme', accounts: ['111111111111'], targetAccounts: [TARGET_ACCOUNT] }] };
-
-function event(overrides: Partial<ScheduledEvent> = {}): ScheduledEvent {
-  return {
-    id: 'm-1',
-    tenant: 'acme',
-    user: 'alice',
-    target: topicArn('out'),
-    payload: 'hello',
-    failureTopic: topicArn('failures'),
-    dueAt: DUE,
-    version: 1,
-    ...overrides,
-  };
-}
-
-/** The record of an event in the delay queue, as ingest or loading leaves it. */
-function queued(e: ScheduledEvent, overrides: Partial<EventRecord> = {}): EventRecord {
-  const { payload: _payload, ...rest } = e;
-  return {
-    ...rest,
-    state: EVENT_STATE.queued,
-    payloadKept: 'queue',
-    queuedBy: 'copy-1',
-    createdAt: DUE - 60_000,
-    expiresAt: DUE / 1000 + 3600,
-    ...overrides,
-  };
-}
-
-/** How long after its due time a failing publish is still retried, in these tests. */
-const MAX_AGE_SECONDS = 3600;
-/** Events due sooner than this go to the delay queue; later ones to the table, in these tests. */
-const NEAR_PATH_WINDOW_SECONDS = 600;
-/** The longest wait between two tries of handed-over ends, in these tests. */
-const ENDS_RETRY_MAX_SECONDS = 30;
-
-function setup(failWith?: (topic: string) => Error | undefined, unrecordedEndsLimit = 0) {
-  const clock = new FakeClock(DUE - 700);
-  const store = new MemoryEventStore();
-  store.put(queued(event()));
-  const publisher = new RecordingPublisher(clock, ({ topic }) => failWith?.(topic));
-  const metrics = new RecordingMetrics();
-  const delayQueue = new MemoryDelayQueue();
-  const logger = new RecordingLogger();
-  const deps = {
-    config: {
-      emitMaxAgeSeconds: MAX_AGE_SECONDS,
-      emitClaimLeaseSeconds: 30,
-      retentionSeconds: 3600,
-      endsRetryMaxSeconds: ENDS_RETRY_MAX_SECONDS,
-      emitterLeadMs: 1300,
-      nearPathWindowSeconds: NEAR_PATH_WINDOW_SECONDS,
-      bucketSeconds: 60,
-      shardCount: 4,
-      // The lean setting: the rule that lists a failed or held event whatever the setting is what runs.
-      indexQueuedEvents: false,
-    },
-    store,
-    pausedTenants: new PausedTenants(new MemoryTenantPauses(store), clock),
-    notices: new MemoryNoticeClaims(),
-    delayQueue,
-    publisher,
-    endWriter: new EndWriter({ store, delayQueue, logger, metrics }),
-    publishWindow: new PublishWindow(unrecordedEndsLimit),
-    tenants: registry(TENANTS),
-    clock,
-    logger,
-    metrics,
-    random: () => 0.5,
-  } satisfies EmitterDeps;
-  return { clock, store, publisher, deps, metrics, delayQueue, logger };
-}
-
-/** A delay-queue copy of an event; `null`: a copy sent before copies carried tokens. */
-const delayed = (e: ScheduledEvent, queuedBy: string | null = 'copy-1') =>
-  encodeDelayQueueMessage({ kind: 'event', event: e, queuedBy: queuedBy ?? undefined });
-
-/** An SQS record of a message sent to its queue at `sentAt`. */
-function sentRecord(body: string, sentAt: number, messageId = 'sqs-1', receiveCount = 1): SQSRecord {
-  const record = sqsRecord(body, messageId, receiveCount);
-  return { ...record, attributes: { ...record.attributes, SentTimestamp: String(sentAt) } };
-}
+/** A notice ingest handed over, for the emitter to publish. */
+const INVALID_DATE_NOTICE = {
+  reason: REASON.INVALID_DATE,
+  message: 'bad date',
+  event: { date: 'x' },
+  failedAt: '2030-01-01T00:00:00.000Z',
+  details: {},
+};
 
 describe('the emitter', () => {
   it('waits for the due time, publishes, then records the emission', async () => {
@@ -466,7 +397,7 @@ describe('the emitter', () => {
 
   it('publishes a failure notice handed over by ingest to its failure topic, once: a redelivery is a duplicate suppressed', async () => {
     const { deps, publisher, metrics } = setup();
-    const notice = { reason: REASON.INVALID_DATE, message: 'bad date', event: { date: 'x' }, failedAt: '2030-01-01T00:00:00.000Z' };
+    const notice = INVALID_DATE_NOTICE;
     const body = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', failureTopic: topicArn('failures'), notice });
     await emitBatch(deps, [sqsRecord(body, 'sqs-1')]);
     await emitBatch(deps, [sqsRecord(body, 'sqs-1', 2)]);
@@ -478,7 +409,7 @@ describe('the emitter', () => {
 
   it('publishes a failure notice by one delivery at a time: another is put off while the claim lasts, and takes it over after', async () => {
     const { deps, publisher, clock, delayQueue } = setup();
-    const notice = { reason: REASON.INVALID_DATE, message: 'bad date', event: { date: 'x' }, failedAt: '2030-01-01T00:00:00.000Z' };
+    const notice = INVALID_DATE_NOTICE;
     const body = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', failureTopic: topicArn('failures'), notice });
     let answerFirst = (): void => {};
     const firstAnswered = new Promise<void>((resolve) => (answerFirst = resolve));
@@ -506,7 +437,7 @@ describe('the emitter', () => {
   it('publishes a failure notice on a later delivery when its publish failed for a transient reason', async () => {
     let refuse = true;
     const { deps, publisher } = setup((topic) => (topic === topicArn('failures') && refuse ? new TransientError('throttled') : undefined));
-    const notice = { reason: REASON.INVALID_DATE, message: 'bad date', event: { date: 'x' }, failedAt: '2030-01-01T00:00:00.000Z' };
+    const notice = INVALID_DATE_NOTICE;
     const body = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', failureTopic: topicArn('failures'), notice });
     expect((await emitBatch(deps, [sqsRecord(body, 'sqs-1')])).batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
     refuse = false;
@@ -517,7 +448,7 @@ describe('the emitter', () => {
   it('reads neither event records nor pauses, and frees no places, for a batch without events', async () => {
     const { deps, store } = setup();
     const paused = vi.spyOn(deps.pausedTenants, 'of');
-    const notice = { reason: REASON.INVALID_DATE, message: 'bad date', event: { date: 'x' }, failedAt: '2030-01-01T00:00:00.000Z' };
+    const notice = INVALID_DATE_NOTICE;
     const body = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', failureTopic: topicArn('failures'), notice });
     expect((await emitBatch(deps, [sqsRecord(body, 'a'), sqsRecord('not a message', 'bad')])).batchItemFailures).toEqual([
       { itemIdentifier: 'bad' },
@@ -555,7 +486,7 @@ describe('the emitter', () => {
     });
 
     describe('a notice ingest handed over', () => {
-      const notice = { reason: REASON.INVALID_DATE, message: 'bad date', event: { date: 'x' }, failedAt: '2030-01-01T00:00:00.000Z' };
+      const notice = INVALID_DATE_NOTICE;
       const publicDeadLetters = topicArn('public-dead-letters', 'eu-west-1', '999999999999');
       const publicFailures = topicArn('failures', 'eu-west-1', '888888888888');
       const handedOver = (tenant?: string) =>
@@ -648,7 +579,7 @@ describe('the emitter', () => {
 
     it('receives, once, a notice ingest handed over for it, where the request named no failure topic', async () => {
       const { deps, publisher } = setup();
-      const notice = { reason: REASON.INVALID_JSON, message: 'not JSON', event: '{', failedAt: '2030-01-01T00:00:00.000Z' };
+      const notice = { reason: REASON.INVALID_JSON, message: 'not JSON', event: '{', failedAt: '2030-01-01T00:00:00.000Z', details: {} };
       const direct = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', deadLetterTopic: deadLetters, notice });
       await emitBatch(deps, [sqsRecord(direct, 'a')]);
       await emitBatch(deps, [sqsRecord(direct, 'a', 2)]);
@@ -664,7 +595,7 @@ describe('the emitter', () => {
       const writes = vi.spyOn(deps.notices, 'claim');
       const ends = vi.spyOn(deps.notices, 'markSent');
       // As ingest hands it over: the tenant, and the failure topic the request named.
-      const notice = { reason: REASON.INVALID_DATE, message: 'not a date', event: '{}', failedAt: '2030-01-01T00:00:00.000Z' };
+      const notice = { reason: REASON.INVALID_DATE, message: 'not a date', event: '{}', failedAt: '2030-01-01T00:00:00.000Z', details: {} };
       const refused = encodeDelayQueueMessage({
         kind: 'notice',
         noticeId: 'n-2',

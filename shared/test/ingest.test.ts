@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ingestBatch, planIngest, unwrapInput, type IngestDeps } from '../src/app/ingest.js';
+import { ingestBatch, planIngest, unwrapInput } from '../src/app/ingest.js';
 import { placementFor } from '../src/domain/placement.js';
 import { shardOf } from '../src/domain/buckets.js';
 import { snsMessageBytes } from '../src/domain/event.js';
@@ -8,76 +8,9 @@ import { SNS_MAX_MESSAGE_BYTES } from '../src/domain/limits.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
 import { REFUSALS_KEPT } from '../src/domain/refusals.js';
-import { inputMessageId, REGION, registry, SCHEDULER_TOPICS, scheduleRequest, sqsRecord, topicArn } from './factories.js';
-import {
-  FakeClock,
-  MemoryDelayQueue,
-  MemoryLastErrors,
-  MemoryRefusalLog,
-  RecordingChangesQueue,
-  RecordingLogger,
-  RecordingMetrics,
-} from './fakes.js';
-import { MemoryBulkCancelJobs, MemoryEventStore, MemoryTenantPauses } from './memory-event-store.js';
-
-const NOW = 1_900_000_000_000;
-const CONFIG = {
-  region: REGION,
-  nearPathWindowSeconds: 600,
-  emitterLeadMs: 300,
-  bucketSeconds: 60,
-  shardCount: 8,
-  retentionSeconds: 3600,
-  changeCutoffSeconds: 5,
-  ...SCHEDULER_TOPICS,
-  maxScheduleAheadSeconds: 365 * 24 * 3600,
-};
-const ACME_TOPIC = `arn:aws:sns:${REGION}:000000000000:scheduler-tenant-acme`;
-const acmeTarget = topicArn('out', 'eu-west-1', '111111111111');
-
-/** What SNS puts on the ingest queue for one publish to a tenant's input topic. */
-function published(message: unknown, messageId = inputMessageId(), topic = ACME_TOPIC, publishedAt = NOW) {
-  const body = JSON.stringify({
-    Type: 'Notification',
-    MessageId: messageId,
-    TopicArn: topic,
-    Timestamp: new Date(publishedAt).toISOString(),
-    Message: typeof message === 'string' ? message : JSON.stringify(message),
-  });
-  return sqsRecord(body, `sqs-${messageId}`);
-}
-
-function setup() {
-  const clock = new FakeClock(NOW);
-  const store = new MemoryEventStore(clock);
-  const delayQueue = new MemoryDelayQueue(clock);
-  const jobs = new MemoryBulkCancelJobs();
-  const changesQueue = new RecordingChangesQueue();
-  const lastErrors = new MemoryLastErrors();
-  const logger = new RecordingLogger();
-  const metrics = new RecordingMetrics();
-  const refusals = new MemoryRefusalLog();
-  let tokens = 0;
-  const deps = {
-    config: CONFIG,
-    tenants: registry(),
-    store,
-    delayQueue,
-    jobs,
-    pauses: new MemoryTenantPauses(store),
-    changesQueue,
-    refusals,
-    clock,
-    logger,
-    metrics,
-    failureLog: { lastErrors, fn: 'ingest', clock },
-    newToken: () => `token-${++tokens}`,
-  } satisfies IngestDeps;
-  return { store, delayQueue, jobs, changesQueue, deps, clock, logger, metrics, lastErrors, refusals };
-}
-
-const soon = new Date(NOW + 30_000).toISOString();
-const later = new Date(NOW + 3_600_000).toISOString();
+import { inputMessageId, REGION, registry, scheduleRequest, sqsRecord, topicArn } from './factories.js';
+import { ACME_TOPIC, acmeTarget, CONFIG, later, NOW, published, setup, soon } from './ingest-kit.js';
+import { MemoryTenantPauses } from './memory-event-store.js';
 
 describe('the ingest plan', () => {
   it('turns each message of a batch into its intent, without touching anything', () => {
@@ -277,11 +210,26 @@ describe('ingest', () => {
         failureTopic,
         notice: {
           reason: REASON.IDEMPOTENCY_KEY_REUSED,
-          message: `event ${created?.id} was scheduled by another request with the same id (its date, target, payload, failure_topic or user differ); the first one stands`,
+          message: `event ${created?.id} was scheduled by another request with the same id; this one differs in payload; the first one stands`,
           eventId: created?.id,
-          details: { field: 'id', eventId: created?.id },
+          details: { field: 'id', eventId: created?.id, differing: ['payload'] },
         },
       });
+    });
+
+    it('says which fields differ, as the client wrote them: labels alone, or a date and a user', async () => {
+      const { deps, delayQueue } = setup();
+      await ingestBatch(deps, [published({ ...first, labels: ['a', 'b'] })]);
+      await ingestBatch(deps, [published({ ...first, labels: ['b', 'a'] })]);
+      expect(delayQueue.notices).toEqual([]);
+      await ingestBatch(deps, [published({ ...first, labels: ['a'] })]);
+      await ingestBatch(deps, [published({ ...first, labels: ['a', 'b'], date: soon, user: 'bob' })]);
+      expect(
+        delayQueue.notices.map(({ notice }) => [notice.message.replace(/^.*differs in (.*); the first.*$/, '$1'), notice.details]),
+      ).toEqual([
+        ['labels', expect.objectContaining({ differing: ['labels'] })],
+        ['date, user', expect.objectContaining({ differing: ['date', 'user'] })],
+      ]);
     });
 
     it('suppresses a later request with the same id and the same content, as a duplicate', async () => {
@@ -549,7 +497,10 @@ describe('ingest', () => {
     expect([...store.records.values()].map(({ state }) => state).sort()).toEqual([EVENT_STATE.cancelled, EVENT_STATE.queued]);
     const tooClose = [...store.records.values()].find(({ clientId }) => clientId === 'too-close');
     expect(delayQueue.notices.map(({ notice }) => [notice.reason, notice.message])).toEqual([
-      [REASON.EVENT_EMITTING, `cannot cancel ${tooClose?.id}: ${REASON.EVENT_EMITTING}`],
+      [
+        REASON.EVENT_EMITTING,
+        `cannot cancel ${tooClose?.id}: it is due at ${new Date(NOW + 5_000).toISOString()}, within the change cutoff (5000 ms before): it will be emitted`,
+      ],
     ]);
   });
 
@@ -660,8 +611,8 @@ describe('ingest', () => {
       published({ action: 'reschedule', id: 'stored', date: soon, failure_topic: failureTopic }),
     ]);
     expect(delayQueue.notices.map(({ notice }) => [notice.reason, notice.details])).toEqual([
-      [REASON.EVENT_ALREADY_ENDED, { state: EVENT_STATE.cancelled }],
-      [REASON.EVENT_ALREADY_ENDED, { state: EVENT_STATE.cancelled }],
+      [REASON.EVENT_ALREADY_ENDED, { field: 'id', state: EVENT_STATE.cancelled }],
+      [REASON.EVENT_ALREADY_ENDED, { field: 'id', state: EVENT_STATE.cancelled }],
     ]);
   });
 

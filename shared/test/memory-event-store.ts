@@ -146,7 +146,7 @@ export class MemoryEventStore implements EventStore {
     this.called('requeue');
     const record = this.records.get(id);
     if (record === undefined || record.version !== requeue.version || placedOnDelayQueueBy(record) !== requeue.placedBy) return false;
-    this.records.set(id, { ...record, queuedBy: requeue.queuedBy, queuedAt: requeue.now });
+    this.records.set(id, { ...record, queuedBy: requeue.queuedBy, resentAt: requeue.now });
     return true;
   }
 
@@ -179,7 +179,7 @@ export class MemoryEventStore implements EventStore {
         this.records.set(id, {
           ...record,
           state: EVENT_STATE.queued,
-          queuedAt: take.now,
+          resumedAt: take.now,
           queuedBy: take.queuedBy,
           loadedBy: take.owner,
           expiresAt: take.resume.expiresAt,
@@ -193,7 +193,13 @@ export class MemoryEventStore implements EventStore {
         const again = record.state === EVENT_STATE.queued && record.loadedBy === take.owner;
         if (!first && !again) continue;
       }
-      this.records.set(id, { ...record, state: EVENT_STATE.queued, queuedAt: take.now, queuedBy: take.queuedBy, loadedBy: take.owner });
+      this.records.set(id, {
+        ...record,
+        state: EVENT_STATE.queued,
+        [take.overdueBefore === undefined ? 'loadedAt' : 'sweptAt']: take.now,
+        queuedBy: take.queuedBy,
+        loadedBy: take.owner,
+      });
       taken.push(this.withPayload(record));
     }
     return taken;
@@ -329,7 +335,6 @@ export class MemoryEventStore implements EventStore {
       expiresAt: change.expiresAt,
       loadedBy: undefined,
       queuedBy: queued ? change.queuedBy : undefined,
-      queuedAt: queued ? this.clock.now() : record.queuedAt,
       bucketShard: undefined,
       tenantShard: tenantShardKey(record.tenant, 's', change.placement.shard),
       lastChangeBy: change.by,
@@ -357,7 +362,6 @@ export class MemoryEventStore implements EventStore {
       bucketShard: hold.heldKey,
       tenantShard: current.tenantShard ?? hold.tenantShard,
       queuedBy: undefined,
-      queuedAt: undefined,
       loadedBy: undefined,
       expiresAt: Number.NaN,
     });
@@ -369,19 +373,19 @@ export class MemoryEventStore implements EventStore {
     const current = this.records.get(record.id);
     if (current?.state !== EVENT_STATE.queued || current.version !== record.version || current.carriedBy !== from) return false;
     if (onward.to === 'queue') {
-      this.records.set(record.id, { ...current, queuedBy: onward.queuedBy, queuedAt: now, carriedBy: undefined });
+      this.records.set(record.id, { ...current, queuedBy: onward.queuedBy, carriedAt: now, carriedBy: undefined });
       return true;
     }
     this.payloads.set(record.id, onward.payload);
     this.records.set(record.id, {
       ...current,
       state: EVENT_STATE.scheduled,
+      carriedToTableAt: now,
       payloadKept: 'item',
       tenantShard: onward.tenantShard,
       bucketShard: undefined,
       carriedBy: undefined,
       queuedBy: undefined,
-      queuedAt: undefined,
     });
     return true;
   }

@@ -66,6 +66,7 @@ const failureNotice: fc.Arbitrary<FailureNotice> = fc.record({
   eventId: optional(text),
   event: fc.jsonValue({ maxDepth: 2 }),
   failedAt: text,
+  details: fc.dictionary(text, fc.jsonValue({ maxDepth: 1 })),
 });
 
 const emissionEnding: fc.Arbitrary<EmissionEnding> = fc.record({

@@ -382,7 +382,11 @@ describe('why a change is refused', () => {
   });
 
   it.each([EVENT_STATE.emitted, EVENT_STATE.failed, EVENT_STATE.cancelled])('EVENT_ALREADY_ENDED for an event %s', (state) => {
-    expect(changeRefusal(record({ state }), asked())).toEqual({ reason: REASON.EVENT_ALREADY_ENDED, details: { state } });
+    expect(changeRefusal(record({ state }), asked())).toEqual({
+      reason: REASON.EVENT_ALREADY_ENDED,
+      explanation: `it has already ended: ${state}`,
+      details: { state },
+    });
   });
 
   it('EVENT_EMITTING for an event due within the cutoff', () => {

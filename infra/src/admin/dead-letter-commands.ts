@@ -71,6 +71,17 @@ function parse(verb: Verb, args: string[]) {
   return { command, help: false as const, values, positionals, choice, location: locationOf(values, command) };
 }
 
+/** What an empty listing says: where it looked, and the filters nothing matched, if any. */
+function noDeadLettersText(choice: DeadLetterChoice): string {
+  const filters = [
+    choice.tenant === undefined ? undefined : `--tenant ${choice.tenant}`,
+    choice.event === undefined ? undefined : `--event ${choice.event}`,
+    choice.label === undefined ? undefined : `--label ${choice.label}`,
+  ].filter((filter) => filter !== undefined);
+  const where = choice.all ? 'any dead-letter queue' : `the ${choice.sources.join(', ')} dead-letter queue`;
+  return `no dead letters${filters.length === 0 ? '' : ` matching ${filters.join(' ')}`} in ${where}`;
+}
+
 function chosenBy(choice: DeadLetterChoice): (letter: DeadLetter) => boolean {
   return (letter) =>
     (letter.source === undefined ? choice.all : choice.sources.includes(letter.source)) &&
@@ -145,7 +156,7 @@ export async function deadLettersList(args: string[], output: Output): Promise<n
   }
   const letters = await listDeadLetters(parsed.location, parsed.choice);
   if (parsed.values.json) output.out(JSON.stringify({ messages: letters.map((letter) => deadLetterJson(letter)) }, null, 2));
-  else output.out(letters.length === 0 ? 'no dead letters chosen' : deadLettersTable(letters));
+  else output.out(letters.length === 0 ? noDeadLettersText(parsed.choice) : deadLettersTable(letters));
   if (letters.length === parsed.choice.limit) output.err(`the first ${letters.length}: --limit N shows more`);
   return 0;
 }

@@ -1,4 +1,4 @@
-import { EVENT_STATE, type EventRecord, type EventState } from '@adhoc-scheduler/shared';
+import { EVENT_STATE, type EventRecord, type LifecycleStep, lifecycleSteps, reachedAt } from '@adhoc-scheduler/shared';
 import { fields, iso, table } from './format.js';
 
 /** Payloads longer than this are cut in the human view (`--json` has them whole). */
@@ -12,8 +12,14 @@ export function eventJson(record: EventRecord): Record<string, unknown> {
     dueAt: iso(record.dueAt),
     createdAt: iso(record.createdAt),
     queuedAt: time(record.queuedAt),
+    resentAt: time(record.resentAt),
+    loadedAt: time(record.loadedAt),
+    sweptAt: time(record.sweptAt),
     heldAt: time(record.heldAt),
+    resumedAt: time(record.resumedAt),
     rescheduledAt: time(record.rescheduledAt),
+    carriedAt: time(record.carriedAt),
+    carriedToTableAt: time(record.carriedToTableAt),
     emittedAt: time(record.emittedAt),
     failedAt: time(record.failedAt),
     cancelledAt: time(record.cancelledAt),
@@ -31,7 +37,12 @@ function payloadPreview(record: EventRecord): string {
   return `${JSON.stringify(payload.slice(0, PAYLOAD_PREVIEW_CHARS))}... ${bytes}`;
 }
 
-/** One event's lifecycle, a line per field it has. */
+/** A lifecycle step as its line's value: when, who, what. */
+export function stepText(step: LifecycleStep): string {
+  return `${iso(step.at)}  by ${step.by}${step.detail === undefined ? '' : `: ${step.detail}`}`;
+}
+
+/** One event: a line per field it has, then a line per step of its lifecycle, in the order they happened. */
 export function eventText(record: EventRecord): string {
   const optional = (label: string, value: string | undefined): [string, string][] => (value === undefined ? [] : [[label, value]]);
   const time = (label: string, epochMs: number | undefined) => optional(label, epochMs === undefined ? undefined : iso(epochMs));
@@ -48,39 +59,21 @@ export function eventText(record: EventRecord): string {
     ...optional('labels', record.labels?.join(', ')),
     ...optional('input message', record.inputMessageId),
     ['payload', payloadPreview(record)],
-    ...time('created', record.createdAt),
-    ...time('queued', record.queuedAt),
-    ...time('held', record.heldAt),
-    ...time('rescheduled', record.rescheduledAt),
-    ...time('emitted', record.emittedAt),
-    ...time('failed', record.failedAt),
-    ...time('cancelled', record.cancelledAt),
-    ...optional('cancelled by', record.cancelledBy && `input message ${record.cancelledBy}`),
+    ...lifecycleSteps(record).map((step): [string, string] => [step.step, stepText(step)]),
     ...optional('reason', record.reason),
     ...(Number.isFinite(record.expiresAt) ? time('kept until', record.expiresAt * 1000) : optional('kept until', 'no expiry while held')),
   ]);
 }
 
-/** When an event reached each state, for the listing's SINCE column. */
-const REACHED: Readonly<Record<EventState, (record: EventRecord) => number | undefined>> = {
-  [EVENT_STATE.scheduled]: (record) => record.rescheduledAt ?? record.createdAt,
-  [EVENT_STATE.queued]: (record) => record.queuedAt,
-  [EVENT_STATE.held]: (record) => record.heldAt,
-  [EVENT_STATE.emitted]: (record) => record.emittedAt,
-  [EVENT_STATE.failed]: (record) => record.failedAt,
-  [EVENT_STATE.cancelled]: (record) => record.cancelledAt,
-};
-
 /** A page of events, one line each, in due order. */
 export function eventsTable(records: readonly EventRecord[]): string {
   const header = ['DUE', 'EVENT ID', 'STATE', 'SINCE', 'CLIENT ID', 'USER', 'VERSION', 'LABELS'];
   const rows = records.map((record) => {
-    const since = REACHED[record.state](record);
     return [
       iso(record.dueAt),
       record.id,
       record.state === EVENT_STATE.failed ? `failed (${record.reason ?? '-'})` : record.state,
-      since === undefined ? '-' : iso(since),
+      iso(reachedAt(record)),
       record.clientId ?? '-',
       record.user ?? '-',
       String(record.version),

@@ -263,7 +263,7 @@ named adhoc-scheduler-tail-*.
 Where: the local service (default, --outputs FILE) or a deployed stack (--stack-outputs FILE,
 --region R, --profile P).`,
 
-  quotaReconcile: `Recounts a tenant's open events (scheduled or queued) and corrects its open-events quota
+  quotaReconcile: `Recounts a tenant's open events (scheduled, queued or held) and corrects its open-events quota
 counter by the difference.
 
 Usage: scripts/admin quota reconcile --tenant T [--json] [where]

@@ -8,6 +8,7 @@ import {
   isLabel,
   lastHourMinutes,
   NO_ENDS,
+  lifecycleSteps,
   OPEN_STATES,
   PageTokenError,
   PUBLIC_TENANT_ID,
@@ -45,7 +46,7 @@ import {
   type PauseState,
   type TenantSummary,
 } from './backend.js';
-import { HOUR_MS, lifecycleSteps, overviewFigures } from './figures.js';
+import { HOUR_MS, overviewFigures } from './figures.js';
 
 /** Open events the overview's timeline reads at most; past it, its counts are lower bounds. */
 const OVERVIEW_READ_LIMIT = 5000;
@@ -212,7 +213,7 @@ export class AdminConsoleBackend implements ConsoleBackend {
     if (event === undefined || before !== undefined)
       return {
         applied: false,
-        message: `Event ${id} was not ${action === 'cancel' ? 'cancelled' : 'rescheduled'}: ${before?.reason ?? ''}.`,
+        message: `Event ${id} was not ${action === 'cancel' ? 'cancelled' : 'rescheduled'}: ${before?.reason ?? ''} (${before?.explanation ?? ''}).`,
       };
     // The shared topic admits changes only of events named by their m- id (see docs/clients.md).
     if (event.tenant === PUBLIC_TENANT_ID && !id.startsWith('m-'))

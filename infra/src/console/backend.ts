@@ -1,4 +1,4 @@
-import type { EventRecord, EventsPage, EventsQuery, PauseOwner, RecentRefusals } from '@adhoc-scheduler/shared';
+import type { EventRecord, EventsPage, EventsQuery, LifecycleStep, PauseOwner, RecentRefusals } from '@adhoc-scheduler/shared';
 
 /**
  * Everything the console reads and changes, through one interface: each view and each action
@@ -39,13 +39,6 @@ export type EventPage = EventsPage & ListingScope;
 /** Whether a listing without a label finds open near-path events: false in the lean setting (SCHEDULER_INDEX_QUEUED_EVENTS=false). */
 export interface ListingScope {
   readonly listsQueuedEvents: boolean;
-}
-
-/** A step of an event's life: what happened, and when (undefined: not yet). */
-export interface LifecycleStep {
-  readonly step: string;
-  readonly at: number;
-  readonly detail?: string | undefined;
 }
 
 export interface EventLifecycle {

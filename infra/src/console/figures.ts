@@ -1,5 +1,5 @@
 import { latenessBinLabel, type EndCounts, type EventRecord } from '@adhoc-scheduler/shared';
-import type { LifecycleStep, Overview } from './backend.js';
+import type { Overview } from './backend.js';
 
 const MINUTE_MS = 60_000;
 export const HOUR_MS = 60 * MINUTE_MS;
@@ -23,29 +23,4 @@ export function overviewFigures(
     failedLastHour: lastHour.failed,
     lateness: lastHour.lateness.map((count, bin) => ({ label: latenessBinLabel(bin), count })),
   };
-}
-
-/** An event's steps so far, in the order they happened, from the times its record keeps. */
-export function lifecycleSteps(event: EventRecord): LifecycleStep[] {
-  const steps: LifecycleStep[] = [
-    {
-      step: 'scheduled',
-      at: event.createdAt,
-      detail: event.inputMessageId === undefined ? undefined : `by input message ${event.inputMessageId}`,
-    },
-  ];
-  const add = (step: string, at: number | undefined, detail?: string) => {
-    if (at !== undefined) steps.push({ step, at, detail });
-  };
-  add('rescheduled', event.rescheduledAt, `to ${new Date(event.dueAt).toISOString()} (version ${event.version})`);
-  add(
-    'queued',
-    event.queuedAt,
-    event.loadedBy === undefined ? 'sent to the delay queue at ingest' : 'taken from the table by the loader into the delay queue',
-  );
-  add('held', event.heldAt, 'its tenant was paused when it came due: sent once the tenant is resumed');
-  add('emitted', event.emittedAt, `${Math.max(0, (event.emittedAt ?? 0) - event.dueAt)} ms after its due time`);
-  add('failed', event.failedAt, event.reason);
-  add('cancelled', event.cancelledAt, event.cancelledBy === undefined ? undefined : `by input message ${event.cancelledBy}`);
-  return steps.sort((a, b) => a.at - b.at);
 }

@@ -1,4 +1,4 @@
-import { EVENT_STATE, OPEN_STATES, UNINDEXED_QUEUED_EVENTS_NOTE, type EventRecord } from '@adhoc-scheduler/shared';
+import { EVENT_STATE, OPEN_STATES, reachedAt, UNINDEXED_QUEUED_EVENTS_NOTE } from '@adhoc-scheduler/shared';
 import type { DeadLetter, DeadLetterFilter, EventLifecycle, EventPage, Overview, TenantSummary } from './backend.js';
 import { barChart } from './charts.js';
 import { html, type Html } from './html.js';
@@ -170,14 +170,14 @@ ${barChart(
 </table>
 </section>
 <section aria-labelledby="lateness">
-<h2 id="lateness">Lateness in the last hour</h2>
+<h2 id="lateness">Lateness in the last hour: from the due time to the publish's answer</h2>
 ${barChart(
   'lateness-chart',
-  `Events emitted in the last hour, by how long after their due time: ${count(overview.emittedLastHour)}`,
+  `Events emitted in the last hour, by how long after their due time their publish answered: ${count(overview.emittedLastHour)}`,
   overview.lateness.map((bin) => ({ label: bin.label, tick: bin.label, count: bin.count })),
 )}
 <table>
-<caption>Events emitted in the last hour, by how long after their due time</caption>
+<caption>Events emitted in the last hour, by how long after their due time their publish answered</caption>
 <thead><tr><th scope="col">Late by</th><th scope="col">Events</th></tr></thead>
 <tbody>${overview.lateness.map((bin) => html`<tr><th scope="row">${bin.label}</th><td>${count(bin.count)}</td></tr>`)}</tbody>
 </table>
@@ -191,18 +191,6 @@ export function eventsUrl(query: Partial<EventsQuery>): string {
   const parameters = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== '') parameters.set(name, value);
   return `/events?${parameters.toString()}`;
-}
-
-function reachedAt(event: EventRecord): number | undefined {
-  return (
-    event.emittedAt ??
-    event.failedAt ??
-    event.cancelledAt ??
-    (event.state === EVENT_STATE.held ? event.heldAt : undefined) ??
-    event.queuedAt ??
-    event.rescheduledAt ??
-    event.createdAt
-  );
 }
 
 export function eventsView(
@@ -240,12 +228,11 @@ ${tenantChooser(tenants, query.tenant)}
 <caption>Events of ${query.tenant}, by due time</caption>
 <thead><tr><th scope="col">Due</th><th scope="col">Event</th><th scope="col">State</th><th scope="col">Since</th><th scope="col">Labels</th><th scope="col">Client id</th><th scope="col">User</th></tr></thead>
 <tbody>${events.events.map((event) => {
-      const since = reachedAt(event);
       return html`<tr>
 <td>${time(event.dueAt)}</td>
 <td><a href="/events/${encodeURIComponent(event.id)}">${event.id}</a></td>
 <td>${event.state}</td>
-<td>${since === undefined ? '-' : time(since)}</td>
+<td>${time(reachedAt(event))}</td>
 <td>${(event.labels ?? []).join(', ') || '-'}</td>
 <td>${event.clientId ?? '-'}</td>
 <td>${event.user ?? '-'}</td>
@@ -282,7 +269,7 @@ ${field('Kept until', Number.isNaN(event.expiresAt) ? 'while held, then for the 
 </dl>
 <section aria-labelledby="lifecycle">
 <h2 id="lifecycle">Lifecycle</h2>
-<ol class="steps">${steps.map((step) => html`<li><strong>${step.step}</strong> ${time(step.at)}${step.detail ? html` (${step.detail})` : ''}</li>`)}</ol>
+<ol class="steps">${steps.map((step) => html`<li><strong>${step.step}</strong> ${time(step.at)} by ${step.by}${step.detail ? html`: ${step.detail}` : ''}</li>`)}</ol>
 </section>
 ${
   open

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EVENT_STATE, LATENESS_BINS_MS, type EventRecord } from '@adhoc-scheduler/shared';
-import { lifecycleSteps, overviewFigures, TIMELINE_SLOT_MS } from '../../src/console/figures.js';
+import { overviewFigures, TIMELINE_SLOT_MS } from '../../src/console/figures.js';
 import { barChart } from '../../src/console/charts.js';
 import { html } from '../../src/console/html.js';
 
@@ -42,31 +42,6 @@ describe("the overview's figures", () => {
       { label: '50 ms to 100 ms', count: 1 },
       { label: '5 s or more', count: 1 },
     ]);
-  });
-});
-
-describe("an event's lifecycle", () => {
-  it('lists the steps its record has, in the order they happened', () => {
-    const steps = lifecycleSteps(
-      record({ state: EVENT_STATE.emitted, queuedAt: NOW - 5000, loadedBy: 'chunk-1', emittedAt: NOW + 12, inputMessageId: 'in-1' }),
-    );
-    expect(steps).toEqual([
-      { step: 'scheduled', at: NOW - 60_000, detail: 'by input message in-1' },
-      { step: 'queued', at: NOW - 5000, detail: 'taken from the table by the loader into the delay queue' },
-      { step: 'emitted', at: NOW + 12, detail: '12 ms after its due time' },
-    ]);
-  });
-
-  it("shows the hold of a paused tenant's event between its queueing and its emission", () => {
-    const steps = lifecycleSteps(
-      record({ state: EVENT_STATE.emitted, queuedAt: NOW - 5000, heldAt: NOW, emittedAt: NOW + 60_000, inputMessageId: 'in-1' }),
-    );
-    expect(steps.map(({ step }) => step)).toEqual(['scheduled', 'queued', 'held', 'emitted']);
-    expect(steps[2]).toEqual({
-      step: 'held',
-      at: NOW,
-      detail: 'its tenant was paused when it came due: sent once the tenant is resumed',
-    });
   });
 });
 

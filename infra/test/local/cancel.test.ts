@@ -34,7 +34,7 @@ describe.concurrent('cancel', () => {
       await globex.publish({ action: 'cancel', event_id: 'm-00000000-0000-0000-0000-000000000000', failure_topic: failures.topicArn });
       await waitFor(() => failures.notices().length === 2, 'both refusals');
       expect(failures.notices().map((notice) => notice.reason)).toEqual([REASON.EVENT_NOT_FOUND, REASON.EVENT_NOT_FOUND]);
-      expect(failures.notices()[0]).toMatchObject({ details: {} });
+      expect(failures.notices()[0]).toMatchObject({ details: { field: 'event_id' } });
 
       await waitFor(() => target.withPayload('mine').length > 0, "acme's event");
       await sentinelAfter(acme, target, dueAt);

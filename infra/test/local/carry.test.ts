@@ -2,17 +2,24 @@ import { describe, expect, it } from 'vitest';
 import { EVENT_STATE } from '@adhoc-scheduler/shared';
 import { expectNotEarly, scheduledAt, waitFor } from './kit.js';
 import { inState, movedNear, sentinelAfter, startForCarry } from './changes-kit.js';
+import { shownSteps } from './shown-steps.js';
+
+/** The steps `event show` prints first for a near-path event rescheduled by `messageId`. */
+const rescheduledNear = (messageId: string) => ['created by ingest', 'queued by ingest', `rescheduled by input message ${messageId}`];
 
 describe.concurrent('reschedule of an event whose payload only its delay-queue copy holds (near path)', () => {
   it('moved later within the window: its copy carried on to a new one, emitted once at the new time, never early', async () => {
     const context = await startForCarry();
     const { acme, target, records, lines, stop } = context;
     try {
-      const { id, newDueAt } = await movedNear(context, 'later', 15_000, 25_000);
+      const { id, newDueAt, messageId } = await movedNear(context, 'later', 15_000, 25_000);
       const delivery = await waitFor(() => target.withPayload('later')[0], 'the emission', 60_000);
       expect(scheduledAt(delivery)).toBe(newDueAt);
       expectNotEarly(delivery, newDueAt);
-      expect(await waitFor(() => inState(records, id, EVENT_STATE.emitted), 'the emission recorded')).toMatchObject({ version: 2 });
+      const emitted = await waitFor(() => inState(records, id, EVENT_STATE.emitted), 'the emission recorded');
+      expect(emitted).toMatchObject({ version: 2 });
+      // Its first queueing kept, the carry's its own, each named.
+      expect(shownSteps(emitted)).toEqual([...rescheduledNear(messageId), 'queued by the emitter carry', 'emitted by the emitter']);
       expect(lines.filter((line) => line.msg === 'rescheduled event carried on' && line.eventId === id)).toMatchObject([{ to: 'queue' }]);
       await sentinelAfter(acme, target, newDueAt);
       expect(target.withPayload('later')).toHaveLength(1);
@@ -25,13 +32,20 @@ describe.concurrent('reschedule of an event whose payload only its delay-queue c
     const context = await startForCarry();
     const { acme, target, records, stop } = context;
     try {
-      const { id, newDueAt } = await movedNear(context, 'far', 15_000, 45_000);
+      const { id, newDueAt, messageId } = await movedNear(context, 'far', 15_000, 45_000);
       const stored = await waitFor(() => inState(records, id, EVENT_STATE.scheduled), 'the payload carried into the table');
       expect(stored).toMatchObject({ version: 2, payloadKept: 'record', payload: 'far', carriedBy: undefined });
       const delivery = await waitFor(() => target.withPayload('far')[0], 'the emission', 60_000);
       expect(scheduledAt(delivery)).toBe(newDueAt);
       expectNotEarly(delivery, newDueAt);
-      expect(await waitFor(() => inState(records, id, EVENT_STATE.emitted), 'the emission recorded')).toMatchObject({ version: 2 });
+      const emitted = await waitFor(() => inState(records, id, EVENT_STATE.emitted), 'the emission recorded');
+      expect(emitted).toMatchObject({ version: 2 });
+      expect(shownSteps(emitted)).toEqual([
+        ...rescheduledNear(messageId),
+        'scheduled by the emitter carry',
+        'queued by the loader',
+        'emitted by the emitter',
+      ]);
       await sentinelAfter(acme, target, newDueAt);
       expect(target.withPayload('far')).toHaveLength(1);
     } finally {

@@ -201,7 +201,7 @@ describe('the console in the browser', () => {
       const id = (await link.textContent()) ?? '';
       await link.click();
       await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(`Event ${id}`);
-      expect(await page.locator('.steps').textContent()).toMatch(/^scheduled /);
+      expect(await page.locator('.steps').textContent()).toMatch(/^created \S+ by ingest/);
       await screenshot(page, 'event');
 
       // Keyboard only: the button is reached and pressed, the confirmation takes the focus.
@@ -218,7 +218,7 @@ describe('the console in the browser', () => {
       await page.getByRole('link', { name: 'Back' }).click();
       await page.waitForURL(`${server.url}/events/${id}`);
       expect(await page.locator('.fields').textContent()).toContain('cancelled');
-      expect(await page.locator('.steps').textContent()).toMatch(/scheduled.*cancelled/s);
+      expect(await page.locator('.steps').textContent()).toMatch(/created.*cancelled/s);
       // An ended event offers no changes.
       expect(await page.getByRole('button', { name: 'Cancel this event…' }).count()).toBe(0);
       onlyConsoleRequests();
@@ -468,7 +468,9 @@ describe('the console in the browser', () => {
       }, 'the event held');
       const id = (await link.textContent()) ?? '';
       await link.click();
-      expect(await page.locator('.steps').textContent()).toMatch(/^scheduled .*held .*its tenant was paused/s);
+      expect(await page.locator('.steps').textContent()).toMatch(
+        /^created .*queued \S+ by ingest.*held \S+ by the emitter: its tenant was paused/s,
+      );
       expect(target.withPayload(payload)).toEqual([]);
 
       await page.goto(server.url);

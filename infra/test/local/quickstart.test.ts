@@ -59,8 +59,8 @@ async function staleOutputs(): Promise<
 }
 
 function expectAllThreeOutcomes(stdout: string): void {
-  expect(stdout).toMatch(/arrived\s+near\s+scheduled .* lateness \+\d+ ms/);
-  expect(stdout).toMatch(/arrived\s+far\s+scheduled .* lateness \+\d+ ms/);
+  expect(stdout).toMatch(/arrived\s+near\s+scheduled .* lateness at arrival \+\d+ ms/);
+  expect(stdout).toMatch(/arrived\s+far\s+scheduled .* lateness at arrival \+\d+ ms/);
   expect(stdout).toMatch(/failure\s+INVALID_DATE/);
   expect(stdout).toContain('All three outcomes arrived.');
 }

@@ -52,7 +52,13 @@ describe('the SQS delay queue (on fauxqs)', () => {
     const sqs = new SQSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.messagingEndpoint });
     try {
       const { QueueUrl = '' } = await sqs.send(new CreateQueueCommand({ QueueName: uniqueName('delay') }));
-      const notice = { reason: REASON.INVALID_DATE, message: 'bad date', event: { date: 'x' }, failedAt: '2030-01-01T00:00:00.000Z' };
+      const notice = {
+        reason: REASON.INVALID_DATE,
+        message: 'bad date',
+        event: { date: 'x' },
+        failedAt: '2030-01-01T00:00:00.000Z',
+        details: {},
+      };
       const failureTopic = 'arn:aws:sns:us-east-1:000000000000:failures';
       await new SqsDelayQueue(sqs, QueueUrl).sendNotice('n-1', 'acme', { failureTopic }, notice);
       expect(await receiveAll(sqs, QueueUrl, 1)).toEqual([

@@ -1,4 +1,4 @@
-import type { EventRecord } from '@adhoc-scheduler/shared';
+import { lifecycleSteps, type EventRecord } from '@adhoc-scheduler/shared';
 import { countFaults, type AwsService, type FaultCounts, type FaultKind, type InjectedFault } from './faults.js';
 import type { KillRecord } from './kills.js';
 
@@ -155,7 +155,8 @@ export function summarizeRecord(record: EventRecord | undefined, dueAt: number):
     dueAt: new Date(record.dueAt).toISOString(),
     payloadKept: record.payloadKept,
     created: record.createdAt - dueAt,
-    queued: from(record.queuedAt),
+    // Its latest send to the delay queue, whoever sent it (ingest, the loader, its sweep, a carry, a resume).
+    queued: from(lifecycleSteps(record).findLast(({ step }) => step === 'queued')?.at),
     emitted: from(record.emittedAt),
     failed: from(record.failedAt),
     reason: record.reason,

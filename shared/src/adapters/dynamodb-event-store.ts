@@ -211,7 +211,7 @@ export class DynamoDbEventStore implements EventStore {
         new UpdateCommand({
           TableName: this.tableName,
           Key: { [TABLE.partitionKey]: id },
-          UpdateExpression: 'SET queuedBy = :queuedBy, queuedAt = :now',
+          UpdateExpression: 'SET queuedBy = :queuedBy, resentAt = :now',
           // As placedOnDelayQueueBy reads the record: its create placed version 1, a reschedule each later one.
           ConditionExpression: '#state = :queued AND version = :version AND attribute_not_exists(loadedBy) AND #placedBy = :by',
           ExpressionAttributeNames: { '#state': 'state', '#placedBy': requeue.version === 1 ? 'inputMessageId' : 'lastChangeBy' },
@@ -288,7 +288,8 @@ export class DynamoDbEventStore implements EventStore {
           id: record.id,
           set: {
             state: EVENT_STATE.queued,
-            queuedAt: take.now,
+            // Each taker's own time: a resume, a repair or a load.
+            [resume !== undefined ? 'resumedAt' : overdueBefore !== undefined ? 'sweptAt' : 'loadedAt']: take.now,
             queuedBy: take.queuedBy,
             loadedBy: take.owner,
             ...(resume === undefined ? {} : { [TABLE.ttlAttribute]: resume.expiresAt }),
@@ -450,7 +451,7 @@ export class DynamoDbEventStore implements EventStore {
         payloadIn === 'queue'
           ? `${common}, carriedBy = if_not_exists(carriedBy, queuedBy)`
           : `${common}, #state = :state, #tenantShard = :tenantShard` +
-            (queued ? ', queuedAt = :now, queuedBy = :queuedBy REMOVE loadedBy, #bucketShard' : ' REMOVE loadedBy, queuedBy, #bucketShard'),
+            (queued ? ', queuedBy = :queuedBy REMOVE loadedBy, #bucketShard' : ' REMOVE loadedBy, queuedBy, #bucketShard'),
       ConditionExpression:
         CHANGEABLE +
         (payloadIn === 'queue'
@@ -512,7 +513,7 @@ export class DynamoDbEventStore implements EventStore {
                   'SET #state = :held, heldAt = :now, payload = :payload, payloadKept = :inRecord, #bucketShard = :heldKey, ' +
                   // A near-path event indexed as queued keeps that key; one not indexed is listed from now on.
                   '#tenantShard = if_not_exists(#tenantShard, :tenantShard) ' +
-                  'REMOVE queuedBy, queuedAt, loadedBy, #ttl',
+                  'REMOVE queuedBy, loadedBy, #ttl',
                 ConditionExpression: '#state = :queued AND version = :version AND queuedBy = :from',
                 ExpressionAttributeNames: {
                   '#state': 'state',
@@ -555,7 +556,7 @@ export class DynamoDbEventStore implements EventStore {
   async carry(record: EventRecord, from: string, onward: Carry, now: number): Promise<boolean> {
     const stored =
       onward.to === 'table'
-        ? withStoredPayload({ ...record, state: EVENT_STATE.scheduled }, onward.payload, record, record.expiresAt)
+        ? withStoredPayload({ ...record, state: EVENT_STATE.scheduled, carriedToTableAt: now }, onward.payload, record, record.expiresAt)
         : undefined;
     // Written before the record names it, as at ingest.
     if (stored?.payloadItem !== undefined) await batchPut(this.client, this.tableName, [stored.payloadItem]);
@@ -567,8 +568,8 @@ export class DynamoDbEventStore implements EventStore {
           Key: { [TABLE.partitionKey]: record.id },
           UpdateExpression:
             onward.to === 'queue'
-              ? 'SET queuedBy = :queuedBy, queuedAt = :now REMOVE carriedBy'
-              : `SET #state = :scheduled, #tenantShard = :tenantShard, payloadKept = :kept${inline ? ', payload = :payload' : ''} REMOVE carriedBy, queuedBy, queuedAt, #bucketShard`,
+              ? 'SET queuedBy = :queuedBy, carriedAt = :now REMOVE carriedBy'
+              : `SET #state = :scheduled, carriedToTableAt = :now, #tenantShard = :tenantShard, payloadKept = :kept${inline ? ', payload = :payload' : ''} REMOVE carriedBy, queuedBy, #bucketShard`,
           ConditionExpression: '#state = :queued AND version = :version AND carriedBy = :from',
           ExpressionAttributeNames: {
             '#state': 'state',
@@ -578,8 +579,9 @@ export class DynamoDbEventStore implements EventStore {
             ':queued': EVENT_STATE.queued,
             ':version': record.version,
             ':from': from,
+            ':now': now,
             ...(onward.to === 'queue'
-              ? { ':queuedBy': onward.queuedBy, ':now': now }
+              ? { ':queuedBy': onward.queuedBy }
               : {
                   ':scheduled': EVENT_STATE.scheduled,
                   ':tenantShard': onward.tenantShard,

@@ -5,7 +5,7 @@ import { heldShardKey, shardOf } from '../domain/buckets.js';
 import { delaySecondsFor, waitUntil } from '../domain/delay.js';
 import { emissionDecision, emissionRefusal, noticeDestination, unrecordedCopyDecision, type EmissionEnding } from '../domain/emission.js';
 import { emissionAttributes, expiresAtFor, type ScheduledEvent } from '../domain/event.js';
-import { failureNotice } from '../domain/failure.js';
+import { failureNotice, requestQuote } from '../domain/failure.js';
 import { EVENT_STATE, eventOf, type EventRecord } from '../domain/lifecycle.js';
 import { decodeDelayQueueMessage, type DelayQueueMessage } from '../domain/messages.js';
 import { placementFor } from '../domain/placement.js';
@@ -319,7 +319,7 @@ async function publish(deps: EmitterDeps, event: ScheduledEvent, copySentAt: num
   const tenant = deps.tenants.tenant(event.tenant);
   const fail = async (reason: ReasonCode, message: string, details: Readonly<Record<string, unknown>>): Promise<EmissionEnding> => {
     const failedAt = clock.now();
-    const notice = failureNotice(reason, message, event, failedAt, { eventId: event.id, details });
+    const notice = failureNotice(reason, message, requestQuote(event), failedAt, { eventId: event.id, details });
     await reportFailure(deps, publishNotice(deps), notice, noticeDestination(tenant, event.failureTopic));
     return {
       event: ended,

@@ -5,7 +5,15 @@ import { bulkCancelJobId, type NewBulkCancelJob } from '../domain/bulk-cancel.js
 import { delaySecondsFor } from '../domain/delay.js';
 import { expiresAtFor, requestHashOf, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice } from '../domain/failure.js';
-import { changeRefusal, createdByOtherRequest, EVENT_STATE, eventOf, placedOnDelayQueueBy, type EventRecord } from '../domain/lifecycle.js';
+import {
+  changeRefusal,
+  createdByOtherRequest,
+  EVENT_STATE,
+  eventOf,
+  placedOnDelayQueueBy,
+  requestFieldsDiffering,
+  type EventRecord,
+} from '../domain/lifecycle.js';
 import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
 import { type Refusal, refusalOf, refusalsToKeep } from '../domain/refusals.js';
 import { isInStack } from '../domain/scheduler-topics.js';
@@ -309,10 +317,11 @@ async function settleCreate(applying: Applying, entry: NewEvent, outcome: Create
         );
       // The first request with an id wins: another one with the same id changes nothing, and says so.
       if (createdByOtherRequest(existing, entry.requestHash)) {
+        const differing = requestFieldsDiffering(existing, event);
         const error = new EventRejectedError(
           REASON.IDEMPOTENCY_KEY_REUSED,
-          `event ${event.id} was scheduled by another request with the same id (its date, target, payload, failure_topic or user differ); the first one stands`,
-          { field: 'id', eventId: event.id },
+          `event ${event.id} was scheduled by another request with the same id; this one differs in ${differing.join(', ')}; the first one stands`,
+          { field: 'id', eventId: event.id, differing },
         );
         return refuse(applying, error, event.id);
       }
@@ -371,9 +380,11 @@ async function refuseChange(applying: Applying, eventId: string, refused: Change
     cutoffMs: deps.config.changeCutoffSeconds * 1000,
   });
   if (refusal === undefined) throw new TransientError(`${action} of ${eventId} raced with another change; retrying`);
+  // The field that named the event, as the client wrote it.
+  const field = typeof planned.input === 'object' && planned.input !== null && 'event_id' in planned.input ? 'event_id' : 'id';
   await refuse(
     applying,
-    new EventRejectedError(refusal.reason, `cannot ${action} ${eventId}: ${refusal.reason}`, refusal.details),
+    new EventRejectedError(refusal.reason, `cannot ${action} ${eventId}: ${refusal.explanation}`, { field, ...refusal.details }),
     eventId,
   );
 }

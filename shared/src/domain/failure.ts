@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { snsMessageBytes } from './event.js';
+import { snsMessageBytes, type ScheduledEvent } from './event.js';
 import { SNS_MAX_MESSAGE_BYTES } from './limits.js';
 import type { ReasonCode } from './reasons.js';
 import { wellFormedCopy } from './unicode.js';
@@ -10,10 +10,14 @@ export interface FailureNotice {
   readonly message: string;
   /** The scheduler's event id, when the event got far enough to have one. */
   readonly eventId?: string | undefined;
-  /** The offending event: the parsed request, or the raw text when it was not JSON. */
+  /**
+   * The request as the client wrote it: the parsed message, or its raw text when it was not JSON;
+   * at emission, the schedule request as it stands (see requestQuote).
+   */
   readonly event: unknown;
   readonly failedAt: string;
-  readonly details?: Readonly<Record<string, unknown>> | undefined;
+  /** What the message says, for machines: `{}` when it has nothing to add. */
+  readonly details: Readonly<Record<string, unknown>>;
   /** Present when the quote of the event was cut to fit in one SNS message: what was cut, and how to recognise it. */
   readonly truncated?: NoticeTruncation | undefined;
 }
@@ -58,6 +62,23 @@ function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
 }
 
+/**
+ * An accepted event as its schedule request would say it, with the fields a client writes
+ * (`date` in ISO 8601, `failure_topic`): what a notice quotes at emission, as ingest's quote the
+ * message it refuses. The date is the latest reschedule's.
+ */
+export function requestQuote(event: ScheduledEvent): Record<string, unknown> {
+  return {
+    date: new Date(event.dueAt).toISOString(),
+    target: event.target,
+    user: event.user,
+    payload: event.payload,
+    ...(event.failureTopic === undefined ? {} : { failure_topic: event.failureTopic }),
+    ...(event.labels === undefined || event.labels.length === 0 ? {} : { labels: event.labels }),
+  };
+}
+
+/** The one way a notice is made: a message in words, the request quoted, details always an object. */
 export function failureNotice(
   reason: ReasonCode,
   message: string,
@@ -65,12 +86,9 @@ export function failureNotice(
   now: number,
   extra: { eventId?: string | undefined; details?: Readonly<Record<string, unknown>> | undefined } = {},
 ): FailureNotice {
-  const details =
-    extra.details === undefined
-      ? undefined
-      : Object.fromEntries(
-          Object.entries(extra.details).map(([key, value]) => [key, typeof value === 'string' ? shortened(value) : value]),
-        );
+  const details = Object.fromEntries(
+    Object.entries(extra.details ?? {}).map(([key, value]) => [key, typeof value === 'string' ? shortened(value) : value]),
+  );
   // Well-formed, each lone surrogate replaced by U+FFFD (a request refused as INVALID_UNICODE, an event stored before it
   // existed): JSON would write one as an escape, which a client's parser turns back into half a character.
   const quote = wellFormedCopy(event);

@@ -64,10 +64,26 @@ export interface EventRecord extends Omit<ScheduledEvent, 'payload'> {
   /** The loading message that moved it from the table to the delay queue (far path). */
   readonly loadedBy?: string | undefined;
   readonly createdAt: number;
+  /*
+   * Each step keeps its own time, written by the step itself (the latest of its kind), so that a
+   * later step never rewrites an earlier one's: lifecycleSteps orders them and names who took each.
+   */
+  /** When ingest sent it to the delay queue (near path). */
   readonly queuedAt?: number | undefined;
+  /** When ingest sent it to the delay queue again, its input message delivered again. */
+  readonly resentAt?: number | undefined;
+  /** When the loader took it from the table into the delay queue. */
+  readonly loadedAt?: number | undefined;
+  /** When the loader's sweep sent it again, its delay-queue copy lost. */
+  readonly sweptAt?: number | undefined;
   /** When the emitter held it, its tenant paused (see EVENT_STATE.held). */
   readonly heldAt?: number | undefined;
+  /** When the resume job sent it, held, to the delay queue. */
+  readonly resumedAt?: number | undefined;
   readonly rescheduledAt?: number | undefined;
+  /** When the emitter carried a rescheduled copy's payload on: in the delay queue, or into the table. */
+  readonly carriedAt?: number | undefined;
+  readonly carriedToTableAt?: number | undefined;
   readonly emittedAt?: number | undefined;
   readonly failedAt?: number | undefined;
   readonly cancelledAt?: number | undefined;
@@ -118,22 +134,52 @@ export function createdByOtherRequest(record: Pick<EventRecord, 'requestHash'>, 
 }
 
 /**
- * Why a cancel or reschedule of `current` by `tenant` at `now` was refused; undefined when
- * nothing forbids it (a race to retry). Changes close `cutoffMs` before the due time: the
- * emitter reads the record when the event reaches it, which is always later than that.
+ * Why a cancel or reschedule of `current` by `tenant` at `now` was refused, in words and as
+ * details; undefined when nothing forbids it (a race to retry). Changes close `cutoffMs` before
+ * the due time: the emitter reads the record when the event reaches it, which is always later.
  */
 export function changeRefusal(
   current: EventRecord | undefined,
   request: { readonly tenant: string; readonly action: 'cancel' | 'reschedule'; readonly now: number; readonly cutoffMs: number },
-): { readonly reason: ReasonCode; readonly details: Readonly<Record<string, unknown>> } | undefined {
+): { readonly reason: ReasonCode; readonly explanation: string; readonly details: Readonly<Record<string, unknown>> } | undefined {
   // Another tenant's event is reported exactly like a missing one: ids reveal nothing.
-  if (current === undefined || current.tenant !== request.tenant) return { reason: REASON.EVENT_NOT_FOUND, details: {} };
-  if (!isOpen(current.state)) return { reason: REASON.EVENT_ALREADY_ENDED, details: { state: current.state } };
+  if (current === undefined || current.tenant !== request.tenant)
+    return {
+      reason: REASON.EVENT_NOT_FOUND,
+      explanation: 'the tenant has no event with that id (or it ended longer ago than the retention period)',
+      details: {},
+    };
+  if (!isOpen(current.state))
+    return { reason: REASON.EVENT_ALREADY_ENDED, explanation: `it has already ended: ${current.state}`, details: { state: current.state } };
   // A held event waits for its tenant's resume, however overdue: nothing emits it meanwhile.
   if (current.state !== EVENT_STATE.held && current.dueAt <= request.now + request.cutoffMs) {
-    return { reason: REASON.EVENT_EMITTING, details: { dueAt: new Date(current.dueAt).toISOString(), cutoffMs: request.cutoffMs } };
+    const dueAt = new Date(current.dueAt).toISOString();
+    return {
+      reason: REASON.EVENT_EMITTING,
+      explanation: `it is due at ${dueAt}, within the change cutoff (${request.cutoffMs} ms before): it will be emitted`,
+      details: { dueAt, cutoffMs: request.cutoffMs },
+    };
   }
   return undefined;
+}
+
+/**
+ * The fields of a schedule request, as its client wrote them, in which `event` differs from the
+ * request that created `record` (the same idempotency key with another content). The record
+ * keeps every field the request digest covers (see requestHashOf) but a near-path payload: when
+ * the others match, the payload is what differs.
+ */
+export function requestFieldsDiffering(record: EventRecord, event: ScheduledEvent): string[] {
+  const labels = (list: readonly string[] | undefined) => JSON.stringify([...(list ?? [])].sort());
+  const differing = [
+    record.dueAt !== event.dueAt ? 'date' : undefined,
+    record.target !== event.target ? 'target' : undefined,
+    record.payload !== undefined && record.payload !== event.payload ? 'payload' : undefined,
+    (record.failureTopic ?? null) !== (event.failureTopic ?? null) ? 'failure_topic' : undefined,
+    record.user !== event.user ? 'user' : undefined,
+    labels(record.labels) !== labels(event.labels) ? 'labels' : undefined,
+  ].filter((field): field is string => field !== undefined);
+  return differing.length === 0 ? ['payload'] : differing;
 }
 
 /** The last of a client's changes applied to an item: its request, and when its client published it. */

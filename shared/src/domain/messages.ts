@@ -78,7 +78,9 @@ export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
     typeof value.notice?.reason === 'string'
   ) {
     const tenant = typeof value.tenant === 'string' ? value.tenant : undefined;
-    return { kind: 'notice', noticeId: value.noticeId, tenant, failureTopic, deadLetterTopic, notice: value.notice };
+    // A notice queued before every notice had details gets the empty ones it would have now.
+    const notice = { ...value.notice, details: value.notice.details ?? {} };
+    return { kind: 'notice', noticeId: value.noticeId, tenant, failureTopic, deadLetterTopic, notice };
   }
   const event = value.event;
   const payload = event === undefined ? undefined : payloadOf(event);

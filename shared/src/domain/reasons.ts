@@ -70,7 +70,7 @@ export const REASON = {
   RECORD_EXPIRED: 'RECORD_EXPIRED',
   /** `date` is further ahead than the scheduler takes; `details.limit` (seconds) and `details.latest` say how far. */
   DATE_TOO_FAR: 'DATE_TOO_FAR',
-  /** Schedule: the `id` already names an event that another request (another date, target, payload, failure topic or user) scheduled; the first one stands. */
+  /** Schedule: the `id` already names an event that another request (another date, target, payload, failure topic, user or labels: `details.differing` says which) scheduled; the first one stands. */
   IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
   /** Not an error: a bulk cancel by label is done; `details` hold its counts (`cancelled`, `refused.ended`, `refused.emitting`). */
   BULK_CANCEL_DONE: 'BULK_CANCEL_DONE',
