@@ -24,7 +24,9 @@ import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.
 import { FileEndJournal } from './end-journal.js';
 import { createLocalResources, resourceNames, type LocalResources } from './resources.js';
 import { refusePublishesToSchedulerTopics } from './scheduler-topic-guard.js';
-import { delayQueueGroupOf, startFairQueuePoller, startSqsPoller, type SqsPoller, type SqsPollerOptions } from './sqs-pollers.js';
+import { delayQueueGroupOf, startFairQueuePoller } from './fair-queue-poller.js';
+import type { SqsPoller, SqsPollerOptions } from './sqs-event-source.js';
+import { startSqsPoller } from './sqs-poller.js';
 import { FileTenantDirectory, readTenantsFile } from './tenants-file.js';
 
 /** The emulators' keys (see local-service.ts), with the region and account below: how anything reaches the local service. */
