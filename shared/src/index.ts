@@ -27,6 +27,7 @@ export * from './app/emitter.js';
 export * from './app/end-writer.js';
 export * from './app/publish-window.js';
 export * from './app/changes.js';
+export * from './app/resume.js';
 export * from './app/quota-reconcile.js';
 export * from './app/bulk-cancel.js';
 export * from './adapters/dynamodb-table.js';

@@ -14,7 +14,7 @@ import { parseInputMessage } from '../domain/validation.js';
 import { type Placement, placementFor } from '../domain/placement.js';
 import { type FailedRecord, type FailureLog, failRecords, processBatch, sentAt } from './batch.js';
 import { startBulkCancel } from './bulk-cancel.js';
-import { resumeTenant } from './changes.js';
+import { resumeTenant } from './resume.js';
 import { reportFailure } from './failures.js';
 import type {
   BulkCancelJobs,
