@@ -1,4 +1,4 @@
-import type { FunctionName } from '@adhoc-scheduler/functions/handlers';
+import type { FunctionName } from '@adhoc-scheduler/functions';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 

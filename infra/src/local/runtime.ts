@@ -17,7 +17,7 @@ import {
   handlers,
   type AwsClients,
   type FunctionName,
-} from '@adhoc-scheduler/functions/handlers';
+} from '@adhoc-scheduler/functions';
 import { LOCAL_CREDENTIALS } from '@adhoc-scheduler/shared/local-service';
 import { EVENT_SOURCES, LOCAL_VISIBILITY_TIMEOUT_SECONDS, type EventSourceName } from '../queues.js';
 import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.js';
