@@ -215,6 +215,24 @@ export const DEFAULTS = {
   logLevel: 'info',
 } as const;
 
+/**
+ * The whole numbers the settings the capacity model also takes may hold: loadConfig refuses
+ * anything outside them, and the load test's capacity command accepts what the service does.
+ */
+export const SETTING_RANGES = {
+  nearPathWindowSeconds: { min: 2, max: SQS_MAX_DELAY_SECONDS },
+  loaderIntervalSeconds: { min: 1, max: 3600 },
+  loaderLookaheadSeconds: { min: 1, max: SQS_MAX_DELAY_SECONDS },
+  loaderTickBudgetSeconds: { min: 1, max: 900 },
+  loadingChunkSize: { min: 1, max: 1000 },
+  shardCount: { min: 1, max: 256 },
+} as const satisfies Partial<Record<keyof SchedulerConfig, { readonly min: number; readonly max: number }>>;
+
+/** A setting of SETTING_RANGES from the environment, its default when unset. */
+function rangedInteger(env: Env, key: keyof typeof SETTING_RANGES, fallback: number): number {
+  return integer(env, ENV[key], fallback, SETTING_RANGES[key].min, SETTING_RANGES[key].max);
+}
+
 function required(env: Env, key: string): string {
   const value = env[key];
   if (value === undefined || value === '') throw new ConfigError(`${key} is required`);
@@ -284,15 +302,9 @@ export const REPAIR_DELAY_MARGIN_SECONDS = 10;
 
 /** Reads and checks every setting; throws a ConfigError naming the variable at fault. */
 export function loadConfig(env: Env = process.env): SchedulerConfig {
-  const nearPathWindowSeconds = integer(env, ENV.nearPathWindowSeconds, DEFAULTS.nearPathWindowSeconds, 2, SQS_MAX_DELAY_SECONDS);
-  const loaderIntervalSeconds = integer(env, ENV.loaderIntervalSeconds, DEFAULTS.loaderIntervalSeconds, 1, 3600);
-  const loaderLookaheadSeconds = integer(
-    env,
-    ENV.loaderLookaheadSeconds,
-    nearPathWindowSeconds - loaderIntervalSeconds,
-    1,
-    SQS_MAX_DELAY_SECONDS,
-  );
+  const nearPathWindowSeconds = rangedInteger(env, 'nearPathWindowSeconds', DEFAULTS.nearPathWindowSeconds);
+  const loaderIntervalSeconds = rangedInteger(env, 'loaderIntervalSeconds', DEFAULTS.loaderIntervalSeconds);
+  const loaderLookaheadSeconds = rangedInteger(env, 'loaderLookaheadSeconds', nearPathWindowSeconds - loaderIntervalSeconds);
   if (loaderLookaheadSeconds + loaderIntervalSeconds > nearPathWindowSeconds) {
     throw new ConfigError(
       `${ENV.loaderLookaheadSeconds} (${loaderLookaheadSeconds}) plus ${ENV.loaderIntervalSeconds} (${loaderIntervalSeconds}) ` +
@@ -356,11 +368,11 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
     nearPathWindowSeconds,
     loaderIntervalSeconds,
     loaderLookaheadSeconds,
-    loaderTickBudgetSeconds: integer(env, ENV.loaderTickBudgetSeconds, DEFAULTS.loaderTickBudgetSeconds, 1, 900),
+    loaderTickBudgetSeconds: rangedInteger(env, 'loaderTickBudgetSeconds', DEFAULTS.loaderTickBudgetSeconds),
     loaderInitialCatchUpSeconds: integer(env, ENV.loaderInitialCatchUpSeconds, DEFAULTS.loaderInitialCatchUpSeconds, 0, 366 * 24 * 3600),
-    loadingChunkSize: integer(env, ENV.loadingChunkSize, DEFAULTS.loadingChunkSize, 1, 1000),
+    loadingChunkSize: rangedInteger(env, 'loadingChunkSize', DEFAULTS.loadingChunkSize),
     bucketSeconds: integer(env, ENV.bucketSeconds, DEFAULTS.bucketSeconds, 1, 3600),
-    shardCount: integer(env, ENV.shardCount, DEFAULTS.shardCount, 1, 256),
+    shardCount: rangedInteger(env, 'shardCount', DEFAULTS.shardCount),
     indexQueuedEvents: boolean(env, ENV.indexQueuedEvents, DEFAULTS.indexQueuedEvents),
     emitterLeadMs,
     changeCutoffSeconds,
