@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
@@ -11,8 +11,8 @@ import { EVENT_STATE, encodeLoadingChunk, labelEntries, newEventItems, shardOf, 
 import { runAdmin } from '../../src/admin/cli.js';
 import { AdminConsoleBackend } from '../../src/console/admin-backend.js';
 import { startConsole, type ConsoleServer } from '../../src/console/server.js';
-import { LOCAL_ACCOUNT, type LocalScheduler, type LocalSchedulerOptions } from '../../src/local/runtime.js';
-import { FAST_TIMINGS, request, SchedulerClient, sharedEmulators, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
+import { LOCAL_ACCOUNT, type LocalSchedulerOptions } from '../../src/local/runtime.js';
+import { request, SchedulerClient, sharedEmulators, startServiceWithFiles, TopicConsumer, uniqueName, waitFor } from './kit.js';
 import { outputsOf, spawnService } from './service-process.js';
 
 /** Debian's Chromium (scripts/bootstrap.sh installs it): Playwright's own browser builds are not used. */
@@ -45,11 +45,8 @@ interface Seeded {
 
 /** The local service with tenant acme registered, and the console over it, in a browser page that records every request it makes. */
 async function setup(options: Pick<LocalSchedulerOptions, 'instrumentClients' | 'visibilityTimeoutSeconds'> = {}) {
-  const dir = await mkdtemp(join(tmpdir(), 'console-'));
-  const tenantsFile = join(dir, 'tenants.json');
-  const outputsFile = join(dir, 'outputs.json');
-  const scheduler: LocalScheduler = await startTestScheduler(emulators, { tenants: { file: tenantsFile }, env: FAST_TIMINGS, ...options });
-  await writeFile(outputsFile, JSON.stringify(scheduler.outputs));
+  const service = await startServiceWithFiles(emulators, options);
+  const { scheduler, tenantsFile, outputsFile } = service;
   let acmeTopicArn = '';
   const added = await runAdmin(
     [
@@ -141,8 +138,7 @@ async function setup(options: Pick<LocalSchedulerOptions, 'instrumentClients' | 
       await server.close();
       await target.stop();
       acme.destroy();
-      await scheduler.stop();
-      await rm(dir, { recursive: true, force: true });
+      await service.stop();
     },
   };
 }
