@@ -300,8 +300,8 @@ function tenants(env: Env, key: string): TenantsDocument {
  */
 export const REPAIR_DELAY_MARGIN_SECONDS = 10;
 
-/** Reads and checks every setting; throws a ConfigError naming the variable at fault. */
-export function loadConfig(env: Env = process.env): SchedulerConfig {
+/** The loader's timings, which must keep it ahead of the near-path window. */
+function loaderTimings(env: Env): Pick<SchedulerConfig, 'nearPathWindowSeconds' | 'loaderIntervalSeconds' | 'loaderLookaheadSeconds'> {
   const nearPathWindowSeconds = rangedInteger(env, 'nearPathWindowSeconds', DEFAULTS.nearPathWindowSeconds);
   const loaderIntervalSeconds = rangedInteger(env, 'loaderIntervalSeconds', DEFAULTS.loaderIntervalSeconds);
   const loaderLookaheadSeconds = rangedInteger(env, 'loaderLookaheadSeconds', nearPathWindowSeconds - loaderIntervalSeconds);
@@ -317,6 +317,16 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
         'or events would be loaded after their due time',
     );
   }
+  return { nearPathWindowSeconds, loaderIntervalSeconds, loaderLookaheadSeconds };
+}
+
+/** The emitter's timings and the changes' cutoff, which must leave a change or a repair no way to cross the emitter's read. */
+function emitterTimings(
+  env: Env,
+): Pick<
+  SchedulerConfig,
+  'emitterLeadMs' | 'changeCutoffSeconds' | 'changeWriteTimeoutMs' | 'repairAfterSeconds' | 'endsRetryMaxSeconds' | 'repairDelaySeconds'
+> {
   const emitterLeadMs = integer(env, ENV.emitterLeadMs, DEFAULTS.emitterLeadMs, 0, 5000);
   const changeCutoffSeconds = integer(env, ENV.changeCutoffSeconds, DEFAULTS.changeCutoffSeconds, 1, 3600);
   const changeWriteTimeoutMs = integer(env, ENV.changeWriteTimeoutMs, DEFAULTS.changeWriteTimeoutMs, 100, 10_000);
@@ -352,6 +362,14 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
         'a repaired copy must not be read before an end handed over for its event has been tried again, or the event could be published twice',
     );
   }
+  return { emitterLeadMs, changeCutoffSeconds, changeWriteTimeoutMs, repairAfterSeconds, endsRetryMaxSeconds, repairDelaySeconds };
+}
+
+/** Reads and checks every setting; throws a ConfigError naming the variable at fault. */
+export function loadConfig(env: Env = process.env): SchedulerConfig {
+  const { nearPathWindowSeconds, loaderIntervalSeconds, loaderLookaheadSeconds } = loaderTimings(env);
+  const { emitterLeadMs, changeCutoffSeconds, changeWriteTimeoutMs, repairAfterSeconds, endsRetryMaxSeconds, repairDelaySeconds } =
+    emitterTimings(env);
   return {
     region: env[ENV.region] || DEFAULTS.region,
     messagingEndpoint: env[ENV.messagingEndpoint] || undefined,

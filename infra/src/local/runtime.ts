@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import {
   createLogger,
   ENV,
@@ -171,15 +172,12 @@ function outputsOf(emulators: Emulators, resources: LocalResources, config: Sche
 }
 
 /**
- * The scheduler on one machine: real emulators, the resources the CDK app creates, and the
- * same handlers driven as Lambda drives them (SQS pollers honouring batchItemFailures, a
- * timer for the loader).
+ * The service's settings: the local defaults, then the caller's environment, then what the
+ * emulators fix (region, account, names). The endpoints and the queues' URLs are known once the
+ * emulators and the queues are there.
  */
-export async function startLocalScheduler(options: LocalSchedulerOptions = {}): Promise<LocalScheduler> {
-  const prefix = options.namePrefix ?? `scheduler-${randomBytes(4).toString('hex')}`;
-  // Checked before anything starts, as the tenants below: a bad setting or an invalid file stops the start at once.
-  // The endpoints and the queues' URLs are known once the emulators and the queues are there.
-  const settings = loadConfig({
+function localSettings(options: LocalSchedulerOptions, prefix: string): SchedulerConfig {
+  return loadConfig({
     // DynamoDB Local commits a transaction at once, a batch item by item: see BatchWriteMode.
     [ENV.dynamodbBatchWrites]: 'transactions',
     // One process holds every emitter batch, and DynamoDB Local records ends slower than a spike
@@ -203,6 +201,94 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     // The registry is the tenants option's, checked below.
     [ENV.tenants]: undefined,
   });
+}
+
+type FunctionDependencies = Parameters<(typeof handlers)['loader']>[0];
+
+interface PollerWiring {
+  readonly sqs: SQSClient;
+  readonly visibilityTimeoutSeconds: number;
+  readonly depsFor: (fn: FunctionName) => FunctionDependencies;
+  readonly emitterDeps: FunctionDependencies;
+  readonly handlerTimeoutSeconds: number | undefined;
+  readonly onInvocation: LocalSchedulerOptions['onInvocation'];
+}
+
+/** One poller per queue, each with its function's handler bound to its dependencies, as Lambda's event sources. */
+function startPollers(resources: LocalResources, emitterConcurrency: number, wiring: PollerWiring): SqsPoller[] {
+  const poll = (
+    fn: 'ingest' | 'loading' | 'emitter' | 'changes',
+    queue: { url: string; arn: string },
+    concurrency: number,
+    start: (pollerOptions: SqsPollerOptions) => SqsPoller = startSqsPoller,
+    deps = wiring.depsFor(fn),
+  ): SqsPoller => {
+    return start({
+      sqs: wiring.sqs,
+      queueUrl: queue.url,
+      queueArn: queue.arn,
+      region: LOCAL_REGION,
+      concurrency,
+      visibilityTimeoutSeconds: wiring.visibilityTimeoutSeconds,
+      handlerTimeoutSeconds: wiring.handlerTimeoutSeconds,
+      ...EVENT_SOURCES[fn satisfies EventSourceName],
+      handler: bindHandler(handlers[fn], deps),
+      logger: deps.logger,
+      onInvocation: (durationMs, records) => wiring.onInvocation?.({ fn, durationMs, records }),
+    });
+  };
+  return [
+    // The same handler on two queues: a flood of public requests waits in its own, apart from the registered tenants'.
+    poll('ingest', resources.publicIngestQueue, INGEST_CONCURRENCY),
+    poll('ingest', resources.ingestQueue, INGEST_CONCURRENCY),
+    poll('loading', resources.loadingQueue, LOADING_CONCURRENCY),
+    poll('changes', resources.changesQueue, CHANGES_CONCURRENCY),
+    // The delay queue is a fair queue on AWS (MessageGroupId = tenant): one tenant's spike does not hold back the others.
+    poll(
+      'emitter',
+      resources.delayQueue,
+      emitterConcurrency,
+      (pollerOptions) => startFairQueuePoller({ ...pollerOptions, groupOf: delayQueueGroupOf }),
+      wiring.emitterDeps,
+    ),
+  ];
+}
+
+/** The loader on a timer, as its EventBridge rule invokes it: like one target with no overlap, a tick still running absorbs the next. */
+function startLoaderTimer(
+  deps: FunctionDependencies,
+  intervalSeconds: number,
+  onInvocation: LocalSchedulerOptions['onInvocation'],
+): { tick(): Promise<void>; stop(): void; running(): Promise<void> | undefined } {
+  let running: Promise<void> | undefined;
+  const tick = (): Promise<void> => {
+    running ??= (async () => {
+      const started = performance.now();
+      try {
+        await handlers.loader(deps);
+      } catch (error) {
+        deps.logger.error({ err: error }, 'loader tick failed; the next tick catches up');
+      } finally {
+        onInvocation?.({ fn: 'loader', durationMs: performance.now() - started, records: 0 });
+        running = undefined;
+      }
+    })();
+    return running;
+  };
+  const timer = setInterval(() => void tick(), intervalSeconds * 1000);
+  void tick();
+  return { tick, stop: () => clearInterval(timer), running: () => running };
+}
+
+/**
+ * The scheduler on one machine: real emulators, the resources the CDK app creates, and the
+ * same handlers driven as Lambda drives them (SQS pollers honouring batchItemFailures, a
+ * timer for the loader).
+ */
+export async function startLocalScheduler(options: LocalSchedulerOptions = {}): Promise<LocalScheduler> {
+  const prefix = options.namePrefix ?? `scheduler-${randomBytes(4).toString('hex')}`;
+  // Checked before anything starts, as the tenants below: a bad setting or an invalid file stops the start at once.
+  const settings = localSettings(options, prefix);
   const registryScope = { region: LOCAL_REGION, schedulerTopics: settings };
   const tenantsOption = options.tenants ?? {};
   const tenants =
@@ -252,76 +338,30 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
         ...(fn === 'emitter' && endJournal ? { endJournal: endJournal.journal } : {}),
       });
 
-    const poll = (
-      fn: 'ingest' | 'loading' | 'emitter' | 'changes',
-      queue: { url: string; arn: string },
-      concurrency: number,
-      start: (pollerOptions: SqsPollerOptions) => SqsPoller = startSqsPoller,
-      deps = depsFor(fn),
-    ): SqsPoller => {
-      return start({
-        sqs: clients.sqs,
-        queueUrl: queue.url,
-        queueArn: queue.arn,
-        region: LOCAL_REGION,
-        concurrency,
-        visibilityTimeoutSeconds,
-        handlerTimeoutSeconds: options.handlerTimeoutSeconds,
-        ...EVENT_SOURCES[fn satisfies EventSourceName],
-        handler: bindHandler(handlers[fn], deps),
-        logger: deps.logger,
-        onInvocation: (durationMs, records) => options.onInvocation?.({ fn, durationMs, records }),
-      });
-    };
     const emitterDeps = depsFor('emitter');
     // What the process before published and left unrecorded in the journal is recorded first.
     emitterDeps.endWriter.replay(endJournal?.left ?? []);
-    const pollers = [
-      // The same handler on two queues: a flood of public requests waits in its own, apart from the registered tenants'.
-      poll('ingest', resources.publicIngestQueue, INGEST_CONCURRENCY),
-      poll('ingest', resources.ingestQueue, INGEST_CONCURRENCY),
-      poll('loading', resources.loadingQueue, LOADING_CONCURRENCY),
-      poll('changes', resources.changesQueue, CHANGES_CONCURRENCY),
-      // The delay queue is a fair queue on AWS (MessageGroupId = tenant): one tenant's spike does not hold back the others.
-      poll(
-        'emitter',
-        resources.delayQueue,
-        emitterConcurrency,
-        (pollerOptions) => startFairQueuePoller({ ...pollerOptions, groupOf: delayQueueGroupOf }),
-        emitterDeps,
-      ),
-    ];
+    const pollers = startPollers(resources, emitterConcurrency, {
+      sqs: clients.sqs,
+      visibilityTimeoutSeconds,
+      depsFor,
+      emitterDeps,
+      handlerTimeoutSeconds: options.handlerTimeoutSeconds,
+      onInvocation: options.onInvocation,
+    });
 
-    const loaderDeps = depsFor('loader');
-    let running: Promise<void> | undefined;
-    const tick = (): Promise<void> => {
-      // Like one EventBridge target with no overlap: a tick still running absorbs the next.
-      running ??= (async () => {
-        const started = performance.now();
-        try {
-          await handlers.loader(loaderDeps);
-        } catch (error) {
-          loaderDeps.logger.error({ err: error }, 'loader tick failed; the next tick catches up');
-        } finally {
-          options.onInvocation?.({ fn: 'loader', durationMs: performance.now() - started, records: 0 });
-          running = undefined;
-        }
-      })();
-      return running;
-    };
-    const timer = setInterval(() => void tick(), config.loaderIntervalSeconds * 1000);
-    void tick();
+    const loader = startLoaderTimer(depsFor('loader'), config.loaderIntervalSeconds, options.onInvocation);
 
     return {
       outputs: outputsOf(emulators, resources, config),
       config,
       clients,
-      tick,
+      tick: loader.tick,
       async stop() {
-        clearInterval(timer);
+        loader.stop();
         tenantDirectory?.close();
         await Promise.all(pollers.map((poller) => poller.stop()));
-        await running;
+        await loader.running();
         await emitterDeps.endWriter.close();
         await endJournal?.journal.close();
         clients.sns.destroy();
