@@ -20,11 +20,11 @@ import type {
   Requeue,
   Unreleased,
 } from '../app/ports.js';
+import type { BatchWriteMode } from '../config.js';
 import { batchDelete, batchGet, batchPut, pauseBeforeRound } from './dynamodb-batches.js';
 import {
   conditionalWriter,
   followsLastChangeCondition,
-  type BatchWriteMode,
   type Condition,
   type ConditionalWrite,
   type ConditionalWriter,
