@@ -21,6 +21,7 @@ export * from './domain/validation.js';
 export * from './app/ports.js';
 export * from './app/batch.js';
 export * from './app/ingest.js';
+export * from './app/ingest-plan.js';
 export * from './app/loader.js';
 export * from './app/loading.js';
 export * from './app/emitter.js';
