@@ -1,51 +1,12 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { SNSClient } from '@aws-sdk/client-sns';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import {
-  createLogger,
-  emitBatch,
-  ingestBatch,
-  runChanges,
-  loadChunks,
-  loadConfig,
-  runLoaderTick,
-  DynamoDbBulkCancelJobs,
-  DynamoDbDueIndex,
-  DynamoDbEventStore,
-  DynamoDbLabelledEvents,
-  DynamoDbLastErrors,
-  DynamoDbLoaderCursors,
-  DynamoDbNoticeClaims,
-  DynamoDbRefusalLog,
-  DynamoDbTenantPauses,
-  EmfMetrics,
-  EndWriter,
-  noMetrics,
-  PausedTenants,
-  PublishWindow,
-  SnsTopicPublisher,
-  SqsChangesQueue,
-  SqsDelayQueue,
-  SqsLoadingQueue,
-  SQS_MAX_WAIT_SECONDS,
-  systemClock,
-  TenantRegistry,
-  type Clock,
-  type EndJournal,
-  type LoaderTickResult,
-  type Logger,
-  type SchedulerConfig,
-  type SchedulerMetrics,
-  type TenantDirectory,
-} from '@adhoc-scheduler/shared';
+import { emitBatch, ingestBatch, loadChunks, loadConfig, runChanges, runLoaderTick, type LoaderTickResult } from '@adhoc-scheduler/shared';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { createAwsClients, createDependencies, type Dependencies } from './dependencies.js';
 
 /**
- * The five functions: what each does with what invokes it, and how it gets its dependencies.
- * Lambda's entry points (ingest.ts, loader.ts, loading.ts, emitter.ts, changes.ts) and the local runtime
- * bind the same handlers to the same dependencies, so the same code runs on AWS and on the
- * emulators; only the SDK clients' endpoints and keys differ.
+ * The five functions: what each does with what invokes it. Lambda's entry points (ingest.ts,
+ * loader.ts, loading.ts, emitter.ts, changes.ts) and the local runtime bind the same handlers to
+ * the same dependencies (dependencies.ts), so the same code runs on AWS and on the emulators;
+ * only the SDK clients' endpoints and keys differ.
  */
 
 /** The five functions, as Lambda invokes them. */
@@ -84,111 +45,5 @@ export function lambdaHandler<E, R>(
       bound = bindHandler(handle, createDependencies(functionName, config, createAwsClients(config)));
     }
     return bound(event);
-  };
-}
-
-/** Everything a handler needs, from config and clients: the same wiring on Lambda and locally. */
-export function createDependencies(
-  functionName: string,
-  config: SchedulerConfig,
-  clients: AwsClients,
-  overrides: {
-    readonly logger?: Logger;
-    readonly metrics?: SchedulerMetrics;
-    readonly clock?: Clock;
-    readonly tenants?: TenantDirectory;
-    /** Where the emitter keeps ends until recorded (the local service on disk). */
-    readonly endJournal?: EndJournal;
-  } = {},
-) {
-  const clock = overrides.clock ?? systemClock;
-  const store = new DynamoDbEventStore(clients.dynamodb, config.tableName, {
-    batchWrites: config.dynamodbBatchWrites,
-    clock,
-    changeWriteTimeoutMs: config.changeWriteTimeoutMs,
-    indexQueuedEvents: config.indexQueuedEvents,
-  });
-  const delayQueue = new SqsDelayQueue(clients.sqs, config.delayQueueUrl);
-  const logger = overrides.logger ?? createLogger(config.logLevel, { fn: functionName });
-  const metrics = overrides.metrics ?? (config.metricsEnabled ? new EmfMetrics(functionName) : noMetrics);
-  const pauses = new DynamoDbTenantPauses(clients.dynamodb, config.tableName);
-  return {
-    config,
-    tenants: overrides.tenants ?? new TenantRegistry(config.tenants, config.topicPrefix),
-    store,
-    dueIndex: new DynamoDbDueIndex(clients.dynamodb, config.tableName),
-    cursors: new DynamoDbLoaderCursors(clients.dynamodb, config.tableName),
-    notices: new DynamoDbNoticeClaims(clients.dynamodb, config.tableName),
-    delayQueue,
-    loadingQueue: new SqsLoadingQueue(clients.sqs, config.loadingQueueUrl),
-    labelled: new DynamoDbLabelledEvents(clients.dynamodb, config.tableName, config.shardCount),
-    jobs: new DynamoDbBulkCancelJobs(clients.dynamodb, config.tableName),
-    changesQueue: new SqsChangesQueue(clients.sqs, config.changesQueueUrl),
-    refusals: new DynamoDbRefusalLog(clients.dynamodb, config.tableName),
-    pauses,
-    pausedTenants: new PausedTenants(pauses, clock),
-    publisher: new SnsTopicPublisher(clients.sns),
-    endWriter: new EndWriter(
-      { store, delayQueue, logger, metrics, ...(overrides.endJournal ? { journal: overrides.endJournal } : {}) },
-      { lingerMs: config.emitterEndsLingerMs },
-    ),
-    publishWindow: new PublishWindow(config.emitterMaxUnrecordedEnds),
-    // Each record a function fails leaves its error by message id, for the dead-letter tools.
-    failureLog: { lastErrors: new DynamoDbLastErrors(clients.dynamodb, config.tableName), fn: functionName, clock },
-    clock,
-    logger,
-    metrics,
-  };
-}
-
-export type Dependencies = ReturnType<typeof createDependencies>;
-
-/** The SDK clients every function uses; built once per process, at the entry point. */
-export interface AwsClients {
-  readonly sns: SNSClient;
-  readonly sqs: SQSClient;
-  readonly dynamodb: DynamoDBDocumentClient;
-}
-
-/** Static keys for the local emulators; on AWS the default provider chain supplies the role's. */
-export interface ClientCredentials {
-  readonly accessKeyId: string;
-  readonly secretAccessKey: string;
-}
-
-/**
- * On Lambda one invocation runs at a time, and the SDK's default of 50 sockets per client is
- * plenty. The local runtime runs every invocation in one process, so it passes its own access
- * (the emulators' keys, and sockets for all its concurrent invocations).
- */
-export interface LocalClientOptions {
-  readonly credentials: ClientCredentials;
-  readonly maxSockets: number;
-}
-
-/**
- * How long one request may go without an answer before the SDK gives up on it and retries: a
- * hung call must not hold a batch past its visibility timeout. An SQS long poll waits its own
- * time first.
- */
-const REQUEST_TIMEOUT_MS = { sns: 5_000, sqs: (SQS_MAX_WAIT_SECONDS + 5) * 1000, dynamodb: 5_000 } as const;
-const CONNECTION_TIMEOUT_MS = 2_000;
-
-export function createAwsClients(config: SchedulerConfig, local?: LocalClientOptions): AwsClients {
-  const base = { region: config.region, ...(local ? { credentials: local.credentials } : {}) };
-  const requestHandler = (requestTimeout: number) => ({
-    requestTimeout,
-    // Without it the SDK only warns when the timeout passes, and the call goes on waiting.
-    throwOnRequestTimeout: true,
-    connectionTimeout: CONNECTION_TIMEOUT_MS,
-    ...(local ? { httpAgent: { maxSockets: local.maxSockets } } : {}),
-  });
-  return {
-    sns: new SNSClient({ ...base, endpoint: config.messagingEndpoint, requestHandler: requestHandler(REQUEST_TIMEOUT_MS.sns) }),
-    sqs: new SQSClient({ ...base, endpoint: config.messagingEndpoint, requestHandler: requestHandler(REQUEST_TIMEOUT_MS.sqs) }),
-    dynamodb: DynamoDBDocumentClient.from(
-      new DynamoDBClient({ ...base, endpoint: config.dynamodbEndpoint, requestHandler: requestHandler(REQUEST_TIMEOUT_MS.dynamodb) }),
-      { marshallOptions: { removeUndefinedValues: true } },
-    ),
   };
 }

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { LOADING_CONCURRENCY } from '@adhoc-scheduler/infra';
+import { CDK_CONTEXT_FILE, LOADING_CONCURRENCY } from '@adhoc-scheduler/infra';
 import { CAPACITY_USAGE, parseCapacityCli, runCapacity } from './capacity/command.js';
 import { runCompare } from './compare/command.js';
 import { COMPARE_USAGE, parseCompareCli } from './compare/options.js';
@@ -11,9 +10,6 @@ import { FLOOR_USAGE, floorSummary, parseFloorCli, runFloor } from './floor.js';
 import { parseCli, LoadTestUsageError, USAGE, type CliOptions } from './options.js';
 import { summary } from './report/summary.js';
 import { runScenario } from './run.js';
-
-/** The CDK app's context file the deployment's options are kept in. */
-const CDK_CONTEXT_FILE = fileURLToPath(new URL('../../infra/cdk.json', import.meta.url));
 
 const isUsageError = (error: unknown): boolean =>
   error instanceof LoadTestUsageError || Boolean((error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'));

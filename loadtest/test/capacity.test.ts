@@ -1,4 +1,4 @@
-import { DEFAULTS, LOADER_QUERIES_IN_FLIGHT } from '@adhoc-scheduler/shared';
+import { DEFAULTS, LOADER_QUERIES_IN_FLIGHT, SETTING_RANGES, SNS_MAX_MESSAGE_BYTES } from '@adhoc-scheduler/shared';
 import { LOADING_CONCURRENCY } from '@adhoc-scheduler/infra';
 import { describe, expect, it } from 'vitest';
 import { CAPACITY_USAGE, capacityLimits, parseCapacityCli, runCapacity } from '../src/capacity/command.js';
@@ -266,6 +266,15 @@ describe('loadtest capacity', () => {
       expect(CAPACITY_USAGE).toContain(flag);
     expect(() => parseCapacityCli(['--limits', 'mars'])).toThrow(/--limits must be one of aws, local-memory, local-disk/);
     expect(() => parseCapacityCli(['--far-share', '2'])).toThrow(/--far-share/);
+  });
+
+  it('accepts the settings the service accepts, and no more', () => {
+    const { shardCount, nearPathWindowSeconds } = SETTING_RANGES;
+    expect(parseCapacityCli(['--shards', String(shardCount.max)])?.overrides.shardCount).toBe(shardCount.max);
+    expect(() => parseCapacityCli(['--shards', String(shardCount.max + 1)])).toThrow(/--shards/);
+    expect(() => parseCapacityCli(['--window', String(nearPathWindowSeconds.max + 1)])).toThrow(/--window/);
+    expect(parseCapacityCli(['--payload-bytes', String(SNS_MAX_MESSAGE_BYTES)])?.profile.payloadBytes).toBe(SNS_MAX_MESSAGE_BYTES);
+    expect(() => parseCapacityCli(['--payload-bytes', String(SNS_MAX_MESSAGE_BYTES + 1)])).toThrow(/--payload-bytes/);
   });
 
   it('prints the binding stage with the settings it ran with, and the cost', () => {

@@ -6,7 +6,7 @@ import { DynamoDBClient, DynamoDBServiceException } from '@aws-sdk/client-dynamo
 import { PublishCommand, SNSClient, SNSServiceException } from '@aws-sdk/client-sns';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { AwsClients } from '@adhoc-scheduler/functions/handlers';
+import type { AwsClients } from '@adhoc-scheduler/functions';
 import { describe, expect, it } from 'vitest';
 import {
   countFaults,

@@ -10,7 +10,7 @@ import { localScheduler } from './scheduler-endpoint.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The entry point of scripts/start. */
-const LOCAL_SERVICE_ENTRY = join(REPO_ROOT, 'infra', 'src', 'local', 'main.ts');
+const LOCAL_SERVICE_ENTRY = join(REPO_ROOT, 'infra', 'src', 'start.ts');
 
 /**
  * The demo service's timings: events due more than 10 s ahead are stored and moved by a loader

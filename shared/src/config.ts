@@ -1,4 +1,3 @@
-import type { BatchWriteMode } from './adapters/dynamodb-conditional-writes.js';
 import { SQS_MAX_DELAY_SECONDS } from './domain/limits.js';
 import { parseTenantsDocument, TenantsDocumentError, type TenantsDocument } from './domain/tenants.js';
 
@@ -6,6 +5,20 @@ import { parseTenantsDocument, TenantsDocumentError, type TenantsDocument } from
  * The one place settings are read. Every value has the AWS default; the local runtime and
  * tests override them through the same environment variables (or by passing an object).
  */
+
+/**
+ * How the store makes conditional writes of many items, each with its own condition and its own
+ * outcome (adapters/dynamodb-conditional-writes.ts), in one of two ways that DynamoDB offers:
+ *
+ * - `statements`: PartiQL BatchExecuteStatement, 25 statements a request, each applied or
+ *   refused on its own. One write unit per item: what the stack on AWS uses.
+ * - `transactions`: TransactWriteItems, up to 100 items a request; a refused condition cancels
+ *   the request, which is then made again without it. AWS bills two units per item, but
+ *   DynamoDB Local commits a transaction at once where it commits each batched item on its own
+ *   (with its own disk syncs): 3 to 6 times the items per second here, on disk above all. The
+ *   local service uses it.
+ */
+export type BatchWriteMode = 'statements' | 'transactions';
 
 export interface SchedulerConfig {
   /** AWS region of every client. */
@@ -217,6 +230,24 @@ export const DEFAULTS = {
   logLevel: 'info',
 } as const;
 
+/**
+ * The whole numbers the settings the capacity model also takes may hold: loadConfig refuses
+ * anything outside them, and the load test's capacity command accepts what the service does.
+ */
+export const SETTING_RANGES = {
+  nearPathWindowSeconds: { min: 2, max: SQS_MAX_DELAY_SECONDS },
+  loaderIntervalSeconds: { min: 1, max: 3600 },
+  loaderLookaheadSeconds: { min: 1, max: SQS_MAX_DELAY_SECONDS },
+  loaderTickBudgetSeconds: { min: 1, max: 900 },
+  loadingChunkSize: { min: 1, max: 1000 },
+  shardCount: { min: 1, max: 256 },
+} as const satisfies Partial<Record<keyof SchedulerConfig, { readonly min: number; readonly max: number }>>;
+
+/** A setting of SETTING_RANGES from the environment, its default when unset. */
+function rangedInteger(env: Env, key: keyof typeof SETTING_RANGES, fallback: number): number {
+  return integer(env, ENV[key], fallback, SETTING_RANGES[key].min, SETTING_RANGES[key].max);
+}
+
 function required(env: Env, key: string): string {
   const value = env[key];
   if (value === undefined || value === '') throw new ConfigError(`${key} is required`);
@@ -284,17 +315,11 @@ function tenants(env: Env, key: string): TenantsDocument {
  */
 export const REPAIR_DELAY_MARGIN_SECONDS = 10;
 
-/** Reads and checks every setting; throws a ConfigError naming the variable at fault. */
-export function loadConfig(env: Env = process.env): SchedulerConfig {
-  const nearPathWindowSeconds = integer(env, ENV.nearPathWindowSeconds, DEFAULTS.nearPathWindowSeconds, 2, SQS_MAX_DELAY_SECONDS);
-  const loaderIntervalSeconds = integer(env, ENV.loaderIntervalSeconds, DEFAULTS.loaderIntervalSeconds, 1, 3600);
-  const loaderLookaheadSeconds = integer(
-    env,
-    ENV.loaderLookaheadSeconds,
-    nearPathWindowSeconds - loaderIntervalSeconds,
-    1,
-    SQS_MAX_DELAY_SECONDS,
-  );
+/** The loader's timings, which must keep it ahead of the near-path window. */
+function loaderTimings(env: Env): Pick<SchedulerConfig, 'nearPathWindowSeconds' | 'loaderIntervalSeconds' | 'loaderLookaheadSeconds'> {
+  const nearPathWindowSeconds = rangedInteger(env, 'nearPathWindowSeconds', DEFAULTS.nearPathWindowSeconds);
+  const loaderIntervalSeconds = rangedInteger(env, 'loaderIntervalSeconds', DEFAULTS.loaderIntervalSeconds);
+  const loaderLookaheadSeconds = rangedInteger(env, 'loaderLookaheadSeconds', nearPathWindowSeconds - loaderIntervalSeconds);
   if (loaderLookaheadSeconds + loaderIntervalSeconds > nearPathWindowSeconds) {
     throw new ConfigError(
       `${ENV.loaderLookaheadSeconds} (${loaderLookaheadSeconds}) plus ${ENV.loaderIntervalSeconds} (${loaderIntervalSeconds}) ` +
@@ -307,6 +332,16 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
         'or events would be loaded after their due time',
     );
   }
+  return { nearPathWindowSeconds, loaderIntervalSeconds, loaderLookaheadSeconds };
+}
+
+/** The emitter's timings and the changes' cutoff, which must leave a change or a repair no way to cross the emitter's read. */
+function emitterTimings(
+  env: Env,
+): Pick<
+  SchedulerConfig,
+  'emitterLeadMs' | 'changeCutoffSeconds' | 'changeWriteTimeoutMs' | 'repairAfterSeconds' | 'endsRetryMaxSeconds' | 'repairDelaySeconds'
+> {
   const emitterLeadMs = integer(env, ENV.emitterLeadMs, DEFAULTS.emitterLeadMs, 0, 5000);
   const changeCutoffSeconds = integer(env, ENV.changeCutoffSeconds, DEFAULTS.changeCutoffSeconds, 1, 3600);
   const changeWriteTimeoutMs = integer(env, ENV.changeWriteTimeoutMs, DEFAULTS.changeWriteTimeoutMs, 100, 10_000);
@@ -342,6 +377,14 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
         'a repaired copy must not be read before an end handed over for its event has been tried again, or the event could be published twice',
     );
   }
+  return { emitterLeadMs, changeCutoffSeconds, changeWriteTimeoutMs, repairAfterSeconds, endsRetryMaxSeconds, repairDelaySeconds };
+}
+
+/** Reads and checks every setting; throws a ConfigError naming the variable at fault. */
+export function loadConfig(env: Env = process.env): SchedulerConfig {
+  const { nearPathWindowSeconds, loaderIntervalSeconds, loaderLookaheadSeconds } = loaderTimings(env);
+  const { emitterLeadMs, changeCutoffSeconds, changeWriteTimeoutMs, repairAfterSeconds, endsRetryMaxSeconds, repairDelaySeconds } =
+    emitterTimings(env);
   return {
     region: env[ENV.region] || DEFAULTS.region,
     messagingEndpoint: env[ENV.messagingEndpoint] || undefined,
@@ -358,11 +401,11 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
     nearPathWindowSeconds,
     loaderIntervalSeconds,
     loaderLookaheadSeconds,
-    loaderTickBudgetSeconds: integer(env, ENV.loaderTickBudgetSeconds, DEFAULTS.loaderTickBudgetSeconds, 1, 900),
+    loaderTickBudgetSeconds: rangedInteger(env, 'loaderTickBudgetSeconds', DEFAULTS.loaderTickBudgetSeconds),
     loaderInitialCatchUpSeconds: integer(env, ENV.loaderInitialCatchUpSeconds, DEFAULTS.loaderInitialCatchUpSeconds, 0, 366 * 24 * 3600),
-    loadingChunkSize: integer(env, ENV.loadingChunkSize, DEFAULTS.loadingChunkSize, 1, 1000),
+    loadingChunkSize: rangedInteger(env, 'loadingChunkSize', DEFAULTS.loadingChunkSize),
     bucketSeconds: integer(env, ENV.bucketSeconds, DEFAULTS.bucketSeconds, 1, 3600),
-    shardCount: integer(env, ENV.shardCount, DEFAULTS.shardCount, 1, 256),
+    shardCount: rangedInteger(env, 'shardCount', DEFAULTS.shardCount),
     indexQueuedEvents: boolean(env, ENV.indexQueuedEvents, DEFAULTS.indexQueuedEvents),
     emitterLeadMs,
     changeCutoffSeconds,

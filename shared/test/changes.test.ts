@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BulkCancelDeps } from '../src/app/bulk-cancel.js';
-import { RESUME_PAGE_EVENTS, runChanges, workResumePages, type ResumeDeps } from '../src/app/changes.js';
+import { runChanges } from '../src/app/changes.js';
+import { RESUME_PAGE_EVENTS, workResumePages, type ResumeDeps } from '../src/app/resume.js';
 import { heldShardKey } from '../src/domain/buckets.js';
 import { BULK_CANCEL_PAGE_SIZE, encodeBulkCancelPage, JOB_CURSOR } from '../src/domain/bulk-cancel.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';

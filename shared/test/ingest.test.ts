@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ingestBatch, planIngest, unwrapInput } from '../src/app/ingest.js';
+import { ingestBatch } from '../src/app/ingest.js';
+import { planIngest, unwrapInput } from '../src/app/ingest-plan.js';
 import { placementFor } from '../src/domain/placement.js';
 import { shardOf } from '../src/domain/buckets.js';
 import { snsMessageBytes } from '../src/domain/event.js';

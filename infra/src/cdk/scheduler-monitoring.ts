@@ -79,24 +79,48 @@ function byReason(metricName: SchedulerMetricName): cloudwatch.MathExpression {
   });
 }
 
+/** The metrics of the capacity alarms, graphed on the dashboard too. */
+interface CapacityMetrics {
+  readonly delayInFlight: cloudwatch.Metric;
+  readonly accountConcurrency: cloudwatch.Metric;
+  readonly accountQuota: number;
+  readonly writeThrottles: cloudwatch.MathExpression;
+}
+
 /** The scheduler's alarms and its dashboard: lateness, throughput, failures, backlog, changes and refusals. */
 export class SchedulerMonitoring extends Construct {
   readonly alarms: cloudwatch.Alarm[] = [];
   readonly dashboard: cloudwatch.Dashboard;
 
+  private readonly alarmAction: actions.SnsAction | undefined;
+  private readonly latenessThreshold: number;
+
   constructor(scope: Construct, id: string, props: SchedulerMonitoringProps) {
     super(scope, id);
-    const latenessThreshold = props.latenessAlarmThresholdMs ?? 1000;
-    const alarmAction = props.alarmTopic ? new actions.SnsAction(props.alarmTopic) : undefined;
-    const alarm = (alarmId: string, alarmProps: cloudwatch.AlarmProps): cloudwatch.Alarm => {
-      const created = new cloudwatch.Alarm(this, alarmId, alarmProps);
-      if (alarmAction) created.addAlarmAction(alarmAction);
-      this.alarms.push(created);
-      return created;
-    };
+    this.latenessThreshold = props.latenessAlarmThresholdMs ?? 1000;
+    this.alarmAction = props.alarmTopic ? new actions.SnsAction(props.alarmTopic) : undefined;
+    this.addPathAlarms(props);
+    const capacity = this.addCapacityAlarms(props);
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      dashboardName: props.dashboardName,
+      defaultInterval: Duration.hours(3),
+    });
+    this.addPathWidgets(props);
+    this.addQueueWidgets(props);
+    this.addCapacityWidgets(props, capacity);
+  }
 
+  private alarm(alarmId: string, alarmProps: cloudwatch.AlarmProps): cloudwatch.Alarm {
+    const created = new cloudwatch.Alarm(this, alarmId, alarmProps);
+    if (this.alarmAction) created.addAlarmAction(this.alarmAction);
+    this.alarms.push(created);
+    return created;
+  }
+
+  /** Along an event's path: dead letters, lateness, the functions' errors and throttles, the loader's backlog. */
+  private addPathAlarms(props: SchedulerMonitoringProps): void {
     for (const [name, { queue, holds }] of Object.entries(props.deadLetterQueues)) {
-      alarm(`${name}DeadLettersAlarm`, {
+      this.alarm(`${name}DeadLettersAlarm`, {
         alarmDescription: `${holds[0]?.toUpperCase()}${holds.slice(1)} wait in a dead-letter queue`,
         metric: queue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }),
         threshold: 0,
@@ -106,10 +130,10 @@ export class SchedulerMonitoring extends Construct {
       });
     }
 
-    alarm('EmitLatenessAlarm', {
-      alarmDescription: `p99 of emit lateness above ${latenessThreshold} ms in 3 of the last 5 minutes`,
+    this.alarm('EmitLatenessAlarm', {
+      alarmDescription: `p99 of emit lateness above ${this.latenessThreshold} ms in 3 of the last 5 minutes`,
       metric: schedulerMetric('EmitLatenessMs', 'emitter', 'p99'),
-      threshold: latenessThreshold,
+      threshold: this.latenessThreshold,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 5,
       datapointsToAlarm: 3,
@@ -120,7 +144,7 @@ export class SchedulerMonitoring extends Construct {
     for (const name of SCHEDULER_FUNCTIONS) {
       const fn = props.functions[name].function;
       const label = `${name[0]?.toUpperCase()}${name.slice(1)}`;
-      alarm(`${label}ErrorsAlarm`, {
+      this.alarm(`${label}ErrorsAlarm`, {
         alarmDescription: `The ${name} function failed invocations (not single records, which are retried)`,
         metric: fn.metricErrors({ period: PERIOD, statistic: 'Sum' }),
         threshold: 0,
@@ -128,7 +152,7 @@ export class SchedulerMonitoring extends Construct {
         evaluationPeriods: 1,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
-      alarm(`${label}ThrottlesAlarm`, {
+      this.alarm(`${label}ThrottlesAlarm`, {
         alarmDescription: `The ${name} function was throttled: concurrency ran out`,
         metric: fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }),
         threshold: 0,
@@ -140,7 +164,7 @@ export class SchedulerMonitoring extends Construct {
 
     // The loader reports its backlog on every tick, 0 when on time. Missing data leaves the
     // alarm in INSUFFICIENT_DATA, which also notifies: the loader is not running at all.
-    const loaderBehind = alarm('LoaderBacklogAlarm', {
+    const loaderBehind = this.alarm('LoaderBacklogAlarm', {
       alarmDescription: 'The loader starts its ticks behind the present: stored events are loaded late (or no tick ran)',
       metric: schedulerMetric('LoaderBacklogSeconds', 'loader', 'Maximum'),
       threshold: props.loaderBacklogAlarmSeconds ?? 0,
@@ -149,13 +173,16 @@ export class SchedulerMonitoring extends Construct {
       evaluationPeriods: 3,
       treatMissingData: cloudwatch.TreatMissingData.MISSING,
     });
-    if (alarmAction) loaderBehind.addInsufficientDataAction(alarmAction);
+    if (this.alarmAction) loaderBehind.addInsufficientDataAction(this.alarmAction);
+  }
 
+  /** The limits an event's path meets before it is late; their metrics, for the dashboard. */
+  private addCapacityAlarms(props: SchedulerMonitoringProps): CapacityMetrics {
     // Limits an event's path meets before it is late (docs/operators/capacity.md): the delay
     // queue's in-flight quota, the account's concurrency, the table's and its indexes' throughput.
     const inFlightThreshold = Math.floor(SQS_IN_FLIGHT_QUOTA * CAPACITY_ALARM_SHARE);
     const delayInFlight = props.delayQueue.metricApproximateNumberOfMessagesNotVisible({ period: PERIOD, statistic: 'Maximum' });
-    alarm('DelayQueueInFlightAlarm', {
+    this.alarm('DelayQueueInFlightAlarm', {
       alarmDescription: `The emitters hold over ${inFlightThreshold} delay-queue messages at once: at about ${SQS_IN_FLIGHT_QUOTA} SQS hands out no more, and events come late`,
       metric: delayInFlight,
       threshold: inFlightThreshold,
@@ -171,7 +198,7 @@ export class SchedulerMonitoring extends Construct {
       statistic: 'Maximum',
       period: PERIOD,
     });
-    alarm('AccountConcurrencyAlarm', {
+    this.alarm('AccountConcurrencyAlarm', {
       alarmDescription: `The account's Lambda functions run over ${concurrencyThreshold} at once, of a quota of ${accountQuota}: beyond it every function is throttled`,
       metric: accountConcurrency,
       threshold: concurrencyThreshold,
@@ -197,7 +224,7 @@ export class SchedulerMonitoring extends Construct {
       label: 'write throttles (table and indexes)',
       period: PERIOD,
     });
-    alarm('TableWriteThrottlesAlarm', {
+    this.alarm('TableWriteThrottlesAlarm', {
       alarmDescription:
         'Writes to the table or its index were throttled in 2 of the last 3 minutes: beyond twice the previous peak, a hot key, or the table quota',
       metric: writeThrottles,
@@ -207,11 +234,11 @@ export class SchedulerMonitoring extends Construct {
       datapointsToAlarm: 2,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
+    return { delayInFlight, accountConcurrency, accountQuota, writeThrottles };
+  }
 
-    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
-      dashboardName: props.dashboardName,
-      defaultInterval: Duration.hours(3),
-    });
+  /** What flows through the scheduler, and what it refuses or fails. */
+  private addPathWidgets(props: SchedulerMonitoringProps): void {
     this.dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Emit lateness (ms after the due time)',
@@ -219,7 +246,7 @@ export class SchedulerMonitoring extends Construct {
         left: (['p50', 'p90', 'p99', 'Maximum'] as const).map((statistic) =>
           schedulerMetric('EmitLatenessMs', 'emitter', statistic, statistic === 'Maximum' ? 'max' : statistic),
         ),
-        leftAnnotations: [{ value: latenessThreshold, label: 'p99 alarm' }],
+        leftAnnotations: [{ value: this.latenessThreshold, label: 'p99 alarm' }],
       }),
       new cloudwatch.GraphWidget({
         title: 'Throughput (events per minute)',
@@ -276,6 +303,10 @@ export class SchedulerMonitoring extends Construct {
       // Quotas (QUOTA_EXCEEDED), foreign targets (TARGET_NOT_ALLOWED), unknown tenants, refused changes...
       new cloudwatch.GraphWidget({ title: 'Refused requests by reason', width: 12, left: [byReason('EventsRejected')] }),
     );
+  }
+
+  /** Where requests wait, and what the scheduler repeats or repairs. */
+  private addQueueWidgets(props: SchedulerMonitoringProps): void {
     this.dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Ingest queues: requests waiting (left) and the oldest one’s age in s (right)',
@@ -306,6 +337,10 @@ export class SchedulerMonitoring extends Construct {
         left: [schedulerMetric('DuplicateEmissions', 'emitter', 'Sum', 'duplicate emissions')],
       }),
     );
+  }
+
+  private addCapacityWidgets(props: SchedulerMonitoringProps, capacity: CapacityMetrics): void {
+    const { delayInFlight, accountConcurrency, accountQuota, writeThrottles } = capacity;
     this.dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Capacity: delay-queue messages in flight (left) and the account’s concurrency (right), against their quotas',

@@ -39,25 +39,7 @@ export class SchedulerStack extends Stack {
     if (!Token.isUnresolved(this.stackName) && this.stackName.length + '-emitter-'.length + LONGEST_REGION > MAX_ROLE_NAME) {
       throw new Error(`stack name "${this.stackName}" is too long for the role name ${this.stackName}-emitter-<region>`);
     }
-    // Named like the scheduler's other topics, which the emitter may never publish to.
-    this.alarmTopic = new sns.Topic(this, 'AlarmTopic', {
-      topicName: `${schedulerTopicPrefix(this, props.scheduler?.topicPrefix)}-alarms`,
-      displayName: `${this.stackName} alarms`,
-      enforceSSL: true,
-    });
-    // A topic policy replaces the account's default one, which let this account's alarms publish.
-    this.alarmTopic.addToResourcePolicy(
-      new iam.PolicyStatement({
-        sid: 'AlarmsPublish',
-        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
-        actions: ['sns:Publish'],
-        resources: [this.alarmTopic.topicArn],
-        conditions: {
-          StringEquals: { 'aws:SourceAccount': this.account },
-          ArnLike: { 'aws:SourceArn': `arn:${this.partition}:cloudwatch:${this.region}:${this.account}:alarm:*` },
-        },
-      }),
-    );
+    this.alarmTopic = alarmTopic(this, props.scheduler?.topicPrefix);
     this.scheduler = new AdhocScheduler(this, 'Scheduler', {
       ...props.scheduler,
       emitterRoleName,
@@ -124,4 +106,28 @@ export class SchedulerStack extends Stack {
       'CloudWatch dashboard: lateness, throughput, failures',
     );
   }
+}
+
+/** The topic the stack's alarms publish to: only CloudWatch alarms of its own account may. */
+function alarmTopic(stack: Stack, topicPrefix: string | undefined): sns.Topic {
+  // Named like the scheduler's other topics, which the emitter may never publish to.
+  const topic = new sns.Topic(stack, 'AlarmTopic', {
+    topicName: `${schedulerTopicPrefix(stack, topicPrefix)}-alarms`,
+    displayName: `${stack.stackName} alarms`,
+    enforceSSL: true,
+  });
+  // A topic policy replaces the account's default one, which let this account's alarms publish.
+  topic.addToResourcePolicy(
+    new iam.PolicyStatement({
+      sid: 'AlarmsPublish',
+      principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+      actions: ['sns:Publish'],
+      resources: [topic.topicArn],
+      conditions: {
+        StringEquals: { 'aws:SourceAccount': stack.account },
+        ArnLike: { 'aws:SourceArn': `arn:${stack.partition}:cloudwatch:${stack.region}:${stack.account}:alarm:*` },
+      },
+    }),
+  );
+  return topic;
 }

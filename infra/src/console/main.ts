@@ -2,8 +2,8 @@ import { parseArgs } from 'node:util';
 import { AdminError, AdminUsageError } from '../admin/errors.js';
 import { HELP_OPTION, LOCATION_OPTIONS, parseOrExplain, wholeNumber } from '../admin/arguments.js';
 import { locationOf, readStackOutputs } from '../admin/location.js';
-import { AdminConsoleBackend } from './admin-backend.js';
-import { DEFAULT_CONSOLE_PORT, startConsole } from './server.js';
+import { ConsolePortInUseError, serveConsole } from './serve.js';
+import { DEFAULT_CONSOLE_PORT } from './server.js';
 
 const USAGE = `Serves the console in the browser, on 127.0.0.1 only, for the local service or a deployed stack.
 
@@ -44,13 +44,12 @@ async function main(argv: string[]): Promise<number> {
   const location = locationOf(values, command);
   // A wrong file is said now, not on the first page.
   if (location.kind === 'deployed' && location.stackOutputs !== undefined) await readStackOutputs(location.stackOutputs);
-  const backend = new AdminConsoleBackend(location, { tenantsFile: values.tenants });
-  const server = await startConsole({ backend, port }).catch((error: unknown) => {
-    if ((error as { code?: string }).code === 'EADDRINUSE')
+  const server = await serveConsole(location, { tenantsFile: values.tenants, port }).catch((error: unknown) => {
+    if (error instanceof ConsolePortInUseError)
       throw new AdminError(`port ${port} is in use (is scripts/start's console there?): choose another with --port N`);
     throw error;
   });
-  console.error(`Console of the ${backend.description}; stop with Ctrl-C.`);
+  console.error(`Console of the ${server.description}; stop with Ctrl-C.`);
   console.log(server.url);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);

@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import {
   createLogger,
   ENV,
   loadConfig,
   parseTenantsDocument,
   type Clock,
+  type EmissionEnding,
+  type EndJournal,
   type SchedulerConfig,
   type ServiceLogger,
   type TenantsDocument,
@@ -17,14 +20,16 @@ import {
   handlers,
   type AwsClients,
   type FunctionName,
-} from '@adhoc-scheduler/functions/handlers';
+} from '@adhoc-scheduler/functions';
 import { LOCAL_CREDENTIALS } from '@adhoc-scheduler/shared/local-service';
 import { EVENT_SOURCES, LOCAL_VISIBILITY_TIMEOUT_SECONDS, type EventSourceName } from '../queues.js';
 import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.js';
 import { FileEndJournal, ProcessEndJournal } from './end-journal.js';
 import { createLocalResources, resourceNames, type LocalResources } from './resources.js';
 import { refusePublishesToSchedulerTopics } from './scheduler-topic-guard.js';
-import { delayQueueGroupOf, startFairQueuePoller, startSqsPoller, type SqsPoller, type SqsPollerOptions } from './sqs-pollers.js';
+import { delayQueueGroupOf, startFairQueuePoller } from './fair-queue-poller.js';
+import type { SqsPoller, SqsPollerOptions } from './sqs-event-source.js';
+import { startSqsPoller } from './sqs-poller.js';
 import { FileTenantDirectory, readTenantsFile } from './tenants-file.js';
 
 /** The emulators' keys (see local-service.ts), with the region and account below: how anything reaches the local service. */
@@ -173,15 +178,12 @@ function outputsOf(emulators: Emulators, resources: LocalResources, config: Sche
 }
 
 /**
- * The scheduler on one machine: real emulators, the resources the CDK app creates, and the
- * same handlers driven as Lambda drives them (SQS pollers honouring batchItemFailures, a
- * timer for the loader).
+ * The service's settings: the local defaults, then the caller's environment, then what the
+ * emulators fix (region, account, names). The endpoints and the queues' URLs are known once the
+ * emulators and the queues are there.
  */
-export async function startLocalScheduler(options: LocalSchedulerOptions = {}): Promise<LocalScheduler> {
-  const prefix = options.namePrefix ?? `scheduler-${randomBytes(4).toString('hex')}`;
-  // Checked before anything starts, as the tenants below: a bad setting or an invalid file stops the start at once.
-  // The endpoints and the queues' URLs are known once the emulators and the queues are there.
-  const settings = loadConfig({
+function localSettings(options: LocalSchedulerOptions, prefix: string): SchedulerConfig {
+  return loadConfig({
     // DynamoDB Local commits a transaction at once, a batch item by item: see BatchWriteMode.
     [ENV.dynamodbBatchWrites]: 'transactions',
     // One process holds every emitter batch, and DynamoDB Local records ends slower than a spike
@@ -205,6 +207,108 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     // The registry is the tenants option's, checked below.
     [ENV.tenants]: undefined,
   });
+}
+
+type FunctionDependencies = Parameters<(typeof handlers)['loader']>[0];
+
+interface PollerWiring {
+  readonly sqs: SQSClient;
+  readonly visibilityTimeoutSeconds: number;
+  readonly depsFor: (fn: FunctionName) => FunctionDependencies;
+  readonly emitterDeps: FunctionDependencies;
+  readonly handlerTimeoutSeconds: number | undefined;
+  readonly onInvocation: LocalSchedulerOptions['onInvocation'];
+}
+
+/** One poller per queue, each with its function's handler bound to its dependencies, as Lambda's event sources. */
+function startPollers(resources: LocalResources, emitterConcurrency: number, wiring: PollerWiring): SqsPoller[] {
+  const poll = (
+    fn: 'ingest' | 'loading' | 'emitter' | 'changes',
+    queue: { url: string; arn: string },
+    concurrency: number,
+    start: (pollerOptions: SqsPollerOptions) => SqsPoller = startSqsPoller,
+    deps = wiring.depsFor(fn),
+  ): SqsPoller => {
+    return start({
+      sqs: wiring.sqs,
+      queueUrl: queue.url,
+      queueArn: queue.arn,
+      region: LOCAL_REGION,
+      concurrency,
+      visibilityTimeoutSeconds: wiring.visibilityTimeoutSeconds,
+      handlerTimeoutSeconds: wiring.handlerTimeoutSeconds,
+      ...EVENT_SOURCES[fn satisfies EventSourceName],
+      handler: bindHandler(handlers[fn], deps),
+      logger: deps.logger,
+      onInvocation: (durationMs, records) => wiring.onInvocation?.({ fn, durationMs, records }),
+    });
+  };
+  return [
+    // The same handler on two queues: a flood of public requests waits in its own, apart from the registered tenants'.
+    poll('ingest', resources.publicIngestQueue, INGEST_CONCURRENCY),
+    poll('ingest', resources.ingestQueue, INGEST_CONCURRENCY),
+    poll('loading', resources.loadingQueue, LOADING_CONCURRENCY),
+    poll('changes', resources.changesQueue, CHANGES_CONCURRENCY),
+    // The delay queue is a fair queue on AWS (MessageGroupId = tenant): one tenant's spike does not hold back the others.
+    poll(
+      'emitter',
+      resources.delayQueue,
+      emitterConcurrency,
+      (pollerOptions) => startFairQueuePoller({ ...pollerOptions, groupOf: delayQueueGroupOf }),
+      wiring.emitterDeps,
+    ),
+  ];
+}
+
+/** The loader on a timer, as its EventBridge rule invokes it: like one target with no overlap, a tick still running absorbs the next. */
+function startLoaderTimer(
+  deps: FunctionDependencies,
+  intervalSeconds: number,
+  onInvocation: LocalSchedulerOptions['onInvocation'],
+): { tick(): Promise<void>; stop(): void; running(): Promise<void> | undefined } {
+  let running: Promise<void> | undefined;
+  const tick = (): Promise<void> => {
+    running ??= (async () => {
+      const started = performance.now();
+      try {
+        await handlers.loader(deps);
+      } catch (error) {
+        deps.logger.error({ err: error }, 'loader tick failed; the next tick catches up');
+      } finally {
+        onInvocation?.({ fn: 'loader', durationMs: performance.now() - started, records: 0 });
+        running = undefined;
+      }
+    })();
+    return running;
+  };
+  const timer = setInterval(() => void tick(), intervalSeconds * 1000);
+  void tick();
+  return { tick, stop: () => clearInterval(timer), running: () => running };
+}
+
+/**
+ * The emitter's journal of ends, with what the process before left in it. On disk, the ends it
+ * has published are kept beside the emulators' data until recorded: a kill then publishes again
+ * only what was not yet in it (see EndWriter). Emulators of its own in memory die with it: the
+ * process is as durable as they are. Emulators it shares outlive it: none.
+ */
+async function openEndJournal(
+  options: Pick<LocalSchedulerOptions, 'journalEnds' | 'dataDir' | 'emulators'>,
+): Promise<{ readonly journal: EndJournal & { close(): Promise<void> }; readonly left: readonly EmissionEnding[] } | undefined> {
+  if (options.journalEnds === false) return undefined;
+  if (options.dataDir !== undefined) return FileEndJournal.open(join(options.dataDir, END_JOURNAL_FILE));
+  return options.emulators === undefined ? { journal: new ProcessEndJournal(), left: [] } : undefined;
+}
+
+/**
+ * The scheduler on one machine: real emulators, the resources the CDK app creates, and the
+ * same handlers driven as Lambda drives them (SQS pollers honouring batchItemFailures, a
+ * timer for the loader).
+ */
+export async function startLocalScheduler(options: LocalSchedulerOptions = {}): Promise<LocalScheduler> {
+  const prefix = options.namePrefix ?? `scheduler-${randomBytes(4).toString('hex')}`;
+  // Checked before anything starts, as the tenants below: a bad setting or an invalid file stops the start at once.
+  const settings = localSettings(options, prefix);
   const registryScope = { region: LOCAL_REGION, schedulerTopics: settings };
   const tenantsOption = options.tenants ?? {};
   const tenants =
@@ -240,17 +344,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     // A fixed registry reaches the functions through their config, as on Lambda; a file is re-read as it changes.
     const tenantDirectory = 'file' in tenantsOption ? new FileTenantDirectory(tenantsOption.file, registryScope, logger) : undefined;
     // Each function's dependencies made, and bound to its handler, as its Lambda entry point does (see lambdaHandler).
-    // On disk, the emitter keeps the ends it has published in a journal beside the emulators' data
-    // until it records them: a kill then publishes again only what was not yet in it (see EndWriter).
-    // Emulators of its own in memory die with it: the process is as durable as they are.
-    const endJournal =
-      options.journalEnds === false
-        ? undefined
-        : options.dataDir !== undefined
-          ? await FileEndJournal.open(join(options.dataDir, END_JOURNAL_FILE))
-          : options.emulators === undefined
-            ? { journal: new ProcessEndJournal(), left: [] }
-            : undefined;
+    const endJournal = await openEndJournal(options);
     const depsFor = (fn: FunctionName) =>
       createDependencies(fn, config, clients, {
         logger: logger.child({ fn }),
@@ -259,76 +353,30 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
         ...(fn === 'emitter' && endJournal ? { endJournal: endJournal.journal } : {}),
       });
 
-    const poll = (
-      fn: 'ingest' | 'loading' | 'emitter' | 'changes',
-      queue: { url: string; arn: string },
-      concurrency: number,
-      start: (pollerOptions: SqsPollerOptions) => SqsPoller = startSqsPoller,
-      deps = depsFor(fn),
-    ): SqsPoller => {
-      return start({
-        sqs: clients.sqs,
-        queueUrl: queue.url,
-        queueArn: queue.arn,
-        region: LOCAL_REGION,
-        concurrency,
-        visibilityTimeoutSeconds,
-        handlerTimeoutSeconds: options.handlerTimeoutSeconds,
-        ...EVENT_SOURCES[fn satisfies EventSourceName],
-        handler: bindHandler(handlers[fn], deps),
-        logger: deps.logger,
-        onInvocation: (durationMs, records) => options.onInvocation?.({ fn, durationMs, records }),
-      });
-    };
     const emitterDeps = depsFor('emitter');
     // What the process before published and left unrecorded in the journal is recorded first.
     emitterDeps.endWriter.replay(endJournal?.left ?? []);
-    const pollers = [
-      // The same handler on two queues: a flood of public requests waits in its own, apart from the registered tenants'.
-      poll('ingest', resources.publicIngestQueue, INGEST_CONCURRENCY),
-      poll('ingest', resources.ingestQueue, INGEST_CONCURRENCY),
-      poll('loading', resources.loadingQueue, LOADING_CONCURRENCY),
-      poll('changes', resources.changesQueue, CHANGES_CONCURRENCY),
-      // The delay queue is a fair queue on AWS (MessageGroupId = tenant): one tenant's spike does not hold back the others.
-      poll(
-        'emitter',
-        resources.delayQueue,
-        emitterConcurrency,
-        (pollerOptions) => startFairQueuePoller({ ...pollerOptions, groupOf: delayQueueGroupOf }),
-        emitterDeps,
-      ),
-    ];
+    const pollers = startPollers(resources, emitterConcurrency, {
+      sqs: clients.sqs,
+      visibilityTimeoutSeconds,
+      depsFor,
+      emitterDeps,
+      handlerTimeoutSeconds: options.handlerTimeoutSeconds,
+      onInvocation: options.onInvocation,
+    });
 
-    const loaderDeps = depsFor('loader');
-    let running: Promise<void> | undefined;
-    const tick = (): Promise<void> => {
-      // Like one EventBridge target with no overlap: a tick still running absorbs the next.
-      running ??= (async () => {
-        const started = performance.now();
-        try {
-          await handlers.loader(loaderDeps);
-        } catch (error) {
-          loaderDeps.logger.error({ err: error }, 'loader tick failed; the next tick catches up');
-        } finally {
-          options.onInvocation?.({ fn: 'loader', durationMs: performance.now() - started, records: 0 });
-          running = undefined;
-        }
-      })();
-      return running;
-    };
-    const timer = setInterval(() => void tick(), config.loaderIntervalSeconds * 1000);
-    void tick();
+    const loader = startLoaderTimer(depsFor('loader'), config.loaderIntervalSeconds, options.onInvocation);
 
     return {
       outputs: outputsOf(emulators, resources, config),
       config,
       clients,
-      tick,
+      tick: loader.tick,
       async stop() {
-        clearInterval(timer);
+        loader.stop();
         tenantDirectory?.close();
         await Promise.all(pollers.map((poller) => poller.stop()));
-        await running;
+        await loader.running();
         await emitterDeps.endWriter.close();
         await endJournal?.journal.close();
         clients.sns.destroy();

@@ -14,11 +14,10 @@ import { admin, adminScript } from './admin-run.js';
 import {
   closedEndpoint,
   expectNotEarly,
-  FAST_TIMINGS,
   request,
   SchedulerClient,
   sharedEmulators,
-  startTestScheduler,
+  startServiceWithFiles,
   TopicConsumer,
   uniqueName,
   waitFor,
@@ -31,11 +30,8 @@ const emulators = sharedEmulators();
 
 /** A running local service with its outputs and tenants files, as scripts/start leaves them. */
 async function setup() {
-  const dir = await mkdtemp(join(tmpdir(), 'admin-'));
-  const tenantsFile = join(dir, 'tenants.json');
-  const outputsFile = join(dir, 'outputs.json');
-  const scheduler = await startTestScheduler(emulators, { tenants: { file: tenantsFile }, env: FAST_TIMINGS });
-  await writeFile(outputsFile, JSON.stringify(scheduler.outputs));
+  const service = await startServiceWithFiles(emulators);
+  const { dir, scheduler, tenantsFile, outputsFile } = service;
   const access = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: scheduler.outputs.endpoint };
   const sns = new SNSClient(access);
   const sqs = new SQSClient(access);
@@ -61,8 +57,7 @@ async function setup() {
       for (const client of clients) client.destroy();
       sns.destroy();
       sqs.destroy();
-      await scheduler.stop();
-      await rm(dir, { recursive: true, force: true });
+      await service.stop();
     },
   };
 }

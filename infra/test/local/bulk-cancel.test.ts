@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -24,10 +24,10 @@ import {
   type JobPosition,
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
-import { runAdmin } from '../../src/admin/cli.js';
+import { admin } from './admin-run.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalOutputs } from '../../src/local/runtime.js';
 import { writeTenantsFile } from '../../src/local/tenants-file.js';
-import { FAST_TIMINGS, sharedEmulators, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
+import { FAST_TIMINGS, sharedEmulators, startServiceWithFiles, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
 import { outputsOf, spawnService, type ServiceProcess } from './service-process.js';
 
 /** Acme's topics are the local ones; globex's account holds none, so its targets are topics of its own that need not exist. */
@@ -343,19 +343,9 @@ describe.concurrent('bulk cancel by label', () => {
   }, 240_000);
 
   it('is started by scripts/admin events cancel, which counts a dry run, then cancels and prints the counts', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'bulk-cancel-admin-'));
-    const tenantsFile = join(dir, 'tenants.json');
-    const outputsFile = join(dir, 'outputs.json');
-    await writeTenantsFile(tenantsFile, TENANTS);
-    const scheduler = await startTestScheduler(emulators, { tenants: { file: tenantsFile }, env: FAST_TIMINGS });
-    await writeFile(outputsFile, JSON.stringify(scheduler.outputs));
+    const service = await startServiceWithFiles(emulators, { tenants: TENANTS });
+    const { scheduler, where } = service;
     const clients = clientsOf(scheduler.outputs);
-    const admin = async (...argv: string[]) => {
-      const stdout: string[] = [];
-      const stderr: string[] = [];
-      const code = await runAdmin(argv, { out: (text) => stdout.push(text), err: (text) => stderr.push(text) });
-      return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
-    };
     try {
       const start = Date.now() + HOUR;
       const events = await schedule(clients, scheduler.outputs.tenantInputTopicArns.acme ?? '', 'acme', {
@@ -365,7 +355,6 @@ describe.concurrent('bulk cancel by label', () => {
         target: `arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:${uniqueName('target')}`,
       });
       await label(clients, scheduler.outputs.tableName, scheduler.config.shardCount, events, 'cli');
-      const where = ['--outputs', outputsFile, '--tenants', tenantsFile];
 
       const dry = await admin('events', 'cancel', '--tenant', 'acme', '--label', 'cli', '--dry-run', ...where);
       expect(dry.stderr).toBe('');
@@ -385,8 +374,7 @@ describe.concurrent('bulk cancel by label', () => {
       expect((await admin('events', 'cancel', '--tenant', 'acme', '--label', '.bad', ...where)).code).toBe(2);
     } finally {
       clients.destroy();
-      await scheduler.stop();
-      await rm(dir, { recursive: true, force: true });
+      await service.stop();
     }
   }, 120_000);
 });

@@ -1,6 +1,3 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EVENT_STATE } from '@adhoc-scheduler/shared';
 import { LOCAL_ACCOUNT } from '../../src/local/runtime.js';
@@ -12,7 +9,7 @@ import {
   scheduledAt,
   SchedulerClient,
   sharedEmulators,
-  startTestScheduler,
+  startServiceWithFiles,
   TopicConsumer,
   waitFor,
 } from './kit.js';
@@ -29,15 +26,10 @@ interface Listed {
 
 describe('a tenant’s events by label, as the operators’ page walks through them', () => {
   it('lists the 20 events labelled order-7, cancels exactly those with one control request, and delivers a near-path event rescheduled by id once, at its new time', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'walkthrough-'));
-    const tenantsFile = join(dir, 'tenants.json');
-    const outputsFile = join(dir, 'outputs.json');
-    const scheduler = await startTestScheduler(emulators, {
-      tenants: { file: tenantsFile },
+    const service = await startServiceWithFiles(emulators, {
       env: { ...FAST_TIMINGS, SCHEDULER_NEAR_PATH_WINDOW_SECONDS: String(NEAR_PATH_WINDOW_SECONDS) },
     });
-    await writeFile(outputsFile, JSON.stringify(scheduler.outputs));
-    const where = ['--outputs', outputsFile, '--tenants', tenantsFile];
+    const { scheduler, where } = service;
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
     let acme: SchedulerClient | undefined;
     const events = async (...args: string[]): Promise<Listed> => {
@@ -99,8 +91,7 @@ describe('a tenant’s events by label, as the operators’ page walks through t
     } finally {
       acme?.destroy();
       await target.stop();
-      await scheduler.stop();
-      await rm(dir, { recursive: true, force: true });
+      await service.stop();
     }
   });
 });

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
@@ -11,8 +11,17 @@ import { EVENT_STATE, encodeLoadingChunk, labelEntries, newEventItems, shardOf, 
 import { runAdmin } from '../../src/admin/cli.js';
 import { AdminConsoleBackend } from '../../src/console/admin-backend.js';
 import { startConsole, type ConsoleServer } from '../../src/console/server.js';
-import { LOCAL_ACCOUNT, LOCAL_REGION, type LocalScheduler, type LocalSchedulerOptions } from '../../src/local/runtime.js';
-import { FAST_TIMINGS, request, SchedulerClient, sharedEmulators, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
+import { LOCAL_ACCOUNT, LOCAL_REGION, type LocalSchedulerOptions } from '../../src/local/runtime.js';
+import {
+  FAST_TIMINGS,
+  request,
+  SchedulerClient,
+  sharedEmulators,
+  startServiceWithFiles,
+  TopicConsumer,
+  uniqueName,
+  waitFor,
+} from './kit.js';
 import { outputsOf, spawnService } from './service-process.js';
 
 /** Debian's Chromium (scripts/bootstrap.sh installs it): Playwright's own browser builds are not used. */
@@ -48,15 +57,8 @@ async function setup(
   options: Pick<LocalSchedulerOptions, 'instrumentClients' | 'visibilityTimeoutSeconds'> = {},
   env: Readonly<Record<string, string>> = {},
 ) {
-  const dir = await mkdtemp(join(tmpdir(), 'console-'));
-  const tenantsFile = join(dir, 'tenants.json');
-  const outputsFile = join(dir, 'outputs.json');
-  const scheduler: LocalScheduler = await startTestScheduler(emulators, {
-    tenants: { file: tenantsFile },
-    env: { ...FAST_TIMINGS, ...env },
-    ...options,
-  });
-  await writeFile(outputsFile, JSON.stringify(scheduler.outputs));
+  const service = await startServiceWithFiles(emulators, { ...options, env: { ...FAST_TIMINGS, ...env } });
+  const { scheduler, tenantsFile, outputsFile } = service;
   let acmeTopicArn = '';
   const added = await runAdmin(
     [
@@ -147,8 +149,7 @@ async function setup(
       await server.close();
       await target.stop();
       acme.destroy();
-      await scheduler.stop();
-      await rm(dir, { recursive: true, force: true });
+      await service.stop();
     },
   };
 }

@@ -1,5 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   CreateQueueCommand,
@@ -23,7 +22,7 @@ import {
   request,
   SchedulerClient,
   sharedEmulators,
-  startTestScheduler,
+  startServiceWithFiles,
   TopicConsumer,
   uniqueName,
   waitFor,
@@ -96,10 +95,8 @@ const emulators = sharedEmulators();
 
 /** A running local service and its outputs file, as scripts/start leaves them, with a client and a target topic. */
 async function setup(options: Pick<LocalSchedulerOptions, 'instrumentClients' | 'visibilityTimeoutSeconds' | 'logger' | 'env'> = {}) {
-  const dir = await mkdtemp(join(tmpdir(), 'dead-letters-'));
-  const outputsFile = join(dir, 'outputs.json');
-  const scheduler = await startTestScheduler(emulators, { env: FAST_TIMINGS, ...options });
-  await writeFile(outputsFile, JSON.stringify(scheduler.outputs));
+  const service = await startServiceWithFiles(emulators, options);
+  const { dir, scheduler, outputsFile } = service;
   const client = new SchedulerClient(scheduler);
   const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
   const sqs = new SQSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: scheduler.outputs.endpoint });
@@ -118,8 +115,7 @@ async function setup(options: Pick<LocalSchedulerOptions, 'instrumentClients' | 
       client.destroy();
       sqs.destroy();
       await target.stop();
-      await scheduler.stop();
-      await rm(dir, { recursive: true, force: true });
+      await service.stop();
     },
   };
 }

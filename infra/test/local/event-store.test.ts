@@ -70,6 +70,27 @@ function faultyClient(): DynamoDBDocumentClient {
   );
 }
 
+/**
+ * Throttles the requests of `faulty` that `when` picks (told each request's command and input), as
+ * DynamoDB does under load. Ahead of the SDK's retries (the store sees the throttle) unless
+ * `insideRetries`: then each attempt is judged, as the SDK's retries see one.
+ */
+function throttle(
+  faulty: DynamoDBDocumentClient,
+  name: string,
+  when: (commandName: string | undefined, input: Record<string, unknown>) => boolean,
+  { insideRetries = false } = {},
+): void {
+  const throttling =
+    <A extends { input: unknown }, R>(next: (args: A) => Promise<R>, context: { commandName?: string }) =>
+    async (args: A): Promise<R> => {
+      if (!when(context.commandName, args.input as Record<string, unknown>)) return next(args);
+      throw Object.assign(new Error('throttled by the test'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+    };
+  if (insideRetries) faulty.middlewareStack.add(throttling, { step: 'finalizeRequest', priority: 'low', name });
+  else faulty.middlewareStack.add(throttling, { step: 'initialize', name });
+}
+
 /** Every write of `id` is throttled, in either way of writing batches; the other writes of its requests go through. */
 function throttleWritesOf(faulty: DynamoDBDocumentClient, id: string): void {
   faulty.middlewareStack.add(
@@ -264,20 +285,16 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
   it('says when the place a duplicate took could not be given back: the count stays that much high, to reconcile', async () => {
     const faulty = faultyClient();
     let failing = false;
-    faulty.middlewareStack.add(
-      (next, context) => async (args) => {
-        // A counter update without a condition that subtracts: what gives places back.
-        const input = args.input as { ConditionExpression?: string; ExpressionAttributeValues?: Record<string, { N?: string } | number> };
-        const delta = input.ExpressionAttributeValues?.[':c0'];
-        const givesBack =
-          context.commandName === 'UpdateItemCommand' &&
-          input.ConditionExpression === undefined &&
-          Number(typeof delta === 'object' ? delta.N : delta) < 0;
-        if (failing && givesBack) throw Object.assign(new Error('throttled by the test'), { name: 'ThrottlingException' });
-        return next(args);
-      },
-      { step: 'initialize', name: 'failGivingBack' },
-    );
+    throttle(faulty, 'failGivingBack', (commandName, request) => {
+      // A counter update without a condition that subtracts: what gives places back.
+      const input = request as { ConditionExpression?: string; ExpressionAttributeValues?: Record<string, { N?: string } | number> };
+      const delta = input.ExpressionAttributeValues?.[':c0'];
+      const givesBack =
+        commandName === 'UpdateItemCommand' &&
+        input.ConditionExpression === undefined &&
+        Number(typeof delta === 'object' ? delta.N : delta) < 0;
+      return failing && givesBack;
+    });
     try {
       const store = await storeFor(mode, faulty);
       await store.createMany([newEvent(event('a'), false), newEvent(event('b'), false)]);
@@ -316,14 +333,7 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
   it('gives nothing back for a refused insert whose record cannot be read: the count errs high', async () => {
     const faulty = faultyClient();
     let failingReads = false;
-    faulty.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (failingReads && context.commandName === 'BatchGetItemCommand')
-          throw Object.assign(new Error('throttled by the test'), { name: 'ThrottlingException' });
-        return next(args);
-      },
-      { step: 'initialize', name: 'failReads' },
-    );
+    throttle(faulty, 'failReads', (commandName) => failingReads && commandName === 'BatchGetItemCommand');
     try {
       const store = await storeFor(mode, faulty);
       await store.createMany([newEvent(event('a'), false), newEvent(event('b'), false)]);
@@ -460,16 +470,11 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     const faulty = faultyClient();
     let payloadWrites = 0;
     let failingPayloadWrites = false;
-    faulty.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (context.commandName === 'UpdateItemCommand' && JSON.stringify((args.input as { Key?: unknown }).Key).includes('p#')) {
-          payloadWrites += 1;
-          if (failingPayloadWrites) throw Object.assign(new Error('throttled by the test'), { name: 'ThrottlingException' });
-        }
-        return next(args);
-      },
-      { step: 'initialize', name: 'countPayloadWrites' },
-    );
+    throttle(faulty, 'countPayloadWrites', (commandName, input) => {
+      if (commandName !== 'UpdateItemCommand' || !JSON.stringify(input.Key).includes('p#')) return false;
+      payloadWrites += 1;
+      return failingPayloadWrites;
+    });
     try {
       const tableName = await newTable();
       const store = new DynamoDbEventStore(faulty, tableName, { batchWrites: mode });
@@ -537,16 +542,17 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
       try {
         const { store, clock } = await setup(faulty);
         let throttled = false;
-        faulty.middlewareStack.add(
-          (next, context) => async (args) => {
-            if (context.commandName !== 'TransactWriteItemsCommand' || throttled || !isCancel(args.input)) return next(args);
+        throttle(
+          faulty,
+          'throttleFirstCancel',
+          (commandName, input) => {
+            if (commandName !== 'TransactWriteItemsCommand' || throttled || !isCancel(input)) return false;
             // The first attempt is throttled, and the time passes into the cutoff meanwhile.
             throttled = true;
             clock.at = NOW + 6_000;
-            throw Object.assign(new Error('throttled by the test'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+            return true;
           },
-          // Inside the SDK's retries: what a throttled request looks like to them.
-          { step: 'finalizeRequest', priority: 'low', name: 'throttleFirstCancel' },
+          { insideRetries: true },
         );
         expect(await store.cancel('a', ACME_CHANGES, change)).toMatchObject({
           outcome: 'refused',
@@ -651,13 +657,10 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
   it('leaves a labelled event unknown when its label entries cannot be written, and its request delivered again writes them', async () => {
     const faulty = faultyClient();
     let failing = true;
-    faulty.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (failing && context.commandName === 'BatchWriteItemCommand' && JSON.stringify(args.input).includes('l#'))
-          throw Object.assign(new Error('throttled by the test'), { name: 'ThrottlingException' });
-        return next(args);
-      },
-      { step: 'initialize', name: 'failLabelEntries' },
+    throttle(
+      faulty,
+      'failLabelEntries',
+      (commandName, input) => failing && commandName === 'BatchWriteItemCommand' && JSON.stringify(input).includes('l#'),
     );
     try {
       const tableName = await newTable();
@@ -677,14 +680,7 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
   it("moves a rescheduled event's label entries with it, and its redelivery moves them when that write failed", async () => {
     const faulty = faultyClient();
     let failing = false;
-    faulty.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (failing && context.commandName === 'BatchWriteItemCommand')
-          throw Object.assign(new Error('throttled by the test'), { name: 'ThrottlingException' });
-        return next(args);
-      },
-      { step: 'initialize', name: 'failLabelEntries' },
-    );
+    throttle(faulty, 'failLabelEntries', (commandName) => failing && commandName === 'BatchWriteItemCommand');
     try {
       const tableName = await newTable();
       const store = new DynamoDbEventStore(faulty, tableName, { batchWrites: mode });

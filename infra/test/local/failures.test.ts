@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { PublishCommandInput } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { DynamoDbEventRecords, EVENT_STATE, PUBLISH_RETRY, REASON } from '@adhoc-scheduler/shared';
-import type { AwsClients } from '@adhoc-scheduler/functions/handlers';
+import type { AwsClients } from '@adhoc-scheduler/functions';
 import {
   capturingLogger,
   expectNotEarly,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { startFairQueuePoller, type FairQueuePollerOptions } from '../../src/local/sqs-pollers.js';
+import { startFairQueuePoller, type FairQueuePollerOptions } from '../../src/local/fair-queue-poller.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
 import { capturingLogger, sharedEmulators, uniqueName, waitFor } from './kit.js';
 

@@ -3,7 +3,7 @@ import { SendMessageBatchCommand, SQSClient, type SendMessageBatchCommandInput }
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { decodeDelayQueueMessage, encodeLoadingChunk, eventIdFor, PUBLIC_TENANT_ID, REASON, systemClock } from '@adhoc-scheduler/shared';
-import { createDependencies, handlers, type AwsClients } from '@adhoc-scheduler/functions/handlers';
+import { createDependencies, handlers, type AwsClients } from '@adhoc-scheduler/functions';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
 import {
   capturingLogger,

@@ -8,7 +8,7 @@ import {
   REPAIR_DELAY_MARGIN_SECONDS,
   type EventState,
 } from '@adhoc-scheduler/shared';
-import type { AwsClients } from '@adhoc-scheduler/functions/handlers';
+import type { AwsClients } from '@adhoc-scheduler/functions';
 import type { LocalSchedulerOptions } from '../../src/local/runtime.js';
 import {
   capturingLogger,

@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'vitest';
 import { createServer } from 'node:net';
 import { PublishBatchCommand, PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { clientsFor, createSchedulerTarget, TopicSubscriber, type Received } from '@adhoc-scheduler/quickstart/client-topics';
-import { createLogger, EMISSION_ATTRIBUTE, type ServiceLogger } from '@adhoc-scheduler/shared';
+import { createLogger, EMISSION_ATTRIBUTE, type ServiceLogger, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { Writable } from 'node:stream';
 import { inject } from 'vitest';
 import {
@@ -80,6 +83,48 @@ export async function startTestScheduler(
     ...options,
     emulators,
   });
+}
+
+/** A local service with its tenants and outputs files, as scripts/start leaves them for the admin tools and the console. */
+export interface ServiceWithFiles {
+  readonly scheduler: LocalScheduler;
+  readonly dir: string;
+  readonly tenantsFile: string;
+  readonly outputsFile: string;
+  /** The options an admin command names this service by. */
+  readonly where: readonly string[];
+  /** Stops the service, and removes its directory unless the caller gave it. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a test scheduler (FAST_TIMINGS unless `env` says otherwise) whose registry is the file
+ * tenants.json in `dir` (written first when `tenants` is given; absent, only the public tenant),
+ * and writes its outputs to outputs.json there, as scripts/start does once it is ready. Without
+ * `dir`, a directory of its own.
+ */
+export async function startServiceWithFiles(
+  emulators: Emulators,
+  options: Omit<LocalSchedulerOptions, 'emulators' | 'tenants'> & { readonly dir?: string; readonly tenants?: TenantsDocument } = {},
+): Promise<ServiceWithFiles> {
+  const { dir: given, tenants, ...schedulerOptions } = options;
+  const dir = given ?? (await mkdtemp(join(tmpdir(), 'service-')));
+  const tenantsFile = join(dir, 'tenants.json');
+  const outputsFile = join(dir, 'outputs.json');
+  if (tenants) await writeFile(tenantsFile, JSON.stringify(tenants));
+  const scheduler = await startTestScheduler(emulators, { env: FAST_TIMINGS, ...schedulerOptions, tenants: { file: tenantsFile } });
+  await writeFile(outputsFile, JSON.stringify(scheduler.outputs));
+  return {
+    scheduler,
+    dir,
+    tenantsFile,
+    outputsFile,
+    where: ['--outputs', outputsFile, '--tenants', tenantsFile],
+    async stop() {
+      await scheduler.stop();
+      if (given === undefined) await rm(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 export type Delivery = Received;

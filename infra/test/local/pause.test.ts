@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -15,16 +15,15 @@ import {
   type EventRecord,
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
-import { runAdmin } from '../../src/admin/cli.js';
+import { admin } from './admin-run.js';
 import { LOCAL_ACCOUNT, type LocalScheduler } from '../../src/local/runtime.js';
 import {
   capturingLogger,
-  FAST_TIMINGS,
   request,
   scheduledAt,
   SchedulerClient,
   sharedEmulators,
-  startTestScheduler,
+  startServiceWithFiles,
   TopicConsumer,
   waitFor,
 } from './kit.js';
@@ -36,12 +35,9 @@ const emulators = sharedEmulators();
 
 /** The service on the emulators, under `namePrefix` (a restart finds its resources again), with acme's registry in a file. */
 async function start(dir: string, namePrefix: string) {
-  const tenantsFile = join(dir, 'tenants.json');
-  await writeFile(tenantsFile, JSON.stringify(TENANTS));
   const { logger, lines } = capturingLogger();
-  const scheduler = await startTestScheduler(emulators, { logger, namePrefix, tenants: { file: tenantsFile }, env: FAST_TIMINGS });
-  const outputsFile = join(dir, 'outputs.json');
-  await writeFile(outputsFile, JSON.stringify(scheduler.outputs));
+  const service = await startServiceWithFiles(emulators, { dir, logger, namePrefix, tenants: TENANTS });
+  const { scheduler, where } = service;
   const acme = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme);
   const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
   const pauses = new DynamoDbTenantPauses(scheduler.clients.dynamodb, scheduler.outputs.tableName);
@@ -52,10 +48,10 @@ async function start(dir: string, namePrefix: string) {
     pauses,
     lines,
     /** The files an admin command names this service by. */
-    where: ['--outputs', outputsFile, '--tenants', tenantsFile],
+    where,
     async stop() {
       acme.destroy();
-      await scheduler.stop();
+      await service.stop();
     },
   };
 }
@@ -78,13 +74,6 @@ async function setup() {
       await rm(dir, { recursive: true, force: true });
     },
   };
-}
-
-async function admin(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const code = await runAdmin(argv, { out: (text) => stdout.push(text), err: (text) => stderr.push(text) });
-  return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
 }
 
 async function inState(records: DynamoDbEventRecords, id: string, state: string): Promise<EventRecord | undefined> {

@@ -6,7 +6,7 @@ import type { LocalOutputs } from '../../src/local/runtime.js';
 import { waitFor } from './kit.js';
 
 /** scripts/start's entry point. */
-const LOCAL_SERVICE_ENTRY = resolve(import.meta.dirname, '../../src/local/main.ts');
+const LOCAL_SERVICE_ENTRY = resolve(import.meta.dirname, '../../src/start.ts');
 const TSX = import.meta.resolve('tsx');
 
 /** The local service in a process of its own, as scripts/start runs it. */

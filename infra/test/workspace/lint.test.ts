@@ -7,6 +7,8 @@ const REPO_ROOT = resolve(import.meta.dirname, '../../..');
 const FIXTURES = join(REPO_ROOT, 'infra/test/workspace/lint-fixtures');
 const FLOATING = join(FIXTURES, 'floating-promise.ts');
 const AWAITED = join(FIXTURES, 'awaited-promise.ts');
+const CYCLE = [join(FIXTURES, 'cycle-a.ts'), join(FIXTURES, 'cycle-b.ts')];
+const PACKAGE_IMPORTS = join(FIXTURES, 'package-imports.ts');
 
 interface Diagnostic {
   readonly severity: string;
@@ -17,7 +19,7 @@ interface Diagnostic {
 
 /**
  * Biome's diagnostics on the files, with the project's rules: the fixtures' configuration extends
- * biome.json and only takes their folder back in. Read from the GitHub reporter, whose one line per
+ * biome.jsonc and only takes their folder back in. Read from the GitHub reporter, whose one line per
  * diagnostic (`::error title=<rule>,file=<path>,line=<n>,...::<message>`) is a stable format.
  */
 async function lint(...files: string[]): Promise<Diagnostic[]> {
@@ -42,7 +44,7 @@ async function lint(...files: string[]): Promise<Diagnostic[]> {
 describe('the linter', () => {
   let diagnostics: Diagnostic[];
   beforeAll(async () => {
-    diagnostics = await lint(FLOATING, AWAITED);
+    diagnostics = await lint(FLOATING, AWAITED, ...CYCLE, PACKAGE_IMPORTS);
   }, 60_000);
 
   it("reports a promise left floating: a port's async method called without await", async () => {
@@ -57,5 +59,33 @@ describe('the linter', () => {
     const floating = await readFile(FLOATING, 'utf8');
     expect(await readFile(AWAITED, 'utf8')).toBe(floating.replace('  queue.retryLater(', '  await queue.retryLater('));
     expect(diagnostics.filter(({ file }) => file === AWAITED)).toEqual([]);
+  });
+  it('refuses a circle of imports, in each file of it', async () => {
+    for (const file of CYCLE) {
+      const lines = (await readFile(file, 'utf8')).split('\n');
+      const line = lines.findIndex((text) => text.startsWith('import ')) + 1;
+      expect(diagnostics.filter((diagnostic) => diagnostic.file === file)).toEqual([
+        { severity: 'error', rule: 'lint/suspicious/noImportCycles', file, line },
+      ]);
+    }
+  });
+
+  it("refuses a package's file imported by name or by path, and passes an entry its package.json exports", async () => {
+    const lines = (await readFile(PACKAGE_IMPORTS, 'utf8')).split('\n');
+    const lineOf = (text: string) => lines.findIndex((line) => line.includes(text)) + 1;
+    expect(diagnostics.filter(({ file }) => file === PACKAGE_IMPORTS)).toEqual([
+      {
+        severity: 'error',
+        rule: 'lint/style/noRestrictedImports',
+        file: PACKAGE_IMPORTS,
+        line: lineOf("'@adhoc-scheduler/shared/domain/event'"),
+      },
+      {
+        severity: 'error',
+        rule: 'lint/style/noRestrictedImports',
+        file: PACKAGE_IMPORTS,
+        line: lineOf("'../../../../shared/src/config.js'"),
+      },
+    ]);
   });
 });

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { SETTING_RANGES, SNS_MAX_MESSAGE_BYTES } from '@adhoc-scheduler/shared';
 import { LAMBDA_MEMORY_MB } from '../cost/estimate.js';
 import { fraction, integer, LoadTestUsageError, text } from '../options.js';
 import { costPerMillion, monthlyCost } from './cost.js';
@@ -109,6 +110,9 @@ export function parseCapacityCli(args: readonly string[]): CapacityOptions | und
   const given: Readonly<Record<string, unknown>> = values;
   const optional = (name: string, min: number, max = MAX): number | undefined =>
     given[name] === undefined ? undefined : integer(values, name, 0, min, max);
+  /** A setting the service also reads: the range it accepts. */
+  const setting = (name: string, key: keyof typeof SETTING_RANGES): number | undefined =>
+    optional(name, SETTING_RANGES[key].min, SETTING_RANGES[key].max);
 
   const limits = text(values, 'limits') ?? 'aws';
   if (!(LIMITS_NAMES as readonly string[]).includes(limits))
@@ -121,12 +125,12 @@ export function parseCapacityCli(args: readonly string[]): CapacityOptions | und
     perLabel: integer(values, 'label-write-units', TENANT_INDEX_WRITE_UNITS.perLabel, 0, 100),
   };
   const overrides: SettingOverrides = {
-    shardCount: optional('shards', 1, 1000),
-    nearPathWindowSeconds: optional('window', 2, 900),
-    loaderIntervalSeconds: optional('loader-interval', 1, 3600),
-    loaderLookaheadSeconds: optional('lookahead', 1, 900),
-    loaderTickBudgetSeconds: optional('tick-budget', 1, 900),
-    loadingChunkSize: optional('chunk', 1, 1000),
+    shardCount: setting('shards', 'shardCount'),
+    nearPathWindowSeconds: setting('window', 'nearPathWindowSeconds'),
+    loaderIntervalSeconds: setting('loader-interval', 'loaderIntervalSeconds'),
+    loaderLookaheadSeconds: setting('lookahead', 'loaderLookaheadSeconds'),
+    loaderTickBudgetSeconds: setting('tick-budget', 'loaderTickBudgetSeconds'),
+    loadingChunkSize: setting('chunk', 'loadingChunkSize'),
     emitterMaxConcurrency: optional('emitter-max-concurrency', 2, 1000),
     emitterReservedConcurrency: optional('emitter-reserved-concurrency', 1, 1_000_000),
     publicIngestMaxConcurrency: optional('public-ingest-max-concurrency', 2, 1000),
@@ -143,7 +147,7 @@ export function parseCapacityCli(args: readonly string[]): CapacityOptions | und
       spikeWidthSeconds: integer(values, 'spike-width', 1, 1, 86_400),
       spikePublishSeconds: integer(values, 'spike-publish-seconds', 3600, 1, 365 * 86_400),
       farShare: fraction(values, 'far-share', 0, 1),
-      payloadBytes: integer(values, 'payload-bytes', 200, 1, 262_144),
+      payloadBytes: integer(values, 'payload-bytes', 200, 1, SNS_MAX_MESSAGE_BYTES),
       tenants: integer(values, 'tenants', 0, 0, 1_000_000),
       labelsPerEvent: integer(values, 'labels', 0, 0, 10),
       openEvents: integer(values, 'open-events', 0, 0, MAX),

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
 import { SNSServiceException } from '@aws-sdk/client-sns';
 import { SQSServiceException } from '@aws-sdk/client-sqs';
-import type { AwsClients } from '@adhoc-scheduler/functions/handlers';
+import type { AwsClients } from '@adhoc-scheduler/functions';
 import { operationName, type MiddlewareStackLike } from '../cost/usage-meter.js';
 import { seededRandom } from './random.js';
 

@@ -1,4 +1,4 @@
-import type { FunctionName } from '@adhoc-scheduler/functions/handlers';
+import type { FunctionName } from '@adhoc-scheduler/functions';
 import { FUNCTION_MEMORY_MB } from '@adhoc-scheduler/infra';
 import { PRICES } from './prices.js';
 import type { UsageSnapshot } from './usage-meter.js';

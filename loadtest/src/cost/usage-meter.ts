@@ -1,5 +1,5 @@
 import { DYNAMODB_WRITE_UNIT_BYTES, isConditionFailure, itemBytes, snsMessageBytes, TABLE_LAYOUT } from '@adhoc-scheduler/shared';
-import { handlers, type AwsClients, type FunctionName } from '@adhoc-scheduler/functions/handlers';
+import { handlers, type AwsClients, type FunctionName } from '@adhoc-scheduler/functions';
 
 /**
  * Counts what the service's AWS clients would be billed for, by SDK middleware on the clients

@@ -1,4 +1,4 @@
-import type { AwsClients, FunctionName } from '@adhoc-scheduler/functions/handlers';
+import type { AwsClients, FunctionName } from '@adhoc-scheduler/functions';
 import { decodeDelayQueueMessage, EMISSION_ATTRIBUTE } from '@adhoc-scheduler/shared';
 import { countUsage, type Invocation, type MiddlewareStackLike, type UsageCounter, type UsageSnapshot } from '../cost/usage-meter.js';
 

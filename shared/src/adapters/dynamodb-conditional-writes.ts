@@ -7,20 +7,12 @@ import {
 import { DYNAMODB_BATCH_STATEMENTS, DYNAMODB_TRANSACTION_ITEMS } from '../domain/limits.js';
 import { BATCH_ROUNDS, chunks, pauseBeforeRound } from './dynamodb-batches.js';
 import { TABLE } from './dynamodb-table.js';
+import type { BatchWriteMode } from '../config.js';
 
 /**
- * Conditional writes of many items, each with its own condition and its own outcome, in one of
- * two ways that DynamoDB offers:
- *
- * - `statements`: PartiQL BatchExecuteStatement, 25 statements a request, each applied or
- *   refused on its own. One write unit per item: what the stack on AWS uses.
- * - `transactions`: TransactWriteItems, up to 100 items a request; a refused condition cancels
- *   the request, which is then made again without it. AWS bills two units per item, but
- *   DynamoDB Local commits a transaction at once where it commits each batched item on its own
- *   (with its own disk syncs): 3 to 6 times the items per second here, on disk above all. The
- *   local service uses it.
+ * Conditional writes of many items, each with its own condition and its own outcome, in either of
+ * the two ways BatchWriteMode (config.ts) names.
  */
-export type BatchWriteMode = 'statements' | 'transactions';
 
 /**
  * followsLastChange (shared/src/domain/lifecycle.ts) as a condition on the item's attributes

@@ -22,11 +22,11 @@ import type {
 } from '../app/ports.js';
 import type { EndCountIncrement } from '../domain/end-counts.js';
 import { DynamoDbEndCounters } from './dynamodb-end-counters.js';
+import type { BatchWriteMode } from '../config.js';
 import { batchDelete, batchGet, batchPut, pauseBeforeRound } from './dynamodb-batches.js';
 import {
   conditionalWriter,
   followsLastChangeCondition,
-  type BatchWriteMode,
   type Condition,
   type ConditionalWrite,
   type ConditionalWriter,

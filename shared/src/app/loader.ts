@@ -3,7 +3,7 @@ import type { SchedulerConfig } from '../config.js';
 import { bucketsBetween } from '../domain/buckets.js';
 import type { LoadingChunk } from '../domain/messages.js';
 import { tenantShardKey } from '../domain/tenant-index.js';
-import { oldestHeld } from './changes.js';
+import { oldestHeld } from './resume.js';
 import type {
   Clock,
   DueIndex,

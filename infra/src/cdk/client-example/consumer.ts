@@ -1,4 +1,4 @@
-import { EMISSION_ATTRIBUTE } from '@adhoc-scheduler/shared/domain/event';
+import { EMISSION_ATTRIBUTE } from '@adhoc-scheduler/shared/event';
 import type { SNSEvent } from 'aws-lambda';
 
 /**

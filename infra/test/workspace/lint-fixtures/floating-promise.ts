@@ -1,4 +1,4 @@
-// Lint fixtures, kept out of `pnpm lint` (biome.json leaves this folder out): lint.test.ts lints
+// Lint fixtures, kept out of `pnpm lint` (biome.jsonc leaves this folder out): lint.test.ts lints
 // floating-promise.ts, which calls a port's async method and leaves its promise floating, so a
 // rejection would go unseen, and awaited-promise.ts, the same code with the call awaited.
 import type { DelayQueue } from '@adhoc-scheduler/shared';

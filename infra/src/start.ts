@@ -3,12 +3,17 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '@adhoc-scheduler/shared';
 import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service';
-import { EmulatorStartError, PortInUseError, type EmulatorName } from './emulators.js';
-import { removeOutputsFile, removeStaleOutputsFile, writeOutputsFile } from './outputs-file.js';
-import { startLocalScheduler } from './runtime.js';
-import { TenantsFileError } from './tenants-file.js';
-import { AdminConsoleBackend } from '../console/admin-backend.js';
-import { DEFAULT_CONSOLE_PORT, startConsole } from '../console/server.js';
+import { ConsolePortInUseError, serveConsole } from './console/serve.js';
+import { DEFAULT_CONSOLE_PORT } from './console/server.js';
+import { EmulatorStartError, PortInUseError, type EmulatorName } from './local/emulators.js';
+import { removeOutputsFile, removeStaleOutputsFile, writeOutputsFile } from './local/outputs-file.js';
+import { startLocalScheduler } from './local/runtime.js';
+import { TenantsFileError } from './local/tenants-file.js';
+
+/**
+ * scripts/start (`pnpm start`): the local service (local/) and, beside it, its console (console/),
+ * which reads the service through the outputs file as scripts/admin does.
+ */
 
 const USAGE = `Runs the scheduler on this machine against DynamoDB Local and fauxqs (127.0.0.1 only).
 
@@ -127,17 +132,16 @@ const scheduler = await startLocalScheduler({
 });
 
 // The console reads the service as scripts/admin does, through the outputs file written below.
-const consoleServer = await startConsole({
-  backend: new AdminConsoleBackend({ kind: 'local', outputs: outputsFile }, { tenantsFile: values.tenants }),
-  port: consolePort,
-}).catch(async (error: unknown) => {
-  await scheduler.stop();
-  if ((error as { code?: string }).code === 'EADDRINUSE')
-    return exitWith(
-      `port ${consolePort} of the console is in use: is the scheduler already running? Stop it, or choose another with --console-port N.`,
-    );
-  throw error;
-});
+const consoleServer = await serveConsole({ kind: 'local', outputs: outputsFile }, { tenantsFile: values.tenants, port: consolePort }).catch(
+  async (error: unknown) => {
+    await scheduler.stop();
+    if (error instanceof ConsolePortInUseError)
+      return exitWith(
+        `port ${consolePort} of the console is in use: is the scheduler already running? Stop it, or choose another with --console-port N.`,
+      );
+    throw error;
+  },
+);
 
 // Written once the service answers, and whole: a script waits for the file, then uses it.
 await writeOutputsFile(outputsFile, { ...scheduler.outputs, consoleUrl: consoleServer.url });
