@@ -309,7 +309,7 @@ describe('the console in the browser', () => {
         expect(await chart.evaluate((element) => element.tagName)).toBe('svg');
         return (await chart.locator('rect title').allTextContents()).map((title) => Number(title.slice(title.lastIndexOf(': ') + 2)));
       };
-      expect(await drawn(/^Events emitted in the last hour, by how long after their due time: 5$/)).toEqual(bins);
+      expect(await drawn(/^Events emitted in the last hour, by how long after their due time their publish answered: 5$/)).toEqual(bins);
       expect(await drawn(/^Open events due in the next hour, by five-minute slot: 3$/)).toEqual(counts.map(Number));
       await screenshot(page, 'overview');
       onlyConsoleRequests();
