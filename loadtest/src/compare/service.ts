@@ -19,6 +19,12 @@ export function takesConsolePort(mainSource: string): boolean {
   return /--console-port\b/.test(mainSource);
 }
 
+/** The file `pnpm start` runs in a tree: infra/src/start.ts, or infra/src/local/main.ts in trees before it moved. */
+function startSource(tree: string): string {
+  const current = join(tree, 'infra', 'src', 'start.ts');
+  return existsSync(current) ? current : join(tree, 'infra', 'src', 'local', 'main.ts');
+}
+
 export interface StartFiles {
   readonly outputs: string;
   readonly tenants: string;
@@ -73,7 +79,7 @@ export async function startSideService(options: SideServiceOptions): Promise<Sid
     dataDir: options.inMemory ? undefined : join(options.workDir, 'data'),
   };
   await writeFile(files.tenants, `${JSON.stringify(options.tenants, null, 2)}\n`);
-  const consolePort = takesConsolePort(readFileSync(join(options.tree, 'infra', 'src', 'local', 'main.ts'), 'utf8'));
+  const consolePort = takesConsolePort(readFileSync(startSource(options.tree), 'utf8'));
   const log = openSync(options.logFile, 'a');
   const child = spawn('pnpm', startArgs(files, consolePort), {
     cwd: options.tree,
