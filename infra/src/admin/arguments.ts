@@ -1,4 +1,6 @@
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { AdminUsageError } from './errors.js';
+import type { Output } from './format.js';
 
 /** Options every command takes. */
 export const HELP_OPTION = { help: { type: 'boolean', short: 'h', default: false } } as const;
@@ -41,4 +43,33 @@ export function onePositional(positionals: readonly string[], what: string, comm
   if (value === undefined) throw new AdminUsageError(`${what} is missing`, command);
   if (rest.length > 0) throw new AdminUsageError(`unexpected arguments: ${rest.join(' ')}`, command);
   return value;
+}
+
+type CommandLine<O extends ParseArgsOptionsConfig> = ReturnType<
+  typeof parseArgs<{ args: string[]; allowPositionals: true; options: O & typeof HELP_OPTION }>
+>;
+
+/**
+ * Every command's preamble: its arguments parsed (what parseArgs rejects is a usage error naming
+ * the command), or, with --help, its usage printed and undefined returned (the command exits 0).
+ */
+export function commandLine<const O extends ParseArgsOptionsConfig>(
+  command: string,
+  args: string[],
+  options: O,
+  help: { readonly usage: string; readonly output: Output },
+): CommandLine<O> | undefined {
+  const line = parseOrExplain(command, () =>
+    parseArgs({ args, allowPositionals: true, options: { ...options, ...HELP_OPTION } as O & typeof HELP_OPTION }),
+  ) as CommandLine<O>;
+  if ((line.values as { readonly help?: boolean }).help === true) {
+    help.output.out(help.usage);
+    return undefined;
+  }
+  return line;
+}
+
+/** A command that takes no positional argument refuses any, naming them. */
+export function noPositionals(positionals: readonly string[], command: string): void {
+  if (positionals.length > 0) throw new AdminUsageError(`unexpected arguments: ${positionals.join(' ')}`, command);
 }

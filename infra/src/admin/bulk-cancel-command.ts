@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import {
   createLogger,
   DEFAULTS,
@@ -15,7 +14,7 @@ import {
   type ChangesQueue,
 } from '@adhoc-scheduler/shared';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
-import { HELP_OPTION, LOCATION_OPTIONS, parseOrExplain } from './arguments.js';
+import { commandLine, LOCATION_OPTIONS, noPositionals } from './arguments.js';
 import { AdminError, AdminUsageError } from './errors.js';
 import type { Output } from './format.js';
 import { locationOf, withChangesQueue, withTable, type Location } from './location.js';
@@ -124,26 +123,22 @@ export async function cancelByLabel(
 
 export async function eventsCancel(args: string[], output: Output): Promise<number> {
   const command = 'events cancel';
-  const { values, positionals } = parseOrExplain(command, () =>
-    parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        tenant: { type: 'string' },
-        label: { type: 'string' },
-        'due-before': { type: 'string' },
-        'dry-run': { type: 'boolean', default: false },
-        tenants: { type: 'string' },
-        ...LOCATION_OPTIONS,
-        ...HELP_OPTION,
-      },
-    }),
+  const line = commandLine(
+    command,
+    args,
+    {
+      tenant: { type: 'string' },
+      label: { type: 'string' },
+      'due-before': { type: 'string' },
+      'dry-run': { type: 'boolean', default: false },
+      tenants: { type: 'string' },
+      ...LOCATION_OPTIONS,
+    },
+    { usage: USAGE.eventsCancel, output },
   );
-  if (values.help) {
-    output.out(USAGE.eventsCancel);
-    return 0;
-  }
-  if (positionals.length > 0) throw new AdminUsageError(`unexpected arguments: ${positionals.join(' ')}`, command);
+  if (line === undefined) return 0;
+  const { values, positionals } = line;
+  noPositionals(positionals, command);
   const { tenant, label } = values;
   if (tenant === undefined) throw new AdminUsageError('--tenant is missing', command);
   if (label === undefined) throw new AdminUsageError('--label is missing', command);

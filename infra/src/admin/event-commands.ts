@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import {
   eventIdFor,
   isEventState,
@@ -9,7 +8,7 @@ import {
   EVENT_STATE,
   UNINDEXED_QUEUED_EVENTS_NOTE,
 } from '@adhoc-scheduler/shared';
-import { HELP_OPTION, LOCATION_OPTIONS, onePositional, parseOrExplain, wholeNumber } from './arguments.js';
+import { commandLine, LOCATION_OPTIONS, noPositionals, onePositional, wholeNumber } from './arguments.js';
 import { AdminError, AdminUsageError } from './errors.js';
 import { eventJson, eventsTable, eventText } from './event-view.js';
 import type { Output } from './format.js';
@@ -43,25 +42,21 @@ function eventIdOf(
 
 export async function eventShow(args: string[], output: Output): Promise<number> {
   const command = 'event show';
-  const { values, positionals } = parseOrExplain(command, () =>
-    parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        tenant: { type: 'string' },
-        id: { type: 'string' },
-        user: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        tenants: { type: 'string' },
-        ...LOCATION_OPTIONS,
-        ...HELP_OPTION,
-      },
-    }),
+  const line = commandLine(
+    command,
+    args,
+    {
+      tenant: { type: 'string' },
+      id: { type: 'string' },
+      user: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      tenants: { type: 'string' },
+      ...LOCATION_OPTIONS,
+    },
+    { usage: USAGE.eventShow, output },
   );
-  if (values.help) {
-    output.out(USAGE.eventShow);
-    return 0;
-  }
+  if (line === undefined) return 0;
+  const { values, positionals } = line;
   const { eventId, described } = eventIdOf(positionals, values, command);
   const location = locationOf(values, command);
   const record = await withEventRecords(location, (records) => records.get(eventId));
@@ -89,31 +84,27 @@ function dateOption(flag: string, text: string | undefined, command: string): nu
 
 export async function eventsList(args: string[], output: Output): Promise<number> {
   const command = 'events';
-  const { values, positionals } = parseOrExplain(command, () =>
-    parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        tenant: { type: 'string' },
-        label: { type: 'string' },
-        state: { type: 'string', multiple: true },
-        from: { type: 'string' },
-        to: { type: 'string' },
-        limit: { type: 'string', default: String(LIST_LIMIT.default) },
-        after: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        tenants: { type: 'string' },
-        'shard-count': { type: 'string' },
-        ...LOCATION_OPTIONS,
-        ...HELP_OPTION,
-      },
-    }),
+  const line = commandLine(
+    command,
+    args,
+    {
+      tenant: { type: 'string' },
+      label: { type: 'string' },
+      state: { type: 'string', multiple: true },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      limit: { type: 'string', default: String(LIST_LIMIT.default) },
+      after: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      tenants: { type: 'string' },
+      'shard-count': { type: 'string' },
+      ...LOCATION_OPTIONS,
+    },
+    { usage: USAGE.events, output },
   );
-  if (values.help) {
-    output.out(USAGE.events);
-    return 0;
-  }
-  if (positionals.length > 0) throw new AdminUsageError(`unexpected arguments: ${positionals.join(' ')}`, command);
+  if (line === undefined) return 0;
+  const { values, positionals } = line;
+  noPositionals(positionals, command);
   const { tenant, label, after } = values;
   if (tenant === undefined) throw new AdminUsageError('--tenant is missing', command);
   const states = values.state ?? [...OPEN_STATES];

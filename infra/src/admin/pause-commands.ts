@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
-import { parseArgs } from 'node:util';
 import {
   DynamoDbTenantPauses,
   resumeTenant,
@@ -10,7 +9,7 @@ import {
   type ResumeOutcome,
 } from '@adhoc-scheduler/shared';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
-import { HELP_OPTION, LOCATION_OPTIONS, onePositional, parseOrExplain } from './arguments.js';
+import { commandLine, LOCATION_OPTIONS, onePositional } from './arguments.js';
 import { AdminError } from './errors.js';
 import type { Output } from './format.js';
 import { locationOf, withChangesQueue, withTable, type Location } from './location.js';
@@ -39,17 +38,14 @@ export async function pauseTenant(location: Location, tenant: string, note: stri
 /** `tenant pause`: holds a tenant's events as they come due, until `tenant resume`. */
 export async function tenantPause(args: string[], output: Output): Promise<number> {
   const command = 'tenant pause';
-  const { values, positionals } = parseOrExplain(command, () =>
-    parseArgs({
-      args,
-      allowPositionals: true,
-      options: { note: { type: 'string' }, tenants: { type: 'string' }, ...LOCATION_OPTIONS, ...HELP_OPTION },
-    }),
+  const line = commandLine(
+    command,
+    args,
+    { note: { type: 'string' }, tenants: { type: 'string' }, ...LOCATION_OPTIONS },
+    { usage: USAGE.tenantPause, output },
   );
-  if (values.help) {
-    output.out(USAGE.tenantPause);
-    return 0;
-  }
+  if (line === undefined) return 0;
+  const { values, positionals } = line;
   const location = locationOf(values, command);
   const tenant = tenantOf(positionals, command, location, values.tenants);
   await pauseTenant(location, tenant, values.note);
@@ -88,13 +84,9 @@ export function resumedText(tenant: string, { ended, stillPaused }: ResumeOutcom
 /** `tenant resume`: ends a tenant's pause, and sends the events held during it, oldest first. */
 export async function tenantResume(args: string[], output: Output): Promise<number> {
   const command = 'tenant resume';
-  const { values, positionals } = parseOrExplain(command, () =>
-    parseArgs({ args, allowPositionals: true, options: { tenants: { type: 'string' }, ...LOCATION_OPTIONS, ...HELP_OPTION } }),
-  );
-  if (values.help) {
-    output.out(USAGE.tenantResume);
-    return 0;
-  }
+  const line = commandLine(command, args, { tenants: { type: 'string' }, ...LOCATION_OPTIONS }, { usage: USAGE.tenantResume, output });
+  if (line === undefined) return 0;
+  const { values, positionals } = line;
   const location = locationOf(values, command);
   const tenant = tenantOf(positionals, command, location, values.tenants);
   output.err(resumedText(tenant, await resumeTenantAt(location, tenant)));

@@ -1,6 +1,5 @@
-import { parseArgs } from 'node:util';
 import { DynamoDbEventRecords, DynamoDbQuotaCounters, reconcileOpenEvents } from '@adhoc-scheduler/shared';
-import { HELP_OPTION, LOCATION_OPTIONS, parseOrExplain } from './arguments.js';
+import { commandLine, LOCATION_OPTIONS, noPositionals } from './arguments.js';
 import { AdminError, AdminUsageError } from './errors.js';
 import type { Output } from './format.js';
 import { locationOf, withTable } from './location.js';
@@ -12,24 +11,20 @@ const count = (value: number): string => value.toLocaleString('en-US');
 /** `quota reconcile`: recounts a tenant's open events and corrects its quota counter. */
 export async function quotaReconcile(args: string[], output: Output): Promise<number> {
   const command = 'quota reconcile';
-  const { values, positionals } = parseOrExplain(command, () =>
-    parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        tenant: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        tenants: { type: 'string' },
-        ...LOCATION_OPTIONS,
-        ...HELP_OPTION,
-      },
-    }),
+  const line = commandLine(
+    command,
+    args,
+    {
+      tenant: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      tenants: { type: 'string' },
+      ...LOCATION_OPTIONS,
+    },
+    { usage: USAGE.quotaReconcile, output },
   );
-  if (values.help) {
-    output.out(USAGE.quotaReconcile);
-    return 0;
-  }
-  if (positionals.length > 0) throw new AdminUsageError(`unexpected arguments: ${positionals.join(' ')}`, command);
+  if (line === undefined) return 0;
+  const { values, positionals } = line;
+  noPositionals(positionals, command);
   const { tenant } = values;
   if (tenant === undefined) throw new AdminUsageError('--tenant is missing', command);
   const location = locationOf(values, command);

@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import {
   DynamoDbRefusalLog,
   PUBLIC_TENANT_ID,
@@ -8,7 +7,7 @@ import {
   type Refusal,
 } from '@adhoc-scheduler/shared';
 import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service';
-import { HELP_OPTION, LOCATION_OPTIONS, parseOrExplain, wholeNumber } from './arguments.js';
+import { commandLine, LOCATION_OPTIONS, noPositionals, wholeNumber } from './arguments.js';
 import { AdminError, AdminUsageError } from './errors.js';
 import type { Output } from './format.js';
 import { locationOf, withTable, type Location } from './location.js';
@@ -47,25 +46,21 @@ export function knownTenants(location: Location, tenantsFile: string | undefined
 
 export async function refusalsList(args: string[], output: Output): Promise<number> {
   const command = 'refusals';
-  const { values, positionals } = parseOrExplain(command, () =>
-    parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        tenant: { type: 'string' },
-        limit: { type: 'string', default: String(REFUSALS_KEPT.perTenant) },
-        json: { type: 'boolean', default: false },
-        tenants: { type: 'string' },
-        ...LOCATION_OPTIONS,
-        ...HELP_OPTION,
-      },
-    }),
+  const line = commandLine(
+    command,
+    args,
+    {
+      tenant: { type: 'string' },
+      limit: { type: 'string', default: String(REFUSALS_KEPT.perTenant) },
+      json: { type: 'boolean', default: false },
+      tenants: { type: 'string' },
+      ...LOCATION_OPTIONS,
+    },
+    { usage: USAGE.refusals, output },
   );
-  if (values.help) {
-    output.out(USAGE.refusals);
-    return 0;
-  }
-  if (positionals.length > 0) throw new AdminUsageError(`unexpected arguments: ${positionals.join(' ')}`, command);
+  if (line === undefined) return 0;
+  const { values, positionals } = line;
+  noPositionals(positionals, command);
   const { tenant } = values;
   if (tenant === undefined) throw new AdminUsageError('--tenant is missing', command);
   const limit = wholeNumber('--limit', values.limit, { min: 1, max: REFUSALS_KEPT.perTenant }, command);

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { parseArgs } from 'node:util';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { TopicSubscriber, type Received } from '@adhoc-scheduler/quickstart/client-topics';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
-import { HELP_OPTION, LOCATION_OPTIONS, onePositional, parseOrExplain } from './arguments.js';
+import { commandLine, LOCATION_OPTIONS, onePositional } from './arguments.js';
 import { AdminError, AdminUsageError } from './errors.js';
 import { iso, type Output } from './format.js';
 import { locationOf, messagingAccess } from './location.js';
@@ -40,17 +39,14 @@ function interrupted(): Promise<string> {
 
 export async function tailTopic(args: string[], output: Output): Promise<number> {
   const command = 'tail';
-  const { values, positionals } = parseOrExplain(command, () =>
-    parseArgs({
-      args,
-      allowPositionals: true,
-      options: { json: { type: 'boolean', default: false }, ...LOCATION_OPTIONS, ...HELP_OPTION },
-    }),
+  const line = commandLine(
+    command,
+    args,
+    { json: { type: 'boolean', default: false }, ...LOCATION_OPTIONS },
+    { usage: USAGE.tail, output },
   );
-  if (values.help) {
-    output.out(USAGE.tail);
-    return 0;
-  }
+  if (line === undefined) return 0;
+  const { values, positionals } = line;
   const topicArn = onePositional(positionals, 'the topic ARN', command);
   if (!TOPIC_ARN.test(topicArn)) throw new AdminUsageError(`"${topicArn}" is not an SNS topic ARN`, command);
   const { client } = await messagingAccess(locationOf(values, command));

@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import {
   mayPublishTo,
   parseTenantsDocument,
@@ -11,7 +10,7 @@ import {
 } from '@adhoc-scheduler/shared';
 import { addTenantInputTopic } from '../local/outputs-file.js';
 import { writeTenantsFile } from '../local/tenants-file.js';
-import { HELP_OPTION, LOCATION_OPTIONS, onePositional, parseOrExplain, wholeNumber } from './arguments.js';
+import { commandLine, LOCATION_OPTIONS, noPositionals, onePositional, wholeNumber } from './arguments.js';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
 import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service';
 import { AdminError, AdminUsageError } from './errors.js';
@@ -89,27 +88,23 @@ function asTenant(entry: TenantEntry): Tenant {
 
 export async function tenantAdd(args: string[], output: Output): Promise<number> {
   const command = 'tenant add';
-  const { values, positionals } = parseOrExplain(command, () =>
-    parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        account: { type: 'string', multiple: true, default: [] },
-        'target-account': { type: 'string', multiple: true, default: [] },
-        'dead-letter-topic': { type: 'string' },
-        'max-open-events': { type: 'string' },
-        'max-ingest-per-second': { type: 'string' },
-        'user-optional': { type: 'boolean', default: false },
-        tenants: { type: 'string', default: LOCAL_SERVICE_FILES.tenants },
-        ...LOCATION_OPTIONS,
-        ...HELP_OPTION,
-      },
-    }),
+  const line = commandLine(
+    command,
+    args,
+    {
+      account: { type: 'string', multiple: true, default: [] },
+      'target-account': { type: 'string', multiple: true, default: [] },
+      'dead-letter-topic': { type: 'string' },
+      'max-open-events': { type: 'string' },
+      'max-ingest-per-second': { type: 'string' },
+      'user-optional': { type: 'boolean', default: false },
+      tenants: { type: 'string', default: LOCAL_SERVICE_FILES.tenants },
+      ...LOCATION_OPTIONS,
+    },
+    { usage: USAGE.tenantAdd, output },
   );
-  if (values.help) {
-    output.out(USAGE.tenantAdd);
-    return 0;
-  }
+  if (line === undefined) return 0;
+  const { values, positionals } = line;
   const outputsPath = localOnly(locationOf(values, command), command);
   const id = onePositional(positionals, 'the tenant id', command);
   if (id === PUBLIC_TENANT_ID) {
@@ -196,18 +191,15 @@ async function publicInputTopicArn(location: Location): Promise<{ readonly arn: 
 
 export async function tenantList(args: string[], output: Output): Promise<number> {
   const command = 'tenant list';
-  const { values, positionals } = parseOrExplain(command, () =>
-    parseArgs({
-      args,
-      allowPositionals: true,
-      options: { json: { type: 'boolean', default: false }, tenants: { type: 'string' }, ...LOCATION_OPTIONS, ...HELP_OPTION },
-    }),
+  const line = commandLine(
+    command,
+    args,
+    { json: { type: 'boolean', default: false }, tenants: { type: 'string' }, ...LOCATION_OPTIONS },
+    { usage: USAGE.tenantList, output },
   );
-  if (values.help) {
-    output.out(USAGE.tenantList);
-    return 0;
-  }
-  if (positionals.length > 0) throw new AdminUsageError(`unexpected arguments: ${positionals.join(' ')}`, command);
+  if (line === undefined) return 0;
+  const { values, positionals } = line;
+  noPositionals(positionals, command);
   const location = locationOf(values, command);
   // A deployed stack's registry is the CDK app's: only the operator knows which file that was.
   if (location.kind === 'deployed' && values.tenants === undefined) {
