@@ -16,7 +16,6 @@ import {
 import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
 import { type Refusal, refusalOf, refusalsToKeep } from '../domain/refusals.js';
 import type { Tenant } from '../domain/tenants.js';
-import { describeError } from '../describe-error.js';
 import { type FailedRecord, type FailureLog, failRecords, processBatch } from './batch.js';
 import { startBulkCancel } from './bulk-cancel.js';
 import { resumeTenant } from './resume.js';
@@ -349,7 +348,7 @@ async function keepRefusals(deps: IngestDeps, refused: readonly Refusal[], now: 
     await deps.refusals.keep(refusalsToKeep(refused), expiresAtFor(now, deps.config.retentionSeconds));
   } catch (error) {
     deps.metrics.count('RefusalsNotKept', refused.length);
-    deps.logger.warn({ refusals: refused.length, error: describeError(error) }, 'refusals could not be kept for the refusal log');
+    deps.logger.warn({ err: error, refusals: refused.length }, 'refusals could not be kept for the refusal log');
   }
 }
 
