@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { runLoaderTick, type LoaderDeps } from '../src/app/loader.js';
 import { bucketShardKeyFor, heldShardKey, shardOf } from '../src/domain/buckets.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
+import { TransientError } from '../src/domain/reasons.js';
 import { tenantShardKey } from '../src/domain/tenant-index.js';
 import { registry, storedRecord } from './factories.js';
 import { RecordingLoadingQueue, RecordingLogger, RecordingMetrics } from './fakes.js';
@@ -177,6 +178,53 @@ describe('a loader tick', () => {
     // Eight one-minute buckets a round (32 queries over 4 shards): the fourth round, which holds
     // 'later-round', failed; the three before it were handed out.
     expect(cursors.loadedThroughMs).toBe(NOW - 3600_000 + 3 * 8 * 60_000);
+  });
+
+  it('reads again, at once, a partition whose read failed for a reason a retry may fix: one failed call among its queries does not fail the tick', async () => {
+    const { cursors, stored, deps, dueIndex, ids, logger } = setup();
+    cursors.loadedThroughMs = NOW + 480_000;
+    for (const id of ['a', 'b', 'c', 'd', 'e']) stored(id, NOW + 500_000);
+    const failedOnce = new Set<string>();
+    const flaky: LoaderDeps = {
+      ...deps,
+      // Each partition's first read fails halfway through, after its first page.
+      dueIndex: {
+        async *query(partition, fromMs, untilMs) {
+          for await (const page of dueIndex.query(partition, fromMs, untilMs)) {
+            yield page;
+            if (!failedOnce.has(partition.key)) {
+              failedOnce.add(partition.key);
+              throw new TransientError('DynamoDB Query failed: throttled');
+            }
+          }
+        },
+      },
+    };
+    const result = await runLoaderTick(flaky);
+    // Each event once: a partition read again is read from its start, its first try's ids dropped.
+    expect(ids()).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(result).toMatchObject({ eventsFound: 5, caughtUp: true });
+    expect(cursors.loadedThroughMs).toBe(NOW + 540_000);
+    // Each try again is logged, naming the step.
+    const retries = logger.lines.filter(({ message }) => message === 'loader step failed; trying it again');
+    expect(retries.map(({ fields }) => (fields as { step: string }).step)).toContain(`reading ${tenantShardKey('acme', 's', 0)}`);
+  });
+
+  it('fails the tick when a read keeps failing, leaving the cursor where the tick found it', async () => {
+    const { cursors, stored, deps } = setup();
+    cursors.loadedThroughMs = NOW + 480_000;
+    stored('a', NOW + 500_000);
+    const down: LoaderDeps = {
+      ...deps,
+      dueIndex: {
+        // biome-ignore lint/correctness/useYield: fails before its first page
+        async *query() {
+          throw new TransientError('DynamoDB Query failed: down');
+        },
+      },
+    };
+    await expect(runLoaderTick(down)).rejects.toThrow('DynamoDB Query failed: down');
+    expect(cursors.loadedThroughMs).toBe(NOW + 480_000);
   });
 
   it('on a new table, writes where its first tick starts before anything else, so a failed first tick does not move the start', async () => {

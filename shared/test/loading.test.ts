@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadChunks, type LoadingDeps } from '../src/app/loading.js';
+import { QUICK_RETRY_PAUSES_MS } from '../src/app/quick-retry.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { encodeLoadingChunk, type LoadingChunk } from '../src/domain/messages.js';
 import { sqsRecord, storedRecord } from './factories.js';
@@ -106,11 +107,23 @@ describe('loading', () => {
     expect(nothingTaken.metrics.counts).toEqual({ DuplicatesSuppressed: 1 });
   });
 
-  it('fails the record when the delay queue refuses the send, so SQS delivers the chunk again', async () => {
+  it('tries a chunk the delay queue refused again at once, before its message waits out its visibility timeout', async () => {
+    const { delayQueue, deps, logger, metrics, stored, load, sentIds } = setup();
+    stored('a', NOW + 30_000);
+    stored('b', NOW + 30_000);
+    delayQueue.refuseSends = QUICK_RETRY_PAUSES_MS.length;
+    expect((await load({ ids: ['a', 'b'], chunkId: 'chunk-1' }, 'sqs-1')).batchItemFailures).toEqual([]);
+    expect(sentIds()).toEqual(['a', 'b']);
+    expect(metrics.counts.EventsDelayed).toBe(2);
+    expect(deps.clock.sleeps).toEqual([...QUICK_RETRY_PAUSES_MS]);
+    expect(logger.lines.filter(({ message }) => message === 'chunk not loaded; trying it again')).toHaveLength(2);
+  });
+
+  it('fails the record when the delay queue refuses every try, so SQS delivers the chunk again', async () => {
     const { delayQueue, metrics, lastErrors, stored, load, sentIds } = setup();
     stored('a', NOW + 30_000);
     stored('b', NOW + 30_000);
-    delayQueue.refuseSends = 1;
+    delayQueue.refuseSends = QUICK_RETRY_PAUSES_MS.length + 1;
     expect((await load({ ids: ['a', 'b'], chunkId: 'chunk-1' }, 'sqs-1')).batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
     expect(sentIds()).toEqual([]);
     expect(metrics.counts.EventsDelayed).toBe(0);

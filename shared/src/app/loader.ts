@@ -3,6 +3,7 @@ import type { SchedulerConfig } from '../config.js';
 import { bucketsBetween } from '../domain/buckets.js';
 import type { LoadingChunk } from '../domain/messages.js';
 import { tenantShardKey } from '../domain/tenant-index.js';
+import { withQuickRetries } from './quick-retry.js';
 import { oldestHeld } from './resume.js';
 import type {
   Clock,
@@ -83,7 +84,7 @@ async function fanOut(
     readonly repair: boolean;
   },
 ): Promise<PassResult> {
-  const { config, clock, dueIndex, cursors } = deps;
+  const { config, clock, cursors } = deps;
   const { fromMs, untilMs, deadline, repair } = pass;
   let throughMs = fromMs;
   let eventsFound = 0;
@@ -109,27 +110,43 @@ async function fanOut(
     ];
     const ids: string[] = [];
     for (let next = 0; next < queries.length; next += LOADER_QUERIES_IN_FLIGHT) {
-      await Promise.all(
-        queries.slice(next, next + LOADER_QUERIES_IN_FLIGHT).map(async (query) => {
-          for await (const page of dueIndex.query(query.partition, query.fromMs, query.untilMs)) {
-            for (const ref of page) ids.push(ref.id);
-          }
-        }),
-      );
+      const found = await Promise.all(queries.slice(next, next + LOADER_QUERIES_IN_FLIGHT).map((query) => idsIn(deps, query)));
+      for (const partitionIds of found) ids.push(...partitionIds);
     }
     const chunks: LoadingChunk[] = [];
     for (let i = 0; i < ids.length; i += config.loadingChunkSize) {
       // Each chunk owns what it takes, under an id that travels with it (a redriven message keeps it).
       chunks.push({ ids: ids.slice(i, i + config.loadingChunkSize), chunkId: randomUUID(), ...(repair ? { repair } : {}) });
     }
-    if (chunks.length > 0) await deps.loadingQueue.send(chunks);
+    if (chunks.length > 0) await retried(deps, 'sending chunks', () => deps.loadingQueue.send(chunks));
     eventsFound += ids.length;
     chunksSent += chunks.length;
     throughMs = round.at(-1)?.endMs ?? throughMs;
     // Round by round: a tick that fails later keeps what it handed out, and the next goes on from there.
-    await cursors.advance(pass.cursor, throughMs);
+    await retried(deps, 'advancing the cursor', () => cursors.advance(pass.cursor, throughMs));
   }
   return { fromMs, throughMs, eventsFound, chunksSent, caughtUp: true };
+}
+
+/** A partition's ids in the query's span, read again from its start when a read fails for a reason a retry may fix. */
+async function idsIn(deps: LoaderDeps, query: Query): Promise<string[]> {
+  return retried(deps, `reading ${query.partition.key}`, async () => {
+    const ids: string[] = [];
+    for await (const page of deps.dueIndex.query(query.partition, query.fromMs, query.untilMs)) {
+      for (const ref of page) ids.push(ref.id);
+    }
+    return ids;
+  });
+}
+
+/**
+ * A step of the tick, tried again at once when it fails for a reason a retry may fix: a tick
+ * makes dozens of calls, and one that fails would otherwise leave everything to the next tick.
+ * Each step may run twice: reads, a cursor that only moves forward, and chunks that loading
+ * takes once whatever their number.
+ */
+function retried<T>({ clock, logger }: Pick<LoaderDeps, 'clock' | 'logger'>, step: string, run: () => Promise<T>): Promise<T> {
+  return withQuickRetries(clock, run, (error) => logger.warn({ err: error, step }, 'loader step failed; trying it again'));
 }
 
 /**
@@ -143,10 +160,10 @@ async function fanOut(
  */
 async function sendOnHeld(deps: LoaderDeps): Promise<number> {
   const tenants = deps.tenants.all().map(({ id }) => id);
-  const paused = await deps.pauses.paused(tenants);
+  const paused = await retried(deps, 'reading the pauses', () => deps.pauses.paused(tenants));
   let sent = 0;
   for (const tenant of tenants.filter((id) => !paused.has(id))) {
-    const held = await oldestHeld(deps, tenant, undefined);
+    const held = await retried(deps, `reading ${tenant}'s held events`, () => oldestHeld(deps, tenant, undefined));
     if (held.length === 0) continue;
     await deps.loadingQueue.send([{ ids: held.map(({ id }) => id), chunkId: randomUUID(), resume: true }]);
     deps.logger.warn({ tenant, eventIds: held.map(({ id }) => id) }, 'held events of a tenant no longer paused; sent on');
@@ -170,7 +187,7 @@ export async function runLoaderTick(deps: LoaderDeps): Promise<LoaderTickResult>
   const { config, clock, cursors, logger, metrics } = deps;
   const started = clock.now();
   const deadline = started + config.loaderTickBudgetSeconds * 1000;
-  const progress = await cursors.read();
+  const progress = await retried(deps, 'reading the cursors', () => cursors.read());
   const fromMs = progress.loadedThroughMs ?? started - config.loaderInitialCatchUpSeconds * 1000;
   // On a new table, where the first tick starts is written before anything else: a tick that
   // fails must not leave the next one to start later, from its own clock.

@@ -4,9 +4,10 @@ import type { SchedulerConfig } from '../config.js';
 import { delaySecondsFor } from '../domain/delay.js';
 import { expiresAtFor } from '../domain/event.js';
 import { SQS_MAX_DELAY_SECONDS } from '../domain/limits.js';
-import { decodeLoadingChunk } from '../domain/messages.js';
+import { decodeLoadingChunk, type LoadingChunk } from '../domain/messages.js';
 import { TransientError } from '../domain/reasons.js';
 import { type FailureLog, processBatch } from './batch.js';
+import { withQuickRetries } from './quick-retry.js';
 import type { Clock, DelayQueue, EventStore, Logger, SchedulerMetrics } from './ports.js';
 
 export interface LoadingDeps {
@@ -39,49 +40,57 @@ export interface LoadingDeps {
  * paused, and sends them at once: they are due already, and are published late.
  */
 export async function loadChunks(deps: LoadingDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
-  const response = await processBatch(records, deps, async (record) => {
-    const { ids, chunkId, repair, resume } = decodeLoadingChunk(record.body);
-    const queuedBy = randomUUID();
-    const now = deps.clock.now();
-    const events = await deps.store.takeForLoading(ids, {
-      owner: chunkId ?? record.messageId,
-      queuedBy,
-      now,
-      // Only what an SQS delay can reach: an event moved further out since the loader saw it stays stored.
-      horizonMs: now + SQS_MAX_DELAY_SECONDS * 1000,
-      overdueBefore: repair ? now - deps.config.repairAfterSeconds * 1000 : undefined,
-      // Held while their tenant was paused: open again, kept as any open event is.
-      resume: resume ? { expiresAt: expiresAtFor(now, deps.config.retentionSeconds) } : undefined,
-    });
-    if (repair) {
-      if (events.length > 0) {
-        deps.metrics.count('EventsRepaired', events.length);
-        deps.logger.warn({ eventIds: events.map(({ id }) => id) }, 'events still open after their due time; sent again');
-      }
-    } else if (resume) {
-      if (events.length > 0) deps.metrics.count('EventsResumed', events.length);
-    } else if (ids.length > events.length) {
-      deps.metrics.count('DuplicatesSuppressed', ids.length - events.length);
-    }
-    if (events.length === 0) return;
-    // A resume's events are sent at once, and published as they arrive: oldest first.
-    if (resume) events.sort((a, b) => a.dueAt - b.dueAt);
-    const sendTime = deps.clock.now();
-    const failures = await deps.delayQueue.send(
-      events.map((event) => ({
-        event,
-        queuedBy,
-        delaySeconds: repair ? deps.config.repairDelaySeconds : delaySecondsFor(event.dueAt, sendTime, deps.config.emitterLeadMs),
-      })),
+  const response = await processBatch(records, deps, (record) => {
+    const chunk = decodeLoadingChunk(record.body);
+    // Tried again at once, as its redelivery would be after the visibility timeout: a new copy
+    // token takes the events again, and a copy an earlier try sent is then dropped by the emitter.
+    return withQuickRetries(
+      deps.clock,
+      () => loadChunk(deps, record, chunk),
+      (error) => deps.logger.warn({ err: error, messageId: record.messageId }, 'chunk not loaded; trying it again'),
     );
-    deps.metrics.count('EventsDelayed', events.length - failures.length);
-    if (failures.length > 0) {
-      throw new TransientError(
-        `${failures.length} of ${events.length} events could not be sent to the delay queue (${failures[0]?.reason})`,
-      );
-    }
-    deps.logger.debug({ sent: events.length, skipped: ids.length - events.length }, 'chunk loaded');
   });
   deps.metrics.flush();
   return response;
+}
+
+async function loadChunk(deps: LoadingDeps, record: SQSRecord, { ids, chunkId, repair, resume }: LoadingChunk): Promise<void> {
+  const queuedBy = randomUUID();
+  const now = deps.clock.now();
+  const events = await deps.store.takeForLoading(ids, {
+    owner: chunkId ?? record.messageId,
+    queuedBy,
+    now,
+    // Only what an SQS delay can reach: an event moved further out since the loader saw it stays stored.
+    horizonMs: now + SQS_MAX_DELAY_SECONDS * 1000,
+    overdueBefore: repair ? now - deps.config.repairAfterSeconds * 1000 : undefined,
+    // Held while their tenant was paused: open again, kept as any open event is.
+    resume: resume ? { expiresAt: expiresAtFor(now, deps.config.retentionSeconds) } : undefined,
+  });
+  if (repair) {
+    if (events.length > 0) {
+      deps.metrics.count('EventsRepaired', events.length);
+      deps.logger.warn({ eventIds: events.map(({ id }) => id) }, 'events still open after their due time; sent again');
+    }
+  } else if (resume) {
+    if (events.length > 0) deps.metrics.count('EventsResumed', events.length);
+  } else if (ids.length > events.length) {
+    deps.metrics.count('DuplicatesSuppressed', ids.length - events.length);
+  }
+  if (events.length === 0) return;
+  // A resume's events are sent at once, and published as they arrive: oldest first.
+  if (resume) events.sort((a, b) => a.dueAt - b.dueAt);
+  const sendTime = deps.clock.now();
+  const failures = await deps.delayQueue.send(
+    events.map((event) => ({
+      event,
+      queuedBy,
+      delaySeconds: repair ? deps.config.repairDelaySeconds : delaySecondsFor(event.dueAt, sendTime, deps.config.emitterLeadMs),
+    })),
+  );
+  deps.metrics.count('EventsDelayed', events.length - failures.length);
+  if (failures.length > 0) {
+    throw new TransientError(`${failures.length} of ${events.length} events could not be sent to the delay queue (${failures[0]?.reason})`);
+  }
+  deps.logger.debug({ sent: events.length, skipped: ids.length - events.length }, 'chunk loaded');
 }
