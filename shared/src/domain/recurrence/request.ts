@@ -92,10 +92,11 @@ function dstOf(dst: unknown): DstRule {
 function checkFires(spec: RecurrenceSpec, now: number): void {
   const { end, ...unbounded } = spec;
   const [first] = nextOccurrences(unbounded, firstCursor(unbounded), 1);
-  if (first === undefined)
-    refuse(RECURRENCE_REASON.SCHEDULE_NEVER_FIRES, `${spec.expression.text} has no occurrence from ${toIso(spec.start)}`, {
+  if (first === undefined) {
+    refuse(RECURRENCE_REASON.SCHEDULE_NEVER_FIRES, `schedule ${spec.expression.text} has no occurrence from ${toIso(spec.start)}`, {
       field: 'schedule',
     });
+  }
   if (end !== undefined && first >= end) {
     refuse(RECURRENCE_REASON.SCHEDULE_NEVER_FIRES, `the first occurrence, ${toIso(first)}, is not before end ${toIso(end)}`, {
       field: 'end',
@@ -104,9 +105,8 @@ function checkFires(spec: RecurrenceSpec, now: number): void {
   }
   const [upcoming] = nextOccurrences(spec, { after: Math.max(spec.start, now) - 1, fired: 0 }, 1);
   if (upcoming === undefined) {
-    refuse(RECURRENCE_REASON.SCHEDULE_NEVER_FIRES, `no occurrence is left after ${toIso(now)}`, {
-      field: end === undefined ? 'schedule' : 'end',
-    });
+    const field = end === undefined ? 'schedule' : 'end';
+    refuse(RECURRENCE_REASON.SCHEDULE_NEVER_FIRES, `no occurrence is left after ${toIso(now)}: change ${field}`, { field });
   }
 }
 
