@@ -146,6 +146,16 @@ function createCases(setup: () => Promise<ContractCase>): void {
     expect(await openEvents()).toBe(2);
   });
 
+  it('admits a batch by place: the first the quota has room for, a duplicate among them giving its place back', async () => {
+    const { store, e, openEvents } = await setup();
+    const quotas = e.quotas({ maxOpenEvents: 2 });
+    await store.createMany([e.newEvent(e.event('a'), 'near', { quotas })]);
+    const outcomes = await store.createMany(['a', 'b', 'c'].map((name) => e.newEvent(e.event(name), 'near', { quotas })));
+    expect(outcomes.map(({ outcome }) => outcome)).toEqual(['duplicate', 'quota-exceeded', 'quota-exceeded']);
+    expect(await openEvents()).toBe(1);
+    expect(await store.createMany([e.newEvent(e.event('b'), 'near', { quotas })])).toEqual([{ outcome: 'created' }]);
+  });
+
   it('refuses past the per-second quota, and creates again the next second', async () => {
     const { store, e, record, openEvents } = await setup();
     const quotas = e.quotas({ maxIngestPerSecond: 2 });
@@ -246,6 +256,7 @@ function takeAndEndCases(setup: () => Promise<ContractCase>): void {
     expect(second.recorded.map(({ event: { id } }) => id)).toEqual([e.id('b')]);
     // Neither applied here: an own end found later may have freed its place already.
     expect(second.applied).toEqual([]);
+    expect(await openEvents()).toBe(0);
     expect(await record('a')).toMatchObject({
       state: EVENT_STATE.emitted,
       emittedAt: NOW,
@@ -356,7 +367,11 @@ function changeCases(setup: () => Promise<ContractCase>): void {
     await store.createMany([e.newEvent(e.event('a', { dueAt: NOW + 10_000 }), 'far'), e.newEvent(e.event('ended'), 'near')]);
     await store.endEmissions([e.ending(e.event('ended'), 'delivery-1')]);
     const theirs = { tenant: `${e.tenant}-other`, cutoffMs: 5_000 };
-    expect(await store.cancel(e.id('a'), theirs, e.cancelBy('c-1'))).toMatchObject({ outcome: 'refused', current: { tenant: e.tenant } });
+    expect(await store.cancel(e.id('a'), theirs, e.cancelBy('c-1'))).toMatchObject({
+      outcome: 'refused',
+      current: { state: EVENT_STATE.scheduled, tenant: e.tenant },
+    });
+    expect(await openEvents()).toBe(2);
     expect(await store.reschedule(e.id('a'), theirs, e.moveTo(NOW + 7_200_000, 'r-1'))).toMatchObject({ outcome: 'refused' });
     expect(await store.cancel(e.id('ended'), e.changes, e.cancelBy('c-2'))).toMatchObject({
       outcome: 'refused',
@@ -413,6 +428,28 @@ function changeCases(setup: () => Promise<ContractCase>): void {
     });
   });
 
+  it('reschedules a held event out of the hold, placed anew with its payload', async () => {
+    const { store, pauses, e, record } = await setup();
+    await store.createMany([e.newEvent(e.event('a', { dueAt: NOW - 600_000 }), 'near')]);
+    await pauses.pause(e.tenant, e.asks('pause-1'), { pausedAt: NOW, note: undefined });
+    const hold = { payload: 'payload of a', heldKey: `held#${e.tenant}#0`, tenantShard: `${e.tenant}#s0`, now: NOW };
+    await store.hold((await record('a')) as EventRecord, `token-${e.id('a')}`, hold);
+    expect(await store.reschedule(e.id('a'), e.changes, e.moveTo(NOW + 7_200_000, 'r-1'))).toEqual({
+      outcome: 'rescheduled',
+      event: e.event('a', { version: 2, dueAt: NOW + 7_200_000 }),
+    });
+    expect(await record('a')).toMatchObject({
+      state: EVENT_STATE.scheduled,
+      version: 2,
+      expiresAt: Math.ceil((NOW + 7_200_000) / 1000) + 60,
+    });
+    const resume = { now: NOW, horizonMs: NOW, owner: 'resume-1', queuedBy: 'copy-2', resume: { expiresAt: Math.ceil(NOW / 1000) + 3600 } };
+    expect(await store.takeForLoading([e.id('a')], resume)).toEqual([]);
+    expect(
+      await store.takeForLoading([e.id('a')], { now: NOW, horizonMs: NOW + 9_000_000, owner: 'chunk-1', queuedBy: 'copy-1' }),
+    ).toHaveLength(1);
+  });
+
   it('places a rescheduled stored event anew: in the delay queue as its new copy, which its request may send again', async () => {
     const { store, e, record } = await setup();
     await store.createMany([e.newEvent(e.event('a'), 'far')]);
@@ -443,6 +480,7 @@ function changeCases(setup: () => Promise<ContractCase>): void {
       e.moveTo(NOW + 7_200_000, 'r-1', { placement: { state: EVENT_STATE.queued, shard: 0 }, expiresAt: Math.ceil(NOW / 1000) + 9_000 }),
     );
     expect(rescheduled).toEqual({ outcome: 'rescheduled', event: undefined });
+    expect(await record('a')).toMatchObject({ version: 2, carriedBy: token });
     // Moved again before the emitter saw it: the copy it names stays the first one.
     expect(await store.reschedule(e.id('a'), e.changes, e.moveTo(NOW + 7_300_000, 'r-2', { publishedAt: NOW + 1 }))).toEqual({
       outcome: 'rescheduled',
