@@ -8,7 +8,6 @@ import {
   DynamoDbLoaderCursors,
   DynamoDbNoticeClaims,
   DynamoDbTenantPauses,
-  DEFAULT_QUOTAS,
   reconcileOpenEvents,
   EVENT_STATE,
   JOB_CURSOR,
@@ -28,6 +27,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createLocalResources } from '../../src/local/resources.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
 import { sharedEmulators, uniqueName } from './kit.js';
+import { CaseEvents, NOW, type RescheduleChange } from '../../../shared/test/contracts/contract-events.js';
 
 /**
  * The event store on DynamoDB Local, in both ways it writes batches: PartiQL statements (as the
@@ -43,8 +43,6 @@ const client = DynamoDBDocumentClient.from(
 afterAll(() => {
   client.destroy();
 });
-
-const NOW = Date.now();
 
 async function newTable(): Promise<string> {
   const resources = await createLocalResources(
@@ -184,60 +182,16 @@ function countCounterWrites(counting: DynamoDBDocumentClient): () => number {
   return () => writes;
 }
 
-function event(id: string, overrides: Partial<ScheduledEvent> = {}): ScheduledEvent {
-  return {
-    id,
-    tenant: 'acme',
-    user: 'alice',
-    target: 'arn:aws:sns:us-east-1:000000000000:out',
-    payload: `payload of ${id}`,
-    dueAt: NOW + 3_600_000,
-    version: 1,
-    ...overrides,
-  };
-}
-
-let attempts = 0;
-
+/** Acme's events: each test has a table of its own, so ids are the names given. */
+const acme = new CaseEvents('acme', (name) => name);
+const event = (id: string, overrides: Partial<ScheduledEvent> = {}): ScheduledEvent => acme.event(id, overrides);
 /** A new event as one create attempt asks for it: each call is an attempt of its own. */
-function newEvent(e: ScheduledEvent, stored: boolean, extra: Partial<NewEvent> = {}): NewEvent {
-  attempts += 1;
-  return {
-    event: e,
-    clientId: undefined,
-    inputMessageId: `input-${e.id}`,
-    requestHash: requestHashOf(e),
-    placement: { state: stored ? EVENT_STATE.scheduled : EVENT_STATE.queued, shard: 0 },
-    queuedBy: stored ? undefined : `token-${e.id}`,
-    createdBy: `attempt-${attempts}`,
-    quotas: DEFAULT_QUOTAS,
-    now: NOW,
-    expiresAt: Math.ceil(NOW / 1000) + 3600,
-    ...extra,
-  };
-}
-
-/** Acme's changes, closing 5 s before the due time. */
-const ACME_CHANGES = { tenant: 'acme', cutoffMs: 5_000 } as const;
-
-type MoveTo = Parameters<DynamoDbEventStore['reschedule']>[2];
-
-/** A reschedule to `dueAt` by request `by`, published at NOW, into the table (shard 0); its record kept a minute past the new due time. */
-function moveTo(dueAt: number, by: string, overrides: Partial<MoveTo> = {}): MoveTo {
-  return {
-    dueAt,
-    by,
-    publishedAt: NOW,
-    placement: { state: EVENT_STATE.scheduled, shard: 0 },
-    queuedBy: 'unused',
-    expiresAt: Math.ceil(dueAt / 1000) + 60,
-    ...overrides,
-  };
-}
-
-function ending(e: ScheduledEvent, endedBy: string): EmissionEnding {
-  return { event: e, end: { state: 'emitted', at: NOW }, expiresAt: Math.ceil(NOW / 1000) + 7200, endedBy };
-}
+const newEvent = (e: ScheduledEvent, stored: boolean, extra: Partial<NewEvent> = {}): NewEvent =>
+  acme.newEvent(e, stored ? 'far' : 'near', extra);
+const ACME_CHANGES = acme.changes;
+const moveTo = (dueAt: number, by: string, overrides: Partial<RescheduleChange> = {}): RescheduleChange =>
+  acme.moveTo(dueAt, by, overrides);
+const ending = (e: ScheduledEvent, endedBy: string): EmissionEnding => acme.ending(e, endedBy);
 
 async function openEvents(store: DynamoDbEventStore): Promise<number> {
   return store.counters.openEvents('acme');

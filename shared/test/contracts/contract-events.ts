@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Clock, NewEvent } from '../../src/app/ports.js';
+import type { Clock, LoadingTake, NewEvent } from '../../src/app/ports.js';
 import { systemClock } from '../../src/adapters/system-clock.js';
 import type { EmissionEnding } from '../../src/domain/emission.js';
 import { requestHashOf, type ScheduledEvent } from '../../src/domain/event.js';
@@ -24,17 +24,26 @@ export function movableClock(at = NOW): MovableClock {
   return clock;
 }
 
-/** One case's tenant, and the builders of what it writes. */
+/**
+ * One case's tenant (a new one unless named), and the builders of what it writes: ids are the
+ * names given, prefixed with the tenant unless `idOf` says otherwise.
+ */
 export class CaseEvents {
-  readonly tenant = `t${randomBytes(4).toString('hex')}`;
+  constructor(
+    readonly tenant = `t${randomBytes(4).toString('hex')}`,
+    private readonly idOf: (name: string) => string = (name) => `${tenant}-${name}`,
+  ) {}
+
   /** Its changes, closing 5 s before the due time. */
-  readonly changes = { tenant: this.tenant, cutoffMs: 5_000 } as const;
+  get changes(): { readonly tenant: string; readonly cutoffMs: number } {
+    return { tenant: this.tenant, cutoffMs: 5_000 };
+  }
   private attempts = 0;
 
   /** An event of the tenant, due an hour from NOW. */
   event(name: string, overrides: Partial<ScheduledEvent> = {}): ScheduledEvent {
     return {
-      id: `${this.tenant}-${name}`,
+      id: this.idOf(name),
       tenant: this.tenant,
       user: 'alice',
       target: 'arn:aws:sns:us-east-1:000000000000:out',
@@ -46,7 +55,7 @@ export class CaseEvents {
   }
 
   id(name: string): string {
-    return `${this.tenant}-${name}`;
+    return this.idOf(name);
   }
 
   /**
@@ -92,6 +101,21 @@ export class CaseEvents {
   /** The emitter's end of an event, emitted at NOW by delivery `endedBy`. */
   ending(e: ScheduledEvent, endedBy: string, end: EmissionEnding['end'] = { state: 'emitted', at: NOW }): EmissionEnding {
     return { event: e, end, expiresAt: Math.ceil(NOW / 1000) + 7200, endedBy };
+  }
+
+  /** A loading chunk's take of the events due before `horizonMs` (two hours from NOW by default). */
+  load(owner: string, queuedBy: string, horizonMs = NOW + 7_200_000): LoadingTake {
+    return { now: NOW, horizonMs, owner, queuedBy };
+  }
+
+  /** A resume's take of held events, giving their records an hour's expiry. */
+  resume(owner: string, queuedBy: string): LoadingTake {
+    return { now: NOW, horizonMs: NOW, owner, queuedBy, resume: { expiresAt: Math.ceil(NOW / 1000) + 3600 } };
+  }
+
+  /** The emitter's hold of event `name`, its payload into the record. */
+  hold(name: string): { payload: string; heldKey: string; tenantShard: string; now: number } {
+    return { payload: `payload of ${name}`, heldKey: `held#${this.tenant}#0`, tenantShard: `${this.tenant}#s0`, now: NOW };
   }
 
   /** The tenant's own pause or resume, by request `by` published at `publishedAt`. */

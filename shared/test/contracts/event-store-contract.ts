@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Clock, EventStore, LabelledEvents, OpenEventsCounter, TenantPauses } from '../../src/app/ports.js';
+import type { Clock, EventStore, HoldOutcome, LabelledEvents, OpenEventsCounter, TenantPauses } from '../../src/app/ports.js';
 import { EVENT_STATE, requestFieldsDiffering, type EventRecord } from '../../src/domain/lifecycle.js';
 import { CaseEvents, movableClock, NOW, type MovableClock } from './contract-events.js';
 
@@ -27,6 +27,8 @@ export interface ContractCase extends StoreUnderContract {
   readonly e: CaseEvents;
   /** The record of the case's event `name`, read consistently. */
   record(name: string): Promise<EventRecord | undefined>;
+  /** The emitter's hold of the case's near event `name`, from the copy its create sent. */
+  holdCreated(name: string): Promise<HoldOutcome>;
   /** The case's tenant's open events, as its quota counter holds them. */
   openEvents(): Promise<number>;
 }
@@ -48,6 +50,11 @@ export function eventStoreContract(fresh: StoreFactory): void {
       e,
       record: async (name) => (await ports.store.read([e.id(name)])).get(e.id(name)),
       openEvents: () => ports.counter.openEvents(e.tenant),
+      holdCreated: async (name) => {
+        const created = (await ports.store.read([e.id(name)])).get(e.id(name));
+        if (created === undefined) throw new Error(`no event ${name} to hold`);
+        return ports.store.hold(created, `token-${e.id(name)}`, e.hold(name));
+      },
     };
   };
   describe('the event store contract: creating events', () => createCases(setup));
@@ -183,7 +190,7 @@ function createCases(setup: () => Promise<ContractCase>): void {
     expect(await store.requeue(e.id('near'), { ...requeue, version: 2 })).toBe(false);
     expect(await store.requeue(e.id('near'), requeue)).toBe(true);
     expect(await record('near')).toMatchObject({ state: EVENT_STATE.queued, queuedBy: 'copy-2', resentAt: NOW });
-    await store.takeForLoading([e.id('far')], { now: NOW, horizonMs: NOW + 7_200_000, owner: 'chunk-1', queuedBy: 'copy-1' });
+    await store.takeForLoading([e.id('far')], e.load('chunk-1', 'copy-1'));
     expect(await store.requeue(e.id('far'), { ...requeue, placedBy: `input-${e.id('far')}` })).toBe(false);
     await store.endEmissions([e.ending(e.event('near'), 'delivery-1')]);
     expect(await store.requeue(e.id('near'), { ...requeue, queuedBy: 'copy-3' })).toBe(false);
@@ -209,15 +216,13 @@ function createCases(setup: () => Promise<ContractCase>): void {
 }
 
 function takeAndEndCases(setup: () => Promise<ContractCase>): void {
-  const take = { now: NOW, horizonMs: NOW + 7_200_000 };
-
   it('lets a loading chunk take a stored event due before its horizon once: another chunk gets nothing, the same chunk takes it again', async () => {
     const { store, e, record } = await setup();
     await store.createMany([e.newEvent(e.event('far'), 'far'), e.newEvent(e.event('later', { dueAt: NOW + 9_000_000 }), 'far')]);
     const ids = [e.id('far'), e.id('later')];
-    expect(await store.takeForLoading(ids, { ...take, owner: 'chunk-1', queuedBy: 'copy-1' })).toEqual([e.event('far')]);
-    expect(await store.takeForLoading(ids, { ...take, owner: 'chunk-2', queuedBy: 'copy-2' })).toEqual([]);
-    expect(await store.takeForLoading(ids, { ...take, owner: 'chunk-1', queuedBy: 'copy-3' })).toHaveLength(1);
+    expect(await store.takeForLoading(ids, e.load('chunk-1', 'copy-1'))).toEqual([e.event('far')]);
+    expect(await store.takeForLoading(ids, e.load('chunk-2', 'copy-2'))).toEqual([]);
+    expect(await store.takeForLoading(ids, e.load('chunk-1', 'copy-3'))).toHaveLength(1);
     expect(await record('far')).toMatchObject({ state: EVENT_STATE.queued, loadedBy: 'chunk-1', queuedBy: 'copy-3', loadedAt: NOW });
     expect(await record('later')).toMatchObject({ state: EVENT_STATE.scheduled });
     expectUnset(await record('later'), 'loadedBy');
@@ -233,7 +238,7 @@ function takeAndEndCases(setup: () => Promise<ContractCase>): void {
       e.newEvent(e.event('near', { dueAt: due }), 'near'),
     ]);
     const ids = names.map((name) => e.id(name));
-    await store.takeForLoading(ids, { now: NOW, horizonMs: NOW, owner: 'lost-chunk', queuedBy: 'lost-copy' });
+    await store.takeForLoading(ids, e.load('lost-chunk', 'lost-copy', NOW));
     await store.endEmissions([e.ending(e.event('emitted', { dueAt: due }), 'delivery-1')]);
     const repair = { now: NOW, horizonMs: NOW, owner: 'sweep', queuedBy: 'copy-2', overdueBefore: NOW - 300_000 };
     const repaired = await store.takeForLoading(ids, repair);
@@ -285,7 +290,7 @@ function takeAndEndCases(setup: () => Promise<ContractCase>): void {
     await store.createMany([e.newEvent(e.event('a'), 'near')]);
     const queued = (await record('a')) as EventRecord;
     const from = `token-${e.id('a')}`;
-    const hold = { payload: 'payload of a', heldKey: `held#${e.tenant}#0`, tenantShard: `${e.tenant}#s0`, now: NOW };
+    const hold = e.hold('a');
     expect(await store.hold(queued, from, hold)).toBe('not-paused');
     expect(await pauses.pause(e.tenant, e.asks('pause-1'), { pausedAt: NOW, note: undefined })).toBe(true);
     expect(await store.hold(queued, 'stale-copy', hold)).toBe('changed');
@@ -300,34 +305,21 @@ function takeAndEndCases(setup: () => Promise<ContractCase>): void {
   });
 
   it("holds an event while its operator's pause lasts, and none once the pause has ended", async () => {
-    const { store, pauses, e, record } = await setup();
+    const { store, pauses, e, holdCreated } = await setup();
     await store.createMany([e.newEvent(e.event('a'), 'near'), e.newEvent(e.event('b'), 'near')]);
-    const hold = (name: string) => ({
-      payload: `payload of ${name}`,
-      heldKey: `held#${e.tenant}#0`,
-      tenantShard: `${e.tenant}#s0`,
-      now: NOW,
-    });
     const operator = { owner: 'operator', name: 'operator jo' } as const;
     await pauses.pause(e.tenant, operator, { pausedAt: NOW, note: 'flood' });
-    expect(await store.hold((await record('a')) as EventRecord, `token-${e.id('a')}`, hold('a'))).toBe('held');
+    expect(await holdCreated('a')).toBe('held');
     await pauses.resume(e.tenant, operator);
-    expect(await store.hold((await record('b')) as EventRecord, `token-${e.id('b')}`, hold('b'))).toBe('not-paused');
+    expect(await holdCreated('b')).toBe('not-paused');
   });
 
   it('resumes a held event whatever its due time: out of the hold with an expiry, taken again by the same resume only', async () => {
-    const { store, pauses, e, record } = await setup();
+    const { store, pauses, e, record, holdCreated } = await setup();
     await store.createMany([e.newEvent(e.event('a', { dueAt: NOW - 600_000 }), 'near')]);
     await pauses.pause(e.tenant, e.asks('pause-1'), { pausedAt: NOW, note: undefined });
-    const hold = { payload: 'payload of a', heldKey: `held#${e.tenant}#0`, tenantShard: `${e.tenant}#s0`, now: NOW };
-    await store.hold((await record('a')) as EventRecord, `token-${e.id('a')}`, hold);
-    const resume = {
-      now: NOW + 1,
-      horizonMs: NOW,
-      owner: 'resume-1',
-      queuedBy: 'copy-2',
-      resume: { expiresAt: Math.ceil(NOW / 1000) + 3600 },
-    };
+    await holdCreated('a');
+    const resume = { ...e.resume('resume-1', 'copy-2'), now: NOW + 1 };
     expect(await store.takeForLoading([e.id('a')], resume)).toEqual([e.event('a', { dueAt: NOW - 600_000 })]);
     expect(await record('a')).toMatchObject({
       state: EVENT_STATE.queued,
@@ -340,10 +332,8 @@ function takeAndEndCases(setup: () => Promise<ContractCase>): void {
     expect(await store.takeForLoading([e.id('a')], { ...resume, queuedBy: 'copy-4' })).toHaveLength(1);
     // A loader's take is no resume: it leaves a held event where it is.
     await store.createMany([e.newEvent(e.event('b', { dueAt: NOW - 600_000 }), 'near')]);
-    await store.hold((await record('b')) as EventRecord, `token-${e.id('b')}`, { ...hold, payload: 'payload of b' });
-    expect(await store.takeForLoading([e.id('b')], { now: NOW, horizonMs: NOW + 7_200_000, owner: 'chunk-1', queuedBy: 'copy-1' })).toEqual(
-      [],
-    );
+    await holdCreated('b');
+    expect(await store.takeForLoading([e.id('b')], e.load('chunk-1', 'copy-1'))).toEqual([]);
   });
 }
 
@@ -391,15 +381,13 @@ function changeCases(setup: () => Promise<ContractCase>): void {
   });
 
   it('cancels a held event however overdue', async () => {
-    const { store, pauses, e, record, openEvents } = await setup();
+    const { store, pauses, e, openEvents, holdCreated } = await setup();
     await store.createMany([e.newEvent(e.event('a', { dueAt: NOW - 600_000 }), 'near')]);
     await pauses.pause(e.tenant, e.asks('pause-1'), { pausedAt: NOW, note: undefined });
-    const hold = { payload: 'payload of a', heldKey: `held#${e.tenant}#0`, tenantShard: `${e.tenant}#s0`, now: NOW };
-    expect(await store.hold((await record('a')) as EventRecord, `token-${e.id('a')}`, hold)).toBe('held');
+    expect(await holdCreated('a')).toBe('held');
     expect(await store.cancel(e.id('a'), e.changes, e.cancelBy('cancel-1'))).toEqual({ outcome: 'cancelled' });
     expect(await openEvents()).toBe(0);
-    const resume = { now: NOW, horizonMs: NOW, owner: 'resume-1', queuedBy: 'copy-2', resume: { expiresAt: Math.ceil(NOW / 1000) + 3600 } };
-    expect(await store.takeForLoading([e.id('a')], resume)).toEqual([]);
+    expect(await store.takeForLoading([e.id('a')], e.resume('resume-1', 'copy-2'))).toEqual([]);
   });
 
   it('applies a reschedule once, and never one published before the last applied', async () => {
@@ -429,11 +417,10 @@ function changeCases(setup: () => Promise<ContractCase>): void {
   });
 
   it('reschedules a held event out of the hold, placed anew with its payload', async () => {
-    const { store, pauses, e, record } = await setup();
+    const { store, pauses, e, record, holdCreated } = await setup();
     await store.createMany([e.newEvent(e.event('a', { dueAt: NOW - 600_000 }), 'near')]);
     await pauses.pause(e.tenant, e.asks('pause-1'), { pausedAt: NOW, note: undefined });
-    const hold = { payload: 'payload of a', heldKey: `held#${e.tenant}#0`, tenantShard: `${e.tenant}#s0`, now: NOW };
-    await store.hold((await record('a')) as EventRecord, `token-${e.id('a')}`, hold);
+    await holdCreated('a');
     expect(await store.reschedule(e.id('a'), e.changes, e.moveTo(NOW + 7_200_000, 'r-1'))).toEqual({
       outcome: 'rescheduled',
       event: e.event('a', { version: 2, dueAt: NOW + 7_200_000 }),
@@ -443,17 +430,14 @@ function changeCases(setup: () => Promise<ContractCase>): void {
       version: 2,
       expiresAt: Math.ceil((NOW + 7_200_000) / 1000) + 60,
     });
-    const resume = { now: NOW, horizonMs: NOW, owner: 'resume-1', queuedBy: 'copy-2', resume: { expiresAt: Math.ceil(NOW / 1000) + 3600 } };
-    expect(await store.takeForLoading([e.id('a')], resume)).toEqual([]);
-    expect(
-      await store.takeForLoading([e.id('a')], { now: NOW, horizonMs: NOW + 9_000_000, owner: 'chunk-1', queuedBy: 'copy-1' }),
-    ).toHaveLength(1);
+    expect(await store.takeForLoading([e.id('a')], e.resume('resume-1', 'copy-2'))).toEqual([]);
+    expect(await store.takeForLoading([e.id('a')], e.load('chunk-1', 'copy-1', NOW + 9_000_000))).toHaveLength(1);
   });
 
   it('places a rescheduled stored event anew: in the delay queue as its new copy, which its request may send again', async () => {
     const { store, e, record } = await setup();
     await store.createMany([e.newEvent(e.event('a'), 'far')]);
-    await store.takeForLoading([e.id('a')], { now: NOW, horizonMs: NOW + 7_200_000, owner: 'chunk-1', queuedBy: 'copy-1' });
+    await store.takeForLoading([e.id('a')], e.load('chunk-1', 'copy-1'));
     const moved = e.moveTo(NOW + 60_000, 'r-1', { placement: { state: EVENT_STATE.queued, shard: 0 }, queuedBy: 'copy-2' });
     expect(await store.reschedule(e.id('a'), e.changes, moved)).toMatchObject({ outcome: 'rescheduled', event: { version: 2 } });
     expect(await record('a')).toMatchObject({ state: EVENT_STATE.queued, queuedBy: 'copy-2' });
@@ -465,9 +449,7 @@ function changeCases(setup: () => Promise<ContractCase>): void {
     });
     expect(await record('a')).toMatchObject({ state: EVENT_STATE.scheduled, version: 3 });
     expectUnset(await record('a'), 'queuedBy');
-    expect(
-      await store.takeForLoading([e.id('a')], { now: NOW, horizonMs: NOW + 7_200_000, owner: 'chunk-2', queuedBy: 'copy-4' }),
-    ).toHaveLength(1);
+    expect(await store.takeForLoading([e.id('a')], e.load('chunk-2', 'copy-4'))).toHaveLength(1);
   });
 
   it('reschedules a near event in its record only, and carries it on once, from the copy the reschedule found', async () => {
@@ -509,7 +491,7 @@ function changeCases(setup: () => Promise<ContractCase>): void {
     expect(stored).toMatchObject({ state: EVENT_STATE.scheduled, carriedToTableAt: NOW });
     expectUnset(stored, 'carriedBy', 'queuedBy');
     expect(await store.storedPayload(stored)).toBe('payload of a');
-    const taken = await store.takeForLoading([e.id('a')], { now: NOW, horizonMs: NOW + 9_000_000, owner: 'chunk-1', queuedBy: 'copy-1' });
+    const taken = await store.takeForLoading([e.id('a')], e.load('chunk-1', 'copy-1', NOW + 9_000_000));
     expect(taken).toEqual([e.event('a', { version: 2, dueAt: NOW + 7_200_000 })]);
   });
 
