@@ -15,7 +15,7 @@ const FAILURE_TOPIC = topicArn('acme-failures', 'eu-west-1', '111111111111');
 function setup() {
   const clock = new FakeClock(NOW);
   const store = new MemoryEventStore(clock);
-  const labelled = new MemoryLabelledEvents();
+  const labelled = new MemoryLabelledEvents(store);
   const jobs = new MemoryBulkCancelJobs();
   const changesQueue = new RecordingChangesQueue();
   const delayQueue = new MemoryDelayQueue(clock);

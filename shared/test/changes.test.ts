@@ -110,7 +110,7 @@ describe('the changes function', () => {
   async function withBulkCancel(labelled: number) {
     const resume = setup();
     const clock = new FakeClock(NOW);
-    const labels = new MemoryLabelledEvents();
+    const labels = new MemoryLabelledEvents(resume.store);
     const jobs = new MemoryBulkCancelJobs();
     const deps = {
       ...resume.deps,

@@ -57,6 +57,9 @@ import {
   type EventRecord,
 } from '../src/domain/lifecycle.js';
 import type { EndCountIncrement } from '../src/domain/end-counts.js';
+import { DYNAMODB_WRITE_UNIT_BYTES } from '../src/domain/limits.js';
+import { quotaRoom } from '../src/domain/quotas.js';
+import { itemBytes } from '../src/adapters/dynamodb-event-items.js';
 import { compareByDue, decodePageToken, encodePageToken, isAfter, tenantShardKey } from '../src/domain/tenant-index.js';
 
 /**
@@ -79,6 +82,8 @@ export class MemoryEventStore implements EventStore {
   readonly records = new Map<string, StoredRecord>();
   readonly payloads = new Map<string, string>();
   readonly openEvents = new Map<string, number>();
+  /** Each tenant's new events by second (`<tenant>#<second>`), as its counter item keeps them. */
+  readonly ingested = new Map<string, number>();
   /** Tenants' own pauses, on their counters' items as in the table (see MemoryTenantPauses). */
   readonly pauses = new Map<string, Pause>();
   /** Their operators' pauses, kept apart from theirs. */
@@ -104,42 +109,61 @@ export class MemoryEventStore implements EventStore {
     if (payload !== undefined) this.payloads.set(record.id, payload);
   }
 
+  /**
+   * As the adapter: the first entries the quotas leave room for are admitted, by their place in
+   * the batch; one whose id exists is a duplicate wherever it stands, its place given back.
+   */
   async createMany(entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
     this.called('createMany');
-    const outcomes: CreateOutcome[] = [];
-    for (const entry of entries) {
-      const { event, quotas, placement } = entry;
-      const existing = this.records.get(event.id);
-      if (existing !== undefined) {
-        outcomes.push({ outcome: 'duplicate', existing });
-        continue;
-      }
-      const open = this.openEvents.get(event.tenant) ?? 0;
-      if (open >= quotas.maxOpenEvents) {
-        outcomes.push({ outcome: 'quota-exceeded', quota: 'maxOpenEvents' });
-        continue;
-      }
-      this.openEvents.set(event.tenant, open + 1);
-      const { payload, ...rest } = event;
-      const queued = placement.state === EVENT_STATE.queued;
-      this.records.set(event.id, {
-        ...rest,
-        state: placement.state,
-        payloadKept: queued ? 'queue' : 'item',
-        clientId: entry.clientId,
-        inputMessageId: entry.inputMessageId,
-        requestHash: entry.requestHash,
-        queuedBy: entry.queuedBy,
-        createdAt: entry.now,
-        createdBy: entry.createdBy,
-        queuedAt: queued ? entry.now : undefined,
-        tenantShard: tenantShardKey(event.tenant, queued ? 'q' : 's', placement.shard),
-        expiresAt: entry.expiresAt,
-      });
-      if (!queued) this.payloads.set(event.id, payload);
-      outcomes.push({ outcome: 'created' });
-    }
-    return outcomes;
+    const [first] = entries;
+    if (first === undefined) return [];
+    const { tenant } = first.event;
+    const second = `${tenant}#${Math.floor(first.now / 1000)}`;
+    const counts = () => ({ openEvents: this.openEvents.get(tenant) ?? 0, thisSecond: this.ingested.get(second) ?? 0 });
+    const { room, quota } = quotaRoom(counts(), first.quotas);
+    // A repeated id takes no place of its own: the adapter writes it in a later pass, which finds it.
+    const seen = new Set<string>();
+    return entries.map((entry): CreateOutcome => {
+      const firstSeen = !seen.has(entry.event.id);
+      const admitted = firstSeen && seen.add(entry.event.id).size <= room;
+      const existing = this.records.get(entry.event.id);
+      if (existing !== undefined) return { outcome: 'duplicate', existing };
+      if (!admitted) return { outcome: 'quota-exceeded', quota };
+      const { openEvents, thisSecond } = counts();
+      this.openEvents.set(tenant, openEvents + 1);
+      this.ingested.set(second, thisSecond + 1);
+      this.insert(entry);
+      return { outcome: 'created' };
+    });
+  }
+
+  private insert(entry: NewEvent): void {
+    const { event, placement } = entry;
+    const { payload, ...rest } = event;
+    const queued = placement.state === EVENT_STATE.queued;
+    const record: StoredRecord = {
+      ...rest,
+      state: placement.state,
+      payloadKept: 'queue',
+      clientId: entry.clientId,
+      inputMessageId: entry.inputMessageId,
+      requestHash: entry.requestHash,
+      queuedBy: entry.queuedBy,
+      createdAt: entry.now,
+      createdBy: entry.createdBy,
+      queuedAt: queued ? entry.now : undefined,
+      tenantShard: tenantShardKey(event.tenant, queued ? 'q' : 's', placement.shard),
+      expiresAt: entry.expiresAt,
+    };
+    this.records.set(event.id, queued ? record : this.withStored(record, payload));
+  }
+
+  /** A record with its payload stored as the adapter stores it: in the record when the whole fits one write unit, else apart. */
+  private withStored(record: StoredRecord, payload: string): StoredRecord {
+    const inline: StoredRecord = { ...record, payloadKept: 'record', payload };
+    if (itemBytes({ ...inline }) <= DYNAMODB_WRITE_UNIT_BYTES) return inline;
+    this.payloads.set(record.id, payload);
+    return { ...record, payloadKept: 'item', payload: undefined };
   }
 
   async requeue(id: string, requeue: Requeue): Promise<boolean> {
@@ -376,17 +400,16 @@ export class MemoryEventStore implements EventStore {
       this.records.set(record.id, { ...current, queuedBy: onward.queuedBy, carriedAt: now, carriedBy: undefined });
       return true;
     }
-    this.payloads.set(record.id, onward.payload);
-    this.records.set(record.id, {
+    const carried: StoredRecord = {
       ...current,
       state: EVENT_STATE.scheduled,
       carriedToTableAt: now,
-      payloadKept: 'item',
       tenantShard: onward.tenantShard,
       bucketShard: undefined,
       carriedBy: undefined,
       queuedBy: undefined,
-    });
+    };
+    this.records.set(record.id, this.withStored(carried, onward.payload));
     return true;
   }
 
@@ -558,11 +581,18 @@ export class MemoryNoticeClaims implements NoticeClaims {
   }
 }
 
-/** The tenant index's label entries: one per event and label, keyed by tenant (what ingest writes for a labelled event). */
+/**
+ * The tenant index's label entries, keyed by tenant: one per label of each of the store's records
+ * (what its create writes, moved with its reschedule, kept as long as the record), and those a
+ * test places itself.
+ */
 export class MemoryLabelledEvents implements LabelledEvents {
+  /** Entries placed by the test: for records it seeded, or entries no record matches. */
   readonly entries: { readonly tenant: string; readonly label: string; readonly id: string; readonly dueAt: number }[] = [];
   /** Pages asked for: what a job costs in queries. */
   readonly queries: LabelledEventsQuery[] = [];
+
+  constructor(private readonly store: MemoryEventStore) {}
 
   /** Labels an event of the store, as ingest would have when it recorded it. */
   label(record: Pick<EventRecord, 'id' | 'tenant' | 'dueAt'>, label: string): void {
@@ -572,7 +602,10 @@ export class MemoryLabelledEvents implements LabelledEvents {
   async page(query: LabelledEventsQuery): Promise<readonly JobPosition[]> {
     this.queries.push(query);
     const { after, beforeMs } = query;
-    return this.entries
+    const written = [...this.store.records.values()].flatMap(({ tenant, labels, id, dueAt }) =>
+      (labels ?? []).map((label) => ({ tenant, label, id, dueAt })),
+    );
+    return [...this.entries, ...written]
       .filter(
         (entry) =>
           entry.tenant === query.tenant &&

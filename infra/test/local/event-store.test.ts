@@ -8,7 +8,6 @@ import {
   DynamoDbLoaderCursors,
   DynamoDbNoticeClaims,
   DynamoDbTenantPauses,
-  DEFAULT_QUOTAS,
   reconcileOpenEvents,
   EVENT_STATE,
   JOB_CURSOR,
@@ -28,6 +27,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createLocalResources } from '../../src/local/resources.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
 import { sharedEmulators, uniqueName } from './kit.js';
+import { CaseEvents, NOW, type RescheduleChange } from '../../../shared/test/contracts/contract-events.js';
 
 /**
  * The event store on DynamoDB Local, in both ways it writes batches: PartiQL statements (as the
@@ -43,8 +43,6 @@ const client = DynamoDBDocumentClient.from(
 afterAll(() => {
   client.destroy();
 });
-
-const NOW = Date.now();
 
 async function newTable(): Promise<string> {
   const resources = await createLocalResources(
@@ -184,77 +182,22 @@ function countCounterWrites(counting: DynamoDBDocumentClient): () => number {
   return () => writes;
 }
 
-function event(id: string, overrides: Partial<ScheduledEvent> = {}): ScheduledEvent {
-  return {
-    id,
-    tenant: 'acme',
-    user: 'alice',
-    target: 'arn:aws:sns:us-east-1:000000000000:out',
-    payload: `payload of ${id}`,
-    dueAt: NOW + 3_600_000,
-    version: 1,
-    ...overrides,
-  };
-}
-
-let attempts = 0;
-
+/** Acme's events: each test has a table of its own, so ids are the names given. */
+const acme = new CaseEvents('acme', (name) => name);
+const event = (id: string, overrides: Partial<ScheduledEvent> = {}): ScheduledEvent => acme.event(id, overrides);
 /** A new event as one create attempt asks for it: each call is an attempt of its own. */
-function newEvent(e: ScheduledEvent, stored: boolean, extra: Partial<NewEvent> = {}): NewEvent {
-  attempts += 1;
-  return {
-    event: e,
-    clientId: undefined,
-    inputMessageId: `input-${e.id}`,
-    requestHash: requestHashOf(e),
-    placement: { state: stored ? EVENT_STATE.scheduled : EVENT_STATE.queued, shard: 0 },
-    queuedBy: stored ? undefined : `token-${e.id}`,
-    createdBy: `attempt-${attempts}`,
-    quotas: DEFAULT_QUOTAS,
-    now: NOW,
-    expiresAt: Math.ceil(NOW / 1000) + 3600,
-    ...extra,
-  };
-}
-
-/** Acme's changes, closing 5 s before the due time. */
-const ACME_CHANGES = { tenant: 'acme', cutoffMs: 5_000 } as const;
-
-type MoveTo = Parameters<DynamoDbEventStore['reschedule']>[2];
-
-/** A reschedule to `dueAt` by request `by`, published at NOW, into the table (shard 0); its record kept a minute past the new due time. */
-function moveTo(dueAt: number, by: string, overrides: Partial<MoveTo> = {}): MoveTo {
-  return {
-    dueAt,
-    by,
-    publishedAt: NOW,
-    placement: { state: EVENT_STATE.scheduled, shard: 0 },
-    queuedBy: 'unused',
-    expiresAt: Math.ceil(dueAt / 1000) + 60,
-    ...overrides,
-  };
-}
-
-function ending(e: ScheduledEvent, endedBy: string): EmissionEnding {
-  return { event: e, end: { state: 'emitted', at: NOW }, expiresAt: Math.ceil(NOW / 1000) + 7200, endedBy };
-}
+const newEvent = (e: ScheduledEvent, stored: boolean, extra: Partial<NewEvent> = {}): NewEvent =>
+  acme.newEvent(e, stored ? 'far' : 'near', extra);
+const ACME_CHANGES = acme.changes;
+const moveTo = (dueAt: number, by: string, overrides: Partial<RescheduleChange> = {}): RescheduleChange =>
+  acme.moveTo(dueAt, by, overrides);
+const ending = (e: ScheduledEvent, endedBy: string): EmissionEnding => acme.ending(e, endedBy);
 
 async function openEvents(store: DynamoDbEventStore): Promise<number> {
   return store.counters.openEvents('acme');
 }
 
 describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, writing batches as %s', (mode) => {
-  it('creates each new id once, counting it once, and says which were there already', async () => {
-    const store = await storeFor(mode);
-    const created = await store.createMany([newEvent(event('a'), false), newEvent(event('b'), true)]);
-    expect(created.map(({ outcome }) => outcome)).toEqual(['created', 'created']);
-    const again = await store.createMany([newEvent(event('a'), false), newEvent(event('c'), false)]);
-    expect(again.map(({ outcome }) => outcome)).toEqual(['duplicate', 'created']);
-    expect(again[0]).toMatchObject({ existing: { id: 'a', state: EVENT_STATE.queued, queuedBy: 'token-a' } });
-    expect(again[0]).not.toHaveProperty('placeKept');
-    expect(await openEvents(store)).toBe(3);
-  });
-
   it('keeps the payload item of the first request with an id, and leaves none of a later one with other content', async () => {
     const tableName = await newTable();
     const store = new DynamoDbEventStore(client, tableName, { batchWrites: mode });
@@ -373,50 +316,6 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     }
   });
 
-  it('lets a loading chunk take a stored event once: another chunk gets nothing, the same chunk takes it again', async () => {
-    const store = await storeFor(mode);
-    await store.createMany([newEvent(event('far'), true)]);
-    const take = { now: NOW, horizonMs: NOW + 7_200_000 };
-    const first = await store.takeForLoading(['far'], { ...take, owner: 'chunk-1', queuedBy: 'copy-1' });
-    expect(first).toEqual([event('far')]);
-    expect(await store.takeForLoading(['far'], { ...take, owner: 'chunk-2', queuedBy: 'copy-2' })).toEqual([]);
-    expect(await store.takeForLoading(['far'], { ...take, owner: 'chunk-1', queuedBy: 'copy-3' })).toHaveLength(1);
-    expect((await store.read(['far'])).get('far')).toMatchObject({ state: EVENT_STATE.queued, loadedBy: 'chunk-1', queuedBy: 'copy-3' });
-  });
-
-  it('repairs an overdue open event whoever took it, and leaves one that ended', async () => {
-    const store = await storeFor(mode);
-    const due = NOW - 600_000;
-    await store.createMany([newEvent(event('stranded', { dueAt: due }), true), newEvent(event('emitted', { dueAt: due }), true)]);
-    await store.takeForLoading(['stranded', 'emitted'], { now: NOW, horizonMs: NOW, owner: 'lost-chunk', queuedBy: 'lost-copy' });
-    await store.endEmissions([ending(event('emitted'), 'delivery-1')]);
-    const repaired = await store.takeForLoading(['stranded', 'emitted'], {
-      now: NOW,
-      horizonMs: NOW,
-      owner: 'sweep',
-      queuedBy: 'copy-2',
-      overdueBefore: NOW - 300_000,
-    });
-    expect(repaired.map(({ id }) => id)).toEqual(['stranded']);
-    expect((await store.read(['stranded'])).get('stranded')).toMatchObject({ state: EVENT_STATE.queued, queuedBy: 'copy-2' });
-  });
-
-  it('records an end once; a second delivery finds it ended, the same delivery retrying finds its own', async () => {
-    const store = await storeFor(mode);
-    await store.createMany([newEvent(event('a'), false), newEvent(event('b'), false)]);
-    const first = await store.endEmissions([ending(event('a'), 'delivery-1'), ending(event('b'), 'delivery-1')]);
-    expect(first.recorded).toHaveLength(2);
-    await store.releasePlaces(new Map([['acme', first.applied.length]]));
-    expect(await openEvents(store)).toBe(0);
-    const second = await store.endEmissions([ending(event('a'), 'delivery-2'), ending(event('b'), 'delivery-1')]);
-    expect(second.alreadyEnded.map(({ event: { id } }) => id)).toEqual(['a']);
-    expect(second.recorded.map(({ event: { id } }) => id)).toEqual(['b']);
-    // Neither applied here: an own end found later may have freed its place already.
-    expect(second.applied).toEqual([]);
-    expect(await openEvents(store)).toBe(0);
-    expect((await store.read(['a'])).get('a')).toMatchObject({ state: EVENT_STATE.emitted, emittedAt: NOW, endedBy: 'delivery-1' });
-  });
-
   it('frees the places of the ends it recorded when another end of the same batch keeps failing', async () => {
     const faulty = faultyClient();
     try {
@@ -454,16 +353,6 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     } finally {
       faulty.destroy();
     }
-  });
-
-  it('cancels and frees the place at once; the same cancel again changes nothing', async () => {
-    const store = await storeFor(mode);
-    await store.createMany([newEvent(event('a'), true)]);
-    const change = { by: 'cancel-1', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 60 };
-    expect(await store.cancel('a', ACME_CHANGES, change)).toEqual({ outcome: 'cancelled' });
-    const again = await store.cancel('a', ACME_CHANGES, change);
-    expect(again).toMatchObject({ outcome: 'refused', current: { state: EVENT_STATE.cancelled, cancelledBy: 'cancel-1' } });
-    expect(await openEvents(store)).toBe(0);
   });
 
   it('keeps a payload kept apart as long as its record: a reschedule moves the payload item’s expiry with the record’s, only later', async () => {
@@ -593,24 +482,6 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     });
   });
 
-  it('applies a reschedule once, and never one published before the last applied', async () => {
-    const store = await storeFor(mode);
-    await store.createMany([newEvent(event('a'), true)]);
-    const to = (dueAt: number, by: string, publishedAt: number) =>
-      moveTo(dueAt, by, { publishedAt, placement: { state: EVENT_STATE.scheduled, shard: 1 } });
-    expect(await store.reschedule('a', ACME_CHANGES, to(NOW + 7_200_000, 'r-1', NOW - 2))).toMatchObject({
-      outcome: 'rescheduled',
-      event: { version: 2, payload: 'payload of a' },
-    });
-    expect(await store.reschedule('a', ACME_CHANGES, to(NOW + 9_000_000, 'r-2', NOW - 1))).toMatchObject({
-      outcome: 'rescheduled',
-      event: { version: 3 },
-    });
-    expect((await store.reschedule('a', ACME_CHANGES, to(NOW + 9_000_000, 'r-2', NOW - 1))).outcome).toBe('refused');
-    expect((await store.reschedule('a', ACME_CHANGES, to(NOW + 7_200_000, 'r-1', NOW - 2))).outcome).toBe('refused');
-    expect((await store.read(['a'])).get('a')).toMatchObject({ version: 3, dueAt: NOW + 9_000_000, lastChangeBy: 'r-2' });
-  });
-
   it("writes a labelled event's label entries with its record, and none for another request with the same id", async () => {
     const counting = faultyClient();
     let labelWrites = 0;
@@ -701,64 +572,6 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
       faulty.destroy();
     }
   });
-  it("refuses a change of another tenant's event, and leaves the event as it was", async () => {
-    const store = await storeFor(mode);
-    await store.createMany([newEvent(event('a'), true)]);
-    const change = { by: 'cancel-1', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 60 };
-    expect(await store.cancel('a', { tenant: 'globex', cutoffMs: 5_000 }, change)).toMatchObject({
-      outcome: 'refused',
-      current: { state: EVENT_STATE.scheduled, tenant: 'acme' },
-    });
-    expect(await openEvents(store)).toBe(1);
-  });
-
-  it('sends a near event again only as its request placed it: not another request’s, not once a loader took it or it changed', async () => {
-    const store = await storeFor(mode);
-    await store.createMany([newEvent(event('near'), false), newEvent(event('far'), true)]);
-    const requeue = { placedBy: 'input-near', version: 1, queuedBy: 'copy-2', now: NOW };
-    expect(await store.requeue('near', { ...requeue, placedBy: 'input-other' })).toBe(false);
-    expect(await store.requeue('near', { ...requeue, version: 2 })).toBe(false);
-    expect(await store.requeue('near', requeue)).toBe(true);
-    expect((await store.read(['near'])).get('near')).toMatchObject({ state: EVENT_STATE.queued, queuedBy: 'copy-2' });
-    await store.takeForLoading(['far'], { now: NOW, horizonMs: NOW + 7_200_000, owner: 'chunk-1', queuedBy: 'copy-1' });
-    expect(await store.requeue('far', { ...requeue, placedBy: 'input-far' })).toBe(false);
-    await store.endEmissions([ending(event('near'), 'delivery-1')]);
-    expect(await store.requeue('near', { ...requeue, queuedBy: 'copy-3' })).toBe(false);
-    expect((await store.read(['near', 'far'])).get('far')).toMatchObject({ loadedBy: 'chunk-1', queuedBy: 'copy-1' });
-  });
-
-  it('holds a queued event of a paused tenant once, from the copy that holds it, and none of a tenant not paused', async () => {
-    const tableName = await newTable();
-    const store = new DynamoDbEventStore(client, tableName, { batchWrites: mode });
-    const pauses = new DynamoDbTenantPauses(client, tableName);
-    await store.createMany([newEvent(event('a'), false)]);
-    const record = (await store.read(['a'])).get('a') as EventRecord;
-    const hold = { payload: 'payload of a', heldKey: 'held#acme#0', tenantShard: 'acme#s0', now: NOW };
-    expect(await store.hold(record, 'token-a', hold)).toBe('not-paused');
-    await pauses.pause('acme', { owner: 'operator', name: 'operator' }, { pausedAt: NOW, note: undefined });
-    expect(await store.hold(record, 'stale-copy', hold)).toBe('changed');
-    expect(await store.hold(record, 'token-a', hold)).toBe('held');
-    expect(await store.hold(record, 'token-a', hold)).toBe('changed');
-    expect((await store.read(['a'])).get('a')).toMatchObject({ state: EVENT_STATE.held, heldAt: NOW });
-  });
-
-  it('carries a rescheduled near event on once, from the copy the reschedule found', async () => {
-    const store = await storeFor(mode);
-    await store.createMany([newEvent(event('a'), false)]);
-    const rescheduled = await store.reschedule(
-      'a',
-      ACME_CHANGES,
-      moveTo(NOW + 7_200_000, 'r-1', { placement: { state: EVENT_STATE.queued, shard: 0 }, expiresAt: Math.ceil(NOW / 1000) + 9_000 }),
-    );
-    expect(rescheduled).toEqual({ outcome: 'rescheduled', event: undefined });
-    const record = (await store.read(['a'])).get('a') as EventRecord;
-    expect(record).toMatchObject({ version: 2, carriedBy: 'token-a' });
-    expect(await store.carry(record, 'stale-copy', { to: 'queue', queuedBy: 'copy-2' }, NOW)).toBe(false);
-    expect(await store.carry(record, 'token-a', { to: 'queue', queuedBy: 'copy-2' }, NOW)).toBe(true);
-    expect(await store.carry(record, 'token-a', { to: 'queue', queuedBy: 'copy-3' }, NOW)).toBe(false);
-    expect((await store.read(['a'])).get('a')).toMatchObject({ state: EVENT_STATE.queued, queuedBy: 'copy-2' });
-  });
-
   describe('takes an event for loading only as it read it: a write that lands between the read and the take wins', () => {
     const take = { now: NOW, horizonMs: NOW + 7_200_000 };
 
