@@ -1,5 +1,5 @@
 export * from './config.js';
-export * from './domain/buckets.js';
+export * from './domain/sharding.js';
 export * from './domain/bulk-cancel.js';
 export * from './domain/dates.js';
 export * from './domain/delay.js';
@@ -19,6 +19,7 @@ export * from './domain/retry.js';
 export * from './domain/scheduler-topics.js';
 export * from './domain/tenants.js';
 export * from './domain/tenant-index.js';
+export * from './domain/table-keys.js';
 export * from './domain/unicode.js';
 export * from './domain/validation.js';
 export * from './app/ports.js';

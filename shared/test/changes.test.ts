@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { BulkCancelDeps } from '../src/app/bulk-cancel.js';
 import { runChanges } from '../src/app/changes.js';
 import { RESUME_PAGE_EVENTS, workResumePages, type ResumeDeps } from '../src/app/resume.js';
-import { heldShardKey } from '../src/domain/buckets.js';
+import { shardOf } from '../src/domain/sharding.js';
+import { heldShardKey } from '../src/domain/table-keys.js';
 import { BULK_CANCEL_PAGE_SIZE, encodeBulkCancelPage, JOB_CURSOR } from '../src/domain/bulk-cancel.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { encodeChangeJob, type ChangeJob } from '../src/domain/messages.js';
@@ -31,7 +32,7 @@ function setup({ layout = LAYOUT, pageSize = Number.POSITIVE_INFINITY } = {}) {
   /** A held event of `tenant`, due `agoMs` before NOW. */
   const held = (id: string, agoMs: number, tenant = 'acme') =>
     store.put({
-      ...storedRecord(id, NOW - agoMs, { bucketShard: heldShardKey(tenant, id, layout) }),
+      ...storedRecord(id, NOW - agoMs, { bucketShard: heldShardKey(tenant, shardOf(id, layout)) }),
       tenant,
       state: EVENT_STATE.held,
       expiresAt: Number.NaN,

@@ -57,7 +57,8 @@ import {
   type EventRecord,
 } from '../src/domain/lifecycle.js';
 import type { EndCountIncrement } from '../src/domain/end-counts.js';
-import { compareByDue, decodePageToken, encodePageToken, isAfter, tenantShardKey } from '../src/domain/tenant-index.js';
+import { tenantShardKey } from '../src/domain/table-keys.js';
+import { compareByDue, decodePageToken, encodePageToken, isAfter } from '../src/domain/tenant-index.js';
 
 /**
  * The table in memory, one fake for each port the adapters implement over it, with the adapters'

@@ -6,6 +6,7 @@ import {
   DynamoDbEndCounters,
   DynamoDbQuotaCounters,
   isLabel,
+  isMessageEventId,
   lastHourMinutes,
   NO_ENDS,
   lifecycleSteps,
@@ -216,7 +217,7 @@ export class AdminConsoleBackend implements ConsoleBackend {
         message: `Event ${id} was not ${action === 'cancel' ? 'cancelled' : 'rescheduled'}: ${before?.reason ?? ''} (${before?.explanation ?? ''}).`,
       };
     // The shared topic admits changes only of events named by their m- id (see docs/clients.md).
-    if (event.tenant === PUBLIC_TENANT_ID && !id.startsWith('m-'))
+    if (event.tenant === PUBLIC_TENANT_ID && !isMessageEventId(id))
       return {
         applied: false,
         message: `Event ${id} was not changed: CONTROL_NOT_ALLOWED (a public tenant's event scheduled with an id cannot be changed).`,

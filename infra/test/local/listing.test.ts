@@ -189,7 +189,7 @@ describe.concurrent('listing a tenant’s events', () => {
       const record = (await store.read(['near-held'])).get('near-held') as EventRecord;
       const held = await store.hold(record, 'copy-near-held', {
         payload: near.event.payload,
-        heldKey: heldShardKey('acme', 'near-held', { shardCount: SHARDS, bucketSeconds: 60 }),
+        heldKey: heldShardKey('acme', shardOf('near-held', { shardCount: SHARDS })),
         tenantShard: tenantIndexKeyAt(
           'held',
           { tenant: 'acme', shard: shardOf('near-held', { shardCount: SHARDS }), payloadIn: 'table' },

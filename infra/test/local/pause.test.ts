@@ -10,6 +10,7 @@ import {
   EVENT_STATE,
   eventIdFor,
   heldShardKey,
+  shardOf,
   REASON,
   TABLE,
   type EventRecord,
@@ -264,9 +265,7 @@ describe.concurrent('a paused tenant', () => {
             Key: { [TABLE.partitionKey]: id },
             UpdateExpression: update === 'REMOVE' ? 'REMOVE #key' : 'SET #key = :key',
             ExpressionAttributeNames: { '#key': TABLE.bucketShardKey },
-            ...(update === 'SET'
-              ? { ExpressionAttributeValues: { ':key': heldShardKey('acme', id, { shardCount: 2, bucketSeconds: 5 }) } }
-              : {}),
+            ...(update === 'SET' ? { ExpressionAttributeValues: { ':key': heldShardKey('acme', shardOf(id, { shardCount: 2 })) } } : {}),
           }),
         );
       await heldKey('REMOVE');

@@ -102,7 +102,7 @@ describe.concurrent('an upgrade', () => {
         KeySchema: [{ AttributeName: TABLE.partitionKey, KeyType: 'HASH' }],
         GlobalSecondaryIndexes: [
           {
-            IndexName: TABLE.dueIndex,
+            IndexName: TABLE.bucketIndex,
             KeySchema: [
               { AttributeName: TABLE.bucketShardKey, KeyType: 'HASH' },
               { AttributeName: TABLE.dueAtKey, KeyType: 'RANGE' },
@@ -118,7 +118,7 @@ describe.concurrent('an upgrade', () => {
     try {
       const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
       expect((Table?.GlobalSecondaryIndexes ?? []).map(({ IndexName, IndexStatus }) => [IndexName, IndexStatus]).sort()).toEqual([
-        [TABLE.dueIndex, 'ACTIVE'],
+        [TABLE.bucketIndex, 'ACTIVE'],
         [TABLE.tenantIndex, 'ACTIVE'],
       ]);
       const dueAt = Date.now() + 9_000;

@@ -22,7 +22,7 @@ export class DynamoDbDueIndex implements DueIndex {
       { client: this.client, pageSize: PAGE_ITEMS },
       {
         TableName: this.tableName,
-        IndexName: tenant ? TABLE.tenantIndex : TABLE.dueIndex,
+        IndexName: tenant ? TABLE.tenantIndex : TABLE.bucketIndex,
         KeyConditionExpression: '#key = :key AND #due BETWEEN :from AND :last',
         ExpressionAttributeNames: { '#key': tenant ? TABLE.tenantShardKey : TABLE.bucketShardKey, '#due': TABLE.dueAtKey },
         ExpressionAttributeValues: { ':key': partition.key, ':from': fromMs, ':last': untilMs - 1 },

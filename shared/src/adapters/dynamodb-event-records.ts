@@ -11,14 +11,8 @@ import { DEFAULTS } from '../config.js';
 import { DYNAMODB_BATCH_GET_KEYS } from '../domain/limits.js';
 import { EVENT_STATE, OPEN_STATES, type EventRecord } from '../domain/lifecycle.js';
 import { TransientError } from '../domain/reasons.js';
-import {
-  decodePageToken,
-  encodePageToken,
-  eventIdOfLabelEntry,
-  isAfter,
-  listingPartitions,
-  type ListingPosition,
-} from '../domain/tenant-index.js';
+import { eventIdOfLabelEntry, listingPartitions } from '../domain/table-keys.js';
+import { decodePageToken, encodePageToken, isAfter, type ListingPosition } from '../domain/tenant-index.js';
 import type { EventRecords, EventsPage, EventsQuery } from '../app/ports.js';
 import { BATCH_ROUNDS, batchGet, pauseBeforeRound } from './dynamodb-batches.js';
 import { isEventItem, toRecord } from './dynamodb-event-items.js';

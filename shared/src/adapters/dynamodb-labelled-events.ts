@@ -1,7 +1,8 @@
 import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { JobPosition } from '../domain/bulk-cancel.js';
 import type { LabelledEvents, LabelledEventsQuery } from '../app/ports.js';
-import { compareByDue, eventIdOfLabelEntry, isAfter, labelShardKey } from '../domain/tenant-index.js';
+import { eventIdOfLabelEntry, labelShardKeys } from '../domain/table-keys.js';
+import { compareByDue, isAfter } from '../domain/tenant-index.js';
 import { TABLE, transient } from './dynamodb-table.js';
 
 /**
@@ -21,7 +22,7 @@ export class DynamoDbLabelledEvents implements LabelledEvents {
     // A bound at or before the start leaves nothing (and a key condition from a later to an earlier time is refused).
     if (query.beforeMs !== undefined && query.beforeMs <= query.fromMs) return [];
     const shards = await Promise.all(
-      Array.from({ length: this.shardCount }, (_, shard) => this.shardPage(labelShardKey(query.tenant, query.label, shard), query)),
+      labelShardKeys(query.tenant, query.label, this.shardCount).map((partition) => this.shardPage(partition, query)),
     );
     return shards.flat().sort(compareByDue).slice(0, query.limit);
   }

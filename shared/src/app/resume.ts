@@ -1,6 +1,6 @@
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
-import { heldShardKeys } from '../domain/buckets.js';
+import { heldShardKeys } from '../domain/table-keys.js';
 import { decodeChangeJob, type ChangeJob } from '../domain/messages.js';
 import { compareByDue, isAfter } from '../domain/tenant-index.js';
 import { type FailureLog, processBatch } from './batch.js';
@@ -48,7 +48,7 @@ export async function oldestHeld(
   after: ChangeJob['after'],
 ): Promise<DueEventRef[]> {
   const perShard = await Promise.all(
-    heldShardKeys(tenant, deps.config).map(async (key) => {
+    heldShardKeys(tenant, deps.config.shardCount).map(async (key) => {
       const found: DueEventRef[] = [];
       for await (const page of deps.dueIndex.query({ index: 'bucket', key }, after?.dueAt ?? 0, Number.MAX_SAFE_INTEGER)) {
         found.push(...page.filter((ref) => isAfter(ref, after)));
