@@ -11,7 +11,7 @@ import type {
   DueIndex,
   DuePartition,
   EndsRecorded,
-  EventRecords,
+  EventListing,
   EventsPage,
   EventsQuery,
   EventStore,
@@ -424,7 +424,7 @@ export class MemoryDueIndex implements DueIndex {
 }
 
 /** The operators' reads over the store's records: a listing of what the tenant index holds, in its order, and a count of a tenant's open events. */
-export class MemoryEventRecords implements EventRecords, OpenEventsCensus {
+export class MemoryEventListing implements EventListing, OpenEventsCensus {
   constructor(private readonly store: MemoryEventStore) {}
 
   async countOpen(tenant: string): Promise<number> {

@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   DEFAULT_QUOTAS,
-  DynamoDbEventRecords,
+  DynamoDbEventListing,
   DynamoDbEventStore,
   DynamoDbTenantPauses,
   EMISSION_ATTRIBUTE,
@@ -88,7 +88,7 @@ async function setup({ indexQueuedEvents = true } = {}) {
     { step: 'initialize', name: 'countRequests' },
   );
   const store = new DynamoDbEventStore(client, resources.tableName, { batchWrites: 'transactions', indexQueuedEvents });
-  const records = new DynamoDbEventRecords(counted, resources.tableName, { shardCount: SHARDS, onRead: (read) => reads.push(read) });
+  const records = new DynamoDbEventListing(counted, resources.tableName, { shardCount: SHARDS, onRead: (read) => reads.push(read) });
   /** Every page of a listing, following `next`. */
   const all = async (tenant: string, query: Omit<EventsQuery, 'after'>): Promise<{ pages: EventRecord[][]; ids: string[] }> => {
     const pages: EventRecord[][] = [];

@@ -32,7 +32,7 @@ import {
   type ConditionalWriter,
   type WriteOutcome,
 } from './dynamodb-conditional-writes.js';
-import { isEventItem, labelEntries, newEventItems, toRecord, withStoredPayload } from './dynamodb-event-items.js';
+import { isEventItem, labelEntries, newEventItems, toRecord, withStoredPayload } from './dynamodb-event-item-codec.js';
 import { DynamoDbQuotaCounters } from './dynamodb-quota-counters.js';
 import { PAUSED_CONDITION } from './dynamodb-tenant-pauses.js';
 import { systemClock } from './system-clock.js';

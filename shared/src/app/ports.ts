@@ -545,7 +545,7 @@ export interface EventsPage {
 }
 
 /** What operators read: one event, and a tenant's events through the tenant index. */
-export interface EventRecords {
+export interface EventListing {
   get(id: string): Promise<EventRecord | undefined>;
   /** A page of a tenant's events, reading only the index entries and records it needs (no scan). */
   listEvents(tenant: string, query: EventsQuery): Promise<EventsPage>;

@@ -13,9 +13,9 @@ import { EVENT_STATE, OPEN_STATES, type EventRecord } from '../domain/lifecycle.
 import { TransientError } from '../domain/reasons.js';
 import { eventIdOfLabelEntry, listingPartitions } from '../domain/table-keys.js';
 import { decodePageToken, encodePageToken, isAfter, type ListingPosition } from '../domain/tenant-index.js';
-import type { EventRecords, EventsPage, EventsQuery } from '../app/ports.js';
+import type { EventListing, EventsPage, EventsQuery } from '../app/ports.js';
 import { BATCH_ROUNDS, batchGet, pauseBeforeRound } from './dynamodb-batches.js';
-import { isEventItem, toRecord } from './dynamodb-event-items.js';
+import { isEventItem, toRecord } from './dynamodb-event-item-codec.js';
 import { TABLE, transient } from './dynamodb-table.js';
 
 /** What one request of a listing read: index entries or records, and the read units DynamoDB billed for it. */
@@ -25,7 +25,7 @@ export interface ListingRead {
   readonly capacityUnits: number;
 }
 
-export interface DynamoDbEventRecordsOptions {
+export interface DynamoDbEventListingOptions {
   /** The scheduler's SCHEDULER_SHARD_COUNT: a listing reads each shard of the tenant (or label). */
   readonly shardCount?: number;
   /** Told of every read a listing makes, with the units it consumed (the load test measures listings by it). */
@@ -61,14 +61,14 @@ function unsettled(stream: Stream): boolean {
  * Operators' reads: one event, and a page of a tenant's events through the tenant index. Nothing
  * here scans but the quota recount, an operator's repair that counts every open event.
  */
-export class DynamoDbEventRecords implements EventRecords {
+export class DynamoDbEventListing implements EventListing {
   private readonly shardCount: number;
   private readonly onRead: ((read: ListingRead) => void) | undefined;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-    options: DynamoDbEventRecordsOptions = {},
+    options: DynamoDbEventListingOptions = {},
   ) {
     this.shardCount = options.shardCount ?? DEFAULTS.shardCount;
     this.onRead = options.onRead;
