@@ -4,10 +4,12 @@ import {
   DEFAULT_QUOTAS,
   DynamoDbEventListing,
   DynamoDbEventStore,
+  DynamoDbLabelledEvents,
   DynamoDbTenantPauses,
   EMISSION_ATTRIBUTE,
   EVENT_STATE,
   heldShardKey,
+  type JobPosition,
   requestHashOf,
   shardOf,
   tenantIndexKeyAt,
@@ -153,6 +155,26 @@ describe.concurrent('listing a tenant’s events', () => {
       expect(listed.ids).toEqual(ids);
       const byLabel = await all('acme', { limit: 100, label: 'tie' });
       expect(byLabel.ids).toEqual(ids);
+    } finally {
+      destroy();
+    }
+  });
+
+  it('gives a bulk cancel each of 250 labelled events due in the same millisecond once, in pages of 100, by id', async () => {
+    const { store, tableName, destroy } = await setup();
+    try {
+      const same = Array.from({ length: 250 }, (_, i) => newEvent('acme', `t-${String(i).padStart(3, '0')}`, HOUR, { labels: ['tie'] }));
+      for (let from = 0; from < same.length; from += 25) await store.createMany(same.slice(from, from + 25));
+      const labelled = new DynamoDbLabelledEvents(client, tableName, SHARDS);
+      const pages: (readonly JobPosition[])[] = [];
+      let after: JobPosition | undefined;
+      do {
+        const page = await labelled.page({ tenant: 'acme', label: 'tie', fromMs: NOW, beforeMs: undefined, after, limit: 100 });
+        pages.push(page);
+        after = page.length === 100 ? page.at(-1) : undefined;
+      } while (after !== undefined);
+      expect(pages.map((page) => page.length)).toEqual([100, 100, 50]);
+      expect(pages.flat().map(({ id }) => id)).toEqual(same.map(({ event }) => event.id).sort());
     } finally {
       destroy();
     }
