@@ -93,8 +93,9 @@ describe('a resume', () => {
     expect(loadingQueue.sent[0]?.ids).toEqual(
       Array.from({ length: RESUME_PAGE_EVENTS }, (_, index) => `e${String(index).padStart(3, '0')}`),
     );
-    // Four pages of 25 make the resume's page of 100: the rest of the index is left for the next.
-    expect(dueIndex.pagesRead).toBe(4);
+    // Four pages of 25 make the resume's page of 100, and a fifth tells that no event due in the
+    // millisecond of the 100th, with an id before it, follows: the rest is left for the next.
+    expect(dueIndex.pagesRead).toBe(5);
     expect(changesQueue.sentJobs).toHaveLength(1);
   });
 

@@ -187,6 +187,9 @@ describe('a loader tick', () => {
         query: () => {
           throw new Error('DynamoDB down');
         },
+        page: () => {
+          throw new Error('DynamoDB down');
+        },
       },
     };
     await expect(runLoaderTick(failing)).rejects.toThrow('DynamoDB down');

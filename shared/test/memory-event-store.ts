@@ -1,3 +1,4 @@
+import { DuePartitionsMerge } from '../src/adapters/dynamodb-due-partitions.js';
 import { systemClock } from '../src/adapters/system-clock.js';
 import type {
   BulkCancelJobs,
@@ -10,6 +11,7 @@ import type {
   DueEventRef,
   DueIndex,
   DuePartition,
+  DuePartitions,
   EndsRecorded,
   EventListing,
   EventsPage,
@@ -420,6 +422,26 @@ export class MemoryDueIndex implements DueIndex {
       this.pagesRead += 1;
       yield refs.slice(start, start + this.pageSize);
     }
+  }
+
+  /** Through the adapters' merge, each partition read `pageSize` entries at a time, as DynamoDB pages a query's results. */
+  async page(partitions: DuePartitions, after: DueEventRef | undefined, limit: number): Promise<readonly DueEventRef[]> {
+    this.queries += partitions.keys.length;
+    const open = (key: string) => {
+      const keyOf = (record: StoredRecord) => (partitions.index === 'tenant' ? record.tenantShard : record.bucketShard);
+      const refs = [...this.store.records.values()]
+        .filter((record) => keyOf(record) === key && record.dueAt >= (after?.dueAt ?? 0))
+        .sort((a, b) => a.dueAt - b.dueAt)
+        .map(({ id, dueAt }) => ({ id, dueAt }));
+      let next = 0;
+      return async () => {
+        this.pagesRead += 1;
+        const entries = refs.slice(next, next + this.pageSize);
+        next += entries.length;
+        return { entries, done: next >= refs.length };
+      };
+    };
+    return new DuePartitionsMerge(partitions.keys, open, after).take(limit);
   }
 }
 

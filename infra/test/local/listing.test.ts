@@ -1,7 +1,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   DEFAULT_QUOTAS,
+  DynamoDbDueIndex,
   DynamoDbEventListing,
   DynamoDbEventStore,
   DynamoDbLabelledEvents,
@@ -9,10 +10,12 @@ import {
   EMISSION_ATTRIBUTE,
   EVENT_STATE,
   heldShardKey,
+  heldShardKeys,
   type JobPosition,
   requestHashOf,
   shardOf,
   tenantIndexKeyAt,
+  type DueEventRef,
   type EventRecord,
   type EventsQuery,
   type ListingRead,
@@ -175,6 +178,32 @@ describe.concurrent('listing a tenant’s events', () => {
       } while (after !== undefined);
       expect(pages.map((page) => page.length)).toEqual([100, 100, 50]);
       expect(pages.flat().map(({ id }) => id)).toEqual(same.map(({ event }) => event.id).sort());
+    } finally {
+      destroy();
+    }
+  });
+
+  it('gives a resume each of 250 held events due in the same millisecond once, in pages of 100, by id', async () => {
+    const { tableName, destroy } = await setup();
+    try {
+      const ids = Array.from({ length: 250 }, (_, i) => `t-${String(i).padStart(3, '0')}`);
+      // Index entries only: what a resume reads of a held event is its key in the time-bucket index.
+      for (let from = 0; from < ids.length; from += 25) {
+        const items = ids
+          .slice(from, from + 25)
+          .map((id) => ({ id, bucketShard: heldShardKey('acme', shardOf(id, { shardCount: SHARDS })), dueAt: NOW }));
+        await client.send(new BatchWriteCommand({ RequestItems: { [tableName]: items.map((Item) => ({ PutRequest: { Item } })) } }));
+      }
+      const dueIndex = new DynamoDbDueIndex(client, tableName);
+      const pages: (readonly DueEventRef[])[] = [];
+      let after: DueEventRef | undefined;
+      do {
+        const page = await dueIndex.page({ index: 'bucket', keys: heldShardKeys('acme', SHARDS) }, after, 100);
+        pages.push(page);
+        after = page.length === 100 ? page.at(-1) : undefined;
+      } while (after !== undefined);
+      expect(pages.map((page) => page.length)).toEqual([100, 100, 50]);
+      expect(pages.flat().map(({ id }) => id)).toEqual(ids);
     } finally {
       destroy();
     }
