@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '@adhoc-scheduler/shared';
-import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service';
+import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
 import { ConsolePortInUseError, serveConsole } from './console/serve.js';
 import { DEFAULT_CONSOLE_PORT } from './console/server.js';
 import { EmulatorStartError, PortInUseError, type EmulatorName } from './local/emulators.js';

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service';
+import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
 import { EXIT_CODE } from './exit.js';
 import { isScenarioName, SCENARIOS, type ScenarioName } from './scenarios/catalog.js';
 import type { MeasureOptions } from './scenarios/context.js';

@@ -98,7 +98,7 @@ describe('countUsage on the local service clients', () => {
       dynamodb.send(
         new QueryCommand({
           TableName,
-          IndexName: TABLE.dueIndex,
+          IndexName: TABLE.bucketIndex,
           KeyConditionExpression: '#k = :k',
           ExpressionAttributeNames: { '#k': TABLE.bucketShardKey },
           ExpressionAttributeValues: { ':k': 'no-such-bucket#0' },

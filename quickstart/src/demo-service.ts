@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ENV } from '@adhoc-scheduler/shared/config';
-import { answers } from '@adhoc-scheduler/shared/local-service';
+import { answers } from '@adhoc-scheduler/shared/local-service-access';
 import { localScheduler } from './scheduler-endpoint.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));

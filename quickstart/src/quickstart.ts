@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
-import { answers, LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service';
+import { answers, LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
 import { clientsFor, createSchedulerTarget, TopicSubscriber, type Received } from './client-topics.js';
 import { DEMO_TIMINGS, startDemoService, type DemoService } from './demo-service.js';
 import { deployedScheduler, localScheduler, type DeployedLocation, type SchedulerEndpoint } from './scheduler-endpoint.js';

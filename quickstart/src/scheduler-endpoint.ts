@@ -1,5 +1,5 @@
 import { DEFAULTS } from '@adhoc-scheduler/shared/config';
-import { LOCAL_CREDENTIALS } from '@adhoc-scheduler/shared/local-service';
+import { LOCAL_CREDENTIALS } from '@adhoc-scheduler/shared/local-service-access';
 
 /** What a client needs to know about a scheduler: where to publish and whom to let publish back. */
 export interface SchedulerEndpoint {

@@ -3,7 +3,7 @@ import { startBulkCancel, workBulkCancelPages, type BulkCancelDeps } from '../sr
 import { encodeBulkCancelPage, JOB_CURSOR, type NewBulkCancelJob } from '../src/domain/bulk-cancel.js';
 import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
-import { tenantShardKey } from '../src/domain/tenant-index.js';
+import { tenantShardKey } from '../src/domain/table-keys.js';
 import { bulkCancelJob, sqsRecord, storedRecord, topicArn } from './factories.js';
 import { FakeClock, MemoryDelayQueue, RecordingChangesQueue, RecordingLogger, RecordingMetrics } from './fakes.js';
 import { MemoryBulkCancelJobs, MemoryEventStore, MemoryLabelledEvents } from './memory-event-store.js';

@@ -8,8 +8,8 @@ import { noticeAttributes } from '../src/domain/failure.js';
 import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
 import { encodeDelayQueueMessage } from '../src/domain/messages.js';
 import { EventRejectedError, REASON, TransientError } from '../src/domain/reasons.js';
-import { shardOf } from '../src/domain/buckets.js';
-import { tenantShardKey } from '../src/domain/tenant-index.js';
+import { shardOf } from '../src/domain/sharding.js';
+import { tenantShardKey } from '../src/domain/table-keys.js';
 import { registry, sqsRecord, topicArn } from './factories.js';
 import {
   DUE,

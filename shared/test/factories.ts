@@ -2,7 +2,7 @@ import type { SQSRecord } from 'aws-lambda';
 import { DEFAULTS } from '../src/config.js';
 import type { NewBulkCancelJob } from '../src/domain/bulk-cancel.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
-import { tenantShardKey } from '../src/domain/tenant-index.js';
+import { tenantShardKey } from '../src/domain/table-keys.js';
 import type { SchedulerTopics } from '../src/domain/scheduler-topics.js';
 import { TenantRegistry, PUBLIC_TENANT_ID, type Tenant, type TenantsDocument } from '../src/domain/tenants.js';
 import { parseInputMessage, type ParseResult } from '../src/domain/validation.js';

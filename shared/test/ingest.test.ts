@@ -3,7 +3,7 @@ import { ingestBatch } from '../src/app/ingest.js';
 import { planIngest, unwrapInput } from '../src/app/ingest-plan.js';
 import { QUICK_RETRY_PAUSES_MS } from '../src/app/quick-retry.js';
 import { placementFor } from '../src/domain/placement.js';
-import { shardOf } from '../src/domain/buckets.js';
+import { shardOf } from '../src/domain/sharding.js';
 import { snsMessageBytes } from '../src/domain/event.js';
 import { noticeAttributes, type FailureNotice } from '../src/domain/failure.js';
 import { SNS_MAX_MESSAGE_BYTES } from '../src/domain/limits.js';

@@ -4,16 +4,8 @@ import { EMISSION_ATTRIBUTE, emissionAttributes, requestHashOf, type ScheduledEv
 import { eventOf } from '../src/domain/lifecycle.js';
 import { decodeDelayQueueMessage, encodeDelayQueueMessage } from '../src/domain/messages.js';
 import { REASON } from '../src/domain/reasons.js';
-import {
-  decodePageToken,
-  encodePageToken,
-  eventIdOfLabelEntry,
-  labelEntryId,
-  labelShardKey,
-  listingPartitions,
-  PageTokenError,
-  tenantShardKey,
-} from '../src/domain/tenant-index.js';
+import { eventIdOfLabelEntry, labelEntryId, labelShardKey, listingPartitions, tenantShardKey } from '../src/domain/table-keys.js';
+import { decodePageToken, encodePageToken, PageTokenError } from '../src/domain/tenant-index.js';
 import type { ParseResult } from '../src/domain/validation.js';
 import { topicArn, validate } from './factories.js';
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { runLoaderTick, type LoaderDeps } from '../src/app/loader.js';
-import { bucketShardKeyFor, heldShardKey, shardOf } from '../src/domain/buckets.js';
+import { bucketShardKeyFor, shardOf } from '../src/domain/sharding.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { TransientError } from '../src/domain/reasons.js';
-import { tenantShardKey } from '../src/domain/tenant-index.js';
+import { heldShardKey, tenantShardKey } from '../src/domain/table-keys.js';
 import { registry, storedRecord } from './factories.js';
 import { RecordingLoadingQueue, RecordingLogger, RecordingMetrics } from './fakes.js';
 import { MemoryDueIndex, MemoryEventStore, MemoryLoaderCursors, MemoryTenantPauses } from './memory-event-store.js';
@@ -189,6 +189,7 @@ describe('a loader tick', () => {
       ...deps,
       // Each partition's first read fails halfway through, after its first page.
       dueIndex: {
+        page: (partitions, after, limit) => dueIndex.page(partitions, after, limit),
         async *query(partition, fromMs, untilMs) {
           for await (const page of dueIndex.query(partition, fromMs, untilMs)) {
             yield page;
@@ -217,6 +218,7 @@ describe('a loader tick', () => {
     const down: LoaderDeps = {
       ...deps,
       dueIndex: {
+        page: () => Promise.reject(new TransientError('DynamoDB Query failed: down')),
         // biome-ignore lint/correctness/useYield: fails before its first page
         async *query() {
           throw new TransientError('DynamoDB Query failed: down');
@@ -233,6 +235,9 @@ describe('a loader tick', () => {
       ...deps,
       dueIndex: {
         query: () => {
+          throw new Error('DynamoDB down');
+        },
+        page: () => {
           throw new Error('DynamoDB down');
         },
       },
@@ -294,7 +299,11 @@ describe("the loader's sweep", () => {
   it('sends on, as a resume does, the held events of a tenant no longer paused, whenever they were held, and none of a paused one', async () => {
     const { store, deps, sent, logger } = setup();
     const held = (id: string, tenant: string, dueAt: number) =>
-      store.put({ ...storedRecord(id, dueAt, { bucketShard: heldShardKey(tenant, id, config) }), tenant, state: EVENT_STATE.held });
+      store.put({
+        ...storedRecord(id, dueAt, { bucketShard: heldShardKey(tenant, shardOf(id, config)) }),
+        tenant,
+        state: EVENT_STATE.held,
+      });
     // Held just before acme's resume, its index entry too late for the resume's job: stranded, but for this pass.
     held('acme-stranded', 'acme', NOW - 86_400_000);
     held('public-held', 'public', NOW - 60_000);

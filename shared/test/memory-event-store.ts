@@ -1,3 +1,4 @@
+import { DuePartitionsMerge } from '../src/adapters/dynamodb-due-partitions.js';
 import { systemClock } from '../src/adapters/system-clock.js';
 import type {
   BulkCancelJobs,
@@ -10,8 +11,9 @@ import type {
   DueEventRef,
   DueIndex,
   DuePartition,
+  DuePartitions,
   EndsRecorded,
-  EventRecords,
+  EventListing,
   EventsPage,
   EventsQuery,
   EventStore,
@@ -59,8 +61,9 @@ import {
 import type { EndCountIncrement } from '../src/domain/end-counts.js';
 import { DYNAMODB_WRITE_UNIT_BYTES } from '../src/domain/limits.js';
 import { quotaRoom } from '../src/domain/quotas.js';
-import { itemBytes } from '../src/adapters/dynamodb-event-items.js';
-import { compareByDue, decodePageToken, encodePageToken, isAfter, tenantShardKey } from '../src/domain/tenant-index.js';
+import { itemBytes } from '../src/adapters/dynamodb-event-item-codec.js';
+import { tenantShardKey } from '../src/domain/table-keys.js';
+import { compareByDue, decodePageToken, encodePageToken, isAfter } from '../src/domain/tenant-index.js';
 
 /**
  * The table in memory, one fake for each port the adapters implement over it, with the adapters'
@@ -443,10 +446,30 @@ export class MemoryDueIndex implements DueIndex {
       yield refs.slice(start, start + this.pageSize);
     }
   }
+
+  /** Through the adapters' merge, each partition read `pageSize` entries at a time, as DynamoDB pages a query's results. */
+  async page(partitions: DuePartitions, after: DueEventRef | undefined, limit: number): Promise<readonly DueEventRef[]> {
+    this.queries += partitions.keys.length;
+    const open = (key: string) => {
+      const keyOf = (record: StoredRecord) => (partitions.index === 'tenant' ? record.tenantShard : record.bucketShard);
+      const refs = [...this.store.records.values()]
+        .filter((record) => keyOf(record) === key && record.dueAt >= (after?.dueAt ?? 0))
+        .sort((a, b) => a.dueAt - b.dueAt)
+        .map(({ id, dueAt }) => ({ id, dueAt }));
+      let next = 0;
+      return async () => {
+        this.pagesRead += 1;
+        const entries = refs.slice(next, next + this.pageSize);
+        next += entries.length;
+        return { entries, done: next >= refs.length };
+      };
+    };
+    return new DuePartitionsMerge(partitions.keys, open, after).take(limit);
+  }
 }
 
 /** The operators' reads over the store's records: a listing of what the tenant index holds, in its order, and a count of a tenant's open events. */
-export class MemoryEventRecords implements EventRecords, OpenEventsCensus {
+export class MemoryEventListing implements EventListing, OpenEventsCensus {
   constructor(private readonly store: MemoryEventStore) {}
 
   async countOpen(tenant: string): Promise<number> {

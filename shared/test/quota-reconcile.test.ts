@@ -2,14 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { reconcileOpenEvents } from '../src/app/quota-reconcile.js';
 import { EVENT_STATE, type EventState } from '../src/domain/lifecycle.js';
 import { storedRecord } from './factories.js';
-import { MemoryEventRecords, MemoryEventStore, MemoryOpenEventsCounter } from './memory-event-store.js';
+import { MemoryEventListing, MemoryEventStore, MemoryOpenEventsCounter } from './memory-event-store.js';
 
 const NOW = 1_900_000_000_000;
 
 function setup() {
   const store = new MemoryEventStore();
   const counter = new MemoryOpenEventsCounter(store);
-  const census = new MemoryEventRecords(store);
+  const census = new MemoryEventListing(store);
   /** Stores an event of acme in `state`. */
   const event = (id: string, state: EventState = EVENT_STATE.scheduled) => store.put({ ...storedRecord(id, NOW + 60_000), state });
   return { store, counter, census, event };

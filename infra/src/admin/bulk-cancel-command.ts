@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  bulkCancelJobId,
   createLogger,
   DEFAULTS,
   describeCounts,
@@ -101,7 +102,7 @@ export async function cancelByLabel(
           logger: createLogger('silent'),
         },
         {
-          jobId: `b-${randomUUID()}`,
+          jobId: bulkCancelJobId(randomUUID()),
           tenant,
           label,
           fromMs: now,

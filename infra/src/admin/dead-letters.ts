@@ -13,7 +13,7 @@ import { LOCAL_CREDENTIALS } from '../local/runtime.js';
 import { DEAD_LETTER_SOURCES, type DeadLetterSource } from '../cdk/stack-outputs.js';
 import { readDeadLetterBody, type DeadLetterBody } from './dead-letter-bodies.js';
 import { AdminError } from './errors.js';
-import { readRunningLocalOutputs } from './local-service.js';
+import { readRunningLocalOutputs } from './local-outputs.js';
 import { readStackOutputs, withTable, type Location } from './location.js';
 
 /** A message of a dead-letter queue, as peeked: what its body says, what SQS says of it, and its last error. */

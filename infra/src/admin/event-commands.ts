@@ -12,7 +12,7 @@ import { commandLine, LOCATION_OPTIONS, noPositionals, onePositional, wholeNumbe
 import { AdminError, AdminUsageError } from './errors.js';
 import { eventJson, eventsTable, eventText } from './event-view.js';
 import type { Output } from './format.js';
-import { locationOf, withEventRecords } from './location.js';
+import { locationOf, withEventListing } from './location.js';
 import { knownTenants, refusalOfEvent } from './refusal-commands.js';
 import { refusalJson, refusalText } from './refusal-view.js';
 import { unregisteredTenant } from './registry.js';
@@ -59,7 +59,7 @@ export async function eventShow(args: string[], output: Output): Promise<number>
   const { values, positionals } = line;
   const { eventId, described } = eventIdOf(positionals, values, command);
   const location = locationOf(values, command);
-  const record = await withEventRecords(location, (records) => records.get(eventId));
+  const record = await withEventListing(location, (records) => records.get(eventId));
   if (record === undefined) {
     const unregistered = values.tenant === undefined ? '' : unregisteredTenant(values.tenant, location, values.tenants);
     if (unregistered !== '') throw new AdminError(`no ${described}: ${unregistered}`);
@@ -123,7 +123,7 @@ export async function eventsList(args: string[], output: Output): Promise<number
     values['shard-count'] === undefined ? undefined : wholeNumber('--shard-count', values['shard-count'], { min: 1, max: 256 }, command);
   const location = locationOf(values, command);
 
-  const { page, scope } = await withEventRecords(
+  const { page, scope } = await withEventListing(
     location,
     async (records, scope) => {
       try {

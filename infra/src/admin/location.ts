@@ -3,14 +3,14 @@ import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynam
 import { SNSClient, type SNSClientConfig } from '@aws-sdk/client-sns';
 import { SQSClient, type SQSClientConfig } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DEFAULTS, DynamoDbEventRecords, PUBLIC_TENANT_ID, type EventRecords } from '@adhoc-scheduler/shared';
+import { DEFAULTS, DynamoDbEventListing, PUBLIC_TENANT_ID, type EventListing } from '@adhoc-scheduler/shared';
 import { LOCAL_CREDENTIALS } from '../local/runtime.js';
 import type { LocationValues } from './arguments.js';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
-import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service';
+import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
 import { AdminError, isServiceAnswer, AdminUsageError } from './errors.js';
-import { inputTopicArnOf } from './input-topics.js';
-import { readRunningLocalOutputs } from './local-service.js';
+import { inputTopicArnOf } from './topic-arns.js';
+import { readRunningLocalOutputs } from './local-outputs.js';
 import { DEAD_LETTER_SOURCES, queueOutputKeys, SCHEDULER_OUTPUTS, type DeadLetterSource } from '../cdk/stack-outputs.js';
 
 /** The scheduler a command reads: the local service (its outputs file), or a deployed stack. */
@@ -160,13 +160,13 @@ export interface ListingScope {
  * table. A listing reads each shard of the tenant index: as many as `shardCount` says, else the
  * location's outputs, else the default.
  */
-export async function withEventRecords<T>(
+export async function withEventListing<T>(
   location: Location,
-  use: (records: EventRecords, scope: ListingScope) => Promise<T>,
+  use: (records: EventListing, scope: ListingScope) => Promise<T>,
   shardCount?: number,
 ): Promise<T> {
   return withTable(location, (client, tableName, access) =>
-    use(new DynamoDbEventRecords(client, tableName, { shardCount: shardCount ?? access.shardCount ?? DEFAULTS.shardCount }), {
+    use(new DynamoDbEventListing(client, tableName, { shardCount: shardCount ?? access.shardCount ?? DEFAULTS.shardCount }), {
       listsQueuedEvents: access.indexQueuedEvents === true,
     }),
   );

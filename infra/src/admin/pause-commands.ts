@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import {
   DynamoDbTenantPauses,
+  resumeJobId,
   resumeTenant,
   SqsChangesQueue,
   type Pause,
@@ -66,7 +67,7 @@ export async function resumeTenantAt(location: Location, tenant: string, command
         { pauses: new DynamoDbTenantPauses(client, tableName), changesQueue: new SqsChangesQueue(sqs, queueUrl) },
         tenant,
         operator(),
-        `r-${randomUUID()}`,
+        resumeJobId(randomUUID()),
       ),
     ),
   );

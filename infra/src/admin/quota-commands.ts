@@ -1,4 +1,4 @@
-import { DynamoDbEventRecords, DynamoDbQuotaCounters, reconcileOpenEvents } from '@adhoc-scheduler/shared';
+import { DynamoDbEventListing, DynamoDbQuotaCounters, reconcileOpenEvents } from '@adhoc-scheduler/shared';
 import { commandLine, LOCATION_OPTIONS, noPositionals } from './arguments.js';
 import { AdminError, AdminUsageError } from './errors.js';
 import type { Output } from './format.js';
@@ -33,7 +33,7 @@ export async function quotaReconcile(args: string[], output: Output): Promise<nu
   if (unregistered !== '') throw new AdminError(`no quota to reconcile: ${unregistered}`);
   const result = await withTable(location, (client, tableName) =>
     reconcileOpenEvents(
-      { counter: new DynamoDbQuotaCounters(client, tableName), census: new DynamoDbEventRecords(client, tableName) },
+      { counter: new DynamoDbQuotaCounters(client, tableName), census: new DynamoDbEventListing(client, tableName) },
       tenant,
     ),
   );

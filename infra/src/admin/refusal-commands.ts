@@ -6,7 +6,7 @@ import {
   type RecentRefusals,
   type Refusal,
 } from '@adhoc-scheduler/shared';
-import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service';
+import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
 import { commandLine, LOCATION_OPTIONS, noPositionals, wholeNumber } from './arguments.js';
 import { AdminError, AdminUsageError } from './errors.js';
 import type { Output } from './format.js';

@@ -1,5 +1,5 @@
 import { PUBLIC_TENANT_ID, TenantRegistry, type TenantsDocument } from '@adhoc-scheduler/shared';
-import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service';
+import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
 import { readTenantsFile, TenantsFileError } from '../local/tenants-file.js';
 import { AdminError } from './errors.js';
 import type { Location } from './location.js';

@@ -50,7 +50,7 @@ export class BulkChanges extends Construct {
       fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources: arns }));
     allow(
       ['dynamodb:Query'],
-      [`${resources.table.tableArn}/index/${TABLE.tenantIndex}`, `${resources.table.tableArn}/index/${TABLE.dueIndex}`],
+      [`${resources.table.tableArn}/index/${TABLE.tenantIndex}`, `${resources.table.tableArn}/index/${TABLE.bucketIndex}`],
     );
     allow(['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], [resources.table.tableArn]);
     allow(['sqs:SendMessage'], [this.queue.queue.queueArn, resources.delayQueue.queueArn, resources.loadingQueue.queueArn]);

@@ -177,7 +177,7 @@ function loaderFunction(
   allow(
     loader,
     ['dynamodb:Query'],
-    [`${resources.table.tableArn}/index/${TABLE.tenantIndex}`, `${resources.table.tableArn}/index/${TABLE.dueIndex}`],
+    [`${resources.table.tableArn}/index/${TABLE.tenantIndex}`, `${resources.table.tableArn}/index/${TABLE.bucketIndex}`],
   );
   // The loader's cursor is an item of the same table, and the only item the loader writes.
   allow(loader, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [resources.table.tableArn], {

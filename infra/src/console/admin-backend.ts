@@ -6,6 +6,7 @@ import {
   DynamoDbEndCounters,
   DynamoDbQuotaCounters,
   isLabel,
+  isMessageEventId,
   lastHourMinutes,
   NO_ENDS,
   lifecycleSteps,
@@ -14,10 +15,10 @@ import {
   PUBLIC_TENANT_ID,
   TenantRegistry,
   type EventRecord,
-  type EventRecords,
+  type EventListing,
   type RecentRefusals,
 } from '@adhoc-scheduler/shared';
-import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service';
+import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
 import { cancelByLabel } from '../admin/bulk-cancel-command.js';
 import {
   listDeadLetters,
@@ -29,7 +30,7 @@ import {
 import { lastErrorText, queueName } from '../admin/dead-letter-view.js';
 import type { DeadLetter as QueuedDeadLetter } from '../admin/dead-letters.js';
 import { AdminError } from '../admin/errors.js';
-import { withEventRecords, withInputTopic, withTable, type Location } from '../admin/location.js';
+import { withEventListing, withInputTopic, withTable, type Location } from '../admin/location.js';
 import { pausesAt, pauseTenant, resumedText, resumeTenantAt } from '../admin/pause-commands.js';
 import { withRefusalLog } from '../admin/refusal-commands.js';
 import { readRegistry, unregisteredTenant } from '../admin/registry.js';
@@ -121,7 +122,7 @@ export class AdminConsoleBackend implements ConsoleBackend {
     const tenant = (await this.tenants()).find((known) => known.id === tenantId);
     if (tenant === undefined) throw new ConsoleRequestError(`tenant "${tenantId}" is not registered`);
     const [{ next, listsQueuedEvents }, minutes] = await Promise.all([
-      withEventRecords(this.location, async (records, scope) => ({
+      withEventListing(this.location, async (records, scope) => ({
         next: await this.matching(records, tenantId, { states: OPEN_STATES, from: now, to: now + HOUR_MS }, OVERVIEW_READ_LIMIT),
         listsQueuedEvents: scope.listsQueuedEvents,
       })),
@@ -142,7 +143,7 @@ export class AdminConsoleBackend implements ConsoleBackend {
 
   async listEvents(tenant: string, filter: EventFilter): Promise<EventPage> {
     try {
-      return await withEventRecords(this.location, async (records, scope) => ({
+      return await withEventListing(this.location, async (records, scope) => ({
         ...(await records.listEvents(tenant, filter)),
         listsQueuedEvents: scope.listsQueuedEvents,
       }));
@@ -154,7 +155,7 @@ export class AdminConsoleBackend implements ConsoleBackend {
 
   /** A tenant's events matching the filter, in due order, through the listing, up to `limit` of them. */
   private async matching(
-    records: EventRecords,
+    records: EventListing,
     tenant: string,
     filter: Omit<EventFilter, 'limit' | 'after'>,
     limit: number,
@@ -171,7 +172,7 @@ export class AdminConsoleBackend implements ConsoleBackend {
   }
 
   async eventLifecycle(id: string): Promise<EventLifecycle | undefined> {
-    const event = await withEventRecords(this.location, (records) => records.get(id));
+    const event = await withEventListing(this.location, (records) => records.get(id));
     return event === undefined ? undefined : { event, steps: lifecycleSteps(event) };
   }
 
@@ -206,7 +207,7 @@ export class AdminConsoleBackend implements ConsoleBackend {
     applied: (event: EventRecord, messageId: string) => boolean,
     done: string,
   ): Promise<ActionOutcome> {
-    const event = await withEventRecords(this.location, (records) => records.get(id));
+    const event = await withEventListing(this.location, (records) => records.get(id));
     const refusal = (current: EventRecord | undefined) =>
       changeRefusal(current, { tenant: current?.tenant ?? '', action, now: Date.now(), cutoffMs: 0 });
     const before = refusal(event);
@@ -216,7 +217,7 @@ export class AdminConsoleBackend implements ConsoleBackend {
         message: `Event ${id} was not ${action === 'cancel' ? 'cancelled' : 'rescheduled'}: ${before?.reason ?? ''} (${before?.explanation ?? ''}).`,
       };
     // The shared topic admits changes only of events named by their m- id (see docs/clients.md).
-    if (event.tenant === PUBLIC_TENANT_ID && !id.startsWith('m-'))
+    if (event.tenant === PUBLIC_TENANT_ID && !isMessageEventId(id))
       return {
         applied: false,
         message: `Event ${id} was not changed: CONTROL_NOT_ALLOWED (a public tenant's event scheduled with an id cannot be changed).`,
@@ -230,7 +231,7 @@ export class AdminConsoleBackend implements ConsoleBackend {
     });
     const deadline = Date.now() + APPLY_WAIT_MS;
     for (;;) {
-      const current = await withEventRecords(this.location, (records) => records.get(id));
+      const current = await withEventListing(this.location, (records) => records.get(id));
       if (current !== undefined && applied(current, messageId)) return { applied: true, message: `Event ${id} ${done}.` };
       const now = refusal(current);
       if (now !== undefined)

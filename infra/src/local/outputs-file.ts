@@ -1,5 +1,5 @@
 import { readFile, rm } from 'node:fs/promises';
-import { answers } from '@adhoc-scheduler/shared/local-service';
+import { answers } from '@adhoc-scheduler/shared/local-service-access';
 import { writeJsonFile } from './json-file.js';
 import type { LocalOutputs } from './runtime.js';
 

@@ -21,7 +21,7 @@ import {
   type AwsClients,
   type FunctionName,
 } from '@adhoc-scheduler/functions';
-import { LOCAL_CREDENTIALS } from '@adhoc-scheduler/shared/local-service';
+import { LOCAL_CREDENTIALS } from '@adhoc-scheduler/shared/local-service-access';
 import { EVENT_SOURCES, LOCAL_VISIBILITY_TIMEOUT_SECONDS, type EventSourceName } from '../queues.js';
 import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.js';
 import { FileEndJournal, ProcessEndJournal } from './end-journal.js';
@@ -32,7 +32,7 @@ import type { SqsPoller, SqsPollerOptions } from './sqs-event-source.js';
 import { startSqsPoller } from './sqs-poller.js';
 import { FileTenantDirectory, readTenantsFile } from './tenants-file.js';
 
-/** The emulators' keys (see local-service.ts), with the region and account below: how anything reaches the local service. */
+/** The emulators' keys (see shared's local-service-access.ts), with the region and account below: how anything reaches the local service. */
 export { LOCAL_CREDENTIALS };
 export const LOCAL_REGION = 'us-east-1';
 /**

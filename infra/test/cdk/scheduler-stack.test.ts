@@ -387,7 +387,7 @@ describe('the table', () => {
     const [table] = Object.values(template.findResources('AWS::DynamoDB::Table'));
     expect(table?.Properties.GlobalSecondaryIndexes).toEqual([
       {
-        IndexName: TABLE.dueIndex,
+        IndexName: TABLE.bucketIndex,
         KeySchema: [
           { AttributeName: TABLE.bucketShardKey, KeyType: 'HASH' },
           { AttributeName: TABLE.dueAtKey, KeyType: 'RANGE' },
@@ -454,7 +454,7 @@ describe('IAM, per function', () => {
       loader: permissions(
         stack,
         logs('loader'),
-        [['dynamodb:Query'], [`${table.tableArn}/index/${TABLE.tenantIndex}`, `${table.tableArn}/index/${TABLE.dueIndex}`]],
+        [['dynamodb:Query'], [`${table.tableArn}/index/${TABLE.tenantIndex}`, `${table.tableArn}/index/${TABLE.bucketIndex}`]],
         // Its cursor, and no other item.
         [
           ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
@@ -503,7 +503,7 @@ describe('IAM, per function', () => {
         logs('changes'),
         consume(bulkChanges.queue.queue.queueArn),
         // A page's label entries, from the tenant index; a resume's held events, from the time-bucket index.
-        [['dynamodb:Query'], [`${table.tableArn}/index/${TABLE.tenantIndex}`, `${table.tableArn}/index/${TABLE.dueIndex}`]],
+        [['dynamodb:Query'], [`${table.tableArn}/index/${TABLE.tenantIndex}`, `${table.tableArn}/index/${TABLE.bucketIndex}`]],
         // The job and a page's records read; each cancel (a transaction of two UpdateItems) and the job's step written.
         [['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], [table.tableArn]],
         // The next page; the job's notice, for the emitter to publish; a resume's held events, to loading.

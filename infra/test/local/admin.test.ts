@@ -6,7 +6,7 @@ import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns'
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { EVENT_STATE, PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
-import { answers } from '@adhoc-scheduler/shared/local-service';
+import { answers } from '@adhoc-scheduler/shared/local-service-access';
 import { SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
 import { AdminConsoleBackend } from '../../src/console/admin-backend.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';

@@ -1,6 +1,6 @@
 /** What the tests of cancels and reschedules share: a scheduler with two tenants, and ways to wait on an event's state. */
 import { expect } from 'vitest';
-import { DynamoDbEventRecords, EVENT_STATE, type EventRecord, type EventState, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { DynamoDbEventListing, EVENT_STATE, type EventRecord, type EventState, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { LOCAL_ACCOUNT, type LocalSchedulerOptions } from '../../src/local/runtime.js';
 import {
   capturingLogger,
@@ -42,7 +42,7 @@ export async function startTwoTenants(
   const shared = new SchedulerClient(scheduler);
   const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
   const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');
-  const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+  const records = new DynamoDbEventListing(scheduler.clients.dynamodb, scheduler.outputs.tableName);
   const stop = async () => {
     acme.destroy();
     globex.destroy();
@@ -55,11 +55,11 @@ export async function startTwoTenants(
 }
 
 /** The tenant acme's first event in a state, if any. */
-export async function firstIn(records: DynamoDbEventRecords, state: EventState): Promise<EventRecord | undefined> {
+export async function firstIn(records: DynamoDbEventListing, state: EventState): Promise<EventRecord | undefined> {
   return (await records.listEvents('acme', { states: [state], limit: 1 })).events[0];
 }
 
-export async function inState(records: DynamoDbEventRecords, id: string, state: string): Promise<EventRecord | undefined> {
+export async function inState(records: DynamoDbEventListing, id: string, state: string): Promise<EventRecord | undefined> {
   const record = await records.get(id);
   return record?.state === state ? record : undefined;
 }

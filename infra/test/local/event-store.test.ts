@@ -3,7 +3,7 @@ import { DeleteCommand, DynamoDBDocumentClient, GetCommand, type BatchExecuteSta
 import {
   cursorAfter,
   DynamoDbBulkCancelJobs,
-  DynamoDbEventRecords,
+  DynamoDbEventListing,
   DynamoDbEventStore,
   DynamoDbLoaderCursors,
   DynamoDbNoticeClaims,
@@ -705,7 +705,7 @@ describe('reconciling a quota counter', () => {
   it('recounts the open events and corrects a count left too high, by an event deleted without its end', async () => {
     const tableName = await newTable();
     const store = new DynamoDbEventStore(client, tableName);
-    const records = new DynamoDbEventRecords(client, tableName);
+    const records = new DynamoDbEventListing(client, tableName);
     await store.createMany(['a', 'b', 'c', 'd'].map((id) => newEvent(event(id), id !== 'a')));
     const { applied } = await store.endEmissions([ending(event('a'), 'delivery-1')]);
     await store.releasePlaces(new Map([['acme', applied.length]]));

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { PublishCommandInput } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { DynamoDbEventRecords, EVENT_STATE, PUBLISH_RETRY, REASON } from '@adhoc-scheduler/shared';
+import { DynamoDbEventListing, EVENT_STATE, PUBLISH_RETRY, REASON } from '@adhoc-scheduler/shared';
 import type { AwsClients } from '@adhoc-scheduler/functions';
 import {
   capturingLogger,
@@ -226,7 +226,7 @@ describe('failures reach the failure topic with a reason code, and never stop th
     const scheduler = await startTestScheduler(emulators, { instrumentClients: throttlePublishesTo(() => missing, 0, attempts) });
     const client = new SchedulerClient(scheduler);
     const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');
-    const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+    const records = new DynamoDbEventListing(scheduler.clients.dynamodb, scheduler.outputs.tableName);
     try {
       const messageId = await client.publish(request(missing, Date.now(), 'lost', { failure_topic: failures.topicArn }));
       const [notice] = await waitFor(() => failures.notices().length > 0 && failures.notices(), 'the failure notice');
@@ -261,7 +261,7 @@ describe('failures reach the failure topic with a reason code, and never stop th
       const within = Date.now() + 1_800_000;
       const tooFar = new Date(Date.now() + 2 * limitSeconds * 1000).toISOString();
       const messageId = await client.publish(request(target.topicArn, within, 'within the limit', { failure_topic }));
-      const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+      const records = new DynamoDbEventListing(scheduler.clients.dynamodb, scheduler.outputs.tableName);
       await waitFor(() => records.get(`m-${messageId}`), 'the event within the limit recorded');
 
       await client.publish(request(target.topicArn, Date.parse(tooFar), 'too far', { failure_topic }));

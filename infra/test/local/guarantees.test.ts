@@ -3,7 +3,7 @@ import type { SendMessageBatchCommandInput, SendMessageBatchCommandOutput } from
 import {
   decodeDelayQueueMessage,
   decodeLoadingChunk,
-  DynamoDbEventRecords,
+  DynamoDbEventListing,
   EVENT_STATE,
   REPAIR_DELAY_MARGIN_SECONDS,
   type EventState,
@@ -58,7 +58,7 @@ async function setup(
   });
   const client = new SchedulerClient(scheduler);
   const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
-  const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+  const records = new DynamoDbEventListing(scheduler.clients.dynamodb, scheduler.outputs.tableName);
   return {
     scheduler,
     client,

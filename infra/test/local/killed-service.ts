@@ -6,7 +6,7 @@ import { PublishCommand } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { clientsFor, createSchedulerTarget, TopicSubscriber } from '@adhoc-scheduler/quickstart/client-topics';
-import { DynamoDbEventRecords } from '@adhoc-scheduler/shared';
+import { DynamoDbEventListing } from '@adhoc-scheduler/shared';
 import { takenPorts } from '../../src/local/emulators.js';
 import { LOCAL_CREDENTIALS, LOCAL_EMITTER_ROLE_ARN, type LocalOutputs } from '../../src/local/runtime.js';
 import { FAST_TIMINGS, freePort, uniqueName, waitFor, type Delivery } from './kit.js';
@@ -92,9 +92,9 @@ export class KillableService {
     return `m-${MessageId}`;
   }
 
-  records(): DynamoDbEventRecords {
+  records(): DynamoDbEventListing {
     if (!this.current) throw new Error('the service is not running');
-    return new DynamoDbEventRecords(this.current.table, this.current.outputs.tableName);
+    return new DynamoDbEventListing(this.current.table, this.current.outputs.tableName);
   }
 
   async depth(queueUrl: string): Promise<QueueDepth> {

@@ -1,16 +1,21 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   DEFAULT_QUOTAS,
-  DynamoDbEventRecords,
+  DynamoDbDueIndex,
+  DynamoDbEventListing,
   DynamoDbEventStore,
+  DynamoDbLabelledEvents,
   DynamoDbTenantPauses,
   EMISSION_ATTRIBUTE,
   EVENT_STATE,
   heldShardKey,
+  heldShardKeys,
+  type JobPosition,
   requestHashOf,
   shardOf,
   tenantIndexKeyAt,
+  type DueEventRef,
   type EventRecord,
   type EventsQuery,
   type ListingRead,
@@ -88,7 +93,7 @@ async function setup({ indexQueuedEvents = true } = {}) {
     { step: 'initialize', name: 'countRequests' },
   );
   const store = new DynamoDbEventStore(client, resources.tableName, { batchWrites: 'transactions', indexQueuedEvents });
-  const records = new DynamoDbEventRecords(counted, resources.tableName, { shardCount: SHARDS, onRead: (read) => reads.push(read) });
+  const records = new DynamoDbEventListing(counted, resources.tableName, { shardCount: SHARDS, onRead: (read) => reads.push(read) });
   /** Every page of a listing, following `next`. */
   const all = async (tenant: string, query: Omit<EventsQuery, 'after'>): Promise<{ pages: EventRecord[][]; ids: string[] }> => {
     const pages: EventRecord[][] = [];
@@ -158,6 +163,52 @@ describe.concurrent('listing a tenant’s events', () => {
     }
   });
 
+  it('gives a bulk cancel each of 250 labelled events due in the same millisecond once, in pages of 100, by id', async () => {
+    const { store, tableName, destroy } = await setup();
+    try {
+      const same = Array.from({ length: 250 }, (_, i) => newEvent('acme', `t-${String(i).padStart(3, '0')}`, HOUR, { labels: ['tie'] }));
+      for (let from = 0; from < same.length; from += 25) await store.createMany(same.slice(from, from + 25));
+      const labelled = new DynamoDbLabelledEvents(client, tableName, SHARDS);
+      const pages: (readonly JobPosition[])[] = [];
+      let after: JobPosition | undefined;
+      do {
+        const page = await labelled.page({ tenant: 'acme', label: 'tie', fromMs: NOW, beforeMs: undefined, after, limit: 100 });
+        pages.push(page);
+        after = page.length === 100 ? page.at(-1) : undefined;
+      } while (after !== undefined);
+      expect(pages.map((page) => page.length)).toEqual([100, 100, 50]);
+      expect(pages.flat().map(({ id }) => id)).toEqual(same.map(({ event }) => event.id).sort());
+    } finally {
+      destroy();
+    }
+  });
+
+  it('gives a resume each of 250 held events due in the same millisecond once, in pages of 100, by id', async () => {
+    const { tableName, destroy } = await setup();
+    try {
+      const ids = Array.from({ length: 250 }, (_, i) => `t-${String(i).padStart(3, '0')}`);
+      // Index entries only: what a resume reads of a held event is its key in the time-bucket index.
+      for (let from = 0; from < ids.length; from += 25) {
+        const items = ids
+          .slice(from, from + 25)
+          .map((id) => ({ id, bucketShard: heldShardKey('acme', shardOf(id, { shardCount: SHARDS })), dueAt: NOW }));
+        await client.send(new BatchWriteCommand({ RequestItems: { [tableName]: items.map((Item) => ({ PutRequest: { Item } })) } }));
+      }
+      const dueIndex = new DynamoDbDueIndex(client, tableName);
+      const pages: (readonly DueEventRef[])[] = [];
+      let after: DueEventRef | undefined;
+      do {
+        const page = await dueIndex.page({ index: 'bucket', keys: heldShardKeys('acme', SHARDS) }, after, 100);
+        pages.push(page);
+        after = page.length === 100 ? page.at(-1) : undefined;
+      } while (after !== undefined);
+      expect(pages.map((page) => page.length)).toEqual([100, 100, 50]);
+      expect(pages.flat().map(({ id }) => id)).toEqual(ids);
+    } finally {
+      destroy();
+    }
+  });
+
   it('without SCHEDULER_INDEX_QUEUED_EVENTS, lists an open near-path event only under its labels, so that it costs no write beyond its record and its end', async () => {
     const { store, all, destroy } = await setup({ indexQueuedEvents: false });
     try {
@@ -189,7 +240,7 @@ describe.concurrent('listing a tenant’s events', () => {
       const record = (await store.read(['near-held'])).get('near-held') as EventRecord;
       const held = await store.hold(record, 'copy-near-held', {
         payload: near.event.payload,
-        heldKey: heldShardKey('acme', 'near-held', { shardCount: SHARDS, bucketSeconds: 60 }),
+        heldKey: heldShardKey('acme', shardOf('near-held', { shardCount: SHARDS })),
         tenantShard: tenantIndexKeyAt(
           'held',
           { tenant: 'acme', shard: shardOf('near-held', { shardCount: SHARDS }), payloadIn: 'table' },

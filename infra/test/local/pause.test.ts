@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import {
-  DynamoDbEventRecords,
+  DynamoDbEventListing,
   DynamoDbTenantPauses,
   EVENT_STATE,
   eventIdFor,
   heldShardKey,
+  shardOf,
   REASON,
   TABLE,
   type EventRecord,
@@ -39,7 +40,7 @@ async function start(dir: string, namePrefix: string) {
   const service = await startServiceWithFiles(emulators, { dir, logger, namePrefix, tenants: TENANTS });
   const { scheduler, where } = service;
   const acme = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme);
-  const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+  const records = new DynamoDbEventListing(scheduler.clients.dynamodb, scheduler.outputs.tableName);
   const pauses = new DynamoDbTenantPauses(scheduler.clients.dynamodb, scheduler.outputs.tableName);
   return {
     scheduler,
@@ -76,7 +77,7 @@ async function setup() {
   };
 }
 
-async function inState(records: DynamoDbEventRecords, id: string, state: string): Promise<EventRecord | undefined> {
+async function inState(records: DynamoDbEventListing, id: string, state: string): Promise<EventRecord | undefined> {
   const record = await records.get(id);
   return record?.state === state ? record : undefined;
 }
@@ -161,7 +162,7 @@ describe.concurrent('a paused tenant', () => {
       const dueAt = Date.now() + 8_000;
       const id = `m-${await acme.publish(request(target.topicArn, dueAt, 'across a restart'))}`;
       running = await restart();
-      const held = await waitFor(() => inState(running?.records as DynamoDbEventRecords, id, EVENT_STATE.held), 'the event held', 20_000);
+      const held = await waitFor(() => inState(running?.records as DynamoDbEventListing, id, EVENT_STATE.held), 'the event held', 20_000);
       expect(held.heldAt).toBeGreaterThanOrEqual(dueAt - 2_300);
       expect(target.deliveries).toEqual([]);
 
@@ -264,9 +265,7 @@ describe.concurrent('a paused tenant', () => {
             Key: { [TABLE.partitionKey]: id },
             UpdateExpression: update === 'REMOVE' ? 'REMOVE #key' : 'SET #key = :key',
             ExpressionAttributeNames: { '#key': TABLE.bucketShardKey },
-            ...(update === 'SET'
-              ? { ExpressionAttributeValues: { ':key': heldShardKey('acme', id, { shardCount: 2, bucketSeconds: 5 }) } }
-              : {}),
+            ...(update === 'SET' ? { ExpressionAttributeValues: { ':key': heldShardKey('acme', shardOf(id, { shardCount: 2 })) } } : {}),
           }),
         );
       await heldKey('REMOVE');

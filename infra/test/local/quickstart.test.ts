@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { clientsFor, TopicSubscriber, type Received } from '@adhoc-scheduler/quickstart/client-topics';
-import { answers } from '@adhoc-scheduler/shared/local-service';
+import { answers } from '@adhoc-scheduler/shared/local-service-access';
 import { runAdmin } from '../../src/admin/cli.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalOutputs } from '../../src/local/runtime.js';
 import { closedEndpoint, FAST_TIMINGS, sharedEmulators, startTestScheduler, waitFor } from './kit.js';

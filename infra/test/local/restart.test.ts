@@ -6,7 +6,7 @@ import { PublishCommand } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbEventRecords, EVENT_STATE } from '@adhoc-scheduler/shared';
+import { DynamoDbEventListing, EVENT_STATE } from '@adhoc-scheduler/shared';
 import { clientsFor, createSchedulerTarget, TopicSubscriber, type Received } from '@adhoc-scheduler/quickstart/client-topics';
 import { LOCAL_CREDENTIALS, LOCAL_EMITTER_ROLE_ARN } from '../../src/local/runtime.js';
 import { expectNotEarly, FAST_TIMINGS, request, uniqueName, waitFor } from './kit.js';
@@ -55,7 +55,7 @@ describe('a persistent local service', () => {
       // Killed once ingest is done with both, each where it waits: not while ingest still holds
       // them (they would come back after the ingest queue's visibility timeout, whatever the restart does).
       const dynamodb = DynamoDBDocumentClient.from(new DynamoDBClient({ ...access, endpoint: before.dynamodbEndpoint }));
-      const records = new DynamoDbEventRecords(dynamodb, before.tableName);
+      const records = new DynamoDbEventListing(dynamodb, before.tableName);
       const ingestDone = async () => {
         const { Attributes = {} } = await clientsBefore.sqs.send(
           new GetQueueAttributesCommand({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { clientsFor, TopicSubscriber, type Received } from '@adhoc-scheduler/quickstart/client-topics';
-import { DynamoDbEventRecords, eventIdFor, REASON, SqsDelayQueue, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { DynamoDbEventListing, eventIdFor, REASON, SqsDelayQueue, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
 import {
   capturingLogger,
@@ -54,7 +54,7 @@ describe.concurrent("the scheduler's own topics", () => {
       // Far enough ahead for the cancel, had it come through the scheduler, to be before the change cutoff.
       const dueAt = Date.now() + 15_000;
       await acme.publish(request(target.topicArn, dueAt, 'order-42 is due', { id: 'order-42' }));
-      const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+      const records = new DynamoDbEventListing(scheduler.clients.dynamodb, scheduler.outputs.tableName);
       await waitFor(() => records.get(eventIdFor('acme', '', 'order-42', '')), 'order-42 recorded');
 
       // The attack: on the shared topic, open to anyone, a payload that is acme's cancel, due at once, to acme's input topic.

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REASON } from '@adhoc-scheduler/shared';
-import { answers } from '@adhoc-scheduler/shared/local-service';
+import { answers } from '@adhoc-scheduler/shared/local-service-access';
 import { writeJsonFile } from '../../src/local/json-file.js';
 import { LOCAL_ACCOUNT } from '../../src/local/runtime.js';
 import {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import {
-  DynamoDbEventRecords,
+  DynamoDbEventListing,
   EMISSION_ATTRIBUTE,
   EVENT_STATE,
   eventIdFor,
@@ -81,7 +81,7 @@ describe.concurrent('a tenant is who owns the input topic, never what the messag
       const dueAt = Date.now() + 2_000;
       await acme.publish(request(target.topicArn, dueAt, 'forged', { user: 'globex', id: 'order-1' }));
       await waitFor(
-        () => new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName).get(eventIdFor('acme', '', 'order-1', '')),
+        () => new DynamoDbEventListing(scheduler.clients.dynamodb, scheduler.outputs.tableName).get(eventIdFor('acme', '', 'order-1', '')),
         'the event',
       );
       // The same client id under another user names the same event of the same tenant: that request differs from the first, and is refused.
@@ -250,7 +250,7 @@ describe("a tenant's user switch (requireUser)", () => {
         expect.objectContaining({ notice: expect.objectContaining({ event: expect.objectContaining({ payload: 'refused' }) }) }),
       ]);
       expect(target.withPayload('refused')).toHaveLength(0);
-      const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+      const records = new DynamoDbEventListing(scheduler.clients.dynamodb, scheduler.outputs.tableName);
       const far = await waitFor(async () => {
         const record = await records.get(eventIdFor('acme', '', 'far', ''));
         return record?.state === EVENT_STATE.emitted && record;
@@ -272,7 +272,7 @@ describe.concurrent('the registry as it stands when an event is due', () => {
     const { logger, lines } = capturingLogger();
     const scheduler = await startTestScheduler(emulators, { logger, tenants: { file: tenantsFile }, env: FAST_TIMINGS });
     const shared = new SchedulerClient(scheduler);
-    const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+    const records = new DynamoDbEventListing(scheduler.clients.dynamodb, scheduler.outputs.tableName);
     // Local topics are in the emulator's account: nobody's yet, so the public tenant may target them.
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
     const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'failures');
@@ -334,7 +334,7 @@ describe('a flood on the shared topic', () => {
     });
     const publishers = Array.from({ length: 4 }, () => new SchedulerClient(scheduler));
     const acme = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme);
-    const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+    const records = new DynamoDbEventListing(scheduler.clients.dynamodb, scheduler.outputs.tableName);
     const waitingInPublicQueue = async (): Promise<number> => {
       const { Attributes = {} } = await scheduler.clients.sqs.send(
         new GetQueueAttributesCommand({
@@ -504,7 +504,7 @@ describe('quotas', () => {
   it('admits at most the ingest rate in any one second', async () => {
     const { scheduler, clientOf, lines } = await setup({ tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT], maxIngestPerSecond: 10 }] });
     const clients = Array.from({ length: 4 }, () => clientOf('acme'));
-    const records = new DynamoDbEventRecords(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+    const records = new DynamoDbEventListing(scheduler.clients.dynamodb, scheduler.outputs.tableName);
     const stored = async () => (await records.listEvents('acme', { states: [EVENT_STATE.scheduled], limit: 100 })).events;
     try {
       const dueAt = Date.now() + 60_000;

@@ -3,7 +3,7 @@ import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-s
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ListSubscriptionsByTopicCommand, SNSClient, SubscribeCommand, UnsubscribeCommand } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { bucketShardKeyFor, DynamoDbEventRecords, EVENT_STATE, SqsDelayQueue, TABLE, type ScheduledEvent } from '@adhoc-scheduler/shared';
+import { bucketShardKeyFor, DynamoDbEventListing, EVENT_STATE, SqsDelayQueue, TABLE, type ScheduledEvent } from '@adhoc-scheduler/shared';
 import { startEmulators } from '../../src/local/emulators.js';
 import { resourceNames } from '../../src/local/resources.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
@@ -65,7 +65,7 @@ describe.concurrent('an upgrade', () => {
       ]);
       expect(failed).toEqual([]);
 
-      const records = new DynamoDbEventRecords(dynamodb, scheduler.outputs.tableName);
+      const records = new DynamoDbEventListing(dynamodb, scheduler.outputs.tableName);
       for (const { id, dueAt, payload } of [queued, stored]) {
         const [delivery] = await waitFor(
           () => target.withPayload(payload).length > 0 && target.withPayload(payload),
@@ -102,7 +102,7 @@ describe.concurrent('an upgrade', () => {
         KeySchema: [{ AttributeName: TABLE.partitionKey, KeyType: 'HASH' }],
         GlobalSecondaryIndexes: [
           {
-            IndexName: TABLE.dueIndex,
+            IndexName: TABLE.bucketIndex,
             KeySchema: [
               { AttributeName: TABLE.bucketShardKey, KeyType: 'HASH' },
               { AttributeName: TABLE.dueAtKey, KeyType: 'RANGE' },
@@ -118,7 +118,7 @@ describe.concurrent('an upgrade', () => {
     try {
       const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
       expect((Table?.GlobalSecondaryIndexes ?? []).map(({ IndexName, IndexStatus }) => [IndexName, IndexStatus]).sort()).toEqual([
-        [TABLE.dueIndex, 'ACTIVE'],
+        [TABLE.bucketIndex, 'ACTIVE'],
         [TABLE.tenantIndex, 'ACTIVE'],
       ]);
       const dueAt = Date.now() + 9_000;

@@ -1,5 +1,5 @@
 import { GetQueueAttributesCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDbEventRecords, ENV, SQS_BATCH_ENTRIES } from '@adhoc-scheduler/shared';
+import { DynamoDbEventListing, ENV, SQS_BATCH_ENTRIES } from '@adhoc-scheduler/shared';
 import {
   deadLetterKind,
   eventEvidence,
@@ -195,7 +195,7 @@ async function runChaos(ctx: RunContext, params: ScenarioParams): Promise<Scenar
   const idPattern = new RegExp(chaosIdPattern(ctx.runId), 'g');
   const { faults, unreadableLines } = await readFaultLog(crashable.faultLog);
   const deadLetters = await readDeadLetters(clients.sqs, local.outputs.deadLetterQueueUrl, idPattern);
-  const records = new DynamoDbEventRecords(clients.dynamodb, local.outputs.tableName);
+  const records = new DynamoDbEventListing(clients.dynamodb, local.outputs.tableName);
   const delivered = [...watched.values()].flatMap((event) => {
     const receivedAt = tracker.firstReceived(event.eventId);
     if (receivedAt === undefined) return [];

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { LOCAL_ACCOUNT } from '@adhoc-scheduler/infra';
-import { DynamoDbEventRecords, type EventsQuery } from '@adhoc-scheduler/shared';
+import { DynamoDbEventListing, type EventsQuery } from '@adhoc-scheduler/shared';
 import { round, type ScenarioResult } from '../report/results.js';
 import type { ScenarioTargets, TargetCheck } from '../report/targets.js';
 import { seedBacklog } from './backlog-seed.js';
@@ -38,7 +38,7 @@ function percentile(values: readonly number[], share: number): number {
 async function timePages(
   ctx: RunContext,
   meter: { reads: { items: number; units: number } },
-  records: DynamoDbEventRecords,
+  records: DynamoDbEventListing,
   query: Omit<EventsQuery, 'limit' | 'after'>,
 ): Promise<PageCost[]> {
   const costs: PageCost[] = [];
@@ -124,7 +124,7 @@ async function runListing(ctx: RunContext, params: ScenarioParams): Promise<Scen
   });
 
   const meter = { reads: { items: 0, units: 0 } };
-  const records = new DynamoDbEventRecords(clients.dynamodb, local.outputs.tableName, {
+  const records = new DynamoDbEventListing(clients.dynamodb, local.outputs.tableName, {
     shardCount: local.config.shardCount,
     onRead: (read) => {
       meter.reads.items += read.items;

@@ -1,13 +1,9 @@
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { JOB_CURSOR, type BulkCancelJob, type NewBulkCancelJob } from '../domain/bulk-cancel.js';
+import { jobItemId } from '../domain/table-keys.js';
 import type { BulkCancelJobs, JobStep } from '../app/ports.js';
 import { batchGet } from './dynamodb-batches.js';
 import { isConditionFailure, TABLE, transient } from './dynamodb-table.js';
-
-/** A job's item: `j#<jobId>`. */
-export function jobItemId(jobId: string): string {
-  return `j#${jobId}`;
-}
 
 const optionalNumber = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
 const optionalString = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);

@@ -1,13 +1,16 @@
 import { paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { DueEventRef, DueIndex, DuePartition } from '../app/ports.js';
+import type { DueEventRef, DueIndex, DuePartition, DuePartitions } from '../app/ports.js';
+import { DuePartitionsMerge, dynamoDbPartitions } from './dynamodb-due-partitions.js';
 import { TABLE, transient } from './dynamodb-table.js';
 
 /** Items one page of the index's query reads. */
 const PAGE_ITEMS = 1000;
 
 /**
- * The table's GSIs of events by due time, keys only, the loader's view: the tenant index
- * (`<tenant>#s<shard>`) and the time-bucket index of events stored before it (`<due bucket>#<shard>`).
+ * The table's GSIs of events by due time, keys only: the tenant index (`<tenant>#s<shard>`) and
+ * the time-bucket index, of events stored before it (`<due bucket>#<shard>`) and of held events
+ * (`held#<tenant>#<shard>`). The loader reads each partition's range whole; a resume reads pages
+ * of a tenant's held partitions merged (see DuePartitionsMerge).
  */
 export class DynamoDbDueIndex implements DueIndex {
   constructor(
@@ -17,14 +20,13 @@ export class DynamoDbDueIndex implements DueIndex {
 
   async *query(partition: DuePartition, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]> {
     if (untilMs <= fromMs) return;
-    const tenant = partition.index === 'tenant';
     const pages = paginateQuery(
       { client: this.client, pageSize: PAGE_ITEMS },
       {
         TableName: this.tableName,
-        IndexName: tenant ? TABLE.tenantIndex : TABLE.dueIndex,
+        IndexName: indexOf(partition.index).indexName,
         KeyConditionExpression: '#key = :key AND #due BETWEEN :from AND :last',
-        ExpressionAttributeNames: { '#key': tenant ? TABLE.tenantShardKey : TABLE.bucketShardKey, '#due': TABLE.dueAtKey },
+        ExpressionAttributeNames: { '#key': indexOf(partition.index).keyAttribute, '#due': TABLE.dueAtKey },
         ExpressionAttributeValues: { ':key': partition.key, ':from': fromMs, ':last': untilMs - 1 },
       },
     );
@@ -36,4 +38,21 @@ export class DynamoDbDueIndex implements DueIndex {
       throw transient('Query', error);
     }
   }
+
+  async page(partitions: DuePartitions, after: DueEventRef | undefined, limit: number): Promise<readonly DueEventRef[]> {
+    const open = dynamoDbPartitions(this.client, this.tableName, {
+      ...indexOf(partitions.index),
+      fromMs: after?.dueAt ?? 0,
+      untilMs: Number.MAX_SAFE_INTEGER,
+      // A partition may hold the whole page, and one more tells whether its millisecond goes on.
+      pageItems: limit + 1,
+    });
+    return new DuePartitionsMerge(partitions.keys, open, after).take(limit);
+  }
+}
+
+function indexOf(index: DuePartition['index']): { readonly indexName: string; readonly keyAttribute: string } {
+  return index === 'tenant'
+    ? { indexName: TABLE.tenantIndex, keyAttribute: TABLE.tenantShardKey }
+    : { indexName: TABLE.bucketIndex, keyAttribute: TABLE.bucketShardKey };
 }

@@ -1,5 +1,6 @@
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NO_ENDS, type EndCountIncrement, type EndCounts } from '../domain/end-counts.js';
+import { endCountsItemId } from '../domain/table-keys.js';
 import { batchGet } from './dynamodb-batches.js';
 import { END_COUNTS, TABLE, transient } from './dynamodb-table.js';
 
@@ -33,7 +34,7 @@ export class DynamoDbEndCounters {
     await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
-        Key: { [TABLE.partitionKey]: END_COUNTS.itemId(tenant, minute) },
+        Key: { [TABLE.partitionKey]: endCountsItemId(tenant, minute) },
         // Kept as long as the records it counts (ended within the same minute).
         UpdateExpression: `ADD ${added.map((_, index) => `#c${index} :c${index}`).join(', ')} SET #ttl = :ttl`,
         ExpressionAttributeNames: { ...names, '#ttl': TABLE.ttlAttribute },
@@ -47,10 +48,10 @@ export class DynamoDbEndCounters {
     const items = await batchGet(
       this.client,
       this.tableName,
-      minutes.map((minute) => END_COUNTS.itemId(tenant, minute)),
+      minutes.map((minute) => endCountsItemId(tenant, minute)),
     );
     return minutes.map((minute) => {
-      const item = items.get(END_COUNTS.itemId(tenant, minute));
+      const item = items.get(endCountsItemId(tenant, minute));
       if (item === undefined) return NO_ENDS;
       const count = (name: string) => Number(item[name] ?? 0);
       return {

@@ -2,7 +2,7 @@ import { TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from
 import type { EmissionEnding } from '../domain/emission.js';
 import type { ScheduledEvent } from '../domain/event.js';
 import { createdByOtherRequest, EVENT_STATE, eventOf, isOpen, type EventRecord } from '../domain/lifecycle.js';
-import { tenantShardKey } from '../domain/tenant-index.js';
+import { openEventsCounterId, payloadItemId, tenantShardKey } from '../domain/table-keys.js';
 import { TransientError } from '../domain/reasons.js';
 import { DEFAULTS } from '../config.js';
 import type {
@@ -32,8 +32,8 @@ import {
   type ConditionalWriter,
   type WriteOutcome,
 } from './dynamodb-conditional-writes.js';
-import { isEventItem, labelEntries, newEventItems, payloadItemId, toRecord, withStoredPayload } from './dynamodb-event-items.js';
-import { DynamoDbQuotaCounters, openEventsCounterId } from './dynamodb-quota-counters.js';
+import { isEventItem, labelEntries, newEventItems, toRecord, withStoredPayload } from './dynamodb-event-item-codec.js';
+import { DynamoDbQuotaCounters } from './dynamodb-quota-counters.js';
 import { PAUSED_CONDITION } from './dynamodb-tenant-pauses.js';
 import { systemClock } from './system-clock.js';
 import { isConditionFailure, TABLE, transient, withoutSdkRetries } from './dynamodb-table.js';

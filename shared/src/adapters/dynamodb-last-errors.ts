@@ -1,15 +1,9 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { LastError, LastErrors } from '../app/ports.js';
 import { SQS_MAX_RETENTION_SECONDS } from '../domain/limits.js';
+import { lastErrorItemId } from '../domain/table-keys.js';
 import { batchGet, batchPut } from './dynamodb-batches.js';
 import { TABLE } from './dynamodb-table.js';
-
-/** Ids of the last errors' items: `e#<messageId>`, apart from events' ids (m-, c-) and the counters' (#...). */
-export const LAST_ERROR_ID_PREFIX = 'e#';
-
-export function lastErrorItemId(messageId: string): string {
-  return `${LAST_ERROR_ID_PREFIX}${messageId}`;
-}
 
 /**
  * The last error of each failed record, one item per message in the events' table, kept as long

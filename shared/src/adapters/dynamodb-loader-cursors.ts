@@ -1,9 +1,7 @@
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { LoaderCursors, LoaderProgress } from '../app/ports.js';
+import { LOADER_CURSOR_ID } from '../domain/table-keys.js';
 import { isConditionFailure, TABLE, transient } from './dynamodb-table.js';
-
-/** The item holding the loader's cursors. */
-export const LOADER_CURSOR_ID = '#loader-cursor';
 
 /** The loader cursor item's attribute for each of its cursors. */
 const CURSOR_ATTRIBUTES: Readonly<Record<keyof LoaderProgress, string>> = {

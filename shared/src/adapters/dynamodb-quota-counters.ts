@@ -2,13 +2,9 @@ import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk
 import type { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { FullQuotas, quotaRoom, type QuotaCounts } from '../domain/quotas.js';
 import { TransientError } from '../domain/reasons.js';
+import { openEventsCounterId } from '../domain/table-keys.js';
 import type { Quotas } from '../domain/tenants.js';
 import { isConditionFailure, TABLE, transient } from './dynamodb-table.js';
-
-/** The item counting a tenant's open events and its new events per second (its quota counters). */
-export function openEventsCounterId(tenant: string): string {
-  return `#tenant#${tenant}`;
-}
 
 const OPEN_EVENTS = 'openEvents';
 /** New events admitted in one second are counted in an attribute named after it: `r<epoch second>`. */

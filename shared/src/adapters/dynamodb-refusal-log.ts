@@ -1,19 +1,10 @@
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { RefusalLog } from '../app/ports.js';
 import type { ReasonCode } from '../domain/reasons.js';
+import { refusalCounterId, refusalSlotId } from '../domain/table-keys.js';
 import { REFUSALS_KEPT, type RecentRefusals, type Refusal, type TenantRefusals } from '../domain/refusals.js';
 import { batchGet, batchPut } from './dynamodb-batches.js';
 import { TABLE, transient } from './dynamodb-table.js';
-
-/** A tenant's refusal counter: `r#<tenant>`, apart from events' ids (m-, c-) and the other items' (#, e#, j#). */
-export function refusalCounterId(tenant: string): string {
-  return `r#${tenant}`;
-}
-
-/** One of a tenant's REFUSALS_KEPT.perTenant slots, `r#<tenant>#<slot>`: the ring its refusals are kept in. */
-export function refusalSlotId(tenant: string, slot: number): string {
-  return `${refusalCounterId(tenant)}#${slot}`;
-}
 
 const optionalString = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 

@@ -2,11 +2,11 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { TransientError } from '../domain/reasons.js';
 
-/** Attribute names the table's keys, indexes and TTL use. */
+/** Attribute names the table's keys, indexes and TTL use; the keys' values are table-keys.ts's. */
 export const TABLE = {
   partitionKey: 'id',
-  /** The time-bucket index: stored events written before the tenant index (see TABLE_LAYOUT). */
-  dueIndex: 'byDueBucket',
+  /** The time-bucket index: stored events written before the tenant index, and held events (see TABLE_LAYOUT). */
+  bucketIndex: 'byDueBucket',
   bucketShardKey: 'bucketShard',
   tenantIndex: 'byTenantDue',
   tenantShardKey: 'tenantShard',
@@ -15,12 +15,10 @@ export const TABLE = {
 } as const;
 
 /**
- * The items counting a tenant's ends by minute (see end-counts.ts): `#ends#<tenant>#<minute start,
- * epoch seconds>`, with the counts in `emitted`, `failed` and `late<bin>`, and an expiry. Event
- * ids and tenant ids hold no `#`, so no such item is an event's or another tenant's.
+ * The items counting a tenant's ends by minute (see end-counts.ts; their ids are endCountsItemId's in
+ * table-keys.ts), with the counts in `emitted`, `failed` and `late<bin>`, and an expiry.
  */
 export const END_COUNTS = {
-  itemId: (tenant: string, minuteMs: number): string => `#ends#${tenant}#${Math.floor(minuteMs / 1000)}`,
   emitted: 'emitted',
   failed: 'failed',
   lateness: (bin: number): string => `late${bin}`,
@@ -37,17 +35,18 @@ export interface TableKeyAttribute {
  * state, so no state change writes an index.
  *
  * - `byTenantDue`: every event written since it exists, and each label entry, under its tenant
- *   and shard (see tenant-index.ts), by due time: the loader's and the operators' listings.
- * - `byDueBucket`: stored events written before, under `<due bucket>#<shard>`; the loader still
- *   reads it, and it empties as those events end and expire (a held event is never expired: it
- *   stays until its tenant resumes and it is sent).
+ *   and shard (tenantShardKey, labelShardKey), by due time: the loader's and the operators' listings.
+ * - `byDueBucket`: stored events written before, under `<due bucket>#<shard>` (bucketShardKey),
+ *   which the loader still reads, and a paused tenant's held events, under `held#<tenant>#<shard>`
+ *   (heldShardKey), which a resume reads. Those stored events leave it as they end and expire; a
+ *   held event is never expired: it stays until its tenant resumes and it is sent.
  */
 export const TABLE_LAYOUT = {
   partitionKey: { name: TABLE.partitionKey, type: 'S' },
   ttlAttribute: TABLE.ttlAttribute,
   indexes: [
     {
-      name: TABLE.dueIndex,
+      name: TABLE.bucketIndex,
       partitionKey: { name: TABLE.bucketShardKey, type: 'S' },
       sortKey: { name: TABLE.dueAtKey, type: 'N' },
       projection: 'KEYS_ONLY',

@@ -1,8 +1,8 @@
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Pause, PauseAuthor, PauseOwner, ResumeOutcome, TenantPauses } from '../app/ports.js';
+import { openEventsCounterId } from '../domain/table-keys.js';
 import { batchGet } from './dynamodb-batches.js';
 import { followsLastChangeCondition } from './dynamodb-conditional-writes.js';
-import { openEventsCounterId } from './dynamodb-quota-counters.js';
 import { isConditionFailure, TABLE, transient } from './dynamodb-table.js';
 
 /** Each owner's pause, in attributes of its own, so that one owner's resume never ends the other's. */

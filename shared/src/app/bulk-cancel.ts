@@ -19,6 +19,7 @@ import {
 import { expiresAtFor } from '../domain/event.js';
 import type { EventRecord } from '../domain/lifecycle.js';
 import { TransientError } from '../domain/reasons.js';
+import { noticeId } from '../domain/table-keys.js';
 import { type FailureLog, processBatch } from './batch.js';
 import type { BulkCancelJobs, ChangesQueue, Clock, DelayQueue, EventStore, LabelledEvents, Logger, SchedulerMetrics } from './ports.js';
 
@@ -75,7 +76,7 @@ async function followUp(deps: BulkCancelDeps, job: BulkCancelJob): Promise<void>
   // Handed to the emitter, the only role that publishes to clients' topics, which publishes it once however often it is sent.
   if (job.failureTopic !== undefined)
     await deps.delayQueue.sendNotice(
-      `n-${job.jobId}`,
+      noticeId(job.jobId),
       job.tenant,
       { failureTopic: job.failureTopic },
       bulkCancelDoneNotice(job, deps.clock.now()),

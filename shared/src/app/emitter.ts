@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
-import { heldShardKey, shardOf } from '../domain/buckets.js';
+import { shardOf } from '../domain/sharding.js';
+import { heldShardKey } from '../domain/table-keys.js';
 import { delaySecondsFor, waitUntil } from '../domain/delay.js';
 import { emissionDecision, emissionRefusal, noticeDestination, unrecordedCopyDecision, type EmissionEnding } from '../domain/emission.js';
 import { emissionAttributes, expiresAtFor, type ScheduledEvent } from '../domain/event.js';
@@ -192,7 +193,7 @@ async function holdOne(deps: EmitterDeps, record: EventRecord, copy: Extract<Del
   const now = deps.clock.now();
   const outcome = await deps.store.hold(record, copy.queuedBy as string, {
     payload: event.payload,
-    heldKey: heldShardKey(event.tenant, event.id, deps.config),
+    heldKey: heldShardKey(event.tenant, shardOf(event.id, deps.config)),
     tenantShard: tenantIndexKeyAt(
       'held',
       { tenant: event.tenant, shard: shardOf(event.id, deps.config), payloadIn: 'table' },

@@ -1,6 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
-import { bulkCancelJobId, type NewBulkCancelJob } from '../domain/bulk-cancel.js';
+import type { NewBulkCancelJob } from '../domain/bulk-cancel.js';
+import { bulkCancelJobId } from '../domain/table-keys.js';
 import { expiresAtFor, requestHashOf } from '../domain/event.js';
 import { EVENT_STATE } from '../domain/lifecycle.js';
 import { type Placement, placementFor } from '../domain/placement.js';

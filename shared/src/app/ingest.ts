@@ -15,6 +15,7 @@ import {
 } from '../domain/lifecycle.js';
 import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
 import { type Refusal, refusalOf, refusalsToKeep } from '../domain/refusals.js';
+import { noticeId, resumeJobId } from '../domain/table-keys.js';
 import type { Tenant } from '../domain/tenants.js';
 import { type FailedRecord, type FailureLog, failRecords, processBatch } from './batch.js';
 import { withQuickRetries } from './quick-retry.js';
@@ -95,9 +96,9 @@ async function refuse(applying: Applying, error: EventRejectedError, eventId?: s
   );
   const notice = failureNotice(error.reason, error.message, planned.input, applying.now, { eventId, details: error.details });
   // Once per input message, however often it is delivered.
-  const noticeId = `n-${planned.message.inputMessageId}`;
+  const notified = noticeId(planned.message.inputMessageId);
   const destination = { failureTopic: planned.failureTopic, deadLetterTopic: planned.tenant.deadLetterTopic };
-  await reportFailure(deps, (to, body) => deps.delayQueue.sendNotice(noticeId, planned.tenant.id, to, body), notice, destination);
+  await reportFailure(deps, (to, body) => deps.delayQueue.sendNotice(notified, planned.tenant.id, to, body), notice, destination);
 }
 
 /**
@@ -269,7 +270,7 @@ async function applyIntent(
     case 'resume': {
       // Named after the input message: delivered again, it makes the same job.
       const author = { owner: 'tenant', request: changeRequest(applying) } as const;
-      const { applied, ended, stillPaused } = await resumeTenant(deps, tenant, author, `r-${planned.message.inputMessageId}`);
+      const { applied, ended, stillPaused } = await resumeTenant(deps, tenant, author, resumeJobId(planned.message.inputMessageId));
       if (!applied) return superseded(applying, 'resume');
       if (stillPaused?.owner === 'operator') return refuse(applying, pausedByOperator(tenant, stillPaused));
       deps.logger.info({ tenant, pausedAt: ended?.pausedAt }, 'tenant resumed: its held events are being sent');

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { SchedulerConfig } from '../config.js';
-import { bucketsBetween } from '../domain/buckets.js';
+import { bucketsBetween } from '../domain/sharding.js';
 import type { LoadingChunk } from '../domain/messages.js';
-import { tenantShardKey } from '../domain/tenant-index.js';
+import { tenantShardKeys } from '../domain/table-keys.js';
 import { withQuickRetries } from './quick-retry.js';
 import { oldestHeld } from './resume.js';
 import type {
@@ -90,9 +90,7 @@ async function fanOut(
   let eventsFound = 0;
   let chunksSent = 0;
   const buckets = bucketsBetween(fromMs, untilMs, config);
-  const tenantKeys = deps.tenants
-    .all()
-    .flatMap((tenant) => Array.from({ length: config.shardCount }, (_, shard) => tenantShardKey(tenant.id, 's', shard)));
+  const tenantKeys = deps.tenants.all().flatMap((tenant) => tenantShardKeys(tenant.id, 's', config.shardCount));
   // Several buckets per round keep enough queries in flight to catch up quickly after an outage.
   const bucketsPerRound = Math.max(1, Math.ceil(LOADER_QUERIES_IN_FLIGHT / config.shardCount));
   for (let first = 0; first < buckets.length; first += bucketsPerRound) {

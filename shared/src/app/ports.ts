@@ -343,10 +343,18 @@ export interface DuePartition {
   readonly key: string;
 }
 
-/** Stored events by due time, one partition at a time: what the loader reads. */
+/** Events by due time: one partition at a time, what the loader reads; several merged, a page at a time, what a resume reads. */
 export interface DueIndex {
   /** Pages of events in one partition with dueAt in [fromMs, untilMs). */
   query(partition: DuePartition, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]>;
+  /** The first `limit` events of the partitions after `after`, by (dueAt, id) (fewer only when none is left). */
+  page(partitions: DuePartitions, after: DueEventRef | undefined, limit: number): Promise<readonly DueEventRef[]>;
+}
+
+/** Partitions of one of the indexes by due time. */
+export interface DuePartitions {
+  readonly index: DuePartition['index'];
+  readonly keys: readonly string[];
 }
 
 /** Where the loader has handed events out to (loading) and swept them for repair. */
@@ -545,7 +553,7 @@ export interface EventsPage {
 }
 
 /** What operators read: one event, and a tenant's events through the tenant index. */
-export interface EventRecords {
+export interface EventListing {
   get(id: string): Promise<EventRecord | undefined>;
   /** A page of a tenant's events, reading only the index entries and records it needs (no scan). */
   listEvents(tenant: string, query: EventsQuery): Promise<EventsPage>;

@@ -1,8 +1,7 @@
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
-import { heldShardKeys } from '../domain/buckets.js';
+import { heldShardKeys } from '../domain/table-keys.js';
 import { decodeChangeJob, type ChangeJob } from '../domain/messages.js';
-import { compareByDue, isAfter } from '../domain/tenant-index.js';
 import { type FailureLog, processBatch } from './batch.js';
 import type {
   ChangesQueue,
@@ -41,23 +40,13 @@ export const RESUME_PAGE_EVENTS = 100;
  */
 export const RESUME_SETTLE_SECONDS = 2;
 
-/** The oldest held events of a tenant after a cursor: up to a page from each shard, merged. */
+/** The oldest held events of a tenant after a cursor, a resume's page of them, from its held shards merged. */
 export async function oldestHeld(
   deps: Pick<ResumeDeps, 'config' | 'dueIndex'>,
   tenant: string,
   after: ChangeJob['after'],
-): Promise<DueEventRef[]> {
-  const perShard = await Promise.all(
-    heldShardKeys(tenant, deps.config).map(async (key) => {
-      const found: DueEventRef[] = [];
-      for await (const page of deps.dueIndex.query({ index: 'bucket', key }, after?.dueAt ?? 0, Number.MAX_SAFE_INTEGER)) {
-        found.push(...page.filter((ref) => isAfter(ref, after)));
-        if (found.length >= RESUME_PAGE_EVENTS) break;
-      }
-      return found;
-    }),
-  );
-  return perShard.flat().sort(compareByDue).slice(0, RESUME_PAGE_EVENTS);
+): Promise<readonly DueEventRef[]> {
+  return deps.dueIndex.page({ index: 'bucket', keys: heldShardKeys(tenant, deps.config.shardCount) }, after, RESUME_PAGE_EVENTS);
 }
 
 /**

@@ -69,11 +69,6 @@ export interface BulkCancelJob extends NewBulkCancelJob {
   readonly doneAt: number | undefined;
 }
 
-/** The job of a tenant's request: named after the input message, so its redelivery finds the same job. */
-export function bulkCancelJobId(inputMessageId: string): string {
-  return `b-${inputMessageId}`;
-}
-
 /** An event's place in a job's order: the listing's (see compareByDue). */
 export type JobPosition = ListingPosition;
 

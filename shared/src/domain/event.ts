@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { clientEventId, messageEventId } from './table-keys.js';
 import { PUBLIC_TENANT_ID } from './tenants.js';
 
 /** An accepted schedule request, as it travels through the store and the queues. */
@@ -27,9 +28,9 @@ export interface ScheduledEvent {
  * their `user`, as in the original service.
  */
 export function eventIdFor(tenant: string, user: string, clientId: string | undefined, inputMessageId: string): string {
-  if (clientId === undefined) return `m-${inputMessageId}`;
+  if (clientId === undefined) return messageEventId(inputMessageId);
   const namespace = tenant === PUBLIC_TENANT_ID ? `${tenant}\u0000${user}` : tenant;
-  return `c-${createHash('sha256').update(namespace).update('\u0000').update(clientId).digest('hex').slice(0, 40)}`;
+  return clientEventId(createHash('sha256').update(namespace).update('\u0000').update(clientId).digest('hex').slice(0, 40));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type BucketLayout, shardOf } from './buckets.js';
+import { type BucketLayout, shardOf } from './sharding.js';
 import { EVENT_STATE } from './lifecycle.js';
 
 /**

@@ -1,31 +1,11 @@
+import { tenantShardKey } from './table-keys.js';
+
 /**
- * Keys of the table's tenant index (`byTenantDue`): each tenant's events by due time, spread
- * over shards as the time-bucket index spreads them (see shardOf). The family says where the
- * payload was put when the event was placed: `s` stored in the table (the loader's), `q` only in
- * the delay queue; a label's entries form a family of their own. Tenant ids and labels hold no
- * `#`, so no key of one tenant is another's.
+ * The table's tenant index (`byTenantDue`): each tenant's events by due time, spread over shards
+ * (see shardOf), under the family of where the payload was put when the event was placed (see
+ * tenantShardKey in table-keys.ts): which write gives a record which key, and the order its
+ * readers page through.
  */
-
-/** Where an event's payload was put: stored in the table (`s`, for the loader), or only in the delay queue (`q`). */
-export type PayloadFamily = 's' | 'q';
-
-export function tenantShardKey(tenant: string, family: PayloadFamily, shard: number): string {
-  return `${tenant}#${family}${shard}`;
-}
-
-export function labelShardKey(tenant: string, label: string, shard: number): string {
-  return `${tenant}#l#${label}#${shard}`;
-}
-
-/** The item that lists an event under one of its labels. */
-export function labelEntryId(eventId: string, label: string): string {
-  return `l#${eventId}#${label}`;
-}
-
-/** The event a label entry lists (event ids hold no `#`). */
-export function eventIdOfLabelEntry(entryId: string): string {
-  return entryId.slice(2, entryId.lastIndexOf('#'));
-}
 
 /** A write that may give an event's record its tenant-index key. */
 export type IndexedWrite =
@@ -78,13 +58,6 @@ export function tenantIndexKeyAt(write: IndexedWrite, event: IndexedEvent, index
  */
 export const UNINDEXED_QUEUED_EVENTS_NOTE =
   'This scheduler runs with SCHEDULER_INDEX_QUEUED_EVENTS=false: an open event placed straight in the delay queue is listed under its labels only (found by its id), until it fails or is held; events that failed, were held or were carried into the table are listed.';
-
-/** The partitions holding a tenant's events (both families), or its events with one label. */
-export function listingPartitions(tenant: string, label: string | undefined, shardCount: number): string[] {
-  return Array.from({ length: shardCount }, (_, shard) =>
-    label === undefined ? [tenantShardKey(tenant, 's', shard), tenantShardKey(tenant, 'q', shard)] : [labelShardKey(tenant, label, shard)],
-  ).flat();
-}
 
 /** Where a listing's page ended: the last event returned, by due time then id. */
 export interface ListingPosition {

@@ -5,6 +5,7 @@ import { SNS_MAX_MESSAGE_BYTES } from './limits.js';
 import { parseDueDate, toIso } from './dates.js';
 import { emissionAttributes, eventIdFor, snsMessageBytes, type ScheduledEvent } from './event.js';
 import { EventRejectedError, REASON, type ReasonCode } from './reasons.js';
+import { isMessageEventId } from './table-keys.js';
 import { isSchedulerTopic, type SchedulerTopics } from './scheduler-topics.js';
 import { mayPublishTo, PUBLIC_TENANT_ID, type Tenant } from './tenants.js';
 import { topicPartition, topicRegion } from './topic-arn.js';
@@ -258,7 +259,7 @@ function parseSchedule(input: unknown, inputMessageId: string, scope: InputScope
  * returned to the original publish (random, known to its publisher alone), names an event there.
  */
 function publicControlRefusal(request: ControlRequest): EventRejectedError | undefined {
-  if (request.event_id?.startsWith('m-')) return undefined;
+  if (request.event_id !== undefined && isMessageEventId(request.event_id)) return undefined;
   return new EventRejectedError(
     REASON.CONTROL_NOT_ALLOWED,
     'on the shared input topic, name the event by its event_id "m-<MessageId>", the MessageId SNS returned for the schedule request',

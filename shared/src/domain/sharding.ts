@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
+import { bucketShardKey, bucketShardKeys } from './table-keys.js';
 
-/** Time-bucket layout of the loader's GSI: `<bucket start, epoch seconds>#<shard>`. */
+/**
+ * How the table spreads events over the partitions of its indexes: each event in a shard (a hash
+ * of its id), and, in the time-bucket index, in the bucket of its due minute. The keys themselves
+ * are in table-keys.ts.
+ */
 export interface BucketLayout {
   readonly bucketSeconds: number;
   readonly shardCount: number;
@@ -15,10 +20,6 @@ export function bucketOf(epochMs: number, layout: BucketLayout): number {
 /** The shard an event lands in, in the time-bucket index and the tenant index alike: stable for an id, spread evenly over ids. */
 export function shardOf(eventId: string, layout: Pick<BucketLayout, 'shardCount'>): number {
   return createHash('sha256').update(eventId).digest().readUInt32BE(0) % layout.shardCount;
-}
-
-export function bucketShardKey(bucket: number, shard: number): string {
-  return `${bucket}#${shard}`;
 }
 
 export function bucketShardKeyFor(eventId: string, dueAt: number, layout: BucketLayout): string {
@@ -40,20 +41,8 @@ export function bucketsBetween(fromMs: number, untilMs: number, layout: BucketLa
     ranges.push({
       startMs: Math.max(fromMs, bucket * 1000),
       endMs: Math.min(untilMs, (bucket + layout.bucketSeconds) * 1000),
-      shardKeys: Array.from({ length: layout.shardCount }, (_, shard) => bucketShardKey(bucket, shard)),
+      shardKeys: bucketShardKeys(bucket, layout.shardCount),
     });
   }
   return ranges;
-}
-
-/**
- * The due-index keys of a tenant's held events (see EVENT_STATE.held): `held#<tenant>#<shard>`,
- * by due time, apart from the loader's buckets, so that a resume finds them oldest first.
- */
-export function heldShardKey(tenant: string, eventId: string, layout: BucketLayout): string {
-  return `held#${tenant}#${shardOf(eventId, layout)}`;
-}
-
-export function heldShardKeys(tenant: string, layout: Pick<BucketLayout, 'shardCount'>): string[] {
-  return Array.from({ length: layout.shardCount }, (_, shard) => `held#${tenant}#${shard}`);
 }

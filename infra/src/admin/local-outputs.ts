@@ -6,7 +6,7 @@ import { ensureInputTopic } from '../local/resources.js';
 import { LOCAL_CREDENTIALS, type LocalOutputs } from '../local/runtime.js';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
 import { AdminError } from './errors.js';
-import { schedulerTopicsOf, topicPrefixOf } from './input-topics.js';
+import { schedulerTopicsOf, topicPrefixOf } from './topic-arns.js';
 
 /** What the admin commands use of the outputs file scripts/start writes. */
 export type LocalServiceOutputs = Pick<

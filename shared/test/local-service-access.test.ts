@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { answers } from '../src/local-service.js';
+import { answers } from '../src/local-service-access.js';
 
 describe('an endpoint that answers', () => {
   it('is told from one where nothing listens', async () => {

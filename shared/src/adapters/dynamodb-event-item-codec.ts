@@ -1,7 +1,8 @@
 import { DYNAMODB_WRITE_UNIT_BYTES } from '../domain/limits.js';
 import { isEventState, type EventRecord, type PayloadKept } from '../domain/lifecycle.js';
 import type { ReasonCode } from '../domain/reasons.js';
-import { labelEntryId, labelShardKey, tenantIndexKeyAt } from '../domain/tenant-index.js';
+import { labelEntryId, labelShardKey, payloadItemId } from '../domain/table-keys.js';
+import { tenantIndexKeyAt } from '../domain/tenant-index.js';
 import type { NewEvent } from '../app/ports.js';
 import { TABLE } from './dynamodb-table.js';
 
@@ -10,15 +11,6 @@ import { TABLE } from './dynamodb-table.js';
  * only for far-path events, in the record when the whole record still fits one write unit, or
  * else once in an item of its own that no state change rewrites.
  */
-
-/**
- * The payload item of a record: `p#<id>#<request hash>`, named by its content, so that no other
- * request with the same id can write over it (it is written before the record's conditional
- * insert). Records written before request hashes were kept name `p#<id>`.
- */
-export function payloadItemId(record: Pick<EventRecord, 'id' | 'requestHash'>): string {
-  return record.requestHash === undefined ? `p#${record.id}` : `p#${record.id}#${record.requestHash}`;
-}
 
 /** An item's size as DynamoDB bills it: each attribute's name and value (numbers counted generously). */
 export function itemBytes(item: Readonly<Record<string, unknown>>): number {

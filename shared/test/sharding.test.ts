@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bucketOf, bucketsBetween, bucketShardKeyFor, shardOf, type BucketLayout } from '../src/domain/buckets.js';
+import { bucketOf, bucketsBetween, bucketShardKeyFor, shardOf, type BucketLayout } from '../src/domain/sharding.js';
 
 const layout: BucketLayout = { bucketSeconds: 60, shardCount: 8 };
 /** 2030-06-15T12:30:00Z, the start of a one-minute bucket. */

@@ -1,0 +1,165 @@
+/**
+ * Every key the scheduler's one DynamoDB table holds, and every id prefix, in one place: the
+ * items' ids (partition key `id`) and the partitions of its two indexes (see TABLE_LAYOUT in
+ * dynamodb-table.ts for the attributes they go in). These are stored formats: deployed tables
+ * hold them, so a shape never changes (table-keys.test.ts pins each to an example).
+ *
+ * Event ids start with a letter and a hyphen (`m-`, `c-`) and hold no `#`; tenant ids and labels
+ * hold no `#` either. So the other items' ids (a prefix ending in `#`, or starting with one)
+ * are never an event's, and no key of one tenant is another's.
+ */
+
+/** The ids the scheduler makes: events (`m-`, `c-`), bulk cancels' and resumes' jobs (`b-`, `r-`), failure notices (`n-`). */
+export const ID_PREFIX = {
+  /** An event without a client id: `m-<MessageId>` of its schedule request (SNS's, known to its publisher alone). */
+  messageEvent: 'm-',
+  /** An event with a client id: `c-` and a hash of its tenant and that id (see eventIdFor). */
+  clientEvent: 'c-',
+  bulkCancelJob: 'b-',
+  resumeJob: 'r-',
+  notice: 'n-',
+} as const;
+
+/** An event named after its schedule request's MessageId. */
+export function messageEventId(inputMessageId: string): string {
+  return `${ID_PREFIX.messageEvent}${inputMessageId}`;
+}
+
+export function isMessageEventId(eventId: string): boolean {
+  return eventId.startsWith(ID_PREFIX.messageEvent);
+}
+
+/** An event named after its client id: `digest` is the hash of its tenant and that id. */
+export function clientEventId(digest: string): string {
+  return `${ID_PREFIX.clientEvent}${digest}`;
+}
+
+/** A bulk cancel's job: named after its tenant's input message (its redelivery finds the same job), or a new uuid for an operator's. */
+export function bulkCancelJobId(source: string): string {
+  return `${ID_PREFIX.bulkCancelJob}${source}`;
+}
+
+/** A resume's job: named after its tenant's input message, or a new uuid for an operator's. */
+export function resumeJobId(source: string): string {
+  return `${ID_PREFIX.resumeJob}${source}`;
+}
+
+/** A failure notice, and the item claiming its publication: named after the refused input message, or the job it ends. */
+export function noticeId(source: string): string {
+  return `${ID_PREFIX.notice}${source}`;
+}
+
+// ---- Items other than events' records -------------------------------------------------------
+
+/**
+ * The payload item of a record: `p#<id>#<request hash>`, named by its content, so that no other
+ * request with the same id can write over it (it is written before the record's conditional
+ * insert). Records written before request hashes were kept name `p#<id>`.
+ */
+export function payloadItemId(record: { readonly id: string; readonly requestHash?: string | undefined }): string {
+  return record.requestHash === undefined ? `p#${record.id}` : `p#${record.id}#${record.requestHash}`;
+}
+
+/** The item that lists an event under one of its labels: `l#<event id>#<label>`. */
+export function labelEntryId(eventId: string, label: string): string {
+  return `l#${eventId}#${label}`;
+}
+
+/** The event a label entry lists (event ids hold no `#`). */
+export function eventIdOfLabelEntry(entryId: string): string {
+  return entryId.slice(2, entryId.lastIndexOf('#'));
+}
+
+/** A bulk cancel's job item: `j#<job id>`. */
+export function jobItemId(jobId: string): string {
+  return `j#${jobId}`;
+}
+
+/** The last error of a failed SQS message: `e#<MessageId>`. */
+export const LAST_ERROR_ID_PREFIX = 'e#';
+
+export function lastErrorItemId(messageId: string): string {
+  return `${LAST_ERROR_ID_PREFIX}${messageId}`;
+}
+
+/** A tenant's quota counters (and its pauses): `#tenant#<tenant>`. */
+export function openEventsCounterId(tenant: string): string {
+  return `#tenant#${tenant}`;
+}
+
+/** A tenant's ends in one minute (see end-counts.ts): `#ends#<tenant>#<minute start, epoch seconds>`. */
+export function endCountsItemId(tenant: string, minuteMs: number): string {
+  return `#ends#${tenant}#${Math.floor(minuteMs / 1000)}`;
+}
+
+/** The item holding the loader's cursors. */
+export const LOADER_CURSOR_ID = '#loader-cursor';
+
+/** A tenant's refusal counter: `r#<tenant>`. */
+export function refusalCounterId(tenant: string): string {
+  return `r#${tenant}`;
+}
+
+/** One of the slots of a tenant's ring of kept refusals: `r#<tenant>#<slot>`. */
+export function refusalSlotId(tenant: string, slot: number): string {
+  return `${refusalCounterId(tenant)}#${slot}`;
+}
+
+// ---- The indexes' partitions ----------------------------------------------------------------
+
+/** Where an event's payload was put: stored in the table (`s`, for the loader), or only in the delay queue (`q`). */
+export type PayloadFamily = 's' | 'q';
+
+/** The tenant index (`byTenantDue`): a tenant's events of one family in one shard, `<tenant>#s<shard>` or `<tenant>#q<shard>`. */
+export function tenantShardKey(tenant: string, family: PayloadFamily, shard: number): string {
+  return `${tenant}#${family}${shard}`;
+}
+
+/** The tenant index: a label's entries in one shard, `<tenant>#l#<label>#<shard>`. */
+export function labelShardKey(tenant: string, label: string, shard: number): string {
+  return `${tenant}#l#${label}#${shard}`;
+}
+
+/** The time-bucket index (`byDueBucket`): events stored before the tenant index, `<bucket start, epoch seconds>#<shard>`. */
+export function bucketShardKey(bucket: number, shard: number): string {
+  return `${bucket}#${shard}`;
+}
+
+/**
+ * The time-bucket index: a tenant's held events (see EVENT_STATE.held), `held#<tenant>#<shard>`,
+ * by due time, apart from the loader's buckets, so that a resume finds them oldest first.
+ */
+export function heldShardKey(tenant: string, shard: number): string {
+  return `held#${tenant}#${shard}`;
+}
+
+/** One key of each shard, in shard order: every partition of one family. */
+function everyShard(shardCount: number, keyOf: (shard: number) => string): string[] {
+  return Array.from({ length: shardCount }, (_, shard) => keyOf(shard));
+}
+
+/** Every partition of a tenant's events of one family. */
+export function tenantShardKeys(tenant: string, family: PayloadFamily, shardCount: number): string[] {
+  return everyShard(shardCount, (shard) => tenantShardKey(tenant, family, shard));
+}
+
+/** Every partition of a tenant's entries of one label. */
+export function labelShardKeys(tenant: string, label: string, shardCount: number): string[] {
+  return everyShard(shardCount, (shard) => labelShardKey(tenant, label, shard));
+}
+
+/** Every partition of one time bucket. */
+export function bucketShardKeys(bucket: number, shardCount: number): string[] {
+  return everyShard(shardCount, (shard) => bucketShardKey(bucket, shard));
+}
+
+/** Every partition of a tenant's held events. */
+export function heldShardKeys(tenant: string, shardCount: number): string[] {
+  return everyShard(shardCount, (shard) => heldShardKey(tenant, shard));
+}
+
+/** The partitions holding a tenant's events (both families, shard by shard), or its events with one label. */
+export function listingPartitions(tenant: string, label: string | undefined, shardCount: number): string[] {
+  if (label !== undefined) return labelShardKeys(tenant, label, shardCount);
+  return tenantShardKeys(tenant, 's', shardCount).flatMap((stored, shard) => [stored, tenantShardKey(tenant, 'q', shard)]);
+}

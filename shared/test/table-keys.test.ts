@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { END_COUNTS, TABLE, TABLE_LAYOUT } from '../src/adapters/dynamodb-table.js';
+import { eventIdFor } from '../src/domain/event.js';
+import { bucketShardKeyFor, shardOf } from '../src/domain/sharding.js';
+import {
+  bucketShardKey,
+  bucketShardKeys,
+  bulkCancelJobId,
+  clientEventId,
+  endCountsItemId,
+  eventIdOfLabelEntry,
+  heldShardKey,
+  heldShardKeys,
+  isMessageEventId,
+  jobItemId,
+  LAST_ERROR_ID_PREFIX,
+  labelEntryId,
+  labelShardKey,
+  labelShardKeys,
+  lastErrorItemId,
+  listingPartitions,
+  LOADER_CURSOR_ID,
+  messageEventId,
+  noticeId,
+  openEventsCounterId,
+  payloadItemId,
+  refusalCounterId,
+  refusalSlotId,
+  resumeJobId,
+  tenantShardKey,
+  tenantShardKeys,
+} from '../src/domain/table-keys.js';
+
+// Deployed tables hold these: each shape is pinned to a literal, so that a change to one is seen here.
+
+describe('the ids the scheduler makes', () => {
+  it('names events, jobs and notices by their prefixes', () => {
+    expect(messageEventId('4f1c')).toBe('m-4f1c');
+    expect(clientEventId('ab12')).toBe('c-ab12');
+    expect(bulkCancelJobId('4f1c')).toBe('b-4f1c');
+    expect(resumeJobId('4f1c')).toBe('r-4f1c');
+    expect(noticeId('4f1c')).toBe('n-4f1c');
+    expect(noticeId(bulkCancelJobId('4f1c'))).toBe('n-b-4f1c');
+  });
+
+  it('derives an event id from the input message, or from the tenant (and the public tenant user) and the client id', () => {
+    expect(eventIdFor('acme', 'alice', undefined, '4f1c')).toBe('m-4f1c');
+    expect(eventIdFor('acme', 'alice', 'order-1', '4f1c')).toBe('c-af5f4f1841e88ebcae502028d51c062c1259dc62');
+    expect(eventIdFor('public', 'alice', 'order-1', '4f1c')).toBe('c-5a69b6b78df7782b0f7ca59494c4ff133fd80953');
+  });
+
+  it('tells an event named by its input message', () => {
+    expect(isMessageEventId('m-4f1c')).toBe(true);
+    expect(isMessageEventId('c-ab12')).toBe(false);
+  });
+});
+
+describe('the items of the table', () => {
+  it('keys each kind of item by its shape', () => {
+    expect(payloadItemId({ id: 'm-1', requestHash: 'h1' })).toBe('p#m-1#h1');
+    expect(payloadItemId({ id: 'm-1', requestHash: undefined })).toBe('p#m-1');
+    expect(labelEntryId('m-1', 'billing')).toBe('l#m-1#billing');
+    expect(eventIdOfLabelEntry('l#m-1#billing')).toBe('m-1');
+    expect(jobItemId('b-4f1c')).toBe('j#b-4f1c');
+    expect(LAST_ERROR_ID_PREFIX).toBe('e#');
+    expect(lastErrorItemId('9a7e')).toBe('e#9a7e');
+    expect(openEventsCounterId('acme')).toBe('#tenant#acme');
+    expect(endCountsItemId('acme', 1_780_000_059_999)).toBe('#ends#acme#1780000059');
+    expect(LOADER_CURSOR_ID).toBe('#loader-cursor');
+    expect(refusalCounterId('acme')).toBe('r#acme');
+    expect(refusalSlotId('acme', 7)).toBe('r#acme#7');
+  });
+});
+
+describe('the partitions of the indexes', () => {
+  it('keys each partition by its shape', () => {
+    expect(tenantShardKey('acme', 's', 3)).toBe('acme#s3');
+    expect(tenantShardKey('acme', 'q', 3)).toBe('acme#q3');
+    expect(labelShardKey('acme', 'billing', 3)).toBe('acme#l#billing#3');
+    expect(bucketShardKey(1_780_000_020, 3)).toBe('1780000020#3');
+    expect(heldShardKey('acme', 3)).toBe('held#acme#3');
+  });
+
+  it('places an event in the shard its id hashes to, and in the bucket of its due minute', () => {
+    expect(shardOf('m-1', { shardCount: 8 })).toBe(2);
+    expect(bucketShardKeyFor('m-1', 1_780_000_059_999, { bucketSeconds: 60, shardCount: 8 })).toBe('1780000020#2');
+  });
+
+  it('lists every shard of a family, in shard order', () => {
+    expect(tenantShardKeys('acme', 's', 2)).toEqual(['acme#s0', 'acme#s1']);
+    expect(labelShardKeys('acme', 'billing', 2)).toEqual(['acme#l#billing#0', 'acme#l#billing#1']);
+    expect(bucketShardKeys(1_780_000_020, 2)).toEqual(['1780000020#0', '1780000020#1']);
+    expect(heldShardKeys('acme', 2)).toEqual(['held#acme#0', 'held#acme#1']);
+    expect(listingPartitions('acme', undefined, 2)).toEqual(['acme#s0', 'acme#q0', 'acme#s1', 'acme#q1']);
+    expect(listingPartitions('acme', 'billing', 2)).toEqual(['acme#l#billing#0', 'acme#l#billing#1']);
+  });
+});
+
+describe('the attributes and indexes', () => {
+  it('names them as deployed tables have them', () => {
+    expect(TABLE).toEqual({
+      partitionKey: 'id',
+      bucketIndex: 'byDueBucket',
+      bucketShardKey: 'bucketShard',
+      tenantIndex: 'byTenantDue',
+      tenantShardKey: 'tenantShard',
+      dueAtKey: 'dueAt',
+      ttlAttribute: 'expiresAt',
+    });
+    expect(TABLE_LAYOUT.indexes.map((index) => [index.name, index.partitionKey.name, index.sortKey.name])).toEqual([
+      ['byDueBucket', 'bucketShard', 'dueAt'],
+      ['byTenantDue', 'tenantShard', 'dueAt'],
+    ]);
+    expect([END_COUNTS.emitted, END_COUNTS.failed, END_COUNTS.lateness(3)]).toEqual(['emitted', 'failed', 'late3']);
+  });
+});
