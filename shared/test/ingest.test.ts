@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ingestBatch } from '../src/app/ingest.js';
 import { planIngest, unwrapInput } from '../src/app/ingest-plan.js';
-import { QUICK_RETRY_PAUSES_MS } from '../src/app/quick-retry.js';
 import { placementFor } from '../src/domain/placement.js';
 import { shardOf } from '../src/domain/sharding.js';
 import { snsMessageBytes } from '../src/domain/event.js';
@@ -158,25 +157,9 @@ describe('ingest', () => {
     expect(delayQueue.notices).toEqual([]);
   });
 
-  it('sends again at once the near-path events the delay queue refused, each with its delay from then, before failing their records', async () => {
-    const { deps, delayQueue, metrics, logger } = setup();
-    delayQueue.refuseSends = QUICK_RETRY_PAUSES_MS.length;
-    const records = [
-      published(scheduleRequest({ date: soon, target: acmeTarget })),
-      published(scheduleRequest({ date: soon, target: acmeTarget })),
-    ];
-    expect((await ingestBatch(deps, records)).batchItemFailures).toEqual([]);
-    expect(delayQueue.sent).toHaveLength(2);
-    // Sent a second later in all: a second less of delay.
-    expect(delayQueue.sent.map(({ delaySeconds }) => delaySeconds)).toEqual([28, 28]);
-    expect(deps.clock.sleeps).toEqual([...QUICK_RETRY_PAUSES_MS]);
-    expect(metrics.counts.EventsDelayed).toBe(2);
-    expect(logger.lines.filter(({ message }) => message === 'near-path events not sent; sending them again')).toHaveLength(2);
-  });
-
-  it("fails the record of a near-path event the delay queue refused every time, keeping why as the record's last error", async () => {
+  it("fails the record of a near-path event the delay queue refused, keeping why as the record's last error", async () => {
     const { deps, delayQueue, lastErrors } = setup();
-    delayQueue.refuseSends = QUICK_RETRY_PAUSES_MS.length + 1;
+    delayQueue.refuseSends = 1;
     const record = published(scheduleRequest({ date: soon, target: acmeTarget }));
     expect((await ingestBatch(deps, [record])).batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
     expect(lastErrors.errors.get(record.messageId)).toMatchObject({
@@ -658,7 +641,7 @@ describe('ingest', () => {
       const { deps, delayQueue } = context;
       await ingestBatch(deps, [published(scheduleRequest({ id: 'stored', date: later, target: acmeTarget }))]);
       const reschedule = published(toSoon);
-      delayQueue.refuseSends = QUICK_RETRY_PAUSES_MS.length + 1;
+      delayQueue.refuseSends = 1;
       expect((await ingestBatch(deps, [reschedule])).batchItemFailures).toEqual([{ itemIdentifier: reschedule.messageId }]);
       expect(context.metrics.counts).toMatchObject({ EventsRescheduled: 1, EventsDelayed: 0 });
       return { ...context, reschedule };

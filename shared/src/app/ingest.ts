@@ -18,7 +18,6 @@ import { type Refusal, refusalOf, refusalsToKeep } from '../domain/refusals.js';
 import { noticeId, resumeJobId } from '../domain/table-keys.js';
 import type { Tenant } from '../domain/tenants.js';
 import { type FailedRecord, type FailureLog, failRecords, processBatch } from './batch.js';
-import { withQuickRetries } from './quick-retry.js';
 import { startBulkCancel } from './bulk-cancel.js';
 import { resumeTenant } from './resume.js';
 import { reportFailure } from './failures.js';
@@ -355,38 +354,6 @@ async function keepRefusals(deps: IngestDeps, refused: readonly Refusal[], now: 
 }
 
 /**
- * Sends the batch's near-path events to the delay queue, those refused again at once, twice more
- * (see withQuickRetries), each with its delay from when it is sent: their records would otherwise
- * wait out the visibility timeout, late for events due within it. A send whose answer was lost
- * sends a second copy with the same token, which the emitter drops as already emitted. Returns
- * why each event still unsent could not be sent, by id.
- */
-async function sendToDelayQueue(deps: IngestDeps, sends: readonly Send[]): Promise<ReadonlyMap<string, string>> {
-  let unsent = sends;
-  let reasons = new Map<string, string>();
-  const sendUnsent = async (): Promise<void> => {
-    const sendTime = deps.clock.now();
-    const failures = await deps.delayQueue.send(
-      unsent.map(({ event, queuedBy }) => ({
-        event,
-        queuedBy,
-        delaySeconds: delaySecondsFor(event.dueAt, sendTime, deps.config.emitterLeadMs),
-      })),
-    );
-    reasons = new Map(failures.map((failure) => [failure.eventId, failure.reason]));
-    unsent = unsent.filter(({ event }) => reasons.has(event.id));
-    if (unsent.length > 0) throw new TransientError(`${unsent.length} events could not be sent to the delay queue`);
-  };
-  await withQuickRetries(deps.clock, sendUnsent, (error) =>
-    deps.logger.warn({ err: error }, 'near-path events not sent; sending them again'),
-  ).catch((error: unknown) => {
-    // The last try's refusals fail their records, below.
-    if (!(error instanceof TransientError)) throw error;
-  });
-  return reasons;
-}
-
-/**
  * Takes each input message as its tenant's (known by the topic it came through), in two
  * steps: a pure plan turns the batch into per-message intents (planIngest), then this applies
  * them (records, cancels, reschedules, refusals) and sends the batch's near-path events to the
@@ -409,8 +376,16 @@ export async function ingestBatch(deps: IngestDeps, records: readonly SQSRecord[
   });
 
   if (sends.length > 0) {
-    const reasons = await sendToDelayQueue(deps, sends);
-    deps.metrics.count('EventsDelayed', sends.length - reasons.size);
+    const sendTime = deps.clock.now();
+    const failures = await deps.delayQueue.send(
+      sends.map(({ event, queuedBy }) => ({
+        event,
+        queuedBy,
+        delaySeconds: delaySecondsFor(event.dueAt, sendTime, deps.config.emitterLeadMs),
+      })),
+    );
+    deps.metrics.count('EventsDelayed', sends.length - failures.length);
+    const reasons = new Map(failures.map((failure) => [failure.eventId, failure.reason]));
     // Failed as processBatch fails a record: logged, its error kept for the dead-letter tools, retried.
     const failed = sends.flatMap(({ record, event }): FailedRecord[] => {
       const reason = reasons.get(event.id);
