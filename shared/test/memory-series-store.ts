@@ -1,4 +1,4 @@
-import type { ChangeRequest, SeriesAdvance, SeriesCreateOutcome, SeriesEntry, SeriesStore } from '../src/app/ports.js';
+import type { ChangeRequest, SeriesAdvance, SeriesCancelOutcome, SeriesCreateOutcome, SeriesEntry, SeriesStore } from '../src/app/ports.js';
 import { SERIES_STATE, type SeriesRecord } from '../src/domain/series.js';
 import type { MemoryEventStore } from './memory-event-store.js';
 
@@ -57,14 +57,7 @@ export class MemorySeriesStore implements SeriesStore {
     return true;
   }
 
-  async cancel(
-    id: string,
-    tenant: string,
-    change: ChangeRequest & { readonly expiresAt: number },
-  ): Promise<
-    | { readonly outcome: 'cancelled'; readonly series: SeriesRecord }
-    | { readonly outcome: 'refused'; readonly current: SeriesRecord | undefined }
-  > {
+  async cancel(id: string, tenant: string, change: ChangeRequest & { readonly expiresAt: number }): Promise<SeriesCancelOutcome> {
     const current = this.records.get(id);
     if (current === undefined || current.tenant !== tenant || current.state !== SERIES_STATE.active) return { outcome: 'refused', current };
     const cancelled: SeriesRecord = {

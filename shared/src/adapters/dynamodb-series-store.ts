@@ -1,5 +1,5 @@
 import { PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { SeriesAdvance, SeriesCreateOutcome, SeriesEntry, SeriesStore, ChangeRequest } from '../app/ports.js';
+import type { SeriesAdvance, SeriesCancelOutcome, SeriesCreateOutcome, SeriesEntry, SeriesStore, ChangeRequest } from '../app/ports.js';
 import { SERIES_STATE, specOf, storedSpec, type SeriesRecord, type SeriesState, type StoredSpec } from '../domain/series.js';
 import { payloadItemId, tenantShardKey } from '../domain/table-keys.js';
 import { TransientError } from '../domain/reasons.js';
@@ -171,14 +171,7 @@ export class DynamoDbSeriesStore implements SeriesStore {
     return true;
   }
 
-  async cancel(
-    id: string,
-    tenant: string,
-    change: ChangeRequest & { readonly expiresAt: number },
-  ): Promise<
-    | { readonly outcome: 'cancelled'; readonly series: SeriesRecord }
-    | { readonly outcome: 'refused'; readonly current: SeriesRecord | undefined }
-  > {
+  async cancel(id: string, tenant: string, change: ChangeRequest & { readonly expiresAt: number }): Promise<SeriesCancelOutcome> {
     for (let attempt = 1; ; attempt++) {
       const current = (await this.read([id])).get(id);
       if (current === undefined || current.tenant !== tenant || current.state !== SERIES_STATE.active)

@@ -347,6 +347,11 @@ export type SeriesCreateOutcome =
   | { readonly outcome: 'duplicate'; readonly existing: SeriesRecord }
   | { readonly outcome: 'quota-exceeded'; readonly quota: keyof Quotas };
 
+/** What a series' cancel did: cancelled, with the record at the cursor it had; or refused, with the record as it is (undefined: no such id). */
+export type SeriesCancelOutcome =
+  | { readonly outcome: 'cancelled'; readonly series: SeriesRecord }
+  | { readonly outcome: 'refused'; readonly current: SeriesRecord | undefined };
+
 /** A take's move of a series past what it materialised: to its next occurrence, or to its end. */
 export interface SeriesAdvance {
   readonly cursor: SeriesCursor;
