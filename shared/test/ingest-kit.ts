@@ -11,6 +11,7 @@ import {
   RecordingMetrics,
 } from './fakes.js';
 import { MemoryBulkCancelJobs, MemoryEventStore, MemoryTenantPauses } from './memory-event-store.js';
+import { MemorySeriesStore } from './memory-series-store.js';
 
 export const NOW = 1_900_000_000_000;
 export const CONFIG = {
@@ -23,6 +24,7 @@ export const CONFIG = {
   changeCutoffSeconds: 5,
   ...SCHEDULER_TOPICS,
   maxScheduleAheadSeconds: 365 * 24 * 3600,
+  emitMaxAgeSeconds: 86_400,
 };
 export const ACME_TOPIC = `arn:aws:sns:${REGION}:000000000000:scheduler-tenant-acme`;
 export const acmeTarget = topicArn('out', 'eu-west-1', '111111111111');
@@ -42,6 +44,7 @@ export function published(message: unknown, messageId = inputMessageId(), topic 
 export function setup() {
   const clock = new FakeClock(NOW);
   const store = new MemoryEventStore(clock);
+  const series = new MemorySeriesStore(store);
   const delayQueue = new MemoryDelayQueue(clock);
   const jobs = new MemoryBulkCancelJobs();
   const changesQueue = new RecordingChangesQueue();
@@ -54,6 +57,7 @@ export function setup() {
     config: CONFIG,
     tenants: registry(),
     store,
+    series,
     delayQueue,
     jobs,
     pauses: new MemoryTenantPauses(store),
@@ -65,7 +69,7 @@ export function setup() {
     failureLog: { lastErrors, fn: 'ingest', clock },
     newToken: () => `token-${++tokens}`,
   } satisfies IngestDeps;
-  return { store, delayQueue, jobs, changesQueue, deps, clock, logger, metrics, lastErrors, refusals };
+  return { store, series, delayQueue, jobs, changesQueue, deps, clock, logger, metrics, lastErrors, refusals };
 }
 
 export const soon = new Date(NOW + 30_000).toISOString();

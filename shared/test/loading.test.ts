@@ -3,12 +3,20 @@ import { loadChunks, type LoadingDeps } from '../src/app/loading.js';
 import { QUICK_RETRY_PAUSES_MS } from '../src/app/quick-retry.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { encodeLoadingChunk, type LoadingChunk } from '../src/domain/messages.js';
-import { sqsRecord, storedRecord } from './factories.js';
+import { registry, sqsRecord, storedRecord } from './factories.js';
+import { MemorySeriesStore } from './memory-series-store.js';
 import { FakeClock, MemoryDelayQueue, MemoryLastErrors, RecordingLogger, RecordingMetrics } from './fakes.js';
 import { MemoryEventStore } from './memory-event-store.js';
 
 const NOW = 1_900_000_000_000;
-const config = { emitterLeadMs: 300, repairAfterSeconds: 300, repairDelaySeconds: 60, retentionSeconds: 3600 };
+const config = {
+  emitterLeadMs: 300,
+  repairAfterSeconds: 300,
+  repairDelaySeconds: 60,
+  retentionSeconds: 3600,
+  nearPathWindowSeconds: 600,
+  shardCount: 8,
+};
 
 function setup() {
   const clock = new FakeClock(NOW);
@@ -17,9 +25,12 @@ function setup() {
   const metrics = new RecordingMetrics();
   const logger = new RecordingLogger();
   const lastErrors = new MemoryLastErrors();
+  const series = new MemorySeriesStore(store);
   const deps = {
     config,
+    tenants: registry(),
     store,
+    series,
     delayQueue,
     clock,
     logger,
@@ -30,7 +41,7 @@ function setup() {
   const stored = (id: string, dueAt: number) => store.put(storedRecord(id, dueAt));
   const load = (chunk: LoadingChunk, messageId = 'sqs-1') => loadChunks(deps, [sqsRecord(encodeLoadingChunk(chunk), messageId)]);
   const sentIds = () => delayQueue.sent.map(({ event }) => event.id);
-  return { store, delayQueue, metrics, logger, lastErrors, deps, stored, load, sentIds };
+  return { store, series, clock, delayQueue, metrics, logger, lastErrors, deps, stored, load, sentIds };
 }
 
 describe('loading', () => {

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { SnsTopicPublisher } from '../src/adapters/sns-publisher.js';
 import { emitBatch } from '../src/app/emitter.js';
 import { ingestBatch } from '../src/app/ingest.js';
+import { takeSeries } from '../src/app/series.js';
 import { type BulkCancelJob, bulkCancelDoneNotice } from '../src/domain/bulk-cancel.js';
 import type { ScheduledEvent } from '../src/domain/event.js';
 import type { FailureNotice } from '../src/domain/failure.js';
@@ -45,6 +46,14 @@ const REQUEST_FIELDS = new Set([
   'label',
   'due_before',
   'note',
+  'schedule',
+  'timezone',
+  'start',
+  'end',
+  'count',
+  'offset',
+  'dst',
+  'catch_up_seconds',
 ]);
 
 const failureTopic = topicArn('failures', REGION, '111111111111');
@@ -60,6 +69,24 @@ async function refusedAtIngest(messages: readonly unknown[], options: { tenants?
 }
 
 const soon = new Date(NOW + 60_000).toISOString();
+/** A valid series request: every minute. */
+const everyMinute = (overrides: Record<string, unknown> = {}) => {
+  const { date: _date, ...request } = valid({ schedule: 'rate(1 minute)', ...overrides });
+  return request;
+};
+
+/** The OCCURRENCE_SKIPPED notice of a series taken again two hours after its catch-up window of an hour closed on it. */
+async function skippedAfterOutage(): Promise<Made> {
+  const context = ingestSetup();
+  const request = everyMinute({ timezone: 'UTC', catch_up_seconds: 3600 });
+  await ingestBatch(context.deps, [published(request)]);
+  const [series] = [...context.series.records.values()];
+  if (series === undefined) throw new Error('no series stored');
+  await takeSeries(context.deps, series, NOW + 3 * 3_600_000);
+  const notice = context.logger.lines.flatMap(({ fields }) => ('notice' in fields ? [fields.notice as FailureNotice] : [])).at(-1);
+  const { payload: _payload, catch_up_seconds: _catchUp, ...quoted } = request;
+  return { notice, request: quoted };
+}
 const far = new Date(NOW + 3_600_000).toISOString();
 const valid = (overrides: Record<string, unknown> = {}) =>
   scheduleRequest({ date: far, target: acmeTarget, failure_topic: failureTopic, ...overrides });
@@ -158,6 +185,16 @@ const NOTICES: Record<ReasonCode, (() => Promise<Made>) | undefined> = {
       request: { action: 'cancel', label: job.label, due_before: new Date(NOW + 60_000).toISOString(), failure_topic: failureTopic },
     };
   },
+  INVALID_SCHEDULE_EXPRESSION: () => refusedAtIngest([everyMinute({ schedule: 'cron(0 9 * * * *)' })]),
+  UNKNOWN_TIMEZONE: () => refusedAtIngest([everyMinute({ timezone: 'Mars/Olympus' })]),
+  END_BEFORE_START: () => refusedAtIngest([everyMinute({ start: far, end: soon })]),
+  INVALID_COUNT: () => refusedAtIngest([everyMinute({ count: 0 })]),
+  INVALID_OFFSET: () => refusedAtIngest([everyMinute({ offset: 60_000 })]),
+  INVALID_DST_RULE: () => refusedAtIngest([everyMinute({ dst: { gap: 'leap' } })]),
+  SCHEDULE_NEVER_FIRES: () => refusedAtIngest([everyMinute({ schedule: 'cron(0 0 31 2 ? *)' })]),
+  OCCURRENCE_SKIPPED: skippedAfterOutage,
+  SERIES_CHANGE_NOT_SUPPORTED: () =>
+    refusedAtIngest([everyMinute({ id: 'daily' }), { action: 'reschedule', id: 'daily', date: far, failure_topic: failureTopic }]),
   PAUSED_BY_OPERATOR: async () => {
     const context = ingestSetup();
     await context.deps.pauses.pause('acme', { owner: 'operator', name: 'operator jo' }, { pausedAt: NOW - 60_000, note: 'flood' });

@@ -12,6 +12,8 @@ import {
   heldShardKey,
   heldShardKeys,
   isMessageEventId,
+  isMessageSeriesId,
+  isSeriesId,
   jobItemId,
   LAST_ERROR_ID_PREFIX,
   labelEntryId,
@@ -22,11 +24,13 @@ import {
   LOADER_CURSOR_ID,
   messageEventId,
   noticeId,
+  occurrenceId,
   openEventsCounterId,
   payloadItemId,
   refusalCounterId,
   refusalSlotId,
   resumeJobId,
+  seriesId,
   tenantShardKey,
   tenantShardKeys,
 } from '../src/domain/table-keys.js';
@@ -47,6 +51,16 @@ describe('the ids the scheduler makes', () => {
     expect(eventIdFor('acme', 'alice', undefined, '4f1c')).toBe('m-4f1c');
     expect(eventIdFor('acme', 'alice', 'order-1', '4f1c')).toBe('c-af5f4f1841e88ebcae502028d51c062c1259dc62');
     expect(eventIdFor('public', 'alice', 'order-1', '4f1c')).toBe('c-5a69b6b78df7782b0f7ca59494c4ff133fd80953');
+  });
+
+  it('names a series after the event id its request would have, and each occurrence after the series and its due time', () => {
+    expect(seriesId('m-4f1c')).toBe('s-m-4f1c');
+    expect(seriesId(eventIdFor('acme', 'alice', 'order-1', '4f1c'))).toBe('s-c-af5f4f1841e88ebcae502028d51c062c1259dc62');
+    expect(occurrenceId('s-m-4f1c', 1_767_225_600_250)).toBe('o-00f630a1a44ada61695af239dde2249f-1767225600250');
+    expect(isSeriesId('s-m-4f1c')).toBe(true);
+    expect(isSeriesId('m-4f1c')).toBe(false);
+    expect(isMessageSeriesId('s-m-4f1c')).toBe(true);
+    expect(isMessageSeriesId('s-c-ab12')).toBe(false);
   });
 
   it('tells an event named by its input message', () => {

@@ -14,6 +14,7 @@ import { EVENT_STATE, type EventRecord, type EventState } from '../src/domain/li
 import { SNS_MAX_MESSAGE_BYTES, SQS_MAX_MESSAGE_BYTES } from '../src/domain/limits.js';
 import { encodeLoadingChunk } from '../src/domain/messages.js';
 import { EventRejectedError, REASON, TransientError } from '../src/domain/reasons.js';
+import { MemorySeriesStore } from './memory-series-store.js';
 import { parseTenantsDocument, TenantRegistry, type TenantsDocument } from '../src/domain/tenants.js';
 import { firstIllFormedString } from '../src/domain/unicode.js';
 import { MAX_NESTING_DEPTH } from '../src/domain/validation.js';
@@ -232,7 +233,7 @@ class World {
       .map(({ id }) => id);
     if (ids.length === 0) return;
     const { store, delayQueue, clock, logger, metrics } = this;
-    const deps = { config: CONFIG, store, delayQueue, clock, logger, metrics };
+    const deps = { config: CONFIG, tenants: this.tenants, store, series: new MemorySeriesStore(store), delayQueue, clock, logger, metrics };
     const response = await loadChunks(deps, [sqsRecord(encodeLoadingChunk({ ids, chunkId: randomUUID() }), randomUUID())]);
     if (response.batchItemFailures.length > 0) this.violation('a loading chunk failed', response);
   }
@@ -434,6 +435,7 @@ class Pipeline {
       config: CONFIG,
       tenants: world.tenants,
       store: world.store,
+      series: new MemorySeriesStore(world.store),
       delayQueue: world.delayQueue,
       jobs: new MemoryBulkCancelJobs(),
       pauses: new MemoryTenantPauses(world.store),

@@ -1,3 +1,4 @@
+import type { OccurrenceOf } from '../domain/event.js';
 import { DYNAMODB_WRITE_UNIT_BYTES } from '../domain/limits.js';
 import { isEventState, type EventRecord, type PayloadKept } from '../domain/lifecycle.js';
 import type { ReasonCode } from '../domain/reasons.js';
@@ -110,6 +111,14 @@ function payloadKeptOf(item: Readonly<Record<string, unknown>>): PayloadKept {
   return typeof item.payload === 'string' ? 'record' : 'queue';
 }
 
+/** The series an occurrence's record names, as `{ series }`; nothing for a one-off event. */
+function occurrenceOf(value: unknown): { series?: OccurrenceOf } {
+  const series = value as Partial<OccurrenceOf> | undefined;
+  return typeof series?.id === 'string' && typeof series.occurrence === 'number'
+    ? { series: { id: series.id, occurrence: series.occurrence } }
+    : {};
+}
+
 /** Whether an item is an event's record (not a counter, a cursor, a notice or a payload). */
 export function isEventItem(item: Readonly<Record<string, unknown>>): boolean {
   return isEventState(item.state) && typeof item.tenant === 'string';
@@ -127,6 +136,7 @@ export function toRecord(item: Readonly<Record<string, unknown>>): EventRecord {
     dueAt: Number(item.dueAt),
     version: Number(item.version ?? 1),
     ...(Array.isArray(item.labels) ? { labels: item.labels.map(String) } : {}),
+    ...occurrenceOf(item.series),
     state: isEventState(item.state) ? item.state : 'scheduled',
     clientId: optionalString(item.clientId),
     labels: Array.isArray(item.labels) ? item.labels.filter((label): label is string => typeof label === 'string') : undefined,

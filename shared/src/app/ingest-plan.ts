@@ -11,7 +11,8 @@ import type { Tenant } from '../domain/tenants.js';
 import { topicPartition } from '../domain/topic-arn.js';
 import { parseInputMessage } from '../domain/validation.js';
 import { sentAt } from './batch.js';
-import type { NewEvent, TenantDirectory } from './ports.js';
+import { shardOf } from '../domain/sharding.js';
+import type { NewEvent, SeriesEntry, TenantDirectory } from './ports.js';
 
 /**
  * Ingest's first step: what each input message asks (planIngest), without I/O. ingest.ts applies
@@ -67,6 +68,8 @@ export type Intent =
     }
   | { readonly kind: 'refuse'; readonly error: EventRejectedError }
   | { readonly kind: 'create'; readonly entry: NewEvent }
+  /** A recurring series: stored, then taken at once (its occurrences within the near-path window sent). */
+  | { readonly kind: 'create-series'; readonly entry: SeriesEntry }
   | { readonly kind: 'cancel'; readonly eventId: string }
   | {
       readonly kind: 'reschedule';
@@ -103,6 +106,7 @@ export interface IngestPlanContext {
     | 'accountId'
     | 'ownTopicArns'
     | 'maxScheduleAheadSeconds'
+    | 'emitMaxAgeSeconds'
   >;
   readonly tenants: TenantDirectory;
   readonly now: number;
@@ -128,6 +132,8 @@ function planOne(context: IngestPlanContext, record: SQSRecord): PlannedMessage 
     schedulerTopics: config,
     now,
     maxScheduleAheadSeconds: config.maxScheduleAheadSeconds,
+    publishedAt: message.publishedAt,
+    defaultCatchUpSeconds: config.emitMaxAgeSeconds,
   });
   const planned = { record, message, tenant, failureTopic: parsed.failureTopic, input: parsed.input };
   if (!parsed.accepted) return { ...planned, intent: { kind: 'refuse', error: parsed.error } };
@@ -149,6 +155,19 @@ function planOne(context: IngestPlanContext, record: SQSRecord): PlannedMessage 
         expiresAt: expiresAtFor(event.dueAt, config.retentionSeconds),
       };
       return { ...planned, intent: { kind: 'create', entry } };
+    }
+    case 'series': {
+      const { series, dueAt } = request;
+      const entry: SeriesEntry = {
+        series,
+        dueAt,
+        inputMessageId: message.inputMessageId,
+        shard: shardOf(series.id, config),
+        quotas: tenant.quotas,
+        now,
+        expiresAt: expiresAtFor(dueAt, config.retentionSeconds),
+      };
+      return { ...planned, intent: { kind: 'create-series', entry } };
     }
     case 'cancel':
       return { ...planned, intent: { kind: 'cancel', eventId: request.eventId } };

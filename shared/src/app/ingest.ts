@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { SchedulerConfig } from '../config.js';
-import { delaySecondsFor } from '../domain/delay.js';
 import { expiresAtFor, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice } from '../domain/failure.js';
 import {
@@ -18,6 +17,7 @@ import { type Refusal, refusalOf, refusalsToKeep } from '../domain/refusals.js';
 import { noticeId, resumeJobId } from '../domain/table-keys.js';
 import type { Tenant } from '../domain/tenants.js';
 import { type FailedRecord, type FailureLog, failRecords, processBatch } from './batch.js';
+import { type Send, sendToDelayQueue } from './ingest-sends.js';
 import { startBulkCancel } from './bulk-cancel.js';
 import { resumeTenant } from './resume.js';
 import { reportFailure } from './failures.js';
@@ -35,9 +35,12 @@ import type {
   Pause,
   RefusalLog,
   SchedulerMetrics,
+  SeriesStore,
   TenantDirectory,
   TenantPauses,
 } from './ports.js';
+import { cancelSeriesById, createSeries, seriesChangeRefusal } from './series-ingest.js';
+import { isSeriesId, seriesId } from '../domain/table-keys.js';
 
 /**
  * Ingest, in two steps: a pure plan of what each input message asks (planIngest, in
@@ -50,6 +53,8 @@ export interface IngestDeps {
   readonly config: IngestPlanContext['config'] & Pick<SchedulerConfig, 'emitterLeadMs' | 'changeCutoffSeconds'>;
   readonly tenants: TenantDirectory;
   readonly store: Pick<EventStore, 'createMany' | 'requeue' | 'storedPayload' | 'cancel' | 'reschedule'>;
+  /** The recurring series' records: created, taken at once, cancelled. */
+  readonly series: Pick<SeriesStore, 'create' | 'read' | 'payload' | 'advance' | 'cancel'>;
   readonly delayQueue: Pick<DelayQueue, 'send' | 'sendNotice'>;
   /** Where a cancel by label starts its job. */
   readonly jobs: Pick<BulkCancelJobs, 'create'>;
@@ -64,13 +69,6 @@ export interface IngestDeps {
   readonly failureLog?: FailureLog;
   /** New delay-queue copy tokens; random by default. */
   readonly newToken?: () => string;
-}
-
-/** An event to send to the delay queue once the batch's store writes are done. */
-interface Send {
-  readonly record: SQSRecord;
-  readonly event: ScheduledEvent;
-  readonly queuedBy: string | undefined;
 }
 
 /** One planned message being applied, with where its sends go. */
@@ -163,9 +161,33 @@ async function settleCreate(applying: Applying, entry: NewEvent, outcome: Create
   }
 }
 
+/** The field that named the event or series in a change, as the client wrote it. */
+function namingField(applying: Applying): 'event_id' | 'id' {
+  const { input } = applying.planned;
+  return typeof input === 'object' && input !== null && 'event_id' in input ? 'event_id' : 'id';
+}
+
+/**
+ * A change whose id names no event of the tenant's but may name its series (`s-…`, or the
+ * series of the client's id): a cancel cancels the series, a reschedule is refused. False when
+ * it names no series either, to be refused as for an event.
+ */
+async function changeOfSeries(applying: Applying, eventId: string, action: 'cancel' | 'reschedule'): Promise<boolean> {
+  const { deps, planned } = applying;
+  const id = isSeriesId(eventId) ? eventId : seriesId(eventId);
+  const field = namingField(applying);
+  const outcome =
+    action === 'cancel'
+      ? await cancelSeriesById(deps, id, planned.tenant.id, changeRequest(applying), field)
+      : ((await seriesChangeRefusal(deps, id, planned.tenant.id, field)) ?? 'none');
+  if (outcome instanceof EventRejectedError) await refuse(applying, outcome, id);
+  return outcome !== 'none';
+}
+
 async function refuseChange(applying: Applying, eventId: string, refused: ChangeRefused, action: 'cancel' | 'reschedule'): Promise<void> {
   const { current } = refused;
   const { deps, planned } = applying;
+  if (current === undefined && (await changeOfSeries(applying, eventId, action))) return;
   const { inputMessageId, publishedAt } = planned.message;
   // A redelivered change finds its own work done; a reschedule's send to the delay queue may have failed.
   if (current?.state === EVENT_STATE.cancelled && current.cancelledBy === inputMessageId) return;
@@ -199,8 +221,7 @@ async function refuseChange(applying: Applying, eventId: string, refused: Change
     cutoffMs: deps.config.changeCutoffSeconds * 1000,
   });
   if (refusal === undefined) throw new TransientError(`${action} of ${eventId} raced with another change; retrying`);
-  // The field that named the event, as the client wrote it.
-  const field = typeof planned.input === 'object' && planned.input !== null && 'event_id' in planned.input ? 'event_id' : 'id';
+  const field = namingField(applying);
   await refuse(
     applying,
     new EventRejectedError(refusal.reason, `cannot ${action} ${eventId}: ${refusal.explanation}`, { field, ...refusal.details }),
@@ -249,6 +270,10 @@ async function applyIntent(
     case 'create':
       if (created === undefined) throw new Error(`${intent.entry.event.id} was never handed to the store`);
       return settleCreate(applying, intent.entry, await created);
+    case 'create-series': {
+      const refusal = await createSeries(deps, intent.entry);
+      return refusal === undefined ? undefined : refuse(applying, refusal, intent.entry.series.id);
+    }
     case 'cancel': {
       const result = await deps.store.cancel(intent.eventId, changeScope(applying), {
         ...changeRequest(applying),
@@ -376,16 +401,8 @@ export async function ingestBatch(deps: IngestDeps, records: readonly SQSRecord[
   });
 
   if (sends.length > 0) {
-    const sendTime = deps.clock.now();
-    const failures = await deps.delayQueue.send(
-      sends.map(({ event, queuedBy }) => ({
-        event,
-        queuedBy,
-        delaySeconds: delaySecondsFor(event.dueAt, sendTime, deps.config.emitterLeadMs),
-      })),
-    );
-    deps.metrics.count('EventsDelayed', sends.length - failures.length);
-    const reasons = new Map(failures.map((failure) => [failure.eventId, failure.reason]));
+    const reasons = await sendToDelayQueue(deps, sends);
+    deps.metrics.count('EventsDelayed', sends.length - reasons.size);
     // Failed as processBatch fails a record: logged, its error kept for the dead-letter tools, retried.
     const failed = sends.flatMap(({ record, event }): FailedRecord[] => {
       const reason = reasons.get(event.id);

@@ -8,11 +8,17 @@ import { decodeLoadingChunk, type LoadingChunk } from '../domain/messages.js';
 import { TransientError } from '../domain/reasons.js';
 import { type FailureLog, processBatch } from './batch.js';
 import { withQuickRetries } from './quick-retry.js';
-import type { Clock, DelayQueue, EventStore, Logger, SchedulerMetrics } from './ports.js';
+import type { Clock, DelayQueue, EventStore, Logger, SchedulerMetrics, SeriesStore } from './ports.js';
+import { type SeriesDeps, takeSeries } from './series.js';
+import { SERIES_STATE } from '../domain/series.js';
+import { isSeriesId } from '../domain/table-keys.js';
 
-export interface LoadingDeps {
-  readonly config: Pick<SchedulerConfig, 'emitterLeadMs' | 'repairAfterSeconds' | 'repairDelaySeconds' | 'retentionSeconds'>;
-  readonly store: Pick<EventStore, 'takeForLoading'>;
+export interface LoadingDeps extends SeriesDeps {
+  readonly config: SeriesDeps['config'] &
+    Pick<SchedulerConfig, 'emitterLeadMs' | 'repairAfterSeconds' | 'repairDelaySeconds' | 'retentionSeconds'>;
+  readonly store: SeriesDeps['store'] & Pick<EventStore, 'takeForLoading'>;
+  /** The recurring series the loader hands out with stored events (their ids are series ids). */
+  readonly series: SeriesDeps['series'] & Pick<SeriesStore, 'read'>;
   readonly delayQueue: Pick<DelayQueue, 'send' | 'sendNotice'>;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -54,7 +60,29 @@ export async function loadChunks(deps: LoadingDeps, records: readonly SQSRecord[
   return response;
 }
 
-async function loadChunk(deps: LoadingDeps, record: SQSRecord, { ids, chunkId, repair, resume }: LoadingChunk): Promise<void> {
+/**
+ * Takes the series among a chunk's ids (see takeSeries): each active one due within the horizon
+ * (a repair: overdue by `repairAfterSeconds`, its last advance lost). A series another chunk
+ * took first has moved on: its `dueAt` is then past the horizon, and nothing is done twice.
+ */
+async function loadSeries(deps: LoadingDeps, ids: readonly string[], repair: boolean | undefined): Promise<void> {
+  if (ids.length === 0) return;
+  const now = deps.clock.now();
+  const bound = repair ? now - deps.config.repairAfterSeconds * 1000 : now + deps.config.nearPathWindowSeconds * 1000;
+  for (const series of (await deps.series.read(ids)).values()) {
+    if (series.state !== SERIES_STATE.active || series.dueAt === undefined || series.dueAt >= bound) continue;
+    await takeSeries(deps, series, deps.clock.now());
+  }
+}
+
+async function loadChunk(deps: LoadingDeps, record: SQSRecord, chunk: LoadingChunk): Promise<void> {
+  // Held events are events: a resume's chunk names no series.
+  await loadSeries(deps, chunk.ids.filter(isSeriesId), chunk.repair);
+  const ids = chunk.ids.filter((id) => !isSeriesId(id));
+  if (ids.length > 0) await loadEvents(deps, record, { ...chunk, ids });
+}
+
+async function loadEvents(deps: LoadingDeps, record: SQSRecord, { ids, chunkId, repair, resume }: LoadingChunk): Promise<void> {
   const queuedBy = randomUUID();
   const now = deps.clock.now();
   const events = await deps.store.takeForLoading(ids, {

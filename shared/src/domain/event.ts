@@ -19,6 +19,14 @@ export interface ScheduledEvent {
   readonly version: number;
   /** The client's labels (schedule-request.schema.json says what one may be), present only when it gave some. */
   readonly labels?: readonly string[] | undefined;
+  /** The series it is an occurrence of, and its number there (1-based); absent on a one-off event. */
+  readonly series?: OccurrenceOf | undefined;
+}
+
+/** Which series an event is an occurrence of, and which occurrence. */
+export interface OccurrenceOf {
+  readonly id: string;
+  readonly occurrence: number;
 }
 
 /**
@@ -66,11 +74,15 @@ export const EMISSION_ATTRIBUTE = {
   tenant: 'scheduler-tenant',
   /** The event's labels joined by commas (no label holds one); only on events that have labels. */
   labels: 'scheduler-labels',
+  /** The series an occurrence belongs to; only on occurrences of a recurring series. */
+  seriesId: 'scheduler-series-id',
+  /** The occurrence's number in its series, from 1; only on occurrences. */
+  occurrence: 'scheduler-occurrence',
 } as const;
 
 /** An emission's attributes, `publishedAt` its publish time (epoch ms). */
 export function emissionAttributes(
-  event: Pick<ScheduledEvent, 'id' | 'dueAt' | 'user' | 'tenant' | 'labels'>,
+  event: Pick<ScheduledEvent, 'id' | 'dueAt' | 'user' | 'tenant' | 'labels' | 'series'>,
   publishedAt: number,
 ): Record<string, string> {
   return {
@@ -80,6 +92,9 @@ export function emissionAttributes(
     ...(event.user !== undefined ? { [EMISSION_ATTRIBUTE.user]: event.user } : {}),
     [EMISSION_ATTRIBUTE.tenant]: event.tenant,
     ...(event.labels !== undefined && event.labels.length > 0 ? { [EMISSION_ATTRIBUTE.labels]: event.labels.join(',') } : {}),
+    ...(event.series === undefined
+      ? {}
+      : { [EMISSION_ATTRIBUTE.seriesId]: event.series.id, [EMISSION_ATTRIBUTE.occurrence]: String(event.series.occurrence) }),
   };
 }
 

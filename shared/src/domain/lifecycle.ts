@@ -107,8 +107,19 @@ export type PayloadKept = 'record' | 'item' | 'queue';
 
 /** The event a record describes, with its payload (which the record may not hold itself). */
 export function eventOf(record: EventRecord, payload: string): ScheduledEvent {
-  const { id, tenant, user, target, failureTopic, dueAt, version, labels } = record;
-  return { id, tenant, user, target, payload, failureTopic, dueAt, version, ...(labels === undefined ? {} : { labels }) };
+  const { id, tenant, user, target, failureTopic, dueAt, version, labels, series } = record;
+  return {
+    id,
+    tenant,
+    user,
+    target,
+    payload,
+    failureTopic,
+    dueAt,
+    version,
+    ...(labels === undefined ? {} : { labels }),
+    ...(series === undefined ? {} : { series }),
+  };
 }
 
 /**

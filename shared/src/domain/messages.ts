@@ -107,6 +107,9 @@ export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
       dueAt: event.dueAt,
       version: event.version,
       ...(Array.isArray(event.labels) && event.labels.every((label) => typeof label === 'string') ? { labels: event.labels } : {}),
+      ...(typeof event.series?.id === 'string' && typeof event.series.occurrence === 'number'
+        ? { series: { id: event.series.id, occurrence: event.series.occurrence } }
+        : {}),
     },
     queuedBy: typeof value.queuedBy === 'string' ? value.queuedBy : undefined,
   };

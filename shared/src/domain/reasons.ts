@@ -76,6 +76,24 @@ export const REASON = {
   BULK_CANCEL_DONE: 'BULK_CANCEL_DONE',
   /** Resume: the tenant's own pause is ended, but its operator's pause stands (a tenant can neither lift nor shorten it); `details` say since when and why. */
   PAUSED_BY_OPERATOR: 'PAUSED_BY_OPERATOR',
+  /** `schedule` is not an EventBridge Scheduler `rate(...)` or `cron(...)` expression; `details.problem` says why. */
+  INVALID_SCHEDULE_EXPRESSION: 'INVALID_SCHEDULE_EXPRESSION',
+  /** `timezone` is not an IANA time zone name the runtime knows. */
+  UNKNOWN_TIMEZONE: 'UNKNOWN_TIMEZONE',
+  /** `end` is not after `start`. */
+  END_BEFORE_START: 'END_BEFORE_START',
+  /** `count` is not a whole number of at least 1. */
+  INVALID_COUNT: 'INVALID_COUNT',
+  /** `offset` is not a whole number of milliseconds from 0 to 59,999. */
+  INVALID_OFFSET: 'INVALID_OFFSET',
+  /** `dst` is not `{"gap": "skip"|"shift", "overlap": "first"|"both"}` (either key may be left out). */
+  INVALID_DST_RULE: 'INVALID_DST_RULE',
+  /** The series has no occurrence from `start`, none before `end`, or none left from now on; `details.field` names the field to change. */
+  SCHEDULE_NEVER_FIRES: 'SCHEDULE_NEVER_FIRES',
+  /** A series' occurrences older than its catch-up window (after an outage or a quota refusal) were not delivered; `details.skipped` counts them. */
+  OCCURRENCE_SKIPPED: 'OCCURRENCE_SKIPPED',
+  /** A reschedule named a recurring series: only a cancel of the whole series applies to one yet. */
+  SERIES_CHANGE_NOT_SUPPORTED: 'SERIES_CHANGE_NOT_SUPPORTED',
 } as const;
 
 export type ReasonCode = (typeof REASON)[keyof typeof REASON];

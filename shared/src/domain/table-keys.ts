@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * Every key the scheduler's one DynamoDB table holds, and every id prefix, in one place: the
  * items' ids (partition key `id`) and the partitions of its two indexes (see TABLE_LAYOUT in
@@ -9,12 +11,19 @@
  * are never an event's, and no key of one tenant is another's.
  */
 
-/** The ids the scheduler makes: events (`m-`, `c-`), bulk cancels' and resumes' jobs (`b-`, `r-`), failure notices (`n-`). */
+/**
+ * The ids the scheduler makes: events (`m-`, `c-`), recurring series (`s-`) and their
+ * occurrences (`o-`), bulk cancels' and resumes' jobs (`b-`, `r-`), failure notices (`n-`).
+ */
 export const ID_PREFIX = {
   /** An event without a client id: `m-<MessageId>` of its schedule request (SNS's, known to its publisher alone). */
   messageEvent: 'm-',
   /** An event with a client id: `c-` and a hash of its tenant and that id (see eventIdFor). */
   clientEvent: 'c-',
+  /** A recurring series: `s-` and the id a one-off event of the same request would have (`s-m-…`, `s-c-…`). */
+  series: 's-',
+  /** An occurrence of a series: `o-`, a hash of the series id, `-`, its due time in epoch ms. */
+  occurrence: 'o-',
   bulkCancelJob: 'b-',
   resumeJob: 'r-',
   notice: 'n-',
@@ -32,6 +41,31 @@ export function isMessageEventId(eventId: string): boolean {
 /** An event named after its client id: `digest` is the hash of its tenant and that id. */
 export function clientEventId(digest: string): string {
   return `${ID_PREFIX.clientEvent}${digest}`;
+}
+
+/**
+ * A recurring series, named after the id a one-off event of its request would have (see
+ * eventIdFor): the tenant and the client's `id`, or the input message. No `#`, as event ids.
+ */
+export function seriesId(eventId: string): string {
+  return `${ID_PREFIX.series}${eventId}`;
+}
+
+export function isSeriesId(id: string): boolean {
+  return id.startsWith(ID_PREFIX.series);
+}
+
+/** A series whose request had no client id, named by its MessageId: on the shared topic, the only name that proves its owner. */
+export function isMessageSeriesId(id: string): boolean {
+  return id.startsWith(`${ID_PREFIX.series}${ID_PREFIX.messageEvent}`);
+}
+
+/**
+ * An occurrence of a series due at `dueAt` (epoch ms): `o-<32 hex of SHA-256 of the series id>-<dueAt>`.
+ * The same series and due time always give the same id, so a repeated materialisation creates nothing.
+ */
+export function occurrenceId(series: string, dueAt: number): string {
+  return `${ID_PREFIX.occurrence}${createHash('sha256').update(series).digest('hex').slice(0, 32)}-${dueAt}`;
 }
 
 /** A bulk cancel's job: named after its tenant's input message (its redelivery finds the same job), or a new uuid for an operator's. */

@@ -1,20 +1,25 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import controlSchema from '../../schema/control-request.schema.json' with { type: 'json' };
 import scheduleSchema from '../../schema/schedule-request.schema.json' with { type: 'json' };
-import { SNS_MAX_MESSAGE_BYTES } from './limits.js';
 import { parseDueDate, toIso } from './dates.js';
-import { emissionAttributes, eventIdFor, snsMessageBytes, type ScheduledEvent } from './event.js';
+import { eventIdFor, type ScheduledEvent } from './event.js';
 import { EventRejectedError, REASON, type ReasonCode } from './reasons.js';
-import { isMessageEventId } from './table-keys.js';
+import type { NewSeries } from './series.js';
+import { oneOffRefusal, payloadSizeRefusal, seriesRequest } from './series-request.js';
+import { isMessageEventId, isMessageSeriesId, seriesId } from './table-keys.js';
 import { isSchedulerTopic, type SchedulerTopics } from './scheduler-topics.js';
 import { mayPublishTo, PUBLIC_TENANT_ID, type Tenant } from './tenants.js';
 import { topicPartition, topicRegion } from './topic-arn.js';
 import { firstIllFormedString } from './unicode.js';
+import { nestingDepth } from './nesting.js';
 
 /** The request exactly as the original service took it, plus the optional idempotency key. */
 export interface ScheduleRequest {
   readonly action?: 'schedule';
-  readonly date: string;
+  /** Required unless `schedule` is given (a series), never with it. */
+  readonly date?: string;
+  readonly schedule?: string;
+  readonly catch_up_seconds?: number;
   readonly target: string;
   readonly user?: string;
   readonly payload: string;
@@ -39,6 +44,8 @@ export interface ControlRequest {
 /** What an accepted input message asks for. */
 export type InputRequest =
   | { readonly kind: 'schedule'; readonly event: ScheduledEvent; readonly clientId: string | undefined }
+  /** A recurring series (see series.ts), starting after `cursor`, its first occurrence `dueAt`. */
+  | { readonly kind: 'series'; readonly series: NewSeries; readonly dueAt: number }
   | { readonly kind: 'cancel'; readonly eventId: string }
   | { readonly kind: 'reschedule'; readonly eventId: string; readonly dueAt: number }
   /** Cancels the tenant's events with the label (due before `dueBefore`, when given). */
@@ -78,6 +85,13 @@ export interface InputScope {
   readonly now: number;
   /** A due date further ahead of `now` than this is refused. */
   readonly maxScheduleAheadSeconds: number;
+  /**
+   * When the client published the request (SNS's Timestamp), the same at every delivery: a series
+   * without `start` starts then, and owes no occurrence due before. `now` when not given.
+   */
+  readonly publishedAt?: number;
+  /** A series' catch-up window when its request gives none: the maximum publish age (SchedulerConfig.emitMaxAgeSeconds). */
+  readonly defaultCatchUpSeconds?: number;
 }
 
 /**
@@ -216,11 +230,14 @@ function parseSchedule(input: unknown, inputMessageId: string, scope: InputScope
   const result = checked(tenant.requireUser ? validateSchedule : validateScheduleWithoutUser, input);
   if (!result.ok) return reject(result.error, input, scope);
   const request = result.value;
-  const dueAt = dueDate(request.date, scope);
+  if (request.schedule !== undefined && request.date === undefined)
+    return parseSeries(request, input as Record<string, unknown>, inputMessageId, scope);
+  const notOneOff = oneOffRefusal(input as Record<string, unknown>);
+  if (notOneOff !== undefined) return reject(notOneOff, input, scope);
+  // oneOffRefusal refuses a request without a date.
+  const dueAt = dueDate(request.date as string, scope);
   if (dueAt instanceof EventRejectedError) return reject(dueAt, input, scope);
-  const topicError =
-    (request.failure_topic === undefined ? undefined : topicRefusal(request.failure_topic, 'failure_topic', scope)) ??
-    topicRefusal(request.target, 'target', scope);
+  const topicError = topicsRefusal(request, scope);
   if (topicError !== undefined) return reject(topicError, input, scope);
   const event: ScheduledEvent = {
     // Without a user, the public tenant's ids are kept apart by none: the key is the tenant's.
@@ -234,23 +251,27 @@ function parseSchedule(input: unknown, inputMessageId: string, scope: InputScope
     version: 1,
     ...(request.labels !== undefined && request.labels.length > 0 ? { labels: request.labels } : {}),
   };
-  // The publish time is not known yet; its ISO string is as long as the due time's.
-  const bytes = snsMessageBytes(event.payload, emissionAttributes(event, event.dueAt));
-  if (bytes > SNS_MAX_MESSAGE_BYTES) {
-    return reject(
-      new EventRejectedError(
-        REASON.PAYLOAD_TOO_LARGE,
-        `payload and attributes take ${bytes} bytes; SNS takes at most ${SNS_MAX_MESSAGE_BYTES}`,
-        {
-          bytes,
-          limit: SNS_MAX_MESSAGE_BYTES,
-        },
-      ),
-      input,
-      scope,
-    );
-  }
+  const sizeError = payloadSizeRefusal(event);
+  if (sizeError !== undefined) return reject(sizeError, input, scope);
   return { accepted: true, request: { kind: 'schedule', event, clientId: request.id }, failureTopic: ownFailureTopic(input, scope), input };
+}
+
+/** Why the scheduler may not publish to a request's topics, if it may not: the target's and the failure topic's rules. */
+function topicsRefusal(request: ScheduleRequest, scope: InputScope): EventRejectedError | undefined {
+  return (
+    (request.failure_topic === undefined ? undefined : topicRefusal(request.failure_topic, 'failure_topic', scope)) ??
+    topicRefusal(request.target, 'target', scope)
+  );
+}
+
+/** A recurring series (see series-request.ts), its topics checked as a one-off's. */
+function parseSeries(request: ScheduleRequest, input: Record<string, unknown>, inputMessageId: string, scope: InputScope): ParseResult {
+  const id = seriesId(eventIdFor(scope.tenant.id, request.user ?? '', request.id, inputMessageId));
+  const parsed = seriesRequest(request, input, id, scope);
+  if (parsed instanceof EventRejectedError) return reject(parsed, input, scope);
+  const topicError = topicsRefusal(request, scope);
+  if (topicError !== undefined) return reject(topicError, input, scope);
+  return { accepted: true, request: { kind: 'series', ...parsed }, failureTopic: ownFailureTopic(input, scope), input };
 }
 
 /**
@@ -259,7 +280,7 @@ function parseSchedule(input: unknown, inputMessageId: string, scope: InputScope
  * returned to the original publish (random, known to its publisher alone), names an event there.
  */
 function publicControlRefusal(request: ControlRequest): EventRejectedError | undefined {
-  if (request.event_id !== undefined && isMessageEventId(request.event_id)) return undefined;
+  if (request.event_id !== undefined && (isMessageEventId(request.event_id) || isMessageSeriesId(request.event_id))) return undefined;
   return new EventRejectedError(
     REASON.CONTROL_NOT_ALLOWED,
     'on the shared input topic, name the event by its event_id "m-<MessageId>", the MessageId SNS returned for the schedule request',
@@ -343,25 +364,6 @@ function parseControl(input: unknown, scope: InputScope): ParseResult {
   const dueAt = dueDate(request.date, scope);
   if (dueAt instanceof EventRejectedError) return reject(dueAt, input, scope);
   return { accepted: true, request: { kind: 'reschedule', eventId, dueAt }, failureTopic, input };
-}
-
-/** Deepest nesting of arrays and objects in a valid JSON text, counted without recursion. */
-function nestingDepth(text: string): number {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i += 1) {
-    const char = text[i];
-    if (inString) {
-      if (char === '\\') i += 1;
-      else if (char === '"') inString = false;
-    } else if (char === '"') inString = true;
-    else if (char === '{' || char === '[') {
-      depth += 1;
-      deepest = Math.max(deepest, depth);
-    } else if (char === '}' || char === ']') depth -= 1;
-  }
-  return deepest;
 }
 
 /**

@@ -1,0 +1,244 @@
+import { PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { SeriesAdvance, SeriesCancelOutcome, SeriesCreateOutcome, SeriesEntry, SeriesStore, ChangeRequest } from '../app/ports.js';
+import { SERIES_STATE, specOf, storedSpec, type SeriesRecord, type SeriesState, type StoredSpec } from '../domain/series.js';
+import { payloadItemId, tenantShardKey } from '../domain/table-keys.js';
+import { TransientError } from '../domain/reasons.js';
+import { batchDelete, batchGet, batchPut } from './dynamodb-batches.js';
+import { labelEntries, withStoredPayload } from './dynamodb-event-item-codec.js';
+import { DynamoDbQuotaCounters } from './dynamodb-quota-counters.js';
+import { isConditionFailure, TABLE, transient } from './dynamodb-table.js';
+
+/**
+ * The series' records (see series.ts), items of their own in the events' table: `kind` =
+ * `series` and `seriesState` in place of an event's `state`, so no reader of events takes one
+ * for an event. An active series is keyed in the tenant index's stored family at `dueAt`, where
+ * the loader finds it; a completed or cancelled one leaves the index. The payload is stored once:
+ * in the record when the whole fits one write unit, else in a payload item (as a stored event's).
+ */
+
+const KIND = 'series';
+
+function isSeriesItem(item: Readonly<Record<string, unknown>>): boolean {
+  return item.kind === KIND && typeof item.tenant === 'string';
+}
+
+const optionalString = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+function toSeries(item: Readonly<Record<string, unknown>>): SeriesRecord {
+  return {
+    id: String(item.id),
+    tenant: String(item.tenant),
+    ...(typeof item.user === 'string' ? { user: item.user } : {}),
+    target: String(item.target),
+    failureTopic: optionalString(item.failureTopic),
+    ...(Array.isArray(item.labels) ? { labels: item.labels.map(String) } : {}),
+    state: item.seriesState as SeriesState,
+    spec: specOf(item.spec as StoredSpec),
+    catchUpMs: Number(item.catchUpMs),
+    cursor: { after: Number(item.cursorAfter), fired: Number(item.fired) },
+    version: Number(item.version),
+    dueAt: typeof item.dueAt === 'number' ? item.dueAt : undefined,
+    payload: optionalString(item.payload),
+    payloadKept: item.payloadKept === 'item' ? 'item' : 'record',
+    clientId: optionalString(item.clientId),
+    requestHash: String(item.requestHash),
+    inputMessageId: String(item.inputMessageId),
+    createdAt: Number(item.createdAt),
+    cancelledBy: optionalString(item.cancelledBy),
+    expiresAt: Number(item[TABLE.ttlAttribute]),
+  };
+}
+
+export class DynamoDbSeriesStore implements SeriesStore {
+  private readonly counters: DynamoDbQuotaCounters;
+
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {
+    this.counters = new DynamoDbQuotaCounters(client, tableName);
+  }
+
+  async create(entry: SeriesEntry): Promise<SeriesCreateOutcome> {
+    const { series, now } = entry;
+    const existing = (await this.read([series.id])).get(series.id);
+    if (existing !== undefined) return { outcome: 'duplicate', existing };
+    // A series is one open event of its tenant's, as long as it is active.
+    const { taken, quota } = await this.counters.reserve(series.tenant, entry.quotas, now, 1);
+    if (taken === 0) return { outcome: 'quota-exceeded', quota };
+    const { payload, spec, cursor, clientId, labels, ...content } = series;
+    const record: Record<string, unknown> = {
+      ...content,
+      ...(labels === undefined || labels.length === 0 ? {} : { labels }),
+      ...(clientId === undefined ? {} : { clientId }),
+      kind: KIND,
+      seriesState: SERIES_STATE.active,
+      spec: storedSpec(spec),
+      cursorAfter: cursor.after,
+      fired: cursor.fired,
+      version: 1,
+      [TABLE.dueAtKey]: entry.dueAt,
+      [TABLE.tenantShardKey]: tenantShardKey(series.tenant, 's', entry.shard),
+      inputMessageId: entry.inputMessageId,
+      createdAt: now,
+      [TABLE.ttlAttribute]: entry.expiresAt,
+    };
+    for (const key of Object.keys(record)) if (record[key] === undefined) delete record[key];
+    // The payload item is named by the request's digest, and written before the record names it, as a stored event's.
+    // It has no expiry while the series lasts (its end deletes it): an advance does not rewrite it.
+    const stored = withStoredPayload(record, payload, series, Number.NaN);
+    const payloadItem = stored.payloadItem === undefined ? undefined : withoutExpiry(stored.payloadItem);
+    if (payloadItem !== undefined) await batchPut(this.client, this.tableName, [payloadItem]);
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: stored.record,
+          ConditionExpression: 'attribute_not_exists(#id)',
+          ExpressionAttributeNames: { '#id': TABLE.partitionKey },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw transient('PutItem', error);
+      await this.counters.unreserve(series.tenant, now, 1).catch(() => undefined);
+      const raced = (await this.read([series.id])).get(series.id);
+      if (raced === undefined) throw transient('PutItem', error);
+      return { outcome: 'duplicate', existing: raced };
+    }
+    // So that a cancel by label finds the series: at its first occurrence, never moved, and kept while the series lasts.
+    if (labels !== undefined && labels.length > 0)
+      await batchPut(
+        this.client,
+        this.tableName,
+        labelEntries({ ...series, dueAt: entry.dueAt, expiresAt: Number.NaN }, entry.shard).map(withoutExpiry),
+      );
+    return { outcome: 'created', record: toSeries(stored.record) };
+  }
+
+  async read(ids: readonly string[]): Promise<ReadonlyMap<string, SeriesRecord>> {
+    const items = await batchGet(this.client, this.tableName, ids);
+    const found = new Map<string, SeriesRecord>();
+    for (const [id, item] of items) if (isSeriesItem(item)) found.set(id, toSeries(item));
+    return found;
+  }
+
+  async payload(series: SeriesRecord): Promise<string> {
+    if (series.payload !== undefined) return series.payload;
+    const id = payloadItemId(series);
+    return String((await batchGet(this.client, this.tableName, [id])).get(id)?.payload ?? '');
+  }
+
+  async advance(series: SeriesRecord, step: SeriesAdvance): Promise<boolean> {
+    const completed = step.next === undefined;
+    const update = {
+      TableName: this.tableName,
+      Key: { [TABLE.partitionKey]: series.id },
+      UpdateExpression: completed
+        ? 'SET cursorAfter = :after, fired = :fired, version = :next, seriesState = :completed, completedAt = :now, #ttl = :ttl REMOVE #due, #tenantShard'
+        : 'SET cursorAfter = :after, fired = :fired, version = :next, advancedAt = :now, #due = :due, #ttl = :ttl',
+      ConditionExpression: 'seriesState = :active AND version = :version',
+      ExpressionAttributeNames: {
+        '#ttl': TABLE.ttlAttribute,
+        '#due': TABLE.dueAtKey,
+        ...(completed ? { '#tenantShard': TABLE.tenantShardKey } : {}),
+      },
+      ExpressionAttributeValues: {
+        ':after': step.cursor.after,
+        ':fired': step.cursor.fired,
+        ':next': series.version + 1,
+        ':now': step.now,
+        ':ttl': step.expiresAt,
+        ':active': SERIES_STATE.active,
+        ':version': series.version,
+        ...(completed ? { ':completed': SERIES_STATE.completed } : { ':due': step.next }),
+      },
+    };
+    try {
+      if (!completed) await this.client.send(new UpdateCommand(update));
+      // Completed, it frees its place in the same write.
+      else
+        await this.client.send(
+          new TransactWriteCommand({ TransactItems: [{ Update: update }, { Update: this.counters.releaseUpdate(series.tenant, 1) }] }),
+        );
+    } catch (error) {
+      if (isConditionFailure(error) || isRefusedTransaction(error)) return false;
+      throw transient(completed ? 'TransactWriteItems' : 'UpdateItem', error);
+    }
+    if (completed) {
+      this.counters.freed(series.tenant);
+      await this.dropPayloadItem(series);
+    }
+    return true;
+  }
+
+  async cancel(id: string, tenant: string, change: ChangeRequest & { readonly expiresAt: number }): Promise<SeriesCancelOutcome> {
+    for (let attempt = 1; ; attempt++) {
+      const current = (await this.read([id])).get(id);
+      if (current === undefined || current.tenant !== tenant || current.state !== SERIES_STATE.active)
+        return { outcome: 'refused', current };
+      if (await this.cancelAt(current, change)) {
+        this.counters.freed(tenant);
+        await this.dropPayloadItem(current);
+        // The record as cancelled, with the cursor it had: at the version read, so no take had moved it further.
+        return { outcome: 'cancelled', series: { ...current, state: SERIES_STATE.cancelled, cancelledBy: change.by } };
+      }
+      if (attempt === CANCEL_ATTEMPTS) throw new TransientError(`series ${id} kept moving while it was being cancelled; retrying`);
+    }
+  }
+
+  /** Cancels a series at the version read; false when a take (or another cancel) moved it since. */
+  private async cancelAt(current: SeriesRecord, change: ChangeRequest & { readonly expiresAt: number }): Promise<boolean> {
+    const { id, tenant } = current;
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: { [TABLE.partitionKey]: id },
+                UpdateExpression:
+                  'SET seriesState = :cancelled, cancelledAt = :now, cancelledBy = :by, #ttl = :ttl REMOVE #due, #tenantShard',
+                ConditionExpression: 'seriesState = :active AND tenant = :tenant AND version = :version',
+                ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute, '#due': TABLE.dueAtKey, '#tenantShard': TABLE.tenantShardKey },
+                ExpressionAttributeValues: {
+                  ':cancelled': SERIES_STATE.cancelled,
+                  ':now': change.publishedAt,
+                  ':by': change.by,
+                  ':ttl': change.expiresAt,
+                  ':active': SERIES_STATE.active,
+                  ':tenant': tenant,
+                  ':version': current.version,
+                },
+              },
+            },
+            { Update: this.counters.releaseUpdate(tenant, 1) },
+          ],
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isRefusedTransaction(error)) return false;
+      throw transient('TransactWriteItems', error);
+    }
+  }
+
+  /** Deletes an ended series' payload item: every occurrence's copy carries its payload. Should it fail, the item stays, named by nothing open. */
+  private async dropPayloadItem(series: SeriesRecord): Promise<void> {
+    if (series.payloadKept === 'item') await batchDelete(this.client, this.tableName, [payloadItemId(series)]).catch(() => undefined);
+  }
+}
+
+/** Attempts at a series' cancel while takes move it, before its input message is left to be retried. */
+const CANCEL_ATTEMPTS = 3;
+
+/** An item kept while its series lasts: no expiry. */
+function withoutExpiry(item: Record<string, unknown>): Record<string, unknown> {
+  const { [TABLE.ttlAttribute]: _expiry, ...kept } = item;
+  return kept;
+}
+
+/** Whether a transaction was refused by its first item's condition (not by a conflict, which a retry settles). */
+function isRefusedTransaction(error: unknown): boolean {
+  return (error as { CancellationReasons?: { Code?: string }[] })?.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
+}

@@ -1,0 +1,106 @@
+import { EventRejectedError, REASON } from '../domain/reasons.js';
+import { SERIES_STATE, type SeriesRecord } from '../domain/series.js';
+import type { ChangeRequest, SeriesEntry, SeriesStore } from './ports.js';
+import { cancelSeries, type SeriesCancelDeps, type SeriesDeps, takeSeries } from './series.js';
+
+/** What ingest does with a series request, a cancel naming a series, and a change aimed at one: each refusal returned for ingest to report. */
+
+/** The fields of a series request in which another request with the same id differs from the one that created `existing`. */
+function seriesFieldsDiffering(existing: SeriesRecord, entry: SeriesEntry): string[] {
+  const { series } = entry;
+  const sorted = (labels: readonly string[] | undefined) => JSON.stringify([...(labels ?? [])].sort());
+  const differing = [
+    existing.spec.expression.text !== series.spec.expression.text ? 'schedule' : undefined,
+    existing.target !== series.target ? 'target' : undefined,
+    (existing.failureTopic ?? null) !== (series.failureTopic ?? null) ? 'failure_topic' : undefined,
+    existing.user !== series.user ? 'user' : undefined,
+    sorted(existing.labels) !== sorted(series.labels) ? 'labels' : undefined,
+  ].filter((field): field is string => field !== undefined);
+  // The other recurring fields and the payload are not all kept as written: together, they are what differs.
+  return differing.length === 0 ? ['payload', 'timezone', 'start', 'end', 'count', 'offset', 'dst', 'catch_up_seconds'] : differing;
+}
+
+/**
+ * Stores a series, then takes it at once: its occurrences within the near-path window go to the
+ * delay queue as events. A request delivered again finds its series and takes it again (the
+ * first take may not have happened); a take that fails throws, and the input message is retried.
+ */
+export async function createSeries(
+  deps: SeriesDeps & { readonly series: SeriesDeps['series'] & Pick<SeriesStore, 'create'> },
+  entry: SeriesEntry,
+): Promise<EventRejectedError | undefined> {
+  const { series } = entry;
+  const outcome = await deps.series.create(entry);
+  if (outcome.outcome === 'quota-exceeded') {
+    const limit = entry.quotas[outcome.quota];
+    return new EventRejectedError(REASON.QUOTA_EXCEEDED, `tenant "${series.tenant}" is at its ${outcome.quota} quota (${limit})`, {
+      quota: outcome.quota,
+      limit,
+    });
+  }
+  let record: SeriesRecord;
+  if (outcome.outcome === 'created') {
+    deps.metrics.count('EventsIngested');
+    record = outcome.record;
+  } else {
+    record = outcome.existing;
+    if (record.requestHash !== series.requestHash) {
+      const differing = seriesFieldsDiffering(record, entry);
+      return new EventRejectedError(
+        REASON.IDEMPOTENCY_KEY_REUSED,
+        `series ${series.id} was created by another request with the same id; this one differs in ${differing.join(', ')}; the first one stands`,
+        { field: 'id', eventId: series.id, differing },
+      );
+    }
+    deps.metrics.count('DuplicatesSuppressed');
+    if (record.state !== SERIES_STATE.active) return undefined;
+  }
+  const taken = await takeSeries(deps, record, deps.clock.now());
+  deps.logger.info(
+    { seriesId: series.id, tenant: series.tenant, sent: taken.sent, inputMessageId: entry.inputMessageId },
+    'series accepted',
+  );
+  return undefined;
+}
+
+/**
+ * Cancels a series by its id: `cancelled` when it was (or this request had cancelled it
+ * already); `none` when the tenant has no such series, so the request is refused as for an
+ * event; a refusal when it has ended.
+ */
+export async function cancelSeriesById(
+  deps: SeriesCancelDeps & Pick<SeriesDeps, 'logger' | 'metrics'>,
+  id: string,
+  tenant: string,
+  change: ChangeRequest,
+  field: string,
+): Promise<'cancelled' | 'none' | EventRejectedError> {
+  const result = await cancelSeries(deps, id, tenant, change);
+  if ('cancelled' in result) {
+    deps.metrics.count('EventsCancelled');
+    deps.logger.info({ seriesId: id, tenant, occurrencesCancelled: result.cancelled }, 'series cancelled');
+    return 'cancelled';
+  }
+  const current = result.refused;
+  if (current === undefined || current.tenant !== tenant) return 'none';
+  return new EventRejectedError(REASON.EVENT_ALREADY_ENDED, `cannot cancel series ${id}: it has already ended: ${current.state}`, {
+    field,
+    state: current.state,
+  });
+}
+
+/** Why a reschedule naming a series is refused (only a cancel of the whole series applies to one yet); undefined when it names none. */
+export async function seriesChangeRefusal(
+  deps: { readonly series: Pick<SeriesStore, 'read'> },
+  id: string,
+  tenant: string,
+  field: string,
+): Promise<EventRejectedError | undefined> {
+  const current = (await deps.series.read([id])).get(id);
+  if (current === undefined || current.tenant !== tenant) return undefined;
+  return new EventRejectedError(
+    REASON.SERIES_CHANGE_NOT_SUPPORTED,
+    `${id} is a recurring series: only a cancel of the whole series applies to it; cancel it and schedule a new one`,
+    { field },
+  );
+}

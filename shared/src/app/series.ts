@@ -1,0 +1,251 @@
+import { randomUUID } from 'node:crypto';
+import type { SchedulerConfig } from '../config.js';
+import { delaySecondsFor } from '../domain/delay.js';
+import { expiresAtFor, requestHashOf, type ScheduledEvent } from '../domain/event.js';
+import { failureNotice, requestQuote } from '../domain/failure.js';
+import { EVENT_STATE, placedOnDelayQueueBy } from '../domain/lifecycle.js';
+import { nextOccurrences } from '../domain/recurrence/occurrences.js';
+import { REASON, TransientError } from '../domain/reasons.js';
+import { materialisation, type Occurrence, occurrenceEvent, SERIES_STATE, seriesTakeId, type SeriesRecord } from '../domain/series.js';
+import type { Tenant } from '../domain/tenants.js';
+import { shardOf } from '../domain/sharding.js';
+import { noticeId, occurrenceId } from '../domain/table-keys.js';
+import { reportFailure } from './failures.js';
+import type {
+  ChangeRequest,
+  Clock,
+  DelayQueue,
+  EventStore,
+  Logger,
+  NewEvent,
+  SchedulerMetrics,
+  SeriesStore,
+  TenantDirectory,
+} from './ports.js';
+
+/**
+ * A series' takes: each materialises the occurrences due within the near-path window as events
+ * (created as ingest creates a near-path event, and sent to the delay queue), then moves the
+ * series past them with one write on the version it read. Ingest takes a new series at once;
+ * loading takes one the loader handed out. A cancel of the series cancels its record and the
+ * occurrences it materialised that are not yet due.
+ */
+
+export interface SeriesDeps {
+  readonly config: Pick<SchedulerConfig, 'nearPathWindowSeconds' | 'shardCount' | 'retentionSeconds' | 'emitterLeadMs'>;
+  readonly tenants: Pick<TenantDirectory, 'tenant'>;
+  readonly store: Pick<EventStore, 'createMany' | 'requeue'>;
+  readonly series: Pick<SeriesStore, 'payload' | 'advance'>;
+  readonly delayQueue: Pick<DelayQueue, 'send' | 'sendNotice'>;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: SchedulerMetrics;
+  readonly newToken?: () => string;
+}
+
+/** What a take did: the occurrences it sent, those it skipped, and whether it moved the series (false: another take had). */
+export interface TakeResult {
+  readonly sent: number;
+  readonly skipped: number;
+  readonly advanced: boolean;
+}
+
+/**
+ * Takes an active series at `now`: its occurrences due before `now + nearPathWindow` become
+ * events, each created with a conditional insert (a repeated take creates none twice, and sends
+ * again only those still queued as its own version left them), sent to the delay queue with its
+ * delay; those past the catch-up window are reported once as OCCURRENCE_SKIPPED; then the series
+ * moves on (its cursor, its `dueAt`, its version), or ends. A failed step throws TransientError
+ * before the series moves, so the take is made again (by the input message's or the chunk's
+ * redelivery, or the loader's sweep), and finds its own work done.
+ */
+export async function takeSeries(deps: SeriesDeps, series: SeriesRecord, now: number): Promise<TakeResult> {
+  const { config } = deps;
+  const plan = materialisation(series.spec, series.cursor, {
+    now,
+    horizonMs: now + config.nearPathWindowSeconds * 1000,
+    catchUpMs: series.catchUpMs,
+  });
+  const tenant = deps.tenants.tenant(series.tenant);
+  if (tenant === undefined) {
+    // Its tenant was removed: nothing is materialised (the emitter would refuse it), and the series stays where it is.
+    deps.logger.warn({ seriesId: series.id, tenant: series.tenant }, 'series of a tenant no longer registered; left as it is');
+    return { sent: 0, skipped: 0, advanced: false };
+  }
+  const sent = plan.occurrences.length === 0 ? 0 : await materialise(deps, series, tenant, plan.occurrences, now);
+  if (plan.skipped > 0) await reportSkipped(deps, series, tenant, plan.skipped, now);
+  const advanced = await deps.series.advance(series, {
+    cursor: plan.cursor,
+    next: plan.next,
+    now,
+    expiresAt: expiresAtFor(plan.next ?? plan.cursor.after, config.retentionSeconds),
+  });
+  deps.logger.info(
+    { seriesId: series.id, version: series.version, sent, skipped: plan.skipped, next: plan.next, advanced },
+    plan.next === undefined ? 'series taken: its last occurrences materialised, completed' : 'series taken',
+  );
+  return { sent, skipped: plan.skipped, advanced };
+}
+
+/** Where a series' notices go: its failure topic, else its tenant's dead-letter topic. */
+function noticeTo(series: SeriesRecord, tenant: Tenant) {
+  return { failureTopic: series.failureTopic, deadLetterTopic: tenant.deadLetterTopic };
+}
+
+/**
+ * Creates a take's occurrences as events (a conditional insert each, with its place in the
+ * quota) and sends them to the delay queue; returns how many were sent. An occurrence an earlier
+ * try of the same take created is sent again while it is still queued as that take left it.
+ */
+async function materialise(
+  deps: SeriesDeps,
+  series: SeriesRecord,
+  tenant: Tenant,
+  occurrences: readonly Occurrence[],
+  now: number,
+): Promise<number> {
+  const { config } = deps;
+  const takeId = seriesTakeId(series);
+  const newToken = deps.newToken ?? randomUUID;
+  const payload = await deps.series.payload(series);
+  const entries = occurrences.map((occurrence): NewEvent => {
+    const event = occurrenceEvent(series, payload, occurrence);
+    return {
+      event,
+      clientId: undefined,
+      inputMessageId: takeId,
+      requestHash: requestHashOf(event),
+      placement: { state: EVENT_STATE.queued, shard: shardOf(event.id, config) },
+      queuedBy: newToken(),
+      createdBy: newToken(),
+      quotas: tenant.quotas,
+      now,
+      expiresAt: expiresAtFor(event.dueAt, config.retentionSeconds),
+    };
+  });
+  const outcomes = await deps.store.createMany(entries);
+  const sends: { event: ScheduledEvent; queuedBy: string | undefined }[] = [];
+  for (const [index, outcome] of outcomes.entries()) {
+    const { event, queuedBy } = entries[index] as NewEvent;
+    if (outcome.outcome === 'created') sends.push({ event, queuedBy });
+    else if (outcome.outcome === 'unknown')
+      throw new TransientError(`recording occurrence ${event.id} of ${series.id} did not complete; retrying`);
+    else if (outcome.outcome === 'quota-exceeded')
+      await reportOverQuota(deps, series, tenant, event, tenant.quotas[outcome.quota], outcome.quota, now);
+    else if (placedOnDelayQueueBy(outcome.existing) === takeId) {
+      // This take's own occurrence, made by an earlier try that may not have sent it: a new copy, the old one dropped.
+      const again = newToken();
+      if (await deps.store.requeue(event.id, { placedBy: takeId, version: 1, queuedBy: again, now }))
+        sends.push({ event, queuedBy: again });
+    }
+  }
+  if (sends.length === 0) return 0;
+  const sendTime = deps.clock.now();
+  const failures = await deps.delayQueue.send(
+    sends.map(({ event, queuedBy }) => ({ event, queuedBy, delaySeconds: delaySecondsFor(event.dueAt, sendTime, config.emitterLeadMs) })),
+  );
+  if (failures.length > 0)
+    throw new TransientError(
+      `${failures.length} occurrences of ${series.id} could not be sent to the delay queue (${failures[0]?.reason})`,
+    );
+  deps.metrics.count('EventsDelayed', sends.length);
+  return sends.length;
+}
+
+/** An occurrence over its tenant's quota: refused as a one-off event would be, and the client told once; the series goes on. */
+async function reportOverQuota(
+  deps: SeriesDeps,
+  series: SeriesRecord,
+  tenant: Tenant,
+  event: ScheduledEvent,
+  limit: number,
+  quota: string,
+  now: number,
+): Promise<void> {
+  const message = `occurrence ${event.id} of series ${series.id}: tenant "${tenant.id}" is at its ${quota} quota (${limit})`;
+  const notice = failureNotice(REASON.QUOTA_EXCEEDED, message, requestQuote(event), now, { eventId: event.id, details: { quota, limit } });
+  await reportFailure(
+    deps,
+    (to, body) => deps.delayQueue.sendNotice(noticeId(event.id), tenant.id, to, body),
+    notice,
+    noticeTo(series, tenant),
+  );
+}
+
+/** Occurrences past the catch-up window: reported once, named after the take (a take made again reports them once). */
+async function reportSkipped(deps: SeriesDeps, series: SeriesRecord, tenant: Tenant, skipped: number, now: number): Promise<void> {
+  const catchUpSeconds = series.catchUpMs / 1000;
+  const message = `${skipped} occurrences of series ${series.id} were due more than ${catchUpSeconds} s ago (its catch-up window) and were not delivered`;
+  const notice = failureNotice(REASON.OCCURRENCE_SKIPPED, message, seriesQuote(series), now, {
+    eventId: series.id,
+    details: { skipped, catchUpSeconds },
+  });
+  const id = noticeId(seriesTakeId(series));
+  await reportFailure(deps, (to, body) => deps.delayQueue.sendNotice(id, tenant.id, to, body), notice, noticeTo(series, tenant));
+}
+
+/** A series as its request would say it (its payload left out: a notice about the series, not one occurrence). */
+function seriesQuote(series: SeriesRecord): Record<string, unknown> {
+  return {
+    schedule: series.spec.expression.text,
+    timezone: series.spec.timezone,
+    target: series.target,
+    ...(series.user === undefined ? {} : { user: series.user }),
+    ...(series.failureTopic === undefined ? {} : { failure_topic: series.failureTopic }),
+    ...(series.labels === undefined || series.labels.length === 0 ? {} : { labels: series.labels }),
+  };
+}
+
+export interface SeriesCancelDeps {
+  readonly config: Pick<SchedulerConfig, 'changeCutoffSeconds' | 'retentionSeconds'>;
+  readonly store: Pick<EventStore, 'cancel'>;
+  readonly series: Pick<SeriesStore, 'cancel'>;
+  readonly clock: Clock;
+}
+
+/**
+ * Cancels a series: its record (no occurrence is materialised after it), then the occurrences
+ * it materialised that are due after the change cutoff, whose ids follow from the series and
+ * its cursor (each with the event's own cancel, which frees its place). A cancel delivered again
+ * finds the series cancelled by itself and cancels the occurrences again (those done are refused
+ * as ended). Undefined when no such series of the tenant is open to cancel.
+ */
+export async function cancelSeries(
+  deps: SeriesCancelDeps,
+  id: string,
+  tenant: string,
+  change: ChangeRequest,
+): Promise<{ readonly cancelled: number } | { readonly refused: SeriesRecord | undefined }> {
+  const now = deps.clock.now();
+  const expiresAt = expiresAtFor(now, deps.config.retentionSeconds);
+  const result = await deps.series.cancel(id, tenant, { ...change, expiresAt });
+  let series: SeriesRecord;
+  if (result.outcome === 'cancelled') series = result.series;
+  else if (result.current?.state === SERIES_STATE.cancelled && result.current.cancelledBy === change.by) series = result.current;
+  else return { refused: result.current };
+  const cutoffMs = deps.config.changeCutoffSeconds * 1000;
+  let cancelled = 0;
+  for (const dueAt of materialisedAfter(series, now + cutoffMs)) {
+    const outcome = await deps.store.cancel(occurrenceId(series.id, dueAt), { tenant, cutoffMs }, { ...change, expiresAt });
+    if (outcome.outcome === 'cancelled') cancelled++;
+  }
+  return { cancelled };
+}
+
+/** The occurrences a series materialised that are due after `from`: up to its cursor, which no take passes without them. */
+function materialisedAfter(series: SeriesRecord, from: number): number[] {
+  if (series.cursor.after <= from) return [];
+  // Not bounded by `count` here: the cursor bounds what was materialised.
+  const { count, ...unbounded } = series.spec;
+  const due: number[] = [];
+  let after = from;
+  for (;;) {
+    const step = nextOccurrences(unbounded, { after, fired: 0 }, 32);
+    for (const dueAt of step) {
+      if (dueAt > series.cursor.after) return due;
+      due.push(dueAt);
+      after = dueAt;
+    }
+    if (step.length < 32) return due;
+  }
+}

@@ -1,0 +1,192 @@
+import { createHash } from 'node:crypto';
+import type { ScheduledEvent } from './event.js';
+import { parseScheduleExpression } from './recurrence/expression.js';
+import { nextOccurrences, type SeriesCursor } from './recurrence/occurrences.js';
+import type { DstRule, RecurrenceSpec } from './recurrence/spec.js';
+import { occurrenceId } from './table-keys.js';
+
+/**
+ * A recurring series: one item of its own in the table, keyed in the tenant index's stored
+ * family at `dueAt`, the next occurrence not yet materialised, so that the loader finds it as it
+ * finds a stored event. Each occurrence, once within the near-path window, becomes an event.
+ */
+
+/** A series' states: `active` until its last occurrence is materialised (`completed`) or it is cancelled. */
+export const SERIES_STATE = { active: 'active', completed: 'completed', cancelled: 'cancelled' } as const;
+
+export type SeriesState = (typeof SERIES_STATE)[keyof typeof SERIES_STATE];
+
+/** What every occurrence of a series is delivered with, and where it goes. */
+export interface SeriesContent {
+  readonly id: string;
+  readonly tenant: string;
+  readonly user?: string;
+  readonly target: string;
+  readonly failureTopic?: string | undefined;
+  readonly labels?: readonly string[] | undefined;
+}
+
+/** An accepted series request, before it is stored. */
+export interface NewSeries extends SeriesContent {
+  readonly payload: string;
+  readonly spec: RecurrenceSpec;
+  /** Occurrences older than this when materialised are skipped and reported (see materialisation). */
+  readonly catchUpMs: number;
+  readonly clientId: string | undefined;
+  /** The digest of the request as written (see seriesRequestHash). */
+  readonly requestHash: string;
+  /** Where the series starts: after the occurrences due before it was accepted. */
+  readonly cursor: SeriesCursor;
+}
+
+/** A series as the store keeps it. */
+export interface SeriesRecord extends SeriesContent {
+  readonly state: SeriesState;
+  readonly spec: RecurrenceSpec;
+  readonly catchUpMs: number;
+  readonly cursor: SeriesCursor;
+  /** Goes up with every advance: a take writes only on the version it read. */
+  readonly version: number;
+  /** The next occurrence not yet materialised (epoch ms); none once completed. */
+  readonly dueAt: number | undefined;
+  /** The payload, when the record holds it (else in its payload item, see payloadItemId). */
+  readonly payload?: string | undefined;
+  readonly payloadKept: 'record' | 'item';
+  readonly clientId?: string | undefined;
+  readonly requestHash: string;
+  readonly inputMessageId: string;
+  readonly createdAt: number;
+  readonly cancelledBy?: string | undefined;
+  /** When the store may drop the record (epoch seconds): the retention period after its last due time. */
+  readonly expiresAt: number;
+}
+
+/** The spec as the record keeps it: the expression's text, checked again (and compiled) when read. */
+export interface StoredSpec {
+  readonly schedule: string;
+  readonly timezone: string;
+  readonly start: number;
+  readonly end?: number;
+  readonly count?: number;
+  readonly offsetMs: number;
+  readonly gap: DstRule['gap'];
+  readonly overlap: DstRule['overlap'];
+}
+
+export function storedSpec(spec: RecurrenceSpec): StoredSpec {
+  return {
+    schedule: spec.expression.text,
+    timezone: spec.timezone,
+    start: spec.start,
+    ...(spec.end === undefined ? {} : { end: spec.end }),
+    ...(spec.count === undefined ? {} : { count: spec.count }),
+    offsetMs: spec.offsetMs,
+    gap: spec.dst.gap,
+    overlap: spec.dst.overlap,
+  };
+}
+
+/** The spec a record keeps; it was checked at ingest, so a refusal here is a corrupt record. */
+export function specOf(stored: StoredSpec): RecurrenceSpec {
+  const check = parseScheduleExpression(stored.schedule);
+  if (!check.ok) throw new TypeError(`stored schedule ${stored.schedule} is not valid: ${check.problem}`);
+  return {
+    expression: check.expression,
+    timezone: stored.timezone,
+    start: stored.start,
+    ...(stored.end === undefined ? {} : { end: stored.end }),
+    ...(stored.count === undefined ? {} : { count: stored.count }),
+    offsetMs: stored.offsetMs,
+    dst: { gap: stored.gap, overlap: stored.overlap },
+  };
+}
+
+/**
+ * A digest of a series request as its client wrote it (not of the spec: a `start` left out is
+ * when it was published, which differs between two publishes of the same request). The same id
+ * with another digest is another request, refused as IDEMPOTENCY_KEY_REUSED.
+ */
+export function seriesRequestHash(
+  fields: Readonly<Record<string, unknown>>,
+  content: Omit<SeriesContent, 'id' | 'tenant'> & { payload: string },
+): string {
+  const recurring = ['schedule', 'timezone', 'start', 'end', 'count', 'offset', 'dst', 'catch_up_seconds'].map(
+    (name) => fields[name] ?? null,
+  );
+  const labels = content.labels === undefined ? [] : [...content.labels].sort();
+  const text = JSON.stringify([recurring, content.target, content.payload, content.failureTopic ?? null, content.user ?? null, labels]);
+  return createHash('sha256').update(text).digest('base64url').slice(0, 32);
+}
+
+/** One occurrence to materialise: its due time and its number in the series (1-based). */
+export interface Occurrence {
+  readonly dueAt: number;
+  readonly occurrence: number;
+}
+
+/** What one take of a series does. */
+export interface Materialisation {
+  /** Due before the horizon and within the catch-up window: each becomes an event. */
+  readonly occurrences: readonly Occurrence[];
+  /** Due before the catch-up window: not delivered, reported once with their count. */
+  readonly skipped: number;
+  /** Past every occurrence materialised or skipped. */
+  readonly cursor: SeriesCursor;
+  /** The first occurrence not materialised (the series' new `dueAt`); undefined: the series has no more. */
+  readonly next: number | undefined;
+}
+
+/** Occurrences computed a step at a time: enough for a minute's series over a near-path window. */
+const STEP = 32;
+
+/**
+ * Which occurrences a take at `now` materialises: every one after the cursor due before
+ * `horizonMs` (now plus the near-path window), except those due more than `catchUpMs` before
+ * `now`, which are skipped (an outage or a pause of the loader left them behind): never a burst
+ * beyond the catch-up window. Pure: the same series, cursor and clock give the same plan.
+ */
+export function materialisation(
+  spec: RecurrenceSpec,
+  from: SeriesCursor,
+  at: { readonly now: number; readonly horizonMs: number; readonly catchUpMs: number },
+): Materialisation {
+  const oldest = at.now - at.catchUpMs;
+  const occurrences: Occurrence[] = [];
+  let skipped = 0;
+  let cursor = from;
+  for (;;) {
+    const step = nextOccurrences(spec, cursor, STEP);
+    for (const dueAt of step) {
+      if (dueAt >= at.horizonMs) return { occurrences, skipped, cursor, next: dueAt };
+      cursor = { after: dueAt, fired: cursor.fired + 1 };
+      if (dueAt < oldest) skipped++;
+      else occurrences.push({ dueAt, occurrence: cursor.fired });
+    }
+    if (step.length < STEP) return { occurrences, skipped, cursor, next: undefined };
+  }
+}
+
+/** The event an occurrence is: the series' content and payload, its own id and due time, and its place in the series. */
+export function occurrenceEvent(series: SeriesContent, payload: string, occurrence: Occurrence): ScheduledEvent {
+  return {
+    id: occurrenceId(series.id, occurrence.dueAt),
+    tenant: series.tenant,
+    ...(series.user === undefined ? {} : { user: series.user }),
+    target: series.target,
+    payload,
+    failureTopic: series.failureTopic,
+    dueAt: occurrence.dueAt,
+    version: 1,
+    ...(series.labels === undefined || series.labels.length === 0 ? {} : { labels: series.labels }),
+    series: { id: series.id, occurrence: occurrence.occurrence },
+  };
+}
+
+/**
+ * The take of a series at one version, as its occurrences' records name who placed them on the
+ * delay queue (EventRecord.inputMessageId): a repeated take of the same version finds its own
+ * occurrences, and sends again those still queued as it left them.
+ */
+export function seriesTakeId(series: Pick<SeriesRecord, 'id' | 'version'>): string {
+  return `${series.id}.v${series.version}`;
+}

@@ -1,0 +1,74 @@
+import type { ChangeRequest, SeriesAdvance, SeriesCancelOutcome, SeriesCreateOutcome, SeriesEntry, SeriesStore } from '../src/app/ports.js';
+import { SERIES_STATE, type SeriesRecord } from '../src/domain/series.js';
+import type { MemoryEventStore } from './memory-event-store.js';
+
+/** The series' records in memory, their places counted in the event store's open events, as the DynamoDB store counts them. */
+export class MemorySeriesStore implements SeriesStore {
+  readonly records = new Map<string, SeriesRecord>();
+  private readonly payloads = new Map<string, string>();
+
+  constructor(private readonly events: MemoryEventStore) {}
+
+  async create(entry: SeriesEntry): Promise<SeriesCreateOutcome> {
+    const { series } = entry;
+    const existing = this.records.get(series.id);
+    if (existing !== undefined) return { outcome: 'duplicate', existing };
+    const open = this.events.openEvents.get(series.tenant) ?? 0;
+    if (open >= entry.quotas.maxOpenEvents) return { outcome: 'quota-exceeded', quota: 'maxOpenEvents' };
+    this.events.openEvents.set(series.tenant, open + 1);
+    const { payload, cursor, ...content } = series;
+    const record: SeriesRecord = {
+      ...content,
+      state: SERIES_STATE.active,
+      cursor,
+      version: 1,
+      dueAt: entry.dueAt,
+      payloadKept: 'record',
+      inputMessageId: entry.inputMessageId,
+      createdAt: entry.now,
+      expiresAt: entry.expiresAt,
+    };
+    this.records.set(series.id, record);
+    this.payloads.set(series.id, payload);
+    return { outcome: 'created', record };
+  }
+
+  async read(ids: readonly string[]): Promise<ReadonlyMap<string, SeriesRecord>> {
+    return new Map(ids.flatMap((id) => (this.records.has(id) ? [[id, this.records.get(id) as SeriesRecord]] : [])));
+  }
+
+  async payload(series: SeriesRecord): Promise<string> {
+    return this.payloads.get(series.id) ?? '';
+  }
+
+  async advance(series: SeriesRecord, step: SeriesAdvance): Promise<boolean> {
+    const current = this.records.get(series.id);
+    if (current?.state !== SERIES_STATE.active || current.version !== series.version) return false;
+    const completed = step.next === undefined;
+    this.records.set(series.id, {
+      ...current,
+      cursor: step.cursor,
+      version: current.version + 1,
+      dueAt: step.next,
+      expiresAt: step.expiresAt,
+      ...(completed ? { state: SERIES_STATE.completed } : {}),
+    });
+    if (completed) this.events.openEvents.set(series.tenant, (this.events.openEvents.get(series.tenant) ?? 0) - 1);
+    return true;
+  }
+
+  async cancel(id: string, tenant: string, change: ChangeRequest & { readonly expiresAt: number }): Promise<SeriesCancelOutcome> {
+    const current = this.records.get(id);
+    if (current === undefined || current.tenant !== tenant || current.state !== SERIES_STATE.active) return { outcome: 'refused', current };
+    const cancelled: SeriesRecord = {
+      ...current,
+      state: SERIES_STATE.cancelled,
+      cancelledBy: change.by,
+      dueAt: undefined,
+      expiresAt: change.expiresAt,
+    };
+    this.records.set(id, cancelled);
+    this.events.openEvents.set(tenant, (this.events.openEvents.get(tenant) ?? 0) - 1);
+    return { outcome: 'cancelled', series: { ...current, state: SERIES_STATE.cancelled, cancelledBy: change.by } };
+  }
+}

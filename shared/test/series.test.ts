@@ -1,0 +1,202 @@
+import { describe, expect, it } from 'vitest';
+import { ingestBatch } from '../src/app/ingest.js';
+import { loadChunks } from '../src/app/loading.js';
+import { emissionAttributes } from '../src/domain/event.js';
+import { REASON } from '../src/domain/reasons.js';
+import { materialisation, occurrenceEvent, SERIES_STATE } from '../src/domain/series.js';
+import { encodeLoadingChunk } from '../src/domain/messages.js';
+import { messageEventId, occurrenceId, seriesId } from '../src/domain/table-keys.js';
+import { topicArn, REGION, sqsRecord } from './factories.js';
+import { acmeTarget, NOW, published, setup } from './ingest-kit.js';
+import { specOf } from './recurrence-kit.js';
+
+const MINUTE = 60_000;
+const failureTopic = topicArn('failures', REGION, '111111111111');
+/** NOW is 2030-03-17T17:46:40Z: the next minutes start 20 s on. */
+const NEXT_MINUTE = Math.ceil(NOW / MINUTE) * MINUTE;
+
+describe('materialisation: which occurrences a take makes', () => {
+  const spec = specOf('rate(1 minute)', new Date(NEXT_MINUTE).toISOString(), { offsetMs: 250 });
+  const first = NEXT_MINUTE + 250;
+
+  it('makes every occurrence due before the horizon, and names the next one as the series moves on', () => {
+    const plan = materialisation(
+      spec,
+      { after: spec.start - 1, fired: 0 },
+      { now: NOW, horizonMs: first + 2 * MINUTE + 1, catchUpMs: 3_600_000 },
+    );
+    expect(plan.occurrences).toEqual([
+      { dueAt: first, occurrence: 1 },
+      { dueAt: first + MINUTE, occurrence: 2 },
+      { dueAt: first + 2 * MINUTE, occurrence: 3 },
+    ]);
+    expect(plan).toMatchObject({ skipped: 0, cursor: { after: first + 2 * MINUTE, fired: 3 }, next: first + 3 * MINUTE });
+  });
+
+  it('skips and counts the occurrences older than the catch-up window, and delivers late those within it', () => {
+    const now = first + 10 * MINUTE;
+    const plan = materialisation(spec, { after: spec.start - 1, fired: 0 }, { now, horizonMs: now + 1, catchUpMs: 3 * MINUTE });
+    // 0 to 6 are older than 3 minutes; 7, 8, 9 and 10 are late within the window.
+    expect(plan.skipped).toBe(7);
+    expect(plan.occurrences.map(({ occurrence }) => occurrence)).toEqual([8, 9, 10, 11]);
+    expect(plan.cursor).toEqual({ after: now, fired: 11 });
+  });
+
+  it('ends with the series: after count, or before end, no next occurrence', () => {
+    const counted = materialisation(
+      { ...spec, count: 2 },
+      { after: spec.start - 1, fired: 0 },
+      { now: NOW, horizonMs: first + 10 * MINUTE, catchUpMs: MINUTE },
+    );
+    expect(counted).toMatchObject({ occurrences: [{ occurrence: 1 }, { occurrence: 2 }], next: undefined });
+    const ended = materialisation(
+      { ...spec, end: first + MINUTE },
+      { after: spec.start - 1, fired: 0 },
+      { now: NOW, horizonMs: first + 10 * MINUTE, catchUpMs: MINUTE },
+    );
+    expect(ended).toMatchObject({ occurrences: [{ dueAt: first }], next: undefined });
+  });
+
+  it('gives each occurrence an id of its series and due time, and the attributes of its place in the series', () => {
+    const event = occurrenceEvent({ id: 's-m-1', tenant: 'acme', target: acmeTarget }, 'hi', { dueAt: first, occurrence: 3 });
+    expect(event.id).toBe(occurrenceId('s-m-1', first));
+    const attributes = emissionAttributes(event, first);
+    expect(attributes['scheduler-series-id']).toBe('s-m-1');
+    expect(attributes['scheduler-occurrence']).toBe('3');
+    expect(emissionAttributes({ ...event, series: undefined }, first)['scheduler-series-id']).toBeUndefined();
+  });
+});
+
+describe('ingest of a series', () => {
+  const series = (fields: Record<string, unknown> = {}) => ({
+    schedule: 'rate(1 minute)',
+    target: acmeTarget,
+    user: 'alice',
+    payload: 'tick',
+    failure_topic: failureTopic,
+    ...fields,
+  });
+
+  it('stores the series at its first occurrence beyond the near-path window and sends those within it, with their series', async () => {
+    const context = setup();
+    await ingestBatch(context.deps, [published(series(), 'msg-1')]);
+    const id = seriesId(messageEventId('msg-1'));
+    const stored = context.series.records.get(id);
+    // A window of 600 s: ten minutes' occurrences, from the minute after it was published.
+    expect(context.delayQueue.sent).toHaveLength(10);
+    const [sent] = context.delayQueue.sent;
+    expect(sent?.event).toMatchObject({ id: occurrenceId(id, NEXT_MINUTE), dueAt: NEXT_MINUTE, series: { id, occurrence: 1 } });
+    expect(stored).toMatchObject({ state: SERIES_STATE.active, version: 2, cursor: { fired: 10 }, dueAt: NEXT_MINUTE + 10 * MINUTE });
+    // The series and each materialised occurrence hold a place.
+    expect(context.store.openEvents.get('acme')).toBe(11);
+  });
+
+  it('sends nothing twice when the same request is delivered again', async () => {
+    const context = setup();
+    await ingestBatch(context.deps, [published(series(), 'msg-1')]);
+    await ingestBatch(context.deps, [published(series(), 'msg-1')]);
+    expect(context.delayQueue.sent).toHaveLength(10);
+  });
+
+  it.each([
+    ['schedule and date together', { date: new Date(NOW + MINUTE).toISOString() }, REASON.INVALID_FIELD],
+    ['an invalid expression', { schedule: 'rate(30 seconds)' }, REASON.INVALID_SCHEDULE_EXPRESSION],
+    ['an unknown zone', { timezone: 'Nowhere/Land' }, REASON.UNKNOWN_TIMEZONE],
+    ['an offset of a minute', { offset: 60_000 }, REASON.INVALID_OFFSET],
+    [
+      'a series that never fires',
+      { end: new Date(NOW - MINUTE).toISOString(), start: new Date(NOW - 2 * MINUTE).toISOString() },
+      REASON.SCHEDULE_NEVER_FIRES,
+    ],
+  ])('refuses %s with its code, storing and sending nothing', async (_name, fields, reason) => {
+    const context = setup();
+    await ingestBatch(context.deps, [published(series(fields))]);
+    expect(context.series.records.size).toBe(0);
+    expect(context.delayQueue.notices.map(({ notice }) => notice.reason)).toEqual([reason]);
+  });
+
+  it('refuses a series field given with a date', async () => {
+    const context = setup();
+    const { schedule: _schedule, ...oneOff } = series({ date: new Date(NOW + MINUTE).toISOString(), timezone: 'Europe/Berlin' });
+    await ingestBatch(context.deps, [published(oneOff)]);
+    expect(context.delayQueue.notices.map(({ notice }) => [notice.reason, notice.details.field])).toEqual([
+      [REASON.INVALID_FIELD, 'timezone'],
+    ]);
+  });
+
+  it('cancels a series by the client id: the series and its occurrences not yet due, their places freed', async () => {
+    const context = setup();
+    await ingestBatch(context.deps, [published(series({ id: 'ticks' }))]);
+    await ingestBatch(context.deps, [published({ action: 'cancel', id: 'ticks', user: 'alice' })]);
+    const [record] = [...context.series.records.values()];
+    expect(record?.state).toBe(SERIES_STATE.cancelled);
+    const cancelled = [...context.store.records.values()].filter(({ state }) => state === 'cancelled');
+    expect(cancelled).toHaveLength(10);
+    expect(context.store.openEvents.get('acme')).toBe(0);
+  });
+
+  it('refuses a reschedule of a series', async () => {
+    const context = setup();
+    await ingestBatch(context.deps, [published(series({ id: 'ticks' }))]);
+    await ingestBatch(context.deps, [
+      published({
+        action: 'reschedule',
+        id: 'ticks',
+        user: 'alice',
+        date: new Date(NOW + 3_600_000).toISOString(),
+        failure_topic: failureTopic,
+      }),
+    ]);
+    expect(context.delayQueue.notices.map(({ notice }) => notice.reason)).toEqual([REASON.SERIES_CHANGE_NOT_SUPPORTED]);
+  });
+});
+
+describe("loading's take of a series", () => {
+  function loaded() {
+    const context = setup();
+    const loadingDeps = { ...context.deps, config: { ...context.deps.config, repairAfterSeconds: 300, repairDelaySeconds: 60 } };
+    const load = (ids: string[], messageId = 'sqs-load') =>
+      loadChunks(loadingDeps, [sqsRecord(encodeLoadingChunk({ ids, chunkId: messageId }), messageId)]);
+    return { ...context, load };
+  }
+
+  it('materialises the occurrences now within the window and moves the series on, once however often the chunk comes', async () => {
+    const context = loaded();
+    await ingestBatch(context.deps, [
+      published({ schedule: 'rate(1 minute)', target: acmeTarget, user: 'alice', payload: 'tick' }, 'msg-1'),
+    ]);
+    const id = seriesId(messageEventId('msg-1'));
+    context.clock.set(context.clock.now() + 2 * MINUTE);
+    await context.load([id]);
+    await context.load([id], 'sqs-again');
+    // Ten at ingest, two more two minutes later: the series has moved past them, so the second chunk makes none.
+    expect(context.delayQueue.sent.map(({ event }) => event.series?.occurrence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    expect(context.series.records.get(id)).toMatchObject({ version: 3, cursor: { fired: 12 }, dueAt: NEXT_MINUTE + 12 * MINUTE });
+  });
+
+  it('reports the occurrences past the catch-up window once, and delivers the others late', async () => {
+    const context = loaded();
+    await ingestBatch(context.deps, [
+      published(
+        {
+          schedule: 'rate(1 minute)',
+          target: acmeTarget,
+          user: 'alice',
+          payload: 'tick',
+          catch_up_seconds: 120,
+          failure_topic: failureTopic,
+        },
+        'msg-1',
+      ),
+    ]);
+    const id = seriesId(messageEventId('msg-1'));
+    // An outage: the loader comes back an hour later.
+    context.clock.set(context.clock.now() + 60 * MINUTE);
+    await context.load([id], 'sqs-repair');
+    const notices = context.delayQueue.notices.filter(({ notice }) => notice.reason === REASON.OCCURRENCE_SKIPPED);
+    expect(notices).toHaveLength(1);
+    expect(notices[0]?.notice.details).toEqual({ skipped: 48, catchUpSeconds: 120 });
+    const late = context.delayQueue.sent.slice(10).filter(({ event }) => event.dueAt < context.clock.now());
+    expect(late).toHaveLength(2);
+  });
+});
