@@ -51,13 +51,17 @@ describe('scripts/admin quota reconcile', () => {
         }),
       );
     try {
-      // Three open events, stored an hour ahead.
+      // Two open events, stored an hour ahead, and a series whose first occurrence is an hour
+      // ahead too: the series holds one place of its own.
       const target = `arn:aws:sns:${outputs.region}:000000000000:${uniqueName('target')}`;
-      for (let i = 0; i < 3; i++) {
+      for (let i = 0; i < 2; i++) {
         const message = JSON.stringify(request(target, Date.now() + 3_600_000, `open-${i}`));
         await sns.send(new PublishCommand({ TopicArn: outputs.inputTopicArn, Message: message }));
       }
-      await waitFor(async () => (await counters.openEvents(PUBLIC_TENANT_ID)) === 3, 'the three events counted');
+      const start = new Date(Date.now() + 3_600_000).toISOString();
+      const message = JSON.stringify({ schedule: 'rate(1 hour)', start, target, user: 'tests', payload: 'hourly' });
+      await sns.send(new PublishCommand({ TopicArn: outputs.inputTopicArn, Message: message }));
+      await waitFor(async () => (await counters.openEvents(PUBLIC_TENANT_ID)) === 3, 'the two events and the series counted');
 
       await setCounter(10);
       const high = await admin(['quota', 'reconcile', '--tenant', PUBLIC_TENANT_ID, ...where]);

@@ -8,6 +8,7 @@ import {
 import { DEFAULTS } from '../config.js';
 import { DYNAMODB_BATCH_GET_KEYS } from '../domain/limits.js';
 import { EVENT_STATE, OPEN_STATES, type EventRecord } from '../domain/lifecycle.js';
+import { SERIES_STATE } from '../domain/series.js';
 import { TransientError } from '../domain/reasons.js';
 import { eventIdOfLabelEntry, listingPartitions } from '../domain/table-keys.js';
 import { decodePageToken, encodePageToken, type ListingPosition } from '../domain/tenant-index.js';
@@ -53,7 +54,11 @@ export class DynamoDbEventListing implements EventListing {
     return item && isEventItem(item) ? toRecord(item) : undefined;
   }
 
-  /** A tenant's open events (scheduled, queued or held), counted by a scan of the whole table: for reconciling its quota counter. */
+  /**
+   * A tenant's open events (scheduled, queued or held) and active series (each holds one place,
+   * as its occurrences hold theirs), counted by a scan of the whole table: for reconciling its
+   * quota counter.
+   */
   async countOpen(tenant: string): Promise<number> {
     let count = 0;
     let startKey: Record<string, unknown> | undefined;
@@ -63,13 +68,14 @@ export class DynamoDbEventListing implements EventListing {
         result = await this.client.send(
           new ScanCommand({
             TableName: this.tableName,
-            FilterExpression: 'tenant = :tenant AND #state IN (:scheduled, :queued, :held)',
+            FilterExpression: 'tenant = :tenant AND (#state IN (:scheduled, :queued, :held) OR seriesState = :active)',
             ExpressionAttributeNames: { '#state': 'state' },
             ExpressionAttributeValues: {
               ':tenant': tenant,
               ':scheduled': EVENT_STATE.scheduled,
               ':queued': EVENT_STATE.queued,
               ':held': EVENT_STATE.held,
+              ':active': SERIES_STATE.active,
             },
             Select: 'COUNT',
             ExclusiveStartKey: startKey,
