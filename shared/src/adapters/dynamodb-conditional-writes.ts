@@ -27,6 +27,11 @@ export type Condition =
   | { readonly op: 'missing' | 'present'; readonly attribute: string }
   | { readonly op: 'and' | 'or'; readonly conditions: readonly Condition[] };
 
+/** The condition that an item's attribute holds a value. */
+export function attributeIs(attribute: string, value: unknown): Condition {
+  return { op: '=', attribute, value };
+}
+
 export type ConditionalWrite =
   /** A new item; refused when its key exists. */
   | { readonly kind: 'insert'; readonly item: Readonly<Record<string, unknown>> }
