@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { EndWriter } from '../src/app/end-writer.js';
-import type { EndJournal } from '../src/app/ports.js';
+import type { EndJournal } from '../src/app/ports/emitter-records.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { TransientError } from '../src/domain/reasons.js';

@@ -1,18 +1,6 @@
-import type {
-  ChangesQueue,
-  Clock,
-  DelayedSend,
-  DelayedSendFailure,
-  DelayQueue,
-  LastError,
-  LastErrors,
-  LoadingQueue,
-  Logger,
-  MetricName,
-  RefusalLog,
-  SchedulerMetrics,
-  TopicPublisher,
-} from '../src/app/ports.js';
+import type { LastError, LastErrors, RefusalLog } from '../src/app/ports/errors-and-refusals.js';
+import type { Clock, Logger, MetricName, SchedulerMetrics } from '../src/app/ports/process.js';
+import type { ChangesQueue, DelayedSend, DelayedSendFailure, DelayQueue, LoadingQueue, TopicPublisher } from '../src/app/ports/queues.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import type { FailureNotice, NoticeDestination } from '../src/domain/failure.js';
 import { encodeDelayQueueMessage, type ChangeJob, type DelayQueueMessage, type LoadingChunk } from '../src/domain/messages.js';

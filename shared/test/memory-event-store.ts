@@ -1,42 +1,33 @@
 import { DuePartitionsMerge } from '../src/adapters/dynamodb-due-partitions.js';
 import { systemClock } from '../src/adapters/system-clock.js';
+import type { BulkCancelJobs, JobStep, LabelledEvents, LabelledEventsQuery } from '../src/app/ports/bulk-cancel.js';
+import type { DueEventRef, DueIndex, DuePartition, DuePartitions, LoaderCursors, LoaderProgress } from '../src/app/ports/due-index.js';
+import type { NoticeClaim, NoticeClaims } from '../src/app/ports/emitter-records.js';
 import type {
-  BulkCancelJobs,
   Carry,
   ChangeRefused,
   ChangeRequest,
   ChangeScope,
-  Clock,
   CreateOutcome,
-  DueEventRef,
-  DueIndex,
-  DuePartition,
-  DuePartitions,
   EndsRecorded,
-  EventListing,
-  EventsPage,
-  EventsQuery,
   EventStore,
-  JobStep,
-  LabelledEvents,
-  LabelledEventsQuery,
   HoldOutcome,
-  LoaderCursors,
-  LoaderProgress,
   LoadingTake,
   NewEvent,
-  NoticeClaim,
-  NoticeClaims,
+  Requeue,
+  Unreleased,
+} from '../src/app/ports/event-store.js';
+import type { EventListing, EventsPage, EventsQuery } from '../src/app/ports/listing.js';
+import type { Clock } from '../src/app/ports/process.js';
+import type {
   OpenEventsCensus,
   OpenEventsCounter,
   Pause,
   PauseAuthor,
   PauseOwner,
   ResumeOutcome,
-  Requeue,
   TenantPauses,
-  Unreleased,
-} from '../src/app/ports.js';
+} from '../src/app/ports/tenants.js';
 import {
   addCounts,
   JOB_CURSOR,

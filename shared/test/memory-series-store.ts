@@ -1,4 +1,5 @@
-import type { ChangeRequest, SeriesAdvance, SeriesCancelOutcome, SeriesCreateOutcome, SeriesEntry, SeriesStore } from '../src/app/ports.js';
+import type { ChangeRequest } from '../src/app/ports/event-store.js';
+import type { SeriesAdvance, SeriesCancelOutcome, SeriesCreateOutcome, SeriesEntry, SeriesStore } from '../src/app/ports/series-store.js';
 import { SERIES_STATE, type SeriesRecord } from '../src/domain/series.js';
 import type { MemoryEventStore } from './memory-event-store.js';
 

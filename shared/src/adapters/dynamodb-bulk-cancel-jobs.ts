@@ -1,7 +1,7 @@
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { JOB_CURSOR, type BulkCancelJob, type NewBulkCancelJob } from '../domain/bulk-cancel.js';
 import { jobItemId } from '../domain/table-keys.js';
-import type { BulkCancelJobs, JobStep } from '../app/ports.js';
+import type { BulkCancelJobs, JobStep } from '../app/ports/bulk-cancel.js';
 import { batchGet } from './dynamodb-batches.js';
 import { isConditionFailure, TABLE, transient } from './dynamodb-table.js';
 

@@ -1,5 +1,5 @@
 import { paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { DueEventRef, DueIndex, DuePartition, DuePartitions } from '../app/ports.js';
+import type { DueEventRef, DueIndex, DuePartition, DuePartitions } from '../app/ports/due-index.js';
 import { DuePartitionsMerge, dynamoDbPartitions } from './dynamodb-due-partitions.js';
 import { TABLE, transient } from './dynamodb-table.js';
 

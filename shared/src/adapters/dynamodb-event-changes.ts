@@ -1,5 +1,5 @@
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { ChangeRefused, ChangeRequest, ChangeScope, EventStore } from '../app/ports.js';
+import type { ChangeRefused, ChangeRequest, ChangeScope, EventStore } from '../app/ports/event-store.js';
 import type { ScheduledEvent } from '../domain/event.js';
 import { EVENT_STATE, eventOf, isOpen, type EventRecord } from '../domain/lifecycle.js';
 import { payloadItemId, tenantShardKey } from '../domain/table-keys.js';

@@ -1,4 +1,4 @@
-import type { CreateOutcome, NewEvent } from '../app/ports.js';
+import type { CreateOutcome, NewEvent } from '../app/ports/event-store.js';
 import { createdByOtherRequest, type EventRecord } from '../domain/lifecycle.js';
 import { payloadItemId } from '../domain/table-keys.js';
 import { batchDelete, batchPut } from './dynamodb-batches.js';

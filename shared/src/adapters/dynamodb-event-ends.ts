@@ -1,4 +1,4 @@
-import type { EndsRecorded, Unreleased } from '../app/ports.js';
+import type { EndsRecorded, Unreleased } from '../app/ports/event-store.js';
 import type { EmissionEnding } from '../domain/emission.js';
 import { EVENT_STATE } from '../domain/lifecycle.js';
 import { attributeIs as is } from './dynamodb-conditional-writes.js';

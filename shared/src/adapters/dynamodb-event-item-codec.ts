@@ -4,7 +4,7 @@ import { isEventState, type EventRecord, type PayloadKept } from '../domain/life
 import type { ReasonCode } from '../domain/reasons.js';
 import { labelEntryId, labelShardKey, payloadItemId } from '../domain/table-keys.js';
 import { tenantIndexKeyAt } from '../domain/tenant-index.js';
-import type { NewEvent } from '../app/ports.js';
+import type { NewEvent } from '../app/ports/event-store.js';
 import { TABLE } from './dynamodb-table.js';
 
 /**

@@ -12,7 +12,7 @@ import { SERIES_STATE } from '../domain/series.js';
 import { TransientError } from '../domain/reasons.js';
 import { eventIdOfLabelEntry, listingPartitions } from '../domain/table-keys.js';
 import { decodePageToken, encodePageToken, type ListingPosition } from '../domain/tenant-index.js';
-import type { EventListing, EventsPage, EventsQuery } from '../app/ports.js';
+import type { EventListing, EventsPage, EventsQuery } from '../app/ports/listing.js';
 import { BATCH_ROUNDS, batchGet, pauseBeforeRound } from './dynamodb-batches.js';
 import { DuePartitionsMerge, dynamoDbPartitions } from './dynamodb-due-partitions.js';
 import { isEventItem, toRecord } from './dynamodb-event-item-codec.js';

@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Clock } from '../app/ports.js';
+import type { Clock } from '../app/ports/process.js';
 import type { EventRecord } from '../domain/lifecycle.js';
 import { payloadItemId } from '../domain/table-keys.js';
 import { batchGet } from './dynamodb-batches.js';

@@ -6,7 +6,6 @@ import { DEFAULTS } from '../config.js';
 import type {
   Carry,
   ChangeRefused,
-  Clock,
   ChangeRequest,
   ChangeScope,
   CreateOutcome,
@@ -17,7 +16,8 @@ import type {
   NewEvent,
   Requeue,
   Unreleased,
-} from '../app/ports.js';
+} from '../app/ports/event-store.js';
+import type { Clock } from '../app/ports/process.js';
 import type { EndCountIncrement } from '../domain/end-counts.js';
 import { DynamoDbEndCounters } from './dynamodb-end-counters.js';
 import type { BatchWriteMode } from '../config.js';

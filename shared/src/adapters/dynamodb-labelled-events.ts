@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { JobPosition } from '../domain/bulk-cancel.js';
-import type { LabelledEvents, LabelledEventsQuery } from '../app/ports.js';
+import type { LabelledEvents, LabelledEventsQuery } from '../app/ports/bulk-cancel.js';
 import { eventIdOfLabelEntry, labelShardKeys } from '../domain/table-keys.js';
 import { DuePartitionsMerge, dynamoDbPartitions } from './dynamodb-due-partitions.js';
 import { TABLE } from './dynamodb-table.js';

@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { LastError, LastErrors } from '../app/ports.js';
+import type { LastError, LastErrors } from '../app/ports/errors-and-refusals.js';
 import { SQS_MAX_RETENTION_SECONDS } from '../domain/limits.js';
 import { lastErrorItemId } from '../domain/table-keys.js';
 import { batchGet, batchPut } from './dynamodb-batches.js';

@@ -1,5 +1,5 @@
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { LoaderCursors, LoaderProgress } from '../app/ports.js';
+import type { LoaderCursors, LoaderProgress } from '../app/ports/due-index.js';
 import { LOADER_CURSOR_ID } from '../domain/table-keys.js';
 import { isConditionFailure, TABLE, transient } from './dynamodb-table.js';
 

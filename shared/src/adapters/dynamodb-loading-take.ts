@@ -1,4 +1,4 @@
-import type { LoadingTake } from '../app/ports.js';
+import type { LoadingTake } from '../app/ports/event-store.js';
 import type { ScheduledEvent } from '../domain/event.js';
 import { EVENT_STATE, eventOf, isOpen } from '../domain/lifecycle.js';
 import { TransientError } from '../domain/reasons.js';

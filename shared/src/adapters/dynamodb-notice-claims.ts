@@ -1,6 +1,6 @@
 import type { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { NoticeClaim, NoticeClaims } from '../app/ports.js';
+import type { NoticeClaim, NoticeClaims } from '../app/ports/emitter-records.js';
 import { isConditionFailure, TABLE, transient } from './dynamodb-table.js';
 
 /**

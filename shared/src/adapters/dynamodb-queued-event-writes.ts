@@ -1,5 +1,5 @@
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Carry, HoldOutcome, Requeue } from '../app/ports.js';
+import type { Carry, HoldOutcome, Requeue } from '../app/ports/event-store.js';
 import { EVENT_STATE, type EventRecord } from '../domain/lifecycle.js';
 import { openEventsCounterId } from '../domain/table-keys.js';
 import { batchPut } from './dynamodb-batches.js';

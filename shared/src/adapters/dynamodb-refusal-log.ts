@@ -1,5 +1,5 @@
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { RefusalLog } from '../app/ports.js';
+import type { RefusalLog } from '../app/ports/errors-and-refusals.js';
 import type { ReasonCode } from '../domain/reasons.js';
 import { refusalCounterId, refusalSlotId } from '../domain/table-keys.js';
 import { REFUSALS_KEPT, type RecentRefusals, type Refusal, type TenantRefusals } from '../domain/refusals.js';

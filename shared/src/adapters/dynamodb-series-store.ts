@@ -1,5 +1,6 @@
 import { PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { SeriesAdvance, SeriesCancelOutcome, SeriesCreateOutcome, SeriesEntry, SeriesStore, ChangeRequest } from '../app/ports.js';
+import type { ChangeRequest } from '../app/ports/event-store.js';
+import type { SeriesAdvance, SeriesCancelOutcome, SeriesCreateOutcome, SeriesEntry, SeriesStore } from '../app/ports/series-store.js';
 import { SERIES_STATE, specOf, storedSpec, type SeriesRecord, type SeriesState, type StoredSpec } from '../domain/series.js';
 import { payloadItemId, tenantShardKey } from '../domain/table-keys.js';
 import { TransientError } from '../domain/reasons.js';

@@ -1,5 +1,5 @@
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Pause, PauseAuthor, PauseOwner, ResumeOutcome, TenantPauses } from '../app/ports.js';
+import type { Pause, PauseAuthor, PauseOwner, ResumeOutcome, TenantPauses } from '../app/ports/tenants.js';
 import { openEventsCounterId } from '../domain/table-keys.js';
 import { batchGet } from './dynamodb-batches.js';
 import { followsLastChangeCondition } from './dynamodb-conditional-writes.js';

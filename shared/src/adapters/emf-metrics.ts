@@ -1,5 +1,5 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { MetricName, SchedulerMetrics } from '../app/ports.js';
+import type { MetricName, SchedulerMetrics } from '../app/ports/process.js';
 
 export const METRICS_NAMESPACE = 'AdhocScheduler';
 

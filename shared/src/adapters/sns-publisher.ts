@@ -2,7 +2,7 @@ import { PublishBatchCommand, PublishCommand, type MessageAttributeValue, type S
 import { SNS_MAX_MESSAGE_BYTES, SNS_PUBLISH_BATCH_ENTRIES } from '../domain/limits.js';
 import { snsMessageBytes } from '../domain/event.js';
 import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
-import type { TopicPublisher } from '../app/ports.js';
+import type { TopicPublisher } from '../app/ports/queues.js';
 
 /** SNS errors that no retry can fix: the topic is gone or does not let us publish. */
 const PERMANENT = {

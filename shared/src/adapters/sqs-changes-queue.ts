@@ -2,7 +2,7 @@ import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { encodeBulkCancelPage } from '../domain/bulk-cancel.js';
 import { encodeChangeJob, type ChangeJob } from '../domain/messages.js';
 import { TransientError } from '../domain/reasons.js';
-import type { ChangesQueue } from '../app/ports.js';
+import type { ChangesQueue } from '../app/ports/queues.js';
 
 /** The `changes` queue: each message a page of a job, for the changes function. */
 export class SqsChangesQueue implements ChangesQueue {

@@ -10,7 +10,7 @@ import type { FailureNotice, NoticeDestination } from '../domain/failure.js';
 import { encodeDelayQueueMessage, encodeLoadingChunk, type LoadingChunk } from '../domain/messages.js';
 import { SQS_BATCH_ENTRIES, SQS_MAX_MESSAGE_BYTES } from '../domain/limits.js';
 import { TransientError } from '../domain/reasons.js';
-import type { DelayedSend, DelayedSendFailure, DelayQueue, LoadingQueue } from '../app/ports.js';
+import type { DelayedSend, DelayedSendFailure, DelayQueue, LoadingQueue } from '../app/ports/queues.js';
 
 /** Batches in flight at once from one call: SQS takes them in parallel. */
 const BATCH_CONCURRENCY = 8;

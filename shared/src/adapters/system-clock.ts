@@ -1,4 +1,4 @@
-import type { Clock } from '../app/ports.js';
+import type { Clock } from '../app/ports/process.js';
 
 /** The machine's clock and timers. */
 export const systemClock: Clock = {

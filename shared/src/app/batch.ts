@@ -1,5 +1,6 @@
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
-import type { Clock, LastError, LastErrors, Logger } from './ports.js';
+import type { LastError, LastErrors } from './ports/errors-and-refusals.js';
+import type { Clock, Logger } from './ports/process.js';
 
 /**
  * Where a function keeps the last error of each record it fails, for the dead-letter tools

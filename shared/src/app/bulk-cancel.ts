@@ -21,7 +21,10 @@ import type { EventRecord } from '../domain/lifecycle.js';
 import { TransientError } from '../domain/reasons.js';
 import { noticeId } from '../domain/table-keys.js';
 import { type FailureLog, processBatch } from './batch.js';
-import type { BulkCancelJobs, ChangesQueue, Clock, DelayQueue, EventStore, LabelledEvents, Logger, SchedulerMetrics } from './ports.js';
+import type { BulkCancelJobs, LabelledEvents } from './ports/bulk-cancel.js';
+import type { EventStore } from './ports/event-store.js';
+import type { Clock, Logger, SchedulerMetrics } from './ports/process.js';
+import type { ChangesQueue, DelayQueue } from './ports/queues.js';
 
 /**
  * Bulk cancel by label: a job is created (by ingest for a tenant's request, by the admin CLI for an

@@ -17,19 +17,11 @@ import { type FailureLog, processBatch, receiveCount, sentAt } from './batch.js'
 import { countPlaces, type EndWriter, recordEndings, releasePlaces } from './end-writer.js';
 import { publishNotice, reportFailure } from './failures.js';
 import type { PublishWindow } from './publish-window.js';
-import type {
-  Carry,
-  Clock,
-  DelayQueue,
-  EventStore,
-  Logger,
-  NoticeClaims,
-  Pause,
-  SchedulerMetrics,
-  TenantDirectory,
-  TenantPauses,
-  TopicPublisher,
-} from './ports.js';
+import type { NoticeClaims } from './ports/emitter-records.js';
+import type { Carry, EventStore } from './ports/event-store.js';
+import type { Clock, Logger, SchedulerMetrics } from './ports/process.js';
+import type { DelayQueue, TopicPublisher } from './ports/queues.js';
+import type { Pause, TenantDirectory, TenantPauses } from './ports/tenants.js';
 
 /**
  * The emitter: it publishes each delayed event at its due time (emitBatch, below), and records

@@ -1,7 +1,10 @@
 import type { EmissionEnding } from '../domain/emission.js';
 import { endCountIncrements } from '../domain/end-counts.js';
 import { DYNAMODB_TRANSACTION_ITEMS } from '../domain/limits.js';
-import type { DelayQueue, EndJournal, EndsRecorded, EventStore, Logger, SchedulerMetrics } from './ports.js';
+import type { EndJournal } from './ports/emitter-records.js';
+import type { EndsRecorded, EventStore } from './ports/event-store.js';
+import type { Logger, SchedulerMetrics } from './ports/process.js';
+import type { DelayQueue } from './ports/queues.js';
 
 /** What became of an emission's end. */
 export type EndOutcome =

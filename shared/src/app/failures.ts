@@ -1,6 +1,7 @@
 import { noticeAttributes, type FailureNotice, type NoticeDestination } from '../domain/failure.js';
 import { EventRejectedError } from '../domain/reasons.js';
-import type { Logger, SchedulerMetrics, TopicPublisher } from './ports.js';
+import type { Logger, SchedulerMetrics } from './ports/process.js';
+import type { TopicPublisher } from './ports/queues.js';
 
 /** Hands a notice on towards its destination. */
 export type NoticeSender = (destination: NoticeDestination, notice: FailureNotice) => Promise<void>;

@@ -12,7 +12,9 @@ import { topicPartition } from '../domain/topic-arn.js';
 import { parseInputMessage } from '../domain/validation.js';
 import { sentAt } from './batch.js';
 import { shardOf } from '../domain/sharding.js';
-import type { NewEvent, SeriesEntry, TenantDirectory } from './ports.js';
+import type { NewEvent } from './ports/event-store.js';
+import type { SeriesEntry } from './ports/series-store.js';
+import type { TenantDirectory } from './ports/tenants.js';
 
 /**
  * Ingest's first step: what each input message asks (planIngest), without I/O. ingest.ts applies

@@ -22,23 +22,13 @@ import { startBulkCancel } from './bulk-cancel.js';
 import { resumeTenant } from './resume.js';
 import { reportFailure } from './failures.js';
 import { type IngestPlanContext, type Intent, type PlannedMessage, planIngest } from './ingest-plan.js';
-import type {
-  BulkCancelJobs,
-  ChangeRefused,
-  ChangesQueue,
-  Clock,
-  CreateOutcome,
-  DelayQueue,
-  EventStore,
-  Logger,
-  NewEvent,
-  Pause,
-  RefusalLog,
-  SchedulerMetrics,
-  SeriesStore,
-  TenantDirectory,
-  TenantPauses,
-} from './ports.js';
+import type { BulkCancelJobs } from './ports/bulk-cancel.js';
+import type { RefusalLog } from './ports/errors-and-refusals.js';
+import type { ChangeRefused, CreateOutcome, EventStore, NewEvent } from './ports/event-store.js';
+import type { Clock, Logger, SchedulerMetrics } from './ports/process.js';
+import type { ChangesQueue, DelayQueue } from './ports/queues.js';
+import type { SeriesStore } from './ports/series-store.js';
+import type { Pause, TenantDirectory, TenantPauses } from './ports/tenants.js';
 import { cancelSeriesById, createSeries, seriesChangeRefusal } from './series-ingest.js';
 import { isSeriesId, seriesId } from '../domain/table-keys.js';
 

@@ -5,18 +5,10 @@ import type { LoadingChunk } from '../domain/messages.js';
 import { tenantShardKeys } from '../domain/table-keys.js';
 import { withQuickRetries } from './quick-retry.js';
 import { oldestHeld } from './resume.js';
-import type {
-  Clock,
-  DueIndex,
-  DuePartition,
-  LoaderCursors,
-  LoaderProgress,
-  LoadingQueue,
-  Logger,
-  SchedulerMetrics,
-  TenantDirectory,
-  TenantPauses,
-} from './ports.js';
+import type { DueIndex, DuePartition, LoaderCursors, LoaderProgress } from './ports/due-index.js';
+import type { Clock, Logger, SchedulerMetrics } from './ports/process.js';
+import type { LoadingQueue } from './ports/queues.js';
+import type { TenantDirectory, TenantPauses } from './ports/tenants.js';
 
 export interface LoaderDeps {
   readonly config: Pick<

@@ -1,5 +1,5 @@
 import { TransientError } from '../domain/reasons.js';
-import type { Clock } from './ports.js';
+import type { Clock } from './ports/process.js';
 
 /**
  * Pauses before a step is tried again within the same invocation: two more tries, about a second

@@ -1,4 +1,4 @@
-import type { OpenEventsCensus, OpenEventsCounter } from './ports.js';
+import type { OpenEventsCensus, OpenEventsCounter } from './ports/tenants.js';
 
 export interface Reconciliation {
   readonly tenant: string;

@@ -3,17 +3,10 @@ import type { SchedulerConfig } from '../config.js';
 import { heldShardKeys } from '../domain/table-keys.js';
 import { decodeChangeJob, type ChangeJob } from '../domain/messages.js';
 import { type FailureLog, processBatch } from './batch.js';
-import type {
-  ChangesQueue,
-  DueEventRef,
-  DueIndex,
-  LoadingQueue,
-  Logger,
-  PauseAuthor,
-  ResumeOutcome,
-  SchedulerMetrics,
-  TenantPauses,
-} from './ports.js';
+import type { DueEventRef, DueIndex } from './ports/due-index.js';
+import type { Logger, SchedulerMetrics } from './ports/process.js';
+import type { ChangesQueue, LoadingQueue } from './ports/queues.js';
+import type { PauseAuthor, ResumeOutcome, TenantPauses } from './ports/tenants.js';
 
 /**
  * A tenant's resume: ending its pause starts a job on the changes queue whose pages send the

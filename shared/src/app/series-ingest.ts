@@ -1,6 +1,7 @@
 import { EventRejectedError, REASON } from '../domain/reasons.js';
 import { SERIES_STATE, type SeriesRecord } from '../domain/series.js';
-import type { ChangeRequest, SeriesEntry, SeriesStore } from './ports.js';
+import type { ChangeRequest } from './ports/event-store.js';
+import type { SeriesEntry, SeriesStore } from './ports/series-store.js';
 import { cancelSeries, type SeriesCancelDeps, type SeriesDeps, takeSeries } from './series.js';
 
 /** What ingest does with a series request, a cancel naming a series, and a change aimed at one: each refusal returned for ingest to report. */

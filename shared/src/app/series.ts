@@ -11,17 +11,11 @@ import type { Tenant } from '../domain/tenants.js';
 import { shardOf } from '../domain/sharding.js';
 import { noticeId, occurrenceId } from '../domain/table-keys.js';
 import { reportFailure } from './failures.js';
-import type {
-  ChangeRequest,
-  Clock,
-  DelayQueue,
-  EventStore,
-  Logger,
-  NewEvent,
-  SchedulerMetrics,
-  SeriesStore,
-  TenantDirectory,
-} from './ports.js';
+import type { ChangeRequest, EventStore, NewEvent } from './ports/event-store.js';
+import type { Clock, Logger, SchedulerMetrics } from './ports/process.js';
+import type { DelayQueue } from './ports/queues.js';
+import type { SeriesStore } from './ports/series-store.js';
+import type { TenantDirectory } from './ports/tenants.js';
 
 /**
  * A series' takes: each materialises the occurrences due within the near-path window as events

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Clock, LoadingTake, NewEvent } from '../../src/app/ports.js';
+import type { LoadingTake, NewEvent } from '../../src/app/ports/event-store.js';
+import type { Clock } from '../../src/app/ports/process.js';
 import { systemClock } from '../../src/adapters/system-clock.js';
 import type { EmissionEnding } from '../../src/domain/emission.js';
 import { requestHashOf, type ScheduledEvent } from '../../src/domain/event.js';

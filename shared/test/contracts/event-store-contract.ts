@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { Clock, EventStore, HoldOutcome, LabelledEvents, OpenEventsCounter, TenantPauses } from '../../src/app/ports.js';
+import type { LabelledEvents } from '../../src/app/ports/bulk-cancel.js';
+import type { EventStore, HoldOutcome } from '../../src/app/ports/event-store.js';
+import type { Clock } from '../../src/app/ports/process.js';
+import type { OpenEventsCounter, TenantPauses } from '../../src/app/ports/tenants.js';
 import { EVENT_STATE, requestFieldsDiffering, type EventRecord } from '../../src/domain/lifecycle.js';
 import { CaseEvents, movableClock, NOW, type MovableClock } from './contract-events.js';
 

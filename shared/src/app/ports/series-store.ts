@@ -1,0 +1,66 @@
+import type { Quotas } from '../../domain/tenants.js';
+import type { SeriesCursor } from '../../domain/recurrence/occurrences.js';
+import type { NewSeries, SeriesRecord } from '../../domain/series.js';
+import type { ChangeRequest } from './event-store.js';
+
+/** Recurring series' records, from ingest to their end. */
+
+/** A new series as ingest stores it: its first `dueAt` is the first occurrence after its cursor. */
+export interface SeriesEntry {
+  readonly series: NewSeries;
+  readonly dueAt: number;
+  readonly inputMessageId: string;
+  readonly shard: number;
+  readonly quotas: Quotas;
+  readonly now: number;
+  readonly expiresAt: number;
+}
+
+export type SeriesCreateOutcome =
+  | { readonly outcome: 'created'; readonly record: SeriesRecord }
+  /** The id names a series already: this request's own (delivered again) or another's (see requestHash). */
+  | { readonly outcome: 'duplicate'; readonly existing: SeriesRecord }
+  | { readonly outcome: 'quota-exceeded'; readonly quota: keyof Quotas };
+
+/** What a series' cancel did: cancelled, with the record at the cursor it had; or refused, with the record as it is (undefined: no such id). */
+export type SeriesCancelOutcome =
+  | { readonly outcome: 'cancelled'; readonly series: SeriesRecord }
+  | { readonly outcome: 'refused'; readonly current: SeriesRecord | undefined };
+
+/** A take's move of a series past what it materialised: to its next occurrence, or to its end. */
+export interface SeriesAdvance {
+  readonly cursor: SeriesCursor;
+  /** The next occurrence not materialised; undefined: the series is completed, and leaves the index. */
+  readonly next: number | undefined;
+  readonly now: number;
+  /** The record's expiry (epoch seconds): the retention period after its next or last due time. */
+  readonly expiresAt: number;
+}
+
+/** The series' records: created by ingest, advanced by each take (ingest's and loading's), cancelled by clients. */
+export interface SeriesStore {
+  /** Stores a series unless its id names one, and takes its place in the tenant's open events. */
+  create(entry: SeriesEntry): Promise<SeriesCreateOutcome>;
+  /** Records by id, read consistently (an id without a series is absent). */
+  read(ids: readonly string[]): Promise<ReadonlyMap<string, SeriesRecord>>;
+  /** The payload every occurrence carries: in the record, or in its payload item. */
+  payload(series: SeriesRecord): Promise<string>;
+  /**
+   * Moves a series past a take, only at the version read: false when another take moved it
+   * first (it then made the same occurrences). A completed series frees its place in the quota.
+   */
+  advance(series: SeriesRecord, step: SeriesAdvance): Promise<boolean>;
+  /**
+   * Cancels an active series of this tenant and frees its place, both at once: no occurrence is
+   * materialised after it. Refused with the record as it is (a redelivered cancel finds its own
+   * `cancelledBy`).
+   */
+  cancel(
+    id: string,
+    tenant: string,
+    change: ChangeRequest & { readonly expiresAt: number },
+  ): Promise<
+    | { readonly outcome: 'cancelled'; readonly series: SeriesRecord }
+    | { readonly outcome: 'refused'; readonly current: SeriesRecord | undefined }
+  >;
+}

@@ -1,0 +1,70 @@
+import type { Tenant } from '../../domain/tenants.js';
+import type { ChangeRequest } from './event-store.js';
+
+/** Tenants: who a message belongs to, their pauses, and their open events counted (the quota's counter, and a census of the events). */
+
+/** Who a message belongs to, by the input topic it arrived on; and each tenant by id. */
+export interface TenantDirectory {
+  forTopic(topicArn: string): Tenant | undefined;
+  tenant(id: string): Tenant | undefined;
+  /** Every registered tenant, the public one included. */
+  all(): readonly Tenant[];
+}
+
+/**
+ * Whose pause: the tenant's own (its requests), or its operator's, which is containment: the
+ * tenant's requests neither lift nor shorten it.
+ */
+export type PauseOwner = 'tenant' | 'operator';
+
+/** A tenant's pause: since when, why, who asked (an input message's id, or an operator's name), and whose it is. */
+export interface Pause {
+  readonly pausedAt: number;
+  readonly note?: string | undefined;
+  readonly pausedBy: string;
+  readonly owner: PauseOwner;
+}
+
+/** Who pauses or resumes: the tenant, by a request applied in publish order; or an operator. */
+export type PauseAuthor =
+  | { readonly owner: 'tenant'; readonly request: ChangeRequest }
+  | { readonly owner: 'operator'; readonly name: string };
+
+/** What a resume did. */
+export interface ResumeOutcome {
+  /** False when a pause or resume the tenant published later was applied already: this one changes nothing. */
+  readonly applied: boolean;
+  /** The author's pause it ended, if there was one. */
+  readonly ended: Pause | undefined;
+  /** The pause still in force, the other owner's: the tenant stays paused. */
+  readonly stillPaused: Pause | undefined;
+}
+
+/**
+ * Tenants' pauses, kept on their quota counters' items: while a tenant is paused, by itself or
+ * by its operator, the emitter holds its events as they come due (see EVENT_STATE.held). The
+ * tenant's pause and its operator's are kept apart, each ended only by its own owner's resume.
+ */
+export interface TenantPauses {
+  /**
+   * Pauses a tenant as `author`; a tenant paused already by the same owner keeps its `pausedAt`
+   * and takes the new note. False when the tenant published a later pause or resume (or this
+   * one) already: nothing changes.
+   */
+  pause(tenant: string, author: PauseAuthor, pause: { readonly pausedAt: number; readonly note: string | undefined }): Promise<boolean>;
+  /** Ends the author's pause of a tenant (see ResumeOutcome). */
+  resume(tenant: string, author: PauseAuthor): Promise<ResumeOutcome>;
+  /** The pauses of those of these tenants that are paused: the operator's when there is one, else the tenant's own. */
+  paused(tenants: readonly string[]): Promise<ReadonlyMap<string, Pause>>;
+}
+
+/** The counter a tenant's open-events quota is taken from. */
+export interface OpenEventsCounter {
+  openEvents(tenant: string): Promise<number>;
+  correctOpenEvents(tenant: string, delta: number): Promise<void>;
+}
+
+/** A count of a tenant's open events from the events themselves (a scan). */
+export interface OpenEventsCensus {
+  countOpen(tenant: string): Promise<number>;
+}
