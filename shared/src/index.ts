@@ -21,6 +21,7 @@ export * from './domain/tenants.js';
 export * from './domain/tenant-index.js';
 export * from './domain/table-keys.js';
 export * from './domain/unicode.js';
+export * from './domain/schedule-request.js';
 export * from './domain/validation.js';
 export * from './domain/series.js';
 export * from './app/ports/process.js';

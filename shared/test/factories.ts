@@ -63,6 +63,7 @@ export function parse(text: string, on: Tenant = tenant(), messageId = inputMess
     schedulerTopics: SCHEDULER_TOPICS,
     now: PARSED_AT,
     maxScheduleAheadSeconds: DEFAULTS.maxScheduleAheadSeconds,
+    defaultCatchUpSeconds: DEFAULTS.emitMaxAgeSeconds,
   });
 }
 

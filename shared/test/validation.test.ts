@@ -65,6 +65,7 @@ describe('a valid schedule request', () => {
       schedulerTopics: SCHEDULER_TOPICS,
       now: PARSED_AT,
       maxScheduleAheadSeconds: DEFAULTS.maxScheduleAheadSeconds,
+      defaultCatchUpSeconds: DEFAULTS.emitMaxAgeSeconds,
     };
     expect(accepted(parseInputMessage(JSON.stringify(scheduleRequest({ target })), inputMessageId(), scope)).target).toBe(target);
   });

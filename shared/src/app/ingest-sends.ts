@@ -1,7 +1,9 @@
 import type { SQSRecord } from 'aws-lambda';
 import { delaySecondsFor } from '../domain/delay.js';
 import type { ScheduledEvent } from '../domain/event.js';
-import type { IngestDeps } from './ingest.js';
+import type { SchedulerConfig } from '../config.js';
+import type { Clock } from './ports/process.js';
+import type { DelayQueue } from './ports/queues.js';
 
 /** An event to send to the delay queue once the batch's store writes are done. */
 export interface Send {
@@ -17,7 +19,11 @@ export interface Send {
  * left a copy, which a second copy with its token would join in the emitter, both published).
  */
 export async function sendToDelayQueue(
-  deps: Pick<IngestDeps, 'clock' | 'delayQueue' | 'config'>,
+  deps: {
+    readonly clock: Pick<Clock, 'now'>;
+    readonly delayQueue: Pick<DelayQueue, 'send'>;
+    readonly config: Pick<SchedulerConfig, 'emitterLeadMs'>;
+  },
   sends: readonly Send[],
 ): Promise<ReadonlyMap<string, string>> {
   const sendTime = deps.clock.now();

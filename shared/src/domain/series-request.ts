@@ -1,4 +1,3 @@
-import { DEFAULTS } from '../config.js';
 import { toIso } from './dates.js';
 import { emissionAttributes, snsMessageBytes, type ScheduledEvent } from './event.js';
 import { SNS_MAX_MESSAGE_BYTES } from './limits.js';
@@ -7,7 +6,7 @@ import { cursorAt, firstCursor, nextOccurrences } from './recurrence/occurrences
 import { checkRecurrence } from './recurrence/request.js';
 import { type NewSeries, occurrenceEvent, seriesRequestHash } from './series.js';
 import type { Tenant } from './tenants.js';
-import type { ScheduleRequest } from './validation.js';
+import type { ScheduleRequest } from './schedule-request.js';
 
 /** The fields only a series takes: a request with `date` that gives one is refused. */
 const SERIES_ONLY_FIELDS = ['timezone', 'start', 'end', 'count', 'offset', 'dst', 'catch_up_seconds'] as const;
@@ -37,7 +36,7 @@ export interface SeriesScope {
   /** A series without `start` starts then, and owes no occurrence due before; `now` when not given. */
   readonly publishedAt?: number;
   /** The maximum publish age (SchedulerConfig.emitMaxAgeSeconds), when the request gives no `catch_up_seconds`. */
-  readonly defaultCatchUpSeconds?: number;
+  readonly defaultCatchUpSeconds: number;
 }
 
 /**
@@ -83,7 +82,7 @@ export function seriesRequest(
     ...content,
     payload: request.payload,
     spec,
-    catchUpMs: (request.catch_up_seconds ?? scope.defaultCatchUpSeconds ?? DEFAULTS.emitMaxAgeSeconds) * 1000,
+    catchUpMs: (request.catch_up_seconds ?? scope.defaultCatchUpSeconds) * 1000,
     clientId: request.id,
     requestHash: seriesRequestHash(fields, { ...content, payload: request.payload }),
     cursor,

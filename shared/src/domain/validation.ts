@@ -5,6 +5,7 @@ import { parseDueDate, toIso } from './dates.js';
 import { eventIdFor, type ScheduledEvent } from './event.js';
 import { EventRejectedError, REASON, type ReasonCode } from './reasons.js';
 import type { NewSeries } from './series.js';
+import type { ScheduleRequest } from './schedule-request.js';
 import { oneOffRefusal, payloadSizeRefusal, seriesRequest } from './series-request.js';
 import { isMessageEventId, isMessageSeriesId, seriesId } from './table-keys.js';
 import { isSchedulerTopic, type SchedulerTopics } from './scheduler-topics.js';
@@ -12,21 +13,6 @@ import { mayPublishTo, PUBLIC_TENANT_ID, type Tenant } from './tenants.js';
 import { topicPartition, topicRegion } from './topic-arn.js';
 import { firstIllFormedString } from './unicode.js';
 import { nestingDepth } from './nesting.js';
-
-/** The request exactly as the original service took it, plus the optional idempotency key. */
-export interface ScheduleRequest {
-  readonly action?: 'schedule';
-  /** Required unless `schedule` is given (a series), never with it. */
-  readonly date?: string;
-  readonly schedule?: string;
-  readonly catch_up_seconds?: number;
-  readonly target: string;
-  readonly user?: string;
-  readonly payload: string;
-  readonly failure_topic?: string;
-  readonly id?: string;
-  readonly labels?: readonly string[];
-}
 
 /** Cancels an event, or moves it to another date, by the client's id or the scheduler's; cancels the events with a label; or pauses or resumes the tenant. */
 export interface ControlRequest {
@@ -91,7 +77,7 @@ export interface InputScope {
    */
   readonly publishedAt?: number;
   /** A series' catch-up window when its request gives none: the maximum publish age (SchedulerConfig.emitMaxAgeSeconds). */
-  readonly defaultCatchUpSeconds?: number;
+  readonly defaultCatchUpSeconds: number;
 }
 
 /**
