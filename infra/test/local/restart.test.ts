@@ -6,10 +6,10 @@ import { PublishCommand } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbEventListing, EVENT_STATE } from '@adhoc-scheduler/shared';
+import { DynamoDbEventListing, EMISSION_ATTRIBUTE, EVENT_STATE, messageEventId, occurrenceId, seriesId } from '@adhoc-scheduler/shared';
 import { clientsFor, createSchedulerTarget, TopicSubscriber, type Received } from '@adhoc-scheduler/quickstart/client-topics';
 import { LOCAL_CREDENTIALS, LOCAL_EMITTER_ROLE_ARN } from '../../src/local/runtime.js';
-import { expectNotEarly, FAST_TIMINGS, request, uniqueName, waitFor } from './kit.js';
+import { expectNotEarly, FAST_TIMINGS, request, storedItem, uniqueName, waitFor } from './kit.js';
 import { outputsOf, spawnService, type ServiceProcess } from './service-process.js';
 
 const services: ServiceProcess[] = [];
@@ -91,4 +91,73 @@ describe('a persistent local service', () => {
       await rm(dir, { recursive: true, force: true });
     }
   }, 120_000);
+
+  it('delivers every occurrence of a minute series once, none early, when killed with SIGKILL between two and started again', async () => {
+    const MINUTE = 60_000;
+    const dir = await mkdtemp(join(tmpdir(), 'scheduler-series-restart-'));
+    try {
+      const before = await startService(dir);
+      const access = { region: before.region, credentials: LOCAL_CREDENTIALS };
+      const clientsBefore = clientsFor({ ...access, endpoint: before.endpoint });
+      const topicName = uniqueName('target');
+      const target = await createSchedulerTarget(clientsBefore.sns, topicName, LOCAL_EMITTER_ROLE_ARN);
+      const beforeKill: Received[] = [];
+      const subscriberBefore = await TopicSubscriber.subscribe(clientsBefore, target, uniqueName('before'), (message) =>
+        beforeKill.push(message),
+      );
+      // Every minute, at an offset that makes the first come in 8 s (past the 6 s near-path window: the loader's take makes it).
+      const firstDue = Date.now() + 8_000;
+      const { MessageId } = await clientsBefore.sns.send(
+        new PublishCommand({
+          TopicArn: before.inputTopicArn,
+          Message: JSON.stringify({
+            schedule: 'cron(* * * * ? *)',
+            offset: firstDue % MINUTE,
+            count: 2,
+            target,
+            user: 'tests',
+            payload: 'every minute',
+          }),
+        }),
+      );
+      const series = seriesId(messageEventId(MessageId ?? ''));
+      const first = occurrenceId(series, firstDue);
+      // Killed once the first is delivered and its end recorded (an end lost with the process is a documented duplicate), the second not yet materialised.
+      await waitFor(
+        async () => beforeKill.length === 1 && (await storedItem({ outputs: before }, first))?.state === EVENT_STATE.emitted,
+        'the first occurrence',
+        30_000,
+      );
+      expect((await storedItem({ outputs: before }, series))?.dueAt).toBe(firstDue + MINUTE);
+      await subscriberBefore.stop();
+      clientsBefore.sns.destroy();
+      clientsBefore.sqs.destroy();
+      services.at(-1)?.child.kill('SIGKILL');
+
+      const after = await startService(dir);
+      const received: Received[] = [];
+      const clientsAfter = clientsFor({ ...access, endpoint: after.endpoint });
+      const subscriber = await TopicSubscriber.subscribe(clientsAfter, target, uniqueName('after'), (message) => received.push(message));
+      try {
+        await waitFor(() => received.length >= 1, 'the second occurrence, after the restart', 90_000);
+        // A one-off event due a second after it: once it is in, a copy of either occurrence would have come.
+        await clientsAfter.sns.send(
+          new PublishCommand({ TopicArn: after.inputTopicArn, Message: JSON.stringify(request(target, Date.now() + 2_000, 'sentinel')) }),
+        );
+        await waitFor(() => received.some((message) => message.body === 'sentinel'), 'the sentinel', 30_000);
+        const occurrences = received.filter((message) => message.body === 'every minute');
+        expect(occurrences.map((message) => message.attributes[EMISSION_ATTRIBUTE.eventId])).toEqual([
+          occurrenceId(series, firstDue + MINUTE),
+        ]);
+        for (const message of [...beforeKill, ...occurrences]) expectNotEarly(message);
+        expect(await storedItem({ outputs: after }, series)).toMatchObject({ seriesState: 'completed', fired: 2 });
+      } finally {
+        await subscriber.stop();
+        clientsAfter.sns.destroy();
+        clientsAfter.sqs.destroy();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 150_000);
 });
