@@ -323,7 +323,11 @@ describe('cancel and reschedule requests', () => {
     ['a client id and its user', { action: 'cancel', id: 'a', user: 'alice' }, 'id'],
     ['a client id alone', { action: 'reschedule', id: 'a', date: '2030-01-02T03:04:05Z' }, 'id'],
     ['a c- event id, which anyone can compute from a user and an id', { action: 'cancel', event_id: `c-${'0'.repeat(40)}` }, 'event_id'],
-    ["an occurrence's o- id, which every delivery of its series shows", { action: 'cancel', event_id: occurrenceId('s-m-1234', 0) }, 'event_id'],
+    [
+      "an occurrence's o- id, which every delivery of its series shows",
+      { action: 'cancel', event_id: occurrenceId('s-m-1234', 0) },
+      'event_id',
+    ],
   ])('on the shared topic, refuse to name an event by %s (CONTROL_NOT_ALLOWED)', (_case, body, field) => {
     const result = control(body, tenant());
     expect(reason(result)).toBe(REASON.CONTROL_NOT_ALLOWED);
