@@ -4,7 +4,7 @@ import { ingestBatch } from '../src/app/ingest.js';
 import { loadChunks } from '../src/app/loading.js';
 import { emissionAttributes } from '../src/domain/event.js';
 import { REASON } from '../src/domain/reasons.js';
-import { materialisation, occurrenceEvent, SERIES_STATE } from '../src/domain/series.js';
+import { materialisation, occurrenceEvent, SERIES_STATE, upcomingOccurrences } from '../src/domain/series.js';
 import { encodeBulkCancelPage } from '../src/domain/bulk-cancel.js';
 import { encodeLoadingChunk } from '../src/domain/messages.js';
 import { messageEventId, occurrenceId, seriesId } from '../src/domain/table-keys.js';
@@ -92,6 +92,22 @@ describe('ingest of a series', () => {
     expect(stored).toMatchObject({ state: SERIES_STATE.active, version: 2, cursor: { fired: 10 }, dueAt: NEXT_MINUTE + 10 * MINUTE });
     // The series and each materialised occurrence hold a place.
     expect(context.store.openEvents.get('acme')).toBe(11);
+  });
+
+  it('tells its next occurrences: first those materialised and not yet due, then those after its cursor; none once it has ended', async () => {
+    const context = setup();
+    await ingestBatch(context.deps, [published(series(), 'msg-1')]);
+    const stored = context.series.records.get(seriesId(messageEventId('msg-1')));
+    if (stored === undefined) throw new Error('the series stored');
+    // Three minutes on, the first three have come due; seven are materialised still to come.
+    const upcoming = upcomingOccurrences(stored, NEXT_MINUTE + 2 * MINUTE, 9);
+    expect(upcoming.map(({ occurrence, materialised }) => [occurrence, materialised])).toEqual([
+      ...[4, 5, 6, 7, 8, 9, 10].map((n) => [n, true]),
+      [11, false],
+      [12, false],
+    ]);
+    expect(upcoming.map(({ dueAt }) => dueAt)).toEqual(upcoming.map(({ occurrence }) => NEXT_MINUTE + (occurrence - 1) * MINUTE));
+    expect(upcomingOccurrences({ ...stored, state: SERIES_STATE.cancelled }, NOW, 5)).toEqual([]);
   });
 
   it('sends nothing twice when the same request is delivered again', async () => {
