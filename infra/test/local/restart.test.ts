@@ -24,6 +24,31 @@ async function startService(dir: string) {
   return outputsOf(service);
 }
 
+/** A service on `dir`'s data directory, and a target topic the emitter may publish to, created through it. */
+async function startWithTarget(dir: string) {
+  const before = await startService(dir);
+  const access = { region: before.region, credentials: LOCAL_CREDENTIALS };
+  const clientsBefore = clientsFor({ ...access, endpoint: before.endpoint });
+  const topicName = uniqueName('target');
+  const target = await createSchedulerTarget(clientsBefore.sns, topicName, LOCAL_EMITTER_ROLE_ARN);
+  return { before, access, clientsBefore, topicName, target };
+}
+
+/**
+ * Kills the last service started with SIGKILL (its clients closed first), starts it again on
+ * `dir`, and subscribes a queue named `queueName` to `target` there: what reaches it from then on.
+ */
+async function killAndRestart(dir: string, before: Awaited<ReturnType<typeof startWithTarget>>, queueName: string) {
+  before.clientsBefore.sns.destroy();
+  before.clientsBefore.sqs.destroy();
+  services.at(-1)?.child.kill('SIGKILL');
+  const after = await startService(dir);
+  const received: Received[] = [];
+  const clientsAfter = clientsFor({ ...before.access, endpoint: after.endpoint });
+  const subscriber = await TopicSubscriber.subscribe(clientsAfter, before.target, queueName, (message) => received.push(message));
+  return { after, received, clientsAfter, subscriber };
+}
+
 afterEach(() => {
   for (const service of services) service.child.kill('SIGKILL');
 });
@@ -32,11 +57,8 @@ describe('a persistent local service', () => {
   it('loses no scheduled event when killed with SIGKILL and started again on the same data directory', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'scheduler-restart-'));
     try {
-      const before = await startService(dir);
-      const access = { region: before.region, credentials: LOCAL_CREDENTIALS };
-      const clientsBefore = clientsFor({ ...access, endpoint: before.endpoint });
-      const topicName = uniqueName('target');
-      const target = await createSchedulerTarget(clientsBefore.sns, topicName, LOCAL_EMITTER_ROLE_ARN);
+      const started = await startWithTarget(dir);
+      const { before, access, clientsBefore, topicName, target } = started;
       const now = Date.now();
       // One event on the near path (in the delay queue when killed), one stored for the loader
       // (which moves it to the delay queue four seconds before it is due).
@@ -72,14 +94,7 @@ describe('a persistent local service', () => {
         'the near event in the delay queue and the far one stored',
       );
       dynamodb.destroy();
-      clientsBefore.sns.destroy();
-      clientsBefore.sqs.destroy();
-      services.at(-1)?.child.kill('SIGKILL');
-
-      const after = await startService(dir);
-      const received: Received[] = [];
-      const clientsAfter = clientsFor({ ...access, endpoint: after.endpoint });
-      const subscriber = await TopicSubscriber.subscribe(clientsAfter, target, topicName, (message) => received.push(message));
+      const { received, subscriber } = await killAndRestart(dir, started, topicName);
       try {
         await waitFor(() => received.length >= 2, 'both events after the restart', 40_000);
         expect(received.map((message) => message.body).sort()).toEqual(['far', 'near']);
@@ -96,11 +111,8 @@ describe('a persistent local service', () => {
     const MINUTE = 60_000;
     const dir = await mkdtemp(join(tmpdir(), 'scheduler-series-restart-'));
     try {
-      const before = await startService(dir);
-      const access = { region: before.region, credentials: LOCAL_CREDENTIALS };
-      const clientsBefore = clientsFor({ ...access, endpoint: before.endpoint });
-      const topicName = uniqueName('target');
-      const target = await createSchedulerTarget(clientsBefore.sns, topicName, LOCAL_EMITTER_ROLE_ARN);
+      const started = await startWithTarget(dir);
+      const { before, clientsBefore, target } = started;
       const beforeKill: Received[] = [];
       const subscriberBefore = await TopicSubscriber.subscribe(clientsBefore, target, uniqueName('before'), (message) =>
         beforeKill.push(message),
@@ -130,14 +142,7 @@ describe('a persistent local service', () => {
       );
       expect((await storedItem({ outputs: before }, series))?.dueAt).toBe(firstDue + MINUTE);
       await subscriberBefore.stop();
-      clientsBefore.sns.destroy();
-      clientsBefore.sqs.destroy();
-      services.at(-1)?.child.kill('SIGKILL');
-
-      const after = await startService(dir);
-      const received: Received[] = [];
-      const clientsAfter = clientsFor({ ...access, endpoint: after.endpoint });
-      const subscriber = await TopicSubscriber.subscribe(clientsAfter, target, uniqueName('after'), (message) => received.push(message));
+      const { after, received, clientsAfter, subscriber } = await killAndRestart(dir, started, uniqueName('after'));
       try {
         await waitFor(() => received.length >= 1, 'the second occurrence, after the restart', 90_000);
         // A one-off event due a second after it: once it is in, a copy of either occurrence would have come.

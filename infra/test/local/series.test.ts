@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EMISSION_ATTRIBUTE, messageEventId, occurrenceId, REASON, seriesId, type TenantsDocument } from '@adhoc-scheduler/shared';
-import { LOCAL_ACCOUNT } from '../../src/local/runtime.js';
+import { LOCAL_ACCOUNT, type LocalScheduler } from '../../src/local/runtime.js';
 import {
   expectNotEarly,
   FAST_TIMINGS,
@@ -53,6 +53,32 @@ function seriesRequest(target: string, payload: string, fields: Record<string, u
   return rest;
 }
 
+/**
+ * A minute series whose first occurrence is 12 s away, published by `client`, once ingest has
+ * materialised that occurrence (within CANCEL_TIMINGS' window of 20 s, well before the cutoff).
+ */
+async function publishSeriesDueSoon(
+  scheduler: LocalScheduler,
+  client: SchedulerClient,
+  target: string,
+  payload: string,
+  fields: Record<string, unknown> = {},
+) {
+  const firstDue = Date.now() + 12_000;
+  const messageId = await client.publish(
+    seriesRequest(target, payload, {
+      schedule: 'rate(1 minute)',
+      start: new Date(firstDue).toISOString(),
+      offset: firstDue % MINUTE,
+      ...fields,
+    }),
+  );
+  const series = seriesId(messageEventId(messageId));
+  const occurrence = occurrenceId(series, firstDue);
+  await waitFor(async () => (await storedItem(scheduler, occurrence))?.state === 'queued', 'the first occurrence, materialised at ingest');
+  return { firstDue, series, occurrence };
+}
+
 describe.concurrent('recurring series', () => {
   it('delivers each occurrence of a minute series with an offset of 250 ms at or after its :00.250, once, with its series attributes; those beyond the near-path window through the loader', async () => {
     // A near-path window of 6 s: ingest materialises at most the first occurrence, the loader the others.
@@ -94,20 +120,7 @@ describe.concurrent('recurring series', () => {
   it('stops a series cancelled by its s- event id: its materialised occurrence is cancelled, and nothing is delivered', async () => {
     const { scheduler, client, target, stop } = await setup(CANCEL_TIMINGS);
     try {
-      const firstDue = Date.now() + 12_000;
-      const messageId = await client.publish(
-        seriesRequest(target.topicArn, 'cancelled series', {
-          schedule: 'rate(1 minute)',
-          start: new Date(firstDue).toISOString(),
-          offset: firstDue % MINUTE,
-        }),
-      );
-      const series = seriesId(messageEventId(messageId));
-      const occurrence = occurrenceId(series, firstDue);
-      await waitFor(
-        async () => (await storedItem(scheduler, occurrence))?.state === 'queued',
-        'the first occurrence, materialised at ingest',
-      );
+      const { firstDue, series, occurrence } = await publishSeriesDueSoon(scheduler, client, target.topicArn, 'cancelled series');
       await client.publish({ action: 'cancel', event_id: series, user: 'tests' });
       await waitFor(async () => (await storedItem(scheduler, series))?.seriesState === 'cancelled', 'the series cancelled');
       expect(await storedItem(scheduler, occurrence)).toMatchObject({ state: 'cancelled' });
@@ -127,21 +140,9 @@ describe.concurrent('recurring series', () => {
     const acme = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme);
     const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'series-label-failures');
     try {
-      const firstDue = Date.now() + 12_000;
-      const messageId = await acme.publish(
-        seriesRequest(target.topicArn, 'labelled series', {
-          schedule: 'rate(1 minute)',
-          start: new Date(firstDue).toISOString(),
-          offset: firstDue % MINUTE,
-          labels: ['campaign-9'],
-        }),
-      );
-      const series = seriesId(messageEventId(messageId));
-      const occurrence = occurrenceId(series, firstDue);
-      await waitFor(
-        async () => (await storedItem(scheduler, occurrence))?.state === 'queued',
-        'the first occurrence, materialised at ingest',
-      );
+      const { firstDue, series, occurrence } = await publishSeriesDueSoon(scheduler, acme, target.topicArn, 'labelled series', {
+        labels: ['campaign-9'],
+      });
       await acme.publish({ action: 'cancel', label: 'campaign-9', failure_topic: failures.topicArn });
       const done = () => failures.notices().filter((notice) => notice.reason === REASON.BULK_CANCEL_DONE);
       await waitFor(() => done().length > 0, 'the counts on the failure topic');
