@@ -7,6 +7,7 @@ import { tenantShardKey } from '../src/domain/table-keys.js';
 import { bulkCancelJob, sqsRecord, storedRecord, topicArn } from './factories.js';
 import { FakeClock, MemoryDelayQueue, RecordingChangesQueue, RecordingLogger, RecordingMetrics } from './fakes.js';
 import { MemoryBulkCancelJobs, MemoryEventStore, MemoryLabelledEvents } from './memory-event-store.js';
+import { MemorySeriesStore } from './memory-series-store.js';
 
 const NOW = 1_900_000_000_000;
 const HOUR = 3_600_000;
@@ -15,7 +16,8 @@ const FAILURE_TOPIC = topicArn('acme-failures', 'eu-west-1', '111111111111');
 function setup() {
   const clock = new FakeClock(NOW);
   const store = new MemoryEventStore(clock);
-  const labelled = new MemoryLabelledEvents(store);
+  const series = new MemorySeriesStore(store);
+  const labelled = new MemoryLabelledEvents(store, series);
   const jobs = new MemoryBulkCancelJobs();
   const changesQueue = new RecordingChangesQueue();
   const delayQueue = new MemoryDelayQueue(clock);
@@ -24,6 +26,7 @@ function setup() {
   const deps = {
     config: { changeCutoffSeconds: 5, retentionSeconds: 3600 },
     store,
+    series,
     labelled,
     jobs,
     changesQueue,

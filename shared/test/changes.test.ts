@@ -8,6 +8,7 @@ import { BULK_CANCEL_PAGE_SIZE, encodeBulkCancelPage, JOB_CURSOR } from '../src/
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { encodeChangeJob, type ChangeJob } from '../src/domain/messages.js';
 import { bulkCancelJob, sqsRecord, storedRecord } from './factories.js';
+import { MemorySeriesStore } from './memory-series-store.js';
 import { FakeClock, MemoryDelayQueue, RecordingChangesQueue, RecordingLoadingQueue, RecordingLogger, RecordingMetrics } from './fakes.js';
 import { MemoryBulkCancelJobs, MemoryDueIndex, MemoryEventStore, MemoryLabelledEvents } from './memory-event-store.js';
 
@@ -118,6 +119,7 @@ describe('the changes function', () => {
       ...resume.deps,
       config: { ...LAYOUT, changeCutoffSeconds: 5, retentionSeconds: 3600 },
       store: resume.store,
+      series: new MemorySeriesStore(resume.store),
       labelled: labels,
       jobs,
       delayQueue: new MemoryDelayQueue(clock),

@@ -595,18 +595,29 @@ export class MemoryNoticeClaims implements NoticeClaims {
   }
 }
 
+/** A label entry: the tenant's, under one label, naming an event or a series at a due time. */
+export interface LabelEntry {
+  readonly tenant: string;
+  readonly label: string;
+  readonly id: string;
+  readonly dueAt: number;
+}
+
 /**
  * The tenant index's label entries, keyed by tenant: one per label of each of the store's records
- * (what its create writes, moved with its reschedule, kept as long as the record), and those a
- * test places itself.
+ * (what its create writes, moved with its reschedule, kept as long as the record), those of the
+ * series a series store wrote, and those a test places itself.
  */
 export class MemoryLabelledEvents implements LabelledEvents {
   /** Entries placed by the test: for records it seeded, or entries no record matches. */
-  readonly entries: { readonly tenant: string; readonly label: string; readonly id: string; readonly dueAt: number }[] = [];
+  readonly entries: LabelEntry[] = [];
   /** Pages asked for: what a job costs in queries. */
   readonly queries: LabelledEventsQuery[] = [];
 
-  constructor(private readonly store: MemoryEventStore) {}
+  constructor(
+    private readonly store: MemoryEventStore,
+    private readonly series?: { readonly labelEntries: readonly LabelEntry[] },
+  ) {}
 
   /** Labels an event of the store, as ingest would have when it recorded it. */
   label(record: Pick<EventRecord, 'id' | 'tenant' | 'dueAt'>, label: string): void {
@@ -619,7 +630,7 @@ export class MemoryLabelledEvents implements LabelledEvents {
     const written = [...this.store.records.values()].flatMap(({ tenant, labels, id, dueAt }) =>
       (labels ?? []).map((label) => ({ tenant, label, id, dueAt })),
     );
-    return [...this.entries, ...written]
+    return [...this.entries, ...(this.series?.labelEntries ?? []), ...written]
       .filter(
         (entry) =>
           entry.tenant === query.tenant &&

@@ -1,12 +1,14 @@
 import type { ChangeRequest } from '../src/app/ports/event-store.js';
 import type { SeriesAdvance, SeriesCancelOutcome, SeriesCreateOutcome, SeriesEntry, SeriesStore } from '../src/app/ports/series-store.js';
 import { SERIES_STATE, type SeriesRecord } from '../src/domain/series.js';
-import type { MemoryEventStore } from './memory-event-store.js';
+import type { LabelEntry, MemoryEventStore } from './memory-event-store.js';
 
 /** The series' records in memory, their places counted in the event store's open events, as the DynamoDB store counts them. */
 export class MemorySeriesStore implements SeriesStore {
   readonly records = new Map<string, SeriesRecord>();
   private readonly payloads = new Map<string, string>();
+  /** What a cancel by label finds a series by: an entry per label at its first occurrence, as the DynamoDB store writes them. */
+  readonly labelEntries: LabelEntry[] = [];
 
   constructor(private readonly events: MemoryEventStore) {}
 
@@ -31,6 +33,7 @@ export class MemorySeriesStore implements SeriesStore {
     };
     this.records.set(series.id, record);
     this.payloads.set(series.id, payload);
+    for (const label of series.labels ?? []) this.labelEntries.push({ tenant: series.tenant, label, id: series.id, dueAt: entry.dueAt });
     return { outcome: 'created', record };
   }
 

@@ -1,13 +1,16 @@
 import { describe, expect, it } from 'vitest';
+import { workBulkCancelPages } from '../src/app/bulk-cancel.js';
 import { ingestBatch } from '../src/app/ingest.js';
 import { loadChunks } from '../src/app/loading.js';
 import { emissionAttributes } from '../src/domain/event.js';
 import { REASON } from '../src/domain/reasons.js';
-import { materialisation, occurrenceEvent, SERIES_STATE } from '../src/domain/series.js';
+import { materialisation, occurrenceEvent, SERIES_STATE, upcomingOccurrences } from '../src/domain/series.js';
+import { encodeBulkCancelPage } from '../src/domain/bulk-cancel.js';
 import { encodeLoadingChunk } from '../src/domain/messages.js';
 import { messageEventId, occurrenceId, seriesId } from '../src/domain/table-keys.js';
 import { topicArn, REGION, sqsRecord } from './factories.js';
 import { acmeTarget, NOW, published, setup } from './ingest-kit.js';
+import { MemoryLabelledEvents } from './memory-event-store.js';
 import { specOf } from './recurrence-kit.js';
 
 const MINUTE = 60_000;
@@ -89,6 +92,22 @@ describe('ingest of a series', () => {
     expect(stored).toMatchObject({ state: SERIES_STATE.active, version: 2, cursor: { fired: 10 }, dueAt: NEXT_MINUTE + 10 * MINUTE });
     // The series and each materialised occurrence hold a place.
     expect(context.store.openEvents.get('acme')).toBe(11);
+  });
+
+  it('tells its next occurrences: first those materialised and not yet due, then those after its cursor; none once it has ended', async () => {
+    const context = setup();
+    await ingestBatch(context.deps, [published(series(), 'msg-1')]);
+    const stored = context.series.records.get(seriesId(messageEventId('msg-1')));
+    if (stored === undefined) throw new Error('the series stored');
+    // Three minutes on, the first three have come due; seven are materialised still to come.
+    const upcoming = upcomingOccurrences(stored, NEXT_MINUTE + 2 * MINUTE, 9);
+    expect(upcoming.map(({ occurrence, materialised }) => [occurrence, materialised])).toEqual([
+      ...[4, 5, 6, 7, 8, 9, 10].map((n) => [n, true]),
+      [11, false],
+      [12, false],
+    ]);
+    expect(upcoming.map(({ dueAt }) => dueAt)).toEqual(upcoming.map(({ occurrence }) => NEXT_MINUTE + (occurrence - 1) * MINUTE));
+    expect(upcomingOccurrences({ ...stored, state: SERIES_STATE.cancelled }, NOW, 5)).toEqual([]);
   });
 
   it('sends nothing twice when the same request is delivered again', async () => {
@@ -198,5 +217,92 @@ describe("loading's take of a series", () => {
     expect(notices[0]?.notice.details).toEqual({ skipped: 48, catchUpSeconds: 120 });
     const late = context.delayQueue.sent.slice(10).filter(({ event }) => event.dueAt < context.clock.now());
     expect(late).toHaveLength(2);
+  });
+});
+
+describe('a cancel by label of a series', () => {
+  /** Ingest, and the changes function working the pages of the jobs ingest starts, on the same stores. */
+  function labelled() {
+    const context = setup();
+    const changesDeps = { ...context.deps, labelled: new MemoryLabelledEvents(context.store, context.series) };
+    let deliveries = 0;
+    const drain = async () => {
+      for (let page = context.changesQueue.sent.shift(); page !== undefined; page = context.changesQueue.sent.shift()) {
+        const response = await workBulkCancelPages(changesDeps, [sqsRecord(encodeBulkCancelPage(page), `page-${++deliveries}`)]);
+        expect(response.batchItemFailures).toEqual([]);
+      }
+    };
+    const publishSeries = (messageId: string, fields: Record<string, unknown> = {}) =>
+      ingestBatch(context.deps, [
+        published(
+          { schedule: 'rate(1 minute)', target: acmeTarget, user: 'alice', payload: 'tick', labels: ['campaign-7'], ...fields },
+          messageId,
+        ),
+      ]);
+    const cancelByLabel = (fields: Record<string, unknown> = {}) =>
+      ingestBatch(context.deps, [published({ action: 'cancel', label: 'campaign-7', ...fields }, 'cancel-1')]);
+    const occurrences = (id: string) => [...context.store.records.values()].filter(({ series }) => series?.id === id);
+    return { ...context, drain, publishSeries, cancelByLabel, occurrences };
+  }
+
+  it('cancels the series as a cancel by its id does, its materialised occurrences with it; the series counts once, each occurrence as an event', async () => {
+    const context = labelled();
+    await context.publishSeries('msg-1');
+    const id = seriesId(messageEventId('msg-1'));
+    await context.cancelByLabel();
+    await context.drain();
+    expect(context.series.records.get(id)).toMatchObject({ state: SERIES_STATE.cancelled, cancelledBy: 'b-cancel-1' });
+    expect(context.occurrences(id).map(({ state }) => state)).toEqual(Array(10).fill('cancelled'));
+    expect(context.store.openEvents.get('acme')).toBe(0);
+    expect(await context.deps.jobs.get('b-cancel-1')).toMatchObject({ state: 'done', counts: { cancelled: 11 } });
+    expect(context.logger.at('warn', 'error')).toEqual([]);
+    // No occurrence after it: a take of the series, once the loader hands it out again, makes none.
+    const sent = context.delayQueue.sent.length;
+    context.clock.set(NOW + 15 * MINUTE);
+    await loadChunks({ ...context.deps, config: { ...context.deps.config, repairAfterSeconds: 300, repairDelaySeconds: 60 } }, [
+      sqsRecord(encodeLoadingChunk({ ids: [id], chunkId: 'sqs-load' }), 'sqs-load'),
+    ]);
+    expect(context.delayQueue.sent).toHaveLength(sent);
+  });
+
+  it('with due_before, cancels a series that ends by then, and leaves one that goes on past it running, cancelling only its occurrences before the bound', async () => {
+    const context = labelled();
+    // Both active after ingest's take (which reaches 9 min 40 s ahead): the first has 2 of its 4 occurrences materialised.
+    const bound = NEXT_MINUTE + 12 * MINUTE;
+    await context.publishSeries('msg-ends', {
+      start: new Date(NEXT_MINUTE + 8 * MINUTE).toISOString(),
+      end: new Date(bound).toISOString(),
+    });
+    await context.publishSeries('msg-goes-on');
+    const ends = seriesId(messageEventId('msg-ends'));
+    const goesOn = seriesId(messageEventId('msg-goes-on'));
+    await context.cancelByLabel({ due_before: new Date(bound).toISOString() });
+    await context.drain();
+    expect(context.series.records.get(ends)?.state).toBe(SERIES_STATE.cancelled);
+    expect(context.occurrences(ends).map(({ state }) => state)).toEqual(['cancelled', 'cancelled']);
+    expect(context.series.records.get(goesOn)?.state).toBe(SERIES_STATE.active);
+    expect(context.occurrences(goesOn).map(({ state }) => state)).toEqual(Array(10).fill('cancelled'));
+    expect((await context.deps.jobs.get('b-cancel-1'))?.counts).toEqual({ cancelled: 1 + 2 + 10, refused: { ended: 0, emitting: 0 } });
+  });
+
+  it('counts a series and its occurrences in a dry run, and changes nothing', async () => {
+    const context = labelled();
+    await context.publishSeries('msg-1');
+    const job = await context.deps.jobs.create({
+      jobId: 'b-dry',
+      tenant: 'acme',
+      label: 'campaign-7',
+      fromMs: NOW,
+      dueBefore: undefined,
+      failureTopic: undefined,
+      dryRun: true,
+      createdAt: NOW,
+      expiresAt: NOW / 1000 + 3600,
+    });
+    context.changesQueue.sent.push({ jobId: job.job.jobId, from: 'start' });
+    await context.drain();
+    expect((await context.deps.jobs.get('b-dry'))?.counts.cancelled).toBe(11);
+    expect(context.series.records.get(seriesId(messageEventId('msg-1')))?.state).toBe(SERIES_STATE.active);
+    expect(context.store.openEvents.get('acme')).toBe(11);
   });
 });

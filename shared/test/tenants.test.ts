@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EVENT_STATE, changeRefusal, type EventRecord } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
+import { occurrenceId } from '../src/domain/table-keys.js';
 import { DEFAULT_QUOTAS, inputTopicName, parseTenantsDocument, PUBLIC_TENANT_ID, TenantsDocumentError } from '../src/domain/tenants.js';
 import type { ParseResult } from '../src/domain/validation.js';
 import { inputMessageId, parse, registry, SCHEDULER_TOPICS, scheduleRequest, tenant, topicArn, validate } from './factories.js';
@@ -322,11 +323,19 @@ describe('cancel and reschedule requests', () => {
     ['a client id and its user', { action: 'cancel', id: 'a', user: 'alice' }, 'id'],
     ['a client id alone', { action: 'reschedule', id: 'a', date: '2030-01-02T03:04:05Z' }, 'id'],
     ['a c- event id, which anyone can compute from a user and an id', { action: 'cancel', event_id: `c-${'0'.repeat(40)}` }, 'event_id'],
+    [
+      "an occurrence's o- id, which every delivery of its series shows",
+      { action: 'cancel', event_id: occurrenceId('s-m-1234', 0) },
+      'event_id',
+    ],
   ])('on the shared topic, refuse to name an event by %s (CONTROL_NOT_ALLOWED)', (_case, body, field) => {
     const result = control(body, tenant());
     expect(reason(result)).toBe(REASON.CONTROL_NOT_ALLOWED);
     if (result.accepted) throw new Error('expected a refusal');
     expect(result.error.details).toEqual({ field, use: 'event_id' });
+    // The refusal names both ids the shared topic takes.
+    expect(result.error.message).toContain('"m-<MessageId>"');
+    expect(result.error.message).toContain('"s-m-<MessageId>"');
   });
 
   it('on the shared topic, name the event by the m- id of its publish, which only its publisher knows', () => {
@@ -335,6 +344,8 @@ describe('cancel and reschedule requests', () => {
       eventId: 'm-5f1d3a8e-6a61-4c1f-9d0b-1e2f3a4b5c6d',
     });
     expect(request(control({ action: 'reschedule', event_id: 'm-1234', date: '2030-01-02T03:04:05Z' }, tenant())).kind).toBe('reschedule');
+    // A series by the s-m- id of its publish.
+    expect(request(control({ action: 'cancel', event_id: 's-m-1234' }, tenant()))).toEqual({ kind: 'cancel', eventId: 's-m-1234' });
   });
 
   it("pause (with a note) and resume on a registered tenant's own topic; both refused on the shared topic (CONTROL_NOT_ALLOWED)", () => {

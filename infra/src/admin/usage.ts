@@ -17,7 +17,7 @@ const WHERE = `Where (local service by default):
   --tenants FILE          the registry, to say so when a tenant is not in it (default, for the
                           local service, .local/tenants.json; a deployed stack's is not checked
                           unless named)
-A deployed table is read with dynamodb:BatchGetItem (event show, events, refusals) and dynamodb:Query on
+A deployed table is read with dynamodb:BatchGetItem (event show, series show, events, refusals) and dynamodb:Query on
 its index byTenantDue (events); quota reconcile needs dynamodb:Scan (a filtered scan of the
 whole table), and dynamodb:GetItem and dynamodb:UpdateItem on the tenant's counter item.`;
 
@@ -31,6 +31,7 @@ Usage:
   scripts/admin tenant resume <id> [where]
   scripts/admin event show <event-id> [--json] [where]
   scripts/admin event show --tenant T --id CLIENT_ID [--user U] [--json] [where]
+  scripts/admin series show <series-id|client-id> --tenant T [--user U] [--json] [where]
   scripts/admin events --tenant T [--label L] [--state S ...] [--from DATE] [--to DATE]
                        [--limit N] [--after TOKEN] [--json] [where]
   scripts/admin events cancel --tenant T --label L [--due-before DATE] [--dry-run] [where]
@@ -140,6 +141,24 @@ among the public tenant's and the registry's tenants').
 
 Exit code 1 when there is no such event nor refusal (an ended event is kept for the retention
 period), saying so when the tenant is not registered.
+
+${WHERE}`,
+
+  seriesShow: `Shows one recurring series: its schedule, zone and daylight-saving rule, its state,
+how many of its occurrences have come due, and the next ones, each in the series' zone and in UTC.
+
+Usage: scripts/admin series show <series-id> --tenant T [--json] [where]
+       scripts/admin series show <client-id> --tenant T [--user U] [--json] [where]
+
+  <series-id>      the scheduler's id: s-m-<SNS MessageId>, or s-c-... for a request with an "id"
+  <client-id>      the "id" the client gave in its request
+  --tenant T       whose series it is ("public" for the shared input topic)
+  --user U         the request's "user": needed for the public tenant's client ids, which are per user
+  --json           the record as JSON, times as ISO 8601, with "fired" and "next"
+
+"fired" counts the occurrences due so far, those the catch-up window skipped included; a next
+occurrence marked "materialised" is an event already (see event show). Exit code 1 when the
+tenant has no such series (an ended one is kept for the retention period).
 
 ${WHERE}`,
 

@@ -1,4 +1,12 @@
-import { LAST_ERROR_ID_PREFIX, LOADER_CURSOR_ID, openEventsCounterId, TABLE, type SchedulerConfig } from '@adhoc-scheduler/shared';
+import {
+  ID_PREFIX,
+  LAST_ERROR_ID_PREFIX,
+  LOADER_CURSOR_ID,
+  PAYLOAD_ITEM_ID_PREFIX,
+  openEventsCounterId,
+  TABLE,
+  type SchedulerConfig,
+} from '@adhoc-scheduler/shared';
 import { Aws, Duration, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -274,6 +282,10 @@ function changesFunction(schedulerFunction: MakeFunction, resources: SchedulerRe
     table: resources.table,
     delayQueue: resources.delayQueue.queue,
     loadingQueue: resources.loadingQueue.queue,
+  });
+  // A series cancelled by label drops its payload item (a delete in a BatchWriteItem); no other item.
+  allow(changes, ['dynamodb:BatchWriteItem'], [resources.table.tableArn], {
+    'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${PAYLOAD_ITEM_ID_PREFIX}${ID_PREFIX.series}*`] },
   });
   return changes;
 }

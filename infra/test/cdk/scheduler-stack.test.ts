@@ -508,6 +508,8 @@ describe('IAM, per function', () => {
         [['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], [table.tableArn]],
         // The next page; the job's notice, for the emitter to publish; a resume's held events, to loading.
         [['sqs:SendMessage'], [bulkChanges.queue.queue.queueArn, delayQueue.queue.queueArn, loadingQueue.queue.queueArn]],
+        // A series cancelled by label drops its payload item.
+        [['dynamodb:BatchWriteItem'], [table.tableArn], { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['p#s-*'] } }],
         lastErrors(),
       ),
     };

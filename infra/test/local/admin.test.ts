@@ -423,6 +423,55 @@ describe.concurrent('scripts/admin help', () => {
 });
 
 describe.concurrent('scripts/admin events, event show and quota reconcile', () => {
+  it('shows a recurring series: its schedule and state, and its next occurrences in its zone and in UTC', async () => {
+    const { scheduler, where, teardown } = await setup();
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    const client = new SchedulerClient(scheduler);
+    try {
+      const { date: _date, ...oneOff } = request(target.topicArn, 0, 'daily report', { user: 'bob', id: 'daily-report' });
+      await client.publish({ ...oneOff, schedule: 'cron(0 9 ? * MON-FRI *)', timezone: 'Europe/Berlin', offset: 250, labels: ['reports'] });
+      const shown = await waitFor(async () => {
+        const run = await admin('series', 'show', 'daily-report', '--tenant', PUBLIC_TENANT_ID, '--user', 'bob', '--json', ...where);
+        if (run.code === 2) throw new Error(`wrong command line: ${run.stderr}`);
+        return run.code === 0 && run;
+      }, 'the series stored');
+      const series = JSON.parse(shown.stdout) as {
+        id: string;
+        state: string;
+        fired: number;
+        spec: { schedule: string; timezone: string };
+        next: { occurrence: number; at: string; utc: string; materialised: boolean }[];
+      };
+      expect(series).toMatchObject({ state: 'active', fired: 0, spec: { schedule: 'cron(0 9 ? * MON-FRI *)', timezone: 'Europe/Berlin' } });
+      expect(series.id).toMatch(/^s-c-/);
+      expect(series.next.map(({ occurrence }) => occurrence)).toEqual([1, 2, 3, 4, 5]);
+      for (const next of series.next) {
+        // 09:00:00.250 in Berlin, winter or summer time; the same instant in UTC.
+        expect(next.at).toMatch(/^\d{4}-\d\d-\d\dT09:00:00\.250\+0[12]:00$/);
+        expect(Date.parse(next.at)).toBe(Date.parse(next.utc));
+        expect(next.utc).toMatch(/^\d{4}-\d\d-\d\dT0[78]:00:00\.250Z$/);
+        // Weekdays only.
+        expect([0, 6]).not.toContain(new Date(next.utc).getUTCDay());
+      }
+
+      const text = await admin('series', 'show', series.id, '--tenant', PUBLIC_TENANT_ID, ...where);
+      expect(text.code).toBe(0);
+      expect(text.stdout).toMatch(/^series +s-c-/m);
+      expect(text.stdout).toMatch(/^schedule +cron\(0 9 \? \* MON-FRI \*\)$/m);
+      expect(text.stdout).toMatch(/^fired +0 \(/m);
+      const [firstNext] = series.next;
+      const firstLine = text.stdout.split('\n').find((line) => line.startsWith('next #1 '));
+      expect(firstLine?.replace(/^next #1 +/, '')).toBe(`${firstNext?.at}  ${firstNext?.utc}`);
+      // Another tenant's series, or no series: not found; the public tenant's client id without its user: a wrong command line.
+      expect(await admin('series', 'show', series.id, '--tenant', 'acme', ...where)).toMatchObject({ code: 1 });
+      expect(await admin('series', 'show', 'daily-report', '--tenant', PUBLIC_TENANT_ID, ...where)).toMatchObject({ code: 2 });
+    } finally {
+      client.destroy();
+      await target.stop();
+      await teardown();
+    }
+  });
+
   it("lists a tenant's events in one state a page at a time, in due order, the next page from the printed token", async () => {
     const { scheduler, where, teardown } = await setup();
     const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
@@ -610,6 +659,7 @@ describe.concurrent('scripts/admin events, event show and quota reconcile', () =
       const commands = [
         ['events', '--tenant', PUBLIC_TENANT_ID, '--state', 'scheduled'],
         ['event', 'show', 'm-00000000-0000-0000-0000-000000000000'],
+        ['series', 'show', 's-m-00000000-0000-0000-0000-000000000000', '--tenant', PUBLIC_TENANT_ID],
         ['quota', 'reconcile', '--tenant', PUBLIC_TENANT_ID],
         ['tenant', 'add', 'acme', '--account', TENANT_ACCOUNT],
       ];

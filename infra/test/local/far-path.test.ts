@@ -1,10 +1,8 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SendMessageBatchCommand, SQSClient, type SendMessageBatchCommandInput } from '@aws-sdk/client-sqs';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { decodeDelayQueueMessage, encodeLoadingChunk, eventIdFor, PUBLIC_TENANT_ID, REASON, systemClock } from '@adhoc-scheduler/shared';
 import { createDependencies, handlers, type AwsClients } from '@adhoc-scheduler/functions';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
 import {
   capturingLogger,
   expectNotEarly,
@@ -13,18 +11,13 @@ import {
   SchedulerClient,
   sharedEmulators,
   startTestScheduler,
+  storedItem,
   TopicConsumer,
   uniqueName,
   waitFor,
 } from './kit.js';
 
 const emulators = sharedEmulators();
-const table = DynamoDBDocumentClient.from(
-  new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
-);
-afterAll(() => {
-  table.destroy();
-});
 
 /** Records every event id the service sends to its delay queue. */
 function recordDelayQueueSends(sent: string[]): (clients: AwsClients) => void {
@@ -53,11 +46,6 @@ async function setup(options: { namePrefix?: string; sent?: string[] } = {}) {
   });
   const client = new SchedulerClient(scheduler);
   return { scheduler, client };
-}
-
-async function storedItem(scheduler: LocalScheduler, id: string): Promise<Record<string, unknown> | undefined> {
-  const { Item } = await table.send(new GetCommand({ TableName: scheduler.outputs.tableName, Key: { id }, ConsistentRead: true }));
-  return Item;
 }
 
 function countBy(values: readonly string[]): Map<string, number> {

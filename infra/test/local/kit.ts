@@ -6,6 +6,8 @@ import { expect } from 'vitest';
 import { createServer } from 'node:net';
 import { PublishBatchCommand, PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { clientsFor, createSchedulerTarget, TopicSubscriber, type Received } from '@adhoc-scheduler/quickstart/client-topics';
 import { createLogger, EMISSION_ATTRIBUTE, type ServiceLogger, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { Writable } from 'node:stream';
@@ -15,6 +17,7 @@ import {
   LOCAL_EMITTER_ROLE_ARN,
   LOCAL_REGION,
   startLocalScheduler,
+  type LocalOutputs,
   type LocalScheduler,
   type LocalSchedulerOptions,
 } from '../../src/local/runtime.js';
@@ -236,6 +239,27 @@ export async function waitFor<T>(probe: () => T | Promise<T>, description: strin
     if (value) return value as Truthy<T>;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${description}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * An item of a service's table as it stands (a consistent read), whatever its kind: an event's
+ * record, a series', a payload item. Read by a client of the test's own, so that no fault or
+ * count the service's clients carry touches it, and the service may be stopped.
+ */
+export async function storedItem(
+  service: { readonly outputs: Pick<LocalOutputs, 'dynamodbEndpoint' | 'tableName'> },
+  id: string,
+): Promise<Record<string, unknown> | undefined> {
+  const { dynamodbEndpoint, tableName } = service.outputs;
+  const table = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: dynamodbEndpoint }),
+  );
+  try {
+    const { Item } = await table.send(new GetCommand({ TableName: tableName, Key: { id }, ConsistentRead: true }));
+    return Item;
+  } finally {
+    table.destroy();
   }
 }
 

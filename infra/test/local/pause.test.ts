@@ -8,8 +8,12 @@ import {
   DynamoDbEventListing,
   DynamoDbTenantPauses,
   EVENT_STATE,
+  EMISSION_ATTRIBUTE,
   eventIdFor,
   heldShardKey,
+  messageEventId,
+  occurrenceId,
+  seriesId,
   shardOf,
   REASON,
   TABLE,
@@ -20,11 +24,13 @@ import { admin } from './admin-run.js';
 import { LOCAL_ACCOUNT, type LocalScheduler } from '../../src/local/runtime.js';
 import {
   capturingLogger,
+  expectNotEarly,
   request,
   scheduledAt,
   SchedulerClient,
   sharedEmulators,
   startServiceWithFiles,
+  storedItem,
   TopicConsumer,
   waitFor,
 } from './kit.js';
@@ -145,6 +151,61 @@ describe.concurrent('a paused tenant', () => {
       await teardown();
     }
   });
+
+  it("holds a series' occurrence due while paused, materialised during the pause, and delivers it once after the resume; the next on time", async () => {
+    const { scheduler, acme, target, records, teardown } = await setup();
+    const MINUTE = 60_000;
+    try {
+      await acme.publish({ action: 'pause' });
+      await pausedFor(scheduler, true);
+      // Beyond ingest's near-path window (6 s): the loader's take materialises it, while the tenant is paused.
+      const firstDue = Date.now() + 10_000;
+      const messageId = await acme.publish({
+        schedule: 'rate(1 minute)',
+        start: new Date(firstDue).toISOString(),
+        offset: firstDue % MINUTE,
+        count: 2,
+        target: target.topicArn,
+        user: 'tests',
+        payload: 'paused series',
+      });
+      const series = seriesId(messageEventId(messageId));
+      const first = occurrenceId(series, firstDue);
+      await waitFor(() => inState(records, first, EVENT_STATE.held), 'the first occurrence held', 30_000);
+      // Made by loading's take of the series (its second version: ingest's take made none), during the pause.
+      expect(await storedItem(scheduler, first)).toMatchObject({ inputMessageId: `${series}.v2` });
+      expect(target.deliveries).toEqual([]);
+
+      const resumedAt = Date.now();
+      await acme.publish({ action: 'resume' });
+      const [held] = await waitFor(
+        () => target.withPayload('paused series').length > 0 && target.withPayload('paused series'),
+        'the held one',
+      );
+      expect(held?.attributes[EMISSION_ATTRIBUTE.eventId]).toBe(first);
+      expect(held?.attributes[EMISSION_ATTRIBUTE.seriesId]).toBe(series);
+      expect(held?.receivedAt).toBeGreaterThan(resumedAt);
+      expectNotEarly(held, firstDue);
+
+      // The second, due after the resume, is not held: on time.
+      const deliveries = await waitFor(
+        () => target.withPayload('paused series').length === 2 && target.withPayload('paused series'),
+        'the second occurrence',
+        90_000,
+      );
+      const second = deliveries[1];
+      expect(second?.attributes[EMISSION_ATTRIBUTE.eventId]).toBe(occurrenceId(series, firstDue + MINUTE));
+      expectNotEarly(second, firstDue + MINUTE);
+      expect(second?.receivedAt).toBeLessThan(firstDue + MINUTE + 1_000);
+      // Nothing more comes: each once.
+      await acme.publish(request(target.topicArn, Date.now() + 2_000, 'sentinel'));
+      await waitFor(() => target.withPayload('sentinel').length > 0, 'the sentinel');
+      expect(target.withPayload('paused series')).toHaveLength(2);
+      expect(await storedItem(scheduler, series)).toMatchObject({ seriesState: 'completed' });
+    } finally {
+      await teardown();
+    }
+  }, 150_000);
 
   it('stays paused across a restart of the service; the operator pauses, lists and resumes it with scripts/admin', async () => {
     const { scheduler, acme, target, where, restart, teardown } = await setup();

@@ -1,8 +1,6 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { EMISSION_ATTRIBUTE, messageEventId, occurrenceId, REASON, seriesId } from '@adhoc-scheduler/shared';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
+import { describe, expect, it } from 'vitest';
+import { EMISSION_ATTRIBUTE, messageEventId, occurrenceId, REASON, seriesId, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { LOCAL_ACCOUNT, type LocalScheduler } from '../../src/local/runtime.js';
 import {
   expectNotEarly,
   FAST_TIMINGS,
@@ -11,6 +9,7 @@ import {
   SchedulerClient,
   sharedEmulators,
   startTestScheduler,
+  storedItem,
   TopicConsumer,
   waitFor,
 } from './kit.js';
@@ -20,22 +19,20 @@ import {
 // series, and a refusal of an invalid expression on the failure topic.
 
 const emulators = sharedEmulators();
-const table = DynamoDBDocumentClient.from(
-  new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
-);
-afterAll(() => {
-  table.destroy();
-});
 
 const MINUTE = 60_000;
 
-async function storedItem(scheduler: LocalScheduler, id: string): Promise<Record<string, unknown> | undefined> {
-  const { Item } = await table.send(new GetCommand({ TableName: scheduler.outputs.tableName, Key: { id }, ConsistentRead: true }));
-  return Item;
-}
+/**
+ * Acme's topics are the local account's: its series are published on its own input topic, where
+ * a cancel by label is taken (the public tenant may then target none of them).
+ */
+const TENANTS: TenantsDocument = { tenants: [{ id: 'acme', accounts: [LOCAL_ACCOUNT] }] };
 
-async function setup(env: Record<string, string> = FAST_TIMINGS) {
-  const scheduler = await startTestScheduler(emulators, { env });
+/** A near-path window of 20 s: a first occurrence 12 s ahead is materialised at ingest, and cancelled well before the cutoff. */
+const CANCEL_TIMINGS = { ...FAST_TIMINGS, SCHEDULER_NEAR_PATH_WINDOW_SECONDS: '20', SCHEDULER_LOADER_LOOKAHEAD_SECONDS: '18' };
+
+async function setup(env: Record<string, string> = FAST_TIMINGS, tenants?: TenantsDocument) {
+  const scheduler = await startTestScheduler(emulators, { env, ...(tenants === undefined ? {} : { tenants }) });
   const client = new SchedulerClient(scheduler);
   const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'series-target');
   return {
@@ -54,6 +51,32 @@ async function setup(env: Record<string, string> = FAST_TIMINGS) {
 function seriesRequest(target: string, payload: string, fields: Record<string, unknown>): Record<string, unknown> {
   const { date: _date, ...rest } = request(target, 0, payload, fields);
   return rest;
+}
+
+/**
+ * A minute series whose first occurrence is 12 s away, published by `client`, once ingest has
+ * materialised that occurrence (within CANCEL_TIMINGS' window of 20 s, well before the cutoff).
+ */
+async function publishSeriesDueSoon(
+  scheduler: LocalScheduler,
+  client: SchedulerClient,
+  target: string,
+  payload: string,
+  fields: Record<string, unknown> = {},
+) {
+  const firstDue = Date.now() + 12_000;
+  const messageId = await client.publish(
+    seriesRequest(target, payload, {
+      schedule: 'rate(1 minute)',
+      start: new Date(firstDue).toISOString(),
+      offset: firstDue % MINUTE,
+      ...fields,
+    }),
+  );
+  const series = seriesId(messageEventId(messageId));
+  const occurrence = occurrenceId(series, firstDue);
+  await waitFor(async () => (await storedItem(scheduler, occurrence))?.state === 'queued', 'the first occurrence, materialised at ingest');
+  return { firstDue, series, occurrence };
 }
 
 describe.concurrent('recurring series', () => {
@@ -95,27 +118,9 @@ describe.concurrent('recurring series', () => {
   }, 180_000);
 
   it('stops a series cancelled by its s- event id: its materialised occurrence is cancelled, and nothing is delivered', async () => {
-    // A window of 20 s: the first occurrence, 12 s ahead, is materialised at ingest, and cancelled well before the cutoff.
-    const { scheduler, client, target, stop } = await setup({
-      ...FAST_TIMINGS,
-      SCHEDULER_NEAR_PATH_WINDOW_SECONDS: '20',
-      SCHEDULER_LOADER_LOOKAHEAD_SECONDS: '18',
-    });
+    const { scheduler, client, target, stop } = await setup(CANCEL_TIMINGS);
     try {
-      const firstDue = Date.now() + 12_000;
-      const messageId = await client.publish(
-        seriesRequest(target.topicArn, 'cancelled series', {
-          schedule: 'rate(1 minute)',
-          start: new Date(firstDue).toISOString(),
-          offset: firstDue % MINUTE,
-        }),
-      );
-      const series = seriesId(messageEventId(messageId));
-      const occurrence = occurrenceId(series, firstDue);
-      await waitFor(
-        async () => (await storedItem(scheduler, occurrence))?.state === 'queued',
-        'the first occurrence, materialised at ingest',
-      );
+      const { firstDue, series, occurrence } = await publishSeriesDueSoon(scheduler, client, target.topicArn, 'cancelled series');
       await client.publish({ action: 'cancel', event_id: series, user: 'tests' });
       await waitFor(async () => (await storedItem(scheduler, series))?.seriesState === 'cancelled', 'the series cancelled');
       expect(await storedItem(scheduler, occurrence)).toMatchObject({ state: 'cancelled' });
@@ -126,6 +131,31 @@ describe.concurrent('recurring series', () => {
       const stored = await storedItem(scheduler, series);
       expect(stored?.tenantShard, 'out of the tenant index: the loader finds it no more').toBeUndefined();
     } finally {
+      await stop();
+    }
+  }, 60_000);
+
+  it('stops a series a cancel by label reaches, as a cancel by its id does, and counts it once and its materialised occurrence once', async () => {
+    const { scheduler, target, stop } = await setup(CANCEL_TIMINGS, TENANTS);
+    const acme = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme);
+    const failures = await TopicConsumer.create(scheduler.outputs.endpoint, 'series-label-failures');
+    try {
+      const { firstDue, series, occurrence } = await publishSeriesDueSoon(scheduler, acme, target.topicArn, 'labelled series', {
+        labels: ['campaign-9'],
+      });
+      await acme.publish({ action: 'cancel', label: 'campaign-9', failure_topic: failures.topicArn });
+      const done = () => failures.notices().filter((notice) => notice.reason === REASON.BULK_CANCEL_DONE);
+      await waitFor(() => done().length > 0, 'the counts on the failure topic');
+      expect(done()).toMatchObject([{ details: { label: 'campaign-9', cancelled: 2, refused: { ended: 0, emitting: 0 } } }]);
+      expect(await storedItem(scheduler, series)).toMatchObject({ seriesState: 'cancelled', cancelledBy: expect.stringMatching(/^b-/) });
+      expect(await storedItem(scheduler, occurrence)).toMatchObject({ state: 'cancelled' });
+      // A marker due after the occurrence: once it arrives, the occurrence would have.
+      await acme.publish(request(target.topicArn, firstDue + 2_000, 'marker'));
+      await waitFor(() => target.withPayload('marker').length === 1, 'the marker', 30_000);
+      expect(target.withPayload('labelled series')).toEqual([]);
+    } finally {
+      acme.destroy();
+      await failures.stop();
       await stop();
     }
   }, 60_000);

@@ -14,17 +14,22 @@ import {
   type BulkCancelJob,
   type BulkCancelPage,
   type EventCount,
+  type JobPosition,
   type NewBulkCancelJob,
+  seriesCountOf,
 } from '../domain/bulk-cancel.js';
 import { expiresAtFor } from '../domain/event.js';
 import type { EventRecord } from '../domain/lifecycle.js';
 import { TransientError } from '../domain/reasons.js';
-import { noticeId } from '../domain/table-keys.js';
+import type { SeriesRecord } from '../domain/series.js';
+import { isSeriesId, noticeId } from '../domain/table-keys.js';
 import { type FailureLog, processBatch } from './batch.js';
 import type { BulkCancelJobs, LabelledEvents } from './ports/bulk-cancel.js';
 import type { EventStore } from './ports/event-store.js';
 import type { Clock, Logger, SchedulerMetrics } from './ports/process.js';
 import type { ChangesQueue, DelayQueue } from './ports/queues.js';
+import type { SeriesStore } from './ports/series-store.js';
+import { cancelSeries } from './series.js';
 
 /**
  * Bulk cancel by label: a job is created (by ingest for a tenant's request, by the admin CLI for an
@@ -58,6 +63,8 @@ export async function startBulkCancel(
 export interface BulkCancelDeps {
   readonly config: Pick<SchedulerConfig, 'changeCutoffSeconds' | 'retentionSeconds'>;
   readonly store: Pick<EventStore, 'read' | 'cancel'>;
+  /** A series carries its labels too: the job cancels it as a cancel by its id does. */
+  readonly series: Pick<SeriesStore, 'read' | 'cancel'>;
   readonly labelled: LabelledEvents;
   readonly jobs: BulkCancelJobs;
   readonly changesQueue: ChangesQueue;
@@ -107,12 +114,42 @@ async function settle(deps: BulkCancelDeps, job: BulkCancelJob, record: EventRec
   return refused;
 }
 
-/** Settles a page's events, a few at a time, and adds up what they count. */
-async function settlePage(deps: BulkCancelDeps, job: BulkCancelJob, ids: readonly string[]): Promise<BulkCancelCounts> {
-  const records = await deps.store.read(ids);
-  const counts = { cancelled: 0, ended: 0, emitting: 0, skipped: 0, before: 0 };
-  for (let start = 0; start < ids.length; start += CANCELS_AT_ONCE) {
-    const settled = await Promise.all(ids.slice(start, start + CANCELS_AT_ONCE).map((id) => settle(deps, job, records.get(id))));
+/**
+ * Counts one series of a page, cancelling it unless this is a dry run: its record, so that no
+ * occurrence is materialised after it, and its occurrences materialised and not yet past the
+ * cutoff, each counted by its own label entry (cancelled by the job, on this page or another).
+ */
+async function settleSeries(
+  deps: BulkCancelDeps,
+  job: BulkCancelJob,
+  position: JobPosition,
+  series: SeriesRecord | undefined,
+): Promise<EventCount> {
+  const count = seriesCountOf(series, position.dueAt, job);
+  if (count !== 'cancellable' || job.dryRun) return count === 'cancellable' ? 'cancelled' : count;
+  const result = await cancelSeries(deps, position.id, job.tenant, { by: job.jobId, publishedAt: job.createdAt });
+  if ('cancelled' in result) {
+    deps.metrics.count('EventsCancelled');
+    deps.logger.info({ jobId: job.jobId, seriesId: position.id, occurrencesCancelled: result.cancelled }, 'series cancelled by label');
+    return 'cancelled';
+  }
+  const refused = seriesCountOf(result.refused, position.dueAt, job);
+  if (refused === 'cancellable') throw new TransientError(`cancel of series ${position.id} raced with another change; the page is retried`);
+  return refused;
+}
+
+/** Settles a page's events and series, a few at a time, and adds up what they count. */
+async function settlePage(deps: BulkCancelDeps, job: BulkCancelJob, positions: readonly JobPosition[]): Promise<BulkCancelCounts> {
+  const seriesIds = positions.filter(({ id }) => isSeriesId(id)).map(({ id }) => id);
+  const [records, series] = await Promise.all([
+    deps.store.read(positions.filter(({ id }) => !isSeriesId(id)).map(({ id }) => id)),
+    seriesIds.length === 0 ? new Map<string, SeriesRecord>() : deps.series.read(seriesIds),
+  ]);
+  const settleOne = (position: JobPosition) =>
+    isSeriesId(position.id) ? settleSeries(deps, job, position, series.get(position.id)) : settle(deps, job, records.get(position.id));
+  const counts = { cancelled: 0, ended: 0, emitting: 0, skipped: 0, outside: 0 };
+  for (let start = 0; start < positions.length; start += CANCELS_AT_ONCE) {
+    const settled = await Promise.all(positions.slice(start, start + CANCELS_AT_ONCE).map(settleOne));
     for (const count of settled) if (count !== 'cancellable') counts[count] += 1;
   }
   if (counts.skipped > 0)
@@ -145,11 +182,7 @@ async function workPage(deps: BulkCancelDeps, page: BulkCancelPage, deliveryId: 
     after: positionOf(page.from),
     limit: BULK_CANCEL_PAGE_SIZE,
   });
-  const counts = await settlePage(
-    deps,
-    job,
-    positions.map(({ id }) => id),
-  );
+  const counts = await settlePage(deps, job, positions);
   const last = positions.at(-1);
   const done = positions.length < BULK_CANCEL_PAGE_SIZE;
   const to = done || last === undefined ? JOB_CURSOR.end : cursorAfter(last);

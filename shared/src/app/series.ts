@@ -4,9 +4,16 @@ import { delaySecondsFor } from '../domain/delay.js';
 import { expiresAtFor, requestHashOf, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice, requestQuote } from '../domain/failure.js';
 import { EVENT_STATE, placedOnDelayQueueBy } from '../domain/lifecycle.js';
-import { nextOccurrences } from '../domain/recurrence/occurrences.js';
 import { REASON, TransientError } from '../domain/reasons.js';
-import { materialisation, type Occurrence, occurrenceEvent, SERIES_STATE, seriesTakeId, type SeriesRecord } from '../domain/series.js';
+import {
+  materialisation,
+  materialisedAfter,
+  type Occurrence,
+  occurrenceEvent,
+  SERIES_STATE,
+  seriesTakeId,
+  type SeriesRecord,
+} from '../domain/series.js';
 import type { Tenant } from '../domain/tenants.js';
 import { shardOf } from '../domain/sharding.js';
 import { noticeId, occurrenceId } from '../domain/table-keys.js';
@@ -224,22 +231,4 @@ export async function cancelSeries(
     if (outcome.outcome === 'cancelled') cancelled++;
   }
   return { cancelled };
-}
-
-/** The occurrences a series materialised that are due after `from`: up to its cursor, which no take passes without them. */
-function materialisedAfter(series: SeriesRecord, from: number): number[] {
-  if (series.cursor.after <= from) return [];
-  // Not bounded by `count` here: the cursor bounds what was materialised.
-  const { count, ...unbounded } = series.spec;
-  const due: number[] = [];
-  let after = from;
-  for (;;) {
-    const step = nextOccurrences(unbounded, { after, fired: 0 }, 32);
-    for (const dueAt of step) {
-      if (dueAt > series.cursor.after) return due;
-      due.push(dueAt);
-      after = dueAt;
-    }
-    if (step.length < 32) return due;
-  }
 }

@@ -2,6 +2,7 @@ import { toIso } from './dates.js';
 import { failureNotice, type FailureNotice } from './failure.js';
 import { changeRefusal, EVENT_STATE, type EventRecord } from './lifecycle.js';
 import { REASON } from './reasons.js';
+import { SERIES_STATE, type SeriesRecord } from './series.js';
 import type { ListingPosition } from './tenant-index.js';
 
 /**
@@ -107,10 +108,10 @@ export function decodeBulkCancelPage(body: string): BulkCancelPage {
 
 /**
  * How a job counts one event, by its record as it stands; `cancellable` when nothing refuses its
- * cancel; `before` when it was due before the job's start and is no longer open to a change
- * (outside the job's scope: not counted).
+ * cancel; `outside` when it is not in the job's scope (not counted): an event due before the
+ * job's start and no longer open to a change, or a series that may run past the job's bound.
  */
-export type EventCount = 'cancelled' | 'ended' | 'emitting' | 'cancellable' | 'skipped' | 'before';
+export type EventCount = 'cancelled' | 'ended' | 'emitting' | 'cancellable' | 'skipped' | 'outside';
 
 export function countOf(
   record: EventRecord | undefined,
@@ -122,7 +123,7 @@ export function countOf(
   if (record?.state === EVENT_STATE.cancelled && record.cancelledBy === job.jobId) return 'cancelled';
   const refusal = changeRefusal(record, { tenant: job.tenant, action: 'cancel', now, cutoffMs });
   // The job reads every due time for the held events; the others due before it started are not its.
-  if (refusal !== undefined && record !== undefined && record.dueAt < job.fromMs && record.tenant === job.tenant) return 'before';
+  if (refusal !== undefined && record !== undefined && record.dueAt < job.fromMs && record.tenant === job.tenant) return 'outside';
   switch (refusal?.reason) {
     case undefined:
       return 'cancellable';
@@ -134,6 +135,26 @@ export function countOf(
       // Gone since its label entry was read (expired), or not the tenant's: nothing of the job's.
       return 'skipped';
   }
+}
+
+/**
+ * How a job counts a series with the label, by its record and where its label entry is (its
+ * first occurrence): once, as one event (its materialised occurrences count by their own
+ * entries, as events). Within a bound (`due_before`), only a series that ends by then (`end`) is
+ * the job's: one that may go on past it runs on, and only its occurrences materialised before
+ * the bound, which carry the label, are cancelled. The series' cancel has no cutoff of its own:
+ * its occurrences within the cutoff are emitted, as events are.
+ */
+export function seriesCountOf(
+  series: SeriesRecord | undefined,
+  entryDueAt: number,
+  job: Pick<BulkCancelJob, 'jobId' | 'tenant' | 'fromMs' | 'dueBefore'>,
+): EventCount {
+  if (series === undefined || series.tenant !== job.tenant) return 'skipped';
+  if (series.state === SERIES_STATE.cancelled && series.cancelledBy === job.jobId) return 'cancelled';
+  if (job.dueBefore !== undefined && (series.spec.end === undefined || series.spec.end > job.dueBefore)) return 'outside';
+  if (series.state === SERIES_STATE.active) return 'cancellable';
+  return entryDueAt < job.fromMs ? 'outside' : 'ended';
 }
 
 /** The counts as a sentence: what a job did, or would do. */

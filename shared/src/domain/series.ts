@@ -190,3 +190,46 @@ export function occurrenceEvent(series: SeriesContent, payload: string, occurren
 export function seriesTakeId(series: Pick<SeriesRecord, 'id' | 'version'>): string {
   return `${series.id}.v${series.version}`;
 }
+
+/** The occurrences a series materialised that are due after `from`: up to its cursor, which no take passes without them. */
+export function materialisedAfter(series: Pick<SeriesRecord, 'spec' | 'cursor'>, from: number): number[] {
+  if (series.cursor.after <= from) return [];
+  // Not bounded by `count` here: the cursor bounds what was materialised.
+  const { count, ...unbounded } = series.spec;
+  const due: number[] = [];
+  let after = from;
+  for (;;) {
+    const step = nextOccurrences(unbounded, { after, fired: 0 }, STEP);
+    for (const dueAt of step) {
+      if (dueAt > series.cursor.after) return due;
+      due.push(dueAt);
+      after = dueAt;
+    }
+    if (step.length < STEP) return due;
+  }
+}
+
+/** An occurrence still to come, and whether a take has made it an event already. */
+export interface UpcomingOccurrence extends Occurrence {
+  readonly materialised: boolean;
+}
+
+/**
+ * The next `n` occurrences of a series due after `now`: first those materialised and not yet
+ * due, then those after its cursor. None once it has ended.
+ */
+export function upcomingOccurrences(series: Pick<SeriesRecord, 'spec' | 'cursor' | 'state'>, now: number, n: number): UpcomingOccurrence[] {
+  if (series.state !== SERIES_STATE.active) return [];
+  const { cursor } = series;
+  const pending = materialisedAfter(series, now);
+  const made = pending.slice(0, n);
+  const first = cursor.fired - pending.length + 1;
+  return [
+    ...made.map((dueAt, index) => ({ dueAt, occurrence: first + index, materialised: true })),
+    ...nextOccurrences(series.spec, cursor, n - made.length).map((dueAt, index) => ({
+      dueAt,
+      occurrence: cursor.fired + 1 + index,
+      materialised: false,
+    })),
+  ];
+}

@@ -91,8 +91,11 @@ export function noticeId(source: string): string {
  * insert). Records written before request hashes were kept name `p#<id>`.
  */
 export function payloadItemId(record: { readonly id: string; readonly requestHash?: string | undefined }): string {
-  return record.requestHash === undefined ? `p#${record.id}` : `p#${record.id}#${record.requestHash}`;
+  const named = `${PAYLOAD_ITEM_ID_PREFIX}${record.id}`;
+  return record.requestHash === undefined ? named : `${named}#${record.requestHash}`;
 }
+
+export const PAYLOAD_ITEM_ID_PREFIX = 'p#';
 
 /** The item that lists an event under one of its labels: `l#<event id>#<label>`. */
 export function labelEntryId(eventId: string, label: string): string {

@@ -263,13 +263,15 @@ function parseSeries(request: ScheduleRequest, input: Record<string, unknown>, i
 /**
  * On the shared topic nothing proves who published a message, and a `c-` id is a hash of the
  * self-declared user and id, which anyone can compute: only the `m-` id, the MessageId SNS
- * returned to the original publish (random, known to its publisher alone), names an event there.
+ * returned to the original publish (random, known to its publisher alone), names an event there,
+ * and `s-m-` a series. Not an occurrence's `o-` id: every delivery of the series carries one, and
+ * from one the ids of the next follow (the series' hash and a due time).
  */
 function publicControlRefusal(request: ControlRequest): EventRejectedError | undefined {
   if (request.event_id !== undefined && (isMessageEventId(request.event_id) || isMessageSeriesId(request.event_id))) return undefined;
   return new EventRejectedError(
     REASON.CONTROL_NOT_ALLOWED,
-    'on the shared input topic, name the event by its event_id "m-<MessageId>", the MessageId SNS returned for the schedule request',
+    'on the shared input topic, name the event by its event_id "m-<MessageId>", or a series by "s-m-<MessageId>": the MessageId SNS returned for the schedule request',
     { field: request.id !== undefined ? 'id' : 'event_id', use: 'event_id' },
   );
 }
