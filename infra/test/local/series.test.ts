@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { EMISSION_ATTRIBUTE, messageEventId, occurrenceId, REASON, seriesId, type TenantsDocument } from '@adhoc-scheduler/shared';
+import {
+  EMISSION_ATTRIBUTE,
+  labelEntryId,
+  messageEventId,
+  occurrenceId,
+  REASON,
+  seriesId,
+  type TenantsDocument,
+} from '@adhoc-scheduler/shared';
 import { LOCAL_ACCOUNT, type LocalScheduler } from '../../src/local/runtime.js';
 import {
   expectNotEarly,
@@ -148,6 +156,10 @@ describe.concurrent('recurring series', () => {
       await waitFor(() => done().length > 0, 'the counts on the failure topic');
       expect(done()).toMatchObject([{ details: { label: 'campaign-9', cancelled: 2, refused: { ended: 0, emitting: 0 } } }]);
       expect(await storedItem(scheduler, series)).toMatchObject({ seriesState: 'cancelled', cancelledBy: expect.stringMatching(/^b-/) });
+      expect(
+        await storedItem(scheduler, labelEntryId(series, 'campaign-9')),
+        'its label entry goes with it: nothing left to reach',
+      ).toBeUndefined();
       expect(await storedItem(scheduler, occurrence)).toMatchObject({ state: 'cancelled' });
       // A marker due after the occurrence: once it arrives, the occurrence would have.
       await acme.publish(request(target.topicArn, firstDue + 2_000, 'marker'));

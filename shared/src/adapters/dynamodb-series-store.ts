@@ -2,7 +2,7 @@ import { PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentC
 import type { ChangeRequest } from '../app/ports/event-store.js';
 import type { SeriesAdvance, SeriesCancelOutcome, SeriesCreateOutcome, SeriesEntry, SeriesStore } from '../app/ports/series-store.js';
 import { SERIES_STATE, specOf, storedSpec, type SeriesRecord, type SeriesState, type StoredSpec } from '../domain/series.js';
-import { payloadItemId, tenantShardKey } from '../domain/table-keys.js';
+import { labelEntryId, payloadItemId, tenantShardKey } from '../domain/table-keys.js';
 import { TransientError } from '../domain/reasons.js';
 import { batchDelete, batchGet, batchPut } from './dynamodb-batches.js';
 import { labelEntries, withStoredPayload } from './dynamodb-event-item-codec.js';
@@ -106,7 +106,7 @@ export class DynamoDbSeriesStore implements SeriesStore {
       if (raced === undefined) throw transient('PutItem', error);
       return { outcome: 'duplicate', existing: raced };
     }
-    // So that a cancel by label finds the series: at its first occurrence, never moved, and kept while the series lasts.
+    // So that a cancel by label finds the series: at its first occurrence, never moved, kept while the series lasts, deleted when it ends.
     if (labels !== undefined && labels.length > 0)
       await batchPut(
         this.client,
@@ -167,7 +167,7 @@ export class DynamoDbSeriesStore implements SeriesStore {
     }
     if (completed) {
       this.counters.freed(series.tenant);
-      await this.dropPayloadItem(series);
+      await this.dropEndedItems(series);
     }
     return true;
   }
@@ -179,7 +179,7 @@ export class DynamoDbSeriesStore implements SeriesStore {
         return { outcome: 'refused', current };
       if (await this.cancelAt(current, change)) {
         this.counters.freed(tenant);
-        await this.dropPayloadItem(current);
+        await this.dropEndedItems(current);
         // The record as cancelled, with the cursor it had: at the version read, so no take had moved it further.
         return { outcome: 'cancelled', series: { ...current, state: SERIES_STATE.cancelled, cancelledBy: change.by } };
       }
@@ -224,9 +224,17 @@ export class DynamoDbSeriesStore implements SeriesStore {
     }
   }
 
-  /** Deletes an ended series' payload item: every occurrence's copy carries its payload. Should it fail, the item stays, named by nothing open. */
-  private async dropPayloadItem(series: SeriesRecord): Promise<void> {
-    if (series.payloadKept === 'item') await batchDelete(this.client, this.tableName, [payloadItemId(series)]).catch(() => undefined);
+  /**
+   * Deletes what an ended series kept without an expiry: its payload item (every occurrence's
+   * copy carries its payload) and its label entries (a cancel by label has nothing left to reach).
+   * Should it fail, the items stay, naming a series that has ended, which a cancel passes over.
+   */
+  private async dropEndedItems(series: SeriesRecord): Promise<void> {
+    const ids = [
+      ...(series.payloadKept === 'item' ? [payloadItemId(series)] : []),
+      ...(series.labels ?? []).map((label) => labelEntryId(series.id, label)),
+    ];
+    if (ids.length > 0) await batchDelete(this.client, this.tableName, ids).catch(() => undefined);
   }
 }
 
