@@ -9,6 +9,9 @@ import {
   storedSpec,
   type StoredSpec,
 } from '../src/domain/series.js';
+import { REASON } from '../src/domain/reasons.js';
+import type { ParseResult } from '../src/domain/validation.js';
+import { PARSED_AT, topicArn, validate } from './factories.js';
 import { acmeTarget } from './ingest-kit.js';
 import { specOf } from './recurrence-kit.js';
 
@@ -107,5 +110,46 @@ describe("a series' occurrences", () => {
     expect(materialisedAfter(series, START - 1)).toEqual([START, START + MINUTE, START + 2 * MINUTE]);
     expect(materialisedAfter(series, START)).toEqual([START + MINUTE, START + 2 * MINUTE]);
     expect(materialisedAfter(series, START + 2 * MINUTE)).toEqual([]);
+  });
+});
+
+describe('a series request', () => {
+  const series = (overrides: Record<string, unknown>) => validate({ date: undefined, schedule: 'rate(1 minute)', ...overrides });
+  const refusal = (result: ParseResult) => (result.accepted ? undefined : { reason: result.error.reason, details: result.error.details });
+
+  it.each(['timezone', 'start', 'end', 'count', 'offset', 'dst', 'catch_up_seconds'])(
+    'is a one-off with "date": %s, a series field beside it, is refused naming it',
+    (field) => {
+      expect(refusal(validate({ [field]: 1 }))).toEqual({ reason: REASON.INVALID_FIELD, details: { field } });
+    },
+  );
+
+  it('takes "date" or "schedule", never both nor neither', () => {
+    expect(refusal(validate({ schedule: 'rate(1 minute)' }))).toEqual({ reason: REASON.INVALID_FIELD, details: { field: 'schedule' } });
+    expect(refusal(validate({ date: undefined }))).toEqual({ reason: REASON.MISSING_FIELD, details: { field: 'date' } });
+    expect(series({}).accepted).toBe(true);
+  });
+
+  it('owes nothing due before it was published: a start in the past counts the occurrences since toward count', () => {
+    const start = new Date(PARSED_AT - 10 * MINUTE).toISOString();
+    // Eleven minutes due from start to publishing (start included): five of them, and none left.
+    expect(refusal(series({ start, count: 5 }))).toMatchObject({ reason: REASON.SCHEDULE_NEVER_FIRES, details: { field: 'count' } });
+    const counted = series({ start, count: 20 });
+    if (!counted.accepted || counted.request.kind !== 'series') throw new Error('not a series');
+    expect(counted.request.dueAt).toBeGreaterThanOrEqual(PARSED_AT);
+    expect(counted.request.series.cursor.fired).toBe(10);
+    const open = series({ start });
+    if (!open.accepted || open.request.kind !== 'series') throw new Error('not a series');
+    expect(open.request.dueAt).toBe(counted.request.dueAt);
+    expect(open.request.series.cursor).toEqual({ after: PARSED_AT - 1, fired: 0 });
+  });
+
+  it("carries the request's user, failure topic and labels to its occurrences, and no labels when it has none", () => {
+    const labelled = series({ labels: ['x'], failure_topic: topicArn('failures') });
+    if (!labelled.accepted || labelled.request.kind !== 'series') throw new Error('not a series');
+    expect(labelled.request.series).toMatchObject({ user: 'alice', labels: ['x'], failureTopic: topicArn('failures') });
+    const bare = series({ labels: [] });
+    if (!bare.accepted || bare.request.kind !== 'series') throw new Error('not a series');
+    expect(bare.request.series).not.toHaveProperty('labels');
   });
 });
