@@ -22,7 +22,7 @@ describe('a step tried again at once', () => {
     expect(retried).toEqual(['try 1 failed', 'try 2 failed']);
   });
 
-  it('gives up after its last try, with that try's error', async () => {
+  it("gives up after its last try, with that try's error", async () => {
     const clock = new FakeClock(0);
     let tries = 0;
     const step = async (): Promise<never> => {
