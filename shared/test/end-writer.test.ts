@@ -57,6 +57,16 @@ function setup({ lingerMs = 0, journal }: { lingerMs?: number; journal?: EndJour
 /** Lets the event loop turn once: what the writer does on its next turn is done. */
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
+/** Runs a test's body on fake timers and clock; setImmediate stays real, for nextTurn. */
+async function onFakeTimers(body: () => Promise<void>): Promise<void> {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  try {
+    await body();
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
 describe('the end writer', () => {
   it('writes the ends that come in the same turn together, at once', async () => {
     const { writes, ids, writer, ending } = setup();
@@ -194,8 +204,7 @@ describe('the end writer', () => {
   });
 
   it('leaves an end it could neither record nor hand over to its message, which stays: it does not write it again', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-    try {
+    await onFakeTimers(async () => {
       const { writes, delayQueue, writer, ending } = setup();
       delayQueue.refuseHandOvers = true;
       const lost = writer.record(ending('lost'));
@@ -204,14 +213,11 @@ describe('the end writer', () => {
       expect(await lost).toEqual({ outcome: 'kept', freesPlace: false });
       await vi.advanceTimersByTimeAsync(5_000);
       expect(writes).toHaveLength(1);
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   it('closes once its writes in flight are done, and writes nothing after', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-    try {
+    await onFakeTimers(async () => {
       const { writes, writer, ending } = setup();
       const settled = writer.record(ending('a'));
       await nextTurn();
@@ -229,14 +235,11 @@ describe('the end writer', () => {
       void writer.record(ending('b'));
       await nextTurn();
       expect(writes).toHaveLength(1);
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   it('with a linger, keeps an end for others until the oldest has waited that long, or a write’s worth waits', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-    try {
+    await onFakeTimers(async () => {
       const { writes, ids, writer, ending } = setup({ lingerMs: 500 });
       const settled = [writer.record(ending('a'))];
       await nextTurn();
@@ -257,9 +260,7 @@ describe('the end writer', () => {
       expect(ids(1)).toHaveLength(100);
       writes[1]?.answer();
       await Promise.all(full);
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   describe('with a journal', () => {
@@ -284,8 +285,7 @@ describe('the end writer', () => {
     });
 
     it('with a linger, writes journaled ends once the publishes pause that long, or the oldest has waited 3 s: not during a spike, not even a write’s worth', async () => {
-      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-      try {
+      await onFakeTimers(async () => {
         const { writes, ids, writer, ending } = setup({ lingerMs: 500, journal: new MemoryEndJournal() });
         const spike = Array.from({ length: 150 }, (_, i) => writer.record(ending(`s-${i}`)));
         expect(await Promise.all(spike)).toEqual(spike.map(() => ({ outcome: 'journaled', freesPlace: false })));
@@ -306,9 +306,7 @@ describe('the end writer', () => {
         expect(writes).toHaveLength(2);
         await vi.advanceTimersByTimeAsync(1);
         expect(ids(2)).toEqual(['lone']);
-      } finally {
-        vi.useRealTimers();
-      }
+      });
     });
 
     it('records the ends a process before left in the journal, frees their places, then empties it', async () => {
@@ -391,8 +389,7 @@ describe('the end writer', () => {
     });
 
     it('closes once its append in flight is done too, and neither appends nor writes after', async () => {
-      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-      try {
+      await onFakeTimers(async () => {
         const journal = new MemoryEndJournal();
         journal.hold = true;
         const { writes, writer, ending } = setup({ journal });
@@ -414,14 +411,11 @@ describe('the end writer', () => {
         await nextTurn();
         expect(journal.appends).toHaveLength(1);
         expect(writes).toHaveLength(1);
-      } finally {
-        vi.useRealTimers();
-      }
+      });
     });
 
     it('writes as without a journal once the journal refuses ends: with a linger, a write’s worth at once', async () => {
-      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-      try {
+      await onFakeTimers(async () => {
         const journal = new MemoryEndJournal();
         journal.refuse = true;
         const { writes, ids, writer, ending } = setup({ lingerMs: 500, journal });
@@ -431,9 +425,7 @@ describe('the end writer', () => {
         expect(writes.map((_, write) => ids(write).length)).toEqual([100]);
         writes[0]?.answer();
         expect(new Set((await Promise.all(full)).map(({ outcome }) => outcome))).toEqual(new Set(['recorded']));
-      } finally {
-        vi.useRealTimers();
-      }
+      });
     });
 
     it('settles an end the journal could not take once it is recorded, as without a journal', async () => {
