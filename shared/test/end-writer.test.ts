@@ -8,14 +8,19 @@ import { storedRecord } from './factories.js';
 import { MemoryDelayQueue, RecordingLogger, RecordingMetrics } from './fakes.js';
 import { MemoryEventStore } from './memory-event-store.js';
 
-/** A journal in memory: what it keeps, appends held until the test lets them answer when asked. */
+/** A journal in memory: what it keeps; with `hold`, each append waits until the test lets it answer. */
 class MemoryEndJournal implements EndJournal {
   readonly kept: EmissionEnding[] = [];
+  /** The appends asked for, each with the ends it took; held ones answer when the test calls `answer`. */
+  readonly appends: { ends: readonly EmissionEnding[]; answer: () => void }[] = [];
   clears = 0;
   refuse = false;
+  hold = false;
 
   async keep(ends: readonly EmissionEnding[]): Promise<void> {
     if (this.refuse) throw new Error('disk full');
+    if (this.hold) await new Promise<void>((answer) => this.appends.push({ ends, answer }));
+    else this.appends.push({ ends, answer: () => {} });
     this.kept.push(...ends);
   }
 
@@ -51,6 +56,16 @@ function setup({ lingerMs = 0, journal }: { lingerMs?: number; journal?: EndJour
 
 /** Lets the event loop turn once: what the writer does on its next turn is done. */
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Runs a test's body on fake timers and clock; setImmediate stays real, for nextTurn. */
+async function onFakeTimers(body: () => Promise<void>): Promise<void> {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  try {
+    await body();
+  } finally {
+    vi.useRealTimers();
+  }
+}
 
 describe('the end writer', () => {
   it('writes the ends that come in the same turn together, at once', async () => {
@@ -188,9 +203,43 @@ describe('the end writer', () => {
     expect(await lost).toEqual({ outcome: 'kept', freesPlace: false });
   });
 
+  it('leaves an end it could neither record nor hand over to its message, which stays: it does not write it again', async () => {
+    await onFakeTimers(async () => {
+      const { writes, delayQueue, writer, ending } = setup();
+      delayQueue.refuseHandOvers = true;
+      const lost = writer.record(ending('lost'));
+      await nextTurn();
+      writes[0]?.fail(new TransientError('DynamoDB down'));
+      expect(await lost).toEqual({ outcome: 'kept', freesPlace: false });
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(writes).toHaveLength(1);
+    });
+  });
+
+  it('closes once its writes in flight are done, and writes nothing after', async () => {
+    await onFakeTimers(async () => {
+      const { writes, writer, ending } = setup();
+      const settled = writer.record(ending('a'));
+      await nextTurn();
+      let closed = false;
+      const closing = writer.close().then(() => {
+        closed = true;
+      });
+      await vi.advanceTimersByTimeAsync(100);
+      expect(closed).toBe(false);
+      writes[0]?.answer();
+      expect((await settled).outcome).toBe('recorded');
+      await vi.advanceTimersByTimeAsync(10);
+      expect(closed).toBe(true);
+      await closing;
+      void writer.record(ending('b'));
+      await nextTurn();
+      expect(writes).toHaveLength(1);
+    });
+  });
+
   it('with a linger, keeps an end for others until the oldest has waited that long, or a write’s worth waits', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-    try {
+    await onFakeTimers(async () => {
       const { writes, ids, writer, ending } = setup({ lingerMs: 500 });
       const settled = [writer.record(ending('a'))];
       await nextTurn();
@@ -211,9 +260,7 @@ describe('the end writer', () => {
       expect(ids(1)).toHaveLength(100);
       writes[1]?.answer();
       await Promise.all(full);
-    } finally {
-      vi.useRealTimers();
-    }
+    });
   });
 
   describe('with a journal', () => {
@@ -238,8 +285,7 @@ describe('the end writer', () => {
     });
 
     it('with a linger, writes journaled ends once the publishes pause that long, or the oldest has waited 3 s: not during a spike, not even a write’s worth', async () => {
-      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-      try {
+      await onFakeTimers(async () => {
         const { writes, ids, writer, ending } = setup({ lingerMs: 500, journal: new MemoryEndJournal() });
         const spike = Array.from({ length: 150 }, (_, i) => writer.record(ending(`s-${i}`)));
         expect(await Promise.all(spike)).toEqual(spike.map(() => ({ outcome: 'journaled', freesPlace: false })));
@@ -260,9 +306,7 @@ describe('the end writer', () => {
         expect(writes).toHaveLength(2);
         await vi.advanceTimersByTimeAsync(1);
         expect(ids(2)).toEqual(['lone']);
-      } finally {
-        vi.useRealTimers();
-      }
+      });
     });
 
     it('records the ends a process before left in the journal, frees their places, then empties it', async () => {
@@ -288,6 +332,100 @@ describe('the end writer', () => {
       expect(journal.clears).toBe(0);
       writes[1]?.answer();
       await vi.waitFor(() => expect(journal.clears).toBe(1));
+    });
+
+    it('appends one batch at a time: the ends answered while an append is out go together in the next, once it answers', async () => {
+      const journal = new MemoryEndJournal();
+      journal.hold = true;
+      const { writer, ending } = setup({ journal });
+      const first = writer.record(ending('a'));
+      await nextTurn();
+      const next = [writer.record(ending('b')), writer.record(ending('c'))];
+      await nextTurn();
+      const appended = () => journal.appends.map(({ ends }) => ends.map(({ event }) => event.id));
+      expect(appended()).toEqual([['a']]);
+      journal.appends[0]?.answer();
+      expect(await first).toEqual({ outcome: 'journaled', freesPlace: false });
+      // Their writes are still out: only the end of the first append sends the second.
+      await vi.waitFor(() => expect(appended()).toEqual([['a'], ['b', 'c']]));
+      journal.appends[1]?.answer();
+      expect(await Promise.all(next)).toEqual(next.map(() => ({ outcome: 'journaled', freesPlace: false })));
+    });
+
+    it('settles an end recorded before the journal kept it as recorded, empties the journal only once no append is on its way, and keeps a later end there until it is recorded', async () => {
+      const journal = new MemoryEndJournal();
+      journal.hold = true;
+      const { writes, ids, writer, ending } = setup({ journal });
+      const settled = writer.record(ending('a'));
+      await nextTurn();
+      writes[0]?.answer();
+      expect(await settled).toEqual({ outcome: 'recorded', freesPlace: true });
+      await nextTurn();
+      expect(journal.clears).toBe(0);
+      journal.appends[0]?.answer();
+      await vi.waitFor(() => expect(journal.clears).toBe(1));
+
+      journal.hold = false;
+      expect(await writer.record(ending('b'))).toEqual({ outcome: 'journaled', freesPlace: false });
+      await nextTurn();
+      expect(ids(1)).toEqual(['b']);
+      expect(journal.clears).toBe(1);
+      writes[1]?.answer();
+      await vi.waitFor(() => expect(journal.clears).toBe(2));
+    });
+
+    it('keeps the journal while an end a process before left in it is unrecorded, though later ends were kept and recorded', async () => {
+      const journal = new MemoryEndJournal();
+      const { writes, ids, writer, ending } = setup({ journal });
+      writer.replay([ending('left')]);
+      await nextTurn();
+      expect(await writer.record(ending('new'))).toEqual({ outcome: 'journaled', freesPlace: false });
+      expect(ids(1)).toEqual(['new']);
+      writes[1]?.answer();
+      await nextTurn();
+      expect(journal.clears).toBe(0);
+      writes[0]?.answer();
+      await vi.waitFor(() => expect(journal.clears).toBe(1));
+    });
+
+    it('closes once its append in flight is done too, and neither appends nor writes after', async () => {
+      await onFakeTimers(async () => {
+        const journal = new MemoryEndJournal();
+        journal.hold = true;
+        const { writes, writer, ending } = setup({ journal });
+        void writer.record(ending('a'));
+        await nextTurn();
+        let closed = false;
+        const closing = writer.close().then(() => {
+          closed = true;
+        });
+        writes[0]?.answer();
+        await vi.advanceTimersByTimeAsync(100);
+        expect(closed).toBe(false);
+        journal.appends[0]?.answer();
+        await vi.advanceTimersByTimeAsync(10);
+        expect(closed).toBe(true);
+        await closing;
+        void writer.record(ending('b'));
+        writer.replay([ending('left')]);
+        await nextTurn();
+        expect(journal.appends).toHaveLength(1);
+        expect(writes).toHaveLength(1);
+      });
+    });
+
+    it('writes as without a journal once the journal refuses ends: with a linger, a write’s worth at once', async () => {
+      await onFakeTimers(async () => {
+        const journal = new MemoryEndJournal();
+        journal.refuse = true;
+        const { writes, ids, writer, ending } = setup({ lingerMs: 500, journal });
+        const full = Array.from({ length: 100 }, (_, i) => writer.record(ending(`f-${i}`)));
+        await nextTurn();
+        await nextTurn();
+        expect(writes.map((_, write) => ids(write).length)).toEqual([100]);
+        writes[0]?.answer();
+        expect(new Set((await Promise.all(full)).map(({ outcome }) => outcome))).toEqual(new Set(['recorded']));
+      });
     });
 
     it('settles an end the journal could not take once it is recorded, as without a journal', async () => {

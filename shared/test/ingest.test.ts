@@ -315,6 +315,12 @@ describe('ingest', () => {
       ]);
     });
 
+    it('writes nothing to the refusal log for a batch that refused nothing', async () => {
+      const { deps, refusals } = setup();
+      await ingestBatch(deps, [published(scheduleRequest({ date: soon, target: acmeTarget }))]);
+      expect(refusals.writes).toEqual([]);
+    });
+
     it('fails no record when the refusal log cannot be written: counted and logged', async () => {
       const { deps, refusals, metrics, logger } = setup();
       refusals.refuseWrites = true;
@@ -603,17 +609,18 @@ describe('ingest', () => {
     expect([...store.records.values()][0]).toMatchObject({ state: EVENT_STATE.queued, version: 2, dueAt: NOW + 60_000 });
   });
 
-  it('refuses a cancel or a reschedule of an event another request cancelled as EVENT_ALREADY_ENDED', async () => {
-    const { deps, delayQueue } = setup();
+  it('refuses a cancel or a reschedule of an event another request cancelled as EVENT_ALREADY_ENDED, naming the field the client named it by', async () => {
+    const { deps, delayQueue, store } = setup();
     const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
     await ingestBatch(deps, [published(scheduleRequest({ id: 'stored', date: later, target: acmeTarget }))]);
     await ingestBatch(deps, [published({ action: 'cancel', id: 'stored' })]);
+    const [eventId] = store.records.keys();
     await ingestBatch(deps, [
-      published({ action: 'cancel', id: 'stored', failure_topic: failureTopic }),
+      published({ action: 'cancel', event_id: eventId, failure_topic: failureTopic }),
       published({ action: 'reschedule', id: 'stored', date: soon, failure_topic: failureTopic }),
     ]);
     expect(delayQueue.notices.map(({ notice }) => [notice.reason, notice.details])).toEqual([
-      [REASON.EVENT_ALREADY_ENDED, { field: 'id', state: EVENT_STATE.cancelled }],
+      [REASON.EVENT_ALREADY_ENDED, { field: 'event_id', state: EVENT_STATE.cancelled }],
       [REASON.EVENT_ALREADY_ENDED, { field: 'id', state: EVENT_STATE.cancelled }],
     ]);
   });
@@ -727,8 +734,8 @@ describe('pause and resume', () => {
     expect(changesQueue.sentJobs.map(({ job }) => job.jobId)).toEqual([`r-${resumeId}`, `r-${resumeId}`]);
   });
 
-  it('applies pause and resume in the order their client published them, whatever order they arrive in, each once', async () => {
-    const { deps, store, changesQueue } = setup();
+  it('applies pause and resume in the order their client published them, whatever order they arrive in, each once, counting the others as duplicates', async () => {
+    const { deps, store, changesQueue, metrics } = setup();
     const pause = (at: number) => published({ action: 'pause' }, inputMessageId(), ACME_TOPIC, at);
     const resume = (at: number) => published({ action: 'resume' }, inputMessageId(), ACME_TOPIC, at);
 
@@ -745,6 +752,8 @@ describe('pause and resume', () => {
     await ingestBatch(deps, [late]);
     expect(store.pauses.get('acme')).toMatchObject({ owner: 'tenant' });
     expect(changesQueue.sentJobs).toHaveLength(1);
+    // The early pause, twice, and the late resume: dropped, not retried.
+    expect(metrics.counts.DuplicatesSuppressed).toBe(3);
   });
 
   it("never lifts its operator's pause: the tenant's resume is refused as PAUSED_BY_OPERATOR on its failure topic, and nothing is sent", async () => {
@@ -757,8 +766,12 @@ describe('pause and resume', () => {
 
     expect((await pauses.paused(['acme'])).get('acme')).toMatchObject({ owner: 'operator', pausedBy: 'operator jo' });
     expect(changesQueue.sentJobs).toEqual([]);
-    expect(delayQueue.notices.map(({ notice }) => [notice.reason, notice.details])).toEqual([
-      [REASON.PAUSED_BY_OPERATOR, { pausedAt: new Date(NOW - 60_000).toISOString(), note: 'flood under investigation' }],
+    expect(delayQueue.notices.map(({ notice }) => [notice.reason, notice.message, notice.details])).toEqual([
+      [
+        REASON.PAUSED_BY_OPERATOR,
+        `tenant "acme" stays paused: its operator paused it (since ${new Date(NOW - 60_000).toISOString()}: flood under investigation), and only the operator resumes it`,
+        { pausedAt: new Date(NOW - 60_000).toISOString(), note: 'flood under investigation' },
+      ],
     ]);
 
     // The operator's resume ends its own pause only: the tenant's, ended by its resume, is not back; its held events are sent.
@@ -767,6 +780,22 @@ describe('pause and resume', () => {
       stillPaused: undefined,
     });
     expect((await pauses.paused(['acme'])).has('acme')).toBe(false);
+  });
+
+  it('tells a tenant its operator paused without a note since when it is paused, and no more', async () => {
+    const { deps, store, delayQueue } = setup();
+    await new MemoryTenantPauses(store).pause(
+      'acme',
+      { owner: 'operator', name: 'operator jo' },
+      { pausedAt: NOW - 60_000, note: undefined },
+    );
+    await ingestBatch(deps, [published({ action: 'resume', failure_topic: topicArn('failures', REGION, '111111111111') })]);
+    expect(delayQueue.notices.map(({ notice }) => [notice.message, notice.details])).toEqual([
+      [
+        `tenant "acme" stays paused: its operator paused it (since ${new Date(NOW - 60_000).toISOString()}), and only the operator resumes it`,
+        { pausedAt: new Date(NOW - 60_000).toISOString(), note: null },
+      ],
+    ]);
   });
 
   it('refuses both on the shared topic (CONTROL_NOT_ALLOWED): nothing proves who published there', async () => {
