@@ -134,6 +134,19 @@ describe('ingest of a series', () => {
     expect(context.delayQueue.notices.map(({ notice }) => notice.reason)).toEqual([reason]);
   });
 
+  it('refuses, on its failure topic, a series whose id an earlier request with other content took: the first one stands', async () => {
+    const context = setup();
+    await ingestBatch(context.deps, [published(series({ id: 'ticks' }))]);
+    await ingestBatch(context.deps, [published(series({ id: 'ticks', payload: 'tock' }))]);
+    const notices = context.delayQueue.notices.map(({ notice }) => notice);
+    expect(notices.map(({ reason }) => reason)).toEqual([REASON.IDEMPOTENCY_KEY_REUSED]);
+    const [record] = [...context.series.records.values()];
+    expect(notices[0]?.eventId).toBe(record?.id);
+    expect(context.series.records.size).toBe(1);
+    // Only the first request's ten occurrences were sent.
+    expect(context.delayQueue.sent).toHaveLength(10);
+  });
+
   it('refuses a series field given with a date', async () => {
     const context = setup();
     const { schedule: _schedule, ...oneOff } = series({ date: new Date(NOW + MINUTE).toISOString(), timezone: 'Europe/Berlin' });
