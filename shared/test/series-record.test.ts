@@ -5,7 +5,7 @@ import {
   occurrenceEvent,
   seriesRequestHash,
   seriesTakeId,
-  specOf as specOfStored,
+  specFromStored,
   storedSpec,
   type StoredSpec,
 } from '../src/domain/series.js';
@@ -30,9 +30,9 @@ describe("a series' record", () => {
       gap: 'shift',
       overlap: 'both',
     };
-    expect(storedSpec(specOfStored(full))).toEqual(full);
+    expect(storedSpec(specFromStored(full))).toEqual(full);
     const { end: _end, count: _count, ...open } = full;
-    const read = specOfStored(open);
+    const read = specFromStored(open);
     expect(read).not.toHaveProperty('end');
     expect(read).not.toHaveProperty('count');
     expect(storedSpec(read)).toEqual(open);
@@ -41,7 +41,7 @@ describe("a series' record", () => {
 
   it('refuses to read a stored schedule that is not valid: a corrupt record, not a series', () => {
     const stored: StoredSpec = { schedule: 'cron(0 9 * * * *)', timezone: 'UTC', start: START, offsetMs: 0, gap: 'skip', overlap: 'first' };
-    expect(() => specOfStored(stored)).toThrow(TypeError);
+    expect(() => specFromStored(stored)).toThrow(TypeError);
   });
 
   it('names the take that made an occurrence by the series and its version, so a repeated take finds its own', () => {

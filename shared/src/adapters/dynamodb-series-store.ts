@@ -1,7 +1,7 @@
 import { PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ChangeRequest } from '../app/ports/event-store.js';
 import type { SeriesAdvance, SeriesCancelOutcome, SeriesCreateOutcome, SeriesEntry, SeriesStore } from '../app/ports/series-store.js';
-import { SERIES_STATE, specOf, storedSpec, type SeriesRecord, type SeriesState, type StoredSpec } from '../domain/series.js';
+import { SERIES_STATE, specFromStored, storedSpec, type SeriesRecord, type SeriesState, type StoredSpec } from '../domain/series.js';
 import { labelEntryId, payloadItemId, tenantShardKey } from '../domain/table-keys.js';
 import { TransientError } from '../domain/reasons.js';
 import { batchDelete, batchGet, batchPut } from './dynamodb-batches.js';
@@ -34,7 +34,7 @@ function toSeries(item: Readonly<Record<string, unknown>>): SeriesRecord {
     failureTopic: optionalString(item.failureTopic),
     ...(Array.isArray(item.labels) ? { labels: item.labels.map(String) } : {}),
     state: item.seriesState as SeriesState,
-    spec: specOf(item.spec as StoredSpec),
+    spec: specFromStored(item.spec as StoredSpec),
     catchUpMs: Number(item.catchUpMs),
     cursor: { after: Number(item.cursorAfter), fired: Number(item.fired) },
     version: Number(item.version),

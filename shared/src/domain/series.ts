@@ -87,7 +87,7 @@ export function storedSpec(spec: RecurrenceSpec): StoredSpec {
 }
 
 /** The spec a record keeps; it was checked at ingest, so a refusal here is a corrupt record. */
-export function specOf(stored: StoredSpec): RecurrenceSpec {
+export function specFromStored(stored: StoredSpec): RecurrenceSpec {
   const check = parseScheduleExpression(stored.schedule);
   if (!check.ok) throw new TypeError(`stored schedule ${stored.schedule} is not valid: ${check.problem}`);
   return {
