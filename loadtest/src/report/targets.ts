@@ -31,6 +31,8 @@ export interface ScenarioTargets {
   readonly acceptedPerSecond?: number;
   /** chaos: every kill -9 and restart asked for is made. */
   readonly everyKill?: boolean;
+  /** series: the latest of the occurrences of the series due at `:00.<offsetMs>`, ms after each is due. */
+  readonly offsetSeries?: { readonly offsetMs: number; readonly maxLatenessMs: number };
   /** listing: a page's time at the 99th percentile, ms, and the read units it may consume per event it returns. */
   readonly listing?: { readonly pageMs: number; readonly readUnitsPerEvent: number };
 }
@@ -92,6 +94,11 @@ function targetCells(targets: ScenarioTargets): string[] {
       ? []
       : [`a minute of stored events moved into the delay queue by one loader tick in ≤ ${targets.moveSeconds} s`]),
     ...(targets.acceptedPerSecond === undefined ? [] : [`≥ ${count(targets.acceptedPerSecond)} events accepted per second`]),
+    ...(targets.offsetSeries === undefined
+      ? []
+      : [
+          `every occurrence of the series at \`:00.${targets.offsetSeries.offsetMs}\` delivered within ${targets.offsetSeries.maxLatenessMs} ms after it`,
+        ]),
     ...(targets.everyKill ? ['every kill -9 and restart asked for (`--kills`) made'] : []),
     ...(targets.listing === undefined
       ? []

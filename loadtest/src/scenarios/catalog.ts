@@ -6,10 +6,11 @@ import { hotspot } from './hotspot.js';
 import { ingest } from './ingest.js';
 import { listing } from './listing.js';
 import type { Scenario } from './scenario.js';
+import { series } from './series.js';
 import { steady } from './steady.js';
 
 /** Every scenario by the name the command line gives it, in the order --help lists them. */
-export const SCENARIOS = { steady, hotspot, far, ingest, backlog, listing, fairness, chaos } as const satisfies Readonly<
+export const SCENARIOS = { steady, hotspot, far, ingest, backlog, listing, fairness, chaos, series } as const satisfies Readonly<
   Record<string, Scenario>
 >;
 

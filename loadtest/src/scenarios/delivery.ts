@@ -73,6 +73,13 @@ export interface DeliveryHooks {
    * lost (the emulator died meanwhile) leaves its messages hidden this long [300].
    */
   readonly consumerVisibilitySeconds?: number;
+  /**
+   * What the run's requests make: the deliveries expected instead of one per published request
+   * (a recurring series makes one per occurrence). Checked as events are; no warmup with it.
+   */
+  readonly expected?: readonly Pick<PlannedEvent, 'eventId' | 'dueAt'>[];
+  /** The input message of a request, when it is not a one-off schedule request (see scheduleRequest). */
+  readonly render?: (event: PlannedEvent, target: string) => string;
 }
 
 function sumConsumerStats(stats: readonly ConsumerStats[]): ConsumerStats {
@@ -145,7 +152,7 @@ export async function measureDelivery(
     : undefined;
   const targetOf = (tenant: string): string => (endpoints.get(tenant) as ConsumerEndpoint).topicArn;
   const tracker = new DeliveryTracker(measure.lateMs);
-  for (const event of events) tracker.expect(event.eventId, event.dueAt);
+  for (const event of hooks.expected ?? events) tracker.expect(event.eventId, event.dueAt);
   for (const event of hooks.warmup ?? []) tracker.expect(event.eventId, event.dueAt, { warmup: true });
   const everything = hooks.warmup ? mergePlans(hooks.warmup, events) : events;
   // With several tenants, each has its own tracker too: lateness and counts per tenant.
@@ -184,7 +191,7 @@ export async function measureDelivery(
 
   const prefix = hooks.label ? `${hooks.label} ` : '';
   const publishedBar = progress.bar(`${prefix}published`, everything.length);
-  const receivedBar = progress.bar(`${prefix}received`, everything.length);
+  const receivedBar = progress.bar(`${prefix}received`, tracker.expected);
   let published = 0;
   const showCounts = (): void => {
     publishedBar.update(published);
@@ -204,6 +211,7 @@ export async function measureDelivery(
     publish = await publishByTenant(everything, topicOf, {
       sns: clients.sns,
       render: (event) =>
+        hooks.render?.(event, targetOf(event.tenant)) ??
         scheduleRequest(event, ctx.user, targetOf(event.tenant), measure.payloadBytes, failureEndpoint?.topicArn, measure.labels),
       concurrency: measure.publishConcurrency,
       onPublished: () => {
@@ -217,7 +225,7 @@ export async function measureDelivery(
       untilAccepted: hooks.publishUntilAccepted ?? false,
     });
     await hooks.afterPublish?.(tracker);
-    const lastDue = everything.reduce((max, event) => Math.max(max, event.dueAt), 0);
+    const lastDue = [...everything, ...(hooks.expected ?? [])].reduce((max, event) => Math.max(max, event.dueAt), 0);
     const drainUntil = Math.min(ctx.deadline, Math.max(lastDue, Date.now()) + measure.drainSeconds * 1000);
     await pollUntil(() => tracker.accountedFor >= tracker.expected, drainUntil, 50);
     // Listen a while longer: a duplicate would arrive after the first delivery.
