@@ -52,6 +52,8 @@ export class MemorySeriesStore implements SeriesStore {
     this.records.set(series.id, {
       ...current,
       cursor: step.cursor,
+      owed: step.owed,
+      caughtUp: step.caughtUp,
       version: current.version + 1,
       dueAt: step.next,
       expiresAt: step.expiresAt,

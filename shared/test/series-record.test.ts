@@ -87,8 +87,8 @@ describe("a series' occurrences", () => {
   it("leaves an occurrence due exactly at the horizon to the next take, as the series' next", () => {
     const plan = materialisation(
       spec,
-      { after: START - 1, fired: 0 },
-      { now: START - MINUTE, horizonMs: START + MINUTE, catchUpMs: MINUTE },
+      { cursor: { after: START - 1, fired: 0 } },
+      { now: START - MINUTE, horizonMs: START + MINUTE, catchUpMs: MINUTE, perMinute: 10 },
     );
     expect(plan.occurrences).toEqual([{ dueAt: START, occurrence: 1 }]);
     expect(plan.next).toBe(START + MINUTE);

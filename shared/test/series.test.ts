@@ -25,8 +25,8 @@ describe('materialisation: which occurrences a take makes', () => {
   it('makes every occurrence due before the horizon, and names the next one as the series moves on', () => {
     const plan = materialisation(
       spec,
-      { after: spec.start - 1, fired: 0 },
-      { now: NOW, horizonMs: first + 2 * MINUTE + 1, catchUpMs: 3_600_000 },
+      { cursor: { after: spec.start - 1, fired: 0 } },
+      { now: NOW, horizonMs: first + 2 * MINUTE + 1, catchUpMs: 3_600_000, perMinute: 10 },
     );
     expect(plan.occurrences).toEqual([
       { dueAt: first, occurrence: 1 },
@@ -38,7 +38,11 @@ describe('materialisation: which occurrences a take makes', () => {
 
   it('skips and counts the occurrences older than the catch-up window, and delivers late those within it', () => {
     const now = first + 10 * MINUTE;
-    const plan = materialisation(spec, { after: spec.start - 1, fired: 0 }, { now, horizonMs: now + 1, catchUpMs: 3 * MINUTE });
+    const plan = materialisation(
+      spec,
+      { cursor: { after: spec.start - 1, fired: 0 } },
+      { now, horizonMs: now + 1, catchUpMs: 3 * MINUTE, perMinute: 10 },
+    );
     // 0 to 6 are older than 3 minutes; 7, 8, 9 and 10 are late within the window.
     expect(plan.skipped).toBe(7);
     expect(plan.occurrences.map(({ occurrence }) => occurrence)).toEqual([8, 9, 10, 11]);
@@ -48,14 +52,14 @@ describe('materialisation: which occurrences a take makes', () => {
   it('ends with the series: after count, or before end, no next occurrence', () => {
     const counted = materialisation(
       { ...spec, count: 2 },
-      { after: spec.start - 1, fired: 0 },
-      { now: NOW, horizonMs: first + 10 * MINUTE, catchUpMs: MINUTE },
+      { cursor: { after: spec.start - 1, fired: 0 } },
+      { now: NOW, horizonMs: first + 10 * MINUTE, catchUpMs: MINUTE, perMinute: 10 },
     );
     expect(counted).toMatchObject({ occurrences: [{ occurrence: 1 }, { occurrence: 2 }], next: undefined });
     const ended = materialisation(
       { ...spec, end: first + MINUTE },
-      { after: spec.start - 1, fired: 0 },
-      { now: NOW, horizonMs: first + 10 * MINUTE, catchUpMs: MINUTE },
+      { cursor: { after: spec.start - 1, fired: 0 } },
+      { now: NOW, horizonMs: first + 10 * MINUTE, catchUpMs: MINUTE, perMinute: 10 },
     );
     expect(ended).toMatchObject({ occurrences: [{ dueAt: first }], next: undefined });
   });

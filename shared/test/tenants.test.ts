@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { EVENT_STATE, changeRefusal, type EventRecord } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
 import { occurrenceId } from '../src/domain/table-keys.js';
-import { DEFAULT_QUOTAS, inputTopicName, parseTenantsDocument, PUBLIC_TENANT_ID, TenantsDocumentError } from '../src/domain/tenants.js';
+import tenantsSchema from '../schema/tenants.schema.json' with { type: 'json' };
+import { MAX_SERIES_OCCURRENCES_PER_MINUTE } from '../src/domain/limits.js';
+import {
+  DEFAULT_QUOTAS,
+  DEFAULT_SERIES_OCCURRENCES_PER_MINUTE,
+  inputTopicName,
+  parseTenantsDocument,
+  PUBLIC_TENANT_ID,
+  TenantsDocumentError,
+} from '../src/domain/tenants.js';
 import type { ParseResult } from '../src/domain/validation.js';
 import { inputMessageId, parse, registry, SCHEDULER_TOPICS, scheduleRequest, tenant, topicArn, validate } from './factories.js';
 
@@ -43,6 +52,29 @@ describe('the tenant registry', () => {
     const tenants = registry({ public: { maxOpenEvents: 10 }, tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT], maxIngestPerSecond: 3 }] });
     expect(tenants.tenant(PUBLIC_TENANT_ID)?.quotas).toEqual({ maxOpenEvents: 10, maxIngestPerSecond: DEFAULT_QUOTAS.maxIngestPerSecond });
     expect(tenants.tenant('acme')?.quotas).toEqual({ maxOpenEvents: DEFAULT_QUOTAS.maxOpenEvents, maxIngestPerSecond: 3 });
+  });
+
+  it('bounds the occurrences a series is delivered a minute: 10 for a registered tenant, strict for the public one, unless the operator sets it', () => {
+    const defaults = registry({ tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT] }] });
+    expect(defaults.tenant('acme')?.seriesOccurrencesPerMinute).toBe(DEFAULT_SERIES_OCCURRENCES_PER_MINUTE.registered);
+    expect(defaults.tenant(PUBLIC_TENANT_ID)?.seriesOccurrencesPerMinute).toBe(2);
+    const set = registry({
+      public: { seriesOccurrencesPerMinute: 1 },
+      tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT], seriesOccurrencesPerMinute: MAX_SERIES_OCCURRENCES_PER_MINUTE }],
+    });
+    expect(set.tenant(PUBLIC_TENANT_ID)?.seriesOccurrencesPerMinute).toBe(1);
+    expect(set.tenant('acme')?.seriesOccurrencesPerMinute).toBe(MAX_SERIES_OCCURRENCES_PER_MINUTE);
+  });
+
+  it.each([0, MAX_SERIES_OCCURRENCES_PER_MINUTE + 1, 2.5, '10'])('refuses a series bound a minute of %j', (bound) => {
+    expect(() => parseTenantsDocument({ public: { seriesOccurrencesPerMinute: bound } })).toThrow(/seriesOccurrencesPerMinute/);
+    expect(() => parseTenantsDocument({ tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT], seriesOccurrencesPerMinute: bound }] })).toThrow(
+      /seriesOccurrencesPerMinute/,
+    );
+  });
+
+  it('says in its schema the limit the scheduler sets on the series bound a minute', () => {
+    expect(tenantsSchema.definitions.seriesOccurrencesPerMinute.maximum).toBe(MAX_SERIES_OCCURRENCES_PER_MINUTE);
   });
 
   it('keeps the public tenant enabled unless the operator disables it', () => {

@@ -1,7 +1,15 @@
 import { PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ChangeRequest } from '../app/ports/event-store.js';
 import type { SeriesAdvance, SeriesCancelOutcome, SeriesCreateOutcome, SeriesEntry, SeriesStore } from '../app/ports/series-store.js';
-import { SERIES_STATE, specFromStored, storedSpec, type SeriesRecord, type SeriesState, type StoredSpec } from '../domain/series.js';
+import {
+  type OwedOccurrences,
+  SERIES_STATE,
+  specFromStored,
+  storedSpec,
+  type SeriesRecord,
+  type SeriesState,
+  type StoredSpec,
+} from '../domain/series.js';
 import { labelEntryId, payloadItemId, tenantShardKey } from '../domain/table-keys.js';
 import { TransientError } from '../domain/reasons.js';
 import { batchDelete, batchGet, batchPut } from './dynamodb-batches.js';
@@ -37,6 +45,8 @@ function toSeries(item: Readonly<Record<string, unknown>>): SeriesRecord {
     spec: specFromStored(item.spec as StoredSpec),
     catchUpMs: Number(item.catchUpMs),
     cursor: { after: Number(item.cursorAfter), fired: Number(item.fired) },
+    ...(Array.isArray(item.owed) ? { owed: (item.owed as Record<string, unknown>[]).map(toOwed) } : {}),
+    ...(typeof item.caughtUpMinute === 'number' ? { caughtUp: { minute: item.caughtUpMinute, sent: Number(item.caughtUpSent) } } : {}),
     version: Number(item.version),
     dueAt: typeof item.dueAt === 'number' ? item.dueAt : undefined,
     payload: optionalString(item.payload),
@@ -47,6 +57,28 @@ function toSeries(item: Readonly<Record<string, unknown>>): SeriesRecord {
     createdAt: Number(item.createdAt),
     cancelledBy: optionalString(item.cancelledBy),
     expiresAt: Number(item[TABLE.ttlAttribute]),
+  };
+}
+
+function toOwed(item: Readonly<Record<string, unknown>>): OwedOccurrences {
+  return { after: Number(item.after), fired: Number(item.fired), through: Number(item.through) };
+}
+
+/**
+ * What an advance writes of the late occurrences (see materialisation): those owed, and the
+ * minute's count of those sent; each removed when there is none, so a series that never falls
+ * behind keeps neither.
+ */
+function catchUpUpdate(step: SeriesAdvance): { set: string[]; remove: string[]; values: Record<string, unknown> } {
+  const owed = step.owed.length > 0;
+  const { caughtUp } = step;
+  return {
+    set: [...(owed ? ['owed = :owed'] : []), ...(caughtUp ? ['caughtUpMinute = :minute', 'caughtUpSent = :sent'] : [])],
+    remove: [...(owed ? [] : ['owed']), ...(caughtUp ? [] : ['caughtUpMinute', 'caughtUpSent'])],
+    values: {
+      ...(owed ? { ':owed': step.owed.map(({ after, fired, through }) => ({ after, fired, through })) } : {}),
+      ...(caughtUp ? { ':minute': caughtUp.minute, ':sent': caughtUp.sent } : {}),
+    },
   };
 }
 
@@ -131,12 +163,19 @@ export class DynamoDbSeriesStore implements SeriesStore {
 
   async advance(series: SeriesRecord, step: SeriesAdvance): Promise<boolean> {
     const completed = step.next === undefined;
+    // The late occurrences' state moves in the same write as the cursor: no write of its own.
+    const catchUp = catchUpUpdate(step);
+    const set = [
+      'cursorAfter = :after, fired = :fired, version = :next',
+      completed ? 'seriesState = :completed, completedAt = :now' : 'advancedAt = :now, #due = :due',
+      '#ttl = :ttl',
+      ...catchUp.set,
+    ];
+    const remove = [...(completed ? ['#due', '#tenantShard'] : []), ...catchUp.remove];
     const update = {
       TableName: this.tableName,
       Key: { [TABLE.partitionKey]: series.id },
-      UpdateExpression: completed
-        ? 'SET cursorAfter = :after, fired = :fired, version = :next, seriesState = :completed, completedAt = :now, #ttl = :ttl REMOVE #due, #tenantShard'
-        : 'SET cursorAfter = :after, fired = :fired, version = :next, advancedAt = :now, #due = :due, #ttl = :ttl',
+      UpdateExpression: `SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`,
       ConditionExpression: 'seriesState = :active AND version = :version',
       ExpressionAttributeNames: {
         '#ttl': TABLE.ttlAttribute,
@@ -152,6 +191,7 @@ export class DynamoDbSeriesStore implements SeriesStore {
         ':active': SERIES_STATE.active,
         ':version': series.version,
         ...(completed ? { ':completed': SERIES_STATE.completed } : { ':due': step.next }),
+        ...catchUp.values,
       },
     };
     try {

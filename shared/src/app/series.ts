@@ -62,27 +62,30 @@ export interface TakeResult {
  */
 export async function takeSeries(deps: SeriesDeps, series: SeriesRecord, now: number): Promise<TakeResult> {
   const { config } = deps;
-  const plan = materialisation(series.spec, series.cursor, {
-    now,
-    horizonMs: now + config.nearPathWindowSeconds * 1000,
-    catchUpMs: series.catchUpMs,
-  });
   const tenant = deps.tenants.tenant(series.tenant);
   if (tenant === undefined) {
     // Its tenant was removed: nothing is materialised (the emitter would refuse it), and the series stays where it is.
     deps.logger.warn({ seriesId: series.id, tenant: series.tenant }, 'series of a tenant no longer registered; left as it is');
     return { sent: 0, skipped: 0, advanced: false };
   }
+  const plan = materialisation(series.spec, series, {
+    now,
+    horizonMs: now + config.nearPathWindowSeconds * 1000,
+    catchUpMs: series.catchUpMs,
+    perMinute: tenant.seriesOccurrencesPerMinute,
+  });
   const sent = plan.occurrences.length === 0 ? 0 : await materialise(deps, series, tenant, plan.occurrences, now);
   if (plan.skipped > 0) await reportSkipped(deps, series, tenant, plan.skipped, now);
   const advanced = await deps.series.advance(series, {
     cursor: plan.cursor,
+    owed: plan.owed,
+    caughtUp: plan.caughtUp,
     next: plan.next,
     now,
     expiresAt: expiresAtFor(plan.next ?? plan.cursor.after, config.retentionSeconds),
   });
   deps.logger.info(
-    { seriesId: series.id, version: series.version, sent, skipped: plan.skipped, next: plan.next, advanced },
+    { seriesId: series.id, version: series.version, sent, skipped: plan.skipped, owed: plan.owed.length > 0, next: plan.next, advanced },
     plan.next === undefined ? 'series taken: its last occurrences materialised, completed' : 'series taken',
   );
   return { sent, skipped: plan.skipped, advanced };

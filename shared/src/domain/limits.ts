@@ -24,3 +24,9 @@ export const DYNAMODB_BATCH_STATEMENTS = 25;
 export const DYNAMODB_TRANSACTION_ITEMS = 100;
 /** DynamoDB bills a write per started kilobyte of the whole item (before and after an update). */
 export const DYNAMODB_WRITE_UNIT_BYTES = 1024;
+
+/**
+ * The most a tenant's `seriesOccurrencesPerMinute` may be (the registry schema's maximum says
+ * the same): a take of one series makes at most this many late occurrences at once.
+ */
+export const MAX_SERIES_OCCURRENCES_PER_MINUTE = 100;

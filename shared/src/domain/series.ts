@@ -59,6 +59,26 @@ export interface SeriesRecord extends SeriesContent {
   readonly cancelledBy?: string | undefined;
   /** When the store may drop the record (epoch seconds): the retention period after its last due time. */
   readonly expiresAt: number;
+  /** Late occurrences earlier takes left for later ones, to keep within the bound a minute (see materialisation); none when absent. */
+  readonly owed?: readonly OwedOccurrences[] | undefined;
+  /** The late occurrences sent in the minute of the last take that sent any (see materialisation). */
+  readonly caughtUp?: MinuteCount | undefined;
+}
+
+/**
+ * Late occurrences owed: those after `after` up to `through`, numbered from `fired + 1`. Past
+ * the series' cursor, which counts them in `fired`, but not yet materialised.
+ */
+export interface OwedOccurrences {
+  readonly after: number;
+  readonly fired: number;
+  readonly through: number;
+}
+
+/** How many late occurrences the takes of one minute (its first instant, epoch ms) sent. */
+export interface MinuteCount {
+  readonly minute: number;
+  readonly sent: number;
 }
 
 /** The spec as the record keeps it: the expression's text, checked again (and compiled) when read. */
@@ -124,46 +144,153 @@ export interface Occurrence {
   readonly occurrence: number;
 }
 
+/** Where a take finds a series: its cursor, and what earlier takes left owed and sent late this minute. */
+export type SeriesPosition = Pick<SeriesRecord, 'cursor' | 'owed' | 'caughtUp'>;
+
 /** What one take of a series does. */
 export interface Materialisation {
-  /** Due before the horizon and within the catch-up window: each becomes an event. */
+  /** Each becomes an event: late ones caught up (oldest first), then those due from now to the horizon. */
   readonly occurrences: readonly Occurrence[];
   /** Due before the catch-up window: not delivered, reported once with their count. */
   readonly skipped: number;
-  /** Past every occurrence materialised or skipped. */
+  /** Past every occurrence materialised, skipped or owed. */
   readonly cursor: SeriesCursor;
-  /** The first occurrence not materialised (the series' new `dueAt`); undefined: the series has no more. */
+  /** Late occurrences left to the next takes (the bound a minute), oldest first. */
+  readonly owed: readonly OwedOccurrences[];
+  /** The late occurrences sent this minute, this take's with the earlier takes'; undefined: none. */
+  readonly caughtUp: MinuteCount | undefined;
+  /**
+   * When the series is to be taken next (its new `dueAt`): the horizon while occurrences are
+   * owed (the loader hands it out again as one whose next occurrence is just past the window,
+   * at one of its next two ticks), else its first occurrence not materialised; undefined: the
+   * series has no more.
+   */
   readonly next: number | undefined;
+}
+
+/** Where and how a take runs. */
+export interface TakeBounds {
+  readonly now: number;
+  /** Now plus the near-path window: every occurrence due before it is materialised now, or owed. */
+  readonly horizonMs: number;
+  /** The series' catch-up window: an occurrence due longer ago is skipped. */
+  readonly catchUpMs: number;
+  /** Its tenant's bound: most occurrences the series is delivered in one minute. */
+  readonly perMinute: number;
 }
 
 /** Occurrences computed a step at a time: enough for a minute's series over a near-path window. */
 const STEP = 32;
 
+const MINUTE_MS = 60_000;
+
 /**
- * Which occurrences a take at `now` materialises: every one after the cursor due before
- * `horizonMs` (now plus the near-path window), except those due more than `catchUpMs` before
- * `now`, which are skipped (an outage or a pause of the loader left them behind): never a burst
- * beyond the catch-up window. Pure: the same series, cursor and clock give the same plan.
+ * Which occurrences a take at `now` materialises. Every one after the cursor due before the
+ * horizon is passed by the cursor: those due from now on are materialised (on time, never held
+ * back), those due more than `catchUpMs` before `now` are skipped (an outage or a pause of the
+ * loader left them behind: never a burst beyond the catch-up window), and those late within the
+ * window join the owed ones. Owed ones are then sent oldest first, as many as the minute has room
+ * for: `perMinute`, less the occurrences due in this minute that are delivered on time, less the
+ * late ones the minute's earlier takes sent (`caughtUp`). The rest stay owed, numbered and in
+ * order, for the next takes, which skip those that have fallen out of the window by then. So an
+ * occurrence is materialised once, or skipped and counted once, and the series is delivered at
+ * most `perMinute` occurrences in any minute. Pure: the same position, spec and bounds give the
+ * same plan.
  */
-export function materialisation(
-  spec: RecurrenceSpec,
-  from: SeriesCursor,
-  at: { readonly now: number; readonly horizonMs: number; readonly catchUpMs: number },
-): Materialisation {
+export function materialisation(spec: RecurrenceSpec, from: SeriesPosition, at: TakeBounds): Materialisation {
   const oldest = at.now - at.catchUpMs;
-  const occurrences: Occurrence[] = [];
+  const onTime: Occurrence[] = [];
   let skipped = 0;
-  let cursor = from;
+  let cursor = from.cursor;
+  let late: OwedOccurrences | undefined;
+  let next: number | undefined;
+  walk: for (;;) {
+    const step = nextOccurrences(spec, cursor, STEP);
+    for (const dueAt of step) {
+      if (dueAt >= at.horizonMs) {
+        next = dueAt;
+        break walk;
+      }
+      const before = cursor;
+      cursor = { after: dueAt, fired: cursor.fired + 1 };
+      if (dueAt < oldest) skipped++;
+      else if (dueAt < at.now) late = { ...(late ?? before), through: dueAt };
+      else onTime.push({ dueAt, occurrence: cursor.fired });
+    }
+    if (step.length < STEP) break;
+  }
+  const minute = Math.floor(at.now / MINUTE_MS) * MINUTE_MS;
+  const sentBefore = from.caughtUp?.minute === minute ? from.caughtUp.sent : 0;
+  let room = Math.max(0, at.perMinute - sentBefore - onTimeIn(minute, spec, from, onTime, next));
+  const caughtUp: Occurrence[] = [];
+  const owed: OwedOccurrences[] = [];
+  for (const range of withLate(from.owed ?? [], late)) {
+    let rest = range;
+    for (const occurrence of owedOccurrences(spec, range)) {
+      if (occurrence.dueAt < oldest) skipped++;
+      // Ranges are oldest first: once one within the window waits, so does every one after it.
+      else if (room === 0) break;
+      else {
+        caughtUp.push(occurrence);
+        room--;
+      }
+      rest = { after: occurrence.dueAt, fired: occurrence.occurrence, through: range.through };
+    }
+    if (rest.after < rest.through) owed.push(rest);
+  }
+  const sent = sentBefore + caughtUp.length;
+  return {
+    occurrences: [...caughtUp, ...onTime],
+    skipped,
+    cursor,
+    owed,
+    caughtUp: sent === 0 ? undefined : { minute, sent },
+    next: owed.length > 0 ? at.horizonMs : next,
+  };
+}
+
+/** The late occurrences this take found added to those owed: one range with the last when they follow it. */
+function withLate(owed: readonly OwedOccurrences[], late: OwedOccurrences | undefined): readonly OwedOccurrences[] {
+  if (late === undefined) return owed;
+  const last = owed.at(-1);
+  if (last?.through === late.after) return [...owed.slice(0, -1), { ...last, through: late.through }];
+  return [...owed, late];
+}
+
+/** An owed range's occurrences, oldest first, each with its number. */
+function* owedOccurrences(spec: RecurrenceSpec, range: OwedOccurrences): Generator<Occurrence> {
+  let cursor: SeriesCursor = { after: range.after, fired: range.fired };
   for (;;) {
     const step = nextOccurrences(spec, cursor, STEP);
     for (const dueAt of step) {
-      if (dueAt >= at.horizonMs) return { occurrences, skipped, cursor, next: dueAt };
+      if (dueAt > range.through) return;
       cursor = { after: dueAt, fired: cursor.fired + 1 };
-      if (dueAt < oldest) skipped++;
-      else occurrences.push({ dueAt, occurrence: cursor.fired });
+      yield { dueAt, occurrence: cursor.fired };
     }
-    if (step.length < STEP) return { occurrences, skipped, cursor, next: undefined };
+    if (step.length < STEP) return;
   }
+}
+
+/**
+ * The occurrences due in the minute that are delivered on time: those earlier takes materialised
+ * (before the cursor, not owed), those this take materialises from now on, and the next one
+ * when it falls in the minute too (a near-path window under a minute: a later take makes it).
+ * One due in the minute that an earlier take skipped (a catch-up window under a minute) is
+ * counted too: the bound errs strict, never loose.
+ */
+function onTimeIn(
+  minute: number,
+  spec: RecurrenceSpec,
+  from: SeriesPosition,
+  onTime: readonly Occurrence[],
+  next: number | undefined,
+): number {
+  const inMinute = (dueAt: number) => dueAt >= minute && dueAt < minute + MINUTE_MS;
+  const owed = from.owed ?? [];
+  const earlier = materialisedAfter({ spec, cursor: from.cursor }, minute - 1).filter(
+    (dueAt) => !owed.some((range) => dueAt > range.after && dueAt <= range.through),
+  );
+  return [...earlier, ...onTime.map(({ dueAt }) => dueAt), ...(next === undefined ? [] : [next])].filter(inMinute).length;
 }
 
 /** The event an occurrence is: the series' content and payload, its own id and due time, and its place in the series. */

@@ -11,6 +11,13 @@ export const DEFAULT_QUOTAS = {
   maxIngestPerSecond: 5_000,
 } as const;
 
+/**
+ * Most occurrences one series is delivered in a minute (see materialisation in series.ts): on
+ * time, one a minute at most, and late ones caught up after an outage. Strict on the shared
+ * topic, open to anyone: one on time and one caught up.
+ */
+export const DEFAULT_SERIES_OCCURRENCES_PER_MINUTE = { registered: 10, public: 2 } as const;
+
 export interface Quotas {
   /** Most events scheduled and not yet ended at once. */
   readonly maxOpenEvents: number;
@@ -33,6 +40,8 @@ export interface Tenant {
   readonly enabled: boolean;
   /** Whether a schedule request must name its `user` (the original service's ENFORCE_USER); true unless the registry says otherwise. */
   readonly requireUser: boolean;
+  /** Most occurrences one of its series is delivered in a minute (see DEFAULT_SERIES_OCCURRENCES_PER_MINUTE). */
+  readonly seriesOccurrencesPerMinute: number;
 }
 
 /** The operator's registry as written (tenants file, CDK props); see shared/schema/tenants.schema.json. */
@@ -44,6 +53,7 @@ export interface TenantsDocument {
     readonly maxOpenEvents?: number;
     readonly maxIngestPerSecond?: number;
     readonly requireUser?: boolean;
+    readonly seriesOccurrencesPerMinute?: number;
   };
   readonly tenants?: readonly {
     readonly id: string;
@@ -53,6 +63,7 @@ export interface TenantsDocument {
     readonly maxOpenEvents?: number;
     readonly maxIngestPerSecond?: number;
     readonly requireUser?: boolean;
+    readonly seriesOccurrencesPerMinute?: number;
   }[];
 }
 
@@ -173,6 +184,7 @@ function tenantsOf(document: TenantsDocument): Tenant[] {
       quotas: quotasOf(publicSettings),
       enabled: publicSettings.enabled ?? true,
       requireUser: publicSettings.requireUser ?? true,
+      seriesOccurrencesPerMinute: publicSettings.seriesOccurrencesPerMinute ?? DEFAULT_SERIES_OCCURRENCES_PER_MINUTE.public,
     },
     ...entries.map((entry) => ({
       id: entry.id,
@@ -184,6 +196,7 @@ function tenantsOf(document: TenantsDocument): Tenant[] {
       quotas: quotasOf(entry),
       enabled: true,
       requireUser: entry.requireUser ?? true,
+      seriesOccurrencesPerMinute: entry.seriesOccurrencesPerMinute ?? DEFAULT_SERIES_OCCURRENCES_PER_MINUTE.registered,
     })),
   ];
 }

@@ -1,6 +1,6 @@
 import type { Quotas } from '../../domain/tenants.js';
 import type { SeriesCursor } from '../../domain/recurrence/occurrences.js';
-import type { NewSeries, SeriesRecord } from '../../domain/series.js';
+import type { MinuteCount, NewSeries, OwedOccurrences, SeriesRecord } from '../../domain/series.js';
 import type { ChangeRequest } from './event-store.js';
 
 /** Recurring series' records, from ingest to their end. */
@@ -30,6 +30,10 @@ export type SeriesCancelOutcome =
 /** A take's move of a series past what it materialised: to its next occurrence, or to its end. */
 export interface SeriesAdvance {
   readonly cursor: SeriesCursor;
+  /** Late occurrences left to later takes; none: the record keeps none. */
+  readonly owed: readonly OwedOccurrences[];
+  /** The late occurrences sent this minute; undefined: the record keeps no count. */
+  readonly caughtUp: MinuteCount | undefined;
   /** The next occurrence not materialised; undefined: the series is completed, and leaves the index. */
   readonly next: number | undefined;
   readonly now: number;

@@ -1,0 +1,168 @@
+import { describe, expect, it } from 'vitest';
+import { ingestBatch } from '../src/app/ingest.js';
+import { loadChunks } from '../src/app/loading.js';
+import { encodeLoadingChunk } from '../src/domain/messages.js';
+import { messageEventId, seriesId } from '../src/domain/table-keys.js';
+import { sqsRecord, topicArn } from './factories.js';
+import { CONFIG, published, setup } from './ingest-kit.js';
+import { firstCursor } from '../src/domain/recurrence/occurrences.js';
+import type { RecurrenceSpec } from '../src/domain/recurrence/spec.js';
+import { materialisation, type OwedOccurrences, type SeriesPosition } from '../src/domain/series.js';
+import { DEFAULT_SERIES_OCCURRENCES_PER_MINUTE } from '../src/domain/tenants.js';
+import { specOf } from './recurrence-kit.js';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const NEAR_PATH = 10 * MINUTE;
+const START = Date.parse('2030-03-17T00:00:00Z');
+const everyMinute = specOf('rate(1 minute)', new Date(START).toISOString());
+
+/** Occurrence n of `everyMinute` is due n − 1 minutes after its start. */
+const dueOf = (occurrence: number) => START + (occurrence - 1) * MINUTE;
+
+interface Delivery {
+  readonly dueAt: number;
+  /** When it is published: at its due time if a take made it before then, else as soon as the take sends it. */
+  readonly sentAt: number;
+}
+
+/**
+ * Takes a series at each of `takes`, each from the position the one before left (as the store
+ * keeps it), and records what they deliver; an occurrence made twice fails the test.
+ */
+function taken(spec: RecurrenceSpec, takes: readonly number[], bounds: { catchUpMs: number; perMinute: number }) {
+  let position: SeriesPosition = { cursor: firstCursor(spec) };
+  const delivered = new Map<number, Delivery>();
+  const skippedByTake: number[] = [];
+  const nextByTake: (number | undefined)[] = [];
+  const owedByTake: (readonly OwedOccurrences[])[] = [];
+  for (const now of takes) {
+    const plan = materialisation(spec, position, { now, horizonMs: now + NEAR_PATH, ...bounds });
+    for (const { dueAt, occurrence } of plan.occurrences) {
+      expect(delivered.has(occurrence), `occurrence ${occurrence} made twice`).toBe(false);
+      delivered.set(occurrence, { dueAt, sentAt: Math.max(dueAt, now) });
+    }
+    skippedByTake.push(plan.skipped);
+    nextByTake.push(plan.next);
+    owedByTake.push(plan.owed);
+    position = { cursor: plan.cursor, owed: plan.owed, caughtUp: plan.caughtUp };
+  }
+  return { delivered, skippedByTake, nextByTake, owedByTake, position };
+}
+
+/** The most occurrences published in any one minute. */
+function busiestMinute(delivered: ReadonlyMap<number, Delivery>): number {
+  const perMinute = new Map<number, number>();
+  for (const { sentAt } of delivered.values()) {
+    const minute = Math.floor(sentAt / MINUTE);
+    perMinute.set(minute, (perMinute.get(minute) ?? 0) + 1);
+  }
+  return Math.max(...perMinute.values());
+}
+
+/** Every occurrence up to the cursor was delivered or skipped, once: none left out silently. */
+function expectAccounted(run: ReturnType<typeof taken>): void {
+  const skipped = run.skippedByTake.reduce((a, b) => a + b, 0);
+  const owed = (run.position.owed ?? []).reduce((n, range) => n + (range.through - range.after) / MINUTE, 0);
+  expect(run.delivered.size + skipped + owed).toBe(run.position.cursor.fired);
+  for (const [occurrence, { dueAt }] of run.delivered) expect(dueAt).toBe(dueOf(occurrence));
+}
+
+/** A take each minute, 30 s into it, from `first` on. */
+const minutely = (first: number, count: number) => Array.from({ length: count }, (_, i) => first + i * MINUTE);
+
+describe('the bound on the occurrences a series is delivered a minute', () => {
+  // The loader comes back 3 hours and 30 s after the series' start: 180 occurrences are overdue.
+  const back = START + 3 * HOUR + 30_000;
+
+  it('spreads a 3-hour outage over the next minutes, oldest first, none twice, and reports those past the window', () => {
+    const run = taken(everyMinute, minutely(back, 10), { catchUpMs: HOUR, perMinute: 10 });
+    // Occurrences 1 to 121 are more than an hour overdue: skipped, reported by the first take, and by none after it.
+    expect(run.skippedByTake).toEqual([121, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    // 122 to 181, overdue within the hour: 10 in the first minute (none is on time in it), then 9 a minute
+    // beside the one on time, until none is owed; each minute's on time, from 182 on, at its due time.
+    const late = [...run.delivered].filter(([, { dueAt, sentAt }]) => sentAt > dueAt).map(([occurrence]) => occurrence);
+    expect(late).toEqual(Array.from({ length: 60 }, (_, i) => 122 + i));
+    const sentInTake = (take: number) => late.filter((occurrence) => run.delivered.get(occurrence)?.sentAt === back + take * MINUTE).length;
+    expect([0, 1, 2, 3, 4, 5, 6].map(sentInTake)).toEqual([10, 9, 9, 9, 9, 9, 5]);
+    expect(busiestMinute(run.delivered)).toBe(10);
+    // While some are owed the series is taken again at the horizon; then at its next occurrence.
+    expect(run.nextByTake.slice(0, 6)).toEqual(minutely(back, 6).map((now) => now + NEAR_PATH));
+    expect(run.nextByTake[6]).toBe(dueOf(Math.floor((back + 6 * MINUTE + NEAR_PATH - START) / MINUTE) + 2));
+    expect(run.position.owed).toEqual([]);
+    expectAccounted(run);
+  });
+
+  it("holds the public tenant's strict default: one on time and one caught up a minute; what ages out of the window meanwhile is reported", () => {
+    const perMinute = DEFAULT_SERIES_OCCURRENCES_PER_MINUTE.public;
+    // The loader takes the series every other minute.
+    const takes = Array.from({ length: 70 }, (_, i) => back + i * 2 * MINUTE);
+    const run = taken(everyMinute, takes, { catchUpMs: HOUR, perMinute });
+    expect(busiestMinute(run.delivered)).toBe(2);
+    // One late occurrence a take while the window's edge moves two a take: from the third take on, each reports one aged out.
+    expect(run.skippedByTake.slice(0, 5)).toEqual([121, 0, 1, 1, 1]);
+    expect(run.position.owed).toEqual([]);
+    expectAccounted(run);
+  });
+
+  it('never delays an occurrence due on time, even at a bound of 1, when late ones wait or age out instead', () => {
+    const run = taken(everyMinute, minutely(back, 90), { catchUpMs: HOUR, perMinute: 1 });
+    for (const [occurrence, { dueAt, sentAt }] of run.delivered) if (dueAt >= back) expect(sentAt, `occurrence ${occurrence}`).toBe(dueAt);
+    // A series due every minute leaves a bound of 1 no room for a late one: each is reported as it ages out.
+    expect([...run.delivered.values()].filter(({ dueAt, sentAt }) => sentAt > dueAt)).toHaveLength(1);
+    expect(run.skippedByTake.reduce((a, b) => a + b, 0)).toBe(180);
+    expect(busiestMinute(run.delivered)).toBe(1);
+    expectAccounted(run);
+  });
+
+  it('holds within a minute however often the series is taken in it', () => {
+    // Ingest's take and loading's in the same minute, and another a second later.
+    const run = taken(everyMinute, [back, back + 20_000, back + 21_000, back + MINUTE], { catchUpMs: HOUR, perMinute: 10 });
+    const sentAt = [...run.delivered.values()].filter(({ dueAt, sentAt }) => sentAt > dueAt).map(({ sentAt }) => sentAt);
+    expect(sentAt.filter((at) => at < back + 30_000)).toHaveLength(10);
+    expect(sentAt.filter((at) => at === back + MINUTE)).toHaveLength(9);
+    expect(busiestMinute(run.delivered)).toBe(10);
+    expectAccounted(run);
+  });
+
+  it('keeps apart late occurrences of two outages, with those made on time between them, and makes none twice', () => {
+    // 122 to 128 are caught up in three minutes, then a second outage of 40 minutes while 129 to 181 are owed.
+    const run = taken(everyMinute, [...minutely(back, 3), ...minutely(back + 43 * MINUTE, 20)], { catchUpMs: HOUR, perMinute: 3 });
+    // Back at 03:43:30: 129 to 164 have aged out of the window, 165 to 167 are sent; 182 to 193 were made
+    // before the outage, on time; 194 to 224 are late, owed after what is left of the first outage's.
+    expect(run.skippedByTake[3]).toBe(36);
+    expect(run.owedByTake[3]).toEqual([
+      { after: dueOf(167), fired: 167, through: dueOf(181) },
+      { after: dueOf(193), fired: 193, through: dueOf(224) },
+    ]);
+    for (let occurrence = 182; occurrence <= 193; occurrence++) expect(run.delivered.get(occurrence)?.sentAt).toBe(dueOf(occurrence));
+    expect(busiestMinute(run.delivered)).toBe(3);
+    expectAccounted(run);
+  });
+});
+
+describe("a take of a public series after an outage, by its tenant's bound", () => {
+  it("sends late occurrences within the public tenant's 2 a minute, and leaves the rest owed for the next take", async () => {
+    const context = setup();
+    const loadingDeps = { ...context.deps, config: { ...CONFIG, repairAfterSeconds: 300, repairDelaySeconds: 60 } };
+    const load = (id: string, chunkId: string) => loadChunks(loadingDeps, [sqsRecord(encodeLoadingChunk({ ids: [id], chunkId }), chunkId)]);
+    const request = { schedule: 'rate(1 minute)', target: topicArn('out'), user: 'alice', payload: 'tick', catch_up_seconds: 3600 };
+    await ingestBatch(context.deps, [published(request, 'msg-1', 'arn:aws:sns:eu-west-1:000000000000:scheduler-input')]);
+    const id = seriesId(messageEventId('msg-1'));
+    /** The late occurrences a take sent: due before it. */
+    const takeLate = async (chunkId: string) => {
+      const before = context.delayQueue.sent.length;
+      await load(id, chunkId);
+      return context.delayQueue.sent.slice(before).filter(({ event }) => event.dueAt < context.clock.now()).length;
+    };
+    // The loader is back 3 hours later: 60 occurrences are overdue within the hour, none of them on time in this minute.
+    context.clock.set(context.clock.now() + 3 * HOUR);
+    expect(await takeLate('chunk-1')).toBe(2);
+    const record = context.series.records.get(id);
+    expect(record?.owed).toHaveLength(1);
+    expect(record?.dueAt).toBe(context.clock.now() + CONFIG.nearPathWindowSeconds * 1000);
+    // A minute on, the occurrence due in it was made on time: room for one late one.
+    context.clock.set(context.clock.now() + MINUTE);
+    expect(await takeLate('chunk-2')).toBe(1);
+  });
+});
