@@ -7,12 +7,22 @@ import { ingest } from './ingest.js';
 import { listing } from './listing.js';
 import type { Scenario } from './scenario.js';
 import { series } from './series.js';
+import { seriesKill } from './series-kill.js';
 import { steady } from './steady.js';
 
 /** Every scenario by the name the command line gives it, in the order --help lists them. */
-export const SCENARIOS = { steady, hotspot, far, ingest, backlog, listing, fairness, chaos, series } as const satisfies Readonly<
-  Record<string, Scenario>
->;
+export const SCENARIOS = {
+  steady,
+  hotspot,
+  far,
+  ingest,
+  backlog,
+  listing,
+  fairness,
+  chaos,
+  series,
+  'series-kill': seriesKill,
+} as const satisfies Readonly<Record<string, Scenario>>;
 
 export type ScenarioName = keyof typeof SCENARIOS;
 
