@@ -3,7 +3,16 @@ import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynam
 import { SNSClient, type SNSClientConfig } from '@aws-sdk/client-sns';
 import { SQSClient, type SQSClientConfig } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DEFAULTS, DynamoDbEventListing, PUBLIC_TENANT_ID, type EventListing } from '@adhoc-scheduler/shared';
+import {
+  DEFAULTS,
+  DynamoDbEventListing,
+  DynamoDbSeriesListing,
+  DynamoDbSeriesStore,
+  PUBLIC_TENANT_ID,
+  type EventListing,
+  type SeriesListing,
+  type SeriesStore,
+} from '@adhoc-scheduler/shared';
 import { LOCAL_CREDENTIALS } from '../local/runtime.js';
 import type { LocationValues } from './arguments.js';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
@@ -169,6 +178,23 @@ export async function withEventListing<T>(
     use(new DynamoDbEventListing(client, tableName, { shardCount: shardCount ?? access.shardCount ?? DEFAULTS.shardCount }), {
       listsQueuedEvents: access.indexQueuedEvents === true,
     }),
+  );
+}
+
+/**
+ * Runs `use` with the location's series: their records, and their listing (reading each shard of
+ * the tenant index, as withEventListing says); read failures become an AdminError naming the table.
+ */
+export async function withSeriesListing<T>(
+  location: Location,
+  use: (listing: SeriesListing, records: Pick<SeriesStore, 'read'>) => Promise<T>,
+  shardCount?: number,
+): Promise<T> {
+  return withTable(location, (client, tableName, access) =>
+    use(
+      new DynamoDbSeriesListing(client, tableName, { shardCount: shardCount ?? access.shardCount ?? DEFAULTS.shardCount }),
+      new DynamoDbSeriesStore(client, tableName),
+    ),
   );
 }
 

@@ -1,11 +1,20 @@
-import { DynamoDbSeriesStore, eventIdFor, isSeriesId, PUBLIC_TENANT_ID, seriesId } from '@adhoc-scheduler/shared';
-import { commandLine, LOCATION_OPTIONS, onePositional } from './arguments.js';
+import {
+  eventIdFor,
+  isSeriesId,
+  lastOccurrences,
+  PageTokenError,
+  PUBLIC_TENANT_ID,
+  seriesId,
+  type PastOccurrence,
+  type SeriesRecord,
+} from '@adhoc-scheduler/shared';
+import { commandLine, LOCATION_OPTIONS, noPositionals, onePositional, wholeNumber } from './arguments.js';
 import { AdminError, AdminUsageError } from './errors.js';
 import type { Output } from './format.js';
-import { locationOf, withTable } from './location.js';
+import { locationOf, withSeriesListing, type Location } from './location.js';
 import { unregisteredTenant } from './registry.js';
-import { seriesJson, seriesText } from './series-view.js';
-import { USAGE } from './usage.js';
+import { PAST_SHOWN, seriesJson, seriesSummaryJson, seriesTable, seriesText } from './series-view.js';
+import { LIST_LIMIT, USAGE } from './usage.js';
 
 /** The series id to look up: an `s-` id as it is, or the tenant's client id as ingest derives the series' id from it. */
 function seriesIdOf(given: string, tenant: string, user: string | undefined, command: string): string {
@@ -14,6 +23,23 @@ function seriesIdOf(given: string, tenant: string, user: string | undefined, com
     throw new AdminUsageError(`the ${PUBLIC_TENANT_ID} tenant's client ids are per user: add --user (the request's "user")`, command);
   // Other tenants' ids do not depend on the user; ingest ignores it for them.
   return seriesId(eventIdFor(tenant, user ?? '', given, ''));
+}
+
+/**
+ * A tenant's series at `now` with its last occurrences and the events they became; undefined when
+ * the tenant has none of that id (another tenant's series is not found, as a client's cancel of it is not).
+ */
+export function seriesAt(
+  location: Location,
+  tenant: string,
+  id: string,
+  now: number,
+): Promise<{ readonly record: SeriesRecord; readonly past: readonly PastOccurrence[] } | undefined> {
+  return withSeriesListing(location, async (listing, records) => {
+    const record = (await records.read([id])).get(id);
+    if (record === undefined || record.tenant !== tenant) return undefined;
+    return { record, past: await lastOccurrences(listing, record, now, PAST_SHOWN) };
+  });
 }
 
 export async function seriesShow(args: string[], output: Output): Promise<number> {
@@ -37,17 +63,73 @@ export async function seriesShow(args: string[], output: Output): Promise<number
   if (tenant === undefined) throw new AdminUsageError('--tenant is required: whose series it is', command);
   const id = seriesIdOf(given, tenant, values.user, command);
   const location = locationOf(values, command);
-  const record = await withTable(location, async (client, tableName) =>
-    (await new DynamoDbSeriesStore(client, tableName).read([id])).get(id),
-  );
-  // Another tenant's series is not found, as a client's cancel of it is not.
-  if (record === undefined || record.tenant !== tenant) {
+  const now = Date.now();
+  const found = await seriesAt(location, tenant, id, now);
+  if (found === undefined) {
     const unregistered = unregisteredTenant(tenant, location, values.tenants);
     throw new AdminError(
       `no series ${id} of tenant ${tenant}: ${unregistered === '' ? 'unknown, or ended longer ago than the retention period' : unregistered}`,
     );
   }
+  const { record, past } = found;
+  output.out(values.json ? JSON.stringify(seriesJson(record, now, past), null, 2) : seriesText(record, now, past));
+  return 0;
+}
+
+export async function seriesList(args: string[], output: Output): Promise<number> {
+  const command = 'series list';
+  const line = commandLine(
+    command,
+    args,
+    {
+      tenant: { type: 'string' },
+      label: { type: 'string' },
+      limit: { type: 'string', default: String(LIST_LIMIT.default) },
+      after: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      tenants: { type: 'string' },
+      'shard-count': { type: 'string' },
+      ...LOCATION_OPTIONS,
+    },
+    { usage: USAGE.seriesList, output },
+  );
+  if (line === undefined) return 0;
+  const { values, positionals } = line;
+  noPositionals(positionals, command);
+  const { tenant, label, after } = values;
+  if (tenant === undefined) throw new AdminUsageError('--tenant is missing', command);
+  const limit = wholeNumber('--limit', values.limit, { min: 1, max: LIST_LIMIT.max }, command);
+  const shardCount =
+    values['shard-count'] === undefined ? undefined : wholeNumber('--shard-count', values['shard-count'], { min: 1, max: 256 }, command);
+  const location = locationOf(values, command);
+  const page = await withSeriesListing(
+    location,
+    async (listing) => {
+      try {
+        return await listing.listSeries(tenant, { label, limit, after });
+      } catch (error) {
+        if (error instanceof PageTokenError)
+          throw new AdminUsageError(`--after "${after ?? ''}" is not a token a previous page printed`, command);
+        throw error;
+      }
+    },
+    shardCount,
+  );
+  const what = `series${label === undefined ? '' : ` labelled ${label}`}`;
+  if (page.series.length === 0 && after === undefined) {
+    const unregistered = unregisteredTenant(tenant, location, values.tenants);
+    if (unregistered !== '') throw new AdminError(`no ${what}: ${unregistered}`);
+  }
   const now = Date.now();
-  output.out(values.json ? JSON.stringify(seriesJson(record, now), null, 2) : seriesText(record, now));
+  if (values.json) {
+    output.out(JSON.stringify({ series: page.series.map((record) => seriesSummaryJson(record, now)), next: page.next ?? null }, null, 2));
+    return 0;
+  }
+  output.out(
+    page.series.length === 0
+      ? `no active ${what} of tenant ${tenant}${after === undefined ? '' : ' after this token'}`
+      : seriesTable(page.series, now),
+  );
+  if (page.next !== undefined) output.out(`next page: --after ${page.next}`);
   return 0;
 }
