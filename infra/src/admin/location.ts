@@ -8,6 +8,7 @@ import {
   DynamoDbEventListing,
   DynamoDbSeriesListing,
   DynamoDbSeriesStore,
+  PageTokenError,
   PUBLIC_TENANT_ID,
   type EventListing,
   type SeriesListing,
@@ -208,7 +209,8 @@ export async function withTable<T>(
   try {
     return await use(DynamoDBDocumentClient.from(client), access.tableName, access);
   } catch (error) {
-    if (error instanceof AdminError || error instanceof AdminUsageError) throw error;
+    // A page token no listing printed is the caller's mistake, not the table's: its caller says so.
+    if (error instanceof AdminError || error instanceof AdminUsageError || error instanceof PageTokenError) throw error;
     throw new AdminError(`cannot read the ${access.description}: ${describeError(error)}.${access.hint(error)}`);
   } finally {
     client.destroy();

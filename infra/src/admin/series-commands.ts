@@ -26,18 +26,18 @@ function seriesIdOf(given: string, tenant: string, user: string | undefined, com
 }
 
 /**
- * A tenant's series at `now` with its last occurrences and the events they became; undefined when
- * the tenant has none of that id (another tenant's series is not found, as a client's cancel of it is not).
+ * A series at `now` with its last occurrences and the events they became; undefined when there is
+ * none of that id, or, `tenant` given, when it is another tenant's (as a client's cancel of it is not found).
  */
 export function seriesAt(
   location: Location,
-  tenant: string,
   id: string,
   now: number,
+  tenant?: string,
 ): Promise<{ readonly record: SeriesRecord; readonly past: readonly PastOccurrence[] } | undefined> {
   return withSeriesListing(location, async (listing, records) => {
     const record = (await records.read([id])).get(id);
-    if (record === undefined || record.tenant !== tenant) return undefined;
+    if (record === undefined || (tenant !== undefined && record.tenant !== tenant)) return undefined;
     return { record, past: await lastOccurrences(listing, record, now, PAST_SHOWN) };
   });
 }
@@ -64,7 +64,7 @@ export async function seriesShow(args: string[], output: Output): Promise<number
   const id = seriesIdOf(given, tenant, values.user, command);
   const location = locationOf(values, command);
   const now = Date.now();
-  const found = await seriesAt(location, tenant, id, now);
+  const found = await seriesAt(location, id, now, tenant);
   if (found === undefined) {
     const unregistered = unregisteredTenant(tenant, location, values.tenants);
     throw new AdminError(
