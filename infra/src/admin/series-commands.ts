@@ -2,19 +2,19 @@ import {
   eventIdFor,
   isSeriesId,
   lastOccurrences,
-  PageTokenError,
   PUBLIC_TENANT_ID,
   seriesId,
   type PastOccurrence,
   type SeriesRecord,
 } from '@adhoc-scheduler/shared';
-import { commandLine, LOCATION_OPTIONS, noPositionals, onePositional, wholeNumber } from './arguments.js';
+import { commandLine, LOCATION_OPTIONS, noPositionals, onePositional } from './arguments.js';
 import { AdminError, AdminUsageError } from './errors.js';
 import type { Output } from './format.js';
 import { locationOf, withSeriesListing, type Location } from './location.js';
 import { unregisteredTenant } from './registry.js';
 import { PAST_SHOWN, seriesJson, seriesSummaryJson, seriesTable, seriesText } from './series-view.js';
-import { LIST_LIMIT, USAGE } from './usage.js';
+import { pageLimit, PAGED_LISTING_OPTIONS, readPage, shardCountOption } from './listing-options.js';
+import { USAGE } from './usage.js';
 
 /** The series id to look up: an `s-` id as it is, or the tenant's client id as ingest derives the series' id from it. */
 function seriesIdOf(given: string, tenant: string, user: string | undefined, command: string): string {
@@ -78,42 +78,17 @@ export async function seriesShow(args: string[], output: Output): Promise<number
 
 export async function seriesList(args: string[], output: Output): Promise<number> {
   const command = 'series list';
-  const line = commandLine(
-    command,
-    args,
-    {
-      tenant: { type: 'string' },
-      label: { type: 'string' },
-      limit: { type: 'string', default: String(LIST_LIMIT.default) },
-      after: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      tenants: { type: 'string' },
-      'shard-count': { type: 'string' },
-      ...LOCATION_OPTIONS,
-    },
-    { usage: USAGE.seriesList, output },
-  );
+  const line = commandLine(command, args, PAGED_LISTING_OPTIONS, { usage: USAGE.seriesList, output });
   if (line === undefined) return 0;
   const { values, positionals } = line;
   noPositionals(positionals, command);
   const { tenant, label, after } = values;
   if (tenant === undefined) throw new AdminUsageError('--tenant is missing', command);
-  const limit = wholeNumber('--limit', values.limit, { min: 1, max: LIST_LIMIT.max }, command);
-  const shardCount =
-    values['shard-count'] === undefined ? undefined : wholeNumber('--shard-count', values['shard-count'], { min: 1, max: 256 }, command);
+  const limit = pageLimit(values.limit, command);
+  const shardCount = shardCountOption(values['shard-count'], command);
   const location = locationOf(values, command);
-  const page = await withSeriesListing(
-    location,
-    async (listing) => {
-      try {
-        return await listing.listSeries(tenant, { label, limit, after });
-      } catch (error) {
-        if (error instanceof PageTokenError)
-          throw new AdminUsageError(`--after "${after ?? ''}" is not a token a previous page printed`, command);
-        throw error;
-      }
-    },
-    shardCount,
+  const page = await readPage(after, command, () =>
+    withSeriesListing(location, (listing) => listing.listSeries(tenant, { label, limit, after }), shardCount),
   );
   const what = `series${label === undefined ? '' : ` labelled ${label}`}`;
   if (page.series.length === 0 && after === undefined) {
