@@ -5,7 +5,7 @@ import { eventShow, eventsList } from './event-commands.js';
 import { printableOutput, type Output } from './format.js';
 import { quotaReconcile } from './quota-commands.js';
 import { refusalsList } from './refusal-commands.js';
-import { seriesShow } from './series-commands.js';
+import { seriesList, seriesShow } from './series-commands.js';
 import { tailTopic } from './tail-command.js';
 import { tenantPause, tenantResume } from './pause-commands.js';
 import { tenantAdd, tenantList } from './tenant-commands.js';
@@ -22,7 +22,7 @@ const GROUPS: Readonly<Record<string, { readonly usage: string; readonly command
     commands: { add: tenantAdd, list: tenantList, pause: tenantPause, resume: tenantResume },
   },
   event: { usage: USAGE.eventShow, commands: { show: eventShow } },
-  series: { usage: USAGE.seriesShow, commands: { show: seriesShow } },
+  series: { usage: `${USAGE.seriesList}\n\n${USAGE.seriesShow}`, commands: { list: seriesList, show: seriesShow } },
   quota: { usage: USAGE.quotaReconcile, commands: { reconcile: quotaReconcile } },
   'dead-letters': {
     usage: USAGE.deadLetters,

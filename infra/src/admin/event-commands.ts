@@ -2,13 +2,12 @@ import {
   eventIdFor,
   isEventState,
   OPEN_STATES,
-  PageTokenError,
   parseDueDate,
   PUBLIC_TENANT_ID,
   EVENT_STATE,
   UNINDEXED_QUEUED_EVENTS_NOTE,
 } from '@adhoc-scheduler/shared';
-import { commandLine, LOCATION_OPTIONS, noPositionals, onePositional, wholeNumber } from './arguments.js';
+import { commandLine, LOCATION_OPTIONS, noPositionals, onePositional } from './arguments.js';
 import { AdminError, AdminUsageError } from './errors.js';
 import { eventJson, eventsTable, eventText } from './event-view.js';
 import type { Output } from './format.js';
@@ -16,7 +15,8 @@ import { locationOf, withEventListing } from './location.js';
 import { knownTenants, refusalOfEvent } from './refusal-commands.js';
 import { refusalJson, refusalText } from './refusal-view.js';
 import { unregisteredTenant } from './registry.js';
-import { LIST_LIMIT, USAGE } from './usage.js';
+import { pageLimit, PAGED_LISTING_OPTIONS, readPage, shardCountOption } from './listing-options.js';
+import { USAGE } from './usage.js';
 
 /** The event id to look up: given as is, or derived from a tenant's client id as ingest derives it. */
 function eventIdOf(
@@ -87,19 +87,7 @@ export async function eventsList(args: string[], output: Output): Promise<number
   const line = commandLine(
     command,
     args,
-    {
-      tenant: { type: 'string' },
-      label: { type: 'string' },
-      state: { type: 'string', multiple: true },
-      from: { type: 'string' },
-      to: { type: 'string' },
-      limit: { type: 'string', default: String(LIST_LIMIT.default) },
-      after: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      tenants: { type: 'string' },
-      'shard-count': { type: 'string' },
-      ...LOCATION_OPTIONS,
-    },
+    { ...PAGED_LISTING_OPTIONS, state: { type: 'string', multiple: true }, from: { type: 'string' }, to: { type: 'string' } },
     { usage: USAGE.events, output },
   );
   if (line === undefined) return 0;
@@ -116,26 +104,13 @@ export async function eventsList(args: string[], output: Output): Promise<number
     states: states.filter(isEventState),
     from: dateOption('--from', values.from, command),
     to: dateOption('--to', values.to, command),
-    limit: wholeNumber('--limit', values.limit, { min: 1, max: LIST_LIMIT.max }, command),
+    limit: pageLimit(values.limit, command),
     after,
   };
-  const shardCount =
-    values['shard-count'] === undefined ? undefined : wholeNumber('--shard-count', values['shard-count'], { min: 1, max: 256 }, command);
+  const shardCount = shardCountOption(values['shard-count'], command);
   const location = locationOf(values, command);
-
-  const { page, scope } = await withEventListing(
-    location,
-    async (records, scope) => {
-      try {
-        return { page: await records.listEvents(tenant, query), scope };
-      } catch (error) {
-        // The token is the store's, opaque here: one that does not parse was not printed by a previous page.
-        if (error instanceof PageTokenError)
-          throw new AdminUsageError(`--after "${after ?? ''}" is not a token a previous page printed`, command);
-        throw error;
-      }
-    },
-    shardCount,
+  const { page, scope } = await readPage(after, command, () =>
+    withEventListing(location, async (records, scope) => ({ page: await records.listEvents(tenant, query), scope }), shardCount),
   );
   const what = `${states.join(' or ')} events${label === undefined ? '' : ` labelled ${label}`}`;
   // An empty listing of a tenant the registry does not know is a mistake to say, not an answer.

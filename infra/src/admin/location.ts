@@ -3,7 +3,17 @@ import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynam
 import { SNSClient, type SNSClientConfig } from '@aws-sdk/client-sns';
 import { SQSClient, type SQSClientConfig } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DEFAULTS, DynamoDbEventListing, PUBLIC_TENANT_ID, type EventListing } from '@adhoc-scheduler/shared';
+import {
+  DEFAULTS,
+  DynamoDbEventListing,
+  DynamoDbSeriesListing,
+  DynamoDbSeriesStore,
+  PageTokenError,
+  PUBLIC_TENANT_ID,
+  type EventListing,
+  type SeriesListing,
+  type SeriesStore,
+} from '@adhoc-scheduler/shared';
 import { LOCAL_CREDENTIALS } from '../local/runtime.js';
 import type { LocationValues } from './arguments.js';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
@@ -172,6 +182,23 @@ export async function withEventListing<T>(
   );
 }
 
+/**
+ * Runs `use` with the location's series: their records, and their listing (reading each shard of
+ * the tenant index, as withEventListing says); read failures become an AdminError naming the table.
+ */
+export async function withSeriesListing<T>(
+  location: Location,
+  use: (listing: SeriesListing, records: Pick<SeriesStore, 'read'>) => Promise<T>,
+  shardCount?: number,
+): Promise<T> {
+  return withTable(location, (client, tableName, access) =>
+    use(
+      new DynamoDbSeriesListing(client, tableName, { shardCount: shardCount ?? access.shardCount ?? DEFAULTS.shardCount }),
+      new DynamoDbSeriesStore(client, tableName),
+    ),
+  );
+}
+
 /** Runs `use` with a client of the location's table; failures become an AdminError naming the table. */
 export async function withTable<T>(
   location: Location,
@@ -182,7 +209,8 @@ export async function withTable<T>(
   try {
     return await use(DynamoDBDocumentClient.from(client), access.tableName, access);
   } catch (error) {
-    if (error instanceof AdminError || error instanceof AdminUsageError) throw error;
+    // A page token no listing printed is the caller's mistake, not the table's: its caller says so.
+    if (error instanceof AdminError || error instanceof AdminUsageError || error instanceof PageTokenError) throw error;
     throw new AdminError(`cannot read the ${access.description}: ${describeError(error)}.${access.hint(error)}`);
   } finally {
     client.destroy();

@@ -1,6 +1,7 @@
 import { DEFAULT_QUOTAS, EVENT_STATE, REFUSALS_KEPT } from '@adhoc-scheduler/shared';
 import { PEEK_VISIBILITY_SECONDS } from './dead-letters.js';
 import { CDK_TENANTS } from './location.js';
+import { PAST_SHOWN } from './series-view.js';
 
 const count = (value: number): string => value.toLocaleString('en-US');
 const STATES = Object.values(EVENT_STATE).join('|');
@@ -17,8 +18,8 @@ const WHERE = `Where (local service by default):
   --tenants FILE          the registry, to say so when a tenant is not in it (default, for the
                           local service, .local/tenants.json; a deployed stack's is not checked
                           unless named)
-A deployed table is read with dynamodb:BatchGetItem (event show, series show, events, refusals) and dynamodb:Query on
-its index byTenantDue (events); quota reconcile needs dynamodb:Scan (a filtered scan of the
+A deployed table is read with dynamodb:BatchGetItem (event show, series show, series list, events,
+refusals) and dynamodb:Query on its index byTenantDue (events, series list); quota reconcile needs dynamodb:Scan (a filtered scan of the
 whole table), and dynamodb:GetItem and dynamodb:UpdateItem on the tenant's counter item.`;
 
 export const USAGE = {
@@ -31,6 +32,7 @@ Usage:
   scripts/admin tenant resume <id> [where]
   scripts/admin event show <event-id> [--json] [where]
   scripts/admin event show --tenant T --id CLIENT_ID [--user U] [--json] [where]
+  scripts/admin series list --tenant T [--label L] [--limit N] [--after TOKEN] [--json] [where]
   scripts/admin series show <series-id|client-id> --tenant T [--user U] [--json] [where]
   scripts/admin events --tenant T [--label L] [--state S ...] [--from DATE] [--to DATE]
                        [--limit N] [--after TOKEN] [--json] [where]
@@ -144,8 +146,33 @@ period), saying so when the tenant is not registered.
 
 ${WHERE}`,
 
+  seriesList: `Lists a tenant's recurring series, a page at a time: each with its id, state, schedule
+and zone, and its next occurrence in the series' zone and in UTC. It reads the tenant index and
+the records it shows, never the whole table.
+
+Usage: scripts/admin series list --tenant T [--label L] [--limit N] [--after TOKEN] [--json]
+                                 [--shard-count N] [where]
+
+  --tenant T        the tenant ("public" for the shared input topic)
+  --label L         only its series with this label
+  --limit N         series per page, 1 to ${LIST_LIMIT.max} (default ${LIST_LIMIT.default})
+  --after TOKEN     the next page: the token printed under the previous one
+  --json            {"series": [...], "next": TOKEN or null}, times as ISO 8601
+  --shard-count N   the scheduler's SCHEDULER_SHARD_COUNT, for a table named by --table
+
+In the order of each series' next occurrence not yet materialised (the index's order; the next
+one shown may be one already materialised, due sooner); with --label, of each series' first
+occurrence, where its label entry stands. A series leaves the index when it ends: the listing
+holds the active series (one that ended while it was read is shown with its state); series show
+finds an ended one by its id. The index holds the tenant's stored events too, which the listing
+reads past (their keys, not their records). A last page may be empty. Exit code 1 when the
+tenant is not registered and has no series.
+
+${WHERE}`,
+
   seriesShow: `Shows one recurring series: its schedule, zone and daylight-saving rule, its state,
-how many of its occurrences have come due, and the next ones, each in the series' zone and in UTC.
+how many of its occurrences have come due, the next ones, each in the series' zone and in UTC,
+and the last ${PAST_SHOWN} that came due with the state of the event each became and its lateness.
 
 Usage: scripts/admin series show <series-id> --tenant T [--json] [where]
        scripts/admin series show <client-id> --tenant T [--user U] [--json] [where]
@@ -154,11 +181,14 @@ Usage: scripts/admin series show <series-id> --tenant T [--json] [where]
   <client-id>      the "id" the client gave in its request
   --tenant T       whose series it is ("public" for the shared input topic)
   --user U         the request's "user": needed for the public tenant's client ids, which are per user
-  --json           the record as JSON, times as ISO 8601, with "fired" and "next"
+  --json           the record as JSON, times as ISO 8601, with "fired", "next" and "last"
 
 "fired" counts the occurrences due so far, those the catch-up window skipped included; a next
-occurrence marked "materialised" is an event already (see event show). Exit code 1 when the
-tenant has no such series (an ended one is kept for the retention period).
+occurrence marked "materialised" is an event already (see event show). A last occurrence's
+lateness runs from its due time to the answer of its publish; one "not found" has no event:
+expired (the retention period after its end), or never made (skipped by the catch-up window,
+refused over the tenant's quota). Exit code 1 when the tenant has no such series (an ended one
+is kept for the retention period).
 
 ${WHERE}`,
 

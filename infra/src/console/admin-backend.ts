@@ -17,6 +17,8 @@ import {
   type EventRecord,
   type EventListing,
   type RecentRefusals,
+  type SeriesPage,
+  type SeriesQuery,
 } from '@adhoc-scheduler/shared';
 import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
 import { cancelByLabel } from '../admin/bulk-cancel-command.js';
@@ -30,7 +32,8 @@ import {
 import { lastErrorText, queueName } from '../admin/dead-letter-view.js';
 import type { DeadLetter as QueuedDeadLetter } from '../admin/dead-letters.js';
 import { AdminError } from '../admin/errors.js';
-import { withEventListing, withInputTopic, withTable, type Location } from '../admin/location.js';
+import { withEventListing, withInputTopic, withSeriesListing, withTable, type Location } from '../admin/location.js';
+import { seriesAt } from '../admin/series-commands.js';
 import { pausesAt, pauseTenant, resumedText, resumeTenantAt } from '../admin/pause-commands.js';
 import { withRefusalLog } from '../admin/refusal-commands.js';
 import { readRegistry, unregisteredTenant } from '../admin/registry.js';
@@ -45,6 +48,7 @@ import {
   type EventPage,
   type Overview,
   type PauseState,
+  type SeriesDetail,
   type TenantSummary,
 } from './backend.js';
 import { HOUR_MS, overviewFigures } from './figures.js';
@@ -151,6 +155,19 @@ export class AdminConsoleBackend implements ConsoleBackend {
       if (error instanceof PageTokenError) throw new ConsoleRequestError(error.message);
       throw error;
     }
+  }
+
+  async listSeries(tenant: string, filter: SeriesQuery): Promise<SeriesPage> {
+    try {
+      return await withSeriesListing(this.location, (listing) => listing.listSeries(tenant, filter));
+    } catch (error) {
+      if (error instanceof PageTokenError) throw new ConsoleRequestError(error.message);
+      throw error;
+    }
+  }
+
+  seriesDetail(id: string, now: number): Promise<SeriesDetail | undefined> {
+    return seriesAt(this.location, id, now);
   }
 
   /** A tenant's events matching the filter, in due order, through the listing, up to `limit` of them. */

@@ -1,4 +1,15 @@
-import type { EventRecord, EventsPage, EventsQuery, LifecycleStep, PauseOwner, RecentRefusals } from '@adhoc-scheduler/shared';
+import type {
+  EventRecord,
+  EventsPage,
+  EventsQuery,
+  LifecycleStep,
+  PastOccurrence,
+  PauseOwner,
+  RecentRefusals,
+  SeriesPage,
+  SeriesQuery,
+  SeriesRecord,
+} from '@adhoc-scheduler/shared';
 
 /**
  * Everything the console reads and changes, through one interface: each view and each action
@@ -16,6 +27,10 @@ export interface ConsoleBackend {
   listEvents(tenant: string, filter: EventFilter): Promise<EventPage>;
   /** One event and its steps so far; undefined when there is no such event. */
   eventLifecycle(id: string): Promise<EventLifecycle | undefined>;
+  /** A tenant's recurring series, a page at a time, by next due time (by first due time with a label). */
+  listSeries(tenant: string, filter: SeriesQuery): Promise<SeriesPage>;
+  /** One series at `now`, with its last occurrences and how they went; undefined when there is no such series. */
+  seriesDetail(id: string, now: number): Promise<SeriesDetail | undefined>;
   /** A tenant's latest requests refused at ingest, newest first. */
   refusals(tenant: string): Promise<RecentRefusals>;
   /** The messages the dead-letter queues hold. */
@@ -44,6 +59,12 @@ export interface ListingScope {
 export interface EventLifecycle {
   readonly event: EventRecord;
   readonly steps: readonly LifecycleStep[];
+}
+
+export interface SeriesDetail {
+  readonly record: SeriesRecord;
+  /** Its last occurrences due by then, newest first. */
+  readonly past: readonly PastOccurrence[];
 }
 
 export type PauseState =

@@ -4,6 +4,7 @@ import { EVENT_STATE, OPEN_STATES, PUBLIC_TENANT_ID, type EventState } from '@ad
 import { ACTIONS, parseDate, type Fields } from './actions.js';
 import { ConsoleRequestError, type ConsoleBackend, type TenantSummary } from './backend.js';
 import { refusalsSection } from './refusals-view.js';
+import { seriesDetailView, seriesListView, type SeriesListQuery } from './series-view.js';
 import {
   confirmView,
   deadLettersView,
@@ -20,7 +21,7 @@ import {
   type StateChoice,
 } from './views.js';
 
-/** A listing's page. */
+/** A listing's page (of events, or of series). */
 const EVENTS_PAGE = 50;
 /** A form's body, at most: the console's forms hold a few short fields. */
 const MAX_BODY_BYTES = 16 * 1024;
@@ -50,6 +51,8 @@ export async function page(site: ConsoleSite, url: URL): Promise<PageResult> {
   if (url.pathname === '/overview') return overviewPage(site, url);
   if (url.pathname === '/events') return eventsPage(site, url);
   if (url.pathname.startsWith('/events/')) return eventPage(site, decodeURIComponent(url.pathname.slice('/events/'.length)));
+  if (url.pathname === '/series') return seriesListPage(site, url);
+  if (url.pathname.startsWith('/series/')) return seriesPage(site, decodeURIComponent(url.pathname.slice('/series/'.length)));
   if (url.pathname === '/dead-letters') return deadLettersPage(site, url);
   return { status: 404, body: errorView(context, 'Not found', `The console has no page ${url.pathname}.`) };
 }
@@ -161,6 +164,34 @@ async function eventPage({ backend, context }: ConsoleSite, id: string): Promise
       body: errorView(context, 'No such event', `No event ${id}: unknown, or ended longer ago than the retention period.`),
     };
   return { status: 200, body: eventView(context, lifecycle) };
+}
+
+async function seriesListPage({ backend, context }: ConsoleSite, url: URL): Promise<PageResult> {
+  const tenants = await backend.tenants();
+  const query: SeriesListQuery = {
+    tenant: chosenTenant(tenants, url.searchParams.get('tenant')) ?? PUBLIC_TENANT_ID,
+    label: url.searchParams.get('label') ?? undefined,
+    after: url.searchParams.get('after') ?? undefined,
+  };
+  const now = Date.now();
+  try {
+    const listed = await backend.listSeries(query.tenant, { label: query.label || undefined, limit: EVENTS_PAGE, after: query.after });
+    return { status: 200, body: seriesListView(context, tenants, query, listed, undefined, now) };
+  } catch (error) {
+    if (!(error instanceof ConsoleRequestError)) throw error;
+    return { status: 400, body: seriesListView(context, tenants, query, undefined, problemNote(error.message), now) };
+  }
+}
+
+async function seriesPage({ backend, context }: ConsoleSite, id: string): Promise<PageResult> {
+  const now = Date.now();
+  const detail = await backend.seriesDetail(id, now);
+  if (detail === undefined)
+    return {
+      status: 404,
+      body: errorView(context, 'No such series', `No series ${id}: unknown, or ended longer ago than the retention period.`),
+    };
+  return { status: 200, body: seriesDetailView(context, detail, now) };
 }
 
 async function deadLettersPage({ backend, context }: ConsoleSite, url: URL): Promise<PageResult> {

@@ -29,6 +29,7 @@ const NAV = [
   { path: '/', name: 'Tenants' },
   { path: '/overview', name: 'Overview' },
   { path: '/events', name: 'Events' },
+  { path: '/series', name: 'Series' },
   { path: '/dead-letters', name: 'Dead letters' },
 ] as const;
 
@@ -92,7 +93,7 @@ export function tenantsView(context: PageContext, tenants: readonly TenantSummar
 <td>${quotaUse(tenant)}</td>
 <td>${count(tenant.maxIngestPerSecond)}</td>
 <td>${pauseText(tenant)}</td>
-<td><a href="/events?tenant=${encodeURIComponent(tenant.id)}">Events</a></td>
+<td><a href="/events?tenant=${encodeURIComponent(tenant.id)}">Events</a> <a href="/series?tenant=${encodeURIComponent(tenant.id)}">Series</a></td>
 <td>${[
       // Both while the pause state is not known (its counter item could not be read).
       tenant.pause.paused !== true &&
@@ -113,14 +114,14 @@ export function tenantsView(context: PageContext, tenants: readonly TenantSummar
     'Tenants',
     html`<table>
 <caption>Registered tenants, their open events against their quota, and whether they are paused</caption>
-<thead><tr><th scope="col">Tenant</th><th scope="col">Open events (quota use)</th><th scope="col">Max new events/s</th><th scope="col">Paused</th><th scope="col">Events</th><th scope="col">Pause or resume</th></tr></thead>
+<thead><tr><th scope="col">Tenant</th><th scope="col">Open events (quota use)</th><th scope="col">Max new events/s</th><th scope="col">Paused</th><th scope="col">Events and series</th><th scope="col">Pause or resume</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>`,
   );
 }
 
 /** The registry's tenants to choose from, and the one chosen even when the registry does not name it (a deployed stack's, read without it). */
-function tenantChooser(tenants: readonly TenantSummary[], chosen: string | undefined): Html {
+export function tenantChooser(tenants: readonly TenantSummary[], chosen: string | undefined): Html {
   const ids = tenants.map((tenant) => tenant.id);
   if (chosen !== undefined && !ids.includes(chosen)) ids.push(chosen);
   return html`<label>Tenant <select name="tenant">${ids.map(
@@ -241,7 +242,8 @@ ${tenantChooser(tenants, query.tenant)}
 </table>
 ${events.next === undefined ? '' : html`<p><a href="${eventsUrl({ ...query, after: events.next })}" rel="next">Next page</a></p>`}`;
   const note = query.label || events === undefined || events.listsQueuedEvents ? '' : QUEUED_EVENTS_NOTE;
-  return page(context, '/events', 'Events', html`${filters}${note}${listing}${bulk}`);
+  const series = html`<p><a href="/series?tenant=${encodeURIComponent(query.tenant)}">Recurring series of ${query.tenant}</a></p>`;
+  return page(context, '/events', 'Events', html`${filters}${note}${listing}${series}${bulk}`);
 }
 
 export function eventView(context: PageContext, lifecycle: EventLifecycle): string {
@@ -258,6 +260,7 @@ export function eventView(context: PageContext, lifecycle: EventLifecycle): stri
 ${field('Tenant', html`<a href="/events?tenant=${encodeURIComponent(event.tenant)}">${event.tenant}</a>`)}
 ${field('State', event.state)}
 ${field('Due', time(event.dueAt))}
+${field('Series', event.series && html`<a href="/series/${encodeURIComponent(event.series.id)}">${event.series.id}</a>, occurrence ${event.series.occurrence}`)}
 ${field('Version', String(event.version))}
 ${field('Labels', (event.labels ?? []).join(', '))}
 ${field('Client id', event.clientId)}

@@ -16,6 +16,7 @@ import {
   FAST_TIMINGS,
   request,
   SchedulerClient,
+  seriesDueSoon,
   sharedEmulators,
   startServiceWithFiles,
   TopicConsumer,
@@ -222,6 +223,71 @@ describe('the console in the browser', () => {
       expect(await page.locator('.steps').textContent()).toMatch(/created.*cancelled/s);
       // An ended event offers no changes.
       expect(await page.getByRole('button', { name: 'Cancel this event…' }).count()).toBe(0);
+      onlyConsoleRequests();
+    } finally {
+      await teardown();
+    }
+  });
+
+  it("lists a tenant's series from its events and shows one: next occurrences in its zone and in UTC, the last ones with their lateness", async () => {
+    const { server, page, acme, target, onlyConsoleRequests, teardown } = await setup();
+    try {
+      await acme.publish({ ...seriesDueSoon(target.topicArn, 4000), id: 'minutely', timezone: 'Asia/Kolkata' });
+      const { date: _date, ...content } = request(target.topicArn, 0, 'daily report');
+      const start = new Date(Date.now() + 2 * 24 * 60 * MINUTE).toISOString();
+      await acme.publish({ ...content, id: 'daily', schedule: 'cron(0 9 * * ? *)', timezone: 'Europe/Berlin', start });
+
+      await page.goto(`${server.url}/events?tenant=acme`);
+      await page.getByRole('link', { name: 'Recurring series of acme' }).click();
+      await page.waitForURL(/\/series\?tenant=acme$/);
+      const table = page.getByRole('table', { name: 'Series of acme, by next due time' });
+      await waitFor(async () => {
+        await page.reload();
+        return (await table.getByRole('link').count()) === 2;
+      }, 'both series listed');
+      // The one due within the minute first.
+      const [minutely, daily] = await table.getByRole('link').allTextContents();
+      const dailyRow = table.getByRole('row').nth(2);
+      expect((await dailyRow.getByRole('cell').allTextContents()).slice(0, 4)).toEqual([
+        daily,
+        'active',
+        'cron(0 9 * * ? *)',
+        'Europe/Berlin',
+      ]);
+      // Its next occurrence: 09:00 in Berlin, winter or summer time, and the same instant in UTC.
+      const [inBerlin, inUtc] = await dailyRow.locator('time').allTextContents();
+      expect(inBerlin).toMatch(/T09:00:00\.000\+0[12]:00$/);
+      expect(inUtc).toMatch(/Z$/);
+      expect(Date.parse(inUtc ?? '')).toBe(Date.parse(inBerlin ?? ''));
+      await screenshot(page, 'series');
+
+      await table.getByRole('link', { name: minutely }).click();
+      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(`Series ${minutely}`);
+      const last = page.getByRole('table', { name: /^Its last occurrences/ });
+      await waitFor(async () => {
+        await page.reload();
+        // Before its due time the page says none has come due: no table yet.
+        return (await last.count()) === 1 && ((await last.getByRole('row').nth(1).textContent()) ?? '').includes('emitted at');
+      }, 'its first occurrence emitted, shown');
+      const [number, inZone, utc, eventId, outcome] = await last.getByRole('row').nth(1).locator('th, td').allTextContents();
+      expect(number).toBe('1');
+      expect(inZone).toMatch(/\+05:30$/);
+      expect(Date.parse(inZone ?? '')).toBe(Date.parse(utc ?? ''));
+      expect(outcome).toMatch(/^emitted at \S+Z, late by \d/);
+      const next = page.getByRole('table', { name: 'Its next occurrences, in its zone and in UTC' });
+      expect(await next.getByRole('row').nth(1).locator('th').textContent()).toBe('2');
+      await last.scrollIntoViewIfNeeded();
+      await screenshot(page, 'series-detail');
+
+      // The occurrence's event, and from it back to its series.
+      await last.getByRole('link', { name: eventId ?? '' }).click();
+      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(`Event ${eventId}`);
+      await page.getByRole('link', { name: minutely }).click();
+      await page.waitForURL(`${server.url}/series/${minutely}`);
+      // A token no page printed, and a series that is not there: said as such.
+      expect((await page.goto(`${server.url}/series?tenant=acme&after=not-a-token`))?.status()).toBe(400);
+      expect(await page.getByRole('alert').textContent()).toContain('is not a page token');
+      expect((await page.goto(`${server.url}/series/s-m-unknown`))?.status()).toBe(404);
       onlyConsoleRequests();
     } finally {
       await teardown();

@@ -229,6 +229,14 @@ export function request(target: string, dueAt: number, payload: string, extra: R
   return { date: new Date(dueAt).toISOString(), target, user: 'tests', payload, ...extra };
 }
 
+/**
+ * A series request whose first occurrence is `leadMs` from now, then one a minute: rate() counts
+ * its minutes from its start's (when it is published), plus its offset.
+ */
+export function seriesDueSoon(target: string, leadMs: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { schedule: 'rate(1 minute)', offset: (Date.now() + leadMs) % 60_000, target, user: 'tests', payload: 'every minute', ...extra };
+}
+
 /** Polls a condition until it holds (never a fixed sleep); fails with the last state after `timeoutMs`. */
 type Truthy<T> = Exclude<T, false | null | undefined | 0 | ''>;
 

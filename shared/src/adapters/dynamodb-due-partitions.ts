@@ -128,3 +128,39 @@ export function dynamoDbPartitions(client: DynamoDBDocumentClient, tableName: st
     };
   };
 }
+
+/** How a page of records is read through merged index entries (see pageOfRecords). */
+export interface RecordPageReading<T> {
+  readonly limit: number;
+  /** Whether an entry may stand for what is listed; its record is read only then (by default, every entry's). */
+  readonly wanted?: (entry: ListingPosition) => boolean;
+  /** The records of these ids, those found. */
+  readonly read: (ids: readonly string[]) => Promise<ReadonlyMap<string, T>>;
+  /** Whether a record read is listed: the records decide (an entry may name one that has ended or moved since). */
+  readonly keep: (record: T) => boolean;
+}
+
+/**
+ * Up to `limit` records in the entries' order: the merge's entries taken as many as the page still
+ * lacks at a time, the records of those wanted read and kept as `keep` says. With the position of
+ * the last entry looked at when any follows: where the next page starts.
+ */
+export async function pageOfRecords<T>(
+  merge: DuePartitionsMerge,
+  reading: RecordPageReading<T>,
+): Promise<{ readonly records: T[]; readonly next: ListingPosition | undefined }> {
+  const records: T[] = [];
+  let last: ListingPosition | undefined;
+  while (records.length < reading.limit) {
+    const candidates = await merge.take(reading.limit - records.length);
+    if (candidates.length === 0) break;
+    const wanted = reading.wanted === undefined ? candidates : candidates.filter(reading.wanted);
+    const read = wanted.length === 0 ? new Map<string, T>() : await reading.read(wanted.map(({ id }) => id));
+    for (const candidate of wanted) {
+      const record = read.get(candidate.id);
+      if (record !== undefined && reading.keep(record)) records.push(record);
+    }
+    last = candidates.at(-1);
+  }
+  return { records, next: (await merge.more()) ? last : undefined };
+}

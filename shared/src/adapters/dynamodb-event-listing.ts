@@ -11,10 +11,10 @@ import { EVENT_STATE, OPEN_STATES, type EventRecord } from '../domain/lifecycle.
 import { SERIES_STATE } from '../domain/series.js';
 import { TransientError } from '../domain/reasons.js';
 import { eventIdOfLabelEntry, listingPartitions } from '../domain/table-keys.js';
-import { decodePageToken, encodePageToken, type ListingPosition } from '../domain/tenant-index.js';
+import { decodePageToken, encodePageToken } from '../domain/tenant-index.js';
 import type { EventListing, EventsPage, EventsQuery } from '../app/ports/listing.js';
 import { BATCH_ROUNDS, batchGet, pauseBeforeRound } from './dynamodb-batches.js';
-import { DuePartitionsMerge, dynamoDbPartitions } from './dynamodb-due-partitions.js';
+import { DuePartitionsMerge, dynamoDbPartitions, pageOfRecords } from './dynamodb-due-partitions.js';
 import { isEventItem, toRecord } from './dynamodb-event-item-codec.js';
 import { TABLE, transient } from './dynamodb-table.js';
 
@@ -119,28 +119,18 @@ export class DynamoDbEventListing implements EventListing {
     });
     const merge = new DuePartitionsMerge(partitions, open, after);
 
-    const events: EventRecord[] = [];
-    let last: ListingPosition | undefined;
-    while (events.length < query.limit) {
-      const candidates = await merge.take(query.limit - events.length);
-      if (candidates.length === 0) break;
-      const records = await this.readRecords(candidates.map(({ id }) => id));
-      for (const candidate of candidates) {
-        last = candidate;
-        const record = records.get(candidate.id);
-        if (
-          record !== undefined &&
-          record.tenant === tenant &&
-          states.includes(record.state) &&
-          (query.label === undefined || (record.labels ?? []).includes(query.label)) &&
-          record.dueAt >= (query.from ?? Number.MIN_SAFE_INTEGER) &&
-          record.dueAt < untilMs
-        )
-          events.push(record);
-      }
-    }
-    const more = await merge.more();
-    return { events, next: more && last !== undefined ? encodePageToken(last) : undefined };
+    const fromBound = query.from ?? Number.MIN_SAFE_INTEGER;
+    const { records, next } = await pageOfRecords(merge, {
+      limit: query.limit,
+      read: (ids) => this.readRecords(ids),
+      keep: (record) =>
+        record.tenant === tenant &&
+        states.includes(record.state) &&
+        (query.label === undefined || (record.labels ?? []).includes(query.label)) &&
+        record.dueAt >= fromBound &&
+        record.dueAt < untilMs,
+    });
+    return { events: records, next: next === undefined ? undefined : encodePageToken(next) };
   }
 
   /** Records by id (consistently, as operators expect to see what they just changed), each request's units told. */

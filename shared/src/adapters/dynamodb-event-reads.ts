@@ -26,7 +26,10 @@ export interface EventTable {
 }
 
 /** Records by id, read consistently (an id without a record is absent). */
-export async function readEvents(table: EventTable, ids: readonly string[]): Promise<ReadonlyMap<string, EventRecord>> {
+export async function readEvents(
+  table: Pick<EventTable, 'client' | 'tableName'>,
+  ids: readonly string[],
+): Promise<ReadonlyMap<string, EventRecord>> {
   const items = await batchGet(table.client, table.tableName, ids);
   const records = new Map<string, EventRecord>();
   for (const [id, item] of items) if (isEventItem(item)) records.set(id, toRecord(item));

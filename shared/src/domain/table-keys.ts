@@ -200,3 +200,12 @@ export function listingPartitions(tenant: string, label: string | undefined, sha
   if (label !== undefined) return labelShardKeys(tenant, label, shardCount);
   return tenantShardKeys(tenant, 's', shardCount).flatMap((stored, shard) => [stored, tenantShardKey(tenant, 'q', shard)]);
 }
+
+/**
+ * The partitions holding a tenant's series: its stored family, where an active series is keyed at
+ * its next due time among the stored events, or its entries of one label (a series' stands at its
+ * first due time). Either holds events too: a reader keeps the series ids.
+ */
+export function seriesListingPartitions(tenant: string, label: string | undefined, shardCount: number): string[] {
+  return label === undefined ? tenantShardKeys(tenant, 's', shardCount) : labelShardKeys(tenant, label, shardCount);
+}
