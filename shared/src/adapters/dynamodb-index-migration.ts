@@ -109,8 +109,7 @@ async function moveEntry(
         Key: { [TABLE.partitionKey]: item[TABLE.partitionKey] },
         UpdateExpression: `${set}REMOVE #bucketShard`,
         // As read: a hold, a resume or a change since then is found by a later run, or took the key out itself.
-        ConditionExpression:
-          move.kind === 'held' ? '#bucketShard = :read AND #state = :held' : '#bucketShard = :read',
+        ConditionExpression: move.kind === 'held' ? '#bucketShard = :read AND #state = :held' : '#bucketShard = :read',
         ExpressionAttributeNames: {
           '#bucketShard': LEGACY_BUCKET_INDEX.partitionKey,
           ...(set === '' ? {} : { '#tenantShard': TABLE.tenantShardKey }),

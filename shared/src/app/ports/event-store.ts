@@ -191,7 +191,11 @@ export interface EventStore {
    * expiry. Only while it is queued as copy `from` left it at the version read: `changed`
    * otherwise; `not-paused` when the tenant's pause has ended.
    */
-  hold(record: EventRecord, from: string, hold: { readonly payload: string; readonly heldKey: string; readonly now: number }): Promise<HoldOutcome>;
+  hold(
+    record: EventRecord,
+    from: string,
+    hold: { readonly payload: string; readonly heldKey: string; readonly now: number },
+  ): Promise<HoldOutcome>;
 }
 
 export type HoldOutcome = 'held' | 'changed' | 'not-paused';
