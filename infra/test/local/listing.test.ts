@@ -256,6 +256,13 @@ describe.concurrent('listing a tenant’s events', () => {
       expect(held).toBe('held');
       expect((await all('acme', { states: [EVENT_STATE.held], limit: 10 })).ids).toEqual(['near-held']);
       expect((await all('acme', { limit: 10 })).ids).toEqual(['near-held', 'far-open']);
+      // A resume reads it in the held partitions; cancelled, it leaves them, and is still listed.
+      const dueIndex = new DynamoDbDueIndex(client, tableName);
+      expect((await dueIndex.page(heldShardKeys('acme', SHARDS), undefined, 10)).map(({ id }) => id)).toEqual(['near-held']);
+      const cancel = { by: 'cancel-near-held', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 3600 };
+      expect(await store.cancel('near-held', { tenant: 'acme', cutoffMs: 0 }, cancel)).toEqual({ outcome: 'cancelled' });
+      expect(await dueIndex.page(heldShardKeys('acme', SHARDS), undefined, 10)).toEqual([]);
+      expect((await all('acme', { states: [EVENT_STATE.cancelled], limit: 10 })).ids).toEqual(['near-held']);
     } finally {
       destroy();
     }
