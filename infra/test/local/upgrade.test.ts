@@ -1,8 +1,11 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ListSubscriptionsByTopicCommand, SNSClient, SubscribeCommand, UnsubscribeCommand } from '@aws-sdk/client-sns';
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import {
   bucketOf,
   DynamoDbDueIndex,
@@ -21,6 +24,7 @@ import {
 import { startEmulators } from '../../src/local/emulators.js';
 import { resourceNames } from '../../src/local/resources.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
+import { admin } from './admin-run.js';
 import { expectNotEarly, FAST_TIMINGS, sharedEmulators, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
 
 const emulators = sharedEmulators();
@@ -44,6 +48,18 @@ function recordOfEarlierVersion(
     createdAt: now - 60_000,
     ...(state === 'queued' ? { queuedAt: now - 1_000, emitClaim: 'an older attempt', emitClaimUntil: now - 30_000 } : indexKeys),
     expiresAt: Math.ceil(event.dueAt / 1000) + 3600,
+  };
+}
+
+/** An index by due time, keys only, as every version created them. */
+function keysOnly(name: string, partitionKey: string) {
+  return {
+    IndexName: name,
+    KeySchema: [
+      { AttributeName: partitionKey, KeyType: 'HASH' as const },
+      { AttributeName: TABLE.dueAtKey, KeyType: 'RANGE' as const },
+    ],
+    Projection: { ProjectionType: 'KEYS_ONLY' as const },
   };
 }
 
@@ -103,14 +119,6 @@ describe.concurrent('an upgrade', () => {
       new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
     );
     const tableName = resourceNames(prefix).table;
-    const keysOnly = (name: string, partitionKey: string) => ({
-      IndexName: name,
-      KeySchema: [
-        { AttributeName: partitionKey, KeyType: 'HASH' as const },
-        { AttributeName: TABLE.dueAtKey, KeyType: 'RANGE' as const },
-      ],
-      Projection: { ProjectionType: 'KEYS_ONLY' as const },
-    });
     // The table as the version before created it: the time-bucket index and the tenant index.
     await dynamodb.send(
       new CreateTableCommand({
@@ -197,6 +205,105 @@ describe.concurrent('an upgrade', () => {
       await emulators.stop();
     }
   }, 120_000);
+
+  it('scripts/admin table migrate moves stored events while the old index stands, held ones once it is gone, and nothing more when run again', async () => {
+    const dynamodb = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
+    );
+    const sqs = new SQSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.messagingEndpoint });
+    const directory = await mkdtemp(join(tmpdir(), 'table-migrate-'));
+    /** The table as a version had it: with the time-bucket index (before the deploy), or without (after it). */
+    const tableAt = async (stage: 'before-deploy' | 'after-deploy') => {
+      const tableName = uniqueName(`migrate-${stage}`);
+      await dynamodb.send(
+        new CreateTableCommand({
+          TableName: tableName,
+          BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: [
+            { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
+            ...(stage === 'before-deploy' ? [{ AttributeName: LEGACY_BUCKET_INDEX.partitionKey, AttributeType: 'S' as const }] : []),
+            { AttributeName: TABLE.tenantShardKey, AttributeType: 'S' },
+            { AttributeName: TABLE.dueAtKey, AttributeType: 'N' },
+          ],
+          KeySchema: [{ AttributeName: TABLE.partitionKey, KeyType: 'HASH' }],
+          GlobalSecondaryIndexes: [
+            ...(stage === 'before-deploy' ? [keysOnly(LEGACY_BUCKET_INDEX.name, LEGACY_BUCKET_INDEX.partitionKey)] : []),
+            keysOnly(TABLE.tenantIndex, TABLE.tenantShardKey),
+          ],
+        }),
+      );
+      const items = [
+        { id: 'm-stored', tenant: 'acme', state: EVENT_STATE.scheduled, dueAt: 1, [LEGACY_BUCKET_INDEX.partitionKey]: '1780000020#3' },
+        {
+          id: 'm-held',
+          tenant: 'acme',
+          state: EVENT_STATE.held,
+          dueAt: 2,
+          [LEGACY_BUCKET_INDEX.partitionKey]: 'held#acme#5',
+          tenantShard: 'acme#s5',
+        },
+        // Sent by a resume of this version, which no longer removes the old key.
+        {
+          id: 'm-sent',
+          tenant: 'acme',
+          state: EVENT_STATE.queued,
+          dueAt: 3,
+          [LEGACY_BUCKET_INDEX.partitionKey]: 'held#acme#1',
+          tenantShard: 'acme#s1',
+        },
+      ];
+      for (const Item of items) await dynamodb.send(new PutCommand({ TableName: tableName, Item }));
+      const outputsFile = join(directory, `${tableName}.json`);
+      const outputs = {
+        region: LOCAL_REGION,
+        endpoint: emulators.messagingEndpoint,
+        dynamodbEndpoint: emulators.dynamodbEndpoint,
+        tableName,
+        // Read to tell that the local service runs: a queue of its own.
+        ingestQueueUrl: (await sqs.send(new CreateQueueCommand({ QueueName: uniqueName('migrate-ingest') }))).QueueUrl,
+        inputTopicArn: 'unused',
+      };
+      await writeFile(outputsFile, JSON.stringify(outputs));
+      const migrate = async () => {
+        const run = await admin('table', 'migrate', '--json', '--outputs', outputsFile);
+        expect(run.stderr).toBe('');
+        return JSON.parse(run.stdout) as Record<string, unknown>;
+      };
+      const keys = async (id: string) => {
+        const { Item } = await dynamodb.send(
+          new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: id }, ConsistentRead: true }),
+        );
+        return [Item?.[TABLE.tenantShardKey], Item?.[LEGACY_BUCKET_INDEX.partitionKey]];
+      };
+      return { migrate, keys };
+    };
+    try {
+      const before = await tableAt('before-deploy');
+      expect(await before.migrate()).toMatchObject({
+        scope: 'stored-events',
+        found: 3,
+        stored: 1,
+        held: 0,
+        cleared: 1,
+        left: 1,
+        skipped: 0,
+      });
+      expect(await before.keys('m-stored')).toEqual(['acme#s3', undefined]);
+      // Where the version before, still deployed, resumes it.
+      expect(await before.keys('m-held')).toEqual(['acme#s5', 'held#acme#5']);
+      expect(await before.keys('m-sent')).toEqual(['acme#s1', undefined]);
+
+      const after = await tableAt('after-deploy');
+      expect(await after.migrate()).toMatchObject({ scope: 'all', found: 3, stored: 1, held: 1, cleared: 1, left: 0, skipped: 0 });
+      expect(await after.keys('m-held')).toEqual([heldShardKey('acme', 5), undefined]);
+      expect(await after.keys('m-sent')).toEqual(['acme#s1', undefined]);
+      expect(await after.migrate()).toMatchObject({ found: 0 });
+    } finally {
+      dynamodb.destroy();
+      sqs.destroy();
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
 
   it("moves the shared topic's subscription, on emulators an earlier version set up, from the tenants' ingest queue to its own", async () => {
     const prefix = uniqueName('upgraded');
