@@ -63,6 +63,38 @@ function keysOnly(name: string, partitionKey: string) {
   };
 }
 
+/** A table with the indexes an earlier version created: the time-bucket index and the tenant index, or (once deployed without it) the tenant index. */
+async function createTableOfEarlierVersion(
+  dynamodb: DynamoDBDocumentClient,
+  tableName: string,
+  bucketIndex: 'with-bucket-index' | 'without',
+): Promise<void> {
+  const withBucketIndex = bucketIndex === 'with-bucket-index';
+  await dynamodb.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
+        ...(withBucketIndex ? [{ AttributeName: LEGACY_BUCKET_INDEX.partitionKey, AttributeType: 'S' as const }] : []),
+        { AttributeName: TABLE.tenantShardKey, AttributeType: 'S' },
+        { AttributeName: TABLE.dueAtKey, AttributeType: 'N' },
+      ],
+      KeySchema: [{ AttributeName: TABLE.partitionKey, KeyType: 'HASH' }],
+      GlobalSecondaryIndexes: [
+        ...(withBucketIndex ? [keysOnly(LEGACY_BUCKET_INDEX.name, LEGACY_BUCKET_INDEX.partitionKey)] : []),
+        keysOnly(TABLE.tenantIndex, TABLE.tenantShardKey),
+      ],
+    }),
+  );
+}
+
+/** An item's key in the tenant index, and in the time-bucket index, read consistently. */
+async function indexKeysOf(dynamodb: DynamoDBDocumentClient, tableName: string, id: string): Promise<unknown[]> {
+  const { Item } = await dynamodb.send(new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: id }, ConsistentRead: true }));
+  return [Item?.[TABLE.tenantShardKey], Item?.[LEGACY_BUCKET_INDEX.partitionKey]];
+}
+
 describe.concurrent('an upgrade', () => {
   it('emits, once, events stored by the earlier version: one waiting in the table, one already in the delay queue', async () => {
     const scheduler = await startTestScheduler(emulators, { env: FAST_TIMINGS });
@@ -120,23 +152,7 @@ describe.concurrent('an upgrade', () => {
     );
     const tableName = resourceNames(prefix).table;
     // The table as the version before created it: the time-bucket index and the tenant index.
-    await dynamodb.send(
-      new CreateTableCommand({
-        TableName: tableName,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [
-          { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
-          { AttributeName: LEGACY_BUCKET_INDEX.partitionKey, AttributeType: 'S' },
-          { AttributeName: TABLE.tenantShardKey, AttributeType: 'S' },
-          { AttributeName: TABLE.dueAtKey, AttributeType: 'N' },
-        ],
-        KeySchema: [{ AttributeName: TABLE.partitionKey, KeyType: 'HASH' }],
-        GlobalSecondaryIndexes: [
-          keysOnly(LEGACY_BUCKET_INDEX.name, LEGACY_BUCKET_INDEX.partitionKey),
-          keysOnly(TABLE.tenantIndex, TABLE.tenantShardKey),
-        ],
-      }),
-    );
+    await createTableOfEarlierVersion(dynamodb, tableName, 'with-bucket-index');
     const target = await TopicConsumer.create(emulators.messagingEndpoint, 'target');
     const event = (id: string, payload: string, dueAt: number): ScheduledEvent => ({
       id,
@@ -173,12 +189,7 @@ describe.concurrent('an upgrade', () => {
       expect((Table?.GlobalSecondaryIndexes ?? []).map(({ IndexName, IndexStatus }) => [IndexName, IndexStatus])).toEqual([
         [TABLE.tenantIndex, 'ACTIVE'],
       ]);
-      const keys = async (id: string) => {
-        const { Item } = await dynamodb.send(
-          new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: id }, ConsistentRead: true }),
-        );
-        return [Item?.[TABLE.tenantShardKey], Item?.[LEGACY_BUCKET_INDEX.partitionKey]];
-      };
+      const keys = (id: string) => indexKeysOf(dynamodb, tableName, id);
       expect(await keys(held.id)).toEqual([heldShardKey('public', 0), undefined]);
       // What a resume reads: the tenant's held partitions.
       const heldPage = await new DynamoDbDueIndex(dynamodb, tableName).page(
@@ -215,23 +226,7 @@ describe.concurrent('an upgrade', () => {
     /** The table as a version had it: with the time-bucket index (before the deploy), or without (after it). */
     const tableAt = async (stage: 'before-deploy' | 'after-deploy') => {
       const tableName = uniqueName(`migrate-${stage}`);
-      await dynamodb.send(
-        new CreateTableCommand({
-          TableName: tableName,
-          BillingMode: 'PAY_PER_REQUEST',
-          AttributeDefinitions: [
-            { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
-            ...(stage === 'before-deploy' ? [{ AttributeName: LEGACY_BUCKET_INDEX.partitionKey, AttributeType: 'S' as const }] : []),
-            { AttributeName: TABLE.tenantShardKey, AttributeType: 'S' },
-            { AttributeName: TABLE.dueAtKey, AttributeType: 'N' },
-          ],
-          KeySchema: [{ AttributeName: TABLE.partitionKey, KeyType: 'HASH' }],
-          GlobalSecondaryIndexes: [
-            ...(stage === 'before-deploy' ? [keysOnly(LEGACY_BUCKET_INDEX.name, LEGACY_BUCKET_INDEX.partitionKey)] : []),
-            keysOnly(TABLE.tenantIndex, TABLE.tenantShardKey),
-          ],
-        }),
-      );
+      await createTableOfEarlierVersion(dynamodb, tableName, stage === 'before-deploy' ? 'with-bucket-index' : 'without');
       const items = [
         { id: 'm-stored', tenant: 'acme', state: EVENT_STATE.scheduled, dueAt: 1, [LEGACY_BUCKET_INDEX.partitionKey]: '1780000020#3' },
         {
@@ -269,12 +264,7 @@ describe.concurrent('an upgrade', () => {
         expect(run.stderr).toBe('');
         return JSON.parse(run.stdout) as Record<string, unknown>;
       };
-      const keys = async (id: string) => {
-        const { Item } = await dynamodb.send(
-          new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: id }, ConsistentRead: true }),
-        );
-        return [Item?.[TABLE.tenantShardKey], Item?.[LEGACY_BUCKET_INDEX.partitionKey]];
-      };
+      const keys = (id: string) => indexKeysOf(dynamodb, tableName, id);
       return { migrate, keys };
     };
     try {
