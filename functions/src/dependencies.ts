@@ -59,6 +59,7 @@ export function createDependencies(
     clock,
     changeWriteTimeoutMs: config.changeWriteTimeoutMs,
     indexQueuedEvents: config.indexQueuedEvents,
+    shardCount: config.shardCount,
   });
   const delayQueue = new SqsDelayQueue(clients.sqs, config.delayQueueUrl);
   const logger = overrides.logger ?? createLogger(config.logLevel, { fn: functionName });

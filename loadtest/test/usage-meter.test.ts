@@ -98,10 +98,10 @@ describe('countUsage on the local service clients', () => {
       dynamodb.send(
         new QueryCommand({
           TableName,
-          IndexName: TABLE.bucketIndex,
+          IndexName: TABLE.tenantIndex,
           KeyConditionExpression: '#k = :k',
-          ExpressionAttributeNames: { '#k': TABLE.bucketShardKey },
-          ExpressionAttributeValues: { ':k': 'no-such-bucket#0' },
+          ExpressionAttributeNames: { '#k': TABLE.tenantShardKey },
+          ExpressionAttributeValues: { ':k': 'no-such-tenant#s0' },
         }),
       ),
     );

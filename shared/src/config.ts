@@ -67,12 +67,11 @@ export interface SchedulerConfig {
   /** Ids per message from the loader to the loading function. */
   readonly loadingChunkSize: number;
 
-  /** Width of one time bucket of the time-bucket index (events stored before the tenant index). */
+  /** Width of the loader's time buckets: a tick reads each tenant's stored shards a round of buckets at a time. */
   readonly bucketSeconds: number;
   /**
-   * Shards per tenant in the tenant index (`<tenant>#s<n>`, and per bucket in the time-bucket
-   * index): one busy tenant is spread over several partitions, which the loader and a listing
-   * each read. Events stored under a shard it no longer counts are not found.
+   * Shards per tenant in the tenant index (`<tenant>#s<n>`, and so on for each family): one busy
+   * tenant is spread over several partitions, which the loader and a listing each read. Events stored under a shard it no longer counts are not found.
    */
   readonly shardCount: number;
   /**

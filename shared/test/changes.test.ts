@@ -33,7 +33,7 @@ function setup({ layout = LAYOUT, pageSize = Number.POSITIVE_INFINITY } = {}) {
   /** A held event of `tenant`, due `agoMs` before NOW. */
   const held = (id: string, agoMs: number, tenant = 'acme') =>
     store.put({
-      ...storedRecord(id, NOW - agoMs, { bucketShard: heldShardKey(tenant, shardOf(id, layout)) }),
+      ...storedRecord(id, NOW - agoMs, { tenantShard: heldShardKey(tenant, shardOf(id, layout)) }),
       tenant,
       state: EVENT_STATE.held,
       expiresAt: Number.NaN,

@@ -717,8 +717,8 @@ describe('carrying on a rescheduled event whose payload only its delay-queue cop
     expect(publisher.published).toEqual([]);
     expect(delayQueue.sent).toEqual([]);
     expect(store.records.get('m-1')).toMatchObject({ state: EVENT_STATE.scheduled, version: 2, carriedBy: undefined, queuedBy: undefined });
-    // Stored for the loader under the tenant index's stored family, out of the time-bucket index.
-    expect(store.records.get('m-1')).toMatchObject({ tenantShard: expect.stringMatching(/^acme#s\d$/), bucketShard: undefined });
+    // Stored for the loader under the tenant index's stored family.
+    expect(store.records.get('m-1')).toMatchObject({ tenantShard: expect.stringMatching(/^acme#s\d$/) });
     expect(await store.storedPayload(store.records.get('m-1') as EventRecord)).toBe('hello');
   });
 
@@ -815,7 +815,7 @@ describe("holding a paused tenant's events", () => {
       queuedBy: undefined,
       heldAt: DUE - 700,
     });
-    expect(held?.bucketShard).toMatch(/^held#acme#\d$/);
+    expect(held?.tenantShard).toMatch(/^acme#h\d$/);
     expect(held?.expiresAt).toBeNaN();
     expect(metrics.counts.EventsHeld).toBe(1);
     // Held is open: its place in the quota is kept.

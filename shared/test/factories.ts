@@ -142,12 +142,12 @@ export function sqsRecord(body: string, messageId = 'sqs-1', receiveCount = 1): 
 
 /**
  * The record of an event stored for the loader (the far path), as ingest leaves it: under its
- * tenant's stored shard in the tenant index, or (a record written before it) under its bucket shard.
+ * tenant's stored shard in the tenant index (or another partition of it: a held event's).
  */
 export function storedRecord(
   id: string,
   dueAt: number,
-  indexed: { readonly tenantShard: string } | { readonly bucketShard: string } = { tenantShard: tenantShardKey('acme', 's', 0) },
+  indexed: { readonly tenantShard: string } = { tenantShard: tenantShardKey('acme', 's', 0) },
 ): StoredRecord {
   return {
     id,

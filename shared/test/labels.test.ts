@@ -97,7 +97,7 @@ describe('the tenant index keys', () => {
     expect(tenantShardKey('acme', 's', 3)).toBe('acme#s3');
     expect(tenantShardKey('acme', 'q', 3)).toBe('acme#q3');
     expect(labelShardKey('acme', 'billing', 3)).toBe('acme#l#billing#3');
-    expect(listingPartitions('acme', undefined, 2)).toEqual(['acme#s0', 'acme#q0', 'acme#s1', 'acme#q1']);
+    expect(listingPartitions('acme', undefined, 2)).toEqual(['acme#s0', 'acme#q0', 'acme#h0', 'acme#s1', 'acme#q1', 'acme#h1']);
     expect(listingPartitions('acme', 'billing', 2)).toEqual(['acme#l#billing#0', 'acme#l#billing#1']);
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runLoaderTick, type LoaderDeps } from '../src/app/loader.js';
-import { bucketShardKeyFor, shardOf } from '../src/domain/sharding.js';
+import { shardOf } from '../src/domain/sharding.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { TransientError } from '../src/domain/reasons.js';
 import { heldShardKey, tenantShardKey } from '../src/domain/table-keys.js';
@@ -41,9 +41,6 @@ function setup(clockTimes: number[] = [NOW], table = { store: new MemoryEventSto
   /** Stores an event of tenant acme for the loader, due at `dueAt`. */
   const stored = (id: string, dueAt: number) =>
     store.put(storedRecord(id, dueAt, { tenantShard: tenantShardKey('acme', 's', shardOf(id, config)) }));
-  /** Stores one as the versions before the tenant index did: in the time-bucket index. */
-  const storedBefore = (id: string, dueAt: number) =>
-    store.put(storedRecord(id, dueAt, { bucketShard: bucketShardKeyFor(id, dueAt, config) }));
   const idsOf = (repair: boolean) =>
     sent
       .filter((chunk) => (chunk.repair ?? false) === repair)
@@ -56,7 +53,6 @@ function setup(clockTimes: number[] = [NOW], table = { store: new MemoryEventSto
     dueIndex,
     loadingQueue,
     stored,
-    storedBefore,
     table,
     sent,
     deps,
@@ -149,14 +145,13 @@ describe('a loader tick', () => {
     expect(dueIndex.queries).toBeLessThanOrEqual(24);
   });
 
-  it("finds each registered tenant's stored events in the tenant index, and events stored before it in the time-bucket index", async () => {
-    const { cursors, store, stored, storedBefore, deps, ids } = setup();
+  it("finds each registered tenant's stored events in the tenant index", async () => {
+    const { cursors, store, stored, deps, ids } = setup();
     cursors.loadedThroughMs = NOW + 480_000;
     stored('acme-event', NOW + 500_000);
     store.put({ ...storedRecord('public-event', NOW + 500_000), tenant: 'public', tenantShard: tenantShardKey('public', 's', 1) });
-    storedBefore('stored-before-the-index', NOW + 510_000);
     await runLoaderTick(deps);
-    expect(ids()).toEqual(['acme-event', 'public-event', 'stored-before-the-index']);
+    expect(ids()).toEqual(['acme-event', 'public-event']);
   });
 
   it('leaves events whose payload is only in the delay queue, and those of a tenant no longer registered', async () => {
@@ -193,8 +188,8 @@ describe('a loader tick', () => {
         async *query(partition, fromMs, untilMs) {
           for await (const page of dueIndex.query(partition, fromMs, untilMs)) {
             yield page;
-            if (!failedOnce.has(partition.key)) {
-              failedOnce.add(partition.key);
+            if (!failedOnce.has(partition)) {
+              failedOnce.add(partition);
               throw new TransientError('DynamoDB Query failed: throttled');
             }
           }
@@ -300,7 +295,7 @@ describe("the loader's sweep", () => {
     const { store, deps, sent, logger } = setup();
     const held = (id: string, tenant: string, dueAt: number) =>
       store.put({
-        ...storedRecord(id, dueAt, { bucketShard: heldShardKey(tenant, shardOf(id, config)) }),
+        ...storedRecord(id, dueAt, { tenantShard: heldShardKey(tenant, shardOf(id, config)) }),
         tenant,
         state: EVENT_STATE.held,
       });

@@ -148,14 +148,14 @@ describe('loading', () => {
     const { store, delayQueue, metrics, load, sentIds } = setup();
     const held = (id: string, dueAt: number) =>
       store.put({
-        ...storedRecord(id, dueAt, { bucketShard: 'held#acme#0' }),
+        ...storedRecord(id, dueAt, { tenantShard: 'acme#h0' }),
         state: EVENT_STATE.held,
         heldAt: dueAt,
         expiresAt: Number.NaN,
       });
     held('a', NOW - 120_000);
     held('b', NOW - 60_000);
-    store.put({ ...storedRecord('cancelled', NOW - 90_000, { bucketShard: 'held#acme#0' }), state: EVENT_STATE.cancelled });
+    store.put({ ...storedRecord('cancelled', NOW - 90_000, { tenantShard: 'acme#h0' }), state: EVENT_STATE.cancelled });
     const response = await load({ ids: ['a', 'cancelled', 'b'], chunkId: 'r-1#start', resume: true });
     expect(response.batchItemFailures).toEqual([]);
     expect(sentIds()).toEqual(['a', 'b']);
@@ -163,7 +163,8 @@ describe('loading', () => {
     expect(store.records.get('a')).toMatchObject({
       state: EVENT_STATE.queued,
       loadedBy: 'r-1#start',
-      bucketShard: undefined,
+      // Out of its held partition, into its stored one.
+      tenantShard: 'acme#s0',
       expiresAt: NOW / 1000 + 3600,
     });
     expect(metrics.counts.EventsResumed).toBe(2);
@@ -183,7 +184,7 @@ describe('loading', () => {
       ['middle', NOW - 60_000],
     ] as const)
       store.put({
-        ...storedRecord(id, dueAt, { bucketShard: 'held#acme#0' }),
+        ...storedRecord(id, dueAt, { tenantShard: 'acme#h0' }),
         state: EVENT_STATE.held,
         heldAt: dueAt,
         expiresAt: Number.NaN,

@@ -1,7 +1,7 @@
 import { DuePartitionsMerge } from '../src/adapters/dynamodb-due-partitions.js';
 import { systemClock } from '../src/adapters/system-clock.js';
 import type { BulkCancelJobs, JobStep, LabelledEvents, LabelledEventsQuery } from '../src/app/ports/bulk-cancel.js';
-import type { DueEventRef, DueIndex, DuePartition, DuePartitions, LoaderCursors, LoaderProgress } from '../src/app/ports/due-index.js';
+import type { DueEventRef, DueIndex, LoaderCursors, LoaderProgress } from '../src/app/ports/due-index.js';
 import type { NoticeClaim, NoticeClaims } from '../src/app/ports/emitter-records.js';
 import type {
   Carry,
@@ -62,7 +62,12 @@ import { compareByDue, decodePageToken, encodePageToken, isAfter } from '../src/
  */
 
 /** A record as the table holds it: with its key in the tenant index, or (written before it) in the time-bucket index. */
-export type StoredRecord = EventRecord & { readonly bucketShard?: string | undefined; readonly tenantShard?: string | undefined };
+export type StoredRecord = EventRecord & { readonly tenantShard?: string | undefined };
+
+/** A held record's stored partition, of the same shard (`<tenant>#h<n>` → `<tenant>#s<n>`), as the table's writes move it; other keys stay. */
+function unheldKey(record: StoredRecord): string | undefined {
+  return record.state === EVENT_STATE.held ? record.tenantShard?.replace(/#h(\d+)$/, '#s$1') : record.tenantShard;
+}
 
 /** An end write held until the test answers it (see MemoryEventStore.holdEndWrites). */
 export interface HeldEndWrite {
@@ -201,7 +206,7 @@ export class MemoryEventStore implements EventStore {
           queuedBy: take.queuedBy,
           loadedBy: take.owner,
           expiresAt: take.resume.expiresAt,
-          bucketShard: undefined,
+          tenantShard: unheldKey(record),
         });
         taken.push(this.withPayload(record));
         continue;
@@ -309,7 +314,7 @@ export class MemoryEventStore implements EventStore {
       cancelledAt: this.clock.now(),
       cancelledBy: change.by,
       expiresAt: change.expiresAt,
-      bucketShard: undefined,
+      tenantShard: unheldKey(record),
     });
     this.openEvents.set(record.tenant, (this.openEvents.get(record.tenant) ?? 0) - 1);
     return { outcome: 'cancelled' };
@@ -353,7 +358,6 @@ export class MemoryEventStore implements EventStore {
       expiresAt: change.expiresAt,
       loadedBy: undefined,
       queuedBy: queued ? change.queuedBy : undefined,
-      bucketShard: undefined,
       tenantShard: tenantShardKey(record.tenant, 's', change.placement.shard),
       lastChangeBy: change.by,
       lastChangeAt: change.publishedAt,
@@ -365,7 +369,7 @@ export class MemoryEventStore implements EventStore {
   async hold(
     record: EventRecord,
     from: string,
-    hold: { readonly payload: string; readonly heldKey: string; readonly tenantShard: string; readonly now: number },
+    hold: { readonly payload: string; readonly heldKey: string; readonly now: number },
   ): Promise<HoldOutcome> {
     this.called('hold');
     const current = this.records.get(record.id);
@@ -377,8 +381,7 @@ export class MemoryEventStore implements EventStore {
       heldAt: hold.now,
       payload: hold.payload,
       payloadKept: 'record',
-      bucketShard: hold.heldKey,
-      tenantShard: current.tenantShard ?? hold.tenantShard,
+      tenantShard: hold.heldKey,
       queuedBy: undefined,
       loadedBy: undefined,
       expiresAt: Number.NaN,
@@ -399,7 +402,6 @@ export class MemoryEventStore implements EventStore {
       state: EVENT_STATE.scheduled,
       carriedToTableAt: now,
       tenantShard: onward.tenantShard,
-      bucketShard: undefined,
       carriedBy: undefined,
       queuedBy: undefined,
     };
@@ -412,7 +414,7 @@ export class MemoryEventStore implements EventStore {
   }
 }
 
-/** The due indexes over the store's records: by their tenant shard, or (records written before it) their bucket shard. */
+/** The tenant index over the store's records, by their tenant shard. */
 export class MemoryDueIndex implements DueIndex {
   /** Queries made: what a tick costs. */
   queries = 0;
@@ -425,11 +427,10 @@ export class MemoryDueIndex implements DueIndex {
     private readonly pageSize = Number.POSITIVE_INFINITY,
   ) {}
 
-  async *query(partition: DuePartition, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]> {
+  async *query(partitionKey: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]> {
     this.queries += 1;
-    const keyOf = (record: StoredRecord) => (partition.index === 'tenant' ? record.tenantShard : record.bucketShard);
     const refs = [...this.store.records.values()]
-      .filter((record) => keyOf(record) === partition.key && record.dueAt >= fromMs && record.dueAt < untilMs)
+      .filter((record) => record.tenantShard === partitionKey && record.dueAt >= fromMs && record.dueAt < untilMs)
       .sort(compareByDue)
       .map(({ id, dueAt }) => ({ id, dueAt }));
     for (let start = 0; start === 0 || start < refs.length; start += this.pageSize) {
@@ -439,12 +440,11 @@ export class MemoryDueIndex implements DueIndex {
   }
 
   /** Through the adapters' merge, each partition read `pageSize` entries at a time, as DynamoDB pages a query's results. */
-  async page(partitions: DuePartitions, after: DueEventRef | undefined, limit: number): Promise<readonly DueEventRef[]> {
-    this.queries += partitions.keys.length;
+  async page(partitionKeys: readonly string[], after: DueEventRef | undefined, limit: number): Promise<readonly DueEventRef[]> {
+    this.queries += partitionKeys.length;
     const open = (key: string) => {
-      const keyOf = (record: StoredRecord) => (partitions.index === 'tenant' ? record.tenantShard : record.bucketShard);
       const refs = [...this.store.records.values()]
-        .filter((record) => keyOf(record) === key && record.dueAt >= (after?.dueAt ?? 0))
+        .filter((record) => record.tenantShard === key && record.dueAt >= (after?.dueAt ?? 0))
         .sort((a, b) => a.dueAt - b.dueAt)
         .map(({ id, dueAt }) => ({ id, dueAt }));
       let next = 0;
@@ -455,7 +455,7 @@ export class MemoryDueIndex implements DueIndex {
         return { entries, done: next >= refs.length };
       };
     };
-    return new DuePartitionsMerge(partitions.keys, open, after).take(limit);
+    return new DuePartitionsMerge(partitionKeys, open, after).take(limit);
   }
 }
 

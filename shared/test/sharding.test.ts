@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bucketOf, bucketsBetween, bucketShardKeyFor, shardOf, type BucketLayout } from '../src/domain/sharding.js';
+import { bucketOf, bucketsBetween, shardOf, type BucketLayout } from '../src/domain/sharding.js';
 
 const layout: BucketLayout = { bucketSeconds: 60, shardCount: 8 };
 /** 2030-06-15T12:30:00Z, the start of a one-minute bucket. */
@@ -53,23 +53,16 @@ describe('shardOf', () => {
     const expected = ids.length / layout.shardCount;
     for (const count of counts) expect(Math.abs(count - expected) / expected).toBeLessThan(0.1);
   });
-
-  it('keys an event by its bucket and shard', () => {
-    const id = 'c-event-7';
-    expect(bucketShardKeyFor(id, MINUTE_START_MS + 30_000, layout)).toBe(`${MINUTE_START_S}#${shardOf(id, layout)}`);
-  });
 });
 
 describe('bucketsBetween', () => {
-  const shardKeys = (bucketStartS: number): string[] => Array.from({ length: layout.shardCount }, (_, shard) => `${bucketStartS}#${shard}`);
-
   it('lists the overlapping buckets oldest first, clipping the first and the last to the range', () => {
     const from = MINUTE_START_MS + 15_000;
     const until = MINUTE_START_MS + 2 * 60_000 + 45_000;
     expect(bucketsBetween(from, until, layout)).toEqual([
-      { startMs: from, endMs: MINUTE_START_MS + 60_000, shardKeys: shardKeys(MINUTE_START_S) },
-      { startMs: MINUTE_START_MS + 60_000, endMs: MINUTE_START_MS + 120_000, shardKeys: shardKeys(MINUTE_START_S + 60) },
-      { startMs: MINUTE_START_MS + 120_000, endMs: until, shardKeys: shardKeys(MINUTE_START_S + 120) },
+      { startMs: from, endMs: MINUTE_START_MS + 60_000 },
+      { startMs: MINUTE_START_MS + 60_000, endMs: MINUTE_START_MS + 120_000 },
+      { startMs: MINUTE_START_MS + 120_000, endMs: until },
     ]);
   });
 
@@ -84,22 +77,17 @@ describe('bucketsBetween', () => {
 
   it('adds no empty bucket when the range ends on a bucket boundary', () => {
     const ranges = bucketsBetween(MINUTE_START_MS, MINUTE_START_MS + 120_000, layout);
-    expect(ranges.map((range) => range.shardKeys[0])).toEqual([`${MINUTE_START_S}#0`, `${MINUTE_START_S + 60}#0`]);
+    expect(ranges.map((range) => range.startMs)).toEqual([MINUTE_START_MS, MINUTE_START_MS + 60_000]);
   });
 
   it('lists one clipped bucket for a range inside one bucket', () => {
     expect(bucketsBetween(MINUTE_START_MS + 1_000, MINUTE_START_MS + 2_000, layout)).toEqual([
-      { startMs: MINUTE_START_MS + 1_000, endMs: MINUTE_START_MS + 2_000, shardKeys: shardKeys(MINUTE_START_S) },
+      { startMs: MINUTE_START_MS + 1_000, endMs: MINUTE_START_MS + 2_000 },
     ]);
   });
 
   it('lists nothing for an empty or inverted range', () => {
     expect(bucketsBetween(MINUTE_START_MS + 5_000, MINUTE_START_MS + 5_000, layout)).toEqual([]);
     expect(bucketsBetween(MINUTE_START_MS + 5_000, MINUTE_START_MS, layout)).toEqual([]);
-  });
-
-  it('names every shard of a bucket once', () => {
-    const [range] = bucketsBetween(MINUTE_START_MS, MINUTE_START_MS + 1, { bucketSeconds: 60, shardCount: 3 });
-    expect(range?.shardKeys).toEqual([`${MINUTE_START_S}#0`, `${MINUTE_START_S}#1`, `${MINUTE_START_S}#2`]);
   });
 });

@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { END_COUNTS, TABLE, TABLE_LAYOUT } from '../src/adapters/dynamodb-table.js';
+import { END_COUNTS, LEGACY_BUCKET_INDEX, TABLE, TABLE_LAYOUT } from '../src/adapters/dynamodb-table.js';
 import { eventIdFor } from '../src/domain/event.js';
-import { bucketShardKeyFor, shardOf } from '../src/domain/sharding.js';
+import { shardOf } from '../src/domain/sharding.js';
 import {
-  bucketShardKey,
-  bucketShardKeys,
   bulkCancelJobId,
   clientEventId,
   endCountsItemId,
@@ -18,6 +16,7 @@ import {
   LAST_ERROR_ID_PREFIX,
   labelEntryId,
   labelShardKey,
+  legacyBucketEntry,
   labelShardKeys,
   lastErrorItemId,
   listingPartitions,
@@ -91,21 +90,24 @@ describe('the partitions of the indexes', () => {
     expect(tenantShardKey('acme', 's', 3)).toBe('acme#s3');
     expect(tenantShardKey('acme', 'q', 3)).toBe('acme#q3');
     expect(labelShardKey('acme', 'billing', 3)).toBe('acme#l#billing#3');
-    expect(bucketShardKey(1_780_000_020, 3)).toBe('1780000020#3');
-    expect(heldShardKey('acme', 3)).toBe('held#acme#3');
+    expect(heldShardKey('acme', 3)).toBe('acme#h3');
   });
 
-  it('places an event in the shard its id hashes to, and in the bucket of its due minute', () => {
+  it('reads the shard of the keys of the time-bucket index earlier versions kept, for the migration', () => {
+    expect(legacyBucketEntry('held#acme#3')).toEqual({ held: true, shard: 3 });
+    expect(legacyBucketEntry('1780000020#3')).toEqual({ held: false, shard: 3 });
+    for (const other of ['acme#s3', 'acme#h3', 'held#acme', '1780000020#', 'held#a#b#3']) expect(legacyBucketEntry(other)).toBeUndefined();
+  });
+
+  it('places an event in the shard its id hashes to', () => {
     expect(shardOf('m-1', { shardCount: 8 })).toBe(2);
-    expect(bucketShardKeyFor('m-1', 1_780_000_059_999, { bucketSeconds: 60, shardCount: 8 })).toBe('1780000020#2');
   });
 
   it('lists every shard of a family, in shard order', () => {
     expect(tenantShardKeys('acme', 's', 2)).toEqual(['acme#s0', 'acme#s1']);
     expect(labelShardKeys('acme', 'billing', 2)).toEqual(['acme#l#billing#0', 'acme#l#billing#1']);
-    expect(bucketShardKeys(1_780_000_020, 2)).toEqual(['1780000020#0', '1780000020#1']);
-    expect(heldShardKeys('acme', 2)).toEqual(['held#acme#0', 'held#acme#1']);
-    expect(listingPartitions('acme', undefined, 2)).toEqual(['acme#s0', 'acme#q0', 'acme#s1', 'acme#q1']);
+    expect(heldShardKeys('acme', 2)).toEqual(['acme#h0', 'acme#h1']);
+    expect(listingPartitions('acme', undefined, 2)).toEqual(['acme#s0', 'acme#q0', 'acme#h0', 'acme#s1', 'acme#q1', 'acme#h1']);
     expect(listingPartitions('acme', 'billing', 2)).toEqual(['acme#l#billing#0', 'acme#l#billing#1']);
   });
 });
@@ -114,17 +116,15 @@ describe('the attributes and indexes', () => {
   it('names them as deployed tables have them', () => {
     expect(TABLE).toEqual({
       partitionKey: 'id',
-      bucketIndex: 'byDueBucket',
-      bucketShardKey: 'bucketShard',
       tenantIndex: 'byTenantDue',
       tenantShardKey: 'tenantShard',
       dueAtKey: 'dueAt',
       ttlAttribute: 'expiresAt',
     });
     expect(TABLE_LAYOUT.indexes.map((index) => [index.name, index.partitionKey.name, index.sortKey.name])).toEqual([
-      ['byDueBucket', 'bucketShard', 'dueAt'],
       ['byTenantDue', 'tenantShard', 'dueAt'],
     ]);
+    expect(LEGACY_BUCKET_INDEX).toEqual({ name: 'byDueBucket', partitionKey: 'bucketShard' });
     expect([END_COUNTS.emitted, END_COUNTS.failed, END_COUNTS.lateness(3)]).toEqual(['emitted', 'failed', 'late3']);
   });
 });

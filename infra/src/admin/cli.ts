@@ -6,6 +6,7 @@ import { printableOutput, type Output } from './format.js';
 import { quotaReconcile } from './quota-commands.js';
 import { refusalsList } from './refusal-commands.js';
 import { seriesList, seriesShow } from './series-commands.js';
+import { tableMigrate } from './table-commands.js';
 import { tailTopic } from './tail-command.js';
 import { tenantPause, tenantResume } from './pause-commands.js';
 import { tenantAdd, tenantList } from './tenant-commands.js';
@@ -24,6 +25,7 @@ const GROUPS: Readonly<Record<string, { readonly usage: string; readonly command
   event: { usage: USAGE.eventShow, commands: { show: eventShow } },
   series: { usage: `${USAGE.seriesList}\n\n${USAGE.seriesShow}`, commands: { list: seriesList, show: seriesShow } },
   quota: { usage: USAGE.quotaReconcile, commands: { reconcile: quotaReconcile } },
+  table: { usage: USAGE.tableMigrate, commands: { migrate: tableMigrate } },
   'dead-letters': {
     usage: USAGE.deadLetters,
     commands: { list: deadLettersList, show: deadLetterShow, redrive: deadLettersRedrive, purge: deadLettersPurge },

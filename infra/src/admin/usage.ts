@@ -20,7 +20,8 @@ const WHERE = `Where (local service by default):
                           unless named)
 A deployed table is read with dynamodb:BatchGetItem (event show, series show, series list, events,
 refusals) and dynamodb:Query on its index byTenantDue (events, series list); quota reconcile needs dynamodb:Scan (a filtered scan of the
-whole table), and dynamodb:GetItem and dynamodb:UpdateItem on the tenant's counter item.`;
+whole table), and dynamodb:GetItem and dynamodb:UpdateItem on the tenant's counter item; table migrate
+needs dynamodb:DescribeTable, dynamodb:Scan and dynamodb:UpdateItem on the table.`;
 
 export const USAGE = {
   main: `Operator commands for the scheduler: register tenants, look up events.
@@ -40,6 +41,7 @@ Usage:
   scripts/admin refusals --tenant T [--limit N] [--json] [where]
   scripts/admin tail <topic-arn> [--json] [where]
   scripts/admin quota reconcile --tenant T [--json] [where]
+  scripts/admin table migrate [--json] [where]
   scripts/admin dead-letters list|show|redrive|purge [--queue Q] [filters] [--json] [where]
 
 ${WHERE}
@@ -324,6 +326,22 @@ filtered scan, no writes but the correction). Events that start or end while it 
 not be counted: the correction is exact when none did, and the command says when some did.
 
 Exit code 1 when the tenant is not registered: it has no quota to correct, and nothing is read.
+
+${WHERE}`,
+
+  tableMigrate: `Moves a table an earlier version created off its second index, byDueBucket, into the one index
+this version keeps, byTenantDue (docs/operators/aws.md, "Upgrading to one table index").
+
+Usage: scripts/admin table migrate [--json] [where]
+
+Scans the table for items with a bucketShard key (the old index's) and, each with an update
+that applies only while that key is still the one read, lists an event stored before the tenant
+index under its tenant's stored partition (<tenant>#s<shard>), a held event under its tenant's
+held partition (<tenant>#h<shard>), and removes bucketShard. While the table still has
+byDueBucket (the version before is deployed), held events stay in it, where that version's
+resume reads them: run it again after the deploy that removes the index to move them. Running
+it again changes nothing more; it may run alongside the service. The local service does this
+itself at start.
 
 ${WHERE}`,
 } as const;

@@ -40,7 +40,7 @@ export class BulkChanges extends Construct {
    * place in the quota (a transaction of two UpdateItems) and moves the job (UpdateItem); sends
    * the next page, and hands the result notice to the emitter through the delay queue (it
    * publishes to no client's topic). A resume reads its tenant's held events' ids (Query on the
-   * time-bucket index, where they are held) and hands them to loading.
+   * tenant index, their held partitions) and hands them to loading.
    */
   grantWork(
     fn: NodeFunction,
@@ -48,10 +48,7 @@ export class BulkChanges extends Construct {
   ): void {
     const allow = (actions: string[], arns: string[]) =>
       fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources: arns }));
-    allow(
-      ['dynamodb:Query'],
-      [`${resources.table.tableArn}/index/${TABLE.tenantIndex}`, `${resources.table.tableArn}/index/${TABLE.bucketIndex}`],
-    );
+    allow(['dynamodb:Query'], [`${resources.table.tableArn}/index/${TABLE.tenantIndex}`]);
     allow(['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], [resources.table.tableArn]);
     allow(['sqs:SendMessage'], [this.queue.queue.queueArn, resources.delayQueue.queueArn, resources.loadingQueue.queueArn]);
   }

@@ -181,12 +181,8 @@ function loaderFunction(
       }),
     ],
   });
-  // The tenant index, and the time-bucket index that holds events stored before it.
-  allow(
-    loader,
-    ['dynamodb:Query'],
-    [`${resources.table.tableArn}/index/${TABLE.tenantIndex}`, `${resources.table.tableArn}/index/${TABLE.bucketIndex}`],
-  );
+  // The tenant index: tenants' stored events, and held ones.
+  allow(loader, ['dynamodb:Query'], [`${resources.table.tableArn}/index/${TABLE.tenantIndex}`]);
   // The loader's cursor is an item of the same table, and the only item the loader writes.
   allow(loader, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [resources.table.tableArn], {
     'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [LOADER_CURSOR_ID] },

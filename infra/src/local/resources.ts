@@ -8,7 +8,16 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateTopicCommand, ListSubscriptionsByTopicCommand, SNSClient, SubscribeCommand, UnsubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { inputTopicName, PUBLIC_TENANT_ID, SQS_MAX_MESSAGE_BYTES, TABLE_LAYOUT } from '@adhoc-scheduler/shared';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  inputTopicName,
+  LEGACY_BUCKET_INDEX,
+  type Logger,
+  migrateIndexEntries,
+  PUBLIC_TENANT_ID,
+  SQS_MAX_MESSAGE_BYTES,
+  TABLE_LAYOUT,
+} from '@adhoc-scheduler/shared';
 import { DEAD_LETTER_RETENTION_SECONDS, delayQueueMaxReceiveCount, MAX_RECEIVE_COUNT } from '../queues.js';
 
 /** Names of everything the scheduler needs, derived from one prefix so several can share emulators. */
@@ -86,8 +95,20 @@ function indexDefinition(index: (typeof TABLE_LAYOUT.indexes)[number]) {
   };
 }
 
-/** Time an index added to an existing table may take to build (DynamoDB Local backfills it at once for a small table). */
+/** Time an index added to or deleted from an existing table may take (DynamoDB Local backfills it at once for a small table). */
 const INDEX_BUILD_TIMEOUT_MS = 120_000;
+
+/** Waits until the table's index `name` is active, or, with `gone`, until the table has it no more. */
+async function awaitIndex(dynamodb: DynamoDBClient, tableName: string, name: string, until: 'ACTIVE' | 'gone'): Promise<void> {
+  const deadline = Date.now() + INDEX_BUILD_TIMEOUT_MS;
+  for (;;) {
+    const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
+    const status = Table?.GlobalSecondaryIndexes?.find(({ IndexName }) => IndexName === name)?.IndexStatus;
+    if (until === 'ACTIVE' ? status === 'ACTIVE' : status === undefined) return;
+    if (Date.now() > deadline) throw new Error(`index ${name} of table ${tableName} is still ${status ?? 'missing'}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
 
 /**
  * Adds the indexes a table created by an earlier version lacks (a persistent data directory),
@@ -104,18 +125,27 @@ async function addMissingIndexes(dynamodb: DynamoDBClient, tableName: string): P
         GlobalSecondaryIndexUpdates: [{ Create: indexDefinition(index) }],
       }),
     );
-    const deadline = Date.now() + INDEX_BUILD_TIMEOUT_MS;
-    for (;;) {
-      const { Table: updated } = await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
-      const status = updated?.GlobalSecondaryIndexes?.find(({ IndexName }) => IndexName === index.name)?.IndexStatus;
-      if (status === 'ACTIVE') break;
-      if (Date.now() > deadline) throw new Error(`index ${index.name} of table ${tableName} is still ${status ?? 'missing'}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    await awaitIndex(dynamodb, tableName, index.name, 'ACTIVE');
   }
 }
 
-async function createTable(dynamodb: DynamoDBClient, tableName: string): Promise<void> {
+/**
+ * Takes a table an earlier version created off its time-bucket index (LEGACY_BUCKET_INDEX): moves
+ * the index's entries into the tenant index (migrateIndexEntries), then deletes it. Nothing of
+ * this version runs yet, so every entry moves at once, held events' too.
+ */
+async function dropLegacyIndex(dynamodb: DynamoDBClient, tableName: string, logger: Pick<Logger, 'info'>): Promise<void> {
+  const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
+  if (!(Table?.GlobalSecondaryIndexes ?? []).some(({ IndexName }) => IndexName === LEGACY_BUCKET_INDEX.name)) return;
+  const counts = await migrateIndexEntries(DynamoDBDocumentClient.from(dynamodb), tableName);
+  logger.info({ tableName, ...counts }, `table: entries of ${LEGACY_BUCKET_INDEX.name} moved to the tenant index; deleting it`);
+  await dynamodb.send(
+    new UpdateTableCommand({ TableName: tableName, GlobalSecondaryIndexUpdates: [{ Delete: { IndexName: LEGACY_BUCKET_INDEX.name } }] }),
+  );
+  await awaitIndex(dynamodb, tableName, LEGACY_BUCKET_INDEX.name, 'gone');
+}
+
+async function createTable(dynamodb: DynamoDBClient, tableName: string, logger: Pick<Logger, 'info'>): Promise<void> {
   try {
     await dynamodb.send(
       new CreateTableCommand({
@@ -136,6 +166,7 @@ async function createTable(dynamodb: DynamoDBClient, tableName: string): Promise
     // A persistent data directory already holds it, perhaps as an earlier version created it.
     if (!(error instanceof ResourceInUseException)) throw error;
     await addMissingIndexes(dynamodb, tableName);
+    await dropLegacyIndex(dynamodb, tableName, logger);
   }
 }
 
@@ -154,7 +185,7 @@ export async function createLocalResources(
   endpoints: { readonly messaging: string; readonly dynamodb: string },
   access: EmulatorAccess,
   prefix: string,
-  settings: QueueSettings & { readonly tenantIds: readonly string[] },
+  settings: QueueSettings & { readonly tenantIds: readonly string[]; readonly logger: Pick<Logger, 'info'> },
 ): Promise<LocalResources> {
   const clients = {
     sns: new SNSClient({ ...access, endpoint: endpoints.messaging }),
@@ -195,7 +226,7 @@ export async function ensureInputTopic(
 async function createAll(
   clients: { readonly sns: SNSClient; readonly sqs: SQSClient; readonly dynamodb: DynamoDBClient },
   prefix: string,
-  settings: QueueSettings & { readonly tenantIds: readonly string[] },
+  settings: QueueSettings & { readonly tenantIds: readonly string[]; readonly logger: Pick<Logger, 'info'> },
 ): Promise<LocalResources> {
   const names = resourceNames(prefix);
   // Every queue takes the largest message the senders size their batches to, as on AWS.
@@ -214,7 +245,7 @@ async function createAll(
     createQueue(clients.sqs, names.delayQueue, { ...queueAttributes(delayQueueMaxReceiveCount(settings.emitMaxAgeSeconds)), ...retention }),
     createQueue(clients.sqs, names.changesQueue, queueAttributes(MAX_RECEIVE_COUNT.local)),
   ]);
-  await createTable(clients.dynamodb, names.table);
+  await createTable(clients.dynamodb, names.table, settings.logger);
 
   // The shared topic has its own queue, so that a flood there does not hold up the registered tenants.
   const inputTopicArn = await ensureInputTopic(clients.sns, names.inputTopic, publicIngestQueue.arn, [ingestQueue.arn]);

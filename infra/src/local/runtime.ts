@@ -327,6 +327,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
         visibilityTimeoutSeconds,
         emitMaxAgeSeconds: settings.emitMaxAgeSeconds,
         tenantIds: (tenants.tenants ?? []).map(({ id }) => id),
+        logger,
       },
     );
     const config: SchedulerConfig = {

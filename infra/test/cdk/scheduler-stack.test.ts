@@ -383,17 +383,9 @@ describe('the table', () => {
     });
   });
 
-  it('has the tenant index and the time-bucket index of earlier events, keys only: no state change writes an index', () => {
+  it('has one index, the tenant index, keys only: no state change writes it', () => {
     const [table] = Object.values(template.findResources('AWS::DynamoDB::Table'));
     expect(table?.Properties.GlobalSecondaryIndexes).toEqual([
-      {
-        IndexName: TABLE.bucketIndex,
-        KeySchema: [
-          { AttributeName: TABLE.bucketShardKey, KeyType: 'HASH' },
-          { AttributeName: TABLE.dueAtKey, KeyType: 'RANGE' },
-        ],
-        Projection: { ProjectionType: 'KEYS_ONLY' },
-      },
       {
         IndexName: TABLE.tenantIndex,
         KeySchema: [
@@ -408,7 +400,6 @@ describe('the table', () => {
         JSON.stringify(a).localeCompare(JSON.stringify(b)),
       ),
     ).toEqual([
-      { AttributeName: TABLE.bucketShardKey, AttributeType: 'S' },
       { AttributeName: TABLE.dueAtKey, AttributeType: 'N' },
       { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
       { AttributeName: TABLE.tenantShardKey, AttributeType: 'S' },
@@ -454,7 +445,7 @@ describe('IAM, per function', () => {
       loader: permissions(
         stack,
         logs('loader'),
-        [['dynamodb:Query'], [`${table.tableArn}/index/${TABLE.tenantIndex}`, `${table.tableArn}/index/${TABLE.bucketIndex}`]],
+        [['dynamodb:Query'], [`${table.tableArn}/index/${TABLE.tenantIndex}`]],
         // Its cursor, and no other item.
         [
           ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
@@ -502,8 +493,8 @@ describe('IAM, per function', () => {
         stack,
         logs('changes'),
         consume(bulkChanges.queue.queue.queueArn),
-        // A page's label entries, from the tenant index; a resume's held events, from the time-bucket index.
-        [['dynamodb:Query'], [`${table.tableArn}/index/${TABLE.tenantIndex}`, `${table.tableArn}/index/${TABLE.bucketIndex}`]],
+        // A page's label entries, and a resume's held events, from the tenant index.
+        [['dynamodb:Query'], [`${table.tableArn}/index/${TABLE.tenantIndex}`]],
         // The job and a page's records read; each cancel (a transaction of two UpdateItems) and the job's step written.
         [['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], [table.tableArn]],
         // The next page; the job's notice, for the emitter to publish; a resume's held events, to loading.

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import { eventStoreContract } from '../../../shared/test/contracts/event-store-contract.js';
 import { createLocalResources } from '../../src/local/resources.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
-import { sharedEmulators, uniqueName } from './kit.js';
+import { capturingLogger, sharedEmulators, uniqueName } from './kit.js';
 
 /**
  * The DynamoDB store on DynamoDB Local held to the event store contract, in both ways it writes
@@ -24,7 +24,7 @@ beforeAll(async () => {
     { messaging: emulators.messagingEndpoint, dynamodb: emulators.dynamodbEndpoint },
     { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS },
     uniqueName('contract'),
-    { visibilityTimeoutSeconds: 30, emitMaxAgeSeconds: 3600, tenantIds: [] },
+    { visibilityTimeoutSeconds: 30, emitMaxAgeSeconds: 3600, tenantIds: [], logger: capturingLogger().logger },
   );
   tableName = resources.tableName;
 });

@@ -26,7 +26,7 @@ import {
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLocalResources } from '../../src/local/resources.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
-import { sharedEmulators, uniqueName } from './kit.js';
+import { capturingLogger, sharedEmulators, uniqueName } from './kit.js';
 import { CaseEvents, NOW, type RescheduleChange } from '../../../shared/test/contracts/contract-events.js';
 
 /**
@@ -49,7 +49,7 @@ async function newTable(): Promise<string> {
     { messaging: emulators.messagingEndpoint, dynamodb: emulators.dynamodbEndpoint },
     { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS },
     uniqueName('store'),
-    { visibilityTimeoutSeconds: 30, emitMaxAgeSeconds: 3600, tenantIds: [] },
+    { visibilityTimeoutSeconds: 30, emitMaxAgeSeconds: 3600, tenantIds: [], logger: capturingLogger().logger },
   );
   return resources.tableName;
 }
@@ -627,8 +627,7 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
         await store.createMany([newEvent(event('a'), false)]);
         const held = await store.hold((await store.read(['a'])).get('a') as EventRecord, 'token-a', {
           payload: 'payload of a',
-          heldKey: 'held#acme#0',
-          tenantShard: 'acme#s0',
+          heldKey: 'acme#h0',
           now: NOW,
         });
         expect(held).toBe('held');

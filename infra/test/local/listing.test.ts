@@ -25,7 +25,17 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalResources } from '../../src/local/resources.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
-import { FAST_TIMINGS, request, SchedulerClient, sharedEmulators, startTestScheduler, TopicConsumer, uniqueName, waitFor } from './kit.js';
+import {
+  capturingLogger,
+  FAST_TIMINGS,
+  request,
+  SchedulerClient,
+  sharedEmulators,
+  startTestScheduler,
+  TopicConsumer,
+  uniqueName,
+  waitFor,
+} from './kit.js';
 
 /** A tenant's events through the tenant index, on DynamoDB Local: what `scripts/admin events` reads. */
 const emulators = sharedEmulators();
@@ -78,7 +88,7 @@ async function setup({ indexQueuedEvents = true } = {}) {
     { messaging: emulators.messagingEndpoint, dynamodb: emulators.dynamodbEndpoint },
     { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS },
     uniqueName('listing'),
-    { visibilityTimeoutSeconds: 30, emitMaxAgeSeconds: 3600, tenantIds: [] },
+    { visibilityTimeoutSeconds: 30, emitMaxAgeSeconds: 3600, tenantIds: [], logger: capturingLogger().logger },
   );
   const reads: ListingRead[] = [];
   const requests: string[] = [];
@@ -92,7 +102,7 @@ async function setup({ indexQueuedEvents = true } = {}) {
     },
     { step: 'initialize', name: 'countRequests' },
   );
-  const store = new DynamoDbEventStore(client, resources.tableName, { batchWrites: 'transactions', indexQueuedEvents });
+  const store = new DynamoDbEventStore(client, resources.tableName, { batchWrites: 'transactions', indexQueuedEvents, shardCount: SHARDS });
   const records = new DynamoDbEventListing(counted, resources.tableName, { shardCount: SHARDS, onRead: (read) => reads.push(read) });
   /** Every page of a listing, following `next`. */
   const all = async (tenant: string, query: Omit<EventsQuery, 'after'>): Promise<{ pages: EventRecord[][]; ids: string[] }> => {
@@ -187,18 +197,18 @@ describe.concurrent('listing a tenant’s events', () => {
     const { tableName, destroy } = await setup();
     try {
       const ids = Array.from({ length: 250 }, (_, i) => `t-${String(i).padStart(3, '0')}`);
-      // Index entries only: what a resume reads of a held event is its key in the time-bucket index.
+      // Index entries only: what a resume reads of a held event is its key in its tenant's held partitions.
       for (let from = 0; from < ids.length; from += 25) {
         const items = ids
           .slice(from, from + 25)
-          .map((id) => ({ id, bucketShard: heldShardKey('acme', shardOf(id, { shardCount: SHARDS })), dueAt: NOW }));
+          .map((id) => ({ id, tenantShard: heldShardKey('acme', shardOf(id, { shardCount: SHARDS })), dueAt: NOW }));
         await client.send(new BatchWriteCommand({ RequestItems: { [tableName]: items.map((Item) => ({ PutRequest: { Item } })) } }));
       }
       const dueIndex = new DynamoDbDueIndex(client, tableName);
       const pages: (readonly DueEventRef[])[] = [];
       let after: DueEventRef | undefined;
       do {
-        const page = await dueIndex.page({ index: 'bucket', keys: heldShardKeys('acme', SHARDS) }, after, 100);
+        const page = await dueIndex.page(heldShardKeys('acme', SHARDS), after, 100);
         pages.push(page);
         after = page.length === 100 ? page.at(-1) : undefined;
       } while (after !== undefined);
@@ -241,16 +251,18 @@ describe.concurrent('listing a tenant’s events', () => {
       const held = await store.hold(record, 'copy-near-held', {
         payload: near.event.payload,
         heldKey: heldShardKey('acme', shardOf('near-held', { shardCount: SHARDS })),
-        tenantShard: tenantIndexKeyAt(
-          'held',
-          { tenant: 'acme', shard: shardOf('near-held', { shardCount: SHARDS }), payloadIn: 'table' },
-          false,
-        ),
         now: NOW,
       });
       expect(held).toBe('held');
       expect((await all('acme', { states: [EVENT_STATE.held], limit: 10 })).ids).toEqual(['near-held']);
       expect((await all('acme', { limit: 10 })).ids).toEqual(['near-held', 'far-open']);
+      // A resume reads it in the held partitions; cancelled, it leaves them, and is still listed.
+      const dueIndex = new DynamoDbDueIndex(client, tableName);
+      expect((await dueIndex.page(heldShardKeys('acme', SHARDS), undefined, 10)).map(({ id }) => id)).toEqual(['near-held']);
+      const cancel = { by: 'cancel-near-held', publishedAt: NOW, expiresAt: Math.ceil(NOW / 1000) + 3600 };
+      expect(await store.cancel('near-held', { tenant: 'acme', cutoffMs: 0 }, cancel)).toEqual({ outcome: 'cancelled' });
+      expect(await dueIndex.page(heldShardKeys('acme', SHARDS), undefined, 10)).toEqual([]);
+      expect((await all('acme', { states: [EVENT_STATE.cancelled], limit: 10 })).ids).toEqual(['near-held']);
     } finally {
       destroy();
     }

@@ -325,7 +325,7 @@ describe.concurrent('a paused tenant', () => {
             TableName: scheduler.outputs.tableName,
             Key: { [TABLE.partitionKey]: id },
             UpdateExpression: update === 'REMOVE' ? 'REMOVE #key' : 'SET #key = :key',
-            ExpressionAttributeNames: { '#key': TABLE.bucketShardKey },
+            ExpressionAttributeNames: { '#key': TABLE.tenantShardKey },
             ...(update === 'SET' ? { ExpressionAttributeValues: { ':key': heldShardKey('acme', shardOf(id, { shardCount: 2 })) } } : {}),
           }),
         );

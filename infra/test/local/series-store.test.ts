@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createLocalResources } from '../../src/local/resources.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
 import { specOf } from '../../../shared/test/recurrence-kit.js';
-import { sharedEmulators, uniqueName } from './kit.js';
+import { capturingLogger, sharedEmulators, uniqueName } from './kit.js';
 
 /** The series store's record of a catch-up on DynamoDB Local: what a take leaves owed, and the minute's count. */
 const emulators = sharedEmulators();
@@ -26,7 +26,7 @@ describe('a series record while it catches up', () => {
       { messaging: emulators.messagingEndpoint, dynamodb: emulators.dynamodbEndpoint },
       { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS },
       uniqueName('series'),
-      { visibilityTimeoutSeconds: 30, emitMaxAgeSeconds: 3600, tenantIds: [] },
+      { visibilityTimeoutSeconds: 30, emitMaxAgeSeconds: 3600, tenantIds: [], logger: capturingLogger().logger },
     );
     const store = new DynamoDbSeriesStore(client, resources.tableName);
     const series: NewSeries = {

@@ -1,5 +1,5 @@
 import { paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { DueEventRef, DueIndex, DuePartition, DuePartitions } from '../app/ports/due-index.js';
+import type { DueEventRef, DueIndex } from '../app/ports/due-index.js';
 import { DuePartitionsMerge, dynamoDbPartitions } from './dynamodb-due-partitions.js';
 import { TABLE, transient } from './dynamodb-table.js';
 
@@ -7,10 +7,9 @@ import { TABLE, transient } from './dynamodb-table.js';
 const PAGE_ITEMS = 1000;
 
 /**
- * The table's GSIs of events by due time, keys only: the tenant index (`<tenant>#s<shard>`) and
- * the time-bucket index, of events stored before it (`<due bucket>#<shard>`) and of held events
- * (`held#<tenant>#<shard>`). The loader reads each partition's range whole; a resume reads pages
- * of a tenant's held partitions merged (see DuePartitionsMerge).
+ * The table's index of events by due time, keys only: the tenant index, of stored events
+ * (`<tenant>#s<shard>`) and held ones (`<tenant>#h<shard>`). The loader reads each partition's
+ * range whole; a resume reads pages of a tenant's held partitions merged (see DuePartitionsMerge).
  */
 export class DynamoDbDueIndex implements DueIndex {
   constructor(
@@ -18,16 +17,16 @@ export class DynamoDbDueIndex implements DueIndex {
     private readonly tableName: string,
   ) {}
 
-  async *query(partition: DuePartition, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]> {
+  async *query(partitionKey: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]> {
     if (untilMs <= fromMs) return;
     const pages = paginateQuery(
       { client: this.client, pageSize: PAGE_ITEMS },
       {
         TableName: this.tableName,
-        IndexName: indexOf(partition.index).indexName,
+        IndexName: TABLE.tenantIndex,
         KeyConditionExpression: '#key = :key AND #due BETWEEN :from AND :last',
-        ExpressionAttributeNames: { '#key': indexOf(partition.index).keyAttribute, '#due': TABLE.dueAtKey },
-        ExpressionAttributeValues: { ':key': partition.key, ':from': fromMs, ':last': untilMs - 1 },
+        ExpressionAttributeNames: { '#key': TABLE.tenantShardKey, '#due': TABLE.dueAtKey },
+        ExpressionAttributeValues: { ':key': partitionKey, ':from': fromMs, ':last': untilMs - 1 },
       },
     );
     try {
@@ -39,20 +38,15 @@ export class DynamoDbDueIndex implements DueIndex {
     }
   }
 
-  async page(partitions: DuePartitions, after: DueEventRef | undefined, limit: number): Promise<readonly DueEventRef[]> {
+  async page(partitionKeys: readonly string[], after: DueEventRef | undefined, limit: number): Promise<readonly DueEventRef[]> {
     const open = dynamoDbPartitions(this.client, this.tableName, {
-      ...indexOf(partitions.index),
+      indexName: TABLE.tenantIndex,
+      keyAttribute: TABLE.tenantShardKey,
       fromMs: after?.dueAt ?? 0,
       untilMs: Number.MAX_SAFE_INTEGER,
       // A partition may hold the whole page, and one more tells whether its millisecond goes on.
       pageItems: limit + 1,
     });
-    return new DuePartitionsMerge(partitions.keys, open, after).take(limit);
+    return new DuePartitionsMerge(partitionKeys, open, after).take(limit);
   }
-}
-
-function indexOf(index: DuePartition['index']): { readonly indexName: string; readonly keyAttribute: string } {
-  return index === 'tenant'
-    ? { indexName: TABLE.tenantIndex, keyAttribute: TABLE.tenantShardKey }
-    : { indexName: TABLE.bucketIndex, keyAttribute: TABLE.bucketShardKey };
 }

@@ -2,6 +2,7 @@ import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ChangeRefused, ChangeRequest, ChangeScope, EventStore } from '../app/ports/event-store.js';
 import type { ScheduledEvent } from '../domain/event.js';
 import { EVENT_STATE, eventOf, isOpen, type EventRecord } from '../domain/lifecycle.js';
+import { shardOf } from '../domain/sharding.js';
 import { payloadItemId, tenantShardKey } from '../domain/table-keys.js';
 import { batchPut, pauseBeforeRound } from './dynamodb-batches.js';
 import { followsLastChangeCondition } from './dynamodb-conditional-writes.js';
@@ -22,6 +23,15 @@ type RescheduleChange = Parameters<EventStore['reschedule']>[2];
 const CHANGEABLE =
   'attribute_exists(#id) AND tenant = :tenant AND (#state = :held OR (#state IN (:scheduled, :queued) AND #due > :cutoff))';
 
+/**
+ * What a cancel requires, the event held or not: a held one also leaves its held partition for
+ * its stored one, which an update cannot do for one state alone, so each has its own write.
+ */
+const CANCELLABLE = {
+  open: 'attribute_exists(#id) AND tenant = :tenant AND #state IN (:scheduled, :queued) AND #due > :cutoff',
+  held: 'attribute_exists(#id) AND tenant = :tenant AND #state = :held',
+} as const;
+
 /** Attempts at a cancel's or reschedule's write before its input message is left to be retried. */
 const CHANGE_WRITE_ATTEMPTS = 3;
 
@@ -32,7 +42,27 @@ export async function cancelEvent(
   scope: ChangeScope,
   change: ChangeRequest & { readonly expiresAt: number },
 ): Promise<{ readonly outcome: 'cancelled' } | ChangeRefused> {
-  const cancelled = await writeChange(table, 'TransactWriteItems', isCancelledTransaction, (now, abortSignal) =>
+  let cancelled = await writeCancel(table, id, scope, change, 'open');
+  let current = cancelled === undefined ? (await readEvents(table, [id])).get(id) : undefined;
+  if (current?.state === EVENT_STATE.held) {
+    cancelled = await writeCancel(table, id, scope, change, 'held');
+    current = cancelled === undefined ? (await readEvents(table, [id])).get(id) : undefined;
+  }
+  if (cancelled === undefined) return { outcome: 'refused', current };
+  table.counters.freed(scope.tenant);
+  return { outcome: 'cancelled' };
+}
+
+/** A cancel's transaction, for an event held or not (see CANCELLABLE); undefined when refused. */
+function writeCancel(
+  table: EventTable,
+  id: string,
+  scope: ChangeScope,
+  change: ChangeRequest & { readonly expiresAt: number },
+  as: keyof typeof CANCELLABLE,
+): Promise<unknown> {
+  const held = as === 'held';
+  return writeChange(table, 'TransactWriteItems', isCancelledTransaction, (now, abortSignal) =>
     table.client.send(
       withoutSdkRetries(
         // The record and its place in the quota change together: a retry can neither free it twice nor leave it taken.
@@ -42,18 +72,26 @@ export async function cancelEvent(
               Update: {
                 TableName: table.tableName,
                 Key: { [TABLE.partitionKey]: id },
-                // Out of the held index (and the time-bucket index): no pass over held events reads it again.
-                UpdateExpression: 'SET #state = :cancelled, cancelledAt = :now, cancelledBy = :by, #ttl = :ttl REMOVE #bucketShard',
-                ConditionExpression: CHANGEABLE,
+                UpdateExpression:
+                  'SET #state = :cancelled, cancelledAt = :now, cancelledBy = :by, #ttl = :ttl' +
+                  // Out of its held partition, still listed: no pass over held events reads it again.
+                  (held ? ', #tenantShard = :stored' : ''),
+                ConditionExpression: CANCELLABLE[as],
                 ExpressionAttributeNames: {
                   '#id': TABLE.partitionKey,
                   '#state': 'state',
-                  '#due': TABLE.dueAtKey,
+                  ...(held ? { '#tenantShard': TABLE.tenantShardKey } : { '#due': TABLE.dueAtKey }),
                   '#ttl': TABLE.ttlAttribute,
-                  '#bucketShard': TABLE.bucketShardKey,
                 },
                 ExpressionAttributeValues: {
-                  ...changeableValues(scope, now),
+                  ':tenant': scope.tenant,
+                  ...(held
+                    ? { ':held': EVENT_STATE.held, ':stored': tenantShardKey(scope.tenant, 's', shardOf(id, table)) }
+                    : {
+                        ':cutoff': now + scope.cutoffMs,
+                        ':scheduled': EVENT_STATE.scheduled,
+                        ':queued': EVENT_STATE.queued,
+                      }),
                   ':cancelled': EVENT_STATE.cancelled,
                   ':now': now,
                   ':by': change.by,
@@ -68,9 +106,6 @@ export async function cancelEvent(
       { abortSignal },
     ),
   );
-  if (cancelled === undefined) return { outcome: 'refused', current: (await readEvents(table, [id])).get(id) };
-  table.counters.freed(scope.tenant);
-  return { outcome: 'cancelled' };
 }
 
 /** Moves an event to a new due time, as a new version (see EventStore.reschedule). */
@@ -138,7 +173,7 @@ function rescheduleUpdate(
       payloadIn === 'queue'
         ? `${common}, carriedBy = if_not_exists(carriedBy, queuedBy)`
         : `${common}, #state = :state, #tenantShard = :tenantShard` +
-          (queued ? ', queuedBy = :queuedBy REMOVE loadedBy, #bucketShard' : ' REMOVE loadedBy, queuedBy, #bucketShard'),
+          (queued ? ', queuedBy = :queuedBy REMOVE loadedBy' : ' REMOVE loadedBy, queuedBy'),
     ConditionExpression:
       CHANGEABLE +
       (payloadIn === 'queue'
@@ -152,7 +187,7 @@ function rescheduleUpdate(
       '#state': 'state',
       '#due': TABLE.dueAtKey,
       '#ttl': TABLE.ttlAttribute,
-      ...(payloadIn === 'table' ? { '#bucketShard': TABLE.bucketShardKey, '#tenantShard': TABLE.tenantShardKey } : {}),
+      ...(payloadIn === 'table' ? { '#tenantShard': TABLE.tenantShardKey } : {}),
     },
     ExpressionAttributeValues: {
       ...changeableValues(scope, now),
@@ -168,7 +203,7 @@ function rescheduleUpdate(
             ':apart': 'item',
             ':state': placement.state,
             // Its payload is stored: the loader finds it (and its sweep repairs it) under the tenant's stored family,
-            // where the time-bucket index of a record written before the tenant index leaves it.
+            // where a held event leaves its held partition.
             ':tenantShard': tenantShardKey(scope.tenant, 's', placement.shard),
             ...(queued ? { ':queuedBy': change.queuedBy } : {}),
           }),

@@ -23,6 +23,8 @@ export interface EventTable {
   readonly changeWriteTimeoutMs: number;
   /** Whether events placed in the delay queue get a tenant-index entry (SchedulerConfig.indexQueuedEvents). */
   readonly indexQueuedEvents: boolean;
+  /** The shards of the tenant index (SchedulerConfig.shardCount). */
+  readonly shardCount: number;
 }
 
 /** Records by id, read consistently (an id without a record is absent). */

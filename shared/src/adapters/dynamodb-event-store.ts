@@ -46,6 +46,8 @@ export interface DynamoDbEventStoreOptions {
   readonly changeWriteTimeoutMs?: number;
   /** Whether events placed in the delay queue get a tenant-index entry (SchedulerConfig.indexQueuedEvents, on by default). */
   readonly indexQueuedEvents?: boolean;
+  /** The shards of the tenant index (SchedulerConfig.shardCount): where an event leaving its held partition goes. */
+  readonly shardCount?: number;
 }
 
 export class DynamoDbEventStore implements EventStore {
@@ -64,6 +66,7 @@ export class DynamoDbEventStore implements EventStore {
       clock: options.clock ?? systemClock,
       changeWriteTimeoutMs: options.changeWriteTimeoutMs ?? DEFAULTS.changeWriteTimeoutMs,
       indexQueuedEvents: options.indexQueuedEvents ?? DEFAULTS.indexQueuedEvents,
+      shardCount: options.shardCount ?? DEFAULTS.shardCount,
     };
   }
 
@@ -118,7 +121,7 @@ export class DynamoDbEventStore implements EventStore {
   hold(
     record: EventRecord,
     from: string,
-    hold: { readonly payload: string; readonly heldKey: string; readonly tenantShard: string; readonly now: number },
+    hold: { readonly payload: string; readonly heldKey: string; readonly now: number },
   ): Promise<HoldOutcome> {
     return holdEvent(this.table, record, from, hold);
   }

@@ -4,6 +4,8 @@ import { EVENT_STATE, eventOf, isOpen } from '../domain/lifecycle.js';
 import { TransientError } from '../domain/reasons.js';
 import { attributeIs as is, type Condition, type ConditionalWrite } from './dynamodb-conditional-writes.js';
 import { payloadsOf, readEvents, type EventTable } from './dynamodb-event-reads.js';
+import { shardOf } from '../domain/sharding.js';
+import { tenantShardKey } from '../domain/table-keys.js';
 import { TABLE } from './dynamodb-table.js';
 
 /**
@@ -50,10 +52,14 @@ export async function takeForLoading(table: EventTable, ids: readonly string[], 
           [resume !== undefined ? 'resumedAt' : overdueBefore !== undefined ? 'sweptAt' : 'loadedAt']: take.now,
           queuedBy: take.queuedBy,
           loadedBy: take.owner,
-          ...(resume === undefined ? {} : { [TABLE.ttlAttribute]: resume.expiresAt }),
+          // Out of its held partition, which the next resume reads, to its tenant's stored ones: its payload is in its record.
+          ...(resume === undefined
+            ? {}
+            : {
+                [TABLE.ttlAttribute]: resume.expiresAt,
+                [TABLE.tenantShardKey]: tenantShardKey(record.tenant, 's', shardOf(record.id, table)),
+              }),
         },
-        // Out of the held index: the next resume does not read it again.
-        ...(resume === undefined ? {} : { remove: [TABLE.bucketShardKey] }),
         condition: { op: 'and', conditions: [is('version', record.version), condition] },
       };
     }),

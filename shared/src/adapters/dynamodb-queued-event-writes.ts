@@ -45,7 +45,7 @@ export async function holdEvent(
   table: EventTable,
   record: EventRecord,
   from: string,
-  hold: { readonly payload: string; readonly heldKey: string; readonly tenantShard: string; readonly now: number },
+  hold: { readonly payload: string; readonly heldKey: string; readonly now: number },
 ): Promise<HoldOutcome> {
   try {
     await table.client.send(
@@ -57,14 +57,12 @@ export async function holdEvent(
               Key: { [TABLE.partitionKey]: record.id },
               // The payload in the record, whatever its size (at most SNS's 256 KiB): no payload item outlives a held event without an expiry.
               UpdateExpression:
-                'SET #state = :held, heldAt = :now, payload = :payload, payloadKept = :inRecord, #bucketShard = :heldKey, ' +
-                // A near-path event indexed as queued keeps that key; one not indexed is listed from now on.
-                '#tenantShard = if_not_exists(#tenantShard, :tenantShard) ' +
+                // Its held partition, whatever key it had (`q`, `s`, or none): a resume reads it there, a listing shows it.
+                'SET #state = :held, heldAt = :now, payload = :payload, payloadKept = :inRecord, #tenantShard = :heldKey ' +
                 'REMOVE queuedBy, loadedBy, #ttl',
               ConditionExpression: '#state = :queued AND version = :version AND queuedBy = :from',
               ExpressionAttributeNames: {
                 '#state': 'state',
-                '#bucketShard': TABLE.bucketShardKey,
                 '#tenantShard': TABLE.tenantShardKey,
                 '#ttl': TABLE.ttlAttribute,
               },
@@ -74,7 +72,6 @@ export async function holdEvent(
                 ':payload': hold.payload,
                 ':inRecord': 'record',
                 ':heldKey': hold.heldKey,
-                ':tenantShard': hold.tenantShard,
                 ':queued': EVENT_STATE.queued,
                 ':version': record.version,
                 ':from': from,
@@ -117,11 +114,11 @@ export async function carryEvent(table: EventTable, record: EventRecord, from: s
         UpdateExpression:
           onward.to === 'queue'
             ? 'SET queuedBy = :queuedBy, carriedAt = :now REMOVE carriedBy'
-            : `SET #state = :scheduled, carriedToTableAt = :now, #tenantShard = :tenantShard, payloadKept = :kept${inline ? ', payload = :payload' : ''} REMOVE carriedBy, queuedBy, #bucketShard`,
+            : `SET #state = :scheduled, carriedToTableAt = :now, #tenantShard = :tenantShard, payloadKept = :kept${inline ? ', payload = :payload' : ''} REMOVE carriedBy, queuedBy`,
         ConditionExpression: '#state = :queued AND version = :version AND carriedBy = :from',
         ExpressionAttributeNames: {
           '#state': 'state',
-          ...(onward.to === 'table' ? { '#tenantShard': TABLE.tenantShardKey, '#bucketShard': TABLE.bucketShardKey } : {}),
+          ...(onward.to === 'table' ? { '#tenantShard': TABLE.tenantShardKey } : {}),
         },
         ExpressionAttributeValues: {
           ':queued': EVENT_STATE.queued,

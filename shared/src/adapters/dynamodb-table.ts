@@ -5,14 +5,19 @@ import { TransientError } from '../domain/reasons.js';
 /** Attribute names the table's keys, indexes and TTL use; the keys' values are table-keys.ts's. */
 export const TABLE = {
   partitionKey: 'id',
-  /** The time-bucket index: stored events written before the tenant index, and held events (see TABLE_LAYOUT). */
-  bucketIndex: 'byDueBucket',
-  bucketShardKey: 'bucketShard',
   tenantIndex: 'byTenantDue',
   tenantShardKey: 'tenantShard',
   dueAtKey: 'dueAt',
   ttlAttribute: 'expiresAt',
 } as const;
+
+/**
+ * The second index earlier versions kept, by due time under `bucketShard`: held events
+ * (`held#<tenant>#<shard>`) and events stored before the tenant index (`<due bucket>#<shard>`).
+ * Named only to take tables off it: migrateIndexEntries moves its entries into the tenant index,
+ * and the local runtime then deletes it (the CDK app's table no longer declares it).
+ */
+export const LEGACY_BUCKET_INDEX = { name: 'byDueBucket', partitionKey: 'bucketShard' } as const;
 
 /**
  * The items counting a tenant's ends by minute (see end-counts.ts; their ids are endCountsItemId's in
@@ -30,27 +35,21 @@ export interface TableKeyAttribute {
 }
 
 /**
- * The table's key schema and indexes, in one place: the CDK app, the local runtime and the
- * tests create the table from this. Both indexes are keys only, and nothing indexes an event's
- * state, so no state change writes an index.
+ * The table's key schema and its one index, in one place: the CDK app, the local runtime and the
+ * tests create the table from this. The index is keys only, and nothing indexes an event's
+ * state, so no state change writes it.
  *
- * - `byTenantDue`: every event written since it exists, and each label entry, under its tenant
- *   and shard (tenantShardKey, labelShardKey), by due time: the loader's and the operators' listings.
- * - `byDueBucket`: stored events written before, under `<due bucket>#<shard>` (bucketShardKey),
- *   which the loader still reads, and a paused tenant's held events, under `held#<tenant>#<shard>`
- *   (heldShardKey), which a resume reads. Those stored events leave it as they end and expire; a
- *   held event is never expired: it stays until its tenant resumes and it is sent.
+ * `byTenantDue`: every event, and each label entry, under its tenant and shard, by due time
+ * (tenantShardKey, heldShardKey, labelShardKey): a tenant's stored events (`s`, the loader's),
+ * those whose payload only the delay queue holds (`q`), its held events (`h`, a resume's: never
+ * expired, they stay until their tenant resumes and they are sent), and its label entries.
+ * One index rather than two: every GSI makes each write of the table dearer, even when the item
+ * written has no key in it.
  */
 export const TABLE_LAYOUT = {
   partitionKey: { name: TABLE.partitionKey, type: 'S' },
   ttlAttribute: TABLE.ttlAttribute,
   indexes: [
-    {
-      name: TABLE.bucketIndex,
-      partitionKey: { name: TABLE.bucketShardKey, type: 'S' },
-      sortKey: { name: TABLE.dueAtKey, type: 'N' },
-      projection: 'KEYS_ONLY',
-    },
     {
       name: TABLE.tenantIndex,
       partitionKey: { name: TABLE.tenantShardKey, type: 'S' },

@@ -186,11 +186,6 @@ async function holdOne(deps: EmitterDeps, record: EventRecord, copy: Extract<Del
   const outcome = await deps.store.hold(record, copy.queuedBy as string, {
     payload: event.payload,
     heldKey: heldShardKey(event.tenant, shardOf(event.id, deps.config)),
-    tenantShard: tenantIndexKeyAt(
-      'held',
-      { tenant: event.tenant, shard: shardOf(event.id, deps.config), payloadIn: 'table' },
-      deps.config.indexQueuedEvents,
-    ),
     now,
   });
   if (outcome === 'not-paused') return false;

@@ -5,7 +5,7 @@ import type { LoadingChunk } from '../domain/messages.js';
 import { tenantShardKeys } from '../domain/table-keys.js';
 import { withQuickRetries } from './quick-retry.js';
 import { oldestHeld } from './resume.js';
-import type { DueIndex, DuePartition, LoaderCursors, LoaderProgress } from './ports/due-index.js';
+import type { DueIndex, LoaderCursors, LoaderProgress } from './ports/due-index.js';
 import type { Clock, Logger, SchedulerMetrics } from './ports/process.js';
 import type { LoadingQueue } from './ports/queues.js';
 import type { TenantDirectory, TenantPauses } from './ports/tenants.js';
@@ -33,12 +33,12 @@ export interface LoaderDeps {
   readonly metrics: SchedulerMetrics;
 }
 
-/** GSI queries a tick keeps in flight: shards of several buckets, or of several tenants, at once. */
+/** GSI queries a tick keeps in flight: shards of several tenants at once. */
 export const LOADER_QUERIES_IN_FLIGHT = 32;
 
 /** One partition's part of a round. */
 interface Query {
-  readonly partition: DuePartition;
+  readonly partitionKey: string;
   readonly fromMs: number;
   readonly untilMs: number;
 }
@@ -62,9 +62,8 @@ export interface LoaderTickResult extends PassResult {
 }
 
 /**
- * Queries every registered tenant's stored shards, and every shard of the time-bucket index's
- * buckets, in [fromMs, untilMs), oldest first, several buckets' time at a time, and sends their
- * ids in chunks; stops between rounds once past the deadline.
+ * Queries every registered tenant's stored shards in [fromMs, untilMs), oldest first, several
+ * buckets' time at a time, and sends their ids in chunks; stops between rounds once past the deadline.
  */
 async function fanOut(
   deps: LoaderDeps,
@@ -83,7 +82,7 @@ async function fanOut(
   let chunksSent = 0;
   const buckets = bucketsBetween(fromMs, untilMs, config);
   const tenantKeys = deps.tenants.all().flatMap((tenant) => tenantShardKeys(tenant.id, 's', config.shardCount));
-  // Several buckets per round keep enough queries in flight to catch up quickly after an outage.
+  // Several buckets per round: each tenant's shards are read once a round, so a backlog after an outage is caught up in few rounds.
   const bucketsPerRound = Math.max(1, Math.ceil(LOADER_QUERIES_IN_FLIGHT / config.shardCount));
   for (let first = 0; first < buckets.length; first += bucketsPerRound) {
     // The first round always runs, so every tick makes progress.
@@ -91,13 +90,7 @@ async function fanOut(
     const round = buckets.slice(first, first + bucketsPerRound);
     const roundFrom = round[0]?.startMs ?? fromMs;
     const roundUntil = round.at(-1)?.endMs ?? fromMs;
-    // Each registered tenant's stored events, and those stored before the tenant index existed.
-    const queries: Query[] = [
-      ...tenantKeys.map((key): Query => ({ partition: { index: 'tenant', key }, fromMs: roundFrom, untilMs: roundUntil })),
-      ...round.flatMap((bucket) =>
-        bucket.shardKeys.map((key): Query => ({ partition: { index: 'bucket', key }, fromMs: bucket.startMs, untilMs: bucket.endMs })),
-      ),
-    ];
+    const queries = tenantKeys.map((partitionKey): Query => ({ partitionKey, fromMs: roundFrom, untilMs: roundUntil }));
     const ids: string[] = [];
     for (let next = 0; next < queries.length; next += LOADER_QUERIES_IN_FLIGHT) {
       const found = await Promise.all(queries.slice(next, next + LOADER_QUERIES_IN_FLIGHT).map((query) => idsIn(deps, query)));
@@ -120,9 +113,9 @@ async function fanOut(
 
 /** A partition's ids in the query's span, read again from its start when a read fails for a reason a retry may fix. */
 async function idsIn(deps: LoaderDeps, query: Query): Promise<string[]> {
-  return retried(deps, `reading ${query.partition.key}`, async () => {
+  return retried(deps, `reading ${query.partitionKey}`, async () => {
     const ids: string[] = [];
-    for await (const page of deps.dueIndex.query(query.partition, query.fromMs, query.untilMs)) {
+    for await (const page of deps.dueIndex.query(query.partitionKey, query.fromMs, query.untilMs)) {
       for (const ref of page) ids.push(ref.id);
     }
     return ids;
@@ -141,7 +134,7 @@ function retried<T>({ clock, logger }: Pick<LoaderDeps, 'clock' | 'logger'>, ste
 
 /**
  * Sends on the held events of tenants no longer paused, oldest first, a page of each tenant's
- * held shards a tick, as a resume's chunks. A resume's job reads the held index a couple of
+ * held shards a tick, as a resume's chunks. A resume's job reads the held partitions a couple of
  * seconds after the pause ends: a hold whose index entry comes later, or a job that is lost,
  * would otherwise leave its events held for good. It runs here, once a tick behind the due
  * second, not in the emitter's path: one read of the tenants' pauses, and a query of each

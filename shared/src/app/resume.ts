@@ -39,14 +39,14 @@ export async function oldestHeld(
   tenant: string,
   after: ChangeJob['after'],
 ): Promise<readonly DueEventRef[]> {
-  return deps.dueIndex.page({ index: 'bucket', keys: heldShardKeys(tenant, deps.config.shardCount) }, after, RESUME_PAGE_EVENTS);
+  return deps.dueIndex.page(heldShardKeys(tenant, deps.config.shardCount), after, RESUME_PAGE_EVENTS);
 }
 
 /**
  * Works one page of a resume: hands the next held events to the loading function as one chunk,
  * named after the job and the page's cursor (a page worked again takes its own events again, and
  * sends them again with new tokens), then sends the next page if this one was full. The events
- * are taken out of the held index by loading, and the cursor moves past them in any case.
+ * are taken out of the held partitions by loading, and the cursor moves past them in any case.
  */
 async function resumePage(deps: ResumeDeps, job: ChangeJob): Promise<void> {
   const held = await oldestHeld(deps, job.tenant, job.after);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 
 /**
  * Every key the scheduler's one DynamoDB table holds, and every id prefix, in one place: the
- * items' ids (partition key `id`) and the partitions of its two indexes (see TABLE_LAYOUT in
+ * items' ids (partition key `id`) and the partitions of its index (see TABLE_LAYOUT in
  * dynamodb-table.ts for the attributes they go in). These are stored formats: deployed tables
  * hold them, so a shape never changes (table-keys.test.ts pins each to an example).
  *
@@ -142,7 +142,7 @@ export function refusalSlotId(tenant: string, slot: number): string {
   return `${refusalCounterId(tenant)}#${slot}`;
 }
 
-// ---- The indexes' partitions ----------------------------------------------------------------
+// ---- The index's partitions ------------------------------------------------------------------
 
 /** Where an event's payload was put: stored in the table (`s`, for the loader), or only in the delay queue (`q`). */
 export type PayloadFamily = 's' | 'q';
@@ -157,17 +157,26 @@ export function labelShardKey(tenant: string, label: string, shard: number): str
   return `${tenant}#l#${label}#${shard}`;
 }
 
-/** The time-bucket index (`byDueBucket`): events stored before the tenant index, `<bucket start, epoch seconds>#<shard>`. */
-export function bucketShardKey(bucket: number, shard: number): string {
-  return `${bucket}#${shard}`;
+/**
+ * The tenant index: a tenant's held events (see EVENT_STATE.held) in one shard, `<tenant>#h<shard>`,
+ * by due time, apart from its `s` and `q` families (the loader reads `s`), so that a resume finds
+ * them oldest first. Not a payload family: a held event's payload is in its record.
+ */
+export function heldShardKey(tenant: string, shard: number): string {
+  return `${tenant}#h${shard}`;
 }
 
 /**
- * The time-bucket index: a tenant's held events (see EVENT_STATE.held), `held#<tenant>#<shard>`,
- * by due time, apart from the loader's buckets, so that a resume finds them oldest first.
+ * The shard of a key of the time-bucket index an earlier version kept (`byDueBucket`, attribute
+ * `bucketShard`): a held event's `held#<tenant>#<shard>`, or a stored event's
+ * `<bucket start, epoch seconds>#<shard>` (one written before the tenant index). Undefined for
+ * any other shape. Only migrateIndexEntries reads these keys, to move them into the tenant index.
  */
-export function heldShardKey(tenant: string, shard: number): string {
-  return `held#${tenant}#${shard}`;
+export function legacyBucketEntry(bucketShard: string): { readonly held: boolean; readonly shard: number } | undefined {
+  const held = /^held#[^#]+#(\d+)$/.exec(bucketShard);
+  if (held !== null) return { held: true, shard: Number(held[1]) };
+  const stored = /^\d+#(\d+)$/.exec(bucketShard);
+  return stored === null ? undefined : { held: false, shard: Number(stored[1]) };
 }
 
 /** One key of each shard, in shard order: every partition of one family. */
@@ -185,20 +194,19 @@ export function labelShardKeys(tenant: string, label: string, shardCount: number
   return everyShard(shardCount, (shard) => labelShardKey(tenant, label, shard));
 }
 
-/** Every partition of one time bucket. */
-export function bucketShardKeys(bucket: number, shardCount: number): string[] {
-  return everyShard(shardCount, (shard) => bucketShardKey(bucket, shard));
-}
-
 /** Every partition of a tenant's held events. */
 export function heldShardKeys(tenant: string, shardCount: number): string[] {
   return everyShard(shardCount, (shard) => heldShardKey(tenant, shard));
 }
 
-/** The partitions holding a tenant's events (both families, shard by shard), or its events with one label. */
+/** The partitions holding a tenant's events (stored, queued and held, shard by shard), or its events with one label. */
 export function listingPartitions(tenant: string, label: string | undefined, shardCount: number): string[] {
   if (label !== undefined) return labelShardKeys(tenant, label, shardCount);
-  return tenantShardKeys(tenant, 's', shardCount).flatMap((stored, shard) => [stored, tenantShardKey(tenant, 'q', shard)]);
+  return tenantShardKeys(tenant, 's', shardCount).flatMap((stored, shard) => [
+    stored,
+    tenantShardKey(tenant, 'q', shard),
+    heldShardKey(tenant, shard),
+  ]);
 }
 
 /**

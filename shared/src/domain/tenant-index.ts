@@ -13,8 +13,6 @@ export type IndexedWrite =
   | 'created'
   /** Its end as failed, by the emitter. */
   | 'failed'
-  /** Its hold, while its tenant is paused: its payload into the record. */
-  | 'held'
   /** Its carry into the table after a reschedule (see EventRecord.carriedBy): its payload into the table. */
   | 'carried';
 
@@ -30,12 +28,12 @@ export interface IndexedEvent {
  * has). The rule, in one place: an event whose payload the table holds is listed under `s`, from
  * its creation. One whose payload only its delay-queue copy holds is listed under `q` when the
  * scheduler indexes such events (`indexQueuedEvents`, SCHEDULER_INDEX_QUEUED_EVENTS, on by
- * default: one write unit more each), and, whatever the setting, once it fails, is held or is
- * carried into the table: rare writes, made anyway, and what operators look for. Holding and
- * carrying put the payload in the table, so those events go under `s` (a hold keeps a `q` key the
- * record has: moving it would write the index twice).
+ * default: one write unit more each), and, whatever the setting, once it fails or is carried into
+ * the table: rare writes, made anyway, and what operators look for. Carrying puts the payload in
+ * the table, so a carried event goes under `s`. (A held event is under its tenant's `h` partitions
+ * while held, see heldShardKey, and under `s` once sent or changed.)
  */
-export function tenantIndexKeyAt(write: 'held' | 'carried', event: IndexedEvent, indexQueuedEvents: boolean): string;
+export function tenantIndexKeyAt(write: 'carried', event: IndexedEvent, indexQueuedEvents: boolean): string;
 export function tenantIndexKeyAt(write: IndexedWrite, event: IndexedEvent, indexQueuedEvents: boolean): string | undefined;
 export function tenantIndexKeyAt(write: IndexedWrite, event: IndexedEvent, indexQueuedEvents: boolean): string | undefined {
   const { tenant, shard, payloadIn } = event;
@@ -46,7 +44,6 @@ export function tenantIndexKeyAt(write: IndexedWrite, event: IndexedEvent, index
     case 'failed':
       // A stored event has had its key since its creation.
       return payloadIn === 'queue' ? tenantShardKey(tenant, 'q', shard) : undefined;
-    case 'held':
     case 'carried':
       return tenantShardKey(tenant, 's', shard);
   }

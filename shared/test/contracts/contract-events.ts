@@ -115,8 +115,8 @@ export class CaseEvents {
   }
 
   /** The emitter's hold of event `name`, its payload into the record. */
-  hold(name: string): { payload: string; heldKey: string; tenantShard: string; now: number } {
-    return { payload: `payload of ${name}`, heldKey: `held#${this.tenant}#0`, tenantShard: `${this.tenant}#s0`, now: NOW };
+  hold(name: string): { payload: string; heldKey: string; now: number } {
+    return { payload: `payload of ${name}`, heldKey: `${this.tenant}#h0`, now: NOW };
   }
 
   /** The tenant's own pause or resume, by request `by` published at `publishedAt`. */

@@ -1,4 +1,4 @@
-/** What the loader and a resume read: the indexes of events by due time, and the loader's cursors. */
+/** What the loader and a resume read: the tenant index's partitions of events by due time, and the loader's cursors. */
 
 /** A stored event's key as the loader sees it through the GSI. */
 export interface DueEventRef {
@@ -7,26 +7,15 @@ export interface DueEventRef {
 }
 
 /**
- * One partition of an index of events by due time: of the tenant index (`<tenant>#s<n>`, stored
- * events), or of the time-bucket index that held stored events before it (`<bucket>#<n>`).
+ * Events by due time in the tenant index's partitions (keys of table-keys.ts: a tenant's stored
+ * events, `<tenant>#s<n>`, or its held ones, `<tenant>#h<n>`): one partition at a time, what the
+ * loader reads; several merged, a page at a time, what a resume reads.
  */
-export interface DuePartition {
-  readonly index: 'tenant' | 'bucket';
-  readonly key: string;
-}
-
-/** Events by due time: one partition at a time, what the loader reads; several merged, a page at a time, what a resume reads. */
 export interface DueIndex {
   /** Pages of events in one partition with dueAt in [fromMs, untilMs). */
-  query(partition: DuePartition, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]>;
+  query(partitionKey: string, fromMs: number, untilMs: number): AsyncIterable<readonly DueEventRef[]>;
   /** The first `limit` events of the partitions after `after`, by (dueAt, id) (fewer only when none is left). */
-  page(partitions: DuePartitions, after: DueEventRef | undefined, limit: number): Promise<readonly DueEventRef[]>;
-}
-
-/** Partitions of one of the indexes by due time. */
-export interface DuePartitions {
-  readonly index: DuePartition['index'];
-  readonly keys: readonly string[];
+  page(partitionKeys: readonly string[], after: DueEventRef | undefined, limit: number): Promise<readonly DueEventRef[]>;
 }
 
 /** Where the loader has handed events out to (loading) and swept them for repair. */

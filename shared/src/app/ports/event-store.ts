@@ -186,15 +186,15 @@ export interface EventStore {
   carry(record: EventRecord, from: string, onward: Carry, now: number): Promise<boolean>;
   /**
    * Holds an event that came due while its tenant is paused, in one write with a check of the
-   * pause: its payload into its record, its record under `heldKey` in the due index (see
-   * heldShardKey), and in the tenant index under `tenantShard` unless it is there already (so
-   * that a listing without a label shows it), without an expiry. Only while it is queued as copy `from` left it at the
-   * version read: `changed` otherwise; `not-paused` when the tenant's pause has ended.
+   * pause: its payload into its record, its record under `heldKey` in the tenant index (see
+   * heldShardKey: where a resume reads it, and a listing without a label shows it), without an
+   * expiry. Only while it is queued as copy `from` left it at the version read: `changed`
+   * otherwise; `not-paused` when the tenant's pause has ended.
    */
   hold(
     record: EventRecord,
     from: string,
-    hold: { readonly payload: string; readonly heldKey: string; readonly tenantShard: string; readonly now: number },
+    hold: { readonly payload: string; readonly heldKey: string; readonly now: number },
   ): Promise<HoldOutcome>;
 }
 
