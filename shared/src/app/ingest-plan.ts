@@ -174,12 +174,10 @@ function planOne(context: IngestPlanContext, record: SQSRecord): PlannedMessage 
       };
       return { ...planned, intent: { kind: 'create-series', entry } };
     }
-    case 'cancel':
-      return { ...planned, intent: { kind: 'cancel', eventId: request.eventId } };
+    // The request says all its intent needs.
     case 'pause':
-      return { ...planned, intent: { kind: 'pause', note: request.note } };
     case 'resume':
-      return { ...planned, intent: { kind: 'resume' } };
+    case 'cancel':
     case 'change-series':
       return { ...planned, intent: request };
     case 'reschedule':
