@@ -69,6 +69,11 @@ function seriesRequest(target: string, payload: string, fields: Record<string, u
   return rest;
 }
 
+/** The deliveries of `payload` a consumer has had, once it has had one (for waitFor). */
+function deliveredWith(target: TopicConsumer, payload: string) {
+  return () => (target.withPayload(payload).length > 0 ? target.withPayload(payload) : undefined);
+}
+
 /**
  * A minute series whose first occurrence is `leadMs` away (12 s by default), published by
  * `client`, once ingest has materialised that occurrence (within CANCEL_TIMINGS' window of 20 s,
@@ -200,11 +205,7 @@ describe.concurrent('recurring series', () => {
       await waitFor(() => target.withPayload('marker').length === 1, 'the marker, due after the first occurrence', 60_000);
       expect(target.withPayload('paused series'), 'nothing while paused').toEqual([]);
       await client.publish({ action: 'resume', event_id: series, user: 'tests' });
-      const [next] = await waitFor(
-        () => (target.withPayload('paused series').length > 0 ? target.withPayload('paused series') : undefined),
-        'the next occurrence after the resume',
-        90_000,
-      );
+      const [next] = await waitFor(deliveredWith(target, 'paused series'), 'the next occurrence after the resume', 90_000);
       expectNotEarly(next);
       expect(next?.attributes[EMISSION_ATTRIBUTE.eventId]).toBe(occurrenceId(series, firstDue + MINUTE, 2));
       expect(target.withPayload('paused series')).toHaveLength(1);
@@ -225,11 +226,7 @@ describe.concurrent('recurring series', () => {
         CHANGE_LEAD_MS,
       );
       await client.publish({ action: 'reschedule', event_id: series, payload: 'new payload', user: 'tests' });
-      const [delivery] = await waitFor(
-        () => (target.withPayload('new payload').length > 0 ? target.withPayload('new payload') : undefined),
-        'the occurrence with the new payload',
-        60_000,
-      );
+      const [delivery] = await waitFor(deliveredWith(target, 'new payload'), 'the occurrence with the new payload', 60_000);
       expectNotEarly(delivery);
       expect(delivery?.attributes[EMISSION_ATTRIBUTE.eventId]).toBe(occurrenceId(series, firstDue, 2));
       expect(await storedItem(scheduler, occurrence)).toMatchObject({ state: 'cancelled' });
@@ -252,11 +249,7 @@ describe.concurrent('recurring series', () => {
         offset: newDue % MINUTE,
         user: 'tests',
       });
-      const [delivery] = await waitFor(
-        () => (target.withPayload('moved series').length > 0 ? target.withPayload('moved series') : undefined),
-        'the occurrence at the new time',
-        60_000,
-      );
+      const [delivery] = await waitFor(deliveredWith(target, 'moved series'), 'the occurrence at the new time', 60_000);
       if (delivery === undefined) throw new Error('a delivery');
       expect(scheduledAt(delivery)).toBe(newDue);
       expectNotEarly(delivery);
@@ -274,11 +267,7 @@ describe.concurrent('recurring series', () => {
       await waitFor(async () => (await storedItem(scheduler, series))?.lastChangeBy === resumeId, 'the resume applied');
       // A pause published a minute before the resume, arriving after it.
       await client.redeliver({ action: 'pause', event_id: series, user: 'tests' }, 'older-pause', Date.now() - MINUTE);
-      const [delivery] = await waitFor(
-        () => (target.withPayload('running series').length > 0 ? target.withPayload('running series') : undefined),
-        'the occurrence, delivered',
-        60_000,
-      );
+      const [delivery] = await waitFor(deliveredWith(target, 'running series'), 'the occurrence, delivered', 60_000);
       expect(delivery?.attributes[EMISSION_ATTRIBUTE.eventId]).toBe(occurrence);
       const stored = await storedItem(scheduler, series);
       expect(stored?.pausedAt).toBeUndefined();
