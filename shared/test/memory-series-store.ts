@@ -1,5 +1,13 @@
 import type { ChangeRequest } from '../src/app/ports/event-store.js';
-import type { SeriesAdvance, SeriesCancelOutcome, SeriesCreateOutcome, SeriesEntry, SeriesStore } from '../src/app/ports/series-store.js';
+import type {
+  SeriesAdvance,
+  SeriesCancelOutcome,
+  SeriesChangeWrite,
+  SeriesCreateOutcome,
+  SeriesEntry,
+  SeriesStore,
+} from '../src/app/ports/series-store.js';
+import { followsLastChange, type SeriesRevision } from '../src/domain/series-changes.js';
 import { SERIES_STATE, type SeriesRecord } from '../src/domain/series.js';
 import type { LabelEntry, MemoryEventStore } from './memory-event-store.js';
 
@@ -61,6 +69,25 @@ export class MemorySeriesStore implements SeriesStore {
     });
     if (completed) this.events.openEvents.set(series.tenant, (this.events.openEvents.get(series.tenant) ?? 0) - 1);
     return true;
+  }
+
+  async change(series: SeriesRecord, revision: SeriesRevision, write: SeriesChangeWrite): Promise<SeriesRecord | undefined> {
+    const current = this.records.get(series.id);
+    if (current?.state !== SERIES_STATE.active || current.tenant !== series.tenant || current.version !== series.version) return undefined;
+    if (!followsLastChange(current, write)) return undefined;
+    const { payload, ...fields } = revision;
+    const { owed: _owed, ...kept } = current;
+    const changed: SeriesRecord = {
+      ...kept,
+      ...fields,
+      version: current.version + 1,
+      lastChangeAt: write.publishedAt,
+      lastChangeBy: write.by,
+      ...(revision.pausedAt === undefined ? { expiresAt: write.expiresAt } : {}),
+    };
+    this.records.set(series.id, changed);
+    if (payload !== undefined) this.payloads.set(series.id, payload);
+    return changed;
   }
 
   async cancel(id: string, tenant: string, change: ChangeRequest & { readonly expiresAt: number }): Promise<SeriesCancelOutcome> {

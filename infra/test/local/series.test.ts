@@ -24,7 +24,8 @@ import {
 
 // Recurring series through the local service: occurrences materialised at ingest and by the
 // loader, each delivered to the millisecond with its series' attributes, a cancel that stops the
-// series, and a refusal of an invalid expression on the failure topic.
+// series, a pause and resume of one series, the replacement of its
+// payload or expression, and a refusal of an invalid expression on the failure topic.
 
 const emulators = sharedEmulators();
 
@@ -38,6 +39,13 @@ const TENANTS: TenantsDocument = { tenants: [{ id: 'acme', accounts: [LOCAL_ACCO
 
 /** A near-path window of 20 s: a first occurrence 12 s ahead is materialised at ingest, and cancelled well before the cutoff. */
 const CANCEL_TIMINGS = { ...FAST_TIMINGS, SCHEDULER_NEAR_PATH_WINDOW_SECONDS: '20', SCHEDULER_LOADER_LOOKAHEAD_SECONDS: '18' };
+
+/**
+ * A near-path window of 40 s, for the changes of a series: a first occurrence 30 s ahead (CHANGE_LEAD_MS) is materialised at
+ * ingest and stays clear of the cutoff while the change arrives, on a machine busy with other tests.
+ */
+const CHANGE_TIMINGS = { ...FAST_TIMINGS, SCHEDULER_NEAR_PATH_WINDOW_SECONDS: '40', SCHEDULER_LOADER_LOOKAHEAD_SECONDS: '38' };
+const CHANGE_LEAD_MS = 30_000;
 
 async function setup(env: Record<string, string> = FAST_TIMINGS, tenants?: TenantsDocument) {
   const scheduler = await startTestScheduler(emulators, { env, ...(tenants === undefined ? {} : { tenants }) });
@@ -61,9 +69,15 @@ function seriesRequest(target: string, payload: string, fields: Record<string, u
   return rest;
 }
 
+/** The deliveries of `payload` a consumer has had, once it has had one (for waitFor). */
+function deliveredWith(target: TopicConsumer, payload: string) {
+  return () => (target.withPayload(payload).length > 0 ? target.withPayload(payload) : undefined);
+}
+
 /**
- * A minute series whose first occurrence is 12 s away, published by `client`, once ingest has
- * materialised that occurrence (within CANCEL_TIMINGS' window of 20 s, well before the cutoff).
+ * A minute series whose first occurrence is `leadMs` away (12 s by default), published by
+ * `client`, once ingest has materialised that occurrence (within CANCEL_TIMINGS' window of 20 s,
+ * or CHANGE_TIMINGS', well before the cutoff).
  */
 async function publishSeriesDueSoon(
   scheduler: LocalScheduler,
@@ -71,8 +85,9 @@ async function publishSeriesDueSoon(
   target: string,
   payload: string,
   fields: Record<string, unknown> = {},
+  leadMs = 12_000,
 ) {
-  const firstDue = Date.now() + 12_000;
+  const firstDue = Date.now() + leadMs;
   const messageId = await client.publish(
     seriesRequest(target, payload, {
       schedule: 'rate(1 minute)',
@@ -171,6 +186,96 @@ describe.concurrent('recurring series', () => {
       await stop();
     }
   }, 60_000);
+
+  it('pauses a series by its s- event id on the shared topic: nothing delivered while paused, and the next occurrence after the resume', async () => {
+    const { scheduler, client, target, stop } = await setup(CHANGE_TIMINGS);
+    try {
+      const { firstDue, series, occurrence } = await publishSeriesDueSoon(
+        scheduler,
+        client,
+        target.topicArn,
+        'paused series',
+        {},
+        CHANGE_LEAD_MS,
+      );
+      await client.publish({ action: 'pause', event_id: series, user: 'tests' });
+      await waitFor(async () => (await storedItem(scheduler, series))?.pausedAt !== undefined, 'the series paused');
+      expect(await storedItem(scheduler, occurrence)).toMatchObject({ state: 'cancelled' });
+      await client.publish(request(target.topicArn, firstDue + 2_000, 'marker'));
+      await waitFor(() => target.withPayload('marker').length === 1, 'the marker, due after the first occurrence', 60_000);
+      expect(target.withPayload('paused series'), 'nothing while paused').toEqual([]);
+      await client.publish({ action: 'resume', event_id: series, user: 'tests' });
+      const [next] = await waitFor(deliveredWith(target, 'paused series'), 'the next occurrence after the resume', 90_000);
+      expectNotEarly(next);
+      expect(next?.attributes[EMISSION_ATTRIBUTE.eventId]).toBe(occurrenceId(series, firstDue + MINUTE, 2));
+      expect(target.withPayload('paused series')).toHaveLength(1);
+    } finally {
+      await stop();
+    }
+  }, 180_000);
+
+  it('replaces the payload of a series: its next occurrence carries the new one, and the one made before is cancelled', async () => {
+    const { scheduler, client, target, stop } = await setup(CHANGE_TIMINGS);
+    try {
+      const { firstDue, series, occurrence } = await publishSeriesDueSoon(
+        scheduler,
+        client,
+        target.topicArn,
+        'old payload',
+        {},
+        CHANGE_LEAD_MS,
+      );
+      await client.publish({ action: 'reschedule', event_id: series, payload: 'new payload', user: 'tests' });
+      const [delivery] = await waitFor(deliveredWith(target, 'new payload'), 'the occurrence with the new payload', 60_000);
+      expectNotEarly(delivery);
+      expect(delivery?.attributes[EMISSION_ATTRIBUTE.eventId]).toBe(occurrenceId(series, firstDue, 2));
+      expect(await storedItem(scheduler, occurrence)).toMatchObject({ state: 'cancelled' });
+      expect(target.withPayload('old payload')).toEqual([]);
+    } finally {
+      await stop();
+    }
+  }, 120_000);
+
+  it('replaces the expression of a series: delivered at the new time, not the old', async () => {
+    const { scheduler, client, target, stop } = await setup(CHANGE_TIMINGS);
+    try {
+      const { firstDue, series } = await publishSeriesDueSoon(scheduler, client, target.topicArn, 'moved series', {}, CHANGE_LEAD_MS);
+      const newDue = firstDue + 5_000;
+      await client.publish({
+        action: 'reschedule',
+        event_id: series,
+        schedule: 'rate(1 minute)',
+        start: new Date(newDue).toISOString(),
+        offset: newDue % MINUTE,
+        user: 'tests',
+      });
+      const [delivery] = await waitFor(deliveredWith(target, 'moved series'), 'the occurrence at the new time', 60_000);
+      if (delivery === undefined) throw new Error('a delivery');
+      expect(scheduledAt(delivery)).toBe(newDue);
+      expectNotEarly(delivery);
+      expect(target.withPayload('moved series')).toHaveLength(1);
+    } finally {
+      await stop();
+    }
+  }, 120_000);
+
+  it('changes nothing with a pause published before a resume that was applied first: the series runs on', async () => {
+    const { scheduler, client, target, stop } = await setup(CHANGE_TIMINGS);
+    try {
+      const { series, occurrence } = await publishSeriesDueSoon(scheduler, client, target.topicArn, 'running series', {}, CHANGE_LEAD_MS);
+      const resumeId = await client.publish({ action: 'resume', event_id: series, user: 'tests' });
+      await waitFor(async () => (await storedItem(scheduler, series))?.lastChangeBy === resumeId, 'the resume applied');
+      // A pause published a minute before the resume, arriving after it.
+      await client.redeliver({ action: 'pause', event_id: series, user: 'tests' }, 'older-pause', Date.now() - MINUTE);
+      const [delivery] = await waitFor(deliveredWith(target, 'running series'), 'the occurrence, delivered', 60_000);
+      expect(delivery?.attributes[EMISSION_ATTRIBUTE.eventId]).toBe(occurrence);
+      const stored = await storedItem(scheduler, series);
+      expect(stored?.pausedAt).toBeUndefined();
+      expect(stored?.lastChangeBy).toBe(resumeId);
+    } finally {
+      await stop();
+    }
+  }, 120_000);
 
   it('refuses an invalid expression at ingest, with its reason code on the failure topic', async () => {
     const { scheduler, client, target, stop } = await setup();

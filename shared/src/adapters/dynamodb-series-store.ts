@@ -1,15 +1,25 @@
 import { PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ChangeRequest } from '../app/ports/event-store.js';
-import type { SeriesAdvance, SeriesCancelOutcome, SeriesCreateOutcome, SeriesEntry, SeriesStore } from '../app/ports/series-store.js';
+import type {
+  SeriesAdvance,
+  SeriesCancelOutcome,
+  SeriesChangeWrite,
+  SeriesCreateOutcome,
+  SeriesEntry,
+  SeriesStore,
+} from '../app/ports/series-store.js';
 import {
   type OwedOccurrences,
   SERIES_STATE,
+  seriesPayloadOwner,
   specFromStored,
   storedSpec,
   type SeriesRecord,
   type SeriesState,
   type StoredSpec,
 } from '../domain/series.js';
+import type { SeriesRevision } from '../domain/series-changes.js';
+import { withoutExpiry, writeSeriesChange } from './dynamodb-series-changes.js';
 import { labelEntryId, payloadItemId, tenantShardKey } from '../domain/table-keys.js';
 import { TransientError } from '../domain/reasons.js';
 import { batchDelete, batchGet, batchPut } from './dynamodb-batches.js';
@@ -56,6 +66,11 @@ function toSeries(item: Readonly<Record<string, unknown>>): SeriesRecord {
     inputMessageId: String(item.inputMessageId),
     createdAt: Number(item.createdAt),
     cancelledBy: optionalString(item.cancelledBy),
+    revision: typeof item.revision === 'number' ? item.revision : undefined,
+    pausedAt: typeof item.pausedAt === 'number' ? item.pausedAt : undefined,
+    lastChangeAt: typeof item.lastChangeAt === 'number' ? item.lastChangeAt : undefined,
+    lastChangeBy: optionalString(item.lastChangeBy),
+    payloadDigest: optionalString(item.payloadDigest),
     expiresAt: Number(item[TABLE.ttlAttribute]),
   };
 }
@@ -157,7 +172,7 @@ export class DynamoDbSeriesStore implements SeriesStore {
 
   async payload(series: SeriesRecord): Promise<string> {
     if (series.payload !== undefined) return series.payload;
-    const id = payloadItemId(series);
+    const id = payloadItemId(seriesPayloadOwner(series));
     return String((await batchGet(this.client, this.tableName, [id])).get(id)?.payload ?? '');
   }
 
@@ -210,6 +225,17 @@ export class DynamoDbSeriesStore implements SeriesStore {
       await this.dropEndedItems(series);
     }
     return true;
+  }
+
+  async change(series: SeriesRecord, revision: SeriesRevision, write: SeriesChangeWrite): Promise<SeriesRecord | undefined> {
+    const written = await writeSeriesChange(this.client, this.tableName, series, revision, write);
+    if (written === undefined) return undefined;
+    const record = toSeries(written);
+    // The payload item a new payload replaced, once the record names another.
+    const before = series.payloadKept === 'item' ? payloadItemId(seriesPayloadOwner(series)) : undefined;
+    const after = record.payloadKept === 'item' ? payloadItemId(seriesPayloadOwner(record)) : undefined;
+    if (before !== undefined && before !== after) await batchDelete(this.client, this.tableName, [before]).catch(() => undefined);
+    return record;
   }
 
   async cancel(id: string, tenant: string, change: ChangeRequest & { readonly expiresAt: number }): Promise<SeriesCancelOutcome> {
@@ -271,7 +297,7 @@ export class DynamoDbSeriesStore implements SeriesStore {
    */
   private async dropEndedItems(series: SeriesRecord): Promise<void> {
     const ids = [
-      ...(series.payloadKept === 'item' ? [payloadItemId(series)] : []),
+      ...(series.payloadKept === 'item' ? [payloadItemId(seriesPayloadOwner(series))] : []),
       ...(series.labels ?? []).map((label) => labelEntryId(series.id, label)),
     ];
     if (ids.length > 0) await batchDelete(this.client, this.tableName, ids).catch(() => undefined);
@@ -280,12 +306,6 @@ export class DynamoDbSeriesStore implements SeriesStore {
 
 /** Attempts at a series' cancel while takes move it, before its input message is left to be retried. */
 const CANCEL_ATTEMPTS = 3;
-
-/** An item kept while its series lasts: no expiry. */
-function withoutExpiry(item: Record<string, unknown>): Record<string, unknown> {
-  const { [TABLE.ttlAttribute]: _expiry, ...kept } = item;
-  return kept;
-}
 
 /** Whether a transaction was refused by its first item's condition (not by a conflict, which a retry settles). */
 function isRefusedTransaction(error: unknown): boolean {

@@ -7,6 +7,7 @@ import { EVENT_STATE } from '../domain/lifecycle.js';
 import { type Placement, placementFor } from '../domain/placement.js';
 import { type EventRejectedError, REASON } from '../domain/reasons.js';
 import { isInStack } from '../domain/scheduler-topics.js';
+import type { SeriesChange } from '../domain/series-changes.js';
 import type { Tenant } from '../domain/tenants.js';
 import { topicPartition } from '../domain/topic-arn.js';
 import { parseInputMessage } from '../domain/validation.js';
@@ -83,7 +84,9 @@ export type Intent =
   /** A job that cancels the tenant's events with a label, page by page (see bulk-cancel.ts). */
   | { readonly kind: 'bulk-cancel'; readonly job: NewBulkCancelJob }
   | { readonly kind: 'pause'; readonly note: string | undefined }
-  | { readonly kind: 'resume' };
+  | { readonly kind: 'resume' }
+  /** A pause, resume or replacement of one series (see series-changes.ts). */
+  | { readonly kind: 'change-series'; readonly eventId: string; readonly change: SeriesChange };
 
 /** An input message with its tenant, where its refusals go, and its intent. */
 export interface PlannedMessage {
@@ -171,12 +174,12 @@ function planOne(context: IngestPlanContext, record: SQSRecord): PlannedMessage 
       };
       return { ...planned, intent: { kind: 'create-series', entry } };
     }
-    case 'cancel':
-      return { ...planned, intent: { kind: 'cancel', eventId: request.eventId } };
+    // The request says all its intent needs.
     case 'pause':
-      return { ...planned, intent: { kind: 'pause', note: request.note } };
     case 'resume':
-      return { ...planned, intent: { kind: 'resume' } };
+    case 'cancel':
+    case 'change-series':
+      return { ...planned, intent: request };
     case 'reschedule':
       return {
         ...planned,

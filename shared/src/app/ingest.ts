@@ -29,7 +29,7 @@ import type { Clock, Logger, SchedulerMetrics } from './ports/process.js';
 import type { ChangesQueue, DelayQueue } from './ports/queues.js';
 import type { SeriesStore } from './ports/series-store.js';
 import type { Pause, TenantDirectory, TenantPauses } from './ports/tenants.js';
-import { cancelSeriesById, createSeries, seriesChangeRefusal } from './series-ingest.js';
+import { cancelSeriesById, changeSeriesById, createSeries, seriesChangeRefusal } from './series-ingest.js';
 import { isSeriesId, seriesId } from '../domain/table-keys.js';
 
 /**
@@ -42,9 +42,9 @@ import { isSeriesId, seriesId } from '../domain/table-keys.js';
 export interface IngestDeps {
   readonly config: IngestPlanContext['config'] & Pick<SchedulerConfig, 'emitterLeadMs' | 'changeCutoffSeconds'>;
   readonly tenants: TenantDirectory;
-  readonly store: Pick<EventStore, 'createMany' | 'requeue' | 'storedPayload' | 'cancel' | 'reschedule'>;
-  /** The recurring series' records: created, taken at once, cancelled. */
-  readonly series: Pick<SeriesStore, 'create' | 'read' | 'payload' | 'advance' | 'cancel'>;
+  readonly store: Pick<EventStore, 'createMany' | 'requeue' | 'storedPayload' | 'cancel' | 'reschedule' | 'read'>;
+  /** The recurring series' records: created, taken at once, changed, cancelled. */
+  readonly series: Pick<SeriesStore, 'create' | 'read' | 'payload' | 'advance' | 'change' | 'cancel'>;
   readonly delayQueue: Pick<DelayQueue, 'send' | 'sendNotice'>;
   /** Where a cancel by label starts its job. */
   readonly jobs: Pick<BulkCancelJobs, 'create'>;
@@ -311,6 +311,10 @@ async function applyIntent(
       deps.logger.info({ eventId: intent.eventId, tenant, dueAt: intent.dueAt, version: event.version }, 'event rescheduled');
       if (intent.placement.state === EVENT_STATE.queued) applying.sends.push({ record: planned.record, event, queuedBy: intent.queuedBy });
       return;
+    }
+    case 'change-series': {
+      const refusal = await changeSeriesById(deps, intent.eventId, tenant, intent.change, changeRequest(applying), namingField(applying));
+      return refusal === undefined ? undefined : refuse(applying, refusal, intent.eventId);
     }
     case 'bulk-cancel':
       await startBulkCancel(deps, intent.job);

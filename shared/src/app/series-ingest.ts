@@ -1,8 +1,11 @@
 import { EventRejectedError, REASON } from '../domain/reasons.js';
 import { SERIES_STATE, type SeriesRecord } from '../domain/series.js';
-import type { ChangeRequest } from './ports/event-store.js';
+import type { SeriesChange } from '../domain/series-changes.js';
+import { isSeriesId, seriesId } from '../domain/table-keys.js';
+import type { ChangeRequest, EventStore } from './ports/event-store.js';
 import type { SeriesEntry, SeriesStore } from './ports/series-store.js';
 import { cancelSeries, type SeriesCancelDeps, type SeriesDeps, takeSeries } from './series.js';
+import { changeSeries, type SeriesChangeDeps } from './series-changes.js';
 
 /** What ingest does with a series request, a cancel naming a series, and a change aimed at one: each refusal returned for ingest to report. */
 
@@ -90,7 +93,7 @@ export async function cancelSeriesById(
   });
 }
 
-/** Why a reschedule naming a series is refused (only a cancel of the whole series applies to one yet); undefined when it names none. */
+/** Why a reschedule with `date` naming a series is refused (a series is not moved to one date); undefined when it names none. */
 export async function seriesChangeRefusal(
   deps: { readonly series: Pick<SeriesStore, 'read'> },
   id: string,
@@ -101,7 +104,46 @@ export async function seriesChangeRefusal(
   if (current === undefined || current.tenant !== tenant) return undefined;
   return new EventRejectedError(
     REASON.SERIES_CHANGE_NOT_SUPPORTED,
-    `${id} is a recurring series: only a cancel of the whole series applies to it; cancel it and schedule a new one`,
+    `${id} is a recurring series: it is not moved to one date; replace its "schedule" (or "payload"), pause, resume or cancel it`,
     { field },
   );
+}
+
+/**
+ * A pause, resume or replacement of the series an id names (`s-…`, or the series of the client's
+ * id or of a request's `m-` id): undefined once applied, or dropped as older than the last change
+ * applied; else why it is refused. An id of a one-off event is refused as naming no series.
+ */
+export async function changeSeriesById(
+  deps: SeriesChangeDeps & { readonly store: Pick<EventStore, 'read'> },
+  eventId: string,
+  tenant: string,
+  change: SeriesChange,
+  request: ChangeRequest,
+  field: string,
+): Promise<EventRejectedError | undefined> {
+  const id = isSeriesId(eventId) ? eventId : seriesId(eventId);
+  const outcome = await changeSeries(deps, id, tenant, change, request, field);
+  if (outcome instanceof EventRejectedError) return outcome;
+  if (outcome === 'superseded') {
+    deps.metrics.count('DuplicatesSuppressed');
+    deps.logger.info(
+      { seriesId: id, tenant, change: change.kind, inputMessageId: request.by, publishedAt: request.publishedAt },
+      `series ${change.kind} superseded by a change published later; dropped`,
+    );
+    return undefined;
+  }
+  if (outcome === 'applied') return undefined;
+  const event = (await deps.store.read([eventId])).get(eventId);
+  if (event !== undefined && event.tenant === tenant)
+    return new EventRejectedError(
+      REASON.INVALID_FIELD,
+      `${eventId} is an event, not a series: a ${change.kind} of one event is not taken`,
+      {
+        field,
+      },
+    );
+  return new EventRejectedError(REASON.EVENT_NOT_FOUND, `cannot ${change.kind} ${eventId}: the tenant has no series with that id`, {
+    field,
+  });
 }

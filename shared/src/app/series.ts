@@ -227,11 +227,32 @@ export async function cancelSeries(
   if (result.outcome === 'cancelled') series = result.series;
   else if (result.current?.state === SERIES_STATE.cancelled && result.current.cancelledBy === change.by) series = result.current;
   else return { refused: result.current };
-  const cutoffMs = deps.config.changeCutoffSeconds * 1000;
-  let cancelled = 0;
-  for (const dueAt of materialisedAfter(series, now + cutoffMs)) {
-    const outcome = await deps.store.cancel(occurrenceId(series.id, dueAt), { tenant, cutoffMs }, { ...change, expiresAt });
-    if (outcome.outcome === 'cancelled') cancelled++;
-  }
+  const { cancelled } = await cancelMaterialised(deps, series, change);
   return { cancelled };
+}
+
+/**
+ * Cancels the occurrences a series materialised that are due after the change cutoff (each with
+ * the event's own cancel, which frees its place), in order of due time. What it cancelled, and
+ * until when the series' occurrences stand: the cutoff, or the last of the first ones the
+ * event's own cutoff kept (its clock ran on), so that nothing made anew after it is delivered
+ * twice. A cancel delivered again finds those it cancelled as its own.
+ */
+export async function cancelMaterialised(
+  deps: Pick<SeriesCancelDeps, 'config' | 'store' | 'clock'>,
+  series: SeriesRecord,
+  change: ChangeRequest,
+): Promise<{ readonly cancelled: number; readonly keptUntil: number }> {
+  const now = deps.clock.now();
+  const expiresAt = expiresAtFor(now, deps.config.retentionSeconds);
+  const cutoffMs = deps.config.changeCutoffSeconds * 1000;
+  let keptUntil = now + cutoffMs;
+  let cancelled = 0;
+  for (const dueAt of materialisedAfter(series, keptUntil)) {
+    const id = occurrenceId(series.id, dueAt, series.revision);
+    const outcome = await deps.store.cancel(id, { tenant: series.tenant, cutoffMs }, { ...change, expiresAt });
+    if (outcome.outcome === 'cancelled' || outcome.current?.cancelledBy === change.by) cancelled++;
+    else if (cancelled === 0) keptUntil = dueAt;
+  }
+  return { cancelled, keptUntil };
 }

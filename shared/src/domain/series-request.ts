@@ -4,12 +4,12 @@ import { SNS_MAX_MESSAGE_BYTES } from './limits.js';
 import { EventRejectedError, REASON } from './reasons.js';
 import { cursorAt, firstCursor, nextOccurrences } from './recurrence/occurrences.js';
 import { checkRecurrence } from './recurrence/request.js';
-import { type NewSeries, occurrenceEvent, seriesRequestHash } from './series.js';
+import { type NewSeries, occurrenceEvent, type SeriesContent, seriesRequestHash } from './series.js';
 import type { Tenant } from './tenants.js';
 import type { ScheduleRequest } from './schedule-request.js';
 
 /** The fields only a series takes: a request with `date` that gives one is refused. */
-const SERIES_ONLY_FIELDS = ['timezone', 'start', 'end', 'count', 'offset', 'dst', 'catch_up_seconds'] as const;
+export const SERIES_ONLY_FIELDS = ['timezone', 'start', 'end', 'count', 'offset', 'dst', 'catch_up_seconds'] as const;
 
 /** Why a schedule request without `schedule`, or with `schedule` and `date`, is not a one-off event, if it is not. */
 export function oneOffRefusal(fields: Readonly<Record<string, unknown>>): EventRejectedError | undefined {
@@ -39,18 +39,20 @@ export interface SeriesScope {
   readonly defaultCatchUpSeconds: number;
 }
 
+/** When and how often a series fires: its spec, its catch-up window, where it starts, and its first occurrence. */
+export interface SeriesDefinition {
+  readonly spec: NewSeries['spec'];
+  readonly catchUpMs: number;
+  readonly cursor: NewSeries['cursor'];
+  readonly dueAt: number;
+}
+
 /**
- * A recurring series: its fields checked by checkRecurrence (each refusal with its own code),
- * its payload sized with an occurrence's attributes. It owes no occurrence due before the
- * request was published: its cursor starts there. The series and its first occurrence, or why
- * it is refused.
+ * A series' recurring fields, as a new series or a replacement gives them: checked by
+ * checkRecurrence (each refusal with its own code). It owes no occurrence due before the request
+ * was published: its cursor starts there.
  */
-export function seriesRequest(
-  request: ScheduleRequest,
-  fields: Readonly<Record<string, unknown>>,
-  id: string,
-  scope: SeriesScope,
-): { readonly series: NewSeries; readonly dueAt: number } | EventRejectedError {
+export function seriesDefinition(fields: Readonly<Record<string, unknown>>, scope: SeriesScope): SeriesDefinition | EventRejectedError {
   const publishedAt = scope.publishedAt ?? scope.now;
   const check = checkRecurrence(fields, publishedAt);
   if (!check.ok) return new EventRejectedError(check.refusal.reason, check.refusal.message, check.refusal.details);
@@ -70,6 +72,24 @@ export function seriesRequest(
         field: 'count',
       },
     );
+  // The schema took catch_up_seconds as a whole number of seconds, at least 0.
+  const catchUpSeconds = typeof fields.catch_up_seconds === 'number' ? fields.catch_up_seconds : scope.defaultCatchUpSeconds;
+  return { spec, catchUpMs: catchUpSeconds * 1000, cursor, dueAt };
+}
+
+/**
+ * A recurring series: its definition (seriesDefinition), its payload sized with an occurrence's
+ * attributes. The series and its first occurrence, or why it is refused.
+ */
+export function seriesRequest(
+  request: ScheduleRequest,
+  fields: Readonly<Record<string, unknown>>,
+  id: string,
+  scope: SeriesScope,
+): { readonly series: NewSeries; readonly dueAt: number } | EventRejectedError {
+  const definition = seriesDefinition(fields, scope);
+  if (definition instanceof EventRejectedError) return definition;
+  const { spec, catchUpMs, cursor, dueAt } = definition;
   const content = {
     ...(request.user !== undefined ? { user: request.user } : {}),
     target: request.target,
@@ -82,12 +102,17 @@ export function seriesRequest(
     ...content,
     payload: request.payload,
     spec,
-    catchUpMs: (request.catch_up_seconds ?? scope.defaultCatchUpSeconds) * 1000,
+    catchUpMs,
     clientId: request.id,
     requestHash: seriesRequestHash(fields, { ...content, payload: request.payload }),
     cursor,
   };
-  return payloadSizeRefusal(occurrenceEvent(series, request.payload, { dueAt, occurrence: Number.MAX_SAFE_INTEGER })) ?? { series, dueAt };
+  return seriesPayloadRefusal(series, request.payload, dueAt) ?? { series, dueAt };
+}
+
+/** Why a series' payload cannot go out with an occurrence's attributes in one SNS message (its longest number), if it cannot. */
+export function seriesPayloadRefusal(series: SeriesContent, payload: string, dueAt: number): EventRejectedError | undefined {
+  return payloadSizeRefusal(occurrenceEvent(series, payload, { dueAt, occurrence: Number.MAX_SAFE_INTEGER }));
 }
 
 /** Why a payload cannot go out with its attributes in one SNS message, if it cannot. */

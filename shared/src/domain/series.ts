@@ -24,6 +24,8 @@ export interface SeriesContent {
   readonly target: string;
   readonly failureTopic?: string | undefined;
   readonly labels?: readonly string[] | undefined;
+  /** Goes up with each change that cancelled materialised occurrences; 1 (or absent) until then (see occurrenceId). */
+  readonly revision?: number | undefined;
 }
 
 /** An accepted series request, before it is stored. */
@@ -57,6 +59,13 @@ export interface SeriesRecord extends SeriesContent {
   readonly inputMessageId: string;
   readonly createdAt: number;
   readonly cancelledBy?: string | undefined;
+  /** Set while its client has paused it (the pause's publish time): out of the tenant index, nothing materialised. */
+  readonly pausedAt?: number | undefined;
+  /** The publish time and input message of the last pause, resume or replacement applied: an older one changes nothing. */
+  readonly lastChangeAt?: number | undefined;
+  readonly lastChangeBy?: string | undefined;
+  /** The digest of a payload a replacement gave, naming its payload item; absent: the request's (see payloadItemId). */
+  readonly payloadDigest?: string | undefined;
   /** When the store may drop the record (epoch seconds): the retention period after its last due time. */
   readonly expiresAt: number;
   /** Late occurrences earlier takes left for later ones, to keep within the bound a minute (see materialisation); none when absent. */
@@ -136,6 +145,19 @@ export function seriesRequestHash(
   const labels = content.labels === undefined ? [] : [...content.labels].sort();
   const text = JSON.stringify([recurring, content.target, content.payload, content.failureTopic ?? null, content.user ?? null, labels]);
   return createHash('sha256').update(text).digest('base64url').slice(0, 32);
+}
+
+/** Whose payload item holds a series' payload: named by the request's digest, or by a replacement's payload's. */
+export function seriesPayloadOwner(series: Pick<SeriesRecord, 'id' | 'requestHash' | 'payloadDigest'>): {
+  id: string;
+  requestHash: string;
+} {
+  return { id: series.id, requestHash: series.payloadDigest ?? series.requestHash };
+}
+
+/** A payload's digest: a replacement's payload item is named by its content. */
+export function payloadDigest(payload: string): string {
+  return createHash('sha256').update(payload).digest('base64url').slice(0, 32);
 }
 
 /** One occurrence to materialise: its due time and its number in the series (1-based). */
@@ -296,7 +318,7 @@ function onTimeIn(
 /** The event an occurrence is: the series' content and payload, its own id and due time, and its place in the series. */
 export function occurrenceEvent(series: SeriesContent, payload: string, occurrence: Occurrence): ScheduledEvent {
   return {
-    id: occurrenceId(series.id, occurrence.dueAt),
+    id: occurrenceId(series.id, occurrence.dueAt, series.revision),
     tenant: series.tenant,
     ...(series.user === undefined ? {} : { user: series.user }),
     target: series.target,
@@ -345,8 +367,12 @@ export interface UpcomingOccurrence extends Occurrence {
  * The next `n` occurrences of a series due after `now`: first those materialised and not yet
  * due, then those after its cursor. None once it has ended.
  */
-export function upcomingOccurrences(series: Pick<SeriesRecord, 'spec' | 'cursor' | 'state'>, now: number, n: number): UpcomingOccurrence[] {
-  if (series.state !== SERIES_STATE.active) return [];
+export function upcomingOccurrences(
+  series: Pick<SeriesRecord, 'spec' | 'cursor' | 'state' | 'pausedAt'>,
+  now: number,
+  n: number,
+): UpcomingOccurrence[] {
+  if (series.state !== SERIES_STATE.active || series.pausedAt !== undefined) return [];
   const { cursor } = series;
   const pending = materialisedAfter(series, now);
   const made = pending.slice(0, n);

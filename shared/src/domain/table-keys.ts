@@ -22,7 +22,7 @@ export const ID_PREFIX = {
   clientEvent: 'c-',
   /** A recurring series: `s-` and the id a one-off event of the same request would have (`s-m-…`, `s-c-…`). */
   series: 's-',
-  /** An occurrence of a series: `o-`, a hash of the series id, `-`, its due time in epoch ms. */
+  /** An occurrence of a series: `o-`, a hash of the series id, `-`, its due time in epoch ms (and `-r<revision>` after a change). */
   occurrence: 'o-',
   bulkCancelJob: 'b-',
   resumeJob: 'r-',
@@ -61,11 +61,15 @@ export function isMessageSeriesId(id: string): boolean {
 }
 
 /**
- * An occurrence of a series due at `dueAt` (epoch ms): `o-<32 hex of SHA-256 of the series id>-<dueAt>`.
- * The same series and due time always give the same id, so a repeated materialisation creates nothing.
+ * An occurrence of a series due at `dueAt` (epoch ms): `o-<32 hex of SHA-256 of the series id>-<dueAt>`,
+ * and `-r<revision>` after a change that cancelled materialised occurrences (a pause, a
+ * replacement): the same series, revision and due time always give the same id, so a repeated
+ * materialisation creates nothing, and an occurrence made anew after a change is not taken for
+ * the one the change cancelled.
  */
-export function occurrenceId(series: string, dueAt: number): string {
-  return `${ID_PREFIX.occurrence}${createHash('sha256').update(series).digest('hex').slice(0, 32)}-${dueAt}`;
+export function occurrenceId(series: string, dueAt: number, revision = 1): string {
+  const id = `${ID_PREFIX.occurrence}${createHash('sha256').update(series).digest('hex').slice(0, 32)}-${dueAt}`;
+  return revision === 1 ? id : `${id}-r${revision}`;
 }
 
 /** A bulk cancel's job: named after its tenant's input message (its redelivery finds the same job), or a new uuid for an operator's. */

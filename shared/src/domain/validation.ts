@@ -6,6 +6,8 @@ import { eventIdFor, type ScheduledEvent } from './event.js';
 import { EventRejectedError, REASON, type ReasonCode } from './reasons.js';
 import type { NewSeries } from './series.js';
 import type { ScheduleRequest } from './schedule-request.js';
+import type { SeriesChange } from './series-changes.js';
+import { seriesChangeOf } from './series-change-request.js';
 import { oneOffRefusal, payloadSizeRefusal, seriesRequest } from './series-request.js';
 import { isMessageEventId, isMessageSeriesId, seriesId } from './table-keys.js';
 import { isSchedulerTopic, type SchedulerTopics } from './scheduler-topics.js';
@@ -34,6 +36,8 @@ export type InputRequest =
   | { readonly kind: 'series'; readonly series: NewSeries; readonly dueAt: number }
   | { readonly kind: 'cancel'; readonly eventId: string }
   | { readonly kind: 'reschedule'; readonly eventId: string; readonly dueAt: number }
+  /** Pauses, resumes or replaces one series (see series-changes.ts). */
+  | { readonly kind: 'change-series'; readonly eventId: string; readonly change: SeriesChange }
   /** Cancels the tenant's events with the label (due before `dueBefore`, when given). */
   | { readonly kind: 'bulk-cancel'; readonly label: string; readonly dueBefore: number | undefined }
   /** Holds the tenant's events as they come due, until it resumes. */
@@ -327,7 +331,8 @@ function parseControl(input: unknown, scope: InputScope): ParseResult {
     );
   const missing = (field: string) =>
     reject(new EventRejectedError(REASON.MISSING_FIELD, `required field "${field}" is missing`, { field }), input, scope);
-  if (request.action === 'pause' || request.action === 'resume') {
+  const namesOne = request.id !== undefined || request.event_id !== undefined;
+  if ((request.action === 'pause' || request.action === 'resume') && !namesOne) {
     // Nothing proves who published on the shared topic: nobody may pause the public tenant from there.
     if (tenant.id === PUBLIC_TENANT_ID) {
       const error = new EventRejectedError(REASON.CONTROL_NOT_ALLOWED, `${request.action} is taken only on a tenant's own input topic`, {
@@ -348,6 +353,9 @@ function parseControl(input: unknown, scope: InputScope): ParseResult {
   const eventId = request.event_id ?? eventIdFor(tenant.id, request.user ?? '', request.id, '');
   const failureTopic = ownFailureTopic(input, scope);
   if (request.action === 'cancel') return { accepted: true, request: { kind: 'cancel', eventId }, failureTopic, input };
+  const change = seriesChangeOf(request.action, input as Record<string, unknown>, eventId, scope);
+  if (change instanceof EventRejectedError) return reject(change, input, scope);
+  if (change !== undefined) return { accepted: true, request: { kind: 'change-series', eventId, change }, failureTopic, input };
   if (request.date === undefined) return missing('date');
   const dueAt = dueDate(request.date, scope);
   if (dueAt instanceof EventRejectedError) return reject(dueAt, input, scope);

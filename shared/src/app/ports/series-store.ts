@@ -1,6 +1,7 @@
 import type { Quotas } from '../../domain/tenants.js';
 import type { SeriesCursor } from '../../domain/recurrence/occurrences.js';
 import type { MinuteCount, NewSeries, OwedOccurrences, SeriesRecord } from '../../domain/series.js';
+import type { SeriesRevision } from '../../domain/series-changes.js';
 import type { ChangeRequest } from './event-store.js';
 
 /** Recurring series' records, from ingest to their end. */
@@ -41,6 +42,12 @@ export interface SeriesAdvance {
   readonly expiresAt: number;
 }
 
+/** A change's write: by whom and when published (the order of changes), the shard its index entry goes to, and its expiry while not paused. */
+export interface SeriesChangeWrite extends ChangeRequest {
+  readonly shard: number;
+  readonly expiresAt: number;
+}
+
 /** The series' records: created by ingest, advanced by each take (ingest's and loading's), cancelled by clients. */
 export interface SeriesStore {
   /** Stores a series unless its id names one, and takes its place in the tenant's open events. */
@@ -54,6 +61,13 @@ export interface SeriesStore {
    * first (it then made the same occurrences). A completed series frees its place in the quota.
    */
   advance(series: SeriesRecord, step: SeriesAdvance): Promise<boolean>;
+  /**
+   * Writes a client's change of an active series of this tenant (SeriesRevision): only at the
+   * version read, and only after the last change applied (see followsLastChange). A new payload
+   * is stored once, in the record or in a payload item named by its digest, the item it replaces
+   * deleted. The record as written, or undefined when it moved or another change came first.
+   */
+  change(series: SeriesRecord, revision: SeriesRevision, write: SeriesChangeWrite): Promise<SeriesRecord | undefined>;
   /**
    * Cancels an active series of this tenant and frees its place, both at once: no occurrence is
    * materialised after it. Refused with the record as it is (a redelivered cancel finds its own

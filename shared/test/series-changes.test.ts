@@ -1,0 +1,166 @@
+import { describe, expect, it } from 'vitest';
+import { ingestBatch } from '../src/app/ingest.js';
+import { REASON } from '../src/domain/reasons.js';
+import { SERIES_STATE } from '../src/domain/series.js';
+import { cursorMovedTo, followsLastChange } from '../src/domain/series-changes.js';
+import { messageEventId, occurrenceId, seriesId } from '../src/domain/table-keys.js';
+import { REGION, topicArn } from './factories.js';
+import { acmeTarget, NOW, published, setup } from './ingest-kit.js';
+import { specOf } from './recurrence-kit.js';
+
+const MINUTE = 60_000;
+const failureTopic = topicArn('failures', REGION, '111111111111');
+/** NOW is 2030-03-17T17:46:40Z: the next minutes start 20 s on. */
+const NEXT_MINUTE = Math.ceil(NOW / MINUTE) * MINUTE;
+const ID = seriesId(messageEventId('msg-series'));
+
+/** A minute series of acme's, taken at ingest: its ten occurrences within the 600 s window materialised and sent. */
+async function withSeries(fields: Record<string, unknown> = {}) {
+  const context = setup();
+  const request = {
+    schedule: 'rate(1 minute)',
+    target: acmeTarget,
+    user: 'alice',
+    payload: 'tick',
+    failure_topic: failureTopic,
+    ...fields,
+  };
+  await ingestBatch(context.deps, [published(request, 'msg-series')]);
+  const change = (message: Record<string, unknown>, messageId: string, publishedAt = context.clock.now()) =>
+    ingestBatch(context.deps, [published({ event_id: ID, failure_topic: failureTopic, ...message }, messageId, undefined, publishedAt)]);
+  const record = () => context.series.records.get(ID);
+  const occurrence = (dueAt: number, revision = 1) => context.store.records.get(occurrenceId(ID, dueAt, revision));
+  const reasons = () => context.delayQueue.notices.map(({ notice }) => [notice.reason, notice.details.field]);
+  return { ...context, change, record, occurrence, reasons };
+}
+
+describe('the order of a series’ changes', () => {
+  it('follows the last change when published after it, or at the same time by another message', () => {
+    expect(followsLastChange({}, { publishedAt: 1, by: 'a' })).toBe(true);
+    expect(followsLastChange({ lastChangeAt: 5, lastChangeBy: 'a' }, { publishedAt: 6, by: 'b' })).toBe(true);
+    expect(followsLastChange({ lastChangeAt: 5, lastChangeBy: 'a' }, { publishedAt: 5, by: 'b' })).toBe(true);
+    expect(followsLastChange({ lastChangeAt: 5, lastChangeBy: 'a' }, { publishedAt: 5, by: 'a' })).toBe(false);
+    expect(followsLastChange({ lastChangeAt: 5, lastChangeBy: 'a' }, { publishedAt: 4, by: 'b' })).toBe(false);
+  });
+
+  it('moves a cursor over a pause: a series with count counts the occurrences passed, one without keeps its number', () => {
+    const spec = specOf('rate(1 minute)', new Date(NEXT_MINUTE).toISOString());
+    const cursor = { after: NEXT_MINUTE, fired: 1 };
+    expect(cursorMovedTo(spec, cursor, NEXT_MINUTE + 3 * MINUTE)).toEqual({ after: NEXT_MINUTE + 3 * MINUTE, fired: 1 });
+    expect(cursorMovedTo({ ...spec, count: 10 }, cursor, NEXT_MINUTE + 3 * MINUTE)).toEqual({ after: NEXT_MINUTE + 3 * MINUTE, fired: 4 });
+    expect(cursorMovedTo({ ...spec, count: 2 }, cursor, NEXT_MINUTE + 3 * MINUTE)).toEqual({ after: NEXT_MINUTE + 3 * MINUTE, fired: 2 });
+    expect(cursorMovedTo(spec, cursor, NEXT_MINUTE - 1)).toBe(cursor);
+  });
+});
+
+describe('pause and resume of one series', () => {
+  it('pauses a series: out of the index, its materialised occurrences cancelled and their places freed, nothing sent', async () => {
+    const context = await withSeries();
+    const sent = context.delayQueue.sent.length;
+    await context.change({ action: 'pause' }, 'msg-pause');
+    expect(context.record()).toMatchObject({ state: SERIES_STATE.active, pausedAt: NOW, dueAt: undefined, revision: 2 });
+    for (let n = 0; n < 10; n++) expect(context.occurrence(NEXT_MINUTE + n * MINUTE)?.state).toBe('cancelled');
+    expect(context.store.openEvents.get('acme'), 'the series alone holds a place').toBe(1);
+    expect(context.delayQueue.sent).toHaveLength(sent);
+    expect(context.reasons()).toEqual([]);
+  });
+
+  it('resumes with the first occurrence after the resume, under a new revision: none of those due while paused is owed', async () => {
+    const context = await withSeries();
+    await context.change({ action: 'pause' }, 'msg-pause');
+    context.clock.set(NOW + 5 * MINUTE);
+    await context.change({ action: 'resume' }, 'msg-resume');
+    const resumedAt = NOW + 5 * MINUTE;
+    const firstAfter = Math.ceil(resumedAt / MINUTE) * MINUTE;
+    expect(context.record()).toMatchObject({ pausedAt: undefined, revision: 2 });
+    const made = context.delayQueue.sent.slice(10).map(({ event }) => event);
+    expect(made[0]).toMatchObject({ id: occurrenceId(ID, firstAfter, 2), dueAt: firstAfter });
+    expect(made.every(({ dueAt }) => dueAt > resumedAt)).toBe(true);
+  });
+
+  it('owes nothing a take left for later once the series is paused: what an outage left is not delivered after a pause', async () => {
+    const context = await withSeries();
+    const owed = [{ after: NOW - 30 * MINUTE, fired: 0, through: NOW - 5 * MINUTE }];
+    context.series.records.set(ID, { ...(context.record() as NonNullable<ReturnType<typeof context.record>>), owed });
+    await context.change({ action: 'pause' }, 'msg-pause');
+    expect(context.record()?.owed).toBeUndefined();
+  });
+
+  it('changes nothing with a pause published before the resume applied last, however late it arrives', async () => {
+    const context = await withSeries();
+    await context.change({ action: 'resume' }, 'msg-resume', NOW);
+    await context.change({ action: 'pause' }, 'msg-pause', NOW - 1_000);
+    expect(context.record()?.pausedAt).toBeUndefined();
+    expect(context.occurrence(NEXT_MINUTE)?.state).toBe('queued');
+    expect(context.reasons()).toEqual([]);
+  });
+
+  it('applies a pause once, however often it is delivered', async () => {
+    const context = await withSeries();
+    await context.change({ action: 'pause' }, 'msg-pause');
+    await context.change({ action: 'pause' }, 'msg-pause');
+    expect(context.record()).toMatchObject({ revision: 2, lastChangeBy: 'msg-pause' });
+  });
+
+  it.each([
+    ['an occurrence', { event_id: occurrenceId(ID, NEXT_MINUTE) }, REASON.INVALID_FIELD, 'event_id'],
+    ['a one-off event', { event_id: undefined, id: 'one-off', user: 'alice' }, REASON.INVALID_FIELD, 'id'],
+    ['nothing', { event_id: 's-m-nothing' }, REASON.EVENT_NOT_FOUND, 'event_id'],
+  ])('refuses a pause of %s', async (_name, naming, reason, field) => {
+    const context = await withSeries();
+    await ingestBatch(context.deps, [
+      published({ date: new Date(NOW + 2 * MINUTE).toISOString(), target: acmeTarget, user: 'alice', payload: 'once', id: 'one-off' }),
+    ]);
+    await context.change({ action: 'pause', ...naming }, 'msg-pause');
+    expect(context.reasons()).toEqual([[reason, field]]);
+  });
+});
+
+describe('replacing a series’ payload or schedule', () => {
+  it('replaces the payload of the occurrences due after the cutoff: made again under a new revision, with the new payload', async () => {
+    const context = await withSeries();
+    await context.change({ action: 'reschedule', payload: 'tock' }, 'msg-payload');
+    expect(context.occurrence(NEXT_MINUTE)?.state).toBe('cancelled');
+    const made = context.delayQueue.sent.slice(10).map(({ event }) => event);
+    expect(made.map(({ id }) => id)).toEqual(Array.from({ length: 10 }, (_, n) => occurrenceId(ID, NEXT_MINUTE + n * MINUTE, 2)));
+    expect(made.every(({ payload }) => payload === 'tock')).toBe(true);
+    expect(await context.series.payload(context.record() as never)).toBe('tock');
+    expect(context.store.openEvents.get('acme')).toBe(11);
+  });
+
+  it('replaces the schedule: the new expression from its own start, its fields left out at their defaults', async () => {
+    const context = await withSeries();
+    await context.change({ action: 'reschedule', schedule: 'rate(5 minutes)', offset: 250 }, 'msg-schedule');
+    const made = context.delayQueue.sent.slice(10).map(({ event }) => event.dueAt);
+    // rate() counts from the start's minute (the change's publish time), each at :00.250.
+    const base = Math.floor(NOW / MINUTE) * MINUTE + 250;
+    expect(made).toEqual([base + 5 * MINUTE, base + 10 * MINUTE]);
+    expect(context.record()?.spec.expression.text).toBe('rate(5 minutes)');
+  });
+
+  it('keeps an occurrence due within the change cutoff, and makes nothing again at or before it', async () => {
+    const context = await withSeries();
+    context.clock.set(NEXT_MINUTE - 2_000);
+    await context.change({ action: 'reschedule', payload: 'tock' }, 'msg-payload');
+    expect(context.occurrence(NEXT_MINUTE)?.state).toBe('queued');
+    const made = context.delayQueue.sent.slice(10).map(({ event }) => event.dueAt);
+    expect(made[0]).toBe(NEXT_MINUTE + MINUTE);
+  });
+
+  it.each([
+    ['an invalid expression', { schedule: 'rate(30 seconds)' }, REASON.INVALID_SCHEDULE_EXPRESSION, 'schedule'],
+    ['an unknown zone', { schedule: 'cron(0 9 * * ? *)', timezone: 'Nowhere/Land' }, REASON.UNKNOWN_TIMEZONE, 'timezone'],
+    ['a zone without schedule', { payload: 'tock', timezone: 'Europe/Berlin' }, REASON.INVALID_FIELD, 'timezone'],
+    ['a date with a payload', { payload: 'tock', date: new Date(NOW + MINUTE).toISOString() }, REASON.INVALID_FIELD, 'date'],
+    ['an empty payload', { payload: '' }, REASON.INVALID_FIELD, 'payload'],
+    ['a payload too large for SNS', { payload: 'x'.repeat(262_144) }, REASON.PAYLOAD_TOO_LARGE, undefined],
+    ['a new target', { payload: 'tock', target: acmeTarget }, REASON.SERIES_CHANGE_NOT_SUPPORTED, 'target'],
+    ['a date alone', { date: new Date(NOW + MINUTE).toISOString() }, REASON.SERIES_CHANGE_NOT_SUPPORTED, 'event_id'],
+  ])('refuses %s with the code a series request would get, changing nothing', async (_name, fields, reason, field) => {
+    const context = await withSeries();
+    await context.change({ action: 'reschedule', ...fields }, 'msg-change');
+    expect(context.reasons()).toEqual([[reason, field]]);
+    expect(context.record()?.version, 'unchanged since its take at ingest').toBe(2);
+    expect(context.occurrence(NEXT_MINUTE)?.state).toBe('queued');
+  });
+});
