@@ -17,6 +17,7 @@ export const NOW = 1_900_000_000_000;
 export const CONFIG = {
   region: REGION,
   nearPathWindowSeconds: 600,
+  loaderLookaheadSeconds: 540,
   emitterLeadMs: 300,
   bucketSeconds: 60,
   shardCount: 8,

@@ -15,6 +15,7 @@ const config = {
   repairDelaySeconds: 60,
   retentionSeconds: 3600,
   nearPathWindowSeconds: 600,
+  loaderLookaheadSeconds: 540,
   shardCount: 8,
 };
 

@@ -93,7 +93,8 @@ describe('ingest of a series', () => {
     expect(context.delayQueue.sent).toHaveLength(10);
     const [sent] = context.delayQueue.sent;
     expect(sent?.event).toMatchObject({ id: occurrenceId(id, NEXT_MINUTE), dueAt: NEXT_MINUTE, series: { id, occurrence: 1 } });
-    expect(stored).toMatchObject({ state: SERIES_STATE.active, version: 2, cursor: { fired: 10 }, dueAt: NEXT_MINUTE + 10 * MINUTE });
+    // Keyed after its first occurrence beyond the window by the lookahead less half the window (540 - 300 s): taken again once that occurrence is 5 minutes away.
+    expect(stored).toMatchObject({ state: SERIES_STATE.active, version: 2, cursor: { fired: 10 }, dueAt: NEXT_MINUTE + 14 * MINUTE });
     // The series and each materialised occurrence hold a place.
     expect(context.store.openEvents.get('acme')).toBe(11);
   });
@@ -202,12 +203,19 @@ describe("loading's take of a series", () => {
       published({ schedule: 'rate(1 minute)', target: acmeTarget, user: 'alice', payload: 'tick' }, 'msg-1'),
     ]);
     const id = seriesId(messageEventId('msg-1'));
+    // Keyed 4 minutes past its next occurrence (lookahead 540 s less half the 600 s window): not yet to be taken two minutes on.
+    expect(context.series.records.get(id)).toMatchObject({ version: 2, cursor: { fired: 10 }, dueAt: NEXT_MINUTE + 14 * MINUTE });
     context.clock.set(context.clock.now() + 2 * MINUTE);
     await context.load([id]);
+    expect(context.delayQueue.sent).toHaveLength(10);
+    // Once its next occurrence is half a window away, one take makes the six now within the window.
+    context.clock.set(context.clock.now() + 4 * MINUTE);
+    await context.load([id]);
     await context.load([id], 'sqs-again');
-    // Ten at ingest, two more two minutes later: the series has moved past them, so the second chunk makes none.
-    expect(context.delayQueue.sent.map(({ event }) => event.series?.occurrence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
-    expect(context.series.records.get(id)).toMatchObject({ version: 3, cursor: { fired: 12 }, dueAt: NEXT_MINUTE + 12 * MINUTE });
+    expect(context.delayQueue.sent.map(({ event }) => event.series?.occurrence)).toEqual([
+      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+    ]);
+    expect(context.series.records.get(id)).toMatchObject({ version: 3, cursor: { fired: 16 }, dueAt: NEXT_MINUTE + 20 * MINUTE });
   });
 
   it('reports the occurrences past the catch-up window once, and delivers the others late', async () => {

@@ -75,6 +75,7 @@ const CONFIG = {
   region: REGION,
   ...SCHEDULER,
   nearPathWindowSeconds: 600,
+  loaderLookaheadSeconds: 540,
   emitterLeadMs: 300,
   bucketSeconds: 60,
   shardCount: 4,

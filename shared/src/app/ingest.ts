@@ -40,7 +40,7 @@ import { isSeriesId, seriesId } from '../domain/table-keys.js';
 // ---- Applying it: the store, the delay queue, the refusals ---------------------------------------
 
 export interface IngestDeps {
-  readonly config: IngestPlanContext['config'] & Pick<SchedulerConfig, 'emitterLeadMs' | 'changeCutoffSeconds'>;
+  readonly config: IngestPlanContext['config'] & Pick<SchedulerConfig, 'emitterLeadMs' | 'changeCutoffSeconds' | 'loaderLookaheadSeconds'>;
   readonly tenants: TenantDirectory;
   readonly store: Pick<EventStore, 'createMany' | 'requeue' | 'storedPayload' | 'cancel' | 'reschedule' | 'read'>;
   /** The recurring series' records: created, taken at once, changed, cancelled. */

@@ -8,6 +8,7 @@ import { REASON, TransientError } from '../domain/reasons.js';
 import {
   materialisation,
   materialisedAfter,
+  retakeDelayMs,
   type Occurrence,
   occurrenceEvent,
   SERIES_STATE,
@@ -33,7 +34,7 @@ import type { TenantDirectory } from './ports/tenants.js';
  */
 
 export interface SeriesDeps {
-  readonly config: Pick<SchedulerConfig, 'nearPathWindowSeconds' | 'shardCount' | 'retentionSeconds' | 'emitterLeadMs'>;
+  readonly config: Pick<SchedulerConfig, 'nearPathWindowSeconds' | 'loaderLookaheadSeconds' | 'shardCount' | 'retentionSeconds' | 'emitterLeadMs'>;
   readonly tenants: Pick<TenantDirectory, 'tenant'>;
   readonly store: Pick<EventStore, 'createMany' | 'requeue'>;
   readonly series: Pick<SeriesStore, 'payload' | 'advance'>;
@@ -73,6 +74,7 @@ export async function takeSeries(deps: SeriesDeps, series: SeriesRecord, now: nu
     horizonMs: now + config.nearPathWindowSeconds * 1000,
     catchUpMs: series.catchUpMs,
     perMinute: tenant.seriesOccurrencesPerMinute,
+    retakeDelayMs: retakeDelayMs(config),
   });
   const sent = plan.occurrences.length === 0 ? 0 : await materialise(deps, series, tenant, plan.occurrences, now);
   if (plan.skipped > 0) await reportSkipped(deps, series, tenant, plan.skipped, now);

@@ -184,8 +184,8 @@ export interface Materialisation {
   /**
    * When the series is to be taken next (its new `dueAt`): the horizon while occurrences are
    * owed (the loader hands it out again as one whose next occurrence is just past the window,
-   * at one of its next two ticks), else its first occurrence not materialised; undefined: the
-   * series has no more.
+   * at one of its next two ticks), else its first occurrence not materialised plus
+   * `retakeDelayMs`; undefined: the series has no more.
    */
   readonly next: number | undefined;
 }
@@ -199,6 +199,20 @@ export interface TakeBounds {
   readonly catchUpMs: number;
   /** Its tenant's bound: most occurrences the series is delivered in one minute. */
   readonly perMinute: number;
+  /** How long after its next occurrence the series is keyed to be taken again (see retakeDelayMs); 0 when absent. */
+  readonly retakeDelayMs?: number;
+}
+
+/**
+ * How long after its next occurrence a series is keyed in the index. The loader hands out what
+ * is keyed before its tick plus its lookahead, so a series comes back once its next occurrence is
+ * half a near-path window away, not a tick after each take: a take then materialises half a
+ * window of a frequent series (a minute's series, 5 occurrences with the defaults), which share
+ * its quota and advance writes, and each occurrence is still sent half a window before it is due.
+ * The key stays ahead of the loader's cursor: the next occurrence is at least a window away.
+ */
+export function retakeDelayMs(config: { readonly nearPathWindowSeconds: number; readonly loaderLookaheadSeconds: number }): number {
+  return (config.loaderLookaheadSeconds - config.nearPathWindowSeconds / 2) * 1000;
 }
 
 /** Occurrences computed a step at a time: enough for a minute's series over a near-path window. */
@@ -267,7 +281,7 @@ export function materialisation(spec: RecurrenceSpec, from: SeriesPosition, at: 
     cursor,
     owed,
     caughtUp: sent === 0 ? undefined : { minute, sent },
-    next: owed.length > 0 ? at.horizonMs : next,
+    next: owed.length > 0 ? at.horizonMs : next === undefined ? undefined : next + (at.retakeDelayMs ?? 0),
   };
 }
 
