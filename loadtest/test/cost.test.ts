@@ -31,6 +31,7 @@ function usage(
       requestsWithoutCapacity: 0,
       readsRaisedToMinimum: 0,
       byOperation: {},
+      writeUnitsByItemKind: {},
     },
     lambda: {
       ingest: idle,

@@ -88,6 +88,7 @@ export function usagePerMillion(profile: LoadProfile, settings: StackSettings, l
       requestsWithoutCapacity: 0,
       readsRaisedToMinimum: 0,
       byOperation: {},
+      writeUnitsByItemKind: {},
     },
     lambda: {
       // Ingest's time grows with the events it takes (measured per event); the emitter's is its wait, per batch.

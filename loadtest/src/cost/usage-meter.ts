@@ -1,5 +1,6 @@
 import { DYNAMODB_WRITE_UNIT_BYTES, isConditionFailure, itemBytes, snsMessageBytes, TABLE_LAYOUT } from '@adhoc-scheduler/shared';
 import { handlers, type AwsClients, type FunctionName } from '@adhoc-scheduler/functions';
+import { addByKind } from './item-kinds.js';
 
 /**
  * Counts what the service's AWS clients would be billed for, by SDK middleware on the clients
@@ -59,6 +60,8 @@ export interface DynamoDbUsage {
    */
   readonly readsRaisedToMinimum: number;
   readonly byOperation: Readonly<Record<string, { readonly requests: number; readonly units: number }>>;
+  /** Write units by the kind of item written (see itemKind): a write of several items shares its units among them. */
+  readonly writeUnitsByItemKind: Readonly<Record<string, number>>;
 }
 
 export interface Invocation {
@@ -248,6 +251,7 @@ export function countUsage(clients: AwsClients): UsageCounter {
     readsRaisedToMinimum: 0,
   };
   const dynamodbByOperation: Record<string, { requests: number; units: number }> = {};
+  const writeUnitsByItemKind: Record<string, number> = {};
   const lambda = Object.fromEntries(
     FUNCTION_NAMES.map((fn) => [fn, { invocations: 0, durationMs: 0, billedDurationMs: 0, records: 0 }]),
   ) as Record<FunctionName, { invocations: number; durationMs: number; billedDurationMs: number; records: number }>;
@@ -332,6 +336,7 @@ export function countUsage(clients: AwsClients): UsageCounter {
       dynamodb.estimatedWriteUnits += units;
       dynamodb.writeUnits += units;
       entry.units += units;
+      addByKind(writeUnitsByItemKind, args.input, units);
     };
     let result: Awaited<ReturnType<typeof next>>;
     try {
@@ -363,8 +368,10 @@ export function countUsage(clients: AwsClients): UsageCounter {
         units = minimum;
         dynamodb.readsRaisedToMinimum += 1;
       }
-      if (isWrite) dynamodb.writeUnits += units;
-      else dynamodb.readUnits += units;
+      if (isWrite) {
+        dynamodb.writeUnits += units;
+        addByKind(writeUnitsByItemKind, args.input, units);
+      } else dynamodb.readUnits += units;
       entry.units += units;
     }
     return result;
@@ -382,7 +389,7 @@ export function countUsage(clients: AwsClients): UsageCounter {
       return structuredClone({
         sns,
         sqs: { ...sqs, byOperation: sqsByOperation, sentByQueue },
-        dynamodb: { ...dynamodb, byOperation: dynamodbByOperation },
+        dynamodb: { ...dynamodb, byOperation: dynamodbByOperation, writeUnitsByItemKind },
         lambda,
       });
     },

@@ -78,6 +78,12 @@ export function summary(result: RunResult, outDir: string, failOnMiss = false): 
     lines.push(`    ${'not included: client publish to the input topic'.padEnd(48)} ${money(cost.clientInputPublishPerMillion)}`);
     lines.push(`    ${'EventBridge Scheduler + SNS publish'.padEnd(48)} ${money(cost.eventBridgeSchedulerPerMillion)}`);
   }
+  const delivered = result.delivery?.counts.delivered ?? 0;
+  const byKind = Object.entries(result.usage?.dynamodb.writeUnitsByItemKind ?? {}).filter(([, units]) => units > 0);
+  if (delivered > 0 && byKind.length > 0) {
+    const perEvent = byKind.sort(([, a], [, b]) => b - a).map(([kind, units]) => `${kind} ${(units / delivered).toFixed(2)}`);
+    lines.push(`  DynamoDB write units per delivered event, by item written: ${perEvent.join(', ')}`);
+  }
   lines.push('  targets:');
   for (const target of result.targets)
     lines.push(`    ${target.met ? 'met ' : 'MISS'}  ${target.name}: ${target.actual} (target ${target.target})`);
