@@ -34,7 +34,10 @@ import type { TenantDirectory } from './ports/tenants.js';
  */
 
 export interface SeriesDeps {
-  readonly config: Pick<SchedulerConfig, 'nearPathWindowSeconds' | 'loaderLookaheadSeconds' | 'shardCount' | 'retentionSeconds' | 'emitterLeadMs'>;
+  readonly config: Pick<
+    SchedulerConfig,
+    'nearPathWindowSeconds' | 'loaderLookaheadSeconds' | 'shardCount' | 'retentionSeconds' | 'emitterLeadMs'
+  >;
   readonly tenants: Pick<TenantDirectory, 'tenant'>;
   readonly store: Pick<EventStore, 'createMany' | 'requeue'>;
   readonly series: Pick<SeriesStore, 'payload' | 'advance'>;
