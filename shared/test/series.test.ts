@@ -7,7 +7,7 @@ import { REASON } from '../src/domain/reasons.js';
 import { materialisation, occurrenceEvent, SERIES_STATE, upcomingOccurrences } from '../src/domain/series.js';
 import { encodeBulkCancelPage } from '../src/domain/bulk-cancel.js';
 import { encodeLoadingChunk } from '../src/domain/messages.js';
-import { messageEventId, occurrenceId, seriesId } from '../src/domain/table-keys.js';
+import { heldShardKey, messageEventId, occurrenceId, seriesId } from '../src/domain/table-keys.js';
 import { topicArn, REGION, sqsRecord } from './factories.js';
 import { acmeTarget, NOW, published, setup } from './ingest-kit.js';
 import { MemoryLabelledEvents } from './memory-event-store.js';
@@ -194,7 +194,7 @@ describe("loading's take of a series", () => {
     const loadingDeps = { ...context.deps, config: { ...context.deps.config, repairAfterSeconds: 300, repairDelaySeconds: 60 } };
     const load = (ids: string[], messageId = 'sqs-load') =>
       loadChunks(loadingDeps, [sqsRecord(encodeLoadingChunk({ ids, chunkId: messageId }), messageId)]);
-    return { ...context, load };
+    return { ...context, load, loadingDeps };
   }
 
   it('materialises the occurrences now within the window and moves the series on, once however often the chunk comes', async () => {
@@ -216,6 +216,45 @@ describe("loading's take of a series", () => {
       1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
     ]);
     expect(context.series.records.get(id)).toMatchObject({ version: 3, cursor: { fired: 16 }, dueAt: NEXT_MINUTE + 20 * MINUTE });
+  });
+
+  it('cancels the held occurrences a resume finds past their catch-up window, reports them once with their count, and sends the others', async () => {
+    const context = loaded();
+    await ingestBatch(context.deps, [
+      published(
+        {
+          schedule: 'rate(1 minute)',
+          target: acmeTarget,
+          user: 'alice',
+          payload: 'tick',
+          catch_up_seconds: 120,
+          failure_topic: failureTopic,
+        },
+        'msg-1',
+      ),
+    ]);
+    // The tenant is paused, and its first four occurrences are held as they come due.
+    context.store.pauses.set('acme', { pausedAt: NEXT_MINUTE - MINUTE, pausedBy: 'msg-pause', owner: 'tenant' });
+    const held = context.delayQueue.sent.slice(0, 4);
+    for (const { event, queuedBy } of held) {
+      const record = context.store.records.get(event.id);
+      if (record === undefined || queuedBy === undefined) throw new Error(`no record of ${event.id}`);
+      expect(await context.store.hold(record, queuedBy, { payload: 'tick', heldKey: heldShardKey('acme', 0), now: event.dueAt })).toBe(
+        'held',
+      );
+    }
+    // Resumed 4.5 minutes after the first was due: three of them are more than 120 s overdue.
+    context.store.pauses.delete('acme');
+    context.clock.set(NEXT_MINUTE + 4.5 * MINUTE);
+    const chunk = encodeLoadingChunk({ ids: held.map(({ event }) => event.id), chunkId: 'r-msg-resume#start', resume: true });
+    await loadChunks(context.loadingDeps, [sqsRecord(chunk, 'sqs-resume')]);
+    await loadChunks(context.loadingDeps, [sqsRecord(chunk, 'sqs-resume')]);
+    expect(held.map(({ event }) => context.store.records.get(event.id)?.state)).toEqual(['cancelled', 'cancelled', 'cancelled', 'queued']);
+    const notices = context.delayQueue.notices.filter(({ notice }) => notice.reason === REASON.OCCURRENCE_SKIPPED);
+    expect(new Set(notices.map(({ noticeId }) => noticeId)).size, 'one notice, however often the chunk comes').toBe(1);
+    expect(notices[0]?.notice.details).toEqual({ skipped: 3, catchUpSeconds: 120 });
+    expect(context.delayQueue.sent.slice(10).map(({ event }) => event.id)).toContain(held[3]?.event.id);
+    expect(context.delayQueue.sent.slice(10).map(({ event }) => event.id)).not.toContain(held[0]?.event.id);
   });
 
   it('reports the occurrences past the catch-up window once, and delivers the others late', async () => {

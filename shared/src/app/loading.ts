@@ -13,13 +13,14 @@ import type { Clock, Logger, SchedulerMetrics } from './ports/process.js';
 import type { DelayQueue } from './ports/queues.js';
 import type { SeriesStore } from './ports/series-store.js';
 import { type SeriesDeps, takeSeries } from './series.js';
+import { skipPastCatchUp } from './series-resume.js';
 import { SERIES_STATE } from '../domain/series.js';
 import { isSeriesId } from '../domain/table-keys.js';
 
 export interface LoadingDeps extends SeriesDeps {
   readonly config: SeriesDeps['config'] &
     Pick<SchedulerConfig, 'emitterLeadMs' | 'repairAfterSeconds' | 'repairDelaySeconds' | 'retentionSeconds'>;
-  readonly store: SeriesDeps['store'] & Pick<EventStore, 'takeForLoading'>;
+  readonly store: SeriesDeps['store'] & Pick<EventStore, 'takeForLoading' | 'read' | 'cancel'>;
   /** The recurring series the loader hands out with stored events (their ids are series ids). */
   readonly series: SeriesDeps['series'] & Pick<SeriesStore, 'read'>;
   readonly delayQueue: Pick<DelayQueue, 'send' | 'sendNotice'>;
@@ -46,7 +47,8 @@ export interface LoadingDeps extends SeriesDeps {
  * that read, and the copy is dropped as already emitted instead of publishing the event again.
  *
  * A resume chunk (from a resume's job, see changes.ts) takes events held while their tenant was
- * paused, and sends them at once: they are due already, and are published late.
+ * paused, and sends them at once: they are due already, and are published late; a series'
+ * occurrences older than its catch-up window are cancelled and reported instead (skipPastCatchUp).
  */
 export async function loadChunks(deps: LoadingDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
   const response = await processBatch(records, deps, (record) => {
@@ -85,7 +87,11 @@ async function loadChunk(deps: LoadingDeps, record: SQSRecord, chunk: LoadingChu
   if (ids.length > 0) await loadEvents(deps, record, { ...chunk, ids });
 }
 
-async function loadEvents(deps: LoadingDeps, record: SQSRecord, { ids, chunkId, repair, resume }: LoadingChunk): Promise<void> {
+async function loadEvents(deps: LoadingDeps, record: SQSRecord, chunk: LoadingChunk): Promise<void> {
+  const { chunkId, repair, resume } = chunk;
+  // A long pause must not fire a series' burst beyond its catch-up window.
+  const ids = resume ? await skipPastCatchUp(deps, chunk.ids, chunkId ?? record.messageId) : chunk.ids;
+  if (ids.length === 0) return;
   const queuedBy = randomUUID();
   const now = deps.clock.now();
   const events = await deps.store.takeForLoading(ids, {

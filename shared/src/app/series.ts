@@ -181,15 +181,25 @@ async function reportOverQuota(
   );
 }
 
-/** Occurrences past the catch-up window: reported once, named after the take (a take made again reports them once). */
-async function reportSkipped(deps: SeriesDeps, series: SeriesRecord, tenant: Tenant, skipped: number, now: number): Promise<void> {
+/**
+ * Occurrences past the catch-up window: reported once, named after what skipped them (by default
+ * the take: a take made again reports them once).
+ */
+export async function reportSkipped(
+  deps: Pick<SeriesDeps, 'delayQueue' | 'logger' | 'metrics'>,
+  series: SeriesRecord,
+  tenant: Tenant,
+  skipped: number,
+  now: number,
+  source = seriesTakeId(series),
+): Promise<void> {
   const catchUpSeconds = series.catchUpMs / 1000;
   const message = `${skipped} occurrences of series ${series.id} were due more than ${catchUpSeconds} s ago (its catch-up window) and were not delivered`;
   const notice = failureNotice(REASON.OCCURRENCE_SKIPPED, message, seriesQuote(series), now, {
     eventId: series.id,
     details: { skipped, catchUpSeconds },
   });
-  const id = noticeId(seriesTakeId(series));
+  const id = noticeId(source);
   await reportFailure(deps, (to, body) => deps.delayQueue.sendNotice(id, tenant.id, to, body), notice, noticeTo(series, tenant));
 }
 
