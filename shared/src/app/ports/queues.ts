@@ -29,7 +29,8 @@ export interface DelayQueue {
 }
 
 export interface LoadingQueue {
-  send(chunks: readonly LoadingChunk[]): Promise<void>;
+  /** Sends chunks, each visible to loading after `delaySeconds` (0 by default). */
+  send(chunks: readonly LoadingChunk[], delaySeconds?: number): Promise<void>;
 }
 
 /** The changes function's queue: jobs over many events, a page at a time (TransientError when SQS refuses). */
