@@ -168,16 +168,13 @@ export class MemoryDelayQueue implements DelayQueue {
 /** The loading queue: the chunks sent to it. */
 export class RecordingLoadingQueue implements LoadingQueue {
   readonly sent: LoadingChunk[] = [];
-  /** The delay each chunk of `sent` was sent with. */
-  readonly delays: number[] = [];
   /** From this call of `send` on (0: the first), SQS refuses. */
   refuseFromCall = Number.POSITIVE_INFINITY;
   private calls = 0;
 
-  async send(chunks: readonly LoadingChunk[], delaySeconds = 0): Promise<void> {
+  async send(chunks: readonly LoadingChunk[]): Promise<void> {
     if (this.calls++ >= this.refuseFromCall) throw new TransientError('SQS down');
     this.sent.push(...chunks);
-    this.delays.push(...chunks.map(() => delaySeconds));
   }
 }
 

@@ -11,7 +11,6 @@ import { MemoryDueIndex, MemoryEventStore, MemoryLoaderCursors, MemoryTenantPaus
 const NOW = 1_900_000_020_000;
 const config = {
   loaderLookaheadSeconds: 540,
-  loaderIntervalSeconds: 60,
   loaderTickBudgetSeconds: 45,
   loaderInitialCatchUpSeconds: 3600,
   loadingChunkSize: 2,
@@ -77,18 +76,6 @@ describe('a loader tick', () => {
     expect(result).toMatchObject({ fromMs: NOW + 480_000, throughMs: NOW + 540_000, eventsFound: 3, caughtUp: true });
     expect(cursors.loadedThroughMs).toBe(NOW + 540_000);
     expect(logger.at('info')).toEqual([{ level: 'info', fields: result, message: 'loader tick done' }]);
-  });
-
-  it('spreads the series it hands out over a loader interval by their keys, and hands out stored events at once', async () => {
-    const { cursors, stored, deps, loadingQueue } = setup();
-    cursors.loadedThroughMs = NOW + 480_000;
-    stored('a', NOW + 539_000);
-    stored('s-m-first', NOW + 480_000);
-    stored('s-m-middle', NOW + 510_000);
-    stored('s-m-last', NOW + 539_999);
-    await runLoaderTick(deps);
-    const delayOf = (id: string) => loadingQueue.delays[loadingQueue.sent.findIndex((chunk) => chunk.ids.includes(id))];
-    expect(['a', 's-m-first', 's-m-middle', 's-m-last'].map(delayOf)).toEqual([0, 0, 30, 59]);
   });
 
   it('catches up from where the last tick stopped after missed ticks, overdue events included', async () => {

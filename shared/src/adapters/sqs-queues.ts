@@ -124,12 +124,8 @@ export class SqsLoadingQueue implements LoadingQueue {
     private readonly queueUrl: string,
   ) {}
 
-  async send(chunks: readonly LoadingChunk[], delaySeconds = 0): Promise<void> {
-    const entries = chunks.map((chunk, index) => ({
-      Id: entryId(index),
-      MessageBody: encodeLoadingChunk(chunk),
-      ...(delaySeconds > 0 ? { DelaySeconds: delaySeconds } : {}),
-    }));
+  async send(chunks: readonly LoadingChunk[]): Promise<void> {
+    const entries = chunks.map((chunk, index) => ({ Id: entryId(index), MessageBody: encodeLoadingChunk(chunk) }));
     const failed = await sendBatches(this.client, this.queueUrl, entries);
     if (failed.length > 0) {
       throw new TransientError(`${failed.length} of ${chunks.length} loading chunks could not be sent (${failed[0]?.reason})`);

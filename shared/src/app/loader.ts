@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { SchedulerConfig } from '../config.js';
 import { bucketsBetween } from '../domain/sharding.js';
 import type { LoadingChunk } from '../domain/messages.js';
-import { SQS_MAX_DELAY_SECONDS } from '../domain/limits.js';
-import { isSeriesId, tenantShardKeys } from '../domain/table-keys.js';
+import { tenantShardKeys } from '../domain/table-keys.js';
 import { withQuickRetries } from './quick-retry.js';
 import { oldestHeld } from './resume.js';
-import type { DueEventRef, DueIndex, LoaderCursors, LoaderProgress } from './ports/due-index.js';
+import type { DueIndex, LoaderCursors, LoaderProgress } from './ports/due-index.js';
 import type { Clock, Logger, SchedulerMetrics } from './ports/process.js';
 import type { LoadingQueue } from './ports/queues.js';
 import type { TenantDirectory, TenantPauses } from './ports/tenants.js';
@@ -15,7 +14,6 @@ export interface LoaderDeps {
   readonly config: Pick<
     SchedulerConfig,
     | 'loaderLookaheadSeconds'
-    | 'loaderIntervalSeconds'
     | 'loaderTickBudgetSeconds'
     | 'loaderInitialCatchUpSeconds'
     | 'loadingChunkSize'
@@ -93,22 +91,19 @@ async function fanOut(
     const roundFrom = round[0]?.startMs ?? fromMs;
     const roundUntil = round.at(-1)?.endMs ?? fromMs;
     const queries = tenantKeys.map((partitionKey): Query => ({ partitionKey, fromMs: roundFrom, untilMs: roundUntil }));
-    const refs: DueEventRef[] = [];
+    const ids: string[] = [];
     for (let next = 0; next < queries.length; next += LOADER_QUERIES_IN_FLIGHT) {
-      const found = await Promise.all(queries.slice(next, next + LOADER_QUERIES_IN_FLIGHT).map((query) => refsIn(deps, query)));
-      for (const partitionRefs of found) refs.push(...partitionRefs);
+      const found = await Promise.all(queries.slice(next, next + LOADER_QUERIES_IN_FLIGHT).map((query) => idsIn(deps, query)));
+      for (const partitionIds of found) ids.push(...partitionIds);
     }
-    const events = refs.filter(({ id }) => !isSeriesId(id));
-    const series = refs.filter(({ id }) => isSeriesId(id));
-    const chunks = chunksOf(events, config.loadingChunkSize, repair);
+    const chunks: LoadingChunk[] = [];
+    for (let i = 0; i < ids.length; i += config.loadingChunkSize) {
+      // Each chunk owns what it takes, under an id that travels with it (a redriven message keeps it).
+      chunks.push({ ids: ids.slice(i, i + config.loadingChunkSize), chunkId: randomUUID(), ...(repair ? { repair } : {}) });
+    }
     if (chunks.length > 0) await retried(deps, 'sending chunks', () => deps.loadingQueue.send(chunks));
-    const spread = repair
-      ? [{ delaySeconds: 0, chunks: chunksOf(series, config.loadingChunkSize, repair) }]
-      : seriesSpread(series, roundFrom, roundUntil, config);
-    for (const { delaySeconds, chunks: delayed } of spread)
-      if (delayed.length > 0) await retried(deps, 'sending series chunks', () => deps.loadingQueue.send(delayed, delaySeconds));
-    eventsFound += refs.length;
-    chunksSent += chunks.length + spread.reduce((sum, { chunks: delayed }) => sum + delayed.length, 0);
+    eventsFound += ids.length;
+    chunksSent += chunks.length;
     throughMs = round.at(-1)?.endMs ?? throughMs;
     // Round by round: a tick that fails later keeps what it handed out, and the next goes on from there.
     await retried(deps, 'advancing the cursor', () => cursors.advance(pass.cursor, throughMs));
@@ -117,51 +112,14 @@ async function fanOut(
 }
 
 /** A partition's ids in the query's span, read again from its start when a read fails for a reason a retry may fix. */
-async function refsIn(deps: LoaderDeps, query: Query): Promise<DueEventRef[]> {
+async function idsIn(deps: LoaderDeps, query: Query): Promise<string[]> {
   return retried(deps, `reading ${query.partitionKey}`, async () => {
-    const refs: DueEventRef[] = [];
-    for await (const page of deps.dueIndex.query(query.partitionKey, query.fromMs, query.untilMs)) refs.push(...page);
-    return refs;
+    const ids: string[] = [];
+    for await (const page of deps.dueIndex.query(query.partitionKey, query.fromMs, query.untilMs)) {
+      for (const ref of page) ids.push(ref.id);
+    }
+    return ids;
   });
-}
-
-/** Chunks of ids, each owning what it takes under an id that travels with it (a redriven message keeps it). */
-function chunksOf(refs: readonly DueEventRef[], size: number, repair: boolean): LoadingChunk[] {
-  const chunks: LoadingChunk[] = [];
-  for (let i = 0; i < refs.length; i += size)
-    chunks.push({ ids: refs.slice(i, i + size).map(({ id }) => id), chunkId: randomUUID(), ...(repair ? { repair } : {}) });
-  return chunks;
-}
-
-/**
- * Series handed out by a round, in chunks spread over a loader interval by their keys: a take
- * writes an occurrence per event and moves its series, and series keyed alike (a cron minute
- * many clients chose) would otherwise all be taken in the same seconds, beside the emitter's
- * work. A series keyed at the round's start goes at once, one at its end a loader interval
- * later: each is still taken half a near-path window, less that interval, before its next
- * occurrence is due (see retakeDelayMs).
- */
-function seriesSpread(
-  series: readonly DueEventRef[],
-  roundFrom: number,
-  roundUntil: number,
-  config: Pick<LoaderDeps['config'], 'loadingChunkSize' | 'loaderIntervalSeconds'>,
-): { readonly delaySeconds: number; readonly chunks: LoadingChunk[] }[] {
-  const span = Math.max(1, roundUntil - roundFrom);
-  const bySecond = new Map<number, DueEventRef[]>();
-  for (const ref of series) {
-    const share = Math.min(1, Math.max(0, (ref.dueAt - roundFrom) / span));
-    const delaySeconds = Math.min(
-      config.loaderIntervalSeconds - 1,
-      SQS_MAX_DELAY_SECONDS,
-      Math.floor(share * config.loaderIntervalSeconds),
-    );
-    bySecond.set(delaySeconds, [...(bySecond.get(delaySeconds) ?? []), ref]);
-  }
-  return [...bySecond].map(([delaySeconds, refs]) => ({
-    delaySeconds: Math.max(0, delaySeconds),
-    chunks: chunksOf(refs, config.loadingChunkSize, false),
-  }));
 }
 
 /**

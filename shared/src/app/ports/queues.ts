@@ -29,8 +29,7 @@ export interface DelayQueue {
 }
 
 export interface LoadingQueue {
-  /** Sends chunks, each visible to loading after `delaySeconds` (0 by default). */
-  send(chunks: readonly LoadingChunk[], delaySeconds?: number): Promise<void>;
+  send(chunks: readonly LoadingChunk[]): Promise<void>;
 }
 
 /** The changes function's queue: jobs over many events, a page at a time (TransientError when SQS refuses). */
