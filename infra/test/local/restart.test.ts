@@ -6,7 +6,15 @@ import { PublishCommand } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbEventListing, EMISSION_ATTRIBUTE, EVENT_STATE, messageEventId, occurrenceId, seriesId } from '@adhoc-scheduler/shared';
+import {
+  DynamoDbEventListing,
+  EMISSION_ATTRIBUTE,
+  EVENT_STATE,
+  messageEventId,
+  occurrenceId,
+  retakeDelayMs,
+  seriesId,
+} from '@adhoc-scheduler/shared';
 import { clientsFor, createSchedulerTarget, TopicSubscriber, type Received } from '@adhoc-scheduler/quickstart/client-topics';
 import { LOCAL_CREDENTIALS, LOCAL_EMITTER_ROLE_ARN } from '../../src/local/runtime.js';
 import { expectNotEarly, FAST_TIMINGS, request, storedItem, uniqueName, waitFor } from './kit.js';
@@ -140,7 +148,12 @@ describe('a persistent local service', () => {
         'the first occurrence',
         30_000,
       );
-      expect((await storedItem({ outputs: before }, series))?.dueAt).toBe(firstDue + MINUTE);
+      // Keyed to be taken again once the second is half a window away (see retakeDelayMs).
+      const retake = retakeDelayMs({
+        nearPathWindowSeconds: Number(FAST_TIMINGS.SCHEDULER_NEAR_PATH_WINDOW_SECONDS),
+        loaderLookaheadSeconds: Number(FAST_TIMINGS.SCHEDULER_LOADER_LOOKAHEAD_SECONDS),
+      });
+      expect((await storedItem({ outputs: before }, series))?.dueAt).toBe(firstDue + MINUTE + retake);
       await subscriberBefore.stop();
       const { after, received, clientsAfter, subscriber } = await killAndRestart(dir, started, uniqueName('after'));
       try {
