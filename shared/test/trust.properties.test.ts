@@ -723,6 +723,11 @@ const RECORD_STATES = ['as-queued', 'none', 'cancelled', 'emitted', 'rescheduled
  * A copy of an event stored before today's rules: of any tenant (one removed since, too), to
  * any topic, with any payload and user, due long ago or in a while.
  */
+/** Bytes a string takes in a JSON body. */
+function escapedBytes(text: string): number {
+  return Buffer.byteLength(JSON.stringify(text));
+}
+
 const legacyCopy = fc.record({
   tenant: fc.constantFrom(...TENANT_IDS, 'removed'),
   target: fc.oneof(
@@ -730,13 +735,14 @@ const legacyCopy = fc.record({
     { weight: 1, arbitrary: fc.constantFrom(inputTopicOf('public'), inputTopicOf('acme'), OPS_ALARMS) },
   ),
   failureTopic: fc.option(topic, { nil: undefined }),
+  // A copy SQS held: its body, payload and user escaped in it, within SQS's message size.
   payload: fc.oneof(
     fc.constant('hello'),
-    hostileString.filter((text) => text.length > 0),
+    hostileString.filter((text) => text.length > 0 && escapedBytes(text) <= 200_000),
   ),
   user: fc.oneof(
     fc.constant('alice'),
-    hostileString.filter((text) => text.length > 0),
+    hostileString.filter((text) => text.length > 0 && escapedBytes(text) <= 20_000),
   ),
   dueInMs: fc.integer({ min: -3 * 86_400_000, max: 900_000 }),
   record: fc.constantFrom(...RECORD_STATES),
