@@ -197,6 +197,25 @@ describe("loading's take of a series", () => {
     return { ...context, load, loadingDeps };
   }
 
+  /** A minute series of acme's (`msg-1`) with a catch-up window of 120 s and a failure topic, taken at ingest. */
+  async function withCatchUpSeries() {
+    const context = loaded();
+    await ingestBatch(context.deps, [
+      published(
+        {
+          schedule: 'rate(1 minute)',
+          target: acmeTarget,
+          user: 'alice',
+          payload: 'tick',
+          catch_up_seconds: 120,
+          failure_topic: failureTopic,
+        },
+        'msg-1',
+      ),
+    ]);
+    return context;
+  }
+
   it('materialises the occurrences now within the window and moves the series on, once however often the chunk comes', async () => {
     const context = loaded();
     await ingestBatch(context.deps, [
@@ -219,20 +238,7 @@ describe("loading's take of a series", () => {
   });
 
   it('cancels the held occurrences a resume finds past their catch-up window, reports them once with their count, and sends the others', async () => {
-    const context = loaded();
-    await ingestBatch(context.deps, [
-      published(
-        {
-          schedule: 'rate(1 minute)',
-          target: acmeTarget,
-          user: 'alice',
-          payload: 'tick',
-          catch_up_seconds: 120,
-          failure_topic: failureTopic,
-        },
-        'msg-1',
-      ),
-    ]);
+    const context = await withCatchUpSeries();
     // The tenant is paused, and its first four occurrences are held as they come due.
     context.store.pauses.set('acme', { pausedAt: NEXT_MINUTE - MINUTE, pausedBy: 'msg-pause', owner: 'tenant' });
     const held = context.delayQueue.sent.slice(0, 4);
@@ -258,20 +264,7 @@ describe("loading's take of a series", () => {
   });
 
   it('reports the occurrences past the catch-up window once, and delivers the others late', async () => {
-    const context = loaded();
-    await ingestBatch(context.deps, [
-      published(
-        {
-          schedule: 'rate(1 minute)',
-          target: acmeTarget,
-          user: 'alice',
-          payload: 'tick',
-          catch_up_seconds: 120,
-          failure_topic: failureTopic,
-        },
-        'msg-1',
-      ),
-    ]);
+    const context = await withCatchUpSeries();
     const id = seriesId(messageEventId('msg-1'));
     // An outage: the loader comes back an hour later.
     context.clock.set(context.clock.now() + 60 * MINUTE);

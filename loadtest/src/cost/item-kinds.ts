@@ -1,4 +1,14 @@
-import { ID_PREFIX, LAST_ERROR_ID_PREFIX, LOADER_CURSOR_ID, PAYLOAD_ITEM_ID_PREFIX, TABLE_LAYOUT } from '@adhoc-scheduler/shared';
+import {
+  endCountsItemId,
+  ID_PREFIX,
+  jobItemId,
+  LAST_ERROR_ID_PREFIX,
+  LOADER_CURSOR_ID,
+  openEventsCounterId,
+  PAYLOAD_ITEM_ID_PREFIX,
+  refusalCounterId,
+  TABLE_LAYOUT,
+} from '@adhoc-scheduler/shared';
 
 /**
  * What kind of item of the scheduler's table an id names (see table-keys.ts), so that the write
@@ -13,12 +23,13 @@ const KINDS: readonly (readonly [prefix: string, kind: string])[] = [
   [ID_PREFIX.notice, 'notice'],
   [PAYLOAD_ITEM_ID_PREFIX, 'payload'],
   ['l#', 'label entry'],
-  ['j#', 'job'],
+  [jobItemId(''), 'job'],
   [LAST_ERROR_ID_PREFIX, 'last error'],
-  ['#tenant#', 'tenant counters'],
-  ['#ends#', 'end counts'],
+  [openEventsCounterId(''), 'tenant counters'],
+  // The prefix of every tenant's minutes: the id up to its tenant.
+  [endCountsItemId('', 0).slice(0, -'#0'.length), 'end counts'],
   [LOADER_CURSOR_ID, 'loader cursor'],
-  ['r#', 'refusals'],
+  [refusalCounterId(''), 'refusals'],
 ];
 
 export function itemKind(id: string): string {
