@@ -72,6 +72,48 @@ export interface LatenessSummary {
 /** HDR histogram range: 1 ms resolution from 0 to a day, 3 significant digits. */
 const HISTOGRAM_HIGHEST_MS = 24 * 3600 * 1000;
 
+/** A lateness distribution: an HDR histogram for the percentiles, the exact min, max and mean, and each ms value's count. */
+class LatenessRecorder {
+  private readonly histogram = hdr.build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: HISTOGRAM_HIGHEST_MS,
+    numberOfSignificantValueDigits: 3,
+  });
+  /** Exact distribution (ms to count) for the plots; small, as lateness spans few distinct ms values. */
+  readonly counts = new Map<number, number>();
+  private min = Number.POSITIVE_INFINITY;
+  private max = Number.NEGATIVE_INFINITY;
+  private sum = 0;
+
+  record(lateness: number): void {
+    this.min = Math.min(this.min, lateness);
+    this.max = Math.max(this.max, lateness);
+    this.sum += lateness;
+    // Early ones are counted apart; the histogram holds them at 0.
+    this.histogram.recordValue(Math.min(Math.max(0, lateness), HISTOGRAM_HIGHEST_MS));
+    this.counts.set(lateness, (this.counts.get(lateness) ?? 0) + 1);
+  }
+
+  /** Undefined until something was recorded. */
+  summary(): LatenessSummary | undefined {
+    const count = this.histogram.totalCount;
+    if (count === 0) return undefined;
+    // The histogram keeps 3 significant digits: above 2 s a percentile may round past the exact max.
+    const at = (percentile: number): number => Math.min(this.max, this.histogram.getValueAtPercentile(percentile));
+    return {
+      count,
+      min: this.min,
+      mean: Math.round((this.sum / count) * 10) / 10,
+      p50: at(50),
+      p90: at(90),
+      p99: at(99),
+      'p99.9': at(99.9),
+      // Exact, where the histogram's own max is rounded to its precision.
+      max: this.max,
+    };
+  }
+}
+
 /**
  * Matches what the consumer receives against what the run scheduled: lateness of each event's
  * first delivery (in an HDR histogram), and the events missing, duplicated, early or unknown.
@@ -86,13 +128,10 @@ export class DeliveryTracker {
   private readonly firstReceivedAt = new Map<string, number>();
   /** The first reason reported for each event on the failure topic. */
   private readonly failures = new Map<string, string>();
-  private readonly histogram = hdr.build({
-    lowestDiscernibleValue: 1,
-    highestTrackableValue: HISTOGRAM_HIGHEST_MS,
-    numberOfSignificantValueDigits: 3,
-  });
-  /** Exact lateness distribution (ms to count) for the plots; small, as lateness spans few distinct ms values. */
-  private readonly latenessCounts = new Map<number, number>();
+  /** Receive time minus scheduled time, each measured event's first delivery. */
+  private readonly received = new LatenessRecorder();
+  /** The emitter's own publish time (`scheduler-published-at`) minus the scheduled time, for the same deliveries. */
+  private readonly published = new LatenessRecorder();
   private publishFailures = 0;
   private duplicated = 0;
   private readonly earlyEvents = new Set<string>();
@@ -101,9 +140,6 @@ export class DeliveryTracker {
   private unexpected = 0;
   private wrongScheduledAt = 0;
   private consumerRedeliveries = 0;
-  private minLateness = Number.POSITIVE_INFINITY;
-  private maxLateness = Number.NEGATIVE_INFINITY;
-  private latenessSum = 0;
 
   constructor(private readonly lateThresholdMs: number) {}
 
@@ -139,12 +175,8 @@ export class DeliveryTracker {
     if (lateness < 0) this.earlyEvents.add(receipt.eventId);
     if (this.warmup.has(receipt.eventId)) return;
     if (lateness > this.lateThresholdMs) this.late += 1;
-    this.minLateness = Math.min(this.minLateness, lateness);
-    this.maxLateness = Math.max(this.maxLateness, lateness);
-    this.latenessSum += lateness;
-    // Early deliveries are counted above; the histogram holds them at 0.
-    this.histogram.recordValue(Math.min(Math.max(0, lateness), HISTOGRAM_HIGHEST_MS));
-    this.latenessCounts.set(lateness, (this.latenessCounts.get(lateness) ?? 0) + 1);
+    this.received.record(lateness);
+    if (receipt.publishedAt !== undefined) this.published.record(receipt.publishedAt - (receipt.scheduledAt ?? due));
   }
 
   /** A failure notice from the run's failure topic. */
@@ -214,26 +246,21 @@ export class DeliveryTracker {
 
   /** Undefined until something was delivered. */
   lateness(): LatenessSummary | undefined {
-    const count = this.histogram.totalCount;
-    if (count === 0) return undefined;
-    // The histogram keeps 3 significant digits: above 2 s a percentile may round past the exact max.
-    const at = (percentile: number): number => Math.min(this.maxLateness, this.histogram.getValueAtPercentile(percentile));
-    return {
-      count,
-      min: this.minLateness,
-      mean: Math.round((this.latenessSum / count) * 10) / 10,
-      p50: at(50),
-      p90: at(90),
-      p99: at(99),
-      'p99.9': at(99.9),
-      // Exact, where the histogram's own max is rounded to its precision.
-      max: this.maxLateness,
-    };
+    return this.received.summary();
+  }
+
+  /**
+   * How late the emitter published, by its own clock (`scheduler-published-at`), for the same
+   * deliveries: what of the lateness arose before the publish call; the rest is SNS's delivery
+   * and the consumer's receive. Undefined when no delivery carried the attribute.
+   */
+  publishLateness(): LatenessSummary | undefined {
+    return this.published.summary();
   }
 
   /** [lateness ms, events] pairs, ascending: the data of the histogram plots. */
   distribution(): [number, number][] {
-    return [...this.latenessCounts.entries()].sort((a, b) => a[0] - b[0]);
+    return [...this.received.counts.entries()].sort((a, b) => a[0] - b[0]);
   }
 
   /** Each measured event's due time and first receive time (epoch ms), by event id. */

@@ -33,6 +33,22 @@ describe('DeliveryTracker', () => {
     ]);
   });
 
+  it("splits lateness at the emitter's publish: how late it published, by its own clock, for the same first deliveries", () => {
+    const tracker = new DeliveryTracker(100);
+    for (const id of ['a', 'b', 'warm']) tracker.expect(id, DUE, { warmup: id === 'warm' });
+    tracker.expect('c', DUE);
+    tracker.record(receipt('a', DUE + 9, 'm1', DUE, DUE + 1));
+    tracker.record(receipt('b', DUE + 30, 'm2', DUE, DUE + 25));
+    tracker.record(receipt('b', DUE + 90, 'm3', DUE, DUE + 80));
+    tracker.record(receipt('warm', DUE + 500, 'm4', DUE, DUE + 400));
+    tracker.record({ ...receipt('c', DUE + 4, 'm5'), publishedAt: undefined });
+
+    expect(tracker.lateness()).toMatchObject({ count: 3, max: 30 });
+    // The duplicate, the warm-up event and the delivery without the attribute are not in it.
+    expect(tracker.publishLateness()).toMatchObject({ count: 2, min: 1, max: 25 });
+    expect(new DeliveryTracker(100).publishLateness()).toBeUndefined();
+  });
+
   it('counts a second emission of an event as a duplicate, and the queue handing out the same message again as a redelivery', () => {
     const tracker = new DeliveryTracker(100);
     tracker.expect('a', DUE);

@@ -17,6 +17,9 @@ export function metricDefinitions(lateMs: number): readonly MetricDefinition[] {
     { key: 'latenessP50Ms', label: 'lateness p50 (ms)', better: 'lower', read: (r) => r.delivery?.latenessMs?.p50 },
     { key: 'latenessP99Ms', label: 'lateness p99 (ms)', better: 'lower', read: (r) => r.delivery?.latenessMs?.p99 },
     { key: 'latenessMaxMs', label: 'lateness max (ms)', better: 'lower', read: (r) => r.delivery?.latenessMs?.max },
+    // The emitter's clock at its publish call: what of the lateness is the service's, before SNS's delivery.
+    { key: 'publishLatenessP99Ms', label: 'publish lateness p99 (ms)', better: 'lower', read: (r) => r.delivery?.publishLatenessMs?.p99 },
+    { key: 'publishLatenessMaxMs', label: 'publish lateness max (ms)', better: 'lower', read: (r) => r.delivery?.publishLatenessMs?.max },
     { key: 'late', label: `events > ${lateMs} ms late`, better: 'lower', read: (r) => r.delivery?.counts.late },
     { key: 'missing', label: 'missing', better: 'lower', read: (r) => r.delivery?.counts.missing },
     { key: 'duplicated', label: 'duplicated', better: 'lower', read: (r) => r.delivery?.counts.duplicated },

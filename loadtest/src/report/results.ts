@@ -19,6 +19,11 @@ export interface TenantDelivery {
 export interface DeliverySummary {
   readonly counts: DeliveryCounts;
   readonly latenessMs: LatenessSummary | undefined;
+  /**
+   * The emitter's own publish time (`scheduler-published-at`) minus the scheduled time, for the
+   * same deliveries: the part of the lateness before the publish call; the rest is transport.
+   */
+  readonly publishLatenessMs: LatenessSummary | undefined;
   /** The same per tenant, when the run published for more than one. */
   readonly byTenant: Readonly<Record<string, TenantDelivery>> | undefined;
   /** Where lateness arose, ms (local service only). */

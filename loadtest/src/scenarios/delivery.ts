@@ -30,6 +30,8 @@ export interface TenantOutcome {
 export interface DeliveryOutcome {
   readonly counts: DeliveryCounts;
   readonly lateness: LatenessSummary | undefined;
+  /** How late the emitter published, by its own clock (see DeliveryTracker.publishLateness). */
+  readonly publishLateness: LatenessSummary | undefined;
   /** [lateness ms, events] for the plots. */
   readonly distribution: [number, number][];
   /** The same per tenant, when the events belong to more than one; undefined otherwise. */
@@ -247,6 +249,7 @@ export async function measureDelivery(
     labelsPerEvent: measure.labels,
     counts: tracker.counts(),
     lateness: tracker.lateness(),
+    publishLateness: tracker.publishLateness(),
     distribution: tracker.distribution(),
     byTenant:
       tenantTrackers.size > 0

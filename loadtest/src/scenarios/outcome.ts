@@ -62,6 +62,7 @@ export function summarizeDelivery(outcome: DeliveryOutcome): DeliverySummary {
   return {
     counts: outcome.counts,
     latenessMs: outcome.lateness,
+    publishLatenessMs: outcome.publishLateness,
     byTenant: outcome.byTenant
       ? Object.fromEntries(
           Object.entries(outcome.byTenant).map(([tenant, own]) => [
