@@ -5,8 +5,12 @@ import { decodeDelayQueueMessage, type EmissionEnding, type EndJournal, encodeDe
 /**
  * The local emitter's journal of ends published and not yet recorded (see EndWriter): a file in
  * the service's data directory, one line per append, in the delay queue's own encoding of handed-
- * over ends, synced to disk before an append resolves. Appends and the emptying go one after the
- * other, in the order asked, so an emptying never drops an append asked for after it.
+ * over ends. An append resolves once the file has it (written, not synced: like the SNS/SQS
+ * emulator's file, it survives a kill -9 of the service whole, and only a crash of the machine can
+ * lose its last moments, whose events stay open and are published again by the loader's repair,
+ * late). A sync per append stalled the emulators' own disk writes beside it, on the due second.
+ * Appends and the emptying go one after the other, in the order asked, so an emptying never drops
+ * an append asked for after it.
  */
 export class FileEndJournal implements EndJournal {
   private queue: Promise<unknown> = Promise.resolve();
@@ -42,10 +46,7 @@ export class FileEndJournal implements EndJournal {
   }
 
   keep(ends: readonly EmissionEnding[]): Promise<void> {
-    return this.inTurn(async () => {
-      await this.file.appendFile(`${encodeDelayQueueMessage({ kind: 'ends', ends })}\n`);
-      await this.file.datasync();
-    });
+    return this.inTurn(() => this.file.appendFile(`${encodeDelayQueueMessage({ kind: 'ends', ends })}\n`));
   }
 
   clear(): Promise<void> {
