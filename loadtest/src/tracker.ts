@@ -126,6 +126,8 @@ export class DeliveryTracker {
   private readonly seenMessages = new Set<string>();
   private readonly deliveries = new Map<string, number>();
   private readonly firstReceivedAt = new Map<string, number>();
+  /** The emitter's publish time (`scheduler-published-at`) of each event's first delivery, where it carried one. */
+  private readonly firstPublishedAt = new Map<string, number>();
   /** The first reason reported for each event on the failure topic. */
   private readonly failures = new Map<string, string>();
   /** Receive time minus scheduled time, each measured event's first delivery. */
@@ -169,6 +171,7 @@ export class DeliveryTracker {
       return;
     }
     this.firstReceivedAt.set(receipt.eventId, receipt.receivedAt);
+    if (receipt.publishedAt !== undefined) this.firstPublishedAt.set(receipt.eventId, receipt.publishedAt);
     if (receipt.scheduledAt !== due) this.wrongScheduledAt += 1;
     // Measured against the attribute, as any consumer would; a mismatch is counted above.
     const lateness = receipt.receivedAt - (receipt.scheduledAt ?? due);
@@ -290,6 +293,11 @@ export class DeliveryTracker {
   /** When an event was first received, epoch ms; undefined if never. */
   firstReceived(eventId: string): number | undefined {
     return this.firstReceivedAt.get(eventId);
+  }
+
+  /** The emitter's publish time of an event's first delivery, epoch ms; undefined if never delivered, or without the attribute. */
+  firstPublished(eventId: string): number | undefined {
+    return this.firstPublishedAt.get(eventId);
   }
 
   /** How many times an event was delivered (consumer redeliveries of one message not counted). */

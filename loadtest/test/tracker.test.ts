@@ -47,6 +47,11 @@ describe('DeliveryTracker', () => {
     // The duplicate, the warm-up event and the delivery without the attribute are not in it.
     expect(tracker.publishLateness()).toMatchObject({ count: 2, min: 1, max: 25 });
     expect(new DeliveryTracker(100).publishLateness()).toBeUndefined();
+    expect([tracker.firstPublished('b'), tracker.firstPublished('c'), tracker.firstPublished('never')]).toEqual([
+      DUE + 25,
+      undefined,
+      undefined,
+    ]);
   });
 
   it('counts a second emission of an event as a duplicate, and the queue handing out the same message again as a redelivery', () => {

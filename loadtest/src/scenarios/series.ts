@@ -103,11 +103,16 @@ async function runSeries(ctx: RunContext, params: ScenarioParams): Promise<Scena
     render: (event, target) => seriesRequest(event, ctx.user, target, ctx.measure.payloadBytes, plan),
   });
   const dueOf = new Map(plan.occurrences.map(({ eventId, dueAt }) => [eventId, dueAt]));
-  const preciseLateness = [...plan.precise].flatMap((id) => {
-    const receivedAt = outcome.tracker.firstReceived(id);
-    const dueAt = dueOf.get(id);
-    return receivedAt === undefined || dueAt === undefined ? [] : [receivedAt - dueAt];
-  });
+  /** The precise series' occurrences' lateness at a time `timeOf` gives, for those it gives one. */
+  const preciseBy = (timeOf: (id: string) => number | undefined) =>
+    [...plan.precise].flatMap((id) => {
+      const at = timeOf(id);
+      const dueAt = dueOf.get(id);
+      return at === undefined || dueAt === undefined ? [] : [at - dueAt];
+    });
+  const preciseLateness = preciseBy((id) => outcome.tracker.firstReceived(id));
+  // By the emitter's own publish time: what of their lateness is the service's, before SNS's delivery.
+  const precisePublishLateness = preciseBy((id) => outcome.tracker.firstPublished(id));
   const preciseMax = preciseLateness.length === plan.precise.size ? Math.max(...preciseLateness) : undefined;
   return deliveryResult(
     `series: ${params.events.toLocaleString('en-US')} series every minute for ${minutes} minutes`,
@@ -131,7 +136,7 @@ async function runSeries(ctx: RunContext, params: ScenarioParams): Promise<Scena
     ],
     'near path',
     TARGETS,
-    { preciseSeriesLatenessMs: preciseLateness },
+    { preciseSeriesLatenessMs: preciseLateness, preciseSeriesPublishLatenessMs: precisePublishLateness },
   );
 }
 
