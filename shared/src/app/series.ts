@@ -4,7 +4,6 @@ import { delaySecondsFor } from '../domain/delay.js';
 import { expiresAtFor, requestHashOf, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice, requestQuote } from '../domain/failure.js';
 import { EVENT_STATE, placedOnDelayQueueBy } from '../domain/lifecycle.js';
-import { SQS_BATCH_ENTRIES } from '../domain/limits.js';
 import { REASON, TransientError } from '../domain/reasons.js';
 import {
   type Materialisation,
@@ -85,9 +84,8 @@ interface Take {
 
 /**
  * Takes several series at `now` (a loading chunk's), each as takeSeries does, with their
- * occurrences created and sent together, ten of a tenant at a time (OCCURRENCES_PER_STEP): one
- * quota write, one batch of inserts and one full batch to the delay queue each, where series
- * taken one by one paid a quota write and a send each. Each
+ * occurrences created together: one quota write and batched inserts per tenant, and full batches
+ * to the delay queue, where series taken one by one paid a quota write and a send each. Each
  * series then moves with its own write. A series whose occurrences were not all recorded and sent
  * is not moved, and, once the others have moved, the take throws TransientError, so that only it
  * is made again. Results in the order of the series.
@@ -161,15 +159,6 @@ function noticeTo(series: SeriesRecord, tenant: Tenant) {
   return { failureTopic: series.failureTopic, deadLetterTopic: tenant.deadLetterTopic };
 }
 
-/**
- * Occurrences created and sent in one step, one step after the other: one quota write, one
- * batch of inserts and one SendMessageBatch each, about what one take of a minute's series made
- * before they were taken together (5). Steps of a whole chunk's hundreds of occurrences wrote
- * them in a few large writes, which DynamoDB Local applies one at a time, and sent them in one
- * burst: the emitter's reads and publishes of events due meanwhile waited behind them, seconds.
- */
-const OCCURRENCES_PER_STEP = SQS_BATCH_ENTRIES;
-
 /** An occurrence to create, with the take it belongs to. */
 interface Made {
   readonly take: Take;
@@ -178,10 +167,10 @@ interface Made {
 
 /**
  * Creates the takes' occurrences as events (a conditional insert each, with its place in the
- * quota) and sends them to the delay queue, OCCURRENCES_PER_STEP of one tenant at a time; each
- * take's `sent` counts its own, and its `failure` says why they were not all recorded and sent.
- * An occurrence an earlier try of the same take created is sent again while it is still queued
- * as that take left it.
+ * quota: one counter write per tenant) and sends them to the delay queue together; each take's
+ * `sent` counts its own, and its `failure` says why they were not all recorded and sent. An
+ * occurrence an earlier try of the same take created is sent again while it is still queued as
+ * that take left it.
  */
 async function materialise(deps: SeriesDeps, takes: readonly Take[], now: number): Promise<void> {
   const making = takes.filter(({ plan }) => plan.occurrences.length > 0);
@@ -195,41 +184,26 @@ async function materialise(deps: SeriesDeps, takes: readonly Take[], now: number
       group.push({ take, entry: occurrenceEntry(deps, take, payloads[index] as string, occurrence, newToken, now) });
     byTenant.set(take.tenant.id, group);
   }
-  for (const group of byTenant.values())
-    for (let start = 0; start < group.length; start += OCCURRENCES_PER_STEP)
-      await send(deps, await create(deps, group.slice(start, start + OCCURRENCES_PER_STEP), newToken, now));
-}
-
-/** Creates one step's occurrences (of one tenant); those to send, each with its copy token. */
-async function create(
-  deps: SeriesDeps,
-  step: readonly Made[],
-  newToken: () => string,
-  now: number,
-): Promise<(Made & { readonly queuedBy: string | undefined })[]> {
-  const outcomes = await deps.store.createMany(step.map(({ entry }) => entry));
   const sends: (Made & { readonly queuedBy: string | undefined })[] = [];
-  for (const [index, outcome] of outcomes.entries()) {
-    const made = step[index] as Made;
-    const { take, entry } = made;
-    const { event } = entry;
-    if (outcome.outcome === 'created') sends.push({ ...made, queuedBy: entry.queuedBy });
-    else if (outcome.outcome === 'unknown')
-      take.failure ??= `recording occurrence ${event.id} of ${take.series.id} did not complete; retrying`;
-    else if (outcome.outcome === 'quota-exceeded')
-      await reportOverQuota(deps, take.series, take.tenant, event, take.tenant.quotas[outcome.quota], outcome.quota, now);
-    else if (placedOnDelayQueueBy(outcome.existing) === entry.inputMessageId) {
-      // This take's own occurrence, made by an earlier try that may not have sent it: a new copy, the old one dropped.
-      const again = newToken();
-      if (await deps.store.requeue(event.id, { placedBy: entry.inputMessageId, version: 1, queuedBy: again, now }))
-        sends.push({ ...made, queuedBy: again });
+  for (const group of byTenant.values()) {
+    const outcomes = await deps.store.createMany(group.map(({ entry }) => entry));
+    for (const [index, outcome] of outcomes.entries()) {
+      const made = group[index] as Made;
+      const { take, entry } = made;
+      const { event } = entry;
+      if (outcome.outcome === 'created') sends.push({ ...made, queuedBy: entry.queuedBy });
+      else if (outcome.outcome === 'unknown')
+        take.failure ??= `recording occurrence ${event.id} of ${take.series.id} did not complete; retrying`;
+      else if (outcome.outcome === 'quota-exceeded')
+        await reportOverQuota(deps, take.series, take.tenant, event, take.tenant.quotas[outcome.quota], outcome.quota, now);
+      else if (placedOnDelayQueueBy(outcome.existing) === entry.inputMessageId) {
+        // This take's own occurrence, made by an earlier try that may not have sent it: a new copy, the old one dropped.
+        const again = newToken();
+        if (await deps.store.requeue(event.id, { placedBy: entry.inputMessageId, version: 1, queuedBy: again, now }))
+          sends.push({ ...made, queuedBy: again });
+      }
     }
   }
-  return sends;
-}
-
-/** Sends one step's occurrences to the delay queue, each with its delay; those of a take that failed wait for its next try. */
-async function send(deps: SeriesDeps, sends: readonly (Made & { readonly queuedBy: string | undefined })[]): Promise<void> {
   // A take that failed is made again whole: its occurrences recorded here are sent then, under a new copy token.
   const sending = sends.filter(({ take }) => take.failure === undefined);
   if (sending.length === 0) return;
