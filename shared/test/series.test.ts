@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { workBulkCancelPages } from '../src/app/bulk-cancel.js';
 import { ingestBatch } from '../src/app/ingest.js';
 import { loadChunks } from '../src/app/loading.js';
@@ -235,60 +235,6 @@ describe("loading's take of a series", () => {
       1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
     ]);
     expect(context.series.records.get(id)).toMatchObject({ version: 3, cursor: { fired: 16 }, dueAt: NEXT_MINUTE + 20 * MINUTE });
-  });
-
-  /** Three minute series of acme's (`msg-1` to `msg-3`), taken at ingest, with the clock where loading takes them next. */
-  async function threeSeriesDueAgain() {
-    const context = loaded();
-    await ingestBatch(
-      context.deps,
-      ['msg-1', 'msg-2', 'msg-3'].map((id) =>
-        published({ schedule: 'rate(1 minute)', target: acmeTarget, user: 'alice', payload: id }, id),
-      ),
-    );
-    context.clock.set(context.clock.now() + 6 * MINUTE);
-    const ids = ['msg-1', 'msg-2', 'msg-3'].map((id) => seriesId(messageEventId(id)));
-    const sentOf = (id: string) => context.delayQueue.sent.filter(({ event }) => event.series?.id === id).map(({ event }) => event.id);
-    return { ...context, ids, sentOf };
-  }
-
-  it("takes a chunk's series together: one quota write for the tenant, and their occurrences sent in full batches", async () => {
-    const context = await threeSeriesDueAgain();
-    const createsBefore = context.store.calls.createMany ?? 0;
-    const sends = vi.spyOn(context.delayQueue, 'send');
-    await context.load(context.ids);
-    expect((context.store.calls.createMany ?? 0) - createsBefore).toBe(1);
-    expect(sends).toHaveBeenCalledTimes(1);
-    expect(sends.mock.calls[0]?.[0]).toHaveLength(18);
-    for (const id of context.ids) {
-      expect(context.sentOf(id)).toHaveLength(16);
-      expect(context.series.records.get(id)).toMatchObject({ version: 3, cursor: { fired: 16 } });
-    }
-  });
-
-  it('moves the series whose occurrences went out, and takes again only the one whose sends failed: none sent twice, none lost', async () => {
-    const context = await threeSeriesDueAgain();
-    const [first, failing, third] = context.ids as [string, string, string];
-    const send = context.delayQueue.send.bind(context.delayQueue);
-    let refused = false;
-    context.delayQueue.send = async (items) => {
-      if (refused) return send(items);
-      refused = true;
-      const others = items.filter(({ event }) => event.series?.id !== failing);
-      const failed = items
-        .filter(({ event }) => event.series?.id === failing)
-        .map(({ event }) => ({ eventId: event.id, reason: 'refused' }));
-      return [...(await send(others)), ...failed];
-    };
-    const response = await context.load(context.ids);
-    expect(response.batchItemFailures).toEqual([]);
-    expect(refused).toBe(true);
-    // Moved once each: the chunk's second try found the other two past the horizon.
-    for (const id of [first, failing, third]) {
-      expect(new Set(context.sentOf(id)).size).toBe(16);
-      expect(context.sentOf(id)).toHaveLength(16);
-      expect(context.series.records.get(id)).toMatchObject({ version: 3, cursor: { fired: 16 } });
-    }
   });
 
   it('cancels the held occurrences a resume finds past their catch-up window, reports them once with their count, and sends the others', async () => {

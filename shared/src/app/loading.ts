@@ -12,7 +12,7 @@ import type { EventStore } from './ports/event-store.js';
 import type { Clock, Logger, SchedulerMetrics } from './ports/process.js';
 import type { DelayQueue } from './ports/queues.js';
 import type { SeriesStore } from './ports/series-store.js';
-import { type SeriesDeps, takeSeriesTogether } from './series.js';
+import { type SeriesDeps, takeSeries } from './series.js';
 import { skipPastCatchUp } from './series-resume.js';
 import { SERIES_STATE } from '../domain/series.js';
 import { isSeriesId } from '../domain/table-keys.js';
@@ -66,19 +66,18 @@ export async function loadChunks(deps: LoadingDeps, records: readonly SQSRecord[
 }
 
 /**
- * Takes the series among a chunk's ids together (see takeSeriesTogether): each active one due
- * within the horizon (a repair: overdue by `repairAfterSeconds`, its last advance lost). A series
- * another chunk took first has moved on: its `dueAt` is then past the horizon, and nothing is
- * done twice.
+ * Takes the series among a chunk's ids (see takeSeries): each active one due within the horizon
+ * (a repair: overdue by `repairAfterSeconds`, its last advance lost). A series another chunk
+ * took first has moved on: its `dueAt` is then past the horizon, and nothing is done twice.
  */
 async function loadSeries(deps: LoadingDeps, ids: readonly string[], repair: boolean | undefined): Promise<void> {
   if (ids.length === 0) return;
   const now = deps.clock.now();
   const bound = repair ? now - deps.config.repairAfterSeconds * 1000 : now + deps.config.nearPathWindowSeconds * 1000;
-  const due = [...(await deps.series.read(ids)).values()].filter(
-    (series) => series.state === SERIES_STATE.active && series.dueAt !== undefined && series.dueAt < bound,
-  );
-  if (due.length > 0) await takeSeriesTogether(deps, due, deps.clock.now());
+  for (const series of (await deps.series.read(ids)).values()) {
+    if (series.state !== SERIES_STATE.active || series.dueAt === undefined || series.dueAt >= bound) continue;
+    await takeSeries(deps, series, deps.clock.now());
+  }
 }
 
 async function loadChunk(deps: LoadingDeps, record: SQSRecord, chunk: LoadingChunk): Promise<void> {

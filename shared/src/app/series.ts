@@ -6,7 +6,6 @@ import { failureNotice, requestQuote } from '../domain/failure.js';
 import { EVENT_STATE, placedOnDelayQueueBy } from '../domain/lifecycle.js';
 import { REASON, TransientError } from '../domain/reasons.js';
 import {
-  type Materialisation,
   materialisation,
   materialisedAfter,
   retakeDelayMs,
@@ -56,8 +55,6 @@ export interface TakeResult {
   readonly advanced: boolean;
 }
 
-const NOTHING_TAKEN: TakeResult = { sent: 0, skipped: 0, advanced: false };
-
 /**
  * Takes an active series at `now`: its occurrences due before `now + nearPathWindow` become
  * events, each created with a conditional insert (a repeated take creates none twice, and sends
@@ -68,62 +65,12 @@ const NOTHING_TAKEN: TakeResult = { sent: 0, skipped: 0, advanced: false };
  * redelivery, or the loader's sweep), and finds its own work done.
  */
 export async function takeSeries(deps: SeriesDeps, series: SeriesRecord, now: number): Promise<TakeResult> {
-  const [result] = await takeSeriesTogether(deps, [series], now);
-  return result ?? NOTHING_TAKEN;
-}
-
-/** One series' take under way: its tenant, its plan, and what became of its occurrences. */
-interface Take {
-  readonly series: SeriesRecord;
-  readonly tenant: Tenant;
-  readonly plan: Materialisation;
-  sent: number;
-  /** Why its occurrences were not all recorded and sent: the series is then not moved. */
-  failure?: string;
-}
-
-/**
- * Takes several series at `now` (a loading chunk's), each as takeSeries does, with their
- * occurrences created together: one quota write and batched inserts per tenant, and full batches
- * to the delay queue, where series taken one by one paid a quota write and a send each. Each
- * series then moves with its own write. A series whose occurrences were not all recorded and sent
- * is not moved, and, once the others have moved, the take throws TransientError, so that only it
- * is made again. Results in the order of the series.
- */
-export async function takeSeriesTogether(deps: SeriesDeps, list: readonly SeriesRecord[], now: number): Promise<TakeResult[]> {
-  const takes = list.map((series) => planTake(deps, series, now));
-  await materialise(
-    deps,
-    takes.filter((take): take is Take => take !== undefined),
-    now,
-  );
-  const results: TakeResult[] = [];
-  const errors: unknown[] = [];
-  for (const take of takes) {
-    if (take === undefined) results.push(NOTHING_TAKEN);
-    else if (take.failure !== undefined) {
-      errors.push(new TransientError(take.failure));
-      results.push({ sent: take.sent, skipped: 0, advanced: false });
-    } else
-      results.push(
-        await finishTake(deps, take, now).catch((error: unknown) => {
-          errors.push(error);
-          return { sent: take.sent, skipped: 0, advanced: false };
-        }),
-      );
-  }
-  if (errors.length > 0) throw errors[0];
-  return results;
-}
-
-/** A series' plan at `now`; undefined when its tenant is no longer registered. */
-function planTake(deps: SeriesDeps, series: SeriesRecord, now: number): Take | undefined {
   const { config } = deps;
   const tenant = deps.tenants.tenant(series.tenant);
   if (tenant === undefined) {
     // Its tenant was removed: nothing is materialised (the emitter would refuse it), and the series stays where it is.
     deps.logger.warn({ seriesId: series.id, tenant: series.tenant }, 'series of a tenant no longer registered; left as it is');
-    return undefined;
+    return { sent: 0, skipped: 0, advanced: false };
   }
   const plan = materialisation(series.spec, series, {
     now,
@@ -132,12 +79,7 @@ function planTake(deps: SeriesDeps, series: SeriesRecord, now: number): Take | u
     perMinute: tenant.seriesOccurrencesPerMinute,
     retakeDelayMs: retakeDelayMs(config),
   });
-  return { series, tenant, plan, sent: 0 };
-}
-
-/** After its occurrences are on their way: the skipped ones reported, then the series moved on, or ended. */
-async function finishTake(deps: SeriesDeps, take: Take, now: number): Promise<TakeResult> {
-  const { series, tenant, plan, sent } = take;
+  const sent = plan.occurrences.length === 0 ? 0 : await materialise(deps, series, tenant, plan.occurrences, now);
   if (plan.skipped > 0) await reportSkipped(deps, series, tenant, plan.skipped, now);
   const advanced = await deps.series.advance(series, {
     cursor: plan.cursor,
@@ -145,7 +87,7 @@ async function finishTake(deps: SeriesDeps, take: Take, now: number): Promise<Ta
     caughtUp: plan.caughtUp,
     next: plan.next,
     now,
-    expiresAt: expiresAtFor(plan.next ?? plan.cursor.after, deps.config.retentionSeconds),
+    expiresAt: expiresAtFor(plan.next ?? plan.cursor.after, config.retentionSeconds),
   });
   deps.logger.info(
     { seriesId: series.id, version: series.version, sent, skipped: plan.skipped, owed: plan.owed.length > 0, next: plan.next, advanced },
@@ -159,94 +101,64 @@ function noticeTo(series: SeriesRecord, tenant: Tenant) {
   return { failureTopic: series.failureTopic, deadLetterTopic: tenant.deadLetterTopic };
 }
 
-/** An occurrence to create, with the take it belongs to. */
-interface Made {
-  readonly take: Take;
-  readonly entry: NewEvent;
-}
-
 /**
- * Creates the takes' occurrences as events (a conditional insert each, with its place in the
- * quota: one counter write per tenant) and sends them to the delay queue together; each take's
- * `sent` counts its own, and its `failure` says why they were not all recorded and sent. An
- * occurrence an earlier try of the same take created is sent again while it is still queued as
- * that take left it.
+ * Creates a take's occurrences as events (a conditional insert each, with its place in the
+ * quota) and sends them to the delay queue; returns how many were sent. An occurrence an earlier
+ * try of the same take created is sent again while it is still queued as that take left it.
  */
-async function materialise(deps: SeriesDeps, takes: readonly Take[], now: number): Promise<void> {
-  const making = takes.filter(({ plan }) => plan.occurrences.length > 0);
-  if (making.length === 0) return;
+async function materialise(
+  deps: SeriesDeps,
+  series: SeriesRecord,
+  tenant: Tenant,
+  occurrences: readonly Occurrence[],
+  now: number,
+): Promise<number> {
+  const { config } = deps;
+  const takeId = seriesTakeId(series);
   const newToken = deps.newToken ?? randomUUID;
-  const payloads = await Promise.all(making.map(({ series }) => deps.series.payload(series)));
-  const byTenant = new Map<string, Made[]>();
-  for (const [index, take] of making.entries()) {
-    const group = byTenant.get(take.tenant.id) ?? [];
-    for (const occurrence of take.plan.occurrences)
-      group.push({ take, entry: occurrenceEntry(deps, take, payloads[index] as string, occurrence, newToken, now) });
-    byTenant.set(take.tenant.id, group);
-  }
-  const sends: (Made & { readonly queuedBy: string | undefined })[] = [];
-  for (const group of byTenant.values()) {
-    const outcomes = await deps.store.createMany(group.map(({ entry }) => entry));
-    for (const [index, outcome] of outcomes.entries()) {
-      const made = group[index] as Made;
-      const { take, entry } = made;
-      const { event } = entry;
-      if (outcome.outcome === 'created') sends.push({ ...made, queuedBy: entry.queuedBy });
-      else if (outcome.outcome === 'unknown')
-        take.failure ??= `recording occurrence ${event.id} of ${take.series.id} did not complete; retrying`;
-      else if (outcome.outcome === 'quota-exceeded')
-        await reportOverQuota(deps, take.series, take.tenant, event, take.tenant.quotas[outcome.quota], outcome.quota, now);
-      else if (placedOnDelayQueueBy(outcome.existing) === entry.inputMessageId) {
-        // This take's own occurrence, made by an earlier try that may not have sent it: a new copy, the old one dropped.
-        const again = newToken();
-        if (await deps.store.requeue(event.id, { placedBy: entry.inputMessageId, version: 1, queuedBy: again, now }))
-          sends.push({ ...made, queuedBy: again });
-      }
+  const payload = await deps.series.payload(series);
+  const entries = occurrences.map((occurrence): NewEvent => {
+    const event = occurrenceEvent(series, payload, occurrence);
+    return {
+      event,
+      clientId: undefined,
+      inputMessageId: takeId,
+      requestHash: requestHashOf(event),
+      placement: { state: EVENT_STATE.queued, shard: shardOf(event.id, config) },
+      queuedBy: newToken(),
+      createdBy: newToken(),
+      quotas: tenant.quotas,
+      now,
+      expiresAt: expiresAtFor(event.dueAt, config.retentionSeconds),
+    };
+  });
+  const outcomes = await deps.store.createMany(entries);
+  const sends: { event: ScheduledEvent; queuedBy: string | undefined }[] = [];
+  for (const [index, outcome] of outcomes.entries()) {
+    const { event, queuedBy } = entries[index] as NewEvent;
+    if (outcome.outcome === 'created') sends.push({ event, queuedBy });
+    else if (outcome.outcome === 'unknown')
+      throw new TransientError(`recording occurrence ${event.id} of ${series.id} did not complete; retrying`);
+    else if (outcome.outcome === 'quota-exceeded')
+      await reportOverQuota(deps, series, tenant, event, tenant.quotas[outcome.quota], outcome.quota, now);
+    else if (placedOnDelayQueueBy(outcome.existing) === takeId) {
+      // This take's own occurrence, made by an earlier try that may not have sent it: a new copy, the old one dropped.
+      const again = newToken();
+      if (await deps.store.requeue(event.id, { placedBy: takeId, version: 1, queuedBy: again, now }))
+        sends.push({ event, queuedBy: again });
     }
   }
-  // A take that failed is made again whole: its occurrences recorded here are sent then, under a new copy token.
-  const sending = sends.filter(({ take }) => take.failure === undefined);
-  if (sending.length === 0) return;
+  if (sends.length === 0) return 0;
   const sendTime = deps.clock.now();
   const failures = await deps.delayQueue.send(
-    sending.map(({ entry: { event }, queuedBy }) => ({
-      event,
-      queuedBy,
-      delaySeconds: delaySecondsFor(event.dueAt, sendTime, deps.config.emitterLeadMs),
-    })),
+    sends.map(({ event, queuedBy }) => ({ event, queuedBy, delaySeconds: delaySecondsFor(event.dueAt, sendTime, config.emitterLeadMs) })),
   );
-  const failed = new Map(failures.map(({ eventId, reason }) => [eventId, reason]));
-  for (const { take, entry } of sending) {
-    const reason = failed.get(entry.event.id);
-    if (reason === undefined) take.sent++;
-    else take.failure ??= `occurrences of ${take.series.id} could not be sent to the delay queue (${reason})`;
-  }
-  deps.metrics.count('EventsDelayed', sending.length - failed.size);
-}
-
-/** An occurrence as the store creates it: queued by its take, with a copy token of its own. */
-function occurrenceEntry(
-  deps: SeriesDeps,
-  take: Take,
-  payload: string,
-  occurrence: Occurrence,
-  newToken: () => string,
-  now: number,
-): NewEvent {
-  const { config } = deps;
-  const event = occurrenceEvent(take.series, payload, occurrence);
-  return {
-    event,
-    clientId: undefined,
-    inputMessageId: seriesTakeId(take.series),
-    requestHash: requestHashOf(event),
-    placement: { state: EVENT_STATE.queued, shard: shardOf(event.id, config) },
-    queuedBy: newToken(),
-    createdBy: newToken(),
-    quotas: take.tenant.quotas,
-    now,
-    expiresAt: expiresAtFor(event.dueAt, config.retentionSeconds),
-  };
+  if (failures.length > 0)
+    throw new TransientError(
+      `${failures.length} occurrences of ${series.id} could not be sent to the delay queue (${failures[0]?.reason})`,
+    );
+  deps.metrics.count('EventsDelayed', sends.length);
+  return sends.length;
 }
 
 /** An occurrence over its tenant's quota: refused as a one-off event would be, and the client told once; the series goes on. */
