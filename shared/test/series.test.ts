@@ -237,6 +237,34 @@ describe("loading's take of a series", () => {
     expect(context.series.records.get(id)).toMatchObject({ version: 3, cursor: { fired: 16 }, dueAt: NEXT_MINUTE + 20 * MINUTE });
   });
 
+  it('moves the series of a chunk whose occurrences went out, and takes again only the one whose sends failed: none sent twice, none lost', async () => {
+    const context = loaded();
+    const names = ['msg-1', 'msg-2', 'msg-3'];
+    await ingestBatch(
+      context.deps,
+      names.map((id) => published({ schedule: 'rate(1 minute)', target: acmeTarget, user: 'alice', payload: id }, id)),
+    );
+    context.clock.set(context.clock.now() + 6 * MINUTE);
+    const [first, failing, third] = names.map((id) => seriesId(messageEventId(id))) as [string, string, string];
+    const sentOf = (id: string) => context.delayQueue.sent.filter(({ event }) => event.series?.id === id).map(({ event }) => event.id);
+    const send = context.delayQueue.send.bind(context.delayQueue);
+    let refused = false;
+    context.delayQueue.send = async (items) => {
+      if (refused || !items.some(({ event }) => event.series?.id === failing)) return send(items);
+      refused = true;
+      return items.map(({ event }) => ({ eventId: event.id, reason: 'refused' }));
+    };
+    const response = await context.load([first, failing, third]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(refused).toBe(true);
+    // Moved once each: the chunk's next try found the first past the horizon, and the failed one still to take.
+    for (const id of [first, failing, third]) {
+      expect(sentOf(id)).toHaveLength(16);
+      expect(new Set(sentOf(id)).size).toBe(16);
+      expect(context.series.records.get(id)).toMatchObject({ version: 3, cursor: { fired: 16 } });
+    }
+  });
+
   it('cancels the held occurrences a resume finds past their catch-up window, reports them once with their count, and sends the others', async () => {
     const context = await withCatchUpSeries();
     // The tenant is paused, and its first four occurrences are held as they come due.
