@@ -174,12 +174,13 @@ export class DeliveryTracker {
     if (receipt.publishedAt !== undefined) this.firstPublishedAt.set(receipt.eventId, receipt.publishedAt);
     if (receipt.scheduledAt !== due) this.wrongScheduledAt += 1;
     // Measured against the attribute, as any consumer would; a mismatch is counted above.
-    const lateness = receipt.receivedAt - (receipt.scheduledAt ?? due);
+    const scheduled = receipt.scheduledAt ?? due;
+    const lateness = receipt.receivedAt - scheduled;
     if (lateness < 0) this.earlyEvents.add(receipt.eventId);
     if (this.warmup.has(receipt.eventId)) return;
     if (lateness > this.lateThresholdMs) this.late += 1;
     this.received.record(lateness);
-    if (receipt.publishedAt !== undefined) this.published.record(receipt.publishedAt - (receipt.scheduledAt ?? due));
+    if (receipt.publishedAt !== undefined) this.published.record(receipt.publishedAt - scheduled);
   }
 
   /** A failure notice from the run's failure topic. */
