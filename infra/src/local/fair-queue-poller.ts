@@ -12,7 +12,7 @@ import {
 import { changeVisibilities, type VisibilityHeartbeat } from './visibility-heartbeat.js';
 
 export interface FairQueuePollerOptions extends SqsPollerOptions {
-  /** ReceiveMessage calls in flight at once. */
+  /** ReceiveMessage calls in flight at once while the queue has a backlog; one long poll while it has none. */
   readonly receivers?: number;
   /** Message bodies received ahead and not yet handed to the handler, at most (one receive may pass it). */
   readonly maxBufferedBytes?: number;
@@ -60,7 +60,8 @@ interface Group {
  *
  * fauxqs hands a standard queue's messages out in arrival order (and drops their
  * MessageGroupId: `groupOf` then names the group), so a quiet group's messages sit behind a
- * noisy group's backlog. This poller therefore receives ahead into a bounded buffer and builds
+ * noisy group's backlog. This poller therefore receives ahead into a bounded buffer (with all its
+ * receivers while the queue hands out full receives, with one long poll while it does not) and builds
  * each batch from one group: the one with the fewest messages in handler invocations (then the
  * one waiting longest). A group alone takes up to 7 in 8 of the `concurrency` slots, so a group
  * that appears while another floods the queue finds a free slot at once; while several groups
@@ -98,6 +99,8 @@ class FairQueuePoller implements SqsPoller {
   private bufferedBytes = 0;
   private busySlots = 0;
   private roomWaiters: (() => void)[] = [];
+  /** Receivers but the first, parked while no receiver is behind (see receive). */
+  private parkedReceivers: (() => void)[] = [];
   private windowTimer: NodeJS.Timeout | undefined;
   private refreshing = false;
   private readonly refresher: NodeJS.Timeout;
@@ -123,9 +126,16 @@ class FairQueuePoller implements SqsPoller {
     clearInterval(this.refresher);
     clearTimeout(this.windowTimer);
     this.wakeReceivers();
+    this.wakeParkedReceivers();
     await Promise.allSettled(this.receivers);
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
     await this.heartbeat.stop();
+  }
+
+  private wakeParkedReceivers(): void {
+    const parked = this.parkedReceivers;
+    this.parkedReceivers = [];
+    for (const wake of parked) wake();
   }
 
   private wakeReceivers(): void {
@@ -295,14 +305,23 @@ class FairQueuePoller implements SqsPoller {
         await this.roomInBuffer();
         continue;
       }
+      // While no receive comes back full, the queue has no backlog and one long poll takes all it
+      // hands out: fauxqs answers every waiting poll when a message arrives, so each more one would
+      // only come back empty, a request for the service and fauxqs on the due second.
+      if (receiver > 0 && this.receiversBehind.size === 0) {
+        await new Promise<void>((resolve) => this.parkedReceivers.push(resolve));
+        continue;
+      }
       try {
         const received = await receiveMessages(this.options, {
           count: SQS_BATCH_ENTRIES,
           waitSeconds: behind ? 0 : SQS_MAX_WAIT_SECONDS,
           signal: this.abort.signal,
         });
-        if (received.length === SQS_BATCH_ENTRIES) this.receiversBehind.add(receiver);
-        else this.receiversBehind.delete(receiver);
+        if (received.length === SQS_BATCH_ENTRIES) {
+          this.receiversBehind.add(receiver);
+          this.wakeParkedReceivers();
+        } else this.receiversBehind.delete(receiver);
         this.buffer(received);
       } catch (error) {
         if (this.abort.signal.aborted) return;

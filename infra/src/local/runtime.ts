@@ -42,13 +42,6 @@ export const LOCAL_REGION = 'us-east-1';
  */
 const DEFAULT_EMITTER_CONCURRENCY = 128;
 /**
- * Ingest and loading batches handled at once. Four ingest pollers, each receiving several
- * batches of 10 at once while the queue has a backlog, take 1,800 events a second here as eight
- * do, and fill their batches better at low traffic (fewer quota-counter writes). The public
- * tenant's queue and the registered tenants' have four each: a flood on the shared topic takes
- * the public pollers only, as the stack caps that event source's concurrency.
- */
-/**
  * Publishes the local emitter may have answered and not yet recorded, when its state is on disk
  * (see emitterMaxUnrecordedEnds): what a kill -9 can publish again. In memory there is none: the
  * emulators die with the service, and nothing it published is there to be published again.
@@ -63,6 +56,13 @@ const LOCAL_EMITTER_MAX_UNRECORDED_ENDS = 100;
 const LOCAL_EMITTER_ENDS_LINGER_MS = 500;
 /** The emitter's journal of ends published and not yet recorded, in the data directory (see FileEndJournal). */
 const END_JOURNAL_FILE = 'emitter-ends.jsonl';
+/**
+ * Ingest batches handled at once, per ingest queue. Each poller gathers one batch at a time (see
+ * startSqsPoller), receiving several batches of 10 at once while the queue has a backlog, and
+ * hands it to one of these. The public tenant's queue and the registered tenants' have four
+ * each: a flood on the shared topic takes the public pollers only, as the stack caps that event
+ * source's concurrency.
+ */
 const INGEST_CONCURRENCY = 4;
 export const LOADING_CONCURRENCY = 8;
 /** Pages of jobs worked at once: a bulk cancel's page cancels on its tenant's counter, and a job's pages follow one another, so few at a time. */

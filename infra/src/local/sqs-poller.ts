@@ -3,6 +3,7 @@ import {
   heartbeatFor,
   invokeAndDelete,
   RECEIVE_RETRY_MS,
+  type Received,
   receiveMessages,
   type SqsPoller,
   type SqsPollerOptions,
@@ -14,7 +15,10 @@ const RECEIVES_IN_FLIGHT = 5;
 /**
  * Drives a handler the way Lambda's SQS event source does: long-polls batches, invokes the
  * handler, deletes what succeeded and leaves the reported failures (or the whole batch, if
- * the handler throws) to come back after the visibility timeout. Unlike Lambda, whose queues'
+ * the handler throws) to come back after the visibility timeout. Up to `concurrency` batches are
+ * handled at once, but gathered one at a time: loops long-polling side by side would split each
+ * arrival between them (fauxqs answers every waiting poll when a message arrives), into smaller
+ * batches, more invocations and more empty receives. Unlike Lambda, whose queues'
  * visibility timeout exceeds the function's timeout, it keeps the messages of a batch hidden
  * only a short timeout at a time, extended while the handler works (VisibilityHeartbeat): a
  * killed service's messages come back that soon.
@@ -26,9 +30,19 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
 
   const receive = (count: number, waitSeconds: number) => receiveMessages(options, { count, waitSeconds, signal: abort.signal });
 
+  /** The batch being gathered, if any: the next loop gathers once it is done. */
+  let gathering: Promise<unknown> = Promise.resolve();
+
   const pollOnce = async (): Promise<void> => {
+    const batch = gathering.then(gather);
+    gathering = batch.catch(() => undefined);
+    const messages = await batch;
+    if (messages.length > 0) await invokeAndDelete({ ...options, heartbeat }, messages);
+  };
+
+  const gather = async (): Promise<Received[]> => {
     const messages = await receive(options.batchSize, SQS_MAX_WAIT_SECONDS);
-    if (messages.length === 0) return;
+    if (messages.length === 0) return messages;
     // Lambda's batching window: keep receiving until the batch is full or the window is over;
     // several receives at once while the queue hands out full ones (a backlog), one otherwise.
     const windowEnds = performance.now() + (options.batchingWindowSeconds ?? 0) * 1000;
@@ -43,7 +57,7 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
       backlog = received.every((batch) => batch.length === SQS_BATCH_ENTRIES);
       for (const batch of received) messages.push(...batch);
     }
-    await invokeAndDelete({ ...options, heartbeat }, messages);
+    return messages;
   };
 
   const loop = async (): Promise<void> => {

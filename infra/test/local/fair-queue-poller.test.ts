@@ -1,72 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
+import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { startFairQueuePoller, type FairQueuePollerOptions } from '../../src/local/fair-queue-poller.js';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
-import { capturingLogger, sharedEmulators, uniqueName, waitFor } from './kit.js';
+import { LOCAL_REGION } from '../../src/local/runtime.js';
+import { capturingLogger, sharedEmulators, waitFor } from './kit.js';
+import { countingSqs, createQueue, queueIsEmpty, send } from './queue-kit.js';
 
 const emulators = sharedEmulators();
 
-/** An SQS client on fauxqs that counts the requests it makes, by command. */
-function countingSqs(): { readonly sqs: SQSClient; readonly calls: Map<string, number>; readonly received: () => number } {
-  const sqs = new SQSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.messagingEndpoint });
-  const calls = new Map<string, number>();
-  let received = 0;
-  sqs.middlewareStack.add(
-    (next, context) => async (args) => {
-      const result = await next(args);
-      const command = context.commandName ?? '';
-      calls.set(command, (calls.get(command) ?? 0) + 1);
-      if (command === 'ReceiveMessageCommand') received += ((result.output as { Messages?: Message[] }).Messages ?? []).length;
-      return result;
-    },
-    { step: 'initialize', name: 'countRequests' },
-  );
-  return { sqs, calls, received: () => received };
-}
-
-async function createQueue(sqs: SQSClient, visibilityTimeoutSeconds: number): Promise<{ url: string; arn: string }> {
-  const { QueueUrl: url } = await sqs.send(
-    new CreateQueueCommand({ QueueName: uniqueName('fair'), Attributes: { VisibilityTimeout: String(visibilityTimeoutSeconds) } }),
-  );
-  if (!url) throw new Error('no queue URL');
-  const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
-  return { url, arn: Attributes?.QueueArn ?? '' };
-}
-
-/** Sends messages in this order; `group` undefined sends one without a MessageGroupId. */
-async function send(
-  sqs: SQSClient,
-  queueUrl: string,
-  messages: readonly { readonly body: string; readonly group: string | undefined }[],
-): Promise<void> {
-  for (let from = 0; from < messages.length; from += 10) {
-    const { Failed = [] } = await sqs.send(
-      new SendMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: messages.slice(from, from + 10).map((message, index) => ({
-          Id: `m${index}`,
-          MessageBody: message.body,
-          ...(message.group === undefined ? {} : { MessageGroupId: message.group }),
-        })),
-      }),
-    );
-    if (Failed.length > 0) throw new Error(`send failed: ${JSON.stringify(Failed)}`);
-  }
-}
-
 function messagesOf(group: string | undefined, count: number, label = group ?? 'ungrouped'): { body: string; group: string | undefined }[] {
   return Array.from({ length: count }, (_, i) => ({ body: `${label}-${i}`, group }));
-}
-
-async function queueIsEmpty(sqs: SQSClient, queueUrl: string): Promise<boolean> {
-  const { Attributes = {} } = await sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: queueUrl,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }),
-  );
-  return Attributes.ApproximateNumberOfMessages === '0' && Attributes.ApproximateNumberOfMessagesNotVisible === '0';
 }
 
 /** A promise the test opens when it has seen what it waits for. */
@@ -171,8 +114,8 @@ function startPoller(
 
 describe('the fair-queue poller (fauxqs hands messages out in arrival order)', () => {
   it('lets a group alone take all slots but a reserve, and gives the reserve at once to a group that appears', async () => {
-    const { sqs } = countingSqs();
-    const queue = await createQueue(sqs, 30);
+    const { sqs } = countingSqs(emulators);
+    const queue = await createQueue(sqs, 30, 'fair');
     await send(sqs, queue.url, messagesOf('noisy', 200));
     const invocations = new HeldInvocations((group) => group === 'noisy');
     // Sixteen slots: a group alone takes fourteen, two stay free for any other group.
@@ -197,8 +140,8 @@ describe('the fair-queue poller (fauxqs hands messages out in arrival order)', (
   });
 
   it('gives a group no more than its share while the buffer catches up with the queue, so a group received later finds slots', async () => {
-    const { sqs } = countingSqs();
-    const queue = await createQueue(sqs, 30);
+    const { sqs } = countingSqs(emulators);
+    const queue = await createQueue(sqs, 30, 'fair');
     await send(sqs, queue.url, [...messagesOf('noisy', 200), ...messagesOf('quiet', 3)]);
     const invocations = new HeldInvocations((group) => group === 'noisy');
     // One receiver: the buffer sees the messages in the order fauxqs hands them out, the noisy group's first.
@@ -217,8 +160,8 @@ describe('the fair-queue poller (fauxqs hands messages out in arrival order)', (
   });
 
   it('gives a freed slot to the group with the fewest messages in flight, not to the longest wait', async () => {
-    const { sqs, received } = countingSqs();
-    const queue = await createQueue(sqs, 30);
+    const { sqs, received } = countingSqs(emulators);
+    const queue = await createQueue(sqs, 30, 'fair');
     const groups = Array.from({ length: 9 }, (_, i) => `g${i}`);
     await send(
       sqs,
@@ -247,9 +190,36 @@ describe('the fair-queue poller (fauxqs hands messages out in arrival order)', (
     }
   });
 
+  it('long-polls with one receiver while the queue has no backlog, and receives with all of them while it has one', async () => {
+    const { sqs, receivesInFlight } = countingSqs(emulators);
+    const queue = await createQueue(sqs, 30, 'fair');
+    const log = new HandlerLog();
+    const poller = startPoller(sqs, queue, { concurrency: 16, visibilityTimeoutSeconds: 30, receivers: 8 }, async (event) => {
+      log.invocations.push(event.Records);
+      return { batchItemFailures: [] };
+    });
+    try {
+      await waitFor(() => receivesInFlight().now === 1, 'a long poll waiting');
+      await send(sqs, queue.url, messagesOf('g', 3));
+      await waitFor(() => log.records().length === 3, 'the few messages handled');
+      await waitFor(() => receivesInFlight().now === 1, 'a long poll waiting again');
+      expect(receivesInFlight().most).toBe(1);
+
+      // Receives that come back full wake the other receivers until the backlog is taken.
+      await send(sqs, queue.url, messagesOf('g', 300, 'backlog'));
+      await waitFor(() => log.handledFrom('backlog') === 300, 'the backlog handled');
+      expect(receivesInFlight().most).toBeGreaterThan(1);
+      expect(new Set(log.bodies()).size).toBe(303);
+      await waitFor(() => queueIsEmpty(sqs, queue.url), 'every handled message deleted');
+    } finally {
+      await poller.stop();
+      sqs.destroy();
+    }
+  });
+
   it('treats messages without a group id as one group', async () => {
-    const { sqs } = countingSqs();
-    const queue = await createQueue(sqs, 30);
+    const { sqs } = countingSqs(emulators);
+    const queue = await createQueue(sqs, 30, 'fair');
     await send(sqs, queue.url, [...messagesOf(undefined, 50), ...messagesOf('quiet', 2)]);
     const ungroupedHeld = gate();
     const log = new HandlerLog();
@@ -272,8 +242,8 @@ describe('the fair-queue poller (fauxqs hands messages out in arrival order)', (
   });
 
   it('deletes what the handler reports done and leaves a reported failure to come back after the visibility timeout', async () => {
-    const { sqs } = countingSqs();
-    const queue = await createQueue(sqs, 1);
+    const { sqs } = countingSqs(emulators);
+    const queue = await createQueue(sqs, 1, 'fair');
     await send(sqs, queue.url, [...messagesOf('g', 4), { body: 'fails-once', group: 'g' }]);
     const log = new HandlerLog();
     const poller = startPoller(sqs, queue, { concurrency: 2, visibilityTimeoutSeconds: 1 }, async (event) => {
@@ -302,8 +272,8 @@ describe('the fair-queue poller (fauxqs hands messages out in arrival order)', (
   });
 
   it('keeps waiting messages hidden past the visibility timeout, and those its handler holds, so each is handed over once', async () => {
-    const { sqs, calls } = countingSqs();
-    const queue = await createQueue(sqs, 1);
+    const { sqs, calls } = countingSqs(emulators);
+    const queue = await createQueue(sqs, 1, 'fair');
     await send(sqs, queue.url, messagesOf('g', 30));
     const firstHeld = gate();
     const log = new HandlerLog();
