@@ -89,10 +89,12 @@ describe('pause and resume of one series', () => {
   it('changes nothing with a pause published before the resume applied last, however late it arrives', async () => {
     const context = await withSeries();
     await context.change({ action: 'resume' }, 'msg-resume', NOW);
+    const duplicates = context.metrics.counts.DuplicatesSuppressed ?? 0;
     await context.change({ action: 'pause' }, 'msg-pause', NOW - 1_000);
     expect(context.record()?.pausedAt).toBeUndefined();
     expect(context.occurrence(NEXT_MINUTE)?.state).toBe('queued');
     expect(context.reasons()).toEqual([]);
+    expect(context.metrics.counts.DuplicatesSuppressed, 'the late pause counted as a duplicate').toBe(duplicates + 1);
   });
 
   it('applies a pause once, however often it is delivered', async () => {
@@ -100,6 +102,42 @@ describe('pause and resume of one series', () => {
     await context.change({ action: 'pause' }, 'msg-pause');
     await context.change({ action: 'pause' }, 'msg-pause');
     expect(context.record()).toMatchObject({ revision: 2, lastChangeBy: 'msg-pause' });
+  });
+
+  it('takes the series when a resume is delivered again after its take failed, and counts no duplicate', async () => {
+    const context = await withSeries();
+    await context.change({ action: 'pause' }, 'msg-pause');
+    context.clock.set(NOW + 5 * MINUTE);
+    context.delayQueue.refuseSends = 1;
+    expect((await context.change({ action: 'resume' }, 'msg-resume')).batchItemFailures).toHaveLength(1);
+    expect(context.delayQueue.sent).toHaveLength(10);
+    await context.change({ action: 'resume' }, 'msg-resume');
+    expect(context.delayQueue.sent.slice(10).map(({ event }) => event.id)).toEqual(
+      Array.from({ length: 10 }, (_, n) => occurrenceId(ID, NEXT_MINUTE + (5 + n) * MINUTE, 2)),
+    );
+    expect(context.metrics.counts.DuplicatesSuppressed).toBeUndefined();
+    expect(context.reasons()).toEqual([]);
+  });
+
+  it('makes nothing when a resume is delivered again after the series was cancelled', async () => {
+    const context = await withSeries();
+    await context.change({ action: 'pause' }, 'msg-pause');
+    await context.change({ action: 'resume' }, 'msg-resume');
+    await context.change({ action: 'cancel' }, 'msg-cancel');
+    const sent = context.delayQueue.sent.length;
+    context.clock.set(NOW + 15 * MINUTE);
+    await context.change({ action: 'resume' }, 'msg-resume');
+    expect(context.delayQueue.sent).toHaveLength(sent);
+    expect(context.record()?.state).toBe(SERIES_STATE.cancelled);
+  });
+
+  it('refuses a pause of a cancelled series as EVENT_ALREADY_ENDED, with its state', async () => {
+    const context = await withSeries();
+    await context.change({ action: 'cancel' }, 'msg-cancel');
+    await context.change({ action: 'pause' }, 'msg-pause');
+    expect(context.delayQueue.notices.map(({ notice }) => [notice.reason, notice.details])).toEqual([
+      [REASON.EVENT_ALREADY_ENDED, { field: 'event_id', state: SERIES_STATE.cancelled }],
+    ]);
   });
 
   it.each([
@@ -145,6 +183,50 @@ describe('replacing a series’ payload or schedule', () => {
     expect(context.occurrence(NEXT_MINUTE)?.state).toBe('queued');
     const made = context.delayQueue.sent.slice(10).map(({ event }) => event.dueAt);
     expect(made[0]).toBe(NEXT_MINUTE + MINUTE);
+  });
+
+  it('is written on a third try when takes moved the series twice meanwhile, its occurrences made again from the first after the cutoff', async () => {
+    const context = await withSeries();
+    const change = context.series.change.bind(context.series);
+    let lost = 0;
+    context.series.change = async (...args) => (++lost <= 2 ? undefined : change(...args));
+    const response = await context.change({ action: 'reschedule', payload: 'tock' }, 'msg-payload');
+    expect(response.batchItemFailures).toEqual([]);
+    expect(lost).toBe(3);
+    const made = context.delayQueue.sent.slice(10).map(({ event }) => event);
+    expect(made.map(({ id }) => id)).toEqual(Array.from({ length: 10 }, (_, n) => occurrenceId(ID, NEXT_MINUTE + n * MINUTE, 2)));
+    expect(context.record()).toMatchObject({ revision: 2, lastChangeBy: 'msg-payload' });
+  });
+
+  it('keeps an occurrence whose cancel was refused, and makes nothing again at or before it', async () => {
+    const context = await withSeries();
+    context.store.refuseCancels = 1;
+    await context.change({ action: 'reschedule', payload: 'tock' }, 'msg-payload');
+    expect(context.occurrence(NEXT_MINUTE)?.state).toBe('queued');
+    const made = context.delayQueue.sent.slice(10).map(({ event }) => event.dueAt);
+    expect(made[0]).toBe(NEXT_MINUTE + MINUTE);
+    expect(made).toHaveLength(9);
+  });
+
+  it('makes again the occurrences before one the client had cancelled itself', async () => {
+    const context = await withSeries();
+    await context.change({ action: 'cancel', event_id: occurrenceId(ID, NEXT_MINUTE + 2 * MINUTE) }, 'msg-cancel-one');
+    await context.change({ action: 'reschedule', payload: 'tock' }, 'msg-payload');
+    const made = context.delayQueue.sent.slice(10).map(({ event }) => event.dueAt);
+    expect(made.slice(0, 2)).toEqual([NEXT_MINUTE, NEXT_MINUTE + MINUTE]);
+    expect(context.occurrence(NEXT_MINUTE)?.state).toBe('cancelled');
+  });
+
+  it('replaces the payload of a paused series: nothing made while paused, the new payload once resumed', async () => {
+    const context = await withSeries();
+    await context.change({ action: 'pause' }, 'msg-pause');
+    await context.change({ action: 'reschedule', payload: 'tock' }, 'msg-payload');
+    expect(context.reasons()).toEqual([]);
+    expect(context.delayQueue.sent).toHaveLength(10);
+    await context.change({ action: 'resume' }, 'msg-resume');
+    const made = context.delayQueue.sent.slice(10).map(({ event }) => event);
+    expect(made).toHaveLength(10);
+    expect(made.every(({ payload }) => payload === 'tock')).toBe(true);
   });
 
   it.each([
