@@ -3,7 +3,7 @@ import { ingestBatch } from '../src/app/ingest.js';
 import { loadChunks } from '../src/app/loading.js';
 import { encodeLoadingChunk } from '../src/domain/messages.js';
 import { expiresAtFor } from '../src/domain/event.js';
-import { REASON } from '../src/domain/reasons.js';
+import { REASON, TransientError } from '../src/domain/reasons.js';
 import { heldShardKey, messageEventId, seriesId } from '../src/domain/table-keys.js';
 import { REGION, registry, sqsRecord, topicArn } from './factories.js';
 import { acmeTarget, CONFIG, NOW, published, setup } from './ingest-kit.js';
@@ -231,6 +231,22 @@ describe('held occurrences a resume finds past their catch-up window', () => {
     expect([refused, taken, cancelled].map(context.state)).toEqual(['held', 'queued', 'cancelled']);
     expect(context.skipped().map(({ notice }) => notice.details)).toEqual([{ skipped: 1, catchUpSeconds: 120 }]);
     expect(context.sentAgain()).toEqual([context.heldIds[3]]);
+  });
+
+  it('reports those it cancelled when its first try failed before reporting them', async () => {
+    const context = await heldWhilePaused(['msg-1'], 4);
+    const sendNotice = context.delayQueue.sendNotice.bind(context.delayQueue);
+    let failed = false;
+    context.delayQueue.sendNotice = async (...args) => {
+      if (failed) return sendNotice(...args);
+      failed = true;
+      throw new TransientError('SQS down');
+    };
+    context.clock.set(NEXT_MINUTE + 4.5 * MINUTE);
+    const response = await context.resume(context.heldIds, 'r-msg-resume#start');
+    expect(response.batchItemFailures).toEqual([]);
+    expect(failed).toBe(true);
+    expect(context.skipped().map(({ notice }) => notice.details)).toEqual([{ skipped: 3, catchUpSeconds: 120 }]);
   });
 
   it('reports each series once with a notice of its own, and each chunk of a resume its own', async () => {
