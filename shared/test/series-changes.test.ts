@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ingestBatch } from '../src/app/ingest.js';
+import { expiresAtFor } from '../src/domain/event.js';
 import { REASON } from '../src/domain/reasons.js';
 import { SERIES_STATE } from '../src/domain/series.js';
 import { cursorMovedTo, followsLastChange } from '../src/domain/series-changes.js';
 import { messageEventId, occurrenceId, seriesId } from '../src/domain/table-keys.js';
 import { REGION, topicArn } from './factories.js';
-import { acmeTarget, NOW, published, setup } from './ingest-kit.js';
+import { acmeTarget, CONFIG, NOW, published, setup } from './ingest-kit.js';
 import { specOf } from './recurrence-kit.js';
 
 const MINUTE = 60_000;
@@ -111,6 +112,9 @@ describe('pause and resume of one series', () => {
     context.delayQueue.refuseSends = 1;
     expect((await context.change({ action: 'resume' }, 'msg-resume')).batchItemFailures).toHaveLength(1);
     expect(context.delayQueue.sent).toHaveLength(10);
+    // Written, and kept until the retention period after it is next due, though not taken yet.
+    const resumed = context.record();
+    expect(resumed?.expiresAt).toBe(expiresAtFor(resumed?.dueAt ?? 0, CONFIG.retentionSeconds));
     await context.change({ action: 'resume' }, 'msg-resume');
     expect(context.delayQueue.sent.slice(10).map(({ event }) => event.id)).toEqual(
       Array.from({ length: 10 }, (_, n) => occurrenceId(ID, NEXT_MINUTE + (5 + n) * MINUTE, 2)),
@@ -135,22 +139,45 @@ describe('pause and resume of one series', () => {
     const context = await withSeries();
     await context.change({ action: 'cancel' }, 'msg-cancel');
     await context.change({ action: 'pause' }, 'msg-pause');
-    expect(context.delayQueue.notices.map(({ notice }) => [notice.reason, notice.details])).toEqual([
-      [REASON.EVENT_ALREADY_ENDED, { field: 'event_id', state: SERIES_STATE.cancelled }],
+    expect(context.delayQueue.notices.map(({ notice }) => [notice.reason, notice.details, notice.message])).toEqual([
+      [
+        REASON.EVENT_ALREADY_ENDED,
+        { field: 'event_id', state: SERIES_STATE.cancelled },
+        `cannot pause series ${ID}: it has already ended: cancelled`,
+      ],
     ]);
   });
 
   it.each([
-    ['an occurrence', { event_id: occurrenceId(ID, NEXT_MINUTE) }, REASON.INVALID_FIELD, 'event_id'],
-    ['a one-off event', { event_id: undefined, id: 'one-off', user: 'alice' }, REASON.INVALID_FIELD, 'id'],
-    ['nothing', { event_id: 's-m-nothing' }, REASON.EVENT_NOT_FOUND, 'event_id'],
-  ])('refuses a pause of %s', async (_name, naming, reason, field) => {
+    [
+      'an occurrence',
+      { event_id: occurrenceId(ID, NEXT_MINUTE) },
+      REASON.INVALID_FIELD,
+      'event_id',
+      'is one occurrence of a series: pause takes a whole series',
+    ],
+    [
+      'a one-off event',
+      { event_id: undefined, id: 'one-off', user: 'alice' },
+      REASON.INVALID_FIELD,
+      'id',
+      'is an event, not a series: a pause of one event is not taken',
+    ],
+    [
+      'nothing',
+      { event_id: 's-m-nothing' },
+      REASON.EVENT_NOT_FOUND,
+      'event_id',
+      'cannot pause s-m-nothing: the tenant has no series with that id',
+    ],
+  ])('refuses a pause of %s, saying why', async (_name, naming, reason, field, says) => {
     const context = await withSeries();
     await ingestBatch(context.deps, [
       published({ date: new Date(NOW + 2 * MINUTE).toISOString(), target: acmeTarget, user: 'alice', payload: 'once', id: 'one-off' }),
     ]);
     await context.change({ action: 'pause', ...naming }, 'msg-pause');
     expect(context.reasons()).toEqual([[reason, field]]);
+    expect(context.delayQueue.notices[0]?.notice.message).toContain(says);
   });
 });
 
@@ -182,6 +209,14 @@ describe('replacing a series’ payload or schedule', () => {
     await context.change({ action: 'reschedule', payload: 'tock' }, 'msg-payload');
     expect(context.occurrence(NEXT_MINUTE)?.state).toBe('queued');
     const made = context.delayQueue.sent.slice(10).map(({ event }) => event.dueAt);
+    expect(made[0]).toBe(NEXT_MINUTE + MINUTE);
+  });
+
+  it('goes on with a new schedule after the change cutoff: an occurrence of it due within the cutoff is not made', async () => {
+    const context = await withSeries({ schedule: 'rate(5 minutes)' });
+    context.clock.set(NEXT_MINUTE - 2_000);
+    await context.change({ action: 'reschedule', schedule: 'rate(1 minute)' }, 'msg-schedule');
+    const made = context.delayQueue.sent.slice(2).map(({ event }) => event.dueAt);
     expect(made[0]).toBe(NEXT_MINUTE + MINUTE);
   });
 

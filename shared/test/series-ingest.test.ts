@@ -127,6 +127,11 @@ describe("a series over its tenant's open-events quota", () => {
     });
     expect(new Set(refused.map(({ noticeId }) => noticeId)).size, 'a notice of its own for each occurrence').toBe(8);
     expect(context.series.records.get(ID)).toMatchObject({ state: SERIES_STATE.active, cursor: { fired: 10 } });
+    // Cancelled, its occurrences that were never made with it: every place freed.
+    const cancel = await context.publish({ action: 'cancel', event_id: ID, failure_topic: failureTopic }, 'msg-cancel');
+    expect(cancel.batchItemFailures).toEqual([]);
+    expect(context.series.records.get(ID)?.state).toBe(SERIES_STATE.cancelled);
+    expect(context.store.openEvents.get('acme')).toBe(0);
   });
 });
 
@@ -146,8 +151,12 @@ describe('a cancel naming a series', () => {
     await context.publish(series(), 'msg-1');
     await context.publish({ action: 'cancel', event_id: ID, failure_topic: failureTopic }, 'msg-cancel');
     await context.publish({ action: 'cancel', event_id: ID, failure_topic: failureTopic }, 'msg-cancel-2');
-    expect(context.notices().map(({ reason, details }) => [reason, details])).toEqual([
-      [REASON.EVENT_ALREADY_ENDED, { field: 'event_id', state: SERIES_STATE.cancelled }],
+    expect(context.notices().map(({ reason, details, message }) => [reason, details, message])).toEqual([
+      [
+        REASON.EVENT_ALREADY_ENDED,
+        { field: 'event_id', state: SERIES_STATE.cancelled },
+        `cannot cancel series ${ID}: it has already ended: cancelled`,
+      ],
     ]);
   });
 });
