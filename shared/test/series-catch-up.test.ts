@@ -2,9 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { ingestBatch } from '../src/app/ingest.js';
 import { loadChunks } from '../src/app/loading.js';
 import { encodeLoadingChunk } from '../src/domain/messages.js';
-import { messageEventId, seriesId } from '../src/domain/table-keys.js';
-import { sqsRecord, topicArn } from './factories.js';
-import { CONFIG, published, setup } from './ingest-kit.js';
+import { expiresAtFor } from '../src/domain/event.js';
+import { REASON, TransientError } from '../src/domain/reasons.js';
+import { heldShardKey, messageEventId, seriesId } from '../src/domain/table-keys.js';
+import { REGION, registry, sqsRecord, topicArn } from './factories.js';
+import { acmeTarget, CONFIG, NOW, published, setup } from './ingest-kit.js';
 import { firstCursor } from '../src/domain/recurrence/occurrences.js';
 import type { RecurrenceSpec } from '../src/domain/recurrence/spec.js';
 import { materialisation, type OwedOccurrences, type SeriesPosition } from '../src/domain/series.js';
@@ -164,5 +166,113 @@ describe("a take of a public series after an outage, by its tenant's bound", () 
     // A minute on, the occurrence due in it was made on time: room for one late one.
     context.clock.set(context.clock.now() + MINUTE);
     expect(await takeLate('chunk-2')).toBe(1);
+  });
+});
+
+describe('held occurrences a resume finds past their catch-up window', () => {
+  const NEXT_MINUTE = Math.ceil(NOW / MINUTE) * MINUTE;
+  const failureTopic = topicArn('failures', REGION, '111111111111');
+
+  /** Minute series of acme's with a catch-up window of 120 s, taken at ingest; acme paused, and the first `held` occurrences of each held as they came due. */
+  async function heldWhilePaused(messageIds: readonly string[], held: number) {
+    const context = setup();
+    const loadingDeps = { ...context.deps, config: { ...CONFIG, repairAfterSeconds: 300, repairDelaySeconds: 60 } };
+    const request = {
+      schedule: 'rate(1 minute)',
+      target: acmeTarget,
+      user: 'alice',
+      payload: 'tick',
+      catch_up_seconds: 120,
+      failure_topic: failureTopic,
+    };
+    for (const messageId of messageIds) await ingestBatch(context.deps, [published(request, messageId)]);
+    context.store.pauses.set('acme', { pausedAt: NEXT_MINUTE - MINUTE, pausedBy: 'msg-pause', owner: 'tenant' });
+    const ids = messageIds.map((messageId) => seriesId(messageEventId(messageId)));
+    const heldIds: string[] = [];
+    const heldOf = new Map<string, string[]>();
+    for (const { event, queuedBy } of context.delayQueue.sent) {
+      if ((event.series?.occurrence ?? 0) > held) continue;
+      const record = context.store.records.get(event.id);
+      if (record === undefined || queuedBy === undefined) throw new Error(`no record of ${event.id}`);
+      await context.store.hold(record, queuedBy, { payload: 'tick', heldKey: heldShardKey('acme', 0), now: event.dueAt });
+      heldIds.push(event.id);
+      heldOf.set(event.series?.id ?? '', [...(heldOf.get(event.series?.id ?? '') ?? []), event.id]);
+    }
+    context.store.pauses.delete('acme');
+    const resume = (chunkIds: readonly string[], chunkId: string, deps: typeof loadingDeps = loadingDeps) =>
+      loadChunks(deps, [sqsRecord(encodeLoadingChunk({ ids: chunkIds, chunkId, resume: true }), `sqs-${chunkId}`)]);
+    const skipped = () => context.delayQueue.notices.filter(({ notice }) => notice.reason === REASON.OCCURRENCE_SKIPPED);
+    const sentAgain = () => context.delayQueue.sent.slice(10 * messageIds.length).map(({ event }) => event.id);
+    const state = (id: string | undefined) => context.store.records.get(id ?? '')?.state;
+    return { ...context, loadingDeps, ids, heldIds, heldOf, resume, skipped, sentAgain, state };
+  }
+
+  it('sends one due exactly the window ago, and cancels those due before it, each kept for the retention period', async () => {
+    const context = await heldWhilePaused(['msg-1'], 4);
+    context.clock.set(NEXT_MINUTE + 4 * MINUTE);
+    await context.resume(context.heldIds, 'r-msg-resume#start');
+    expect(context.heldIds.map(context.state)).toEqual(['cancelled', 'cancelled', 'queued', 'queued']);
+    expect(context.skipped().map(({ notice }) => notice.details)).toEqual([{ skipped: 2, catchUpSeconds: 120 }]);
+    expect(context.sentAgain()).toEqual(context.heldIds.slice(2));
+    const expiresAt = expiresAtFor(context.clock.now(), CONFIG.retentionSeconds);
+    expect(context.heldIds.slice(0, 2).map((id) => context.store.records.get(id)?.expiresAt)).toEqual([expiresAt, expiresAt]);
+  });
+
+  it('counts only those it cancelled: one no longer held, or whose cancel was refused, is neither reported nor sent by it', async () => {
+    const context = await heldWhilePaused(['msg-1'], 4);
+    const [refused, taken, cancelled] = context.heldIds;
+    // Another chunk sent the second on already; the first one's cancel loses to another change.
+    const record = context.store.records.get(taken ?? '');
+    if (record === undefined) throw new Error('the second occurrence');
+    context.store.records.set(record.id, { ...record, state: 'queued', heldKey: undefined } as typeof record);
+    context.store.refuseCancels = 1;
+    context.clock.set(NEXT_MINUTE + 4.5 * MINUTE);
+    await context.resume(context.heldIds, 'r-msg-resume#start');
+    expect([refused, taken, cancelled].map(context.state)).toEqual(['held', 'queued', 'cancelled']);
+    expect(context.skipped().map(({ notice }) => notice.details)).toEqual([{ skipped: 1, catchUpSeconds: 120 }]);
+    expect(context.sentAgain()).toEqual([context.heldIds[3]]);
+  });
+
+  it('reports those it cancelled when its first try failed before reporting them', async () => {
+    const context = await heldWhilePaused(['msg-1'], 4);
+    const sendNotice = context.delayQueue.sendNotice.bind(context.delayQueue);
+    let failed = false;
+    context.delayQueue.sendNotice = async (...args) => {
+      if (failed) return sendNotice(...args);
+      failed = true;
+      throw new TransientError('SQS down');
+    };
+    context.clock.set(NEXT_MINUTE + 4.5 * MINUTE);
+    const response = await context.resume(context.heldIds, 'r-msg-resume#start');
+    expect(response.batchItemFailures).toEqual([]);
+    expect(failed).toBe(true);
+    expect(context.skipped().map(({ notice }) => notice.details)).toEqual([{ skipped: 3, catchUpSeconds: 120 }]);
+  });
+
+  it('reports each series once with a notice of its own, and each chunk of a resume its own', async () => {
+    const context = await heldWhilePaused(['msg-1', 'msg-2'], 2);
+    context.clock.set(NEXT_MINUTE + 4.5 * MINUTE);
+    const [first, second] = context.ids.map((id) => context.heldOf.get(id) ?? []) as [string[], string[]];
+    expect(first).toHaveLength(2);
+    await context.resume([first[0], second[0]] as string[], 'r-msg-resume#start');
+    await context.resume([first[1]] as string[], 'r-msg-resume#page-2');
+    const notices = context.skipped();
+    expect(notices.map(({ notice }) => [notice.eventId, notice.details.skipped])).toEqual([
+      [context.ids[0], 1],
+      [context.ids[1], 1],
+      [context.ids[0], 1],
+    ]);
+    expect(new Set(notices.map(({ noticeId }) => noticeId)).size).toBe(3);
+  });
+
+  it('sends one whose series is gone, and reports none for a tenant no longer registered', async () => {
+    const context = await heldWhilePaused(['msg-1', 'msg-2'], 1);
+    context.series.records.delete(context.ids[1] ?? '');
+    context.clock.set(NEXT_MINUTE + 4.5 * MINUTE);
+    const gone = { ...context.loadingDeps, tenants: registry({ tenants: [] }) };
+    const response = await context.resume(context.heldIds, 'r-msg-resume#start', gone);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(context.heldIds.map(context.state)).toEqual(['cancelled', 'queued']);
+    expect(context.skipped()).toEqual([]);
   });
 });

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ingestBatch } from '../src/app/ingest.js';
+import { expiresAtFor } from '../src/domain/event.js';
 import { REASON } from '../src/domain/reasons.js';
 import { SERIES_STATE } from '../src/domain/series.js';
 import { cursorMovedTo, followsLastChange } from '../src/domain/series-changes.js';
 import { messageEventId, occurrenceId, seriesId } from '../src/domain/table-keys.js';
 import { REGION, topicArn } from './factories.js';
-import { acmeTarget, NOW, published, setup } from './ingest-kit.js';
+import { acmeTarget, CONFIG, NOW, published, setup } from './ingest-kit.js';
 import { specOf } from './recurrence-kit.js';
 
 const MINUTE = 60_000;
@@ -89,10 +90,12 @@ describe('pause and resume of one series', () => {
   it('changes nothing with a pause published before the resume applied last, however late it arrives', async () => {
     const context = await withSeries();
     await context.change({ action: 'resume' }, 'msg-resume', NOW);
+    const duplicates = context.metrics.counts.DuplicatesSuppressed ?? 0;
     await context.change({ action: 'pause' }, 'msg-pause', NOW - 1_000);
     expect(context.record()?.pausedAt).toBeUndefined();
     expect(context.occurrence(NEXT_MINUTE)?.state).toBe('queued');
     expect(context.reasons()).toEqual([]);
+    expect(context.metrics.counts.DuplicatesSuppressed, 'the late pause counted as a duplicate').toBe(duplicates + 1);
   });
 
   it('applies a pause once, however often it is delivered', async () => {
@@ -102,17 +105,79 @@ describe('pause and resume of one series', () => {
     expect(context.record()).toMatchObject({ revision: 2, lastChangeBy: 'msg-pause' });
   });
 
+  it('takes the series when a resume is delivered again after its take failed, and counts no duplicate', async () => {
+    const context = await withSeries();
+    await context.change({ action: 'pause' }, 'msg-pause');
+    context.clock.set(NOW + 5 * MINUTE);
+    context.delayQueue.refuseSends = 1;
+    expect((await context.change({ action: 'resume' }, 'msg-resume')).batchItemFailures).toHaveLength(1);
+    expect(context.delayQueue.sent).toHaveLength(10);
+    // Written, and kept until the retention period after it is next due, though not taken yet.
+    const resumed = context.record();
+    expect(resumed?.expiresAt).toBe(expiresAtFor(resumed?.dueAt ?? 0, CONFIG.retentionSeconds));
+    await context.change({ action: 'resume' }, 'msg-resume');
+    expect(context.delayQueue.sent.slice(10).map(({ event }) => event.id)).toEqual(
+      Array.from({ length: 10 }, (_, n) => occurrenceId(ID, NEXT_MINUTE + (5 + n) * MINUTE, 2)),
+    );
+    expect(context.metrics.counts.DuplicatesSuppressed).toBeUndefined();
+    expect(context.reasons()).toEqual([]);
+  });
+
+  it('makes nothing when a resume is delivered again after the series was cancelled', async () => {
+    const context = await withSeries();
+    await context.change({ action: 'pause' }, 'msg-pause');
+    await context.change({ action: 'resume' }, 'msg-resume');
+    await context.change({ action: 'cancel' }, 'msg-cancel');
+    const sent = context.delayQueue.sent.length;
+    context.clock.set(NOW + 15 * MINUTE);
+    await context.change({ action: 'resume' }, 'msg-resume');
+    expect(context.delayQueue.sent).toHaveLength(sent);
+    expect(context.record()?.state).toBe(SERIES_STATE.cancelled);
+  });
+
+  it('refuses a pause of a cancelled series as EVENT_ALREADY_ENDED, with its state', async () => {
+    const context = await withSeries();
+    await context.change({ action: 'cancel' }, 'msg-cancel');
+    await context.change({ action: 'pause' }, 'msg-pause');
+    expect(context.delayQueue.notices.map(({ notice }) => [notice.reason, notice.details, notice.message])).toEqual([
+      [
+        REASON.EVENT_ALREADY_ENDED,
+        { field: 'event_id', state: SERIES_STATE.cancelled },
+        `cannot pause series ${ID}: it has already ended: cancelled`,
+      ],
+    ]);
+  });
+
   it.each([
-    ['an occurrence', { event_id: occurrenceId(ID, NEXT_MINUTE) }, REASON.INVALID_FIELD, 'event_id'],
-    ['a one-off event', { event_id: undefined, id: 'one-off', user: 'alice' }, REASON.INVALID_FIELD, 'id'],
-    ['nothing', { event_id: 's-m-nothing' }, REASON.EVENT_NOT_FOUND, 'event_id'],
-  ])('refuses a pause of %s', async (_name, naming, reason, field) => {
+    [
+      'an occurrence',
+      { event_id: occurrenceId(ID, NEXT_MINUTE) },
+      REASON.INVALID_FIELD,
+      'event_id',
+      'is one occurrence of a series: pause takes a whole series',
+    ],
+    [
+      'a one-off event',
+      { event_id: undefined, id: 'one-off', user: 'alice' },
+      REASON.INVALID_FIELD,
+      'id',
+      'is an event, not a series: a pause of one event is not taken',
+    ],
+    [
+      'nothing',
+      { event_id: 's-m-nothing' },
+      REASON.EVENT_NOT_FOUND,
+      'event_id',
+      'cannot pause s-m-nothing: the tenant has no series with that id',
+    ],
+  ])('refuses a pause of %s, saying why', async (_name, naming, reason, field, says) => {
     const context = await withSeries();
     await ingestBatch(context.deps, [
       published({ date: new Date(NOW + 2 * MINUTE).toISOString(), target: acmeTarget, user: 'alice', payload: 'once', id: 'one-off' }),
     ]);
     await context.change({ action: 'pause', ...naming }, 'msg-pause');
     expect(context.reasons()).toEqual([[reason, field]]);
+    expect(context.delayQueue.notices[0]?.notice.message).toContain(says);
   });
 });
 
@@ -145,6 +210,58 @@ describe('replacing a series’ payload or schedule', () => {
     expect(context.occurrence(NEXT_MINUTE)?.state).toBe('queued');
     const made = context.delayQueue.sent.slice(10).map(({ event }) => event.dueAt);
     expect(made[0]).toBe(NEXT_MINUTE + MINUTE);
+  });
+
+  it('goes on with a new schedule after the change cutoff: an occurrence of it due within the cutoff is not made', async () => {
+    const context = await withSeries({ schedule: 'rate(5 minutes)' });
+    context.clock.set(NEXT_MINUTE - 2_000);
+    await context.change({ action: 'reschedule', schedule: 'rate(1 minute)' }, 'msg-schedule');
+    const made = context.delayQueue.sent.slice(2).map(({ event }) => event.dueAt);
+    expect(made[0]).toBe(NEXT_MINUTE + MINUTE);
+  });
+
+  it('is written on a third try when takes moved the series twice meanwhile, its occurrences made again from the first after the cutoff', async () => {
+    const context = await withSeries();
+    const change = context.series.change.bind(context.series);
+    let lost = 0;
+    context.series.change = async (...args) => (++lost <= 2 ? undefined : change(...args));
+    const response = await context.change({ action: 'reschedule', payload: 'tock' }, 'msg-payload');
+    expect(response.batchItemFailures).toEqual([]);
+    expect(lost).toBe(3);
+    const made = context.delayQueue.sent.slice(10).map(({ event }) => event);
+    expect(made.map(({ id }) => id)).toEqual(Array.from({ length: 10 }, (_, n) => occurrenceId(ID, NEXT_MINUTE + n * MINUTE, 2)));
+    expect(context.record()).toMatchObject({ revision: 2, lastChangeBy: 'msg-payload' });
+  });
+
+  it('keeps an occurrence whose cancel was refused, and makes nothing again at or before it', async () => {
+    const context = await withSeries();
+    context.store.refuseCancels = 1;
+    await context.change({ action: 'reschedule', payload: 'tock' }, 'msg-payload');
+    expect(context.occurrence(NEXT_MINUTE)?.state).toBe('queued');
+    const made = context.delayQueue.sent.slice(10).map(({ event }) => event.dueAt);
+    expect(made[0]).toBe(NEXT_MINUTE + MINUTE);
+    expect(made).toHaveLength(9);
+  });
+
+  it('makes again the occurrences before one the client had cancelled itself', async () => {
+    const context = await withSeries();
+    await context.change({ action: 'cancel', event_id: occurrenceId(ID, NEXT_MINUTE + 2 * MINUTE) }, 'msg-cancel-one');
+    await context.change({ action: 'reschedule', payload: 'tock' }, 'msg-payload');
+    const made = context.delayQueue.sent.slice(10).map(({ event }) => event.dueAt);
+    expect(made.slice(0, 2)).toEqual([NEXT_MINUTE, NEXT_MINUTE + MINUTE]);
+    expect(context.occurrence(NEXT_MINUTE)?.state).toBe('cancelled');
+  });
+
+  it('replaces the payload of a paused series: nothing made while paused, the new payload once resumed', async () => {
+    const context = await withSeries();
+    await context.change({ action: 'pause' }, 'msg-pause');
+    await context.change({ action: 'reschedule', payload: 'tock' }, 'msg-payload');
+    expect(context.reasons()).toEqual([]);
+    expect(context.delayQueue.sent).toHaveLength(10);
+    await context.change({ action: 'resume' }, 'msg-resume');
+    const made = context.delayQueue.sent.slice(10).map(({ event }) => event);
+    expect(made).toHaveLength(10);
+    expect(made.every(({ payload }) => payload === 'tock')).toBe(true);
   });
 
   it.each([

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { lastOccurrences } from '../src/app/series-history.js';
 import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
 import { pastOccurrenceOutcomes, pastOccurrences } from '../src/domain/series-past.js';
+import type { SeriesRecord } from '../src/domain/series.js';
 import { occurrenceId } from '../src/domain/table-keys.js';
 import { specOf } from './recurrence-kit.js';
 
@@ -77,5 +79,34 @@ describe("a series' last occurrences", () => {
       { dueAt: at(1), occurrence: 2, eventId: failed.id, event: { state: 'failed', dueAt: at(1), emittedAt: undefined } },
       { dueAt: at(0), occurrence: 1, eventId: occurrenceId('s-m-1', at(0)) },
     ]);
+  });
+});
+
+describe('the last occurrences operators are shown of a series', () => {
+  const everyMinute = { id: 's-m-1', spec: specOf('rate(1 minute)', '2030-03-18T00:00:00Z'), cursor: { after: at(9), fired: 10 } };
+
+  it('go with their events, read in one batch of their ids; before the first has come, nothing is read', async () => {
+    const reads: (readonly string[])[] = [];
+    const emitted = { id: occurrenceId('s-m-1', at(1)), state: EVENT_STATE.emitted, dueAt: at(1), emittedAt: at(1) + 40 } as EventRecord;
+    const listing = {
+      events: async (ids: readonly string[]) => {
+        reads.push(ids);
+        return new Map([[emitted.id, emitted]]);
+      },
+    };
+    const series = everyMinute as unknown as SeriesRecord;
+    expect(await lastOccurrences(listing, series, at(1.5), 5)).toEqual([
+      {
+        dueAt: at(1),
+        occurrence: 2,
+        eventId: emitted.id,
+        event: { state: 'emitted', dueAt: at(1), emittedAt: at(1) + 40 },
+        latenessMs: 40,
+      },
+      { dueAt: at(0), occurrence: 1, eventId: occurrenceId('s-m-1', at(0)) },
+    ]);
+    expect(reads).toEqual([[occurrenceId('s-m-1', at(1)), occurrenceId('s-m-1', at(0))]]);
+    expect(await lastOccurrences(listing, series, at(-1), 5)).toEqual([]);
+    expect(reads, 'no read for a series none of whose occurrences has come').toHaveLength(1);
   });
 });

@@ -2,14 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { workBulkCancelPages } from '../src/app/bulk-cancel.js';
 import { ingestBatch } from '../src/app/ingest.js';
 import { loadChunks } from '../src/app/loading.js';
-import { emissionAttributes } from '../src/domain/event.js';
+import { emissionAttributes, expiresAtFor } from '../src/domain/event.js';
 import { REASON } from '../src/domain/reasons.js';
 import { materialisation, occurrenceEvent, SERIES_STATE, upcomingOccurrences } from '../src/domain/series.js';
 import { encodeBulkCancelPage } from '../src/domain/bulk-cancel.js';
 import { encodeLoadingChunk } from '../src/domain/messages.js';
 import { heldShardKey, messageEventId, occurrenceId, seriesId } from '../src/domain/table-keys.js';
-import { topicArn, REGION, sqsRecord } from './factories.js';
-import { acmeTarget, NOW, published, setup } from './ingest-kit.js';
+import { registry, topicArn, REGION, sqsRecord } from './factories.js';
+import { acmeTarget, CONFIG, NOW, published, setup } from './ingest-kit.js';
 import { MemoryLabelledEvents } from './memory-event-store.js';
 import { specOf } from './recurrence-kit.js';
 
@@ -97,6 +97,17 @@ describe('ingest of a series', () => {
     expect(stored).toMatchObject({ state: SERIES_STATE.active, version: 2, cursor: { fired: 10 }, dueAt: NEXT_MINUTE + 14 * MINUTE });
     // The series and each materialised occurrence hold a place.
     expect(context.store.openEvents.get('acme')).toBe(11);
+    expect(context.metrics.counts.EventsDelayed).toBe(10);
+    // Kept until the retention period after it is next due.
+    expect(stored?.expiresAt).toBe(expiresAtFor(NEXT_MINUTE + 14 * MINUTE, CONFIG.retentionSeconds));
+  });
+
+  it('keeps a completed series for the retention period after its last occurrence', async () => {
+    const context = setup();
+    await ingestBatch(context.deps, [published(series({ count: 3 }), 'msg-1')]);
+    const stored = context.series.records.get(seriesId(messageEventId('msg-1')));
+    expect(stored).toMatchObject({ state: SERIES_STATE.completed, dueAt: undefined });
+    expect(stored?.expiresAt).toBe(expiresAtFor(NEXT_MINUTE + 2 * MINUTE, CONFIG.retentionSeconds));
   });
 
   it('tells its next occurrences: first those materialised and not yet due, then those after its cursor; none once it has ended', async () => {
@@ -115,11 +126,13 @@ describe('ingest of a series', () => {
     expect(upcomingOccurrences({ ...stored, state: SERIES_STATE.cancelled }, NOW, 5)).toEqual([]);
   });
 
-  it('sends nothing twice when the same request is delivered again', async () => {
+  it('sends nothing twice when the same request is delivered again, nor writes an occurrence', async () => {
     const context = setup();
     await ingestBatch(context.deps, [published(series(), 'msg-1')]);
+    const writes = context.store.calls.createMany;
     await ingestBatch(context.deps, [published(series(), 'msg-1')]);
     expect(context.delayQueue.sent).toHaveLength(10);
+    expect(context.store.calls.createMany, 'a take with nothing due writes nothing').toBe(writes);
   });
 
   it.each([
@@ -302,6 +315,104 @@ describe("loading's take of a series", () => {
     expect(notices[0]?.notice.details).toEqual({ skipped: 48, catchUpSeconds: 120 });
     const late = context.delayQueue.sent.slice(10).filter(({ event }) => event.dueAt < context.clock.now());
     expect(late).toHaveLength(2);
+  });
+
+  it.each([
+    [
+      'its user, failure topic and labels',
+      { labels: ['b', 'a'] },
+      { schedule: 'rate(1 minute)', timezone: 'UTC', target: acmeTarget, user: 'alice', failure_topic: failureTopic, labels: ['b', 'a'] },
+    ],
+    [
+      'no user, failure topic or labels',
+      { user: undefined, failure_topic: undefined },
+      { schedule: 'rate(1 minute)', timezone: 'UTC', target: acmeTarget },
+    ],
+  ])('quotes the series in its skipped notice as its request says it: %s, no payload', async (_name, fields, quote) => {
+    const context = loaded();
+    const deadLetterTopic = topicArn('dead-letters', REGION, '111111111111');
+    const deps = {
+      ...context.loadingDeps,
+      tenants: registry({ tenants: [{ id: 'acme', accounts: ['111111111111'], requireUser: false, deadLetterTopic }] }),
+    };
+    const request = {
+      schedule: 'rate(1 minute)',
+      target: acmeTarget,
+      user: 'alice',
+      payload: 'tick',
+      catch_up_seconds: 120,
+      failure_topic: failureTopic,
+    };
+    await ingestBatch(deps, [published({ ...request, ...fields }, 'msg-1')]);
+    context.clock.set(context.clock.now() + 60 * MINUTE);
+    const id = seriesId(messageEventId('msg-1'));
+    await loadChunks(deps, [sqsRecord(encodeLoadingChunk({ ids: [id], chunkId: 'sqs-repair' }), 'sqs-repair')]);
+    const [skipped] = context.delayQueue.notices.filter(({ notice }) => notice.reason === REASON.OCCURRENCE_SKIPPED);
+    expect(skipped?.notice.event).toStrictEqual(quote);
+    expect(skipped?.notice.eventId).toBe(id);
+  });
+
+  it('leaves a series whose tenant is no longer registered where it is, making nothing', async () => {
+    const context = await withCatchUpSeries();
+    const id = seriesId(messageEventId('msg-1'));
+    const before = context.series.records.get(id);
+    context.clock.set(context.clock.now() + 6 * MINUTE);
+    const gone = { ...context.loadingDeps, tenants: registry({ tenants: [] }) };
+    const response = await loadChunks(gone, [sqsRecord(encodeLoadingChunk({ ids: [id], chunkId: 'sqs-load' }), 'sqs-load')]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(context.delayQueue.sent).toHaveLength(10);
+    expect(context.series.records.get(id)).toBe(before);
+  });
+
+  it('gives each copy it sends a token of its own when none is given', async () => {
+    const context = await withCatchUpSeries();
+    const id = seriesId(messageEventId('msg-1'));
+    context.clock.set(context.clock.now() + 6 * MINUTE);
+    const { newToken: _given, ...deps } = context.loadingDeps;
+    await loadChunks(deps, [sqsRecord(encodeLoadingChunk({ ids: [id], chunkId: 'sqs-load' }), 'sqs-load')]);
+    const tokens = context.delayQueue.sent.slice(10).map(({ queuedBy }) => queuedBy);
+    expect(tokens).toHaveLength(6);
+    expect(new Set(tokens).size).toBe(6);
+    for (const { event, queuedBy } of context.delayQueue.sent.slice(10))
+      expect(context.store.records.get(event.id)?.queuedBy).toBe(queuedBy);
+  });
+
+  it('makes an occurrence whose write was not answered again, and moves the series only once it is sent', async () => {
+    const context = await withCatchUpSeries();
+    const id = seriesId(messageEventId('msg-1'));
+    context.clock.set(context.clock.now() + 6 * MINUTE);
+    const createMany = context.store.createMany.bind(context.store);
+    let lost = false;
+    context.store.createMany = async (entries) => {
+      const outcomes = await createMany(entries);
+      if (lost || entries.length === 0) return outcomes;
+      lost = true;
+      return [{ outcome: 'unknown' }, ...outcomes.slice(1)];
+    };
+    const response = await context.load([id]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(lost).toBe(true);
+    const made = context.delayQueue.sent.slice(10).map(({ event }) => event.id);
+    expect(made).toHaveLength(6);
+    expect(new Set(made).size).toBe(6);
+    expect(made).toContain(occurrenceId(id, NEXT_MINUTE + 10 * MINUTE));
+    expect(context.series.records.get(id)).toMatchObject({ version: 3, cursor: { fired: 16 } });
+  });
+
+  it('sends again only those of its occurrences still as its failed try left them', async () => {
+    const context = await withCatchUpSeries();
+    const id = seriesId(messageEventId('msg-1'));
+    context.clock.set(context.clock.now() + 6 * MINUTE);
+    context.delayQueue.refuseSends = 1;
+    // Between the tries, the first new occurrence is taken by another writer: it is not this take's to send.
+    const requeue = context.store.requeue.bind(context.store);
+    const first = occurrenceId(id, NEXT_MINUTE + 10 * MINUTE);
+    context.store.requeue = async (eventId, change) => (eventId === first ? false : requeue(eventId, change));
+    const response = await context.load([id]);
+    expect(response.batchItemFailures).toEqual([]);
+    const made = context.delayQueue.sent.slice(10).map(({ event }) => event.id);
+    expect(made).toHaveLength(5);
+    expect(made).not.toContain(first);
   });
 });
 

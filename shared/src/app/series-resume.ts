@@ -26,12 +26,14 @@ export async function skipPastCatchUp(deps: ResumeCatchUpDeps, ids: readonly str
   const now = deps.clock.now();
   const records = [...(await deps.store.read(occurrences)).values()];
   const seriesOf = await deps.series.read([...new Set(records.flatMap(({ series }) => (series === undefined ? [] : [series.id])))]);
+  const by = `${chunkId}#catch-up`;
   const past = records.filter((record) => {
     const series = record.series === undefined ? undefined : seriesOf.get(record.series.id);
-    return record.state === EVENT_STATE.held && series !== undefined && record.dueAt < now - series.catchUpMs;
+    // Held, or cancelled by this chunk's earlier try, which may have failed before it reported them.
+    const ours = record.state === EVENT_STATE.held || record.cancelledBy === by;
+    return ours && series !== undefined && record.dueAt < now - series.catchUpMs;
   });
   if (past.length === 0) return ids;
-  const by = `${chunkId}#catch-up`;
   const expiresAt = expiresAtFor(now, deps.config.retentionSeconds);
   const skipped = new Map<string, number>();
   for (const record of past) {
