@@ -77,6 +77,9 @@ async function loadHandler(bundle: string): Promise<string> {
   return stdout;
 }
 
+/** How long the three synths below may take together. */
+const SYNTHS_TIMEOUT_MS = 240_000;
+
 let schedulerOutput: string;
 let tenantsOutput: string;
 let clientOutput: string;
@@ -96,7 +99,8 @@ beforeAll(async () => {
       'emitterRoleArn=arn:aws:iam::123456789012:role/AdhocScheduler-emitter-eu-west-1',
     ]),
   ]);
-});
+  // Three synths at once, each bundling every function: over a minute on a 2-core machine busy with the other test files.
+}, SYNTHS_TIMEOUT_MS);
 
 afterAll(() => rmSync(workDir, { recursive: true, force: true }));
 
