@@ -29,6 +29,13 @@ export const CONFIG = {
 };
 export const ACME_TOPIC = `arn:aws:sns:${REGION}:000000000000:scheduler-tenant-acme`;
 export const acmeTarget = topicArn('out', 'eu-west-1', '111111111111');
+/** Where the series requests below have their failures told. */
+export const seriesFailureTopic = topicArn('failures', REGION, '111111111111');
+
+/** A series request of acme's firing every minute, with `fields` over the defaults. */
+export function minuteSeries(fields: Record<string, unknown> = {}): Record<string, unknown> {
+  return { schedule: 'rate(1 minute)', target: acmeTarget, user: 'alice', payload: 'tick', failure_topic: seriesFailureTopic, ...fields };
+}
 
 /** What SNS puts on the ingest queue for one publish to a tenant's input topic. */
 export function published(message: unknown, messageId = inputMessageId(), topic = ACME_TOPIC, publishedAt = NOW) {

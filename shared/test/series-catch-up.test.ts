@@ -5,8 +5,8 @@ import { encodeLoadingChunk } from '../src/domain/messages.js';
 import { expiresAtFor } from '../src/domain/event.js';
 import { REASON, TransientError } from '../src/domain/reasons.js';
 import { heldShardKey, messageEventId, seriesId } from '../src/domain/table-keys.js';
-import { REGION, registry, sqsRecord, topicArn } from './factories.js';
-import { acmeTarget, CONFIG, NOW, published, setup } from './ingest-kit.js';
+import { registry, sqsRecord, topicArn } from './factories.js';
+import { CONFIG, NOW, published, setup, minuteSeries } from './ingest-kit.js';
 import { firstCursor } from '../src/domain/recurrence/occurrences.js';
 import type { RecurrenceSpec } from '../src/domain/recurrence/spec.js';
 import { materialisation, type OwedOccurrences, type SeriesPosition } from '../src/domain/series.js';
@@ -171,20 +171,12 @@ describe("a take of a public series after an outage, by its tenant's bound", () 
 
 describe('held occurrences a resume finds past their catch-up window', () => {
   const NEXT_MINUTE = Math.ceil(NOW / MINUTE) * MINUTE;
-  const failureTopic = topicArn('failures', REGION, '111111111111');
 
   /** Minute series of acme's with a catch-up window of 120 s, taken at ingest; acme paused, and the first `held` occurrences of each held as they came due. */
   async function heldWhilePaused(messageIds: readonly string[], held: number) {
     const context = setup();
     const loadingDeps = { ...context.deps, config: { ...CONFIG, repairAfterSeconds: 300, repairDelaySeconds: 60 } };
-    const request = {
-      schedule: 'rate(1 minute)',
-      target: acmeTarget,
-      user: 'alice',
-      payload: 'tick',
-      catch_up_seconds: 120,
-      failure_topic: failureTopic,
-    };
+    const request = minuteSeries({ catch_up_seconds: 120 });
     for (const messageId of messageIds) await ingestBatch(context.deps, [published(request, messageId)]);
     context.store.pauses.set('acme', { pausedAt: NEXT_MINUTE - MINUTE, pausedBy: 'msg-pause', owner: 'tenant' });
     const ids = messageIds.map((messageId) => seriesId(messageEventId(messageId)));

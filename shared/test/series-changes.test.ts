@@ -6,7 +6,7 @@ import { SERIES_STATE } from '../src/domain/series.js';
 import { cursorMovedTo, followsLastChange } from '../src/domain/series-changes.js';
 import { messageEventId, occurrenceId, seriesId } from '../src/domain/table-keys.js';
 import { REGION, topicArn } from './factories.js';
-import { acmeTarget, CONFIG, NOW, published, setup } from './ingest-kit.js';
+import { acmeTarget, CONFIG, NOW, published, setup, minuteSeries } from './ingest-kit.js';
 import { specOf } from './recurrence-kit.js';
 
 const MINUTE = 60_000;
@@ -18,14 +18,7 @@ const ID = seriesId(messageEventId('msg-series'));
 /** A minute series of acme's, taken at ingest: its ten occurrences within the 600 s window materialised and sent. */
 async function withSeries(fields: Record<string, unknown> = {}) {
   const context = setup();
-  const request = {
-    schedule: 'rate(1 minute)',
-    target: acmeTarget,
-    user: 'alice',
-    payload: 'tick',
-    failure_topic: failureTopic,
-    ...fields,
-  };
+  const request = minuteSeries(fields);
   await ingestBatch(context.deps, [published(request, 'msg-series')]);
   const change = (message: Record<string, unknown>, messageId: string, publishedAt = context.clock.now()) =>
     ingestBatch(context.deps, [published({ event_id: ID, failure_topic: failureTopic, ...message }, messageId, undefined, publishedAt)]);

@@ -4,7 +4,7 @@ import { REASON } from '../src/domain/reasons.js';
 import { SERIES_STATE } from '../src/domain/series.js';
 import { messageEventId, occurrenceId, seriesId } from '../src/domain/table-keys.js';
 import { REGION, registry, topicArn } from './factories.js';
-import { ACME_TOPIC, acmeTarget, NOW, published, setup } from './ingest-kit.js';
+import { ACME_TOPIC, acmeTarget, NOW, published, setup, minuteSeries } from './ingest-kit.js';
 
 const MINUTE = 60_000;
 /** NOW is 2030-03-17T17:46:40Z: the next minutes start 20 s on. */
@@ -19,14 +19,7 @@ const twoTenants = registry({
   ],
 });
 
-const series = (fields: Record<string, unknown> = {}) => ({
-  schedule: 'rate(1 minute)',
-  target: acmeTarget,
-  user: 'alice',
-  payload: 'tick',
-  failure_topic: failureTopic,
-  ...fields,
-});
+const series = minuteSeries;
 
 /** Ingest with acme and beta registered, and what its refusals told. */
 function withTenants(tenants = twoTenants) {

@@ -9,7 +9,7 @@ import { encodeBulkCancelPage } from '../src/domain/bulk-cancel.js';
 import { encodeLoadingChunk } from '../src/domain/messages.js';
 import { heldShardKey, messageEventId, occurrenceId, seriesId } from '../src/domain/table-keys.js';
 import { registry, topicArn, REGION, sqsRecord } from './factories.js';
-import { acmeTarget, CONFIG, NOW, published, setup } from './ingest-kit.js';
+import { acmeTarget, CONFIG, NOW, published, setup, minuteSeries } from './ingest-kit.js';
 import { MemoryLabelledEvents } from './memory-event-store.js';
 import { specOf } from './recurrence-kit.js';
 
@@ -75,14 +75,7 @@ describe('materialisation: which occurrences a take makes', () => {
 });
 
 describe('ingest of a series', () => {
-  const series = (fields: Record<string, unknown> = {}) => ({
-    schedule: 'rate(1 minute)',
-    target: acmeTarget,
-    user: 'alice',
-    payload: 'tick',
-    failure_topic: failureTopic,
-    ...fields,
-  });
+  const series = minuteSeries;
 
   it('stores the series at its first occurrence beyond the near-path window and sends those within it, with their series', async () => {
     const context = setup();
@@ -213,19 +206,7 @@ describe("loading's take of a series", () => {
   /** A minute series of acme's (`msg-1`) with a catch-up window of 120 s and a failure topic, taken at ingest. */
   async function withCatchUpSeries() {
     const context = loaded();
-    await ingestBatch(context.deps, [
-      published(
-        {
-          schedule: 'rate(1 minute)',
-          target: acmeTarget,
-          user: 'alice',
-          payload: 'tick',
-          catch_up_seconds: 120,
-          failure_topic: failureTopic,
-        },
-        'msg-1',
-      ),
-    ]);
+    await ingestBatch(context.deps, [published(minuteSeries({ catch_up_seconds: 120 }), 'msg-1')]);
     return context;
   }
 
@@ -335,15 +316,7 @@ describe("loading's take of a series", () => {
       ...context.loadingDeps,
       tenants: registry({ tenants: [{ id: 'acme', accounts: ['111111111111'], requireUser: false, deadLetterTopic }] }),
     };
-    const request = {
-      schedule: 'rate(1 minute)',
-      target: acmeTarget,
-      user: 'alice',
-      payload: 'tick',
-      catch_up_seconds: 120,
-      failure_topic: failureTopic,
-    };
-    await ingestBatch(deps, [published({ ...request, ...fields }, 'msg-1')]);
+    await ingestBatch(deps, [published(minuteSeries({ catch_up_seconds: 120, ...fields }), 'msg-1')]);
     context.clock.set(context.clock.now() + 60 * MINUTE);
     const id = seriesId(messageEventId('msg-1'));
     await loadChunks(deps, [sqsRecord(encodeLoadingChunk({ ids: [id], chunkId: 'sqs-repair' }), 'sqs-repair')]);
