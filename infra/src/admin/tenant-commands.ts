@@ -8,7 +8,7 @@ import {
   type Tenant,
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
-import { addTenantInputTopic } from '../local/outputs-file.js';
+import { addTenantInputTopics } from '../local/outputs-file.js';
 import { writeTenantsFile } from '../local/tenants-file.js';
 import { commandLine, LOCATION_OPTIONS, noPositionals, onePositional, wholeNumber } from './arguments.js';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
@@ -23,7 +23,7 @@ import { readRegistry } from './registry.js';
 import { tenantSettingsText, tenantsJson, tenantsTable } from './tenant-view.js';
 import { USAGE } from './usage.js';
 
-type TenantEntry = NonNullable<TenantsDocument['tenants']>[number];
+export type TenantEntry = NonNullable<TenantsDocument['tenants']>[number];
 
 /** The flag each field of a tenant entry comes from, to say which one the schema refused. */
 const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
@@ -54,18 +54,21 @@ function validateEntry(entry: TenantEntry): void {
   }
 }
 
-/** Checks the registry the entry makes with the others (accounts, and dead-letter topics as the service knows them). */
-function validateRegistry(document: TenantsDocument, id: string, scope: RegistryScope): void {
+/**
+ * Checks the registry a change makes (accounts, and dead-letter topics as the service knows
+ * them); an AdminError saying what (`tenant "acme"`) cannot be registered so, and why.
+ */
+export function validateRegistry(document: TenantsDocument, what: string, scope: RegistryScope): void {
   try {
     parseTenantsDocument(document, scope);
   } catch (error) {
     if (!(error instanceof TenantsDocumentError)) throw error;
-    throw new AdminError(`tenant "${id}" cannot be registered so: ${error.message.replace(/^invalid tenants: /, '')}`);
+    throw new AdminError(`${what} cannot be registered so: ${error.message.replace(/^invalid tenants: /, '')}`);
   }
 }
 
 /** The same entry written the same way, whatever the key order in the file. */
-function sameEntry(a: TenantEntry, b: TenantEntry): boolean {
+export function sameEntry(a: TenantEntry, b: TenantEntry): boolean {
   const canonical = (entry: TenantEntry) =>
     JSON.stringify([
       entry.id,
@@ -75,6 +78,7 @@ function sameEntry(a: TenantEntry, b: TenantEntry): boolean {
       entry.maxOpenEvents ?? null,
       entry.maxIngestPerSecond ?? null,
       entry.requireUser ?? true,
+      entry.seriesOccurrencesPerMinute ?? null,
     ]);
   return canonical(a) === canonical(b);
 }
@@ -148,14 +152,14 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
   let topicArn: string;
   const localAccount = service.schedulerTopics.accountId;
   try {
-    validateRegistry(updated, id, { region: service.region, schedulerTopics: service.schedulerTopics });
+    validateRegistry(updated, `tenant "${id}"`, { region: service.region, schedulerTopics: service.schedulerTopics });
     topicArn = await service.ensureTenantTopic(id);
   } finally {
     service.close();
   }
   if (previous === undefined || !sameEntry(previous, entry)) await writeTenantsFile(tenantsPath, updated);
   // The outputs list every tenant's input topic, as they would after a restart.
-  await addTenantInputTopic(outputsPath, service.endpoint, id, topicArn);
+  await addTenantInputTopics(outputsPath, service.endpoint, { [id]: topicArn });
 
   const settings = tenantSettingsText(asTenant(entry));
   if (previous === undefined) output.err(`Tenant ${id} registered in ${tenantsPath}: ${settings}.`);

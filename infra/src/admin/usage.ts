@@ -28,6 +28,8 @@ export const USAGE = {
 
 Usage:
   scripts/admin tenant add <id> --account ID [--account ID ...] [options]
+  scripts/admin tenant import FILE
+  scripts/admin tenant export
   scripts/admin tenant list [--json]
   scripts/admin tenant pause <id> [--note TEXT] [where]
   scripts/admin tenant resume <id> [where]
@@ -82,6 +84,32 @@ is not, or the registry would not be valid, nothing is written.
 
 Local service only: on AWS, tenants are registered in the CDK app's configuration
 (${CDK_TENANTS}), then deployed.`,
+
+  tenantImport: `Registers the tenants of a tenants file on the local service, or updates them: bulk
+onboarding, or a backup (tenant export) put back.
+
+Usage: scripts/admin tenant import FILE [--tenants FILE] [--outputs FILE]
+
+  FILE              a tenants file (the format of .local/tenants.json and of tenant export)
+  --tenants FILE    the registry the service was started with (default .local/tenants.json)
+  --outputs FILE    the running service's outputs (default .local/outputs.json)
+
+Each tenant in FILE replaces the entry of its id, as tenant add does, or is added; a "public"
+section replaces the public tenant's settings. Tenants FILE does not name are left as they are:
+an import removes no one. The registry it makes is checked as a whole (accounts, dead-letter
+topics) before anything is written; then every named tenant's input topic is created (or found)
+on the service's ingest queue, the tenants file is written once, and each tenant is printed on
+stdout with its topic's ARN after a space. The service must be running (scripts/start).
+
+Local service only: on AWS, tenants are registered in the CDK app's configuration
+(${CDK_TENANTS}), then deployed.`,
+
+  tenantExport: `Prints the local registry as a tenants file, for a backup or a bulk change (tenant import
+takes it back).
+
+Usage: scripts/admin tenant export [--tenants FILE]
+
+  --tenants FILE    the registry (default .local/tenants.json); none registered prints {}`,
 
   tenantList: `Lists the tenants, the public one (the shared input topic's) first: accounts,
 accounts they may target, quotas, input topic ARNs and dead-letter topics.

@@ -41,12 +41,12 @@ export async function removeOutputsFile(path: string, endpoint: string): Promise
 }
 
 /**
- * Adds a tenant's input topic to the running service's outputs (onboarding while it runs);
- * `false` when the file is not the service's at `endpoint` (absent, or another service's).
+ * Adds tenants' input topics (by tenant id) to the running service's outputs (onboarding while
+ * it runs); `false` when the file is not the service's at `endpoint` (absent, or another service's).
  */
-export async function addTenantInputTopic(path: string, endpoint: string, tenantId: string, topicArn: string): Promise<boolean> {
+export async function addTenantInputTopics(path: string, endpoint: string, topicArns: Readonly<Record<string, string>>): Promise<boolean> {
   const outputs = await readOutputs(path);
   if (outputs?.endpoint !== endpoint) return false;
-  await writeJsonFile(path, { ...outputs, tenantInputTopicArns: { ...outputs.tenantInputTopicArns, [tenantId]: topicArn } });
+  await writeJsonFile(path, { ...outputs, tenantInputTopicArns: { ...outputs.tenantInputTopicArns, ...topicArns } });
   return true;
 }

@@ -34,7 +34,7 @@ export function readTenantsFile(path: string, scope: RegistryScope = {}): Tenant
 }
 
 /** The registry in the file; undefined when there is no file. */
-function readPresentTenantsFile(path: string, scope: RegistryScope): TenantsDocument | undefined {
+export function readPresentTenantsFile(path: string, scope: RegistryScope): TenantsDocument | undefined {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');

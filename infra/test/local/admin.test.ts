@@ -418,7 +418,9 @@ describe.concurrent('scripts/admin help', () => {
     expect((await admin('--help')).stdout).toContain('Operator commands');
     const bare = await admin('tenant');
     expect(bare).toMatchObject({ code: 2, stdout: '' });
-    expect(bare.stderr).toBe('tenant takes a command: add or list or pause or resume (scripts/admin tenant --help explains the command)');
+    expect(bare.stderr).toBe(
+      'tenant takes a command: add or import or export or list or pause or resume (scripts/admin tenant --help explains the command)',
+    );
   });
 });
 

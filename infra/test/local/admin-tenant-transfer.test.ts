@@ -1,0 +1,212 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ListSubscriptionsByTopicCommand, ListTopicsCommand, SNSClient } from '@aws-sdk/client-sns';
+import { describe, expect, it } from 'vitest';
+import type { TenantsDocument } from '@adhoc-scheduler/shared';
+import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
+import { admin } from './admin-run.js';
+import { expectNotEarly, request, SchedulerClient, sharedEmulators, startServiceWithFiles, TopicConsumer, waitFor } from './kit.js';
+
+const emulators = sharedEmulators();
+
+/** A running service with its files, and the tenant commands' flags for it. */
+async function setup() {
+  const service = await startServiceWithFiles(emulators);
+  const sns = new SNSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: service.scheduler.outputs.endpoint });
+  return {
+    ...service,
+    sns,
+    files: ['--tenants', service.tenantsFile, '--outputs', service.outputsFile],
+    async teardown() {
+      sns.destroy();
+      await service.stop();
+    },
+  };
+}
+
+/** The `tenant topic-ARN` lines an import prints, by tenant. */
+function printedTopics(stdout: string): Record<string, string> {
+  return Object.fromEntries(stdout.split('\n').map((line) => line.split(' ') as [string, string]));
+}
+
+/** Every topic on the emulator of this service whose name ends so. */
+async function topicsEndingWith(sns: SNSClient, suffix: string): Promise<string[]> {
+  const arns: string[] = [];
+  let NextToken: string | undefined;
+  do {
+    const page = await sns.send(new ListTopicsCommand({ NextToken }));
+    arns.push(...(page.Topics ?? []).flatMap(({ TopicArn }) => (TopicArn?.endsWith(suffix) ? [TopicArn] : [])));
+    NextToken = page.NextToken;
+  } while (NextToken !== undefined);
+  return arns;
+}
+
+describe.concurrent('scripts/admin tenant import and tenant export', () => {
+  it('adds and updates the tenants a file names, leaves the others, and their requests are delivered at once', async () => {
+    const { scheduler, sns, files, dir, tenantsFile, outputsFile, teardown } = await setup();
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    try {
+      expect((await admin('tenant', 'add', 'acme', '--account', '111111111111', ...files)).code).toBe(0);
+      expect((await admin('tenant', 'add', 'hooli', '--account', '444444444444', ...files)).code).toBe(0);
+      const bulk: TenantsDocument = {
+        public: { maxIngestPerSecond: 50 },
+        tenants: [
+          { id: 'acme', accounts: ['111111111111'], maxOpenEvents: 5 },
+          { id: 'globex', accounts: ['222222222222'], targetAccounts: [LOCAL_ACCOUNT] },
+          { id: 'initech', accounts: ['333333333333'], targetAccounts: [LOCAL_ACCOUNT], requireUser: false },
+        ],
+      };
+      const bulkFile = join(dir, 'bulk.json');
+      await writeFile(bulkFile, JSON.stringify(bulk));
+
+      const imported = await admin('tenant', 'import', bulkFile, ...files);
+      expect(imported.code).toBe(0);
+      expect(imported.stderr).toContain(
+        `Imported ${bulkFile} into ${tenantsFile}: 2 added, 1 updated, 0 unchanged; the public tenant's settings updated.`,
+      );
+      const topics = printedTopics(imported.stdout);
+      expect(Object.keys(topics)).toEqual(['acme', 'globex', 'initech']);
+      // The tenant it does not name stays; the ones it names are as the file says.
+      expect(JSON.parse(await readFile(tenantsFile, 'utf8'))).toEqual({
+        public: { maxIngestPerSecond: 50 },
+        tenants: [bulk.tenants?.[0], { id: 'hooli', accounts: ['444444444444'] }, bulk.tenants?.[1], bulk.tenants?.[2]],
+      });
+      expect(JSON.parse(await readFile(outputsFile, 'utf8')).tenantInputTopicArns).toEqual(
+        expect.objectContaining({ acme: topics.acme, globex: topics.globex, initech: topics.initech }),
+      );
+      const ingestQueues = new Set<string>();
+      for (const arn of Object.values(topics)) {
+        const { Subscriptions = [] } = await sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: arn }));
+        expect(Subscriptions).toHaveLength(1);
+        ingestQueues.add(String(Subscriptions[0]?.Endpoint));
+      }
+      expect(ingestQueues.size).toBe(1);
+
+      // The running service reads the file again: an imported tenant's first request is its own.
+      const initech = new SchedulerClient(scheduler, topics.initech);
+      try {
+        const { user: _none, ...withoutUser } = request(target.topicArn, Date.now() + 1_500, 'from initech');
+        await initech.publish(withoutUser);
+        expectNotEarly(await waitFor(() => target.withPayload('from initech')[0], "the imported tenant's event delivered"));
+      } finally {
+        initech.destroy();
+      }
+
+      const written = await readFile(tenantsFile, 'utf8');
+      const again = await admin('tenant', 'import', bulkFile, ...files);
+      expect(again.code).toBe(0);
+      expect(again.stderr).toContain("0 added, 0 updated, 3 unchanged; the public tenant's settings unchanged.");
+      expect(printedTopics(again.stdout)).toEqual(topics);
+      expect(await readFile(tenantsFile, 'utf8')).toBe(written);
+
+      // Any setting counts as a change, those tenant add has no flag for included.
+      const acme = { ...bulk.tenants?.[0], seriesOccurrencesPerMinute: 3 };
+      await writeFile(bulkFile, JSON.stringify({ tenants: [acme] }));
+      expect((await admin('tenant', 'import', bulkFile, ...files)).stderr).toContain('0 added, 1 updated, 0 unchanged.');
+      expect(JSON.parse(await readFile(tenantsFile, 'utf8')).tenants[0]).toEqual(acme);
+    } finally {
+      await target.stop();
+      await teardown();
+    }
+  });
+
+  it('exports a registry that an import on another service takes back whole', async () => {
+    const from = await setup();
+    const to = await setup();
+    try {
+      expect((await admin('tenant', 'add', 'acme', '--account', '111111111111', '--max-ingest-per-second', '7', ...from.files)).code).toBe(
+        0,
+      );
+      expect((await admin('tenant', 'add', 'globex', '--account', '222222222222', '--user-optional', ...from.files)).code).toBe(0);
+      const exported = await admin('tenant', 'export', '--tenants', from.tenantsFile);
+      expect(exported.code).toBe(0);
+      expect(JSON.parse(exported.stdout)).toEqual(JSON.parse(await readFile(from.tenantsFile, 'utf8')));
+      const backup = join(to.dir, 'backup.json');
+      await writeFile(backup, exported.stdout);
+
+      const restored = await admin('tenant', 'import', backup, ...to.files);
+      expect(restored.code).toBe(0);
+      expect(restored.stderr).toContain('2 added, 0 updated, 0 unchanged.');
+      const listed = async (files: readonly string[]) =>
+        (JSON.parse((await admin('tenant', 'list', '--json', ...files)).stdout) as { tenants: Record<string, unknown>[] }).tenants.map(
+          ({ inputTopicArn: _differs, ...tenant }) => tenant,
+        );
+      expect(await listed(to.files)).toEqual(await listed(from.files));
+      expect(JSON.parse((await admin('tenant', 'export', '--tenants', join(to.dir, 'none.json'))).stdout)).toEqual({});
+    } finally {
+      await Promise.all([from.teardown(), to.teardown()]);
+    }
+  });
+
+  it('refuses a file that is missing, invalid, or makes a registry that breaks a rule, and writes nothing', async () => {
+    const { sns, files, dir, tenantsFile, scheduler, teardown } = await setup();
+    try {
+      expect((await admin('tenant', 'add', 'acme', '--account', '111111111111', ...files)).code).toBe(0);
+      const written = await readFile(tenantsFile, 'utf8');
+      const file = async (name: string, content: string) => {
+        const path = join(dir, name);
+        await writeFile(path, content);
+        return path;
+      };
+
+      const missing = await admin('tenant', 'import', join(dir, 'missing.json'), ...files);
+      expect(missing).toMatchObject({ code: 1, stdout: '' });
+      expect(missing.stderr).toContain('missing.json: no such file');
+
+      const invalid = await file('invalid.json', JSON.stringify({ tenants: [{ id: 'globex', accounts: ['12345'] }] }));
+      const refusedInvalid = await admin('tenant', 'import', invalid, ...files);
+      expect(refusedInvalid.code).toBe(1);
+      expect(refusedInvalid.stderr).toContain(`${invalid} is not a valid tenant registry: /tenants/0/accounts/0`);
+
+      const twice = await file(
+        'twice.json',
+        JSON.stringify({
+          tenants: [
+            { id: 'globex', accounts: ['222222222222'] },
+            { id: 'globex', accounts: ['333333333333'] },
+          ],
+        }),
+      );
+      expect((await admin('tenant', 'import', twice, ...files)).stderr).toContain('"globex" is registered twice');
+
+      // Valid alone; with the registry, globex could target acme's own topics.
+      const grabbing = await file(
+        'grabbing.json',
+        JSON.stringify({ tenants: [{ id: 'globex', accounts: ['222222222222'], targetAccounts: ['111111111111'] }] }),
+      );
+      const refusedGrab = await admin('tenant', 'import', grabbing, ...files);
+      expect(refusedGrab.code).toBe(1);
+      expect(refusedGrab.stderr).toContain(
+        `the tenants of ${grabbing} cannot be registered so: tenant "globex" lists 111111111111 in targetAccounts, but it is an account of tenant "acme"`,
+      );
+
+      expect(await readFile(tenantsFile, 'utf8')).toBe(written);
+      expect(await topicsEndingWith(sns, scheduler.outputs.inputTopicArn.replace(/-input$/, '-tenant-globex'))).toEqual([]);
+      expect((await admin('tenant', 'import', ...files)).code).toBe(2);
+    } finally {
+      await teardown();
+    }
+  });
+
+  it('onboards a thousand tenants in one import, each on its own topic', async () => {
+    const { sns, files, dir, scheduler, teardown } = await setup();
+    try {
+      const tenants = Array.from({ length: 1_000 }, (_, index) => ({
+        id: `tenant-${index}`,
+        accounts: [String(100_000_000_000 + index)],
+      }));
+      const bulkFile = join(dir, 'thousand.json');
+      await writeFile(bulkFile, JSON.stringify({ tenants }));
+      const imported = await admin('tenant', 'import', bulkFile, ...files);
+      expect(imported.code).toBe(0);
+      expect(imported.stderr).toContain('1000 added, 0 updated, 0 unchanged.');
+      const topics = printedTopics(imported.stdout);
+      expect(Object.keys(topics)).toEqual(tenants.map(({ id }) => id));
+      const prefix = scheduler.outputs.inputTopicArn.replace(/-input$/, '');
+      for (const { id } of tenants) expect(topics[id]).toBe(`${prefix}-tenant-${id}`);
+      expect(await topicsEndingWith(sns, `${prefix}-tenant-tenant-999`)).toEqual([topics['tenant-999']]);
+    } finally {
+      await teardown();
+    }
+  });
+});
