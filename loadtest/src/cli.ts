@@ -8,6 +8,7 @@ import { compareTable } from './compare/table.js';
 import { EXIT_CODE, verdict } from './exit.js';
 import { FLOOR_USAGE, floorSummary, parseFloorCli, runFloor } from './floor.js';
 import { parseCli, LoadTestUsageError, USAGE, type CliOptions } from './options.js';
+import { parseRegistryCli, REGISTRY_USAGE, registrySummary, runRegistry } from './registry.js';
 import { summary } from './report/summary.js';
 import { runScenario } from './run.js';
 
@@ -54,6 +55,10 @@ const capacityMain = (args: readonly string[]) =>
 const floorMain = (args: readonly string[]) =>
   subcommand(args, FLOOR_USAGE, parseFloorCli, async (options) => floorSummary(options, await runFloor(options)));
 
+/** `loadtest registry`: what reading a registry of many tenants costs, no service started. */
+const registryMain = (args: readonly string[]) =>
+  subcommand(args, REGISTRY_USAGE, parseRegistryCli, (options) => registrySummary(runRegistry(options)));
+
 /** `loadtest compare`: the scenario on a base commit and on this checkout, run alternately; exits 0 once compared, whatever the figures. */
 const compareMain = (args: readonly string[]) =>
   subcommand(args, COMPARE_USAGE, parseCompareCli, async (options) => {
@@ -65,6 +70,7 @@ async function main(): Promise<number> {
   if (process.argv[2] === 'capacity') return capacityMain(process.argv.slice(3));
   if (process.argv[2] === 'floor') return floorMain(process.argv.slice(3));
   if (process.argv[2] === 'compare') return compareMain(process.argv.slice(3));
+  if (process.argv[2] === 'registry') return registryMain(process.argv.slice(3));
   let options: CliOptions | undefined;
   try {
     options = parseCli(process.argv.slice(2));

@@ -25,6 +25,11 @@ export interface Quotas {
   readonly maxIngestPerSecond: number;
 }
 
+/** Accounts asked about one at a time: a registry of many tenants keeps one index of them, not a set per tenant. */
+export interface AccountLookup {
+  has(account: string): boolean;
+}
+
 export interface Tenant {
   readonly id: string;
   /** The tenant's own accounts: the only ones that may publish to its input topic (empty for the public tenant: its topic decides). */
@@ -32,7 +37,7 @@ export interface Tenant {
   /** Accounts whose topics the tenant may name as target or failure topic (its own included); undefined: any account. */
   readonly targetAccounts: ReadonlySet<string> | undefined;
   /** The other registered tenants' own accounts: never reachable from this tenant, whatever `targetAccounts` says. */
-  readonly otherTenantsAccounts: ReadonlySet<string>;
+  readonly otherTenantsAccounts: AccountLookup;
   /** Where notices go that have no usable failure topic; undefined: the logs only. */
   readonly deadLetterTopic: string | undefined;
   readonly quotas: Quotas;
@@ -100,7 +105,8 @@ export function parseTenantsDocument(value: unknown, scope: RegistryScope = {}):
     if (seen.has(id)) throw new TenantsDocumentError(`invalid tenants: "${id}" is registered twice`);
     seen.add(id);
   }
-  const problems = [...grantsOfOwnedAccounts(value), ...unusableDeadLetterTopics(value, scope)];
+  const owners = ownersByAccount(value);
+  const problems = [...grantsOfOwnedAccounts(value, owners), ...unusableDeadLetterTopics(value, owners, scope)];
   if (problems.length > 0) throw new TenantsDocumentError(`invalid tenants: ${problems.join('; ')}`);
   return value;
 }
@@ -109,27 +115,44 @@ function described(tenantId: string): string {
   return tenantId === PUBLIC_TENANT_ID ? 'the public tenant' : `tenant "${tenantId}"`;
 }
 
+/** The registered tenants owning each account, in registry order: one index, so checking a registry of many tenants stays linear. */
+function ownersByAccount(document: TenantsDocument): ReadonlyMap<string, readonly string[]> {
+  const owners = new Map<string, string[]>();
+  for (const { id, accounts } of document.tenants ?? []) {
+    for (const account of accounts) {
+      const ids = owners.get(account);
+      if (ids === undefined) owners.set(account, [id]);
+      else if (!ids.includes(id)) ids.push(id);
+    }
+  }
+  return owners;
+}
+
 /** The registered tenant, other than `tenantId`, whose own account this is. */
-function ownerOf(document: TenantsDocument, account: string, tenantId: string): string | undefined {
-  return document.tenants?.find((entry) => entry.id !== tenantId && entry.accounts.includes(account))?.id;
+function ownerOf(owners: ReadonlyMap<string, readonly string[]>, account: string, tenantId: string): string | undefined {
+  return owners.get(account)?.find((id) => id !== tenantId);
 }
 
 /** `targetAccounts` naming another tenant's own account: that would hand one tenant's topics to another. */
-function grantsOfOwnedAccounts(document: TenantsDocument): string[] {
+function grantsOfOwnedAccounts(document: TenantsDocument, owners: ReadonlyMap<string, readonly string[]>): string[] {
   const grants = [
     { id: PUBLIC_TENANT_ID, own: [] as readonly string[], targetAccounts: document.public?.targetAccounts ?? [] },
     ...(document.tenants ?? []).map((entry) => ({ id: entry.id, own: entry.accounts, targetAccounts: entry.targetAccounts ?? [] })),
   ];
   return grants.flatMap(({ id, own, targetAccounts }) =>
     targetAccounts.flatMap((account) => {
-      const owner = own.includes(account) ? undefined : ownerOf(document, account, id);
+      const owner = own.includes(account) ? undefined : ownerOf(owners, account, id);
       return owner === undefined ? [] : [`${described(id)} lists ${account} in targetAccounts, but it is an account of tenant "${owner}"`];
     }),
   );
 }
 
-function unusableDeadLetterTopics(document: TenantsDocument, { region, schedulerTopics }: RegistryScope): string[] {
-  return tenantsOf(document).flatMap((tenant) => {
+function unusableDeadLetterTopics(
+  document: TenantsDocument,
+  owners: ReadonlyMap<string, readonly string[]>,
+  { region, schedulerTopics }: RegistryScope,
+): string[] {
+  return tenantsOf(document, owners).flatMap((tenant) => {
     const topic = tenant.deadLetterTopic;
     if (topic === undefined) return [];
     // The scheduler publishes nothing to its own topics: a notice there would be taken as a request, or raise an alarm.
@@ -139,7 +162,7 @@ function unusableDeadLetterTopics(document: TenantsDocument, { region, scheduler
     const problems: string[] = [];
     if (!mayPublishTo(tenant, topic)) {
       const account = topicAccount(topic) ?? '';
-      const owner = ownerOf(document, account, tenant.id);
+      const owner = ownerOf(owners, account, tenant.id);
       problems.push(
         `${described(tenant.id)}'s deadLetterTopic ${topic} is in account ${account}, ${owner === undefined ? 'which it may not publish to' : `an account of tenant "${owner}"`}`,
       );
@@ -170,16 +193,15 @@ export function mayPublishTo(tenant: Tenant, topicArn: string): boolean {
 }
 
 /** Every tenant of a registry, the public one first, with the defaults applied. */
-function tenantsOf(document: TenantsDocument): Tenant[] {
+function tenantsOf(document: TenantsDocument, owners: ReadonlyMap<string, readonly string[]> = ownersByAccount(document)): Tenant[] {
   const entries = document.tenants ?? [];
-  const owned = new Set(entries.flatMap((entry) => entry.accounts));
   const publicSettings = document.public ?? {};
   return [
     {
       id: PUBLIC_TENANT_ID,
       accounts: [],
       targetAccounts: publicSettings.targetAccounts ? new Set(publicSettings.targetAccounts) : undefined,
-      otherTenantsAccounts: owned,
+      otherTenantsAccounts: owners,
       deadLetterTopic: publicSettings.deadLetterTopic,
       quotas: quotasOf(publicSettings),
       enabled: publicSettings.enabled ?? true,
@@ -191,7 +213,7 @@ function tenantsOf(document: TenantsDocument): Tenant[] {
       accounts: entry.accounts,
       targetAccounts: new Set([...entry.accounts, ...(entry.targetAccounts ?? [])]),
       // Two tenants may share an account: both own it.
-      otherTenantsAccounts: new Set([...owned].filter((account) => !entry.accounts.includes(account))),
+      otherTenantsAccounts: { has: (account: string) => owners.has(account) && !entry.accounts.includes(account) },
       deadLetterTopic: entry.deadLetterTopic,
       quotas: quotasOf(entry),
       enabled: true,
