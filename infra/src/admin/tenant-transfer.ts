@@ -1,4 +1,4 @@
-import { parseTenantsDocument, PUBLIC_TENANT_ID, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { PUBLIC_TENANT_ID, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
 import { addTenantInputTopics } from '../local/outputs-file.js';
 import { readPresentTenantsFile, TenantsFileError, writeTenantsFile } from '../local/tenants-file.js';
@@ -131,7 +131,7 @@ export async function tenantExport(args: string[], output: Output): Promise<numb
   );
   if (line === undefined) return 0;
   noPositionals(line.positionals, command);
-  // The registry as the service reads it: what tenant import takes back.
-  output.out(JSON.stringify(parseTenantsDocument(readRegistry(line.values.tenants)), null, 2));
+  // The registry as the service reads it (checked, as readRegistry does): what tenant import takes back.
+  output.out(JSON.stringify(readRegistry(line.values.tenants), null, 2));
   return 0;
 }
