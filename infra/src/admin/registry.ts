@@ -1,4 +1,4 @@
-import { PUBLIC_TENANT_ID, TenantRegistry, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { PUBLIC_TENANT_ID, TenantRegistry, type Tenant, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
 import { readTenantsFile, TenantsFileError } from '../local/tenants-file.js';
 import { AdminError } from './errors.js';
@@ -24,4 +24,34 @@ export function unregisteredTenant(tenant: string, location: Location, tenantsFi
   if (tenant === PUBLIC_TENANT_ID || path === undefined || new TenantRegistry(readRegistry(path), '').tenant(tenant) !== undefined)
     return '';
   return `tenant "${tenant}" is not registered in ${path} (scripts/admin tenant list shows who is)`;
+}
+
+/** Which tenants a listing shows: by id prefix, by an account of their own, a page at a time after the last one shown. */
+export interface TenantFilter {
+  readonly prefix?: string | undefined;
+  readonly account?: string | undefined;
+  /** The id the previous page ended with. */
+  readonly after?: string | undefined;
+  readonly limit: number;
+}
+
+/**
+ * A page of the registry's tenants in the listing's order, the public one first, then by id, and
+ * the id to continue after when more may follow. The order is the ids', so a tenant added
+ * between two pages is shown in its place, and none is shown twice.
+ */
+export function pageOfTenants(
+  registry: TenantRegistry,
+  { prefix, account, after, limit }: TenantFilter,
+): { readonly tenants: readonly Tenant[]; readonly next: string | undefined } {
+  const rank = (id: string) => (id === PUBLIC_TENANT_ID ? '' : `~${id}`);
+  const matching = registry
+    .all()
+    .filter(
+      (tenant) => (prefix === undefined || tenant.id.startsWith(prefix)) && (account === undefined || tenant.accounts.includes(account)),
+    )
+    .filter((tenant) => after === undefined || rank(tenant.id) > rank(after))
+    .sort((a, b) => (rank(a.id) < rank(b.id) ? -1 : 1));
+  const tenants = matching.slice(0, limit);
+  return { tenants, next: matching.length > limit ? tenants.at(-1)?.id : undefined };
 }

@@ -14,14 +14,15 @@ import { commandLine, LOCATION_OPTIONS, noPositionals, onePositional, wholeNumbe
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
 import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
 import { AdminError, AdminUsageError } from './errors.js';
+import { pageLimit } from './listing-options.js';
 import type { Output } from './format.js';
 import { inputTopicArnOf } from './topic-arns.js';
 import { LocalService, readLocalOutputs } from './local-outputs.js';
 import { CDK_TENANTS, localOnly, locationOf, readStackOutputs, type Location } from './location.js';
 import { pausesAt } from './pause-commands.js';
-import { readRegistry } from './registry.js';
+import { pageOfTenants, readRegistry } from './registry.js';
 import { tenantSettingsText, tenantsJson, tenantsTable } from './tenant-view.js';
-import { USAGE } from './usage.js';
+import { LIST_LIMIT, USAGE } from './usage.js';
 
 export type TenantEntry = NonNullable<TenantsDocument['tenants']>[number];
 
@@ -198,12 +199,21 @@ export async function tenantList(args: string[], output: Output): Promise<number
   const line = commandLine(
     command,
     args,
-    { json: { type: 'boolean', default: false }, tenants: { type: 'string' }, ...LOCATION_OPTIONS },
+    {
+      json: { type: 'boolean', default: false },
+      tenants: { type: 'string' },
+      prefix: { type: 'string' },
+      account: { type: 'string' },
+      limit: { type: 'string', default: String(LIST_LIMIT.default) },
+      after: { type: 'string' },
+      ...LOCATION_OPTIONS,
+    },
     { usage: USAGE.tenantList, output },
   );
   if (line === undefined) return 0;
   const { values, positionals } = line;
   noPositionals(positionals, command);
+  const limit = pageLimit(values.limit, command);
   const location = locationOf(values, command);
   // A deployed stack's registry is the CDK app's: only the operator knows which file that was.
   if (location.kind === 'deployed' && values.tenants === undefined) {
@@ -212,7 +222,8 @@ export async function tenantList(args: string[], output: Output): Promise<number
   const registry = new TenantRegistry(readRegistry(values.tenants ?? LOCAL_SERVICE_FILES.tenants), '');
   const publicTopic = await publicInputTopicArn(location);
   if ('unknown' in publicTopic) output.err(`Input topic ARNs unknown: ${publicTopic.unknown}`);
-  const tenants = registry.all();
+  const { tenants, next } = pageOfTenants(registry, { prefix: values.prefix, account: values.account, after: values.after, limit });
+  // The pauses of this page's tenants only: a page costs the same reads however many are registered.
   const paused = await pausesAt(
     location,
     tenants.map(({ id }) => id),
@@ -223,6 +234,10 @@ export async function tenantList(args: string[], output: Output): Promise<number
     inputTopicArn: 'arn' in publicTopic ? inputTopicArnOf(publicTopic.arn, tenant.id) : undefined,
     pause: 'pauses' in paused ? paused.pauses.get(tenant.id) : undefined,
   }));
-  output.out(values.json ? JSON.stringify(tenantsJson(views), null, 2) : tenantsTable(views));
+  if (values.json) output.out(JSON.stringify({ ...tenantsJson(views), next: next ?? null }, null, 2));
+  else {
+    output.out(views.length === 0 ? 'no tenant matches' : tenantsTable(views));
+    if (next !== undefined) output.out(`next page: --after ${next}`);
+  }
   return 0;
 }

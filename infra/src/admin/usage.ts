@@ -30,7 +30,7 @@ Usage:
   scripts/admin tenant add <id> --account ID [--account ID ...] [options]
   scripts/admin tenant import FILE
   scripts/admin tenant export
-  scripts/admin tenant list [--json]
+  scripts/admin tenant list [--prefix P] [--account ID] [--limit N] [--after ID] [--json]
   scripts/admin tenant pause <id> [--note TEXT] [where]
   scripts/admin tenant resume <id> [where]
   scripts/admin event show <event-id> [--json] [where]
@@ -114,10 +114,17 @@ Usage: scripts/admin tenant export [--tenants FILE]
   tenantList: `Lists the tenants, the public one (the shared input topic's) first: accounts,
 accounts they may target, quotas, input topic ARNs and dead-letter topics.
 
-Usage: scripts/admin tenant list [--json] [--tenants FILE] [--outputs FILE]
-       scripts/admin tenant list [--json] --tenants FILE --stack-outputs FILE
+Usage: scripts/admin tenant list [--prefix P] [--account ID] [--limit N] [--after ID] [--json]
+                                 [--tenants FILE] [--outputs FILE]
+       scripts/admin tenant list [options] --tenants FILE --stack-outputs FILE
 
-  --json                  one JSON document instead of a table
+  --prefix P              only the tenants whose id starts with P
+  --account ID            only the tenants with this account of their own
+  --limit N               tenants per page, 1 to ${LIST_LIMIT.max} (default ${LIST_LIMIT.default}); the public tenant
+                          first, then by id
+  --after ID              the page after the one that ended with this tenant (what a page
+                          prints as its next page)
+  --json                  one JSON document instead of a table (next: the next page's --after, or null)
   --tenants FILE          the registry (default .local/tenants.json); for a deployed stack, the
                           file it was deployed with
   --outputs FILE          the local service's outputs, for the topic ARNs (default .local/outputs.json)

@@ -188,7 +188,7 @@ describe.concurrent('scripts/admin tenant import and tenant export', () => {
     }
   });
 
-  it('onboards a thousand tenants in one import, each on its own topic', async () => {
+  it('onboards a thousand tenants in one import, each on its own topic, and lists them a page at a time by prefix or account', async () => {
     const { sns, files, dir, scheduler, teardown } = await setup();
     try {
       const tenants = Array.from({ length: 1_000 }, (_, index) => ({
@@ -205,6 +205,35 @@ describe.concurrent('scripts/admin tenant import and tenant export', () => {
       const prefix = scheduler.outputs.inputTopicArn.replace(/-input$/, '');
       for (const { id } of tenants) expect(topics[id]).toBe(`${prefix}-tenant-${id}`);
       expect(await topicsEndingWith(sns, `${prefix}-tenant-tenant-999`)).toEqual([topics['tenant-999']]);
+
+      // The listing finds them a page at a time, by id prefix or by account.
+      const page = async (...args: string[]) => {
+        const listed = await admin('tenant', 'list', '--json', ...args, ...files);
+        expect(listed.code).toBe(0);
+        const { tenants: shown, next } = JSON.parse(listed.stdout) as {
+          tenants: { id: string; inputTopicArn: string }[];
+          next: string | null;
+        };
+        return { ids: shown.map(({ id }) => id), arns: shown.map(({ inputTopicArn }) => inputTopicArn), next };
+      };
+      const first = await page('--prefix', 'tenant-99', '--limit', '5');
+      expect(first).toMatchObject({ ids: ['tenant-99', 'tenant-990', 'tenant-991', 'tenant-992', 'tenant-993'], next: 'tenant-993' });
+      expect(first.arns[0]).toBe(topics['tenant-99']);
+      expect(await page('--prefix', 'tenant-99', '--limit', '5', '--after', 'tenant-993')).toMatchObject({
+        ids: ['tenant-994', 'tenant-995', 'tenant-996', 'tenant-997', 'tenant-998'],
+        next: 'tenant-998',
+      });
+      expect(await page('--prefix', 'tenant-99', '--limit', '5', '--after', 'tenant-998')).toMatchObject({
+        ids: ['tenant-999'],
+        next: null,
+      });
+      expect(await page('--account', '100000000042')).toMatchObject({ ids: ['tenant-42'], next: null });
+      const whole = await page('--limit', '100');
+      expect(whole.ids.slice(0, 3)).toEqual(['public', 'tenant-0', 'tenant-1']);
+      expect(whole.next).toBe(whole.ids.at(-1));
+      const table = await admin('tenant', 'list', '--prefix', 'tenant-99', '--limit', '5', ...files);
+      expect(table.stdout.split('\n').at(-1)).toBe('next page: --after tenant-993');
+      expect((await admin('tenant', 'list', '--prefix', 'nobody', ...files)).stdout).toBe('no tenant matches');
     } finally {
       await teardown();
     }

@@ -206,6 +206,7 @@ describe.concurrent('scripts/admin tenant add and tenant list', () => {
             paused: null,
           },
         ],
+        next: null,
       });
       const table = await admin('tenant', 'list', ...files);
       expect(table.stdout).toMatch(/^acme +111111111111 +own +5 +2 +arn:aws:sns:\S+-tenant-acme +- +-$/m);
