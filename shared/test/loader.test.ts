@@ -61,6 +61,16 @@ function setup(clockTimes: number[] = [NOW], table = { store: new MemoryEventSto
   };
 }
 
+/** Does as `run` does, but for its first call, which fails for a reason a retry may fix. */
+function failingOnce<A extends unknown[], T>(run: (...args: A) => Promise<T>): (...args: A) => Promise<T> {
+  let failed = false;
+  return (...args) => {
+    if (failed) return run(...args);
+    failed = true;
+    return Promise.reject(new TransientError('throttled'));
+  };
+}
+
 describe('a loader tick', () => {
   it('hands out, in chunks, the events due from the cursor to now plus the lookahead, moves the cursor there, and logs what it did', async () => {
     const { cursors, stored, deps, sent, ids, logger } = setup();
@@ -249,6 +259,80 @@ describe('a loader tick', () => {
     expect(sent).toHaveLength(3);
     expect(new Set(sent.map((chunk) => chunk.chunkId)).size).toBe(3);
   });
+
+  it('hands out each event once when the shards outnumber the queries it keeps in flight', async () => {
+    const { cursors, store, deps, ids } = setup();
+    // Two tenants of 20 shards: 40 partitions a round, read 32 at a time.
+    const wide = { ...config, shardCount: 20 };
+    cursors.loadedThroughMs = NOW + 480_000;
+    const names = Array.from({ length: 30 }, (_, n) => `e${String(n).padStart(2, '0')}`);
+    for (const id of names) store.put(storedRecord(id, NOW + 500_000, { tenantShard: tenantShardKey('acme', 's', shardOf(id, wide)) }));
+    const result = await runLoaderTick({ ...deps, config: wide });
+    expect(ids()).toEqual(names);
+    expect(result.eventsFound).toBe(30);
+  });
+
+  it('is caught up when its last round ends past the deadline: nothing of its range is left, so it sweeps and says it is done', async () => {
+    // Every read of the clock after the tick's start is a second past its budget.
+    const { cursors, stored, deps, ids, repairIds, logger } = setup([NOW, NOW + 46_000]);
+    // Eight one-minute buckets to the lookahead: one round.
+    cursors.loadedThroughMs = NOW + 60_000;
+    cursors.repairedThroughMs = NOW - 400_000;
+    stored('due', NOW + 120_000);
+    stored('overdue', NOW - 350_000);
+    const result = await runLoaderTick(deps);
+    expect(result.caughtUp).toBe(true);
+    expect(ids()).toEqual(['due']);
+    expect(repairIds()).toEqual(['overdue']);
+    expect(logger.at('info').map(({ message }) => message)).toEqual(['loader tick done']);
+  });
+
+  it('writes each cursor only to move it on: a table whose cursors are set gets no write of where they stand', async () => {
+    const { cursors, deps } = setup();
+    cursors.loadedThroughMs = NOW + 480_000;
+    cursors.repairedThroughMs = NOW - 360_000;
+    const writes: [string, number][] = [];
+    const advance = deps.cursors.advance.bind(deps.cursors);
+    deps.cursors.advance = async (cursor, toMs) => {
+      writes.push([cursor, toMs]);
+      await advance(cursor, toMs);
+    };
+    await runLoaderTick(deps);
+    // One round each: the lookahead's last minute, and the sweep's one minute.
+    expect(writes).toEqual([
+      ['loadedThroughMs', NOW + 540_000],
+      ['repairedThroughMs', NOW - 300_000],
+    ]);
+  });
+
+  it.each<[string, (deps: LoaderDeps) => void]>([
+    ['reading the cursors', ({ cursors }) => (cursors.read = failingOnce(cursors.read.bind(cursors)))],
+    ['sending chunks', ({ loadingQueue }) => (loadingQueue.send = failingOnce(loadingQueue.send.bind(loadingQueue)))],
+    ['advancing the cursor', ({ cursors }) => (cursors.advance = failingOnce(cursors.advance.bind(cursors)))],
+    ['reading the pauses', ({ pauses }) => ((pauses as MemoryTenantPauses).paused = failingOnce(pauses.paused.bind(pauses)))],
+    [
+      "reading acme's held events",
+      ({ dueIndex }) => {
+        const page = dueIndex.page.bind(dueIndex);
+        const acmeFails = failingOnce(page);
+        dueIndex.page = (partitions, after, limit) =>
+          partitions.includes(heldShardKey('acme', 0)) ? acmeFails(partitions, after, limit) : page(partitions, after, limit);
+      },
+    ],
+  ])('tries the step of %s again at once when it fails for a reason a retry may fix, and names it in its warning', async (step, flaky) => {
+    const { cursors, stored, deps, ids, logger } = setup();
+    cursors.loadedThroughMs = NOW + 480_000;
+    cursors.repairedThroughMs = NOW - 360_000;
+    stored('a', NOW + 500_000);
+    flaky(deps);
+    const result = await runLoaderTick(deps);
+    expect(ids()).toEqual(['a']);
+    expect(result).toMatchObject({ eventsFound: 1, caughtUp: true });
+    expect(cursors).toEqual({ loadedThroughMs: NOW + 540_000, repairedThroughMs: NOW - 300_000 });
+    expect(logger.at('warn')).toEqual([
+      { level: 'warn', fields: { err: new TransientError('throttled'), step }, message: 'loader step failed; trying it again' },
+    ]);
+  });
 });
 
 describe("the loader's sweep", () => {
@@ -307,6 +391,13 @@ describe("the loader's sweep", () => {
     const result = await runLoaderTick(deps);
     expect(result.heldSentOn).toBe(1);
     expect(sent.filter((chunk) => chunk.resume)).toEqual([{ ids: ['acme-stranded'], chunkId: expect.any(String), resume: true }]);
-    expect(logger.at('warn').map(({ message }) => message)).toEqual(['held events of a tenant no longer paused; sent on']);
+    // Which tenant's events, and which: what an operator looks for after a resume.
+    expect(logger.at('warn')).toEqual([
+      {
+        level: 'warn',
+        fields: { tenant: 'acme', eventIds: ['acme-stranded'] },
+        message: 'held events of a tenant no longer paused; sent on',
+      },
+    ]);
   });
 });

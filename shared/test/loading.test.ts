@@ -3,6 +3,8 @@ import { loadChunks, type LoadingDeps } from '../src/app/loading.js';
 import { QUICK_RETRY_PAUSES_MS } from '../src/app/quick-retry.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { encodeLoadingChunk, type LoadingChunk } from '../src/domain/messages.js';
+import { TransientError } from '../src/domain/reasons.js';
+import { seriesId } from '../src/domain/table-keys.js';
 import { registry, sqsRecord, storedRecord } from './factories.js';
 import { MemorySeriesStore } from './memory-series-store.js';
 import { FakeClock, MemoryDelayQueue, MemoryLastErrors, RecordingLogger, RecordingMetrics } from './fakes.js';
@@ -99,13 +101,18 @@ describe('loading', () => {
   });
 
   it('counts the events it delays and the duplicates it leaves, and no repair, resume, duplicate or delay where there is none', async () => {
-    const { metrics, stored, load } = setup();
+    const { metrics, logger, stored, load } = setup();
     stored('a', NOW + 30_000);
     await load({ ids: ['a'], chunkId: 'chunk-1' });
     expect(metrics.counts).toEqual({ EventsDelayed: 1 });
     stored('b', NOW + 30_000);
     await load({ ids: ['a', 'b'], chunkId: 'chunk-2' });
     expect(metrics.counts).toEqual({ EventsDelayed: 2, DuplicatesSuppressed: 1 });
+    // What each chunk sent and left, for an operator who turns on the debug level.
+    expect(logger.at('debug')).toEqual([
+      { level: 'debug', fields: { sent: 1, skipped: 0 }, message: 'chunk loaded' },
+      { level: 'debug', fields: { sent: 1, skipped: 1 }, message: 'chunk loaded' },
+    ]);
     // A repair chunk whose event is not overdue takes nothing: nothing repaired, and no duplicate either; nor a resume's of an event not held.
     await load({ ids: ['a'], chunkId: 'repair-1', repair: true });
     await load({ ids: ['a'], chunkId: 'resume-1', resume: true });
@@ -119,6 +126,25 @@ describe('loading', () => {
     expect(nothingTaken.metrics.counts).toEqual({ DuplicatesSuppressed: 1 });
   });
 
+  it("reads the series store only for the series among a chunk's ids: a chunk of events reads no series", async () => {
+    const { series, stored, load, sentIds } = setup();
+    const asked: string[][] = [];
+    const read = series.read.bind(series);
+    series.read = (ids) => {
+      asked.push([...ids]);
+      return read(ids);
+    };
+    stored('a', NOW + 30_000);
+    stored('b', NOW + 30_000);
+    await load({ ids: ['a', 'b'], chunkId: 'chunk-1' });
+    expect(sentIds()).toEqual(['a', 'b']);
+    expect(asked).toEqual([]);
+    stored('c', NOW + 30_000);
+    await load({ ids: ['c', seriesId('s-1')], chunkId: 'chunk-2' });
+    expect(sentIds()).toEqual(['a', 'b', 'c']);
+    expect(asked).toEqual([[seriesId('s-1')]]);
+  });
+
   it('tries a chunk the delay queue refused again at once, before its message waits out its visibility timeout', async () => {
     const { delayQueue, deps, logger, metrics, stored, load, sentIds } = setup();
     stored('a', NOW + 30_000);
@@ -128,7 +154,12 @@ describe('loading', () => {
     expect(sentIds()).toEqual(['a', 'b']);
     expect(metrics.counts.EventsDelayed).toBe(2);
     expect(deps.clock.sleeps).toEqual([...QUICK_RETRY_PAUSES_MS]);
-    expect(logger.lines.filter(({ message }) => message === 'chunk not loaded; trying it again')).toHaveLength(2);
+    // Each try again names the chunk's message and why it failed.
+    const refused = new TransientError('2 of 2 events could not be sent to the delay queue (refused by the test)');
+    expect(logger.lines.filter(({ message }) => message === 'chunk not loaded; trying it again')).toEqual([
+      { level: 'warn', fields: { err: refused, messageId: 'sqs-1' }, message: 'chunk not loaded; trying it again' },
+      { level: 'warn', fields: { err: refused, messageId: 'sqs-1' }, message: 'chunk not loaded; trying it again' },
+    ]);
   });
 
   it('fails the record when the delay queue refuses every try, so SQS delivers the chunk again', async () => {

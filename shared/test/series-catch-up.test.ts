@@ -241,6 +241,26 @@ describe('held occurrences a resume finds past their catch-up window', () => {
     expect(context.skipped().map(({ notice }) => notice.details)).toEqual([{ skipped: 3, catchUpSeconds: 120 }]);
   });
 
+  it('reports those its failed deliveries cancelled when the chunk comes again under a new message id, as a redrive from its dead-letter queue', async () => {
+    const context = await heldWhilePaused(['msg-1'], 4);
+    const sendNotice = context.delayQueue.sendNotice.bind(context.delayQueue);
+    let down = true;
+    context.delayQueue.sendNotice = async (...args) => {
+      if (down) throw new TransientError('SQS down');
+      return sendNotice(...args);
+    };
+    context.clock.set(NEXT_MINUTE + 4.5 * MINUTE);
+    const chunk = encodeLoadingChunk({ ids: context.heldIds, chunkId: 'r-msg-resume#start', resume: true });
+    expect((await loadChunks(context.loadingDeps, [sqsRecord(chunk, 'sqs-first')])).batchItemFailures).toEqual([
+      { itemIdentifier: 'sqs-first' },
+    ]);
+    expect(context.heldIds.map(context.state)).toEqual(['cancelled', 'cancelled', 'cancelled', 'held']);
+    down = false;
+    expect((await loadChunks(context.loadingDeps, [sqsRecord(chunk, 'sqs-redriven')])).batchItemFailures).toEqual([]);
+    expect(context.skipped().map(({ notice }) => notice.details)).toEqual([{ skipped: 3, catchUpSeconds: 120 }]);
+    expect(context.sentAgain()).toEqual([context.heldIds[3]]);
+  });
+
   it('reports each series once with a notice of its own, and each chunk of a resume its own', async () => {
     const context = await heldWhilePaused(['msg-1', 'msg-2'], 2);
     context.clock.set(NEXT_MINUTE + 4.5 * MINUTE);

@@ -231,6 +231,64 @@ describe("loading's take of a series", () => {
     expect(context.series.records.get(id)).toMatchObject({ version: 3, cursor: { fired: 16 }, dueAt: NEXT_MINUTE + 20 * MINUTE });
   });
 
+  it("takes a series due within the near-path window, and not one due at the window's edge", async () => {
+    const context = loaded();
+    await ingestBatch(context.deps, [published(minuteSeries(), 'msg-1')]);
+    const id = seriesId(messageEventId('msg-1'));
+    const dueAt = context.series.records.get(id)?.dueAt ?? Number.NaN;
+    context.clock.set(dueAt - CONFIG.nearPathWindowSeconds * 1000);
+    await context.load([id]);
+    expect(context.series.records.get(id)?.version).toBe(2);
+    expect(context.delayQueue.sent).toHaveLength(10);
+    context.clock.set(dueAt - CONFIG.nearPathWindowSeconds * 1000 + 1);
+    await context.load([id], 'sqs-later');
+    expect(context.series.records.get(id)?.version).toBe(3);
+    expect(context.delayQueue.sent.length).toBeGreaterThan(10);
+  });
+
+  it('takes, in a repair chunk, a series whose take is overdue by repairAfterSeconds, and not one whose chunk may still be on its way', async () => {
+    const context = loaded();
+    await ingestBatch(context.deps, [published(minuteSeries(), 'msg-1')]);
+    const id = seriesId(messageEventId('msg-1'));
+    const dueAt = context.series.records.get(id)?.dueAt ?? Number.NaN;
+    const repair = (messageId: string) =>
+      loadChunks(context.loadingDeps, [sqsRecord(encodeLoadingChunk({ ids: [id], chunkId: messageId, repair: true }), messageId)]);
+    context.clock.set(dueAt + 300_000);
+    await repair('sqs-repair-1');
+    expect(context.series.records.get(id)?.version).toBe(2);
+    expect(context.delayQueue.sent).toHaveLength(10);
+    context.clock.set(dueAt + 300_001);
+    await repair('sqs-repair-2');
+    expect(context.series.records.get(id)?.version).toBe(3);
+    expect(context.delayQueue.sent.length).toBeGreaterThan(10);
+  });
+
+  it('leaves a series its client paused after the loader handed it out: nothing made while it is paused', async () => {
+    const context = loaded();
+    await ingestBatch(context.deps, [published(minuteSeries(), 'msg-1')]);
+    const id = seriesId(messageEventId('msg-1'));
+    await ingestBatch(context.deps, [published({ event_id: id, failure_topic: failureTopic, action: 'pause' }, 'msg-pause')]);
+    const paused = context.series.records.get(id);
+    expect(paused).toMatchObject({ state: SERIES_STATE.active, dueAt: undefined });
+    const sent = context.delayQueue.sent.length;
+    context.clock.set(context.clock.now() + 6 * MINUTE);
+    expect((await context.load([id])).batchItemFailures).toEqual([]);
+    expect(context.delayQueue.sent).toHaveLength(sent);
+    expect(context.series.records.get(id)).toBe(paused);
+  });
+
+  it('takes a chunk of series without a take of stored events: no event read, and none counted as a duplicate', async () => {
+    const context = loaded();
+    await ingestBatch(context.deps, [published(minuteSeries(), 'msg-1')]);
+    const id = seriesId(messageEventId('msg-1'));
+    const takes = context.store.calls.takeForLoading;
+    context.clock.set(context.clock.now() + 6 * MINUTE);
+    await context.load([id]);
+    expect(context.series.records.get(id)?.version).toBe(3);
+    expect(context.store.calls.takeForLoading).toBe(takes);
+    expect(context.metrics.counts.DuplicatesSuppressed).toBeUndefined();
+  });
+
   it('moves the series of a chunk whose occurrences went out, and takes again only the one whose sends failed: none sent twice, none lost', async () => {
     const context = loaded();
     const names = ['msg-1', 'msg-2', 'msg-3'];
