@@ -139,6 +139,15 @@ describe('a cancel naming a series', () => {
     expect(context.notices()).toEqual([]);
   });
 
+  it('counts a cancel delivered again once, as a cancel of an event delivered again is counted', async () => {
+    const context = withTenants();
+    await context.publish(series(), 'msg-1');
+    await context.publish({ action: 'cancel', event_id: ID, failure_topic: failureTopic }, 'msg-cancel');
+    const again = await context.publish({ action: 'cancel', event_id: ID, failure_topic: failureTopic }, 'msg-cancel');
+    expect(again.batchItemFailures).toEqual([]);
+    expect(context.metrics.counts.EventsCancelled).toBe(1);
+  });
+
   it('made by another request once the series is cancelled, is refused as EVENT_ALREADY_ENDED with its state', async () => {
     const context = withTenants();
     await context.publish(series(), 'msg-1');
