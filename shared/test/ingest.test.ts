@@ -327,9 +327,11 @@ describe('ingest', () => {
       const response = await ingestBatch(deps, [published('not json')]);
       expect(response.batchItemFailures).toEqual([]);
       expect(metrics.counts).toMatchObject({ EventsRejected: 1, RefusalsNotKept: 1 });
-      expect(logger.lines).toContainEqual(
-        expect.objectContaining({ level: 'warn', message: 'refusals could not be kept for the refusal log' }),
-      );
+      expect(logger.lines).toContainEqual({
+        level: 'warn',
+        fields: { err: expect.objectContaining({ message: 'DynamoDB down' }), refusals: 1 },
+        message: 'refusals could not be kept for the refusal log',
+      });
     });
   });
 
@@ -710,6 +712,109 @@ describe('ingest', () => {
     expect(changesQueue.sent).toEqual([
       { jobId: `b-${messageId}`, from: 'start' },
       { jobId: `b-${messageId}`, from: 'start' },
+    ]);
+  });
+});
+
+describe('what ingest says in its logs, for an operator following a request', () => {
+  const failureTopic = topicArn('failures', 'eu-west-1', '111111111111');
+  const said = (logger: ReturnType<typeof setup>['logger'], message: string) => logger.lines.filter((line) => line.message === message);
+  const idOf = (store: ReturnType<typeof setup>['store'], clientId: string) =>
+    [...store.records.values()].find((record) => record.clientId === clientId)?.id;
+
+  it('names the event and its tenant of a cancel, and of a reschedule when it is now due, with its version or the copy carried on', async () => {
+    const { deps, store, logger } = setup();
+    await ingestBatch(deps, [
+      published(scheduleRequest({ id: 'stored', date: later, target: acmeTarget })),
+      published(scheduleRequest({ id: 'queued', date: soon, target: acmeTarget })),
+      published(scheduleRequest({ id: 'dropped', date: later, target: acmeTarget })),
+    ]);
+    await ingestBatch(deps, [
+      published({ action: 'reschedule', id: 'stored', date: soon, failure_topic: failureTopic }),
+      published({ action: 'reschedule', id: 'queued', date: later, failure_topic: failureTopic }),
+      published({ action: 'cancel', id: 'dropped', failure_topic: failureTopic }),
+    ]);
+    expect(said(logger, 'event rescheduled')).toEqual([
+      {
+        level: 'info',
+        fields: { eventId: idOf(store, 'stored'), tenant: 'acme', dueAt: NOW + 30_000, version: 2 },
+        message: 'event rescheduled',
+      },
+    ]);
+    const carried = 'event rescheduled: its delay-queue copy is carried on when it reaches the emitter';
+    expect(said(logger, carried)).toEqual([
+      { level: 'info', fields: { eventId: idOf(store, 'queued'), tenant: 'acme', dueAt: Date.parse(later) }, message: carried },
+    ]);
+    expect(said(logger, 'event cancelled')).toEqual([
+      { level: 'info', fields: { eventId: idOf(store, 'dropped'), tenant: 'acme' }, message: 'event cancelled' },
+    ]);
+  });
+
+  it('names the event and its tenant of a duplicate input suppressed', async () => {
+    const { deps, store, logger } = setup();
+    const id = inputMessageId();
+    await ingestBatch(deps, [published(scheduleRequest({ date: soon, target: acmeTarget }), id)]);
+    const [record] = store.records.values();
+    store.put({ ...(record as NonNullable<typeof record>), state: EVENT_STATE.emitted });
+    await ingestBatch(deps, [published(scheduleRequest({ date: soon, target: acmeTarget }), id)]);
+    expect(said(logger, 'duplicate input suppressed')).toEqual([
+      { level: 'info', fields: { eventId: record?.id, tenant: 'acme' }, message: 'duplicate input suppressed' },
+    ]);
+  });
+
+  it('warns, naming the event and its tenant, when a duplicate input could not give back its place in the quota, and only then', async () => {
+    const { deps, store, logger } = setup();
+    const id = inputMessageId();
+    const request = published(scheduleRequest({ date: soon, target: acmeTarget }), id);
+    await ingestBatch(deps, [request]);
+    await ingestBatch(deps, [request]);
+    expect(logger.at('warn')).toEqual([]);
+    const createMany = store.createMany.bind(store);
+    store.createMany = async (entries) =>
+      (await createMany(entries)).map((outcome) => (outcome.outcome === 'duplicate' ? { ...outcome, placeKept: true as const } : outcome));
+    await ingestBatch(deps, [request]);
+    expect(logger.at('warn')).toEqual([
+      {
+        level: 'warn',
+        fields: { eventId: [...store.records.keys()][0], tenant: 'acme' },
+        message: 'duplicate input: its place in the open-events quota could not be given back; the count stays high until reconciled',
+      },
+    ]);
+  });
+
+  it('names the event, the input message and the version of a reschedule delivered again that sent its event again', async () => {
+    const { deps, store, delayQueue, logger } = setup();
+    await ingestBatch(deps, [published(scheduleRequest({ id: 'stored', date: later, target: acmeTarget }))]);
+    const messageId = inputMessageId();
+    const reschedule = published({ action: 'reschedule', id: 'stored', date: soon, failure_topic: failureTopic }, messageId);
+    delayQueue.refuseSends = 1;
+    await ingestBatch(deps, [reschedule]);
+    await ingestBatch(deps, [reschedule]);
+    const message = 'reschedule delivered again: its event sent to the delay queue again';
+    expect(said(logger, message)).toEqual([
+      { level: 'info', fields: { eventId: idOf(store, 'stored'), inputMessageId: messageId, version: 2 }, message },
+    ]);
+  });
+
+  it('names the tenant of a pause with its note and input message, of a resume with when the pause began, and of one dropped with when it was published', async () => {
+    const { deps, logger } = setup();
+    const pauseId = inputMessageId();
+    const pause = published({ action: 'pause', note: 'target under maintenance' }, pauseId);
+    await ingestBatch(deps, [pause]);
+    expect(said(logger, 'tenant paused')).toEqual([
+      { level: 'info', fields: { tenant: 'acme', note: 'target under maintenance', inputMessageId: pauseId }, message: 'tenant paused' },
+    ]);
+    await ingestBatch(deps, [published({ action: 'resume' }, inputMessageId(), ACME_TOPIC, NOW + 1_000)]);
+    const resumed = 'tenant resumed: its held events are being sent';
+    expect(said(logger, resumed)).toEqual([{ level: 'info', fields: { tenant: 'acme', pausedAt: NOW }, message: resumed }]);
+    // The pause delivered again, and a resume published before the resume applied: both dropped.
+    await ingestBatch(deps, [pause]);
+    const lateResume = inputMessageId();
+    await ingestBatch(deps, [published({ action: 'resume' }, lateResume, ACME_TOPIC, NOW + 500)]);
+    const dropped = (action: string) => `${action} delivered again, or superseded by a pause or resume published later; dropped`;
+    expect(logger.lines.filter(({ message }) => message.includes('superseded by a pause or resume'))).toEqual([
+      { level: 'info', fields: { tenant: 'acme', inputMessageId: pauseId, publishedAt: NOW }, message: dropped('pause') },
+      { level: 'info', fields: { tenant: 'acme', inputMessageId: lateResume, publishedAt: NOW + 500 }, message: dropped('resume') },
     ]);
   });
 });

@@ -91,6 +91,40 @@ describe('pause and resume of one series', () => {
     expect(context.metrics.counts.DuplicatesSuppressed, 'the late pause counted as a duplicate').toBe(duplicates + 1);
   });
 
+  it('says in its logs which series of which tenant changed, how, under which revision, whether paused, and when it is next due', async () => {
+    const context = await withSeries();
+    await context.change({ action: 'pause' }, 'msg-pause');
+    context.clock.set(NOW + 5 * MINUTE);
+    await context.change({ action: 'resume' }, 'msg-resume');
+    const changed = context.logger.lines.filter(({ message }) => message === 'series changed');
+    expect(changed).toEqual([
+      {
+        level: 'info',
+        fields: { seriesId: ID, tenant: 'acme', change: 'pause', revision: 2, paused: true, dueAt: undefined },
+        message: 'series changed',
+      },
+      {
+        level: 'info',
+        fields: { seriesId: ID, tenant: 'acme', change: 'resume', revision: 2, paused: false, dueAt: expect.any(Number) },
+        message: 'series changed',
+      },
+    ]);
+  });
+
+  it('says in its logs which change of which series it dropped as published before the last applied, and from which message', async () => {
+    const context = await withSeries();
+    await context.change({ action: 'resume' }, 'msg-resume', NOW);
+    await context.change({ action: 'pause' }, 'msg-pause', NOW - 1_000);
+    const message = 'series pause superseded by a change published later; dropped';
+    expect(context.logger.lines.filter((line) => line.message === message)).toEqual([
+      {
+        level: 'info',
+        fields: { seriesId: ID, tenant: 'acme', change: 'pause', inputMessageId: 'msg-pause', publishedAt: NOW - 1_000 },
+        message,
+      },
+    ]);
+  });
+
   it('applies a pause once, however often it is delivered', async () => {
     const context = await withSeries();
     await context.change({ action: 'pause' }, 'msg-pause');
@@ -224,6 +258,25 @@ describe('replacing a series’ payload or schedule', () => {
     const made = context.delayQueue.sent.slice(10).map(({ event }) => event);
     expect(made.map(({ id }) => id)).toEqual(Array.from({ length: 10 }, (_, n) => occurrenceId(ID, NEXT_MINUTE + n * MINUTE, 2)));
     expect(context.record()).toMatchObject({ revision: 2, lastChangeBy: 'msg-payload' });
+  });
+
+  it('leaves its input message to be retried, saying why, when takes moved the series three times in a row', async () => {
+    const context = await withSeries();
+    let lost = 0;
+    context.series.change = async () => {
+      lost++;
+      return undefined;
+    };
+    const response = await ingestBatch(context.deps, [
+      published({ event_id: ID, failure_topic: failureTopic, action: 'reschedule', payload: 'tock' }, 'msg-payload'),
+    ]);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'sqs-msg-payload' }]);
+    expect(lost).toBe(3);
+    expect(context.lastErrors.errors.get('sqs-msg-payload')?.error).toEqual({
+      name: 'TransientError',
+      message: `series ${ID} kept moving while it was being changed; retrying`,
+    });
+    expect(context.reasons()).toEqual([]);
   });
 
   it('keeps an occurrence whose cancel was refused, and makes nothing again at or before it', async () => {

@@ -57,6 +57,16 @@ describe('a series request whose id an earlier request with other content took',
   });
 });
 
+describe('a series request accepted', () => {
+  it('says in its logs which series of which tenant it stored, from which input message, and how many occurrences it sent', async () => {
+    const context = withTenants();
+    await context.publish(series(), 'msg-1');
+    expect(context.logger.lines.filter(({ message }) => message === 'series accepted')).toEqual([
+      { level: 'info', fields: { seriesId: ID, tenant: 'acme', sent: 10, inputMessageId: 'msg-1' }, message: 'series accepted' },
+    ]);
+  });
+});
+
 describe('a series request delivered again', () => {
   it('takes its series when its first take failed: its occurrences sent once, the duplicate counted, nothing refused', async () => {
     const context = withTenants();
@@ -137,6 +147,24 @@ describe('a cancel naming a series', () => {
     await context.publish({ action: 'cancel', event_id: ID, failure_topic: failureTopic }, 'msg-cancel');
     expect(context.series.records.get(ID)?.state).toBe(SERIES_STATE.cancelled);
     expect(context.notices()).toEqual([]);
+  });
+
+  it('counts a cancel delivered again once, as a cancel of an event delivered again is counted', async () => {
+    const context = withTenants();
+    await context.publish(series(), 'msg-1');
+    await context.publish({ action: 'cancel', event_id: ID, failure_topic: failureTopic }, 'msg-cancel');
+    const again = await context.publish({ action: 'cancel', event_id: ID, failure_topic: failureTopic }, 'msg-cancel');
+    expect(again.batchItemFailures).toEqual([]);
+    expect(context.metrics.counts.EventsCancelled).toBe(1);
+  });
+
+  it('says in its logs which series of which tenant it cancelled, with the number of its occurrences cancelled', async () => {
+    const context = withTenants();
+    await context.publish(series(), 'msg-1');
+    await context.publish({ action: 'cancel', event_id: ID, failure_topic: failureTopic }, 'msg-cancel');
+    expect(context.logger.lines.filter(({ message }) => message === 'series cancelled')).toEqual([
+      { level: 'info', fields: { seriesId: ID, tenant: 'acme', occurrencesCancelled: 10 }, message: 'series cancelled' },
+    ]);
   });
 
   it('made by another request once the series is cancelled, is refused as EVENT_ALREADY_ENDED with its state', async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { workBulkCancelPages } from '../src/app/bulk-cancel.js';
 import { ingestBatch } from '../src/app/ingest.js';
 import { loadChunks } from '../src/app/loading.js';
+import { takeSeries } from '../src/app/series.js';
 import { emissionAttributes, expiresAtFor } from '../src/domain/event.js';
 import { REASON } from '../src/domain/reasons.js';
 import { materialisation, occurrenceEvent, SERIES_STATE, upcomingOccurrences } from '../src/domain/series.js';
@@ -341,6 +342,12 @@ describe("loading's take of a series", () => {
     expect(notices[0]?.notice.details).toEqual({ skipped: 3, catchUpSeconds: 120 });
     expect(context.delayQueue.sent.slice(10).map(({ event }) => event.id)).toContain(held[3]?.event.id);
     expect(context.delayQueue.sent.slice(10).map(({ event }) => event.id)).not.toContain(held[0]?.event.id);
+    // Said in the logs with the series, their count and the chunk that cancelled them.
+    expect(context.logger.lines).toContainEqual({
+      level: 'info',
+      fields: { seriesId: seriesId(messageEventId('msg-1')), skipped: 3, chunkId: 'r-msg-resume#start#catch-up' },
+      message: 'resume: held occurrences past their catch-up window cancelled',
+    });
   });
 
   it('reports the occurrences past the catch-up window once, and delivers the others late', async () => {
@@ -428,6 +435,108 @@ describe("loading's take of a series", () => {
     expect(new Set(made).size).toBe(6);
     expect(made).toContain(occurrenceId(id, NEXT_MINUTE + 10 * MINUTE));
     expect(context.series.records.get(id)).toMatchObject({ version: 3, cursor: { fired: 16 } });
+  });
+
+  it('answers what a take did: the occurrences it sent and skipped, and whether it moved the series, which its second try finds moved', async () => {
+    const context = await withCatchUpSeries();
+    const id = seriesId(messageEventId('msg-1'));
+    const read = context.series.records.get(id);
+    if (read === undefined) throw new Error('the series stored');
+    const now = context.clock.now() + 6 * MINUTE;
+    expect(await takeSeries(context.loadingDeps, read, now)).toEqual({ sent: 6, skipped: 0, advanced: true });
+    // The same take made again (of the version it read): its occurrences sent again, the series already moved by its first try.
+    expect(await takeSeries(context.loadingDeps, read, now)).toEqual({ sent: 6, skipped: 0, advanced: false });
+  });
+
+  it('answers that a take of a series whose tenant is no longer registered sent nothing and left it, and warns with the series and tenant', async () => {
+    const context = await withCatchUpSeries();
+    const id = seriesId(messageEventId('msg-1'));
+    const read = context.series.records.get(id);
+    if (read === undefined) throw new Error('the series stored');
+    const gone = { ...context.loadingDeps, tenants: registry({ tenants: [] }) };
+    expect(await takeSeries(gone, read, context.clock.now() + 6 * MINUTE)).toEqual({ sent: 0, skipped: 0, advanced: false });
+    expect(context.logger.at('warn')).toEqual([
+      {
+        level: 'warn',
+        fields: { seriesId: id, tenant: 'acme' },
+        message: 'series of a tenant no longer registered; left as it is',
+      },
+    ]);
+  });
+
+  it('says in its logs each take of a series: what it sent, skipped and still owes, where the series goes next, and whether it moved it', async () => {
+    const context = loaded();
+    await ingestBatch(context.deps, [published(minuteSeries({ catch_up_seconds: 3600 }), 'msg-1')]);
+    const id = seriesId(messageEventId('msg-1'));
+    const taken = () => context.logger.lines.filter(({ message }) => message === 'series taken');
+    expect(taken()).toEqual([
+      {
+        level: 'info',
+        fields: {
+          seriesId: id,
+          version: 1,
+          sent: 10,
+          skipped: 0,
+          owed: false,
+          next: context.series.records.get(id)?.dueAt,
+          advanced: true,
+        },
+        message: 'series taken',
+      },
+    ]);
+    // An outage: an hour later, ten of the late ones are sent beside the ten now within the window; the other late ones are owed.
+    context.clock.set(context.clock.now() + 60 * MINUTE);
+    await context.load([id], 'sqs-repair');
+    expect(taken()[1]).toEqual({
+      level: 'info',
+      fields: { seriesId: id, version: 2, sent: 20, skipped: 0, owed: true, next: context.series.records.get(id)?.dueAt, advanced: true },
+      message: 'series taken',
+    });
+  });
+
+  it('says in its logs when a take made the last occurrences of its series, which is then completed', async () => {
+    const context = loaded();
+    await ingestBatch(context.deps, [published(minuteSeries({ count: 3 }), 'msg-1')]);
+    const message = 'series taken: its last occurrences materialised, completed';
+    expect(context.logger.lines.filter((line) => line.message.startsWith('series taken'))).toEqual([
+      {
+        level: 'info',
+        fields: {
+          seriesId: seriesId(messageEventId('msg-1')),
+          version: 1,
+          sent: 3,
+          skipped: 0,
+          owed: false,
+          next: undefined,
+          advanced: true,
+        },
+        message,
+      },
+    ]);
+  });
+
+  it('keeps, as the last error of an input message whose take failed, which occurrence was not recorded or how many were not sent', async () => {
+    const context = loaded();
+    const id = seriesId(messageEventId('msg-1'));
+    const createMany = context.store.createMany.bind(context.store);
+    let lost = false;
+    context.store.createMany = async (entries) => {
+      const outcomes = await createMany(entries);
+      if (lost) return outcomes;
+      lost = true;
+      return [{ outcome: 'unknown' }, ...outcomes.slice(1)];
+    };
+    await ingestBatch(context.deps, [published(minuteSeries(), 'msg-1')]);
+    expect(context.lastErrors.errors.get('sqs-msg-1')?.error).toEqual({
+      name: 'TransientError',
+      message: `recording occurrence ${occurrenceId(id, NEXT_MINUTE)} of ${id} did not complete; retrying`,
+    });
+    context.delayQueue.refuseSends = 1;
+    await ingestBatch(context.deps, [published(minuteSeries(), 'msg-1')]);
+    expect(context.lastErrors.errors.get('sqs-msg-1')?.error).toEqual({
+      name: 'TransientError',
+      message: `10 occurrences of ${id} could not be sent to the delay queue (refused by the test)`,
+    });
   });
 
   it('sends again only those of its occurrences still as its failed try left them', async () => {

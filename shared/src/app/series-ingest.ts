@@ -81,6 +81,8 @@ export async function cancelSeriesById(
 ): Promise<'cancelled' | 'none' | EventRejectedError> {
   const result = await cancelSeries(deps, id, tenant, change);
   if ('cancelled' in result) {
+    // Delivered again: counted by its first delivery, as a cancel of an event is.
+    if (result.again) return 'cancelled';
     deps.metrics.count('EventsCancelled');
     deps.logger.info({ seriesId: id, tenant, occurrencesCancelled: result.cancelled }, 'series cancelled');
     return 'cancelled';

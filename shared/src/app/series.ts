@@ -234,7 +234,7 @@ export async function cancelSeries(
   id: string,
   tenant: string,
   change: ChangeRequest,
-): Promise<{ readonly cancelled: number } | { readonly refused: SeriesRecord | undefined }> {
+): Promise<{ readonly cancelled: number; readonly again: boolean } | { readonly refused: SeriesRecord | undefined }> {
   const now = deps.clock.now();
   const expiresAt = expiresAtFor(now, deps.config.retentionSeconds);
   const result = await deps.series.cancel(id, tenant, { ...change, expiresAt });
@@ -243,7 +243,8 @@ export async function cancelSeries(
   else if (result.current?.state === SERIES_STATE.cancelled && result.current.cancelledBy === change.by) series = result.current;
   else return { refused: result.current };
   const { cancelled } = await cancelMaterialised(deps, series, change);
-  return { cancelled };
+  // `again`: this change had cancelled the series, on an earlier delivery.
+  return { cancelled, again: result.outcome !== 'cancelled' };
 }
 
 /**
