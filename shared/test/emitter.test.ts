@@ -966,7 +966,7 @@ describe('why a copy is left to a later delivery, as the dead-letter tools show 
 
   it('a notice another delivery is publishing: named, to be checked again later', async () => {
     const { deps, clock, lastError } = keepingLastErrors(setup());
-    await deps.notices.claim('n-1', { owner: 'another delivery', now: clock.now(), leaseUntil: clock.now() + 30_000 }, 0);
+    await deps.notices.claim('n-1', { owner: 'another delivery', now: clock.now(), leaseUntil: clock.now() + 30_000 });
     const body = encodeDelayQueueMessage({
       kind: 'notice',
       noticeId: 'n-1',
