@@ -1,12 +1,15 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { startBulkCancel, workBulkCancelPages, type BulkCancelDeps } from '../src/app/bulk-cancel.js';
+import { ingestBatch } from '../src/app/ingest.js';
 import { encodeBulkCancelPage, JOB_CURSOR, type NewBulkCancelJob } from '../src/domain/bulk-cancel.js';
 import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
-import { tenantShardKey } from '../src/domain/table-keys.js';
+import { SERIES_STATE } from '../src/domain/series.js';
+import { messageEventId, seriesId, tenantShardKey } from '../src/domain/table-keys.js';
 import { bulkCancelJob, sqsRecord, storedRecord, topicArn } from './factories.js';
 import { FakeClock, MemoryDelayQueue, RecordingChangesQueue, RecordingLogger, RecordingMetrics } from './fakes.js';
 import { MemoryBulkCancelJobs, MemoryEventStore, MemoryLabelledEvents } from './memory-event-store.js';
+import { acmeTarget, setup as ingestSetup, published } from './ingest-kit.js';
 import { MemorySeriesStore } from './memory-series-store.js';
 
 const NOW = 1_900_000_000_000;
@@ -60,7 +63,7 @@ function setup() {
     }
     return worked;
   };
-  return { clock, store, labelled, jobs, changesQueue, delayQueue, metrics, logger, deps, event, job, drain };
+  return { clock, store, series, labelled, jobs, changesQueue, delayQueue, metrics, logger, deps, event, job, drain };
 }
 
 describe('bulk cancel by label', () => {
@@ -89,6 +92,16 @@ describe('bulk cancel by label', () => {
     // Each cancel counted, and the counts written out once a batch: three pages, three batches.
     expect(metrics.counts.EventsCancelled).toBe(250);
     expect(metrics.flushes).toBe(3);
+  });
+
+  it('reads no series for a page that names none', async () => {
+    const { deps, store, series, event, job, drain } = setup();
+    event('c-1', NOW + HOUR, ['campaign-7']);
+    const read = vi.spyOn(series, 'read');
+    await startBulkCancel(deps, job());
+    await drain();
+    expect(store.records.get('c-1')?.state).toBe(EVENT_STATE.cancelled);
+    expect(read).not.toHaveBeenCalled();
   });
 
   it("never cancels another tenant's event, even one a label entry of the tenant's names, and logs the entries skipped", async () => {
@@ -302,5 +315,81 @@ describe('bulk cancel by label', () => {
       ]),
     );
     expect(logger.at('warn', 'error')).toHaveLength(2);
+  });
+});
+
+describe('a page that names a series', () => {
+  /** A labelled series, ingested, then the first page of a cancel by its label, worked by the changes function on the same stores. */
+  async function seriesLabelled() {
+    const context = ingestSetup();
+    const deps = { ...context.deps, labelled: new MemoryLabelledEvents(context.store, context.series) };
+    const labelled = { schedule: 'rate(1 minute)', target: acmeTarget, user: 'alice', payload: 'tick', labels: ['campaign-7'] };
+    await ingestBatch(context.deps, [published(labelled, 'msg-1')]);
+    await ingestBatch(context.deps, [published({ action: 'cancel', label: 'campaign-7' }, 'cancel-1')]);
+    const [page] = context.changesQueue.sent.splice(0);
+    if (page === undefined) throw new Error('no page sent');
+    const work = (messageId = 'page-1') => workBulkCancelPages(deps, [sqsRecord(encodeBulkCancelPage(page), messageId)]);
+    const job = () => deps.jobs.get('b-cancel-1');
+    const before = context.logger.lines.length;
+    /** The lines logged since the page's first delivery. */
+    const logged = () => context.logger.lines.slice(before);
+    return { ...context, id: seriesId(messageEventId('msg-1')), work, job, logged };
+  }
+
+  it('counts the series it cancels as EventsCancelled, and logs it with its job and the occurrences its cancel took', async () => {
+    const { id, work, job, metrics, logged } = await seriesLabelled();
+    expect((await work()).batchItemFailures).toEqual([]);
+    expect((await job())?.counts).toEqual({ cancelled: 11, refused: { ended: 0, emitting: 0 } });
+    // The series, and the nine occurrences the page's first ten cancelled on their own entries: the tenth, its cancel took first.
+    expect(metrics.counts.EventsCancelled).toBe(10);
+    expect(logged()[0]).toEqual({
+      level: 'info',
+      fields: { jobId: 'b-cancel-1', seriesId: id, occurrencesCancelled: 10 },
+      message: 'series cancelled by label',
+    });
+  });
+
+  it('reads the series of a page from the series store, and only its events from the event store', async () => {
+    const { id, work, store, series } = await seriesLabelled();
+    const seriesRead = vi.spyOn(series, 'read');
+    const eventsRead = vi.spyOn(store, 'read');
+    await work();
+    expect(seriesRead.mock.calls).toEqual([[[id]]]);
+    expect(eventsRead.mock.calls.flat(2)).toHaveLength(10);
+    expect(eventsRead.mock.calls.flat(2)).not.toContain(id);
+  });
+
+  it('counts a series that completed between its read and its cancel as ended, not cancelled', async () => {
+    const context = await seriesLabelled();
+    const cancel = context.series.cancel.bind(context.series);
+    context.series.cancel = async (id, tenant, change) => {
+      const current = context.series.records.get(id);
+      if (current !== undefined) context.series.records.set(id, { ...current, state: SERIES_STATE.completed });
+      return cancel(id, tenant, change);
+    };
+    expect((await context.work()).batchItemFailures).toEqual([]);
+    expect((await context.job())?.counts).toEqual({ cancelled: 10, refused: { ended: 1, emitting: 0 } });
+    expect(context.logged().map(({ message }) => message)).toEqual([
+      'bulk cancel done: cancelled 10; refused: 1 already ended, 0 within the change cutoff',
+    ]);
+  });
+
+  it('fails the page when the cancel of a series loses a race with another change that left it active: the page worked again cancels it', async () => {
+    const context = await seriesLabelled();
+    const cancel = context.series.cancel.bind(context.series);
+    let raced = false;
+    context.series.cancel = async (id, tenant, change) => {
+      if (raced) return cancel(id, tenant, change);
+      raced = true;
+      return { outcome: 'refused', current: context.series.records.get(id) };
+    };
+    expect((await context.work()).batchItemFailures).toEqual([{ itemIdentifier: 'page-1' }]);
+    expect(context.lastErrors.errors.get('page-1')?.error).toEqual({
+      name: 'TransientError',
+      message: `cancel of series ${context.id} raced with another change; the page is retried`,
+    });
+    expect((await context.work()).batchItemFailures).toEqual([]);
+    expect(context.series.records.get(context.id)?.state).toBe(SERIES_STATE.cancelled);
+    expect((await context.job())?.counts).toEqual({ cancelled: 11, refused: { ended: 0, emitting: 0 } });
   });
 });

@@ -951,3 +951,177 @@ describe('the pause cache', () => {
     expect(answers).toHaveLength(4);
   });
 });
+
+/** The emitter as its function runs it, keeping the last error of each record it fails for the dead-letter tools. */
+function keepingLastErrors(context: ReturnType<typeof setup>) {
+  const lastErrors = new MemoryLastErrors();
+  const deps = { ...context.deps, failureLog: { lastErrors, fn: 'emitter', clock: context.clock } };
+  /** The error a record left, as `scripts/admin dead-letters` shows it beside the message. */
+  const lastError = (messageId = 'sqs-1') => lastErrors.errors.get(messageId)?.error;
+  return { ...context, deps, lastError };
+}
+
+describe('why a copy is left to a later delivery, as the dead-letter tools show it', () => {
+  const pause = { pausedAt: DUE - 60_000, note: 'maintenance', pausedBy: 'input-1', owner: 'tenant' } as const;
+
+  it('a notice another delivery is publishing: named, to be checked again later', async () => {
+    const { deps, clock, lastError } = keepingLastErrors(setup());
+    await deps.notices.claim('n-1', { owner: 'another delivery', now: clock.now(), leaseUntil: clock.now() + 30_000 });
+    const body = encodeDelayQueueMessage({
+      kind: 'notice',
+      noticeId: 'n-1',
+      failureTopic: topicArn('failures'),
+      notice: INVALID_DATE_NOTICE,
+    });
+    expect((await emitBatch(deps, [sqsRecord(body)])).batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
+    expect(lastError()).toEqual({
+      name: 'TransientError',
+      message: 'notice n-1 is being published by another delivery; checking again later',
+    });
+  });
+
+  it('a copy with no record whose tenant is paused', async () => {
+    const { deps, store, lastError } = keepingLastErrors(setup());
+    store.pauses.set('acme', pause);
+    store.records.delete('m-1');
+    await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(lastError()).toEqual({ name: 'TransientError', message: 'no record of m-1, and its tenant is paused' });
+  });
+
+  it('an event that changed while it was being held', async () => {
+    const { deps, store, lastError } = keepingLastErrors(setup());
+    store.pauses.set('acme', pause);
+    const hold = store.hold.bind(store);
+    store.hold = async (record, from, held) => {
+      store.put({ ...(store.records.get('m-1') as EventRecord), state: EVENT_STATE.cancelled });
+      return hold(record, from, held);
+    };
+    await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(lastError()).toEqual({ name: 'TransientError', message: 'm-1 changed while it was being held; deciding again later' });
+  });
+
+  it('an event rescheduled again at each of three carries', async () => {
+    const { deps, store, lastError } = keepingLastErrors(setup());
+    store.put(queued(event(), { version: 2, dueAt: DUE + 60_000, carriedBy: 'copy-1' }));
+    const carry = store.carry.bind(store);
+    store.carry = async (record, from, onward, now) => {
+      const current = store.records.get('m-1') as EventRecord;
+      store.put({ ...current, version: current.version + 1 });
+      return carry(record, from, onward, now);
+    };
+    await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(lastError()).toEqual({ name: 'TransientError', message: 'm-1 kept being changed while its copy was carried on; retrying' });
+  });
+
+  it('a new copy the delay queue refused, with the queue’s reason', async () => {
+    const { deps, store, delayQueue, lastError } = keepingLastErrors(setup());
+    store.put(queued(event(), { version: 2, dueAt: DUE + 60_000, carriedBy: 'copy-1' }));
+    delayQueue.refuseSends = 1;
+    await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(lastError()).toEqual({ name: 'TransientError', message: 'carrying m-1 on to the delay queue failed: refused by the test' });
+  });
+
+  it('a publish that failed with an error of no known kind: named with the event, the original kept as its cause', async () => {
+    const hangUp = new Error('socket hang up');
+    const { deps, logger, lastError } = keepingLastErrors(setup(() => hangUp));
+    await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(lastError()).toEqual({ name: 'TransientError', message: 'publishing m-1 failed: Error: socket hang up' });
+    expect(logger.at('error').map(({ fields }) => (fields as { err: Error }).err.cause)).toEqual([hangUp]);
+  });
+
+  it('handed-over ends the store could not yet say are recorded, counted', async () => {
+    const { deps, store, lastError } = keepingLastErrors(setup());
+    const ends = [{ event: event(), end: { state: 'emitted' as const, at: DUE }, expiresAt: DUE / 1000 + 3600, endedBy: 'delivery-1' }];
+    store.endEmissions = async (unsettled) => ({ recorded: [], alreadyEnded: [], unknown: [...unsettled], applied: [] });
+    await emitBatch(deps, [sqsRecord(encodeDelayQueueMessage({ kind: 'ends', ends }))]);
+    expect(lastError()).toEqual({ name: 'TransientError', message: '1 handed-over ends could not be recorded yet' });
+  });
+});
+
+describe('the log line naming the event of each copy dropped, held, carried or emitted', () => {
+  it('a redelivery of an event already emitted: suppressed', async () => {
+    const { deps, logger } = setup();
+    await emitBatch(deps, [sqsRecord(delayed(event()), 'sqs-1')]);
+    await emitBatch(deps, [sqsRecord(delayed(event()), 'sqs-1', 2)]);
+    expect(logger.at('info')).toEqual([{ level: 'info', fields: { eventId: 'm-1' }, message: 'already emitted; duplicate suppressed' }]);
+  });
+
+  it('a copy of a version rescheduled since: dropped, with the version it carried', async () => {
+    const { deps, store, logger } = setup();
+    store.put(queued(event(), { version: 2, dueAt: DUE + 60_000 }));
+    await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(logger.at('info')).toEqual([
+      {
+        level: 'info',
+        fields: { eventId: 'm-1', version: 1 },
+        message: 'cancelled, rescheduled or sent again since this copy was queued; dropped',
+      },
+    ]);
+  });
+
+  it('an event held while its tenant is paused, with its tenant and due time', async () => {
+    const { deps, store, logger } = setup();
+    store.pauses.set('acme', { pausedAt: DUE - 60_000, note: 'maintenance', pausedBy: 'input-1', owner: 'tenant' });
+    await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(logger.at('info')).toEqual([
+      {
+        level: 'info',
+        fields: { eventId: 'm-1', tenant: 'acme', dueAt: DUE },
+        message: 'due while its tenant is paused: held until it resumes',
+      },
+    ]);
+  });
+
+  it('a rescheduled event carried on, with its version, new due time and where it went: the delay queue or the table', async () => {
+    const farDueAt = DUE + NEAR_PATH_WINDOW_SECONDS * 1000 + 60_000;
+    for (const [dueAt, to] of [
+      [DUE + 60_000, 'queue'],
+      [farDueAt, 'table'],
+    ] as const) {
+      const { deps, store, logger } = setup();
+      store.put(queued(event(), { version: 2, dueAt, carriedBy: 'copy-1' }));
+      await emitBatch(deps, [sqsRecord(delayed(event()))]);
+      expect(logger.at('info')).toEqual([
+        { level: 'info', fields: { eventId: 'm-1', version: 2, dueAt, to }, message: 'rescheduled event carried on' },
+      ]);
+    }
+  });
+
+  it('a copy another delivery carried on between the read and the carry: dropped', async () => {
+    const { deps, store, logger } = setup();
+    store.put(queued(event(), { version: 2, dueAt: DUE + 60_000, carriedBy: 'copy-1' }));
+    const carry = store.carry.bind(store);
+    store.carry = async (record, from, onward, now) => {
+      store.put({ ...(store.records.get('m-1') as EventRecord), queuedBy: 'copy-other', carriedBy: undefined });
+      return carry(record, from, onward, now);
+    };
+    await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(logger.at('info')).toEqual([
+      {
+        level: 'info',
+        fields: { eventId: 'm-1' },
+        message: 'carried on by another delivery, or cancelled, since this copy was read; dropped',
+      },
+    ]);
+  });
+
+  it('an emission, with its lateness, at debug level', async () => {
+    const { deps, logger } = setup();
+    await emitBatch(deps, [sqsRecord(delayed(event()))]);
+    expect(logger.at('debug')).toEqual([{ level: 'debug', fields: { eventId: 'm-1', latenessMs: 0 }, message: 'emitted' }]);
+  });
+
+  it('a retry the delay queue would not put off: warned of by message id, the record failed all the same', async () => {
+    const { deps, store, delayQueue, logger } = setup();
+    store.records.delete('m-1');
+    store.pauses.set('acme', { pausedAt: DUE - 60_000, note: 'maintenance', pausedBy: 'input-1', owner: 'tenant' });
+    const refused = new TransientError('SQS down');
+    delayQueue.retryLater = async () => {
+      throw refused;
+    };
+    expect((await emitBatch(deps, [sqsRecord(delayed(event()))])).batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
+    expect(logger.at('warn')).toEqual([
+      { level: 'warn', fields: { err: refused, messageId: 'sqs-1' }, message: 'could not delay the retry' },
+    ]);
+  });
+});

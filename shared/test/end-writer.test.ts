@@ -16,6 +16,11 @@ class MemoryEndJournal implements EndJournal {
   clears = 0;
   refuse = false;
   hold = false;
+  /** Refuses to be emptied, as a disk that fails. */
+  refuseClears = false;
+  /** With `holdClears`, each clear waits until the test answers it, then empties what the journal holds by then: a slow truncation on disk. */
+  holdClears = false;
+  readonly heldClears: (() => void)[] = [];
 
   async keep(ends: readonly EmissionEnding[]): Promise<void> {
     if (this.refuse) throw new Error('disk full');
@@ -26,6 +31,8 @@ class MemoryEndJournal implements EndJournal {
 
   async clear(): Promise<void> {
     this.clears += 1;
+    if (this.refuseClears) throw new Error('disk gone');
+    if (this.holdClears) await new Promise<void>((answer) => this.heldClears.push(answer));
     this.kept.length = 0;
   }
 }
@@ -35,10 +42,8 @@ function setup({ lingerMs = 0, journal }: { lingerMs?: number; journal?: EndJour
   const writes = store.holdEndWrites();
   const delayQueue = new MemoryDelayQueue();
   const logger = new RecordingLogger();
-  const writer = new EndWriter(
-    { store, delayQueue, logger, metrics: new RecordingMetrics(), ...(journal ? { journal } : {}) },
-    { lingerMs },
-  );
+  const metrics = new RecordingMetrics();
+  const writer = new EndWriter({ store, delayQueue, logger, metrics, ...(journal ? { journal } : {}) }, { lingerMs });
   /** The end of a queued event's emission. */
   const ending = (id: string, tenant = 'acme', end: EmissionEnding['end'] = { state: 'emitted', at: 1 }): EmissionEnding => {
     store.put({ ...storedRecord(id, 1), state: EVENT_STATE.queued });
@@ -51,7 +56,7 @@ function setup({ lingerMs = 0, journal }: { lingerMs?: number; journal?: EndJour
   };
   /** The ids of the ends a write took. */
   const ids = (write: number): string[] => (writes[write]?.ends ?? []).map(({ event }) => event.id);
-  return { store, writes, ids, delayQueue, handedOver: delayQueue.handedOver, writer, ending, logger };
+  return { store, writes, ids, delayQueue, handedOver: delayQueue.handedOver, writer, ending, logger, metrics };
 }
 
 /** Lets the event loop turn once: what the writer does on its next turn is done. */
@@ -96,7 +101,8 @@ describe('the end writer', () => {
 
   it('counts no end the write did not apply, and records the ends when their counts cannot be added', async () => {
     const { store, writes, writer, ending, logger } = setup();
-    store.countEnds = () => Promise.reject(new TransientError('throttled'));
+    const throttled = new TransientError('throttled');
+    store.countEnds = () => Promise.reject(throttled);
     const settled = [writer.record(ending('a')), writer.record(ending('b'))];
     await nextTurn();
     writes[0]?.answer({ applied: [] });
@@ -106,8 +112,36 @@ describe('the end writer', () => {
     await nextTurn();
     writes[1]?.answer();
     expect((await again).outcome).toBe('recorded');
-    expect(logger.at('warn').map(({ message }) => message)).toEqual([
-      "could not add ends to their tenants' counts; the console's counts are short by them",
+    expect(logger.at('warn')).toEqual([
+      {
+        level: 'warn',
+        fields: { err: throttled, ends: 1 },
+        message: "could not add ends to their tenants' counts; the console's counts are short by them",
+      },
+    ]);
+  });
+
+  it('counts and warns of each end another delivery had already recorded, by event and version: two copies were emitted at once', async () => {
+    const { writes, writer, ending, logger, metrics } = setup();
+    const settled = ['twice', 'once'].map((id) => writer.record(ending(id)));
+    await nextTurn();
+    const [twice, once] = writes[0]?.ends ?? [];
+    writes[0]?.answer({
+      recorded: once ? [once] : [],
+      alreadyEnded: twice ? [twice] : [],
+      applied: once ? [once] : [],
+    });
+    expect(await Promise.all(settled)).toEqual([
+      { outcome: 'recorded', freesPlace: false },
+      { outcome: 'recorded', freesPlace: true },
+    ]);
+    expect(metrics.counts.DuplicateEmissions).toBe(1);
+    expect(logger.at('warn', 'error')).toEqual([
+      {
+        level: 'warn',
+        fields: { eventId: 'twice', version: 1 },
+        message: 'emitted, but another delivery had already ended the event: two copies were emitted at once',
+      },
     ]);
   });
 
@@ -158,6 +192,25 @@ describe('the end writer', () => {
     expect(new Set((await Promise.all(waiting)).map(({ outcome }) => outcome))).toEqual(new Set(['recorded']));
   });
 
+  it('idles while both its writes are busy, with no timer polling for a free one: the write that answers sends the ends waiting', async () => {
+    await onFakeTimers(async () => {
+      const { writes, ids, writer, ending } = setup();
+      const settled = [writer.record(ending('a'))];
+      await nextTurn();
+      settled.push(writer.record(ending('b')));
+      await nextTurn();
+      settled.push(writer.record(ending('c')));
+      await nextTurn();
+      expect(writes).toHaveLength(2);
+      expect(vi.getTimerCount()).toBe(0);
+      writes[0]?.answer();
+      await vi.waitFor(() => expect(ids(2)).toEqual(['c']));
+      writes[1]?.answer();
+      writes[2]?.answer();
+      await Promise.all(settled);
+    });
+  });
+
   it('says which ends free a place: those its write applied, not those found ended by an earlier attempt or another delivery', async () => {
     const { writes, writer, ending } = setup();
     const settled = ['applied', 'own', 'other'].map((id) => writer.record(ending(id)));
@@ -201,6 +254,39 @@ describe('the end writer', () => {
     await nextTurn();
     writes[1]?.fail(new TransientError('DynamoDB down'));
     expect(await lost).toEqual({ outcome: 'kept', freesPlace: false });
+  });
+
+  it('warns of a write that failed, with its error and its number of ends, then names the events whose ends it handed over', async () => {
+    const { writes, writer, ending, logger } = setup();
+    const settled = ['a', 'b'].map((id) => writer.record(ending(id)));
+    await nextTurn();
+    const down = new TransientError('DynamoDB down');
+    writes[0]?.fail(down);
+    expect((await Promise.all(settled)).map(({ outcome }) => outcome)).toEqual(['handed-over', 'handed-over']);
+    expect(logger.at('warn', 'error')).toEqual([
+      { level: 'warn', fields: { err: down, ends: 2 }, message: 'could not record ends; handing them over' },
+      {
+        level: 'warn',
+        fields: { eventIds: ['a', 'b'] },
+        message: 'emitted, but could not record it yet; the ends are handed over to be recorded later',
+      },
+    ]);
+  });
+
+  it('logs as an error, naming the events, ends it could neither record nor hand over: their messages are kept and may be published again', async () => {
+    const { writes, delayQueue, writer, ending, logger } = setup();
+    delayQueue.refuseHandOvers = true;
+    const lost = ['a', 'b'].map((id) => writer.record(ending(id)));
+    await nextTurn();
+    writes[0]?.fail(new TransientError('DynamoDB down'));
+    expect((await Promise.all(lost)).map(({ outcome }) => outcome)).toEqual(['kept', 'kept']);
+    expect(logger.at('error')).toEqual([
+      {
+        level: 'error',
+        fields: { err: expect.objectContaining({ message: 'SQS down' }), eventIds: ['a', 'b'] },
+        message: 'emitted, but could not record it nor hand it over; the messages are kept and may be published again',
+      },
+    ]);
   });
 
   it('leaves an end it could neither record nor hand over to its message, which stays: it does not write it again', async () => {
@@ -324,11 +410,18 @@ describe('the end writer', () => {
 
     it('keeps a journaled end whose write and hand-over both failed, and writes it again, rather than letting its message be published again', async () => {
       const journal = new MemoryEndJournal();
-      const { writes, delayQueue, writer, ending } = setup({ journal });
+      const { writes, delayQueue, writer, ending, logger } = setup({ journal });
       delayQueue.refuseHandOvers = true;
       expect(await writer.record(ending('a'))).toEqual({ outcome: 'journaled', freesPlace: false });
       writes[0]?.fail(new TransientError('DynamoDB down'));
       await vi.waitFor(() => expect(writes).toHaveLength(2), { timeout: 3_000 });
+      expect(logger.at('error')).toEqual([
+        {
+          level: 'error',
+          fields: { err: expect.objectContaining({ message: 'SQS down' }), eventIds: ['a'] },
+          message: 'emitted, but could not record it nor hand it over; the journal keeps the ends, written again shortly',
+        },
+      ]);
       expect(journal.clears).toBe(0);
       writes[1]?.answer();
       await vi.waitFor(() => expect(journal.clears).toBe(1));
@@ -431,11 +524,46 @@ describe('the end writer', () => {
     it('settles an end the journal could not take once it is recorded, as without a journal', async () => {
       const journal = new MemoryEndJournal();
       journal.refuse = true;
-      const { writes, writer, ending } = setup({ journal });
+      const { writes, writer, ending, logger } = setup({ journal });
       const settled = writer.record(ending('a'));
       await nextTurn();
       writes[0]?.answer();
       expect(await settled).toEqual({ outcome: 'recorded', freesPlace: true });
+      expect(logger.at('warn')).toEqual([
+        {
+          level: 'warn',
+          fields: { err: new Error('disk full'), ends: 1 },
+          message: 'could not keep ends in the journal; they settle once recorded',
+        },
+      ]);
+    });
+
+    it('warns of a journal it cannot empty, and records its ends all the same', async () => {
+      const journal = new MemoryEndJournal();
+      journal.refuseClears = true;
+      const { store, writes, writer, ending, logger } = setup({ journal });
+      expect(await writer.record(ending('a'))).toEqual({ outcome: 'journaled', freesPlace: false });
+      writes[0]?.answer();
+      await vi.waitFor(() => expect(journal.clears).toBe(1));
+      expect(store.records.get('a')?.state).toBe(EVENT_STATE.emitted);
+      expect(logger.at('warn')).toEqual([
+        { level: 'warn', fields: { err: new Error('disk gone') }, message: 'could not empty the journal of recorded ends' },
+      ]);
+    });
+
+    it('does not empty the journal while an end that answered waits to be appended: a slow clear would forget it', async () => {
+      const journal = new MemoryEndJournal();
+      journal.holdClears = true;
+      const { writes, ids, writer, ending } = setup({ journal });
+      expect(await writer.record(ending('a'))).toEqual({ outcome: 'journaled', freesPlace: false });
+      // 'b' answers just before the write of 'a' does, and is appended on the next turn.
+      const later = writer.record(ending('b'));
+      writes[0]?.answer();
+      expect(await later).toEqual({ outcome: 'journaled', freesPlace: false });
+      for (const answer of journal.heldClears) answer();
+      await nextTurn();
+      expect(ids(1)).toEqual(['b']);
+      expect(journal.kept.map(({ event }) => event.id)).toContain('b');
     });
   });
 });

@@ -156,6 +156,13 @@ describe('reporting a failure', () => {
     expect(tried).toEqual([FAILURES]);
   });
 
+  it('gives the notice up, with a warning, when the failure topic cannot take it and the tenant has no dead-letter topic', async () => {
+    const { tried, logger, send } = setup(() => new EventRejectedError(REASON.TARGET_NOT_FOUND, 'no such topic'));
+    await send({ failureTopic: FAILURES, deadLetterTopic: undefined }, notice);
+    expect(tried).toEqual([FAILURES]);
+    expect(logger.at('warn').map(({ message }) => message)).toEqual(['failure topic cannot take the notice']);
+  });
+
   it('lets a transient error through, so that the record is retried, and tries no other topic', async () => {
     const { tried, send } = setup(() => new TransientError('SNS throttled'));
     await expect(send({ failureTopic: FAILURES, deadLetterTopic: DEAD_LETTERS }, notice)).rejects.toThrow('SNS throttled');
