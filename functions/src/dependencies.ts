@@ -5,6 +5,8 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   createLogger,
   DynamoDbBulkCancelJobs,
+  DynamoDbDueDirectory,
+  DynamoDbDueDirectoryBackfill,
   DynamoDbDueIndex,
   DynamoDbEventStore,
   DynamoDbLabelledEvents,
@@ -60,17 +62,21 @@ export function createDependencies(
     changeWriteTimeoutMs: config.changeWriteTimeoutMs,
     indexQueuedEvents: config.indexQueuedEvents,
     shardCount: config.shardCount,
+    retentionSeconds: config.retentionSeconds,
   });
   const delayQueue = new SqsDelayQueue(clients.sqs, config.delayQueueUrl);
   const logger = overrides.logger ?? createLogger(config.logLevel, { fn: functionName });
   const metrics = overrides.metrics ?? (config.metricsEnabled ? new EmfMetrics(functionName) : noMetrics);
   const pauses = new DynamoDbTenantPauses(clients.dynamodb, config.tableName);
+  const dueDirectory = new DynamoDbDueDirectory(clients.dynamodb, config.tableName, config.retentionSeconds);
   return {
     config,
     tenants: overrides.tenants ?? new TenantRegistry(config.tenants, config.topicPrefix),
     store,
-    series: new DynamoDbSeriesStore(clients.dynamodb, config.tableName),
+    series: new DynamoDbSeriesStore(clients.dynamodb, config.tableName, { retentionSeconds: config.retentionSeconds }),
     dueIndex: new DynamoDbDueIndex(clients.dynamodb, config.tableName),
+    dueDirectory,
+    backfill: new DynamoDbDueDirectoryBackfill(clients.dynamodb, config.tableName, dueDirectory, clock),
     cursors: new DynamoDbLoaderCursors(clients.dynamodb, config.tableName),
     notices: new DynamoDbNoticeClaims(clients.dynamodb, config.tableName),
     delayQueue,

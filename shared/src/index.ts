@@ -58,6 +58,8 @@ export * from './adapters/dynamodb-event-item-codec.js';
 export * from './adapters/dynamodb-event-store.js';
 export * from './adapters/dynamodb-series-store.js';
 export * from './adapters/dynamodb-due-index.js';
+export * from './adapters/dynamodb-due-directory.js';
+export * from './adapters/dynamodb-due-directory-backfill.js';
 export * from './adapters/dynamodb-index-migration.js';
 export * from './adapters/dynamodb-loader-cursors.js';
 export * from './adapters/dynamodb-notice-claims.js';

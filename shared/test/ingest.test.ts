@@ -880,7 +880,7 @@ describe('pause and resume', () => {
     ]);
 
     // The operator's resume ends its own pause only: the tenant's, ended by its resume, is not back; its held events are sent.
-    expect(await pauses.resume('acme', { owner: 'operator', name: 'operator jo' })).toMatchObject({
+    expect(await pauses.resume('acme', { owner: 'operator', name: 'operator jo' }, NOW)).toMatchObject({
       applied: true,
       stillPaused: undefined,
     });

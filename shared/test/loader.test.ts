@@ -1,12 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { runLoaderTick, type LoaderDeps } from '../src/app/loader.js';
+import { BACKFILL_DELAY_MS, HELD_SWEEP_GRACE_MS, runLoaderTick, type LoaderDeps } from '../src/app/loader.js';
 import { shardOf } from '../src/domain/sharding.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { TransientError } from '../src/domain/reasons.js';
-import { heldShardKey, tenantShardKey } from '../src/domain/table-keys.js';
+import { dueDirectoryPeriodOf, heldShardKey, tenantShardKey } from '../src/domain/table-keys.js';
 import { registry, storedRecord } from './factories.js';
 import { RecordingLoadingQueue, RecordingLogger, RecordingMetrics } from './fakes.js';
-import { MemoryDueIndex, MemoryEventStore, MemoryLoaderCursors, MemoryTenantPauses } from './memory-event-store.js';
+import {
+  MemoryDueDirectory,
+  MemoryDueDirectoryBackfill,
+  MemoryDueIndex,
+  MemoryEventStore,
+  MemoryLoaderCursors,
+  MemoryTenantPauses,
+} from './memory-event-store.js';
 
 const NOW = 1_900_000_020_000;
 const config = {
@@ -21,17 +28,23 @@ const config = {
 
 function setup(clockTimes: number[] = [NOW], table = { store: new MemoryEventStore(), cursors: new MemoryLoaderCursors() }) {
   const { store, cursors } = table;
+  // A table the local service created: its directory is complete from the start.
+  cursors.progress.dueDirectoryComplete = true;
   const dueIndex = new MemoryDueIndex(store);
+  const dueDirectory = new MemoryDueDirectory();
   const loadingQueue = new RecordingLoadingQueue();
   const { sent } = loadingQueue;
   let call = 0;
   const logger = new RecordingLogger();
+  const backfill = new MemoryDueDirectoryBackfill(store, dueDirectory, () => NOW);
   const deps = {
     config,
     // The public tenant and acme.
     tenants: registry(),
     pauses: new MemoryTenantPauses(store),
     dueIndex,
+    dueDirectory,
+    backfill,
     cursors,
     loadingQueue,
     clock: { now: () => clockTimes[Math.min(call++, clockTimes.length - 1)] ?? NOW, sleep: async () => {} },
@@ -39,8 +52,10 @@ function setup(clockTimes: number[] = [NOW], table = { store: new MemoryEventSto
     metrics: new RecordingMetrics(),
   } satisfies LoaderDeps;
   /** Stores an event of tenant acme for the loader, due at `dueAt`. */
-  const stored = (id: string, dueAt: number) =>
+  const stored = (id: string, dueAt: number) => {
+    void dueDirectory.note([{ tenant: 'acme', dueAt }]);
     store.put(storedRecord(id, dueAt, { tenantShard: tenantShardKey('acme', 's', shardOf(id, config)) }));
+  };
   const idsOf = (repair: boolean) =>
     sent
       .filter((chunk) => (chunk.repair ?? false) === repair)
@@ -51,7 +66,9 @@ function setup(clockTimes: number[] = [NOW], table = { store: new MemoryEventSto
     store,
     cursors: cursors.progress,
     dueIndex,
+    dueDirectory,
     loadingQueue,
+    backfill,
     stored,
     table,
     sent,
@@ -150,24 +167,25 @@ describe('a loader tick', () => {
     cursors.loadedThroughMs = NOW + 480_000;
     for (let i = 0; i < 1000; i++) stored(`far-${i}`, NOW + 86_400_000 + i);
     await runLoaderTick(deps);
-    // 60 s from the cursor to the lookahead: 4 shards of each of the two tenants, and one or two
-    // one-minute buckets of 4 shards in the time-bucket index; and the 4 held shards of each tenant not paused.
-    expect(dueIndex.queries).toBeLessThanOrEqual(24);
+    // Nothing is noted from the cursor to the lookahead, and no tenant is marked by a pause: no query at all.
+    expect(dueIndex.queries).toBe(0);
   });
 
   it("finds each registered tenant's stored events in the tenant index", async () => {
-    const { cursors, store, stored, deps, ids } = setup();
+    const { cursors, store, stored, deps, ids, dueDirectory } = setup();
     cursors.loadedThroughMs = NOW + 480_000;
     stored('acme-event', NOW + 500_000);
+    await dueDirectory.note([{ tenant: 'public', dueAt: NOW + 500_000 }]);
     store.put({ ...storedRecord('public-event', NOW + 500_000), tenant: 'public', tenantShard: tenantShardKey('public', 's', 1) });
     await runLoaderTick(deps);
     expect(ids()).toEqual(['acme-event', 'public-event']);
   });
 
   it('leaves events whose payload is only in the delay queue, and those of a tenant no longer registered', async () => {
-    const { cursors, store, deps, ids } = setup();
+    const { cursors, store, deps, ids, dueDirectory } = setup();
     cursors.loadedThroughMs = NOW + 480_000;
     store.put({ ...storedRecord('near-path', NOW + 500_000), state: 'queued', tenantShard: tenantShardKey('acme', 'q', 0) });
+    await dueDirectory.note([{ tenant: 'gone', dueAt: NOW + 500_000 }]);
     store.put({ ...storedRecord('of-a-removed-tenant', NOW + 500_000), tenant: 'gone', tenantShard: tenantShardKey('gone', 's', 0) });
     await runLoaderTick(deps);
     expect(ids()).toEqual([]);
@@ -235,7 +253,9 @@ describe('a loader tick', () => {
   });
 
   it('on a new table, writes where its first tick starts before anything else, so a failed first tick does not move the start', async () => {
-    const { cursors, deps } = setup();
+    const { cursors, deps, stored } = setup();
+    // In the first round: its tenant's shards are the first read.
+    stored('a', NOW - 3_590_000);
     const failing = {
       ...deps,
       dueIndex: {
@@ -261,11 +281,12 @@ describe('a loader tick', () => {
   });
 
   it('hands out each event once when the shards outnumber the queries it keeps in flight', async () => {
-    const { cursors, store, deps, ids } = setup();
-    // Two tenants of 20 shards: 40 partitions a round, read 32 at a time.
-    const wide = { ...config, shardCount: 20 };
+    const { cursors, store, deps, ids, dueDirectory } = setup();
+    // A tenant of 40 shards: 40 partitions a round, read 32 at a time.
+    const wide = { ...config, shardCount: 40 };
     cursors.loadedThroughMs = NOW + 480_000;
     const names = Array.from({ length: 30 }, (_, n) => `e${String(n).padStart(2, '0')}`);
+    await dueDirectory.note([{ tenant: 'acme', dueAt: NOW + 500_000 }]);
     for (const id of names) store.put(storedRecord(id, NOW + 500_000, { tenantShard: tenantShardKey('acme', 's', shardOf(id, wide)) }));
     const result = await runLoaderTick({ ...deps, config: wide });
     expect(ids()).toEqual(names);
@@ -320,15 +341,17 @@ describe('a loader tick', () => {
       },
     ],
   ])('tries the step of %s again at once when it fails for a reason a retry may fix, and names it in its warning', async (step, flaky) => {
-    const { cursors, stored, deps, ids, logger } = setup();
+    const { cursors, stored, deps, ids, logger, store } = setup();
     cursors.loadedThroughMs = NOW + 480_000;
     cursors.repairedThroughMs = NOW - 360_000;
     stored('a', NOW + 500_000);
+    // Resumed a moment ago: its held shards are read.
+    store.pauseMarks.set('acme', NOW - 1000);
     flaky(deps);
     const result = await runLoaderTick(deps);
     expect(ids()).toEqual(['a']);
     expect(result).toMatchObject({ eventsFound: 1, caughtUp: true });
-    expect(cursors).toEqual({ loadedThroughMs: NOW + 540_000, repairedThroughMs: NOW - 300_000 });
+    expect(cursors).toMatchObject({ loadedThroughMs: NOW + 540_000, repairedThroughMs: NOW - 300_000 });
     expect(logger.at('warn')).toEqual([
       { level: 'warn', fields: { err: new TransientError('throttled'), step }, message: 'loader step failed; trying it again' },
     ]);
@@ -384,7 +407,10 @@ describe("the loader's sweep", () => {
         state: EVENT_STATE.held,
       });
     // Held just before acme's resume, its index entry too late for the resume's job: stranded, but for this pass.
+    const operator = { owner: 'operator', name: 'operator jo' } as const;
+    await deps.pauses.pause('acme', operator, { pausedAt: NOW - 86_400_000, note: undefined });
     held('acme-stranded', 'acme', NOW - 86_400_000);
+    await deps.pauses.resume('acme', operator, NOW - 1000);
     held('public-held', 'public', NOW - 60_000);
     await deps.pauses.pause('public', { owner: 'operator', name: 'operator jo' }, { pausedAt: NOW - 120_000, note: undefined });
 
@@ -399,5 +425,163 @@ describe("the loader's sweep", () => {
         message: 'held events of a tenant no longer paused; sent on',
       },
     ]);
+  });
+});
+
+describe('the due directory and the pause marks: a tick costs what is due, not who is registered', () => {
+  /** `registered` tenants (t00000, t00001, …), of which the first `active` have one event due in each of the next minutes. */
+  async function tickWith(registered: number, active: number) {
+    const tenants = Array.from({ length: registered }, (_, n) => ({
+      id: `t${String(n).padStart(5, '0')}`,
+      accounts: [String(100_000_000_000 + n)],
+    }));
+    const { cursors, store, dueDirectory, dueIndex, deps, ids } = setup();
+    cursors.loadedThroughMs = NOW;
+    cursors.repairedThroughMs = NOW - 300_000;
+    cursors.dueDirectoryComplete = true;
+    for (const { id: tenant } of tenants.slice(0, active)) {
+      for (let minute = 1; minute <= 8; minute++) {
+        const id = `${tenant}-${minute}`;
+        const dueAt = NOW + minute * 60_000;
+        await dueDirectory.note([{ tenant, dueAt }]);
+        store.put({ ...storedRecord(id, dueAt, { tenantShard: tenantShardKey(tenant, 's', shardOf(id, config)) }), tenant });
+      }
+    }
+    const result = await runLoaderTick({ ...deps, tenants: registry({ tenants }) });
+    return { result, queries: dueIndex.queries, ids: ids() };
+  }
+
+  it('reads the shards of the tenants noted for each round only: 10 active of 10,000 registered cost the queries 10 of 10 do', async () => {
+    const few = await tickWith(10, 10);
+    const many = await tickWith(10_000, 10);
+    expect(many.ids).toEqual(few.ids);
+    expect(many.ids).toHaveLength(80);
+    expect(many.queries).toBe(few.queries);
+    // Two rounds of four minutes, each reading the ten tenants' four shards.
+    expect(many.queries).toBe(2 * 10 * config.shardCount);
+  });
+
+  it('follows the directory once it is complete: a stored event whose tenant was not noted is not read (every write that stores one notes it first)', async () => {
+    const { cursors, store, deps, ids } = setup();
+    cursors.loadedThroughMs = NOW;
+    cursors.dueDirectoryComplete = true;
+    store.put(storedRecord('unnoted', NOW + 60_000, { tenantShard: tenantShardKey('acme', 's', shardOf('unnoted', config)) }));
+    await runLoaderTick(deps);
+    expect(ids()).toEqual([]);
+  });
+
+  it('reads every registered tenant while the directory is incomplete, and schedules its backfill BACKFILL_DELAY_MS on', async () => {
+    const { cursors, store, deps, ids, dueDirectory, logger, backfill } = setup();
+    cursors.loadedThroughMs = NOW;
+    cursors.dueDirectoryComplete = false;
+    store.put(storedRecord('unnoted', NOW + 60_000, { tenantShard: tenantShardKey('acme', 's', shardOf('unnoted', config)) }));
+    await runLoaderTick(deps);
+    expect(ids()).toEqual(['unnoted']);
+    expect(dueDirectory.reads).toBe(0);
+    expect(cursors.backfill).toEqual({ startsAt: NOW + BACKFILL_DELAY_MS, from: undefined });
+    expect(backfill.pages).toBe(0);
+    expect(logger.at('info').map(({ message }) => message)).toContain(
+      'due directory incomplete: its backfill starts then; until it is done, every tenant is read',
+    );
+  });
+
+  it('backfills once its time has come, page after page from where it stopped, then marks the directory complete', async () => {
+    const { cursors, store, deps, dueDirectory, backfill } = setup();
+    cursors.loadedThroughMs = NOW;
+    cursors.dueDirectoryComplete = false;
+    cursors.backfill = { startsAt: NOW, from: 'b' };
+    for (const [id, dueAt] of [
+      ['a', NOW + 60_000],
+      ['b', NOW + 120_000],
+      ['c', NOW + 400_000],
+      ['d', NOW + 900_000],
+      ['e', NOW + 960_000],
+    ] as const)
+      store.put(storedRecord(id, dueAt, { tenantShard: tenantShardKey('acme', 's', shardOf(id, config)) }));
+    store.put({
+      ...storedRecord('held', NOW - 60_000, { tenantShard: heldShardKey('public', 0) }),
+      tenant: 'public',
+      state: EVENT_STATE.held,
+    });
+    await runLoaderTick(deps);
+    // c, d, e and held, two a page: what a scan from b reads; a and b were noted by the ticks before.
+    expect(backfill.pages).toBe(2);
+    expect(cursors.dueDirectoryComplete).toBe(true);
+    expect([...dueDirectory.noted.keys()].sort()).toEqual(
+      [...new Set([NOW + 400_000, NOW + 900_000, NOW + 960_000].map(dueDirectoryPeriodOf))].sort(),
+    );
+    expect([...store.pauseMarks.keys()]).toEqual(['public']);
+  });
+
+  it("waits for the backfill's time, and stops between pages once past its budget, keeping where it stopped", async () => {
+    const early = setup();
+    early.cursors.loadedThroughMs = NOW;
+    early.cursors.dueDirectoryComplete = false;
+    early.cursors.backfill = { startsAt: NOW + 1, from: undefined };
+    early.store.put(storedRecord('a', NOW + 60_000, { tenantShard: tenantShardKey('acme', 's', 0) }));
+    await runLoaderTick(early.deps);
+    expect(early.backfill.pages).toBe(0);
+
+    // Every read of the clock after the tick's start is past its budget: one page, then it stops.
+    const late = setup([NOW, NOW + 46_000]);
+    late.cursors.loadedThroughMs = NOW;
+    late.cursors.dueDirectoryComplete = false;
+    late.cursors.backfill = { startsAt: NOW, from: undefined };
+    for (const id of ['a', 'b', 'c', 'd']) late.store.put(storedRecord(id, NOW + 60_000, { tenantShard: tenantShardKey('acme', 's', 0) }));
+    await runLoaderTick(late.deps);
+    expect(late.backfill.pages).toBe(1);
+    expect(late.cursors.backfill).toEqual({ startsAt: NOW, from: 'b' });
+    expect(late.cursors.dueDirectoryComplete).toBe(false);
+  });
+
+  it('leaves the events of a noted tenant no longer registered', async () => {
+    const { cursors, store, deps, ids, dueDirectory } = setup();
+    cursors.loadedThroughMs = NOW;
+    cursors.dueDirectoryComplete = true;
+    await dueDirectory.note([{ tenant: 'gone', dueAt: NOW + 60_000 }]);
+    store.put({
+      ...storedRecord('gone-1', NOW + 60_000, { tenantShard: tenantShardKey('gone', 's', shardOf('gone-1', config)) }),
+      tenant: 'gone',
+    });
+    await runLoaderTick(deps);
+    expect(ids()).toEqual([]);
+  });
+
+  it('reads only the held shards of tenants a pause marked, and clears a mark once its tenant has been resumed for the grace and holds nothing', async () => {
+    const { cursors, store, deps, dueIndex } = setup();
+    cursors.loadedThroughMs = NOW;
+    cursors.dueDirectoryComplete = true;
+    const operator = { owner: 'operator', name: 'operator jo' } as const;
+    await deps.pauses.pause('acme', operator, { pausedAt: NOW - 3_600_000, note: undefined });
+    await deps.pauses.resume('acme', operator, NOW - HELD_SWEEP_GRACE_MS);
+    await deps.pauses.pause('public', operator, { pausedAt: NOW - 3_600_000, note: undefined });
+    await deps.pauses.resume('public', operator, NOW - HELD_SWEEP_GRACE_MS + 1);
+    const tenants = [
+      { id: 'acme', accounts: ['111111111111'] },
+      ...Array.from({ length: 1000 }, (_, n) => ({ id: `t${n}`, accounts: [String(200_000_000_000 + n)] })),
+    ];
+    await runLoaderTick({ ...deps, tenants: registry({ tenants }) });
+    // One page of the held shards of each marked tenant: none of the thousand never paused.
+    expect(dueIndex.queries).toBe(2 * config.shardCount);
+    // acme was resumed the grace ago and holds nothing: its mark goes. The public tenant's stays until its grace is over.
+    expect([...store.pauseMarks.keys()]).toEqual(['public']);
+  });
+
+  it('keeps the mark of a tenant paused again, or still holding events', async () => {
+    const { cursors, store, deps } = setup();
+    cursors.loadedThroughMs = NOW;
+    cursors.dueDirectoryComplete = true;
+    const operator = { owner: 'operator', name: 'operator jo' } as const;
+    await deps.pauses.pause('acme', operator, { pausedAt: NOW - 3_600_000, note: undefined });
+    await deps.pauses.pause('public', operator, { pausedAt: NOW - 3_600_000, note: undefined });
+    await deps.pauses.resume('public', operator, NOW - 3_000_000);
+    store.put({
+      ...storedRecord('public-held', NOW - 3_500_000, { tenantShard: heldShardKey('public', shardOf('public-held', config)) }),
+      tenant: 'public',
+      state: EVENT_STATE.held,
+    });
+    const result = await runLoaderTick(deps);
+    expect(result.heldSentOn).toBe(1);
+    expect([...store.pauseMarks.keys()].sort()).toEqual(['acme', 'public']);
   });
 });

@@ -1,7 +1,17 @@
 import { DuePartitionsMerge } from '../src/adapters/dynamodb-due-partitions.js';
 import { systemClock } from '../src/adapters/system-clock.js';
 import type { BulkCancelJobs, JobStep, LabelledEvents, LabelledEventsQuery } from '../src/app/ports/bulk-cancel.js';
-import type { DueEventRef, DueIndex, LoaderCursors, LoaderProgress } from '../src/app/ports/due-index.js';
+import type {
+  DueDirectory,
+  DueDirectoryBackfill,
+  DueDirectoryBackfillProgress,
+  DueEntry,
+  DueEventRef,
+  DueIndex,
+  LoaderCursor,
+  LoaderCursors,
+  LoaderProgress,
+} from '../src/app/ports/due-index.js';
 import type { NoticeClaim, NoticeClaims } from '../src/app/ports/emitter-records.js';
 import type {
   Carry,
@@ -24,6 +34,7 @@ import type {
   OpenEventsCounter,
   Pause,
   PauseAuthor,
+  PauseMark,
   PauseOwner,
   ResumeOutcome,
   TenantPauses,
@@ -53,7 +64,7 @@ import type { EndCountIncrement } from '../src/domain/end-counts.js';
 import { DYNAMODB_WRITE_UNIT_BYTES } from '../src/domain/limits.js';
 import { quotaRoom } from '../src/domain/quotas.js';
 import { itemBytes } from '../src/adapters/dynamodb-event-item-codec.js';
-import { tenantShardKey } from '../src/domain/table-keys.js';
+import { dueDirectoryPeriodOf, dueDirectoryPeriodsBetween, tenantShardKey } from '../src/domain/table-keys.js';
 import { compareByDue, decodePageToken, encodePageToken, isAfter } from '../src/domain/tenant-index.js';
 
 /**
@@ -89,6 +100,8 @@ export class MemoryEventStore implements EventStore {
   readonly operatorPauses = new Map<string, Pause>();
   /** The last pause or resume each tenant's requests applied. */
   readonly pauseChanges = new Map<string, LastChange>();
+  /** Tenants marked by a pause, with the time of their last pause or resume (see TenantPauses.pauseMarks). */
+  readonly pauseMarks = new Map<string, number>();
   private heldEndWrites: HeldEndWrite[] | undefined;
   /** Cancels to refuse, the record left as it is: writes that lost a race with another change. */
   refuseCancels = 0;
@@ -520,11 +533,14 @@ export class MemoryTenantPauses implements TenantPauses {
     if (!this.ordered(tenant, author)) return false;
     const slot = this.slot(author.owner);
     const pausedBy = author.owner === 'tenant' ? author.request.by : author.name;
+    this.store.pauseMarks.set(tenant, pause.pausedAt);
     slot.set(tenant, { pausedAt: slot.get(tenant)?.pausedAt ?? pause.pausedAt, note: pause.note, pausedBy, owner: author.owner });
     return true;
   }
 
-  async resume(tenant: string, author: PauseAuthor): Promise<ResumeOutcome> {
+  async resume(tenant: string, author: PauseAuthor, now: number): Promise<ResumeOutcome> {
+    const marked = this.store.pauseMarks.get(tenant);
+    if (marked !== undefined && this.ordered(tenant, author, false)) this.store.pauseMarks.set(tenant, now);
     const stillPaused = () => this.slot(author.owner === 'tenant' ? 'operator' : 'tenant').get(tenant);
     if (!this.ordered(tenant, author))
       return {
@@ -546,31 +562,96 @@ export class MemoryTenantPauses implements TenantPauses {
     );
   }
 
+  async pauseMarks(): Promise<readonly PauseMark[]> {
+    return [...this.store.pauseMarks].map(([tenant, stamp]) => ({ tenant, stamp }));
+  }
+
+  async clearPauseMark(mark: PauseMark): Promise<void> {
+    const paused = this.store.pauses.has(mark.tenant) || this.store.operatorPauses.has(mark.tenant);
+    if (!paused && this.store.pauseMarks.get(mark.tenant) === mark.stamp) this.store.pauseMarks.delete(mark.tenant);
+  }
+
   private slot(owner: PauseOwner): Map<string, Pause> {
     return owner === 'tenant' ? this.store.pauses : this.store.operatorPauses;
   }
 
-  /** A tenant's request applies in its publish order (and records its place); an operator's as it comes. */
-  private ordered(tenant: string, author: PauseAuthor): boolean {
+  /** A tenant's request applies in its publish order (and records its place, unless `record` is false); an operator's as it comes. */
+  private ordered(tenant: string, author: PauseAuthor, record = true): boolean {
     if (author.owner === 'operator') return true;
     if (!followsLastChange(this.store.pauseChanges.get(tenant) ?? {}, author.request)) return false;
-    this.store.pauseChanges.set(tenant, { at: author.request.publishedAt, by: author.request.by });
+    if (record) this.store.pauseChanges.set(tenant, { at: author.request.publishedAt, by: author.request.by });
     return true;
   }
 }
 
 export class MemoryLoaderCursors implements LoaderCursors {
-  progress: { loadedThroughMs: number | undefined; repairedThroughMs: number | undefined } = {
+  progress: {
+    loadedThroughMs: number | undefined;
+    repairedThroughMs: number | undefined;
+    dueDirectoryComplete: boolean;
+    backfill: DueDirectoryBackfillProgress;
+  } = {
     loadedThroughMs: undefined,
     repairedThroughMs: undefined,
+    dueDirectoryComplete: false,
+    backfill: { startsAt: undefined, from: undefined },
   };
 
   async read(): Promise<LoaderProgress> {
     return { ...this.progress };
   }
 
-  async advance(cursor: keyof LoaderProgress, toMs: number): Promise<void> {
+  async advance(cursor: LoaderCursor, toMs: number): Promise<void> {
     this.progress[cursor] = Math.max(this.progress[cursor] ?? toMs, toMs);
+  }
+
+  async saveBackfill(backfill: DueDirectoryBackfillProgress): Promise<void> {
+    this.progress.backfill = backfill;
+  }
+
+  async markDueDirectoryComplete(): Promise<void> {
+    this.progress.dueDirectoryComplete = true;
+  }
+}
+
+/** The backfill over the store's records, `pageSize` ids a page in id order, as a scan pages a table. */
+export class MemoryDueDirectoryBackfill implements DueDirectoryBackfill {
+  pages = 0;
+
+  constructor(
+    private readonly store: MemoryEventStore,
+    private readonly directory: DueDirectory,
+    private readonly now: () => number,
+    private readonly pageSize = 2,
+  ) {}
+
+  async page(from: string | undefined): Promise<string | undefined> {
+    this.pages += 1;
+    const ids = [...this.store.records.keys()].sort().filter((id) => from === undefined || id > from);
+    const page = ids.slice(0, this.pageSize).map((id) => this.store.records.get(id) as StoredRecord);
+    await this.directory.note(page.filter((record) => /#s\d+$/.test(record.tenantShard ?? '')));
+    for (const record of page)
+      if (/#h\d+$/.test(record.tenantShard ?? '') && !this.store.pauseMarks.has(record.tenant))
+        this.store.pauseMarks.set(record.tenant, this.now());
+    return ids.length > this.pageSize ? page.at(-1)?.id : undefined;
+  }
+}
+
+/** The due directory: the tenants noted for each period, and how often it was read. */
+export class MemoryDueDirectory implements DueDirectory {
+  readonly noted = new Map<number, Set<string>>();
+  reads = 0;
+
+  async note(entries: readonly DueEntry[]): Promise<void> {
+    for (const { tenant, dueAt } of entries) {
+      const period = dueDirectoryPeriodOf(dueAt);
+      this.noted.set(period, (this.noted.get(period) ?? new Set()).add(tenant));
+    }
+  }
+
+  async tenantsBetween(fromMs: number, untilMs: number): Promise<ReadonlySet<string>> {
+    this.reads += 1;
+    return new Set(dueDirectoryPeriodsBetween(fromMs, untilMs).flatMap((period) => [...(this.noted.get(period) ?? [])]));
   }
 }
 

@@ -68,6 +68,7 @@ export async function resumeTenantAt(location: Location, tenant: string, command
         tenant,
         operator(),
         resumeJobId(randomUUID()),
+        Date.now(),
       ),
     ),
   );

@@ -13,6 +13,7 @@ import {
   inputTopicName,
   LEGACY_BUCKET_INDEX,
   type Logger,
+  DynamoDbLoaderCursors,
   migrateIndexEntries,
   PUBLIC_TENANT_ID,
   SQS_MAX_MESSAGE_BYTES,
@@ -162,6 +163,8 @@ async function createTable(dynamodb: DynamoDBClient, tableName: string, logger: 
         TimeToLiveSpecification: { AttributeName: TABLE_LAYOUT.ttlAttribute, Enabled: true },
       }),
     );
+    // Nothing but this version writes to a table it creates: its due directory needs no backfill.
+    await new DynamoDbLoaderCursors(DynamoDBDocumentClient.from(dynamodb), tableName).markDueDirectoryComplete();
   } catch (error) {
     // A persistent data directory already holds it, perhaps as an earlier version created it.
     if (!(error instanceof ResourceInUseException)) throw error;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ListSubscriptionsByTopicCommand, SNSClient, SubscribeCommand, UnsubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import {
@@ -15,6 +15,7 @@ import {
   heldShardKey,
   heldShardKeys,
   LEGACY_BUCKET_INDEX,
+  LOADER_CURSOR_ID,
   shardOf,
   SqsDelayQueue,
   TABLE,
@@ -113,6 +114,14 @@ describe.concurrent('an upgrade', () => {
       const stored = event('m-earlier-stored', 9_000);
       const queued = event('m-earlier-queued', 3_000);
       const put = (item: Record<string, unknown>) => dynamodb.send(new PutCommand({ TableName: scheduler.outputs.tableName, Item: item }));
+      // The table as that version left it: no due directory, so not marked complete.
+      await dynamodb.send(
+        new UpdateCommand({
+          TableName: scheduler.outputs.tableName,
+          Key: { [TABLE.partitionKey]: LOADER_CURSOR_ID },
+          UpdateExpression: 'REMOVE dueDirectoryComplete',
+        }),
+      );
       await put(
         recordOfEarlierVersion(stored, 'scheduled', {
           [TABLE.tenantShardKey]: tenantShardKey(stored.tenant, 's', shardOf(stored.id, scheduler.config)),
@@ -201,7 +210,7 @@ describe.concurrent('an upgrade', () => {
       // Under its tenant's stored partition, where the loader reads (a take leaves the key as it is).
       expect(await keys(stored.id)).toEqual([tenantShardKey('public', 's', 0), undefined]);
 
-      await pauses.resume('public', { owner: 'operator', name: 'tests' });
+      await pauses.resume('public', { owner: 'operator', name: 'tests' }, Date.now());
       for (const { payload } of [held, stored]) {
         const [delivery] = await waitFor(() => target.withPayload(payload).length > 0 && target.withPayload(payload), payload, 30_000);
         expect(delivery?.receivedAt).toBeGreaterThanOrEqual(payload === stored.payload ? dueAt : held.dueAt);

@@ -115,6 +115,8 @@ export async function rescheduleEvent(
   scope: ChangeScope,
   change: RescheduleChange,
 ): Promise<{ readonly outcome: 'rescheduled'; readonly event: ScheduledEvent | undefined } | ChangeRefused> {
+  // Wherever its payload is, the event may be listed among its tenant's stored ones at its new due time.
+  await table.dueDirectory.note([{ tenant: scope.tenant, dueAt: change.dueAt }]);
   const rescheduled = await writeChange(table, 'UpdateItem', isConditionFailure, (now, abortSignal) =>
     table.client.send(withoutSdkRetries(new UpdateCommand(rescheduleUpdate(table, id, scope, change, now, 'table'))), { abortSignal }),
   );

@@ -81,7 +81,12 @@ async function insert(table: EventTable, entries: readonly NewEvent[]): Promise<
   if (first === undefined) return [];
   const items = entries.map((entry) => newEventItems(entry, { indexQueuedEvents: table.indexQueuedEvents }));
   const payloadItems = items.flatMap(({ payloadItem }) => (payloadItem ? [payloadItem] : []));
-  if (payloadItems.length > 0) await batchPut(table.client, table.tableName, payloadItems);
+  // Stored events are listed for the loader, and noted in the due directory first (see DueDirectory).
+  const stored = entries.filter(({ placement }) => placement.state !== 'queued').map(({ event }) => event);
+  await Promise.all([
+    payloadItems.length > 0 ? batchPut(table.client, table.tableName, payloadItems) : undefined,
+    stored.length > 0 ? table.dueDirectory.note(stored) : undefined,
+  ]);
   const inserted = await table.writer.write(items.map(({ record }) => ({ kind: 'insert', item: record })));
   const refused = entries.filter((_, index) => inserted[index] === 'refused');
   const existing = refused.length === 0 ? new Map<string, EventRecord>() : await readEvents(table, idsOf(refused)).catch(() => undefined);

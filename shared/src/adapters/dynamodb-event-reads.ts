@@ -6,6 +6,7 @@ import { batchGet } from './dynamodb-batches.js';
 import type { ConditionalWriter } from './dynamodb-conditional-writes.js';
 import { isEventItem, toRecord } from './dynamodb-event-item-codec.js';
 import type { DynamoDbQuotaCounters } from './dynamodb-quota-counters.js';
+import type { DueDirectory } from '../app/ports/due-index.js';
 
 /**
  * The events' table as the event store's writes reach it (DynamoDbEventStore builds it once), and
@@ -25,6 +26,8 @@ export interface EventTable {
   readonly indexQueuedEvents: boolean;
   /** The shards of the tenant index (SchedulerConfig.shardCount). */
   readonly shardCount: number;
+  /** Noted before any write lists an event among its tenant's stored ones, so the loader finds it (see DueDirectory). */
+  readonly dueDirectory: Pick<DueDirectory, 'note'>;
 }
 
 /** Records by id, read consistently (an id without a record is absent). */

@@ -19,6 +19,7 @@ import type {
 } from '../app/ports/event-store.js';
 import type { Clock } from '../app/ports/process.js';
 import type { EndCountIncrement } from '../domain/end-counts.js';
+import { DynamoDbDueDirectory } from './dynamodb-due-directory.js';
 import { DynamoDbEndCounters } from './dynamodb-end-counters.js';
 import type { BatchWriteMode } from '../config.js';
 import { conditionalWriter } from './dynamodb-conditional-writes.js';
@@ -48,6 +49,8 @@ export interface DynamoDbEventStoreOptions {
   readonly indexQueuedEvents?: boolean;
   /** The shards of the tenant index (SchedulerConfig.shardCount): where an event leaving its held partition goes. */
   readonly shardCount?: number;
+  /** How long an event's record is kept after it is due (SchedulerConfig.retentionSeconds): the due directory's entries last as long. */
+  readonly retentionSeconds?: number;
 }
 
 export class DynamoDbEventStore implements EventStore {
@@ -67,6 +70,7 @@ export class DynamoDbEventStore implements EventStore {
       changeWriteTimeoutMs: options.changeWriteTimeoutMs ?? DEFAULTS.changeWriteTimeoutMs,
       indexQueuedEvents: options.indexQueuedEvents ?? DEFAULTS.indexQueuedEvents,
       shardCount: options.shardCount ?? DEFAULTS.shardCount,
+      dueDirectory: new DynamoDbDueDirectory(client, tableName, options.retentionSeconds ?? DEFAULTS.retentionSeconds),
     };
   }
 

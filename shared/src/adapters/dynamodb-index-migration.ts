@@ -2,7 +2,10 @@ import { paginateScan, UpdateCommand, type DynamoDBDocumentClient } from '@aws-s
 import { EVENT_STATE } from '../domain/lifecycle.js';
 import { TransientError } from '../domain/reasons.js';
 import { heldShardKey, legacyBucketEntry, tenantShardKey } from '../domain/table-keys.js';
+import { DEFAULTS } from '../config.js';
+import { DynamoDbDueDirectory } from './dynamodb-due-directory.js';
 import { isConditionFailure, LEGACY_BUCKET_INDEX, TABLE, transient } from './dynamodb-table.js';
+import { DynamoDbTenantPauses } from './dynamodb-tenant-pauses.js';
 
 /** Items one page of the migration's scan reads. */
 const SCAN_PAGE_ITEMS = 1000;
@@ -56,8 +59,13 @@ export async function migrateIndexEntries(
     {
       TableName: tableName,
       FilterExpression: 'attribute_exists(#bucketShard)',
-      ProjectionExpression: '#id, #bucketShard, tenant, #state',
-      ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#bucketShard': LEGACY_BUCKET_INDEX.partitionKey, '#state': 'state' },
+      ProjectionExpression: '#id, #bucketShard, tenant, #state, #due',
+      ExpressionAttributeNames: {
+        '#id': TABLE.partitionKey,
+        '#bucketShard': LEGACY_BUCKET_INDEX.partitionKey,
+        '#state': 'state',
+        '#due': TABLE.dueAtKey,
+      },
       ConsistentRead: true,
     },
   );
@@ -95,6 +103,12 @@ async function moveEntry(
 ): Promise<Move['kind']> {
   const move = moveOf(item, scope);
   if (move.kind === 'left' || move.kind === 'skipped') return move.kind;
+  // Listed anew: noted in the due directory, or its tenant marked by a pause, first, as a write of this version does.
+  const tenant = String(item.tenant);
+  const dueAt = item[TABLE.dueAtKey];
+  if (move.kind === 'stored' && typeof dueAt === 'number')
+    await new DynamoDbDueDirectory(client, tableName, DEFAULTS.retentionSeconds).note([{ tenant, dueAt }]);
+  if (move.kind === 'held') await new DynamoDbTenantPauses(client, tableName).mark(tenant, Date.now());
   const set =
     move.kind === 'held'
       ? 'SET #tenantShard = :key '

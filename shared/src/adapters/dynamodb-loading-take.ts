@@ -26,6 +26,8 @@ export async function takeForLoading(table: EventTable, ids: readonly string[], 
           : record.state === EVENT_STATE.queued && record.loadedBy === take.owner)
       : isOpen(record.state) && record.state !== EVENT_STATE.held && record.dueAt < overdueBefore && record.payloadKept !== 'queue',
   );
+  // A resume lists its events among their tenants' stored ones again (see DueDirectory).
+  if (resume !== undefined && records.length > 0) await table.dueDirectory.note(records);
   const outcomes = await table.writer.write(
     records.map((record): ConditionalWrite => {
       const condition: Condition =

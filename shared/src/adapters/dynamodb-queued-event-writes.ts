@@ -103,8 +103,11 @@ export async function carryEvent(table: EventTable, record: EventRecord, from: s
     onward.to === 'table'
       ? withStoredPayload({ ...record, state: EVENT_STATE.scheduled, carriedToTableAt: now }, onward.payload, record, record.expiresAt)
       : undefined;
-  // Written before the record names it, as at ingest.
-  if (stored?.payloadItem !== undefined) await batchPut(table.client, table.tableName, [stored.payloadItem]);
+  // Written before the record names it, as at ingest; and noted in the due directory before the record is listed.
+  await Promise.all([
+    stored?.payloadItem === undefined ? undefined : batchPut(table.client, table.tableName, [stored.payloadItem]),
+    onward.to === 'table' ? table.dueDirectory.note([record]) : undefined,
+  ]);
   const inline = stored?.record.payloadKept === 'record';
   try {
     await table.client.send(

@@ -1,3 +1,5 @@
+import { DEFAULTS } from '../config.js';
+import { DynamoDbDueDirectory } from './dynamodb-due-directory.js';
 import { PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ChangeRequest } from '../app/ports/event-store.js';
 import type {
@@ -99,12 +101,16 @@ function catchUpUpdate(step: SeriesAdvance): { set: string[]; remove: string[]; 
 
 export class DynamoDbSeriesStore implements SeriesStore {
   private readonly counters: DynamoDbQuotaCounters;
+  /** Noted before a series is keyed among its tenant's stored events at a due time, so the loader takes it (see DueDirectory). */
+  private readonly dueDirectory: DynamoDbDueDirectory;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
+    options: { readonly retentionSeconds?: number } = {},
   ) {
     this.counters = new DynamoDbQuotaCounters(client, tableName);
+    this.dueDirectory = new DynamoDbDueDirectory(client, tableName, options.retentionSeconds ?? DEFAULTS.retentionSeconds);
   }
 
   async create(entry: SeriesEntry): Promise<SeriesCreateOutcome> {
@@ -136,7 +142,10 @@ export class DynamoDbSeriesStore implements SeriesStore {
     // It has no expiry while the series lasts (its end deletes it): an advance does not rewrite it.
     const stored = withStoredPayload(record, payload, series, Number.NaN);
     const payloadItem = stored.payloadItem === undefined ? undefined : withoutExpiry(stored.payloadItem);
-    if (payloadItem !== undefined) await batchPut(this.client, this.tableName, [payloadItem]);
+    await Promise.all([
+      payloadItem === undefined ? undefined : batchPut(this.client, this.tableName, [payloadItem]),
+      this.dueDirectory.note([{ tenant: series.tenant, dueAt: entry.dueAt }]),
+    ]);
     try {
       await this.client.send(
         new PutCommand({
@@ -209,6 +218,7 @@ export class DynamoDbSeriesStore implements SeriesStore {
         ...catchUp.values,
       },
     };
+    if (step.next !== undefined) await this.dueDirectory.note([{ tenant: series.tenant, dueAt: step.next }]);
     try {
       if (!completed) await this.client.send(new UpdateCommand(update));
       // Completed, it frees its place in the same write.
@@ -228,6 +238,7 @@ export class DynamoDbSeriesStore implements SeriesStore {
   }
 
   async change(series: SeriesRecord, revision: SeriesRevision, write: SeriesChangeWrite): Promise<SeriesRecord | undefined> {
+    if (revision.dueAt !== undefined) await this.dueDirectory.note([{ tenant: series.tenant, dueAt: revision.dueAt }]);
     const written = await writeSeriesChange(this.client, this.tableName, series, revision, write);
     if (written === undefined) return undefined;
     const record = toSeries(written);

@@ -1,6 +1,6 @@
-import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Pause, PauseAuthor, PauseOwner, ResumeOutcome, TenantPauses } from '../app/ports/tenants.js';
-import { openEventsCounterId } from '../domain/table-keys.js';
+import { paginateQuery, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Pause, PauseAuthor, PauseMark, PauseOwner, ResumeOutcome, TenantPauses } from '../app/ports/tenants.js';
+import { openEventsCounterId, PAUSE_MARKS_KEY, tenantOfCounterId } from '../domain/table-keys.js';
 import { batchGet } from './dynamodb-batches.js';
 import { followsLastChangeCondition } from './dynamodb-conditional-writes.js';
 import { isConditionFailure, TABLE, transient } from './dynamodb-table.js';
@@ -14,6 +14,9 @@ const SLOTS: Readonly<Record<PauseOwner, { readonly at: string; readonly note: s
 /** The last pause or resume the tenant's requests applied, for their publish order. */
 const LAST_CHANGE = { at: 'pauseChangeAt', by: 'pauseChangeBy' } as const;
 
+/** The attributes that say a tenant is paused, one per owner. */
+export const PAUSED_AT_ATTRIBUTES = [SLOTS.tenant.at, SLOTS.operator.at] as const;
+
 /** The condition, on a tenant's counters item, that it is paused by anyone: what the emitter's hold checks. */
 export const PAUSED_CONDITION = `attribute_exists(${SLOTS.tenant.at}) OR attribute_exists(${SLOTS.operator.at})`;
 
@@ -22,7 +25,10 @@ export const PAUSED_CONDITION = `attribute_exists(${SLOTS.tenant.at}) OR attribu
  * (`pausedAt`, `pauseNote`, `pausedBy`), and its operator's (`operatorPausedAt`, …). The
  * emitter's hold checks PAUSED_CONDITION in the same transaction that holds an event, so that no
  * event is held once a resume has ended the pause. The tenant's requests apply in the order its
- * client published them (`pauseChangeAt`, `pauseChangeBy`: the rule reschedules follow).
+ * client published them (`pauseChangeAt`, `pauseChangeBy`: the rule reschedules follow). A pause
+ * also lists the item in the tenant index under PAUSE_MARKS_KEY, at the time of its last pause or
+ * resume, until the loader's sweep clears it: so the sweep reads the held events of the tenants
+ * paused lately, not of every tenant registered.
  */
 export class DynamoDbTenantPauses implements TenantPauses {
   constructor(
@@ -43,11 +49,14 @@ export class DynamoDbTenantPauses implements TenantPauses {
           TableName: this.tableName,
           Key: { [TABLE.partitionKey]: openEventsCounterId(tenant) },
           UpdateExpression:
-            `SET ${[`${slot.at} = if_not_exists(${slot.at}, :pausedAt)`, `${slot.by} = :pausedBy`, ...ordered.sets].join(', ')}` +
+            `SET ${[`${slot.at} = if_not_exists(${slot.at}, :pausedAt)`, `${slot.by} = :pausedBy`, ...MARK.sets, ...ordered.sets].join(', ')}` +
             (pause.note === undefined ? ` REMOVE ${slot.note}` : `, ${slot.note} = :note`),
           ...ordered.condition,
+          ExpressionAttributeNames: MARK.names,
           ExpressionAttributeValues: {
             ':pausedAt': pause.pausedAt,
+            ':marks': PAUSE_MARKS_KEY,
+            ':stamp': pause.pausedAt,
             ':pausedBy': author.owner === 'tenant' ? author.request.by : author.name,
             ...(pause.note === undefined ? {} : { ':note': pause.note }),
             ...ordered.values,
@@ -61,7 +70,7 @@ export class DynamoDbTenantPauses implements TenantPauses {
     }
   }
 
-  async resume(tenant: string, author: PauseAuthor): Promise<ResumeOutcome> {
+  async resume(tenant: string, author: PauseAuthor, now: number): Promise<ResumeOutcome> {
     const slot = SLOTS[author.owner];
     const other: PauseOwner = author.owner === 'tenant' ? 'operator' : 'tenant';
     const ordered = orderedBy(author);
@@ -70,9 +79,11 @@ export class DynamoDbTenantPauses implements TenantPauses {
         new UpdateCommand({
           TableName: this.tableName,
           Key: { [TABLE.partitionKey]: openEventsCounterId(tenant) },
-          UpdateExpression: `${ordered.sets.length > 0 ? `SET ${ordered.sets.join(', ')} ` : ''}REMOVE ${slot.at}, ${slot.note}, ${slot.by}`,
+          // The mark's time moves on: the sweep keeps the tenant a while after its resume (see clearPauseMark).
+          UpdateExpression: `SET ${['#stamp = :stamp', ...ordered.sets].join(', ')} REMOVE ${slot.at}, ${slot.note}, ${slot.by}`,
           ...ordered.condition,
-          ...(ordered.sets.length > 0 ? { ExpressionAttributeValues: ordered.values } : {}),
+          ExpressionAttributeNames: { '#stamp': TABLE.dueAtKey },
+          ExpressionAttributeValues: { ':stamp': now, ...ordered.values },
           ReturnValues: 'ALL_OLD',
         }),
       );
@@ -97,7 +108,76 @@ export class DynamoDbTenantPauses implements TenantPauses {
     }
     return pauses;
   }
+
+  async pauseMarks(): Promise<readonly PauseMark[]> {
+    const marks: PauseMark[] = [];
+    const pages = paginateQuery(
+      { client: this.client, pageSize: 1000 },
+      {
+        TableName: this.tableName,
+        IndexName: TABLE.tenantIndex,
+        KeyConditionExpression: '#marks = :marks',
+        ExpressionAttributeNames: { '#marks': TABLE.tenantShardKey },
+        ExpressionAttributeValues: { ':marks': PAUSE_MARKS_KEY },
+      },
+    );
+    try {
+      for await (const page of pages)
+        for (const item of page.Items ?? [])
+          marks.push({ tenant: tenantOfCounterId(String(item[TABLE.partitionKey])), stamp: Number(item[TABLE.dueAtKey]) });
+    } catch (error) {
+      throw transient('Query', error);
+    }
+    return marks;
+  }
+
+  /**
+   * Marks a tenant as a pause does, unless it is marked already: for events held, or a pause
+   * made, before marks were kept (see DueDirectoryBackfill, migrateIndexEntries).
+   */
+  async mark(tenant: string, now: number): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [TABLE.partitionKey]: openEventsCounterId(tenant) },
+          UpdateExpression: 'SET #marks = :marks, #stamp = :now',
+          ConditionExpression: 'attribute_not_exists(#marks)',
+          ExpressionAttributeNames: MARK.names,
+          ExpressionAttributeValues: { ':marks': PAUSE_MARKS_KEY, ':now': now },
+        }),
+      );
+    } catch (error) {
+      if (isConditionFailure(error)) return;
+      throw transient('UpdateItem', error);
+    }
+  }
+
+  async clearPauseMark(mark: PauseMark): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { [TABLE.partitionKey]: openEventsCounterId(mark.tenant) },
+          UpdateExpression: 'REMOVE #marks',
+          ConditionExpression: `#stamp = :stamp AND NOT (${PAUSED_CONDITION})`,
+          ExpressionAttributeNames: { '#marks': TABLE.tenantShardKey, '#stamp': TABLE.dueAtKey },
+          ExpressionAttributeValues: { ':stamp': mark.stamp },
+        }),
+      );
+    } catch (error) {
+      // Paused, resumed or cleared since it was read: the next sweep decides anew.
+      if (isConditionFailure(error)) return;
+      throw transient('UpdateItem', error);
+    }
+  }
 }
+
+/** What a pause sets on the counters item to mark its tenant (see PAUSE_MARKS_KEY). */
+const MARK = {
+  sets: ['#marks = :marks', '#stamp = :stamp'],
+  names: { '#marks': TABLE.tenantShardKey, '#stamp': TABLE.dueAtKey },
+} as const;
 
 /** A tenant's request records its place in the publish order, and applies only after the last one; an operator's applies as it comes. */
 function orderedBy(author: PauseAuthor) {

@@ -284,7 +284,7 @@ async function applyIntent(
     case 'resume': {
       // Named after the input message: delivered again, it makes the same job.
       const author = { owner: 'tenant', request: changeRequest(applying) } as const;
-      const { applied, ended, stillPaused } = await resumeTenant(deps, tenant, author, resumeJobId(planned.message.inputMessageId));
+      const { applied, ended, stillPaused } = await resumeTenant(deps, tenant, author, resumeJobId(planned.message.inputMessageId), now);
       if (!applied) return superseded(applying, 'resume');
       if (stillPaused?.owner === 'operator') return refuse(applying, pausedByOperator(tenant, stillPaused));
       deps.logger.info({ tenant, pausedAt: ended?.pausedAt }, 'tenant resumed: its held events are being sent');

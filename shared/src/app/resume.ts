@@ -80,8 +80,9 @@ export async function resumeTenant(
   tenant: string,
   author: PauseAuthor,
   jobId: string,
+  now: number,
 ): Promise<ResumeOutcome> {
-  const outcome = await deps.pauses.resume(tenant, author);
+  const outcome = await deps.pauses.resume(tenant, author, now);
   if (outcome.applied && outcome.stillPaused === undefined)
     await deps.changesQueue.send({ kind: 'resume', jobId, tenant }, RESUME_SETTLE_SECONDS);
   return outcome;

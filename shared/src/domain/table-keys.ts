@@ -128,6 +128,18 @@ export function openEventsCounterId(tenant: string): string {
   return `#tenant#${tenant}`;
 }
 
+/** The tenant whose counters item this is (see openEventsCounterId). */
+export function tenantOfCounterId(counterId: string): string {
+  return counterId.slice('#tenant#'.length);
+}
+
+/**
+ * The tenant-index partition that lists the counters items of tenants paused since they were
+ * last swept (see TenantPauses.pauseMarks): the only tenants that may have held events. Its sort
+ * key is the time of the tenant's last pause or resume.
+ */
+export const PAUSE_MARKS_KEY = '#paused';
+
 /** A tenant's ends in one minute (see end-counts.ts): `#ends#<tenant>#<minute start, epoch seconds>`. */
 export function endCountsItemId(tenant: string, minuteMs: number): string {
   return `#ends#${tenant}#${Math.floor(minuteMs / 1000)}`;
@@ -144,6 +156,42 @@ export function refusalCounterId(tenant: string): string {
 /** One of the slots of a tenant's ring of kept refusals: `r#<tenant>#<slot>`. */
 export function refusalSlotId(tenant: string, slot: number): string {
   return `${refusalCounterId(tenant)}#${slot}`;
+}
+
+/**
+ * The due directory: which tenants have stored events (`s`) due in each period of
+ * DUE_DIRECTORY_PERIOD_MS, so that the loader queries those tenants' shards, not every registered
+ * tenant's. One small item per tenant and period, `#due#<period start, epoch s>#<tenant>`, listed in
+ * the tenant index under `#due#<period start, epoch s>` at the period's start. No tenant's key
+ * starts with `#`, so no tenant partition is a directory's. A stored format: the period never changes.
+ */
+export const DUE_DIRECTORY_PERIOD_MS = 300_000;
+
+/** The start (epoch ms) of the directory period holding `dueAt`. */
+export function dueDirectoryPeriodOf(dueAt: number): number {
+  return Math.floor(dueAt / DUE_DIRECTORY_PERIOD_MS) * DUE_DIRECTORY_PERIOD_MS;
+}
+
+/** The directory periods overlapping [fromMs, untilMs), by their starts, oldest first. */
+export function dueDirectoryPeriodsBetween(fromMs: number, untilMs: number): number[] {
+  const periods: number[] = [];
+  for (let start = dueDirectoryPeriodOf(fromMs); start < untilMs; start += DUE_DIRECTORY_PERIOD_MS) periods.push(start);
+  return periods;
+}
+
+/** The tenant-index partition listing a period's entries: `#due#<period start, epoch s>`. */
+export function dueDirectoryKey(periodStartMs: number): string {
+  return `#due#${Math.floor(periodStartMs / 1000)}`;
+}
+
+/** The entry saying `tenant` has stored events due in the period: `#due#<period start, epoch s>#<tenant>`. */
+export function dueDirectoryEntryId(periodStartMs: number, tenant: string): string {
+  return `${dueDirectoryKey(periodStartMs)}#${tenant}`;
+}
+
+/** The tenant a due directory entry names (tenant ids hold no `#`). */
+export function tenantOfDueDirectoryEntry(entryId: string): string {
+  return entryId.slice(entryId.lastIndexOf('#') + 1);
 }
 
 // ---- The index's partitions ------------------------------------------------------------------

@@ -313,7 +313,7 @@ function takeAndEndCases(setup: () => Promise<ContractCase>): void {
     const operator = { owner: 'operator', name: 'operator jo' } as const;
     await pauses.pause(e.tenant, operator, { pausedAt: NOW, note: 'flood' });
     expect(await holdCreated('a')).toBe('held');
-    await pauses.resume(e.tenant, operator);
+    await pauses.resume(e.tenant, operator, NOW + 1);
     expect(await holdCreated('b')).toBe('not-paused');
   });
 

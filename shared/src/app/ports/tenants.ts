@@ -52,10 +52,24 @@ export interface TenantPauses {
    * one) already: nothing changes.
    */
   pause(tenant: string, author: PauseAuthor, pause: { readonly pausedAt: number; readonly note: string | undefined }): Promise<boolean>;
-  /** Ends the author's pause of a tenant (see ResumeOutcome). */
-  resume(tenant: string, author: PauseAuthor): Promise<ResumeOutcome>;
+  /** Ends the author's pause of a tenant (see ResumeOutcome); `now` stamps its pause mark. */
+  resume(tenant: string, author: PauseAuthor, now: number): Promise<ResumeOutcome>;
   /** The pauses of those of these tenants that are paused: the operator's when there is one, else the tenant's own. */
   paused(tenants: readonly string[]): Promise<ReadonlyMap<string, Pause>>;
+  /**
+   * The tenants marked by a pause and not cleared since: the only ones that may have held events.
+   * A pause marks its tenant in the same write; `stamp` is the time of its last pause or resume.
+   */
+  pauseMarks(): Promise<readonly PauseMark[]>;
+  /** Clears a tenant's mark, unless it is paused, or was paused or resumed again since the mark was read. */
+  clearPauseMark(mark: PauseMark): Promise<void>;
+}
+
+/** A tenant marked by a pause (see TenantPauses.pauseMarks). */
+export interface PauseMark {
+  readonly tenant: string;
+  /** Epoch ms of its last pause or resume. */
+  readonly stamp: number;
 }
 
 /** The counter a tenant's open-events quota is taken from. */
