@@ -1,7 +1,13 @@
-import { DynamoDbQuotaCounters, type Pause, type Tenant } from '@adhoc-scheduler/shared';
+import { DynamoDbQuotaCounters, DynamoDbTenantPauses, type Pause, type Tenant } from '@adhoc-scheduler/shared';
+import { describeError } from '@adhoc-scheduler/shared/describe-error';
 import { withTable, type Location } from '../admin/location.js';
-import { pausesAt } from '../admin/pause-commands.js';
 import type { PauseState, TenantSummary } from './backend.js';
+
+/** Some tenants' states: their open-events counts, in their order, and their pauses (or why those are unknown). */
+export interface TenantStatesRead {
+  readonly openEvents: readonly number[];
+  readonly pauses: { readonly pauses: ReadonlyMap<string, Pause> } | { readonly unknown: string };
+}
 
 /**
  * What the console reads of a tenant beside the registry, from its counter item: its open
@@ -9,25 +15,34 @@ import type { PauseState, TenantSummary } from './backend.js';
  * a registry of 100,000 tenants costs a page no more reads than one of ten.
  */
 export interface TenantStates {
-  /** The open-events counts of these tenants, in their order. */
-  openEvents(tenants: readonly string[]): Promise<readonly number[]>;
-  /** Their pauses, or why they are unknown (the table could not be read). */
-  pauses(tenants: readonly string[]): Promise<{ readonly pauses: ReadonlyMap<string, Pause> } | { readonly unknown: string }>;
+  read(tenants: readonly string[]): Promise<TenantStatesRead>;
 }
 
-/** The states at a location: a BatchGetItem of the page's counter items for the counts, another for the pauses (as `scripts/admin tenant list` reads them). */
+/**
+ * The states at a location, through one client of its table: a BatchGetItem of the tenants'
+ * counter items for their counts, another for their pauses (read as `scripts/admin tenant list`
+ * reads them). Pauses that cannot be read are said unknown; counts that cannot be, an AdminError.
+ */
 export function tenantStatesAt(location: Location): TenantStates {
   return {
-    openEvents: (tenants) => withTable(location, (client, tableName) => new DynamoDbQuotaCounters(client, tableName).openEventsOf(tenants)),
-    pauses: (tenants) => pausesAt(location, tenants),
+    read: (tenants) =>
+      withTable(location, async (client, tableName) => {
+        const [openEvents, pauses] = await Promise.all([
+          new DynamoDbQuotaCounters(client, tableName).openEventsOf(tenants),
+          new DynamoDbTenantPauses(client, tableName).paused(tenants).then(
+            (paused) => ({ pauses: paused }),
+            (error: unknown) => ({ unknown: describeError(error) }),
+          ),
+        ]);
+        return { openEvents, pauses };
+      }),
   };
 }
 
 /** These tenants as the console shows them: their quotas, with their open events and pauses read now. */
 export async function summariesOf(tenants: readonly Tenant[], states: TenantStates): Promise<TenantSummary[]> {
   if (tenants.length === 0) return [];
-  const ids = tenants.map((tenant) => tenant.id);
-  const [counts, paused] = await Promise.all([states.openEvents(ids), states.pauses(ids)]);
+  const { openEvents, pauses: paused } = await states.read(tenants.map((tenant) => tenant.id));
   const pauseOf = (id: string): PauseState => {
     if ('unknown' in paused) return { paused: 'unknown' };
     const pause = paused.pauses.get(id);
@@ -40,7 +55,7 @@ export async function summariesOf(tenants: readonly Tenant[], states: TenantStat
     enabled: tenant.enabled,
     maxOpenEvents: tenant.quotas.maxOpenEvents,
     maxIngestPerSecond: tenant.quotas.maxIngestPerSecond,
-    openEvents: counts[index],
+    openEvents: openEvents[index],
     pause: pauseOf(tenant.id),
   }));
 }
