@@ -4,7 +4,6 @@ import {
   changeRefusal,
   describeCounts,
   DynamoDbEndCounters,
-  DynamoDbQuotaCounters,
   isLabel,
   isMessageEventId,
   lastHourMinutes,
@@ -13,7 +12,6 @@ import {
   OPEN_STATES,
   PageTokenError,
   PUBLIC_TENANT_ID,
-  TenantRegistry,
   type EventRecord,
   type EventListing,
   type RecentRefusals,
@@ -34,9 +32,9 @@ import type { DeadLetter as QueuedDeadLetter } from '../admin/dead-letters.js';
 import { AdminError } from '../admin/errors.js';
 import { withEventListing, withInputTopic, withSeriesListing, withTable, type Location } from '../admin/location.js';
 import { seriesAt } from '../admin/series-commands.js';
-import { pausesAt, pauseTenant, resumedText, resumeTenantAt } from '../admin/pause-commands.js';
+import { pauseTenant, resumedText, resumeTenantAt } from '../admin/pause-commands.js';
 import { withRefusalLog } from '../admin/refusal-commands.js';
-import { readRegistry, unregisteredTenant } from '../admin/registry.js';
+import { pageOfTenants, unregisteredTenant, type TenantFilter } from '../admin/registry.js';
 import {
   ConsoleRequestError,
   type ActionOutcome,
@@ -47,11 +45,13 @@ import {
   type EventLifecycle,
   type EventPage,
   type Overview,
-  type PauseState,
   type SeriesDetail,
+  type TenantsPage,
   type TenantSummary,
 } from './backend.js';
 import { HOUR_MS, overviewFigures } from './figures.js';
+import { RegistryFile } from './registry-file.js';
+import { summariesOf, tenantStatesAt, type TenantStates } from './tenant-states.js';
 
 /** Open events the overview's timeline reads at most; past it, its counts are lower bounds. */
 const OVERVIEW_READ_LIMIT = 5000;
@@ -66,6 +66,8 @@ const DEAD_LETTERS_SHOWN = 100;
 export interface AdminBackendOptions {
   /** The tenant registry: the local service's file by default; a deployed stack's only when named. */
   readonly tenantsFile?: string | undefined;
+  /** Where the tenants' counters and pauses are read: the location's table unless given (a test counts the reads). */
+  readonly tenantStates?: TenantStates | undefined;
 }
 
 /**
@@ -77,53 +79,46 @@ export interface AdminBackendOptions {
  */
 export class AdminConsoleBackend implements ConsoleBackend {
   readonly description: string;
-  private readonly tenantsFile: string | undefined;
+  private readonly registryFile: RegistryFile;
+  private readonly tenantStates: TenantStates;
 
   constructor(
     private readonly location: Location,
     options: AdminBackendOptions = {},
   ) {
-    this.tenantsFile = options.tenantsFile ?? (location.kind === 'local' ? LOCAL_SERVICE_FILES.tenants : undefined);
+    this.registryFile = new RegistryFile(options.tenantsFile ?? (location.kind === 'local' ? LOCAL_SERVICE_FILES.tenants : undefined));
+    this.tenantStates = options.tenantStates ?? tenantStatesAt(location);
     this.description =
       location.kind === 'local'
         ? `local service (${location.outputs})`
         : `deployed stack (${location.stackOutputs ?? `table ${location.table ?? ''}`}${location.profile ? `, profile ${location.profile}` : ''})`;
   }
 
-  private registry(): TenantRegistry {
-    // Without a file (a deployed stack named without one), only the public tenant is known.
-    return new TenantRegistry(this.tenantsFile === undefined ? {} : readRegistry(this.tenantsFile), '');
+  /**
+   * Reads the tenants file now, so that the first view does not (a registry of 100,000 tenants
+   * takes about a second to check and build); an AdminError when it is invalid.
+   */
+  readRegistry(): void {
+    this.registryFile.current();
   }
 
-  async tenants(): Promise<readonly TenantSummary[]> {
-    const tenants = this.registry().all();
-    const ids = tenants.map((tenant) => tenant.id);
-    const [counts, paused] = await Promise.all([
-      withTable(this.location, (client, tableName) => {
-        const counters = new DynamoDbQuotaCounters(client, tableName);
-        return Promise.all(ids.map((id) => counters.openEvents(id)));
-      }),
-      pausesAt(this.location, ids),
-    ]);
-    const pauseOf = (id: string): PauseState => {
-      if ('unknown' in paused) return { paused: 'unknown' };
-      const pause = paused.pauses.get(id);
-      return pause === undefined
-        ? { paused: false }
-        : { paused: true, since: pause.pausedAt, note: pause.note, by: pause.pausedBy, owner: pause.owner };
-    };
-    return tenants.map((tenant, index) => ({
-      id: tenant.id,
-      enabled: tenant.enabled,
-      maxOpenEvents: tenant.quotas.maxOpenEvents,
-      maxIngestPerSecond: tenant.quotas.maxIngestPerSecond,
-      openEvents: counts[index],
-      pause: pauseOf(tenant.id),
-    }));
+  async tenants(filter: TenantFilter): Promise<TenantsPage> {
+    const { tenants, next } = pageOfTenants(this.registryFile.current(), filter);
+    return { tenants: await summariesOf(tenants, this.tenantStates), next };
+  }
+
+  async tenant(id: string): Promise<TenantSummary | undefined> {
+    const tenant = this.registryFile.current().tenant(id);
+    return tenant === undefined ? undefined : (await summariesOf([tenant], this.tenantStates))[0];
+  }
+
+  async defaultTenant(): Promise<string> {
+    const { tenants } = pageOfTenants(this.registryFile.current(), { limit: 2 });
+    return (tenants.find((tenant) => tenant.id !== PUBLIC_TENANT_ID) ?? tenants[0])?.id ?? PUBLIC_TENANT_ID;
   }
 
   async overview(tenantId: string, now: number): Promise<Overview> {
-    const tenant = (await this.tenants()).find((known) => known.id === tenantId);
+    const tenant = await this.tenant(tenantId);
     if (tenant === undefined) throw new ConsoleRequestError(`tenant "${tenantId}" is not registered`);
     const [{ next, listsQueuedEvents }, minutes] = await Promise.all([
       withEventListing(this.location, async (records, scope) => ({
@@ -264,7 +259,9 @@ export class AdminConsoleBackend implements ConsoleBackend {
 
   /** The registered tenant named; a ConsoleRequestError for one the registry does not name. */
   private registered(tenant: string): string {
-    const unregistered = unregisteredTenant(tenant, this.location, this.tenantsFile);
+    // The registry the console holds (read again only if the file changed); unregisteredTenant reads it whole to say why not.
+    if (this.registryFile.current().tenant(tenant) !== undefined) return tenant;
+    const unregistered = unregisteredTenant(tenant, this.location, this.registryFile.path);
     if (unregistered !== '') throw new ConsoleRequestError(unregistered);
     return tenant;
   }
@@ -274,7 +271,7 @@ export class AdminConsoleBackend implements ConsoleBackend {
       throw new ConsoleRequestError(`a label is 1 to 64 of A-Z a-z 0-9 . _ : -, starting with a letter or digit, not "${label}"`);
     const job = await cancelByLabel(
       this.location,
-      { tenant: this.registered(tenant), label, dueBefore, dryRun: false, tenantsFile: this.tenantsFile },
+      { tenant: this.registered(tenant), label, dueBefore, dryRun: false, tenantsFile: this.registryFile.path },
       'cancel by label',
       () => {},
     );

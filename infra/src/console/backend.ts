@@ -10,6 +10,9 @@ import type {
   SeriesQuery,
   SeriesRecord,
 } from '@adhoc-scheduler/shared';
+import type { TenantFilter } from '../admin/registry.js';
+
+export type { TenantFilter };
 
 /**
  * Everything the console reads and changes, through one interface: each view and each action
@@ -19,8 +22,15 @@ import type {
 export interface ConsoleBackend {
   /** Where it reads, as the page header says it: the local service, or a deployed stack's table. */
   readonly description: string;
-  /** Every tenant of the registry, with its quota use and pause state. */
-  tenants(): Promise<readonly TenantSummary[]>;
+  /**
+   * A page of the registry's tenants, the public one first, then by id, with their quota use and
+   * pause state: read for the page's tenants alone, however many are registered.
+   */
+  tenants(filter: TenantFilter): Promise<TenantsPage>;
+  /** One tenant with its quota use and pause state, looked up by id; undefined when the registry does not name it. */
+  tenant(id: string): Promise<TenantSummary | undefined>;
+  /** The tenant a view shows when none is asked: the first registered beside the public tenant, else the public one. */
+  defaultTenant(): Promise<string>;
   /** One tenant's figures around `now`. */
   overview(tenant: string, now: number): Promise<Overview>;
   /** A tenant's events by due time, filtered, a page at a time. */
@@ -88,6 +98,12 @@ export interface TenantSummary {
   /** From its quota counter; undefined when it could not be read. */
   readonly openEvents: number | undefined;
   readonly pause: PauseState;
+}
+
+/** A page of tenants, and the id to continue after when more may follow. */
+export interface TenantsPage {
+  readonly tenants: readonly TenantSummary[];
+  readonly next: string | undefined;
 }
 
 export interface Overview extends ListingScope {

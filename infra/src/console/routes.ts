@@ -1,10 +1,12 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { EVENT_STATE, OPEN_STATES, PUBLIC_TENANT_ID, type EventState } from '@adhoc-scheduler/shared';
+import { EVENT_STATE, OPEN_STATES, type EventState } from '@adhoc-scheduler/shared';
 import { ACTIONS, parseDate, type Fields } from './actions.js';
-import { ConsoleRequestError, type ConsoleBackend, type TenantSummary } from './backend.js';
+import { LIST_LIMIT } from '../admin/usage.js';
+import { ConsoleRequestError, type ConsoleBackend } from './backend.js';
 import { refusalsSection } from './refusals-view.js';
 import { seriesDetailView, seriesListView, type SeriesListQuery } from './series-view.js';
+import { tenantsView, type TenantsQuery } from './tenants-view.js';
 import {
   confirmView,
   deadLettersView,
@@ -15,7 +17,6 @@ import {
   overviewView,
   problemNote,
   STATE_CHOICES,
-  tenantsView,
   type EventsQuery,
   type PageContext,
   type StateChoice,
@@ -23,6 +24,8 @@ import {
 
 /** A listing's page (of events, or of series). */
 const EVENTS_PAGE = 50;
+/** Tenants to a page unless `limit` says otherwise (from 1 to scripts/admin tenant list's most). */
+const TENANTS_PAGE = 50;
 /** A form's body, at most: the console's forms hold a few short fields. */
 const MAX_BODY_BYTES = 16 * 1024;
 
@@ -46,8 +49,8 @@ export class ForbiddenError extends Error {}
 
 /** The page a GET asks for. */
 export async function page(site: ConsoleSite, url: URL): Promise<PageResult> {
-  const { backend, context } = site;
-  if (url.pathname === '/') return { status: 200, body: tenantsView(context, await backend.tenants()) };
+  const { context } = site;
+  if (url.pathname === '/') return tenantsPage(site, url);
   if (url.pathname === '/overview') return overviewPage(site, url);
   if (url.pathname === '/events') return eventsPage(site, url);
   if (url.pathname.startsWith('/events/')) return eventPage(site, decodeURIComponent(url.pathname.slice('/events/'.length)));
@@ -106,10 +109,9 @@ async function readForm(request: IncomingMessage): Promise<Fields> {
   return Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
 }
 
-/** The tenant a view shows: the one asked for, else the first registered one beside the public tenant. */
-function chosenTenant(tenants: readonly TenantSummary[], asked: string | null): string | undefined {
-  if (asked) return asked;
-  return (tenants.find((tenant) => tenant.id !== PUBLIC_TENANT_ID) ?? tenants[0])?.id;
+/** The tenant a view shows: the one asked for, else the backend's default (the first registered beside the public tenant). */
+async function chosenTenant(backend: ConsoleBackend, url: URL): Promise<string> {
+  return url.searchParams.get('tenant') || backend.defaultTenant();
 }
 
 function statesOf(choice: StateChoice): readonly EventState[] {
@@ -118,21 +120,36 @@ function statesOf(choice: StateChoice): readonly EventState[] {
   return [choice];
 }
 
+async function tenantsPage({ backend, context }: ConsoleSite, url: URL): Promise<PageResult> {
+  // An empty field of the search form is no filter.
+  const parameter = (name: string) => url.searchParams.get(name) || undefined;
+  const query: TenantsQuery = {
+    prefix: parameter('prefix'),
+    account: parameter('account'),
+    after: parameter('after'),
+    limit: parameter('limit'),
+  };
+  const limit = query.limit === undefined ? TENANTS_PAGE : Number(query.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT.max) {
+    const problem = problemNote(`limit "${query.limit ?? ''}" is not a whole number from 1 to ${LIST_LIMIT.max}`);
+    return { status: 400, body: tenantsView(context, query, undefined, problem) };
+  }
+  const listed = await backend.tenants({ prefix: query.prefix, account: query.account, after: query.after, limit });
+  return { status: 200, body: tenantsView(context, query, listed, undefined) };
+}
+
 async function overviewPage({ backend, context }: ConsoleSite, url: URL): Promise<PageResult> {
-  const tenants = await backend.tenants();
-  const tenant = chosenTenant(tenants, url.searchParams.get('tenant'));
-  if (tenant === undefined) return { status: 200, body: overviewView(context, tenants, undefined) };
+  const tenant = await chosenTenant(backend, url);
   const [overview, refusals] = await Promise.all([backend.overview(tenant, Date.now()), backend.refusals(tenant)]);
-  return { status: 200, body: overviewView(context, tenants, overview, refusalsSection(tenant, refusals)) };
+  return { status: 200, body: overviewView(context, overview, refusalsSection(tenant, refusals)) };
 }
 
 async function eventsPage({ backend, context }: ConsoleSite, url: URL): Promise<PageResult> {
   const parameter = (name: string) => url.searchParams.get(name) ?? undefined;
-  const tenants = await backend.tenants();
   const stateText = parameter('state') ?? 'open';
   const state = (STATE_CHOICES as readonly string[]).includes(stateText) ? (stateText as StateChoice) : 'open';
   const query: EventsQuery = {
-    tenant: chosenTenant(tenants, url.searchParams.get('tenant')) ?? PUBLIC_TENANT_ID,
+    tenant: await chosenTenant(backend, url),
     label: parameter('label'),
     state,
     from: parameter('from'),
@@ -149,10 +166,10 @@ async function eventsPage({ backend, context }: ConsoleSite, url: URL): Promise<
       limit: EVENTS_PAGE,
       after: query.after,
     });
-    return { status: 200, body: eventsView(context, tenants, query, events, undefined) };
+    return { status: 200, body: eventsView(context, query, events, undefined) };
   } catch (error) {
     if (!(error instanceof ConsoleRequestError)) throw error;
-    return { status: 400, body: eventsView(context, tenants, query, undefined, problemNote(error.message)) };
+    return { status: 400, body: eventsView(context, query, undefined, problemNote(error.message)) };
   }
 }
 
@@ -167,19 +184,18 @@ async function eventPage({ backend, context }: ConsoleSite, id: string): Promise
 }
 
 async function seriesListPage({ backend, context }: ConsoleSite, url: URL): Promise<PageResult> {
-  const tenants = await backend.tenants();
   const query: SeriesListQuery = {
-    tenant: chosenTenant(tenants, url.searchParams.get('tenant')) ?? PUBLIC_TENANT_ID,
+    tenant: await chosenTenant(backend, url),
     label: url.searchParams.get('label') ?? undefined,
     after: url.searchParams.get('after') ?? undefined,
   };
   const now = Date.now();
   try {
     const listed = await backend.listSeries(query.tenant, { label: query.label || undefined, limit: EVENTS_PAGE, after: query.after });
-    return { status: 200, body: seriesListView(context, tenants, query, listed, undefined, now) };
+    return { status: 200, body: seriesListView(context, query, listed, undefined, now) };
   } catch (error) {
     if (!(error instanceof ConsoleRequestError)) throw error;
-    return { status: 400, body: seriesListView(context, tenants, query, undefined, problemNote(error.message), now) };
+    return { status: 400, body: seriesListView(context, query, undefined, problemNote(error.message), now) };
   }
 }
 

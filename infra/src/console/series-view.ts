@@ -1,6 +1,6 @@
 import { type PastOccurrence, type SeriesPage, type SeriesRecord, upcomingOccurrences } from '@adhoc-scheduler/shared';
 import { pastOutcomeText, UPCOMING_SHOWN, zonedIso } from '../admin/series-view.js';
-import type { SeriesDetail, TenantSummary } from './backend.js';
+import type { SeriesDetail } from './backend.js';
 import { html, type Html } from './html.js';
 import { page, type PageContext, tenantChooser } from './views.js';
 
@@ -45,14 +45,13 @@ function seriesRow(record: SeriesRecord, now: number): Html {
 
 export function seriesListView(
   context: PageContext,
-  tenants: readonly TenantSummary[],
   query: SeriesListQuery,
   listed: SeriesPage | undefined,
   problem: Html | undefined,
   now: number,
 ): string {
   const filters = html`<form method="get" action="/series" class="filters">
-${tenantChooser(tenants, query.tenant)}
+${tenantChooser(query.tenant)}
 <label>Label <input name="label" value="${query.label ?? ''}" size="16"></label>
 <button type="submit">Show</button>
 </form>

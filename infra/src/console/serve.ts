@@ -19,6 +19,8 @@ export async function serveConsole(
   options: { readonly tenantsFile?: string | undefined; readonly port: number },
 ): Promise<ConsoleServer & { readonly description: string }> {
   const backend = new AdminConsoleBackend(location, { tenantsFile: options.tenantsFile });
+  // Before it listens: the first view then finds the registry read, and an invalid file is said now.
+  backend.readRegistry();
   const server = await startConsole({ backend, port: options.port }).catch((error: unknown) => {
     if ((error as { code?: string }).code === 'EADDRINUSE') throw new ConsolePortInUseError(options.port);
     throw error;

@@ -35,7 +35,7 @@ const NAV = [
 
 const iso = (epochMs: number) => new Date(epochMs).toISOString();
 const time = (epochMs: number) => html`<time datetime="${iso(epochMs)}">${iso(epochMs)}</time>`;
-const count = (value: number) => value.toLocaleString('en-US');
+export const count = (value: number) => value.toLocaleString('en-US');
 
 export function page(context: PageContext, current: string, title: string, body: Html): string {
   return html`<!doctype html>
@@ -64,7 +64,13 @@ ${body}
 }
 
 /** A form that changes something: a POST carrying the session's token, answered by a confirmation page first. */
-function actionForm(context: PageContext, action: string, fields: Readonly<Record<string, string>>, button: string, extra?: Html): Html {
+export function actionForm(
+  context: PageContext,
+  action: string,
+  fields: Readonly<Record<string, string>>,
+  button: string,
+  extra?: Html,
+): Html {
   return html`<form method="post" action="/actions/${action}" class="action">
 <input type="hidden" name="token" value="${context.token}">
 ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
@@ -72,7 +78,7 @@ ${extra}<button type="submit">${button}</button>
 </form>`;
 }
 
-function pauseText(summary: TenantSummary): string {
+export function pauseText(summary: TenantSummary): string {
   const { pause } = summary;
   if (pause.paused === 'unknown') return 'not known';
   if (!pause.paused) return 'no';
@@ -80,67 +86,27 @@ function pauseText(summary: TenantSummary): string {
   return `${whose}since ${iso(pause.since)}${pause.by ? ` (${pause.by})` : ''}${pause.note ? `: ${pause.note}` : ''}`;
 }
 
-function quotaUse(summary: TenantSummary): string {
+export function quotaUse(summary: TenantSummary): string {
   if (summary.openEvents === undefined) return 'not known';
   const percent = summary.maxOpenEvents === 0 ? 100 : (100 * summary.openEvents) / summary.maxOpenEvents;
   return `${count(summary.openEvents)} of ${count(summary.maxOpenEvents)} (${percent.toFixed(percent < 1 ? 2 : 0)} %)`;
 }
 
-export function tenantsView(context: PageContext, tenants: readonly TenantSummary[]): string {
-  const rows = tenants.map(
-    (tenant) => html`<tr>
-<th scope="row"><a href="/overview?tenant=${encodeURIComponent(tenant.id)}">${tenant.id}</a>${tenant.enabled ? '' : ' (disabled)'}</th>
-<td>${quotaUse(tenant)}</td>
-<td>${count(tenant.maxIngestPerSecond)}</td>
-<td>${pauseText(tenant)}</td>
-<td><a href="/events?tenant=${encodeURIComponent(tenant.id)}">Events</a> <a href="/series?tenant=${encodeURIComponent(tenant.id)}">Series</a></td>
-<td>${[
-      // Both while the pause state is not known (its counter item could not be read).
-      tenant.pause.paused !== true &&
-        actionForm(
-          context,
-          'pause',
-          { tenant: tenant.id },
-          `Pause ${tenant.id}…`,
-          html`<label>Note <input name="note" size="12"></label> `,
-        ),
-      tenant.pause.paused !== false && actionForm(context, 'resume', { tenant: tenant.id }, `Resume ${tenant.id}…`),
-    ]}</td>
-</tr>`,
-  );
-  return page(
-    context,
-    '/',
-    'Tenants',
-    html`<table>
-<caption>Registered tenants, their open events against their quota, and whether they are paused</caption>
-<thead><tr><th scope="col">Tenant</th><th scope="col">Open events (quota use)</th><th scope="col">Max new events/s</th><th scope="col">Paused</th><th scope="col">Events and series</th><th scope="col">Pause or resume</th></tr></thead>
-<tbody>${rows}</tbody>
-</table>`,
-  );
-}
-
-/** The registry's tenants to choose from, and the one chosen even when the registry does not name it (a deployed stack's, read without it). */
-export function tenantChooser(tenants: readonly TenantSummary[], chosen: string | undefined): Html {
-  const ids = tenants.map((tenant) => tenant.id);
-  if (chosen !== undefined && !ids.includes(chosen)) ids.push(chosen);
-  return html`<label>Tenant <select name="tenant">${ids.map(
-    (id) => html`<option value="${id}"${id === chosen ? html` selected` : ''}>${id}</option>`,
-  )}</select></label>`;
+/**
+ * The tenant a view shows, typed: a registry may hold 100,000 tenants, too many to list in a
+ * choice; the tenants view finds them by id prefix or account.
+ */
+export function tenantChooser(chosen: string | undefined): Html {
+  return html`<label>Tenant <input name="tenant" value="${chosen ?? ''}" size="16" required></label>`;
 }
 
 export function overviewView(
   context: PageContext,
-  tenants: readonly TenantSummary[],
-  overview: Overview | undefined,
+  overview: Overview,
   /** Its latest refusals (refusals-view.ts), shown last. */
   refusals?: Html,
 ): string {
-  const chooser = html`<form method="get" action="/overview" class="filters">${tenantChooser(
-    tenants,
-    overview?.tenant.id,
-  )} <button type="submit">Show</button></form>`;
-  if (overview === undefined) return page(context, '/overview', 'Overview', html`${chooser}<p>Choose a tenant.</p>`);
+  const chooser = html`<form method="get" action="/overview" class="filters">${tenantChooser(overview.tenant.id)} <button type="submit">Show</button></form>`;
   const { tenant } = overview;
   const atLeast = overview.complete ? '' : 'at least ';
   return page(
@@ -194,15 +160,9 @@ export function eventsUrl(query: Partial<EventsQuery>): string {
   return `/events?${parameters.toString()}`;
 }
 
-export function eventsView(
-  context: PageContext,
-  tenants: readonly TenantSummary[],
-  query: EventsQuery,
-  events: EventPage | undefined,
-  problem: Html | undefined,
-): string {
+export function eventsView(context: PageContext, query: EventsQuery, events: EventPage | undefined, problem: Html | undefined): string {
   const filters = html`<form method="get" action="/events" class="filters">
-${tenantChooser(tenants, query.tenant)}
+${tenantChooser(query.tenant)}
 <label>Label <input name="label" value="${query.label ?? ''}" size="16"></label>
 <label>State <select name="state">${STATE_CHOICES.map(
     (state) => html`<option value="${state}"${state === query.state ? html` selected` : ''}>${state}</option>`,

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
@@ -7,7 +7,15 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_STATE, encodeLoadingChunk, labelEntries, newEventItems, shardOf, type EventState } from '@adhoc-scheduler/shared';
+import {
+  DynamoDbQuotaCounters,
+  EVENT_STATE,
+  encodeLoadingChunk,
+  labelEntries,
+  newEventItems,
+  shardOf,
+  type EventState,
+} from '@adhoc-scheduler/shared';
 import { runAdmin } from '../../src/admin/cli.js';
 import { AdminConsoleBackend } from '../../src/console/admin-backend.js';
 import { startConsole, type ConsoleServer } from '../../src/console/server.js';
@@ -59,7 +67,7 @@ async function setup(
   env: Readonly<Record<string, string>> = {},
 ) {
   const service = await startServiceWithFiles(emulators, { ...options, env: { ...FAST_TIMINGS, ...env } });
-  const { scheduler, tenantsFile, outputsFile } = service;
+  const { scheduler, tenantsFile, outputsFile, dir } = service;
   let acmeTopicArn = '';
   const added = await runAdmin(
     [
@@ -89,6 +97,8 @@ async function setup(
   let seeded = 0;
   return {
     scheduler,
+    dir,
+    outputsFile,
     backend,
     server,
     page,
@@ -380,6 +390,67 @@ describe('the console in the browser', () => {
       await screenshot(page, 'overview');
       onlyConsoleRequests();
     } finally {
+      await teardown();
+    }
+  });
+
+  it('finds tenants by id prefix and by account, and pages through them with Next page, each with its counter', async () => {
+    const { scheduler, page, requests, dir, outputsFile, teardown } = await setup();
+    // A registry of its own, beside the service's (whose loader would read each tenant's shards): 250 tenants, each with an account of its own.
+    const manyFile = join(dir, 'many-tenants.json');
+    const accountOf = (index: number) => String(100_000_000_000 + index);
+    const tenants = Array.from({ length: 250 }, (_, index) => ({ id: `tenant-${index}`, accounts: [accountOf(index)] }));
+    await writeFile(manyFile, JSON.stringify({ tenants }));
+    const many = await startConsole({
+      backend: new AdminConsoleBackend({ kind: 'local', outputs: outputsFile }, { tenantsFile: manyFile }),
+      port: 0,
+    });
+    const quotas = { maxOpenEvents: 1_000_000, maxIngestPerSecond: 1000 };
+    await new DynamoDbQuotaCounters(scheduler.clients.dynamodb, scheduler.outputs.tableName).reserve('tenant-150', quotas, Date.now(), 3);
+    const table = page.getByRole('table', { name: /Registered tenants/ });
+    const shown = () => table.getByRole('rowheader').allTextContents();
+    try {
+      await page.goto(many.url);
+      const first = await shown();
+      expect(first).toHaveLength(50);
+      expect(first.slice(0, 4)).toEqual(['public', 'tenant-0', 'tenant-1', 'tenant-10']);
+
+      // tenant-1, tenant-10 to 19 and tenant-100 to 199: 111 tenants, three pages.
+      await page.getByLabel('Id starts with').fill('tenant-1');
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page.waitForURL(/prefix=tenant-1/);
+      const pages = [await shown()];
+      for (let next = page.getByRole('link', { name: 'Next page' }); (await next.count()) === 1; ) {
+        await next.click();
+        await page.waitForURL(/after=/);
+        pages.push(await shown());
+      }
+      expect(pages.map((listed) => listed.length)).toEqual([50, 50, 11]);
+      expect(pages.flat()).toEqual([
+        'tenant-1',
+        ...tenants
+          .map(({ id }) => id)
+          .filter((id) => id.startsWith('tenant-1') && id !== 'tenant-1')
+          .sort(),
+      ]);
+      // The search stays in the form as it pages; its counter read for the tenant shown.
+      expect(await page.getByLabel('Id starts with').inputValue()).toBe('tenant-1');
+      const row = table.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'tenant-150', exact: true }) });
+      await page.getByRole('link', { name: 'First page' }).click();
+      await page.getByRole('link', { name: 'Next page' }).click();
+      expect(await row.locator('td').first().textContent()).toBe('3 of 1,000,000 (0.00 %)');
+
+      await page.getByLabel('Id starts with').fill('');
+      await page.getByLabel('Account').fill(accountOf(42));
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page.waitForURL(/account=100000000042/);
+      expect(await shown()).toEqual(['tenant-42']);
+      await page.getByLabel('Account').fill('999999999999');
+      await page.getByRole('button', { name: 'Search' }).click();
+      expect(await page.getByRole('status').textContent()).toBe('No tenant matches.');
+      expect(requests.filter((url) => !url.startsWith(`${many.url}/`))).toEqual([]);
+    } finally {
+      await many.close();
       await teardown();
     }
   });

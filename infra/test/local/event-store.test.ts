@@ -704,6 +704,21 @@ describe('the quota counters', () => {
       counting.destroy();
     }
   });
+
+  it("read many tenants' open events at once, in the order asked, 0 for a tenant without a counter yet", async () => {
+    const store = new DynamoDbEventStore(client, await newTable());
+    const quotas = { maxOpenEvents: 1000, maxIngestPerSecond: 1000 };
+    // More tenants than one BatchGetItem takes.
+    const tenants = Array.from({ length: 130 }, (_, index) => `tenant-${index}`);
+    for (const [index, tenant] of tenants.entries()) if (index % 2 === 1) await store.counters.reserve(tenant, quotas, NOW, index % 7);
+    expect(await store.counters.openEventsOf([...tenants, 'tenant-1'])).toEqual(
+      [...tenants, 'tenant-1'].map((tenant) => {
+        const index = Number(tenant.slice('tenant-'.length));
+        return index % 2 === 1 ? index % 7 : 0;
+      }),
+    );
+    expect(await store.counters.openEventsOf([])).toEqual([]);
+  });
 });
 
 describe('reconciling a quota counter', () => {

@@ -4,6 +4,7 @@ import { FullQuotas, quotaRoom, type QuotaCounts } from '../domain/quotas.js';
 import { TransientError } from '../domain/reasons.js';
 import { openEventsCounterId } from '../domain/table-keys.js';
 import type { Quotas } from '../domain/tenants.js';
+import { batchGet } from './dynamodb-batches.js';
 import { isConditionFailure, TABLE, transient } from './dynamodb-table.js';
 
 const OPEN_EVENTS = 'openEvents';
@@ -163,6 +164,12 @@ export class DynamoDbQuotaCounters {
     } catch (error) {
       throw transient('GetItem', error);
     }
+  }
+
+  /** The open-events counts of these tenants, in their order: one BatchGetItem per 100 of them, not a read each. */
+  async openEventsOf(tenants: readonly string[]): Promise<number[]> {
+    const items = await batchGet(this.client, this.tableName, tenants.map(openEventsCounterId));
+    return tenants.map((tenant) => Number(items.get(openEventsCounterId(tenant))?.[OPEN_EVENTS] ?? 0));
   }
 
   private remember(tenant: string, item: Readonly<Record<string, unknown>> | undefined, removed: readonly string[]): void {
