@@ -127,11 +127,19 @@ describe('the stages', () => {
     expect(stageOf({ ratePerSecond: 16_000, tenants: 1 }, 'index-partition', lean).demand).toBe(0);
   });
 
-  it('query every shard of every tenant each tick under the tenant index, and the minute’s shards under the bucket index', () => {
-    expect(loaderQueriesPerTick({ tenants: 10_000 }, { index: 'tenant', shardCount: 8 })).toBe(2 * (10_001 * 8 + 8));
-    expect(loaderQueriesPerTick({ tenants: 10_000 }, { index: 'bucket', shardCount: 8 })).toBe(16);
-    const tick = stageOf({ tenants: 10_000 }, 'loader-tick');
-    expect(tick.demand).toBeCloseTo((2 * (10_001 * 8 + 8) * MEASURED.loaderQuerySeconds) / LOADER_QUERIES_IN_FLIGHT);
+  it('query, each tick, the due directory and every shard of the tenants with events due under the tenant index, and the minute’s shards under the bucket index', () => {
+    const busy = { tenants: 10_000, farShare: 0.5, ratePerSecond: 400 };
+    // Every tenant with events stored for the loader, the worst case, unless told how many are active.
+    expect(loaderQueriesPerTick(busy, { index: 'tenant', shardCount: 8 })).toBe(2 * (10_001 * 8 + 2));
+    expect(loaderQueriesPerTick({ ...busy, activeTenants: 10 }, { index: 'tenant', shardCount: 8 })).toBe(2 * (10 * 8 + 2));
+    // With 10 active, 10,000 registered cost what 10 do; an idle stack reads its directory alone.
+    expect(loaderQueriesPerTick({ ...busy, activeTenants: 10 }, { index: 'tenant', shardCount: 8 })).toBe(
+      loaderQueriesPerTick({ ...busy, tenants: 10, activeTenants: 10 }, { index: 'tenant', shardCount: 8 }),
+    );
+    expect(loaderQueriesPerTick({ tenants: 100_000, farShare: 0, ratePerSecond: 0 }, { index: 'tenant', shardCount: 8 })).toBe(4);
+    expect(loaderQueriesPerTick(busy, { index: 'bucket', shardCount: 8 })).toBe(16);
+    const tick = stageOf(busy, 'loader-tick');
+    expect(tick.demand).toBeGreaterThanOrEqual((2 * (10_001 * 8 + 2) * MEASURED.loaderQuerySeconds) / LOADER_QUERIES_IN_FLIGHT);
     expect(tick.limit).toBe(DEFAULTS.loaderTickBudgetSeconds);
   });
 
@@ -201,12 +209,14 @@ describe('the cost per million events', () => {
     expect(small.sqs.byOperation.SendMessageBatch?.billedRequests).toBeCloseTo(1e5);
   });
 
-  it('adds, a month, the loader’s queries, which grow with tenants times shards, and the open events’ storage', () => {
+  it('adds, a month, the loader’s queries, which grow with the tenants with events due times shards, not with those registered, and the open events’ storage', () => {
     const quiet = monthlyCost({ ...QUIET }, SETTINGS, AWS);
-    const tenants = monthlyCost({ ...QUIET, tenants: 10_000 }, SETTINGS, AWS);
     const ticks = (30 * 24 * 3600) / 60;
-    expect(tenants.loaderQueries$).toBeCloseTo((ticks * 2 * (10_001 * 8 + 8) * 0.5 * PRICES.dynamodb.perMillionReadUnits) / 1e6);
-    expect(tenants.loaderQueries$).toBeGreaterThan(100 * quiet.loaderQueries$);
+    // An idle stack reads its due directory alone, however many tenants are registered.
+    expect(monthlyCost({ ...QUIET, tenants: 100_000 }, SETTINGS, AWS).loaderQueries$).toBe(quiet.loaderQueries$);
+    expect(quiet.loaderQueries$).toBeCloseTo((ticks * 2 * 2 * 0.5 * PRICES.dynamodb.perMillionReadUnits) / 1e6);
+    const busy = monthlyCost({ ...QUIET, tenants: 10_000, ratePerSecond: 400, farShare: 0.5 }, SETTINGS, AWS);
+    expect(busy.loaderQueries$).toBeCloseTo((ticks * 2 * (10_001 * 8 + 2) * 0.5 * PRICES.dynamodb.perMillionReadUnits) / 1e6);
     expect(monthlyCost({ ...QUIET, openEvents: 100_000_000 }, SETTINGS, AWS).storage$).toBeGreaterThan(20);
   });
 });

@@ -1,5 +1,6 @@
 import {
   ID_PREFIX,
+  DUE_DIRECTORY_ID_PREFIX,
   LAST_ERROR_ID_PREFIX,
   LOADER_CURSOR_ID,
   PAYLOAD_ITEM_ID_PREFIX,
@@ -106,6 +107,13 @@ export function createSchedulerFunctions(
       'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${LAST_ERROR_ID_PREFIX}*`] },
     });
   }
+  // The due directory's entries, `#due#…`, and no other item: loading notes a resume's events and
+  // a series' next occurrence, the loader's backfill a table's stored events.
+  for (const fn of [loading, loader]) {
+    allow(fn, ['dynamodb:BatchWriteItem'], [resources.table.tableArn], {
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${DUE_DIRECTORY_ID_PREFIX}*`] },
+    });
+  }
 
   return { functions: { ingest, loader, loading, emitter, changes }, loaderSchedule, loaderDeadLetterQueue };
 }
@@ -187,10 +195,13 @@ function loaderFunction(
   allow(loader, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [resources.table.tableArn], {
     'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [LOADER_CURSOR_ID] },
   });
-  // Tenants' pauses, on their quota counters' items: the held events of those no longer paused are sent on.
-  allow(loader, ['dynamodb:BatchGetItem'], [resources.table.tableArn], {
+  // Tenants' pauses, on their quota counters' items: the held events of those no longer paused are
+  // sent on; their pause marks are cleared (and, by the backfill, set).
+  allow(loader, ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'], [resources.table.tableArn], {
     'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${openEventsCounterId('')}*`] },
   });
+  // The due directory's backfill reads a table from before it, a page a tick, once.
+  allow(loader, ['dynamodb:Scan'], [resources.table.tableArn]);
   allow(loader, ['sqs:SendMessage'], [resources.loadingQueue.queue.queueArn]);
   return { loader, loaderSchedule, loaderDeadLetterQueue };
 }

@@ -424,6 +424,13 @@ describe('IAM, per function', () => {
     { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['e#*'] } },
   ];
 
+  // The due directory's entries, #due#…, and no other item.
+  const dueDirectory = (): [string[], string[], Json] => [
+    ['dynamodb:BatchWriteItem'],
+    [stack.scheduler.table.tableArn],
+    { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['#due#*'] } },
+  ];
+
   const expected = (): Record<SchedulerFunctionName, string[]> => {
     const { table, publicIngestQueue, ingestQueue, loadingQueue, delayQueue, bulkChanges } = stack.scheduler;
     return {
@@ -452,9 +459,16 @@ describe('IAM, per function', () => {
           [table.tableArn],
           { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [LOADER_CURSOR_ID] } },
         ],
-        // Tenants' pauses, read from their quota counters' items only.
-        [['dynamodb:BatchGetItem'], [table.tableArn], { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['#tenant#*'] } }],
+        // Tenants' pauses, read from their quota counters' items only, where their pause marks are cleared (and backfilled).
+        [
+          ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
+          [table.tableArn],
+          { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['#tenant#*'] } },
+        ],
+        // The due directory's backfill: a scan of the table, page by page, once.
+        [['dynamodb:Scan'], [table.tableArn]],
         [['sqs:SendMessage'], [loadingQueue.queue.queueArn]],
+        dueDirectory(),
       ),
       loading: permissions(
         stack,
@@ -464,6 +478,7 @@ describe('IAM, per function', () => {
         [['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate'], [table.tableArn]],
         [['sqs:SendMessage'], [delayQueue.queue.queueArn]],
         lastErrors(),
+        dueDirectory(),
       ),
       emitter: permissions(
         stack,

@@ -23,6 +23,8 @@ The load (defaults in brackets):
   --far-share F           share of events stored for the loader (due beyond the window) [0]
   --payload-bytes B       each event's payload [200]
   --tenants N             registered tenants; 0: every event is the public tenant's [0]
+  --active-tenants N      tenants with stored events due in a loader tick, the public one included:
+                          whose shards a tick reads [every tenant, when --far-share is above 0]
   --labels N              labels per event [0]
   --open-events N         events stored and waiting at once [0]
 
@@ -73,6 +75,7 @@ export function parseCapacityCli(args: readonly string[]): CapacityOptions | und
     'far-share',
     'payload-bytes',
     'tenants',
+    'active-tenants',
     'labels',
     'open-events',
     'context',
@@ -149,6 +152,7 @@ export function parseCapacityCli(args: readonly string[]): CapacityOptions | und
       farShare: fraction(values, 'far-share', 0, 1),
       payloadBytes: integer(values, 'payload-bytes', 200, 1, SNS_MAX_MESSAGE_BYTES),
       tenants: integer(values, 'tenants', 0, 0, 1_000_000),
+      activeTenants: optional('active-tenants', 0, 1_000_001),
       labelsPerEvent: integer(values, 'labels', 0, 0, 10),
       openEvents: integer(values, 'open-events', 0, 0, MAX),
     },

@@ -23,6 +23,12 @@ export interface LoadProfile {
   readonly payloadBytes: number;
   /** Registered tenants (0: every event is the public tenant's, through its capped queue). */
   readonly tenants: number;
+  /**
+   * Tenants with stored events due in a loader tick's range, the public one included: those whose
+   * shards a tick reads (the due directory's). Undefined: every registered tenant and the public
+   * one whenever events are stored for the loader, the worst case.
+   */
+  readonly activeTenants?: number | undefined;
   readonly labelsPerEvent: number;
   /** Events stored and waiting at once. */
   readonly openEvents: number;
@@ -529,7 +535,7 @@ function report(
 
 /** Seconds of one tick: its queries, a round of them at a time, and the chunks it sends for what it finds. */
 export function loaderTickSeconds(
-  profile: Pick<LoadProfile, 'tenants'>,
+  profile: Pick<LoadProfile, 'tenants' | 'activeTenants' | 'farShare' | 'ratePerSecond'>,
   settings: Pick<StackSettings, 'index' | 'shardCount'>,
   events: number,
 ): number {
@@ -539,13 +545,25 @@ export function loaderTickSeconds(
   );
 }
 
+/** The due directory's partitions a pass reads: the periods its range overlaps (a minute's range, at most two). */
+export const DUE_DIRECTORY_QUERIES_PER_PASS = 2;
+
+/** Tenants whose shards a tick reads (see LoadProfile.activeTenants). */
+export function activeTenantsOf(profile: Pick<LoadProfile, 'tenants' | 'activeTenants' | 'farShare' | 'ratePerSecond'>): number {
+  if (profile.activeTenants !== undefined) return Math.min(profile.activeTenants, profile.tenants + 1);
+  return profile.farShare > 0 && profile.ratePerSecond > 0 ? profile.tenants + 1 : 0;
+}
+
 /**
  * Queries one tick makes, its sweep included (the sweep queries the same partitions a few
- * minutes behind). The tenant index: every shard of each tenant's stored family, the public
- * tenant's among them, and the old bucket index's shards of the minute; the bucket index: the
- * minute's shards.
+ * minutes behind). The tenant index: the due directory's periods, then every shard of each
+ * tenant the directory notes (see activeTenantsOf); the bucket index: the minute's shards.
  */
-export function loaderQueriesPerTick(profile: Pick<LoadProfile, 'tenants'>, settings: Pick<StackSettings, 'index' | 'shardCount'>): number {
-  const perPass = settings.index === 'tenant' ? (profile.tenants + 1) * settings.shardCount + settings.shardCount : settings.shardCount;
+export function loaderQueriesPerTick(
+  profile: Pick<LoadProfile, 'tenants' | 'activeTenants' | 'farShare' | 'ratePerSecond'>,
+  settings: Pick<StackSettings, 'index' | 'shardCount'>,
+): number {
+  const perPass =
+    settings.index === 'tenant' ? activeTenantsOf(profile) * settings.shardCount + DUE_DIRECTORY_QUERIES_PER_PASS : settings.shardCount;
   return 2 * perPass;
 }

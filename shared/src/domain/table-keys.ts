@@ -179,9 +179,12 @@ export function dueDirectoryPeriodsBetween(fromMs: number, untilMs: number): num
   return periods;
 }
 
+/** What every due directory entry's id, and its partition's key, starts with. */
+export const DUE_DIRECTORY_ID_PREFIX = '#due#';
+
 /** The tenant-index partition listing a period's entries: `#due#<period start, epoch s>`. */
 export function dueDirectoryKey(periodStartMs: number): string {
-  return `#due#${Math.floor(periodStartMs / 1000)}`;
+  return `${DUE_DIRECTORY_ID_PREFIX}${Math.floor(periodStartMs / 1000)}`;
 }
 
 /** The entry saying `tenant` has stored events due in the period: `#due#<period start, epoch s>#<tenant>`. */
