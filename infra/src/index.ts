@@ -1,8 +1,9 @@
 /**
  * What the workspace's other packages may use of infra: the local service (how to start it,
- * what it writes, the emulators' account and keys), the emulators themselves, the memory
- * each function gets on Lambda, how the functions' event sources batch and the CDK app's context
- * file (the capacity model reads them). Everything else under src/ is infra's own.
+ * what it writes, the emulators' account and keys), the emulators themselves and the resources
+ * the service creates on them, the memory each function gets on Lambda, how the functions' event
+ * sources batch and the CDK app's context file (the capacity model reads them). Everything else
+ * under src/ is infra's own.
  */
 export {
   LOCAL_ACCOUNT,
@@ -16,6 +17,7 @@ export {
   type LocalSchedulerOptions,
 } from './local/runtime.js';
 export { startEmulators, takenPorts, type EmulatorPorts, type Emulators } from './local/emulators.js';
+export { createLocalResources } from './local/resources.js';
 export { FUNCTION_MEMORY_MB } from './function-memory.js';
 export { DEFAULT_PUBLIC_INGEST_MAX_CONCURRENCY, EVENT_SOURCES } from './queues.js';
 export { CDK_CONTEXT_FILE } from './cdk/paths.js';

@@ -8,6 +8,7 @@ import { compareTable } from './compare/table.js';
 import { EXIT_CODE, verdict } from './exit.js';
 import { FLOOR_USAGE, floorSummary, parseFloorCli, runFloor } from './floor.js';
 import { parseCli, LoadTestUsageError, USAGE, type CliOptions } from './options.js';
+import { LOADER_TICK_USAGE, loaderTickSummary, parseLoaderTickCli, runLoaderTickBenchmark } from './loader-tick.js';
 import { parseRegistryCli, REGISTRY_USAGE, registrySummary, runRegistry } from './registry.js';
 import { summary } from './report/summary.js';
 import { runScenario } from './run.js';
@@ -59,6 +60,12 @@ const floorMain = (args: readonly string[]) =>
 const registryMain = (args: readonly string[]) =>
   subcommand(args, REGISTRY_USAGE, parseRegistryCli, (options) => registrySummary(runRegistry(options)));
 
+/** `loadtest loader-tick`: a loader tick's cost with many tenants registered and few with events due. */
+const loaderTickMain = (args: readonly string[]) =>
+  subcommand(args, LOADER_TICK_USAGE, parseLoaderTickCli, async (options) =>
+    loaderTickSummary(options, await runLoaderTickBenchmark(options)),
+  );
+
 /** `loadtest compare`: the scenario on a base commit and on this checkout, run alternately; exits 0 once compared, whatever the figures. */
 const compareMain = (args: readonly string[]) =>
   subcommand(args, COMPARE_USAGE, parseCompareCli, async (options) => {
@@ -71,6 +78,7 @@ async function main(): Promise<number> {
   if (process.argv[2] === 'floor') return floorMain(process.argv.slice(3));
   if (process.argv[2] === 'compare') return compareMain(process.argv.slice(3));
   if (process.argv[2] === 'registry') return registryMain(process.argv.slice(3));
+  if (process.argv[2] === 'loader-tick') return loaderTickMain(process.argv.slice(3));
   let options: CliOptions | undefined;
   try {
     options = parseCli(process.argv.slice(2));
