@@ -145,6 +145,7 @@ export class MemoryEventStore implements EventStore {
    * taken, whatever its events' quotas say; its events are created as createMany creates them.
    */
   async admit(admission: TenantAdmission): Promise<Admitted> {
+    this.called('admit');
     const second = `${admission.tenant}#${Math.floor(admission.now / 1000)}`;
     const used = this.controls.get(second) ?? 0;
     const taken = Math.min(admission.controls, controlRoom({ ...NO_QUOTA_COUNTS, controlsThisSecond: used }, admission.quotas));
@@ -561,6 +562,10 @@ export class MemoryTenantPauses implements TenantPauses {
         return pause === undefined ? [] : [[tenant, pause]];
       }),
     );
+  }
+
+  async lastChange(tenant: string): Promise<string | undefined> {
+    return this.store.pauseChanges.get(tenant)?.by;
   }
 
   private slot(owner: PauseOwner): Map<string, Pause> {

@@ -97,6 +97,12 @@ export class DynamoDbTenantPauses implements TenantPauses {
     }
     return pauses;
   }
+
+  async lastChange(tenant: string): Promise<string | undefined> {
+    const id = openEventsCounterId(tenant);
+    const by = (await batchGet(this.client, this.tableName, [id])).get(id)?.[LAST_CHANGE.by];
+    return typeof by === 'string' ? by : undefined;
+  }
 }
 
 /** A tenant's request records its place in the publish order, and applies only after the last one; an operator's applies as it comes. */

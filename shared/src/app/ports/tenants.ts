@@ -56,6 +56,8 @@ export interface TenantPauses {
   resume(tenant: string, author: PauseAuthor): Promise<ResumeOutcome>;
   /** The pauses of those of these tenants that are paused: the operator's when there is one, else the tenant's own. */
   paused(tenants: readonly string[]): Promise<ReadonlyMap<string, Pause>>;
+  /** The input message of the last pause or resume the tenant's requests applied (read consistently); undefined before the first. */
+  lastChange(tenant: string): Promise<string | undefined>;
 }
 
 /** The counter a tenant's open-events quota is taken from. */
