@@ -117,6 +117,7 @@ export class AdminConsoleBackend implements ConsoleBackend {
       enabled: tenant.enabled,
       maxOpenEvents: tenant.quotas.maxOpenEvents,
       maxIngestPerSecond: tenant.quotas.maxIngestPerSecond,
+      maxControlPerSecond: tenant.quotas.maxControlPerSecond,
       openEvents: counts[index],
       pause: pauseOf(tenant.id),
     }));

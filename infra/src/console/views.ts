@@ -92,6 +92,7 @@ export function tenantsView(context: PageContext, tenants: readonly TenantSummar
 <th scope="row"><a href="/overview?tenant=${encodeURIComponent(tenant.id)}">${tenant.id}</a>${tenant.enabled ? '' : ' (disabled)'}</th>
 <td>${quotaUse(tenant)}</td>
 <td>${count(tenant.maxIngestPerSecond)}</td>
+<td>${count(tenant.maxControlPerSecond)}</td>
 <td>${pauseText(tenant)}</td>
 <td><a href="/events?tenant=${encodeURIComponent(tenant.id)}">Events</a> <a href="/series?tenant=${encodeURIComponent(tenant.id)}">Series</a></td>
 <td>${[
@@ -114,7 +115,7 @@ export function tenantsView(context: PageContext, tenants: readonly TenantSummar
     'Tenants',
     html`<table>
 <caption>Registered tenants, their open events against their quota, and whether they are paused</caption>
-<thead><tr><th scope="col">Tenant</th><th scope="col">Open events (quota use)</th><th scope="col">Max new events/s</th><th scope="col">Paused</th><th scope="col">Events and series</th><th scope="col">Pause or resume</th></tr></thead>
+<thead><tr><th scope="col">Tenant</th><th scope="col">Open events (quota use)</th><th scope="col">Max new events/s</th><th scope="col">Max control requests/s</th><th scope="col">Paused</th><th scope="col">Events and series</th><th scope="col">Pause or resume</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>`,
   );
