@@ -14,6 +14,7 @@ import type {
 } from '../src/app/ports/due-index.js';
 import type { NoticeClaim, NoticeClaims } from '../src/app/ports/emitter-records.js';
 import type {
+  Admitted,
   Carry,
   ChangeRefused,
   ChangeRequest,
@@ -25,6 +26,7 @@ import type {
   LoadingTake,
   NewEvent,
   Requeue,
+  TenantAdmission,
   Unreleased,
 } from '../src/app/ports/event-store.js';
 import type { EventListing, EventsPage, EventsQuery } from '../src/app/ports/listing.js';
@@ -62,7 +64,7 @@ import {
 } from '../src/domain/lifecycle.js';
 import type { EndCountIncrement } from '../src/domain/end-counts.js';
 import { DYNAMODB_WRITE_UNIT_BYTES } from '../src/domain/limits.js';
-import { quotaRoom } from '../src/domain/quotas.js';
+import { controlRoom, NO_QUOTA_COUNTS, quotaRoom } from '../src/domain/quotas.js';
 import { itemBytes } from '../src/adapters/dynamodb-event-item-codec.js';
 import { dueDirectoryPeriodOf, dueDirectoryPeriodsBetween, tenantShardKey } from '../src/domain/table-keys.js';
 import { compareByDue, decodePageToken, encodePageToken, isAfter } from '../src/domain/tenant-index.js';
@@ -94,6 +96,8 @@ export class MemoryEventStore implements EventStore {
   readonly openEvents = new Map<string, number>();
   /** Each tenant's new events by second (`<tenant>#<second>`), as its counter item keeps them. */
   readonly ingested = new Map<string, number>();
+  /** Each tenant's control requests by second (`<tenant>#<second>`), as its counter item keeps them. */
+  readonly controls = new Map<string, number>();
   /** Tenants' own pauses, on their counters' items as in the table (see MemoryTenantPauses). */
   readonly pauses = new Map<string, Pause>();
   /** Their operators' pauses, kept apart from theirs. */
@@ -131,7 +135,7 @@ export class MemoryEventStore implements EventStore {
     if (first === undefined) return [];
     const { tenant } = first.event;
     const second = `${tenant}#${Math.floor(first.now / 1000)}`;
-    const counts = () => ({ openEvents: this.openEvents.get(tenant) ?? 0, thisSecond: this.ingested.get(second) ?? 0 });
+    const counts = () => ({ ...NO_QUOTA_COUNTS, openEvents: this.openEvents.get(tenant) ?? 0, thisSecond: this.ingested.get(second) ?? 0 });
     const { room, quota } = quotaRoom(counts(), first.quotas);
     // A repeated id takes no place of its own: the adapter writes it in a later pass, which finds it.
     const seen = new Set<string>();
@@ -147,6 +151,20 @@ export class MemoryEventStore implements EventStore {
       this.insert(entry);
       return { outcome: 'created' };
     });
+  }
+
+  /**
+   * As the adapter: the first control requests the tenant's control quota leaves room for are
+   * taken, whatever its events' quotas say; its events are created as createMany creates them.
+   */
+  async admit(admission: TenantAdmission): Promise<Admitted> {
+    this.called('admit');
+    const second = `${admission.tenant}#${Math.floor(admission.now / 1000)}`;
+    const used = this.controls.get(second) ?? 0;
+    const taken = Math.min(admission.controls, controlRoom({ ...NO_QUOTA_COUNTS, controlsThisSecond: used }, admission.quotas));
+    this.controls.set(second, used + taken);
+    const outcomes = admission.entries.length === 0 ? [] : await this.createMany(admission.entries);
+    return { outcomes, controls: taken };
   }
 
   private insert(entry: NewEvent): void {
@@ -560,6 +578,10 @@ export class MemoryTenantPauses implements TenantPauses {
         return pause === undefined ? [] : [[tenant, pause]];
       }),
     );
+  }
+
+  async lastChange(tenant: string): Promise<string | undefined> {
+    return this.store.pauseChanges.get(tenant)?.by;
   }
 
   async pauseMarks(): Promise<readonly PauseMark[]> {

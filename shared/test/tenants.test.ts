@@ -5,6 +5,7 @@ import { occurrenceId } from '../src/domain/table-keys.js';
 import tenantsSchema from '../schema/tenants.schema.json' with { type: 'json' };
 import { MAX_SERIES_OCCURRENCES_PER_MINUTE } from '../src/domain/limits.js';
 import {
+  DEFAULT_PUBLIC_MAX_CONTROL_PER_SECOND,
   DEFAULT_QUOTAS,
   DEFAULT_SERIES_OCCURRENCES_PER_MINUTE,
   inputTopicName,
@@ -50,8 +51,28 @@ describe('the tenant registry', () => {
 
   it('gives every tenant the default quotas unless the operator sets them', () => {
     const tenants = registry({ public: { maxOpenEvents: 10 }, tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT], maxIngestPerSecond: 3 }] });
-    expect(tenants.tenant(PUBLIC_TENANT_ID)?.quotas).toEqual({ maxOpenEvents: 10, maxIngestPerSecond: DEFAULT_QUOTAS.maxIngestPerSecond });
-    expect(tenants.tenant('acme')?.quotas).toEqual({ maxOpenEvents: DEFAULT_QUOTAS.maxOpenEvents, maxIngestPerSecond: 3 });
+    expect(tenants.tenant(PUBLIC_TENANT_ID)?.quotas).toEqual({
+      maxOpenEvents: 10,
+      maxIngestPerSecond: DEFAULT_QUOTAS.maxIngestPerSecond,
+      maxControlPerSecond: DEFAULT_PUBLIC_MAX_CONTROL_PER_SECOND,
+    });
+    expect(tenants.tenant('acme')?.quotas).toEqual({
+      maxOpenEvents: DEFAULT_QUOTAS.maxOpenEvents,
+      maxIngestPerSecond: 3,
+      maxControlPerSecond: DEFAULT_QUOTAS.maxControlPerSecond,
+    });
+  });
+
+  it('bounds the control requests taken a second: 1,000 for a registered tenant, strict for the public one, unless the operator sets it', () => {
+    const defaults = registry({ tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT] }] });
+    expect(defaults.tenant('acme')?.quotas.maxControlPerSecond).toBe(1_000);
+    expect(defaults.tenant(PUBLIC_TENANT_ID)?.quotas.maxControlPerSecond).toBe(100);
+    const set = registry({
+      public: { maxControlPerSecond: 0 },
+      tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT], maxControlPerSecond: 5 }],
+    });
+    expect(set.tenant('acme')?.quotas).toMatchObject({ maxControlPerSecond: 5, maxIngestPerSecond: DEFAULT_QUOTAS.maxIngestPerSecond });
+    expect(set.tenant(PUBLIC_TENANT_ID)?.quotas.maxControlPerSecond).toBe(0);
   });
 
   it('bounds the occurrences a series is delivered a minute: 10 for a registered tenant, strict for the public one, unless the operator sets it', () => {
@@ -89,6 +110,8 @@ describe('the tenant registry', () => {
     ['an id with capitals', { tenants: [{ id: 'Acme', accounts: [ACME_ACCOUNT] }] }],
     ['the reserved id "public"', { tenants: [{ id: 'public', accounts: [ACME_ACCOUNT] }] }],
     ['a negative quota', { public: { maxOpenEvents: -1 } }],
+    ['a negative control quota', { tenants: [{ id: 'acme', accounts: [ACME_ACCOUNT], maxControlPerSecond: -1 }] }],
+    ['a control quota that is not whole', { public: { maxControlPerSecond: 1.5 } }],
     [
       'the same id twice',
       {

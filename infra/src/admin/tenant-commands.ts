@@ -34,6 +34,7 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   deadLetterTopic: '--dead-letter-topic',
   maxOpenEvents: '--max-open-events',
   maxIngestPerSecond: '--max-ingest-per-second',
+  maxControlPerSecond: '--max-control-per-second',
   requireUser: '--user-optional',
 };
 
@@ -78,6 +79,7 @@ export function sameEntry(a: TenantEntry, b: TenantEntry): boolean {
       entry.deadLetterTopic ?? null,
       entry.maxOpenEvents ?? null,
       entry.maxIngestPerSecond ?? null,
+      entry.maxControlPerSecond ?? null,
       entry.requireUser ?? true,
       entry.seriesOccurrencesPerMinute ?? null,
     ]);
@@ -102,6 +104,7 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
       'dead-letter-topic': { type: 'string' },
       'max-open-events': { type: 'string' },
       'max-ingest-per-second': { type: 'string' },
+      'max-control-per-second': { type: 'string' },
       'user-optional': { type: 'boolean', default: false },
       tenants: { type: 'string', default: LOCAL_SERVICE_FILES.tenants },
       ...LOCATION_OPTIONS,
@@ -118,12 +121,13 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
     );
   }
   if (values.account.length === 0) throw new AdminUsageError('--account is missing: a tenant has at least one AWS account', command);
-  const quota = (flag: 'max-open-events' | 'max-ingest-per-second') => {
+  const quota = (flag: 'max-open-events' | 'max-ingest-per-second' | 'max-control-per-second') => {
     const text = values[flag];
     return text === undefined ? undefined : wholeNumber(`--${flag}`, text, { min: 0 }, command);
   };
   const maxOpenEvents = quota('max-open-events');
   const maxIngestPerSecond = quota('max-ingest-per-second');
+  const maxControlPerSecond = quota('max-control-per-second');
   const entry: TenantEntry = {
     id,
     accounts: values.account,
@@ -131,6 +135,7 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
     ...(values['dead-letter-topic'] !== undefined ? { deadLetterTopic: values['dead-letter-topic'] } : {}),
     ...(maxOpenEvents !== undefined ? { maxOpenEvents } : {}),
     ...(maxIngestPerSecond !== undefined ? { maxIngestPerSecond } : {}),
+    ...(maxControlPerSecond !== undefined ? { maxControlPerSecond } : {}),
     ...(values['user-optional'] ? { requireUser: false } : {}),
   };
   validateEntry(entry);

@@ -35,20 +35,21 @@ export function tenantSettingsText(tenant: Tenant): string {
     `accounts ${tenant.accounts.join(', ')}`,
     ...(extra.length > 0 ? [`may also target ${extra.join(', ')}`] : []),
     ...(tenant.deadLetterTopic !== undefined ? [`dead-letter topic ${tenant.deadLetterTopic}`] : []),
-    `at most ${count(tenant.quotas.maxOpenEvents)} open events and ${count(tenant.quotas.maxIngestPerSecond)} new events per second`,
+    `at most ${count(tenant.quotas.maxOpenEvents)} open events, ${count(tenant.quotas.maxIngestPerSecond)} new events per second and ${count(tenant.quotas.maxControlPerSecond)} control requests per second`,
     ...(tenant.requireUser ? [] : ['requests may leave out user']),
   ].join('; ');
 }
 
 export function tenantsTable(views: readonly TenantView[]): string {
   return table([
-    ['TENANT', 'ACCOUNTS', 'TARGETS', 'MAX OPEN EVENTS', 'MAX NEW/S', 'INPUT TOPIC', 'DEAD-LETTER TOPIC', 'PAUSED'],
+    ['TENANT', 'ACCOUNTS', 'TARGETS', 'MAX OPEN EVENTS', 'MAX NEW/S', 'MAX CONTROL/S', 'INPUT TOPIC', 'DEAD-LETTER TOPIC', 'PAUSED'],
     ...views.map(({ tenant, inputTopicArn, pause }) => [
       tenant.enabled ? tenant.id : `${tenant.id} (disabled)`,
       tenant.accounts.join(',') || '-',
       targetsText(tenant),
       count(tenant.quotas.maxOpenEvents),
       count(tenant.quotas.maxIngestPerSecond),
+      count(tenant.quotas.maxControlPerSecond),
       inputTopicArn ?? '-',
       tenant.deadLetterTopic ?? '-',
       pause === undefined ? '-' : pauseText(pause),
@@ -66,6 +67,7 @@ export function tenantsJson(views: readonly TenantView[]): Record<string, unknow
       targetAccounts: tenant.targetAccounts === undefined ? null : [...tenant.targetAccounts],
       maxOpenEvents: tenant.quotas.maxOpenEvents,
       maxIngestPerSecond: tenant.quotas.maxIngestPerSecond,
+      maxControlPerSecond: tenant.quotas.maxControlPerSecond,
       requireUser: tenant.requireUser,
       inputTopicArn: inputTopicArn ?? null,
       deadLetterTopic: tenant.deadLetterTopic ?? null,

@@ -57,6 +57,7 @@ tenant), 2 wrong command line.`,
 Usage: scripts/admin tenant add <id> --account ID [--account ID ...] [--target-account ID ...]
                                 [--dead-letter-topic ARN]
                                 [--max-open-events N] [--max-ingest-per-second N]
+                                [--max-control-per-second N]
                                 [--user-optional] [--tenants FILE] [--outputs FILE]
 
   <id>                        lowercase letters, digits and hyphens, at most 40, not "public";
@@ -70,6 +71,8 @@ Usage: scripts/admin tenant add <id> --account ID [--account ID ...] [--target-a
                               one it may not use, one that refuses the notice)
   --max-open-events N         most events scheduled and not yet ended (default ${count(DEFAULT_QUOTAS.maxOpenEvents)})
   --max-ingest-per-second N   most new events accepted per second (default ${count(DEFAULT_QUOTAS.maxIngestPerSecond)})
+  --max-control-per-second N  most control requests (cancel, reschedule, pause, resume, cancel
+                              by label, a series' change) accepted per second (default ${count(DEFAULT_QUOTAS.maxControlPerSecond)})
   --user-optional             accept schedule requests without "user" (the original service's
                               ENFORCE_USER off); by default they are refused as MISSING_FIELD
   --tenants FILE              the registry the service was started with (default .local/tenants.json)

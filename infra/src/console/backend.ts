@@ -95,6 +95,7 @@ export interface TenantSummary {
   readonly enabled: boolean;
   readonly maxOpenEvents: number;
   readonly maxIngestPerSecond: number;
+  readonly maxControlPerSecond: number;
   /** From its quota counter; undefined when it could not be read. */
   readonly openEvents: number | undefined;
   readonly pause: PauseState;

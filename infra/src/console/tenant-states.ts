@@ -55,6 +55,7 @@ export async function summariesOf(tenants: readonly Tenant[], states: TenantStat
     enabled: tenant.enabled,
     maxOpenEvents: tenant.quotas.maxOpenEvents,
     maxIngestPerSecond: tenant.quotas.maxIngestPerSecond,
+    maxControlPerSecond: tenant.quotas.maxControlPerSecond,
     openEvents: openEvents[index],
     pause: pauseOf(tenant.id),
   }));

@@ -25,6 +25,7 @@ function tenantRow(context: PageContext, tenant: TenantSummary): Html {
 <th scope="row"><a href="/overview?tenant=${id}">${tenant.id}</a>${tenant.enabled ? '' : ' (disabled)'}</th>
 <td>${quotaUse(tenant)}</td>
 <td>${count(tenant.maxIngestPerSecond)}</td>
+<td>${count(tenant.maxControlPerSecond)}</td>
 <td>${pauseText(tenant)}</td>
 <td><a href="/events?tenant=${id}">Events</a> <a href="/series?tenant=${id}">Series</a></td>
 <td>${[
@@ -45,7 +46,7 @@ function tenantsListing(context: PageContext, query: TenantsQuery, listed: Tenan
   if (listed.tenants.length === 0) return html`<p role="status">No tenant matches.</p>${links}`;
   return html`<table>
 <caption>Registered tenants, their open events against their quota, and whether they are paused</caption>
-<thead><tr><th scope="col">Tenant</th><th scope="col">Open events (quota use)</th><th scope="col">Max new events/s</th><th scope="col">Paused</th><th scope="col">Events and series</th><th scope="col">Pause or resume</th></tr></thead>
+<thead><tr><th scope="col">Tenant</th><th scope="col">Open events (quota use)</th><th scope="col">Max new events/s</th><th scope="col">Max control requests/s</th><th scope="col">Paused</th><th scope="col">Events and series</th><th scope="col">Pause or resume</th></tr></thead>
 <tbody>${listed.tenants.map((tenant) => tenantRow(context, tenant))}</tbody>
 </table>
 ${links}`;

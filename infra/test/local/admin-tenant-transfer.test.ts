@@ -104,6 +104,11 @@ describe.concurrent('scripts/admin tenant import and tenant export', () => {
       await writeFile(bulkFile, JSON.stringify({ tenants: [acme] }));
       expect((await admin('tenant', 'import', bulkFile, ...files)).stderr).toContain('0 added, 1 updated, 0 unchanged.');
       expect(JSON.parse(await readFile(tenantsFile, 'utf8')).tenants[0]).toEqual(acme);
+      // The control quota too: imported, and exported as written.
+      const stricter = { ...acme, maxControlPerSecond: 20 };
+      await writeFile(bulkFile, JSON.stringify({ tenants: [stricter] }));
+      expect((await admin('tenant', 'import', bulkFile, ...files)).stderr).toContain('0 added, 1 updated, 0 unchanged.');
+      expect(JSON.parse((await admin('tenant', 'export', '--tenants', tenantsFile)).stdout).tenants[0]).toEqual(stricter);
     } finally {
       await target.stop();
       await teardown();

@@ -169,14 +169,19 @@ describe.concurrent('scripts/admin tenant add and tenant list', () => {
         '5',
         '--max-ingest-per-second',
         '2',
+        '--max-control-per-second',
+        '7',
         '--user-optional',
         ...files,
       );
       expect(updated).toMatchObject({ code: 0, stdout: first.stdout });
       expect(updated.stderr).toContain('its settings are updated');
       expect(JSON.parse(await readFile(tenantsFile, 'utf8'))).toEqual({
-        tenants: [{ id: 'acme', accounts: [TENANT_ACCOUNT], maxOpenEvents: 5, maxIngestPerSecond: 2, requireUser: false }],
+        tenants: [
+          { id: 'acme', accounts: [TENANT_ACCOUNT], maxOpenEvents: 5, maxIngestPerSecond: 2, maxControlPerSecond: 7, requireUser: false },
+        ],
       });
+      expect(updated.stderr).toContain('at most 5 open events, 2 new events per second and 7 control requests per second');
 
       const listed = await admin('tenant', 'list', '--json', ...files);
       expect(JSON.parse(listed.stdout)).toEqual({
@@ -188,6 +193,8 @@ describe.concurrent('scripts/admin tenant add and tenant list', () => {
             targetAccounts: null,
             maxOpenEvents: 1_000_000,
             maxIngestPerSecond: 5_000,
+            // Strict on the shared topic, open to anyone.
+            maxControlPerSecond: 100,
             requireUser: true,
             inputTopicArn: scheduler.outputs.inputTopicArn,
             deadLetterTopic: null,
@@ -200,6 +207,7 @@ describe.concurrent('scripts/admin tenant add and tenant list', () => {
             targetAccounts: [TENANT_ACCOUNT],
             maxOpenEvents: 5,
             maxIngestPerSecond: 2,
+            maxControlPerSecond: 7,
             requireUser: false,
             inputTopicArn: first.stdout,
             deadLetterTopic: null,
@@ -209,7 +217,7 @@ describe.concurrent('scripts/admin tenant add and tenant list', () => {
         next: null,
       });
       const table = await admin('tenant', 'list', ...files);
-      expect(table.stdout).toMatch(/^acme +111111111111 +own +5 +2 +arn:aws:sns:\S+-tenant-acme +- +-$/m);
+      expect(table.stdout).toMatch(/^acme +111111111111 +own +5 +2 +7 +arn:aws:sns:\S+-tenant-acme +- +-$/m);
     } finally {
       await teardown();
     }
@@ -227,6 +235,9 @@ describe.concurrent('scripts/admin tenant add and tenant list', () => {
       expect((await admin('tenant', 'add', PUBLIC_TENANT_ID, '--account', TENANT_ACCOUNT, ...files)).code).toBe(1);
       expect((await admin('tenant', 'add', 'acme', ...files)).code).toBe(2);
       expect((await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--max-open-events', 'many', ...files)).code).toBe(2);
+      expect((await admin('tenant', 'add', 'acme', '--account', TENANT_ACCOUNT, '--max-control-per-second', 'lots', ...files)).code).toBe(
+        2,
+      );
       expect(existsSync(tenantsFile)).toBe(false);
     } finally {
       await teardown();
@@ -385,10 +396,12 @@ describe.concurrent('scripts/admin tenant add and tenant list', () => {
       const listed = await admin('tenant', 'list', '--tenants', tenantsFile, '--stack-outputs', stackOutputs);
       expect(listed.code).toBe(0);
       expect(listed.stdout.split('\n')).toEqual([
-        expect.stringMatching(/^TENANT +ACCOUNTS +TARGETS +MAX OPEN EVENTS +MAX NEW\/S +INPUT TOPIC +DEAD-LETTER TOPIC +PAUSED$/),
-        expect.stringMatching(new RegExp(`^public \\(disabled\\) +- +any but tenants' +1,000,000 +5,000 +${inputTopicArn} +- +-$`)),
         expect.stringMatching(
-          /^acme +111111111111 +own +1,000,000 +200 +arn:aws:sns:eu-west-1:123456789012:AdhocScheduler-tenant-acme +arn:aws:sns:eu-west-1:111111111111:acme-dead-letters +-$/,
+          /^TENANT +ACCOUNTS +TARGETS +MAX OPEN EVENTS +MAX NEW\/S +MAX CONTROL\/S +INPUT TOPIC +DEAD-LETTER TOPIC +PAUSED$/,
+        ),
+        expect.stringMatching(new RegExp(`^public \\(disabled\\) +- +any but tenants' +1,000,000 +5,000 +100 +${inputTopicArn} +- +-$`)),
+        expect.stringMatching(
+          /^acme +111111111111 +own +1,000,000 +200 +1,000 +arn:aws:sns:eu-west-1:123456789012:AdhocScheduler-tenant-acme +arn:aws:sns:eu-west-1:111111111111:acme-dead-letters +-$/,
         ),
       ]);
       // Which registry a stack was deployed with is known only to its operator.

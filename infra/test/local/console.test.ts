@@ -360,7 +360,8 @@ describe('the console in the browser', () => {
       const acmeRow = tenants.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'acme' }) });
       // Counted by the quota counter: the seeded records were written around it, the load's events have ended.
       expect(await acmeRow.textContent()).toContain('0 of 1,000,000');
-      expect(await acmeRow.locator('td').nth(2).textContent()).toBe('no');
+      expect(await acmeRow.locator('td').nth(2).textContent()).toBe('1,000');
+      expect(await acmeRow.locator('td').nth(3).textContent()).toBe('no');
       expect(loadMs).toBeLessThan(3000);
       await screenshot(page, 'tenants');
 
@@ -405,7 +406,7 @@ describe('the console in the browser', () => {
       backend: new AdminConsoleBackend({ kind: 'local', outputs: outputsFile }, { tenantsFile: manyFile }),
       port: 0,
     });
-    const quotas = { maxOpenEvents: 1_000_000, maxIngestPerSecond: 1000 };
+    const quotas = { maxOpenEvents: 1_000_000, maxIngestPerSecond: 1000, maxControlPerSecond: 1000 };
     await new DynamoDbQuotaCounters(scheduler.clients.dynamodb, scheduler.outputs.tableName).reserve('tenant-150', quotas, Date.now(), 3);
     const table = page.getByRole('table', { name: /Registered tenants/ });
     const shown = () => table.getByRole('rowheader').allTextContents();
@@ -572,7 +573,7 @@ describe('the console in the browser', () => {
         .getByRole('table', { name: /Registered tenants/ })
         .getByRole('row')
         .filter({ has: page.getByRole('rowheader', { name: tenant }) });
-    const paused = (tenant: string) => row(tenant).locator('td').nth(2).textContent();
+    const paused = (tenant: string) => row(tenant).locator('td').nth(3).textContent();
     try {
       await page.goto(server.url);
       expect(await paused('acme')).toBe('no');

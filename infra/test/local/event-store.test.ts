@@ -297,7 +297,7 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
     const writes = countCounterWrites(counting);
     try {
       const store = await storeFor(mode, counting);
-      const quotas = { maxOpenEvents: 2, maxIngestPerSecond: 100 };
+      const quotas = { maxOpenEvents: 2, maxIngestPerSecond: 100, maxControlPerSecond: 100 };
       const outcomes = await store.createMany(['a', 'b', 'c'].map((id) => newEvent(event(id), false, { quotas })));
       expect(outcomes.map(({ outcome }) => outcome)).toEqual(['created', 'created', 'quota-exceeded']);
       expect(outcomes[2]).toMatchObject({ quota: 'maxOpenEvents' });
@@ -514,7 +514,7 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the event store, 
       expect(await labelEntry(tableName, 'a', 'other')).toBeUndefined();
       expect(labelWrites).toBe(1);
       // Refused over quota: no record, so no entry.
-      const full = { maxOpenEvents: 1, maxIngestPerSecond: 100 };
+      const full = { maxOpenEvents: 1, maxIngestPerSecond: 100, maxControlPerSecond: 100 };
       expect(await store.createMany([newEvent(event('b', { labels: ['billing'] }), true, { quotas: full })])).toMatchObject([
         { outcome: 'quota-exceeded' },
       ]);
@@ -660,7 +660,7 @@ describe('the quota counters', () => {
   it('count both quotas in one item, dropping the per-second counts of seconds gone by', async () => {
     const tableName = await newTable();
     const store = new DynamoDbEventStore(client, tableName);
-    const quotas = { maxOpenEvents: 100, maxIngestPerSecond: 3 };
+    const quotas = { maxOpenEvents: 100, maxIngestPerSecond: 3, maxControlPerSecond: 100 };
     expect(await store.counters.reserve('acme', quotas, NOW, 2)).toMatchObject({ taken: 2 });
     expect(await store.counters.reserve('acme', quotas, NOW, 2)).toEqual({ taken: 1, quota: 'maxIngestPerSecond' });
     expect(await store.counters.reserve('acme', quotas, NOW + 1_000, 3)).toMatchObject({ taken: 3 });
@@ -680,7 +680,7 @@ describe('the quota counters', () => {
     const writes = countCounterWrites(counting);
     try {
       const store = new DynamoDbEventStore(counting, await newTable());
-      const quotas = { maxOpenEvents: 5, maxIngestPerSecond: 4 };
+      const quotas = { maxOpenEvents: 5, maxIngestPerSecond: 4, maxControlPerSecond: 100 };
       // More than a quota at once: asks for what a quota allows, and no more.
       expect(await store.counters.reserve('acme', quotas, NOW, 10)).toEqual({ taken: 4, quota: 'maxIngestPerSecond' });
       expect(writes()).toBe(1);
@@ -707,7 +707,7 @@ describe('the quota counters', () => {
 
   it("read many tenants' open events at once, in the order asked, 0 for a tenant without a counter yet", async () => {
     const store = new DynamoDbEventStore(client, await newTable());
-    const quotas = { maxOpenEvents: 1000, maxIngestPerSecond: 1000 };
+    const quotas = { maxOpenEvents: 1000, maxIngestPerSecond: 1000, maxControlPerSecond: 1000 };
     // More tenants than one BatchGetItem takes.
     const tenants = Array.from({ length: 130 }, (_, index) => `tenant-${index}`);
     for (const [index, tenant] of tenants.entries()) if (index % 2 === 1) await store.counters.reserve(tenant, quotas, NOW, index % 7);
@@ -718,6 +718,78 @@ describe('the quota counters', () => {
       }),
     );
     expect(await store.counters.openEventsOf([])).toEqual([]);
+  });
+});
+
+describe('the control requests counted with the new events', () => {
+  it('are taken in the same write, each kind against its own quotas, and refused without a write while their rate is used up', async () => {
+    const counting = faultyClient();
+    const writes = countCounterWrites(counting);
+    try {
+      const tableName = await newTable();
+      const store = new DynamoDbEventStore(counting, tableName);
+      const quotas = { maxOpenEvents: 2, maxIngestPerSecond: 100, maxControlPerSecond: 3 };
+      expect(await store.counters.admit('acme', quotas, NOW, { events: 1, controls: 2 })).toEqual({
+        taken: 1,
+        quota: 'maxOpenEvents',
+        controls: 2,
+      });
+      expect(writes()).toBe(1);
+      // Neither fits whole: the counts of the refused write say one of each does, taken in one more.
+      expect(await store.counters.admit('acme', quotas, NOW, { events: 3, controls: 3 })).toEqual({
+        taken: 1,
+        quota: 'maxOpenEvents',
+        controls: 1,
+      });
+      expect(writes()).toBe(3);
+      // Both used up this second: refused without a write.
+      expect(await store.counters.admit('acme', quotas, NOW, { events: 1, controls: 1 })).toEqual({
+        taken: 0,
+        quota: 'maxOpenEvents',
+        controls: 0,
+      });
+      expect(writes()).toBe(3);
+      // Seconds later the open events are still at their quota; the control rate is whole again, and taken.
+      expect(await store.counters.admit('acme', quotas, NOW + 2_000, { events: 1, controls: 5 })).toEqual({
+        taken: 0,
+        quota: 'maxOpenEvents',
+        controls: 3,
+      });
+      expect(writes()).toBe(5);
+      // The control counts of seconds gone by are dropped as the new events' are.
+      await store.counters.admit('acme', quotas, NOW + 14_000, { events: 0, controls: 1 });
+      const { Item } = await client.send(
+        new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: openEventsCounterId('acme') }, ConsistentRead: true }),
+      );
+      expect(Item).toEqual({
+        [TABLE.partitionKey]: openEventsCounterId('acme'),
+        openEvents: 2,
+        [`c${Math.floor((NOW + 14_000) / 1000)}`]: 1,
+      });
+    } finally {
+      counting.destroy();
+    }
+  });
+
+  it('are counted by an admission with the events of a batch, and alone when it holds none', async () => {
+    const counting = faultyClient();
+    const writes = countCounterWrites(counting);
+    try {
+      const store = new DynamoDbEventStore(counting, await newTable());
+      const quotas = { maxOpenEvents: 100, maxIngestPerSecond: 100, maxControlPerSecond: 2 };
+      const entries = ['a', 'b'].map((id) => newEvent(event(id), false, { quotas }));
+      const admitted = await store.admit({ tenant: 'acme', quotas, now: NOW, entries, controls: 3 });
+      // One write for both: never more than a quota asked for at once.
+      expect(admitted).toEqual({ outcomes: [{ outcome: 'created' }, { outcome: 'created' }], controls: 2 });
+      expect(writes()).toBe(1);
+      expect(await store.admit({ tenant: 'acme', quotas, now: NOW + 1_000, entries: [], controls: 1 })).toEqual({
+        outcomes: [],
+        controls: 1,
+      });
+      expect(writes()).toBe(2);
+    } finally {
+      counting.destroy();
+    }
   });
 });
 

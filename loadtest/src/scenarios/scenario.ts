@@ -6,7 +6,7 @@ import type { RunContext } from './context.js';
 import type { ScenarioParams } from './params.js';
 
 /** Quotas far above what a run sends, for every tenant of a local service the harness starts: it measures delivery, not the quotas. */
-export const LOAD_TEST_QUOTAS = { maxOpenEvents: 10_000_000, maxIngestPerSecond: 1_000_000 } as const;
+export const LOAD_TEST_QUOTAS = { maxOpenEvents: 10_000_000, maxIngestPerSecond: 1_000_000, maxControlPerSecond: 1_000_000 } as const;
 
 /** What a scenario needs of the local service it starts. */
 export interface ScenarioService {

@@ -1,4 +1,4 @@
-import type { CreateOutcome, NewEvent } from '../app/ports/event-store.js';
+import type { Admitted, CreateOutcome, NewEvent, TenantAdmission } from '../app/ports/event-store.js';
 import { createdByOtherRequest, type EventRecord } from '../domain/lifecycle.js';
 import { payloadItemId } from '../domain/table-keys.js';
 import { batchDelete, batchPut } from './dynamodb-batches.js';
@@ -14,37 +14,54 @@ import { TABLE } from './dynamodb-table.js';
 
 /** Creates events of one tenant; outcomes in the order of the entries (see EventStore.createMany). */
 export async function createEvents(table: EventTable, entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
+  const [first] = entries;
+  if (first === undefined) return [];
+  const { outcomes } = await admitEvents(table, { tenant: first.event.tenant, quotas: first.quotas, now: first.now, entries, controls: 0 });
+  return [...outcomes];
+}
+
+/** Creates events of one tenant and counts its control requests with them (see EventStore.admit). */
+export async function admitEvents(table: EventTable, admission: TenantAdmission): Promise<Admitted> {
   const outcomes: CreateOutcome[] = [];
+  // The control requests are counted with the first pass's events, in its one counter write.
+  let controls = admission.controls;
+  let controlsTaken = 0;
   // A repeated id in the batch waits for a later pass, to be found a duplicate there.
-  let pending = entries.map((entry, index) => ({ entry, index }));
-  while (pending.length > 0) {
+  let pending = admission.entries.map((entry, index) => ({ entry, index }));
+  while (pending.length > 0 || controls > 0) {
     const seen = new Set<string>();
     const distinct = pending.filter(({ entry }) => !seen.has(entry.event.id) && seen.add(entry.event.id));
     const together = distinct.map(({ entry }) => entry);
-    const settled = await createTogether(table, together);
-    for (const [position, { index }] of distinct.entries()) outcomes[index] = settled[position] as CreateOutcome;
+    const settled = await createTogether(table, { ...admission, entries: together, controls });
+    for (const [position, { index }] of distinct.entries()) outcomes[index] = settled.outcomes[position] as CreateOutcome;
+    controlsTaken += settled.controls;
+    controls = 0;
     pending = pending.filter((waiting) => !distinct.includes(waiting));
   }
-  return outcomes;
+  return { outcomes, controls: controlsTaken };
 }
 
 /**
  * Creates events of one tenant with distinct ids: places for all of them in one counter write
- * when they fit, else for as many as fit (the first ones). The others are refused over quota,
- * after one batched read that finds which of them exist already: a redelivered request is
- * never refused for a quota its event already counts in.
+ * when they fit, else for as many as fit (the first ones), with places for its control requests
+ * in the same write. The events left out are refused over quota, after one batched read that
+ * finds which of them exist already: a redelivered request is never refused for a quota its
+ * event already counts in.
  */
-async function createTogether(table: EventTable, entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
-  const [first] = entries;
-  if (first === undefined) return [];
-  const { taken, quota } = await table.counters.reserve(first.event.tenant, first.quotas, first.now, entries.length);
+async function createTogether(table: EventTable, admission: TenantAdmission): Promise<Admitted> {
+  const { entries, tenant, quotas, now } = admission;
+  if (entries.length === 0 && admission.controls === 0) return { outcomes: [], controls: 0 };
+  const { taken, quota, controls } = await table.counters.admit(tenant, quotas, now, {
+    events: entries.length,
+    controls: admission.controls,
+  });
   const admitted = entries.slice(0, taken);
   const refused = entries.slice(taken);
   const [created, existing] = await Promise.all([
     insert(table, admitted),
     refused.length === 0 ? new Map<string, EventRecord>() : readEvents(table, idsOf(refused)).catch(() => undefined),
   ]);
-  return [
+  const outcomes = [
     ...created,
     ...refused.map(({ event }): CreateOutcome => {
       if (existing === undefined) return { outcome: 'unknown' };
@@ -53,6 +70,7 @@ async function createTogether(table: EventTable, entries: readonly NewEvent[]): 
       return { outcome: 'quota-exceeded', quota };
     }),
   ];
+  return { outcomes, controls };
 }
 
 function idsOf(entries: readonly NewEvent[]): string[] {

@@ -4,6 +4,7 @@ import type { ScheduledEvent } from '../domain/event.js';
 import type { EventRecord } from '../domain/lifecycle.js';
 import { DEFAULTS } from '../config.js';
 import type {
+  Admitted,
   Carry,
   ChangeRefused,
   ChangeRequest,
@@ -15,6 +16,7 @@ import type {
   LoadingTake,
   NewEvent,
   Requeue,
+  TenantAdmission,
   Unreleased,
 } from '../app/ports/event-store.js';
 import type { Clock } from '../app/ports/process.js';
@@ -24,7 +26,7 @@ import { DynamoDbEndCounters } from './dynamodb-end-counters.js';
 import type { BatchWriteMode } from '../config.js';
 import { conditionalWriter } from './dynamodb-conditional-writes.js';
 import { cancelEvent, rescheduleEvent } from './dynamodb-event-changes.js';
-import { createEvents } from './dynamodb-event-creates.js';
+import { admitEvents, createEvents } from './dynamodb-event-creates.js';
 import { endEmissions, releasePlaces } from './dynamodb-event-ends.js';
 import { readEvents, storedPayload, type EventTable } from './dynamodb-event-reads.js';
 import { takeForLoading } from './dynamodb-loading-take.js';
@@ -76,6 +78,10 @@ export class DynamoDbEventStore implements EventStore {
 
   createMany(entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
     return createEvents(this.table, entries);
+  }
+
+  admit(admission: TenantAdmission): Promise<Admitted> {
+    return admitEvents(this.table, admission);
   }
 
   requeue(id: string, requeue: Requeue): Promise<boolean> {

@@ -1,6 +1,6 @@
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { FullQuotas, quotaRoom, type QuotaCounts } from '../domain/quotas.js';
+import { type EventQuota, FullQuotas, fitting, NO_QUOTA_COUNTS, type QuotaAsk, type QuotaCounts } from '../domain/quotas.js';
 import { TransientError } from '../domain/reasons.js';
 import { openEventsCounterId } from '../domain/table-keys.js';
 import type { Quotas } from '../domain/tenants.js';
@@ -8,9 +8,13 @@ import { batchGet } from './dynamodb-batches.js';
 import { isConditionFailure, TABLE, transient } from './dynamodb-table.js';
 
 const OPEN_EVENTS = 'openEvents';
-/** New events admitted in one second are counted in an attribute named after it: `r<epoch second>`. */
-const SECOND_ATTRIBUTE = /^r(\d+)$/;
+/**
+ * What one second admitted is counted in attributes named after it: new events in
+ * `r<epoch second>`, control requests in `c<epoch second>`.
+ */
+const SECOND_ATTRIBUTE = /^[rc](\d+)$/;
 const secondAttribute = (now: number): string => `r${Math.floor(now / 1000)}`;
+const controlAttribute = (now: number): string => `c${Math.floor(now / 1000)}`;
 const secondOf = (attribute: string): number => Number(SECOND_ATTRIBUTE.exec(attribute)?.[1] ?? Number.NaN);
 /**
  * A second's count is dropped only this long after it: a batch taken at the start of a second
@@ -22,10 +26,14 @@ const SECONDS_KEPT = 10;
  * The counts in a counter item (0 for what it does not hold yet), as either way it comes: the
  * document client's numbers, or DynamoDB's own notation (`{ N }`) in a refused write's error.
  */
-function countsIn(item: Readonly<Record<string, unknown>> | undefined, second: string): QuotaCounts {
+function countsIn(item: Readonly<Record<string, unknown>> | undefined, now: number): QuotaCounts {
   const numberIn = (value: unknown): number =>
     Number((typeof value === 'object' && value !== null ? (value as { N?: string }).N : value) ?? 0);
-  return { openEvents: numberIn(item?.[OPEN_EVENTS]), thisSecond: numberIn(item?.[second]) };
+  return {
+    openEvents: numberIn(item?.[OPEN_EVENTS]),
+    thisSecond: numberIn(item?.[secondAttribute(now)]),
+    controlsThisSecond: numberIn(item?.[controlAttribute(now)]),
+  };
 }
 
 /** Writes to take places while other ingest functions keep taking them, before giving up for now. */
@@ -35,15 +43,22 @@ const RESERVE_ROUNDS = 4;
 export interface Reservation {
   readonly taken: number;
   /** The quota that stopped the rest, when fewer were taken than asked for. */
-  readonly quota: keyof Quotas;
+  readonly quota: EventQuota;
+}
+
+/** What `admit` took: places for the first `taken` new events, and for the first `controls` control requests. */
+export interface Admission extends Reservation {
+  readonly controls: number;
 }
 
 /**
- * A tenant's quota counters, both in one item (`#tenant#<id>`): its open events, and its new
- * events in the current second. Taking places is one conditional write per batch (two when only
- * some fit), which DynamoDB applies one at a time, so concurrent ingest functions never take
- * more than a quota, and both quotas are taken together or not at all. Each write also drops the per-second
- * counts of seconds long gone by that this process has seen, so the item stays small.
+ * A tenant's quota counters, all in one item (`#tenant#<id>`): its open events, its new events
+ * in the current second, and its control requests in the current second. Taking places is one
+ * conditional write per batch, for its new events and its control requests together (two when
+ * only some fit), which DynamoDB applies one at a time, so concurrent ingest functions never
+ * take more than a quota, and what one write takes is taken together or not at all. Each write
+ * also drops the per-second counts of seconds long gone by that this process has seen, so the
+ * item stays small.
  *
  * Counts err high, never low: a place is freed only when the write that ended its event is
  * known to have applied, so an answer lost on the way can leave a count too high (the tenant is
@@ -60,60 +75,82 @@ export class DynamoDbQuotaCounters {
     private readonly tableName: string,
   ) {}
 
-  /**
-   * Takes `count` places in both quotas when they fit; else, by the counts the refused write
-   * returns, as many as fit, in one more write (again only if other writers took places in
-   * between). A quota this process found full a moment ago is not asked again (see FullQuotas).
-   */
+  /** Takes places for `count` new events (see `admit`). */
   async reserve(tenant: string, quotas: Quotas, now: number, count: number): Promise<Reservation> {
-    const full = this.full.at(tenant, now);
-    if (full !== undefined) return { taken: 0, quota: full };
-    // Never more than a quota at once: a second with no count yet would let any number through.
-    let limit = quotaRoom({ openEvents: 0, thisSecond: 0 }, quotas);
-    let wanted = Math.min(count, limit.room);
-    for (let round = 0; wanted > 0; round++) {
-      if (round === RESERVE_ROUNDS) throw new TransientError(`the quota counter of tenant "${tenant}" kept moving; retrying`);
-      const refused = await this.take(tenant, quotas, now, wanted);
-      if (refused === undefined) return { taken: wanted, quota: limit.quota };
-      limit = quotaRoom(refused, quotas);
-      wanted = Math.min(wanted, limit.room);
-    }
-    return { taken: 0, quota: limit.quota };
+    const { taken, quota } = await this.admit(tenant, quotas, now, { events: count, controls: 0 });
+    return { taken, quota };
   }
 
-  /** One conditional write taking `count` places; the counts that refused it, if it was refused. */
-  private async take(tenant: string, quotas: Quotas, now: number, count: number): Promise<QuotaCounts | undefined> {
+  /**
+   * Takes places for new events (in both event quotas) and control requests (in the control
+   * quota) in one write when they fit; else, by the counts the refused write returns, as many of
+   * each as fit, in one more write (again only if other writers took places in between). A
+   * quota this process found full a moment ago is not asked again (see FullQuotas): what it
+   * would refuse is refused without a write, and only the rest is written.
+   */
+  async admit(tenant: string, quotas: Quotas, now: number, ask: QuotaAsk): Promise<Admission> {
+    const fullQuota = this.full.at(tenant, now);
+    // Never more than a quota at once: a second with no count yet would let any number through.
+    let wanted = fitting(
+      { events: fullQuota === undefined ? ask.events : 0, controls: this.full.controlsFullAt(tenant, now) ? 0 : ask.controls },
+      NO_QUOTA_COUNTS,
+      quotas,
+    );
+    let quota = fullQuota ?? wanted.quota;
+    for (let round = 0; wanted.events + wanted.controls > 0; round++) {
+      if (round === RESERVE_ROUNDS) throw new TransientError(`the quota counter of tenant "${tenant}" kept moving; retrying`);
+      const refused = await this.take(tenant, quotas, now, wanted);
+      if (refused === undefined) return { taken: wanted.events, quota, controls: wanted.controls };
+      wanted = fitting(wanted, refused, quotas);
+      if (fullQuota === undefined) quota = wanted.quota;
+    }
+    return { taken: 0, quota, controls: 0 };
+  }
+
+  /** One conditional write taking the places asked for; the counts that refused it, if it was refused. */
+  private async take(tenant: string, quotas: Quotas, now: number, ask: QuotaAsk): Promise<QuotaCounts | undefined> {
     const current = secondAttribute(now);
     const stale = [...(this.seenSeconds.get(tenant) ?? [])].filter((name) => secondOf(name) < secondOf(current) - SECONDS_KEPT);
-    const names: Record<string, string> = { '#open': OPEN_EVENTS, '#second': current };
+    const names: Record<string, string> = {};
+    const values: Record<string, number> = {};
+    const adds: string[] = [];
+    const conditions: string[] = [];
+    // Each count taken only where it is asked for: a write for control requests alone is not refused for full event quotas.
+    const count = (name: string, attribute: string, value: number, room: number) => {
+      names[name] = attribute;
+      values[`:${name.slice(1)}Room`] = room - value;
+      values[`:${name.slice(1)}Count`] = value;
+      adds.push(`${name} :${name.slice(1)}Count`);
+      conditions.push(`(attribute_not_exists(${name}) OR ${name} <= :${name.slice(1)}Room)`);
+    };
+    if (ask.events > 0) {
+      count('#open', OPEN_EVENTS, ask.events, quotas.maxOpenEvents);
+      count('#second', current, ask.events, quotas.maxIngestPerSecond);
+    }
+    if (ask.controls > 0) count('#control', controlAttribute(now), ask.controls, quotas.maxControlPerSecond);
     for (const [index, name] of stale.entries()) names[`#stale${index}`] = name;
     try {
       const { Attributes } = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { [TABLE.partitionKey]: openEventsCounterId(tenant) },
-          UpdateExpression: `ADD #open :count, #second :count${stale.length > 0 ? ` REMOVE ${stale.map((_, index) => `#stale${index}`).join(', ')}` : ''}`,
-          ConditionExpression:
-            '(attribute_not_exists(#open) OR #open <= :openRoom) AND (attribute_not_exists(#second) OR #second <= :secondRoom)',
+          UpdateExpression: `ADD ${adds.join(', ')}${stale.length > 0 ? ` REMOVE ${stale.map((_, index) => `#stale${index}`).join(', ')}` : ''}`,
+          ConditionExpression: conditions.join(' AND '),
           ExpressionAttributeNames: names,
-          ExpressionAttributeValues: {
-            ':count': count,
-            ':openRoom': quotas.maxOpenEvents - count,
-            ':secondRoom': quotas.maxIngestPerSecond - count,
-          },
+          ExpressionAttributeValues: values,
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       this.remember(tenant, Attributes, stale);
-      this.full.note(tenant, countsIn(Attributes, current), quotas, now);
+      this.full.note(tenant, countsIn(Attributes, now), quotas, now);
       return undefined;
     } catch (error) {
       if (!isConditionFailure(error)) throw transient('UpdateItem', error);
       // The item as it was, in DynamoDB's own notation: the document client leaves errors as they come.
       const old = (error as ConditionalCheckFailedException).Item;
       this.remember(tenant, old, []);
-      const counts = countsIn(old, current);
+      const counts = countsIn(old, now);
       this.full.note(tenant, counts, quotas, now);
       return counts;
     }

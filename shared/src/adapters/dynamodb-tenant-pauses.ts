@@ -109,6 +109,12 @@ export class DynamoDbTenantPauses implements TenantPauses {
     return pauses;
   }
 
+  async lastChange(tenant: string): Promise<string | undefined> {
+    const id = openEventsCounterId(tenant);
+    const by = (await batchGet(this.client, this.tableName, [id])).get(id)?.[LAST_CHANGE.by];
+    return typeof by === 'string' ? by : undefined;
+  }
+
   async pauseMarks(): Promise<readonly PauseMark[]> {
     const marks: PauseMark[] = [];
     const pages = paginateQuery(

@@ -12,6 +12,7 @@ import {
   requestFieldsDiffering,
   type EventRecord,
 } from '../domain/lifecycle.js';
+import { quotaExceeded } from '../domain/quotas.js';
 import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
 import { type Refusal, refusalOf, refusalsToKeep } from '../domain/refusals.js';
 import { noticeId, resumeJobId } from '../domain/table-keys.js';
@@ -21,6 +22,7 @@ import { type Send, sendToDelayQueue } from './ingest-sends.js';
 import { startBulkCancel } from './bulk-cancel.js';
 import { resumeTenant } from './resume.js';
 import { reportFailure } from './failures.js';
+import { admitTogether } from './ingest-admission.js';
 import { type IngestPlanContext, type Intent, type PlannedMessage, planIngest } from './ingest-plan.js';
 import type { BulkCancelJobs } from './ports/bulk-cancel.js';
 import type { RefusalLog } from './ports/errors-and-refusals.js';
@@ -42,13 +44,13 @@ import { isSeriesId, seriesId } from '../domain/table-keys.js';
 export interface IngestDeps {
   readonly config: IngestPlanContext['config'] & Pick<SchedulerConfig, 'emitterLeadMs' | 'changeCutoffSeconds' | 'loaderLookaheadSeconds'>;
   readonly tenants: TenantDirectory;
-  readonly store: Pick<EventStore, 'createMany' | 'requeue' | 'storedPayload' | 'cancel' | 'reschedule' | 'read'>;
+  readonly store: Pick<EventStore, 'admit' | 'createMany' | 'requeue' | 'storedPayload' | 'cancel' | 'reschedule' | 'read'>;
   /** The recurring series' records: created, taken at once, changed, cancelled. */
   readonly series: Pick<SeriesStore, 'create' | 'read' | 'payload' | 'advance' | 'change' | 'cancel'>;
   readonly delayQueue: Pick<DelayQueue, 'send' | 'sendNotice'>;
   /** Where a cancel by label starts its job. */
-  readonly jobs: Pick<BulkCancelJobs, 'create'>;
-  readonly pauses: Pick<TenantPauses, 'pause' | 'resume'>;
+  readonly jobs: Pick<BulkCancelJobs, 'create' | 'get'>;
+  readonly pauses: Pick<TenantPauses, 'pause' | 'resume' | 'lastChange'>;
   readonly changesQueue: ChangesQueue;
   /** Where a tenant's latest refusals are kept, for its operator and client to find. */
   readonly refusals: RefusalLog;
@@ -140,14 +142,8 @@ async function settleCreate(applying: Applying, entry: NewEvent, outcome: Create
     }
     case 'unknown':
       throw new TransientError(`recording ${event.id} did not complete; retrying`);
-    case 'quota-exceeded': {
-      const limit = entry.quotas[outcome.quota];
-      const error = new EventRejectedError(REASON.QUOTA_EXCEEDED, `tenant "${tenant.id}" is at its ${outcome.quota} quota (${limit})`, {
-        quota: outcome.quota,
-        limit,
-      });
-      await refuse(applying, error, event.id);
-    }
+    case 'quota-exceeded':
+      await refuse(applying, quotaExceeded(tenant.id, outcome.quota, entry.quotas), event.id);
   }
 }
 
@@ -321,32 +317,6 @@ async function applyIntent(
   }
 }
 
-/**
- * Hands each tenant's new events of the batch to the store together, so its quota counters
- * are written once per batch rather than once per event (they are single items, and a busy
- * tenant's would otherwise be its bottleneck), and its records in batched writes.
- */
-function createTogether(deps: IngestDeps, plan: readonly PlannedMessage[]): Map<SQSRecord, Promise<CreateOutcome>> {
-  const byTenant = new Map<string, { record: SQSRecord; entry: NewEvent }[]>();
-  for (const { record, intent } of plan) {
-    if (intent.kind !== 'create') continue;
-    const tenant = intent.entry.event.tenant;
-    const requests = byTenant.get(tenant) ?? [];
-    requests.push({ record, entry: intent.entry });
-    byTenant.set(tenant, requests);
-  }
-  const outcomes = new Map<SQSRecord, Promise<CreateOutcome>>();
-  for (const requests of byTenant.values()) {
-    const all = deps.store.createMany(requests.map(({ entry }) => entry));
-    for (const [index, { record }] of requests.entries())
-      outcomes.set(
-        record,
-        all.then((each) => each[index] as CreateOutcome),
-      );
-  }
-  return outcomes;
-}
-
 /** Logs an input that belongs to no tenant: there is nobody to tell. */
 function refuseUnowned(deps: IngestDeps, planned: PlannedMessage, reason: Extract<Intent, { kind: 'unowned' }>['reason']): void {
   deps.metrics.count('EventsRejected', 1, reason);
@@ -383,7 +353,7 @@ export async function ingestBatch(deps: IngestDeps, records: readonly SQSRecord[
   const now = deps.clock.now();
   const plan = planIngest({ config: deps.config, tenants: deps.tenants, now, newToken: deps.newToken ?? randomUUID }, records);
   const planned = new Map(plan.map((entry) => [entry.record, entry]));
-  const created = createTogether(deps, plan);
+  const { created, controls } = admitTogether(deps, plan, now);
   const sends: Send[] = [];
   const refused: Refusal[] = [];
   const response = await processBatch(records, deps, async (record) => {
@@ -391,7 +361,11 @@ export async function ingestBatch(deps: IngestDeps, records: readonly SQSRecord[
     const { intent, tenant } = entry;
     if (intent.kind === 'unowned' || tenant === undefined)
       return refuseUnowned(deps, entry, intent.kind === 'unowned' ? intent.reason : REASON.UNKNOWN_TENANT);
-    return applyIntent({ deps, planned: { ...entry, tenant }, now, sends, refused }, intent, created.get(record));
+    const applying = { deps, planned: { ...entry, tenant }, now, sends, refused };
+    // A control request over its tenant's maxControlPerSecond does nothing but say so.
+    const overQuota = await controls.get(record);
+    if (overQuota !== undefined) return refuse(applying, overQuota, 'eventId' in intent ? intent.eventId : undefined);
+    return applyIntent(applying, intent, created.get(record));
   });
 
   if (sends.length > 0) {

@@ -1,3 +1,4 @@
+import { quotaExceeded } from '../domain/quotas.js';
 import { EventRejectedError, REASON } from '../domain/reasons.js';
 import { SERIES_STATE, type SeriesRecord } from '../domain/series.js';
 import type { SeriesChange } from '../domain/series-changes.js';
@@ -35,13 +36,7 @@ export async function createSeries(
 ): Promise<EventRejectedError | undefined> {
   const { series } = entry;
   const outcome = await deps.series.create(entry);
-  if (outcome.outcome === 'quota-exceeded') {
-    const limit = entry.quotas[outcome.quota];
-    return new EventRejectedError(REASON.QUOTA_EXCEEDED, `tenant "${series.tenant}" is at its ${outcome.quota} quota (${limit})`, {
-      quota: outcome.quota,
-      limit,
-    });
-  }
+  if (outcome.outcome === 'quota-exceeded') return quotaExceeded(series.tenant, outcome.quota, entry.quotas);
   let record: SeriesRecord;
   if (outcome.outcome === 'created') {
     deps.metrics.count('EventsIngested');

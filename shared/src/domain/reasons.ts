@@ -35,7 +35,7 @@ export const REASON = {
   TARGET_NOT_ALLOWED: 'TARGET_NOT_ALLOWED',
   /** `failure_topic` is a topic in an account the tenant may not publish to (logged only). */
   FAILURE_TOPIC_NOT_ALLOWED: 'FAILURE_TOPIC_NOT_ALLOWED',
-  /** The tenant is at its limit of open events or of new events per second; `details.quota` says which. */
+  /** The tenant is at its limit of open events, of new events per second or of control requests per second; `details.quota` says which. */
   QUOTA_EXCEEDED: 'QUOTA_EXCEEDED',
   /** Cancel or reschedule: no event of this tenant has that id (another tenant's event is not found either). */
   EVENT_NOT_FOUND: 'EVENT_NOT_FOUND',

@@ -6,10 +6,28 @@ import { topicAccount, topicRegion } from './topic-arn.js';
 /** The tenant of the shared input topic: the original service's open entry point. */
 export const PUBLIC_TENANT_ID = 'public';
 
+/**
+ * A tenant's quotas where its entry sets none; the public tenant's too, but for its control
+ * requests (DEFAULT_PUBLIC_MAX_CONTROL_PER_SECOND).
+ *
+ * `maxControlPerSecond` counts cancels, reschedules, pauses, resumes, cancels by label and a
+ * series' changes. Each costs the table more than a new event (a cancel is a transaction of two
+ * writes, a cancel by label a job that writes every event it reaches), and clients send far fewer
+ * of them: a fifth of the rate of new events leaves room for any client cancelling or moving its
+ * own events, and bounds what a client looping on them costs everyone else.
+ */
 export const DEFAULT_QUOTAS = {
   maxOpenEvents: 1_000_000,
   maxIngestPerSecond: 5_000,
+  maxControlPerSecond: 1_000,
 } as const;
+
+/**
+ * Strict on the shared topic: open to anyone, whose cancels and reschedules name events only by
+ * their `m-` ids (and which takes no pause, resume or cancel by label). Enough for publishers
+ * cancelling their own events, not for a flood of guessed ids.
+ */
+export const DEFAULT_PUBLIC_MAX_CONTROL_PER_SECOND = 100;
 
 /**
  * Most occurrences one series is delivered in a minute (see materialisation in series.ts): on
@@ -23,6 +41,8 @@ export interface Quotas {
   readonly maxOpenEvents: number;
   /** Most new events accepted per second. */
   readonly maxIngestPerSecond: number;
+  /** Most control requests (cancel, reschedule, pause, resume, cancel by label, a series' change) accepted per second. */
+  readonly maxControlPerSecond: number;
 }
 
 /** Accounts asked about one at a time: a registry of many tenants keeps one index of them, not a set per tenant. */
@@ -57,6 +77,7 @@ export interface TenantsDocument {
     readonly deadLetterTopic?: string;
     readonly maxOpenEvents?: number;
     readonly maxIngestPerSecond?: number;
+    readonly maxControlPerSecond?: number;
     readonly requireUser?: boolean;
     readonly seriesOccurrencesPerMinute?: number;
   };
@@ -67,6 +88,7 @@ export interface TenantsDocument {
     readonly deadLetterTopic?: string;
     readonly maxOpenEvents?: number;
     readonly maxIngestPerSecond?: number;
+    readonly maxControlPerSecond?: number;
     readonly requireUser?: boolean;
     readonly seriesOccurrencesPerMinute?: number;
   }[];
@@ -203,7 +225,7 @@ function tenantsOf(document: TenantsDocument, owners: ReadonlyMap<string, readon
       targetAccounts: publicSettings.targetAccounts ? new Set(publicSettings.targetAccounts) : undefined,
       otherTenantsAccounts: owners,
       deadLetterTopic: publicSettings.deadLetterTopic,
-      quotas: quotasOf(publicSettings),
+      quotas: quotasOf(publicSettings, DEFAULT_PUBLIC_MAX_CONTROL_PER_SECOND),
       enabled: publicSettings.enabled ?? true,
       requireUser: publicSettings.requireUser ?? true,
       seriesOccurrencesPerMinute: publicSettings.seriesOccurrencesPerMinute ?? DEFAULT_SERIES_OCCURRENCES_PER_MINUTE.public,
@@ -215,7 +237,7 @@ function tenantsOf(document: TenantsDocument, owners: ReadonlyMap<string, readon
       // Two tenants may share an account: both own it.
       otherTenantsAccounts: { has: (account: string) => owners.has(account) && !entry.accounts.includes(account) },
       deadLetterTopic: entry.deadLetterTopic,
-      quotas: quotasOf(entry),
+      quotas: quotasOf(entry, DEFAULT_QUOTAS.maxControlPerSecond),
       enabled: true,
       requireUser: entry.requireUser ?? true,
       seriesOccurrencesPerMinute: entry.seriesOccurrencesPerMinute ?? DEFAULT_SERIES_OCCURRENCES_PER_MINUTE.registered,
@@ -254,9 +276,10 @@ export class TenantRegistry {
   }
 }
 
-function quotasOf(entry: { readonly maxOpenEvents?: number; readonly maxIngestPerSecond?: number }): Quotas {
+function quotasOf(entry: { readonly [quota in keyof Quotas]?: number }, defaultMaxControlPerSecond: number): Quotas {
   return {
     maxOpenEvents: entry.maxOpenEvents ?? DEFAULT_QUOTAS.maxOpenEvents,
     maxIngestPerSecond: entry.maxIngestPerSecond ?? DEFAULT_QUOTAS.maxIngestPerSecond,
+    maxControlPerSecond: entry.maxControlPerSecond ?? defaultMaxControlPerSecond,
   };
 }

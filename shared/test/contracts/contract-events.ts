@@ -124,9 +124,9 @@ export class CaseEvents {
     return { owner: 'tenant', request: { by, publishedAt } };
   }
 
-  /** Quotas with `maxOpenEvents` and a rate well above what a case sends, or both given. */
+  /** Quotas well above what a case sends, or as given. */
   quotas(overrides: Partial<Quotas>): Quotas {
-    return { maxOpenEvents: 100, maxIngestPerSecond: 100, ...overrides };
+    return { maxOpenEvents: 100, maxIngestPerSecond: 100, maxControlPerSecond: 100, ...overrides };
   }
 }
 

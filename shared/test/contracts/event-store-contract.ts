@@ -177,6 +177,42 @@ function createCases(setup: () => Promise<ContractCase>): void {
     expect(await openEvents()).toBe(3);
   });
 
+  it('counts control requests with the new events, each against its own quotas, and has room for them again the next second', async () => {
+    const { store, e, openEvents } = await setup();
+    const quotas = e.quotas({ maxOpenEvents: 1, maxControlPerSecond: 2 });
+    const second = Math.floor(NOW / 1000) * 1000;
+    const admission = (names: readonly string[], controls: number, now = second) => ({
+      tenant: e.tenant,
+      quotas,
+      now,
+      entries: names.map((name) => e.newEvent(e.event(name), 'far', { quotas, now })),
+      controls,
+    });
+    expect(await store.admit(admission(['a', 'b'], 3))).toEqual({
+      outcomes: [{ outcome: 'created' }, { outcome: 'quota-exceeded', quota: 'maxOpenEvents' }],
+      controls: 2,
+    });
+    expect(await store.admit(admission([], 1))).toEqual({ outcomes: [], controls: 0 });
+    // The open events are at their quota: the control requests of the next second are taken all the same.
+    expect(await store.admit(admission(['c'], 2, second + 1_000))).toEqual({
+      outcomes: [{ outcome: 'quota-exceeded', quota: 'maxOpenEvents' }],
+      controls: 2,
+    });
+    expect(await openEvents()).toBe(1);
+  });
+
+  it("tells the last pause or resume the tenant's requests applied, an operator's left out", async () => {
+    const { pauses, e } = await setup();
+    expect(await pauses.lastChange(e.tenant)).toBeUndefined();
+    await pauses.pause(e.tenant, e.asks('pause-1'), { pausedAt: NOW, note: undefined });
+    await pauses.pause(e.tenant, { owner: 'operator', name: 'operator jo' }, { pausedAt: NOW, note: undefined });
+    expect(await pauses.lastChange(e.tenant)).toBe('pause-1');
+    await pauses.resume(e.tenant, e.asks('resume-1', NOW + 1), NOW + 1);
+    // Published before the last one applied: not applied, and not the last.
+    await pauses.pause(e.tenant, e.asks('pause-2', NOW - 1), { pausedAt: NOW, note: undefined });
+    expect(await pauses.lastChange(e.tenant)).toBe('resume-1');
+  });
+
   it('reads records by id, leaving out the ids without one', async () => {
     const { store, e } = await setup();
     await store.createMany([e.newEvent(e.event('a'), 'near')]);

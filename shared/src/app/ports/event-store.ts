@@ -2,6 +2,7 @@ import type { EmissionEnding } from '../../domain/emission.js';
 import type { EndCountIncrement } from '../../domain/end-counts.js';
 import type { ScheduledEvent } from '../../domain/event.js';
 import type { EventRecord } from '../../domain/lifecycle.js';
+import type { EventQuota } from '../../domain/quotas.js';
 import type { Quotas } from '../../domain/tenants.js';
 import type { Placement } from '../../domain/placement.js';
 
@@ -34,9 +35,30 @@ export type CreateOutcome =
       /** The place taken for it could not be given back (the counter write failed): the tenant's count is one too high until reconciled. */
       readonly placeKept?: true;
     }
-  | { readonly outcome: 'quota-exceeded'; readonly quota: keyof Quotas }
+  | { readonly outcome: 'quota-exceeded'; readonly quota: EventQuota }
   /** The write kept failing, or its answer was lost: to retry (a retry finds it created, or creates it). */
   | { readonly outcome: 'unknown' };
+
+/**
+ * One tenant's new events and control requests of an ingest batch, counted against its quotas
+ * together: its counter item is written once for both (see EventStore.admit).
+ */
+export interface TenantAdmission {
+  readonly tenant: string;
+  readonly quotas: Quotas;
+  readonly now: number;
+  /** Its new events (each with the same tenant, quotas and time). */
+  readonly entries: readonly NewEvent[];
+  /** How many control requests of the tenant's the batch holds. */
+  readonly controls: number;
+}
+
+/** What an admission did: the outcomes of its new events, in their order, and how many of its control requests were taken. */
+export interface Admitted {
+  readonly outcomes: readonly CreateOutcome[];
+  /** The first this many control requests are taken; the others are over `maxControlPerSecond`. */
+  readonly controls: number;
+}
 
 /** A new delay-queue copy of an event, made by the redelivery of the input message that placed it there. */
 export interface Requeue {
@@ -122,6 +144,12 @@ export interface EventStore {
    * refused, unless their events exist already (duplicates).
    */
   createMany(entries: readonly NewEvent[]): Promise<CreateOutcome[]>;
+  /**
+   * As createMany, with the tenant's control requests counted in the same counter write against
+   * its `maxControlPerSecond`: the first ones that fit are taken. Each quota is its own: new
+   * events over theirs take nothing from the control requests, nor these from the events.
+   */
+  admit(admission: TenantAdmission): Promise<Admitted>;
   /**
    * Gives a queued event, still as the input message `placedBy` left it on the delay queue (see
    * placedOnDelayQueueBy), a new copy token before that message's redelivery sends it again:

@@ -1,3 +1,4 @@
+import type { EventQuota } from '../../domain/quotas.js';
 import type { Quotas } from '../../domain/tenants.js';
 import type { SeriesCursor } from '../../domain/recurrence/occurrences.js';
 import type { MinuteCount, NewSeries, OwedOccurrences, SeriesRecord } from '../../domain/series.js';
@@ -21,7 +22,7 @@ export type SeriesCreateOutcome =
   | { readonly outcome: 'created'; readonly record: SeriesRecord }
   /** The id names a series already: this request's own (delivered again) or another's (see requestHash). */
   | { readonly outcome: 'duplicate'; readonly existing: SeriesRecord }
-  | { readonly outcome: 'quota-exceeded'; readonly quota: keyof Quotas };
+  | { readonly outcome: 'quota-exceeded'; readonly quota: EventQuota };
 
 /** What a series' cancel did: cancelled, with the record at the cursor it had; or refused, with the record as it is (undefined: no such id). */
 export type SeriesCancelOutcome =

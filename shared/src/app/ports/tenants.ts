@@ -63,6 +63,8 @@ export interface TenantPauses {
   pauseMarks(): Promise<readonly PauseMark[]>;
   /** Clears a tenant's mark, unless it is paused, or was paused or resumed again since the mark was read. */
   clearPauseMark(mark: PauseMark): Promise<void>;
+  /** The input message of the last pause or resume the tenant's requests applied (read consistently); undefined before the first. */
+  lastChange(tenant: string): Promise<string | undefined>;
 }
 
 /** A tenant marked by a pause (see TenantPauses.pauseMarks). */
