@@ -1,5 +1,4 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import {
   DEFAULT_QUOTAS,
   DUE_DIRECTORY_PERIOD_MS,
@@ -16,9 +15,8 @@ import {
   tenantShardKey,
 } from '@adhoc-scheduler/shared';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createLocalResources } from '../../src/local/resources.js';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
-import { capturingLogger, sharedEmulators, uniqueName } from './kit.js';
+import { sharedEmulators } from './kit.js';
+import { newTable as newTableOf, tableClient } from './table-kit.js';
 import { CaseEvents, NOW } from '../../../shared/test/contracts/contract-events.js';
 import { specOf } from '../../../shared/test/recurrence-kit.js';
 
@@ -28,23 +26,11 @@ import { specOf } from '../../../shared/test/recurrence-kit.js';
  * from before them.
  */
 const emulators = sharedEmulators();
-const client = DynamoDBDocumentClient.from(
-  new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
-  { marshallOptions: { removeUndefinedValues: true } },
-);
+const client = tableClient(emulators);
 afterAll(() => {
   client.destroy();
 });
-
-async function newTable(): Promise<string> {
-  const resources = await createLocalResources(
-    { messaging: emulators.messagingEndpoint, dynamodb: emulators.dynamodbEndpoint },
-    { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS },
-    uniqueName('directory'),
-    { visibilityTimeoutSeconds: 30, emitMaxAgeSeconds: 3600, tenantIds: [], logger: capturingLogger().logger },
-  );
-  return resources.tableName;
-}
+const newTable = () => newTableOf(emulators, 'directory');
 
 const RETENTION_SECONDS = 3600;
 const PERIOD = dueDirectoryPeriodOf(NOW);

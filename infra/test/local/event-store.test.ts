@@ -1,5 +1,4 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, type BatchExecuteStatementCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, type BatchExecuteStatementCommandOutput } from '@aws-sdk/lib-dynamodb';
 import {
   cursorAfter,
   DynamoDbBulkCancelJobs,
@@ -24,9 +23,8 @@ import {
   type ScheduledEvent,
 } from '@adhoc-scheduler/shared';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createLocalResources } from '../../src/local/resources.js';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
-import { capturingLogger, sharedEmulators, uniqueName } from './kit.js';
+import { sharedEmulators } from './kit.js';
+import { newTable as newTableOf, tableClient } from './table-kit.js';
 import { CaseEvents, NOW, type RescheduleChange } from '../../../shared/test/contracts/contract-events.js';
 
 /**
@@ -34,24 +32,13 @@ import { CaseEvents, NOW, type RescheduleChange } from '../../../shared/test/con
  * stack on AWS does) and transactions (as the local service does). Every outcome must be the same.
  */
 const emulators = sharedEmulators();
-const client = DynamoDBDocumentClient.from(
-  new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
-  {
-    marshallOptions: { removeUndefinedValues: true },
-  },
-);
+const client = tableClient(emulators);
 afterAll(() => {
   client.destroy();
 });
 
-async function newTable(): Promise<string> {
-  const resources = await createLocalResources(
-    { messaging: emulators.messagingEndpoint, dynamodb: emulators.dynamodbEndpoint },
-    { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS },
-    uniqueName('store'),
-    { visibilityTimeoutSeconds: 30, emitMaxAgeSeconds: 3600, tenantIds: [], logger: capturingLogger().logger },
-  );
-  return resources.tableName;
+function newTable(): Promise<string> {
+  return newTableOf(emulators, 'store');
 }
 
 async function storeFor(mode: BatchWriteMode, through: DynamoDBDocumentClient = client): Promise<DynamoDbEventStore> {
@@ -60,12 +47,7 @@ async function storeFor(mode: BatchWriteMode, through: DynamoDBDocumentClient = 
 
 /** A client of its own, whose requests the test may break. */
 function faultyClient(): DynamoDBDocumentClient {
-  return DynamoDBDocumentClient.from(
-    new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
-    {
-      marshallOptions: { removeUndefinedValues: true },
-    },
-  );
+  return tableClient(emulators);
 }
 
 /**
