@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { descendantsOf, parsePs } from '../src/compare/processes.js';
-import { startArgs, takesConsolePort } from '../src/compare/service.js';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { knownSettings, startArgs, takesConsolePort } from '../src/compare/service.js';
 
 describe('starting and stopping a side', () => {
   it('gives every port to the system, and the console port only to a tree that has a console', () => {
@@ -28,5 +31,25 @@ describe('starting and stopping a side', () => {
     );
     expect(rows[3]).toEqual({ pid: 13, ppid: 12, pgid: 13, command: 'java -jar DynamoDBLocal.jar' });
     expect(descendantsOf(rows, 10).map((row) => row.pid)).toEqual([11, 12, 13]);
+  });
+});
+
+describe("a side's tenants file", () => {
+  it('leaves out the settings its version’s registry does not know, and keeps the ones it does', () => {
+    const tree = mkdtempSync(join(tmpdir(), 'known-settings-'));
+    mkdirSync(join(tree, 'shared', 'schema'), { recursive: true });
+    const entry = { properties: { id: {}, accounts: {}, maxOpenEvents: {} } };
+    writeFileSync(
+      join(tree, 'shared', 'schema', 'tenants.schema.json'),
+      JSON.stringify({ properties: { public: { properties: { maxOpenEvents: {} } }, tenants: { items: entry } } }),
+    );
+    const quotas = { maxOpenEvents: 10, maxIngestPerSecond: 20, maxControlPerSecond: 30 };
+    expect(knownSettings({ public: quotas, tenants: [{ id: 'acme', accounts: ['111111111111'], ...quotas }] }, tree)).toEqual({
+      public: { maxOpenEvents: 10 },
+      tenants: [{ id: 'acme', accounts: ['111111111111'], maxOpenEvents: 10 }],
+    });
+    // This tree's own schema knows every setting the harness writes.
+    const own = { public: quotas, tenants: [{ id: 'acme', accounts: ['111111111111'], ...quotas }] };
+    expect(knownSettings(own, join(import.meta.dirname, '..', '..'))).toEqual(own);
   });
 });

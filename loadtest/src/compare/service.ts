@@ -66,6 +66,28 @@ export interface SideServiceOptions {
   readonly logFile: string;
 }
 
+/** The tenants file's schema in a tree: what settings that version's registry knows. */
+const TENANTS_SCHEMA = join('shared', 'schema', 'tenants.schema.json');
+
+interface ObjectSchema {
+  readonly properties?: Readonly<Record<string, unknown>>;
+  readonly items?: ObjectSchema;
+}
+
+/**
+ * The run's tenants as a version knows them: a setting its registry's schema does not name (one
+ * added since) is left out, so the base takes the head's file, with that setting's default.
+ */
+export function knownSettings(tenants: TenantsDocument, tree: string): TenantsDocument {
+  const schema = JSON.parse(readFileSync(join(tree, TENANTS_SCHEMA), 'utf8')) as { properties: Record<string, ObjectSchema> };
+  const keep = (entry: object, known: ObjectSchema | undefined): Record<string, unknown> =>
+    Object.fromEntries(Object.entries(entry).filter(([name]) => known?.properties?.[name] !== undefined));
+  return {
+    ...(tenants.public === undefined ? {} : { public: keep(tenants.public, schema.properties.public) }),
+    ...(tenants.tenants === undefined ? {} : { tenants: tenants.tenants.map((entry) => keep(entry, schema.properties.tenants?.items)) }),
+  } as TenantsDocument;
+}
+
 const tail = (file: string): string => readFileSync(file, 'utf8').split('\n').slice(-20).join('\n');
 
 /**
@@ -78,7 +100,7 @@ export async function startSideService(options: SideServiceOptions): Promise<Sid
     tenants: join(options.workDir, 'tenants.json'),
     dataDir: options.inMemory ? undefined : join(options.workDir, 'data'),
   };
-  await writeFile(files.tenants, `${JSON.stringify(options.tenants, null, 2)}\n`);
+  await writeFile(files.tenants, `${JSON.stringify(knownSettings(options.tenants, options.tree), null, 2)}\n`);
   const consolePort = takesConsolePort(readFileSync(startSource(options.tree), 'utf8'));
   const log = openSync(options.logFile, 'a');
   const child = spawn('pnpm', startArgs(files, consolePort), {
