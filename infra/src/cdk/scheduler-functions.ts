@@ -107,13 +107,10 @@ export function createSchedulerFunctions(
       'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${LAST_ERROR_ID_PREFIX}*`] },
     });
   }
-  // The due directory's entries, `#due#…`, and no other item: loading notes a resume's events and
-  // a series' next occurrence, the loader's backfill a table's stored events.
-  for (const fn of [loading, loader]) {
-    allow(fn, ['dynamodb:BatchWriteItem'], [resources.table.tableArn], {
-      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${DUE_DIRECTORY_ID_PREFIX}*`] },
-    });
-  }
+  // The due directory's entries, `#due#…`, and no other item: the loader's backfill notes a table's stored events.
+  allow(loader, ['dynamodb:BatchWriteItem'], [resources.table.tableArn], {
+    'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${DUE_DIRECTORY_ID_PREFIX}*`] },
+  });
 
   return { functions: { ingest, loader, loading, emitter, changes }, loaderSchedule, loaderDeadLetterQueue };
 }
@@ -213,7 +210,15 @@ function loadingFunction(schedulerFunction: MakeFunction, resources: SchedulerRe
   });
   consumeQueues(loading, 'loading', { queue: resources.loadingQueue.queue });
   // Reads a chunk's records and payloads (BatchGetItem), takes them with batched conditional UPDATEs (PartiQL).
-  allow(loading, ['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate'], [resources.table.tableArn]);
+  // A chunk's recurring series are taken there too (takeSeries): their occurrences created as
+  // ingest creates events (batched conditional INSERTs, their places in the quota and a requeue by
+  // UpdateItem, label entries by BatchWriteItem), the series advanced, or ended and its payload
+  // item and label entries dropped, and an occurrence past its window cancelled (UpdateItems).
+  allow(
+    loading,
+    ['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate', 'dynamodb:PartiQLInsert', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'],
+    [resources.table.tableArn],
+  );
   allow(loading, ['sqs:SendMessage'], [resources.delayQueue.queue.queueArn]);
   return loading;
 }

@@ -474,11 +474,15 @@ describe('IAM, per function', () => {
         stack,
         logs('loading'),
         consume(loadingQueue.queue.queueArn),
-        // A chunk's records and payloads read together, taken by batched conditional updates.
-        [['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate'], [table.tableArn]],
+        // A chunk's records and payloads read together, taken by batched conditional updates; its
+        // series taken: occurrences created, counted and requeued, label entries and the due
+        // directory written, the series advanced or ended.
+        [
+          ['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate', 'dynamodb:PartiQLInsert', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'],
+          [table.tableArn],
+        ],
         [['sqs:SendMessage'], [delayQueue.queue.queueArn]],
         lastErrors(),
-        dueDirectory(),
       ),
       emitter: permissions(
         stack,
