@@ -243,4 +243,53 @@ describe.concurrent('scripts/admin tenant import and tenant export', () => {
       await teardown();
     }
   });
+
+  it('onboards 5,000 tenants by import and one more by tenant add, and delivers the events of 50 of them, on either path, each once, none early', async () => {
+    const { files, dir, scheduler, outputsFile, teardown } = await setup();
+    const target = await TopicConsumer.create(scheduler.outputs.endpoint, 'target');
+    try {
+      const tenants = Array.from({ length: 5_000 }, (_, index) => ({
+        id: `t${String(index).padStart(4, '0')}`,
+        accounts: [String(100_000_000_000 + index)],
+        targetAccounts: [LOCAL_ACCOUNT],
+      }));
+      const bulkFile = join(dir, 'five-thousand.json');
+      await writeFile(bulkFile, JSON.stringify({ tenants }));
+      const imported = await admin('tenant', 'import', bulkFile, ...files);
+      expect(imported.code).toBe(0);
+      expect(imported.stderr).toContain('5000 added, 0 updated, 0 unchanged.');
+      const topics = printedTopics(imported.stdout);
+      const added = await admin('tenant', 'add', 'newcomer', '--account', '999999999999', '--target-account', LOCAL_ACCOUNT, ...files);
+      expect(added.code).toBe(0);
+      const outputs = JSON.parse(await readFile(outputsFile, 'utf8')) as { tenantInputTopicArns: Record<string, string> };
+      topics.newcomer = outputs.tenantInputTopicArns.newcomer as string;
+
+      // 50 of the 5,000 and the newcomer: half due at once (the delay queue), half past the near-path window (the loader).
+      const senders = [...tenants.filter((_, index) => index % 100 === 7).map(({ id }) => id), 'newcomer'];
+      const now = Date.now();
+      const events = senders.map((tenant, index) => ({
+        tenant,
+        payload: `from ${tenant}`,
+        dueAt: now + (index % 2 === 0 ? 3_000 : 12_000),
+      }));
+      await Promise.all(
+        events.map(async ({ tenant, payload, dueAt }) => {
+          const client = new SchedulerClient(scheduler, topics[tenant]);
+          try {
+            await client.publish(request(target.topicArn, dueAt, payload));
+          } finally {
+            client.destroy();
+          }
+        }),
+      );
+      await waitFor(() => events.every(({ payload }) => target.withPayload(payload).length > 0), 'every event delivered', 60_000);
+      for (const { payload, dueAt } of events) {
+        expect(target.withPayload(payload), payload).toHaveLength(1);
+        expectNotEarly(target.withPayload(payload)[0], dueAt);
+      }
+    } finally {
+      await target.stop();
+      await teardown();
+    }
+  });
 });
