@@ -66,7 +66,7 @@ import type { EndCountIncrement } from '../src/domain/end-counts.js';
 import { DYNAMODB_WRITE_UNIT_BYTES } from '../src/domain/limits.js';
 import { controlRoom, NO_QUOTA_COUNTS, quotaRoom } from '../src/domain/quotas.js';
 import { itemBytes } from '../src/adapters/dynamodb-event-item-codec.js';
-import { dueDirectoryPeriodOf, dueDirectoryPeriodsBetween, tenantShardKey } from '../src/domain/table-keys.js';
+import { dueDirectoryPeriodOf, dueDirectoryPeriodsBetween, storedOrHeldPartition, tenantShardKey } from '../src/domain/table-keys.js';
 import { compareByDue, decodePageToken, encodePageToken, isAfter } from '../src/domain/tenant-index.js';
 
 /**
@@ -651,10 +651,10 @@ export class MemoryDueDirectoryBackfill implements DueDirectoryBackfill {
     this.pages += 1;
     const ids = [...this.store.records.keys()].sort().filter((id) => from === undefined || id > from);
     const page = ids.slice(0, this.pageSize).map((id) => this.store.records.get(id) as StoredRecord);
-    await this.directory.note(page.filter((record) => /#s\d+$/.test(record.tenantShard ?? '')));
+    const familyOf = (record: StoredRecord) => storedOrHeldPartition(record.tenantShard ?? '')?.family;
+    await this.directory.note(page.filter((record) => familyOf(record) === 's'));
     for (const record of page)
-      if (/#h\d+$/.test(record.tenantShard ?? '') && !this.store.pauseMarks.has(record.tenant))
-        this.store.pauseMarks.set(record.tenant, this.now());
+      if (familyOf(record) === 'h' && !this.store.pauseMarks.has(record.tenant)) this.store.pauseMarks.set(record.tenant, this.now());
     return ids.length > this.pageSize ? page.at(-1)?.id : undefined;
   }
 }

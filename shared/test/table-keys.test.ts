@@ -4,6 +4,9 @@ import { eventIdFor } from '../src/domain/event.js';
 import { shardOf } from '../src/domain/sharding.js';
 import {
   bulkCancelJobId,
+  dueDirectoryKey,
+  PAUSE_MARKS_KEY,
+  storedOrHeldPartition,
   clientEventId,
   endCountsItemId,
   eventIdOfLabelEntry,
@@ -91,6 +94,15 @@ describe('the partitions of the indexes', () => {
     expect(tenantShardKey('acme', 'q', 3)).toBe('acme#q3');
     expect(labelShardKey('acme', 'billing', 3)).toBe('acme#l#billing#3');
     expect(heldShardKey('acme', 3)).toBe('acme#h3');
+  });
+
+  it("reads the tenant and family of a tenant's stored or held partition, and no other key's, for the due directory's backfill", () => {
+    expect(storedOrHeldPartition(tenantShardKey('acme', 's', 3))).toEqual({ tenant: 'acme', family: 's' });
+    expect(storedOrHeldPartition(heldShardKey('acme', 12))).toEqual({ tenant: 'acme', family: 'h' });
+    expect(storedOrHeldPartition(tenantShardKey('acme', 'q', 3))).toBeUndefined();
+    expect(storedOrHeldPartition(labelShardKey('acme', 'billing', 3))).toBeUndefined();
+    expect(storedOrHeldPartition(dueDirectoryKey(1_900_000_000_000))).toBeUndefined();
+    expect(storedOrHeldPartition(PAUSE_MARKS_KEY)).toBeUndefined();
   });
 
   it('reads the shard of the keys of the time-bucket index earlier versions kept, for the migration', () => {

@@ -1,15 +1,12 @@
 import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DueDirectory, DueDirectoryBackfill, DueEntry } from '../app/ports/due-index.js';
 import type { Clock } from '../app/ports/process.js';
-import { openEventsCounterId, tenantOfCounterId } from '../domain/table-keys.js';
+import { openEventsCounterId, storedOrHeldPartition, tenantOfCounterId } from '../domain/table-keys.js';
 import { TABLE, transient } from './dynamodb-table.js';
 import { DynamoDbTenantPauses, PAUSED_AT_ATTRIBUTES } from './dynamodb-tenant-pauses.js';
 
 /** Items one page of the scan reads. */
 const SCAN_PAGE_ITEMS = 1000;
-
-/** A tenant-index key of a tenant's stored (`s`) or held (`h`) events: the tenant and the family. */
-const FAMILY_KEY = /^([^#]+)#([sh])\d+$/;
 
 /**
  * The backfill of the due directory and the pause marks in the table (see DueDirectoryBackfill):
@@ -47,11 +44,11 @@ export class DynamoDbDueDirectoryBackfill implements DueDirectoryBackfill {
     const marked = new Set<string>();
     for (const item of page.Items ?? []) {
       const id = String(item[TABLE.partitionKey]);
-      const family = FAMILY_KEY.exec(String(item[TABLE.tenantShardKey] ?? ''));
-      const tenant = typeof item.tenant === 'string' ? item.tenant : family?.[1];
+      const partition = storedOrHeldPartition(String(item[TABLE.tenantShardKey] ?? ''));
+      const tenant = typeof item.tenant === 'string' ? item.tenant : partition?.tenant;
       const dueAt = item[TABLE.dueAtKey];
-      if (family !== null && tenant !== undefined && family[2] === 's' && typeof dueAt === 'number') stored.push({ tenant, dueAt });
-      if (family !== null && tenant !== undefined && family[2] === 'h') marked.add(tenant);
+      if (partition?.family === 's' && tenant !== undefined && typeof dueAt === 'number') stored.push({ tenant, dueAt });
+      if (partition?.family === 'h' && tenant !== undefined) marked.add(tenant);
       if (id.startsWith(openEventsCounterId('')) && PAUSED_AT_ATTRIBUTES.some((attribute) => item[attribute] !== undefined))
         marked.add(tenantOfCounterId(id));
     }

@@ -1,4 +1,4 @@
-import { paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DueDirectory, DueEntry } from '../app/ports/due-index.js';
 import { expiresAtFor } from '../domain/event.js';
 import {
@@ -10,13 +10,11 @@ import {
   tenantOfDueDirectoryEntry,
 } from '../domain/table-keys.js';
 import { batchPut } from './dynamodb-batches.js';
-import { TABLE, transient } from './dynamodb-table.js';
+import { DynamoDbDueIndex } from './dynamodb-due-index.js';
+import { TABLE } from './dynamodb-table.js';
 
 /** Entries a process remembers having written before it forgets them all (and writes each once more). */
 const REMEMBERED_ENTRIES = 100_000;
-
-/** Items one page of a period's query reads. */
-const PAGE_ITEMS = 1000;
 
 /**
  * The due directory in the table (see dueDirectoryKey in table-keys.ts): one small item per
@@ -27,12 +25,16 @@ const PAGE_ITEMS = 1000;
  */
 export class DynamoDbDueDirectory implements DueDirectory {
   private readonly written = new Set<string>();
+  /** A period's entries are one partition of the tenant index, read as the loader reads a tenant's. */
+  private readonly index: DynamoDbDueIndex;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly retentionSeconds: number,
-  ) {}
+  ) {
+    this.index = new DynamoDbDueIndex(client, tableName);
+  }
 
   async note(entries: readonly DueEntry[]): Promise<void> {
     const items = new Map<string, Record<string, unknown>>();
@@ -63,22 +65,8 @@ export class DynamoDbDueDirectory implements DueDirectory {
 
   private async tenantsOf(period: number): Promise<string[]> {
     const tenants: string[] = [];
-    const pages = paginateQuery(
-      { client: this.client, pageSize: PAGE_ITEMS },
-      {
-        TableName: this.tableName,
-        IndexName: TABLE.tenantIndex,
-        KeyConditionExpression: '#key = :key',
-        ExpressionAttributeNames: { '#key': TABLE.tenantShardKey },
-        ExpressionAttributeValues: { ':key': dueDirectoryKey(period) },
-      },
-    );
-    try {
-      for await (const page of pages)
-        for (const item of page.Items ?? []) tenants.push(tenantOfDueDirectoryEntry(String(item[TABLE.partitionKey])));
-    } catch (error) {
-      throw transient('Query', error);
-    }
+    for await (const page of this.index.query(dueDirectoryKey(period), period, period + DUE_DIRECTORY_PERIOD_MS))
+      for (const { id } of page) tenants.push(tenantOfDueDirectoryEntry(id));
     return tenants;
   }
 }

@@ -54,6 +54,12 @@ export async function migrateIndexEntries(
   scope: IndexMigrationScope = 'all',
 ): Promise<IndexMigrationCounts> {
   const counts = { found: 0, held: 0, stored: 0, cleared: 0, left: 0, skipped: 0 };
+  const table: MigratedTable = {
+    client,
+    tableName,
+    dueDirectory: new DynamoDbDueDirectory(client, tableName, DEFAULTS.retentionSeconds),
+    pauses: new DynamoDbTenantPauses(client, tableName),
+  };
   const pages = paginateScan(
     { client, pageSize: SCAN_PAGE_ITEMS },
     {
@@ -73,7 +79,7 @@ export async function migrateIndexEntries(
     for await (const page of pages) {
       for (const item of page.Items ?? []) {
         counts.found++;
-        const kind = await moveEntry(client, tableName, item, scope);
+        const kind = await moveEntry(table, item, scope);
         counts[kind]++;
       }
     }
@@ -95,20 +101,23 @@ function moveOf(item: Readonly<Record<string, unknown>>, scope: IndexMigrationSc
   return scope === 'all' ? { kind: 'held', set: heldShardKey(item.tenant, entry.shard) } : { kind: 'left' };
 }
 
-async function moveEntry(
-  client: DynamoDBDocumentClient,
-  tableName: string,
-  item: Readonly<Record<string, unknown>>,
-  scope: IndexMigrationScope,
-): Promise<Move['kind']> {
+/** The table a run migrates, and where what it lists anew is noted first (see moveEntry). */
+interface MigratedTable {
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+  readonly dueDirectory: Pick<DynamoDbDueDirectory, 'note'>;
+  readonly pauses: Pick<DynamoDbTenantPauses, 'mark'>;
+}
+
+async function moveEntry(table: MigratedTable, item: Readonly<Record<string, unknown>>, scope: IndexMigrationScope): Promise<Move['kind']> {
+  const { client, tableName } = table;
   const move = moveOf(item, scope);
   if (move.kind === 'left' || move.kind === 'skipped') return move.kind;
   // Listed anew: noted in the due directory, or its tenant marked by a pause, first, as a write of this version does.
   const tenant = String(item.tenant);
   const dueAt = item[TABLE.dueAtKey];
-  if (move.kind === 'stored' && typeof dueAt === 'number')
-    await new DynamoDbDueDirectory(client, tableName, DEFAULTS.retentionSeconds).note([{ tenant, dueAt }]);
-  if (move.kind === 'held') await new DynamoDbTenantPauses(client, tableName).mark(tenant, Date.now());
+  if (move.kind === 'stored' && typeof dueAt === 'number') await table.dueDirectory.note([{ tenant, dueAt }]);
+  if (move.kind === 'held') await table.pauses.mark(tenant, Date.now());
   const set =
     move.kind === 'held'
       ? 'SET #tenantShard = :key '

@@ -1,7 +1,8 @@
-import { paginateQuery, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Pause, PauseAuthor, PauseMark, PauseOwner, ResumeOutcome, TenantPauses } from '../app/ports/tenants.js';
 import { openEventsCounterId, PAUSE_MARKS_KEY, tenantOfCounterId } from '../domain/table-keys.js';
 import { batchGet } from './dynamodb-batches.js';
+import { DynamoDbDueIndex } from './dynamodb-due-index.js';
 import { followsLastChangeCondition } from './dynamodb-conditional-writes.js';
 import { isConditionFailure, TABLE, transient } from './dynamodb-table.js';
 
@@ -31,10 +32,15 @@ export const PAUSED_CONDITION = `attribute_exists(${SLOTS.tenant.at}) OR attribu
  * paused lately, not of every tenant registered.
  */
 export class DynamoDbTenantPauses implements TenantPauses {
+  /** The marks are one partition of the tenant index, read as the loader reads a tenant's. */
+  private readonly index: DynamoDbDueIndex;
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-  ) {}
+  ) {
+    this.index = new DynamoDbDueIndex(client, tableName);
+  }
 
   async pause(
     tenant: string,
@@ -117,23 +123,9 @@ export class DynamoDbTenantPauses implements TenantPauses {
 
   async pauseMarks(): Promise<readonly PauseMark[]> {
     const marks: PauseMark[] = [];
-    const pages = paginateQuery(
-      { client: this.client, pageSize: 1000 },
-      {
-        TableName: this.tableName,
-        IndexName: TABLE.tenantIndex,
-        KeyConditionExpression: '#marks = :marks',
-        ExpressionAttributeNames: { '#marks': TABLE.tenantShardKey },
-        ExpressionAttributeValues: { ':marks': PAUSE_MARKS_KEY },
-      },
-    );
-    try {
-      for await (const page of pages)
-        for (const item of page.Items ?? [])
-          marks.push({ tenant: tenantOfCounterId(String(item[TABLE.partitionKey])), stamp: Number(item[TABLE.dueAtKey]) });
-    } catch (error) {
-      throw transient('Query', error);
-    }
+    // Every mark, whenever stamped.
+    for await (const page of this.index.query(PAUSE_MARKS_KEY, 0, Number.MAX_SAFE_INTEGER))
+      for (const { id, dueAt } of page) marks.push({ tenant: tenantOfCounterId(id), stamp: dueAt });
     return marks;
   }
 

@@ -239,6 +239,15 @@ function everyShard(shardCount: number, keyOf: (shard: number) => string): strin
   return Array.from({ length: shardCount }, (_, shard) => keyOf(shard));
 }
 
+/**
+ * The tenant and family of a partition of a tenant's stored (`<tenant>#s<shard>`) or held
+ * (`<tenant>#h<shard>`) events; undefined for any other key (`q`, a label's, the directory's).
+ */
+export function storedOrHeldPartition(key: string): { readonly tenant: string; readonly family: 's' | 'h' } | undefined {
+  const match = /^([^#]+)#([sh])\d+$/.exec(key);
+  return match === null ? undefined : { tenant: match[1] as string, family: match[2] as 's' | 'h' };
+}
+
 /** Every partition of a tenant's events of one family. */
 export function tenantShardKeys(tenant: string, family: PayloadFamily, shardCount: number): string[] {
   return everyShard(shardCount, (shard) => tenantShardKey(tenant, family, shard));
