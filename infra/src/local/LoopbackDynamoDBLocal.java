@@ -1,7 +1,12 @@
+import com.almworks.sqlite4java.SQLiteConnection;
+import com.almworks.sqlite4java.SQLiteJob;
+import com.almworks.sqlite4java.SQLiteQueue;
 import com.amazonaws.services.dynamodbv2.local.main.ServerRunner;
+import com.amazonaws.services.dynamodbv2.local.server.AbstractLocalDynamoDBServerHandler;
 import com.amazonaws.services.dynamodbv2.local.server.DynamoDBProxyServer;
 import java.io.IOException;
 import java.lang.reflect.Field;
+import java.lang.reflect.Method;
 import java.net.BindException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -22,6 +27,9 @@ import org.eclipse.jetty.server.handler.HandlerWrapper;
  * can take it between choosing and binding. Every request passes AccessGuard first: only signed
  * requests from this machine, never a browser's, reach DynamoDB Local.
  *
+ * On disk (`-dbPath`), the database is switched to SQLite's write-ahead log, still synced at
+ * every write (see writeAheadLog).
+ *
  * Prints {"listening":{"host":"127.0.0.1","port":N}} on stdout once requests are accepted, or
  * {"portInUse":{"host":"127.0.0.1","port":N}} and exits 1 when the port is taken. Exits when
  * stdin closes: the parent holds the other end, so the server never outlives it.
@@ -36,9 +44,7 @@ public final class LoopbackDynamoDBLocal {
     int port = Integer.parseInt(args[1]);
     DynamoDBProxyServer proxy = ServerRunner.createServerFromCommandLineArgs(Arrays.copyOfRange(args, 2, args.length));
     // DynamoDB Local 1.25.1 keeps its Jetty server in a private field; only host and port are changed.
-    Field serverField = DynamoDBProxyServer.class.getDeclaredField("server");
-    serverField.setAccessible(true);
-    Server server = (Server) serverField.get(proxy);
+    Server server = (Server) field(proxy, DynamoDBProxyServer.class, "server");
     AccessGuard guard = new AccessGuard();
     guard.setHandler(server.getHandler());
     server.setHandler(guard);
@@ -57,6 +63,7 @@ public final class LoopbackDynamoDBLocal {
       }
     }
     proxy.start();
+    if (Arrays.asList(args).contains("-dbPath")) writeAheadLog(proxy);
     int boundPort = ((ServerConnector) server.getConnectors()[0]).getLocalPort();
     System.out.println("{\"listening\":{\"host\":\"" + HOST + "\",\"port\":" + boundPort + "}}");
     System.out.flush();
@@ -65,6 +72,50 @@ public final class LoopbackDynamoDBLocal {
       // Nothing is sent on stdin; end of input means the parent is gone.
     }
     System.exit(0);
+  }
+
+  /**
+   * DynamoDB Local 1.25.1 leaves its SQLite file in rollback-journal mode: every write creates,
+   * syncs and deletes a journal beside the file and syncs the file itself. In write-ahead-log mode
+   * a write appends to the log and syncs it once. synchronous stays FULL, so a write is on the
+   * disk before DynamoDB Local answers it, as before: the table is what a far-path event's
+   * acceptance rests on (ingest deletes the request once its record is written), so not even a
+   * power cut may lose an answered write. (The SNS/SQS emulator syncs only at its checkpoints:
+   * docs/operators/local-service.md says what a power cut may cost there.)
+   *
+   * The database belongs to one SQLiteQueue, whose thread alone may use its connection; the
+   * pragmas run there, before the first request. The path to it is private in 1.25.1:
+   * DynamoDBProxyServer.serverHandler.primaryHandler.getHandler(key), which with -sharedDb makes
+   * or returns the one client whatever the key, then LocalDBClient.dbAccess.queue.
+   */
+  static void writeAheadLog(DynamoDBProxyServer proxy) throws Exception {
+    Object serverHandler = field(proxy, DynamoDBProxyServer.class, "serverHandler");
+    Object requestHandler = field(serverHandler, AbstractLocalDynamoDBServerHandler.class, "primaryHandler");
+    Method getHandler = requestHandler.getClass().getDeclaredMethod("getHandler", String.class);
+    getHandler.setAccessible(true);
+    Object client = getHandler.invoke(requestHandler, "local");
+    Object dbAccess = field(client, client.getClass(), "dbAccess");
+    SQLiteQueue queue = (SQLiteQueue) field(dbAccess, dbAccess.getClass(), "queue");
+    String mode = queue.execute(new SQLiteJob<String>() {
+      @Override
+      protected String job(SQLiteConnection connection) throws Throwable {
+        connection.exec("PRAGMA synchronous = FULL");
+        var statement = connection.prepare("PRAGMA journal_mode = WAL");
+        try {
+          statement.step();
+          return statement.columnString(0);
+        } finally {
+          statement.dispose();
+        }
+      }
+    }).complete();
+    if (!"wal".equalsIgnoreCase(mode)) throw new IllegalStateException("DynamoDB Local's database stayed in journal mode " + mode);
+  }
+
+  private static Object field(Object owner, Class<?> declaredIn, String name) throws ReflectiveOperationException {
+    Field field = declaredIn.getDeclaredField(name);
+    field.setAccessible(true);
+    return field.get(owner);
   }
 
   /**

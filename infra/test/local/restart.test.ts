@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -102,6 +102,10 @@ describe('a persistent local service', () => {
         'the near event in the delay queue and the far one stored',
       );
       dynamodb.destroy();
+      // DynamoDB Local's file is in write-ahead-log mode (LoopbackDynamoDBLocal.writeAheadLog),
+      // header bytes 18 and 19 both 2, so the kill finds the writes above in its log.
+      const header = await readFile(join(dir, 'data', 'dynamodb', 'shared-local-instance.db'));
+      expect([header[18], header[19]]).toEqual([2, 2]);
       const { received, subscriber } = await killAndRestart(dir, started, topicName);
       try {
         await waitFor(() => received.length >= 2, 'both events after the restart', 40_000);
