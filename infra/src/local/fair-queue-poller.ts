@@ -30,6 +30,19 @@ export function delayQueueGroupOf(message: Message): string | undefined {
   }
 }
 
+/**
+ * The group of an ingest-queue message: the input topic its SNS envelope names, which is its
+ * tenant's own (undefined for anything else, which ingest refuses as belonging to no tenant).
+ */
+export function ingestQueueGroupOf(message: Message): string | undefined {
+  try {
+    const envelope = JSON.parse(message.Body ?? '') as { TopicArn?: unknown };
+    return typeof envelope.TopicArn === 'string' ? envelope.TopicArn : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Received messages waiting for a handler slot cost about this much beyond their body. */
 const MESSAGE_OVERHEAD_BYTES = 1024;
 const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
