@@ -22,7 +22,12 @@ import {
   type FunctionName,
 } from '@adhoc-scheduler/functions';
 import { LOCAL_CREDENTIALS } from '@adhoc-scheduler/shared/local-service-access';
-import { EVENT_SOURCES, LOCAL_VISIBILITY_TIMEOUT_SECONDS, type EventSourceName } from '../queues.js';
+import {
+  EVENT_SOURCES,
+  LOCAL_INGEST_WAITING_VISIBILITY_SECONDS,
+  LOCAL_VISIBILITY_TIMEOUT_SECONDS,
+  type EventSourceName,
+} from '../queues.js';
 import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.js';
 import { FileEndJournal, ProcessEndJournal } from './end-journal.js';
 import { createLocalResources, resourceNames, type LocalResources } from './resources.js';
@@ -69,6 +74,12 @@ const INGEST_CONCURRENCY = 4;
  * public queue's, and the one left is another tenant's at once.
  */
 const TENANTS_INGEST_CONCURRENCY = INGEST_CONCURRENCY + 1;
+/**
+ * What the registered tenants' ingest poller may hold received and not yet handed to ingest: it
+ * reaches another tenant's request behind a flood only once it holds the flood (about 2 KB a
+ * request, so some 100,000 requests).
+ */
+const TENANTS_INGEST_MAX_BUFFERED_BYTES = 256 * 1024 * 1024;
 export const LOADING_CONCURRENCY = 8;
 /** Pages of jobs worked at once: a bulk cancel's page cancels on its tenant's counter, and a job's pages follow one another, so few at a time. */
 const CHANGES_CONCURRENCY = 2;
@@ -254,7 +265,12 @@ function startPollers(resources: LocalResources, emitterConcurrency: number, wir
     // Every registered tenant's topic delivers here, and fauxqs hands messages out in arrival order: dispatched by
     // input topic, one tenant's flood of requests does not hold up another's schedules and cancels behind it.
     poll('ingest', resources.ingestQueue, TENANTS_INGEST_CONCURRENCY, (pollerOptions) =>
-      startFairQueuePoller({ ...pollerOptions, groupOf: ingestQueueGroupOf }),
+      startFairQueuePoller({
+        ...pollerOptions,
+        groupOf: ingestQueueGroupOf,
+        maxBufferedBytes: TENANTS_INGEST_MAX_BUFFERED_BYTES,
+        waitingVisibilitySeconds: LOCAL_INGEST_WAITING_VISIBILITY_SECONDS,
+      }),
     ),
     poll('loading', resources.loadingQueue, LOADING_CONCURRENCY),
     poll('changes', resources.changesQueue, CHANGES_CONCURRENCY),
