@@ -62,12 +62,14 @@ Where the scheduler runs:
   --emitter-concurrency N delay-queue batches the local emitter holds at once [the runtime's]
 
 Load and measurement:
-  --events N              events measured (ingest: published; fairness: the noisy tenant's)
+  --events N              events measured (ingest: published; fairness: the noisy tenant's;
+                          neighbour: the noisy tenant's control requests)
                                                                      1 to 1,000,000
-  --quiet-events N        fairness: the quiet tenant's events         1 to 100,000
+  --quiet-events N        fairness, neighbour: the quiet tenant's events
+                                                                     1 to 100,000
   --seconds S             span the events are due over               1 to 3,600
-  --ahead S               steady: publish this long before due; hotspot, fairness: due this long
-                          after start
+  --ahead S               steady, neighbour (at least 20): publish this long before due;
+                          hotspot, fairness: due this long after start
   --window S              near-path window of the local service      2 to 900
   --loader-interval S     loader tick interval of the local service
   --backlog N             backlog: open events written to the table  0 to 2,000,000
@@ -226,6 +228,8 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
       throw new LoadTestUsageError('--service is for the local service; a deployed stack is named by --region and --input-topic-arn');
     if (needs.startedForIt)
       throw new LoadTestUsageError(`the ${scenario} scenario sets up the local service it starts; it runs locally only`);
+    if (needs.tenants)
+      throw new LoadTestUsageError(`the ${scenario} scenario publishes as tenants a local service registers for it; it runs locally only`);
     service = { kind: 'aws', region, inputTopicArn, emitterRoleArn, profile: text(values, 'profile') };
   } else {
     const kind = text(values, 'service') ?? 'child';

@@ -38,7 +38,7 @@ export interface UniformPlan {
 }
 
 /** Fractions in [0, 1) spread evenly whatever the count (the golden-ratio sequence). */
-const GOLDEN_FRACTION = (Math.sqrt(5) - 1) / 2;
+export const GOLDEN_FRACTION = (Math.sqrt(5) - 1) / 2;
 
 /** Events due evenly over a span, published ahead of their due time or all at once, by publish time. */
 export function planUniform(plan: UniformPlan): PlannedEvent[] {

@@ -17,6 +17,8 @@ export interface StageSummary {
  * harness, so they compare. Lateness = publishStartLateness + publishStartToConsumer.
  */
 export interface StageBreakdown {
+  /** Due time minus the event's first send to the delay queue: how far ahead ingest (or loading) placed it (negative: late). */
+  readonly queuedBeforeDue: StageSummary;
   /** Due time minus when the emitter received the event: how early the delay queue handed it over (negative: late). */
   readonly receivedBeforeDue: StageSummary;
   /** Publish start minus due time: the emitter's own lateness. */
@@ -36,6 +38,7 @@ export interface StageBreakdown {
 export interface LateEvent {
   readonly dueAt: string;
   readonly latenessMs: number;
+  readonly queuedBeforeDueMs: number | undefined;
   readonly receivedBeforeDueMs: number | undefined;
   readonly publishStartLatenessMs: number | undefined;
   readonly publishCallMs: number | undefined;
@@ -65,6 +68,7 @@ export function stageBreakdown(
   deliveries: ReadonlyMap<string, { readonly dueAt: number; readonly receivedAt: number }>,
   traces: Readonly<Record<string, EmissionTrace>>,
 ): StageBreakdown {
+  const queuedBeforeDue: number[] = [];
   const receivedBeforeDue: number[] = [];
   const publishStartLateness: number[] = [];
   const publishCall: number[] = [];
@@ -72,6 +76,7 @@ export function stageBreakdown(
   for (const [id, delivery] of deliveries) {
     const trace = traces[id];
     if (!trace) continue;
+    if (trace.queuedAt !== undefined) queuedBeforeDue.push(delivery.dueAt - trace.queuedAt);
     receivedBeforeDue.push(delivery.dueAt - trace.receivedAt);
     if (trace.publishStartedAt === undefined || trace.publishEndedAt === undefined) continue;
     publishStartLateness.push(trace.publishStartedAt - delivery.dueAt);
@@ -88,6 +93,7 @@ export function stageBreakdown(
       return {
         dueAt: new Date(delivery.dueAt).toISOString(),
         latenessMs: delivery.receivedAt - delivery.dueAt,
+        queuedBeforeDueMs: trace?.queuedAt === undefined ? undefined : delivery.dueAt - trace.queuedAt,
         receivedBeforeDueMs: trace ? delivery.dueAt - trace.receivedAt : undefined,
         publishStartLatenessMs: started === undefined ? undefined : started - delivery.dueAt,
         publishCallMs: started === undefined || ended === undefined ? undefined : ended - started,
@@ -96,6 +102,7 @@ export function stageBreakdown(
     });
   return {
     mostLate,
+    queuedBeforeDue: summarize(queuedBeforeDue),
     receivedBeforeDue: summarize(receivedBeforeDue),
     publishStartLateness: summarize(publishStartLateness),
     publishCall: summarize(publishCall),

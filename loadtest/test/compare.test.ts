@@ -28,6 +28,13 @@ describe('parseCompareCli', () => {
     expect(() => parseCompareCli(['steady', '--base', 'b', '--events', 'many'])).toThrow(/--events/);
   });
 
+  it("takes the neighbour scenario, whose tenants go into each side's tenants file", () => {
+    expect(parseCompareCli(['neighbour', '--base', 'b', '--events', '5000'])?.cli.params).toMatchObject({
+      events: 5000,
+      quietEvents: 1000,
+    });
+  });
+
   it('returns nothing when help is asked for', () => {
     expect(parseCompareCli(['--help'])).toBeUndefined();
     expect(parseCompareCli(['steady', '-h'])).toBeUndefined();
@@ -85,6 +92,20 @@ describe('the figures compared', () => {
       ratio: 0.6,
     });
     expect(metrics[3]?.label).toBe('events > 50 ms late');
+
+    const neighbour = (delivered: number): RunResult =>
+      ({
+        delivery: undefined,
+        details: {
+          quiet: { cancelledEventsDelivered: delivered },
+          noisy: { taken: 30_000, refusedOverQuota: 15_000, lastNoticeSecondsAfterStart: 'n/a' },
+        },
+      }) as unknown as RunResult;
+    expect(compareRuns(metricDefinitions(50), [neighbour(0)], [neighbour(2)]).map((metric) => [metric.key, metric.head.median])).toEqual([
+      ['cancelledEventsDelivered', 2],
+      ['noisyTaken', 30_000],
+      ['noisyRefusedOverQuota', 15_000],
+    ]);
 
     const ingest = (rate: number | string): RunResult =>
       ({ delivery: undefined, details: { ingestedPerSecond: rate, publishedPerSecond: 4000 } }) as unknown as RunResult;

@@ -10,6 +10,7 @@ describe('parseCli', () => {
     expect(parseCli(['backlog'])?.params).toMatchObject({ backlog: 1_000_000 });
     expect(parseCli(['listing'])?.params).toMatchObject({ events: 1_000_000 });
     expect(parseCli(['fairness'])?.params).toMatchObject({ events: 10_000, quietEvents: 10, seconds: 1, aheadSeconds: 60 });
+    expect(parseCli(['neighbour'])?.params).toMatchObject({ events: 50_000, quietEvents: 1_000, seconds: 60, aheadSeconds: 30 });
   });
 
   it('runs the chaos scenario with a spike, five kills and 3% of calls failing, from a seed it reports', () => {
@@ -77,6 +78,11 @@ describe('parseCli', () => {
     expect(() => parseCli(['fairness', '--region', 'r', '--input-topic-arn', 'a', '--emitter-role-arn', 'b'])).toThrow(LoadTestUsageError);
     expect(() => parseCli(['fairness', '--service', 'external'])).toThrow(LoadTestUsageError);
     expect(() => parseCli(['fairness', '--quiet-events', '0'])).toThrow(LoadTestUsageError);
+    // The neighbour scenario's tenants are registered by whoever starts the service: the harness, or loadtest compare.
+    expect(parseCli(['neighbour', '--service', 'external'])?.service.kind).toBe('external');
+    expect(() => parseCli(['neighbour', '--region', 'r', '--input-topic-arn', 'a', '--emitter-role-arn', 'b'])).toThrow(
+      /runs locally only/,
+    );
     expect(() => parseCli(['nonsense'])).toThrow(LoadTestUsageError);
     expect(() => parseCli([])).toThrow(LoadTestUsageError);
   });

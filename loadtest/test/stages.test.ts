@@ -14,10 +14,12 @@ describe('where lateness arose', () => {
       ['b', { dueAt: DUE, receivedAt: DUE + 40 }],
     ]);
     const traces = {
-      a: { receivedAt: DUE - 900, publishStartedAt: DUE + 1, publishEndedAt: DUE + 9 },
+      a: { queuedAt: DUE - 5000, receivedAt: DUE - 900, publishStartedAt: DUE + 1, publishEndedAt: DUE + 9 },
       b: { receivedAt: DUE - 700, publishStartedAt: DUE + 30, publishEndedAt: DUE + 35 },
     };
     const stages = stageBreakdown(deliveries, traces);
+    // Only where its send to the delay queue was seen.
+    expect(stages.queuedBeforeDue).toMatchObject({ count: 1, min: 5000 });
     expect(stages.publishStartToConsumer).toMatchObject({ negative: 0, min: 5, max: 10 });
     expect(stages.publishCall).toMatchObject({ min: 5, max: 8 });
     expect(Object.keys(stages).sort()).toEqual([
@@ -25,6 +27,7 @@ describe('where lateness arose', () => {
       'publishCall',
       'publishStartLateness',
       'publishStartToConsumer',
+      'queuedBeforeDue',
       'receivedBeforeDue',
     ]);
     // Most late first; each one's lateness is its two stages added up.
@@ -80,11 +83,13 @@ describe('the console summary', () => {
 
   it('lists the stages that are measured, and the most late events by that name', () => {
     const deliveries = new Map([['a', { dueAt: DUE, receivedAt: DUE + 6 }]]);
-    const stagesMs = stageBreakdown(deliveries, { a: { receivedAt: DUE - 900, publishStartedAt: DUE + 1, publishEndedAt: DUE + 9 } });
+    const stagesMs = stageBreakdown(deliveries, {
+      a: { queuedAt: DUE - 3000, receivedAt: DUE - 900, publishStartedAt: DUE + 1, publishEndedAt: DUE + 9 },
+    });
     const text = summary(result({ counts: counts({ expected: 1, delivered: 1 }), stagesMs }), '/tmp/out');
     expect(text).toContain('most late events, most late first:');
     expect(text).toContain(
-      'due 2027-01-15T08:00:00.000Z, 6 ms late: received 900 ms before due, publish started 1 ms after due, publish call 8 ms, publish start to consumer 5 ms',
+      'due 2027-01-15T08:00:00.000Z, 6 ms late: queued 3000 ms before due, received 900 ms before due, publish started 1 ms after due, publish call 8 ms, publish start to consumer 5 ms',
     );
     expect(text).not.toMatch(/claim|NaN|undefined|latest/i);
   });

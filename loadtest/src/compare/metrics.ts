@@ -11,7 +11,11 @@ export interface MetricDefinition {
 
 const numberOrUndefined = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
 
-/** The figures compared, those of delivery scenarios and of ingest; a comparison keeps those its runs have. */
+/** A number among a scenario's details, one object down (neighbour's `quiet` and `noisy`). */
+const detailOf = (result: RunResult, group: string, key: string): number | undefined =>
+  numberOrUndefined((result.details[group] as Readonly<Record<string, unknown>> | undefined)?.[key]);
+
+/** The figures compared, those of delivery scenarios, of ingest and of neighbour; a comparison keeps those its runs have. */
 export function metricDefinitions(lateMs: number): readonly MetricDefinition[] {
   return [
     { key: 'latenessP50Ms', label: 'lateness p50 (ms)', better: 'lower', read: (r) => r.delivery?.latenessMs?.p50 },
@@ -41,6 +45,30 @@ export function metricDefinitions(lateMs: number): readonly MetricDefinition[] {
       label: 'ingest accepted, middle 80% (events/s)',
       better: 'higher',
       read: (r) => numberOrUndefined(r.details.ingestedPerSecondMiddle80),
+    },
+    {
+      key: 'cancelledEventsDelivered',
+      label: 'quiet tenant: cancelled events delivered',
+      better: 'lower',
+      read: (r) => detailOf(r, 'quiet', 'cancelledEventsDelivered'),
+    },
+    {
+      key: 'noisyTaken',
+      label: 'noisy tenant: control requests taken',
+      better: undefined,
+      read: (r) => detailOf(r, 'noisy', 'taken'),
+    },
+    {
+      key: 'noisyRefusedOverQuota',
+      label: 'noisy tenant: refused over its quota',
+      better: undefined,
+      read: (r) => detailOf(r, 'noisy', 'refusedOverQuota'),
+    },
+    {
+      key: 'noisyLastNoticeSeconds',
+      label: 'noisy tenant: last notice after start (s)',
+      better: 'lower',
+      read: (r) => detailOf(r, 'noisy', 'lastNoticeSecondsAfterStart'),
     },
     {
       key: 'publishedPerSecond',

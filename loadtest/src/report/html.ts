@@ -190,10 +190,19 @@ export function renderHtml(
       sections.push('<h3>The most late events, most late first</h3>');
       sections.push(
         table(
-          ['due', 'lateness', 'received before due', 'publish start lateness', 'publish call', 'publish start to consumer'],
+          [
+            'due',
+            'lateness',
+            'queued before due',
+            'received before due',
+            'publish start lateness',
+            'publish call',
+            'publish start to consumer',
+          ],
           mostLate.map((e) => [
             e.dueAt,
             e.latenessMs,
+            e.queuedBeforeDueMs ?? '',
             e.receivedBeforeDueMs ?? '',
             e.publishStartLatenessMs ?? '',
             e.publishCallMs ?? '',

@@ -60,7 +60,7 @@ export function summary(result: RunResult, outDir: string, failOnMiss = false): 
     lines.push('  most late events, most late first:');
     for (const e of mostLate.slice(0, 3)) {
       lines.push(
-        `    due ${e.dueAt}, ${e.latenessMs} ms late: received ${ms(e.receivedBeforeDueMs)} before due, publish started ${ms(e.publishStartLatenessMs)} after due, ` +
+        `    due ${e.dueAt}, ${e.latenessMs} ms late: queued ${ms(e.queuedBeforeDueMs)} before due, received ${ms(e.receivedBeforeDueMs)} before due, publish started ${ms(e.publishStartLatenessMs)} after due, ` +
           `publish call ${ms(e.publishCallMs)}, publish start to consumer ${ms(e.publishStartToConsumerMs)}`,
       );
     }

@@ -35,6 +35,10 @@ export interface ScenarioTargets {
   readonly offsetSeries?: { readonly offsetMs: number; readonly maxLatenessMs: number };
   /** listing: a page's time at the 99th percentile, ms, and the read units it may consume per event it returns. */
   readonly listing?: { readonly pageMs: number; readonly readUnitsPerEvent: number };
+  /** neighbour: every cancel `of` publishes at least `aheadSeconds` before its event is due is applied (the event never delivered). */
+  readonly cancels?: { readonly aheadSeconds: number; readonly of: string };
+  /** neighbour: each refused request of `of`'s answered by one failure notice, and at most `maxControlPerSecond` of its control requests taken in a second. */
+  readonly refusals?: { readonly of: string; readonly maxControlPerSecond: number };
 }
 
 /** Checks common to every delivery scenario: nothing missing, twice (unless allowed) or early. */
@@ -98,6 +102,14 @@ function targetCells(targets: ScenarioTargets): string[] {
       ? []
       : [
           `every occurrence of the series at \`:00.${targets.offsetSeries.offsetMs}\` delivered within ${targets.offsetSeries.maxLatenessMs} ms after it`,
+        ]),
+    ...(targets.cancels === undefined
+      ? []
+      : [`every cancel ${targets.cancels.of} publishes ≥ ${targets.cancels.aheadSeconds} s ahead applied (its event not delivered)`]),
+    ...(targets.refusals === undefined
+      ? []
+      : [
+          `each request of ${targets.refusals.of} answered by one failure notice, none twice; ≤ ${count(targets.refusals.maxControlPerSecond)} of its control requests taken in any second`,
         ]),
     ...(targets.everyKill ? ['every kill -9 and restart asked for (`--kills`) made'] : []),
     ...(targets.listing === undefined

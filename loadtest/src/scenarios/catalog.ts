@@ -5,6 +5,7 @@ import { far } from './far.js';
 import { hotspot } from './hotspot.js';
 import { ingest } from './ingest.js';
 import { listing } from './listing.js';
+import { neighbour } from './neighbour.js';
 import type { Scenario } from './scenario.js';
 import { series } from './series.js';
 import { seriesKill } from './series-kill.js';
@@ -19,6 +20,7 @@ export const SCENARIOS = {
   backlog,
   listing,
   fairness,
+  neighbour,
   chaos,
   series,
   'series-kill': seriesKill,

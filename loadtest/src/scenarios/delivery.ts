@@ -82,6 +82,10 @@ export interface DeliveryHooks {
   readonly expected?: readonly Pick<PlannedEvent, 'eventId' | 'dueAt'>[];
   /** The input message of a request, when it is not a one-off schedule request (see scheduleRequest). */
   readonly render?: (event: PlannedEvent, target: string) => string;
+  /** Each request once its publish was accepted, with the time the publish returned (epoch ms). */
+  readonly onPublished?: (event: PlannedEvent, at: number) => void;
+  /** Every message the tenants' consumers receive, expected or not (a scenario that checks what must not arrive). */
+  readonly onReceipt?: (receipt: Receipt) => void;
 }
 
 function sumConsumerStats(stats: readonly ConsumerStats[]): ConsumerStats {
@@ -168,6 +172,7 @@ export async function measureDelivery(
     tenantOfEvent.set(event.eventId, own);
   }
   const onReceipt = (receipt: Receipt): void => {
+    hooks.onReceipt?.(receipt);
     tracker.record(receipt);
     if (receipt.eventId !== undefined) tenantOfEvent.get(receipt.eventId)?.record(receipt);
   };
@@ -216,8 +221,9 @@ export async function measureDelivery(
         hooks.render?.(event, targetOf(event.tenant)) ??
         scheduleRequest(event, ctx.user, targetOf(event.tenant), measure.payloadBytes, failureEndpoint?.topicArn, measure.labels),
       concurrency: measure.publishConcurrency,
-      onPublished: () => {
+      onPublished: (event) => {
         published += 1;
+        hooks.onPublished?.(event, Date.now());
       },
       onFailed: (event) => {
         tracker.publishFailed(event.eventId);

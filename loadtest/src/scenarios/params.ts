@@ -1,12 +1,12 @@
 /** The knobs of a scenario, after the CLI applied the scenario's defaults. */
 export interface ScenarioParams {
-  /** Events whose delivery is measured (or published, for ingest; the noisy tenant's, for fairness). */
+  /** Events whose delivery is measured (or published, for ingest; the noisy tenant's, for fairness; its control requests, for neighbour). */
   readonly events: number;
-  /** fairness: the quiet tenant's events, due in the same second as the noisy tenant's. */
+  /** fairness: the quiet tenant's events, due in the same second as the noisy tenant's; neighbour: due over `seconds` while the noisy tenant floods. */
   readonly quietEvents: number;
   /** Span over which the events are due. */
   readonly seconds: number;
-  /** steady: how long before its due time each event is published; hotspot, fairness: how far ahead the due second is. */
+  /** steady, neighbour: how long before its due time each event is published; hotspot, fairness: how far ahead the due second is. */
   readonly aheadSeconds: number;
   /** Near-path window the service runs with (far, backlog, ingest). */
   readonly windowSeconds: number;

@@ -17,7 +17,10 @@ export interface ScenarioService {
   readonly startedForIt: boolean;
   /** Settings besides the near-path window and the loader interval (which come from the params), by environment variable. */
   readonly settings?: (params: ScenarioParams) => Readonly<Record<string, string>>;
-  /** Tenants registered besides the public one. */
+  /**
+   * Tenants registered besides the public one, in a service the harness starts and in those
+   * loadtest compare starts; a service started elsewhere must have them (it never runs on AWS).
+   */
   readonly tenants?: NonNullable<TenantsDocument['tenants']>;
   /**
    * Present when it kills the service with kill -9 and starts it again, with faults in a share

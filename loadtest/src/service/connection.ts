@@ -32,6 +32,8 @@ export interface SchedulerService {
    * function has yet to accept waits there, the one measure of acceptance it leaves the harness.
    */
   readonly ingestQueueUrl?: string | undefined;
+  /** Each registered tenant's input topic, by id, on a local service started elsewhere (a started one has them in `local`). */
+  readonly tenantInputTopicArns?: Readonly<Record<string, string>> | undefined;
   /** Usage counters (and, when asked, every invocation) of a service the harness started; undefined otherwise. */
   report(withTimeline: boolean): Promise<ServiceReport | undefined>;
   stop(): Promise<void>;

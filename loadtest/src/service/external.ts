@@ -24,6 +24,7 @@ export async function connectToRunningService(outputsFile: string): Promise<Sche
     inputTopicArn: outputs.inputTopicArn,
     emitterRoleArn: outputs.emitterRoleArn,
     ingestQueueUrl: outputs.publicIngestQueueUrl ?? outputs.ingestQueueUrl,
+    tenantInputTopicArns: outputs.tenantInputTopicArns,
     // Its settings live in that process's environment; the harness does not guess them.
     local: undefined,
     report: async () => undefined,

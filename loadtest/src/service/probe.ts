@@ -21,8 +21,10 @@ export interface LoaderTick {
   readonly chunksSent: number;
 }
 
-/** When the emitter got an event from the delay queue and published it (epoch ms), by event id. */
+/** When an event was first sent to the delay queue, when the emitter got it from there and published it (epoch ms), by event id. */
 export interface EmissionTrace {
+  /** Its first send to the delay queue (by ingest, or by loading for a stored event); undefined when not seen. */
+  readonly queuedAt?: number | undefined;
   readonly receivedAt: number;
   readonly publishStartedAt: number | undefined;
   readonly publishEndedAt: number | undefined;
@@ -35,6 +37,16 @@ export interface ServiceReport {
   readonly loaderTicks?: readonly LoaderTick[];
   /** Present when asked for: the first emission of each event, by event id. */
   readonly emissions?: Readonly<Record<string, EmissionTrace>>;
+}
+
+/** The event a delay-queue message carries; undefined for anything else (a notice, ends, or what the emitter reports as not a message). */
+function eventIdOf(body: string | undefined): string | undefined {
+  try {
+    const decoded = decodeDelayQueueMessage(body ?? '');
+    return decoded.kind === 'event' ? decoded.event.id : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 interface MutableTrace {
@@ -54,6 +66,8 @@ export class ServiceProbe {
   private readonly invocations: InvocationRecord[] = [];
   private readonly loaderTicks: LoaderTick[] = [];
   private readonly emissions = new Map<string, MutableTrace>();
+  /** When each event was first sent to the delay queue. */
+  private readonly queued = new Map<string, number>();
   private readUnitsAtLastTick = 0;
   private queriesAtLastTick = 0;
   private chunksAtLastTick = 0;
@@ -72,20 +86,26 @@ export class ServiceProbe {
     const options = { step: 'initialize', name: 'loadtestEmissionTrace', override: true } as const;
     sqs.add(
       (next, context) => async (args) => {
+        const input = args.input as { QueueUrl?: string; MessageBody?: string; Entries?: { MessageBody?: string }[] };
+        const sending = input.QueueUrl !== undefined && input.QueueUrl === this.delayQueueUrl;
         const result = await next(args);
+        if (sending && (context.commandName === 'SendMessageBatchCommand' || context.commandName === 'SendMessageCommand')) {
+          // Stamped once the send returned: the message is on the queue by then.
+          const queuedAt = Date.now();
+          const bodies =
+            context.commandName === 'SendMessageCommand' ? [input.MessageBody] : (input.Entries ?? []).map((e) => e.MessageBody);
+          for (const body of bodies) {
+            const id = eventIdOf(body);
+            if (id !== undefined && !this.queued.has(id)) this.queued.set(id, queuedAt);
+          }
+          return result;
+        }
         const queueUrl = (args.input as { QueueUrl?: string }).QueueUrl;
         if (context.commandName !== 'ReceiveMessageCommand' || queueUrl === undefined || queueUrl !== this.delayQueueUrl) return result;
         const receivedAt = Date.now();
         for (const message of (result.output as { Messages?: { Body?: string }[] }).Messages ?? []) {
-          let id: string;
-          try {
-            const decoded = decodeDelayQueueMessage(message.Body ?? '');
-            if (decoded.kind !== 'event') continue;
-            id = decoded.event.id;
-          } catch {
-            continue; // Not an event; the emitter reports it.
-          }
-          if (!this.emissions.has(id)) this.emissions.set(id, { receivedAt });
+          const id = eventIdOf(message.Body);
+          if (id !== undefined && !this.emissions.has(id)) this.emissions.set(id, { receivedAt });
         }
         return result;
       },
@@ -151,6 +171,7 @@ export class ServiceProbe {
     const emissions: Record<string, EmissionTrace> = {};
     for (const [id, trace] of this.emissions) {
       emissions[id] = {
+        queuedAt: this.queued.get(id),
         receivedAt: trace.receivedAt,
         publishStartedAt: trace.publishStartedAt,
         publishEndedAt: trace.publishEndedAt,
