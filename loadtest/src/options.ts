@@ -58,6 +58,10 @@ Usage: pnpm --filter @adhoc-scheduler/loadtest loadtest compare --base REF <scen
   service started fresh as users start it; each figure's runs, medians, min-max and head/base
   ratio: what a claim that a change is faster, or changed nothing, rests on (loadtest compare --help)
 
+Usage: pnpm --filter @adhoc-scheduler/loadtest loadtest tenant-add [--registered N] [options]
+  one more tenant add on a local service with N tenants registered by tenant import, and the
+  time until its first event is accepted and delivered (loadtest tenant-add --help)
+
 Where the scheduler runs:
   --service child         start the local service in a child process (default): the harness's
                           own work never shares the emitter's event loop; usage is counted there
