@@ -11,6 +11,7 @@ import { parseCli, LoadTestUsageError, USAGE, type CliOptions } from './options.
 import { LOADER_TICK_USAGE, loaderTickSummary, parseLoaderTickCli, runLoaderTickBenchmark } from './loader-tick.js';
 import { parseRegistryCli, REGISTRY_USAGE, registrySummary, runRegistry } from './registry.js';
 import { summary } from './report/summary.js';
+import { parseTenantAddCli, runTenantAdd, TENANT_ADD_USAGE, tenantAddSummary } from './tenant-add.js';
 import { runScenario } from './run.js';
 
 const isUsageError = (error: unknown): boolean =>
@@ -66,6 +67,12 @@ const loaderTickMain = (args: readonly string[]) =>
     loaderTickSummary(options, await runLoaderTickBenchmark(options)),
   );
 
+/** `loadtest tenant-add`: one more tenant add on a local service with many registered, and its first event. */
+const tenantAddMain = (args: readonly string[]) =>
+  subcommand(args, TENANT_ADD_USAGE, parseTenantAddCli, async (options) =>
+    tenantAddSummary(await runTenantAdd(options, `pnpm --filter @adhoc-scheduler/loadtest loadtest tenant-add ${args.join(' ')}`)),
+  );
+
 /** `loadtest compare`: the scenario on a base commit and on this checkout, run alternately; exits 0 once compared, whatever the figures. */
 const compareMain = (args: readonly string[]) =>
   subcommand(args, COMPARE_USAGE, parseCompareCli, async (options) => {
@@ -79,6 +86,7 @@ async function main(): Promise<number> {
   if (process.argv[2] === 'compare') return compareMain(process.argv.slice(3));
   if (process.argv[2] === 'registry') return registryMain(process.argv.slice(3));
   if (process.argv[2] === 'loader-tick') return loaderTickMain(process.argv.slice(3));
+  if (process.argv[2] === 'tenant-add') return tenantAddMain(process.argv.slice(3));
   let options: CliOptions | undefined;
   try {
     options = parseCli(process.argv.slice(2));

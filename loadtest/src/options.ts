@@ -8,6 +8,16 @@ import type { ScenarioParams } from './scenarios/params.js';
 
 const NAMES = Object.keys(SCENARIOS) as ScenarioName[];
 
+/**
+ * Scenarios that take no --registered-tenants: those with tenants of their own (they own the
+ * emulator's account, which the registered tenants are allowed to target), and those that kill
+ * the service (each restart would create every registered tenant's topic again).
+ */
+const REGISTERING_NOT: readonly ScenarioName[] = NAMES.filter(
+  (name) => SCENARIOS[name].service.tenants !== undefined || SCENARIOS[name].service.crashes !== undefined,
+);
+const MAX_REGISTERED_TENANTS = 100_000;
+
 /** Each scenario's description under its name, as --help lists them. */
 function scenarioList(): string {
   const width = Math.max(...NAMES.map((name) => name.length)) + 2;
@@ -48,18 +58,28 @@ Usage: pnpm --filter @adhoc-scheduler/loadtest loadtest compare --base REF <scen
   service started fresh as users start it; each figure's runs, medians, min-max and head/base
   ratio: what a claim that a change is faster, or changed nothing, rests on (loadtest compare --help)
 
+Usage: pnpm --filter @adhoc-scheduler/loadtest loadtest tenant-add [--registered N] [options]
+  one more tenant add on a local service with N tenants registered by tenant import, and the
+  time until its first event is accepted and delivered (loadtest tenant-add --help)
+
 Where the scheduler runs:
   --service child         start the local service in a child process (default): the harness's
                           own work never shares the emitter's event loop; usage is counted there
   --service in-process    start it in this process (to measure what sharing costs)
   --service external      a local service already running (pnpm start), found through
-                          --outputs FILE [.local/outputs.json]; no cost counting; ingest reads
-                          its rate from the ingest queue emptying
+                          --outputs FILE [.local/outputs.json], its registry --tenants FILE
+                          [.local/tenants.json]; no cost counting; ingest reads its rate from
+                          the ingest queue emptying
   --region R --input-topic-arn ARN --emitter-role-arn ARN [--profile P]
                           a stack deployed on AWS; no cost counting (see CloudWatch)
   --data-dir DIR          keep the local service's state on disk (default: in memory; chaos:
                           a directory in the results, removed at the end)
   --emitter-concurrency N delay-queue batches the local emitter holds at once [the runtime's]
+  --registered-tenants N  before the load, N tenants more registered on the local service by
+                          tenant import, each with its own account and input topic (the run
+                          waits until the service takes the last one's first event); the load
+                          is still the run's own tenants' [none]       1 to 100,000
+                          (not for scenarios with tenants of their own or kills: ${REGISTERING_NOT.join(', ')})
 
 Load and measurement:
   --events N              events measured (ingest: published; fairness: the noisy tenant's;
@@ -100,7 +120,7 @@ every target met), ${EXIT_CODE.failed} the run failed, ${EXIT_CODE.usage} wrong 
 
 export type ServiceChoice =
   | { readonly kind: 'child' | 'in-process'; readonly dataDir: string | undefined; readonly emitterConcurrency: number | undefined }
-  | { readonly kind: 'external'; readonly outputsFile: string }
+  | { readonly kind: 'external'; readonly outputsFile: string; readonly tenantsFile: string }
   | {
       readonly kind: 'aws';
       readonly region: string;
@@ -114,6 +134,8 @@ export interface CliOptions {
   readonly params: ScenarioParams;
   readonly service: ServiceChoice;
   readonly measure: MeasureOptions;
+  /** Tenants registered on the service before the load, besides the scenario's own; undefined: none. */
+  readonly registeredTenants: number | undefined;
   readonly maxMinutes: number;
   readonly outDir: string | undefined;
   readonly progress: boolean;
@@ -178,6 +200,8 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
       'max-minutes': { type: 'string' },
       service: { type: 'string' },
       outputs: { type: 'string' },
+      tenants: { type: 'string' },
+      'registered-tenants': { type: 'string' },
       'data-dir': { type: 'string' },
       'emitter-concurrency': { type: 'string' },
       region: { type: 'string' },
@@ -244,16 +268,34 @@ export function parseCli(args: readonly string[]): CliOptions | undefined {
     } else if (kind === 'external') {
       if (needs.startedForIt)
         throw new LoadTestUsageError(`the ${scenario} scenario starts the service with its own settings; use --service child`);
-      service = { kind, outputsFile: text(values, 'outputs') ?? LOCAL_SERVICE_FILES.outputs };
+      service = {
+        kind,
+        outputsFile: text(values, 'outputs') ?? LOCAL_SERVICE_FILES.outputs,
+        tenantsFile: text(values, 'tenants') ?? LOCAL_SERVICE_FILES.tenants,
+      };
     } else {
       throw new LoadTestUsageError(`--service must be child, in-process or external, got "${kind}"`);
     }
+  }
+
+  const registeredTenants =
+    values['registered-tenants'] === undefined ? undefined : integer(values, 'registered-tenants', 0, 1, MAX_REGISTERED_TENANTS);
+  if (registeredTenants !== undefined) {
+    if (service.kind === 'aws')
+      throw new LoadTestUsageError(
+        '--registered-tenants registers tenants on a local service (tenant import); a deployed stack has its own registry',
+      );
+    if (REGISTERING_NOT.includes(scenario))
+      throw new LoadTestUsageError(
+        `--registered-tenants is not for the ${scenario} scenario: ${SCENARIOS[scenario].service.crashes ? "it kills and restarts the service, which creates every registered tenant's topic again at each start" : "its own tenants own the emulator's account, which the registered tenants may target"}`,
+      );
   }
 
   return {
     scenario,
     params,
     service,
+    registeredTenants,
     measure: {
       consumers: integer(values, 'consumers', 8, 1, 64),
       lateMs: integer(values, 'late-ms', 100, 0, 3_600_000),

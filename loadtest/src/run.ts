@@ -13,7 +13,8 @@ import type { RunContext } from './scenarios/context.js';
 import type { ScenarioParams } from './scenarios/params.js';
 import { LOAD_TEST_QUOTAS, type Scenario } from './scenarios/scenario.js';
 import { startChildService } from './service/child.js';
-import { harnessClients, type SchedulerService } from './service/connection.js';
+import { registerTenants, type RegisteredTenants } from './registered-tenants.js';
+import { harnessClients, type SchedulerService, type ServiceFiles } from './service/connection.js';
 import { startCrashableService, type CrashableService } from './service/crashable.js';
 import { connectToDeployedStack, connectToRunningService } from './service/external.js';
 import { startInProcessService } from './service/in-process.js';
@@ -39,6 +40,13 @@ export function serviceTenants(scenario: Scenario): TenantsDocument {
   return { public: LOAD_TEST_QUOTAS, ...(tenants ? { tenants } : {}) };
 }
 
+/**
+ * The files of a local service the harness starts, in the run's results: its registry, which it
+ * re-reads as it changes (as scripts/start's service does), and its outputs, which the operator's
+ * tenant commands read.
+ */
+const SERVICE_FILES = { tenants: 'tenants.json', outputs: 'outputs.json' } as const;
+
 /** Where a service that is killed keeps its state when not told: in the run's results, removed at the end. */
 const CRASHABLE_DATA_DIR = 'service-data';
 /** Every fault injected into a service that is killed, one JSON line each, in the run's results. */
@@ -55,29 +63,35 @@ async function startService(
   switch (choice.kind) {
     case 'child':
     case 'in-process': {
+      const files: ServiceFiles = { tenants: join(outDir, SERVICE_FILES.tenants), outputs: join(outDir, SERVICE_FILES.outputs) };
+      await writeFile(files.tenants, `${JSON.stringify(serviceTenants(scenario), null, 2)}\n`);
       const local = {
         env: serviceEnv(scenario, options.params),
         emitterConcurrency: choice.emitterConcurrency,
         dataDir: choice.dataDir,
-        tenants: serviceTenants(scenario),
+        tenants: { file: files.tenants },
         logFile,
       };
       // parseCli lets a scenario that kills the service run it in a child process only.
       const { crashes } = scenario.service;
-      if (crashes) {
-        return startCrashableService({
-          ...local,
-          dataDir: choice.dataDir ?? join(outDir, CRASHABLE_DATA_DIR),
-          removeDataDirOnStop: choice.dataDir === undefined,
-          // Not the run id itself: the run's own topics (`<runId>-out`) would then be named as the scheduler's, which it never publishes to.
-          namePrefix: `${runId}-service`,
-          faults: { ...crashes(options.params, runId), logFile: join(outDir, FAULT_LOG) },
-        });
-      }
-      return choice.kind === 'child' ? startChildService(local) : startInProcessService(local);
+      const service = crashes
+        ? await startCrashableService({
+            ...local,
+            dataDir: choice.dataDir ?? join(outDir, CRASHABLE_DATA_DIR),
+            removeDataDirOnStop: choice.dataDir === undefined,
+            // Not the run id itself: the run's own topics (`<runId>-out`) would then be named as the scheduler's, which it never publishes to.
+            namePrefix: `${runId}-service`,
+            faults: { ...crashes(options.params, runId), logFile: join(outDir, FAULT_LOG) },
+          })
+        : choice.kind === 'child'
+          ? await startChildService(local)
+          : await startInProcessService(local);
+      // As scripts/start writes them once the service is ready.
+      await writeFile(files.outputs, `${JSON.stringify(service.local?.outputs, null, 2)}\n`);
+      return Object.assign(service, { files });
     }
     case 'external':
-      return connectToRunningService(resolve(REPO_ROOT, choice.outputsFile));
+      return connectToRunningService(resolve(REPO_ROOT, choice.outputsFile), resolve(REPO_ROOT, choice.tenantsFile));
     case 'aws':
       return connectToDeployedStack(choice);
   }
@@ -121,8 +135,26 @@ export async function runScenario(
   const clients = harnessClients(service.access);
   const crashable = 'killAndRestart' in service ? service : undefined;
   let measured: ScenarioResult;
+  let registered: RegisteredTenants | undefined;
+  let loadStartedAt: Date | undefined;
   try {
+    if (options.registeredTenants !== undefined) {
+      // parseCli takes --registered-tenants for a local service only, which has its files.
+      if (service.files === undefined) throw new Error('--registered-tenants needs a local service');
+      progress.note(`registering ${options.registeredTenants.toLocaleString('en-US')} tenants by tenant import`);
+      registered = await registerTenants(
+        service.files,
+        { clients, emitterRoleArn: service.emitterRoleArn },
+        options.registeredTenants,
+        outDir,
+        `loadtest-${runId}`,
+      );
+      progress.note(
+        `registered in ${registered.importSeconds.toFixed(1)} s; the service took the last one's first event ${registered.inForceSeconds.toFixed(1)} s later`,
+      );
+    }
     const ctx: RunContext = { runId, user: `loadtest-${runId}`, service, clients, progress, measure: options.measure, deadline, crashable };
+    loadStartedAt = new Date();
     measured = await scenario.run(ctx, options.params);
   } finally {
     progress.stop();
@@ -132,7 +164,10 @@ export async function runScenario(
 
   const { distribution, distributionByTenant, ...rest } = measured;
   const files: Record<string, string> = { json: 'results.json', html: 'report.html' };
-  if (service.mode === 'child' || service.mode === 'in-process') files.serviceLog = 'service.log';
+  if (service.mode === 'child' || service.mode === 'in-process') {
+    files.serviceLog = 'service.log';
+    files.tenants = SERVICE_FILES.tenants;
+  }
   if (crashable) files.faults = FAULT_LOG;
   const svgs: { linear?: string; log?: string; byTenant: Record<string, string> } = { byTenant: {} };
   if (measured.delivery?.latenessMs && distribution.length > 0) {
@@ -166,6 +201,7 @@ export async function runScenario(
     runId,
     command,
     startedAt: startedAt.toISOString(),
+    loadStartedAt: (loadStartedAt ?? startedAt).toISOString(),
     finishedAt: new Date().toISOString(),
     machine,
     source,
@@ -187,6 +223,7 @@ export async function runScenario(
             : undefined,
       },
     },
+    ...(registered === undefined ? {} : { registeredTenants: registered }),
     ...rest,
     files,
   };

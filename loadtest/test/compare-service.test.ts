@@ -3,7 +3,7 @@ import { descendantsOf, parsePs } from '../src/compare/processes.js';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { knownSettings, startArgs, takesConsolePort } from '../src/compare/service.js';
+import { knownSettings, registeredTenantsForBoth, startArgs, takesConsolePort, takesTenantImport } from '../src/compare/service.js';
 
 describe('starting and stopping a side', () => {
   it('gives every port to the system, and the console port only to a tree that has a console', () => {
@@ -51,5 +51,33 @@ describe("a side's tenants file", () => {
     // This tree's own schema knows every setting the harness writes.
     const own = { public: quotas, tenants: [{ id: 'acme', accounts: ['111111111111'], ...quotas }] };
     expect(knownSettings(own, join(import.meta.dirname, '..', '..'))).toEqual(own);
+  });
+});
+
+describe('tenants registered before the load in a comparison', () => {
+  it('go to both sides when the base has tenant import, and to neither when it has not', () => {
+    const tree = (usage: string | undefined) => {
+      const dir = mkdtempSync(join(tmpdir(), 'tenant-import-'));
+      if (usage !== undefined) {
+        mkdirSync(join(dir, 'infra', 'src', 'admin'), { recursive: true });
+        writeFileSync(join(dir, 'infra', 'src', 'admin', 'usage.ts'), usage);
+      }
+      return dir;
+    };
+    const withImport = tree('Usage: scripts/admin tenant import FILE [--tenants FILE] [--outputs FILE]');
+    const addOnly = tree('Usage: scripts/admin tenant add <id> --account ID');
+    const noCli = tree(undefined);
+    expect(takesTenantImport(withImport)).toBe(true);
+    expect(takesTenantImport(addOnly)).toBe(false);
+    expect(takesTenantImport(noCli)).toBe(false);
+    // This tree has it.
+    expect(takesTenantImport(join(import.meta.dirname, '..', '..'))).toBe(true);
+
+    expect(registeredTenantsForBoth(10_000, withImport)).toEqual({ count: 10_000, leftOut: undefined });
+    expect(registeredTenantsForBoth(10_000, addOnly)).toEqual({
+      count: undefined,
+      leftOut: 'left out on both sides: the base has no tenant import',
+    });
+    expect(registeredTenantsForBoth(undefined, addOnly)).toEqual({ count: undefined, leftOut: undefined });
   });
 });

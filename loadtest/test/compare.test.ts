@@ -21,7 +21,7 @@ describe('parseCompareCli', () => {
   it('refuses a command without a base, a choice of service, or a scenario that sets up its own', () => {
     expect(() => parseCompareCli(['steady'])).toThrow(/--base/);
     expect(() => parseCompareCli(['steady', '--base'])).toThrow(/--base needs a value/);
-    for (const option of ['--service', '--outputs', '--data-dir', '--region', '--fail-on-miss'])
+    for (const option of ['--service', '--outputs', '--tenants', '--data-dir', '--region', '--fail-on-miss'])
       expect(() => parseCompareCli(['steady', '--base', 'b', option, 'v'])).toThrow(LoadTestUsageError);
     expect(() => parseCompareCli(['far', '--base', 'b'])).toThrow(/steady, hotspot, ingest/);
     expect(() => parseCompareCli(['steady', '--base', 'b', '--runs', '0'])).toThrow(/--runs/);
@@ -33,6 +33,10 @@ describe('parseCompareCli', () => {
       events: 5000,
       quietEvents: 1000,
     });
+  });
+
+  it('gives --registered-tenants to the runs, as any option of the scenario', () => {
+    expect(parseCompareCli(['steady', '--base', 'b', '--registered-tenants', '10000'])?.cli.registeredTenants).toBe(10_000);
   });
 
   it('returns nothing when help is asked for', () => {
@@ -187,5 +191,12 @@ describe('the comparison table', () => {
         '  written to /r',
       ].join('\n'),
     );
+    // Tenants registered on every run's service before its load, or why they were not.
+    expect(compareTable({ ...report, registeredTenants: 10_000 }, '/r').split('\n')[2]).toBe(
+      "  registered tenants: 10,000 more on each run's service, by tenant import, before the load",
+    );
+    expect(
+      compareTable({ ...report, registeredTenants: 'left out on both sides: the base has no tenant import' }, '/r').split('\n')[2],
+    ).toBe('  registered tenants: left out on both sides: the base has no tenant import');
   });
 });

@@ -98,6 +98,33 @@ describe('parseCli', () => {
     expect(runLabels(2)).toHaveLength(2);
   });
 
+  it('registers tenants before the load only when asked, on a local service, for a scenario whose load is the public tenant’s', () => {
+    expect(parseCli(['steady'])?.registeredTenants).toBeUndefined();
+    expect(parseCli(['steady', '--registered-tenants', '10000'])?.registeredTenants).toBe(10_000);
+    expect(parseCli(['ingest', '--registered-tenants', '5', '--data-dir', '/tmp/d'])).toMatchObject({
+      registeredTenants: 5,
+      service: { kind: 'child', dataDir: '/tmp/d' },
+    });
+    // A service started elsewhere is reached through its outputs, and its registry through its tenants file.
+    expect(parseCli(['steady', '--service', 'external', '--registered-tenants', '5'])?.service).toEqual({
+      kind: 'external',
+      outputsFile: '.local/outputs.json',
+      tenantsFile: '.local/tenants.json',
+    });
+    expect(parseCli(['steady', '--service', 'external', '--outputs', 'o.json', '--tenants', 't.json'])?.service).toMatchObject({
+      outputsFile: 'o.json',
+      tenantsFile: 't.json',
+    });
+    for (const count of ['0', '100001', 'many'])
+      expect(() => parseCli(['steady', '--registered-tenants', count])).toThrow(/--registered-tenants must be an integer from 1 to 100000/);
+    const aws = ['--region', 'r', '--input-topic-arn', 'a', '--emitter-role-arn', 'b'];
+    expect(() => parseCli(['steady', '--registered-tenants', '5', ...aws])).toThrow(/a deployed stack has its own registry/);
+    // Their tenants own the emulator's account, which the registered ones may target; a killed service would create every topic again.
+    expect(() => parseCli(['fairness', '--registered-tenants', '5'])).toThrow(/own the emulator's account/);
+    expect(() => parseCli(['listing', '--registered-tenants', '5'])).toThrow(LoadTestUsageError);
+    expect(() => parseCli(['chaos', '--registered-tenants', '5'])).toThrow(/kills and restarts the service/);
+  });
+
   it('returns nothing when help is asked for', () => {
     expect(parseCli(['--help'])).toBeUndefined();
   });

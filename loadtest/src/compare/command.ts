@@ -10,7 +10,7 @@ import { compareRuns, metricDefinitions } from './metrics.js';
 import type { CompareOptions } from './options.js';
 import { runOrder, type Side } from './order.js';
 import type { CompareReport, CompareRun, SideVersion } from './report.js';
-import { startSideService } from './service.js';
+import { registeredTenantsForBoth, startSideService } from './service.js';
 import { commitDate, prepareBaseTree, resolveCommit } from './worktree.js';
 
 /** The head: the checkout this harness runs from. */
@@ -47,6 +47,9 @@ export async function runCompare(options: CompareOptions, command: string): Prom
   const outDir = resolve(options.outDir ?? join(LOADTEST_DIR, 'results', `compare-${cli.scenario}-${timeStamp(startedAt)}`));
   await mkdir(outDir, { recursive: true });
   const scenario = SCENARIOS[cli.scenario];
+  // Both sides alike or neither: a base without tenant import cannot be given the registered tenants.
+  const { count: registeredTenants, leftOut } = registeredTenantsForBoth(cli.registeredTenants, baseTree);
+  if (leftOut !== undefined) note(`--registered-tenants ${cli.registeredTenants}: ${leftOut} (${baseCommit.slice(0, 7)})`);
 
   const runs: CompareRun[] = [];
   const results: Record<Side, RunResult[]> = { base: [], head: [] };
@@ -75,7 +78,12 @@ export async function runCompare(options: CompareOptions, command: string): Prom
     let result: RunResult;
     try {
       ({ result } = await runScenario(
-        { ...cli, service: { kind: 'external', outputsFile: service.outputsFile }, outDir: runDir },
+        {
+          ...cli,
+          registeredTenants,
+          service: { kind: 'external', outputsFile: service.outputsFile, tenantsFile: service.tenantsFile },
+          outDir: runDir,
+        },
         `${command} (run ${order}, ${side})`,
         { commit: version.commit, uncommittedChanges: version.uncommittedChanges },
       ));
@@ -99,6 +107,7 @@ export async function runCompare(options: CompareOptions, command: string): Prom
     scenario: cli.scenario,
     mode: options.inMemory ? 'in memory' : 'on disk',
     runsPerSide: options.runsPerSide,
+    registeredTenants: registeredTenants ?? leftOut,
     base,
     head,
     startedAt: startedAt.toISOString(),

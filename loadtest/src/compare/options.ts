@@ -28,8 +28,11 @@ Usage: pnpm --filter @adhoc-scheduler/loadtest loadtest compare --base REF <scen
 
 Any other option is the scenario's (loadtest --help), given to every run alike. The scenario
 must run against a service started elsewhere: ${COMPARABLE}. Options that choose
-the service (--service, --outputs, --data-dir, --emitter-concurrency, a deployed stack's) are
-compare's to set, and --fail-on-miss has no place: a comparison reports, it does not judge.
+the service (--service, --outputs, --tenants, --data-dir, --emitter-concurrency, a deployed
+stack's) are compare's to set, and --fail-on-miss has no place: a comparison reports, it does
+not judge. --registered-tenants N registers N tenants on every run's service alike, by the
+head's tenant import into that service's tenants file; when the base has no tenant import,
+neither side gets them (the table says so).
 
 Exit codes: 0 the comparison completed, 1 a run failed, 2 wrong command line.`;
 
@@ -47,6 +50,7 @@ export interface CompareOptions {
 const REFUSED = [
   'service',
   'outputs',
+  'tenants',
   'data-dir',
   'emitter-concurrency',
   'region',

@@ -40,6 +40,8 @@ export interface CompareReport {
   readonly scenario: string;
   readonly mode: 'on disk' | 'in memory';
   readonly runsPerSide: number;
+  /** Tenants registered on each run's service before the load (--registered-tenants), or why none were; absent when not asked for. */
+  readonly registeredTenants?: number | string | undefined;
   readonly base: SideVersion;
   readonly head: SideVersion;
   readonly startedAt: string;

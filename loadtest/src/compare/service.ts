@@ -19,6 +19,31 @@ export function takesConsolePort(mainSource: string): boolean {
   return /--console-port\b/.test(mainSource);
 }
 
+/** The operator CLI's usage text in a tree: what commands that version has. */
+const ADMIN_USAGE = join('infra', 'src', 'admin', 'usage.ts');
+
+/**
+ * Whether a tree's operator CLI has `tenant import`, the way --registered-tenants registers
+ * tenants on a running service: a version before it gets no such tenants, and neither does the
+ * side it is compared with.
+ */
+export function takesTenantImport(tree: string): boolean {
+  const usage = join(tree, ADMIN_USAGE);
+  return existsSync(usage) && /scripts\/admin tenant import FILE/.test(readFileSync(usage, 'utf8'));
+}
+
+/**
+ * The tenants every run of a comparison registers before its load (--registered-tenants): as
+ * asked when the base has tenant import; else none on either side, and why.
+ */
+export function registeredTenantsForBoth(
+  asked: number | undefined,
+  baseTree: string,
+): { readonly count: number | undefined; readonly leftOut: string | undefined } {
+  if (asked === undefined || takesTenantImport(baseTree)) return { count: asked, leftOut: undefined };
+  return { count: undefined, leftOut: 'left out on both sides: the base has no tenant import' };
+}
+
 /** The file `pnpm start` runs in a tree: infra/src/start.ts, or infra/src/local/main.ts in trees before it moved. */
 function startSource(tree: string): string {
   const current = join(tree, 'infra', 'src', 'start.ts');
@@ -52,6 +77,8 @@ export function startArgs(files: StartFiles, consolePort: boolean): string[] {
 
 export interface SideService {
   readonly outputsFile: string;
+  /** The registry it reads (its --tenants), which it re-reads as it changes. */
+  readonly tenantsFile: string;
   stop(): Promise<StopReport>;
 }
 
@@ -152,5 +179,5 @@ export async function startSideService(options: SideServiceOptions): Promise<Sid
     }
     await sleep(250);
   }
-  return { outputsFile: files.outputs, stop };
+  return { outputsFile: files.outputs, tenantsFile: files.tenants, stop };
 }

@@ -57,6 +57,11 @@ export function compareTable(report: CompareReport, outDir: string): string {
   return [
     `compare: ${report.scenario}, ${report.runsPerSide} run${report.runsPerSide === 1 ? '' : 's'} a side, state ${report.mode}`,
     `  command: ${report.command}`,
+    ...(report.registeredTenants === undefined
+      ? []
+      : [
+          `  registered tenants: ${typeof report.registeredTenants === 'number' ? `${figure(report.registeredTenants)} more on each run's service, by tenant import, before the load` : report.registeredTenants}`,
+        ]),
     `  base: ${version(report.base)}`,
     `  head: ${version(report.head)}`,
     '',

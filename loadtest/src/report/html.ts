@@ -1,6 +1,6 @@
 import { describeOutcome, type ChaosReport, type EventEvidence } from '../chaos/evidence.js';
 import type { StageSummary } from '../stages.js';
-import type { RunResult } from './results.js';
+import { round, type RunResult } from './results.js';
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
@@ -274,7 +274,20 @@ export function renderHtml(
     sections.push(`<p>Lambda memory assumed (MB): ${escapeHtml(JSON.stringify(cost.memoryMb))}, arm64.</p>`);
   }
   sections.push('<h2>Parameters and service settings</h2>');
-  sections.push(keyValues({ ...result.parameters, ...result.service.settings }));
+  const registered = result.registeredTenants;
+  sections.push(
+    keyValues({
+      ...result.parameters,
+      ...result.service.settings,
+      ...(registered === undefined
+        ? {}
+        : {
+            registeredTenants: registered.count,
+            registeredTenantsImportSeconds: round(registered.importSeconds, 1),
+            registeredTenantsInForceSeconds: round(registered.inForceSeconds, 1),
+          }),
+    }),
+  );
   const style =
     'body{font-family:"DejaVu Sans",sans-serif;max-width:1000px;margin:2em auto;color:#222}' +
     'table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}' +

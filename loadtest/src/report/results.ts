@@ -3,6 +3,7 @@ import type { ChaosReport } from '../chaos/evidence.js';
 import type { CostEstimate } from '../cost/estimate.js';
 import type { UsageSnapshot } from '../cost/usage-meter.js';
 import type { CpuUse } from '../cpu.js';
+import type { RegisteredTenants } from '../registered-tenants.js';
 import type { ServiceMode } from '../service/connection.js';
 import type { SourceVersion } from '../source.js';
 import type { StageBreakdown } from '../stages.js';
@@ -82,10 +83,14 @@ export interface RunResult extends Omit<ScenarioResult, 'distribution' | 'distri
   readonly runId: string;
   readonly command: string;
   readonly startedAt: string;
+  /** When the scenario itself began: after the service started, and after the tenants of --registered-tenants were registered. */
+  readonly loadStartedAt: string;
   readonly finishedAt: string;
   readonly machine: MachineInfo;
   readonly source: SourceVersion | undefined;
   readonly service: { readonly mode: ServiceMode; readonly settings: Readonly<Record<string, string | number | boolean | undefined>> };
+  /** Tenants registered on the service before the load (--registered-tenants), and how long that took; absent when none were. */
+  readonly registeredTenants?: RegisteredTenants;
   readonly files: Readonly<Record<string, string>>;
 }
 

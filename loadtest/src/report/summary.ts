@@ -23,6 +23,12 @@ function eventsLine(c: DeliveryCounts): string {
 /** The results in a few lines for the terminal, ending with what the targets make of the exit code; the JSON and HTML hold everything. */
 export function summary(result: RunResult, outDir: string, failOnMiss = false): string {
   const lines = [result.title];
+  const registered = result.registeredTenants;
+  if (registered) {
+    lines.push(
+      `  registered tenants: ${count(registered.count)} more, by tenant import in ${registered.importSeconds.toFixed(1)} s; the service took the last one's first event ${registered.inForceSeconds.toFixed(1)} s later, before the load`,
+    );
+  }
   const lateness = result.delivery?.latenessMs;
   if (result.delivery) lines.push(eventsLine(result.delivery.counts));
   if (lateness) {

@@ -19,6 +19,12 @@ export interface ServiceAccess {
   readonly profile: string | undefined;
 }
 
+/** Where a local service keeps its registry and its outputs: what the operator's tenant commands take (--tenants, --outputs). */
+export interface ServiceFiles {
+  readonly tenants: string;
+  readonly outputs: string;
+}
+
 /** The scheduler under test, wherever it runs. */
 export interface SchedulerService {
   readonly mode: ServiceMode;
@@ -34,6 +40,8 @@ export interface SchedulerService {
   readonly ingestQueueUrl?: string | undefined;
   /** Each registered tenant's input topic, by id, on a local service started elsewhere (a started one has them in `local`). */
   readonly tenantInputTopicArns?: Readonly<Record<string, string>> | undefined;
+  /** A local service's tenants file and outputs file, which the operator's tenant commands take; undefined for a deployed stack. */
+  readonly files?: ServiceFiles | undefined;
   /** Usage counters (and, when asked, every invocation) of a service the harness started; undefined otherwise. */
   report(withTimeline: boolean): Promise<ServiceReport | undefined>;
   stop(): Promise<void>;

@@ -3,10 +3,11 @@ import { LOCAL_CREDENTIALS, type LocalOutputs } from '@adhoc-scheduler/infra';
 import { assertLoopback, type SchedulerService } from './connection.js';
 
 /**
- * A local service started elsewhere (`pnpm start`), found through the outputs file it writes.
- * Its clients are not the harness's to count, so there is no usage report.
+ * A local service started elsewhere (`pnpm start`), found through the outputs file it writes;
+ * `tenantsFile` is the registry it reads (its --tenants). Its clients are not the harness's to
+ * count, so there is no usage report.
  */
-export async function connectToRunningService(outputsFile: string): Promise<SchedulerService> {
+export async function connectToRunningService(outputsFile: string, tenantsFile: string): Promise<SchedulerService> {
   // Older services (loadtest compare's base) have no publicIngestQueueUrl: the shared topic delivered to ingestQueueUrl.
   const outputs = JSON.parse(await readFile(outputsFile, 'utf8')) as Omit<LocalOutputs, 'publicIngestQueueUrl'> &
     Partial<Pick<LocalOutputs, 'publicIngestQueueUrl'>>;
@@ -25,6 +26,7 @@ export async function connectToRunningService(outputsFile: string): Promise<Sche
     emitterRoleArn: outputs.emitterRoleArn,
     ingestQueueUrl: outputs.publicIngestQueueUrl ?? outputs.ingestQueueUrl,
     tenantInputTopicArns: outputs.tenantInputTopicArns,
+    files: { tenants: tenantsFile, outputs: outputsFile },
     // Its settings live in that process's environment; the harness does not guess them.
     local: undefined,
     report: async () => undefined,

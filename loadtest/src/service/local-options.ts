@@ -7,8 +7,8 @@ export interface LocalServiceOptions {
   /** Settings by their environment variables (the config module's ENV), e.g. a shorter near-path window. */
   readonly env: Readonly<Record<string, string>>;
   readonly emitterConcurrency: number | undefined;
-  /** The tenants registered in the service, with their quotas. */
-  readonly tenants: TenantsDocument;
+  /** The tenants registered in the service, with their quotas: a fixed registry, or a file it re-reads as it changes (scripts/start's). */
+  readonly tenants: TenantsDocument | { readonly file: string };
   /** Persistent state; in memory when undefined. */
   readonly dataDir: string | undefined;
   /** Where the service's logs go. */
