@@ -136,6 +136,59 @@ describe("a tenant's control requests", () => {
     expect(context.store.calls.cancel).toBeUndefined();
   });
 
+  it("that name nothing of the tenant's are refused as EVENT_NOT_FOUND after one read of each kind for the batch, with no write", async () => {
+    const context = withQuota(1_000);
+    const globexTarget = topicArn('out', 'eu-west-1', GLOBEX_ACCOUNT);
+    await scheduled(context, ['a']);
+    await scheduled(context, ['g1'], GLOBEX_TOPIC, globexTarget);
+    const g1 = [...context.store.records.values()].find(({ clientId }) => clientId === 'g1');
+    let seriesReads = 0;
+    const series = context.deps.series;
+    const deps = {
+      ...context.deps,
+      series: {
+        ...series,
+        read: (ids: readonly string[]) => {
+          seriesReads += 1;
+          return series.read(ids);
+        },
+      } as typeof series,
+    };
+    const reads = context.store.calls.read ?? 0;
+    await ingestBatch(deps, [
+      ...Array.from({ length: 20 }, (_, i) => published({ action: 'cancel', id: `stale-${i}`, failure_topic: failureTopic })),
+      ...Array.from({ length: 20 }, (_, i) =>
+        published({ action: 'reschedule', id: `stale-${i}`, date: later, failure_topic: failureTopic }),
+      ),
+      // Another tenant's event, by its own id: not found, and left as it is.
+      published({ action: 'cancel', event_id: g1?.id, failure_topic: failureTopic }),
+      published({ action: 'cancel', id: 'a', failure_topic: failureTopic }),
+    ]);
+    expect(context.store.calls.read).toBe(reads + 1);
+    expect(seriesReads).toBe(1);
+    // Only acme's own event was written to: the others' refusals cost no write.
+    expect(context.store.calls.cancel).toBe(1);
+    expect(context.store.calls.reschedule).toBeUndefined();
+    expect(stateOf(context, 'acme', 'a')).toBe(EVENT_STATE.cancelled);
+    expect(stateOf(context, 'globex', 'g1')).toBe(EVENT_STATE.scheduled);
+    const notices = context.delayQueue.notices.map(({ notice }) => notice);
+    expect(notices).toHaveLength(41);
+    expect(new Set(notices.map(({ reason }) => reason))).toEqual(new Set([REASON.EVENT_NOT_FOUND]));
+    expect(notices.find(({ eventId }) => eventId === g1?.id)).toMatchObject({
+      message: `cannot cancel ${g1?.id}: the tenant has no event with that id (or it ended longer ago than the retention period)`,
+      details: { field: 'event_id' },
+    });
+  });
+
+  it('that name an event the same batch creates wait for the create: they are written, not refused ahead', async () => {
+    const context = withQuota(1_000);
+    await ingestBatch(context.deps, [
+      published(scheduleRequest({ id: 'new', date: later, target: acmeTarget })),
+      published({ action: 'cancel', id: 'new', user: 'alice', failure_topic: failureTopic }),
+    ]);
+    expect(context.store.calls.cancel).toBe(1);
+  });
+
   describe('delivered again once the quota is used up', () => {
     /** The same input message as SQS hands it out a second time. */
     const again = (message: unknown, messageId: string) => sqsRecord(published(message, messageId).body, `sqs-${messageId}`, 2);

@@ -41,6 +41,13 @@ export interface Admissions {
   readonly created: ReadonlyMap<SQSRecord, Promise<CreateOutcome>>;
   /** Each control request's refusal over its tenant's `maxControlPerSecond`; undefined when it is taken. */
   readonly controls: ReadonlyMap<SQSRecord, Promise<EventRejectedError | undefined>>;
+  /**
+   * Of the cancels and reschedules taken, whether each names neither an event nor a series of
+   * its tenant's, as one read of them all found (see namingNothing): such a change is refused as
+   * not found with no write. False where the read could not tell (it failed, or the batch
+   * creates the event): the change is then written and judged as ever.
+   */
+  readonly namesNothing: ReadonlyMap<SQSRecord, Promise<boolean>>;
 }
 
 interface PlannedControl extends PlannedMessage {
@@ -77,6 +84,7 @@ function sharesOf(plan: readonly PlannedMessage[]): Map<string, TenantShare> {
 export function admitTogether(deps: AdmissionDeps, plan: readonly PlannedMessage[], now: number): Admissions {
   const created = new Map<SQSRecord, Promise<CreateOutcome>>();
   const controls = new Map<SQSRecord, Promise<EventRejectedError | undefined>>();
+  const namesNothing = new Map<SQSRecord, Promise<boolean>>();
   for (const { tenant, creates, controls: asked } of sharesOf(plan).values()) {
     const entries = creates.map(({ entry }) => entry);
     const admitted = deps.store.admit({ tenant: tenant.id, quotas: tenant.quotas, now, entries, controls: asked.length });
@@ -93,8 +101,48 @@ export function admitTogether(deps: AdmissionDeps, plan: readonly PlannedMessage
         record,
         refusals.then((refused) => refused.get(record)),
       );
+    // A change of an event this batch creates waits for the create: it is written, not read ahead.
+    const createdHere = new Set(creates.map(({ entry }) => entry.event.id));
+    const changes = asked.filter(
+      ({ intent }) => (intent.kind === 'cancel' || intent.kind === 'reschedule') && !createdHere.has(intent.eventId),
+    );
+    if (changes.length === 0) continue;
+    const found = refusals
+      .then((refused) =>
+        namingNothing(
+          deps,
+          tenant.id,
+          changes.filter(({ record }) => !refused.has(record)),
+        ),
+      )
+      .catch(() => new Set<SQSRecord>());
+    for (const { record } of changes)
+      namesNothing.set(
+        record,
+        found.then((nothing) => nothing.has(record)),
+      );
   }
-  return { created, controls };
+  return { created, controls, namesNothing };
+}
+
+/**
+ * Of a tenant's cancels and reschedules taken, those that name neither an event nor a series of
+ * its own: the records they could name read in one call per kind of record, however many. A
+ * flood of changes of ids that exist nowhere (a client looping on stale ids, or guessing them)
+ * then costs a read a batch, not a conditional write and two reads each. The same refusal as
+ * the write's: another tenant's record is not found either. A record made after this read is
+ * as if made after a refused write.
+ */
+async function namingNothing(deps: AdmissionDeps, tenant: string, changes: readonly PlannedControl[]): Promise<ReadonlySet<SQSRecord>> {
+  const eventIds = changes.flatMap(({ intent }) => (intent.kind === 'cancel' || intent.kind === 'reschedule' ? [intent.eventId] : []));
+  if (eventIds.length === 0) return new Set();
+  const [events, series] = await Promise.all([deps.store.read(eventIds), deps.series.read(eventIds.map(seriesOf))]);
+  const nothing = (id: string): boolean => events.get(id)?.tenant !== tenant && series.get(seriesOf(id))?.tenant !== tenant;
+  return new Set(
+    changes
+      .filter(({ intent }) => (intent.kind === 'cancel' || intent.kind === 'reschedule') && nothing(intent.eventId))
+      .map(({ record }) => record),
+  );
 }
 
 /**

@@ -199,6 +199,17 @@ async function refuseChange(applying: Applying, eventId: string, refused: Change
     );
     return;
   }
+  await refuseAsFound(applying, eventId, current, action);
+}
+
+/** Refuses a change for what its event's record says (none: not found), judged by the clock now. */
+async function refuseAsFound(
+  applying: Applying,
+  eventId: string,
+  current: EventRecord | undefined,
+  action: 'cancel' | 'reschedule',
+): Promise<void> {
+  const { deps, planned } = applying;
   // Judged by the clock now: later than the store's write, which checked the cutoff as it was made.
   const refusal = changeRefusal(current, {
     tenant: planned.tenant.id,
@@ -353,7 +364,7 @@ export async function ingestBatch(deps: IngestDeps, records: readonly SQSRecord[
   const now = deps.clock.now();
   const plan = planIngest({ config: deps.config, tenants: deps.tenants, now, newToken: deps.newToken ?? randomUUID }, records);
   const planned = new Map(plan.map((entry) => [entry.record, entry]));
-  const { created, controls } = admitTogether(deps, plan, now);
+  const { created, controls, namesNothing } = admitTogether(deps, plan, now);
   const sends: Send[] = [];
   const refused: Refusal[] = [];
   const response = await processBatch(records, deps, async (record) => {
@@ -365,6 +376,9 @@ export async function ingestBatch(deps: IngestDeps, records: readonly SQSRecord[
     // A control request over its tenant's maxControlPerSecond does nothing but say so.
     const overQuota = await controls.get(record);
     if (overQuota !== undefined) return refuse(applying, overQuota, 'eventId' in intent ? intent.eventId : undefined);
+    // A cancel or reschedule of nothing its tenant has: refused as the write would be, without it.
+    if ((intent.kind === 'cancel' || intent.kind === 'reschedule') && (await namesNothing.get(record)))
+      return refuseAsFound(applying, intent.eventId, undefined, intent.kind);
     return applyIntent(applying, intent, created.get(record));
   });
 
