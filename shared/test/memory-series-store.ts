@@ -1,6 +1,7 @@
 import type { ChangeRequest } from '../src/app/ports/event-store.js';
 import type {
   SeriesAdvance,
+  SeriesAdvanceOutcome,
   SeriesCancelOutcome,
   SeriesChangeWrite,
   SeriesCreateOutcome,
@@ -53,9 +54,9 @@ export class MemorySeriesStore implements SeriesStore {
     return this.payloads.get(series.id) ?? '';
   }
 
-  async advance(series: SeriesRecord, step: SeriesAdvance): Promise<boolean> {
+  async advance(series: SeriesRecord, step: SeriesAdvance): Promise<SeriesAdvanceOutcome> {
     const current = this.records.get(series.id);
-    if (current?.state !== SERIES_STATE.active || current.version !== series.version) return false;
+    if (current?.state !== SERIES_STATE.active || current.version !== series.version) return { advanced: false };
     const completed = step.next === undefined;
     this.records.set(series.id, {
       ...current,
@@ -68,7 +69,7 @@ export class MemorySeriesStore implements SeriesStore {
       ...(completed ? { state: SERIES_STATE.completed } : {}),
     });
     if (completed) this.events.openEvents.set(series.tenant, (this.events.openEvents.get(series.tenant) ?? 0) - 1);
-    return true;
+    return { advanced: true };
   }
 
   async change(series: SeriesRecord, revision: SeriesRevision, write: SeriesChangeWrite): Promise<SeriesRecord | undefined> {

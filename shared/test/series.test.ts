@@ -104,6 +104,30 @@ describe('ingest of a series', () => {
     expect(stored?.expiresAt).toBe(expiresAtFor(NEXT_MINUTE + 2 * MINUTE, CONFIG.retentionSeconds));
   });
 
+  it('says so when the series completed and its place could not be freed: the count errs high, never low', async () => {
+    const context = setup();
+    // The store completes the series, but the write that frees its place fails.
+    const advance = context.series.advance.bind(context.series);
+    context.series.advance = async (record, step) => {
+      const outcome = await advance(record, step);
+      if (!outcome.advanced || step.next !== undefined) return outcome;
+      context.store.openEvents.set('acme', (context.store.openEvents.get('acme') ?? 0) + 1);
+      return { advanced: true, placeKept: true };
+    };
+    await ingestBatch(context.deps, [published(series({ count: 3 }), 'msg-1')]);
+    const id = seriesId(messageEventId('msg-1'));
+    expect(context.series.records.get(id)).toMatchObject({ state: SERIES_STATE.completed });
+    expect(context.logger.at('warn')).toEqual([
+      {
+        level: 'warn',
+        fields: { seriesId: id, tenant: 'acme' },
+        message: 'series completed: its place in the open-events quota could not be freed; the count stays high until reconciled',
+      },
+    ]);
+    // Its three occurrences and the place kept.
+    expect(context.store.openEvents.get('acme')).toBe(4);
+  });
+
   it('tells its next occurrences: first those materialised and not yet due, then those after its cursor; none once it has ended', async () => {
     const context = setup();
     await ingestBatch(context.deps, [published(series(), 'msg-1')]);

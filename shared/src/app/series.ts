@@ -81,7 +81,7 @@ export async function takeSeries(deps: SeriesDeps, series: SeriesRecord, now: nu
   });
   const sent = plan.occurrences.length === 0 ? 0 : await materialise(deps, series, tenant, plan.occurrences, now);
   if (plan.skipped > 0) await reportSkipped(deps, series, tenant, plan.skipped, now);
-  const advanced = await deps.series.advance(series, {
+  const advance = await deps.series.advance(series, {
     cursor: plan.cursor,
     owed: plan.owed,
     caughtUp: plan.caughtUp,
@@ -89,6 +89,12 @@ export async function takeSeries(deps: SeriesDeps, series: SeriesRecord, now: nu
     now,
     expiresAt: expiresAtFor(plan.next ?? plan.cursor.after, config.retentionSeconds),
   });
+  const { advanced } = advance;
+  if (advance.advanced && advance.placeKept)
+    deps.logger.warn(
+      { seriesId: series.id, tenant: series.tenant },
+      'series completed: its place in the open-events quota could not be freed; the count stays high until reconciled',
+    );
   deps.logger.info(
     { seriesId: series.id, version: series.version, sent, skipped: plan.skipped, owed: plan.owed.length > 0, next: plan.next, advanced },
     plan.next === undefined ? 'series taken: its last occurrences materialised, completed' : 'series taken',
