@@ -67,7 +67,7 @@ import { DYNAMODB_WRITE_UNIT_BYTES } from '../src/domain/limits.js';
 import { controlRoom, NO_QUOTA_COUNTS, quotaRoom } from '../src/domain/quotas.js';
 import { itemBytes } from '../src/adapters/dynamodb-event-item-codec.js';
 import { dueDirectoryPeriodOf, dueDirectoryPeriodsBetween, storedOrHeldPartition, tenantShardKey } from '../src/domain/table-keys.js';
-import { compareByDue, decodePageToken, encodePageToken, isAfter } from '../src/domain/tenant-index.js';
+import { compareByDue, decodePageToken, encodePageToken, isAfter, tenantIndexKeyAt } from '../src/domain/tenant-index.js';
 
 /**
  * The table in memory, one fake for each port the adapters implement over it, with the adapters'
@@ -182,7 +182,12 @@ export class MemoryEventStore implements EventStore {
       createdAt: entry.now,
       createdBy: entry.createdBy,
       queuedAt: queued ? entry.now : undefined,
-      tenantShard: tenantShardKey(event.tenant, queued ? 'q' : 's', placement.shard),
+      // As the DynamoDB store keys it with SCHEDULER_INDEX_QUEUED_EVENTS on, the default.
+      tenantShard: tenantIndexKeyAt(
+        'created',
+        { tenant: event.tenant, shard: placement.shard, payloadIn: queued ? 'queue' : 'table', occurrence: event.series !== undefined },
+        true,
+      ),
       expiresAt: entry.expiresAt,
     };
     this.records.set(event.id, queued ? record : this.withStored(record, payload));
@@ -509,8 +514,8 @@ export class MemoryEventListing implements EventListing, OpenEventsCensus {
       .filter(
         (record) =>
           record.tenant === tenant &&
-          record.tenantShard !== undefined &&
-          (query.label === undefined || (record.labels ?? []).includes(query.label)) &&
+          // Without a label, what the tenant index lists; with one, what its label entries do (whatever the record's own key).
+          (query.label === undefined ? record.tenantShard !== undefined : (record.labels ?? []).includes(query.label)) &&
           states.includes(record.state) &&
           record.dueAt >= (query.from ?? Number.NEGATIVE_INFINITY) &&
           record.dueAt < (query.to ?? Number.POSITIVE_INFINITY) &&

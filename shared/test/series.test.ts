@@ -5,13 +5,16 @@ import { loadChunks } from '../src/app/loading.js';
 import { takeSeries } from '../src/app/series.js';
 import { emissionAttributes, expiresAtFor } from '../src/domain/event.js';
 import { REASON } from '../src/domain/reasons.js';
+import { EVENT_STATE } from '../src/domain/lifecycle.js';
+import { shardOf } from '../src/domain/sharding.js';
+import { tenantIndexKeyAt } from '../src/domain/tenant-index.js';
 import { materialisation, occurrenceEvent, SERIES_STATE, upcomingOccurrences } from '../src/domain/series.js';
 import { encodeBulkCancelPage } from '../src/domain/bulk-cancel.js';
 import { encodeLoadingChunk } from '../src/domain/messages.js';
 import { heldShardKey, messageEventId, occurrenceId, seriesId } from '../src/domain/table-keys.js';
 import { registry, topicArn, REGION, sqsRecord } from './factories.js';
 import { acmeTarget, CONFIG, NOW, published, setup, minuteSeries } from './ingest-kit.js';
-import { MemoryLabelledEvents } from './memory-event-store.js';
+import { MemoryEventListing, MemoryLabelledEvents } from './memory-event-store.js';
 import { specOf } from './recurrence-kit.js';
 
 const MINUTE = 60_000;
@@ -102,6 +105,34 @@ describe('ingest of a series', () => {
     const stored = context.series.records.get(seriesId(messageEventId('msg-1')));
     expect(stored).toMatchObject({ state: SERIES_STATE.completed, dueAt: undefined });
     expect(stored?.expiresAt).toBe(expiresAtFor(NEXT_MINUTE + 2 * MINUTE, CONFIG.retentionSeconds));
+  });
+
+  it('lists its occurrences with the series, not on their own: only under their labels, and once one fails', async () => {
+    const context = setup();
+    await ingestBatch(context.deps, [published(series({ labels: ['reports'] }), 'msg-1')]);
+    const id = seriesId(messageEventId('msg-1'));
+    const listing = new MemoryEventListing(context.store);
+    const open = { limit: 100 };
+    expect(context.delayQueue.sent).toHaveLength(10);
+    // No key of their own: a listing without a label leaves them out, as the operators' tools say (SERIES_OCCURRENCES_NOTE).
+    expect((await listing.listEvents('acme', open)).events).toEqual([]);
+    expect((await listing.listEvents('acme', { ...open, label: 'reports' })).events).toHaveLength(10);
+    const first = occurrenceId(id, NEXT_MINUTE);
+    expect(context.store.records.get(first)?.tenantShard).toBeUndefined();
+    // Failed, it has the key a failed near-path event gets, and is listed.
+    const record = context.store.records.get(first);
+    if (record === undefined) throw new Error('the first occurrence recorded');
+    const shard = shardOf(first, CONFIG);
+    await context.store.endEmissions([
+      {
+        event: record,
+        end: { state: 'failed', at: NEXT_MINUTE, reason: REASON.TARGET_NOT_FOUND },
+        expiresAt: record.expiresAt,
+        endedBy: 'delivery-1',
+        listedUnder: tenantIndexKeyAt('failed', { tenant: 'acme', shard, payloadIn: 'queue', occurrence: true }, true),
+      },
+    ]);
+    expect((await listing.listEvents('acme', { ...open, states: [EVENT_STATE.failed] })).events.map((event) => event.id)).toEqual([first]);
   });
 
   it('says so when the series completed and its place could not be freed: the count errs high, never low', async () => {
