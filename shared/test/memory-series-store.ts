@@ -25,9 +25,11 @@ export class MemorySeriesStore implements SeriesStore {
     const { series } = entry;
     const existing = this.records.get(series.id);
     if (existing !== undefined) return { outcome: 'duplicate', existing };
-    const open = this.events.openEvents.get(series.tenant) ?? 0;
-    if (open >= entry.quotas.maxOpenEvents) return { outcome: 'quota-exceeded', quota: 'maxOpenEvents' };
-    this.events.openEvents.set(series.tenant, open + 1);
+    if (entry.placeHeld !== true) {
+      const open = this.events.openEvents.get(series.tenant) ?? 0;
+      if (open >= entry.quotas.maxOpenEvents) return { outcome: 'quota-exceeded', quota: 'maxOpenEvents' };
+      this.events.openEvents.set(series.tenant, open + 1);
+    }
     const { payload, cursor, ...content } = series;
     const record: SeriesRecord = {
       ...content,
@@ -68,7 +70,8 @@ export class MemorySeriesStore implements SeriesStore {
       expiresAt: step.expiresAt,
       ...(completed ? { state: SERIES_STATE.completed } : {}),
     });
-    if (completed) this.events.openEvents.set(series.tenant, (this.events.openEvents.get(series.tenant) ?? 0) - 1);
+    if (completed && step.placeFreedByCaller !== true)
+      this.events.openEvents.set(series.tenant, (this.events.openEvents.get(series.tenant) ?? 0) - 1);
     return { advanced: true };
   }
 

@@ -5,6 +5,7 @@ import {
   DynamoDbQuotaCounters,
   DynamoDbSeriesStore,
   type NewSeries,
+  openEventsCounterId,
   type SeriesRecord,
   TABLE,
 } from '@adhoc-scheduler/shared';
@@ -204,5 +205,43 @@ describe("a series' completion", () => {
       seriesState: 'completed',
     });
     faulty.destroy();
+  });
+
+  it("leaves the counter to the holder of the series' place: created on a place held, completed without freeing it", async () => {
+    const tableName = await newTable();
+    const counting = tableClient(emulators);
+    const counted = countingWriteUnits(counting);
+    const store = new DynamoDbSeriesStore(counting, tableName);
+    const outcome = await store.create({
+      series: seriesOf('s-m-held', 2),
+      dueAt: START,
+      inputMessageId: 'msg-1',
+      shard: 0,
+      quotas: DEFAULT_QUOTAS,
+      now: START,
+      expiresAt: 0,
+      placeHeld: true,
+    });
+    if (outcome.outcome !== 'created') throw new Error(`not created: ${outcome.outcome}`);
+    // The same id again, on a place held: a duplicate, and nothing given back (its holder settles it).
+    const again = await store.create({
+      series: seriesOf('s-m-held', 2),
+      dueAt: START,
+      inputMessageId: 'msg-1',
+      shard: 0,
+      quotas: DEFAULT_QUOTAS,
+      now: START,
+      expiresAt: 0,
+      placeHeld: true,
+    });
+    expect(again.outcome).toBe('duplicate');
+    const before = counted.writes().length;
+    expect(await store.advance(outcome.record, { ...completion(2), placeFreedByCaller: true })).toEqual({ advanced: true });
+    expect(counted.writes().slice(before)).toEqual(['UpdateItemCommand']);
+    // No write of the tenant's counter item at all: it does not exist.
+    const counter = await client.send(new GetCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: openEventsCounterId('acme') } }));
+    expect(counter.Item).toBeUndefined();
+    expect((await store.read([outcome.record.id])).get(outcome.record.id)).toMatchObject({ state: 'completed' });
+    counting.destroy();
   });
 });

@@ -120,9 +120,11 @@ export class DynamoDbSeriesStore implements SeriesStore {
     const { series, now } = entry;
     const existing = (await this.read([series.id])).get(series.id);
     if (existing !== undefined) return { outcome: 'duplicate', existing };
-    // A series is one open event of its tenant's, as long as it is active.
-    const { taken, quota } = await this.counters.reserve(series.tenant, entry.quotas, now, 1);
-    if (taken === 0) return { outcome: 'quota-exceeded', quota };
+    // A series is one open event of its tenant's, as long as it is active: its place taken here, unless held ahead.
+    if (entry.placeHeld !== true) {
+      const { taken, quota } = await this.counters.reserve(series.tenant, entry.quotas, now, 1);
+      if (taken === 0) return { outcome: 'quota-exceeded', quota };
+    }
     const { payload, spec, cursor, clientId, labels, ...content } = series;
     const record: Record<string, unknown> = {
       ...content,
@@ -160,7 +162,7 @@ export class DynamoDbSeriesStore implements SeriesStore {
       );
     } catch (error) {
       if (!isConditionFailure(error)) throw transient('PutItem', error);
-      await this.counters.unreserve(series.tenant, now, 1).catch(() => undefined);
+      if (entry.placeHeld !== true) await this.counters.unreserve(series.tenant, now, 1).catch(() => undefined);
       const raced = (await this.read([series.id])).get(series.id);
       if (raced === undefined) throw transient('PutItem', error);
       return { outcome: 'duplicate', existing: raced };
@@ -232,6 +234,10 @@ export class DynamoDbSeriesStore implements SeriesStore {
       if (!completed || completedByIn(error) !== token) return { advanced: false };
     }
     if (!completed) return { advanced: true };
+    if (step.placeFreedByCaller === true) {
+      await this.dropEndedItems(series);
+      return { advanced: true };
+    }
     // Completed, it frees its place once its end is known written, as an event's end does: a
     // write of the counter alone, not a transaction with the record (which bills each item twice,
     // and its index entry's removal with it). Should it fail, the count errs high until reconciled.

@@ -16,6 +16,8 @@ export interface SeriesEntry {
   readonly quotas: Quotas;
   readonly now: number;
   readonly expiresAt: number;
+  /** Its place was held ahead (see EventStore.holdPlaces): none is taken, nor given back when the id names a series already. */
+  readonly placeHeld?: boolean;
 }
 
 export type SeriesCreateOutcome =
@@ -41,6 +43,11 @@ export interface SeriesAdvance {
   readonly now: number;
   /** The record's expiry (epoch seconds): the retention period after its next or last due time. */
   readonly expiresAt: number;
+  /**
+   * Completed, the series' place is freed by the caller, with the places it settles (see
+   * EventStore.settlePlaces), not by a write of the advance's own.
+   */
+  readonly placeFreedByCaller?: boolean;
 }
 
 /**
