@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addByKind, itemKind, writtenIds } from '../src/cost/item-kinds.js';
+import { addByKind, addByShape, itemKind, writeShape, writtenIds } from '../src/cost/item-kinds.js';
 
 describe('the kinds of items a write names', () => {
   it("tells the table's items apart by their ids", () => {
@@ -61,5 +61,36 @@ describe('the kinds of items a write names', () => {
     addByKind(byKind, { Item: { id: 's-c-2' } }, 1);
     addByKind(byKind, {}, 3);
     expect(byKind).toEqual({ series: 3, 'tenant counters': 2, unnamed: 3 });
+  });
+});
+
+describe('the shapes of writes', () => {
+  it('names a write by its operation, whether it is conditional, and the kinds of its items, each once', () => {
+    expect(writeShape('UpdateItem', { Key: { id: '#tenant#acme' }, ConditionExpression: 'a < :b' })).toBe(
+      'UpdateItem (conditional): tenant counters',
+    );
+    expect(writeShape('UpdateItem', { Key: { id: '#tenant#acme' } })).toBe('UpdateItem: tenant counters');
+    expect(
+      writeShape('TransactWriteItems', {
+        TransactItems: [
+          { Update: { Key: { id: 's-c-1' } } },
+          { Update: { Key: { id: '#tenant#acme' } } },
+          { Put: { Item: { id: 's-c-2' } } },
+        ],
+      }),
+    ).toBe('TransactWriteItems: series + tenant counters');
+    expect(writeShape('BatchExecuteStatement', {})).toBe('BatchExecuteStatement: unnamed');
+  });
+
+  it('counts the writes of each shape, the items they named and their units: units over writes is what one costs', () => {
+    const byShape: Record<string, { requests: number; items: number; units: number }> = {};
+    const occurrences = { TransactItems: [{ Put: { Item: { id: 'o-1-1' } } }, { Put: { Item: { id: 'o-1-2' } } }] };
+    addByShape(byShape, 'TransactWriteItems', occurrences, 4);
+    addByShape(byShape, 'TransactWriteItems', occurrences, 4);
+    addByShape(byShape, 'UpdateItem', { Key: { id: 's-c-1' }, ConditionExpression: 'version = :v' }, 3);
+    expect(byShape).toEqual({
+      'TransactWriteItems: occurrence': { requests: 2, items: 4, units: 8 },
+      'UpdateItem (conditional): series': { requests: 1, items: 1, units: 3 },
+    });
   });
 });

@@ -19,12 +19,14 @@ import type {
   ChangeRefused,
   ChangeRequest,
   ChangeScope,
+  CreateOptions,
   CreateOutcome,
   EndsRecorded,
   EventStore,
   HoldOutcome,
   LoadingTake,
   NewEvent,
+  PlacesSettled,
   Requeue,
   TenantAdmission,
   Unreleased,
@@ -65,9 +67,10 @@ import {
 import type { EndCountIncrement } from '../src/domain/end-counts.js';
 import { DYNAMODB_WRITE_UNIT_BYTES } from '../src/domain/limits.js';
 import { controlRoom, NO_QUOTA_COUNTS, quotaRoom } from '../src/domain/quotas.js';
+import type { Quotas } from '../src/domain/tenants.js';
 import { itemBytes } from '../src/adapters/dynamodb-event-item-codec.js';
 import { dueDirectoryPeriodOf, dueDirectoryPeriodsBetween, storedOrHeldPartition, tenantShardKey } from '../src/domain/table-keys.js';
-import { compareByDue, decodePageToken, encodePageToken, isAfter } from '../src/domain/tenant-index.js';
+import { compareByDue, decodePageToken, encodePageToken, isAfter, tenantIndexKeyAt } from '../src/domain/tenant-index.js';
 
 /**
  * The table in memory, one fake for each port the adapters implement over it, with the adapters'
@@ -129,10 +132,19 @@ export class MemoryEventStore implements EventStore {
    * As the adapter: the first entries the quotas leave room for are admitted, by their place in
    * the batch; one whose id exists is a duplicate wherever it stands, its place given back.
    */
-  async createMany(entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
+  async createMany(entries: readonly NewEvent[], options: CreateOptions = {}): Promise<CreateOutcome[]> {
     this.called('createMany');
     const [first] = entries;
     if (first === undefined) return [];
+    if (options.placesHeld === true) {
+      // Their places were held ahead: none taken, none given back (the holder counts a duplicate's as unused).
+      return entries.map((entry): CreateOutcome => {
+        const existing = this.records.get(entry.event.id);
+        if (existing !== undefined) return { outcome: 'duplicate', existing };
+        this.insert(entry);
+        return { outcome: 'created' };
+      });
+    }
     const { tenant } = first.event;
     const second = `${tenant}#${Math.floor(first.now / 1000)}`;
     const counts = () => ({ ...NO_QUOTA_COUNTS, openEvents: this.openEvents.get(tenant) ?? 0, thisSecond: this.ingested.get(second) ?? 0 });
@@ -151,6 +163,27 @@ export class MemoryEventStore implements EventStore {
       this.insert(entry);
       return { outcome: 'created' };
     });
+  }
+
+  /** As the adapter: all the places in one write, or none. */
+  async holdPlaces(tenant: string, quotas: Quotas, now: number, count: number): Promise<boolean> {
+    this.called('holdPlaces');
+    if (count === 0) return true;
+    const second = `${tenant}#${Math.floor(now / 1000)}`;
+    const counts = { ...NO_QUOTA_COUNTS, openEvents: this.openEvents.get(tenant) ?? 0, thisSecond: this.ingested.get(second) ?? 0 };
+    if (quotaRoom(counts, quotas).room < count) return false;
+    this.openEvents.set(tenant, counts.openEvents + count);
+    this.ingested.set(second, counts.thisSecond + count);
+    return true;
+  }
+
+  /** As the adapter: the unused places given back to their second too, the freed ones to the open events only. */
+  async settlePlaces(tenant: string, settled: PlacesSettled): Promise<boolean> {
+    this.called('settlePlaces');
+    const second = `${tenant}#${Math.floor(settled.heldAt / 1000)}`;
+    this.openEvents.set(tenant, (this.openEvents.get(tenant) ?? 0) - settled.unused - settled.freed);
+    if (settled.unused > 0) this.ingested.set(second, (this.ingested.get(second) ?? 0) - settled.unused);
+    return true;
   }
 
   /**
@@ -182,7 +215,12 @@ export class MemoryEventStore implements EventStore {
       createdAt: entry.now,
       createdBy: entry.createdBy,
       queuedAt: queued ? entry.now : undefined,
-      tenantShard: tenantShardKey(event.tenant, queued ? 'q' : 's', placement.shard),
+      // As the DynamoDB store keys it with SCHEDULER_INDEX_QUEUED_EVENTS on, the default.
+      tenantShard: tenantIndexKeyAt(
+        'created',
+        { tenant: event.tenant, shard: placement.shard, payloadIn: queued ? 'queue' : 'table', occurrence: event.series !== undefined },
+        true,
+      ),
       expiresAt: entry.expiresAt,
     };
     this.records.set(event.id, queued ? record : this.withStored(record, payload));
@@ -509,8 +547,8 @@ export class MemoryEventListing implements EventListing, OpenEventsCensus {
       .filter(
         (record) =>
           record.tenant === tenant &&
-          record.tenantShard !== undefined &&
-          (query.label === undefined || (record.labels ?? []).includes(query.label)) &&
+          // Without a label, what the tenant index lists; with one, what its label entries do (whatever the record's own key).
+          (query.label === undefined ? record.tenantShard !== undefined : (record.labels ?? []).includes(query.label)) &&
           states.includes(record.state) &&
           record.dueAt >= (query.from ?? Number.NEGATIVE_INFINITY) &&
           record.dueAt < (query.to ?? Number.POSITIVE_INFINITY) &&

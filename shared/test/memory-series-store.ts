@@ -1,6 +1,7 @@
 import type { ChangeRequest } from '../src/app/ports/event-store.js';
 import type {
   SeriesAdvance,
+  SeriesAdvanceOutcome,
   SeriesCancelOutcome,
   SeriesChangeWrite,
   SeriesCreateOutcome,
@@ -24,9 +25,11 @@ export class MemorySeriesStore implements SeriesStore {
     const { series } = entry;
     const existing = this.records.get(series.id);
     if (existing !== undefined) return { outcome: 'duplicate', existing };
-    const open = this.events.openEvents.get(series.tenant) ?? 0;
-    if (open >= entry.quotas.maxOpenEvents) return { outcome: 'quota-exceeded', quota: 'maxOpenEvents' };
-    this.events.openEvents.set(series.tenant, open + 1);
+    if (entry.placeHeld !== true) {
+      const open = this.events.openEvents.get(series.tenant) ?? 0;
+      if (open >= entry.quotas.maxOpenEvents) return { outcome: 'quota-exceeded', quota: 'maxOpenEvents' };
+      this.events.openEvents.set(series.tenant, open + 1);
+    }
     const { payload, cursor, ...content } = series;
     const record: SeriesRecord = {
       ...content,
@@ -53,9 +56,9 @@ export class MemorySeriesStore implements SeriesStore {
     return this.payloads.get(series.id) ?? '';
   }
 
-  async advance(series: SeriesRecord, step: SeriesAdvance): Promise<boolean> {
+  async advance(series: SeriesRecord, step: SeriesAdvance): Promise<SeriesAdvanceOutcome> {
     const current = this.records.get(series.id);
-    if (current?.state !== SERIES_STATE.active || current.version !== series.version) return false;
+    if (current?.state !== SERIES_STATE.active || current.version !== series.version) return { advanced: false };
     const completed = step.next === undefined;
     this.records.set(series.id, {
       ...current,
@@ -67,8 +70,9 @@ export class MemorySeriesStore implements SeriesStore {
       expiresAt: step.expiresAt,
       ...(completed ? { state: SERIES_STATE.completed } : {}),
     });
-    if (completed) this.events.openEvents.set(series.tenant, (this.events.openEvents.get(series.tenant) ?? 0) - 1);
-    return true;
+    if (completed && step.placeFreedByCaller !== true)
+      this.events.openEvents.set(series.tenant, (this.events.openEvents.get(series.tenant) ?? 0) - 1);
+    return { advanced: true };
   }
 
   async change(series: SeriesRecord, revision: SeriesRevision, write: SeriesChangeWrite): Promise<SeriesRecord | undefined> {

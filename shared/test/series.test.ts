@@ -2,16 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { workBulkCancelPages } from '../src/app/bulk-cancel.js';
 import { ingestBatch } from '../src/app/ingest.js';
 import { loadChunks } from '../src/app/loading.js';
-import { takeSeries } from '../src/app/series.js';
+import { takeSeries, takeSeriesTogether } from '../src/app/series.js';
 import { emissionAttributes, expiresAtFor } from '../src/domain/event.js';
 import { REASON } from '../src/domain/reasons.js';
+import { DEFAULT_QUOTAS } from '../src/domain/tenants.js';
+import { EVENT_STATE } from '../src/domain/lifecycle.js';
+import { shardOf } from '../src/domain/sharding.js';
+import { tenantIndexKeyAt } from '../src/domain/tenant-index.js';
 import { materialisation, occurrenceEvent, SERIES_STATE, upcomingOccurrences } from '../src/domain/series.js';
 import { encodeBulkCancelPage } from '../src/domain/bulk-cancel.js';
 import { encodeLoadingChunk } from '../src/domain/messages.js';
 import { heldShardKey, messageEventId, occurrenceId, seriesId } from '../src/domain/table-keys.js';
 import { registry, topicArn, REGION, sqsRecord } from './factories.js';
 import { acmeTarget, CONFIG, NOW, published, setup, minuteSeries } from './ingest-kit.js';
-import { MemoryLabelledEvents } from './memory-event-store.js';
+import { MemoryEventListing, MemoryLabelledEvents } from './memory-event-store.js';
 import { specOf } from './recurrence-kit.js';
 
 const MINUTE = 60_000;
@@ -102,6 +106,91 @@ describe('ingest of a series', () => {
     const stored = context.series.records.get(seriesId(messageEventId('msg-1')));
     expect(stored).toMatchObject({ state: SERIES_STATE.completed, dueAt: undefined });
     expect(stored?.expiresAt).toBe(expiresAtFor(NEXT_MINUTE + 2 * MINUTE, CONFIG.retentionSeconds));
+  });
+
+  it('lists its occurrences with the series, not on their own: only under their labels, and once one fails', async () => {
+    const context = setup();
+    await ingestBatch(context.deps, [published(series({ labels: ['reports'] }), 'msg-1')]);
+    const id = seriesId(messageEventId('msg-1'));
+    const listing = new MemoryEventListing(context.store);
+    const open = { limit: 100 };
+    expect(context.delayQueue.sent).toHaveLength(10);
+    // No key of their own: a listing without a label leaves them out, as the operators' tools say (SERIES_OCCURRENCES_NOTE).
+    expect((await listing.listEvents('acme', open)).events).toEqual([]);
+    expect((await listing.listEvents('acme', { ...open, label: 'reports' })).events).toHaveLength(10);
+    const first = occurrenceId(id, NEXT_MINUTE);
+    expect(context.store.records.get(first)?.tenantShard).toBeUndefined();
+    // Failed, it has the key a failed near-path event gets, and is listed.
+    const record = context.store.records.get(first);
+    if (record === undefined) throw new Error('the first occurrence recorded');
+    const shard = shardOf(first, CONFIG);
+    await context.store.endEmissions([
+      {
+        event: record,
+        end: { state: 'failed', at: NEXT_MINUTE, reason: REASON.TARGET_NOT_FOUND },
+        expiresAt: record.expiresAt,
+        endedBy: 'delivery-1',
+        listedUnder: tenantIndexKeyAt('failed', { tenant: 'acme', shard, payloadIn: 'queue', occurrence: true }, true),
+      },
+    ]);
+    expect((await listing.listEvents('acme', { ...open, states: [EVENT_STATE.failed] })).events.map((event) => event.id)).toEqual([first]);
+  });
+
+  it('says so when a take alone completed the series and its place could not be freed: the count errs high, never low', async () => {
+    const context = setup();
+    // The store completes the series, but the write that frees its place fails.
+    const advance = context.series.advance.bind(context.series);
+    context.series.advance = async (record, step) => {
+      const outcome = await advance(record, step);
+      if (!outcome.advanced || step.next !== undefined || step.placeFreedByCaller === true) return outcome;
+      context.store.openEvents.set('acme', (context.store.openEvents.get('acme') ?? 0) + 1);
+      return { advanced: true, placeKept: true };
+    };
+    // Stored with a count of 3 and no take yet; then taken alone (no places held), as a take made again after a failed one is.
+    const created = await context.series.create({
+      series: {
+        id: 's-m-alone',
+        tenant: 'acme',
+        target: acmeTarget,
+        payload: 'tick',
+        spec: specOf('rate(1 minute)', new Date(NEXT_MINUTE).toISOString(), { count: 3 }),
+        catchUpMs: 3_600_000,
+        clientId: undefined,
+        requestHash: 'hash',
+        cursor: { after: NEXT_MINUTE - 1, fired: 0 },
+      },
+      dueAt: NEXT_MINUTE,
+      inputMessageId: 'msg-1',
+      shard: 0,
+      quotas: DEFAULT_QUOTAS,
+      now: NOW,
+      expiresAt: 0,
+    });
+    if (created.outcome !== 'created') throw new Error('the series stored');
+    await takeSeries(context.deps, created.record, NOW);
+    expect(context.series.records.get('s-m-alone')).toMatchObject({ state: SERIES_STATE.completed });
+    expect(context.logger.at('warn')).toEqual([
+      {
+        level: 'warn',
+        fields: { seriesId: 's-m-alone', tenant: 'acme' },
+        message: 'series completed: its place in the open-events quota could not be freed; the count stays high until reconciled',
+      },
+    ]);
+    // Its three occurrences and the place kept.
+    expect(context.store.openEvents.get('acme')).toBe(4);
+  });
+
+  it('says so when the places held for a take could not be settled: the count errs high, never low', async () => {
+    const context = setup();
+    context.store.settlePlaces = async () => false;
+    await ingestBatch(context.deps, [published(series({ count: 3 }), 'msg-1')]);
+    expect(context.logger.at('warn')).toEqual([
+      {
+        level: 'warn',
+        fields: { tenant: 'acme', heldAt: NOW, unused: 0, freed: 1 },
+        message: "places held for series' takes could not be settled; the open-events count stays high until reconciled",
+      },
+    ]);
   });
 
   it('tells its next occurrences: first those materialised and not yet due, then those after its cursor; none once it has ended', async () => {
@@ -640,5 +729,80 @@ describe('a cancel by label of a series', () => {
     expect((await context.deps.jobs.get('b-dry'))?.counts.cancelled).toBe(11);
     expect(context.series.records.get(seriesId(messageEventId('msg-1')))?.state).toBe(SERIES_STATE.active);
     expect(context.store.openEvents.get('acme')).toBe(11);
+  });
+});
+
+describe("places held for a batch of series' takes", () => {
+  function loaded(tenants = registry()) {
+    const context = setup();
+    const deps = { ...context.deps, tenants };
+    const loadingDeps = { ...deps, config: { ...deps.config, repairAfterSeconds: 300, repairDelaySeconds: 60 } };
+    const load = (ids: string[], messageId = 'sqs-load') =>
+      loadChunks(loadingDeps, [sqsRecord(encodeLoadingChunk({ ids, chunkId: messageId }), messageId)]);
+    // Whether each createMany took its entries' places itself or found them held.
+    const creates: boolean[] = [];
+    const createMany = context.store.createMany.bind(context.store);
+    context.store.createMany = (entries, options) => {
+      creates.push(options?.placesHeld === true);
+      return createMany(entries, options);
+    };
+    return { ...context, deps, load, creates };
+  }
+
+  it("holds a new series' place and its first take's occurrences in one write at ingest, and frees the place of one completed there with the settle", async () => {
+    const context = loaded();
+    await ingestBatch(context.deps, [published(minuteSeries(), 'msg-1')]);
+    expect(context.store.calls.holdPlaces).toBe(1);
+    expect(context.creates).toEqual([true]);
+    expect(context.store.openEvents.get('acme')).toBe(11);
+    await ingestBatch(context.deps, [published(minuteSeries({ count: 3 }), 'msg-2')]);
+    expect(context.store.calls.holdPlaces).toBe(2);
+    expect(context.series.records.get(seriesId(messageEventId('msg-2')))?.state).toBe(SERIES_STATE.completed);
+    // Its three occurrences: its own place was freed when it completed.
+    expect(context.store.openEvents.get('acme')).toBe(14);
+  });
+
+  it("holds the places of a chunk's takes of one tenant in one write, and frees those of the series that completed in one settle", async () => {
+    const context = loaded();
+    const ids = ['msg-1', 'msg-2', 'msg-3'].map((message) => seriesId(messageEventId(message)));
+    await ingestBatch(context.deps, [published(minuteSeries(), 'msg-1'), published(minuteSeries(), 'msg-2')]);
+    await ingestBatch(context.deps, [published(minuteSeries({ count: 12 }), 'msg-3')]);
+    expect(context.store.openEvents.get('acme')).toBe(33);
+    const before = { holds: context.store.calls.holdPlaces ?? 0, settles: context.store.calls.settlePlaces ?? 0 };
+    context.clock.set(context.clock.now() + 6 * MINUTE);
+    await context.load(ids);
+    expect(context.store.calls.holdPlaces).toBe(before.holds + 1);
+    expect(context.store.calls.settlePlaces).toBe(before.settles + 1);
+    expect(context.creates.slice(3)).toEqual([true, true, true]);
+    // Six more of each open series; two more of the third, which completed and freed its place.
+    expect(context.series.records.get(ids[2] ?? '')?.state).toBe(SERIES_STATE.completed);
+    expect(context.store.openEvents.get('acme')).toBe(33 + 12 + 2 - 1);
+  });
+
+  it('gives back the places of occurrences a take finds made already, and of a take a failure stopped, so that the count stays exact', async () => {
+    const context = loaded();
+    await ingestBatch(context.deps, [published(minuteSeries(), 'msg-1'), published(minuteSeries(), 'msg-2')]);
+    const ids = ['msg-1', 'msg-2'].map((message) => seriesId(messageEventId(message)));
+    const stale = context.series.records.get(ids[0] ?? '');
+    if (stale === undefined) throw new Error('the first series stored');
+    context.clock.set(context.clock.now() + 6 * MINUTE);
+    // The first try's send fails after the first series' occurrences are created: the chunk is tried again.
+    context.delayQueue.refuseSends = 1;
+    await context.load(ids);
+    expect(context.store.openEvents.get('acme')).toBe(2 * 17);
+    // A take at the version already moved on (a chunk delivered late): its occurrences exist, their places go back.
+    await takeSeriesTogether(context.deps, [stale], context.clock.now());
+    expect(context.store.openEvents.get('acme')).toBe(2 * 17);
+  });
+
+  it("takes each take's places itself, as alone, when the batch's do not all fit the quota: the first that fit are made", async () => {
+    const context = loaded(registry({ tenants: [{ id: 'acme', accounts: ['111111111111'], maxOpenEvents: 13 }] }));
+    await ingestBatch(context.deps, [published(minuteSeries(), 'msg-1')]);
+    expect(context.store.openEvents.get('acme')).toBe(11);
+    // 11 more do not fit: the series takes its own place, and its take the one place left of its ten.
+    await ingestBatch(context.deps, [published(minuteSeries(), 'msg-2')]);
+    expect(context.creates).toEqual([true, false]);
+    expect(context.store.openEvents.get('acme')).toBe(13);
+    expect(context.delayQueue.notices.filter(({ notice }) => notice.reason === REASON.QUOTA_EXCEEDED)).toHaveLength(9);
   });
 });

@@ -6,6 +6,8 @@ import {
   PUBLIC_TENANT_ID,
   EVENT_STATE,
   UNINDEXED_QUEUED_EVENTS_NOTE,
+  SERIES_OCCURRENCES_NOTE,
+  listingLeavesOutOccurrences,
 } from '@adhoc-scheduler/shared';
 import { commandLine, LOCATION_OPTIONS, noPositionals, onePositional } from './arguments.js';
 import { AdminError, AdminUsageError } from './errors.js';
@@ -128,5 +130,6 @@ export async function eventsList(args: string[], output: Output): Promise<number
   if (page.next !== undefined) output.out(`next page: --after ${page.next}`);
   // Said on stderr, where it does not mix with the listing a script reads.
   if (label === undefined && !scope.listsQueuedEvents) output.err(UNINDEXED_QUEUED_EVENTS_NOTE);
+  if (label === undefined && listingLeavesOutOccurrences(query.states)) output.err(SERIES_OCCURRENCES_NOTE);
   return 0;
 }

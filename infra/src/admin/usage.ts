@@ -252,7 +252,9 @@ Usage: scripts/admin events --tenant T [--label L] [--state S ...] [--from DATE]
                     local service's outputs and a stack's ShardCount output say it otherwise)
 
 Events stored before the tenant index existed are not listed (they end, and expire, as before).
-A last page may be empty. Exit code 1 when the tenant is not registered and has no such events
+An occurrence of a recurring series is listed with its series (series show) and under its
+labels, and here once it has failed, been held or been rescheduled into the table; a listing
+without --label says so on stderr when its states may leave one out. A last page may be empty. Exit code 1 when the tenant is not registered and has no such events
 (a tenant removed from the registry still has its events listed). To cancel a tenant's events
 with a label: scripts/admin events cancel --help.
 

@@ -1,6 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { EVENT_STATE, OPEN_STATES, type EventState } from '@adhoc-scheduler/shared';
 import { ACTIONS, parseDate, type Fields } from './actions.js';
 import { LIST_LIMIT } from '../admin/usage.js';
 import { ConsoleRequestError, type ConsoleBackend } from './backend.js';
@@ -17,6 +16,7 @@ import {
   overviewView,
   problemNote,
   STATE_CHOICES,
+  statesOfChoice,
   type EventsQuery,
   type PageContext,
   type StateChoice,
@@ -114,12 +114,6 @@ async function chosenTenant(backend: ConsoleBackend, url: URL): Promise<string> 
   return url.searchParams.get('tenant') || backend.defaultTenant();
 }
 
-function statesOf(choice: StateChoice): readonly EventState[] {
-  if (choice === 'open') return OPEN_STATES;
-  if (choice === 'any') return Object.values(EVENT_STATE);
-  return [choice];
-}
-
 async function tenantsPage({ backend, context }: ConsoleSite, url: URL): Promise<PageResult> {
   // An empty field of the search form is no filter.
   const parameter = (name: string) => url.searchParams.get(name) || undefined;
@@ -160,7 +154,7 @@ async function eventsPage({ backend, context }: ConsoleSite, url: URL): Promise<
     if (stateText !== state) throw new ConsoleRequestError(`state "${stateText}" is not one of ${STATE_CHOICES.join(', ')}`);
     const events = await backend.listEvents(query.tenant, {
       label: query.label || undefined,
-      states: statesOf(state),
+      states: statesOfChoice(state),
       from: query.from ? parseDate(query.from, 'due from') : undefined,
       to: query.to ? parseDate(query.to, 'due before') : undefined,
       limit: EVENTS_PAGE,

@@ -1,4 +1,12 @@
-import { EVENT_STATE, OPEN_STATES, reachedAt, UNINDEXED_QUEUED_EVENTS_NOTE } from '@adhoc-scheduler/shared';
+import {
+  EVENT_STATE,
+  type EventState,
+  listingLeavesOutOccurrences,
+  OPEN_STATES,
+  reachedAt,
+  SERIES_OCCURRENCES_NOTE,
+  UNINDEXED_QUEUED_EVENTS_NOTE,
+} from '@adhoc-scheduler/shared';
 import type { DeadLetter, DeadLetterFilter, EventLifecycle, EventPage, Overview, TenantSummary } from './backend.js';
 import { barChart } from './charts.js';
 import { html, type Html } from './html.js';
@@ -13,6 +21,13 @@ export interface PageContext {
 export const STATE_CHOICES = ['open', ...Object.values(EVENT_STATE), 'any'] as const;
 export type StateChoice = (typeof STATE_CHOICES)[number];
 
+/** The states a choice of the listing's stands for. */
+export function statesOfChoice(choice: StateChoice): readonly EventState[] {
+  if (choice === 'open') return OPEN_STATES;
+  if (choice === 'any') return Object.values(EVENT_STATE);
+  return [choice];
+}
+
 export interface EventsQuery {
   readonly tenant: string;
   readonly label: string | undefined;
@@ -24,6 +39,8 @@ export interface EventsQuery {
 
 /** What a listing without a label leaves out in the lean setting (see tenantIndexKeyAt): said only there. */
 const QUEUED_EVENTS_NOTE = html`<p class="note">${UNINDEXED_QUEUED_EVENTS_NOTE}</p>`;
+/** What a listing without a label leaves out in either setting: a series' occurrences, listed with their series. */
+const OCCURRENCES_NOTE = html`<p class="note">${SERIES_OCCURRENCES_NOTE}</p>`;
 
 const NAV = [
   { path: '/', name: 'Tenants' },
@@ -125,6 +142,7 @@ export function overviewView(
 <h2 id="timeline">Due in the next hour</h2>
 ${overview.complete ? '' : html`<p class="note">More open events than the timeline reads: its counts are lower bounds.</p>`}
 ${overview.listsQueuedEvents ? '' : QUEUED_EVENTS_NOTE}
+${OCCURRENCES_NOTE}
 ${barChart(
   'timeline-chart',
   `Open events due in the next hour, by five-minute slot: ${atLeast}${count(overview.dueNextHour.reduce((sum, slot) => sum + slot.count, 0))}`,
@@ -201,7 +219,10 @@ ${tenantChooser(query.tenant)}
     })}</tbody>
 </table>
 ${events.next === undefined ? '' : html`<p><a href="${eventsUrl({ ...query, after: events.next })}" rel="next">Next page</a></p>`}`;
-  const note = query.label || events === undefined || events.listsQueuedEvents ? '' : QUEUED_EVENTS_NOTE;
+  const unlabelled = !query.label && events !== undefined;
+  const note = html`${unlabelled && !events.listsQueuedEvents ? QUEUED_EVENTS_NOTE : ''}${
+    unlabelled && listingLeavesOutOccurrences(statesOfChoice(query.state)) ? OCCURRENCES_NOTE : ''
+  }`;
   const series = html`<p><a href="/series?tenant=${encodeURIComponent(query.tenant)}">Recurring series of ${query.tenant}</a></p>`;
   return page(context, '/events', 'Events', html`${filters}${note}${listing}${series}${bulk}`);
 }

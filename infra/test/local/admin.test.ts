@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { EVENT_STATE, PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
+import { EVENT_STATE, PUBLIC_TENANT_ID, SERIES_OCCURRENCES_NOTE } from '@adhoc-scheduler/shared';
 import { answers } from '@adhoc-scheduler/shared/local-service-access';
 import { SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
 import { AdminConsoleBackend } from '../../src/console/admin-backend.js';
@@ -559,6 +559,9 @@ describe.concurrent('scripts/admin events, event show and quota reconcile', () =
       expect((await events('--state', 'cancelled')).length).toBe(0);
       const table = await admin('events', '--tenant', PUBLIC_TENANT_ID, '--label', 'billing', ...where);
       expect(table.stdout.split('\n')[1]).toMatch(/ billing,eu$/);
+      // A listing without a label says, on stderr, that a series' occurrences are listed with their series; one with a label lists them.
+      expect(table.stderr).toBe('');
+      expect((await admin('events', '--tenant', PUBLIC_TENANT_ID, ...where)).stderr.trim()).toBe(SERIES_OCCURRENCES_NOTE);
       const show = await admin('event', 'show', '--tenant', PUBLIC_TENANT_ID, '--user', 'dan', '--id', 'first', ...where);
       expect(show.stdout).toMatch(/^labels +billing, eu$/m);
       expect((await admin('events', '--tenant', PUBLIC_TENANT_ID, '--from', 'yesterday', ...where)).code).toBe(2);

@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   DEFAULT_QUOTAS,
   DynamoDbDueIndex,
@@ -289,6 +289,46 @@ describe.concurrent('listing a tenant’s events', () => {
       expect(recorded.applied).toHaveLength(2);
       expect((await all('acme', { states: [EVENT_STATE.failed], limit: 10 })).ids).toEqual(['near-failed']);
       expect((await all('acme', { states: [EVENT_STATE.failed, EVENT_STATE.emitted], limit: 10 })).ids).toEqual(['near-failed']);
+    } finally {
+      destroy();
+    }
+  });
+
+  it('lists an occurrence of a series with its series, in either setting: under its labels, and once it fails; a one-off near-path event as the setting says', async () => {
+    const { store, all, tableName, destroy } = await setup();
+    try {
+      const ofSeries = (id: string, inMs: number, labels?: string[]): NewEvent => {
+        const entry = newEvent('acme', id, inMs, { near: true, ...(labels ? { labels } : {}) });
+        const event = { ...entry.event, series: { id: 's-m-daily', occurrence: 1 } };
+        return { ...entry, event, requestHash: requestHashOf(event) };
+      };
+      const failing = ofSeries('o-failing', HOUR);
+      await store.createMany([
+        newEvent('acme', 'near-one-off', HOUR + 1_000, { near: true }),
+        failing,
+        ofSeries('o-labelled', HOUR + 2_000, ['reports']),
+      ]);
+      // Its record has no key of its own: no index entry written for it.
+      const item = await client.send(new GetCommand({ TableName: tableName, Key: { id: 'o-labelled' } }));
+      expect(item.Item).toBeDefined();
+      expect(item.Item?.tenantShard).toBeUndefined();
+      expect((await all('acme', { limit: 10 })).ids).toEqual(['near-one-off']);
+      expect((await all('acme', { label: 'reports', limit: 10 })).ids).toEqual(['o-labelled']);
+      const recorded = await store.endEmissions([
+        {
+          event: failing.event,
+          end: { state: 'failed', at: NOW, reason: 'TARGET_NOT_FOUND' },
+          expiresAt: failing.expiresAt,
+          endedBy: 'delivery-1',
+          listedUnder: tenantIndexKeyAt(
+            'failed',
+            { tenant: 'acme', shard: failing.placement.shard, payloadIn: 'queue', occurrence: true },
+            true,
+          ),
+        },
+      ]);
+      expect(recorded.applied).toHaveLength(1);
+      expect((await all('acme', { states: [EVENT_STATE.failed], limit: 10 })).ids).toEqual(['o-failing']);
     } finally {
       destroy();
     }

@@ -40,6 +40,7 @@ type Item = Readonly<Record<string, unknown>> | undefined;
 interface WriteInput {
   readonly Item?: Item;
   readonly Key?: Item;
+  readonly ConditionExpression?: string;
   readonly TransactItems?: readonly {
     readonly Put?: { readonly Item?: Item };
     readonly Update?: { readonly Key?: Item };
@@ -73,4 +74,38 @@ export function addByKind(byKind: Record<string, number>, input: WriteInput, uni
   const ids = writtenIds(input);
   const kinds = ids.length === 0 ? ['unnamed'] : ids.map(itemKind);
   for (const kind of kinds) byKind[kind] = (byKind[kind] ?? 0) + units / kinds.length;
+}
+
+/** How many writes of one shape were made, the items they named, and the units they consumed. */
+export interface WriteShapeUsage {
+  readonly requests: number;
+  readonly items: number;
+  readonly units: number;
+}
+
+/**
+ * The shape of a write: its operation, whether a single item's write is conditional, and the
+ * kinds of the items it names, each once in the order they come (`UpdateItem (conditional):
+ * tenant counters`, `TransactWriteItems: series + tenant counters`). Units over requests is
+ * what one such write costs, which tells a large item from many writes.
+ */
+export function writeShape(operation: string, input: WriteInput): string {
+  const ids = writtenIds(input);
+  const kinds = ids.length === 0 ? ['unnamed'] : [...new Set(ids.map(itemKind))];
+  return `${operation}${input.ConditionExpression === undefined ? '' : ' (conditional)'}: ${kinds.join(' + ')}`;
+}
+
+/** Adds one write to its shape's counts (see writeShape). */
+export function addByShape(
+  byShape: Record<string, { requests: number; items: number; units: number }>,
+  operation: string,
+  input: WriteInput,
+  units: number,
+): void {
+  const shape = writeShape(operation, input);
+  byShape[shape] ??= { requests: 0, items: 0, units: 0 };
+  const entry = byShape[shape];
+  entry.requests += 1;
+  entry.items += Math.max(1, writtenIds(input).length);
+  entry.units += units;
 }

@@ -1,6 +1,6 @@
 import { DYNAMODB_WRITE_UNIT_BYTES, isConditionFailure, itemBytes, snsMessageBytes, TABLE_LAYOUT } from '@adhoc-scheduler/shared';
 import { handlers, type AwsClients, type FunctionName } from '@adhoc-scheduler/functions';
-import { addByKind } from './item-kinds.js';
+import { addByKind, addByShape, type WriteShapeUsage } from './item-kinds.js';
 
 /**
  * Counts what the service's AWS clients would be billed for, by SDK middleware on the clients
@@ -62,6 +62,8 @@ export interface DynamoDbUsage {
   readonly byOperation: Readonly<Record<string, { readonly requests: number; readonly units: number }>>;
   /** Write units by the kind of item written (see itemKind): a write of several items shares its units among them. */
   readonly writeUnitsByItemKind: Readonly<Record<string, number>>;
+  /** Writes by their shape (see writeShape): how many, the items they named, their units; absent from older results. */
+  readonly writesByShape?: Readonly<Record<string, WriteShapeUsage>>;
 }
 
 export interface Invocation {
@@ -252,6 +254,7 @@ export function countUsage(clients: AwsClients): UsageCounter {
   };
   const dynamodbByOperation: Record<string, { requests: number; units: number }> = {};
   const writeUnitsByItemKind: Record<string, number> = {};
+  const writesByShape: Record<string, { requests: number; items: number; units: number }> = {};
   const lambda = Object.fromEntries(
     FUNCTION_NAMES.map((fn) => [fn, { invocations: 0, durationMs: 0, billedDurationMs: 0, records: 0 }]),
   ) as Record<FunctionName, { invocations: number; durationMs: number; billedDurationMs: number; records: number }>;
@@ -332,11 +335,12 @@ export function countUsage(clients: AwsClients): UsageCounter {
     const isWrite = DYNAMODB_WRITES.has(operation);
     const transactItems = (args.input as { TransactItems?: TransactItemLike[] }).TransactItems;
     const standIn = operation === 'TransactWriteItems' && transactItems !== undefined && isBatchStandIn(transactItems);
-    const estimate = (entry: { units: number }, units: number): void => {
+    const estimate = (entry: { units: number }, units: number, refused = false): void => {
       dynamodb.estimatedWriteUnits += units;
       dynamodb.writeUnits += units;
       entry.units += units;
       addByKind(writeUnitsByItemKind, args.input, units);
+      addByShape(writesByShape, refused ? `${operation}, refused` : operation, args.input, units);
     };
     let result: Awaited<ReturnType<typeof next>>;
     try {
@@ -346,7 +350,7 @@ export function countUsage(clients: AwsClients): UsageCounter {
       if (isWrite && refusedByCondition(error)) {
         // A refused statement bills a unit; a stand-in transaction's other items are written again in the next one.
         const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
-        estimate(entry, standIn ? (reasons?.filter(({ Code }) => Code === 'ConditionalCheckFailed').length ?? 1) : 1);
+        estimate(entry, standIn ? (reasons?.filter(({ Code }) => Code === 'ConditionalCheckFailed').length ?? 1) : 1, true);
       }
       throw error;
     }
@@ -371,6 +375,7 @@ export function countUsage(clients: AwsClients): UsageCounter {
       if (isWrite) {
         dynamodb.writeUnits += units;
         addByKind(writeUnitsByItemKind, args.input, units);
+        addByShape(writesByShape, operation, args.input, units);
       } else dynamodb.readUnits += units;
       entry.units += units;
     }
@@ -389,7 +394,7 @@ export function countUsage(clients: AwsClients): UsageCounter {
       return structuredClone({
         sns,
         sqs: { ...sqs, byOperation: sqsByOperation, sentByQueue },
-        dynamodb: { ...dynamodb, byOperation: dynamodbByOperation, writeUnitsByItemKind },
+        dynamodb: { ...dynamodb, byOperation: dynamodbByOperation, writeUnitsByItemKind, writesByShape },
         lambda,
       });
     },

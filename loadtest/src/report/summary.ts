@@ -7,6 +7,8 @@ import type { RunResult } from './results.js';
 const money = (value: number): string => (Number.isFinite(value) ? `$${value.toFixed(3)}` : 'n/a');
 const count = (value: number): string => value.toLocaleString('en-US');
 const ms = (value: number | undefined): string => (value === undefined ? 'n/a' : `${value} ms`);
+/** The shapes of DynamoDB writes the summary lists, most units first (results.json holds them all). */
+const SHAPES_SHOWN = 8;
 
 /** The counts, saying why more events are expected than the scenario measures: the warm-up ones sent first. */
 function eventsLine(c: DeliveryCounts): string {
@@ -89,6 +91,12 @@ export function summary(result: RunResult, outDir: string, failOnMiss = false): 
   if (delivered > 0 && byKind.length > 0) {
     const perEvent = byKind.sort(([, a], [, b]) => b - a).map(([kind, units]) => `${kind} ${(units / delivered).toFixed(2)}`);
     lines.push(`  DynamoDB write units per delivered event, by item written: ${perEvent.join(', ')}`);
+  }
+  const byShape = Object.entries(result.usage?.dynamodb.writesByShape ?? {}).filter(([, shape]) => shape.units > 0);
+  if (delivered > 0 && byShape.length > 0) {
+    lines.push('  DynamoDB writes by shape (units per delivered event; writes; units a write):');
+    for (const [shape, { requests, units }] of byShape.sort(([, a], [, b]) => b.units - a.units).slice(0, SHAPES_SHOWN))
+      lines.push(`    ${shape.padEnd(60)} ${(units / delivered).toFixed(3)}  ${requests}  ${(units / requests).toFixed(2)}`);
   }
   lines.push('  targets:');
   for (const target of result.targets)

@@ -1,4 +1,4 @@
-import type { Admitted, CreateOutcome, NewEvent, TenantAdmission } from '../app/ports/event-store.js';
+import type { Admitted, CreateOptions, CreateOutcome, NewEvent, TenantAdmission } from '../app/ports/event-store.js';
 import { createdByOtherRequest, type EventRecord } from '../domain/lifecycle.js';
 import { payloadItemId } from '../domain/table-keys.js';
 import { batchDelete, batchPut } from './dynamodb-batches.js';
@@ -12,16 +12,20 @@ import { TABLE } from './dynamodb-table.js';
  * records (each only if its id is new), their payload items and their label entries.
  */
 
-/** Creates events of one tenant; outcomes in the order of the entries (see EventStore.createMany). */
-export async function createEvents(table: EventTable, entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
+/**
+ * Creates events of one tenant; outcomes in the order of the entries (see EventStore.createMany).
+ * With `placesHeld`, their places were taken ahead: no counter write, and none given back.
+ */
+export async function createEvents(table: EventTable, entries: readonly NewEvent[], options: CreateOptions = {}): Promise<CreateOutcome[]> {
   const [first] = entries;
   if (first === undefined) return [];
-  const { outcomes } = await admitEvents(table, { tenant: first.event.tenant, quotas: first.quotas, now: first.now, entries, controls: 0 });
+  const admission = { tenant: first.event.tenant, quotas: first.quotas, now: first.now, entries, controls: 0 };
+  const { outcomes } = await admitEvents(table, admission, options.placesHeld === true);
   return [...outcomes];
 }
 
-/** Creates events of one tenant and counts its control requests with them (see EventStore.admit). */
-export async function admitEvents(table: EventTable, admission: TenantAdmission): Promise<Admitted> {
+/** Creates events of one tenant and counts its control requests with them (see EventStore.admit); `placesHeld`: see createEvents. */
+export async function admitEvents(table: EventTable, admission: TenantAdmission, placesHeld = false): Promise<Admitted> {
   const outcomes: CreateOutcome[] = [];
   // The control requests are counted with the first pass's events, in its one counter write.
   let controls = admission.controls;
@@ -32,7 +36,9 @@ export async function admitEvents(table: EventTable, admission: TenantAdmission)
     const seen = new Set<string>();
     const distinct = pending.filter(({ entry }) => !seen.has(entry.event.id) && seen.add(entry.event.id));
     const together = distinct.map(({ entry }) => entry);
-    const settled = await createTogether(table, { ...admission, entries: together, controls });
+    const settled = placesHeld
+      ? { outcomes: await insert(table, together, { placesHeld }), controls: 0 }
+      : await createTogether(table, { ...admission, entries: together, controls });
     for (const [position, { index }] of distinct.entries()) outcomes[index] = settled.outcomes[position] as CreateOutcome;
     controlsTaken += settled.controls;
     controls = 0;
@@ -94,7 +100,7 @@ async function giveBack(table: EventTable, tenant: string, now: number, count: n
  * duplicates, whose places are given back, and only once their records are read: what fails
  * from here fails only the entries it concerns, and gives nothing back (the count errs high).
  */
-async function insert(table: EventTable, entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
+async function insert(table: EventTable, entries: readonly NewEvent[], options: CreateOptions = {}): Promise<CreateOutcome[]> {
   const [first] = entries;
   if (first === undefined) return [];
   const items = entries.map((entry) => newEventItems(entry, { indexQueuedEvents: table.indexQueuedEvents }));
@@ -113,7 +119,8 @@ async function insert(table: EventTable, entries: readonly NewEvent[]): Promise<
     return record !== undefined && record.createdBy !== entry.createdBy;
   };
   const duplicates = refused.filter(isDuplicate).length;
-  const placeKept = duplicates > 0 && !(await giveBack(table, first.event.tenant, first.now, duplicates));
+  // Places held ahead are their holder's to give back (see EventStore.holdPlaces).
+  const placeKept = duplicates > 0 && options.placesHeld !== true && !(await giveBack(table, first.event.tenant, first.now, duplicates));
   // A payload item written for a duplicate that its record does not name (another request's
   // content, or a record from before items were named by it) would stay until its own expiry,
   // which the request chose: it goes now. Should that fail, it expires then; nothing names it.

@@ -25,8 +25,8 @@ export function itemBytes(item: Readonly<Record<string, unknown>>): number {
 
 /**
  * A new event's record, and its payload item when the payload is kept apart. A record placed in
- * the delay queue gets its tenant-index key only with `indexQueuedEvents` (see tenantIndexKeyAt):
- * that key is its one write unit beyond the two of the near path.
+ * the delay queue gets its tenant-index key only with `indexQueuedEvents`, and never an occurrence
+ * of a series (see tenantIndexKeyAt): that key is its one write unit beyond the two of the near path.
  */
 export function newEventItems(
   entry: Pick<
@@ -54,7 +54,7 @@ export function newEventItems(
     ...(queued ? { queuedAt: now, queuedBy: entry.queuedBy } : {}),
     [TABLE.tenantShardKey]: tenantIndexKeyAt(
       'created',
-      { tenant: event.tenant, shard: placement.shard, payloadIn: queued ? 'queue' : 'table' },
+      { tenant: event.tenant, shard: placement.shard, payloadIn: queued ? 'queue' : 'table', occurrence: event.series !== undefined },
       options.indexQueuedEvents,
     ),
     [TABLE.ttlAttribute]: entry.expiresAt,

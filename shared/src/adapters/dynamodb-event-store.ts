@@ -1,6 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { EmissionEnding } from '../domain/emission.js';
 import type { ScheduledEvent } from '../domain/event.js';
+import type { Quotas } from '../domain/tenants.js';
 import type { EventRecord } from '../domain/lifecycle.js';
 import { DEFAULTS } from '../config.js';
 import type {
@@ -9,12 +10,14 @@ import type {
   ChangeRefused,
   ChangeRequest,
   ChangeScope,
+  CreateOptions,
   CreateOutcome,
   EndsRecorded,
   EventStore,
   HoldOutcome,
   LoadingTake,
   NewEvent,
+  PlacesSettled,
   Requeue,
   TenantAdmission,
   Unreleased,
@@ -76,8 +79,19 @@ export class DynamoDbEventStore implements EventStore {
     };
   }
 
-  createMany(entries: readonly NewEvent[]): Promise<CreateOutcome[]> {
-    return createEvents(this.table, entries);
+  createMany(entries: readonly NewEvent[], options: CreateOptions = {}): Promise<CreateOutcome[]> {
+    return createEvents(this.table, entries, options);
+  }
+
+  holdPlaces(tenant: string, quotas: Quotas, now: number, count: number): Promise<boolean> {
+    return this.counters.reserveAll(tenant, quotas, now, count);
+  }
+
+  settlePlaces(tenant: string, settled: PlacesSettled): Promise<boolean> {
+    return this.counters.settle(tenant, settled.heldAt, settled.unused, settled.freed).then(
+      () => true,
+      () => false,
+    );
   }
 
   admit(admission: TenantAdmission): Promise<Admitted> {

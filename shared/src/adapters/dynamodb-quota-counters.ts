@@ -107,6 +107,28 @@ export class DynamoDbQuotaCounters {
     return { taken: 0, quota, controls: 0 };
   }
 
+  /**
+   * Takes places for `count` new events in one conditional write, all or none: false, with
+   * nothing taken, when they do not all fit (or a quota this process found full a moment ago
+   * has no room, without a write).
+   */
+  async reserveAll(tenant: string, quotas: Quotas, now: number, count: number): Promise<boolean> {
+    if (count === 0) return true;
+    const ask = { events: count, controls: 0 };
+    if (this.full.at(tenant, now) !== undefined || fitting(ask, NO_QUOTA_COUNTS, quotas).events < count) return false;
+    return (await this.take(tenant, quotas, now, ask)) === undefined;
+  }
+
+  /**
+   * Gives back `unused` places taken at `heldAt` (by `reserveAll`) and frees `freed` places of
+   * events that ended, in one write; none when both are 0.
+   */
+  async settle(tenant: string, heldAt: number, unused: number, freed: number): Promise<void> {
+    if (unused + freed === 0) return;
+    this.full.forget(tenant);
+    await this.add(tenant, { [OPEN_EVENTS]: -(unused + freed), ...(unused > 0 ? { [secondAttribute(heldAt)]: -unused } : {}) });
+  }
+
   /** One conditional write taking the places asked for; the counts that refused it, if it was refused. */
   private async take(tenant: string, quotas: Quotas, now: number, ask: QuotaAsk): Promise<QuotaCounts | undefined> {
     const current = secondAttribute(now);

@@ -1,9 +1,12 @@
+import { randomBytes } from 'node:crypto';
+import type { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DEFAULTS } from '../config.js';
 import { DynamoDbDueDirectory } from './dynamodb-due-directory.js';
 import { PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ChangeRequest } from '../app/ports/event-store.js';
 import type {
   SeriesAdvance,
+  SeriesAdvanceOutcome,
   SeriesCancelOutcome,
   SeriesChangeWrite,
   SeriesCreateOutcome,
@@ -117,9 +120,11 @@ export class DynamoDbSeriesStore implements SeriesStore {
     const { series, now } = entry;
     const existing = (await this.read([series.id])).get(series.id);
     if (existing !== undefined) return { outcome: 'duplicate', existing };
-    // A series is one open event of its tenant's, as long as it is active.
-    const { taken, quota } = await this.counters.reserve(series.tenant, entry.quotas, now, 1);
-    if (taken === 0) return { outcome: 'quota-exceeded', quota };
+    // A series is one open event of its tenant's, as long as it is active: its place taken here, unless held ahead.
+    if (entry.placeHeld !== true) {
+      const { taken, quota } = await this.counters.reserve(series.tenant, entry.quotas, now, 1);
+      if (taken === 0) return { outcome: 'quota-exceeded', quota };
+    }
     const { payload, spec, cursor, clientId, labels, ...content } = series;
     const record: Record<string, unknown> = {
       ...content,
@@ -157,7 +162,7 @@ export class DynamoDbSeriesStore implements SeriesStore {
       );
     } catch (error) {
       if (!isConditionFailure(error)) throw transient('PutItem', error);
-      await this.counters.unreserve(series.tenant, now, 1).catch(() => undefined);
+      if (entry.placeHeld !== true) await this.counters.unreserve(series.tenant, now, 1).catch(() => undefined);
       const raced = (await this.read([series.id])).get(series.id);
       if (raced === undefined) throw transient('PutItem', error);
       return { outcome: 'duplicate', existing: raced };
@@ -185,13 +190,14 @@ export class DynamoDbSeriesStore implements SeriesStore {
     return String((await batchGet(this.client, this.tableName, [id])).get(id)?.payload ?? '');
   }
 
-  async advance(series: SeriesRecord, step: SeriesAdvance): Promise<boolean> {
+  async advance(series: SeriesRecord, step: SeriesAdvance): Promise<SeriesAdvanceOutcome> {
     const completed = step.next === undefined;
+    const token = randomBytes(6).toString('base64url');
     // The late occurrences' state moves in the same write as the cursor: no write of its own.
     const catchUp = catchUpUpdate(step);
     const set = [
       'cursorAfter = :after, fired = :fired, version = :next',
-      completed ? 'seriesState = :completed, completedAt = :now' : 'advancedAt = :now, #due = :due',
+      completed ? 'seriesState = :completed, completedAt = :now, completedBy = :by' : 'advancedAt = :now, #due = :due',
       '#ttl = :ttl',
       ...catchUp.set,
     ];
@@ -214,27 +220,33 @@ export class DynamoDbSeriesStore implements SeriesStore {
         ':ttl': step.expiresAt,
         ':active': SERIES_STATE.active,
         ':version': series.version,
-        ...(completed ? { ':completed': SERIES_STATE.completed } : { ':due': step.next }),
+        ...(completed ? { ':completed': SERIES_STATE.completed, ':by': token } : { ':due': step.next }),
         ...catchUp.values,
       },
+      // A completion refused by its own earlier attempt (its answer lost, the SDK's retry refused) is told by its token.
+      ...(completed ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
     };
     if (step.next !== undefined) await this.dueDirectory.note([{ tenant: series.tenant, dueAt: step.next }]);
     try {
-      if (!completed) await this.client.send(new UpdateCommand(update));
-      // Completed, it frees its place in the same write.
-      else
-        await this.client.send(
-          new TransactWriteCommand({ TransactItems: [{ Update: update }, { Update: this.counters.releaseUpdate(series.tenant, 1) }] }),
-        );
+      await this.client.send(new UpdateCommand(update));
     } catch (error) {
-      if (isConditionFailure(error) || isRefusedTransaction(error)) return false;
-      throw transient(completed ? 'TransactWriteItems' : 'UpdateItem', error);
+      if (!isConditionFailure(error)) throw transient('UpdateItem', error);
+      if (!completed || completedByIn(error) !== token) return { advanced: false };
     }
-    if (completed) {
-      this.counters.freed(series.tenant);
+    if (!completed) return { advanced: true };
+    if (step.placeFreedByCaller === true) {
       await this.dropEndedItems(series);
+      return { advanced: true };
     }
-    return true;
+    // Completed, it frees its place once its end is known written, as an event's end does: a
+    // write of the counter alone, not a transaction with the record (which bills each item twice,
+    // and its index entry's removal with it). Should it fail, the count errs high until reconciled.
+    const freed = await this.counters.releaseOpenEvents(series.tenant, 1).then(
+      () => true,
+      () => false,
+    );
+    await this.dropEndedItems(series);
+    return freed ? { advanced: true } : { advanced: true, placeKept: true };
   }
 
   async change(series: SeriesRecord, revision: SeriesRevision, write: SeriesChangeWrite): Promise<SeriesRecord | undefined> {
@@ -313,6 +325,11 @@ export class DynamoDbSeriesStore implements SeriesStore {
     ];
     if (ids.length > 0) await batchDelete(this.client, this.tableName, ids).catch(() => undefined);
   }
+}
+
+/** Who completed a series, as the item a refused write returns holds it: in DynamoDB's own notation (the document client leaves errors as they come). */
+function completedByIn(error: unknown): string | undefined {
+  return (error as ConditionalCheckFailedException).Item?.completedBy?.S;
 }
 
 /** Attempts at a series' cancel while takes move it, before its input message is left to be retried. */

@@ -44,7 +44,10 @@ import { isSeriesId, seriesId } from '../domain/table-keys.js';
 export interface IngestDeps {
   readonly config: IngestPlanContext['config'] & Pick<SchedulerConfig, 'emitterLeadMs' | 'changeCutoffSeconds' | 'loaderLookaheadSeconds'>;
   readonly tenants: TenantDirectory;
-  readonly store: Pick<EventStore, 'admit' | 'createMany' | 'requeue' | 'storedPayload' | 'cancel' | 'reschedule' | 'read'>;
+  readonly store: Pick<
+    EventStore,
+    'admit' | 'createMany' | 'holdPlaces' | 'settlePlaces' | 'requeue' | 'storedPayload' | 'cancel' | 'reschedule' | 'read'
+  >;
   /** The recurring series' records: created, taken at once, changed, cancelled. */
   readonly series: Pick<SeriesStore, 'create' | 'read' | 'payload' | 'advance' | 'change' | 'cancel'>;
   readonly delayQueue: Pick<DelayQueue, 'send' | 'sendNotice'>;

@@ -12,7 +12,7 @@ import type { EventStore } from './ports/event-store.js';
 import type { Clock, Logger, SchedulerMetrics } from './ports/process.js';
 import type { DelayQueue } from './ports/queues.js';
 import type { SeriesStore } from './ports/series-store.js';
-import { type SeriesDeps, takeSeries } from './series.js';
+import { type SeriesDeps, takeSeriesTogether } from './series.js';
 import { skipPastCatchUp } from './series-resume.js';
 import { SERIES_STATE } from '../domain/series.js';
 import { isSeriesId } from '../domain/table-keys.js';
@@ -74,10 +74,11 @@ async function loadSeries(deps: LoadingDeps, ids: readonly string[], repair: boo
   if (ids.length === 0) return;
   const now = deps.clock.now();
   const bound = repair ? now - deps.config.repairAfterSeconds * 1000 : now + deps.config.nearPathWindowSeconds * 1000;
-  for (const series of (await deps.series.read(ids)).values()) {
-    if (series.state !== SERIES_STATE.active || series.dueAt === undefined || series.dueAt >= bound) continue;
-    await takeSeries(deps, series, deps.clock.now());
-  }
+  const due = [...(await deps.series.read(ids)).values()].filter(
+    (series) => series.state === SERIES_STATE.active && series.dueAt !== undefined && series.dueAt < bound,
+  );
+  // Each tenant's places held once for all its series' takes in the chunk, and settled once after them.
+  await takeSeriesTogether(deps, due, deps.clock.now());
 }
 
 async function loadChunk(deps: LoadingDeps, record: SQSRecord, chunk: LoadingChunk): Promise<void> {

@@ -5,7 +5,16 @@ import type { SeriesChange } from '../domain/series-changes.js';
 import { isSeriesId, seriesId } from '../domain/table-keys.js';
 import type { ChangeRequest, EventStore } from './ports/event-store.js';
 import type { SeriesEntry, SeriesStore } from './ports/series-store.js';
-import { cancelSeries, type SeriesCancelDeps, type SeriesDeps, takeSeries } from './series.js';
+import {
+  cancelSeries,
+  firstTakeOf,
+  type HeldPlaces,
+  holdPlaces,
+  type SeriesCancelDeps,
+  type SeriesDeps,
+  settlePlaces,
+  takeSeries,
+} from './series.js';
 import { changeSeries, type SeriesChangeDeps } from './series-changes.js';
 
 /** What ingest does with a series request, a cancel naming a series, and a change aimed at one: each refusal returned for ingest to report. */
@@ -34,8 +43,29 @@ export async function createSeries(
   deps: SeriesDeps & { readonly series: SeriesDeps['series'] & Pick<SeriesStore, 'create'> },
   entry: SeriesEntry,
 ): Promise<EventRejectedError | undefined> {
+  const now = deps.clock.now();
+  // The series' place and its first take's occurrences' held in one write (see HeldPlaces), settled after the take.
+  const tenant = deps.tenants.tenant(entry.series.tenant);
+  const held =
+    tenant === undefined ? undefined : await holdPlaces(deps, tenant, now, 1 + firstTakeOf(deps.config, entry.series, tenant, now));
+  try {
+    return await createAndTake(deps, entry, now, held);
+  } finally {
+    if (held !== undefined) await settlePlaces(deps, held);
+  }
+}
+
+async function createAndTake(
+  deps: SeriesDeps & { readonly series: SeriesDeps['series'] & Pick<SeriesStore, 'create'> },
+  entry: SeriesEntry,
+  now: number,
+  held: HeldPlaces | undefined,
+): Promise<EventRejectedError | undefined> {
   const { series } = entry;
-  const outcome = await deps.series.create(entry);
+  const placeHeld = held?.take(1) === true;
+  const outcome = await deps.series.create({ ...entry, placeHeld });
+  // Its place held, and not taken by a series that existed already.
+  if (placeHeld && outcome.outcome !== 'created') held?.giveBack();
   if (outcome.outcome === 'quota-exceeded') return quotaExceeded(series.tenant, outcome.quota, entry.quotas);
   let record: SeriesRecord;
   if (outcome.outcome === 'created') {
@@ -54,7 +84,7 @@ export async function createSeries(
     deps.metrics.count('DuplicatesSuppressed');
     if (record.state !== SERIES_STATE.active) return undefined;
   }
-  const taken = await takeSeries(deps, record, deps.clock.now());
+  const taken = await takeSeries(deps, record, now, held);
   deps.logger.info(
     { seriesId: series.id, tenant: series.tenant, sent: taken.sent, inputMessageId: entry.inputMessageId },
     'series accepted',

@@ -6,9 +6,11 @@ import { failureNotice, requestQuote } from '../domain/failure.js';
 import { EVENT_STATE, placedOnDelayQueueBy } from '../domain/lifecycle.js';
 import { REASON, TransientError } from '../domain/reasons.js';
 import {
+  type Materialisation,
   materialisation,
   materialisedAfter,
   retakeDelayMs,
+  type NewSeries,
   type Occurrence,
   occurrenceEvent,
   SERIES_STATE,
@@ -19,7 +21,7 @@ import type { Tenant } from '../domain/tenants.js';
 import { shardOf } from '../domain/sharding.js';
 import { noticeId, occurrenceId } from '../domain/table-keys.js';
 import { reportFailure } from './failures.js';
-import type { ChangeRequest, EventStore, NewEvent } from './ports/event-store.js';
+import type { ChangeRequest, EventStore, NewEvent, PlacesSettled } from './ports/event-store.js';
 import type { Clock, Logger, SchedulerMetrics } from './ports/process.js';
 import type { DelayQueue } from './ports/queues.js';
 import type { SeriesStore } from './ports/series-store.js';
@@ -39,7 +41,7 @@ export interface SeriesDeps {
     'nearPathWindowSeconds' | 'loaderLookaheadSeconds' | 'shardCount' | 'retentionSeconds' | 'emitterLeadMs'
   >;
   readonly tenants: Pick<TenantDirectory, 'tenant'>;
-  readonly store: Pick<EventStore, 'createMany' | 'requeue'>;
+  readonly store: Pick<EventStore, 'createMany' | 'requeue' | 'holdPlaces' | 'settlePlaces'>;
   readonly series: Pick<SeriesStore, 'payload' | 'advance'>;
   readonly delayQueue: Pick<DelayQueue, 'send' | 'sendNotice'>;
   readonly clock: Clock;
@@ -64,7 +66,7 @@ export interface TakeResult {
  * before the series moves, so the take is made again (by the input message's or the chunk's
  * redelivery, or the loader's sweep), and finds its own work done.
  */
-export async function takeSeries(deps: SeriesDeps, series: SeriesRecord, now: number): Promise<TakeResult> {
+export async function takeSeries(deps: SeriesDeps, series: SeriesRecord, now: number, held?: HeldPlaces): Promise<TakeResult> {
   const { config } = deps;
   const tenant = deps.tenants.tenant(series.tenant);
   if (tenant === undefined) {
@@ -72,28 +74,136 @@ export async function takeSeries(deps: SeriesDeps, series: SeriesRecord, now: nu
     deps.logger.warn({ seriesId: series.id, tenant: series.tenant }, 'series of a tenant no longer registered; left as it is');
     return { sent: 0, skipped: 0, advanced: false };
   }
-  const plan = materialisation(series.spec, series, {
-    now,
-    horizonMs: now + config.nearPathWindowSeconds * 1000,
-    catchUpMs: series.catchUpMs,
-    perMinute: tenant.seriesOccurrencesPerMinute,
-    retakeDelayMs: retakeDelayMs(config),
-  });
-  const sent = plan.occurrences.length === 0 ? 0 : await materialise(deps, series, tenant, plan.occurrences, now);
+  const plan = takePlan(config, series, tenant, now);
+  const sent = plan.occurrences.length === 0 ? 0 : await materialise(deps, series, tenant, plan.occurrences, now, held);
   if (plan.skipped > 0) await reportSkipped(deps, series, tenant, plan.skipped, now);
-  const advanced = await deps.series.advance(series, {
+  const advance = await deps.series.advance(series, {
     cursor: plan.cursor,
     owed: plan.owed,
     caughtUp: plan.caughtUp,
     next: plan.next,
     now,
     expiresAt: expiresAtFor(plan.next ?? plan.cursor.after, config.retentionSeconds),
+    ...(held === undefined ? {} : { placeFreedByCaller: true }),
   });
+  const { advanced } = advance;
+  // Completed, its place is freed with the places held, when it has a holder.
+  if (advanced && plan.next === undefined) held?.free();
+  if (advance.advanced && advance.placeKept)
+    deps.logger.warn(
+      { seriesId: series.id, tenant: series.tenant },
+      'series completed: its place in the open-events quota could not be freed; the count stays high until reconciled',
+    );
   deps.logger.info(
     { seriesId: series.id, version: series.version, sent, skipped: plan.skipped, owed: plan.owed.length > 0, next: plan.next, advanced },
     plan.next === undefined ? 'series taken: its last occurrences materialised, completed' : 'series taken',
   );
   return { sent, skipped: plan.skipped, advanced };
+}
+
+/** What a take of a series at `now` materialises, skips, leaves owed, and where it moves the series (see materialisation). */
+function takePlan(
+  config: SeriesDeps['config'],
+  series: Pick<SeriesRecord, 'spec' | 'catchUpMs' | 'cursor' | 'owed' | 'caughtUp'>,
+  tenant: Tenant,
+  now: number,
+): Materialisation {
+  return materialisation(series.spec, series, {
+    now,
+    horizonMs: now + config.nearPathWindowSeconds * 1000,
+    catchUpMs: series.catchUpMs,
+    perMinute: tenant.seriesOccurrencesPerMinute,
+    retakeDelayMs: retakeDelayMs(config),
+  });
+}
+
+/** How many occurrences a new series' first take at `now` materialises (as takeSeries would plan it once the series is stored). */
+export function firstTakeOf(config: SeriesDeps['config'], series: NewSeries, tenant: Tenant, now: number): number {
+  return takePlan(config, series, tenant, now).occurrences.length;
+}
+
+/**
+ * Places held in one tenant's quotas for a batch of series' takes (EventStore.holdPlaces): the
+ * batch writes the tenant's counter once ahead for all its takes' occurrences, and once after
+ * to settle, rather than once a take and once a completion. A take uses them for its
+ * occurrences when enough are left (else it takes its own, as alone); a duplicate's place and
+ * those never used are given back, and the places of series that completed freed, in the settle.
+ */
+export class HeldPlaces {
+  private used = 0;
+  private givenBack = 0;
+  private freed = 0;
+
+  constructor(
+    readonly tenant: string,
+    readonly heldAt: number,
+    readonly count: number,
+  ) {}
+
+  /** Takes `n` of the places for one take's new events; false, taking none, when fewer are left. */
+  take(n: number): boolean {
+    if (this.used + n > this.count) return false;
+    this.used += n;
+    return true;
+  }
+
+  /** A place taken for an event that existed already (a duplicate): unused after all. */
+  giveBack(n = 1): void {
+    this.givenBack += n;
+  }
+
+  /** A series completed: its place is freed with the settle. */
+  free(): void {
+    this.freed += 1;
+  }
+
+  settled(): PlacesSettled {
+    return { heldAt: this.heldAt, unused: this.count - this.used + this.givenBack, freed: this.freed };
+  }
+}
+
+/**
+ * Holds places in `tenant`'s quotas for `count` new events (see HeldPlaces); undefined when they
+ * do not all fit (each take then takes its own, and is refused as alone). None takes no write.
+ */
+export async function holdPlaces(
+  deps: Pick<SeriesDeps, 'store'>,
+  tenant: Tenant,
+  now: number,
+  count: number,
+): Promise<HeldPlaces | undefined> {
+  return (await deps.store.holdPlaces(tenant.id, tenant.quotas, now, count)) ? new HeldPlaces(tenant.id, now, count) : undefined;
+}
+
+/** Settles places held (see HeldPlaces): one counter write; a failure is logged, the count erring high. */
+export async function settlePlaces(deps: Pick<SeriesDeps, 'store' | 'logger'>, held: HeldPlaces): Promise<void> {
+  const settled = held.settled();
+  if (await deps.store.settlePlaces(held.tenant, settled)) return;
+  deps.logger.warn(
+    { tenant: held.tenant, ...settled },
+    "places held for series' takes could not be settled; the open-events count stays high until reconciled",
+  );
+}
+
+/**
+ * Takes a batch of series at `now` (loading's chunk), one after another, each tenant's places
+ * held ahead in one write for all its takes' occurrences and settled in one write after them
+ * (see HeldPlaces): a chunk of 100 minute series writes its tenant's counter twice, not 200 times.
+ */
+export async function takeSeriesTogether(deps: SeriesDeps, batch: readonly SeriesRecord[], now: number): Promise<void> {
+  const byTenant = new Map<string, SeriesRecord[]>();
+  for (const series of batch) byTenant.set(series.tenant, [...(byTenant.get(series.tenant) ?? []), series]);
+  for (const [tenantId, all] of byTenant) {
+    const tenant = deps.tenants.tenant(tenantId);
+    const count =
+      tenant === undefined ? 0 : all.reduce((sum, series) => sum + takePlan(deps.config, series, tenant, now).occurrences.length, 0);
+    const held = tenant === undefined ? undefined : await holdPlaces(deps, tenant, now, count);
+    try {
+      for (const series of all) await takeSeries(deps, series, now, held);
+    } finally {
+      if (held !== undefined) await settlePlaces(deps, held);
+    }
+  }
 }
 
 /** Where a series' notices go: its failure topic, else its tenant's dead-letter topic. */
@@ -112,6 +222,7 @@ async function materialise(
   tenant: Tenant,
   occurrences: readonly Occurrence[],
   now: number,
+  held: HeldPlaces | undefined,
 ): Promise<number> {
   const { config } = deps;
   const takeId = seriesTakeId(series);
@@ -132,10 +243,13 @@ async function materialise(
       expiresAt: expiresAtFor(event.dueAt, config.retentionSeconds),
     };
   });
-  const outcomes = await deps.store.createMany(entries);
+  const placesHeld = held?.take(entries.length) === true;
+  const outcomes = await deps.store.createMany(entries, { placesHeld });
   const sends: { event: ScheduledEvent; queuedBy: string | undefined }[] = [];
   for (const [index, outcome] of outcomes.entries()) {
     const { event, queuedBy } = entries[index] as NewEvent;
+    // Its place was held, and is not taken by an event that existed already.
+    if (placesHeld && outcome.outcome === 'duplicate') held?.giveBack();
     if (outcome.outcome === 'created') sends.push({ event, queuedBy });
     else if (outcome.outcome === 'unknown')
       throw new TransientError(`recording occurrence ${event.id} of ${series.id} did not complete; retrying`);

@@ -1,3 +1,4 @@
+import { EVENT_STATE, type EventState } from './lifecycle.js';
 import { tenantShardKey } from './table-keys.js';
 
 /**
@@ -16,11 +17,15 @@ export type IndexedWrite =
   /** Its carry into the table after a reschedule (see EventRecord.carriedBy): its payload into the table. */
   | 'carried';
 
-/** The event a write concerns: its tenant, its shard (see shardOf), and where its payload was put. */
+/**
+ * The event a write concerns: its tenant, its shard (see shardOf), where its payload was put, and
+ * whether it is an occurrence of a recurring series (listed with its series, see tenantIndexKeyAt).
+ */
 export interface IndexedEvent {
   readonly tenant: string;
   readonly shard: number;
   readonly payloadIn: 'table' | 'queue';
+  readonly occurrence?: boolean;
 }
 
 /**
@@ -31,7 +36,11 @@ export interface IndexedEvent {
  * default: one write unit more each), and, whatever the setting, once it fails or is carried into
  * the table: rare writes, made anyway, and what operators look for. Carrying puts the payload in
  * the table, so a carried event goes under `s`. (A held event is under its tenant's `h` partitions
- * while held, see heldShardKey, and under `s` once sent or changed.)
+ * while held, see heldShardKey, and under `s` once sent or changed.) An occurrence of a recurring
+ * series is listed with its series (its record says which occurrences it made; `series show` gives
+ * the next ones and the last ones with their events) and under its labels: it gets no key of its
+ * own at its creation, whatever the setting, so that it writes no more than its record and its end,
+ * and the keys of the writes above once it fails, is held or is carried.
  */
 export function tenantIndexKeyAt(write: 'carried', event: IndexedEvent, indexQueuedEvents: boolean): string;
 export function tenantIndexKeyAt(write: IndexedWrite, event: IndexedEvent, indexQueuedEvents: boolean): string | undefined;
@@ -40,7 +49,7 @@ export function tenantIndexKeyAt(write: IndexedWrite, event: IndexedEvent, index
   switch (write) {
     case 'created':
       if (payloadIn === 'table') return tenantShardKey(tenant, 's', shard);
-      return indexQueuedEvents ? tenantShardKey(tenant, 'q', shard) : undefined;
+      return indexQueuedEvents && event.occurrence !== true ? tenantShardKey(tenant, 'q', shard) : undefined;
     case 'failed':
       // A stored event has had its key since its creation.
       return payloadIn === 'queue' ? tenantShardKey(tenant, 'q', shard) : undefined;
@@ -55,6 +64,21 @@ export function tenantIndexKeyAt(write: IndexedWrite, event: IndexedEvent, index
  */
 export const UNINDEXED_QUEUED_EVENTS_NOTE =
   'This scheduler runs with SCHEDULER_INDEX_QUEUED_EVENTS=false: an open event placed straight in the delay queue is listed under its labels only (found by its id), until it fails or is held; events that failed, were held or were carried into the table are listed.';
+
+/**
+ * What a listing without a label leaves out whatever the setting: the occurrences of recurring
+ * series, listed with their series (see tenantIndexKeyAt), as the operators' CLI and the console say it.
+ */
+export const SERIES_OCCURRENCES_NOTE =
+  'An occurrence of a recurring series is listed with its series (series show: its next occurrences, and its last ones with their events) and under its labels; here once it has failed, been held or been rescheduled into the table.';
+
+/**
+ * Whether a listing without a label of these states may leave occurrences out (see
+ * SERIES_OCCURRENCES_NOTE): those queued, and those that ended emitted or cancelled without a key.
+ */
+export function listingLeavesOutOccurrences(states: readonly EventState[]): boolean {
+  return states.some((state) => state === EVENT_STATE.queued || state === EVENT_STATE.emitted || state === EVENT_STATE.cancelled);
+}
 
 /** Where a listing's page ended: the last event returned, by due time then id. */
 export interface ListingPosition {

@@ -177,6 +177,34 @@ function createCases(setup: () => Promise<ContractCase>): void {
     expect(await openEvents()).toBe(3);
   });
 
+  it("holds places for a batch's events in one write, all or none; creates them on those places, a duplicate giving none back; settles the rest", async () => {
+    const { store, e, openEvents } = await setup();
+    const quotas = e.quotas({ maxOpenEvents: 5, maxIngestPerSecond: 4 });
+    const second = Math.floor(NOW / 1000) * 1000;
+    expect(await store.createMany([e.newEvent(e.event('a'), 'near', { quotas, now: second })])).toEqual([{ outcome: 'created' }]);
+    // Five more do not fit the open events (1 + 5 > 5), nor four more this second (1 + 4 > 4): nothing held.
+    expect(await store.holdPlaces(e.tenant, quotas, second, 5)).toBe(false);
+    expect(await store.holdPlaces(e.tenant, quotas, second, 4)).toBe(false);
+    expect(await openEvents()).toBe(1);
+    expect(await store.holdPlaces(e.tenant, quotas, second, 3)).toBe(true);
+    expect(await openEvents()).toBe(4);
+    // On the places held: none taken for them, and a duplicate ('a') gives none back.
+    const held = { quotas, now: second };
+    const outcomes = await store.createMany(
+      ['a', 'b', 'c'].map((name) => e.newEvent(e.event(name), 'near', held)),
+      { placesHeld: true },
+    );
+    expect(outcomes.map(({ outcome }) => outcome)).toEqual(['duplicate', 'created', 'created']);
+    expect(await openEvents()).toBe(4);
+    // The holder gives back the place 'a' did not take, and frees one more (a series that ended).
+    expect(await store.settlePlaces(e.tenant, { heldAt: second, unused: 1, freed: 1 })).toBe(true);
+    expect(await openEvents()).toBe(2);
+    // The place given back counts in its second again (a, b, c of 4): one more fits it, two do not.
+    expect(await store.holdPlaces(e.tenant, quotas, second, 2)).toBe(false);
+    expect(await store.holdPlaces(e.tenant, quotas, second, 1)).toBe(true);
+    expect(await openEvents()).toBe(3);
+  });
+
   it('counts control requests with the new events, each against its own quotas, and has room for them again the next second', async () => {
     const { store, e, openEvents } = await setup();
     const quotas = e.quotas({ maxOpenEvents: 1, maxControlPerSecond: 2 });

@@ -60,6 +60,25 @@ export interface Admitted {
   readonly controls: number;
 }
 
+/** Options of createMany. */
+export interface CreateOptions {
+  /**
+   * The entries' places were held ahead (see EventStore.holdPlaces): none is taken for them, and
+   * one whose id exists already gives none back (its holder counts it among the places unused).
+   */
+  readonly placesHeld?: boolean;
+}
+
+/** What a holder of places (see EventStore.holdPlaces) settles once done with them. */
+export interface PlacesSettled {
+  /** When the places were held: the unused ones are given back to that second's count too. */
+  readonly heldAt: number;
+  /** Places held and not taken by an event (none made, or a duplicate's). */
+  readonly unused: number;
+  /** Places of series that ended meanwhile (see SeriesAdvance.placeFreedByCaller), freed with them. */
+  readonly freed: number;
+}
+
 /** A new delay-queue copy of an event, made by the redelivery of the input message that placed it there. */
 export interface Requeue {
   /** The input message: the event's create (version 1), or the reschedule that made `version`. */
@@ -143,7 +162,20 @@ export interface EventStore {
    * entries; when the quotas leave room for only some, the first ones win, and the others are
    * refused, unless their events exist already (duplicates).
    */
-  createMany(entries: readonly NewEvent[]): Promise<CreateOutcome[]>;
+  createMany(entries: readonly NewEvent[], options?: CreateOptions): Promise<CreateOutcome[]>;
+  /**
+   * Takes `count` places in the tenant's event quotas (its open events, and its new events this
+   * second) in one write, all or none: for the occurrences a batch of series' takes is about to
+   * create (createMany with `placesHeld`), so that the batch writes the counter once rather than
+   * once a take. False, with nothing taken, when they do not all fit.
+   */
+  holdPlaces(tenant: string, quotas: Quotas, now: number, count: number): Promise<boolean>;
+  /**
+   * Gives back the places held and not used, and frees the places of series that ended, in one
+   * write (none when there is nothing to settle). False when that write failed: the tenant's
+   * count is then that much too high until reconciled (a count errs high, never low).
+   */
+  settlePlaces(tenant: string, settled: PlacesSettled): Promise<boolean>;
   /**
    * As createMany, with the tenant's control requests counted in the same counter write against
    * its `maxControlPerSecond`: the first ones that fit are taken. Each quota is its own: new

@@ -16,6 +16,8 @@ export interface SeriesEntry {
   readonly quotas: Quotas;
   readonly now: number;
   readonly expiresAt: number;
+  /** Its place was held ahead (see EventStore.holdPlaces): none is taken, nor given back when the id names a series already. */
+  readonly placeHeld?: boolean;
 }
 
 export type SeriesCreateOutcome =
@@ -41,7 +43,19 @@ export interface SeriesAdvance {
   readonly now: number;
   /** The record's expiry (epoch seconds): the retention period after its next or last due time. */
   readonly expiresAt: number;
+  /**
+   * Completed, the series' place is freed by the caller, with the places it settles (see
+   * EventStore.settlePlaces), not by a write of the advance's own.
+   */
+  readonly placeFreedByCaller?: boolean;
 }
+
+/**
+ * What an advance did: nothing, when another take moved the series first; else moved it, and,
+ * completed, freed its place, unless that write failed (`placeKept`: the tenant's count is one
+ * too high until reconciled).
+ */
+export type SeriesAdvanceOutcome = { readonly advanced: false } | { readonly advanced: true; readonly placeKept?: true };
 
 /** A change's write: by whom and when published (the order of changes), the shard its index entry goes to, and its expiry while not paused. */
 export interface SeriesChangeWrite extends ChangeRequest {
@@ -58,10 +72,11 @@ export interface SeriesStore {
   /** The payload every occurrence carries: in the record, or in its payload item. */
   payload(series: SeriesRecord): Promise<string>;
   /**
-   * Moves a series past a take, only at the version read: false when another take moved it
-   * first (it then made the same occurrences). A completed series frees its place in the quota.
+   * Moves a series past a take, only at the version read: not advanced when another take moved
+   * it first (it then made the same occurrences). A completed series then frees its place in the
+   * quota, once the write that completed it has applied (a count errs high, never low).
    */
-  advance(series: SeriesRecord, step: SeriesAdvance): Promise<boolean>;
+  advance(series: SeriesRecord, step: SeriesAdvance): Promise<SeriesAdvanceOutcome>;
   /**
    * Writes a client's change of an active series of this tenant (SeriesRevision): only at the
    * version read, and only after the last change applied (see followsLastChange). A new payload
