@@ -57,19 +57,6 @@ export function visibilityTimeoutSeconds(consumerTimeoutSeconds: number, batchin
 export const LOCAL_VISIBILITY_TIMEOUT_SECONDS = 10;
 
 /**
- * How long the local poller of the registered tenants' ingest queue keeps hidden, at each
- * extension, a request waiting in its buffer behind a backlog (see startFairQueuePoller's
- * waitingVisibilitySeconds). It takes turns between tenants only among what it has received, and
- * fauxqs hands messages out in arrival order, so to reach a request behind a tenant's flood it
- * holds the whole flood; extended every few seconds, tens of thousands of waiting requests would
- * cost fauxqs a thousand requests a second. So a request that has waited half the visibility
- * timeout is kept hidden two minutes at a time: what a killed service had buffered of a backlog
- * comes back that much later (a request handed to ingest at once, or still in the queue, as soon
- * as ever).
- */
-export const LOCAL_INGEST_WAITING_VISIBILITY_SECONDS = 120;
-
-/**
  * Deliveries of an ingest or loading message before SQS sets it aside in a dead-letter queue:
  * those functions fail a record only for a fault of the infrastructure, which a retry fixes. Ten
  * locally, where a failed batch comes back after seconds (LOCAL_VISIBILITY_TIMEOUT_SECONDS) rather

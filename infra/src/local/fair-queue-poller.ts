@@ -18,12 +18,6 @@ export interface FairQueuePollerOptions extends SqsPollerOptions {
   readonly maxBufferedBytes?: number;
   /** A message's group when SQS returns no MessageGroupId (fauxqs keeps it on FIFO queues only). */
   readonly groupOf?: (message: Message) => string | undefined;
-  /**
-   * How long each extension keeps a buffered message hidden while it waits for a slot (the
-   * visibility timeout by default). Longer, a deep backlog costs fewer extensions (a request each
-   * 10 messages), and what a killed poller had buffered comes back that much later.
-   */
-  readonly waitingVisibilitySeconds?: number;
 }
 
 /** The group of a delay-queue message, from its body: the event's tenant (notices form one group). */
@@ -36,23 +30,8 @@ export function delayQueueGroupOf(message: Message): string | undefined {
   }
 }
 
-/**
- * The group of an ingest-queue message: the input topic its SNS envelope names, which is its
- * tenant's own (undefined for anything else, which ingest refuses as belonging to no tenant).
- */
-export function ingestQueueGroupOf(message: Message): string | undefined {
-  try {
-    const envelope = JSON.parse(message.Body ?? '') as { TopicArn?: unknown };
-    return typeof envelope.TopicArn === 'string' ? envelope.TopicArn : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Received messages waiting for a handler slot cost about this much beyond their body. */
 const MESSAGE_OVERHEAD_BYTES = 1024;
-/** ChangeMessageVisibilityBatch requests in flight at once: a deep buffer's extensions go out side by side, not one by one. */
-const VISIBILITY_REQUESTS_IN_FLIGHT = 8;
 const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 const DEFAULT_RECEIVERS = 8;
 /** Messages without a MessageGroupId form one group. */
@@ -92,10 +71,10 @@ interface Group {
  *
  * Waiting in the buffer stands in for waiting in the queue, so a buffered message is never left
  * to outlive its visibility timeout: once less than half of it remains, its visibility is
- * extended, while it waits to `waitingVisibilitySeconds` (the timeout unless given), and to the
- * full timeout when it is handed to the handler (so an invocation always starts with at least
- * half the timeout, never a message SQS may already be delivering again); the heartbeat then
- * keeps it hidden while the handler works, as `startSqsPoller`'s does. Delete and batchItemFailures are handled as by `startSqsPoller`.
+ * extended to the full timeout again, both while it waits and when it is handed to the handler
+ * (so an invocation always starts with at least half the timeout, never a message SQS may
+ * already be delivering again); the heartbeat then keeps it hidden while the handler works, as
+ * `startSqsPoller`'s does. Delete and batchItemFailures are handled as by `startSqsPoller`.
  * On stop, the invocations running finish; what is still buffered comes back after its
  * visibility timeout, as the messages of an interrupted receive do. (Handing it back at once
  * would not help here: fauxqs keeps an aborted long poll waiting, and it takes the next messages.)
@@ -107,7 +86,6 @@ export function startFairQueuePoller(options: FairQueuePollerOptions): SqsPoller
 class FairQueuePoller implements SqsPoller {
   private readonly options: FairQueuePollerOptions;
   private readonly timeoutMs: number;
-  private readonly waitingSeconds: number;
   private readonly maxBufferedBytes: number;
   private readonly windowMs: number;
   private readonly sharedSlots: number;
@@ -132,7 +110,6 @@ class FairQueuePoller implements SqsPoller {
     this.options = options;
     const { concurrency } = options;
     this.timeoutMs = options.visibilityTimeoutSeconds * 1000;
-    this.waitingSeconds = Math.max(options.visibilityTimeoutSeconds, options.waitingVisibilitySeconds ?? 0);
     this.maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
     this.windowMs = (options.batchingWindowSeconds ?? 0) * 1000;
     this.sharedSlots = Math.max(1, Math.floor(concurrency / 8));
@@ -188,9 +165,8 @@ class FairQueuePoller implements SqsPoller {
   private async setVisibility(entries: readonly Waiting[], seconds: number): Promise<Waiting[]> {
     const { sqs, queueUrl, logger } = this.options;
     const lost: Waiting[] = [];
-    const chunks: Waiting[][] = [];
-    for (let from = 0; from < entries.length; from += SQS_BATCH_ENTRIES) chunks.push(entries.slice(from, from + SQS_BATCH_ENTRIES));
-    const change = async (chunk: readonly Waiting[]): Promise<void> => {
+    for (let from = 0; from < entries.length; from += SQS_BATCH_ENTRIES) {
+      const chunk = entries.slice(from, from + SQS_BATCH_ENTRIES);
       const requestedAt = Date.now();
       try {
         const taken = await changeVisibilities(
@@ -207,13 +183,7 @@ class FairQueuePoller implements SqsPoller {
         logger.warn({ err: error, queueUrl }, 'could not change the visibility of buffered messages');
         lost.push(...chunk);
       }
-    };
-    // A few requests at a time: one after another, a buffer of thousands would outlive the timeout before its last extension.
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < chunks.length) await change(chunks[next++] as Waiting[]);
-    };
-    await Promise.all(Array.from({ length: Math.min(VISIBILITY_REQUESTS_IN_FLIGHT, chunks.length) }, worker));
+    }
     return lost;
   }
 
@@ -365,7 +335,7 @@ class FairQueuePoller implements SqsPoller {
   private async refreshWaiting(): Promise<void> {
     if (this.refreshing) return;
     this.refreshing = true;
-    const { queueUrl, logger } = this.options;
+    const { queueUrl, logger, visibilityTimeoutSeconds } = this.options;
     try {
       const now = Date.now();
       for (const group of [...this.groups.values()]) {
@@ -376,7 +346,7 @@ class FairQueuePoller implements SqsPoller {
             'buffered messages outlived their visibility timeout; SQS delivers them again',
           );
         const stale = group.waiting.filter((entry) => entry.visibleUntil > now && this.needsRefresh(entry, now));
-        const lost = stale.length > 0 ? await this.setVisibility(stale, this.waitingSeconds) : [];
+        const lost = stale.length > 0 ? await this.setVisibility(stale, visibilityTimeoutSeconds) : [];
         // Those handed to the handler meanwhile were dealt with there.
         const waiting = new Set(group.waiting);
         const lostWaiting = lost.filter((entry) => waiting.has(entry));

@@ -22,17 +22,12 @@ import {
   type FunctionName,
 } from '@adhoc-scheduler/functions';
 import { LOCAL_CREDENTIALS } from '@adhoc-scheduler/shared/local-service-access';
-import {
-  EVENT_SOURCES,
-  LOCAL_INGEST_WAITING_VISIBILITY_SECONDS,
-  LOCAL_VISIBILITY_TIMEOUT_SECONDS,
-  type EventSourceName,
-} from '../queues.js';
+import { EVENT_SOURCES, LOCAL_VISIBILITY_TIMEOUT_SECONDS, type EventSourceName } from '../queues.js';
 import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.js';
 import { FileEndJournal, ProcessEndJournal } from './end-journal.js';
 import { createLocalResources, resourceNames, type LocalResources } from './resources.js';
 import { refusePublishesToSchedulerTopics } from './scheduler-topic-guard.js';
-import { delayQueueGroupOf, ingestQueueGroupOf, startFairQueuePoller } from './fair-queue-poller.js';
+import { delayQueueGroupOf, startFairQueuePoller } from './fair-queue-poller.js';
 import type { SqsPoller, SqsPollerOptions } from './sqs-event-source.js';
 import { startSqsPoller } from './sqs-poller.js';
 import { FileTenantDirectory, readTenantsFile } from './tenants-file.js';
@@ -62,24 +57,13 @@ const LOCAL_EMITTER_ENDS_LINGER_MS = 500;
 /** The emitter's journal of ends published and not yet recorded, in the data directory (see FileEndJournal). */
 const END_JOURNAL_FILE = 'emitter-ends.jsonl';
 /**
- * Ingest batches handled at once on the public tenant's queue. Its poller gathers one batch at a
- * time (see startSqsPoller), receiving several batches of 10 at once while the queue has a
- * backlog, and hands it to one of these: a flood on the shared topic takes these only, as the
- * stack caps that event source's concurrency.
+ * Ingest batches handled at once, per ingest queue. Each poller gathers one batch at a time (see
+ * startSqsPoller), receiving several batches of 10 at once while the queue has a backlog, and
+ * hands it to one of these. The public tenant's queue and the registered tenants' have four
+ * each: a flood on the shared topic takes the public pollers only, as the stack caps that event
+ * source's concurrency.
  */
 const INGEST_CONCURRENCY = 4;
-/**
- * The same on the registered tenants' queue, which every tenant's topic delivers to, and which is
- * dispatched by tenant (see startPollers): one tenant alone takes all but one, as many as the
- * public queue's, and the one left is another tenant's at once.
- */
-const TENANTS_INGEST_CONCURRENCY = INGEST_CONCURRENCY + 1;
-/**
- * What the registered tenants' ingest poller may hold received and not yet handed to ingest: it
- * reaches another tenant's request behind a flood only once it holds the flood (about 2 KB a
- * request, so some 100,000 requests).
- */
-const TENANTS_INGEST_MAX_BUFFERED_BYTES = 256 * 1024 * 1024;
 export const LOADING_CONCURRENCY = 8;
 /** Pages of jobs worked at once: a bulk cancel's page cancels on its tenant's counter, and a job's pages follow one another, so few at a time. */
 const CHANGES_CONCURRENCY = 2;
@@ -262,16 +246,7 @@ function startPollers(resources: LocalResources, emitterConcurrency: number, wir
   return [
     // The same handler on two queues: a flood of public requests waits in its own, apart from the registered tenants'.
     poll('ingest', resources.publicIngestQueue, INGEST_CONCURRENCY),
-    // Every registered tenant's topic delivers here, and fauxqs hands messages out in arrival order: dispatched by
-    // input topic, one tenant's flood of requests does not hold up another's schedules and cancels behind it.
-    poll('ingest', resources.ingestQueue, TENANTS_INGEST_CONCURRENCY, (pollerOptions) =>
-      startFairQueuePoller({
-        ...pollerOptions,
-        groupOf: ingestQueueGroupOf,
-        maxBufferedBytes: TENANTS_INGEST_MAX_BUFFERED_BYTES,
-        waitingVisibilitySeconds: LOCAL_INGEST_WAITING_VISIBILITY_SECONDS,
-      }),
-    ),
+    poll('ingest', resources.ingestQueue, INGEST_CONCURRENCY),
     poll('loading', resources.loadingQueue, LOADING_CONCURRENCY),
     poll('changes', resources.changesQueue, CHANGES_CONCURRENCY),
     // The delay queue is a fair queue on AWS (MessageGroupId = tenant): one tenant's spike does not hold back the others.

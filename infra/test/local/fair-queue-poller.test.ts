@@ -96,8 +96,7 @@ class HandlerLog {
 function startPoller(
   sqs: SQSClient,
   queue: { url: string; arn: string },
-  options: Pick<FairQueuePollerOptions, 'concurrency' | 'visibilityTimeoutSeconds'> &
-    Partial<Pick<FairQueuePollerOptions, 'receivers' | 'batchSize' | 'waitingVisibilitySeconds'>>,
+  options: Pick<FairQueuePollerOptions, 'concurrency' | 'visibilityTimeoutSeconds' | 'receivers'>,
   handler: (event: SQSEvent) => Promise<SQSBatchResponse>,
 ) {
   return startFairQueuePoller({
@@ -310,46 +309,6 @@ describe('the fair-queue poller (fauxqs hands messages out in arrival order)', (
         .filter((record) => firstBatch.has(record.body))
         .map((record) => record.attributes.ApproximateReceiveCount);
       expect(firstBatchReceives).toEqual(Array.from({ length: 10 }, () => '1'));
-    } finally {
-      firstHeld.open();
-      await poller.stop();
-      sqs.destroy();
-    }
-  });
-  it('keeps a waiting message hidden waitingVisibilitySeconds at a time: a long wait costs one extension, not one each half timeout', async () => {
-    const { sqs } = countingSqs(emulators);
-    // Extensions by their size: the 26 waiting go out in requests of 10, 10 and 6; the batch being handled, of 4.
-    const extensions = { waiting: 0, handled: 0 };
-    sqs.middlewareStack.add(
-      (next, context) => async (args) => {
-        const result = await next(args);
-        const entries = (args.input as { Entries?: unknown[] }).Entries?.length ?? 0;
-        if (context.commandName === 'ChangeMessageVisibilityBatchCommand') extensions[entries > 4 ? 'waiting' : 'handled'] += 1;
-        return result;
-      },
-      { step: 'initialize', name: 'extensionsBySize' },
-    );
-    const queue = await createQueue(sqs, 1, 'fair');
-    await send(sqs, queue.url, messagesOf('g', 30));
-    const firstHeld = gate();
-    const log = new HandlerLog();
-    const poller = startPoller(
-      sqs,
-      queue,
-      { concurrency: 1, visibilityTimeoutSeconds: 1, batchSize: 4, waitingVisibilitySeconds: 30 },
-      async (event) => {
-        log.invocations.push(event.Records);
-        if (log.invocations.length === 1) await firstHeld.wait;
-        return { batchItemFailures: [] };
-      },
-    );
-    try {
-      // The batch being handled is extended each half second: six times is three timeouts of the others' wait.
-      await waitFor(() => extensions.handled >= 6, 'three timeouts of waiting');
-      expect(extensions.waiting).toBe(3);
-      firstHeld.open();
-      await waitFor(() => new Set(log.bodies()).size === 30, 'every message handled');
-      expect(log.records().every((record) => record.attributes.ApproximateReceiveCount === '1')).toBe(true);
     } finally {
       firstHeld.open();
       await poller.stop();

@@ -380,62 +380,6 @@ describe('a flood on the shared topic', () => {
   });
 });
 
-describe("a flood on one registered tenant's topic", () => {
-  const FLOOD = 1_000;
-  /**
-   * Every notice ingest sends to the delay queue waits this long first: a batch of the flood's
-   * refusals then takes that long, however fast or loaded the machine is, and the flood holds
-   * ingest for several rounds of batches.
-   */
-  const NOTICE_SEND_DELAY_MS = 3_000;
-
-  it("does not hold up another tenant's request behind it on the tenants' queue: it is handled before most of the flood", async () => {
-    let noticesSent = 0;
-    const { scheduler, clientOf } = await setup(
-      { tenants: ['acme', 'flood'].map((id) => ({ id, accounts: [LOCAL_ACCOUNT] })) },
-      {
-        instrumentClients: (clients) =>
-          clients.sqs.middlewareStack.add(
-            (next, context) => async (args) => {
-              const input = args.input as { QueueUrl?: string };
-              const notice = context.commandName === 'SendMessageCommand' && input.QueueUrl?.endsWith('-delay') === true;
-              if (notice) await new Promise((resolve) => setTimeout(resolve, NOTICE_SEND_DELAY_MS));
-              const result = await next(args);
-              if (notice) noticesSent += 1;
-              return result;
-            },
-            { step: 'initialize', name: 'slowNotices' },
-          ),
-      },
-    );
-    const flood = clientOf('flood');
-    const acme = clientOf('acme');
-    const records = new DynamoDbEventListing(scheduler.clients.dynamodb, scheduler.outputs.tableName);
-    const failureTopic = `arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:flood-failures`;
-    try {
-      // Cancels that name no event: each refused, with a notice to its failure topic.
-      await flood.publishBatch(Array.from({ length: FLOOD }, () => ({ action: 'cancel', failure_topic: failureTopic })));
-      const dueAt = Date.now() + 3_600_000;
-      await acme.publish(
-        request(`arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:acme-target`, dueAt, 'after the flood', { id: 'after-the-flood' }),
-      );
-
-      const handled = await waitFor(
-        async () => (await records.get(eventIdFor('acme', '', 'after-the-flood', ''))) !== undefined && { noticesSent },
-        "the other tenant's event",
-        60_000,
-      );
-      // In arrival order it would wait for the flood's first 1,000 requests, 800 of them done.
-      expect(handled.noticesSent).toBeLessThan(FLOOD / 2);
-      await waitFor(() => noticesSent === FLOOD, "the flood's refusals", 120_000);
-    } finally {
-      flood.destroy();
-      acme.destroy();
-      await scheduler.stop();
-    }
-  });
-});
-
 describe('quotas', () => {
   it('admits exactly the open-event quota under concurrent ingest, and frees a place per cancel', async () => {
     // A request is decided again if SQS hands it out again; a visibility timeout as long as a
