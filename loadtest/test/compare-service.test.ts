@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { descendantsOf, parsePs } from '../src/compare/processes.js';
+import { descendantsOf, parsePs, stillRunning } from '../src/compare/processes.js';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +31,21 @@ describe('starting and stopping a side', () => {
     );
     expect(rows[3]).toEqual({ pid: 13, ppid: 12, pgid: 13, command: 'java -jar DynamoDBLocal.jar' });
     expect(descendantsOf(rows, 10).map((row) => row.pid)).toEqual([11, 12, 13]);
+  });
+
+  it('takes a process recorded at the stop for still running only while its pid, group and command are the same', () => {
+    const recorded = parsePs(
+      ['  12    11    11 node main.ts', '  13    12    13 java -jar DynamoDBLocal.jar', '  14    12    14 node fauxqs.ts'].join('\n'),
+    );
+    const now = parsePs(
+      [
+        '  12    11    11 node main.ts',
+        // Its pid since given to another program, in a group of its own that a signal to 13 would kill.
+        '  13     1    13 vitest run',
+        '',
+      ].join('\n'),
+    );
+    expect(stillRunning(recorded, now).map((row) => row.pid)).toEqual([12]);
   });
 });
 

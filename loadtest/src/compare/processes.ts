@@ -33,13 +33,17 @@ export function processTable(): ProcessRow[] {
   return parsePs(execFileSync('ps', ['-e', '-o', 'pid=,ppid=,pgid=,args='], { encoding: 'utf8' }));
 }
 
-export function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+/**
+ * Of the processes recorded, those still running as recorded: the same pid, process group and
+ * command in the table now. A pid alone is not enough: on a busy machine an ended process's pid,
+ * and its group's, soon belong to some other program, which a signal to them would kill.
+ */
+export function stillRunning(recorded: readonly ProcessRow[], now: readonly ProcessRow[]): ProcessRow[] {
+  const current = new Map(now.map((row) => [row.pid, row]));
+  return recorded.filter((row) => {
+    const found = current.get(row.pid);
+    return found !== undefined && found.pgid === row.pgid && found.command === row.command;
+  });
 }
 
 /** Sends a signal to a process group, if it is still there. */

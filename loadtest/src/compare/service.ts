@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TenantsDocument } from '@adhoc-scheduler/shared';
-import { descendantsOf, isRunning, processTable, signalGroup } from './processes.js';
+import { descendantsOf, processTable, signalGroup, stillRunning } from './processes.js';
 import type { StopReport } from './report.js';
 
 /** How long a service may take to write its outputs file: DynamoDB Local and the first compile of a tree take a while. */
@@ -155,11 +155,15 @@ export async function startSideService(options: SideServiceOptions): Promise<Sid
     const scriptGroups = new Set(processes.filter((row) => row.ppid === pid).map((row) => row.pgid));
     for (const group of scriptGroups) signalGroup(group, 'SIGINT');
     const stopped = await Promise.race([exit.then(() => true), sleep(STOP_TIMEOUT_MS).then(() => false)]);
-    if (!stopped) for (const group of [pid, ...scriptGroups]) signalGroup(group, 'SIGKILL');
+    if (!stopped) {
+      // pnpm has not exited, so its pid is still its own; a script group only while a process of it still runs as recorded.
+      const live = new Set(stillRunning(processes, processTable()).map((row) => row.pgid));
+      for (const group of [pid, ...[...scriptGroups].filter((group) => live.has(group))]) signalGroup(group, 'SIGKILL');
+    }
     const ended = await exit;
     const waitUntil = Date.now() + EMULATOR_EXIT_TIMEOUT_MS;
-    while (processes.some((row) => isRunning(row.pid)) && Date.now() < waitUntil) await sleep(100);
-    const leftOver = processes.filter((row) => isRunning(row.pid));
+    while (stillRunning(processes, processTable()).length > 0 && Date.now() < waitUntil) await sleep(250);
+    const leftOver = stillRunning(processes, processTable());
     for (const row of leftOver) signalGroup(row.pgid, 'SIGKILL');
     return {
       seconds: Math.round((Date.now() - startedAt) / 100) / 10,
