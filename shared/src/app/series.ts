@@ -21,6 +21,7 @@ import type { Tenant } from '../domain/tenants.js';
 import { shardOf } from '../domain/sharding.js';
 import { noticeId, occurrenceId } from '../domain/table-keys.js';
 import { reportFailure } from './failures.js';
+import { yieldToOtherWork } from './yield.js';
 import type { ChangeRequest, EventStore, NewEvent, PlacesSettled } from './ports/event-store.js';
 import type { Clock, Logger, SchedulerMetrics } from './ports/process.js';
 import type { DelayQueue } from './ports/queues.js';
@@ -66,7 +67,13 @@ export interface TakeResult {
  * before the series moves, so the take is made again (by the input message's or the chunk's
  * redelivery, or the loader's sweep), and finds its own work done.
  */
-export async function takeSeries(deps: SeriesDeps, series: SeriesRecord, now: number, held?: HeldPlaces): Promise<TakeResult> {
+export async function takeSeries(
+  deps: SeriesDeps,
+  series: SeriesRecord,
+  now: number,
+  held?: HeldPlaces,
+  planned?: Materialisation,
+): Promise<TakeResult> {
   const { config } = deps;
   const tenant = deps.tenants.tenant(series.tenant);
   if (tenant === undefined) {
@@ -74,7 +81,7 @@ export async function takeSeries(deps: SeriesDeps, series: SeriesRecord, now: nu
     deps.logger.warn({ seriesId: series.id, tenant: series.tenant }, 'series of a tenant no longer registered; left as it is');
     return { sent: 0, skipped: 0, advanced: false };
   }
-  const plan = takePlan(config, series, tenant, now);
+  const plan = planned ?? takePlan(config, series, tenant, now);
   const sent = plan.occurrences.length === 0 ? 0 : await materialise(deps, series, tenant, plan.occurrences, now, held);
   if (plan.skipped > 0) await reportSkipped(deps, series, tenant, plan.skipped, now);
   const advance = await deps.series.advance(series, {
@@ -195,11 +202,20 @@ export async function takeSeriesTogether(deps: SeriesDeps, batch: readonly Serie
   for (const series of batch) byTenant.set(series.tenant, [...(byTenant.get(series.tenant) ?? []), series]);
   for (const [tenantId, all] of byTenant) {
     const tenant = deps.tenants.tenant(tenantId);
-    const count =
-      tenant === undefined ? 0 : all.reduce((sum, series) => sum + takePlan(deps.config, series, tenant, now).occurrences.length, 0);
+    const plans = new Map<SeriesRecord, Materialisation>();
+    if (tenant !== undefined) {
+      for (const series of all) {
+        plans.set(series, takePlan(deps.config, series, tenant, now));
+        // A plan walks the calendar for a few milliseconds: a chunk's hundred of them in one go
+        // would hold up everything else the process does, the emitter's publishes included.
+        await yieldToOtherWork();
+      }
+    }
+    const count = [...plans.values()].reduce((sum, plan) => sum + plan.occurrences.length, 0);
     const held = tenant === undefined ? undefined : await holdPlaces(deps, tenant, now, count);
     try {
-      for (const series of all) await takeSeries(deps, series, now, held);
+      // Each take is planned as above: the same series at the same `now` plans the same.
+      for (const series of all) await takeSeries(deps, series, now, held, plans.get(series));
     } finally {
       if (held !== undefined) await settlePlaces(deps, held);
     }
