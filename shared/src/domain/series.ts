@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ScheduledEvent } from './event.js';
 import { parseScheduleExpression } from './recurrence/expression.js';
-import { nextOccurrences, type SeriesCursor } from './recurrence/occurrences.js';
+import { nextOccurrences, occurrencesFrom, type SeriesCursor } from './recurrence/occurrences.js';
 import type { DstRule, RecurrenceSpec } from './recurrence/spec.js';
 import { occurrenceId } from './table-keys.js';
 
@@ -215,9 +215,6 @@ export function retakeDelayMs(config: { readonly nearPathWindowSeconds: number; 
   return (config.loaderLookaheadSeconds - config.nearPathWindowSeconds / 2) * 1000;
 }
 
-/** Occurrences computed a step at a time: enough for a minute's series over a near-path window. */
-const STEP = 32;
-
 const MINUTE_MS = 60_000;
 
 /**
@@ -240,20 +237,16 @@ export function materialisation(spec: RecurrenceSpec, from: SeriesPosition, at: 
   let cursor = from.cursor;
   let late: OwedOccurrences | undefined;
   let next: number | undefined;
-  walk: for (;;) {
-    const step = nextOccurrences(spec, cursor, STEP);
-    for (const dueAt of step) {
-      if (dueAt >= at.horizonMs) {
-        next = dueAt;
-        break walk;
-      }
-      const before = cursor;
-      cursor = { after: dueAt, fired: cursor.fired + 1 };
-      if (dueAt < oldest) skipped++;
-      else if (dueAt < at.now) late = { ...(late ?? before), through: dueAt };
-      else onTime.push({ dueAt, occurrence: cursor.fired });
+  for (const dueAt of occurrencesFrom(spec, from.cursor)) {
+    if (dueAt >= at.horizonMs) {
+      next = dueAt;
+      break;
     }
-    if (step.length < STEP) break;
+    const before = cursor;
+    cursor = { after: dueAt, fired: cursor.fired + 1 };
+    if (dueAt < oldest) skipped++;
+    else if (dueAt < at.now) late = { ...(late ?? before), through: dueAt };
+    else onTime.push({ dueAt, occurrence: cursor.fired });
   }
   const minute = Math.floor(at.now / MINUTE_MS) * MINUTE_MS;
   const sentBefore = from.caughtUp?.minute === minute ? from.caughtUp.sent : 0;
@@ -295,15 +288,11 @@ function withLate(owed: readonly OwedOccurrences[], late: OwedOccurrences | unde
 
 /** An owed range's occurrences, oldest first, each with its number. */
 function* owedOccurrences(spec: RecurrenceSpec, range: OwedOccurrences): Generator<Occurrence> {
-  let cursor: SeriesCursor = { after: range.after, fired: range.fired };
-  for (;;) {
-    const step = nextOccurrences(spec, cursor, STEP);
-    for (const dueAt of step) {
-      if (dueAt > range.through) return;
-      cursor = { after: dueAt, fired: cursor.fired + 1 };
-      yield { dueAt, occurrence: cursor.fired };
-    }
-    if (step.length < STEP) return;
+  let fired = range.fired;
+  for (const dueAt of occurrencesFrom(spec, { after: range.after, fired: range.fired })) {
+    if (dueAt > range.through) return;
+    fired++;
+    yield { dueAt, occurrence: fired };
   }
 }
 
@@ -360,16 +349,11 @@ export function materialisedAfter(series: Pick<SeriesRecord, 'spec' | 'cursor'>,
   // Not bounded by `count` here: the cursor bounds what was materialised.
   const { count, ...unbounded } = series.spec;
   const due: number[] = [];
-  let after = from;
-  for (;;) {
-    const step = nextOccurrences(unbounded, { after, fired: 0 }, STEP);
-    for (const dueAt of step) {
-      if (dueAt > series.cursor.after) return due;
-      due.push(dueAt);
-      after = dueAt;
-    }
-    if (step.length < STEP) return due;
+  for (const dueAt of occurrencesFrom(unbounded, { after: from, fired: 0 })) {
+    if (dueAt > series.cursor.after) break;
+    due.push(dueAt);
   }
+  return due;
 }
 
 /** An occurrence still to come, and whether a take has made it an event already. */

@@ -46,14 +46,27 @@ function* offsetBy(offsetMs: number, instants: Iterable<number>): Generator<numb
   for (const instant of instants) yield instant + offsetMs;
 }
 
+/**
+ * The occurrences (epoch ms, UTC) strictly after the cursor, in order, as many as `count` leaves:
+ * each computed when it is asked for, so a walk that stops at a horizon computes no more.
+ */
+export function* occurrencesFrom(spec: RecurrenceSpec, cursor: SeriesCursor): Generator<number> {
+  let left = spec.count === undefined ? Number.POSITIVE_INFINITY : spec.count - cursor.fired;
+  if (left <= 0) return;
+  for (const instant of occurrencesAfter(spec, cursor.after)) {
+    yield instant;
+    left--;
+    if (left <= 0) return;
+  }
+}
+
 /** The next `n` occurrences (epoch ms, UTC) strictly after the cursor, fewer when the series ends sooner. */
 export function nextOccurrences(spec: RecurrenceSpec, cursor: SeriesCursor, n: number): number[] {
-  const wanted = Math.min(n, spec.count === undefined ? n : spec.count - cursor.fired);
   const found: number[] = [];
-  if (wanted <= 0) return found;
-  for (const instant of occurrencesAfter(spec, cursor.after)) {
+  if (n <= 0) return found;
+  for (const instant of occurrencesFrom(spec, cursor)) {
     found.push(instant);
-    if (found.length >= wanted) break;
+    if (found.length >= n) break;
   }
   return found;
 }
