@@ -5,6 +5,9 @@ import { EXIT_CODE } from './exit.js';
 import { isScenarioName, SCENARIOS, type ScenarioName } from './scenarios/catalog.js';
 import type { MeasureOptions } from './scenarios/context.js';
 import type { ScenarioParams } from './scenarios/params.js';
+import { LoadTestUsageError } from './usage-error.js';
+
+export { LoadTestUsageError };
 
 const NAMES = Object.keys(SCENARIOS) as ScenarioName[];
 
@@ -144,9 +147,6 @@ export interface CliOptions {
 }
 
 /** The load test's command line is wrong: the run does not start (exit code 2). */
-export class LoadTestUsageError extends Error {
-  override readonly name = 'LoadTestUsageError';
-}
 
 export function integer(values: Record<string, unknown>, name: string, fallback: number, min: number, max: number): number {
   const raw = values[name];

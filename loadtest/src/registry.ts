@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { mayPublishTo, parseTenantsDocument, TenantRegistry, type TenantsDocument } from '@adhoc-scheduler/shared';
-import { LoadTestUsageError } from './options.js';
+import { LoadTestUsageError } from './usage-error.js';
 
 export const REGISTRY_USAGE = `Usage: loadtest registry [--tenants N]
 
