@@ -116,7 +116,7 @@ describe('bulk cancel by label', () => {
       {
         level: 'warn',
         fields: { jobId: 'b-request-1', skipped: 1 },
-        message: "label entries whose events are gone or not the tenant's: skipped",
+        message: "index entries whose events are gone or not the tenant's: skipped",
       },
     ]);
   });
@@ -345,7 +345,7 @@ describe('a page that names a series', () => {
     expect(logged()[0]).toEqual({
       level: 'info',
       fields: { jobId: 'b-cancel-1', seriesId: id, occurrencesCancelled: 10 },
-      message: 'series cancelled by label',
+      message: 'series cancelled by a bulk cancel',
     });
   });
 
@@ -357,6 +357,28 @@ describe('a page that names a series', () => {
     expect(seriesRead.mock.calls).toEqual([[[id]]]);
     expect(eventsRead.mock.calls.flat(2)).toHaveLength(10);
     expect(eventsRead.mock.calls.flat(2)).not.toContain(id);
+  });
+
+  it("cancels, without a label, every open event and series of the tenant, counting the occurrences its series' cancels took, and none of another tenant's", async () => {
+    const context = ingestSetup();
+    const deps = { ...context.deps, labelled: new MemoryLabelledEvents(context.store, context.series) };
+    await ingestBatch(context.deps, [
+      published({ schedule: 'rate(1 minute)', target: acmeTarget, user: 'alice', payload: 'tick' }, 'msg-series'),
+      published({ date: new Date(NOW + 2 * HOUR).toISOString(), target: acmeTarget, user: 'alice', payload: 'later' }, 'msg-later'),
+    ]);
+    const globex = { ...storedRecord('c-globex', NOW + HOUR, { tenantShard: tenantShardKey('globex', 's', 0) }), tenant: 'globex' };
+    context.store.put(globex);
+    const open = [...context.store.records.values()].filter((record) => record.tenant === 'acme' && record.state !== EVENT_STATE.cancelled);
+    await startBulkCancel(deps, bulkCancelJob(NOW, { jobId: 'b-remove', label: undefined }));
+    for (let page = context.changesQueue.sent.shift(); page !== undefined; page = context.changesQueue.sent.shift())
+      expect((await workBulkCancelPages(deps, [sqsRecord(encodeBulkCancelPage(page), `page-${page.from}`)])).batchItemFailures).toEqual([]);
+
+    const job = await deps.jobs.get('b-remove');
+    // The event, the series, and each occurrence it had materialised, none listed on its own.
+    expect(job?.counts).toEqual({ cancelled: open.length + 1, refused: { ended: 0, emitting: 0 } });
+    expect(context.series.records.get(seriesId(messageEventId('msg-series')))?.state).toBe(SERIES_STATE.cancelled);
+    expect(open.every((record) => context.store.records.get(record.id)?.state === EVENT_STATE.cancelled)).toBe(true);
+    expect(context.store.records.get('c-globex')?.state).toBe(EVENT_STATE.scheduled);
   });
 
   it('counts a series that completed between its read and its cancel as ended, not cancelled', async () => {

@@ -70,6 +70,7 @@ import { controlRoom, NO_QUOTA_COUNTS, quotaRoom } from '../src/domain/quotas.js
 import type { Quotas } from '../src/domain/tenants.js';
 import { itemBytes } from '../src/adapters/dynamodb-event-item-codec.js';
 import { dueDirectoryPeriodOf, dueDirectoryPeriodsBetween, storedOrHeldPartition, tenantShardKey } from '../src/domain/table-keys.js';
+import { SERIES_STATE, type SeriesRecord } from '../src/domain/series.js';
 import { compareByDue, decodePageToken, encodePageToken, isAfter, tenantIndexKeyAt } from '../src/domain/tenant-index.js';
 
 /**
@@ -757,7 +758,7 @@ export class MemoryLabelledEvents implements LabelledEvents {
 
   constructor(
     private readonly store: MemoryEventStore,
-    private readonly series?: { readonly labelEntries: readonly LabelEntry[] },
+    private readonly series?: { readonly labelEntries: readonly LabelEntry[]; readonly records: ReadonlyMap<string, SeriesRecord> },
   ) {}
 
   /** Labels an event of the store, as ingest would have when it recorded it. */
@@ -768,10 +769,8 @@ export class MemoryLabelledEvents implements LabelledEvents {
   async page(query: LabelledEventsQuery): Promise<readonly JobPosition[]> {
     this.queries.push(query);
     const { after, beforeMs } = query;
-    const written = [...this.store.records.values()].flatMap(({ tenant, labels, id, dueAt }) =>
-      (labels ?? []).map((label) => ({ tenant, label, id, dueAt })),
-    );
-    return [...this.entries, ...(this.series?.labelEntries ?? []), ...written]
+    const candidates = query.label === undefined ? this.indexEntries() : this.labelEntries();
+    return candidates
       .filter(
         (entry) =>
           entry.tenant === query.tenant &&
@@ -783,6 +782,22 @@ export class MemoryLabelledEvents implements LabelledEvents {
       .map(({ dueAt, id }) => ({ dueAt, id }))
       .sort(compareByDue)
       .slice(0, query.limit);
+  }
+
+  private labelEntries(): readonly { readonly tenant: string; readonly label?: string; readonly id: string; readonly dueAt: number }[] {
+    const written = [...this.store.records.values()].flatMap(({ tenant, labels, id, dueAt }) =>
+      (labels ?? []).map((label) => ({ tenant, label, id, dueAt })),
+    );
+    return [...this.entries, ...(this.series?.labelEntries ?? []), ...written];
+  }
+
+  /** The tenant index without a label: the events with a key in it, and the active series at their next due time. */
+  private indexEntries(): readonly { readonly tenant: string; readonly label?: string; readonly id: string; readonly dueAt: number }[] {
+    const events = [...this.store.records.values()].filter(({ tenantShard }) => tenantShard !== undefined);
+    const series = [...(this.series?.records.values() ?? [])].flatMap(({ state, tenant, id, dueAt }) =>
+      state === SERIES_STATE.active && dueAt !== undefined ? [{ tenant, id, dueAt }] : [],
+    );
+    return [...events.map(({ tenant, id, dueAt }) => ({ tenant, id, dueAt })), ...series];
   }
 }
 

@@ -12,7 +12,7 @@ function toJob(item: Readonly<Record<string, unknown>>): BulkCancelJob {
   return {
     jobId: String(item.jobId),
     tenant: String(item.tenant),
-    label: String(item.label),
+    label: optionalString(item.label),
     fromMs: Number(item.fromMs),
     dueBefore: optionalNumber(item.dueBefore),
     failureTopic: optionalString(item.failureTopic),

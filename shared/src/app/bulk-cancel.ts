@@ -32,8 +32,8 @@ import type { SeriesStore } from './ports/series-store.js';
 import { cancelSeries } from './series.js';
 
 /**
- * Bulk cancel by label: a job is created (by ingest for a tenant's request, by the admin CLI for an
- * operator's) with its first page on the `changes` queue; the changes function works each page and
+ * Bulk cancel, by label or of every open event of a tenant: a job is created (by ingest for a
+ * tenant's request, by label; by the admin CLI for an operator's, either) with its first page on the `changes` queue; the changes function works each page and
  * sends the next, until a page finds no more events. Then the counts go to the tenant's failure
  * topic, if the request named one.
  */
@@ -117,25 +117,30 @@ async function settle(deps: BulkCancelDeps, job: BulkCancelJob, record: EventRec
 /**
  * Counts one series of a page, cancelling it unless this is a dry run: its record, so that no
  * occurrence is materialised after it, and its occurrences materialised and not yet past the
- * cutoff, each counted by its own label entry (cancelled by the job, on this page or another).
+ * cutoff. By label, each occurrence is counted by its own label entry (cancelled by the job, on
+ * this page or another); a job of every event finds no entry of an occurrence (they are listed
+ * with their series), so the occurrences it cancelled count with their series here.
  */
 async function settleSeries(
   deps: BulkCancelDeps,
   job: BulkCancelJob,
   position: JobPosition,
   series: SeriesRecord | undefined,
-): Promise<EventCount> {
+): Promise<{ readonly count: EventCount; readonly occurrences: number }> {
   const count = seriesCountOf(series, position.dueAt, job);
-  if (count !== 'cancellable' || job.dryRun) return count === 'cancellable' ? 'cancelled' : count;
+  if (count !== 'cancellable' || job.dryRun) return { count: count === 'cancellable' ? 'cancelled' : count, occurrences: 0 };
   const result = await cancelSeries(deps, position.id, job.tenant, { by: job.jobId, publishedAt: job.createdAt });
   if ('cancelled' in result) {
     deps.metrics.count('EventsCancelled');
-    deps.logger.info({ jobId: job.jobId, seriesId: position.id, occurrencesCancelled: result.cancelled }, 'series cancelled by label');
-    return 'cancelled';
+    deps.logger.info(
+      { jobId: job.jobId, seriesId: position.id, occurrencesCancelled: result.cancelled },
+      'series cancelled by a bulk cancel',
+    );
+    return { count: 'cancelled', occurrences: job.label === undefined ? result.cancelled : 0 };
   }
   const refused = seriesCountOf(result.refused, position.dueAt, job);
   if (refused === 'cancellable') throw new TransientError(`cancel of series ${position.id} raced with another change; the page is retried`);
-  return refused;
+  return { count: refused, occurrences: 0 };
 }
 
 /** Settles a page's events and series, a few at a time, and adds up what they count. */
@@ -145,15 +150,20 @@ async function settlePage(deps: BulkCancelDeps, job: BulkCancelJob, positions: r
     deps.store.read(positions.filter(({ id }) => !isSeriesId(id)).map(({ id }) => id)),
     seriesIds.length === 0 ? new Map<string, SeriesRecord>() : deps.series.read(seriesIds),
   ]);
-  const settleOne = (position: JobPosition) =>
-    isSeriesId(position.id) ? settleSeries(deps, job, position, series.get(position.id)) : settle(deps, job, records.get(position.id));
+  const settleOne = async (position: JobPosition) =>
+    isSeriesId(position.id)
+      ? settleSeries(deps, job, position, series.get(position.id))
+      : { count: await settle(deps, job, records.get(position.id)), occurrences: 0 };
   const counts = { cancelled: 0, ended: 0, emitting: 0, skipped: 0, outside: 0 };
   for (let start = 0; start < positions.length; start += CANCELS_AT_ONCE) {
     const settled = await Promise.all(positions.slice(start, start + CANCELS_AT_ONCE).map(settleOne));
-    for (const count of settled) if (count !== 'cancellable') counts[count] += 1;
+    for (const { count, occurrences } of settled) {
+      if (count !== 'cancellable') counts[count] += 1;
+      counts.cancelled += occurrences;
+    }
   }
   if (counts.skipped > 0)
-    deps.logger.warn({ jobId: job.jobId, skipped: counts.skipped }, "label entries whose events are gone or not the tenant's: skipped");
+    deps.logger.warn({ jobId: job.jobId, skipped: counts.skipped }, "index entries whose events are gone or not the tenant's: skipped");
   return { cancelled: counts.cancelled, refused: { ended: counts.ended, emitting: counts.emitting } };
 }
 

@@ -6,7 +6,8 @@ import { SERIES_STATE, type SeriesRecord } from './series.js';
 import type { ListingPosition } from './tenant-index.js';
 
 /**
- * A bulk cancel: a tenant's open events with one label, due from the job's start (earlier ones are
+ * A bulk cancel: a tenant's open events with one label (or all of them, for an operator removing
+ * the tenant), due from the job's start (earlier ones are
  * past the change cutoff) and before its bound, and those held while the tenant is paused whenever
  * they were due (they are overdue, and still open), cancelled page by page by the `changes` function. The
  * job's item holds its cursor and counts; each page moves both with one write conditional on the
@@ -46,7 +47,8 @@ export interface NewBulkCancelJob {
   /** `b-<input MessageId>` for a tenant's request, so that its redelivery is the same job; a new one for an operator's. */
   readonly jobId: string;
   readonly tenant: string;
-  readonly label: string;
+  /** Only the events and series with this label; undefined: every one of the tenant's (an operator's job, never a tenant's request). */
+  readonly label: string | undefined;
   /** Events due at or after this are in its scope (epoch ms): when it was asked for; held events whenever due. */
   readonly fromMs: number;
   /** Events due at or after this are not (epoch ms); undefined: no bound. */
@@ -170,7 +172,7 @@ export function describeCounts(counts: BulkCancelCounts, dryRun: boolean): strin
 function requestOf(job: NewBulkCancelJob): Record<string, string> {
   return {
     action: 'cancel',
-    label: job.label,
+    ...(job.label === undefined ? {} : { label: job.label }),
     ...(job.dueBefore === undefined ? {} : { due_before: toIso(job.dueBefore) }),
     ...(job.failureTopic === undefined ? {} : { failure_topic: job.failureTopic }),
   };
@@ -180,13 +182,13 @@ function requestOf(job: NewBulkCancelJob): Record<string, string> {
 export function bulkCancelDoneNotice(job: BulkCancelJob, now: number): FailureNotice {
   return failureNotice(
     REASON.BULK_CANCEL_DONE,
-    `bulk cancel of label "${job.label}" done: ${describeCounts(job.counts, job.dryRun)}`,
+    `bulk cancel of ${job.label === undefined ? 'every open event' : `label "${job.label}"`} done: ${describeCounts(job.counts, job.dryRun)}`,
     requestOf(job),
     now,
     {
       details: {
         jobId: job.jobId,
-        label: job.label,
+        ...(job.label === undefined ? {} : { label: job.label }),
         ...(job.dueBefore === undefined ? {} : { dueBefore: toIso(job.dueBefore) }),
         cancelled: job.counts.cancelled,
         refused: job.counts.refused,

@@ -1,11 +1,12 @@
 import type { BulkCancelCounts, BulkCancelJob, JobPosition, NewBulkCancelJob } from '../../domain/bulk-cancel.js';
 
-/** Bulk cancel: a tenant's labelled events read page by page, and the jobs the changes function works. */
+/** Bulk cancel: a tenant's labelled events (or all of them) read page by page, and the jobs the changes function works. */
 
-/** Which of a tenant's labelled events a page asks for. */
+/** Which of a tenant's events a page asks for: those with a label, or all of them. */
 export interface LabelledEventsQuery {
   readonly tenant: string;
-  readonly label: string;
+  /** Undefined: every event and series of the tenant the tenant index lists. */
+  readonly label: string | undefined;
   /** Due at or after this (epoch ms). */
   readonly fromMs: number;
   /** Due before this (epoch ms); undefined: no bound. */
@@ -15,11 +16,14 @@ export interface LabelledEventsQuery {
   readonly limit: number;
 }
 
-/** A tenant's events with a label, in due order, from a cursor: read from the tenant index's label entries. */
+/**
+ * A tenant's events with a label, in due order, from a cursor: read from the tenant index's label
+ * entries; or all of them, from its stored, queued and held partitions.
+ */
 export interface LabelledEvents {
   /**
    * The first `limit` events of the query in (dueAt, id) order (fewer only when there are no
-   * more). A label entry lives as long as its event's record, so ended events are among them.
+   * more). An entry lives as long as its event's record, so ended events are among them.
    */
   page(query: LabelledEventsQuery): Promise<readonly JobPosition[]>;
 }
