@@ -1,4 +1,4 @@
-import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type EventQuota, FullQuotas, fitting, NO_QUOTA_COUNTS, type QuotaAsk, type QuotaCounts } from '../domain/quotas.js';
 import { TransientError } from '../domain/reasons.js';
@@ -211,6 +211,18 @@ export class DynamoDbQuotaCounters {
   /** Corrects the open-events count by `delta` (a recount's finding). */
   async correctOpenEvents(tenant: string, delta: number): Promise<void> {
     await this.add(tenant, { [OPEN_EVENTS]: delta });
+  }
+
+  /**
+   * Deletes the tenant's counters item, its pauses with it (see DynamoDbTenantPauses): a tenant
+   * removed with no open event leaves no count, pause or mark to whoever is given its id.
+   */
+  async forget(tenant: string): Promise<void> {
+    try {
+      await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: { [TABLE.partitionKey]: openEventsCounterId(tenant) } }));
+    } catch (error) {
+      throw transient('DeleteItem', error);
+    }
   }
 
   /** The open-events count as the counter holds it (0 before the tenant's first event). */

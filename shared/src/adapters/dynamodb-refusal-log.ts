@@ -3,7 +3,7 @@ import type { RefusalLog } from '../app/ports/errors-and-refusals.js';
 import type { ReasonCode } from '../domain/reasons.js';
 import { refusalCounterId, refusalSlotId } from '../domain/table-keys.js';
 import { REFUSALS_KEPT, type RecentRefusals, type Refusal, type TenantRefusals } from '../domain/refusals.js';
-import { batchGet, batchPut } from './dynamodb-batches.js';
+import { batchDelete, batchGet, batchPut } from './dynamodb-batches.js';
 import { TABLE, transient } from './dynamodb-table.js';
 
 const optionalString = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
@@ -67,6 +67,12 @@ export class DynamoDbRefusalLog implements RefusalLog {
     const counter = items.get(counterId);
     const notKept = Number(counter?.notKept ?? 0);
     return { refusals, refused: Number(counter?.kept ?? 0) + notKept, notKept };
+  }
+
+  /** Deletes the tenant's refusals and their counter: a tenant removed leaves none to whoever is given its id. */
+  async forget(tenant: string): Promise<void> {
+    const slotIds = Array.from({ length: this.perTenant }, (_, slot) => refusalSlotId(tenant, slot));
+    await batchDelete(this.client, this.tableName, [refusalCounterId(tenant), ...slotIds]);
   }
 }
 

@@ -145,6 +145,14 @@ export function endCountsItemId(tenant: string, minuteMs: number): string {
   return `#ends#${tenant}#${Math.floor(minuteMs / 1000)}`;
 }
 
+/**
+ * What a removed tenant left: `#removed#<tenant>`, until its id may name another tenant (see
+ * TenantRemoval).
+ */
+export function tenantRemovalItemId(tenant: string): string {
+  return `#removed#${tenant}`;
+}
+
 /** The item holding the loader's cursors. */
 export const LOADER_CURSOR_ID = '#loader-cursor';
 
