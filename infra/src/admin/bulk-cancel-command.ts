@@ -27,7 +27,7 @@ const POLL_MS = 250;
 /** How long a job may stand still before the command stops waiting (the job itself goes on). */
 const STALL_MS = 120_000;
 
-function progressLine(job: BulkCancelJob): string {
+export function progressLine(job: BulkCancelJob): string {
   return `${job.state === 'done' ? 'done' : 'working'}: ${describeCounts(job.counts, job.dryRun)}`;
 }
 
@@ -67,12 +67,17 @@ function reportingRefusals(queue: ChangesQueue, queueUrl: string): Pick<ChangesQ
   };
 }
 
-/** What a cancel by label chooses, as `events cancel` takes it. */
-export interface CancelByLabel {
+/** What a bulk cancel chooses: a tenant's open events with a label, or all of them (`label` undefined). */
+export interface BulkCancelRequest {
   readonly tenant: string;
-  readonly label: string;
+  readonly label: string | undefined;
   readonly dueBefore: number | undefined;
   readonly dryRun: boolean;
+}
+
+/** What a cancel by label chooses, as `events cancel` takes it. */
+export interface CancelByLabel extends BulkCancelRequest {
+  readonly label: string;
   /** The registry the tenant must be in (the local service's by default). */
   readonly tenantsFile: string | undefined;
 }
@@ -88,9 +93,23 @@ export async function cancelByLabel(
   command: string,
   progress: (line: string) => void,
 ): Promise<BulkCancelJob> {
-  const { tenant, label, dueBefore, dryRun } = request;
-  const unregistered = unregisteredTenant(tenant, location, request.tenantsFile);
+  const unregistered = unregisteredTenant(request.tenant, location, request.tenantsFile);
   if (unregistered !== '') throw new AdminError(`nothing to cancel: ${unregistered}`);
+  return runBulkCancel(location, request, command, progress);
+}
+
+/**
+ * Starts a bulk cancel job on the location's changes queue and waits until it is done, as
+ * cancelByLabel does, whether or not the registry knows the tenant (`tenant remove` cancels what
+ * a tenant it has just unregistered still has open).
+ */
+export async function runBulkCancel(
+  location: Location,
+  request: BulkCancelRequest,
+  command: string,
+  progress: (line: string) => void,
+): Promise<BulkCancelJob> {
+  const { tenant, label, dueBefore, dryRun } = request;
   return withChangesQueue(location, command, (sqs, queueUrl) =>
     withTable(location, async (client, tableName) => {
       const jobs = new DynamoDbBulkCancelJobs(client, tableName);
@@ -114,9 +133,9 @@ export async function cancelByLabel(
         },
       );
       const bound = dueBefore === undefined ? '' : `, due before ${toIso(dueBefore)}`;
-      progress(
-        `job ${started.jobId}: ${dryRun ? 'counting' : 'cancelling'} the open events of tenant ${tenant} labelled "${label}"${bound}`,
-      );
+      const which = label === undefined ? 'every open event and recurring series' : 'the open events';
+      const labelled = label === undefined ? '' : ` labelled "${label}"`;
+      progress(`job ${started.jobId}: ${dryRun ? 'counting' : 'cancelling'} ${which} of tenant ${tenant}${labelled}${bound}`);
       return waitForJob(jobs, started.jobId, progress);
     }),
   );

@@ -10,6 +10,7 @@ import { tableMigrate } from './table-commands.js';
 import { tailTopic } from './tail-command.js';
 import { tenantPause, tenantResume } from './pause-commands.js';
 import { tenantAdd, tenantList } from './tenant-commands.js';
+import { tenantRemove } from './tenant-removal.js';
 import { tenantExport, tenantImport } from './tenant-transfer.js';
 import { USAGE } from './usage.js';
 
@@ -20,8 +21,16 @@ type Command = (args: string[], output: Output) => Promise<number>;
 /** Commands of two words, by the first, with the help of them all; `events` is one word, and `events cancel` two. */
 const GROUPS: Readonly<Record<string, { readonly usage: string; readonly commands: Readonly<Record<string, Command>> }>> = {
   tenant: {
-    usage: `${USAGE.tenantAdd}\n\n${USAGE.tenantImport}\n\n${USAGE.tenantExport}\n\n${USAGE.tenantList}\n\n${USAGE.tenantPause}\n\n${USAGE.tenantResume}`,
-    commands: { add: tenantAdd, import: tenantImport, export: tenantExport, list: tenantList, pause: tenantPause, resume: tenantResume },
+    usage: `${USAGE.tenantAdd}\n\n${USAGE.tenantImport}\n\n${USAGE.tenantExport}\n\n${USAGE.tenantRemove}\n\n${USAGE.tenantList}\n\n${USAGE.tenantPause}\n\n${USAGE.tenantResume}`,
+    commands: {
+      add: tenantAdd,
+      import: tenantImport,
+      export: tenantExport,
+      remove: tenantRemove,
+      list: tenantList,
+      pause: tenantPause,
+      resume: tenantResume,
+    },
   },
   event: { usage: USAGE.eventShow, commands: { show: eventShow } },
   series: { usage: `${USAGE.seriesList}\n\n${USAGE.seriesShow}`, commands: { list: seriesList, show: seriesShow } },

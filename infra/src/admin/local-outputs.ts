@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
-import { SNSClient } from '@aws-sdk/client-sns';
+import { DeleteTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { inputTopicName, type SchedulerTopics } from '@adhoc-scheduler/shared';
 import { ensureInputTopic } from '../local/resources.js';
 import { LOCAL_CREDENTIALS, type LocalOutputs } from '../local/runtime.js';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
 import { AdminError } from './errors.js';
-import { schedulerTopicsOf, topicPrefixOf } from './topic-arns.js';
+import { inputTopicArnOf, schedulerTopicsOf, topicPrefixOf } from './topic-arns.js';
 
 /** What the admin commands use of the outputs file scripts/start writes. */
 export type LocalServiceOutputs = Pick<
@@ -115,6 +115,17 @@ export class LocalService {
     } catch (error) {
       throw new AdminError(`could not create the input topic ${name} at ${this.outputs.endpoint}: ${describeError(error)}`);
     }
+  }
+
+  /** Deletes the tenant's input topic, and with it its subscription (idempotent, as SNS's DeleteTopic); its ARN. */
+  async deleteTenantTopic(tenantId: string): Promise<string> {
+    const arn = inputTopicArnOf(this.outputs.inputTopicArn, tenantId);
+    try {
+      await this.sns.send(new DeleteTopicCommand({ TopicArn: arn }));
+    } catch (error) {
+      throw new AdminError(`could not delete the input topic ${arn} at ${this.outputs.endpoint}: ${describeError(error)}`);
+    }
+    return arn;
   }
 
   close(): void {

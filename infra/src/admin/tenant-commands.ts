@@ -21,6 +21,7 @@ import { LocalService, readLocalOutputs } from './local-outputs.js';
 import { CDK_TENANTS, localOnly, locationOf, readStackOutputs, type Location } from './location.js';
 import { pausesAt } from './pause-commands.js';
 import { pageOfTenants, readRegistry } from './registry.js';
+import { clearRemovals, removalsToClear } from './tenant-removal.js';
 import { tenantSettingsText, tenantsJson, tenantsTable } from './tenant-view.js';
 import { LIST_LIMIT, USAGE } from './usage.js';
 
@@ -93,6 +94,39 @@ function asTenant(entry: TenantEntry): Tenant {
   return tenant;
 }
 
+/** The flags of tenant add that say a tenant's entry. */
+interface EntryFlags {
+  readonly account: string[];
+  readonly 'target-account': string[];
+  readonly 'dead-letter-topic'?: string | undefined;
+  readonly 'max-open-events'?: string | undefined;
+  readonly 'max-ingest-per-second'?: string | undefined;
+  readonly 'max-control-per-second'?: string | undefined;
+  readonly 'user-optional': boolean;
+}
+
+/** The registry entry tenant add's flags say: exactly that, the omitted settings left to their defaults. */
+function entryFromFlags(id: string, values: EntryFlags, command: string): TenantEntry {
+  if (values.account.length === 0) throw new AdminUsageError('--account is missing: a tenant has at least one AWS account', command);
+  const quota = (flag: 'max-open-events' | 'max-ingest-per-second' | 'max-control-per-second') => {
+    const text = values[flag];
+    return text === undefined ? undefined : wholeNumber(`--${flag}`, text, { min: 0 }, command);
+  };
+  const maxOpenEvents = quota('max-open-events');
+  const maxIngestPerSecond = quota('max-ingest-per-second');
+  const maxControlPerSecond = quota('max-control-per-second');
+  return {
+    id,
+    accounts: values.account,
+    ...(values['target-account'].length > 0 ? { targetAccounts: values['target-account'] } : {}),
+    ...(values['dead-letter-topic'] !== undefined ? { deadLetterTopic: values['dead-letter-topic'] } : {}),
+    ...(maxOpenEvents !== undefined ? { maxOpenEvents } : {}),
+    ...(maxIngestPerSecond !== undefined ? { maxIngestPerSecond } : {}),
+    ...(maxControlPerSecond !== undefined ? { maxControlPerSecond } : {}),
+    ...(values['user-optional'] ? { requireUser: false } : {}),
+  };
+}
+
 export async function tenantAdd(args: string[], output: Output): Promise<number> {
   const command = 'tenant add';
   const line = commandLine(
@@ -106,6 +140,7 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
       'max-ingest-per-second': { type: 'string' },
       'max-control-per-second': { type: 'string' },
       'user-optional': { type: 'boolean', default: false },
+      restore: { type: 'boolean', default: false },
       tenants: { type: 'string', default: LOCAL_SERVICE_FILES.tenants },
       ...LOCATION_OPTIONS,
     },
@@ -120,24 +155,7 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
       `"${PUBLIC_TENANT_ID}" is the shared input topic's tenant, not one to add: its settings are the "public" section of the tenants file`,
     );
   }
-  if (values.account.length === 0) throw new AdminUsageError('--account is missing: a tenant has at least one AWS account', command);
-  const quota = (flag: 'max-open-events' | 'max-ingest-per-second' | 'max-control-per-second') => {
-    const text = values[flag];
-    return text === undefined ? undefined : wholeNumber(`--${flag}`, text, { min: 0 }, command);
-  };
-  const maxOpenEvents = quota('max-open-events');
-  const maxIngestPerSecond = quota('max-ingest-per-second');
-  const maxControlPerSecond = quota('max-control-per-second');
-  const entry: TenantEntry = {
-    id,
-    accounts: values.account,
-    ...(values['target-account'].length > 0 ? { targetAccounts: values['target-account'] } : {}),
-    ...(values['dead-letter-topic'] !== undefined ? { deadLetterTopic: values['dead-letter-topic'] } : {}),
-    ...(maxOpenEvents !== undefined ? { maxOpenEvents } : {}),
-    ...(maxIngestPerSecond !== undefined ? { maxIngestPerSecond } : {}),
-    ...(maxControlPerSecond !== undefined ? { maxControlPerSecond } : {}),
-    ...(values['user-optional'] ? { requireUser: false } : {}),
-  };
+  const entry = entryFromFlags(id, values, command);
   validateEntry(entry);
 
   const tenantsPath = values.tenants;
@@ -155,15 +173,19 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
   // and its ARN is printed only once both are done. A service that is not running stops this
   // before anything is written.
   const service = await LocalService.connect(outputsPath);
+  const location: Location = { kind: 'local', outputs: outputsPath };
   let topicArn: string;
+  let removed: readonly string[];
   const localAccount = service.schedulerTopics.accountId;
   try {
     validateRegistry(updated, `tenant "${id}"`, { region: service.region, schedulerTopics: service.schedulerTopics });
+    removed = await removalsToClear(location, [id], values.restore);
     topicArn = await service.ensureTenantTopic(id);
   } finally {
     service.close();
   }
   if (previous === undefined || !sameEntry(previous, entry)) await writeTenantsFile(tenantsPath, updated);
+  await clearRemovals(location, removed);
   // The outputs list every tenant's input topic, as they would after a restart.
   await addTenantInputTopics(outputsPath, service.endpoint, { [id]: topicArn });
 

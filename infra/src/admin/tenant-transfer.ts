@@ -6,9 +6,10 @@ import { commandLine, LOCATION_OPTIONS, noPositionals, onePositional } from './a
 import { AdminError } from './errors.js';
 import type { Output } from './format.js';
 import { LocalService } from './local-outputs.js';
-import { localOnly, locationOf } from './location.js';
+import { localOnly, locationOf, type Location } from './location.js';
 import { readRegistry } from './registry.js';
 import { sameEntry, validateRegistry, type TenantEntry } from './tenant-commands.js';
+import { clearRemovals, removalsToClear } from './tenant-removal.js';
 import { USAGE } from './usage.js';
 
 /** Input topics created (or found) at once while importing: a few thousand tenants take seconds, not minutes. */
@@ -86,7 +87,11 @@ export async function tenantImport(args: string[], output: Output): Promise<numb
   const line = commandLine(
     command,
     args,
-    { tenants: { type: 'string', default: LOCAL_SERVICE_FILES.tenants }, ...LOCATION_OPTIONS },
+    {
+      restore: { type: 'boolean', default: false },
+      tenants: { type: 'string', default: LOCAL_SERVICE_FILES.tenants },
+      ...LOCATION_OPTIONS,
+    },
     { usage: USAGE.tenantImport, output },
   );
   if (line === undefined) return 0;
@@ -101,14 +106,19 @@ export async function tenantImport(args: string[], output: Output): Promise<numb
   // As tenant add: the topics first, the file once they are all there; a service that is not
   // running, or a registry that breaks a rule, stops this before anything is written.
   const service = await LocalService.connect(outputsPath);
+  const location: Location = { kind: 'local', outputs: outputsPath };
   let topicArns: Record<string, string>;
+  let removed: readonly string[];
   try {
     validateRegistry(plan.registry, `the tenants of ${importPath}`, { region: service.region, schedulerTopics: service.schedulerTopics });
+    // Only the ids it adds can have been removed: one registered now was registered again since.
+    removed = await removalsToClear(location, plan.added, values.restore);
     topicArns = await eachAtOnce(ids, (id) => service.ensureTenantTopic(id));
   } finally {
     service.close();
   }
   if (plan.added.length > 0 || plan.updated.length > 0 || plan.publicUpdated) await writeTenantsFile(tenantsPath, plan.registry);
+  await clearRemovals(location, removed);
   await addTenantInputTopics(outputsPath, service.endpoint, topicArns);
 
   const publicNote =

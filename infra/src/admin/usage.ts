@@ -1,6 +1,7 @@
 import { DEFAULT_QUOTAS, EVENT_STATE, REFUSALS_KEPT } from '@adhoc-scheduler/shared';
 import { PEEK_VISIBILITY_SECONDS } from './dead-letters.js';
 import { CDK_TENANTS } from './location.js';
+import { REUSE_DAYS } from './removed-tenants.js';
 import { PAST_SHOWN } from './series-view.js';
 
 const count = (value: number): string => value.toLocaleString('en-US');
@@ -58,7 +59,7 @@ Usage: scripts/admin tenant add <id> --account ID [--account ID ...] [--target-a
                                 [--dead-letter-topic ARN]
                                 [--max-open-events N] [--max-ingest-per-second N]
                                 [--max-control-per-second N]
-                                [--user-optional] [--tenants FILE] [--outputs FILE]
+                                [--user-optional] [--restore] [--tenants FILE] [--outputs FILE]
 
   <id>                        lowercase letters, digits and hyphens, at most 40, not "public";
                               names the tenant's input topic (adhoc-scheduler-tenant-<id>)
@@ -75,6 +76,8 @@ Usage: scripts/admin tenant add <id> --account ID [--account ID ...] [--target-a
                               by label, a series' change) accepted per second (default ${count(DEFAULT_QUOTAS.maxControlPerSecond)})
   --user-optional             accept schedule requests without "user" (the original service's
                               ENFORCE_USER off); by default they are refused as MISSING_FIELD
+  --restore                   register again an id removed less than ${REUSE_DAYS} days ago, for the same
+                              client (without it, refused: see tenant remove)
   --tenants FILE              the registry the service was started with (default .local/tenants.json)
   --outputs FILE              the running service's outputs (default .local/outputs.json)
 
@@ -91,9 +94,10 @@ Local service only: on AWS, tenants are registered in the CDK app's configuratio
   tenantImport: `Registers the tenants of a tenants file on the local service, or updates them: bulk
 onboarding, or a backup (tenant export) put back.
 
-Usage: scripts/admin tenant import FILE [--tenants FILE] [--outputs FILE]
+Usage: scripts/admin tenant import FILE [--restore] [--tenants FILE] [--outputs FILE]
 
   FILE              a tenants file (the format of .local/tenants.json and of tenant export)
+  --restore         register again ids removed less than ${REUSE_DAYS} days ago, for the same clients
   --tenants FILE    the registry the service was started with (default .local/tenants.json)
   --outputs FILE    the running service's outputs (default .local/outputs.json)
 
@@ -103,6 +107,29 @@ an import removes no one. The registry it makes is checked as a whole (accounts,
 topics) before anything is written; then every named tenant's input topic is created (or found)
 on the service's ingest queue, the tenants file is written once, and each tenant is printed on
 stdout with its topic's ARN after a space. The service must be running (scripts/start).
+
+Local service only: on AWS, tenants are registered in the CDK app's configuration
+(${CDK_TENANTS}), then deployed.`,
+
+  tenantRemove: `Removes a tenant from the local service: its input topic, then its registry entry.
+
+Usage: scripts/admin tenant remove <id> [--cancel-open] [--tenants FILE] [--outputs FILE]
+
+  <id>              a registered tenant, not "public"
+  --cancel-open     cancel its open events and active recurring series first (bulk cancel
+                    jobs), and wait for those due within the change cutoff to be emitted;
+                    without it, a tenant with any open is refused and nothing changes
+  --tenants FILE    the registry the service was started with (default .local/tenants.json)
+  --outputs FILE    the running service's outputs (default .local/outputs.json)
+
+Counts the tenant's open events (a scan of the table); deletes its input topic, so that SNS
+refuses what it publishes from then on; with --cancel-open, cancels what is open, printing the
+jobs' counts; writes the registry without it; cancels what it published before its topic went
+and the service took meanwhile; and deletes its counters, pauses and kept refusals. Its events'
+records stay for their retention. For ${REUSE_DAYS} days (the longest its records, notices and
+dead letters may outlive it) the id stays its own: tenant add or import of it is refused, but with
+--restore, which gives it back to the same client. A removal that stops half-way (an open event
+left, the service stopped) says so; running it again goes on.
 
 Local service only: on AWS, tenants are registered in the CDK app's configuration
 (${CDK_TENANTS}), then deployed.`,

@@ -50,3 +50,12 @@ export async function addTenantInputTopics(path: string, endpoint: string, topic
   await writeJsonFile(path, { ...outputs, tenantInputTopicArns: { ...outputs.tenantInputTopicArns, ...topicArns } });
   return true;
 }
+
+/** Takes a removed tenant's input topic out of the running service's outputs; `false` as addTenantInputTopics says. */
+export async function removeTenantInputTopic(path: string, endpoint: string, tenantId: string): Promise<boolean> {
+  const outputs = await readOutputs(path);
+  if (outputs?.endpoint !== endpoint) return false;
+  const { [tenantId]: _removed, ...others } = outputs.tenantInputTopicArns ?? {};
+  await writeJsonFile(path, { ...outputs, tenantInputTopicArns: others });
+  return true;
+}

@@ -62,7 +62,7 @@ export async function writeTenantsFile(path: string, document: TenantsDocument):
 }
 
 /** How often the file's modification time is checked. */
-const RECHECK_MS = 1000;
+export const TENANTS_FILE_RECHECK_MS = 1000;
 
 /**
  * Tenants from the file, re-read when it changes: onboarding a tenant, or changing its quotas,
@@ -90,7 +90,7 @@ export class FileTenantDirectory implements TenantDirectory {
   ) {
     this.modifiedMs = this.modified();
     this.registry = new TenantRegistry(readTenantsFile(path, scope), scope.schedulerTopics.topicPrefix);
-    this.timer = setInterval(() => this.refresh(false), RECHECK_MS);
+    this.timer = setInterval(() => this.refresh(false), TENANTS_FILE_RECHECK_MS);
     this.timer.unref();
   }
 
@@ -119,7 +119,7 @@ export class FileTenantDirectory implements TenantDirectory {
 
   private refresh(force: boolean): void {
     const now = Date.now();
-    if (!force && now - this.checkedAt < RECHECK_MS) return;
+    if (!force && now - this.checkedAt < TENANTS_FILE_RECHECK_MS) return;
     this.checkedAt = now;
     const modified = this.modified();
     if (modified === this.modifiedMs) return;

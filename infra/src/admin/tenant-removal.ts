@@ -1,0 +1,198 @@
+import {
+  addCounts,
+  DEFAULTS,
+  describeCounts,
+  DynamoDbEventListing,
+  DynamoDbQuotaCounters,
+  DynamoDbRefusalLog,
+  DynamoDbTenantRemovals,
+  NO_COUNTS,
+  PUBLIC_TENANT_ID,
+  registrationRefusal,
+  tenantRemoval,
+  type BulkCancelCounts,
+  type TenantRemoval,
+} from '@adhoc-scheduler/shared';
+import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
+import { removeTenantInputTopic } from '../local/outputs-file.js';
+import { TENANTS_FILE_RECHECK_MS, writeTenantsFile } from '../local/tenants-file.js';
+import { commandLine, LOCATION_OPTIONS, onePositional } from './arguments.js';
+import { runBulkCancel } from './bulk-cancel-command.js';
+import { AdminError } from './errors.js';
+import type { Output } from './format.js';
+import { LocalService } from './local-outputs.js';
+import { localOnly, locationOf, withTable, type Location } from './location.js';
+import { readRegistry } from './registry.js';
+import { LOCAL_LEFTOVERS } from './removed-tenants.js';
+import { USAGE } from './usage.js';
+
+/**
+ * Removing a tenant from the local service, and registering a removed id again. The steps keep
+ * every guarantee of the tenant's events: none is left open behind an unregistered tenant (its
+ * emission would fail), and none is lost to a removal that stops half-way (a second run goes on).
+ */
+
+/** How long the cancels may go on: time for the events due within the change cutoff to be emitted. */
+const SETTLE_MS = (DEFAULTS.changeCutoffSeconds + 25) * 1000;
+/** How often the open events are counted while waiting for them to end. */
+const RECOUNT_MS = 1000;
+/** Counts after the tenant is unregistered at most, each a while after the last, cancelling what the one before found. */
+const LATE_ROUNDS = 3;
+/**
+ * How long the running service may go on taking the tenant's requests after its registry no
+ * longer names it: until it looks at the tenants file again, and ingest's batching window after.
+ */
+const REGISTRY_IN_FORCE_MS = TENANTS_FILE_RECHECK_MS + 2000;
+
+const count = (value: number): string => value.toLocaleString('en-US');
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A tenant's open events and active series, counted: a scan of the table, as `quota reconcile` counts. */
+function countOpen(location: Location, tenant: string): Promise<number> {
+  return withTable(location, (client, tableName) => new DynamoDbEventListing(client, tableName).countOpen(tenant));
+}
+
+/**
+ * Cancels every open event and recurring series of the tenant, by bulk cancel jobs, until a count
+ * finds none or SETTLE_MS has passed: those a job found within the change cutoff are emitted
+ * meanwhile, and those ingest took since a job read are cancelled by the next. The jobs' counts
+ * added up, and what was still open at the end (0 when all ended).
+ */
+async function cancelOpen(
+  location: Location,
+  tenant: string,
+  command: string,
+  progress: (line: string) => void,
+): Promise<{ readonly counts: BulkCancelCounts; readonly left: number }> {
+  const deadline = Date.now() + SETTLE_MS;
+  let counts = NO_COUNTS;
+  for (;;) {
+    const job = await runBulkCancel(location, { tenant, label: undefined, dueBefore: undefined, dryRun: false }, command, progress);
+    counts = addCounts(counts, job.counts);
+    const left = await countOpen(location, tenant);
+    if (left === 0 || Date.now() >= deadline) return { counts, left };
+    progress(`${count(left)} still open (due within the change cutoff, or taken since the job read): again in a second`);
+    await sleep(RECOUNT_MS);
+  }
+}
+
+/**
+ * Forgets what the tenant kept besides its events (its counters and pauses, its refusals) and
+ * records its removal, so that its id names no one else while anything of it may be left.
+ */
+async function forgetTenant(location: Location, tenant: string): Promise<TenantRemoval> {
+  const removal = tenantRemoval(tenant, Date.now(), LOCAL_LEFTOVERS);
+  await withTable(location, async (client, tableName) => {
+    await new DynamoDbTenantRemovals(client, tableName).record(removal);
+    await new DynamoDbQuotaCounters(client, tableName).forget(tenant);
+    await new DynamoDbRefusalLog(client, tableName).forget(tenant);
+  });
+  return removal;
+}
+
+export async function tenantRemove(args: string[], output: Output): Promise<number> {
+  const command = 'tenant remove';
+  const line = commandLine(
+    command,
+    args,
+    {
+      'cancel-open': { type: 'boolean', default: false },
+      tenants: { type: 'string', default: LOCAL_SERVICE_FILES.tenants },
+      ...LOCATION_OPTIONS,
+    },
+    { usage: USAGE.tenantRemove, output },
+  );
+  if (line === undefined) return 0;
+  const { values, positionals } = line;
+  const outputsPath = localOnly(locationOf(values, command), command);
+  const location: Location = { kind: 'local', outputs: outputsPath };
+  const id = onePositional(positionals, 'the tenant id', command);
+  if (id === PUBLIC_TENANT_ID)
+    throw new AdminError(
+      `"${PUBLIC_TENANT_ID}" is the shared input topic's tenant: turn it off in the tenants file's "public" section instead`,
+    );
+  const tenantsPath = values.tenants;
+  if (!(readRegistry(tenantsPath).tenants ?? []).some((tenant) => tenant.id === id))
+    throw new AdminError(`tenant "${id}" is not registered in ${tenantsPath} (scripts/admin tenant list shows who is)`);
+
+  const open = await countOpen(location, id);
+  if (open > 0 && !values['cancel-open'])
+    throw new AdminError(
+      `tenant "${id}" has ${count(open)} open events and active recurring series; nothing was changed. ` +
+        'Cancel them first, or give --cancel-open to cancel them with the removal',
+    );
+
+  // Its requests stop at the topic first: what is published from now on is refused by SNS, to the client.
+  const service = await LocalService.connect(outputsPath);
+  let topicArn: string;
+  try {
+    topicArn = await service.deleteTenantTopic(id);
+  } finally {
+    service.close();
+  }
+  output.err(`Input topic ${topicArn} deleted: the tenant's requests are no longer taken.`);
+
+  let counts = NO_COUNTS;
+  if (values['cancel-open']) {
+    const cancelled = await cancelOpen(location, id, command, (progress) => output.err(progress));
+    counts = cancelled.counts;
+    if (cancelled.left > 0)
+      throw new AdminError(
+        `${count(cancelled.left)} events of tenant "${id}" are still open after ${SETTLE_MS / 1000} s of bulk cancels: ` +
+          'the tenant stays registered (its input topic is deleted). Run tenant remove again once they are emitted ' +
+          '(without SCHEDULER_INDEX_QUEUED_EVENTS, events placed straight in the delay queue are found by no listing: they are emitted within the near-path window)',
+      );
+  }
+
+  // Requests taken before the topic went may still be ingested until the service reads the registry without the tenant.
+  const registry = readRegistry(tenantsPath);
+  await writeTenantsFile(tenantsPath, { ...registry, tenants: (registry.tenants ?? []).filter((tenant) => tenant.id !== id) });
+  await removeTenantInputTopic(outputsPath, service.endpoint, id);
+  // Until a count finds none a while after the last: a service slow to read the file may take some still.
+  let late = 0;
+  for (let round = 0; ; round++) {
+    await sleep(REGISTRY_IN_FORCE_MS);
+    const taken = await countOpen(location, id);
+    if (taken === 0) break;
+    if (round === LATE_ROUNDS) {
+      output.err(`Warning: ${count(taken)} events of tenant ${id} are still open: each fails at its due time as UNKNOWN_TENANT, logged.`);
+      break;
+    }
+    const job = await runBulkCancel(location, { tenant: id, label: undefined, dueBefore: undefined, dryRun: false }, command, (progress) =>
+      output.err(progress),
+    );
+    counts = addCounts(counts, job.counts);
+    late += taken;
+  }
+  if (late > 0) output.err(`${count(late)} requests the tenant published before its topic was deleted were taken meanwhile: cancelled.`);
+  const removal = await forgetTenant(location, id);
+  const cancelledText = values['cancel-open'] || late > 0 ? ` Its open events: ${describeCounts(counts, false)}.` : '';
+  output.out(
+    `Tenant ${id} removed from ${tenantsPath}.${cancelledText} Its id is its own until ${new Date(removal.reusableFrom).toISOString()}: ` +
+      'tenant add --restore gives it back to the same client before then.',
+  );
+  return 0;
+}
+
+/**
+ * Which of these ids may be registered now: an AdminError for the first whose removal still
+ * stands, unless this is a restore; the removals to clear once they are registered again.
+ */
+export async function removalsToClear(location: Location, ids: readonly string[], restore: boolean): Promise<readonly string[]> {
+  const removals = await withTable(location, (client, tableName) => new DynamoDbTenantRemovals(client, tableName).of(ids));
+  const now = Date.now();
+  for (const removal of removals.values()) {
+    const refusal = registrationRefusal(removal, now, restore);
+    if (refusal !== undefined) throw new AdminError(refusal);
+  }
+  return [...removals.keys()];
+}
+
+/** Forgets the removals of ids registered again. */
+export async function clearRemovals(location: Location, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await withTable(location, async (client, tableName) => {
+    const removals = new DynamoDbTenantRemovals(client, tableName);
+    for (const id of ids) await removals.clear(id);
+  });
+}
