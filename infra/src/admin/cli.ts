@@ -9,7 +9,9 @@ import { seriesList, seriesShow } from './series-commands.js';
 import { tableMigrate } from './table-commands.js';
 import { tailTopic } from './tail-command.js';
 import { tenantPause, tenantResume } from './pause-commands.js';
-import { tenantAdd, tenantList } from './tenant-commands.js';
+import { tenantAdd, tenantUpdate } from './tenant-commands.js';
+import { tenantList } from './tenant-list.js';
+import { tenantShow } from './tenant-show.js';
 import { tenantRemove } from './tenant-removal.js';
 import { tenantExport, tenantImport } from './tenant-transfer.js';
 import { USAGE } from './usage.js';
@@ -21,9 +23,11 @@ type Command = (args: string[], output: Output) => Promise<number>;
 /** Commands of two words, by the first, with the help of them all; `events` is one word, and `events cancel` two. */
 const GROUPS: Readonly<Record<string, { readonly usage: string; readonly commands: Readonly<Record<string, Command>> }>> = {
   tenant: {
-    usage: `${USAGE.tenantAdd}\n\n${USAGE.tenantImport}\n\n${USAGE.tenantExport}\n\n${USAGE.tenantRemove}\n\n${USAGE.tenantList}\n\n${USAGE.tenantPause}\n\n${USAGE.tenantResume}`,
+    usage: `${USAGE.tenantAdd}\n\n${USAGE.tenantUpdate}\n\n${USAGE.tenantShow}\n\n${USAGE.tenantImport}\n\n${USAGE.tenantExport}\n\n${USAGE.tenantRemove}\n\n${USAGE.tenantList}\n\n${USAGE.tenantPause}\n\n${USAGE.tenantResume}`,
     commands: {
       add: tenantAdd,
+      update: tenantUpdate,
+      show: tenantShow,
       import: tenantImport,
       export: tenantExport,
       remove: tenantRemove,

@@ -8,7 +8,7 @@ import type { Output } from './format.js';
 import { LocalService } from './local-outputs.js';
 import { localOnly, locationOf, type Location } from './location.js';
 import { readRegistry } from './registry.js';
-import { sameEntry, validateRegistry, type TenantEntry } from './tenant-commands.js';
+import { sameEntry, validateRegistry, type TenantEntry } from './tenant-registration.js';
 import { clearRemovals, removalsToClear } from './tenant-removal.js';
 import { USAGE } from './usage.js';
 

@@ -1,5 +1,5 @@
 import type { Pause, Tenant } from '@adhoc-scheduler/shared';
-import { count, printable, table } from './format.js';
+import { count, fields, printable, table } from './format.js';
 
 /** A tenant as the listing shows it, with its input topic when the service's outputs are known. */
 export interface TenantView {
@@ -57,25 +57,47 @@ export function tenantsTable(views: readonly TenantView[]): string {
   ]);
 }
 
-export function tenantsJson(views: readonly TenantView[]): Record<string, unknown> {
+/** One tenant as the JSON of tenant list and tenant show gives it. */
+export function tenantJson({ tenant, inputTopicArn, pause }: TenantView): Record<string, unknown> {
   return {
-    tenants: views.map(({ tenant, inputTopicArn, pause }) => ({
-      id: tenant.id,
-      enabled: tenant.enabled,
-      accounts: tenant.accounts,
-      // null: any account but the registered tenants'.
-      targetAccounts: tenant.targetAccounts === undefined ? null : [...tenant.targetAccounts],
-      maxOpenEvents: tenant.quotas.maxOpenEvents,
-      maxIngestPerSecond: tenant.quotas.maxIngestPerSecond,
-      maxControlPerSecond: tenant.quotas.maxControlPerSecond,
-      requireUser: tenant.requireUser,
-      inputTopicArn: inputTopicArn ?? null,
-      deadLetterTopic: tenant.deadLetterTopic ?? null,
-      // null: not paused (or its pause could not be read: the listing says so on stderr).
-      paused:
-        pause === undefined
-          ? null
-          : { since: new Date(pause.pausedAt).toISOString(), note: pause.note ?? null, by: pause.pausedBy, owner: pause.owner },
-    })),
+    id: tenant.id,
+    enabled: tenant.enabled,
+    accounts: tenant.accounts,
+    // null: any account but the registered tenants'.
+    targetAccounts: tenant.targetAccounts === undefined ? null : [...tenant.targetAccounts],
+    maxOpenEvents: tenant.quotas.maxOpenEvents,
+    maxIngestPerSecond: tenant.quotas.maxIngestPerSecond,
+    maxControlPerSecond: tenant.quotas.maxControlPerSecond,
+    requireUser: tenant.requireUser,
+    inputTopicArn: inputTopicArn ?? null,
+    deadLetterTopic: tenant.deadLetterTopic ?? null,
+    // null: not paused (or its pause could not be read: the command says so on stderr).
+    paused:
+      pause === undefined
+        ? null
+        : { since: new Date(pause.pausedAt).toISOString(), note: pause.note ?? null, by: pause.pausedBy, owner: pause.owner },
   };
+}
+
+export function tenantsJson(views: readonly TenantView[]): Record<string, unknown> {
+  return { tenants: views.map(tenantJson) };
+}
+
+/** One tenant, a line per setting, for tenant show; `openEvents` as its quota counter says it. */
+export function tenantDetailText(view: TenantView, openEvents: string): string {
+  const { tenant, inputTopicArn, pause } = view;
+  return fields([
+    ['tenant', tenant.enabled ? tenant.id : `${tenant.id} (disabled)`],
+    ['accounts', tenant.accounts.join(', ') || '-'],
+    ['may target', targetsText(tenant)],
+    ['max open events', count(tenant.quotas.maxOpenEvents)],
+    ['max new events/s', count(tenant.quotas.maxIngestPerSecond)],
+    ['max control/s', count(tenant.quotas.maxControlPerSecond)],
+    ['user', tenant.requireUser ? 'required' : 'optional'],
+    ['series occurrences/min', count(tenant.seriesOccurrencesPerMinute)],
+    ['dead-letter topic', tenant.deadLetterTopic ?? '-'],
+    ['input topic', inputTopicArn ?? '-'],
+    ['paused', pause === undefined ? '-' : pauseText(pause)],
+    ['open events', `${openEvents} (its quota counter; scripts/admin quota reconcile recounts)`],
+  ]);
 }

@@ -91,6 +91,47 @@ is not, or the registry would not be valid, nothing is written.
 Local service only: on AWS, tenants are registered in the CDK app's configuration
 (${CDK_TENANTS}), then deployed.`,
 
+  tenantUpdate: `Changes some settings of a tenant registered on the local service, and keeps the others.
+
+Usage: scripts/admin tenant update <id> [--account ID ...] [--target-account ID ...]
+                                   [--dead-letter-topic ARN]
+                                   [--max-open-events N] [--max-ingest-per-second N]
+                                   [--max-control-per-second N]
+                                   [--user-optional | --user-required] [--tenants FILE] [--outputs FILE]
+
+  <id>                        a registered tenant (tenant add registers one)
+  --account ID ...            its accounts, all of them (repeatable), replacing those it has
+  --target-account ID ...     the further accounts it may target, all of them, replacing its own
+  --dead-letter-topic ARN     its dead-letter topic
+  --max-open-events N, --max-ingest-per-second N, --max-control-per-second N
+                              its quotas, each given one replacing the one it has
+  --user-optional             accept its schedule requests without "user"
+  --user-required             refuse them again (MISSING_FIELD), the default
+  --tenants FILE              the registry the service was started with (default .local/tenants.json)
+  --outputs FILE              the running service's outputs (default .local/outputs.json)
+
+Each setting a flag gives replaces the tenant's; the others stay as they are (tenant add, given
+an id registered already, writes exactly what it says instead). The registry it makes is checked
+as tenant add checks it, and nothing is written when it breaks a rule. The running service reads
+the change within a second. Prints the settings before and after, and the input topic's ARN.
+
+Local service only: on AWS, tenants are registered in the CDK app's configuration
+(${CDK_TENANTS}), then deployed.`,
+
+  tenantShow: `Shows one tenant: its settings, input topic, pause and open events.
+
+Usage: scripts/admin tenant show <id> [--json] [--tenants FILE] [--outputs FILE]
+       scripts/admin tenant show <id> [--json] --tenants FILE --stack-outputs FILE
+
+  <id>              the tenant (public for the shared input topic's)
+  --json            one JSON document (tenant list's fields, and openEvents)
+  --tenants FILE    the registry (default .local/tenants.json; on a deployed stack, the one it was
+                    deployed with)
+
+Its open events are its quota counter's count (scripts/admin quota reconcile recounts them). A
+tenant that is not registered is an error (exit code 1), saying when it was removed and until
+when its id is still its own, if it was.`,
+
   tenantImport: `Registers the tenants of a tenants file on the local service, or updates them: bulk
 onboarding, or a backup (tenant export) put back.
 

@@ -433,7 +433,7 @@ describe.concurrent('scripts/admin help', () => {
     const bare = await admin('tenant');
     expect(bare).toMatchObject({ code: 2, stdout: '' });
     expect(bare.stderr).toBe(
-      'tenant takes a command: add or import or export or remove or list or pause or resume (scripts/admin tenant --help explains the command)',
+      'tenant takes a command: add or update or show or import or export or remove or list or pause or resume (scripts/admin tenant --help explains the command)',
     );
   });
 });

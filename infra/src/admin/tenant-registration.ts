@@ -1,0 +1,202 @@
+import {
+  mayPublishTo,
+  parseTenantsDocument,
+  TenantRegistry,
+  TenantsDocumentError,
+  type RegistryScope,
+  type Tenant,
+  type TenantsDocument,
+} from '@adhoc-scheduler/shared';
+import { addTenantInputTopics } from '../local/outputs-file.js';
+import { writeTenantsFile } from '../local/tenants-file.js';
+import { wholeNumber } from './arguments.js';
+import { AdminError, AdminUsageError } from './errors.js';
+import type { Output } from './format.js';
+import { LocalService } from './local-outputs.js';
+import type { Location } from './location.js';
+import { readRegistry } from './registry.js';
+import { clearRemovals, removalsToClear } from './tenant-removal.js';
+import { tenantSettingsText } from './tenant-view.js';
+
+/** A tenant's entry in the registry, as the tenants file holds it; and writing one, for tenant add and tenant update. */
+
+export type TenantEntry = NonNullable<TenantsDocument['tenants']>[number];
+
+/** The flag each field of a tenant entry comes from, to say which one the schema refused. */
+const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
+  id: 'the tenant id',
+  accounts: '--account',
+  targetAccounts: '--target-account',
+  deadLetterTopic: '--dead-letter-topic',
+  maxOpenEvents: '--max-open-events',
+  maxIngestPerSecond: '--max-ingest-per-second',
+  maxControlPerSecond: '--max-control-per-second',
+  requireUser: '--user-optional',
+};
+
+/** Checks one entry against the registry schema and on its own; an AdminError naming the flags at fault. */
+export function validateEntry(entry: TenantEntry): void {
+  try {
+    parseTenantsDocument({ tenants: [entry] });
+  } catch (error) {
+    if (!(error instanceof TenantsDocumentError)) throw error;
+    const problems = error.message
+      .replace(/^invalid tenants: /, '')
+      .replace(/\/tenants\/0\/(\w+)(?:\/(\d+))?/g, (_path, field: string, index: string | undefined) => {
+        const flag = FLAG_OF_FIELD[field] ?? field;
+        const given: unknown = (entry as unknown as Record<string, unknown>)[field];
+        const value = index === undefined ? given : Array.isArray(given) ? (given as unknown[])[Number(index)] : undefined;
+        return value === undefined ? flag : `${flag} ${JSON.stringify(value)}`;
+      });
+    throw new AdminError(`tenant "${entry.id}" is not valid: ${problems}`);
+  }
+}
+
+/**
+ * Checks the registry a change makes (accounts, and dead-letter topics as the service knows
+ * them); an AdminError saying what (`tenant "acme"`) cannot be registered so, and why.
+ */
+export function validateRegistry(document: TenantsDocument, what: string, scope: RegistryScope): void {
+  try {
+    parseTenantsDocument(document, scope);
+  } catch (error) {
+    if (!(error instanceof TenantsDocumentError)) throw error;
+    throw new AdminError(`${what} cannot be registered so: ${error.message.replace(/^invalid tenants: /, '')}`);
+  }
+}
+
+/** The same entry written the same way, whatever the key order in the file. */
+export function sameEntry(a: TenantEntry, b: TenantEntry): boolean {
+  const canonical = (entry: TenantEntry) =>
+    JSON.stringify([
+      entry.id,
+      entry.accounts,
+      entry.targetAccounts ?? [],
+      entry.deadLetterTopic ?? null,
+      entry.maxOpenEvents ?? null,
+      entry.maxIngestPerSecond ?? null,
+      entry.maxControlPerSecond ?? null,
+      entry.requireUser ?? true,
+      entry.seriesOccurrencesPerMinute ?? null,
+    ]);
+  return canonical(a) === canonical(b);
+}
+
+/** A registered tenant with the defaults applied, as the service sees it. */
+export function asTenant(entry: TenantEntry): Tenant {
+  const tenant = new TenantRegistry({ tenants: [entry] }, '').tenant(entry.id);
+  if (tenant === undefined) throw new Error(`tenant ${entry.id} missing from its own registry`);
+  return tenant;
+}
+
+/** The flags of tenant add and tenant update that say a tenant's settings. */
+export interface EntryFlags {
+  readonly account: readonly string[];
+  readonly 'target-account': readonly string[];
+  readonly 'dead-letter-topic'?: string | undefined;
+  readonly 'max-open-events'?: string | undefined;
+  readonly 'max-ingest-per-second'?: string | undefined;
+  readonly 'max-control-per-second'?: string | undefined;
+  readonly 'user-optional': boolean;
+  readonly 'user-required'?: boolean;
+}
+
+/** The registry entry tenant add's flags say: exactly that, the omitted settings left to their defaults. */
+export function entryFromFlags(id: string, values: EntryFlags, command: string): TenantEntry {
+  if (values.account.length === 0) throw new AdminUsageError('--account is missing: a tenant has at least one AWS account', command);
+  const quota = (flag: 'max-open-events' | 'max-ingest-per-second' | 'max-control-per-second') => {
+    const text = values[flag];
+    return text === undefined ? undefined : wholeNumber(`--${flag}`, text, { min: 0 }, command);
+  };
+  const maxOpenEvents = quota('max-open-events');
+  const maxIngestPerSecond = quota('max-ingest-per-second');
+  const maxControlPerSecond = quota('max-control-per-second');
+  return {
+    id,
+    accounts: values.account,
+    ...(values['target-account'].length > 0 ? { targetAccounts: values['target-account'] } : {}),
+    ...(values['dead-letter-topic'] !== undefined ? { deadLetterTopic: values['dead-letter-topic'] } : {}),
+    ...(maxOpenEvents !== undefined ? { maxOpenEvents } : {}),
+    ...(maxIngestPerSecond !== undefined ? { maxIngestPerSecond } : {}),
+    ...(maxControlPerSecond !== undefined ? { maxControlPerSecond } : {}),
+    ...(values['user-optional'] ? { requireUser: false } : {}),
+  };
+}
+
+/**
+ * The entry tenant update's flags make of a registered one: each setting a flag gives replaced,
+ * every other kept as it is (entryFromFlags leaves out the settings whose flag is not given).
+ */
+export function updatedEntry(previous: TenantEntry, values: EntryFlags, command: string): TenantEntry {
+  if (values['user-optional'] && values['user-required'] === true)
+    throw new AdminUsageError('give --user-optional or --user-required, not both', command);
+  const accounts = values.account.length > 0 ? values.account : previous.accounts;
+  const { requireUser: _fromFlags, ...given } = entryFromFlags(previous.id, { ...values, account: accounts }, command);
+  const updated: TenantEntry = { ...previous, ...given };
+  if (values['user-optional']) return { ...updated, requireUser: false };
+  if (values['user-required'] !== true) return updated;
+  const { requireUser: _optional, ...required } = updated;
+  return required;
+}
+
+/** Where tenant add and tenant update write, and whether a removed id comes back to its client. */
+export interface Registration {
+  readonly tenantsPath: string;
+  readonly outputsPath: string;
+  readonly restore: boolean;
+}
+
+/**
+ * Writes a tenant's entry on the running local service: checks the registry it makes, creates (or
+ * finds) its input topic, writes the tenants file and the outputs, and says what changed; the
+ * topic's ARN on stdout.
+ */
+export async function registerEntry(entry: TenantEntry, registration: Registration, output: Output): Promise<number> {
+  const { tenantsPath, outputsPath, restore } = registration;
+  const id = entry.id;
+  const registry = readRegistry(tenantsPath);
+  const previous = registry.tenants?.find((tenant) => tenant.id === id);
+  const updated: TenantsDocument = {
+    ...registry,
+    tenants:
+      previous === undefined
+        ? [...(registry.tenants ?? []), entry]
+        : (registry.tenants ?? []).map((tenant) => (tenant.id === id ? entry : tenant)),
+  };
+
+  // The topic first: until the file names the tenant, the service refuses what arrives on it,
+  // and its ARN is printed only once both are done. A service that is not running stops this
+  // before anything is written.
+  const service = await LocalService.connect(outputsPath);
+  const location: Location = { kind: 'local', outputs: outputsPath };
+  let topicArn: string;
+  let removed: readonly string[];
+  const localAccount = service.schedulerTopics.accountId;
+  try {
+    validateRegistry(updated, `tenant "${id}"`, { region: service.region, schedulerTopics: service.schedulerTopics });
+    removed = await removalsToClear(location, [id], restore);
+    topicArn = await service.ensureTenantTopic(id);
+  } finally {
+    service.close();
+  }
+  if (previous === undefined || !sameEntry(previous, entry)) await writeTenantsFile(tenantsPath, updated);
+  await clearRemovals(location, removed);
+  // The outputs list every tenant's input topic, as they would after a restart.
+  await addTenantInputTopics(outputsPath, service.endpoint, { [id]: topicArn });
+
+  const settings = tenantSettingsText(asTenant(entry));
+  if (previous === undefined) output.err(`Tenant ${id} registered in ${tenantsPath}: ${settings}.`);
+  else if (sameEntry(previous, entry)) output.err(`Tenant ${id} is registered already with these settings; nothing changed.`);
+  else
+    output.err(
+      `Tenant ${id} was registered already; its settings are updated.\n  was: ${tenantSettingsText(asTenant(previous))}\n  now: ${settings}`,
+    );
+  // Every topic on the local service is in its one account: a tenant that may not target it can schedule nothing there.
+  if (!mayPublishTo(asTenant(entry), `arn:aws:sns:${service.region}:${localAccount}:any`))
+    output.err(
+      `Warning: tenant ${id} may not target the local service's topics (account ${localAccount}): every request naming one is refused (TARGET_NOT_ALLOWED, FAILURE_TOPIC_NOT_ALLOWED). Add --target-account ${localAccount}.`,
+    );
+  output.err('Its input topic (publish schedule requests there):');
+  output.out(topicArn);
+  return 0;
+}
