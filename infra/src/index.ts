@@ -2,7 +2,8 @@
  * What the workspace's other packages may use of infra: the local service (how to start it,
  * what it writes, the emulators' account and keys), the emulators themselves and the resources
  * the service creates on them, the operator CLI run in the caller's process (the load test
- * onboards tenants through it, as an operator does), the memory each function gets on Lambda,
+ * onboards tenants through it, as an operator does), the tenant operations it runs (an
+ * operator's own sign-up code calls what the CLI calls), the memory each function gets on Lambda,
  * how the functions' event sources batch and the CDK app's context file (the capacity model
  * reads them). Everything else under src/ is infra's own.
  */
@@ -23,4 +24,7 @@ export { FUNCTION_MEMORY_MB } from './function-memory.js';
 export { DEFAULT_PUBLIC_INGEST_MAX_CONCURRENCY, EVENT_SOURCES } from './queues.js';
 export { CDK_CONTEXT_FILE } from './cdk/paths.js';
 export { runAdmin } from './admin/cli.js';
+export { AdminError } from './admin/errors.js';
+export { registerTenant, type Registered, type Registration, type TenantEntry } from './admin/tenant-registration.js';
+export { removeTenant, type RemovalRequest, type Removed } from './admin/tenant-removal.js';
 export type { Output as AdminOutput } from './admin/format.js';

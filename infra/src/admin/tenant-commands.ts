@@ -5,7 +5,7 @@ import { AdminError } from './errors.js';
 import type { Output } from './format.js';
 import { localOnly, locationOf } from './location.js';
 import { readRegistry } from './registry.js';
-import { entryFromFlags, registerEntry, updatedEntry, validateEntry } from './tenant-registration.js';
+import { entryFromFlags, registerEntry, updatedEntry } from './tenant-registration.js';
 import { USAGE } from './usage.js';
 
 /** The flags that say a tenant's settings, as tenant add and tenant update take them. */
@@ -38,9 +38,7 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
       `"${PUBLIC_TENANT_ID}" is the shared input topic's tenant, not one to add: its settings are the "public" section of the tenants file`,
     );
   }
-  const entry = entryFromFlags(id, values, command);
-  validateEntry(entry);
-  return registerEntry(entry, { tenantsPath: values.tenants, outputsPath, restore: values.restore }, output);
+  return registerEntry(entryFromFlags(id, values, command), { tenantsPath: values.tenants, outputsPath, restore: values.restore }, output);
 }
 
 export async function tenantUpdate(args: string[], output: Output): Promise<number> {
@@ -62,7 +60,5 @@ export async function tenantUpdate(args: string[], output: Output): Promise<numb
         ? `"${PUBLIC_TENANT_ID}" is the shared input topic's tenant: its settings are the "public" section of the tenants file`
         : `tenant "${id}" is not registered in ${values.tenants}: tenant add registers it`,
     );
-  const entry = updatedEntry(previous, values, command);
-  validateEntry(entry);
-  return registerEntry(entry, { tenantsPath: values.tenants, outputsPath, restore: false }, output);
+  return registerEntry(updatedEntry(previous, values, command), { tenantsPath: values.tenants, outputsPath, restore: false }, output);
 }

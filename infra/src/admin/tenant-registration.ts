@@ -146,12 +146,25 @@ export interface Registration {
   readonly restore: boolean;
 }
 
+/** What registering a tenant did. */
+export interface Registered {
+  /** Its input topic, where its clients publish. */
+  readonly topicArn: string;
+  /** The entry it replaced; undefined: the tenant is new. */
+  readonly previous: TenantEntry | undefined;
+  /** The local service's one account, and whether the tenant may target it (every local topic is in it). */
+  readonly localAccount: string | undefined;
+  readonly targetsLocalTopics: boolean;
+}
+
 /**
- * Writes a tenant's entry on the running local service: checks the registry it makes, creates (or
- * finds) its input topic, writes the tenants file and the outputs, and says what changed; the
- * topic's ARN on stdout.
+ * Registers a tenant, or replaces its entry, on the running local service: checks the entry and
+ * the registry it makes (an AdminError saying why, and nothing written), refuses a removed id
+ * unless `restore`, creates (or finds) its input topic, then writes the tenants file and the
+ * outputs. What tenant add and tenant update do, for an operator's own code too.
  */
-export async function registerEntry(entry: TenantEntry, registration: Registration, output: Output): Promise<number> {
+export async function registerTenant(entry: TenantEntry, registration: Registration): Promise<Registered> {
+  validateEntry(entry);
   const { tenantsPath, outputsPath, restore } = registration;
   const id = entry.id;
   const registry = readRegistry(tenantsPath);
@@ -165,7 +178,7 @@ export async function registerEntry(entry: TenantEntry, registration: Registrati
   };
 
   // The topic first: until the file names the tenant, the service refuses what arrives on it,
-  // and its ARN is printed only once both are done. A service that is not running stops this
+  // and its ARN is told only once both are done. A service that is not running stops this
   // before anything is written.
   const service = await LocalService.connect(outputsPath);
   const location: Location = { kind: 'local', outputs: outputsPath };
@@ -183,16 +196,27 @@ export async function registerEntry(entry: TenantEntry, registration: Registrati
   await clearRemovals(location, removed);
   // The outputs list every tenant's input topic, as they would after a restart.
   await addTenantInputTopics(outputsPath, service.endpoint, { [id]: topicArn });
+  return {
+    topicArn,
+    previous,
+    localAccount,
+    targetsLocalTopics: mayPublishTo(asTenant(entry), `arn:aws:sns:${service.region}:${localAccount}:any`),
+  };
+}
 
+/** Registers a tenant as registerTenant does and says what changed: the topic's ARN on stdout. */
+export async function registerEntry(entry: TenantEntry, registration: Registration, output: Output): Promise<number> {
+  const { topicArn, previous, localAccount, targetsLocalTopics } = await registerTenant(entry, registration);
+  const id = entry.id;
   const settings = tenantSettingsText(asTenant(entry));
-  if (previous === undefined) output.err(`Tenant ${id} registered in ${tenantsPath}: ${settings}.`);
+  if (previous === undefined) output.err(`Tenant ${id} registered in ${registration.tenantsPath}: ${settings}.`);
   else if (sameEntry(previous, entry)) output.err(`Tenant ${id} is registered already with these settings; nothing changed.`);
   else
     output.err(
       `Tenant ${id} was registered already; its settings are updated.\n  was: ${tenantSettingsText(asTenant(previous))}\n  now: ${settings}`,
     );
   // Every topic on the local service is in its one account: a tenant that may not target it can schedule nothing there.
-  if (!mayPublishTo(asTenant(entry), `arn:aws:sns:${service.region}:${localAccount}:any`))
+  if (!targetsLocalTopics)
     output.err(
       `Warning: tenant ${id} may not target the local service's topics (account ${localAccount}): every request naming one is refused (TARGET_NOT_ALLOWED, FAILURE_TOPIC_NOT_ALLOWED). Add --target-account ${localAccount}.`,
     );

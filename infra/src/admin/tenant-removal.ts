@@ -11,6 +11,7 @@ import {
   registrationRefusal,
   tenantRemoval,
   type BulkCancelCounts,
+  type BulkCancelJob,
   type TenantRemoval,
 } from '@adhoc-scheduler/shared';
 import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
@@ -47,6 +48,11 @@ const REGISTRY_IN_FORCE_MS = TENANTS_FILE_RECHECK_MS + 2000;
 const count = (value: number): string => value.toLocaleString('en-US');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A bulk cancel of every open event and series of the tenant, waited for. */
+function cancelEveryOpenEvent(location: Location, tenant: string, progress: (line: string) => void): Promise<BulkCancelJob> {
+  return runBulkCancel(location, { tenant, label: undefined, dueBefore: undefined, dryRun: false }, 'tenant remove', progress);
+}
+
 /** A tenant's open events and active series, counted: a scan of the table, as `quota reconcile` counts. */
 function countOpen(location: Location, tenant: string): Promise<number> {
   return withTable(location, (client, tableName) => new DynamoDbEventListing(client, tableName).countOpen(tenant));
@@ -61,13 +67,12 @@ function countOpen(location: Location, tenant: string): Promise<number> {
 async function cancelOpen(
   location: Location,
   tenant: string,
-  command: string,
   progress: (line: string) => void,
 ): Promise<{ readonly counts: BulkCancelCounts; readonly left: number }> {
   const deadline = Date.now() + SETTLE_MS;
   let counts = NO_COUNTS;
   for (;;) {
-    const job = await runBulkCancel(location, { tenant, label: undefined, dueBefore: undefined, dryRun: false }, command, progress);
+    const job = await cancelEveryOpenEvent(location, tenant, progress);
     counts = addCounts(counts, job.counts);
     const left = await countOpen(location, tenant);
     if (left === 0 || Date.now() >= deadline) return { counts, left };
@@ -90,6 +95,102 @@ async function forgetTenant(location: Location, tenant: string): Promise<TenantR
   return removal;
 }
 
+/** Where tenant remove works, and whether it cancels what the tenant has open. */
+export interface RemovalRequest {
+  readonly tenantsPath: string;
+  readonly outputsPath: string;
+  readonly cancelOpen: boolean;
+}
+
+/** What a removal did. */
+export interface Removed {
+  /** Its input topic, deleted. */
+  readonly topicArn: string;
+  /** What its bulk cancels did: the open events with --cancel-open, and those taken meanwhile. */
+  readonly counts: BulkCancelCounts;
+  /** Requests ingest took after the tenant was unregistered (each cancelled). */
+  readonly takenLate: number;
+  /** Events still open at the end, each to fail at its due time as UNKNOWN_TENANT (none but when the service reads the registry very late). */
+  readonly stillOpen: number;
+  readonly removal: TenantRemoval;
+}
+
+/**
+ * Removes a tenant from the running local service (see docs/operators/tenants.md, "Removing a
+ * tenant"): refused with an AdminError, nothing changed, while it has open events unless
+ * `cancelOpen`; its input topic deleted first, its open events cancelled, its registry entry
+ * removed, what ingest took meanwhile cancelled, and its counters, pauses and refusals
+ * forgotten. What tenant remove does, for an operator's own code too; `progress` is told each step.
+ */
+export async function removeTenant(id: string, request: RemovalRequest, progress: (line: string) => void): Promise<Removed> {
+  const { tenantsPath, outputsPath, cancelOpen: cancelling } = request;
+  const location: Location = { kind: 'local', outputs: outputsPath };
+  if (id === PUBLIC_TENANT_ID)
+    throw new AdminError(
+      `"${PUBLIC_TENANT_ID}" is the shared input topic's tenant: turn it off in the tenants file's "public" section instead`,
+    );
+  if (!(readRegistry(tenantsPath).tenants ?? []).some((tenant) => tenant.id === id))
+    throw new AdminError(`tenant "${id}" is not registered in ${tenantsPath} (scripts/admin tenant list shows who is)`);
+
+  const open = await countOpen(location, id);
+  if (open > 0 && !cancelling)
+    throw new AdminError(
+      `tenant "${id}" has ${count(open)} open events and active recurring series; nothing was changed. ` +
+        'Cancel them first, or give --cancel-open to cancel them with the removal',
+    );
+
+  // Its requests stop at the topic first: what is published from now on is refused by SNS, to the client.
+  const service = await LocalService.connect(outputsPath);
+  let topicArn: string;
+  try {
+    topicArn = await service.deleteTenantTopic(id);
+  } finally {
+    service.close();
+  }
+  progress(`Input topic ${topicArn} deleted: the tenant's requests are no longer taken.`);
+
+  let counts = NO_COUNTS;
+  if (cancelling) {
+    const cancelled = await cancelOpen(location, id, progress);
+    counts = cancelled.counts;
+    if (cancelled.left > 0)
+      throw new AdminError(
+        `${count(cancelled.left)} events of tenant "${id}" are still open after ${SETTLE_MS / 1000} s of bulk cancels: ` +
+          'the tenant stays registered (its input topic is deleted). Run tenant remove again once they are emitted ' +
+          '(without SCHEDULER_INDEX_QUEUED_EVENTS, events placed straight in the delay queue are found by no listing: they are emitted within the near-path window)',
+      );
+  }
+
+  // Requests taken before the topic went may still be ingested until the service reads the registry without the tenant.
+  const registry = readRegistry(tenantsPath);
+  await writeTenantsFile(tenantsPath, { ...registry, tenants: (registry.tenants ?? []).filter((tenant) => tenant.id !== id) });
+  await removeTenantInputTopic(outputsPath, service.endpoint, id);
+  const late = await cancelTakenLate(location, id, progress);
+  counts = addCounts(counts, late.counts);
+  return { topicArn, counts, takenLate: late.taken, stillOpen: late.stillOpen, removal: await forgetTenant(location, id) };
+}
+
+/**
+ * Counts the unregistered tenant's open events a while after the last count, cancelling what
+ * each finds, until one finds none (a service slow to read the file may take some still).
+ */
+async function cancelTakenLate(
+  location: Location,
+  tenant: string,
+  progress: (line: string) => void,
+): Promise<{ readonly counts: BulkCancelCounts; readonly taken: number; readonly stillOpen: number }> {
+  let counts = NO_COUNTS;
+  let taken = 0;
+  for (let round = 0; ; round++) {
+    await sleep(REGISTRY_IN_FORCE_MS);
+    const open = await countOpen(location, tenant);
+    if (open === 0 || round === LATE_ROUNDS) return { counts, taken, stillOpen: open };
+    const job = await cancelEveryOpenEvent(location, tenant, progress);
+    counts = addCounts(counts, job.counts);
+    taken += open;
+  }
+}
+
 export async function tenantRemove(args: string[], output: Output): Promise<number> {
   const command = 'tenant remove';
   const line = commandLine(
@@ -105,70 +206,18 @@ export async function tenantRemove(args: string[], output: Output): Promise<numb
   if (line === undefined) return 0;
   const { values, positionals } = line;
   const outputsPath = localOnly(locationOf(values, command), command);
-  const location: Location = { kind: 'local', outputs: outputsPath };
   const id = onePositional(positionals, 'the tenant id', command);
-  if (id === PUBLIC_TENANT_ID)
-    throw new AdminError(
-      `"${PUBLIC_TENANT_ID}" is the shared input topic's tenant: turn it off in the tenants file's "public" section instead`,
+  const cancelling = values['cancel-open'];
+  const removed = await removeTenant(id, { tenantsPath: values.tenants, outputsPath, cancelOpen: cancelling }, (line) => output.err(line));
+  if (removed.takenLate > 0)
+    output.err(`${count(removed.takenLate)} requests the tenant published before its topic was deleted were taken meanwhile: cancelled.`);
+  if (removed.stillOpen > 0)
+    output.err(
+      `Warning: ${count(removed.stillOpen)} events of tenant ${id} are still open: each fails at its due time as UNKNOWN_TENANT, logged.`,
     );
-  const tenantsPath = values.tenants;
-  if (!(readRegistry(tenantsPath).tenants ?? []).some((tenant) => tenant.id === id))
-    throw new AdminError(`tenant "${id}" is not registered in ${tenantsPath} (scripts/admin tenant list shows who is)`);
-
-  const open = await countOpen(location, id);
-  if (open > 0 && !values['cancel-open'])
-    throw new AdminError(
-      `tenant "${id}" has ${count(open)} open events and active recurring series; nothing was changed. ` +
-        'Cancel them first, or give --cancel-open to cancel them with the removal',
-    );
-
-  // Its requests stop at the topic first: what is published from now on is refused by SNS, to the client.
-  const service = await LocalService.connect(outputsPath);
-  let topicArn: string;
-  try {
-    topicArn = await service.deleteTenantTopic(id);
-  } finally {
-    service.close();
-  }
-  output.err(`Input topic ${topicArn} deleted: the tenant's requests are no longer taken.`);
-
-  let counts = NO_COUNTS;
-  if (values['cancel-open']) {
-    const cancelled = await cancelOpen(location, id, command, (progress) => output.err(progress));
-    counts = cancelled.counts;
-    if (cancelled.left > 0)
-      throw new AdminError(
-        `${count(cancelled.left)} events of tenant "${id}" are still open after ${SETTLE_MS / 1000} s of bulk cancels: ` +
-          'the tenant stays registered (its input topic is deleted). Run tenant remove again once they are emitted ' +
-          '(without SCHEDULER_INDEX_QUEUED_EVENTS, events placed straight in the delay queue are found by no listing: they are emitted within the near-path window)',
-      );
-  }
-
-  // Requests taken before the topic went may still be ingested until the service reads the registry without the tenant.
-  const registry = readRegistry(tenantsPath);
-  await writeTenantsFile(tenantsPath, { ...registry, tenants: (registry.tenants ?? []).filter((tenant) => tenant.id !== id) });
-  await removeTenantInputTopic(outputsPath, service.endpoint, id);
-  // Until a count finds none a while after the last: a service slow to read the file may take some still.
-  let late = 0;
-  for (let round = 0; ; round++) {
-    await sleep(REGISTRY_IN_FORCE_MS);
-    const taken = await countOpen(location, id);
-    if (taken === 0) break;
-    if (round === LATE_ROUNDS) {
-      output.err(`Warning: ${count(taken)} events of tenant ${id} are still open: each fails at its due time as UNKNOWN_TENANT, logged.`);
-      break;
-    }
-    const job = await runBulkCancel(location, { tenant: id, label: undefined, dueBefore: undefined, dryRun: false }, command, (progress) =>
-      output.err(progress),
-    );
-    counts = addCounts(counts, job.counts);
-    late += taken;
-  }
-  if (late > 0) output.err(`${count(late)} requests the tenant published before its topic was deleted were taken meanwhile: cancelled.`);
-  const removal = await forgetTenant(location, id);
-  const cancelledText = values['cancel-open'] || late > 0 ? ` Its open events: ${describeCounts(counts, false)}.` : '';
+  const cancelledText = cancelling || removed.takenLate > 0 ? ` Its open events: ${describeCounts(removed.counts, false)}.` : '';
   output.out(
-    `Tenant ${id} removed from ${tenantsPath}.${cancelledText} Its id is its own until ${new Date(removal.reusableFrom).toISOString()}: ` +
+    `Tenant ${id} removed from ${values.tenants}.${cancelledText} Its id is its own until ${new Date(removed.removal.reusableFrom).toISOString()}: ` +
       'tenant add --restore gives it back to the same client before then.',
   );
   return 0;
