@@ -75,21 +75,20 @@ export interface BulkCancelRequest {
   readonly dryRun: boolean;
 }
 
-/** What a cancel by label chooses, as `events cancel` takes it. */
-export interface CancelByLabel extends BulkCancelRequest {
-  readonly label: string;
+/** What an operator's bulk cancel chooses, as `events cancel` takes it: by label, or every open event (`label` undefined). */
+export interface OperatorCancel extends BulkCancelRequest {
   /** The registry the tenant must be in (the local service's by default). */
   readonly tenantsFile: string | undefined;
 }
 
 /**
- * Starts a job that cancels (or, dry, counts) a tenant's open events with a label, on the
- * location's changes queue, and waits until it is done, passing each line of its progress to
- * `progress`; the job when done. `events cancel` and the console both run it.
+ * Starts a job that cancels (or, dry, counts) a tenant's open events with a label, or all of
+ * them, on the location's changes queue, and waits until it is done, passing each line of its
+ * progress to `progress`; the job when done. `events cancel` and the console both run it.
  */
-export async function cancelByLabel(
+export async function cancelOpenEvents(
   location: Location,
-  request: CancelByLabel,
+  request: OperatorCancel,
   command: string,
   progress: (line: string) => void,
 ): Promise<BulkCancelJob> {
@@ -149,6 +148,7 @@ export async function eventsCancel(args: string[], output: Output): Promise<numb
     {
       tenant: { type: 'string' },
       label: { type: 'string' },
+      all: { type: 'boolean', default: false },
       'due-before': { type: 'string' },
       'dry-run': { type: 'boolean', default: false },
       tenants: { type: 'string' },
@@ -161,15 +161,16 @@ export async function eventsCancel(args: string[], output: Output): Promise<numb
   noPositionals(positionals, command);
   const { tenant, label } = values;
   if (tenant === undefined) throw new AdminUsageError('--tenant is missing', command);
-  if (label === undefined) throw new AdminUsageError('--label is missing', command);
-  if (!isLabel(label))
+  if (label === undefined && !values.all) throw new AdminUsageError('--label is missing (or --all, for every open event)', command);
+  if (label !== undefined && values.all) throw new AdminUsageError('give --label or --all, not both', command);
+  if (label !== undefined && !isLabel(label))
     throw new AdminUsageError(`--label takes 1 to 64 of A-Z a-z 0-9 . _ : -, starting with a letter or digit, not "${label}"`, command);
   const dueBeforeText = values['due-before'];
   const dueBefore = dueBeforeText === undefined ? undefined : parseDueDate(dueBeforeText);
   if (dueBeforeText !== undefined && dueBefore === undefined)
     throw new AdminUsageError(`--due-before takes an ISO-8601 date-time, not "${dueBeforeText}"`, command);
   const location = locationOf(values, command);
-  const job = await cancelByLabel(
+  const job = await cancelOpenEvents(
     location,
     { tenant, label, dueBefore, dryRun: values['dry-run'], tenantsFile: values.tenants },
     command,

@@ -329,14 +329,18 @@ with a label: scripts/admin events cancel --help.
 ${WHERE}`,
 
   eventsCancel: `Cancels a tenant's open events with a label (due before a date, when given), as
-the tenant's own cancel by label does: a job worked page by page by the scheduler's changes
-function. Waits for it, showing its counts as they move, and prints them: cancelled; refused
+the tenant's own cancel by label does, or all its open events and active recurring series (--all:
+before removing the tenant from a deployed stack, say): a job worked page by page by the
+scheduler's changes function. Waits for it, showing its counts as they move, and prints them: cancelled; refused
 because already ended, or due within the change cutoff (they will be emitted).
 
-Usage: scripts/admin events cancel --tenant T --label L [--due-before DATE] [--dry-run] [where]
+Usage: scripts/admin events cancel --tenant T (--label L | --all) [--due-before DATE] [--dry-run] [where]
 
   --tenant T          whose events ("public" for the shared input topic's)
   --label L           the label: 1 to 64 of A-Z a-z 0-9 . _ : -, starting with a letter or digit
+  --all               every open event and active recurring series of the tenant, labelled or not
+                      (those in the delay queue only under SCHEDULER_INDEX_QUEUED_EVENTS=false are
+                      in no listing, and not among them)
   --due-before DATE   only events due before this ISO-8601 date-time
   --dry-run           counts what the job would cancel, and changes no event
 

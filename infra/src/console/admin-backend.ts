@@ -19,7 +19,7 @@ import {
   type SeriesQuery,
 } from '@adhoc-scheduler/shared';
 import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
-import { cancelByLabel } from '../admin/bulk-cancel-command.js';
+import { cancelOpenEvents } from '../admin/bulk-cancel-command.js';
 import {
   listDeadLetters,
   purgeDeadLetters,
@@ -269,7 +269,7 @@ export class AdminConsoleBackend implements ConsoleBackend {
   async cancelByLabel(tenant: string, label: string, dueBefore: number | undefined): Promise<ActionOutcome> {
     if (!isLabel(label))
       throw new ConsoleRequestError(`a label is 1 to 64 of A-Z a-z 0-9 . _ : -, starting with a letter or digit, not "${label}"`);
-    const job = await cancelByLabel(
+    const job = await cancelOpenEvents(
       this.location,
       { tenant: this.registered(tenant), label, dueBefore, dryRun: false, tenantsFile: this.registryFile.path },
       'cancel by label',

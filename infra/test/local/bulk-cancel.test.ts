@@ -377,4 +377,40 @@ describe.concurrent('bulk cancel by label', () => {
       await service.stop();
     }
   }, 120_000);
+
+  it("cancels with --all every open event of the tenant, labelled or not, and none of another tenant's", async () => {
+    const service = await startServiceWithFiles(emulators, { tenants: TENANTS });
+    const { scheduler, where } = service;
+    const clients = clientsOf(scheduler.outputs);
+    try {
+      const start = Date.now() + HOUR;
+      const target = `arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:${uniqueName('target')}`;
+      const acme = await schedule(clients, scheduler.outputs.tenantInputTopicArns.acme ?? '', 'acme', {
+        count: 130,
+        prefix: 'all',
+        dueAt: (n) => start + n,
+        target,
+      });
+      await label(clients, scheduler.outputs.tableName, scheduler.config.shardCount, acme.slice(0, 30), 'some');
+      const globex = await schedule(clients, scheduler.outputs.tenantInputTopicArns.globex ?? '', 'globex', {
+        count: 5,
+        prefix: 'theirs',
+        dueAt: (n) => start + n,
+        target: GLOBEX_TARGET,
+      });
+
+      const run = await admin('events', 'cancel', '--tenant', 'acme', '--all', ...where);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/^job b-[0-9a-f-]+: cancelling every open event and recurring series of tenant acme$/m);
+      expect(run.stdout.split('\n').at(-1)).toBe('done: cancelled 130; refused: 0 already ended, 0 within the change cutoff');
+      expect([...(await states(clients, acme)).values()].every((state) => state === EVENT_STATE.cancelled)).toBe(true);
+      expect([...(await states(clients, globex)).values()].every((state) => state === EVENT_STATE.scheduled)).toBe(true);
+
+      expect((await admin('events', 'cancel', '--tenant', 'acme', '--all', '--label', 'some', ...where)).code).toBe(2);
+      expect((await admin('events', 'cancel', '--tenant', 'acme', ...where)).stderr).toContain('--label is missing (or --all');
+    } finally {
+      clients.destroy();
+      await service.stop();
+    }
+  }, 120_000);
 });
