@@ -145,6 +145,12 @@ describe.concurrent('scripts/admin tenant remove', () => {
       const imported = await admin('tenant', 'import', file, ...where);
       expect(imported.code).toBe(1);
       expect(imported.stderr).toContain('tenant "initech" was removed at');
+      // Among many, as a bulk import finds it: through the index of removals, not a read per tenant.
+      const many = Array.from({ length: 150 }, (_, index) => ({ id: `bulk-${index}`, accounts: [String(500000000000 + index)] }));
+      await writeFile(file, JSON.stringify({ tenants: [...many, { id: 'initech', accounts: ['333333333333'] }] }));
+      const bulk = await admin('tenant', 'import', file, ...where);
+      expect(bulk.code).toBe(1);
+      expect(bulk.stderr).toContain('tenant "initech" was removed at');
       expect(JSON.parse(await readFile(tenantsFile, 'utf8')).tenants ?? []).toEqual([]);
 
       const restored = await admin(

@@ -291,5 +291,5 @@ describe.concurrent('scripts/admin tenant import and tenant export', () => {
       await target.stop();
       await teardown();
     }
-  });
+  }, 120_000);
 });

@@ -153,6 +153,17 @@ export function tenantRemovalItemId(tenant: string): string {
   return `#removed#${tenant}`;
 }
 
+/** The tenant whose removal this item records (see tenantRemovalItemId). */
+export function tenantOfRemovalItemId(itemId: string): string {
+  return itemId.slice('#removed#'.length);
+}
+
+/**
+ * The tenant-index partition that lists every removal recorded, by its time: a registration of
+ * many tenants reads the few removals, not an item per tenant.
+ */
+export const REMOVALS_KEY = '#removed';
+
 /** The item holding the loader's cursors. */
 export const LOADER_CURSOR_ID = '#loader-cursor';
 
