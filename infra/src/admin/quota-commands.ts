@@ -1,12 +1,10 @@
 import { DynamoDbEventListing, DynamoDbQuotaCounters, reconcileOpenEvents } from '@adhoc-scheduler/shared';
 import { commandLine, LOCATION_OPTIONS, noPositionals } from './arguments.js';
 import { AdminError, AdminUsageError } from './errors.js';
-import type { Output } from './format.js';
+import { count, type Output } from './format.js';
 import { locationOf, withTable } from './location.js';
 import { unregisteredTenant } from './registry.js';
 import { USAGE } from './usage.js';
-
-const count = (value: number): string => value.toLocaleString('en-US');
 
 /** `quota reconcile`: recounts a tenant's open events and corrects its quota counter. */
 export async function quotaReconcile(args: string[], output: Output): Promise<number> {

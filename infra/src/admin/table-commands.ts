@@ -1,11 +1,9 @@
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { LEGACY_BUCKET_INDEX, migrateIndexEntries } from '@adhoc-scheduler/shared';
 import { commandLine, LOCATION_OPTIONS, noPositionals } from './arguments.js';
-import type { Output } from './format.js';
+import { count, type Output } from './format.js';
 import { locationOf, withTable } from './location.js';
 import { USAGE } from './usage.js';
-
-const count = (value: number): string => value.toLocaleString('en-US');
 
 /**
  * `table migrate`: moves the entries of the time-bucket index earlier versions kept into the

@@ -14,16 +14,18 @@ import {
   type BulkCancelJob,
   type TenantRemoval,
 } from '@adhoc-scheduler/shared';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
 import { removeTenantInputTopic } from '../local/outputs-file.js';
 import { TENANTS_FILE_RECHECK_MS, writeTenantsFile } from '../local/tenants-file.js';
 import { commandLine, LOCATION_OPTIONS, onePositional } from './arguments.js';
 import { runBulkCancel } from './bulk-cancel-command.js';
 import { AdminError } from './errors.js';
-import type { Output } from './format.js';
+import { count, type Output } from './format.js';
 import { LocalService } from './local-outputs.js';
 import { localOnly, locationOf, withTable, type Location } from './location.js';
 import { readRegistry } from './registry.js';
+import { EVENT_SOURCES } from '../queues.js';
 import { LOCAL_LEFTOVERS } from './removed-tenants.js';
 import { USAGE } from './usage.js';
 
@@ -41,12 +43,10 @@ const RECOUNT_MS = 1000;
 const LATE_ROUNDS = 3;
 /**
  * How long the running service may go on taking the tenant's requests after its registry no
- * longer names it: until it looks at the tenants file again, and ingest's batching window after.
+ * longer names it: until it looks at the tenants file again (and reads it: a second allowed),
+ * and ingest's batching window after.
  */
-const REGISTRY_IN_FORCE_MS = TENANTS_FILE_RECHECK_MS + 2000;
-
-const count = (value: number): string => value.toLocaleString('en-US');
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const REGISTRY_IN_FORCE_MS = TENANTS_FILE_RECHECK_MS + 1000 + EVENT_SOURCES.ingest.batchingWindowSeconds * 1000;
 
 /** A bulk cancel of every open event and series of the tenant, waited for. */
 function cancelEveryOpenEvent(location: Location, tenant: string, progress: (line: string) => void): Promise<BulkCancelJob> {

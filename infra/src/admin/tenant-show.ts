@@ -23,13 +23,19 @@ async function openEventsAt(location: Location, tenant: string): Promise<{ reado
 
 /** Why a tenant the registry does not name is not there: removed (and whose its id still is), or never registered. */
 async function notRegistered(location: Location, tenant: string, registryPath: string): Promise<never> {
-  const removal = await withTable(location, async (client, tableName) =>
-    (await new DynamoDbTenantRemovals(client, tableName).of([tenant])).get(tenant),
-  ).catch(() => undefined);
-  const removed =
-    removal === undefined
-      ? ''
-      : `; it was removed at ${new Date(removal.removedAt).toISOString()}, and its id is its own until ${new Date(removal.reusableFrom).toISOString()}`;
+  let removed: string;
+  try {
+    const removal = await withTable(location, async (client, tableName) =>
+      (await new DynamoDbTenantRemovals(client, tableName).of([tenant])).get(tenant),
+    );
+    removed =
+      removal === undefined
+        ? ''
+        : `; it was removed at ${new Date(removal.removedAt).toISOString()}, and its id is its own until ${new Date(removal.reusableFrom).toISOString()}`;
+  } catch (error) {
+    // Said, not hidden: whether it was removed is not known.
+    removed = `; whether it was removed is unknown (${describeError(error)})`;
+  }
   throw new AdminError(`tenant "${tenant}" is not registered in ${registryPath}${removed}`);
 }
 

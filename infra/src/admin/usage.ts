@@ -1,10 +1,10 @@
 import { DEFAULT_QUOTAS, EVENT_STATE, REFUSALS_KEPT } from '@adhoc-scheduler/shared';
 import { PEEK_VISIBILITY_SECONDS } from './dead-letters.js';
+import { count } from './format.js';
 import { CDK_TENANTS } from './location.js';
 import { REUSE_DAYS } from './removed-tenants.js';
 import { PAST_SHOWN } from './series-view.js';
 
-const count = (value: number): string => value.toLocaleString('en-US');
 const STATES = Object.values(EVENT_STATE).join('|');
 
 export const LIST_LIMIT = { default: 20, max: 100 } as const;
