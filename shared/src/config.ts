@@ -41,6 +41,12 @@ export interface SchedulerConfig {
   /** The operator's tenant registry (JSON in the environment; see shared/schema/tenants.schema.json). */
   readonly tenants: TenantsDocument;
   /**
+   * Where the registry is kept as data (the local service's table), how long a function may
+   * answer from what it read of it (CachedTenantDirectory): a change to the registry is in force
+   * everywhere this long after it is written, at most.
+   */
+  readonly registryMaxAgeMs: number;
+  /**
    * The scheduler's AWS account: its topics named `<topicPrefix>-...` there are its own, and no
    * request may name one. Undefined: such a name is the scheduler's in any account.
    */
@@ -173,6 +179,7 @@ export const ENV = {
   changesQueueUrl: 'SCHEDULER_CHANGES_QUEUE_URL',
   topicPrefix: 'SCHEDULER_TOPIC_PREFIX',
   tenants: 'SCHEDULER_TENANTS',
+  registryMaxAgeMs: 'SCHEDULER_REGISTRY_MAX_AGE_MS',
   accountId: 'SCHEDULER_ACCOUNT_ID',
   ownTopicArns: 'SCHEDULER_OWN_TOPIC_ARNS',
   maxScheduleAheadSeconds: 'SCHEDULER_MAX_SCHEDULE_AHEAD_SECONDS',
@@ -205,6 +212,7 @@ export const DEFAULTS = {
   region: 'us-east-1',
   topicPrefix: 'adhoc-scheduler',
   ownTopicArns: [],
+  registryMaxAgeMs: 5000,
   maxScheduleAheadSeconds: 365 * 24 * 3600,
   nearPathWindowSeconds: 600,
   loaderIntervalSeconds: 60,
@@ -394,6 +402,7 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
     changesQueueUrl: required(env, ENV.changesQueueUrl),
     topicPrefix: env[ENV.topicPrefix] || DEFAULTS.topicPrefix,
     tenants: tenants(env, ENV.tenants),
+    registryMaxAgeMs: integer(env, ENV.registryMaxAgeMs, DEFAULTS.registryMaxAgeMs, 0, 60_000),
     accountId: accountId(env, ENV.accountId),
     ownTopicArns: topicArns(env, ENV.ownTopicArns),
     maxScheduleAheadSeconds: integer(env, ENV.maxScheduleAheadSeconds, DEFAULTS.maxScheduleAheadSeconds, 60, 10 * 366 * 24 * 3600),

@@ -120,6 +120,7 @@ export function customEnv(): Record<string, string> {
     SCHEDULER_TOPIC_PREFIX: 'scheduler-prod',
     SCHEDULER_TENANTS: JSON.stringify(CUSTOM_TENANTS),
     SCHEDULER_ACCOUNT_ID: '123456789012',
+    SCHEDULER_REGISTRY_MAX_AGE_MS: '2000',
     SCHEDULER_OWN_TOPIC_ARNS: 'arn:aws:sns:eu-central-1:123456789012:ops-alarms,arn:aws:sns:eu-central-1:123456789012:ops-pager',
     SCHEDULER_MAX_SCHEDULE_AHEAD_SECONDS: '2592000',
   };

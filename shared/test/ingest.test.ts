@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ingestBatch } from '../src/app/ingest.js';
-import { planIngest, unwrapInput } from '../src/app/ingest-plan.js';
+import { planIngest, unwrapBatch, unwrapInput } from '../src/app/ingest-plan.js';
 import { placementFor } from '../src/domain/placement.js';
 import { shardOf } from '../src/domain/sharding.js';
 import { snsMessageBytes } from '../src/domain/event.js';
@@ -14,15 +14,16 @@ import { ACME_TOPIC, acmeTarget, CONFIG, later, NOW, published, setup, soon } fr
 import { MemoryTenantPauses } from './memory-event-store.js';
 
 describe('the ingest plan', () => {
-  it('turns each message of a batch into its intent, without touching anything', () => {
+  it('turns each message of a batch into its intent, without touching anything', async () => {
     const { deps } = setup();
-    const plan = planIngest({ ...deps, now: NOW }, [
+    const records = [
       published(scheduleRequest({ date: soon, target: acmeTarget })),
       published(scheduleRequest({ date: later, target: acmeTarget })),
       published('not json'),
       published({ action: 'cancel', id: 'x' }),
       published(scheduleRequest(), inputMessageId(), 'arn:aws:sns:us-east-1:000000000000:somebody-else'),
-    ]);
+    ];
+    const plan = planIngest({ ...deps, tenants: await deps.tenants.lookup(), now: NOW }, unwrapBatch(records));
     expect(plan.map(({ intent }) => intent.kind)).toEqual(['create', 'create', 'refuse', 'cancel', 'unowned']);
     const [near, far] = plan.map(({ intent }) => (intent.kind === 'create' ? intent.entry : undefined));
     expect(near).toMatchObject({ placement: { state: EVENT_STATE.queued }, queuedBy: 'token-1' });

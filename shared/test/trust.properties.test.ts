@@ -153,9 +153,8 @@ class World {
 
   /** The registry as it stands, for ingest and the emitter alike. */
   readonly tenants: TenantDirectory = {
-    forTopic: (topicArn) => this.registry.forTopic(topicArn),
-    tenant: (id) => this.registry.tenant(id),
-    all: () => this.registry.all(),
+    lookup: () => this.registry.lookup(),
+    ids: () => this.registry.ids(),
   };
 
   /** Checks a delay-queue body against what SQS takes. */

@@ -1,8 +1,17 @@
-import { PUBLIC_TENANT_ID, TenantRegistry, type Tenant, type TenantsDocument } from '@adhoc-scheduler/shared';
+import {
+  DynamoDbTenantRegistry,
+  noRegistryChanges,
+  PUBLIC_TENANT_ID,
+  registryChanges,
+  systemClock,
+  TenantRegistry,
+  type Tenant,
+  type TenantsDocument,
+} from '@adhoc-scheduler/shared';
 import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
-import { readTenantsFile, TenantsFileError } from '../local/tenants-file.js';
+import { readTenantsFile, TenantsFileError, writeTenantsFile } from '../local/tenants-file.js';
 import { AdminError } from './errors.js';
-import type { Location } from './location.js';
+import { withTable, type Location } from './location.js';
 
 /** The tenants file as the service reads it; an invalid one is the operator's to correct first. */
 export function readRegistry(path: string): TenantsDocument {
@@ -12,6 +21,24 @@ export function readRegistry(path: string): TenantsDocument {
     if (!(error instanceof TenantsFileError)) throw error;
     throw new AdminError(`${error.message}. Correct it first.`);
   }
+}
+
+/**
+ * Writes a change to the local service's registry: the tenants file whole, then the change to
+ * the registry's table, where the functions read it. So what a command changes is in force
+ * within their cache's bound (SCHEDULER_REGISTRY_MAX_AGE_MS) without waiting for the service to
+ * see the file; the service applies the file too, which then writes nothing new.
+ */
+export async function writeRegistry(
+  tenantsPath: string,
+  location: Location,
+  before: TenantsDocument,
+  after: TenantsDocument,
+): Promise<void> {
+  await writeTenantsFile(tenantsPath, after);
+  const changes = registryChanges(before, after);
+  if (noRegistryChanges(changes)) return;
+  await withTable(location, (client, tableName) => new DynamoDbTenantRegistry(client, tableName, systemClock).write(changes));
 }
 
 /**

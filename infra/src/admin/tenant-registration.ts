@@ -8,13 +8,12 @@ import {
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
 import { addTenantInputTopics } from '../local/outputs-file.js';
-import { writeTenantsFile } from '../local/tenants-file.js';
 import { wholeNumber } from './arguments.js';
 import { AdminError, AdminUsageError } from './errors.js';
 import type { Output } from './format.js';
 import { LocalService } from './local-outputs.js';
 import type { Location } from './location.js';
-import { readRegistry } from './registry.js';
+import { readRegistry, writeRegistry } from './registry.js';
 import { clearRemovals, removalsToClear } from './tenant-removal.js';
 import { tenantSettingsText } from './tenant-view.js';
 
@@ -192,7 +191,7 @@ export async function registerTenant(entry: TenantEntry, registration: Registrat
   } finally {
     service.close();
   }
-  if (previous === undefined || !sameEntry(previous, entry)) await writeTenantsFile(tenantsPath, updated);
+  if (previous === undefined || !sameEntry(previous, entry)) await writeRegistry(tenantsPath, location, registry, updated);
   await clearRemovals(location, removed);
   // The outputs list every tenant's input topic, as they would after a restart.
   await addTenantInputTopics(outputsPath, service.endpoint, { [id]: topicArn });

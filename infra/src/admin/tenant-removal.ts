@@ -17,14 +17,13 @@ import {
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
 import { removeTenantInputTopic } from '../local/outputs-file.js';
-import { TENANTS_FILE_RECHECK_MS, writeTenantsFile } from '../local/tenants-file.js';
 import { commandLine, LOCATION_OPTIONS, onePositional } from './arguments.js';
 import { runBulkCancel } from './bulk-cancel-command.js';
 import { AdminError } from './errors.js';
 import { count, type Output } from './format.js';
 import { LocalService } from './local-outputs.js';
 import { localOnly, locationOf, withTable, type Location } from './location.js';
-import { readRegistry } from './registry.js';
+import { readRegistry, writeRegistry } from './registry.js';
 import { EVENT_SOURCES } from '../queues.js';
 import { LOCAL_LEFTOVERS } from './removed-tenants.js';
 import { USAGE } from './usage.js';
@@ -42,11 +41,11 @@ const RECOUNT_MS = 1000;
 /** Counts after the tenant is unregistered at most, each a while after the last, cancelling what the one before found. */
 const LATE_ROUNDS = 3;
 /**
- * How long the running service may go on taking the tenant's requests after its registry no
- * longer names it: until it looks at the tenants file again (and reads it: a second allowed),
- * and ingest's batching window after.
+ * How long the running service may go on taking the tenant's requests after its registry's table
+ * no longer names it: until its functions' cache reads the registry again (the default
+ * SCHEDULER_REGISTRY_MAX_AGE_MS), a second allowed for the read, and ingest's batching window after.
  */
-const REGISTRY_IN_FORCE_MS = TENANTS_FILE_RECHECK_MS + 1000 + EVENT_SOURCES.ingest.batchingWindowSeconds * 1000;
+const REGISTRY_IN_FORCE_MS = DEFAULTS.registryMaxAgeMs + 1000 + EVENT_SOURCES.ingest.batchingWindowSeconds * 1000;
 
 /** A bulk cancel of every open event and series of the tenant, waited for. */
 function cancelEveryOpenEvent(location: Location, tenant: string, progress: (line: string) => void): Promise<BulkCancelJob> {
@@ -163,7 +162,10 @@ export async function removeTenant(id: string, request: RemovalRequest, progress
 
   // Requests taken before the topic went may still be ingested until the service reads the registry without the tenant.
   const registry = readRegistry(tenantsPath);
-  await writeTenantsFile(tenantsPath, { ...registry, tenants: (registry.tenants ?? []).filter((tenant) => tenant.id !== id) });
+  await writeRegistry(tenantsPath, location, registry, {
+    ...registry,
+    tenants: (registry.tenants ?? []).filter((tenant) => tenant.id !== id),
+  });
   await removeTenantInputTopic(outputsPath, service.endpoint, id);
   const late = await cancelTakenLate(location, id, progress);
   counts = addCounts(counts, late.counts);

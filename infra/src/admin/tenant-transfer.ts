@@ -1,13 +1,13 @@
 import { PUBLIC_TENANT_ID, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
 import { addTenantInputTopics } from '../local/outputs-file.js';
-import { readPresentTenantsFile, TenantsFileError, writeTenantsFile } from '../local/tenants-file.js';
+import { readPresentTenantsFile, TenantsFileError } from '../local/tenants-file.js';
 import { commandLine, LOCATION_OPTIONS, noPositionals, onePositional } from './arguments.js';
 import { AdminError } from './errors.js';
 import type { Output } from './format.js';
 import { LocalService } from './local-outputs.js';
 import { localOnly, locationOf, type Location } from './location.js';
-import { readRegistry } from './registry.js';
+import { readRegistry, writeRegistry } from './registry.js';
 import { sameEntry, validateRegistry, type TenantEntry } from './tenant-registration.js';
 import { clearRemovals, removalsToClear } from './tenant-removal.js';
 import { USAGE } from './usage.js';
@@ -100,7 +100,8 @@ export async function tenantImport(args: string[], output: Output): Promise<numb
   const importPath = onePositional(positionals, 'the file to import', command);
   const imported = readImportFile(importPath);
   const tenantsPath = values.tenants;
-  const plan = planImport(readRegistry(tenantsPath), imported);
+  const before = readRegistry(tenantsPath);
+  const plan = planImport(before, imported);
   const ids = (imported.tenants ?? []).map(({ id }) => id);
 
   // As tenant add: the topics first, the file once they are all there; a service that is not
@@ -117,7 +118,8 @@ export async function tenantImport(args: string[], output: Output): Promise<numb
   } finally {
     service.close();
   }
-  if (plan.added.length > 0 || plan.updated.length > 0 || plan.publicUpdated) await writeTenantsFile(tenantsPath, plan.registry);
+  if (plan.added.length > 0 || plan.updated.length > 0 || plan.publicUpdated)
+    await writeRegistry(tenantsPath, location, before, plan.registry);
   await clearRemovals(location, removed);
   await addTenantInputTopics(outputsPath, service.endpoint, topicArns);
 

@@ -2,14 +2,19 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import {
+  CachedTenantDirectory,
   createLogger,
+  DynamoDbTenantRegistry,
   ENV,
   loadConfig,
+  systemClock,
+  TransientError,
   parseTenantsDocument,
   type Clock,
   type EmissionEnding,
   type EndJournal,
   type SchedulerConfig,
+  type SchedulerTopics,
   type ServiceLogger,
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
@@ -30,7 +35,7 @@ import { refusePublishesToSchedulerTopics } from './scheduler-topic-guard.js';
 import { delayQueueGroupOf, startFairQueuePoller } from './fair-queue-poller.js';
 import type { SqsPoller, SqsPollerOptions } from './sqs-event-source.js';
 import { startSqsPoller } from './sqs-poller.js';
-import { FileTenantDirectory, readTenantsFile } from './tenants-file.js';
+import { applyRegistry, readTenantsFile, TenantsFileSync } from './tenants-file.js';
 
 /** The emulators' keys (see shared's local-service-access.ts), with the region and account below: how anything reaches the local service. */
 export { LOCAL_CREDENTIALS };
@@ -300,6 +305,49 @@ async function openEndJournal(
   return options.emulators === undefined ? { journal: new ProcessEndJournal(), left: [] } : undefined;
 }
 
+/** How often, and how far apart, the start tries to write the registry to the table. */
+const REGISTRY_START_ATTEMPTS = 20;
+const REGISTRY_START_PAUSE_MS = 500;
+
+/**
+ * The registry as data in the table, written from the tenants option at the start, and the cache
+ * the functions read it through; a file is applied to the table again as it changes.
+ */
+async function startRegistry(
+  config: SchedulerConfig,
+  clients: AwsClients,
+  tenants: TenantsDocument,
+  options: {
+    readonly file: string | undefined;
+    readonly scope: { readonly region: string; readonly schedulerTopics: SchedulerTopics };
+    readonly clock: Clock;
+    readonly logger: ServiceLogger;
+  },
+): Promise<{ readonly tenantDirectory: CachedTenantDirectory; readonly fileSync: TenantsFileSync | undefined }> {
+  const table = new DynamoDbTenantRegistry(clients.dynamodb, config.tableName, systemClock);
+  const { file, scope, clock, logger } = options;
+  // A table that fails a call for a moment does not stop the start: the registry is written again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await applyRegistry(table, tenants);
+      break;
+    } catch (error) {
+      if (!(error instanceof TransientError) || attempt === REGISTRY_START_ATTEMPTS) throw error;
+      logger.warn({ err: error, attempt }, 'the registry could not be written to the table; trying again');
+      await clock.sleep(REGISTRY_START_PAUSE_MS);
+    }
+  }
+  return {
+    fileSync: file === undefined ? undefined : new TenantsFileSync(file, scope, table, tenants, logger),
+    tenantDirectory: new CachedTenantDirectory(table, {
+      topicPrefix: config.topicPrefix,
+      maxAgeMs: config.registryMaxAgeMs,
+      clock,
+      logger: logger.child({ fn: 'registry' }),
+    }),
+  };
+}
+
 /**
  * The scheduler on one machine: real emulators, the resources the CDK app creates, and the
  * same handlers driven as Lambda drives them (SQS pollers honouring batchItemFailures, a
@@ -342,15 +390,19 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     const clients = createAwsClients(config, { credentials: LOCAL_CREDENTIALS, maxSockets: 4 * emitterConcurrency });
     refusePublishesToSchedulerTopics(clients.sns, config, LOCAL_EMITTER_ROLE_ARN);
     options.instrumentClients?.(clients);
-    // A fixed registry reaches the functions through their config, as on Lambda; a file is re-read as it changes.
-    const tenantDirectory = 'file' in tenantsOption ? new FileTenantDirectory(tenantsOption.file, registryScope, logger) : undefined;
+    const { tenantDirectory, fileSync } = await startRegistry(config, clients, tenants, {
+      file: 'file' in tenantsOption ? tenantsOption.file : undefined,
+      scope: registryScope,
+      clock: options.clock ?? systemClock,
+      logger,
+    });
     // Each function's dependencies made, and bound to its handler, as its Lambda entry point does (see lambdaHandler).
     const endJournal = await openEndJournal(options);
     const depsFor = (fn: FunctionName) =>
       createDependencies(fn, config, clients, {
         logger: logger.child({ fn }),
         clock: options.clock,
-        ...(tenantDirectory ? { tenants: tenantDirectory } : {}),
+        tenants: tenantDirectory,
         ...(fn === 'emitter' && endJournal ? { endJournal: endJournal.journal } : {}),
       });
 
@@ -375,7 +427,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       tick: loader.tick,
       async stop() {
         loader.stop();
-        tenantDirectory?.close();
+        await fileSync?.close();
         await Promise.all(pollers.map((poller) => poller.stop()));
         await loader.running();
         await emitterDeps.endWriter.close();

@@ -1,13 +1,13 @@
 import { readFileSync, statSync } from 'node:fs';
 import {
+  noRegistryChanges,
   parseTenantsDocument,
-  TenantRegistry,
+  registryChanges,
   TenantsDocumentError,
+  type DynamoDbTenantRegistry,
   type Logger,
   type RegistryScope,
   type SchedulerTopics,
-  type Tenant,
-  type TenantDirectory,
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
 import { writeJsonFile } from './json-file.js';
@@ -64,84 +64,89 @@ export async function writeTenantsFile(path: string, document: TenantsDocument):
 /** How often the file's modification time is checked. */
 export const TENANTS_FILE_RECHECK_MS = 1000;
 
+/** Where the local service keeps its registry as data, and what the functions read (CachedTenantDirectory). */
+export type RegistryTable = Pick<DynamoDbTenantRegistry, 'read' | 'write'>;
+
 /**
- * Tenants from the file, re-read when it changes: onboarding a tenant, or changing its quotas,
- * takes effect without a restart. The file is checked every second, so an invalid edit is
- * logged at once, whether or not messages arrive; a message from a topic not (yet) known
- * re-reads at once, so a tenant's first message, published right after onboarding, is not refused.
- * A file that goes missing (an editor saving by rename, a `mv`) leaves the last registry in
- * force until it is back: its registered tenants are not refused in the meantime.
+ * Writes a registry to the table as the change from what the table holds: at the start, the
+ * file's (or the fixed registry's) replaces whatever an earlier run left.
  */
-export class FileTenantDirectory implements TenantDirectory {
-  private registry: TenantRegistry;
+export async function applyRegistry(table: RegistryTable, document: TenantsDocument): Promise<void> {
+  const changes = registryChanges(await table.read(), document);
+  if (!noRegistryChanges(changes)) await table.write(changes);
+}
+
+/**
+ * The tenants file applied to the registry's table as it changes: onboarding a tenant, or
+ * changing its quotas, takes effect without a restart. The file is checked every second, so an
+ * invalid edit is logged at once, whether or not messages arrive. The admin commands write the
+ * table themselves as they write the file (see writeRegistry), so what they change is in force
+ * without waiting for this. A file that goes missing (an editor saving by rename, a `mv`) leaves
+ * the last registry in force until it is back: its registered tenants are not refused meanwhile.
+ */
+export class TenantsFileSync {
   /**
    * Modification time of the file as last read, valid or not (undefined: there was no file): each
    * version is read (and its rejection, or its absence, logged) once.
    */
   private modifiedMs: number | undefined;
-  private checkedAt = 0;
+  private applying: Promise<void> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
 
-  /** Throws a TenantsFileError when the file is invalid to begin with; no file to begin with is no tenants. */
+  /** `applied` is the registry the table holds: the file's as it was read at the start. */
   constructor(
     private readonly path: string,
     private readonly scope: { readonly region: string; readonly schedulerTopics: SchedulerTopics },
+    private readonly table: RegistryTable,
+    private applied: TenantsDocument,
     private readonly logger: Logger,
   ) {
     this.modifiedMs = this.modified();
-    this.registry = new TenantRegistry(readTenantsFile(path, scope), scope.schedulerTopics.topicPrefix);
-    this.timer = setInterval(() => this.refresh(false), TENANTS_FILE_RECHECK_MS);
+    this.timer = setInterval(() => {
+      this.applying = this.applying.then(() => this.refresh());
+    }, TENANTS_FILE_RECHECK_MS);
     this.timer.unref();
   }
 
-  forTopic(topicArn: string): Tenant | undefined {
-    this.refresh(false);
-    const tenant = this.registry.forTopic(topicArn);
-    if (tenant !== undefined) return tenant;
-    this.refresh(true);
-    return this.registry.forTopic(topicArn);
-  }
-
-  tenant(id: string): Tenant | undefined {
-    this.refresh(false);
-    return this.registry.tenant(id);
-  }
-
-  all(): readonly Tenant[] {
-    this.refresh(false);
-    return this.registry.all();
-  }
-
-  /** Stops watching the file. */
-  close(): void {
+  /** Stops watching the file, once what it read is written. */
+  async close(): Promise<void> {
     clearInterval(this.timer);
+    await this.applying;
   }
 
-  private refresh(force: boolean): void {
-    const now = Date.now();
-    if (!force && now - this.checkedAt < TENANTS_FILE_RECHECK_MS) return;
-    this.checkedAt = now;
+  private async refresh(): Promise<void> {
     const modified = this.modified();
     if (modified === this.modifiedMs) return;
     this.modifiedMs = modified;
     // A file being edited by hand may be invalid, or gone, for a moment: keep the last good registry.
+    let document: TenantsDocument | undefined;
     try {
-      const document = readPresentTenantsFile(this.path, this.scope);
-      if (document === undefined) {
-        // Gone since it was looked at, maybe: logged once, until it is back.
-        this.modifiedMs = undefined;
-        this.logger.warn({ path: this.path }, `${this.path} is missing; the last registry stays in force until the file is back`);
-        return;
-      }
-      this.registry = new TenantRegistry(document, this.scope.schedulerTopics.topicPrefix);
-      this.logger.info(
-        { path: this.path, tenants: this.registry.all().map((tenant) => tenant.id) },
-        'tenants file read again; its registry is in force',
-      );
+      document = readPresentTenantsFile(this.path, this.scope);
     } catch (error) {
       if (!(error instanceof TenantsFileError)) throw error;
       this.logger.warn({ path: this.path, problem: error.problem }, `${error.message}; the last valid registry stays in force`);
+      return;
     }
+    if (document === undefined) {
+      // Gone since it was looked at, maybe: logged once, until it is back.
+      this.modifiedMs = undefined;
+      this.logger.warn({ path: this.path }, `${this.path} is missing; the last registry stays in force until the file is back`);
+      return;
+    }
+    const changes = registryChanges(this.applied, document);
+    try {
+      if (!noRegistryChanges(changes)) await this.table.write(changes);
+    } catch (error) {
+      // Read again at the next check, and written then.
+      this.modifiedMs = undefined;
+      this.logger.warn({ err: error, path: this.path }, 'tenants file read again, but its registry could not be written; trying again');
+      return;
+    }
+    this.applied = document;
+    this.logger.info(
+      { path: this.path, tenants: ['public', ...(document.tenants ?? []).map((tenant) => tenant.id)] },
+      'tenants file read again; its registry is in force',
+    );
   }
 
   private modified(): number | undefined {

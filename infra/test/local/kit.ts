@@ -40,6 +40,8 @@ export const FAST_TIMINGS = {
   SCHEDULER_SHARD_COUNT: '2',
   // The shortest the emitter's default lead allows: changes close 4 s before the due time.
   SCHEDULER_CHANGE_CUTOFF_SECONDS: '4',
+  // A registry changed by a test is in force within a second.
+  SCHEDULER_REGISTRY_MAX_AGE_MS: '1000',
 } as const;
 
 /**

@@ -21,7 +21,8 @@ import type { NoticeClaims } from './ports/emitter-records.js';
 import type { Carry, EventStore } from './ports/event-store.js';
 import type { Clock, Logger, SchedulerMetrics } from './ports/process.js';
 import type { DelayQueue, TopicPublisher } from './ports/queues.js';
-import type { Pause, TenantDirectory, TenantPauses } from './ports/tenants.js';
+import type { Pause, TenantDirectory, TenantLookup, TenantPauses } from './ports/tenants.js';
+import { delayQueueTenants } from './batch-tenants.js';
 
 /**
  * The emitter: it publishes each delayed event at its due time (emitBatch, below), and records
@@ -53,7 +54,7 @@ export interface EmitterDeps {
   /** This process's bound on publishes answered and not yet recorded (see emitterMaxUnrecordedEnds). */
   readonly publishWindow: PublishWindow;
   /** The registry as it stands: checked again at each publish, and where a failed emission's notice may go. */
-  readonly tenants: Pick<TenantDirectory, 'tenant'>;
+  readonly tenants: TenantDirectory;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly metrics: SchedulerMetrics;
@@ -73,6 +74,8 @@ interface BatchContext {
   readonly records: Promise<ReadonlyMap<string, EventRecord>>;
   /** The pauses of the batch's tenants, read with the records. */
   readonly pauses: Promise<ReadonlyMap<string, Pause>>;
+  /** The batch's tenants as registered now, read with the records. */
+  readonly tenants: Promise<TenantLookup>;
   readonly freed: Map<string, number>;
   readonly kept: string[];
 }
@@ -83,8 +86,10 @@ interface BatchContext {
  * by the registry of its day. One publish at most: a failure topic that refuses it is not
  * followed by the dead-letter topic (see publishNotice).
  */
-async function sendNotice(deps: EmitterDeps, message: Extract<DelayQueueMessage, { kind: 'notice' }>): Promise<void> {
-  const destination = message.tenant === undefined ? message : noticeDestination(deps.tenants.tenant(message.tenant), message.failureTopic);
+async function sendNotice(context: BatchContext, message: Extract<DelayQueueMessage, { kind: 'notice' }>): Promise<void> {
+  const { deps } = context;
+  const destination =
+    message.tenant === undefined ? message : noticeDestination((await context.tenants).tenant(message.tenant), message.failureTopic);
   if (destination.failureTopic === undefined && destination.deadLetterTopic === undefined) {
     deps.logger.warn(
       { noticeId: message.noticeId, tenant: message.tenant, reason: message.notice.reason },
@@ -149,7 +154,7 @@ async function emitOne(context: BatchContext, record: SQSRecord, message: Extrac
   await waitUntil(clock, event.dueAt);
   await deps.publishWindow.take();
   try {
-    const published = await publish(deps, event, sentAt(record));
+    const published = await publish(deps, await context.tenants, event, sentAt(record));
     if (stored === undefined) return;
     const ending = listedEnding(deps.config, published, stored);
     const { outcome, freesPlace } = await deps.endWriter.record(ending);
@@ -299,12 +304,12 @@ async function carryOn(deps: EmitterDeps, read: EventRecord, copy: Extract<Delay
  * at once; any other failure is retried until the copy has been due `emitMaxAgeSeconds` (see
  * publishAgeSeconds: a copy sent after its due time counts from its send).
  */
-async function publish(deps: EmitterDeps, event: ScheduledEvent, copySentAt: number): Promise<EmissionEnding> {
+async function publish(deps: EmitterDeps, tenants: TenantLookup, event: ScheduledEvent, copySentAt: number): Promise<EmissionEnding> {
   const { clock, logger, metrics, config } = deps;
   const endedBy = randomUUID();
   // What the end needs of its event, no more: ends are journaled and handed over 100 to a message, payloads never with them.
   const ended = { id: event.id, tenant: event.tenant, version: event.version, dueAt: event.dueAt };
-  const tenant = deps.tenants.tenant(event.tenant);
+  const tenant = tenants.tenant(event.tenant);
   const fail = async (reason: ReasonCode, message: string, details: Readonly<Record<string, unknown>>): Promise<EmissionEnding> => {
     const failedAt = clock.now();
     const notice = failureNotice(reason, message, requestQuote(event), failedAt, { eventId: event.id, details });
@@ -409,10 +414,12 @@ export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]
     !(message instanceof Error) && message.kind === 'event' ? [message.event.tenant] : [],
   );
   const pauses = tenants.length > 0 ? deps.pausedTenants.of(tenants) : Promise.resolve(new Map<string, Pause>());
+  const registered = delayQueueTenants(deps.tenants, [...messages.values()]);
   // Each event's handler awaits the reads; one rejection is reported per record, not unhandled.
   reading.catch(() => {});
   pauses.catch(() => {});
-  const context: BatchContext = { deps, records: reading, pauses, freed: new Map(), kept: [] };
+  registered.catch(() => {});
+  const context: BatchContext = { deps, records: reading, pauses, tenants: registered, freed: new Map(), kept: [] };
   const response = await processBatch(records, deps, async (record) => {
     const message = messages.get(record);
     // Its own retries: see recordHandedOver.
@@ -420,7 +427,7 @@ export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]
     try {
       if (message === undefined || message instanceof Error) throw message ?? new TypeError('not a delay-queue message');
       if (message.kind === 'event') return await emitOne(context, record, message);
-      return await sendNotice(deps, message);
+      return await sendNotice(context, message);
     } catch (error) {
       await putOff(deps, record, retryDelaySeconds(receiveCount(record), (deps.random ?? Math.random)()));
       throw error;

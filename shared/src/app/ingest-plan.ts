@@ -15,7 +15,7 @@ import { sentAt } from './batch.js';
 import { shardOf } from '../domain/sharding.js';
 import type { NewEvent } from './ports/event-store.js';
 import type { SeriesEntry } from './ports/series-store.js';
-import type { TenantDirectory } from './ports/tenants.js';
+import type { TenantLookup } from './ports/tenants.js';
 
 /**
  * Ingest's first step: what each input message asks (planIngest), without I/O. ingest.ts applies
@@ -113,15 +113,41 @@ export interface IngestPlanContext {
     | 'maxScheduleAheadSeconds'
     | 'emitMaxAgeSeconds'
   >;
-  readonly tenants: TenantDirectory;
+  /** The batch's tenants, looked up before the plan (see batchTenants). */
+  readonly tenants: TenantLookup;
   readonly now: number;
   /** A new token: of a delay-queue copy (see EventRecord.queuedBy), or of a create attempt (see EventRecord.createdBy). */
   readonly newToken: () => string;
 }
 
-function planOne(context: IngestPlanContext, record: SQSRecord): PlannedMessage {
+/** An input record and its message, unwrapped from SNS's envelope once. */
+export interface UnwrappedRecord {
+  readonly record: SQSRecord;
+  readonly message: InputMessage;
+}
+
+export function unwrapBatch(records: readonly SQSRecord[]): UnwrappedRecord[] {
+  return records.map((record) => ({ record, message: unwrapInput(record) }));
+}
+
+/**
+ * The topics a request names for the scheduler to publish to (`target`, `failure_topic`), read
+ * without validating it: what the registry is asked about the accounts they are in, before the
+ * request is checked against its tenant's rights.
+ */
+export function topicsNamedBy(message: InputMessage): readonly (string | undefined)[] {
+  try {
+    const request: unknown = JSON.parse(message.text);
+    if (typeof request !== 'object' || request === null) return [];
+    const { target, failure_topic: failureTopic } = request as { target?: unknown; failure_topic?: unknown };
+    return [typeof target === 'string' ? target : undefined, typeof failureTopic === 'string' ? failureTopic : undefined];
+  } catch {
+    return [];
+  }
+}
+
+function planOne(context: IngestPlanContext, { record, message }: UnwrappedRecord): PlannedMessage {
   const { config, now } = context;
-  const message = unwrapInput(record);
   const tenant = message.topicArn === undefined ? undefined : context.tenants.forTopic(message.topicArn);
   const unowned = { record, message, tenant, failureTopic: undefined, input: message.text };
   if (tenant === undefined || message.topicArn === undefined)
@@ -213,6 +239,6 @@ function planOne(context: IngestPlanContext, record: SQSRecord): PlannedMessage 
 }
 
 /** Turns a batch of input messages into what each asks for: pure, no I/O (the apply step does that). */
-export function planIngest(context: IngestPlanContext, records: readonly SQSRecord[]): PlannedMessage[] {
-  return records.map((record) => planOne(context, record));
+export function planIngest(context: IngestPlanContext, inputs: readonly UnwrappedRecord[]): PlannedMessage[] {
+  return inputs.map((input) => planOne(context, input));
 }

@@ -23,7 +23,8 @@ import { startBulkCancel } from './bulk-cancel.js';
 import { resumeTenant } from './resume.js';
 import { reportFailure } from './failures.js';
 import { admitTogether } from './ingest-admission.js';
-import { type IngestPlanContext, type Intent, type PlannedMessage, planIngest } from './ingest-plan.js';
+import { type IngestPlanContext, type Intent, type PlannedMessage, planIngest, topicsNamedBy, unwrapBatch } from './ingest-plan.js';
+import { batchTenants } from './batch-tenants.js';
 import type { BulkCancelJobs } from './ports/bulk-cancel.js';
 import type { RefusalLog } from './ports/errors-and-refusals.js';
 import type { ChangeRefused, CreateOutcome, EventStore, NewEvent } from './ports/event-store.js';
@@ -365,7 +366,16 @@ async function keepRefusals(deps: IngestDeps, refused: readonly Refusal[], now: 
  */
 export async function ingestBatch(deps: IngestDeps, records: readonly SQSRecord[]): Promise<SQSBatchResponse> {
   const now = deps.clock.now();
-  const plan = planIngest({ config: deps.config, tenants: deps.tenants, now, newToken: deps.newToken ?? randomUUID }, records);
+  const inputs = unwrapBatch(records);
+  const topicArns = new Set(inputs.flatMap(({ message }) => (message.topicArn === undefined ? [] : [message.topicArn])));
+  const tenants = await batchTenants(
+    deps.tenants,
+    { topicArns: [...topicArns] },
+    inputs,
+    ({ message }, found) => (message.topicArn === undefined ? undefined : found.forTopic(message.topicArn)),
+    ({ message }) => topicsNamedBy(message),
+  );
+  const plan = planIngest({ config: deps.config, tenants, now, newToken: deps.newToken ?? randomUUID }, inputs);
   const planned = new Map(plan.map((entry) => [entry.record, entry]));
   const { created, controls, namesNothing } = admitTogether(deps, plan, now);
   const sends: Send[] = [];

@@ -29,7 +29,7 @@ export interface LoaderDeps {
     | 'repairAfterSeconds'
   >;
   /** Whose stored events are loaded: a tenant removed from the registry has its events left (the emitter would refuse them). */
-  readonly tenants: Pick<TenantDirectory, 'all' | 'tenant'>;
+  readonly tenants: TenantDirectory;
   /** Whose held events are sent on: those of tenants no longer paused, among those marked by a pause. */
   readonly pauses: Pick<TenantPauses, 'paused' | 'pauseMarks' | 'clearPauseMark'>;
   readonly dueIndex: DueIndex;
@@ -133,9 +133,10 @@ async function fanOut(
  * migrated), every registered tenant.
  */
 async function tenantsOfRound(deps: LoaderDeps, dueDirectoryComplete: boolean, fromMs: number, untilMs: number): Promise<string[]> {
-  if (!dueDirectoryComplete) return deps.tenants.all().map(({ id }) => id);
-  const noted = await retried(deps, 'reading the due directory', () => deps.dueDirectory.tenantsBetween(fromMs, untilMs));
-  return [...noted].filter((tenant) => deps.tenants.tenant(tenant) !== undefined).sort();
+  if (!dueDirectoryComplete) return [...(await retried(deps, 'reading the registry', () => deps.tenants.ids()))];
+  const noted = [...(await retried(deps, 'reading the due directory', () => deps.dueDirectory.tenantsBetween(fromMs, untilMs)))];
+  const registered = await retried(deps, 'reading the registry', () => deps.tenants.lookup({ ids: noted }));
+  return noted.filter((tenant) => registered.tenant(tenant) !== undefined).sort();
 }
 
 /** A partition's ids in the query's span, read again from its start when a read fails for a reason a retry may fix. */
@@ -178,9 +179,10 @@ export const HELD_SWEEP_GRACE_MS = 5 * 60_000;
  */
 async function sendOnHeld(deps: LoaderDeps, marksComplete: boolean): Promise<number> {
   const marks = marksComplete ? await retried(deps, 'reading the pause marks', () => deps.pauses.pauseMarks()) : undefined;
-  const candidates = (marks ?? deps.tenants.all().map(({ id }) => ({ tenant: id, stamp: undefined }))).filter(
-    ({ tenant }) => deps.tenants.tenant(tenant) !== undefined,
-  );
+  const marked =
+    marks ?? (await retried(deps, 'reading the registry', () => deps.tenants.ids())).map((id) => ({ tenant: id, stamp: undefined }));
+  const registered = await retried(deps, 'reading the registry', () => deps.tenants.lookup({ ids: marked.map(({ tenant }) => tenant) }));
+  const candidates = marked.filter(({ tenant }) => registered.tenant(tenant) !== undefined);
   const paused = await retried(deps, 'reading the pauses', () => deps.pauses.paused(candidates.map(({ tenant }) => tenant)));
   let sent = 0;
   for (const { tenant, stamp } of candidates.filter((candidate) => !paused.has(candidate.tenant))) {

@@ -27,6 +27,7 @@ import type { Clock, Logger, SchedulerMetrics } from './ports/process.js';
 import type { DelayQueue } from './ports/queues.js';
 import type { SeriesStore } from './ports/series-store.js';
 import type { TenantDirectory } from './ports/tenants.js';
+import { tenantNaming } from './batch-tenants.js';
 
 /**
  * A series' takes: each materialises the occurrences due within the near-path window as events
@@ -41,7 +42,7 @@ export interface SeriesDeps {
     SchedulerConfig,
     'nearPathWindowSeconds' | 'loaderLookaheadSeconds' | 'shardCount' | 'retentionSeconds' | 'emitterLeadMs'
   >;
-  readonly tenants: Pick<TenantDirectory, 'tenant'>;
+  readonly tenants: TenantDirectory;
   readonly store: Pick<EventStore, 'createMany' | 'requeue' | 'holdPlaces' | 'settlePlaces'>;
   readonly series: Pick<SeriesStore, 'payload' | 'advance'>;
   readonly delayQueue: Pick<DelayQueue, 'send' | 'sendNotice'>;
@@ -75,7 +76,7 @@ export async function takeSeries(
   planned?: Materialisation,
 ): Promise<TakeResult> {
   const { config } = deps;
-  const tenant = deps.tenants.tenant(series.tenant);
+  const tenant = await tenantNaming(deps.tenants, series.tenant, [series.target, series.failureTopic]);
   if (tenant === undefined) {
     // Its tenant was removed: nothing is materialised (the emitter would refuse it), and the series stays where it is.
     deps.logger.warn({ seriesId: series.id, tenant: series.tenant }, 'series of a tenant no longer registered; left as it is');
@@ -201,7 +202,11 @@ export async function takeSeriesTogether(deps: SeriesDeps, batch: readonly Serie
   const byTenant = new Map<string, SeriesRecord[]>();
   for (const series of batch) byTenant.set(series.tenant, [...(byTenant.get(series.tenant) ?? []), series]);
   for (const [tenantId, all] of byTenant) {
-    const tenant = deps.tenants.tenant(tenantId);
+    const tenant = await tenantNaming(
+      deps.tenants,
+      tenantId,
+      all.flatMap((series) => [series.target, series.failureTopic]),
+    );
     const plans = new Map<SeriesRecord, Materialisation>();
     if (tenant !== undefined) {
       for (const series of all) {

@@ -164,6 +164,30 @@ export function tenantOfRemovalItemId(itemId: string): string {
  */
 export const REMOVALS_KEY = '#removed';
 
+/**
+ * The tenant registry kept as data (the local service's): a registered tenant's entry,
+ * `#registry#<tenant>`, listed in the tenant index under REGISTRY_KEY by when it was written.
+ */
+export function registryEntryId(tenant: string): string {
+  return `#registry#${tenant}`;
+}
+
+/** The tenant a registry entry's item is of (see registryEntryId). */
+export function tenantOfRegistryEntryId(itemId: string): string {
+  return itemId.slice('#registry#'.length);
+}
+
+/** The tenant-index partition listing every registered tenant's entry. */
+export const REGISTRY_KEY = '#registry';
+
+/** The public tenant's settings in the registry (no item: its defaults). */
+export const REGISTRY_PUBLIC_ID = '#registry-public';
+
+/** The registered tenants owning an account, `#registry-account#<account>`: an account's owners in one read. */
+export function registryAccountId(account: string): string {
+  return `#registry-account#${account}`;
+}
+
 /** The item holding the loader's cursors. */
 export const LOADER_CURSOR_ID = '#loader-cursor';
 

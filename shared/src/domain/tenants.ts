@@ -138,7 +138,7 @@ function described(tenantId: string): string {
 }
 
 /** The registered tenants owning each account, in registry order: one index, so checking a registry of many tenants stays linear. */
-function ownersByAccount(document: TenantsDocument): ReadonlyMap<string, readonly string[]> {
+export function ownersByAccount(document: TenantsDocument): ReadonlyMap<string, readonly string[]> {
   const owners = new Map<string, string[]>();
   for (const { id, accounts } of document.tenants ?? []) {
     for (const account of accounts) {
@@ -214,35 +214,58 @@ export function mayPublishTo(tenant: Tenant, topicArn: string): boolean {
   return tenant.targetAccounts === undefined || tenant.targetAccounts.has(account);
 }
 
+/** A registered tenant's entry in the registry, as written. */
+export type TenantEntry = NonNullable<TenantsDocument['tenants']>[number];
+
+/** The public tenant's settings in the registry, as written. */
+export type PublicTenantSettings = NonNullable<TenantsDocument['public']>;
+
 /** Every tenant of a registry, the public one first, with the defaults applied. */
 function tenantsOf(document: TenantsDocument, owners: ReadonlyMap<string, readonly string[]> = ownersByAccount(document)): Tenant[] {
-  const entries = document.tenants ?? [];
-  const publicSettings = document.public ?? {};
   return [
-    {
-      id: PUBLIC_TENANT_ID,
-      accounts: [],
-      targetAccounts: publicSettings.targetAccounts ? new Set(publicSettings.targetAccounts) : undefined,
-      otherTenantsAccounts: owners,
-      deadLetterTopic: publicSettings.deadLetterTopic,
-      quotas: quotasOf(publicSettings, DEFAULT_PUBLIC_MAX_CONTROL_PER_SECOND),
-      enabled: publicSettings.enabled ?? true,
-      requireUser: publicSettings.requireUser ?? true,
-      seriesOccurrencesPerMinute: publicSettings.seriesOccurrencesPerMinute ?? DEFAULT_SERIES_OCCURRENCES_PER_MINUTE.public,
-    },
-    ...entries.map((entry) => ({
-      id: entry.id,
-      accounts: entry.accounts,
-      targetAccounts: new Set([...entry.accounts, ...(entry.targetAccounts ?? [])]),
-      // Two tenants may share an account: both own it.
-      otherTenantsAccounts: { has: (account: string) => owners.has(account) && !entry.accounts.includes(account) },
-      deadLetterTopic: entry.deadLetterTopic,
-      quotas: quotasOf(entry, DEFAULT_QUOTAS.maxControlPerSecond),
-      enabled: true,
-      requireUser: entry.requireUser ?? true,
-      seriesOccurrencesPerMinute: entry.seriesOccurrencesPerMinute ?? DEFAULT_SERIES_OCCURRENCES_PER_MINUTE.registered,
-    })),
+    publicTenant(document.public ?? {}, owners),
+    // Two tenants may share an account: both own it.
+    ...(document.tenants ?? []).map((entry) =>
+      registeredTenant(entry, { has: (account: string) => owners.has(account) && !entry.accounts.includes(account) }),
+    ),
   ];
+}
+
+/** The public tenant with the defaults applied; `registeredAccounts` holds every registered tenant's own accounts. */
+export function publicTenant(settings: PublicTenantSettings, registeredAccounts: AccountLookup): Tenant {
+  return {
+    id: PUBLIC_TENANT_ID,
+    accounts: [],
+    targetAccounts: settings.targetAccounts ? new Set(settings.targetAccounts) : undefined,
+    otherTenantsAccounts: registeredAccounts,
+    deadLetterTopic: settings.deadLetterTopic,
+    quotas: quotasOf(settings, DEFAULT_PUBLIC_MAX_CONTROL_PER_SECOND),
+    enabled: settings.enabled ?? true,
+    requireUser: settings.requireUser ?? true,
+    seriesOccurrencesPerMinute: settings.seriesOccurrencesPerMinute ?? DEFAULT_SERIES_OCCURRENCES_PER_MINUTE.public,
+  };
+}
+
+/** A registered tenant with the defaults applied; `otherTenantsAccounts` holds the other registered tenants' own accounts. */
+export function registeredTenant(entry: TenantEntry, otherTenantsAccounts: AccountLookup): Tenant {
+  return {
+    id: entry.id,
+    accounts: entry.accounts,
+    targetAccounts: new Set([...entry.accounts, ...(entry.targetAccounts ?? [])]),
+    otherTenantsAccounts,
+    deadLetterTopic: entry.deadLetterTopic,
+    quotas: quotasOf(entry, DEFAULT_QUOTAS.maxControlPerSecond),
+    enabled: true,
+    requireUser: entry.requireUser ?? true,
+    seriesOccurrencesPerMinute: entry.seriesOccurrencesPerMinute ?? DEFAULT_SERIES_OCCURRENCES_PER_MINUTE.registered,
+  };
+}
+
+/** The tenant whose input topic has this name (see inputTopicName); undefined for any other name. */
+export function tenantOfInputTopicName(topicPrefix: string, name: string): string | undefined {
+  if (name === `${topicPrefix}-input`) return PUBLIC_TENANT_ID;
+  const tenantPrefix = `${topicPrefix}-tenant-`;
+  return name.startsWith(tenantPrefix) && name.length > tenantPrefix.length ? name.slice(tenantPrefix.length) : undefined;
 }
 
 /**
@@ -273,6 +296,15 @@ export class TenantRegistry {
 
   all(): readonly Tenant[] {
     return [...this.byId.values()];
+  }
+
+  /** A registry given whole (the functions' configuration, a test's) answers every lookup itself. */
+  lookup(): Promise<TenantRegistry> {
+    return Promise.resolve(this);
+  }
+
+  ids(): Promise<readonly string[]> {
+    return Promise.resolve([...this.byId.keys()]);
   }
 }
 

@@ -1,14 +1,47 @@
-import type { Tenant } from '../../domain/tenants.js';
+import type { PublicTenantSettings, Tenant, TenantEntry } from '../../domain/tenants.js';
 import type { ChangeRequest } from './event-store.js';
 
 /** Tenants: who a message belongs to, their pauses, and their open events counted (the quota's counter, and a census of the events). */
 
-/** Who a message belongs to, by the input topic it arrived on; and each tenant by id. */
+/**
+ * Tenants as registered, for one batch's work: read once for the batch (the registry may be data
+ * read through a cache, CachedTenantDirectory) and answered from then on without waiting.
+ */
 export interface TenantDirectory {
+  /** The tenants these ids and input topics name, and what the registry says of the accounts named (see WantedTenants). */
+  lookup(wanted: WantedTenants): Promise<TenantLookup>;
+  /** Every registered tenant's id, the public one included: only for work whose size is the registry's (a migration's). */
+  ids(): Promise<readonly string[]>;
+}
+
+/** What a batch asks of the registry. */
+export interface WantedTenants {
+  readonly ids?: readonly string[];
+  readonly topicArns?: readonly string[];
+  /**
+   * Accounts of the topics the batch's requests or events name, as target or failure topic: a
+   * tenant that may target any account (the public one, unless restricted) is checked against
+   * them being another tenant's own (see mayPublishTo).
+   */
+  readonly accounts?: readonly string[];
+}
+
+/** Who a message belongs to, by the input topic it arrived on; and each tenant by id. */
+export interface TenantLookup {
   forTopic(topicArn: string): Tenant | undefined;
   tenant(id: string): Tenant | undefined;
-  /** Every registered tenant, the public one included. */
-  all(): readonly Tenant[];
+}
+
+/** The registry kept as data, read by key: what CachedTenantDirectory reads. */
+export interface TenantRegistryReads {
+  /** The entries of those of these tenants that are registered (the public tenant is not: see publicSettings). */
+  entries(ids: readonly string[]): Promise<ReadonlyMap<string, TenantEntry>>;
+  /** The public tenant's settings; none written: its defaults. */
+  publicSettings(): Promise<PublicTenantSettings>;
+  /** The registered tenants whose own accounts these are, by account; an account no tenant owns is left out. */
+  owners(accounts: readonly string[]): Promise<ReadonlyMap<string, readonly string[]>>;
+  /** Every registered tenant's id. */
+  ids(): Promise<readonly string[]>;
 }
 
 /**
