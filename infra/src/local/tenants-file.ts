@@ -93,12 +93,10 @@ export class TenantsFileSync {
   private applying: Promise<void> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
 
-  /** `applied` is the registry the table holds: the file's as it was read at the start. */
   constructor(
     private readonly path: string,
     private readonly scope: { readonly region: string; readonly schedulerTopics: SchedulerTopics },
     private readonly table: RegistryTable,
-    private applied: TenantsDocument,
     private readonly logger: Logger,
   ) {
     this.modifiedMs = this.modified();
@@ -133,16 +131,15 @@ export class TenantsFileSync {
       this.logger.warn({ path: this.path }, `${this.path} is missing; the last registry stays in force until the file is back`);
       return;
     }
-    const changes = registryChanges(this.applied, document);
+    // Against what the table holds: a change an admin command wrote there already is not written again.
     try {
-      if (!noRegistryChanges(changes)) await this.table.write(changes);
+      await applyRegistry(this.table, document);
     } catch (error) {
       // Read again at the next check, and written then.
       this.modifiedMs = undefined;
       this.logger.warn({ err: error, path: this.path }, 'tenants file read again, but its registry could not be written; trying again');
       return;
     }
-    this.applied = document;
     this.logger.info(
       { path: this.path, tenants: ['public', ...(document.tenants ?? []).map((tenant) => tenant.id)] },
       'tenants file read again; its registry is in force',

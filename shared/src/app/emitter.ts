@@ -151,10 +151,12 @@ async function emitOne(context: BatchContext, record: SQSRecord, message: Extrac
   if (stored !== undefined && message.queuedBy !== undefined && (await context.pauses).has(event.tenant)) {
     if (await holdOne(deps, stored, message)) return;
   }
+  // Read with the batch's records, before the due time: nothing but the publish waits on the due second.
+  const tenants = await context.tenants;
   await waitUntil(clock, event.dueAt);
   await deps.publishWindow.take();
   try {
-    const published = await publish(deps, await context.tenants, event, sentAt(record));
+    const published = await publish(deps, tenants, event, sentAt(record));
     if (stored === undefined) return;
     const ending = listedEnding(deps.config, published, stored);
     const { outcome, freesPlace } = await deps.endWriter.record(ending);
