@@ -27,7 +27,8 @@ import {
   SqsLoadingQueue,
   SQS_MAX_WAIT_SECONDS,
   systemClock,
-  TenantRegistry,
+  CachedTenantDirectory,
+  DynamoDbTenantRegistry,
   type Clock,
   type EndJournal,
   type Logger,
@@ -71,7 +72,15 @@ export function createDependencies(
   const dueDirectory = new DynamoDbDueDirectory(clients.dynamodb, config.tableName, config.retentionSeconds);
   return {
     config,
-    tenants: overrides.tenants ?? new TenantRegistry(config.tenants, config.topicPrefix),
+    // The registry is data in the table, read through a cache (see CachedTenantDirectory).
+    tenants:
+      overrides.tenants ??
+      new CachedTenantDirectory(new DynamoDbTenantRegistry(clients.dynamodb, config.tableName, clock), {
+        topicPrefix: config.topicPrefix,
+        maxAgeMs: config.registryMaxAgeMs,
+        clock,
+        logger,
+      }),
     store,
     series: new DynamoDbSeriesStore(clients.dynamodb, config.tableName, { retentionSeconds: config.retentionSeconds }),
     dueIndex: new DynamoDbDueIndex(clients.dynamodb, config.tableName),

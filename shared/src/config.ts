@@ -1,5 +1,4 @@
 import { SQS_MAX_DELAY_SECONDS } from './domain/limits.js';
-import { parseTenantsDocument, TenantsDocumentError, type TenantsDocument } from './domain/tenants.js';
 
 /**
  * The one place settings are read. Every value has the AWS default; the local runtime and
@@ -38,12 +37,10 @@ export interface SchedulerConfig {
    * Ingest knows a message's tenant by the topic it arrived on.
    */
   readonly topicPrefix: string;
-  /** The operator's tenant registry (JSON in the environment; see shared/schema/tenants.schema.json). */
-  readonly tenants: TenantsDocument;
   /**
-   * Where the registry is kept as data (the local service's table), how long a function may
-   * answer from what it read of it (CachedTenantDirectory): a change to the registry is in force
-   * everywhere this long after it is written, at most.
+   * How long a function may answer from what it read of the tenant registry, kept as data in the
+   * table (CachedTenantDirectory): a change to the registry is in force everywhere this long
+   * after it is written, at most.
    */
   readonly registryMaxAgeMs: number;
   /**
@@ -178,7 +175,6 @@ export const ENV = {
   loadingQueueUrl: 'SCHEDULER_LOADING_QUEUE_URL',
   changesQueueUrl: 'SCHEDULER_CHANGES_QUEUE_URL',
   topicPrefix: 'SCHEDULER_TOPIC_PREFIX',
-  tenants: 'SCHEDULER_TENANTS',
   registryMaxAgeMs: 'SCHEDULER_REGISTRY_MAX_AGE_MS',
   accountId: 'SCHEDULER_ACCOUNT_ID',
   ownTopicArns: 'SCHEDULER_OWN_TOPIC_ARNS',
@@ -305,17 +301,6 @@ function topicArns(env: Env, key: string): readonly string[] {
   return arns;
 }
 
-function tenants(env: Env, key: string): TenantsDocument {
-  const raw = env[key];
-  if (raw === undefined || raw === '') return {};
-  try {
-    return parseTenantsDocument(JSON.parse(raw));
-  } catch (error) {
-    const why = error instanceof TenantsDocumentError ? error.message : 'not JSON';
-    throw new ConfigError(`${key}: ${why}`);
-  }
-}
-
 /**
  * What a repaired copy's delay must leave beyond the longest wait between two tries of handed-over
  * ends: the emitter's batching window (1 s) and its receive, and the end write itself.
@@ -401,7 +386,6 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
     loadingQueueUrl: required(env, ENV.loadingQueueUrl),
     changesQueueUrl: required(env, ENV.changesQueueUrl),
     topicPrefix: env[ENV.topicPrefix] || DEFAULTS.topicPrefix,
-    tenants: tenants(env, ENV.tenants),
     registryMaxAgeMs: integer(env, ENV.registryMaxAgeMs, DEFAULTS.registryMaxAgeMs, 0, 60_000),
     accountId: accountId(env, ENV.accountId),
     ownTopicArns: topicArns(env, ENV.ownTopicArns),

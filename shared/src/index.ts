@@ -49,6 +49,7 @@ export * from './app/changes.js';
 export * from './app/resume.js';
 export * from './app/quota-reconcile.js';
 export * from './app/tenant-cache.js';
+export * from './app/registry-apply.js';
 export * from './app/bulk-cancel.js';
 export * from './app/series.js';
 export * from './app/series-history.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, configToEnv, DEFAULTS, ENV, loadConfig, REPAIR_DELAY_MARGIN_SECONDS, type SchedulerConfig } from '../src/config.js';
-import { CUSTOM_TENANTS, customEnv, requiredEnv } from './factories.js';
+import { customEnv, requiredEnv } from './factories.js';
 
 /** The operator's configuration page, whose table documents every setting's default. */
 const CONFIGURATION_PAGE = new URL('../../docs/operators/configuration.md', import.meta.url);
@@ -116,7 +116,6 @@ describe('loadConfig', () => {
       logLevel: 'debug',
       metricsEnabled: true,
       topicPrefix: 'scheduler-prod',
-      tenants: CUSTOM_TENANTS,
       accountId: '123456789012',
       ownTopicArns: ['arn:aws:sns:eu-central-1:123456789012:ops-alarms', 'arn:aws:sns:eu-central-1:123456789012:ops-pager'],
       maxScheduleAheadSeconds: 2_592_000,
@@ -125,17 +124,6 @@ describe('loadConfig', () => {
 
   it("knows no account of the scheduler and no topics of its own beyond the prefix's unless told, and takes dates up to a year ahead", () => {
     expect(loadConfig(requiredEnv())).toMatchObject({ accountId: undefined, ownTopicArns: [], maxScheduleAheadSeconds: 365 * 24 * 3600 });
-  });
-
-  it('has no registered tenants unless told, only the public one', () => {
-    expect(loadConfig(requiredEnv()).tenants).toEqual({});
-  });
-
-  it.each([
-    ['not JSON', '{tenants:'],
-    ['an invalid registry', JSON.stringify({ tenants: [{ id: 'Acme', accounts: ['1'] }] })],
-  ])('refuses tenants that are %s, naming the variable', (_case, value) => {
-    expect(() => loadConfig({ ...requiredEnv(), [ENV.tenants]: value })).toThrow(new RegExp(`^${ENV.tenants}`));
   });
 
   it('treats an empty variable as unset', () => {

@@ -82,11 +82,6 @@ export function requiredEnv(): Record<string, string> {
   };
 }
 
-export const CUSTOM_TENANTS: TenantsDocument = {
-  public: { enabled: false },
-  tenants: [{ id: 'acme', accounts: ['111111111111'], maxOpenEvents: 50 }],
-};
-
 /** The required variables and every other setting away from its default. */
 export function customEnv(): Record<string, string> {
   return {
@@ -118,7 +113,6 @@ export function customEnv(): Record<string, string> {
     LOG_LEVEL: 'debug',
     SCHEDULER_METRICS_ENABLED: 'true',
     SCHEDULER_TOPIC_PREFIX: 'scheduler-prod',
-    SCHEDULER_TENANTS: JSON.stringify(CUSTOM_TENANTS),
     SCHEDULER_ACCOUNT_ID: '123456789012',
     SCHEDULER_REGISTRY_MAX_AGE_MS: '2000',
     SCHEDULER_OWN_TOPIC_ARNS: 'arn:aws:sns:eu-central-1:123456789012:ops-alarms,arn:aws:sns:eu-central-1:123456789012:ops-pager',

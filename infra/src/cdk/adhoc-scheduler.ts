@@ -2,7 +2,7 @@ import { DEFAULTS, parseTenantsDocument, TABLE_LAYOUT, type SchedulerConfig, typ
 import { Aws, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as events from 'aws-cdk-lib/aws-events';
-import type * as logs from 'aws-cdk-lib/aws-logs';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -15,6 +15,7 @@ import { deadLetterQueue, QueueWithDeadLetters } from './queue-with-dead-letters
 import { batchingWindow, createSchedulerFunctions, FUNCTION_LIMITS } from './scheduler-functions.js';
 import { deployedSchedulerConfig, type SchedulerSettings } from './scheduler-config.js';
 import { SchedulerMonitoring, type SchedulerMonitoringProps } from './scheduler-monitoring.js';
+import { TenantRegistryResource } from './tenant-registry.js';
 
 export interface AdhocSchedulerProps {
   /**
@@ -25,8 +26,8 @@ export interface AdhocSchedulerProps {
   /**
    * The registered tenants, each with its own input topic, and the public tenant's settings
    * (shared/schema/tenants.schema.json). Checked at synth. Default: no registered tenants.
-   * Every function gets the registry in its environment, which Lambda limits to 4 KB: some
-   * 20 to 45 tenants, fewer with quotas set; synth fails beyond.
+   * Written into the table at each deployment that changes it (TenantRegistryResource), where
+   * the functions read it through their cache.
    */
   readonly tenants?: TenantsDocument;
   /**
@@ -93,6 +94,8 @@ export class AdhocScheduler extends Construct {
   /** Loader ticks EventBridge could not hand to the loader. */
   readonly loaderDeadLetterQueue: sqs.Queue;
   readonly functions: Readonly<Record<SchedulerFunctionName, NodeFunction>>;
+  /** The tenant registry, written into the table before the functions are updated. */
+  readonly registry: TenantRegistryResource;
   readonly monitoring: SchedulerMonitoring;
   /** The config every function runs with (resource names as CloudFormation references). */
   readonly config: SchedulerConfig;
@@ -161,7 +164,6 @@ export class AdhocScheduler extends Construct {
         loadingQueueUrl: this.loadingQueue.queue.queueUrl,
         changesQueueUrl: this.bulkChanges.queue.queue.queueUrl,
         topicPrefix,
-        tenants,
         accountId: Aws.ACCOUNT_ID,
         ownTopicArns,
       },
@@ -170,6 +172,13 @@ export class AdhocScheduler extends Construct {
     const { config } = this;
     assertClaimLeaseFits(config.emitClaimLeaseSeconds, this.delayQueue.visibilityTimeout.toSeconds());
     const functions = createSchedulerFunctions(this, this, { ...props, alarmTopic: props.monitoring?.alarmTopic }, topicPrefix);
+    // Each function updated once the registry it reads is in the table.
+    this.registry = new TenantRegistryResource(this, 'TenantRegistry', {
+      table: this.table,
+      tenants,
+      logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+    });
+    for (const fn of Object.values(functions.functions)) fn.function.node.addDependency(this.registry.resource);
     this.loaderDeadLetterQueue = functions.loaderDeadLetterQueue;
     this.loaderSchedule = functions.loaderSchedule;
     this.functions = functions.functions;

@@ -15,3 +15,6 @@ export type SchedulerFunctionName = (typeof SCHEDULER_FUNCTIONS)[number];
 export function schedulerFunctionEntry(name: SchedulerFunctionName): string {
   return join(REPO_ROOT, 'functions', 'src', `${name}.ts`);
 }
+
+/** The custom resource that writes the stack's tenant registry into its table (TenantRegistryResource). */
+export const REGISTRY_WRITER_ENTRY = join(REPO_ROOT, 'functions', 'src', 'registry-writer.ts');

@@ -1,9 +1,9 @@
-import { configToEnv, ENV, loadConfig, type SchedulerConfig, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { configToEnv, ENV, loadConfig, type SchedulerConfig } from '@adhoc-scheduler/shared';
 import { Token } from 'aws-cdk-lib';
 
 /**
- * Config values the stack provides: resource names, the input topics' prefix, the tenants and
- * the scheduler's own topics (construct props, not settings), no endpoints, the region Lambda
+ * Config values the stack provides: resource names, the input topics' prefix and the
+ * scheduler's own topics (construct props, not settings), no endpoints, the region Lambda
  * sets, metrics on.
  */
 const PROVIDED_BY_STACK = [
@@ -15,7 +15,6 @@ const PROVIDED_BY_STACK = [
   'loadingQueueUrl',
   'changesQueueUrl',
   'topicPrefix',
-  'tenants',
   'accountId',
   'ownTopicArns',
   'metricsEnabled',
@@ -35,7 +34,6 @@ export interface ProvidedByStack {
   readonly changesQueueUrl: string;
   /** The input topics are named `<topicPrefix>-input` and `<topicPrefix>-tenant-<id>`. */
   readonly topicPrefix: string;
-  readonly tenants: TenantsDocument;
   /** The stack's account (`Aws.ACCOUNT_ID`): its topics named with the prefix are the scheduler's own. */
   readonly accountId: string;
   /** Further topics of the scheduler's own, such as an alarm topic named otherwise. */
@@ -55,7 +53,6 @@ export function deployedSchedulerConfig(provided: ProvidedByStack, settings: Sch
     [ENV.loadingQueueUrl]: provided.loadingQueueUrl,
     [ENV.changesQueueUrl]: provided.changesQueueUrl,
     [ENV.topicPrefix]: provided.topicPrefix,
-    [ENV.tenants]: JSON.stringify(provided.tenants),
     [ENV.metricsEnabled]: 'true',
     [ENV.ownTopicArns]: provided.ownTopicArns.filter((arn) => !Token.isUnresolved(arn)).join(','),
   };

@@ -1,3 +1,4 @@
+import { REGISTRY_ITEM_KEYS } from './tenant-registry.js';
 import {
   ID_PREFIX,
   DUE_DIRECTORY_ID_PREFIX,
@@ -105,6 +106,12 @@ export function createSchedulerFunctions(
   for (const fn of [ingest, loading, emitter, changes]) {
     allow(fn, ['dynamodb:BatchWriteItem'], [resources.table.tableArn], {
       'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${LAST_ERROR_ID_PREFIX}*`] },
+    });
+  }
+  // The tenant registry's items, `#registry…`, read by key through each function's cache (CachedTenantDirectory).
+  for (const fn of [ingest, loader, loading, emitter, changes]) {
+    allow(fn, ['dynamodb:GetItem', 'dynamodb:BatchGetItem'], [resources.table.tableArn], {
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [REGISTRY_ITEM_KEYS] },
     });
   }
   // The due directory's entries, `#due#…`, and no other item: the loader's backfill notes a table's stored events.

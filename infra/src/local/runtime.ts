@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import {
+  applyRegistry,
   CachedTenantDirectory,
   createLogger,
   DynamoDbTenantRegistry,
@@ -35,7 +36,7 @@ import { refusePublishesToSchedulerTopics } from './scheduler-topic-guard.js';
 import { delayQueueGroupOf, startFairQueuePoller } from './fair-queue-poller.js';
 import type { SqsPoller, SqsPollerOptions } from './sqs-event-source.js';
 import { startSqsPoller } from './sqs-poller.js';
-import { applyRegistry, readTenantsFile, TenantsFileSync } from './tenants-file.js';
+import { readTenantsFile, TenantsFileSync } from './tenants-file.js';
 
 /** The emulators' keys (see shared's local-service-access.ts), with the region and account below: how anything reaches the local service. */
 export { LOCAL_CREDENTIALS };
@@ -209,8 +210,6 @@ function localSettings(options: LocalSchedulerOptions, prefix: string): Schedule
     [ENV.loadingQueueUrl]: 'created below',
     [ENV.changesQueueUrl]: 'created below',
     [ENV.topicPrefix]: prefix,
-    // The registry is the tenants option's, checked below.
-    [ENV.tenants]: undefined,
   });
 }
 
@@ -385,7 +384,6 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       delayQueueUrl: resources.delayQueue.url,
       loadingQueueUrl: resources.loadingQueue.url,
       changesQueueUrl: resources.changesQueue.url,
-      tenants,
     };
     const clients = createAwsClients(config, { credentials: LOCAL_CREDENTIALS, maxSockets: 4 * emitterConcurrency });
     refusePublishesToSchedulerTopics(clients.sns, config, LOCAL_EMITTER_ROLE_ARN);

@@ -1,13 +1,12 @@
 import { readFileSync, statSync } from 'node:fs';
 import {
-  noRegistryChanges,
+  applyRegistry,
   parseTenantsDocument,
-  registryChanges,
   TenantsDocumentError,
-  type DynamoDbTenantRegistry,
   type Logger,
   type RegistryScope,
   type SchedulerTopics,
+  type TenantRegistryTable,
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
 import { writeJsonFile } from './json-file.js';
@@ -64,18 +63,6 @@ export async function writeTenantsFile(path: string, document: TenantsDocument):
 /** How often the file's modification time is checked. */
 export const TENANTS_FILE_RECHECK_MS = 1000;
 
-/** Where the local service keeps its registry as data, and what the functions read (CachedTenantDirectory). */
-export type RegistryTable = Pick<DynamoDbTenantRegistry, 'read' | 'write'>;
-
-/**
- * Writes a registry to the table as the change from what the table holds: at the start, the
- * file's (or the fixed registry's) replaces whatever an earlier run left.
- */
-export async function applyRegistry(table: RegistryTable, document: TenantsDocument): Promise<void> {
-  const changes = registryChanges(await table.read(), document);
-  if (!noRegistryChanges(changes)) await table.write(changes);
-}
-
 /**
  * The tenants file applied to the registry's table as it changes: onboarding a tenant, or
  * changing its quotas, takes effect without a restart. The file is checked every second, so an
@@ -96,7 +83,7 @@ export class TenantsFileSync {
   constructor(
     private readonly path: string,
     private readonly scope: { readonly region: string; readonly schedulerTopics: SchedulerTopics },
-    private readonly table: RegistryTable,
+    private readonly table: TenantRegistryTable,
     private readonly logger: Logger,
   ) {
     this.modifiedMs = this.modified();

@@ -144,6 +144,16 @@ describe('acknowledged findings', () => {
         'AdhocScheduler/Scheduler/Loader/Function: Serverless-LambdaDLQ',
         'AdhocScheduler/Scheduler/Loader/Function: Serverless-LambdaAsyncFailureDestination',
         'AdhocScheduler/Scheduler/Emitter/Role: AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sns:*:*:*]',
+        // The registry resource's writer, and the custom-resources framework CDK makes for it.
+        'AdhocScheduler/Scheduler/TenantRegistry/Writer/Function: Serverless-LambdaTracing',
+        'AdhocScheduler/Scheduler/TenantRegistry/Writer/Function: Serverless-LambdaDLQ',
+        ...[
+          'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+          'AwsSolutions-IAM5[Resource::<SchedulerTenantRegistryWriterFunctionBE262BC4.Arn>:*]',
+          'Serverless-LambdaDLQ',
+          'Serverless-LambdaDefaultMemorySize',
+          'Serverless-LambdaTracing',
+        ].map((id) => `AdhocScheduler/Scheduler/TenantRegistry/Provider/framework-onEvent: ${id}`),
         ...[
           'PublicIngestQueue/DeadLetters',
           'IngestQueue/DeadLetters',

@@ -53,8 +53,8 @@ const fn = (name: SchedulerFunctionName) => stack.scheduler.functions[name];
 const functionResource = (name: SchedulerFunctionName) => template.toJSON().Resources[ref(fn(name).function)];
 
 describe('the functions', () => {
-  it('are the five handlers, each on Node 24 and arm64', () => {
-    template.resourceCountIs('AWS::Lambda::Function', 5);
+  it('are the five handlers, each on Node 24 and arm64, beside the registry resource’s writer and its framework', () => {
+    template.resourceCountIs('AWS::Lambda::Function', SCHEDULER_FUNCTIONS.length + 2);
     for (const name of SCHEDULER_FUNCTIONS) {
       const { Properties } = functionResource(name);
       expect(Properties.Runtime).toBe('nodejs24.x');
@@ -100,8 +100,8 @@ describe('the functions', () => {
         emitMaxAgeSeconds: DEFAULTS.emitMaxAgeSeconds,
         dynamodbBatchWrites: 'statements',
       });
-      // The input topics' prefix (the stack's name by default) and the registry, none here.
-      expect(config).toMatchObject({ topicPrefix: 'AdhocScheduler', tenants: {} });
+      // The input topics' prefix (the stack's name by default); the registry is the table's, never the environment's.
+      expect(config).toMatchObject({ topicPrefix: 'AdhocScheduler', registryMaxAgeMs: DEFAULTS.registryMaxAgeMs });
       // The scheduler's own topics: the prefix-named ones of the stack's account, and the alarm topic by its ARN.
       expect(config).toMatchObject({
         accountId: DEPLOYED_ACCOUNT,
@@ -431,6 +431,13 @@ describe('IAM, per function', () => {
     { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['#due#*'] } },
   ];
 
+  // The tenant registry's items, #registry…, read by key through each function's cache, and no other item.
+  const registry = (): [string[], string[], Json] => [
+    ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
+    [stack.scheduler.table.tableArn],
+    { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['#registry*'] } },
+  ];
+
   const expected = (): Record<SchedulerFunctionName, string[]> => {
     const { table, publicIngestQueue, ingestQueue, loadingQueue, delayQueue, bulkChanges } = stack.scheduler;
     return {
@@ -448,6 +455,7 @@ describe('IAM, per function', () => {
         // A cancel by label's first page (its job's item is an UpdateItem), a resume's job.
         [['sqs:SendMessage'], [bulkChanges.queue.queue.queueArn]],
         lastErrors(),
+        registry(),
       ),
       loader: permissions(
         stack,
@@ -468,6 +476,7 @@ describe('IAM, per function', () => {
         // The due directory's backfill: a scan of the table, page by page, once.
         [['dynamodb:Scan'], [table.tableArn]],
         [['sqs:SendMessage'], [loadingQueue.queue.queueArn]],
+        registry(),
         dueDirectory(),
       ),
       loading: permissions(
@@ -483,6 +492,7 @@ describe('IAM, per function', () => {
         ],
         [['sqs:SendMessage'], [delayQueue.queue.queueArn]],
         lastErrors(),
+        registry(),
       ),
       emitter: permissions(
         stack,
@@ -503,6 +513,7 @@ describe('IAM, per function', () => {
         // Retries put off, and ends it could not record handed over, on its own queue.
         [['sqs:ChangeMessageVisibility', 'sqs:SendMessage'], [delayQueue.queue.queueArn]],
         lastErrors(),
+        registry(),
         // Clients' topics outside the scheduler's account; inside it, only where a topic's own policy grants the role.
         [['sns:Publish'], [ANY_TOPIC], { StringNotEquals: { 'aws:ResourceAccount': { Ref: 'AWS::AccountId' } } }],
         // Never the scheduler's own topics (<topicPrefix>-..., the alarm topic among them), whatever their policies say.
@@ -521,6 +532,7 @@ describe('IAM, per function', () => {
         // A series cancelled by label drops its payload item.
         [['dynamodb:BatchWriteItem'], [table.tableArn], { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['p#s-*'] } }],
         lastErrors(),
+        registry(),
       ),
     };
   };
@@ -529,9 +541,27 @@ describe('IAM, per function', () => {
     expect(permissionsOf(template, roleOf(name))).toEqual(expected()[name]);
   });
 
+  it('gives the registry resource’s writer the registry’s items and the index it lists them in, and nothing else', () => {
+    const { table, registry } = stack.scheduler;
+    const { writer } = registry;
+    expect(permissionsOf(template, ref(writer.role))).toEqual(
+      permissions(
+        stack,
+        [['logs:CreateLogStream', 'logs:PutLogEvents'], [writer.logGroup.logGroupArn]],
+        [
+          ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'],
+          [table.tableArn],
+          { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['#registry*'] } },
+        ],
+        [['dynamodb:Query'], [`${table.tableArn}/index/${TABLE.tenantIndex}`]],
+      ),
+    );
+  });
+
   it('gives each function its own role, assumable by Lambda only, with no managed or inline policies', () => {
-    template.resourceCountIs('AWS::IAM::Role', 5);
-    template.resourceCountIs('AWS::IAM::Policy', 5);
+    // The five's, the registry writer's, and the custom resources' framework's (see TenantRegistryResource).
+    template.resourceCountIs('AWS::IAM::Role', SCHEDULER_FUNCTIONS.length + 2);
+    template.resourceCountIs('AWS::IAM::Policy', SCHEDULER_FUNCTIONS.length + 2);
     for (const name of SCHEDULER_FUNCTIONS) {
       const role = template.toJSON().Resources[roleOf(name)];
       expect(functionResource(name).Properties.Role).toEqual({ 'Fn::GetAtt': [roleOf(name), 'Arn'] });

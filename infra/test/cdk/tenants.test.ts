@@ -1,4 +1,5 @@
-import { ENV, loadConfig, PUBLIC_TENANT_ID, TenantRegistry, TenantsDocumentError, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { REGISTRY_PROPERTY } from '@adhoc-scheduler/functions';
+import { ENV, PUBLIC_TENANT_ID, tenantOfInputTopicName, TenantsDocumentError, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { Aws, Fn, Stack, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -10,16 +11,11 @@ import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdhocScheduler } from '../../src/cdk/adhoc-scheduler.js';
 import { ContextError, schedulerStackPropsFromContext } from '../../src/cdk/context.js';
-import {
-  estimatedEnvironmentBytes,
-  LAMBDA_ENVIRONMENT_LIMIT_BYTES,
-  LambdaEnvironmentTooLargeError,
-  TOKEN_ESTIMATE_BYTES,
-} from '../../src/cdk/lambda-environment.js';
+import { estimatedEnvironmentBytes, TOKEN_ESTIMATE_BYTES } from '../../src/cdk/lambda-environment.js';
 import { SCHEDULER_FUNCTIONS } from '../../src/cdk/paths.js';
 import { SCHEDULER_OUTPUTS, SchedulerStack, tenantInputTopicOutputKey, type SchedulerStackProps } from '../../src/cdk/scheduler-stack.js';
 import { queueOutputKeys } from '../../src/cdk/stack-outputs.js';
-import { cdkTestApp, deployedEnvironment, type Json } from './cdk-test-app.js';
+import { cdkTestApp, type Json } from './cdk-test-app.js';
 
 const TENANTS = {
   public: { targetAccounts: ['999999999999'], maxOpenEvents: 1000 },
@@ -158,17 +154,19 @@ describe('registered tenants', () => {
     }
   });
 
-  it('reach every function through the config, so that ingest knows each input topic’s tenant by its name', () => {
+  it('reach the functions through the table: the registry resource holds them, every function is updated after it, no environment carries them', () => {
+    const [registryId, registry] = Object.entries(template.findResources('Custom::TenantRegistry'))[0] ?? [];
+    expect(JSON.parse(registry?.Properties[REGISTRY_PROPERTY] as string)).toEqual(TENANTS);
     for (const name of SCHEDULER_FUNCTIONS) {
-      const variables = resource(stack.scheduler.functions[name].function).Properties.Environment.Variables as Record<string, Json>;
-      expect(JSON.parse(variables[ENV.tenants] as string)).toEqual(TENANTS);
+      const fn = resource(stack.scheduler.functions[name].function);
+      expect(fn.DependsOn).toEqual(expect.arrayContaining([registryId]));
+      const variables = fn.Properties.Environment.Variables as Record<string, Json>;
+      expect(Object.keys(variables)).not.toContain('SCHEDULER_TENANTS');
       expect(variables[ENV.topicPrefix]).toBe('Tenants');
-      const config = loadConfig(deployedEnvironment(template, variables));
-      const registry = new TenantRegistry(config.tenants, config.topicPrefix);
-      for (const [tenant, topic] of inputTopics()) {
-        const arn = `arn:aws:sns:eu-west-1:123456789012:${resource(topic).Properties.TopicName as string}`;
-        expect(registry.forTopic(arn)?.id).toBe(tenant);
-      }
+    }
+    // Ingest knows each input topic's tenant by the topic's name.
+    for (const [tenant, topic] of inputTopics()) {
+      expect(tenantOfInputTopicName('Tenants', resource(topic).Properties.TopicName as string)).toBe(tenant);
     }
   });
 
@@ -228,17 +226,12 @@ describe('dead-letter topics', () => {
     tenants: [{ id: 'acme', accounts: ['111111111111'], deadLetterTopic: 'arn:aws:sns:eu-west-1:111111111111:dead-letters' }],
   };
 
-  it('reach every function in the registry', () => {
+  it('reach the table in the registry resource', () => {
     const withDeadLetters = Template.fromStack(new SchedulerStack(cdkTestApp([]), 'DeadLetters', { scheduler: { tenants } }));
-    // Each function's environment as synthesized, read as the function reads it.
-    const functions = Object.values(withDeadLetters.findResources('AWS::Lambda::Function'));
-    expect(functions).toHaveLength(SCHEDULER_FUNCTIONS.length);
-    for (const { Properties } of functions) {
-      const config = loadConfig(deployedEnvironment(withDeadLetters, Properties.Environment.Variables as Record<string, Json>));
-      expect(new TenantRegistry(config.tenants, config.topicPrefix).tenant('acme')?.deadLetterTopic).toBe(
-        'arn:aws:sns:eu-west-1:111111111111:dead-letters',
-      );
-    }
+    const [registry] = Object.values(withDeadLetters.findResources('Custom::TenantRegistry'));
+    expect(JSON.parse(registry?.Properties[REGISTRY_PROPERTY] as string).tenants[0].deadLetterTopic).toBe(
+      'arn:aws:sns:eu-west-1:111111111111:dead-letters',
+    );
   });
 
   it("are refused at synth time outside the stack's region, when the stack names its region", () => {
@@ -326,7 +319,9 @@ describe('the CDK app', () => {
     const app = cdkTestApp([], { tenants: TENANTS, topicPrefix: 'from-context' });
     const fromContext = new SchedulerStack(app, 'FromContext', schedulerStackPropsFromContext(app.node));
     expect(Object.keys(fromContext.scheduler.tenantTopics).sort()).toEqual(['acme-corp', 'globex']);
-    expect(fromContext.scheduler.config).toMatchObject({ tenants: TENANTS, topicPrefix: 'from-context' });
+    expect(fromContext.scheduler.config).toMatchObject({ topicPrefix: 'from-context' });
+    const [registry] = Object.values(Template.fromStack(fromContext).findResources('Custom::TenantRegistry'));
+    expect(JSON.parse(registry?.Properties[REGISTRY_PROPERTY] as string)).toEqual(TENANTS);
   });
 });
 
@@ -383,16 +378,8 @@ describe('the size of the registry', () => {
     expect(estimatedEnvironmentBytes(scope, { ACCOUNT: Aws.ACCOUNT_ID })).toBe('{"ACCOUNT":"123456789012"}'.length);
   });
 
-  it('fits in Lambda’s 4 KB environment for 25 tenants with the longest ids (40 characters)', () => {
-    expect(unbundledStack('TwentyFive', { scheduler: { tenants: registry(25, 40) } })).not.toThrow();
-  });
-
-  it('fails synth, naming the limit and the variable, when the functions’ environment could exceed 4 KB', () => {
-    const attempt = unbundledStack('TooMany', { scheduler: { tenants: registry(80, 12) } });
-    expect(attempt).toThrow(LambdaEnvironmentTooLargeError);
-    expect(attempt).toThrow(
-      new RegExp(`over Lambda's limit of 4 KB \\(${LAMBDA_ENVIRONMENT_LIMIT_BYTES} bytes\\).*the largest is ${ENV.tenants}`),
-    );
+  it('leaves the functions’ environment as it is whatever the registry: 200 tenants with the longest ids (40 characters) synthesize', () => {
+    expect(unbundledStack('TwoHundred', { scheduler: { tenants: registry(200, 40) } })).not.toThrow();
   });
 });
 

@@ -1,6 +1,12 @@
-import { CachedTenantDirectory, DynamoDbTenantRegistry, registryChanges, systemClock, type TenantsDocument } from '@adhoc-scheduler/shared';
+import {
+  applyRegistry,
+  CachedTenantDirectory,
+  DynamoDbTenantRegistry,
+  registryChanges,
+  systemClock,
+  type TenantsDocument,
+} from '@adhoc-scheduler/shared';
 import { afterAll, describe, expect, it } from 'vitest';
-import { applyRegistry } from '../../src/local/tenants-file.js';
 import { capturingLogger, sharedEmulators } from './kit.js';
 import { newTable as newTableOf, tableClient } from './table-kit.js';
 

@@ -31,8 +31,6 @@ export interface Limits {
   readonly newTableWritesPerSecond: Sourced;
   /** The most write units a second one on-demand table takes (an account quota). */
   readonly tableWritesPerSecond: Sourced;
-  /** Bytes of environment a Lambda function may have, where the tenant registry travels. */
-  readonly lambdaEnvironmentBytes: Sourced;
   /** Resources in one CloudFormation stack, and outputs: each tenant adds a topic, its policy, a subscription and an output. */
   readonly stackResources: Sourced;
   readonly stackOutputs: Sourced;
@@ -74,7 +72,6 @@ const AWS: Limits = {
     source: `${DYNAMODB_WARM} (a new on-demand table sustains 4,000 writes and 12,000 reads a second; raised by setting its warm throughput)`,
   },
   tableWritesPerSecond: { value: 40_000, source: `${DYNAMODB_QUOTAS} (per table, on demand: 40,000 write request units; adjustable)` },
-  lambdaEnvironmentBytes: { value: 4_096, source: `${LAMBDA_QUOTAS} (environment variables, 4 KB; not adjustable)` },
   stackResources: { value: 500, source: `${CLOUDFORMATION_QUOTAS} (resources per stack)` },
   stackOutputs: { value: 200, source: `${CLOUDFORMATION_QUOTAS} (outputs per stack)` },
 };
@@ -133,7 +130,6 @@ function local(name: 'local-memory' | 'local-disk', move: Sourced): Limits {
     partitionReadsPerSecond: UNBOUNDED,
     newTableWritesPerSecond: UNBOUNDED,
     tableWritesPerSecond: UNBOUNDED,
-    lambdaEnvironmentBytes: UNBOUNDED,
     stackResources: UNBOUNDED,
     stackOutputs: UNBOUNDED,
     localEmitPerSecond: LOCAL_EMIT,

@@ -94,7 +94,6 @@ export type StageId =
   | 'index-partition'
   | 'loader-tick'
   | 'loading-move'
-  | 'registry-size'
   | 'stack-resources'
   | 'stack-outputs'
   | 'local-emit'
@@ -189,14 +188,12 @@ function emitterSecondsPerBatch(): number {
   return MEASURED.emitterHoldSeconds + MEASURED.emitterBusySecondsPerBatch;
 }
 
-/** Bytes of the tenant registry in each function's environment: the scheduler's settings and, per tenant, about 46 bytes and its id (docs/operators/aws.md). */
-export const REGISTRY_BYTES = { settings: 1_300, perTenant: 56 } as const;
 /**
  * CloudFormation resources and outputs of the stack without tenants, and what each tenant adds:
  * its topic, the topic's policy and its subscription, and an output (its topic's ARN). Counted
  * in the template `cdk synth` writes (infra/test/cdk/capacity-alarms.test.ts keeps them true).
  */
-export const STACK_COUNTS = { resources: 81, resourcesPerTenant: 3, outputs: 19, outputsPerTenant: 1 } as const;
+export const STACK_COUNTS = { resources: 90, resourcesPerTenant: 3, outputs: 19, outputsPerTenant: 1 } as const;
 
 function stage(fields: Omit<Stage, 'load'>): Stage {
   const load = fields.limit === Number.POSITIVE_INFINITY ? 0 : fields.limit <= 0 ? Number.POSITIVE_INFINITY : fields.demand / fields.limit;
@@ -484,17 +481,6 @@ export function capacity(profile: LoadProfile, settings: StackSettings, limits: 
       lift: 'loaderLookaheadSeconds (with nearPathWindowSeconds); the table’s warm throughput',
       alarm: 'EmitLatenessAlarm; LoaderBacklogAlarm',
       source: `${(MEASURED.loadingSecondsPerEvent * 1000).toFixed(1)} ms a loading invocation per event (BENCHMARKS.md, far, memory); ${limits.eventSourceRampPerMinute.source}`,
-    }),
-    stage({
-      id: 'registry-size',
-      name: 'tenant registry in each function’s environment',
-      demand: REGISTRY_BYTES.settings + REGISTRY_BYTES.perTenant * profile.tenants,
-      limit: limits.lambdaEnvironmentBytes.value,
-      unit: 'bytes',
-      whenBound: 'refused: cdk synth fails',
-      lift: 'none: split tenants over several stacks',
-      alarm: 'cdk synth',
-      source: limits.lambdaEnvironmentBytes.source,
     }),
     stage({
       id: 'stack-resources',

@@ -1,5 +1,5 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { TenantRegistryReads } from '../app/ports/tenants.js';
+import type { TenantRegistryReads, TenantRegistryTable } from '../app/ports/tenants.js';
 import type { RegistryChanges } from '../domain/registry-changes.js';
 import { REGISTRY_KEY, REGISTRY_PUBLIC_ID, registryAccountId, registryEntryId, tenantOfRegistryEntryId } from '../domain/table-keys.js';
 import type { PublicTenantSettings, TenantEntry, TenantsDocument } from '../domain/tenants.js';
@@ -15,7 +15,7 @@ import { TABLE, transient } from './dynamodb-table.js';
  * tenants a batch names and the accounts its topics are in by key, never the registry whole.
  * The registry a change makes is checked whole before it is written (parseTenantsDocument).
  */
-export class DynamoDbTenantRegistry implements TenantRegistryReads {
+export class DynamoDbTenantRegistry implements TenantRegistryReads, TenantRegistryTable {
   /** The entries are one partition of the tenant index, read as the loader reads a tenant's. */
   private readonly index: DynamoDbDueIndex;
 

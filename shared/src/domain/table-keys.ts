@@ -177,6 +177,9 @@ export function tenantOfRegistryEntryId(itemId: string): string {
   return itemId.slice('#registry#'.length);
 }
 
+/** Every item of the registry kept as data has an id that starts so (and no other item's does). */
+export const REGISTRY_ID_PREFIX = '#registry';
+
 /** The tenant-index partition listing every registered tenant's entry. */
 export const REGISTRY_KEY = '#registry';
 

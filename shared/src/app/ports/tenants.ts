@@ -1,4 +1,5 @@
-import type { PublicTenantSettings, Tenant, TenantEntry } from '../../domain/tenants.js';
+import type { RegistryChanges } from '../../domain/registry-changes.js';
+import type { PublicTenantSettings, Tenant, TenantEntry, TenantsDocument } from '../../domain/tenants.js';
 import type { ChangeRequest } from './event-store.js';
 
 /** Tenants: who a message belongs to, their pauses, and their open events counted (the quota's counter, and a census of the events). */
@@ -42,6 +43,12 @@ export interface TenantRegistryReads {
   owners(accounts: readonly string[]): Promise<ReadonlyMap<string, readonly string[]>>;
   /** Every registered tenant's id. */
   ids(): Promise<readonly string[]>;
+}
+
+/** The registry kept as data, whole: read, and written as the changes from one registry to another. */
+export interface TenantRegistryTable {
+  read(): Promise<TenantsDocument>;
+  write(changes: RegistryChanges): Promise<void>;
 }
 
 /**

@@ -1,0 +1,75 @@
+import type { RegistryChanges, TenantRegistryTable, TenantsDocument } from '@adhoc-scheduler/shared';
+import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { REGISTRY_PROPERTY, REGISTRY_RESOURCE_ID, writeRegistryResource } from '../src/registry-resource.js';
+
+/** The stack's custom resource that writes its registry into the table, on a table in memory. */
+
+class MemoryRegistryTable implements TenantRegistryTable {
+  document: TenantsDocument = {};
+  writes: RegistryChanges[] = [];
+
+  async read(): Promise<TenantsDocument> {
+    return this.document;
+  }
+
+  async write(changes: RegistryChanges): Promise<void> {
+    this.writes.push(changes);
+    const kept = (this.document.tenants ?? []).filter(
+      ({ id }) => !changes.remove.includes(id) && !changes.put.some((entry) => entry.id === id),
+    );
+    this.document = { tenants: [...kept, ...changes.put] };
+  }
+}
+
+const ACME = { id: 'acme', accounts: ['111111111111'] };
+const GLOBEX = { id: 'globex', accounts: ['222222222222'] };
+
+function event(requestType: 'Create' | 'Update' | 'Delete', registry: TenantsDocument): CloudFormationCustomResourceEvent {
+  const base = {
+    ServiceToken: 'arn:aws:lambda:eu-west-1:123456789012:function:provider',
+    ResponseURL: 'https://example.invalid/response',
+    StackId: 'arn:aws:cloudformation:eu-west-1:123456789012:stack/Scheduler/1',
+    RequestId: 'request',
+    LogicalResourceId: 'TenantRegistry',
+    ResourceType: 'Custom::TenantRegistry',
+    ResourceProperties: {
+      ServiceToken: 'arn:aws:lambda:eu-west-1:123456789012:function:provider',
+      [REGISTRY_PROPERTY]: JSON.stringify(registry),
+    },
+  };
+  if (requestType === 'Create') return { ...base, RequestType: 'Create' };
+  if (requestType === 'Update')
+    return { ...base, RequestType: 'Update', PhysicalResourceId: REGISTRY_RESOURCE_ID, OldResourceProperties: base.ResourceProperties };
+  return { ...base, RequestType: 'Delete', PhysicalResourceId: REGISTRY_RESOURCE_ID };
+}
+
+describe("the stack's registry written into its table", () => {
+  it('writes the registry on create, and on update what changed: a tenant the props no longer name is taken out', async () => {
+    const table = new MemoryRegistryTable();
+    expect(await writeRegistryResource(event('Create', { tenants: [ACME, GLOBEX] }), table)).toEqual({
+      PhysicalResourceId: REGISTRY_RESOURCE_ID,
+      Data: { written: 2, removed: 0 },
+    });
+    expect(table.document.tenants?.map(({ id }) => id)).toEqual(['acme', 'globex']);
+    const updated = await writeRegistryResource(event('Update', { tenants: [{ ...ACME, maxOpenEvents: 10 }] }), table);
+    expect(updated.Data).toEqual({ written: 1, removed: 1 });
+    expect(table.document.tenants).toEqual([{ ...ACME, maxOpenEvents: 10 }]);
+  });
+
+  it('writes nothing when the registry is what the table holds, and nothing on delete', async () => {
+    const table = new MemoryRegistryTable();
+    table.document = { tenants: [ACME] };
+    await writeRegistryResource(event('Update', { tenants: [ACME] }), table);
+    await writeRegistryResource(event('Delete', {}), table);
+    expect(table.writes).toEqual([]);
+    expect(table.document).toEqual({ tenants: [ACME] });
+  });
+
+  it('refuses a registry that breaks a rule, and writes nothing', async () => {
+    const table = new MemoryRegistryTable();
+    const grab = { tenants: [ACME, { ...GLOBEX, targetAccounts: ['111111111111'] }] };
+    await expect(writeRegistryResource(event('Create', grab), table)).rejects.toThrow(/account of tenant "acme"/);
+    expect(table.writes).toEqual([]);
+  });
+});
