@@ -2,8 +2,9 @@ import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TenantRegistryReads, TenantRegistryTable } from '../app/ports/tenants.js';
 import type { RegistryChanges } from '../domain/registry-changes.js';
 import { REGISTRY_KEY, REGISTRY_PUBLIC_ID, registryAccountId, registryEntryId, tenantOfRegistryEntryId } from '../domain/table-keys.js';
+import { DYNAMODB_BATCH_WRITE_ITEMS } from '../domain/limits.js';
 import type { PublicTenantSettings, TenantEntry, TenantsDocument } from '../domain/tenants.js';
-import { batchDelete, batchGet, batchPut } from './dynamodb-batches.js';
+import { batchDelete, batchGet, batchPut, chunks } from './dynamodb-batches.js';
 import { DynamoDbDueIndex } from './dynamodb-due-index.js';
 import { TABLE, transient } from './dynamodb-table.js';
 
@@ -83,7 +84,7 @@ export class DynamoDbTenantRegistry implements TenantRegistryReads, TenantRegist
     const now = this.clock.now();
     const owned = [...changes.accountOwners].filter(([, owners]) => owners.length > 0);
     const unowned = [...changes.accountOwners].filter(([, owners]) => owners.length === 0).map(([account]) => account);
-    await batchPut(this.client, this.tableName, [
+    await inRounds(this.client, this.tableName, batchPut, [
       // JSON's own values only: what the file held, no undefined to marshal.
       ...changes.put.map((entry) => ({
         [TABLE.partitionKey]: registryEntryId(entry.id),
@@ -94,10 +95,26 @@ export class DynamoDbTenantRegistry implements TenantRegistryReads, TenantRegist
       ...owned.map(([account, owners]) => ({ [TABLE.partitionKey]: registryAccountId(account), owners })),
       ...(changes.publicSettings ? [{ [TABLE.partitionKey]: REGISTRY_PUBLIC_ID, settings: changes.publicSettings }] : []),
     ]);
-    await batchDelete(this.client, this.tableName, [
+    await inRounds(this.client, this.tableName, batchDelete, [
       ...changes.remove.map(registryEntryId),
       ...unowned.map(registryAccountId),
       ...(changes.publicSettings === null ? [REGISTRY_PUBLIC_ID] : []),
     ]);
   }
 }
+
+/**
+ * Batch writes a round at a time: a registry of thousands of tenants is hundreds of requests,
+ * which all at once would wait for the client's sockets.
+ */
+async function inRounds<T>(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  write: (client: DynamoDBDocumentClient, tableName: string, items: readonly T[]) => Promise<void>,
+  items: readonly T[],
+): Promise<void> {
+  for (const round of chunks(items, DYNAMODB_BATCH_WRITE_ITEMS * REGISTRY_WRITES_IN_FLIGHT)) await write(client, tableName, round);
+}
+
+/** Batch writes of the registry in flight at once. */
+const REGISTRY_WRITES_IN_FLIGHT = 16;
