@@ -1,9 +1,11 @@
 import {
   mayPublishTo,
+  sameEntry,
   parseTenantsDocument,
   TenantRegistry,
   TenantsDocumentError,
   type RegistryScope,
+  type TenantEntry,
   type Tenant,
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
@@ -18,8 +20,6 @@ import { clearRemovals, removalsToClear } from './tenant-removal.js';
 import { tenantSettingsText } from './tenant-view.js';
 
 /** A tenant's entry in the registry, as the tenants file holds it; and writing one, for tenant add and tenant update. */
-
-export type TenantEntry = NonNullable<TenantsDocument['tenants']>[number];
 
 /** The flag each field of a tenant entry comes from, to say which one the schema refused. */
 const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
@@ -62,23 +62,6 @@ export function validateRegistry(document: TenantsDocument, what: string, scope:
     if (!(error instanceof TenantsDocumentError)) throw error;
     throw new AdminError(`${what} cannot be registered so: ${error.message.replace(/^invalid tenants: /, '')}`);
   }
-}
-
-/** The same entry written the same way, whatever the key order in the file. */
-export function sameEntry(a: TenantEntry, b: TenantEntry): boolean {
-  const canonical = (entry: TenantEntry) =>
-    JSON.stringify([
-      entry.id,
-      entry.accounts,
-      entry.targetAccounts ?? [],
-      entry.deadLetterTopic ?? null,
-      entry.maxOpenEvents ?? null,
-      entry.maxIngestPerSecond ?? null,
-      entry.maxControlPerSecond ?? null,
-      entry.requireUser ?? true,
-      entry.seriesOccurrencesPerMinute ?? null,
-    ]);
-  return canonical(a) === canonical(b);
 }
 
 /** A registered tenant with the defaults applied, as the service sees it. */

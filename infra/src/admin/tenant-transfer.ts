@@ -1,4 +1,4 @@
-import { PUBLIC_TENANT_ID, type TenantsDocument } from '@adhoc-scheduler/shared';
+import { PUBLIC_TENANT_ID, sameEntry, type TenantEntry, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
 import { addTenantInputTopics } from '../local/outputs-file.js';
 import { readPresentTenantsFile, TenantsFileError } from '../local/tenants-file.js';
@@ -8,7 +8,7 @@ import type { Output } from './format.js';
 import { LocalService } from './local-outputs.js';
 import { localOnly, locationOf, type Location } from './location.js';
 import { readRegistry, writeRegistry } from './registry.js';
-import { sameEntry, validateRegistry, type TenantEntry } from './tenant-registration.js';
+import { validateRegistry } from './tenant-registration.js';
 import { clearRemovals, removalsToClear } from './tenant-removal.js';
 import { USAGE } from './usage.js';
 

@@ -29,7 +29,7 @@ export async function batchTenants<T>(
 }
 
 /** One tenant, with what the registry says of the accounts of the topics its work names (see batchTenants). */
-export async function tenantNaming(
+export async function lookUpTenant(
   directory: TenantDirectory,
   id: string,
   topicsNamed: readonly (string | undefined)[],

@@ -1,4 +1,4 @@
-import { tenantNaming } from './batch-tenants.js';
+import { lookUpTenant } from './batch-tenants.js';
 import { quotaExceeded } from '../domain/quotas.js';
 import { EventRejectedError, REASON } from '../domain/reasons.js';
 import { SERIES_STATE, type SeriesRecord } from '../domain/series.js';
@@ -46,7 +46,7 @@ export async function createSeries(
 ): Promise<EventRejectedError | undefined> {
   const now = deps.clock.now();
   // The series' place and its first take's occurrences' held in one write (see HeldPlaces), settled after the take.
-  const tenant = await tenantNaming(deps.tenants, entry.series.tenant, [entry.series.target, entry.series.failureTopic]);
+  const tenant = await lookUpTenant(deps.tenants, entry.series.tenant, [entry.series.target, entry.series.failureTopic]);
   const held =
     tenant === undefined ? undefined : await holdPlaces(deps, tenant, now, 1 + firstTakeOf(deps.config, entry.series, tenant, now));
   try {

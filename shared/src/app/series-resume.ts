@@ -1,4 +1,4 @@
-import { tenantNaming } from './batch-tenants.js';
+import { lookUpTenant } from './batch-tenants.js';
 import { expiresAtFor } from '../domain/event.js';
 import { EVENT_STATE, type EventRecord } from '../domain/lifecycle.js';
 import type { SeriesRecord } from '../domain/series.js';
@@ -51,7 +51,7 @@ export async function skipPastCatchUp(deps: ResumeCatchUpDeps, ids: readonly str
 }
 
 async function report(deps: ResumeCatchUpDeps, series: SeriesRecord, count: number, by: string, now: number): Promise<void> {
-  const tenant = await tenantNaming(deps.tenants, series.tenant, [series.target, series.failureTopic]);
+  const tenant = await lookUpTenant(deps.tenants, series.tenant, [series.target, series.failureTopic]);
   if (tenant === undefined) return;
   deps.logger.info({ seriesId: series.id, skipped: count, chunkId: by }, 'resume: held occurrences past their catch-up window cancelled');
   await reportSkipped(deps, series, tenant, count, now, `${by}#${series.id}`);

@@ -27,7 +27,7 @@ import type { Clock, Logger, SchedulerMetrics } from './ports/process.js';
 import type { DelayQueue } from './ports/queues.js';
 import type { SeriesStore } from './ports/series-store.js';
 import type { TenantDirectory } from './ports/tenants.js';
-import { tenantNaming } from './batch-tenants.js';
+import { lookUpTenant } from './batch-tenants.js';
 
 /**
  * A series' takes: each materialises the occurrences due within the near-path window as events
@@ -76,7 +76,7 @@ export async function takeSeries(
   planned?: Materialisation,
 ): Promise<TakeResult> {
   const { config } = deps;
-  const tenant = await tenantNaming(deps.tenants, series.tenant, [series.target, series.failureTopic]);
+  const tenant = await lookUpTenant(deps.tenants, series.tenant, [series.target, series.failureTopic]);
   if (tenant === undefined) {
     // Its tenant was removed: nothing is materialised (the emitter would refuse it), and the series stays where it is.
     deps.logger.warn({ seriesId: series.id, tenant: series.tenant }, 'series of a tenant no longer registered; left as it is');
@@ -202,7 +202,7 @@ export async function takeSeriesTogether(deps: SeriesDeps, batch: readonly Serie
   const byTenant = new Map<string, SeriesRecord[]>();
   for (const series of batch) byTenant.set(series.tenant, [...(byTenant.get(series.tenant) ?? []), series]);
   for (const [tenantId, all] of byTenant) {
-    const tenant = await tenantNaming(
+    const tenant = await lookUpTenant(
       deps.tenants,
       tenantId,
       all.flatMap((series) => [series.target, series.failureTopic]),

@@ -18,7 +18,7 @@ export function registryChanges(before: TenantsDocument, after: TenantsDocument)
   const next = new Map((after.tenants ?? []).map((entry) => [entry.id, entry]));
   const put = [...next.values()].filter((entry) => {
     const was = previous.get(entry.id);
-    return was === undefined || canonical(was) !== canonical(entry);
+    return was === undefined || !sameEntry(was, entry);
   });
   const remove = [...previous.keys()].filter((id) => !next.has(id));
   const [ownersBefore, ownersAfter] = [ownersByAccount(before), ownersByAccount(after)];
@@ -41,6 +41,11 @@ export function noRegistryChanges(changes: RegistryChanges): boolean {
   return (
     changes.put.length === 0 && changes.remove.length === 0 && changes.publicSettings === undefined && changes.accountOwners.size === 0
   );
+}
+
+/** The same entry written the same way, whatever the key order in the file. */
+export function sameEntry(a: TenantEntry, b: TenantEntry): boolean {
+  return canonical(a) === canonical(b);
 }
 
 /** The same settings written the same way, whatever their keys' order. */
