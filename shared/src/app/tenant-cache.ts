@@ -126,17 +126,28 @@ class ReadThrough<V> {
     const now = this.options.clock.now();
     const waits = new Set<Promise<void>>();
     const unread: string[] = [];
+    const ageing: string[] = [];
+    // What is young enough is answered as it stands now, whatever a read in the background brings.
+    const found = new Map<string, V>();
     for (const key of new Set(keys)) {
       const kept = this.kept.get(key);
-      if (kept !== undefined && now - kept.readAt < this.options.maxAgeMs) continue;
+      const age = kept === undefined ? Number.POSITIVE_INFINITY : now - kept.readAt;
       const reading = this.reading.get(key);
+      if (kept !== undefined && age < this.options.maxAgeMs) {
+        found.set(key, kept.value);
+        // Read again ahead, in the background, once half the bound has passed: a busy key is never
+        // waited for, and what is answered is never older than the bound.
+        if (age >= this.options.maxAgeMs / 2 && reading === undefined) ageing.push(key);
+        continue;
+      }
       if (reading === undefined) unread.push(key);
       else waits.add(reading);
     }
+    if (ageing.length > 0) void this.readNow(ageing, now);
     if (unread.length > 0) waits.add(this.readNow(unread, now));
     await Promise.all(waits);
-    const found = new Map<string, V>();
     for (const key of keys) {
+      if (found.has(key)) continue;
       const kept = this.kept.get(key);
       if (kept === undefined) throw new TransientError(`the tenant registry could not be read (${this.what}: ${key})`);
       found.set(key, kept.value);
