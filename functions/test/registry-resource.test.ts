@@ -24,8 +24,18 @@ class MemoryRegistryTable implements TenantRegistryTable {
 
 const ACME = { id: 'acme', accounts: ['111111111111'] };
 const GLOBEX = { id: 'globex', accounts: ['222222222222'] };
+/** A tenant added at runtime (scripts/admin tenant add): in the table, never in the CDK props. */
+const INITECH = { id: 'initech', accounts: ['333333333333'] };
 
-function event(requestType: 'Create' | 'Update' | 'Delete', registry: TenantsDocument): CloudFormationCustomResourceEvent {
+function event(
+  requestType: 'Create' | 'Update' | 'Delete',
+  registry: TenantsDocument,
+  previous: TenantsDocument = registry,
+): CloudFormationCustomResourceEvent {
+  const properties = (document: TenantsDocument) => ({
+    ServiceToken: 'arn:aws:lambda:eu-west-1:123456789012:function:provider',
+    [REGISTRY_PROPERTY]: JSON.stringify(document),
+  });
   const base = {
     ServiceToken: 'arn:aws:lambda:eu-west-1:123456789012:function:provider',
     ResponseURL: 'https://example.invalid/response',
@@ -33,28 +43,46 @@ function event(requestType: 'Create' | 'Update' | 'Delete', registry: TenantsDoc
     RequestId: 'request',
     LogicalResourceId: 'TenantRegistry',
     ResourceType: 'Custom::TenantRegistry',
-    ResourceProperties: {
-      ServiceToken: 'arn:aws:lambda:eu-west-1:123456789012:function:provider',
-      [REGISTRY_PROPERTY]: JSON.stringify(registry),
-    },
+    ResourceProperties: properties(registry),
   };
   if (requestType === 'Create') return { ...base, RequestType: 'Create' };
   if (requestType === 'Update')
-    return { ...base, RequestType: 'Update', PhysicalResourceId: REGISTRY_RESOURCE_ID, OldResourceProperties: base.ResourceProperties };
+    return { ...base, RequestType: 'Update', PhysicalResourceId: REGISTRY_RESOURCE_ID, OldResourceProperties: properties(previous) };
   return { ...base, RequestType: 'Delete', PhysicalResourceId: REGISTRY_RESOURCE_ID };
 }
 
 describe("the stack's registry written into its table", () => {
-  it('writes the registry on create, and on update what changed: a tenant the props no longer name is taken out', async () => {
+  it('writes the registry on create, and on update what the props changed: a tenant they no longer name is taken out', async () => {
     const table = new MemoryRegistryTable();
     expect(await writeRegistryResource(event('Create', { tenants: [ACME, GLOBEX] }), table)).toEqual({
       PhysicalResourceId: REGISTRY_RESOURCE_ID,
       Data: { written: 2, removed: 0 },
     });
     expect(table.document.tenants?.map(({ id }) => id)).toEqual(['acme', 'globex']);
-    const updated = await writeRegistryResource(event('Update', { tenants: [{ ...ACME, maxOpenEvents: 10 }] }), table);
+    const updated = await writeRegistryResource(
+      event('Update', { tenants: [{ ...ACME, maxOpenEvents: 10 }] }, { tenants: [ACME, GLOBEX] }),
+      table,
+    );
     expect(updated.Data).toEqual({ written: 1, removed: 1 });
     expect(table.document.tenants).toEqual([{ ...ACME, maxOpenEvents: 10 }]);
+  });
+
+  it('leaves the tenants added at runtime as they are, whatever the deployment changes', async () => {
+    const table = new MemoryRegistryTable();
+    table.document = { tenants: [ACME, INITECH] };
+    await writeRegistryResource(event('Create', { tenants: [ACME] }), table);
+    await writeRegistryResource(event('Update', { tenants: [GLOBEX] }, { tenants: [ACME] }), table);
+    expect(table.document.tenants?.map(({ id }) => id).sort()).toEqual(['globex', 'initech']);
+    await writeRegistryResource(event('Update', {}, { tenants: [GLOBEX] }), table);
+    expect(table.document.tenants).toEqual([INITECH]);
+  });
+
+  it('refuses a deployment whose tenants break a rule beside those added at runtime, and writes nothing', async () => {
+    const table = new MemoryRegistryTable();
+    table.document = { tenants: [INITECH] };
+    const grab = { tenants: [{ ...GLOBEX, targetAccounts: [INITECH.accounts[0] as string] }] };
+    await expect(writeRegistryResource(event('Create', grab), table)).rejects.toThrow(/account of tenant "initech"/);
+    expect(table.writes).toEqual([]);
   });
 
   it('writes nothing when the registry is what the table holds, and nothing on delete', async () => {

@@ -1,5 +1,5 @@
 import { inputTopicName, PUBLIC_TENANT_ID, type TenantsDocument } from '@adhoc-scheduler/shared';
-import { Stack, Token } from 'aws-cdk-lib';
+import { Aws, Stack, Token } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -42,11 +42,22 @@ export function schedulerTopicPrefix(scope: Construct, topicPrefix: string | und
 }
 
 /**
+ * The ARN pattern of every registered tenant's input topic in the stack's own account and region
+ * (`inputTopicName(prefix, '*')`): the ingest queue admits what SNS delivers from any topic so
+ * named, so that a tenant added at runtime (scripts/admin tenant add) needs no change to the
+ * stack, and the stack's policies do not grow with its tenants.
+ */
+export function tenantTopicArnPattern(topicPrefix: string): string {
+  return `arn:${Aws.PARTITION}:sns:${Aws.REGION}:${Aws.ACCOUNT_ID}:${inputTopicName(topicPrefix, '*')}`;
+}
+
+/**
  * The input topics, named by the convention ingest reads tenants from (`inputTopicName`): the
- * shared topic and one per registered tenant, each admitting sns:Publish only from its own
- * accounts, delivering with the SNS envelope (its TopicArn names the tenant, its MessageId names
- * events): the shared topic to the public ingest queue, so that a flood there does not hold up the
- * registered tenants, and the tenants' topics to the ingest queue.
+ * shared topic, and one per tenant the CDK app registers, each admitting sns:Publish only from
+ * its own accounts, delivering with the SNS envelope (its TopicArn names the tenant, its
+ * MessageId names events): the shared topic to the public ingest queue, so that a flood there
+ * does not hold up the registered tenants, and the tenants' topics to the ingest queue, which
+ * admits every topic named as a tenant's (tenantTopicArnPattern), those made at runtime too.
  */
 export function createInputTopics(scope: Construct, props: InputTopicsProps): InputTopics {
   assertTopicPrefix(props.topicPrefix);
@@ -65,10 +76,12 @@ export function createInputTopics(scope: Construct, props: InputTopicsProps): In
       tenant.accounts.map((account) => new iam.AccountPrincipal(account)),
     );
   }
-  const tenantTopics = Object.values(byTenant);
-  const deadLetterPolicy = admitTopics(props.deadLetterQueue, 'InputTopicsSetAside', [shared, ...tenantTopics]);
-  deliverToIngest([shared], props.publicIngestQueue, props.deadLetterQueue, deadLetterPolicy);
-  deliverToIngest(tenantTopics, props.ingestQueue, props.deadLetterQueue, deadLetterPolicy);
+  const tenantTopics = tenantTopicArnPattern(props.topicPrefix);
+  const deadLetterPolicy = admitTopics(props.deadLetterQueue, 'InputTopicsSetAside', [shared.topicArn, tenantTopics]);
+  const publicPolicy = admitTopics(props.publicIngestQueue, 'InputTopicsDeliver', [shared.topicArn]);
+  const tenantsPolicy = admitTopics(props.ingestQueue, 'InputTopicsDeliver', [tenantTopics]);
+  deliverToIngest([shared], props.publicIngestQueue, props.deadLetterQueue, [publicPolicy, deadLetterPolicy]);
+  deliverToIngest(Object.values(byTenant), props.ingestQueue, props.deadLetterQueue, [tenantsPolicy, deadLetterPolicy]);
   return { shared, byTenant };
 }
 
@@ -86,35 +99,35 @@ function inputTopic(scope: Construct, id: string, topicName: string, publishers:
 }
 
 /**
- * One queue-policy statement letting SNS send from all the topics: SQS allows 20 statements per
- * policy, so one per topic (as SqsSubscription and a subscription's dead-letter queue add) would
- * cap the tenants at 18.
+ * One queue-policy statement letting SNS send from the topics (ARNs or ARN patterns): SQS
+ * allows 20 statements per policy, so one per topic (as SqsSubscription and a subscription's
+ * dead-letter queue add) would cap the tenants at 18.
  */
-function admitTopics(queue: sqs.Queue, sid: string, topics: readonly sns.Topic[]): IDependable | undefined {
-  if (topics.length === 0) return undefined;
-  return queue.addToResourcePolicy(
+function admitTopics(queue: sqs.Queue, sid: string, topicArns: readonly string[]): IDependable {
+  const { policyDependable } = queue.addToResourcePolicy(
     new iam.PolicyStatement({
       sid,
       principals: [new iam.ServicePrincipal('sns.amazonaws.com')],
       actions: ['sqs:SendMessage'],
       resources: [queue.queueArn],
-      conditions: { ArnEquals: { 'aws:SourceArn': topics.map((topic) => topic.topicArn) } },
+      conditions: { ArnLike: { 'aws:SourceArn': topicArns } },
     }),
-  ).policyDependable;
+  );
+  if (policyDependable === undefined) throw new Error(`${queue.node.path} keeps no resource policy`);
+  return policyDependable;
 }
 
 /**
  * Subscribes the topics to the queue, each with a redrive policy: a message SNS cannot deliver
  * there (the queue refuses it, or stays unreachable through all of SNS's retries) is set aside in
- * the dead-letter queue, alarmed, instead of dropped.
+ * the dead-letter queue, alarmed, instead of dropped. Each delivers only once `policies` admit it.
  */
 function deliverToIngest(
   topics: readonly sns.Topic[],
   queue: sqs.Queue,
   deadLetterQueue: sqs.Queue,
-  deadLetterPolicy: IDependable | undefined,
+  policies: readonly IDependable[],
 ): void {
-  const queuePolicy = admitTopics(queue, 'InputTopicsDeliver', topics);
   for (const topic of topics) {
     const subscription = new sns.Subscription(topic, 'IngestQueue', {
       topic,
@@ -125,8 +138,7 @@ function deliverToIngest(
     });
     // Set here rather than with the `deadLetterQueue` prop, which adds a queue-policy statement per topic.
     (subscription.node.defaultChild as sns.CfnSubscription).redrivePolicy = { deadLetterTargetArn: deadLetterQueue.queueArn };
-    // Deliveries start only once both queues admit them.
-    for (const policy of [queuePolicy, deadLetterPolicy]) if (policy) subscription.node.addDependency(policy);
+    for (const policy of policies) subscription.node.addDependency(policy);
   }
 }
 

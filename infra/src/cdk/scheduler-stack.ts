@@ -86,6 +86,16 @@ export class SchedulerStack extends Stack {
       'Whether events placed straight in the delay queue are in the tenant index: scripts/admin events says when they are not',
     );
     output(SCHEDULER_OUTPUTS.tableName, this.scheduler.table.tableName, 'Table of stored events (retained on stack deletion by default)');
+    output(
+      SCHEDULER_OUTPUTS.ingestQueueArn,
+      this.scheduler.ingestQueue.queue.queueArn,
+      "The registered tenants' ingest queue: scripts/admin tenant add subscribes each tenant's input topic to it",
+    );
+    output(
+      SCHEDULER_OUTPUTS.inputDeadLetterQueueArn,
+      this.scheduler.inputDeadLetterQueue.queueArn,
+      'Where SNS sets aside what an input topic could not deliver (named by each input subscription)',
+    );
     const { ingestQueue, publicIngestQueue, loadingQueue, delayQueue, bulkChanges } = this.scheduler;
     this.redrivableQueues = new Map<DeadLetterSource, QueueWithDeadLetters>([
       ['ingest', ingestQueue],

@@ -9,6 +9,10 @@ export const SCHEDULER_OUTPUTS = {
   shardCount: 'ShardCount',
   indexQueuedEvents: 'IndexQueuedEvents',
   tableName: 'TableName',
+  /** Where a tenant's input topic delivers: scripts/admin tenant add subscribes the topics it makes to it. */
+  ingestQueueArn: 'IngestQueueArn',
+  /** Where SNS sets aside what an input topic could not deliver: each tenant topic's subscription names it. */
+  inputDeadLetterQueueArn: 'InputDeadLetterQueueArn',
   /** The changes queue's, among the queues' outputs (queueOutputKeys('changes')): where a bulk cancel or a resume starts. */
   changesQueueUrl: 'ChangesQueueUrl',
   alarmTopicArn: 'AlarmTopicArn',

@@ -16,6 +16,7 @@ import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { AdhocScheduler } from '../../src/cdk/adhoc-scheduler.js';
+import { tenantTopicArnPattern } from '../../src/cdk/input-topics.js';
 import { ContextError, schedulerStackPropsFromContext } from '../../src/cdk/context.js';
 import { EVENT_SOURCES } from '../../src/queues.js';
 import { SCHEDULER_FUNCTIONS, type SchedulerFunctionName } from '../../src/cdk/paths.js';
@@ -348,7 +349,7 @@ describe('the input topic', () => {
               Principal: { Service: 'sns.amazonaws.com' },
               Action: 'sqs:SendMessage',
               Resource: stack.resolve(queue.queueArn),
-              Condition: { ArnEquals: { 'aws:SourceArn': [stack.resolve(inputTopic.topicArn)] } },
+              Condition: { ArnLike: { 'aws:SourceArn': Match.arrayWith([stack.resolve(inputTopic.topicArn)]) } },
             },
           ]),
         },
@@ -358,13 +359,20 @@ describe('the input topic', () => {
     admitted(inputDeadLetterQueue, 'InputTopicsSetAside');
   });
 
-  it('leaves the registered tenants’ ingest queue to them: no topic delivers there without tenants', () => {
+  it('admits to the registered tenants’ ingest queue only topics named as a tenant’s, in its own account and region, and not the shared one', () => {
     const ingestPolicy = Object.values(
       template.findResources('AWS::SQS::QueuePolicy', { Properties: { Queues: [{ Ref: ref(stack.scheduler.ingestQueue.queue) }] } }),
     );
-    expect(
-      ingestPolicy[0]?.Properties.PolicyDocument.Statement.filter((statement: Record<string, Json>) => statement.Effect === 'Allow'),
-    ).toEqual([]);
+    const allowed = ingestPolicy[0]?.Properties.PolicyDocument.Statement.filter(
+      (statement: Record<string, Json>) => statement.Effect === 'Allow',
+    );
+    expect(allowed).toEqual([
+      expect.objectContaining({
+        Principal: { Service: 'sns.amazonaws.com' },
+        Condition: { ArnLike: { 'aws:SourceArn': [stack.resolve(tenantTopicArnPattern(stack.stackName))] } },
+      }),
+    ]);
+    expect(tenantTopicArnPattern(stack.stackName)).toMatch(/:AdhocScheduler-tenant-\*$/);
   });
 });
 

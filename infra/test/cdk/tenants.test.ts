@@ -99,9 +99,8 @@ describe('registered tenants', () => {
     );
   });
 
-  it('deliver to their own ingest queue, apart from the shared topic’s, in the SNS envelope, admitted by one queue-policy statement', () => {
+  it('deliver to their own ingest queue, apart from the shared topic’s, in the SNS envelope, admitted by one queue-policy statement naming their topics by pattern', () => {
     const { ingestQueue, publicIngestQueue, inputDeadLetterQueue } = stack.scheduler;
-    const tenantTopics = inputTopics().filter(([tenant]) => tenant !== PUBLIC_TENANT_ID);
     const queueOf = (tenant: string) => (tenant === PUBLIC_TENANT_ID ? publicIngestQueue.queue : ingestQueue.queue);
     const subscriptions = Object.values(template.findResources('AWS::SNS::Subscription'));
     expect(subscriptions.map((subscription) => subscription.Properties)).toEqual(
@@ -118,7 +117,7 @@ describe('registered tenants', () => {
     );
     expect(subscriptions).toHaveLength(3);
 
-    const admitting = (queue: IQueue, sid: string, topics: readonly [string, sns.Topic][]) => {
+    const admitting = (queue: IQueue, sid: string, sourceArns: readonly Json[]) => {
       const [policyId, policy] =
         Object.entries(template.findResources('AWS::SQS::QueuePolicy', { Properties: { Queues: [{ Ref: ref(queue) }] } }))[0] ?? [];
       const allowed = (policy?.Properties.PolicyDocument.Statement as Record<string, Json>[] | undefined)?.filter(
@@ -131,18 +130,23 @@ describe('registered tenants', () => {
           Principal: { Service: 'sns.amazonaws.com' },
           Action: 'sqs:SendMessage',
           Resource: stack.resolve(queue.queueArn),
-          Condition: { ArnEquals: { 'aws:SourceArn': topics.map(([, topic]) => stack.resolve(topic.topicArn)) } },
+          Condition: { ArnLike: { 'aws:SourceArn': sourceArns } },
         },
       ]);
       return policyId;
     };
-    const ingestPolicy = admitting(ingestQueue.queue, 'InputTopicsDeliver', tenantTopics);
-    const publicPolicy = admitting(
-      publicIngestQueue.queue,
-      'InputTopicsDeliver',
-      inputTopics().filter(([tenant]) => tenant === PUBLIC_TENANT_ID),
-    );
-    const deadLetterPolicy = admitting(inputDeadLetterQueue, 'InputTopicsSetAside', inputTopics());
+    // Every topic named as a tenant's in the stack's account and region, those made at runtime too:
+    // the policy is the same whatever the tenants.
+    const tenantPattern = {
+      'Fn::Join': [
+        '',
+        ['arn:', { Ref: 'AWS::Partition' }, ':sns:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':Tenants-tenant-*'],
+      ],
+    };
+    const sharedArn = stack.resolve(stack.scheduler.inputTopic.topicArn) as Json;
+    const ingestPolicy = admitting(ingestQueue.queue, 'InputTopicsDeliver', [tenantPattern]);
+    const publicPolicy = admitting(publicIngestQueue.queue, 'InputTopicsDeliver', [sharedArn]);
+    const deadLetterPolicy = admitting(inputDeadLetterQueue, 'InputTopicsSetAside', [sharedArn, tenantPattern]);
     // A subscription delivers only once both its queues admit its messages.
     for (const subscription of subscriptions) {
       const topic = inputTopics().find(

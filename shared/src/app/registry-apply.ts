@@ -4,8 +4,8 @@ import type { TenantRegistryTable } from './ports/tenants.js';
 
 /**
  * Writes a registry over what the table holds, as the changes from that: what is the same is not
- * written again. The local service's start and its tenants file, and the stack's deployment, each
- * apply the registry they are given so. What it wrote.
+ * written again. The local service's start and its tenants file each apply the registry they are
+ * given so. What it wrote.
  */
 export async function applyRegistry(table: TenantRegistryTable, document: TenantsDocument): Promise<RegistryChanges> {
   const changes = registryChanges(await table.read(), document);

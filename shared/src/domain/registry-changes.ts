@@ -36,6 +36,26 @@ export function registryChanges(before: TenantsDocument, after: TenantsDocument)
   };
 }
 
+/**
+ * A registry with changes made to another laid over it: their entries put in (replacing those of
+ * their ids, or added after the others), their removals taken out, their public settings in
+ * place of its own when they changed those; every other tenant as it is. A stack's deployment
+ * lays the change its CDK props make over the registry its table holds so, leaving the tenants
+ * added at runtime to themselves.
+ */
+export function withChanges(
+  registry: TenantsDocument,
+  changes: Pick<RegistryChanges, 'put' | 'remove' | 'publicSettings'>,
+): TenantsDocument {
+  const put = new Map(changes.put.map((entry) => [entry.id, entry]));
+  const removed = new Set(changes.remove);
+  const kept = (registry.tenants ?? []).filter((entry) => !removed.has(entry.id));
+  const keptIds = new Set(kept.map(({ id }) => id));
+  const tenants = [...kept.map((entry) => put.get(entry.id) ?? entry), ...changes.put.filter((entry) => !keptIds.has(entry.id))];
+  const publicSettings = changes.publicSettings === undefined ? registry.public : (changes.publicSettings ?? undefined);
+  return { ...(publicSettings !== undefined ? { public: publicSettings } : {}), ...(tenants.length > 0 ? { tenants } : {}) };
+}
+
 /** Whether the changes change nothing. */
 export function noRegistryChanges(changes: RegistryChanges): boolean {
   return (
