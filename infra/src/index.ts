@@ -25,7 +25,9 @@ export { DEFAULT_PUBLIC_INGEST_MAX_CONCURRENCY, EVENT_SOURCES } from './queues.j
 export { CDK_CONTEXT_FILE } from './cdk/paths.js';
 export { runAdmin } from './admin/cli.js';
 export { AdminError } from './admin/errors.js';
-export { registerTenant, type Registered, type Registration } from './admin/tenant-registration.js';
-export type { TenantEntry } from '@adhoc-scheduler/shared';
-export { removeTenant, type RemovalRequest, type Removed } from './admin/tenant-removal.js';
+export { registerTenant, type Registered } from './admin/tenant-registration.js';
+export type { TenantEntry, TenantsDocument } from '@adhoc-scheduler/shared';
+export { removeTenant, type Removed } from './admin/tenant-removal.js';
+export { importTenants, type Imported } from './admin/tenant-transfer.js';
+export { LocalTenants, StackTenants, type StackAccess, type TenantPlace } from './admin/tenant-place.js';
 export type { Output as AdminOutput } from './admin/format.js';

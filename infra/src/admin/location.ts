@@ -48,17 +48,6 @@ export function locationOf(values: LocationValues, command: string): Location {
   return { kind: 'deployed', stackOutputs, table, region, profile };
 }
 
-/** The local service's outputs file; an AdminError for a deployed stack, whose tenants only the CDK app registers. */
-export function localOnly(location: Location, what: string): string {
-  if (location.kind === 'local') return location.outputs;
-  throw new AdminError(
-    `${what} works on the local service only: on AWS, tenants are registered in the CDK app's configuration (${CDK_TENANTS}), then deployed.`,
-  );
-}
-
-/** Where the CDK app takes its registry from (infra/src/cdk/context.ts). */
-export const CDK_TENANTS = 'context "tenants" in cdk.json, or -c tenantsFile=FILE';
-
 export interface StackOutputs {
   readonly tableName: string;
   readonly region: string | undefined;
@@ -68,6 +57,11 @@ export interface StackOutputs {
   readonly indexQueuedEvents: boolean | undefined;
   /** The shared input topic (the public tenant's). */
   readonly inputTopicArn: string | undefined;
+  /** Where tenants' input topics deliver, and where SNS sets aside what they could not (absent before tenants were made at runtime). */
+  readonly ingestQueueArn: string | undefined;
+  readonly inputDeadLetterQueueArn: string | undefined;
+  /** The stack's alarm topic, one of its own that no tenant may name. */
+  readonly alarmTopicArn: string | undefined;
   /** Where a job that changes events in bulk starts. */
   readonly changesQueueUrl: string | undefined;
   /** Each queue's URL and its dead-letter queue's, where the stack outputs them (see queueOutputKeys). */
@@ -101,6 +95,9 @@ export async function readStackOutputs(path: string): Promise<StackOutputs> {
             tableName,
             region: text(SCHEDULER_OUTPUTS.region),
             inputTopicArn: text(SCHEDULER_OUTPUTS.inputTopicArn),
+            ingestQueueArn: text(SCHEDULER_OUTPUTS.ingestQueueArn),
+            inputDeadLetterQueueArn: text(SCHEDULER_OUTPUTS.inputDeadLetterQueueArn),
+            alarmTopicArn: text(SCHEDULER_OUTPUTS.alarmTopicArn),
             shardCount: text(SCHEDULER_OUTPUTS.shardCount) === undefined ? undefined : Number(text(SCHEDULER_OUTPUTS.shardCount)),
             indexQueuedEvents:
               text(SCHEDULER_OUTPUTS.indexQueuedEvents) === undefined ? undefined : text(SCHEDULER_OUTPUTS.indexQueuedEvents) === 'true',

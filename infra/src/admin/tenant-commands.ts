@@ -1,10 +1,9 @@
 import { PUBLIC_TENANT_ID } from '@adhoc-scheduler/shared';
-import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
 import { commandLine, LOCATION_OPTIONS, onePositional } from './arguments.js';
 import { AdminError } from './errors.js';
 import type { Output } from './format.js';
-import { localOnly, locationOf } from './location.js';
-import { readRegistry } from './registry.js';
+import { locationOf } from './location.js';
+import { tenantPlace } from './tenant-place.js';
 import { entryFromFlags, registerEntry, updatedEntry } from './tenant-registration.js';
 import { USAGE } from './usage.js';
 
@@ -17,7 +16,7 @@ const SETTING_OPTIONS = {
   'max-ingest-per-second': { type: 'string' },
   'max-control-per-second': { type: 'string' },
   'user-optional': { type: 'boolean', default: false },
-  tenants: { type: 'string', default: LOCAL_SERVICE_FILES.tenants },
+  tenants: { type: 'string' },
   ...LOCATION_OPTIONS,
 } as const;
 
@@ -31,14 +30,19 @@ export async function tenantAdd(args: string[], output: Output): Promise<number>
   );
   if (line === undefined) return 0;
   const { values, positionals } = line;
-  const outputsPath = localOnly(locationOf(values, command), command);
   const id = onePositional(positionals, 'the tenant id', command);
   if (id === PUBLIC_TENANT_ID) {
     throw new AdminError(
       `"${PUBLIC_TENANT_ID}" is the shared input topic's tenant, not one to add: its settings are the "public" section of the tenants file`,
     );
   }
-  return registerEntry(entryFromFlags(id, values, command), { tenantsPath: values.tenants, outputsPath, restore: values.restore }, output);
+  const entry = entryFromFlags(id, values, command);
+  const place = await tenantPlace(locationOf(values, command), values.tenants, command);
+  try {
+    return await registerEntry(entry, place, values.restore, output);
+  } finally {
+    place.close();
+  }
 }
 
 export async function tenantUpdate(args: string[], output: Output): Promise<number> {
@@ -51,14 +55,18 @@ export async function tenantUpdate(args: string[], output: Output): Promise<numb
   );
   if (line === undefined) return 0;
   const { values, positionals } = line;
-  const outputsPath = localOnly(locationOf(values, command), command);
   const id = onePositional(positionals, 'the tenant id', command);
-  const previous = readRegistry(values.tenants).tenants?.find((tenant) => tenant.id === id);
-  if (previous === undefined)
-    throw new AdminError(
-      id === PUBLIC_TENANT_ID
-        ? `"${PUBLIC_TENANT_ID}" is the shared input topic's tenant: its settings are the "public" section of the tenants file`
-        : `tenant "${id}" is not registered in ${values.tenants}: tenant add registers it`,
-    );
-  return registerEntry(updatedEntry(previous, values, command), { tenantsPath: values.tenants, outputsPath, restore: false }, output);
+  const place = await tenantPlace(locationOf(values, command), values.tenants, command);
+  try {
+    const previous = (await place.readRegistry()).tenants?.find((tenant) => tenant.id === id);
+    if (previous === undefined)
+      throw new AdminError(
+        id === PUBLIC_TENANT_ID
+          ? `"${PUBLIC_TENANT_ID}" is the shared input topic's tenant: its settings are the "public" section of the tenants file`
+          : `tenant "${id}" is not registered in ${place.registryName}: tenant add registers it`,
+      );
+    return await registerEntry(updatedEntry(previous, values, command), place, false, output);
+  } finally {
+    place.close();
+  }
 }

@@ -1,14 +1,13 @@
 import { TenantRegistry } from '@adhoc-scheduler/shared';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
-import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
 import { commandLine, LOCATION_OPTIONS, noPositionals } from './arguments.js';
-import { AdminUsageError } from './errors.js';
 import type { Output } from './format.js';
 import { pageLimit } from './listing-options.js';
 import { readLocalOutputs } from './local-outputs.js';
-import { CDK_TENANTS, locationOf, readStackOutputs, type Location } from './location.js';
+import { locationOf, readStackOutputs, type Location } from './location.js';
 import { pausesAt } from './pause-commands.js';
-import { pageOfTenants, readRegistry } from './registry.js';
+import { pageOfTenants } from './registry.js';
+import { readTenants } from './tenant-place.js';
 import { inputTopicArnOf } from './topic-arns.js';
 import { tenantsJson, tenantsTable } from './tenant-view.js';
 import { LIST_LIMIT, USAGE } from './usage.js';
@@ -49,11 +48,7 @@ export async function tenantList(args: string[], output: Output): Promise<number
   noPositionals(positionals, command);
   const limit = pageLimit(values.limit, command);
   const location = locationOf(values, command);
-  // A deployed stack's registry is the CDK app's: only the operator knows which file that was.
-  if (location.kind === 'deployed' && values.tenants === undefined) {
-    throw new AdminUsageError(`on a deployed stack, name with --tenants FILE the registry it was deployed with (${CDK_TENANTS})`, command);
-  }
-  const registry = new TenantRegistry(readRegistry(values.tenants ?? LOCAL_SERVICE_FILES.tenants), '');
+  const registry = new TenantRegistry((await readTenants(location, values.tenants, command)).registry, '');
   const publicTopic = await publicInputTopicArn(location);
   if ('unknown' in publicTopic) output.err(`Input topic ARNs unknown: ${publicTopic.unknown}`);
   const { tenants, next } = pageOfTenants(registry, { prefix: values.prefix, account: values.account, after: values.after, limit });

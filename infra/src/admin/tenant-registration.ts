@@ -1,5 +1,4 @@
 import {
-  mayPublishTo,
   sameEntry,
   parseTenantsDocument,
   TenantRegistry,
@@ -9,13 +8,10 @@ import {
   type Tenant,
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
-import { addTenantInputTopics } from '../local/outputs-file.js';
 import { wholeNumber } from './arguments.js';
 import { AdminError, AdminUsageError } from './errors.js';
 import type { Output } from './format.js';
-import { LocalService } from './local-outputs.js';
-import type { Location } from './location.js';
-import { readRegistry, writeRegistry } from './registry.js';
+import type { TenantPlace } from './tenant-place.js';
 import { clearRemovals, removalsToClear } from './tenant-removal.js';
 import { tenantSettingsText } from './tenant-view.js';
 
@@ -121,35 +117,26 @@ export function updatedEntry(previous: TenantEntry, values: EntryFlags, command:
   return required;
 }
 
-/** Where tenant add and tenant update write, and whether a removed id comes back to its client. */
-export interface Registration {
-  readonly tenantsPath: string;
-  readonly outputsPath: string;
-  readonly restore: boolean;
-}
-
 /** What registering a tenant did. */
 export interface Registered {
   /** Its input topic, where its clients publish. */
   readonly topicArn: string;
   /** The entry it replaced; undefined: the tenant is new. */
   readonly previous: TenantEntry | undefined;
-  /** The local service's one account, and whether the tenant may target it (every local topic is in it). */
-  readonly localAccount: string | undefined;
-  readonly targetsLocalTopics: boolean;
+  /** Why the tenant may schedule nothing there, where the place can tell (the local service's one account). */
+  readonly warning: string | undefined;
 }
 
 /**
- * Registers a tenant, or replaces its entry, on the running local service: checks the entry and
- * the registry it makes (an AdminError saying why, and nothing written), refuses a removed id
- * unless `restore`, creates (or finds) its input topic, then writes the tenants file and the
- * outputs. What tenant add and tenant update do, for an operator's own code too.
+ * Registers a tenant, or replaces its entry, at a place (the running local service, or a deployed
+ * stack): checks the entry and the registry it makes (an AdminError saying why, and nothing
+ * written), refuses a removed id unless `restore`, creates (or finds) its input topic, then writes
+ * the registry. What tenant add and tenant update do, for an operator's own code too.
  */
-export async function registerTenant(entry: TenantEntry, registration: Registration): Promise<Registered> {
+export async function registerTenant(entry: TenantEntry, place: TenantPlace, options: { readonly restore: boolean }): Promise<Registered> {
   validateEntry(entry);
-  const { tenantsPath, outputsPath, restore } = registration;
   const id = entry.id;
-  const registry = readRegistry(tenantsPath);
+  const registry = await place.readRegistry();
   const previous = registry.tenants?.find((tenant) => tenant.id === id);
   const updated: TenantsDocument = {
     ...registry,
@@ -158,50 +145,29 @@ export async function registerTenant(entry: TenantEntry, registration: Registrat
         ? [...(registry.tenants ?? []), entry]
         : (registry.tenants ?? []).map((tenant) => (tenant.id === id ? entry : tenant)),
   };
-
-  // The topic first: until the file names the tenant, the service refuses what arrives on it,
-  // and its ARN is told only once both are done. A service that is not running stops this
-  // before anything is written.
-  const service = await LocalService.connect(outputsPath);
-  const location: Location = { kind: 'local', outputs: outputsPath };
-  let topicArn: string;
-  let removed: readonly string[];
-  const localAccount = service.schedulerTopics.accountId;
-  try {
-    validateRegistry(updated, `tenant "${id}"`, { region: service.region, schedulerTopics: service.schedulerTopics });
-    removed = await removalsToClear(location, [id], restore);
-    topicArn = await service.ensureTenantTopic(id);
-  } finally {
-    service.close();
-  }
-  if (previous === undefined || !sameEntry(previous, entry)) await writeRegistry(tenantsPath, location, registry, updated);
-  await clearRemovals(location, removed);
-  // The outputs list every tenant's input topic, as they would after a restart.
-  await addTenantInputTopics(outputsPath, service.endpoint, { [id]: topicArn });
-  return {
-    topicArn,
-    previous,
-    localAccount,
-    targetsLocalTopics: mayPublishTo(asTenant(entry), `arn:aws:sns:${service.region}:${localAccount}:any`),
-  };
+  validateRegistry(updated, `tenant "${id}"`, await place.scope());
+  const removed = await removalsToClear(place.location, [id], options.restore);
+  // The topic first: until the registry names the tenant, the service refuses what arrives on
+  // it, and its ARN is told only once both are done.
+  const topicArn = await place.ensureTenantTopic(entry);
+  if (previous === undefined || !sameEntry(previous, entry)) await place.writeRegistry(registry, updated);
+  await clearRemovals(place.location, removed);
+  await place.topicsRegistered({ [id]: topicArn });
+  return { topicArn, previous, warning: await place.targetWarning(entry) };
 }
 
 /** Registers a tenant as registerTenant does and says what changed: the topic's ARN on stdout. */
-export async function registerEntry(entry: TenantEntry, registration: Registration, output: Output): Promise<number> {
-  const { topicArn, previous, localAccount, targetsLocalTopics } = await registerTenant(entry, registration);
+export async function registerEntry(entry: TenantEntry, place: TenantPlace, restore: boolean, output: Output): Promise<number> {
+  const { topicArn, previous, warning } = await registerTenant(entry, place, { restore });
   const id = entry.id;
   const settings = tenantSettingsText(asTenant(entry));
-  if (previous === undefined) output.err(`Tenant ${id} registered in ${registration.tenantsPath}: ${settings}.`);
+  if (previous === undefined) output.err(`Tenant ${id} registered in ${place.registryName}: ${settings}.`);
   else if (sameEntry(previous, entry)) output.err(`Tenant ${id} is registered already with these settings; nothing changed.`);
   else
     output.err(
       `Tenant ${id} was registered already; its settings are updated.\n  was: ${tenantSettingsText(asTenant(previous))}\n  now: ${settings}`,
     );
-  // Every topic on the local service is in its one account: a tenant that may not target it can schedule nothing there.
-  if (!targetsLocalTopics)
-    output.err(
-      `Warning: tenant ${id} may not target the local service's topics (account ${localAccount}): every request naming one is refused (TARGET_NOT_ALLOWED, FAILURE_TOPIC_NOT_ALLOWED). Add --target-account ${localAccount}.`,
-    );
+  if (warning !== undefined) output.err(warning);
   output.err('Its input topic (publish schedule requests there):');
   output.out(topicArn);
   return 0;

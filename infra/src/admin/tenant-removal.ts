@@ -15,17 +15,14 @@ import {
   type TenantRemoval,
 } from '@adhoc-scheduler/shared';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
-import { removeTenantInputTopic } from '../local/outputs-file.js';
 import { commandLine, LOCATION_OPTIONS, onePositional } from './arguments.js';
 import { runBulkCancel } from './bulk-cancel-command.js';
 import { AdminError } from './errors.js';
 import { count, type Output } from './format.js';
-import { LocalService } from './local-outputs.js';
-import { localOnly, locationOf, withTable, type Location } from './location.js';
-import { readRegistry, writeRegistry } from './registry.js';
+import { locationOf, withTable, type Location } from './location.js';
+import { tenantPlace, type TenantPlace } from './tenant-place.js';
 import { EVENT_SOURCES } from '../queues.js';
-import { LOCAL_LEFTOVERS } from './removed-tenants.js';
+import { REMOVED_TENANT_LEFTOVERS } from './removed-tenants.js';
 import { USAGE } from './usage.js';
 
 /**
@@ -85,20 +82,13 @@ async function cancelOpen(
  * records its removal, so that its id names no one else while anything of it may be left.
  */
 async function forgetTenant(location: Location, tenant: string): Promise<TenantRemoval> {
-  const removal = tenantRemoval(tenant, Date.now(), LOCAL_LEFTOVERS);
+  const removal = tenantRemoval(tenant, Date.now(), REMOVED_TENANT_LEFTOVERS);
   await withTable(location, async (client, tableName) => {
     await new DynamoDbTenantRemovals(client, tableName).record(removal);
     await new DynamoDbQuotaCounters(client, tableName).forget(tenant);
     await new DynamoDbRefusalLog(client, tableName).forget(tenant);
   });
   return removal;
-}
-
-/** Where tenant remove works, and whether it cancels what the tenant has open. */
-export interface RemovalRequest {
-  readonly tenantsPath: string;
-  readonly outputsPath: string;
-  readonly cancelOpen: boolean;
 }
 
 /** What a removal did. */
@@ -115,41 +105,40 @@ export interface Removed {
 }
 
 /**
- * Removes a tenant from the running local service (see docs/operators/tenants.md, "Removing a
- * tenant"): refused with an AdminError, nothing changed, while it has open events unless
- * `cancelOpen`; its input topic deleted first, its open events cancelled, its registry entry
- * removed, what ingest took meanwhile cancelled, and its counters, pauses and refusals
- * forgotten. What tenant remove does, for an operator's own code too; `progress` is told each step.
+ * Removes a tenant at a place (the running local service, or a deployed stack; see
+ * docs/operators/tenants.md, "Removing a tenant"): refused with an AdminError, nothing changed,
+ * while it has open events unless `cancelOpen`; its input topic deleted first, its open events
+ * cancelled, its registry entry removed, what ingest took meanwhile cancelled, and its counters,
+ * pauses and refusals forgotten. What tenant remove does, for an operator's own code too;
+ * `progress` is told each step.
  */
-export async function removeTenant(id: string, request: RemovalRequest, progress: (line: string) => void): Promise<Removed> {
-  const { tenantsPath, outputsPath, cancelOpen: cancelling } = request;
-  const location: Location = { kind: 'local', outputs: outputsPath };
+export async function removeTenant(
+  id: string,
+  place: TenantPlace,
+  options: { readonly cancelOpen: boolean },
+  progress: (line: string) => void,
+): Promise<Removed> {
+  const { location } = place;
   if (id === PUBLIC_TENANT_ID)
     throw new AdminError(
       `"${PUBLIC_TENANT_ID}" is the shared input topic's tenant: turn it off in the tenants file's "public" section instead`,
     );
-  if (!(readRegistry(tenantsPath).tenants ?? []).some((tenant) => tenant.id === id))
-    throw new AdminError(`tenant "${id}" is not registered in ${tenantsPath} (scripts/admin tenant list shows who is)`);
+  if (!((await place.readRegistry()).tenants ?? []).some((tenant) => tenant.id === id))
+    throw new AdminError(`tenant "${id}" is not registered in ${place.registryName} (scripts/admin tenant list shows who is)`);
 
   const open = await countOpen(location, id);
-  if (open > 0 && !cancelling)
+  if (open > 0 && !options.cancelOpen)
     throw new AdminError(
       `tenant "${id}" has ${count(open)} open events and active recurring series; nothing was changed. ` +
         'Cancel them first, or give --cancel-open to cancel them with the removal',
     );
 
   // Its requests stop at the topic first: what is published from now on is refused by SNS, to the client.
-  const service = await LocalService.connect(outputsPath);
-  let topicArn: string;
-  try {
-    topicArn = await service.deleteTenantTopic(id);
-  } finally {
-    service.close();
-  }
+  const topicArn = await place.deleteTenantTopic(id);
   progress(`Input topic ${topicArn} deleted: the tenant's requests are no longer taken.`);
 
   let counts = NO_COUNTS;
-  if (cancelling) {
+  if (options.cancelOpen) {
     const cancelled = await cancelOpen(location, id, progress);
     counts = cancelled.counts;
     if (cancelled.left > 0)
@@ -161,12 +150,9 @@ export async function removeTenant(id: string, request: RemovalRequest, progress
   }
 
   // Requests taken before the topic went may still be ingested until the service reads the registry without the tenant.
-  const registry = readRegistry(tenantsPath);
-  await writeRegistry(tenantsPath, location, registry, {
-    ...registry,
-    tenants: (registry.tenants ?? []).filter((tenant) => tenant.id !== id),
-  });
-  await removeTenantInputTopic(outputsPath, service.endpoint, id);
+  const registry = await place.readRegistry();
+  await place.writeRegistry(registry, { ...registry, tenants: (registry.tenants ?? []).filter((tenant) => tenant.id !== id) });
+  await place.topicDeleted(id);
   const late = await cancelTakenLate(location, id, progress);
   counts = addCounts(counts, late.counts);
   return { topicArn, counts, takenLate: late.taken, stillOpen: late.stillOpen, removal: await forgetTenant(location, id) };
@@ -200,17 +186,22 @@ export async function tenantRemove(args: string[], output: Output): Promise<numb
     args,
     {
       'cancel-open': { type: 'boolean', default: false },
-      tenants: { type: 'string', default: LOCAL_SERVICE_FILES.tenants },
+      tenants: { type: 'string' },
       ...LOCATION_OPTIONS,
     },
     { usage: USAGE.tenantRemove, output },
   );
   if (line === undefined) return 0;
   const { values, positionals } = line;
-  const outputsPath = localOnly(locationOf(values, command), command);
   const id = onePositional(positionals, 'the tenant id', command);
   const cancelling = values['cancel-open'];
-  const removed = await removeTenant(id, { tenantsPath: values.tenants, outputsPath, cancelOpen: cancelling }, (line) => output.err(line));
+  const place = await tenantPlace(locationOf(values, command), values.tenants, command);
+  let removed: Removed;
+  try {
+    removed = await removeTenant(id, place, { cancelOpen: cancelling }, (line) => output.err(line));
+  } finally {
+    place.close();
+  }
   if (removed.takenLate > 0)
     output.err(`${count(removed.takenLate)} requests the tenant published before its topic was deleted were taken meanwhile: cancelled.`);
   if (removed.stillOpen > 0)
@@ -219,7 +210,7 @@ export async function tenantRemove(args: string[], output: Output): Promise<numb
     );
   const cancelledText = cancelling || removed.takenLate > 0 ? ` Its open events: ${describeCounts(removed.counts, false)}.` : '';
   output.out(
-    `Tenant ${id} removed from ${values.tenants}.${cancelledText} Its id is its own until ${new Date(removed.removal.reusableFrom).toISOString()}: ` +
+    `Tenant ${id} removed from ${place.registryName}.${cancelledText} Its id is its own until ${new Date(removed.removal.reusableFrom).toISOString()}: ` +
       'tenant add --restore gives it back to the same client before then.',
   );
   return 0;

@@ -1,13 +1,12 @@
 import { DynamoDbQuotaCounters, DynamoDbTenantRemovals, TenantRegistry } from '@adhoc-scheduler/shared';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
-import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
 import { commandLine, LOCATION_OPTIONS, onePositional } from './arguments.js';
-import { AdminError, AdminUsageError } from './errors.js';
+import { AdminError } from './errors.js';
 import { count, type Output } from './format.js';
-import { CDK_TENANTS, locationOf, withTable, type Location } from './location.js';
+import { locationOf, withTable, type Location } from './location.js';
 import { pausesAt } from './pause-commands.js';
-import { readRegistry } from './registry.js';
 import { publicInputTopicArn } from './tenant-list.js';
+import { readTenants } from './tenant-place.js';
 import { inputTopicArnOf } from './topic-arns.js';
 import { tenantDetailText, tenantJson } from './tenant-view.js';
 import { USAGE } from './usage.js';
@@ -22,7 +21,7 @@ async function openEventsAt(location: Location, tenant: string): Promise<{ reado
 }
 
 /** Why a tenant the registry does not name is not there: removed (and whose its id still is), or never registered. */
-async function notRegistered(location: Location, tenant: string, registryPath: string): Promise<never> {
+async function notRegistered(location: Location, tenant: string, registryName: string): Promise<never> {
   let removed: string;
   try {
     const removal = await withTable(location, async (client, tableName) =>
@@ -36,7 +35,7 @@ async function notRegistered(location: Location, tenant: string, registryPath: s
     // Said, not hidden: whether it was removed is not known.
     removed = `; whether it was removed is unknown (${describeError(error)})`;
   }
-  throw new AdminError(`tenant "${tenant}" is not registered in ${registryPath}${removed}`);
+  throw new AdminError(`tenant "${tenant}" is not registered in ${registryName}${removed}`);
 }
 
 export async function tenantShow(args: string[], output: Output): Promise<number> {
@@ -51,11 +50,9 @@ export async function tenantShow(args: string[], output: Output): Promise<number
   const { values, positionals } = line;
   const id = onePositional(positionals, 'the tenant id', command);
   const location = locationOf(values, command);
-  if (location.kind === 'deployed' && values.tenants === undefined)
-    throw new AdminUsageError(`on a deployed stack, name with --tenants FILE the registry it was deployed with (${CDK_TENANTS})`, command);
-  const registryPath = values.tenants ?? LOCAL_SERVICE_FILES.tenants;
-  const tenant = new TenantRegistry(readRegistry(registryPath), '').tenant(id);
-  if (tenant === undefined) return notRegistered(location, id, registryPath);
+  const { registry, registryName } = await readTenants(location, values.tenants, command);
+  const tenant = new TenantRegistry(registry, '').tenant(id);
+  if (tenant === undefined) return notRegistered(location, id, registryName);
 
   const [publicTopic, paused, open] = await Promise.all([
     publicInputTopicArn(location),

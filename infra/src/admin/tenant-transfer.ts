@@ -1,13 +1,10 @@
 import { PUBLIC_TENANT_ID, sameEntry, type TenantEntry, type TenantsDocument } from '@adhoc-scheduler/shared';
-import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
-import { addTenantInputTopics } from '../local/outputs-file.js';
 import { readPresentTenantsFile, TenantsFileError } from '../local/tenants-file.js';
 import { commandLine, LOCATION_OPTIONS, noPositionals, onePositional } from './arguments.js';
 import { AdminError } from './errors.js';
 import type { Output } from './format.js';
-import { LocalService } from './local-outputs.js';
-import { localOnly, locationOf, type Location } from './location.js';
-import { readRegistry, writeRegistry } from './registry.js';
+import { locationOf } from './location.js';
+import { tenantPlace, type TenantPlace } from './tenant-place.js';
 import { validateRegistry } from './tenant-registration.js';
 import { clearRemovals, removalsToClear } from './tenant-removal.js';
 import { USAGE } from './usage.js';
@@ -68,18 +65,50 @@ function readImportFile(path: string): TenantsDocument {
   }
 }
 
-/** Runs `create` over the ids, a few at once; the results by id. */
-async function eachAtOnce(ids: readonly string[], create: (id: string) => Promise<string>): Promise<Record<string, string>> {
+/** Runs `create` over the entries, a few at once; the results by id. */
+async function eachAtOnce(
+  entries: readonly TenantEntry[],
+  create: (entry: TenantEntry) => Promise<string>,
+): Promise<Record<string, string>> {
   const results: Record<string, string> = {};
   let next = 0;
   const worker = async () => {
-    for (let index = next++; index < ids.length; index = next++) {
-      const id = ids[index] as string;
-      results[id] = await create(id);
+    for (let index = next++; index < entries.length; index = next++) {
+      const entry = entries[index] as TenantEntry;
+      results[entry.id] = await create(entry);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(TOPICS_AT_ONCE, ids.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(TOPICS_AT_ONCE, entries.length) }, worker));
   return results;
+}
+
+/** What an import did: the plan it carried out, and each imported tenant's input topic. */
+export interface Imported {
+  readonly plan: ImportPlan;
+  readonly topicArns: Readonly<Record<string, string>>;
+}
+
+/**
+ * Imports a registry at a place (the running local service, or a deployed stack), as tenant add
+ * registers one tenant: the registry it makes checked whole, the topics made, then the registry
+ * written. A registry that breaks a rule, or a place that cannot be reached, stops it before
+ * anything is written. What tenant import does, for an operator's own code too.
+ */
+export async function importTenants(
+  imported: TenantsDocument,
+  place: TenantPlace,
+  options: { readonly restore: boolean; readonly what: string },
+): Promise<Imported> {
+  const before = await place.readRegistry();
+  const plan = planImport(before, imported);
+  validateRegistry(plan.registry, options.what, await place.scope());
+  // Only the ids it adds can have been removed: one registered now was registered again since.
+  const removed = await removalsToClear(place.location, plan.added, options.restore);
+  const topicArns = await eachAtOnce(imported.tenants ?? [], (entry) => place.ensureTenantTopic(entry));
+  if (plan.added.length > 0 || plan.updated.length > 0 || plan.publicUpdated) await place.writeRegistry(before, plan.registry);
+  await clearRemovals(place.location, removed);
+  await place.topicsRegistered(topicArns);
+  return { plan, topicArns };
 }
 
 export async function tenantImport(args: string[], output: Output): Promise<number> {
@@ -89,44 +118,28 @@ export async function tenantImport(args: string[], output: Output): Promise<numb
     args,
     {
       restore: { type: 'boolean', default: false },
-      tenants: { type: 'string', default: LOCAL_SERVICE_FILES.tenants },
+      tenants: { type: 'string' },
       ...LOCATION_OPTIONS,
     },
     { usage: USAGE.tenantImport, output },
   );
   if (line === undefined) return 0;
   const { values, positionals } = line;
-  const outputsPath = localOnly(locationOf(values, command), command);
   const importPath = onePositional(positionals, 'the file to import', command);
   const imported = readImportFile(importPath);
-  const tenantsPath = values.tenants;
-  const before = readRegistry(tenantsPath);
-  const plan = planImport(before, imported);
-  const ids = (imported.tenants ?? []).map(({ id }) => id);
-
-  // As tenant add: the topics first, the file once they are all there; a service that is not
-  // running, or a registry that breaks a rule, stops this before anything is written.
-  const service = await LocalService.connect(outputsPath);
-  const location: Location = { kind: 'local', outputs: outputsPath };
-  let topicArns: Record<string, string>;
-  let removed: readonly string[];
+  const place = await tenantPlace(locationOf(values, command), values.tenants, command);
+  let result: Imported;
   try {
-    validateRegistry(plan.registry, `the tenants of ${importPath}`, { region: service.region, schedulerTopics: service.schedulerTopics });
-    // Only the ids it adds can have been removed: one registered now was registered again since.
-    removed = await removalsToClear(location, plan.added, values.restore);
-    topicArns = await eachAtOnce(ids, (id) => service.ensureTenantTopic(id));
+    result = await importTenants(imported, place, { restore: values.restore, what: `the tenants of ${importPath}` });
   } finally {
-    service.close();
+    place.close();
   }
-  if (plan.added.length > 0 || plan.updated.length > 0 || plan.publicUpdated)
-    await writeRegistry(tenantsPath, location, before, plan.registry);
-  await clearRemovals(location, removed);
-  await addTenantInputTopics(outputsPath, service.endpoint, topicArns);
-
+  const { plan, topicArns } = result;
+  const ids = (imported.tenants ?? []).map(({ id }) => id);
   const publicNote =
     imported.public === undefined ? '' : `; the ${PUBLIC_TENANT_ID} tenant's settings ${plan.publicUpdated ? 'updated' : 'unchanged'}`;
   output.err(
-    `Imported ${importPath} into ${tenantsPath}: ${plan.added.length} added, ${plan.updated.length} updated, ${plan.unchanged.length} unchanged${publicNote}. Tenants it does not name are left as they are.`,
+    `Imported ${importPath} into ${place.registryName}: ${plan.added.length} added, ${plan.updated.length} updated, ${plan.unchanged.length} unchanged${publicNote}. Tenants it does not name are left as they are.`,
   );
   if (ids.length > 0) output.err('Their input topics (tenant, then topic ARN):');
   for (const id of ids) output.out(`${id} ${topicArns[id]}`);
@@ -135,15 +148,15 @@ export async function tenantImport(args: string[], output: Output): Promise<numb
 
 export async function tenantExport(args: string[], output: Output): Promise<number> {
   const command = 'tenant export';
-  const line = commandLine(
-    command,
-    args,
-    { tenants: { type: 'string', default: LOCAL_SERVICE_FILES.tenants } },
-    { usage: USAGE.tenantExport, output },
-  );
+  const line = commandLine(command, args, { tenants: { type: 'string' }, ...LOCATION_OPTIONS }, { usage: USAGE.tenantExport, output });
   if (line === undefined) return 0;
   noPositionals(line.positionals, command);
-  // The registry as the service reads it (checked, as readRegistry does): what tenant import takes back.
-  output.out(JSON.stringify(readRegistry(line.values.tenants), null, 2));
+  const place = await tenantPlace(locationOf(line.values, command), line.values.tenants, command);
+  try {
+    // The registry as the service reads it (checked): what tenant import takes back.
+    output.out(JSON.stringify(await place.readRegistry(), null, 2));
+  } finally {
+    place.close();
+  }
   return 0;
 }

@@ -1,7 +1,6 @@
 import { DEFAULT_QUOTAS, EVENT_STATE, REFUSALS_KEPT } from '@adhoc-scheduler/shared';
 import { PEEK_VISIBILITY_SECONDS } from './dead-letters.js';
 import { count } from './format.js';
-import { CDK_TENANTS } from './location.js';
 import { REUSE_DAYS } from './removed-tenants.js';
 import { PAST_SHOWN } from './series-view.js';
 
@@ -23,6 +22,15 @@ A deployed table is read with dynamodb:BatchGetItem (event show, series show, se
 refusals) and dynamodb:Query on its index byTenantDue (events, series list); quota reconcile needs dynamodb:Scan (a filtered scan of the
 whole table), and dynamodb:GetItem and dynamodb:UpdateItem on the tenant's counter item; table migrate
 needs dynamodb:DescribeTable, dynamodb:Scan and dynamodb:UpdateItem on the table.`;
+
+/** Where the commands that change tenants work, and what a stack's credentials need for them. */
+const TENANT_PLACES = `Where: the local service (default: --tenants FILE, its registry, default .local/tenants.json;
+--outputs FILE, its outputs) or a deployed stack (--stack-outputs FILE [--region R] [--profile P]):
+there the registry is the stack's table, and each tenant's input topic is made in the stack's
+account at runtime, named <prefix>-tenant-<id>, which the stack's ingest queue admits; no deploy.
+The credentials need dynamodb:Query, BatchGetItem and BatchWriteItem on the table; sns:CreateTopic,
+SetTopicAttributes, ListSubscriptionsByTopic, Subscribe and DeleteTopic on the tenants' topics;
+and for tenant remove, sqs:SendMessage on the changes queue (its bulk cancels).`;
 
 export const USAGE = {
   main: `Operator commands for the scheduler: register tenants, look up events.
@@ -53,13 +61,13 @@ scripts/admin <command> --help explains each command. Relative paths are taken f
 repository root. Exit codes: 0 done, 1 failed (unknown event, service not running, invalid
 tenant), 2 wrong command line.`,
 
-  tenantAdd: `Registers a tenant on the local service, or updates it: onboarding in one command.
+  tenantAdd: `Registers a tenant on the local service or a deployed stack, or updates it: onboarding in one command.
 
 Usage: scripts/admin tenant add <id> --account ID [--account ID ...] [--target-account ID ...]
                                 [--dead-letter-topic ARN]
                                 [--max-open-events N] [--max-ingest-per-second N]
                                 [--max-control-per-second N]
-                                [--user-optional] [--restore] [--tenants FILE] [--outputs FILE]
+                                [--user-optional] [--restore] [where]
 
   <id>                        lowercase letters, digits and hyphens, at most 40, not "public";
                               names the tenant's input topic (adhoc-scheduler-tenant-<id>)
@@ -78,26 +86,23 @@ Usage: scripts/admin tenant add <id> --account ID [--account ID ...] [--target-a
                               ENFORCE_USER off); by default they are refused as MISSING_FIELD
   --restore                   register again an id removed less than ${REUSE_DAYS} days ago, for the same
                               client (without it, refused: see tenant remove)
-  --tenants FILE              the registry the service was started with (default .local/tenants.json)
-  --outputs FILE              the running service's outputs (default .local/outputs.json)
 
-Writes the tenant to the tenants file (the running service reads it again, no restart needed),
-creates the tenant's input topic subscribed to the service's ingest queue, and prints the
-topic's ARN on stdout. The entry becomes exactly what the command says: adding an id again
+Writes the tenant to the registry (the running service reads it within its cache's bound, no
+restart needed), creates the tenant's input topic subscribed to the ingest queue, taking
+publishes from the tenant's accounts only and over TLS only, and prints the topic's ARN on stdout. The entry becomes exactly what the command says: adding an id again
 replaces its accounts, dead-letter topic, quotas and user switch (omitted ones go back to the defaults);
-adding it again unchanged changes nothing. The service must be running (scripts/start); if it
-is not, or the registry would not be valid, nothing is written.
+adding it again unchanged changes nothing. The local service must be running (scripts/start);
+if it is not, or the registry would not be valid, nothing is written.
 
-Local service only: on AWS, tenants are registered in the CDK app's configuration
-(${CDK_TENANTS}), then deployed.`,
+${TENANT_PLACES}`,
 
-  tenantUpdate: `Changes some settings of a tenant registered on the local service, and keeps the others.
+  tenantUpdate: `Changes some settings of a registered tenant, and keeps the others.
 
 Usage: scripts/admin tenant update <id> [--account ID ...] [--target-account ID ...]
                                    [--dead-letter-topic ARN]
                                    [--max-open-events N] [--max-ingest-per-second N]
                                    [--max-control-per-second N]
-                                   [--user-optional | --user-required] [--tenants FILE] [--outputs FILE]
+                                   [--user-optional | --user-required] [where]
 
   <id>                        a registered tenant (tenant add registers one)
   --account ID ...            its accounts, all of them (repeatable), replacing those it has
@@ -107,61 +112,54 @@ Usage: scripts/admin tenant update <id> [--account ID ...] [--target-account ID 
                               its quotas, each given one replacing the one it has
   --user-optional             accept its schedule requests without "user"
   --user-required             refuse them again (MISSING_FIELD), the default
-  --tenants FILE              the registry the service was started with (default .local/tenants.json)
-  --outputs FILE              the running service's outputs (default .local/outputs.json)
 
 Each setting a flag gives replaces the tenant's; the others stay as they are (tenant add, given
 an id registered already, writes exactly what it says instead). The registry it makes is checked
-as tenant add checks it, and nothing is written when it breaks a rule. The running service reads
-the change within a second. Prints the settings before and after, and the input topic's ARN.
+as tenant add checks it, and nothing is written when it breaks a rule; new accounts are given
+the input topic's policy. The running service reads the change within its cache's bound. Prints
+the settings before and after, and the input topic's ARN.
 
-Local service only: on AWS, tenants are registered in the CDK app's configuration
-(${CDK_TENANTS}), then deployed.`,
+${TENANT_PLACES}`,
 
   tenantShow: `Shows one tenant: its settings, input topic, pause and open events.
 
 Usage: scripts/admin tenant show <id> [--json] [--tenants FILE] [--outputs FILE]
-       scripts/admin tenant show <id> [--json] --tenants FILE --stack-outputs FILE
+       scripts/admin tenant show <id> [--json] --stack-outputs FILE | --table NAME
 
   <id>              the tenant (public for the shared input topic's)
   --json            one JSON document (tenant list's fields, and openEvents)
-  --tenants FILE    the registry (default .local/tenants.json; on a deployed stack, the one it was
-                    deployed with)
+  --tenants FILE    the local service's registry (default .local/tenants.json); a deployed
+                    stack's is its table
 
 Its open events are its quota counter's count (scripts/admin quota reconcile recounts them). A
 tenant that is not registered is an error (exit code 1), saying when it was removed and until
 when its id is still its own, if it was.`,
 
-  tenantImport: `Registers the tenants of a tenants file on the local service, or updates them: bulk
-onboarding, or a backup (tenant export) put back.
+  tenantImport: `Registers the tenants of a tenants file, or updates them: bulk onboarding, or a backup
+(tenant export) put back.
 
-Usage: scripts/admin tenant import FILE [--restore] [--tenants FILE] [--outputs FILE]
+Usage: scripts/admin tenant import FILE [--restore] [where]
 
   FILE              a tenants file (the format of .local/tenants.json and of tenant export)
   --restore         register again ids removed less than ${REUSE_DAYS} days ago, for the same clients
-  --tenants FILE    the registry the service was started with (default .local/tenants.json)
-  --outputs FILE    the running service's outputs (default .local/outputs.json)
 
 Each tenant in FILE replaces the entry of its id, as tenant add does, or is added; a "public"
 section replaces the public tenant's settings. Tenants FILE does not name are left as they are:
 an import removes no one. The registry it makes is checked as a whole (accounts, dead-letter
 topics) before anything is written; then every named tenant's input topic is created (or found)
-on the service's ingest queue, the tenants file is written once, and each tenant is printed on
-stdout with its topic's ARN after a space. The service must be running (scripts/start).
+on the ingest queue, the registry is written once, and each tenant is printed on stdout with its
+topic's ARN after a space. The local service must be running (scripts/start).
 
-Local service only: on AWS, tenants are registered in the CDK app's configuration
-(${CDK_TENANTS}), then deployed.`,
+${TENANT_PLACES}`,
 
-  tenantRemove: `Removes a tenant from the local service: its input topic, then its registry entry.
+  tenantRemove: `Removes a tenant: its input topic, then its registry entry.
 
-Usage: scripts/admin tenant remove <id> [--cancel-open] [--tenants FILE] [--outputs FILE]
+Usage: scripts/admin tenant remove <id> [--cancel-open] [where]
 
   <id>              a registered tenant, not "public"
   --cancel-open     cancel its open events and active recurring series first (bulk cancel
                     jobs), and wait for those due within the change cutoff to be emitted;
                     without it, a tenant with any open is refused and nothing changes
-  --tenants FILE    the registry the service was started with (default .local/tenants.json)
-  --outputs FILE    the running service's outputs (default .local/outputs.json)
 
 Counts the tenant's open events (a scan of the table); deletes its input topic, so that SNS
 refuses what it publishes from then on; with --cancel-open, cancels what is open, printing the
@@ -172,22 +170,23 @@ dead letters may outlive it) the id stays its own: tenant add or import of it is
 --restore, which gives it back to the same client. A removal that stops half-way (an open event
 left, the service stopped) says so; running it again goes on.
 
-Local service only: on AWS, tenants are registered in the CDK app's configuration
-(${CDK_TENANTS}), then deployed.`,
+${TENANT_PLACES}`,
 
-  tenantExport: `Prints the local registry as a tenants file, for a backup or a bulk change (tenant import
+  tenantExport: `Prints the registry as a tenants file, for a backup or a bulk change (tenant import
 takes it back).
 
-Usage: scripts/admin tenant export [--tenants FILE]
+Usage: scripts/admin tenant export [--tenants FILE | --stack-outputs FILE | --table NAME]
 
-  --tenants FILE    the registry (default .local/tenants.json); none registered prints {}`,
+  --tenants FILE    the local service's registry (default .local/tenants.json); none registered prints {}
+  --stack-outputs FILE, --table NAME
+                    a deployed stack, whose registry is its table (dynamodb:Query, BatchGetItem)`,
 
   tenantList: `Lists the tenants, the public one (the shared input topic's) first: accounts,
 accounts they may target, quotas, input topic ARNs and dead-letter topics.
 
 Usage: scripts/admin tenant list [--prefix P] [--account ID] [--limit N] [--after ID] [--json]
                                  [--tenants FILE] [--outputs FILE]
-       scripts/admin tenant list [options] --tenants FILE --stack-outputs FILE
+       scripts/admin tenant list [options] --stack-outputs FILE | --table NAME
 
   --prefix P              only the tenants whose id starts with P
   --account ID            only the tenants with this account of their own
@@ -196,8 +195,8 @@ Usage: scripts/admin tenant list [--prefix P] [--account ID] [--limit N] [--afte
   --after ID              the page after the one that ended with this tenant (what a page
                           prints as its next page)
   --json                  one JSON document instead of a table (next: the next page's --after, or null)
-  --tenants FILE          the registry (default .local/tenants.json); for a deployed stack, the
-                          file it was deployed with
+  --tenants FILE          the local service's registry (default .local/tenants.json); a deployed
+                          stack's is its table
   --outputs FILE          the local service's outputs, for the topic ARNs (default .local/outputs.json)
   --stack-outputs FILE    a deployed stack's outputs: the ARNs follow from its InputTopicArn
 

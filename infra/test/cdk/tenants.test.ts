@@ -16,6 +16,7 @@ import { SCHEDULER_FUNCTIONS } from '../../src/cdk/paths.js';
 import { SCHEDULER_OUTPUTS, SchedulerStack, tenantInputTopicOutputKey, type SchedulerStackProps } from '../../src/cdk/scheduler-stack.js';
 import { queueOutputKeys } from '../../src/cdk/stack-outputs.js';
 import { cdkTestApp, type Json } from './cdk-test-app.js';
+import { tenantTopicPolicy } from '../../src/tenant-topic-policy.js';
 
 const TENANTS = {
   public: { targetAccounts: ['999999999999'], maxOpenEvents: 1000 },
@@ -90,6 +91,21 @@ describe('registered tenants', () => {
       expect(statements).toContainEqual(
         expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
       );
+    }
+  });
+
+  it('give the topics made at runtime the policy the stack gives its own', () => {
+    for (const { id, accounts } of TENANTS.tenants) {
+      const topic = tenantTopic(id);
+      // The runtime policy for a stand-in ARN, its ARN and account roots as the template writes them.
+      const runtime = tenantTopicPolicy('arn:aws:sns:eu-west-1:123456789012:topic', accounts).Statement.map((statement) =>
+        JSON.parse(
+          JSON.stringify(statement)
+            .replace(/"arn:aws:sns:eu-west-1:123456789012:topic"/g, JSON.stringify(stack.resolve(topic.topicArn)))
+            .replace(/"arn:aws:iam::(\d{12}):root"/g, (_root, account: string) => JSON.stringify(accountRoot(account))),
+        ),
+      );
+      expect(policyStatementsOf(topic)).toEqual(runtime);
     }
   });
 

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { AdminError, registerTenant, removeTenant } from '../../src/index.js';
+import { AdminError, LocalTenants, registerTenant, removeTenant } from '../../src/index.js';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from '../../src/local/runtime.js';
 import { admin } from './admin-run.js';
 import { expectNotEarly, request, SchedulerClient, sharedEmulators, startServiceWithFiles, TopicConsumer, waitFor } from './kit.js';
@@ -128,31 +128,31 @@ describe.concurrent('scripts/admin tenant update and tenant show', () => {
 describe("the tenant operations, from an operator's own code", () => {
   it('registers a tenant and removes it as the CLI does, through the infra package', async () => {
     const service = await startServiceWithFiles(emulators);
-    const where = { tenantsPath: service.tenantsFile, outputsPath: service.outputsFile };
+    const place = new LocalTenants(service.tenantsFile, service.outputsFile);
     try {
-      const registered = await registerTenant(
-        { id: 'signup-1', accounts: ['444444444444'], maxOpenEvents: 100 },
-        { ...where, restore: false },
-      );
-      expect(registered).toMatchObject({ previous: undefined, localAccount: LOCAL_ACCOUNT, targetsLocalTopics: false });
+      const registered = await registerTenant({ id: 'signup-1', accounts: ['444444444444'], maxOpenEvents: 100 }, place, {
+        restore: false,
+      });
+      expect(registered).toMatchObject({ previous: undefined, warning: expect.stringContaining(`--target-account ${LOCAL_ACCOUNT}`) });
       expect(registered.topicArn).toMatch(/-tenant-signup-1$/);
       expect(JSON.parse((await admin('tenant', 'show', 'signup-1', '--json', ...service.where)).stdout)).toMatchObject({
         inputTopicArn: registered.topicArn,
         maxOpenEvents: 100,
       });
       // Refused as the CLI refuses it, with its message.
-      const invalid = registerTenant({ id: 'signup-2', accounts: ['4444'] }, { ...where, restore: false });
+      const invalid = registerTenant({ id: 'signup-2', accounts: ['4444'] }, place, { restore: false });
       await expect(invalid).rejects.toThrow(AdminError);
       await expect(invalid).rejects.toThrow('tenant "signup-2" is not valid: --account "4444"');
 
       const steps: string[] = [];
-      const removed = await removeTenant('signup-1', { ...where, cancelOpen: false }, (line) => steps.push(line));
+      const removed = await removeTenant('signup-1', place, { cancelOpen: false }, (line) => steps.push(line));
       expect(removed).toMatchObject({ topicArn: registered.topicArn, takenLate: 0, stillOpen: 0 });
       expect(steps).toEqual([`Input topic ${registered.topicArn} deleted: the tenant's requests are no longer taken.`]);
-      await expect(registerTenant({ id: 'signup-1', accounts: ['444444444444'] }, { ...where, restore: false })).rejects.toThrow(
+      await expect(registerTenant({ id: 'signup-1', accounts: ['444444444444'] }, place, { restore: false })).rejects.toThrow(
         /was removed at/,
       );
     } finally {
+      place.close();
       await service.stop();
     }
   });
