@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { runAdmin } from '../../src/admin/cli.js';
+import { LOCAL_CREDENTIALS } from '../../src/local/runtime.js';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../../..');
 
@@ -30,4 +31,22 @@ export function adminScript(argv: readonly string[], env: Readonly<Record<string
       },
     );
   });
+}
+
+/**
+ * The AWS SDK's own environment for a command run as on a deployed stack, against the local
+ * service's emulators: keys, and endpoint overrides of SNS, SQS and DynamoDB, stand in for an
+ * AWS account and its region's endpoints.
+ */
+export function deployedSdkEnvironment(outputs: {
+  readonly endpoint: string;
+  readonly dynamodbEndpoint: string;
+}): Readonly<Record<string, string>> {
+  return {
+    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    AWS_ENDPOINT_URL_SNS: outputs.endpoint,
+    AWS_ENDPOINT_URL_SQS: outputs.endpoint,
+    AWS_ENDPOINT_URL_DYNAMODB: outputs.dynamodbEndpoint,
+  };
 }

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
 import { tenantTopicPolicy } from '../../src/tenant-topic-policy.js';
-import { admin, adminScript } from './admin-run.js';
+import { admin, adminScript, deployedSdkEnvironment } from './admin-run.js';
 import {
   expectNotEarly,
   request,
@@ -74,14 +74,7 @@ describe.concurrent('scripts/admin tenant commands on a deployed stack', () => {
     try {
       const stack = await stackOutputsOf(service);
       const where = ['--stack-outputs', stack.path];
-      // The SDK's own environment: keys and endpoint overrides stand in for an AWS account.
-      const aws = {
-        AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-        AWS_ENDPOINT_URL_SNS: scheduler.outputs.endpoint,
-        AWS_ENDPOINT_URL_SQS: scheduler.outputs.endpoint,
-        AWS_ENDPOINT_URL_DYNAMODB: scheduler.outputs.dynamodbEndpoint,
-      };
+      const aws = deployedSdkEnvironment(scheduler.outputs);
       const run = async (...argv: string[]) => {
         const result = await adminScript([...argv, ...where], aws);
         expect(result, argv.join(' ')).toMatchObject({ code: 0 });

@@ -10,7 +10,7 @@ import { answers } from '@adhoc-scheduler/shared/local-service-access';
 import { SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
 import { AdminConsoleBackend } from '../../src/console/admin-backend.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
-import { admin, adminScript } from './admin-run.js';
+import { admin, adminScript, deployedSdkEnvironment } from './admin-run.js';
 import {
   closedEndpoint,
   expectNotEarly,
@@ -684,12 +684,7 @@ describe.concurrent('scripts/admin events, event show and quota reconcile', () =
           AdhocScheduler: { [SCHEDULER_OUTPUTS.tableName]: scheduler.outputs.tableName, [SCHEDULER_OUTPUTS.region]: LOCAL_REGION },
         }),
       );
-      // The SDK's own environment: keys and an endpoint override stand in for an AWS account.
-      const awsEnvironment = {
-        AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-        AWS_ENDPOINT_URL_DYNAMODB: scheduler.outputs.dynamodbEndpoint,
-      };
+      const awsEnvironment = deployedSdkEnvironment(scheduler.outputs);
       const args = ['event', 'show', '--tenant', PUBLIC_TENANT_ID, '--id', 'invoice-7', '--user', 'carol', '--stack-outputs', stackOutputs];
       const shown = await waitFor(async () => {
         const run = await adminScript(args, awsEnvironment);

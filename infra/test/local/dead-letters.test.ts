@@ -14,7 +14,7 @@ import { isControlCharacter } from '../../src/admin/format.js';
 import { queueOutputKeys, SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
 import { MAX_RECEIVE_COUNT } from '../../src/queues.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalSchedulerOptions } from '../../src/local/runtime.js';
-import { admin, adminScript } from './admin-run.js';
+import { admin, adminScript, deployedSdkEnvironment } from './admin-run.js';
 import {
   capturingLogger,
   closedEndpoint,
@@ -375,13 +375,7 @@ describe.concurrent('scripts/admin dead-letters', () => {
           },
         }),
       );
-      // The SDK's own environment: keys and endpoint overrides stand in for an AWS account.
-      const awsEnvironment = {
-        AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-        AWS_ENDPOINT_URL_SQS: scheduler.outputs.endpoint,
-        AWS_ENDPOINT_URL_DYNAMODB: scheduler.outputs.dynamodbEndpoint,
-      };
+      const awsEnvironment = deployedSdkEnvironment(scheduler.outputs);
       const where = ['--stack-outputs', stackOutputs];
       const redrive = await adminScript(['dead-letters', 'redrive', '--event', 'm-a', ...where], awsEnvironment);
       expect(redrive).toMatchObject({ stderr: '', code: 0, stdout: expect.stringContaining('1 message redriven') });
