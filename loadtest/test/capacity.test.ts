@@ -2,7 +2,7 @@ import { DEFAULTS, LOADER_QUERIES_IN_FLIGHT, SETTING_RANGES, SNS_MAX_MESSAGE_BYT
 import { LOADING_CONCURRENCY } from '@adhoc-scheduler/infra';
 import { describe, expect, it } from 'vitest';
 import { CAPACITY_USAGE, capacityLimits, parseCapacityCli, runCapacity } from '../src/capacity/command.js';
-import { batchFill, costPerMillion, monthlyCost, usagePerMillion } from '../src/capacity/cost.js';
+import { batchFill, costPerMillion, monthlyCost, registryReadsPerMillion, usagePerMillion } from '../src/capacity/cost.js';
 import { limitsFor, type LimitsName } from '../src/capacity/limits.js';
 import { MEASURED } from '../src/capacity/measured.js';
 import {
@@ -129,22 +129,58 @@ describe('the stages', () => {
   it('query, each tick, the due directory and every shard of the tenants with events due under the tenant index, and the minute’s shards under the bucket index', () => {
     const busy = { tenants: 10_000, farShare: 0.5, ratePerSecond: 400 };
     // Every tenant with events stored for the loader, the worst case, unless told how many are active.
-    expect(loaderQueriesPerTick(busy, { index: 'tenant', shardCount: 8 })).toBe(2 * (10_001 * 8 + 2));
-    expect(loaderQueriesPerTick({ ...busy, activeTenants: 10 }, { index: 'tenant', shardCount: 8 })).toBe(2 * (10 * 8 + 2));
-    // With 10 active, 10,000 registered cost what 10 do; an idle stack reads its directory alone.
-    expect(loaderQueriesPerTick({ ...busy, activeTenants: 10 }, { index: 'tenant', shardCount: 8 })).toBe(
-      loaderQueriesPerTick({ ...busy, tenants: 10, activeTenants: 10 }, { index: 'tenant', shardCount: 8 }),
+    expect(loaderQueriesPerTick(busy, { index: 'tenant', shardCount: 8, loaderIntervalSeconds: 60 })).toBe(2 * (10_001 * 8 + 2));
+    expect(loaderQueriesPerTick({ ...busy, activeTenants: 10 }, { index: 'tenant', shardCount: 8, loaderIntervalSeconds: 60 })).toBe(
+      2 * (10 * 8 + 2),
     );
-    expect(loaderQueriesPerTick({ tenants: 100_000, farShare: 0, ratePerSecond: 0 }, { index: 'tenant', shardCount: 8 })).toBe(4);
-    expect(loaderQueriesPerTick(busy, { index: 'bucket', shardCount: 8 })).toBe(16);
+    // With 10 active, 10,000 registered cost what 10 do; an idle stack reads its directory alone.
+    expect(loaderQueriesPerTick({ ...busy, activeTenants: 10 }, { index: 'tenant', shardCount: 8, loaderIntervalSeconds: 60 })).toBe(
+      loaderQueriesPerTick({ ...busy, tenants: 10, activeTenants: 10 }, { index: 'tenant', shardCount: 8, loaderIntervalSeconds: 60 }),
+    );
+    expect(
+      loaderQueriesPerTick(
+        { tenants: 100_000, farShare: 0, ratePerSecond: 0 },
+        { index: 'tenant', shardCount: 8, loaderIntervalSeconds: 60 },
+      ),
+    ).toBe(4);
+    expect(loaderQueriesPerTick(busy, { index: 'bucket', shardCount: 8, loaderIntervalSeconds: 60 })).toBe(16);
+    // No more tenants noted than events due in a tick: 100,000 registered, 12,000 stored events a minute.
+    expect(loaderQueriesPerTick({ ...busy, tenants: 100_000 }, { index: 'tenant', shardCount: 8, loaderIntervalSeconds: 60 })).toBe(
+      2 * (12_000 * 8 + 2),
+    );
     const tick = stageOf(busy, 'loader-tick');
     expect(tick.demand).toBeGreaterThanOrEqual((2 * (10_001 * 8 + 2) * MEASURED.loaderQuerySeconds) / LOADER_QUERIES_IN_FLIGHT);
     expect(tick.limit).toBe(DEFAULTS.loaderTickBudgetSeconds);
   });
 
-  it('count each tenant’s resources against the stack’s: the registry, kept in the table, counts against nothing', () => {
-    expect(stageOf({ tenants: 100 }, 'stack-resources').load).toBeLessThan(1);
-    expect(stageOf({ tenants: 10_000 }, 'stack-resources').load).toBeGreaterThan(1);
+  it('count against the stack only the tenants of its CDK configuration: those added at runtime add nothing to it', () => {
+    expect(stageOf({ tenants: 100_000 }, 'stack-resources').demand).toBe(stageOf({ tenants: 0 }, 'stack-resources').demand);
+    expect(stageOf({ tenants: 100_000 }, 'stack-outputs').load).toBeLessThan(1);
+    expect(stageOf({ tenants: 100, configuredTenants: 100 }, 'stack-resources').load).toBeLessThan(1);
+    expect(stageOf({ tenants: 10_000, configuredTenants: 10_000 }, 'stack-resources').load).toBeGreaterThan(1);
+  });
+
+  it('count an input topic per tenant, and the scheduler’s own two, against the account’s SNS topics', () => {
+    expect(stageOf({ tenants: 99_998 }, 'sns-topics').load).toBe(1);
+    expect(stageOf({ tenants: 99_999 }, 'sns-topics').load).toBeGreaterThan(1);
+  });
+
+  it('read the public settings’ item once per half of the registry cache’s bound per function instance, far below one item’s reads', () => {
+    const reads = stageOf({ ratePerSecond: 100_000, tenants: 100_000 }, 'registry-public-reads');
+    // At most the account's 1,000 instances, each every 2.5 s.
+    expect(reads.demand).toBe(400);
+    expect(reads.load).toBeLessThan(0.2);
+  });
+
+  it('price the registry’s reads per event by what the batches name, and no more than the caches read again, whatever the tenants registered', () => {
+    const few = usagePerMillion({ ...QUIET, ratePerSecond: 400, tenants: 10 }, SETTINGS, AWS).dynamodb.readUnits;
+    const many = usagePerMillion({ ...QUIET, ratePerSecond: 400, tenants: 100_000, activeTenants: 11 }, SETTINGS, AWS).dynamodb.readUnits;
+    expect(many).toBe(few);
+    // 10 pollers, 23 items each, every 2.5 s, over 400 events a second: 0.23 reads an event.
+    expect(registryReadsPerMillion({ ratePerSecond: 400, tenants: 10 }, [10, 10], 10)).toBeCloseTo(230_000);
+    // Each event from a tenant of its own: every batch reads its tenants' items.
+    expect(registryReadsPerMillion({ ratePerSecond: 400, tenants: 100_000 }, [10, 10], 10)).toBeCloseTo(4_200_000);
+    expect(registryReadsPerMillion({ ratePerSecond: 0, tenants: 100_000 }, [10, 10], 10)).toBe(0);
   });
 
   it('name as first the stage nearest its limit', () => {

@@ -227,7 +227,7 @@ export class StackTenants implements TenantPlace {
       }
       return TopicArn;
     } catch (error) {
-      throw new AdminError(`could not make the input topic ${name} of tenant "${entry.id}": ${describeError(error)}`);
+      throw topicNotMade(name, entry.id, error);
     }
   }
 
@@ -252,6 +252,22 @@ export class StackTenants implements TenantPlace {
   close(): void {
     this.sns.destroy();
   }
+}
+
+/** SNS's answer when the account holds as many topics as its quota allows. */
+const TOPIC_LIMIT_EXCEEDED = 'TopicLimitExceededException';
+
+/**
+ * Why a tenant's input topic could not be made, as an AdminError: the account's topic quota named
+ * when that is why (the capacity model's first bound with many tenants; SNS publishes no count of
+ * topics to alarm on), else SNS's own answer.
+ */
+export function topicNotMade(topicName: string, tenantId: string, error: unknown): AdminError {
+  const why =
+    error instanceof Error && error.name === TOPIC_LIMIT_EXCEEDED
+      ? 'the account holds as many SNS topics as its quota allows (Topics per account, 100,000 by default): raise it in Service Quotas (Amazon SNS), or put further tenants in a stack in another account. Nothing was registered'
+      : describeError(error);
+  return new AdminError(`could not make the input topic ${topicName} of tenant "${tenantId}": ${why}`);
 }
 
 function tenantOutputs(outputs: StackOutputs, path: string): StackTenantOutputs {

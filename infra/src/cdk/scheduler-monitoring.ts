@@ -207,10 +207,10 @@ export class SchedulerMonitoring extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     const tableName = props.table.tableName;
-    const throttles = (indexName?: string) =>
+    const throttles = (metricName: 'WriteThrottleEvents' | 'ReadThrottleEvents', indexName?: string) =>
       new cloudwatch.Metric({
         namespace: 'AWS/DynamoDB',
-        metricName: 'WriteThrottleEvents',
+        metricName,
         dimensionsMap: indexName === undefined ? { TableName: tableName } : { TableName: tableName, GlobalSecondaryIndexName: indexName },
         statistic: 'Sum',
         period: PERIOD,
@@ -218,8 +218,8 @@ export class SchedulerMonitoring extends Construct {
     const writeThrottles = new cloudwatch.MathExpression({
       expression: ['table', ...props.indexNames.map((_, index) => `index${index}`)].join(' + '),
       usingMetrics: {
-        table: throttles(),
-        ...Object.fromEntries(props.indexNames.map((name, index) => [`index${index}`, throttles(name)])),
+        table: throttles('WriteThrottleEvents'),
+        ...Object.fromEntries(props.indexNames.map((name, index) => [`index${index}`, throttles('WriteThrottleEvents', name)])),
       },
       label: 'write throttles (table and indexes)',
       period: PERIOD,
@@ -228,6 +228,19 @@ export class SchedulerMonitoring extends Construct {
       alarmDescription:
         'Writes to the table or its index were throttled in 2 of the last 3 minutes: beyond twice the previous peak, a hot key, or the table quota',
       metric: writeThrottles,
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    // The table's reads: the emitter's of the records, and every function's of the registry, whose
+    // items (a tenant's entry, the public settings) are each read by every instance that sees them.
+    const readThrottles = throttles('ReadThrottleEvents');
+    this.alarm('TableReadThrottlesAlarm', {
+      alarmDescription:
+        "Reads of the table were throttled in 2 of the last 3 minutes: a hot item (a registry item read by very many function instances) or the table's read quota",
+      metric: readThrottles,
       threshold: 0,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 3,

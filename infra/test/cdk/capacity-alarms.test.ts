@@ -8,7 +8,7 @@ import { SchedulerStack } from '../../src/cdk/scheduler-stack.js';
 import { cdkTestApp, joinedText, type Json } from './cdk-test-app.js';
 
 /** The capacity model's counts (loadtest/src/capacity/model.ts, STACK_COUNTS), which this test keeps true. */
-const STACK_COUNTS = { resources: 90, outputs: 21 };
+const STACK_COUNTS = { resources: 91, outputs: 21 };
 
 // Unbundled stacks: these tests read alarms, the dashboard and resource counts, not the code.
 let stack: SchedulerStack;
@@ -57,8 +57,19 @@ describe('capacity alarms', () => {
     expect(alarmNamed(raised, /Lambda functions run over/)).toMatchObject({ ...expected, Threshold: 4000 });
   });
 
+  it('fire when reads of the table, the registry’s among them, are throttled in 2 of 3 minutes', () => {
+    expect(alarmNamed(template, /Reads of the table were throttled in 2 of the last 3 minutes/)).toMatchObject({
+      Namespace: 'AWS/DynamoDB',
+      MetricName: 'ReadThrottleEvents',
+      Dimensions: [{ Name: 'TableName', Value: { Ref: ref(stack.scheduler.table) } }],
+      Threshold: 0,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 2,
+    });
+  });
+
   it('fire when writes to the table or its index are throttled in 2 of 3 minutes', () => {
-    const throttles = alarmNamed(template, /throttled in 2 of the last 3 minutes/);
+    const throttles = alarmNamed(template, /Writes to the table or its index were throttled in 2 of the last 3 minutes/);
     expect(throttles).toMatchObject({
       Threshold: 0,
       EvaluationPeriods: 3,

@@ -629,7 +629,7 @@ describe('IAM, per function', () => {
         Resource: [embedding.resolve(`arn:${Aws.PARTITION}:sns:*:${Aws.ACCOUNT_ID}:jobs-*`), embedding.resolve(operations.topicArn)],
       },
     ]);
-    expect(scheduler.monitoring.alarms).toHaveLength(22);
+    expect(scheduler.monitoring.alarms).toHaveLength(23);
   });
 
   it('names only the role clients grant publishing to: <stack>-emitter-<region>', () => {
@@ -650,8 +650,8 @@ describe('alarms', () => {
   const alarms = () => Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((alarm) => alarm.Properties);
   const alarmTopic = () => ({ Ref: ref(stack.alarmTopic) });
 
-  it('are twenty-two, and each notifies the alarm topic', () => {
-    expect(alarms()).toHaveLength(22);
+  it('are twenty-three, and each notifies the alarm topic', () => {
+    expect(alarms()).toHaveLength(23);
     for (const alarm of alarms()) expect(alarm.AlarmActions).toEqual([alarmTopic()]);
   });
 

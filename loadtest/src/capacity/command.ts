@@ -23,6 +23,8 @@ The load (defaults in brackets):
   --far-share F           share of events stored for the loader (due beyond the window) [0]
   --payload-bytes B       each event's payload [200]
   --tenants N             registered tenants; 0: every event is the public tenant's [0]
+  --configured-tenants N  of them, those in the CDK app's configuration, whose topics the stack
+                          makes; the others are added at runtime and add nothing to it [0]
   --active-tenants N      tenants with stored events due in a loader tick, the public one included:
                           whose shards a tick reads [every tenant, when --far-share is above 0]
   --labels N              labels per event [0]
@@ -75,6 +77,7 @@ export function parseCapacityCli(args: readonly string[]): CapacityOptions | und
     'far-share',
     'payload-bytes',
     'tenants',
+    'configured-tenants',
     'active-tenants',
     'labels',
     'open-events',
@@ -152,6 +155,7 @@ export function parseCapacityCli(args: readonly string[]): CapacityOptions | und
       farShare: fraction(values, 'far-share', 0, 1),
       payloadBytes: integer(values, 'payload-bytes', 200, 1, SNS_MAX_MESSAGE_BYTES),
       tenants: integer(values, 'tenants', 0, 0, 1_000_000),
+      configuredTenants: integer(values, 'configured-tenants', 0, 0, 1_000_000),
       activeTenants: optional('active-tenants', 0, 1_000_001),
       labelsPerEvent: integer(values, 'labels', 0, 0, 10),
       openEvents: integer(values, 'open-events', 0, 0, MAX),
@@ -198,7 +202,7 @@ export function formatCapacity(
       (profile.spikeEvents > 0
         ? `, a spike of ${number(profile.spikeEvents)} due within ${profile.spikeWidthSeconds} s (published over ${number(profile.spikePublishSeconds)} s)`
         : '') +
-      `, far share ${profile.farShare}, payload ${number(profile.payloadBytes)} B, ${number(profile.tenants)} tenants, ${profile.labelsPerEvent} labels, ${number(profile.openEvents)} open events`,
+      `, far share ${profile.farShare}, payload ${number(profile.payloadBytes)} B, ${number(profile.tenants)} tenants (${number(profile.configuredTenants ?? 0)} in the CDK configuration), ${profile.labelsPerEvent} labels, ${number(profile.openEvents)} open events`,
     `Stack (defaults, ${contextFile} context, command line): shardCount ${settings.shardCount}, window ${settings.nearPathWindowSeconds} s, ` +
       `loader every ${settings.loaderIntervalSeconds} s looking ${settings.loaderLookaheadSeconds} s ahead (budget ${settings.loaderTickBudgetSeconds} s), ` +
       `emitterMaxConcurrency ${settings.emitterMaxConcurrency ?? 'none'}, emitterReservedConcurrency ${settings.emitterReservedConcurrency ?? 'none'}, ` +

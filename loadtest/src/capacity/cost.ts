@@ -4,7 +4,7 @@ import { PRICES } from '../cost/prices.js';
 import { BILLING_CHUNK_BYTES, type UsageSnapshot } from '../cost/usage-meter.js';
 import type { Limits } from './limits.js';
 import { MEASURED, MESSAGE_OVERHEAD_BYTES, RECORD_BYTES } from './measured.js';
-import { loaderQueriesPerTick, type LoadProfile, type StackSettings } from './model.js';
+import { loaderQueriesPerTick, registryItemReadsPerSecond, type LoadProfile, type StackSettings } from './model.js';
 
 /**
  * What a million events cost under a load profile: the requests each event causes, counted by
@@ -56,7 +56,9 @@ export function usagePerMillion(profile: LoadProfile, settings: StackSettings, l
       1 / ingestBatch +
       1 / emitterBatch);
   // Eventually consistent reads of up to 4 KB are half a unit: the emitter's read of the record, and loading's of a stored one.
-  const readUnits = MILLION * (0.5 + far * 0.5 * Math.ceil((profile.payloadBytes + RECORD_BYTES) / 4096));
+  const readUnits =
+    MILLION * (0.5 + far * 0.5 * Math.ceil((profile.payloadBytes + RECORD_BYTES) / 4096)) +
+    registryReadsPerMillion(profile, [ingestBatch, emitterBatch], 2 * pollers);
 
   const invocation = (count: number, durationMs: number, records: number) => ({
     invocations: count,
@@ -109,6 +111,27 @@ export function usagePerMillion(profile: LoadProfile, settings: StackSettings, l
       changes: invocation(0, 0, 0),
     },
   };
+}
+
+/**
+ * The registry's reads for a million events (strongly consistent, a unit each): ingest and the
+ * emitter read, for each tenant a batch names, its entry and the owners of its target's account,
+ * and the public settings; an instance that keeps seeing a tenant reads its items again once per
+ * half the cache's bound (registryItemReadsPerSecond), not per batch. So at most what the
+ * batches name, and at most what the instances' caches read again: a million events cost the
+ * same reads with 100,000 tenants registered as with 10, when as many send them.
+ */
+export function registryReadsPerMillion(
+  profile: Pick<LoadProfile, 'ratePerSecond' | 'tenants' | 'activeTenants'>,
+  batchFills: readonly number[],
+  instances: number,
+): number {
+  if (profile.ratePerSecond <= 0) return 0;
+  const sending = Math.max(1, profile.activeTenants ?? profile.tenants + 1);
+  const itemsOf = (tenants: number) => 2 * tenants + 1;
+  const byBatches = batchFills.reduce((sum, fill) => sum + (profile.ratePerSecond / fill) * itemsOf(Math.min(sending, fill)), 0);
+  const byCaches = registryItemReadsPerSecond(instances) * itemsOf(sending);
+  return (Math.min(byBatches, byCaches) / profile.ratePerSecond) * MILLION;
 }
 
 /** The price of a million events under the profile. */

@@ -31,9 +31,11 @@ export interface Limits {
   readonly newTableWritesPerSecond: Sourced;
   /** The most write units a second one on-demand table takes (an account quota). */
   readonly tableWritesPerSecond: Sourced;
-  /** Resources in one CloudFormation stack, and outputs: each tenant adds a topic, its policy, a subscription and an output. */
+  /** Resources in one CloudFormation stack, and outputs: each tenant in the CDK app's configuration adds a topic, its policy, a subscription and an output. */
   readonly stackResources: Sourced;
   readonly stackOutputs: Sourced;
+  /** SNS topics in the account and region: each registered tenant has its input topic. */
+  readonly snsTopicsPerAccount: Sourced;
   /**
    * Local profiles only: the one measured rate that stands where AWS's quotas and Lambda's
    * concurrency stand, for the emitter (SNS fan-out through fauxqs, events a second) and for
@@ -74,6 +76,7 @@ const AWS: Limits = {
   tableWritesPerSecond: { value: 40_000, source: `${DYNAMODB_QUOTAS} (per table, on demand: 40,000 write request units; adjustable)` },
   stackResources: { value: 500, source: `${CLOUDFORMATION_QUOTAS} (resources per stack)` },
   stackOutputs: { value: 200, source: `${CLOUDFORMATION_QUOTAS} (outputs per stack)` },
+  snsTopicsPerAccount: { value: 100_000, source: `${SNS_QUOTAS} (topics per account, standard; adjustable)` },
 };
 
 /**
@@ -132,6 +135,7 @@ function local(name: 'local-memory' | 'local-disk', move: Sourced): Limits {
     tableWritesPerSecond: UNBOUNDED,
     stackResources: UNBOUNDED,
     stackOutputs: UNBOUNDED,
+    snsTopicsPerAccount: UNBOUNDED,
     localEmitPerSecond: LOCAL_EMIT,
     localMovePerSecond: move,
   };

@@ -24,6 +24,11 @@ export interface LoadProfile {
   /** Registered tenants (0: every event is the public tenant's, through its capped queue). */
   readonly tenants: number;
   /**
+   * Of them, those kept in the CDK app's configuration, whose topics the stack makes (the rest are
+   * added at runtime by scripts/admin tenant add, and add nothing to the stack). Undefined: none.
+   */
+  readonly configuredTenants?: number | undefined;
+  /**
    * Tenants with stored events due in a loader tick's range, the public one included: those whose
    * shards a tick reads (the due directory's). Undefined: every registered tenant and the public
    * one whenever events are stored for the loader, the worst case.
@@ -96,6 +101,8 @@ export type StageId =
   | 'loading-move'
   | 'stack-resources'
   | 'stack-outputs'
+  | 'sns-topics'
+  | 'registry-public-reads'
   | 'local-emit'
   | 'local-move';
 
@@ -193,7 +200,19 @@ function emitterSecondsPerBatch(): number {
  * its topic, the topic's policy and its subscription, and an output (its topic's ARN). Counted
  * in the template `cdk synth` writes (infra/test/cdk/capacity-alarms.test.ts keeps them true).
  */
-export const STACK_COUNTS = { resources: 90, resourcesPerTenant: 3, outputs: 21, outputsPerTenant: 1 } as const;
+/** The scheduler's own topics in its account: the shared input topic and the alarm topic. */
+export const SCHEDULER_OWN_TOPICS = 2;
+
+/**
+ * Reads a second of one registry item (a tenant's entry, an account's owners, the public
+ * settings) by `instances` function instances that each keep seeing it: each reads it again once
+ * it is older than half the cache's bound (shared/src/app/tenant-cache.ts), answered from memory meanwhile.
+ */
+export function registryItemReadsPerSecond(instances: number): number {
+  return instances / (DEFAULTS.registryMaxAgeMs / 2 / 1000);
+}
+
+export const STACK_COUNTS = { resources: 91, resourcesPerTenant: 3, outputs: 21, outputsPerTenant: 1 } as const;
 
 function stage(fields: Omit<Stage, 'load'>): Stage {
   const load = fields.limit === Number.POSITIVE_INFINITY ? 0 : fields.limit <= 0 ? Number.POSITIVE_INFINITY : fields.demand / fields.limit;
@@ -202,6 +221,7 @@ function stage(fields: Omit<Stage, 'load'>): Stage {
 
 export function capacity(profile: LoadProfile, settings: StackSettings, limits: Limits): CapacityReport {
   const { ratePerSecond: rate, spikeEvents, farShare } = profile;
+  const configured = profile.configuredTenants ?? 0;
   const busiestShare = 1 / Math.max(1, profile.tenants);
   const spikeIngestPerSecond = profile.spikePublishSeconds > 0 ? spikeEvents / profile.spikePublishSeconds : 0;
   const ingestPerSecond = rate + spikeIngestPerSecond;
@@ -484,25 +504,47 @@ export function capacity(profile: LoadProfile, settings: StackSettings, limits: 
     }),
     stage({
       id: 'stack-resources',
-      name: 'stack resources (a topic, policy and subscription per tenant)',
-      demand: STACK_COUNTS.resources + STACK_COUNTS.resourcesPerTenant * profile.tenants,
+      name: 'stack resources (a topic, policy and subscription per tenant in the CDK configuration)',
+      demand: STACK_COUNTS.resources + STACK_COUNTS.resourcesPerTenant * configured,
       limit: limits.stackResources.value,
       unit: 'resources',
       whenBound: 'refused: cdk deploy fails',
-      lift: 'none: split tenants over several stacks',
+      lift: 'add tenants at runtime (scripts/admin tenant add), which adds nothing to the stack',
       alarm: 'cdk deploy',
       source: limits.stackResources.source,
     }),
     stage({
       id: 'stack-outputs',
-      name: 'stack outputs (one per tenant)',
-      demand: STACK_COUNTS.outputs + STACK_COUNTS.outputsPerTenant * profile.tenants,
+      name: 'stack outputs (one per tenant in the CDK configuration)',
+      demand: STACK_COUNTS.outputs + STACK_COUNTS.outputsPerTenant * configured,
       limit: limits.stackOutputs.value,
       unit: 'outputs',
       whenBound: 'refused: cdk deploy fails',
-      lift: 'none: split tenants over several stacks',
+      lift: 'add tenants at runtime (scripts/admin tenant add), which adds nothing to the stack',
       alarm: 'cdk deploy',
       source: limits.stackOutputs.source,
+    }),
+    stage({
+      id: 'sns-topics',
+      name: 'SNS topics in the account (an input topic per tenant, and the scheduler’s own)',
+      demand: profile.tenants + SCHEDULER_OWN_TOPICS,
+      limit: limits.snsTopicsPerAccount.value,
+      unit: 'topics',
+      whenBound: 'refused: tenant add fails (TopicLimitExceeded) and writes nothing',
+      lift: 'an increase of the quota (Service Quotas, Amazon SNS, Topics per account); or a stack in another account',
+      alarm: 'tenant add refuses, naming the quota (SNS publishes no count of topics to alarm on)',
+      source: limits.snsTopicsPerAccount.source,
+    }),
+    stage({
+      id: 'registry-public-reads',
+      name: 'registry: the public settings’ item, read by every function instance every half of the cache’s bound',
+      demand: registryItemReadsPerSecond(Math.min(limits.lambdaAccountConcurrency.value, ingestConcurrency + emitterMost)),
+      limit: limits.partitionReadsPerSecond.value,
+      unit: 'read units/s',
+      whenBound: 'throttled: a batch whose registry read fails keeps the last value read, or is retried',
+      lift: 'SCHEDULER_REGISTRY_MAX_AGE_MS (a longer bound, read less often)',
+      alarm: 'TableReadThrottlesAlarm',
+      source: `${limits.partitionReadsPerSecond.source}; strongly consistent reads of one item, 1 unit each; the bound ${DEFAULTS.registryMaxAgeMs / 1000} s`,
     }),
   );
   return report(stages, spike, move, emitPerSecond, atRest);
@@ -522,7 +564,7 @@ function report(
 /** Seconds of one tick: its queries, a round of them at a time, and the chunks it sends for what it finds. */
 export function loaderTickSeconds(
   profile: Pick<LoadProfile, 'tenants' | 'activeTenants' | 'farShare' | 'ratePerSecond'>,
-  settings: Pick<StackSettings, 'index' | 'shardCount'>,
+  settings: Pick<StackSettings, 'index' | 'shardCount' | 'loaderIntervalSeconds'>,
   events: number,
 ): number {
   return (
@@ -534,10 +576,18 @@ export function loaderTickSeconds(
 /** The due directory's partitions a pass reads: the periods its range overlaps (a minute's range, at most two). */
 export const DUE_DIRECTORY_QUERIES_PER_PASS = 2;
 
-/** Tenants whose shards a tick reads (see LoadProfile.activeTenants). */
-export function activeTenantsOf(profile: Pick<LoadProfile, 'tenants' | 'activeTenants' | 'farShare' | 'ratePerSecond'>): number {
+/**
+ * Tenants whose shards a tick reads (see LoadProfile.activeTenants): by default every registered
+ * tenant and the public one while events are stored for the loader, but no more than the events
+ * due within one tick's interval, since a tenant is noted only for an event of its own.
+ */
+export function activeTenantsOf(
+  profile: Pick<LoadProfile, 'tenants' | 'activeTenants' | 'farShare' | 'ratePerSecond'>,
+  settings: Pick<StackSettings, 'loaderIntervalSeconds'>,
+): number {
   if (profile.activeTenants !== undefined) return Math.min(profile.activeTenants, profile.tenants + 1);
-  return profile.farShare > 0 && profile.ratePerSecond > 0 ? profile.tenants + 1 : 0;
+  const storedPerTick = Math.ceil(profile.farShare * profile.ratePerSecond * settings.loaderIntervalSeconds);
+  return Math.min(profile.tenants + 1, storedPerTick);
 }
 
 /**
@@ -547,9 +597,11 @@ export function activeTenantsOf(profile: Pick<LoadProfile, 'tenants' | 'activeTe
  */
 export function loaderQueriesPerTick(
   profile: Pick<LoadProfile, 'tenants' | 'activeTenants' | 'farShare' | 'ratePerSecond'>,
-  settings: Pick<StackSettings, 'index' | 'shardCount'>,
+  settings: Pick<StackSettings, 'index' | 'shardCount' | 'loaderIntervalSeconds'>,
 ): number {
   const perPass =
-    settings.index === 'tenant' ? activeTenantsOf(profile) * settings.shardCount + DUE_DIRECTORY_QUERIES_PER_PASS : settings.shardCount;
+    settings.index === 'tenant'
+      ? activeTenantsOf(profile, settings) * settings.shardCount + DUE_DIRECTORY_QUERIES_PER_PASS
+      : settings.shardCount;
   return 2 * perPass;
 }
