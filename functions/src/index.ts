@@ -5,4 +5,4 @@
  */
 export { bindHandler, handlers, type FunctionName } from './handlers.js';
 export { createAwsClients, createDependencies, type AwsClients } from './dependencies.js';
-export { REGISTRY_PROPERTY, writeRegistryResource } from './registry-resource.js';
+export { LISTING_PROPERTY, REGISTRY_PROPERTY, writeRegistryResource } from './registry-resource.js';

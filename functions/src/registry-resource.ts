@@ -16,6 +16,12 @@ export const REGISTRY_RESOURCE_ID = 'tenant-registry';
 export const REGISTRY_PROPERTY = 'Registry';
 
 /**
+ * The registry index the entries are listed in, a property too: a stack deployed before the
+ * index gets an update of the resource, which lists the entries it wrote then (listEveryEntry).
+ */
+export const LISTING_PROPERTY = 'Listing';
+
+/**
  * The stack's tenant registry written into its table when the stack is created or updated: what
  * the deployment changes in the CDK props' registry (a tenant added, changed or no longer named,
  * the public settings) is laid over what the table holds, so the tenants added at runtime
@@ -31,6 +37,7 @@ export async function writeRegistryResource(
   let changes: Pick<RegistryChanges, 'put' | 'remove'> = { put: [], remove: [] };
   if (event.RequestType !== 'Delete') {
     const before = event.RequestType === 'Update' ? registryOf(event.OldResourceProperties) : {};
+    await table.listEveryEntry();
     const current = await table.read();
     const next = parseTenantsDocument(withChanges(current, registryChanges(before, registryOf(event.ResourceProperties))));
     const written = registryChanges(current, next);

@@ -25,7 +25,9 @@ and through scripts/admin, a process of its own as an operator types it (Node an
 modules loaded first). Each new tenant's first event is published to its new topic at once,
 due at once. For each: how long the add took, when ingest accepted the event (its record's
 creation time, from event show) and when it was delivered; and, for comparison, the same for a
-lone event of a tenant the service knew already.
+lone event of a tenant the service knew already. Last, tenant list's first view, through the
+CLI's code path in this process, three times each: the first page, a page by id prefix
+(tenant-9) and a page by account (the first tenant added's).
 
 The add writes the registry's table itself; the functions read it through a cache at most
 ${DEFAULTS.registryMaxAgeMs / 1000} s old (SCHEDULER_REGISTRY_MAX_AGE_MS), its staleness bound. Writes results.json and the
@@ -72,7 +74,33 @@ export interface TenantAddResult {
    * ingest's batching window (a second, as on Lambda) holds a lone message that long.
    */
   readonly knownTenantEvent: { readonly acceptedAfterPublishMs: number; readonly deliveredAfterPublishMs: number };
+  /** tenant list's first view with all of them registered, in ms, three runs each. */
+  readonly listing: {
+    readonly firstPageMs: readonly number[];
+    readonly prefixPageMs: readonly number[];
+    readonly accountPageMs: readonly number[];
+  };
   readonly outDir: string;
+}
+
+/** Times tenant list's first view, each way three times, as an operator's command runs it (its code path in this process). */
+async function timeListing(files: ServiceFiles, account: string): Promise<TenantAddResult['listing']> {
+  const timed = async (filter: readonly string[]): Promise<number[]> => {
+    const times: number[] = [];
+    for (let run = 0; run < 3; run++) {
+      const began = performance.now();
+      const { stdout } = await adminOrFail(['tenant', 'list', ...filter, '--json', ...fileFlags(files)]);
+      times.push(round(performance.now() - began, 1));
+      if ((JSON.parse(stdout) as { tenants: unknown[] }).tenants.length === 0)
+        throw new Error(`tenant list ${filter.join(' ')} listed no tenant`);
+    }
+    return times;
+  };
+  return {
+    firstPageMs: await timed([]),
+    prefixPageMs: await timed(['--prefix', 'tenant-9']),
+    accountPageMs: await timed(['--account', account]),
+  };
 }
 
 export function parseTenantAddCli(args: readonly string[]): TenantAddOptions | undefined {
@@ -175,6 +203,7 @@ export async function runTenantAdd(options: TenantAddOptions, command: string): 
     if (known === undefined) throw new Error('no tenant was added');
     const again = await firstEventDelivered(probe, { id: known, inputTopicArn: await inputTopicOf(files, known) }, user);
     const knownAccepted = await acceptedAt(files, known, again.clientId);
+    const listing = await timeListing(files, newcomerAccount(0));
     const result: TenantAddResult = {
       command,
       startedAt: started.toISOString(),
@@ -188,6 +217,7 @@ export async function runTenantAdd(options: TenantAddOptions, command: string): 
         acceptedAfterPublishMs: knownAccepted - again.publishedAt,
         deliveredAfterPublishMs: again.deliveredAt - again.publishedAt,
       },
+      listing,
       outDir,
     };
     await writeFile(join(outDir, 'results.json'), `${JSON.stringify(result, null, 2)}\n`);
@@ -232,6 +262,10 @@ export function tenantAddSummary(result: TenantAddResult): string {
     `  for comparison, a lone event of a tenant already known: accepted ${n(known.acceptedAfterPublishMs)} ms after its publish (ingest's batching window is 1 s), delivered ${n(known.deliveredAfterPublishMs)} ms after it`,
   );
   lines.push(`  staleness bound: the functions read the registry's table through a cache at most ${result.stalenessBoundMs / 1000} s old`);
+  const { firstPageMs, prefixPageMs, accountPageMs } = result.listing;
+  lines.push(
+    `  tenant list's first view (ms, three runs each): first page ${firstPageMs.join(', ')}; by prefix ${prefixPageMs.join(', ')}; by account ${accountPageMs.join(', ')}`,
+  );
   lines.push(`  written to ${result.outDir}`);
   return lines.join('\n');
 }

@@ -1,5 +1,6 @@
 import {
   DynamoDbTenantRegistry,
+  type RegistryPage,
   noRegistryChanges,
   PUBLIC_TENANT_ID,
   registryChanges,
@@ -100,4 +101,42 @@ function insertionIndex(sorted: readonly { readonly rank: string }[], rank: stri
     else high = middle;
   }
   return low;
+}
+
+/**
+ * A page of the registry in force at a location (its table), in the listing's order (the public
+ * tenant first, then by id), as pageOfTenants pages a registry in memory: the page's keys from
+ * the registry index, or an account's owners, and the page's entries by key, so a page costs the
+ * same reads whatever the registry's size.
+ */
+export async function pageOfTenantsAt(
+  location: Location,
+  { prefix = '', account, after, limit }: TenantFilter,
+): Promise<{ readonly tenants: readonly Tenant[]; readonly next: string | undefined }> {
+  return withTable(location, async (client, tableName) => {
+    const table = new DynamoDbTenantRegistry(client, tableName, systemClock);
+    // The public tenant owns no account, and leads the first page.
+    const publicFirst = after === undefined && account === undefined && PUBLIC_TENANT_ID.startsWith(prefix);
+    const query = { prefix, after: after === PUBLIC_TENANT_ID ? undefined : after, limit: Math.max(1, limit - (publicFirst ? 1 : 0)) };
+    const [settings, page] = await Promise.all([
+      table.publicSettings(),
+      account === undefined ? table.page(query) : table.pageOwning(account, query),
+    ]);
+    const shown: RegistryPage =
+      publicFirst && limit === 1 ? { entries: [], next: page.entries.length > 0 ? PUBLIC_TENANT_ID : undefined } : page;
+    const registry = new TenantRegistry({ public: settings, tenants: [...shown.entries] }, '');
+    const tenants = [...(publicFirst ? [PUBLIC_TENANT_ID] : []), ...shown.entries.map(({ id }) => id)].flatMap(
+      (id) => registry.tenant(id) ?? [],
+    );
+    return { tenants, next: shown.next };
+  });
+}
+
+/** A tenant as the registry in force at a location (its table) has it, the public one included; undefined when not registered. */
+export async function tenantAt(location: Location, id: string): Promise<Tenant | undefined> {
+  return withTable(location, async (client, tableName) => {
+    const table = new DynamoDbTenantRegistry(client, tableName, systemClock);
+    const [settings, entries] = await Promise.all([table.publicSettings(), id === PUBLIC_TENANT_ID ? new Map() : table.entries([id])]);
+    return new TenantRegistry({ public: settings, tenants: [...entries.values()] }, '').tenant(id);
+  });
 }

@@ -1,13 +1,12 @@
-import { TenantRegistry } from '@adhoc-scheduler/shared';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
 import { commandLine, LOCATION_OPTIONS, noPositionals } from './arguments.js';
+import { AdminUsageError } from './errors.js';
 import type { Output } from './format.js';
 import { pageLimit } from './listing-options.js';
 import { readLocalOutputs } from './local-outputs.js';
 import { locationOf, readStackOutputs, type Location } from './location.js';
 import { pausesAt } from './pause-commands.js';
-import { pageOfTenants } from './registry.js';
-import { readTenants } from './tenant-place.js';
+import { pageOfTenantsAt } from './registry.js';
 import { inputTopicArnOf } from './topic-arns.js';
 import { tenantsJson, tenantsTable } from './tenant-view.js';
 import { LIST_LIMIT, USAGE } from './usage.js';
@@ -48,10 +47,12 @@ export async function tenantList(args: string[], output: Output): Promise<number
   noPositionals(positionals, command);
   const limit = pageLimit(values.limit, command);
   const location = locationOf(values, command);
-  const registry = new TenantRegistry((await readTenants(location, values.tenants, command)).registry, '');
+  if (location.kind === 'deployed' && values.tenants !== undefined)
+    throw new AdminUsageError("--tenants names the local service's tenants file: a deployed stack's registry is its table", command);
   const publicTopic = await publicInputTopicArn(location);
   if ('unknown' in publicTopic) output.err(`Input topic ARNs unknown: ${publicTopic.unknown}`);
-  const { tenants, next } = pageOfTenants(registry, { prefix: values.prefix, account: values.account, after: values.after, limit });
+  // The registry in force, a page from the table: the same reads whatever the registry's size.
+  const { tenants, next } = await pageOfTenantsAt(location, { prefix: values.prefix, account: values.account, after: values.after, limit });
   // The pauses of this page's tenants only: a page costs the same reads however many are registered.
   const paused = await pausesAt(
     location,

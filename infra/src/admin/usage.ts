@@ -195,11 +195,14 @@ Usage: scripts/admin tenant list [--prefix P] [--account ID] [--limit N] [--afte
   --after ID              the page after the one that ended with this tenant (what a page
                           prints as its next page)
   --json                  one JSON document instead of a table (next: the next page's --after, or null)
-  --tenants FILE          the local service's registry (default .local/tenants.json); a deployed
-                          stack's is its table
-  --outputs FILE          the local service's outputs, for the topic ARNs (default .local/outputs.json)
+  --tenants FILE          the local service's tenants file, as the other commands take it: the
+                          listing reads the registry in force, which the service applies the
+                          file to, from its table (as on a deployed stack)
+  --outputs FILE          the local service's outputs (default .local/outputs.json)
   --stack-outputs FILE    a deployed stack's outputs: the ARNs follow from its InputTopicArn
 
+A page reads its tenants' keys from the table's registry index (by id prefix) or an account's
+owners item (by account), then their entries by key: the same reads however many are registered.
 A PAUSED column says whose pause it is (the operator's, or the tenant's own request), since when
 and why a tenant is paused (see tenant pause), read from the table: when it cannot be read, the
 listing says so and shows none.`,

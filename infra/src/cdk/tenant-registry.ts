@@ -1,4 +1,4 @@
-import { REGISTRY_PROPERTY } from '@adhoc-scheduler/functions';
+import { LISTING_PROPERTY, REGISTRY_PROPERTY } from '@adhoc-scheduler/functions';
 import { ENV, REGISTRY_ID_PREFIX, TABLE, type TenantsDocument } from '@adhoc-scheduler/shared';
 import { type CfnElement, CustomResource, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -41,10 +41,11 @@ export class TenantRegistryResource extends Construct {
       logRetention: props.logRetention,
       environment: { [ENV.tableName]: props.table.tableName },
     });
-    // The registry's items: read whole (the index's #registry partition, then by key) and written as the changes.
+    // The registry's items: read whole (the index's #registry partition, then by key), written as the
+    // changes, and the entries an earlier version wrote listed by id once.
     writer.role.addToPrincipalPolicy(
       new iam.PolicyStatement({
-        actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'],
+        actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'],
         resources: [props.table.tableArn],
         conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [REGISTRY_ITEM_KEYS] } },
       }),
@@ -58,7 +59,7 @@ export class TenantRegistryResource extends Construct {
     this.resource = new CustomResource(this, 'Registry', {
       serviceToken: provider.serviceToken,
       resourceType: 'Custom::TenantRegistry',
-      properties: { [REGISTRY_PROPERTY]: JSON.stringify(props.tenants) },
+      properties: { [REGISTRY_PROPERTY]: JSON.stringify(props.tenants), [LISTING_PROPERTY]: TABLE.registryIndex },
     });
   }
 }

@@ -17,6 +17,7 @@ import {
   type RecentRefusals,
   type SeriesPage,
   type SeriesQuery,
+  type Tenant,
 } from '@adhoc-scheduler/shared';
 import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
 import { cancelOpenEvents } from '../admin/bulk-cancel-command.js';
@@ -34,7 +35,7 @@ import { withEventListing, withInputTopic, withSeriesListing, withTable, type Lo
 import { seriesAt } from '../admin/series-commands.js';
 import { pauseTenant, resumedText, resumeTenantAt } from '../admin/pause-commands.js';
 import { withRefusalLog } from '../admin/refusal-commands.js';
-import { pageOfTenants, unregisteredTenant, type TenantFilter } from '../admin/registry.js';
+import { pageOfTenants, pageOfTenantsAt, tenantAt, unregisteredTenant, type TenantFilter } from '../admin/registry.js';
 import {
   ConsoleRequestError,
   type ActionOutcome,
@@ -64,7 +65,7 @@ const APPLY_POLL_MS = 100;
 const DEAD_LETTERS_SHOWN = 100;
 
 export interface AdminBackendOptions {
-  /** The tenant registry: the local service's file by default; a deployed stack's only when named. */
+  /** The tenant registry: the local service's file by default; on a deployed stack its table, unless a file is named. */
   readonly tenantsFile?: string | undefined;
   /** Where the tenants' counters and pauses are read: the location's table unless given (a test counts the reads). */
   readonly tenantStates?: TenantStates | undefined;
@@ -103,18 +104,25 @@ export class AdminConsoleBackend implements ConsoleBackend {
   }
 
   async tenants(filter: TenantFilter): Promise<TenantsPage> {
-    const { tenants, next } = pageOfTenants(this.registryFile.current(), filter);
+    const { tenants, next } = await this.pageOfTenants(filter);
     return { tenants: await summariesOf(tenants, this.tenantStates), next };
   }
 
   async tenant(id: string): Promise<TenantSummary | undefined> {
-    const tenant = this.registryFile.current().tenant(id);
+    const tenant = this.registryFile.path === undefined ? await tenantAt(this.location, id) : this.registryFile.current().tenant(id);
     return tenant === undefined ? undefined : (await summariesOf([tenant], this.tenantStates))[0];
   }
 
   async defaultTenant(): Promise<string> {
-    const { tenants } = pageOfTenants(this.registryFile.current(), { limit: 2 });
+    const { tenants } = await this.pageOfTenants({ limit: 2 });
     return (tenants.find((tenant) => tenant.id !== PUBLIC_TENANT_ID) ?? tenants[0])?.id ?? PUBLIC_TENANT_ID;
+  }
+
+  /** A page of the tenants file the console holds, or, without one (a deployed stack), of the table's registry. */
+  private pageOfTenants(filter: TenantFilter): Promise<{ readonly tenants: readonly Tenant[]; readonly next: string | undefined }> {
+    return this.registryFile.path === undefined
+      ? pageOfTenantsAt(this.location, filter)
+      : Promise.resolve(pageOfTenants(this.registryFile.current(), filter));
   }
 
   async overview(tenantId: string, now: number): Promise<Overview> {

@@ -7,7 +7,8 @@ const NO_FILE_REGISTRY = new TenantRegistry({}, '');
 /**
  * The tenant registry the console shows, read from its file again only when the file changes:
  * checking and building a registry of 100,000 tenants takes about a second, far more than a
- * page may. Without a file (a deployed stack named without one), only the public tenant is known.
+ * page may. Without a file (a deployed stack named without one), the console reads the stack's
+ * table instead (pageOfTenantsAt), and this knows the public tenant alone.
  */
 export class RegistryFile {
   private last: { readonly version: string; readonly registry: TenantRegistry } | undefined;

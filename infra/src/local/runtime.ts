@@ -328,6 +328,7 @@ async function startRegistry(
   // A table that fails a call for a moment does not stop the start: the registry is written again.
   for (let attempt = 1; ; attempt++) {
     try {
+      await table.listEveryEntry();
       await applyRegistry(table, tenants);
       break;
     } catch (error) {

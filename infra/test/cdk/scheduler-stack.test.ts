@@ -391,7 +391,7 @@ describe('the table', () => {
     });
   });
 
-  it('has one index, the tenant index, keys only: no state change writes it', () => {
+  it('has two indexes, keys only: the tenant index, and the registry’s by id, which no event has keys for; no state change writes them', () => {
     const [table] = Object.values(template.findResources('AWS::DynamoDB::Table'));
     expect(table?.Properties.GlobalSecondaryIndexes).toEqual([
       {
@@ -399,6 +399,14 @@ describe('the table', () => {
         KeySchema: [
           { AttributeName: TABLE.tenantShardKey, KeyType: 'HASH' },
           { AttributeName: TABLE.dueAtKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+      },
+      {
+        IndexName: TABLE.registryIndex,
+        KeySchema: [
+          { AttributeName: TABLE.registryListKey, KeyType: 'HASH' },
+          { AttributeName: TABLE.registryIdKey, KeyType: 'RANGE' },
         ],
         Projection: { ProjectionType: 'KEYS_ONLY' },
       },
@@ -410,6 +418,8 @@ describe('the table', () => {
     ).toEqual([
       { AttributeName: TABLE.dueAtKey, AttributeType: 'N' },
       { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
+      { AttributeName: TABLE.registryIdKey, AttributeType: 'S' },
+      { AttributeName: TABLE.registryListKey, AttributeType: 'S' },
       { AttributeName: TABLE.tenantShardKey, AttributeType: 'S' },
     ]);
   });
@@ -557,7 +567,7 @@ describe('IAM, per function', () => {
         stack,
         [['logs:CreateLogStream', 'logs:PutLogEvents'], [writer.logGroup.logGroupArn]],
         [
-          ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'],
+          ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'],
           [table.tableArn],
           { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['#registry*'] } },
         ],

@@ -2,10 +2,14 @@ import {
   applyRegistry,
   CachedTenantDirectory,
   DynamoDbTenantRegistry,
+  REGISTRY_KEY,
   registryChanges,
+  registryEntryId,
   systemClock,
+  TABLE,
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { capturingLogger, sharedEmulators } from './kit.js';
 import { newTable as newTableOf, tableClient } from './table-kit.js';
@@ -76,5 +80,77 @@ describe('the registry as data', () => {
     expect(found.forTopic(topic)?.quotas.maxOpenEvents).toBe(10);
     expect(found.tenant('public')?.quotas.maxIngestPerSecond).toBe(50);
     expect(found.tenant('public')?.otherTenantsAccounts.has('222222222222')).toBe(true);
+  });
+
+  it('pages its entries by id, by prefix and by account: every entry once, none skipped, whatever the page size', async () => {
+    const registry = await newRegistry();
+    // Ids of several lengths, written out of order, every fifth also in account 999999999999.
+    const ids = Array.from({ length: 250 }, (_, index) => `t-${(index * 7919) % 250}`);
+    await registry.write(
+      registryChanges(
+        {},
+        {
+          tenants: ids.map((id, index) => ({
+            id,
+            accounts: [String(100_000_000_000 + index), ...(index % 5 === 0 ? ['999999999999'] : [])],
+          })),
+        },
+      ),
+    );
+    const every = async (
+      read: (after: string | undefined) => Promise<{ entries: readonly { id: string }[]; next: string | undefined }>,
+    ) => {
+      const pages: string[][] = [];
+      let after: string | undefined;
+      do {
+        const page = await read(after);
+        pages.push(page.entries.map(({ id }) => id));
+        after = page.next;
+      } while (after !== undefined);
+      return pages;
+    };
+    for (const limit of [1, 7, 100, 249, 250, 1000]) {
+      const pages = await every((after) => registry.page({ after, limit }));
+      expect(pages.flat()).toEqual([...ids].sort());
+      expect(pages.slice(0, -1).every((page) => page.length === limit)).toBe(true);
+    }
+    const prefixed = [...ids].filter((id) => id.startsWith('t-1')).sort();
+    expect((await every((after) => registry.page({ prefix: 't-1', after, limit: 9 }))).flat()).toEqual(prefixed);
+    // An id before the prefix's starts at it; one past them finds nothing.
+    expect((await registry.page({ prefix: 't-2', after: 't-1', limit: 3 })).entries.map(({ id }) => id)).toEqual(['t-2', 't-20', 't-200']);
+    expect(await registry.page({ prefix: 't-1', after: 't-2', limit: 3 })).toEqual({ entries: [], next: undefined });
+    const owning = ids.filter((_, index) => index % 5 === 0).sort();
+    expect((await every((after) => registry.pageOwning('999999999999', { after, limit: 4 }))).flat()).toEqual(owning);
+    expect((await registry.page({ limit: 2 })).entries).toEqual([
+      expect.objectContaining({ id: 't-0' }),
+      expect.objectContaining({ id: 't-1' }),
+    ]);
+  });
+
+  it('lists by id, once, the entries an earlier version wrote without the registry index', async () => {
+    const tableName = await newTableOf(emulators, 'registry');
+    const registry = new DynamoDbTenantRegistry(client, tableName, systemClock);
+    // As the version before the index wrote them: listed by when they were written alone.
+    await client.send(
+      new BatchWriteCommand({
+        RequestItems: {
+          [tableName]: ['acme', 'globex'].map((id) => ({
+            PutRequest: {
+              Item: {
+                id: registryEntryId(id),
+                entry: { id, accounts: ['111111111111'] },
+                [TABLE.tenantShardKey]: REGISTRY_KEY,
+                [TABLE.dueAtKey]: 1,
+              },
+            },
+          })),
+        },
+      }),
+    );
+    expect((await registry.page({ limit: 10 })).entries).toEqual([]);
+    expect(await registry.listEveryEntry()).toBe(2);
+    expect((await registry.page({ limit: 10 })).entries.map(({ id }) => id)).toEqual(['acme', 'globex']);
+    // Done once: marked, and not read again.
+    expect(await registry.listEveryEntry()).toBe(0);
   });
 });

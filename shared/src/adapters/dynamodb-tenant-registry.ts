@@ -1,7 +1,14 @@
-import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { TenantRegistryReads, TenantRegistryTable } from '../app/ports/tenants.js';
 import type { RegistryChanges } from '../domain/registry-changes.js';
-import { REGISTRY_KEY, REGISTRY_PUBLIC_ID, registryAccountId, registryEntryId, tenantOfRegistryEntryId } from '../domain/table-keys.js';
+import {
+  REGISTRY_KEY,
+  REGISTRY_LISTED_ID,
+  REGISTRY_PUBLIC_ID,
+  registryAccountId,
+  registryEntryId,
+  tenantOfRegistryEntryId,
+} from '../domain/table-keys.js';
 import { DYNAMODB_BATCH_WRITE_ITEMS } from '../domain/limits.js';
 import type { PublicTenantSettings, TenantEntry, TenantsDocument } from '../domain/tenants.js';
 import { batchDelete, batchGet, batchPut, chunks } from './dynamodb-batches.js';
@@ -10,8 +17,8 @@ import { TABLE, transient } from './dynamodb-table.js';
 
 /**
  * The tenant registry kept as data in the events' table: one item per registered tenant
- * (`#registry#<id>`, its entry as the tenants file writes it, listed in the tenant index under
- * REGISTRY_KEY), the public tenant's settings (`#registry-public`), and one item per account a
+ * (`#registry#<id>`, its entry as the tenants file writes it, listed under REGISTRY_KEY in the
+ * tenant index by when it was written and in the registry index by id), the public tenant's settings (`#registry-public`), and one item per account a
  * tenant owns (`#registry-account#<account>`, its owners): ingest and the emitter read the
  * tenants a batch names and the accounts its topics are in by key, never the registry whole.
  * The registry a change makes is checked whole before it is written (parseTenantsDocument).
@@ -64,6 +71,88 @@ export class DynamoDbTenantRegistry implements TenantRegistryReads, TenantRegist
     return ids.sort();
   }
 
+  /**
+   * A page of the registry's entries by id: those whose id starts with `prefix`, after the id
+   * `after`, at most `limit`; and the id to continue after when more may follow. Reads the page's
+   * keys from the registry index and its entries by key: the same requests whatever the registry's size.
+   */
+  async page({ prefix = '', after, limit }: RegistryPageQuery): Promise<RegistryPage> {
+    // Every id with the prefix sorts between the prefix and the next id without it.
+    if (after !== undefined && !after.startsWith(prefix) && after > prefix) return { entries: [], next: undefined };
+    const from = after?.startsWith(prefix) ? after : undefined;
+    let startKey: Record<string, unknown> | undefined =
+      from === undefined ? undefined : { [TABLE.partitionKey]: registryEntryId(from), ...listingKeys(from) };
+    const ids: string[] = [];
+    do {
+      let result: QueryCommandOutput;
+      try {
+        result = await this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            IndexName: TABLE.registryIndex,
+            KeyConditionExpression: prefix === '' ? '#list = :list' : '#list = :list AND begins_with(#id, :prefix)',
+            ExpressionAttributeNames: { '#list': TABLE.registryListKey, ...(prefix === '' ? {} : { '#id': TABLE.registryIdKey }) },
+            ExpressionAttributeValues: { ':list': REGISTRY_KEY, ...(prefix === '' ? {} : { ':prefix': prefix }) },
+            ExclusiveStartKey: startKey,
+            // One more than the page, to know whether another follows.
+            Limit: limit + 1 - ids.length,
+          }),
+        );
+      } catch (error) {
+        throw transient('Query', error);
+      }
+      for (const item of result.Items ?? []) ids.push(String(item[TABLE.registryIdKey]));
+      startKey = result.LastEvaluatedKey;
+    } while (startKey !== undefined && ids.length <= limit);
+    return this.pageOf(ids, limit);
+  }
+
+  /** A page of the entries of the tenants owning `account` (an account has few owners), by id, as `page` pages them. */
+  async pageOwning(account: string, { prefix = '', after, limit }: RegistryPageQuery): Promise<RegistryPage> {
+    const owners = (await this.owners([account])).get(account) ?? [];
+    const ids = [...owners].sort().filter((id) => id.startsWith(prefix) && (after === undefined || id > after));
+    return this.pageOf(ids.slice(0, limit + 1), limit);
+  }
+
+  private async pageOf(ids: readonly string[], limit: number): Promise<RegistryPage> {
+    const shown = ids.slice(0, limit);
+    const entries = await this.entries(shown);
+    return { entries: shown.flatMap((id) => entries.get(id) ?? []), next: ids.length > limit ? shown.at(-1) : undefined };
+  }
+
+  /**
+   * Gives the registry index's keys to the entries written before it, once: a registry that has
+   * them all is marked so (REGISTRY_LISTED_ID), and read no further. Run before anything else
+   * writes the registry (the local service's start, a stack's deployment). How many it gave them.
+   */
+  async listEveryEntry(): Promise<number> {
+    try {
+      const { Item } = await this.client.send(
+        new GetCommand({ TableName: this.tableName, Key: { [TABLE.partitionKey]: REGISTRY_LISTED_ID }, ConsistentRead: true }),
+      );
+      if (Item !== undefined) return 0;
+    } catch (error) {
+      throw transient('GetItem', error);
+    }
+    let given = 0;
+    for (const ids of chunks(await this.ids(), DYNAMODB_BATCH_WRITE_ITEMS * REGISTRY_WRITES_IN_FLIGHT)) {
+      const items = await batchGet(this.client, this.tableName, ids.map(registryEntryId));
+      const unlisted = [...items.values()].filter((item) => item[TABLE.registryIdKey] === undefined);
+      await batchPut(
+        this.client,
+        this.tableName,
+        unlisted.map((item) => ({ ...item, ...listingKeys(tenantOfRegistryEntryId(String(item[TABLE.partitionKey]))) })),
+      );
+      given += unlisted.length;
+    }
+    try {
+      await this.client.send(new PutCommand({ TableName: this.tableName, Item: { [TABLE.partitionKey]: REGISTRY_LISTED_ID } }));
+    } catch (error) {
+      throw transient('PutItem', error);
+    }
+    return given;
+  }
+
   /** The registry whole, as the tenants file holds it: the public tenant's settings, then each tenant by id. */
   async read(): Promise<TenantsDocument> {
     const [settings, ids] = await Promise.all([this.publicSettings(), this.ids()]);
@@ -91,6 +180,7 @@ export class DynamoDbTenantRegistry implements TenantRegistryReads, TenantRegist
         entry: JSON.parse(JSON.stringify(entry)) as TenantEntry,
         [TABLE.tenantShardKey]: REGISTRY_KEY,
         [TABLE.dueAtKey]: now,
+        ...listingKeys(entry.id),
       })),
       ...owned.map(([account, owners]) => ({ [TABLE.partitionKey]: registryAccountId(account), owners })),
       ...(changes.publicSettings ? [{ [TABLE.partitionKey]: REGISTRY_PUBLIC_ID, settings: changes.publicSettings }] : []),
@@ -101,6 +191,25 @@ export class DynamoDbTenantRegistry implements TenantRegistryReads, TenantRegist
       ...(changes.publicSettings === null ? [REGISTRY_PUBLIC_ID] : []),
     ]);
   }
+}
+
+/** Which entries a page of the registry holds (see DynamoDbTenantRegistry.page). */
+export interface RegistryPageQuery {
+  readonly prefix?: string | undefined;
+  /** The id the previous page ended with. */
+  readonly after?: string | undefined;
+  readonly limit: number;
+}
+
+export interface RegistryPage {
+  readonly entries: readonly TenantEntry[];
+  /** The id to continue after; undefined: none follows. */
+  readonly next: string | undefined;
+}
+
+/** An entry's keys in the registry index. */
+function listingKeys(tenant: string): Record<string, string> {
+  return { [TABLE.registryListKey]: REGISTRY_KEY, [TABLE.registryIdKey]: tenant };
 }
 
 /**

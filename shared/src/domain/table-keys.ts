@@ -165,8 +165,8 @@ export function tenantOfRemovalItemId(itemId: string): string {
 export const REMOVALS_KEY = '#removed';
 
 /**
- * The tenant registry kept as data (the local service's): a registered tenant's entry,
- * `#registry#<tenant>`, listed in the tenant index under REGISTRY_KEY by when it was written.
+ * The tenant registry kept as data: a registered tenant's entry, `#registry#<tenant>`, listed
+ * under REGISTRY_KEY in the tenant index by when it was written and in the registry index by id.
  */
 export function registryEntryId(tenant: string): string {
   return `#registry#${tenant}`;
@@ -180,8 +180,11 @@ export function tenantOfRegistryEntryId(itemId: string): string {
 /** Every item of the registry kept as data has an id that starts so (and no other item's does). */
 export const REGISTRY_ID_PREFIX = '#registry';
 
-/** The tenant-index partition listing every registered tenant's entry. */
+/** The partition listing every registered tenant's entry: in the tenant index by when it was written, in the registry index by id. */
 export const REGISTRY_KEY = '#registry';
+
+/** Present once every registry entry is in the registry index (entries written before it are given its keys once). */
+export const REGISTRY_LISTED_ID = '#registry-listed';
 
 /** The public tenant's settings in the registry (no item: its defaults). */
 export const REGISTRY_PUBLIC_ID = '#registry-public';

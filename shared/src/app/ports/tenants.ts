@@ -49,6 +49,8 @@ export interface TenantRegistryReads {
 export interface TenantRegistryTable {
   read(): Promise<TenantsDocument>;
   write(changes: RegistryChanges): Promise<void>;
+  /** Lists by id the entries an earlier version wrote without (once); how many it listed. */
+  listEveryEntry(): Promise<number>;
 }
 
 /**
