@@ -338,7 +338,7 @@ async function startRegistry(
     }
   }
   return {
-    fileSync: file === undefined ? undefined : new TenantsFileSync(file, scope, table, logger),
+    fileSync: file === undefined ? undefined : new TenantsFileSync(file, scope, table, logger, tenants),
     tenantDirectory: new CachedTenantDirectory(table, {
       topicPrefix: config.topicPrefix,
       maxAgeMs: config.registryMaxAgeMs,

@@ -1,7 +1,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import {
-  applyRegistry,
+  noRegistryChanges,
   parseTenantsDocument,
+  registryChanges,
   TenantsDocumentError,
   type Logger,
   type RegistryScope,
@@ -80,11 +81,13 @@ export class TenantsFileSync {
   private applying: Promise<void> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
 
+  /** `applied`: the registry the table holds now, as the service's start wrote it. */
   constructor(
     private readonly path: string,
     private readonly scope: { readonly region: string; readonly schedulerTopics: SchedulerTopics },
     private readonly table: TenantRegistryTable,
     private readonly logger: Logger,
+    private applied: TenantsDocument,
   ) {
     this.modifiedMs = this.modified();
     this.timer = setInterval(() => {
@@ -118,17 +121,26 @@ export class TenantsFileSync {
       this.logger.warn({ path: this.path }, `${this.path} is missing; the last registry stays in force until the file is back`);
       return;
     }
-    // Against what the table holds: a change an admin command wrote there already is not written again.
+    // Against the registry applied last, not a read of the table's whole: a change of one tenant
+    // among 100,000 costs its own writes. One an admin command wrote already is written again, alike.
+    const changes = registryChanges(this.applied, document);
     try {
-      await applyRegistry(this.table, document);
+      if (!noRegistryChanges(changes)) await this.table.write(changes);
     } catch (error) {
       // Read again at the next check, and written then.
       this.modifiedMs = undefined;
       this.logger.warn({ err: error, path: this.path }, 'tenants file read again, but its registry could not be written; trying again');
       return;
     }
+    this.applied = document;
     this.logger.info(
-      { path: this.path, tenants: ['public', ...(document.tenants ?? []).map((tenant) => tenant.id)] },
+      {
+        path: this.path,
+        tenants: (document.tenants ?? []).length,
+        written: changes.put.map((entry) => entry.id),
+        removed: changes.remove,
+        publicChanged: changes.publicSettings !== undefined,
+      },
       'tenants file read again; its registry is in force',
     );
   }
