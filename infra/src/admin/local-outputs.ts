@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { DeleteTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { inputTopicName, type SchedulerTopics } from '@adhoc-scheduler/shared';
@@ -27,9 +27,21 @@ const USED_OUTPUTS: readonly (keyof LocalServiceOutputs)[] = [
   'inputTopicArn',
 ];
 
+/**
+ * The outputs files read, by path, with the version they were read at: the file lists every
+ * tenant's input topic (megabytes with 100,000 tenants), and a command reads it more than once.
+ */
+const outputsRead = new Map<string, { readonly version: string; readonly outputs: LocalServiceOutputs }>();
+
 export async function readLocalOutputs(path: string): Promise<LocalServiceOutputs> {
   let text: string;
+  let version: string;
   try {
+    // A rewrite (the service's start, tenant add) changes the inode, the size or the time.
+    const stats = await stat(path);
+    version = `${stats.ino}:${stats.size}:${stats.mtimeMs}`;
+    const read = outputsRead.get(path);
+    if (read?.version === version) return read.outputs;
     text = await readFile(path, 'utf8');
   } catch {
     throw new AdminError(
@@ -44,7 +56,9 @@ export async function readLocalOutputs(path: string): Promise<LocalServiceOutput
   }
   const missing = USED_OUTPUTS.filter((key) => typeof (parsed as Partial<Record<string, unknown>> | null)?.[key] !== 'string');
   if (missing.length > 0) throw new AdminError(`${path} is not an outputs file of scripts/start (it has no ${missing.join(', ')})`);
-  return parsed as LocalServiceOutputs;
+  const outputs = parsed as LocalServiceOutputs;
+  outputsRead.set(path, { version, outputs });
+  return outputs;
 }
 
 /**
