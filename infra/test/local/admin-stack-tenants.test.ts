@@ -8,7 +8,8 @@ import {
   SNSClient,
 } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { AdminConsoleBackend } from '../../src/console/admin-backend.js';
 import { SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
 import { tenantTopicPolicy } from '../../src/tenant-topic-policy.js';
@@ -111,6 +112,21 @@ describe.concurrent('scripts/admin tenant commands on a deployed stack', () => {
       }
 
       expect((await run('tenant', 'list', '--prefix', 'ini')).stdout).toMatch(new RegExp(`^initech +333333333333 .*${topicArn}`, 'm'));
+      // The console on the stack lists the table's registry too, without a tenants file.
+      for (const [name, value] of Object.entries(aws)) vi.stubEnv(name, value);
+      try {
+        const backend = new AdminConsoleBackend({
+          kind: 'deployed',
+          stackOutputs: stack.path,
+          table: undefined,
+          region: undefined,
+          profile: undefined,
+        });
+        expect((await backend.tenants({ limit: 10 })).tenants.map(({ id }) => id)).toEqual(['public', 'initech']);
+        expect((await backend.tenant('initech'))?.id).toBe('initech');
+      } finally {
+        vi.unstubAllEnvs();
+      }
       expect(JSON.parse((await run('tenant', 'show', 'initech', '--json')).stdout)).toMatchObject({
         id: 'initech',
         accounts: ['333333333333'],
