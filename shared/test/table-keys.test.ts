@@ -132,9 +132,13 @@ describe('the attributes and indexes', () => {
       tenantShardKey: 'tenantShard',
       dueAtKey: 'dueAt',
       ttlAttribute: 'expiresAt',
+      registryIndex: 'byRegistryId',
+      registryListKey: 'registryList',
+      registryIdKey: 'registryId',
     });
     expect(TABLE_LAYOUT.indexes.map((index) => [index.name, index.partitionKey.name, index.sortKey.name])).toEqual([
       ['byTenantDue', 'tenantShard', 'dueAt'],
+      ['byRegistryId', 'registryList', 'registryId'],
     ]);
     expect(LEGACY_BUCKET_INDEX).toEqual({ name: 'byDueBucket', partitionKey: 'bucketShard' });
     expect([END_COUNTS.emitted, END_COUNTS.failed, END_COUNTS.lateness(3)]).toEqual(['emitted', 'failed', 'late3']);
