@@ -2,6 +2,7 @@ import {
   CreateTopicCommand,
   DeleteTopicCommand,
   ListSubscriptionsByTopicCommand,
+  ListTagsForResourceCommand,
   SetTopicAttributesCommand,
   SNSClient,
   SubscribeCommand,
@@ -20,7 +21,7 @@ import {
 } from '@adhoc-scheduler/shared';
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
 import { LOCAL_SERVICE_FILES } from '@adhoc-scheduler/shared/local-service-access';
-import { SCHEDULER_OUTPUTS } from '../cdk/stack-outputs.js';
+import { SCHEDULER_OUTPUTS, STACK_TENANT_TOPIC_TAG } from '../cdk/stack-outputs.js';
 import { addTenantInputTopics, removeTenantInputTopic } from '../local/outputs-file.js';
 import { tenantTopicPolicy } from '../tenant-topic-policy.js';
 import { AdminError, AdminUsageError } from './errors.js';
@@ -206,6 +207,7 @@ export class StackTenants implements TenantPlace {
     try {
       const { TopicArn } = await this.sns.send(new CreateTopicCommand({ Name: name }));
       if (!TopicArn) throw new Error('CreateTopic returned no ARN');
+      await this.refuseTheStacks(TopicArn, entry.id);
       await this.sns.send(
         new SetTopicAttributesCommand({
           TopicArn,
@@ -227,6 +229,7 @@ export class StackTenants implements TenantPlace {
       }
       return TopicArn;
     } catch (error) {
+      if (error instanceof AdminError) throw error;
       throw topicNotMade(name, entry.id, error);
     }
   }
@@ -234,11 +237,33 @@ export class StackTenants implements TenantPlace {
   async deleteTenantTopic(id: string): Promise<string> {
     const arn = inputTopicArnOf(this.outputs.inputTopicArn, id);
     try {
+      await this.refuseTheStacks(arn, id);
       await this.sns.send(new DeleteTopicCommand({ TopicArn: arn }));
     } catch (error) {
+      if (error instanceof AdminError) throw error;
       throw new AdminError(`could not delete the input topic ${arn}: ${describeError(error)}`);
     }
     return arn;
+  }
+
+  /**
+   * An AdminError when the topic is one the stack made for a tenant of its CDK configuration
+   * (STACK_TENANT_TOPIC_TAG): a deploy manages that tenant, and changing it here would be undone
+   * or leave the stack's resources behind. A topic that does not exist is no one's.
+   */
+  private async refuseTheStacks(topicArn: string, tenantId: string): Promise<void> {
+    let tags: readonly { readonly Key?: string | undefined; readonly Value?: string | undefined }[];
+    try {
+      tags = (await this.sns.send(new ListTagsForResourceCommand({ ResourceArn: topicArn }))).Tags ?? [];
+    } catch (error) {
+      if (error instanceof Error && error.name === 'NotFoundException') return;
+      throw error;
+    }
+    if (tags.some(({ Key, Value }) => Key === STACK_TENANT_TOPIC_TAG.key && Value === STACK_TENANT_TOPIC_TAG.value))
+      throw new AdminError(
+        `tenant "${tenantId}" is in the stack's CDK configuration, and its input topic ${topicArn} is the stack's: ` +
+          'change or remove it there and deploy (docs/operators/aws.md, "Tenants on AWS"); nothing was changed',
+      );
   }
 
   async topicsRegistered(): Promise<void> {}

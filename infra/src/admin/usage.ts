@@ -29,8 +29,9 @@ const TENANT_PLACES = `Where: the local service (default: --tenants FILE, its re
 there the registry is the stack's table, and each tenant's input topic is made in the stack's
 account at runtime, named <prefix>-tenant-<id>, which the stack's ingest queue admits; no deploy.
 The credentials need dynamodb:Query, BatchGetItem and BatchWriteItem on the table; sns:CreateTopic,
-SetTopicAttributes, ListSubscriptionsByTopic, Subscribe and DeleteTopic on the tenants' topics;
-and for tenant remove, sqs:SendMessage on the changes queue (its bulk cancels).`;
+SetTopicAttributes, ListSubscriptionsByTopic, ListTagsForResource, Subscribe and DeleteTopic on the
+tenants' topics; and for tenant remove, sqs:SendMessage on the changes queue (its bulk cancels).
+A tenant of the stack's CDK configuration is the stack's to change: refused here.`;
 
 export const USAGE = {
   main: `Operator commands for the scheduler: register tenants, look up events.

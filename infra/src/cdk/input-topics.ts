@@ -1,9 +1,10 @@
 import { inputTopicName, PUBLIC_TENANT_ID, type TenantsDocument } from '@adhoc-scheduler/shared';
-import { Aws, Stack, Token } from 'aws-cdk-lib';
+import { Aws, Stack, Tags, Token } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct, IDependable } from 'constructs';
+import { STACK_TENANT_TOPIC_TAG } from './stack-outputs.js';
 
 export interface InputTopicsProps {
   /** Prefix of every input topic's name (see `inputTopicName`). */
@@ -69,12 +70,15 @@ export function createInputTopics(scope: Construct, props: InputTopicsProps): In
   );
   const byTenant: Record<string, sns.Topic> = {};
   for (const tenant of props.tenants.tenants ?? []) {
-    byTenant[tenant.id] = inputTopic(
+    const topic = inputTopic(
       scope,
       `TenantTopic-${tenant.id}`,
       inputTopicName(props.topicPrefix, tenant.id),
       tenant.accounts.map((account) => new iam.AccountPrincipal(account)),
     );
+    // The stack's to change: scripts/admin refuses to.
+    Tags.of(topic).add(STACK_TENANT_TOPIC_TAG.key, STACK_TENANT_TOPIC_TAG.value);
+    byTenant[tenant.id] = topic;
   }
   const tenantTopics = tenantTopicArnPattern(props.topicPrefix);
   const deadLetterPolicy = admitTopics(props.deadLetterQueue, 'InputTopicsSetAside', [shared.topicArn, tenantTopics]);

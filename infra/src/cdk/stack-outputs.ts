@@ -20,6 +20,13 @@ export const SCHEDULER_OUTPUTS = {
 } as const;
 
 /**
+ * The tag the stack gives the input topics of the tenants its CDK configuration names: they are
+ * the stack's, changed by a deploy. scripts/admin refuses to change or delete a topic so tagged,
+ * and says where the tenant is managed.
+ */
+export const STACK_TENANT_TOPIC_TAG = { key: 'adhoc-scheduler:managed-by', value: 'cdk-configuration' } as const;
+
+/**
  * The output holding a registered tenant's input topic ARN: `Tenant<Id>InputTopicArn`, the id
  * in PascalCase (`acme-corp`: TenantAcmeCorpInputTopicArn). Output keys are alphanumeric.
  */

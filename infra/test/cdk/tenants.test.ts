@@ -17,6 +17,7 @@ import { SCHEDULER_OUTPUTS, SchedulerStack, tenantInputTopicOutputKey, type Sche
 import { queueOutputKeys } from '../../src/cdk/stack-outputs.js';
 import { cdkTestApp, type Json } from './cdk-test-app.js';
 import { tenantTopicPolicy } from '../../src/tenant-topic-policy.js';
+import { STACK_TENANT_TOPIC_TAG } from '../../src/cdk/stack-outputs.js';
 
 const TENANTS = {
   public: { targetAccounts: ['999999999999'], maxOpenEvents: 1000 },
@@ -92,6 +93,14 @@ describe('registered tenants', () => {
         expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
       );
     }
+  });
+
+  it('are tagged as the stack’s, so that scripts/admin leaves them to a deploy; the shared topic is not a tenant’s', () => {
+    const tagsOf = (topic: sns.Topic) => (resource(topic).Properties.Tags ?? []) as { Key: string; Value: string }[];
+    for (const { id } of TENANTS.tenants) {
+      expect(tagsOf(tenantTopic(id))).toContainEqual({ Key: STACK_TENANT_TOPIC_TAG.key, Value: STACK_TENANT_TOPIC_TAG.value });
+    }
+    expect(tagsOf(stack.scheduler.inputTopic).map(({ Key }) => Key)).not.toContain(STACK_TENANT_TOPIC_TAG.key);
   });
 
   it('give the topics made at runtime the policy the stack gives its own', () => {

@@ -1,6 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
+  CreateTopicCommand,
   GetSubscriptionAttributesCommand,
   GetTopicAttributesCommand,
   ListSubscriptionsByTopicCommand,
@@ -10,7 +11,10 @@ import {
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, it, vi } from 'vitest';
 import { AdminConsoleBackend } from '../../src/console/admin-backend.js';
-import { SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
+import { SCHEDULER_OUTPUTS, STACK_TENANT_TOPIC_TAG } from '../../src/cdk/stack-outputs.js';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbTenantRegistry, registryChanges, systemClock } from '@adhoc-scheduler/shared';
 import { LOCAL_ACCOUNT, LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
 import { tenantTopicPolicy } from '../../src/tenant-topic-policy.js';
 import { admin, adminScript, deployedSdkEnvironment } from './admin-run.js';
@@ -157,6 +161,48 @@ describe.concurrent('scripts/admin tenant commands on a deployed stack', () => {
       await service.stop();
     }
   }, 180_000);
+
+  it("leaves a tenant of the stack's CDK configuration to a deploy: update and remove refused, its topic and entry as they were", async () => {
+    const service = await startServiceWithFiles(emulators);
+    const { scheduler } = service;
+    const sns = new SNSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: scheduler.outputs.endpoint });
+    const dynamodb = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: scheduler.outputs.dynamodbEndpoint }),
+    );
+    try {
+      const stack = await stackOutputsOf(service);
+      // As a deploy leaves a configured tenant: its topic tagged as the stack's, its entry in the table.
+      const entry = { id: 'umbrella', accounts: ['666666666666'] };
+      const { TopicArn } = await sns.send(
+        new CreateTopicCommand({
+          Name: scheduler.outputs.inputTopicArn.split(':')[5]?.replace(/-input$/, '-tenant-umbrella'),
+          Tags: [{ Key: STACK_TENANT_TOPIC_TAG.key, Value: STACK_TENANT_TOPIC_TAG.value }],
+        }),
+      );
+      const registry = new DynamoDbTenantRegistry(dynamodb, scheduler.outputs.tableName, systemClock);
+      await registry.write(registryChanges({}, { tenants: [entry] }));
+      const aws = deployedSdkEnvironment(scheduler.outputs);
+      for (const argv of [
+        ['tenant', 'update', 'umbrella', '--max-open-events', '5'],
+        ['tenant', 'remove', 'umbrella'],
+      ]) {
+        const refused = await adminScript([...argv, '--stack-outputs', stack.path], aws);
+        expect(refused, argv.join(' ')).toMatchObject({
+          code: 1,
+          stderr: expect.stringContaining(
+            `tenant "umbrella" is in the stack's CDK configuration, and its input topic ${TopicArn} is the stack's`,
+          ),
+        });
+      }
+      expect(Object.fromEntries(await registry.entries(['umbrella']))).toEqual({ umbrella: entry });
+      const { Topics = [] } = await sns.send(new ListTopicsCommand({}));
+      expect(Topics.map(({ TopicArn: arn }) => arn)).toContain(TopicArn);
+    } finally {
+      sns.destroy();
+      dynamodb.destroy();
+      await service.stop();
+    }
+  });
 
   it('refuses a tenants file beside a stack, and a stack deployed before tenants were made at runtime', async () => {
     const service = await startServiceWithFiles(emulators);
