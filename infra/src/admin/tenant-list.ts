@@ -1,12 +1,12 @@
 import { describeError } from '@adhoc-scheduler/shared/describe-error';
 import { commandLine, LOCATION_OPTIONS, noPositionals } from './arguments.js';
-import { AdminUsageError } from './errors.js';
 import type { Output } from './format.js';
 import { pageLimit } from './listing-options.js';
 import { readLocalOutputs } from './local-outputs.js';
 import { locationOf, readStackOutputs, type Location } from './location.js';
 import { pausesAt } from './pause-commands.js';
 import { pageOfTenantsAt } from './registry.js';
+import { refuseTenantsFile } from './tenant-place.js';
 import { inputTopicArnOf } from './topic-arns.js';
 import { tenantsJson, tenantsTable } from './tenant-view.js';
 import { LIST_LIMIT, USAGE } from './usage.js';
@@ -47,8 +47,7 @@ export async function tenantList(args: string[], output: Output): Promise<number
   noPositionals(positionals, command);
   const limit = pageLimit(values.limit, command);
   const location = locationOf(values, command);
-  if (location.kind === 'deployed' && values.tenants !== undefined)
-    throw new AdminUsageError("--tenants names the local service's tenants file: a deployed stack's registry is its table", command);
+  if (location.kind === 'deployed') refuseTenantsFile(values.tenants, command);
   const publicTopic = await publicInputTopicArn(location);
   if ('unknown' in publicTopic) output.err(`Input topic ARNs unknown: ${publicTopic.unknown}`);
   // The registry in force, a page from the table: the same reads whatever the registry's size.

@@ -14,7 +14,6 @@ import {
   noRegistryChanges,
   registryChanges,
   systemClock,
-  TenantRegistry,
   type RegistryScope,
   type TenantEntry,
   type TenantsDocument,
@@ -29,6 +28,7 @@ import { LocalService } from './local-outputs.js';
 import { messagingAccess, readStackOutputs, withTable, type Location, type StackOutputs } from './location.js';
 import { readRegistry, writeRegistry } from './registry.js';
 import { inputTopicArnOf, schedulerTopicsOf, topicPrefixOf } from './topic-arns.js';
+import { asTenant } from './tenant-view.js';
 
 /**
  * Where tenants are registered and their input topics made: the local service (its tenants file,
@@ -106,8 +106,7 @@ export class LocalTenants implements TenantPlace {
   async targetWarning(entry: TenantEntry): Promise<string | undefined> {
     const service = await this.connected();
     const account = service.schedulerTopics.accountId;
-    const tenant = new TenantRegistry({ tenants: [entry] }, '').tenant(entry.id);
-    if (tenant === undefined || mayPublishTo(tenant, `arn:aws:sns:${service.region}:${account}:any`)) return undefined;
+    if (mayPublishTo(asTenant(entry), `arn:aws:sns:${service.region}:${account}:any`)) return undefined;
     return (
       `Warning: tenant ${entry.id} may not target the local service's topics (account ${account}): every request naming one is refused ` +
       `(TARGET_NOT_ALLOWED, FAILURE_TOPIC_NOT_ALLOWED). Add --target-account ${account}.`
@@ -175,8 +174,8 @@ export class StackTenants implements TenantPlace {
     return `table ${this.outputs.tableName}`;
   }
 
-  readRegistry(): Promise<TenantsDocument> {
-    return withTable(this.location, (client, tableName) => new DynamoDbTenantRegistry(client, tableName, systemClock).read());
+  async readRegistry(): Promise<TenantsDocument> {
+    return (await readTableRegistry(this.location)).registry;
   }
 
   async writeRegistry(before: TenantsDocument, after: TenantsDocument): Promise<void> {
@@ -207,7 +206,7 @@ export class StackTenants implements TenantPlace {
     try {
       const { TopicArn } = await this.sns.send(new CreateTopicCommand({ Name: name }));
       if (!TopicArn) throw new Error('CreateTopic returned no ARN');
-      await this.refuseTheStacks(TopicArn, entry.id);
+      await this.refuseConfiguredTenant(TopicArn, entry.id);
       await this.sns.send(
         new SetTopicAttributesCommand({
           TopicArn,
@@ -237,7 +236,7 @@ export class StackTenants implements TenantPlace {
   async deleteTenantTopic(id: string): Promise<string> {
     const arn = inputTopicArnOf(this.outputs.inputTopicArn, id);
     try {
-      await this.refuseTheStacks(arn, id);
+      await this.refuseConfiguredTenant(arn, id);
       await this.sns.send(new DeleteTopicCommand({ TopicArn: arn }));
     } catch (error) {
       if (error instanceof AdminError) throw error;
@@ -251,7 +250,7 @@ export class StackTenants implements TenantPlace {
    * (STACK_TENANT_TOPIC_TAG): a deploy manages that tenant, and changing it here would be undone
    * or leave the stack's resources behind. A topic that does not exist is no one's.
    */
-  private async refuseTheStacks(topicArn: string, tenantId: string): Promise<void> {
+  private async refuseConfiguredTenant(topicArn: string, tenantId: string): Promise<void> {
     let tags: readonly { readonly Key?: string | undefined; readonly Value?: string | undefined }[];
     try {
       tags = (await this.sns.send(new ListTagsForResourceCommand({ ResourceArn: topicArn }))).Tags ?? [];
@@ -313,8 +312,7 @@ function tenantOutputs(outputs: StackOutputs, path: string): StackTenantOutputs 
  */
 export async function tenantPlace(location: Location, tenantsPath: string | undefined, command: string): Promise<TenantPlace> {
   if (location.kind === 'local') return new LocalTenants(tenantsPath ?? LOCAL_SERVICE_FILES.tenants, location.outputs);
-  if (tenantsPath !== undefined)
-    throw new AdminUsageError("--tenants names the local service's tenants file: a deployed stack's registry is its table", command);
+  refuseTenantsFile(tenantsPath, command);
   if (location.stackOutputs === undefined)
     throw new AdminUsageError(`${command} on a deployed stack needs its outputs: name them with --stack-outputs FILE`, command);
   return StackTenants.open({ stackOutputs: location.stackOutputs, region: location.region, profile: location.profile });
@@ -333,10 +331,20 @@ export async function readTenants(
     const path = tenantsPath ?? LOCAL_SERVICE_FILES.tenants;
     return { registry: readRegistry(path), registryName: path };
   }
-  if (tenantsPath !== undefined)
-    throw new AdminUsageError("--tenants names the local service's tenants file: a deployed stack's registry is its table", command);
+  refuseTenantsFile(tenantsPath, command);
+  return readTableRegistry(location);
+}
+
+/** The registry a deployed stack's table holds, and how messages name it. */
+function readTableRegistry(location: Location): Promise<{ readonly registry: TenantsDocument; readonly registryName: string }> {
   return withTable(location, async (client, tableName) => ({
     registry: await new DynamoDbTenantRegistry(client, tableName, systemClock).read(),
     registryName: `table ${tableName}`,
   }));
+}
+
+/** A usage error for --tenants given on a deployed stack, whose registry is its table, not a file. */
+export function refuseTenantsFile(tenantsPath: string | undefined, command: string): void {
+  if (tenantsPath !== undefined)
+    throw new AdminUsageError("--tenants names the local service's tenants file: a deployed stack's registry is its table", command);
 }

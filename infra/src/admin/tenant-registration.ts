@@ -1,11 +1,9 @@
 import {
   sameEntry,
   parseTenantsDocument,
-  TenantRegistry,
   TenantsDocumentError,
   type RegistryScope,
   type TenantEntry,
-  type Tenant,
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
 import { wholeNumber } from './arguments.js';
@@ -13,7 +11,7 @@ import { AdminError, AdminUsageError } from './errors.js';
 import type { Output } from './format.js';
 import type { TenantPlace } from './tenant-place.js';
 import { clearRemovals, removalsToClear } from './tenant-removal.js';
-import { tenantSettingsText } from './tenant-view.js';
+import { asTenant, tenantSettingsText } from './tenant-view.js';
 
 /** A tenant's entry in the registry, as the tenants file holds it; and writing one, for tenant add and tenant update. */
 
@@ -58,13 +56,6 @@ export function validateRegistry(document: TenantsDocument, what: string, scope:
     if (!(error instanceof TenantsDocumentError)) throw error;
     throw new AdminError(`${what} cannot be registered so: ${error.message.replace(/^invalid tenants: /, '')}`);
   }
-}
-
-/** A registered tenant with the defaults applied, as the service sees it. */
-export function asTenant(entry: TenantEntry): Tenant {
-  const tenant = new TenantRegistry({ tenants: [entry] }, '').tenant(entry.id);
-  if (tenant === undefined) throw new Error(`tenant ${entry.id} missing from its own registry`);
-  return tenant;
 }
 
 /** The flags of tenant add and tenant update that say a tenant's settings. */

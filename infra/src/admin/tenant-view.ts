@@ -1,5 +1,12 @@
-import type { Pause, Tenant } from '@adhoc-scheduler/shared';
+import { TenantRegistry, type Pause, type Tenant, type TenantEntry } from '@adhoc-scheduler/shared';
 import { count, fields, printable, table } from './format.js';
+
+/** A registered tenant with the defaults applied, as the service sees it. */
+export function asTenant(entry: TenantEntry): Tenant {
+  const tenant = new TenantRegistry({ tenants: [entry] }, '').tenant(entry.id);
+  if (tenant === undefined) throw new Error(`tenant ${entry.id} missing from its own registry`);
+  return tenant;
+}
 
 /** A tenant as the listing shows it, with its input topic when the service's outputs are known. */
 export interface TenantView {
