@@ -1,5 +1,5 @@
 import type { Message } from '@aws-sdk/client-sqs';
-import { decodeDelayQueueMessage, SQS_BATCH_ENTRIES, SQS_MAX_WAIT_SECONDS } from '@adhoc-scheduler/shared';
+import { SQS_BATCH_ENTRIES, SQS_MAX_WAIT_SECONDS } from '@adhoc-scheduler/shared';
 import {
   heartbeatFor,
   invokeAndDelete,
@@ -16,18 +16,6 @@ export interface FairQueuePollerOptions extends SqsPollerOptions {
   readonly receivers?: number;
   /** Message bodies received ahead and not yet handed to the handler, at most (one receive may pass it). */
   readonly maxBufferedBytes?: number;
-  /** A message's group when SQS returns no MessageGroupId (fauxqs keeps it on FIFO queues only). */
-  readonly groupOf?: (message: Message) => string | undefined;
-}
-
-/** The group of a delay-queue message, from its body: the event's tenant (notices form one group). */
-export function delayQueueGroupOf(message: Message): string | undefined {
-  try {
-    const decoded = decodeDelayQueueMessage(message.Body ?? '');
-    return decoded.kind === 'event' ? decoded.event.tenant : undefined;
-  } catch {
-    return undefined; // Not a delay-queue message: the emitter reports it.
-  }
 }
 
 /** Received messages waiting for a handler slot cost about this much beyond their body. */
@@ -58,9 +46,10 @@ interface Group {
  * Drives a handler on a standard queue whose messages carry a MessageGroupId, the way an SQS
  * fair queue feeds Lambda: one group's backlog does not hold back another group's messages.
  *
- * fauxqs hands a standard queue's messages out in arrival order (and drops their
- * MessageGroupId: `groupOf` then names the group), so a quiet group's messages sit behind a
- * noisy group's backlog. This poller therefore receives ahead into a bounded buffer (with all its
+ * fauxqs, as patched here, hands a standard queue's ready messages out in turns by group, but a
+ * delayed message becomes ready only at its time, and the emitter holds each batch until its
+ * events are due: the slots, not the queue, are what a group's spike fills. This poller therefore
+ * receives ahead into a bounded buffer (with all its
  * receivers while the queue hands out full receives, with one long poll while it does not) and builds
  * each batch from one group: the one with the fewest messages in handler invocations (then the
  * one waiting longest). A group alone takes up to 7 in 8 of the `concurrency` slots, so a group
@@ -283,7 +272,7 @@ class FairQueuePoller implements SqsPoller {
   private buffer(received: readonly Received[]): void {
     const receivedAt = Date.now();
     for (const { message, visibleUntil } of received) {
-      const id = message.Attributes?.MessageGroupId ?? this.options.groupOf?.(message) ?? NO_GROUP;
+      const id = message.Attributes?.MessageGroupId ?? NO_GROUP;
       let group = this.groups.get(id);
       if (!group) {
         group = { id, waiting: [], messagesInFlight: 0, batchesInFlight: 0 };

@@ -33,7 +33,7 @@ import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.
 import { FileEndJournal, ProcessEndJournal } from './end-journal.js';
 import { createLocalResources, resourceNames, type LocalResources } from './resources.js';
 import { refusePublishesToSchedulerTopics } from './scheduler-topic-guard.js';
-import { delayQueueGroupOf, startFairQueuePoller } from './fair-queue-poller.js';
+import { startFairQueuePoller } from './fair-queue-poller.js';
 import type { SqsPoller, SqsPollerOptions } from './sqs-event-source.js';
 import { startSqsPoller } from './sqs-poller.js';
 import { readTenantsFile, TenantsFileSync } from './tenants-file.js';
@@ -254,13 +254,7 @@ function startPollers(resources: LocalResources, emitterConcurrency: number, wir
     poll('loading', resources.loadingQueue, LOADING_CONCURRENCY),
     poll('changes', resources.changesQueue, CHANGES_CONCURRENCY),
     // The delay queue is a fair queue on AWS (MessageGroupId = tenant): one tenant's spike does not hold back the others.
-    poll(
-      'emitter',
-      resources.delayQueue,
-      emitterConcurrency,
-      (pollerOptions) => startFairQueuePoller({ ...pollerOptions, groupOf: delayQueueGroupOf }),
-      wiring.emitterDeps,
-    ),
+    poll('emitter', resources.delayQueue, emitterConcurrency, (pollerOptions) => startFairQueuePoller(pollerOptions), wiring.emitterDeps),
   ];
 }
 

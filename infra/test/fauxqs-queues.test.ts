@@ -4,11 +4,12 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 /**
- * fauxqs as patched here (patches/fauxqs@2.4.1.patch): a queue keeps its delayed messages in a
+ * fauxqs as patched here (patches/fauxqs@2.4.1.patch). A queue keeps its delayed messages in a
  * heap by the time each becomes visible, so a receive looks at those that are due, not at every
- * delayed one. These tests drive its store with a fake clock: a message is handed out once its
- * delay is over and not before, earliest first whatever order they were sent in, also after
- * the store is read back from its data directory.
+ * delayed one: a message is handed out once its delay is over and not before, earliest first
+ * whatever order they were sent in, also after the store is read back from its data directory.
+ * And a standard queue whose messages carry a MessageGroupId is fair, as SQS's fair queues are:
+ * its ready messages are handed out in turns by group. These tests drive its store with a fake clock.
  */
 
 interface StoredMessage {
@@ -25,7 +26,7 @@ interface Store {
 }
 interface StoreClass {
   new (): Store;
-  createMessage(body: string, attributes: Record<string, never>, delaySeconds?: number): StoredMessage;
+  createMessage(body: string, attributes: Record<string, never>, delaySeconds?: number, messageGroupId?: string): StoredMessage;
 }
 interface Persistence {
   load(sqsStore: Store, snsStore: unknown, s3Store: unknown): void;
@@ -140,5 +141,51 @@ describe('fauxqs: delayed messages', () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('fauxqs: a standard queue with message groups', () => {
+  /** Sends each body under its group (none for undefined), in this order. */
+  const sendGrouped = (queue: Queue, messages: readonly (readonly [string, string | undefined])[]): void => {
+    for (const [body, group] of messages) queue.enqueue(SqsStore.createMessage(body, {}, undefined, group));
+  };
+
+  it('hands its ready messages out in turns by group, each group in the order it was sent', () => {
+    const queue = newQueue(new SqsStore());
+    sendGrouped(queue, [
+      ...Array.from({ length: 25 }, (_, index): [string, string] => [`noisy ${index}`, 'noisy']),
+      ['quiet 0', 'quiet'],
+      ['no group 0', undefined],
+      ['quiet 1', 'quiet'],
+    ]);
+    expect(receive(queue)).toEqual([
+      'noisy 0',
+      'quiet 0',
+      'no group 0',
+      'noisy 1',
+      'quiet 1',
+      'noisy 2',
+      'noisy 3',
+      'noisy 4',
+      'noisy 5',
+      'noisy 6',
+    ]);
+    expect(receive(queue)).toEqual(Array.from({ length: 10 }, (_, index) => `noisy ${index + 7}`));
+    expect(receive(queue)).toEqual(Array.from({ length: 8 }, (_, index) => `noisy ${index + 17}`));
+    expect(receive(queue)).toEqual([]);
+  });
+
+  it('takes a group that comes behind a backlog of 50,000 of another at its next turn', () => {
+    const queue = newQueue(new SqsStore());
+    sendGrouped(
+      queue,
+      Array.from({ length: 50_000 }, (_, index): [string, string] => [`noisy ${index}`, 'noisy']),
+    );
+    expect(receive(queue)).toHaveLength(10);
+    sendGrouped(queue, [['quiet', 'quiet']]);
+    expect(receive(queue).slice(0, 2)).toContain('quiet');
+    let left = 0;
+    for (let bodies = receive(queue); bodies.length > 0; bodies = receive(queue)) left += bodies.length;
+    expect(left).toBe(50_000 - 19);
   });
 });
