@@ -1,6 +1,15 @@
 import type { LastError, LastErrors, RefusalLog } from '../src/app/ports/errors-and-refusals.js';
 import type { Clock, Logger, MetricName, SchedulerMetrics } from '../src/app/ports/process.js';
-import type { ChangesQueue, DelayedSend, DelayedSendFailure, DelayQueue, LoadingQueue, TopicPublisher } from '../src/app/ports/queues.js';
+import type {
+  ChangesQueue,
+  DelayedSend,
+  DelayedSendFailure,
+  DelayQueue,
+  LoadingQueue,
+  NoticeSend,
+  NoticeSendFailure,
+  TopicPublisher,
+} from '../src/app/ports/queues.js';
 import type { EmissionEnding } from '../src/domain/emission.js';
 import type { FailureNotice, NoticeDestination } from '../src/domain/failure.js';
 import { encodeDelayQueueMessage, type ChangeJob, type DelayQueueMessage, type LoadingChunk } from '../src/domain/messages.js';
@@ -135,6 +144,21 @@ export class MemoryDelayQueue implements DelayQueue {
   async sendNotice(noticeId: string, tenant: string, destination: NoticeDestination, notice: FailureNotice): Promise<void> {
     this.notices.push({ noticeId, tenant, ...destination, notice });
     this.hold({ kind: 'notice', noticeId, tenant, ...destination, notice }, 0);
+  }
+
+  /** Calls of `sendNotices` to refuse whole, as SQS refuses a batch. */
+  refuseNoticeSends = 0;
+  /** Calls of `sendNotices`, each with how many notices it carried. */
+  readonly noticeSends: number[] = [];
+
+  async sendNotices(items: readonly NoticeSend[]): Promise<readonly NoticeSendFailure[]> {
+    this.noticeSends.push(items.length);
+    if (this.refuseNoticeSends > 0) {
+      this.refuseNoticeSends -= 1;
+      return items.map(({ noticeId }) => ({ noticeId, reason: 'refused by the test' }));
+    }
+    for (const { noticeId, tenant, destination, notice } of items) await this.sendNotice(noticeId, tenant, destination, notice);
+    return [];
   }
 
   async sendEnds(ends: readonly EmissionEnding[]): Promise<void> {

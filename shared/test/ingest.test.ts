@@ -9,6 +9,7 @@ import { SNS_MAX_MESSAGE_BYTES } from '../src/domain/limits.js';
 import { EVENT_STATE } from '../src/domain/lifecycle.js';
 import { REASON } from '../src/domain/reasons.js';
 import { REFUSALS_KEPT } from '../src/domain/refusals.js';
+import { noticeId } from '../src/domain/table-keys.js';
 import { inputMessageId, REGION, registry, scheduleRequest, sqsRecord, topicArn } from './factories.js';
 import { ACME_TOPIC, acmeTarget, CONFIG, later, NOW, published, setup, soon } from './ingest-kit.js';
 import { MemoryTenantPauses } from './memory-event-store.js';
@@ -714,6 +715,42 @@ describe('ingest', () => {
       { jobId: `b-${messageId}`, from: 'start' },
       { jobId: `b-${messageId}`, from: 'start' },
     ]);
+  });
+});
+
+describe("a batch's failure notices", () => {
+  const failureTopic = topicArn('failures', REGION, '111111111111');
+  /** A cancel naming no event: refused as MISSING_FIELD, with a notice. */
+  const nameless = { action: 'cancel', failure_topic: failureTopic };
+
+  it('are handed to the emitter together, ten to an SQS request, once every record is done', async () => {
+    const context = setup();
+    const response = await ingestBatch(
+      context.deps,
+      Array.from({ length: 25 }, () => published(nameless)),
+    );
+    expect(response.batchItemFailures).toEqual([]);
+    expect(context.delayQueue.noticeSends).toEqual([25]);
+    expect(context.delayQueue.notices.map(({ notice }) => notice.reason)).toEqual(Array.from({ length: 25 }, () => REASON.MISSING_FIELD));
+  });
+
+  it('fail the records of those SQS does not take; delivered again, each is sent under its notice id', async () => {
+    const context = setup();
+    const ids = [inputMessageId(), inputMessageId()];
+    context.delayQueue.refuseNoticeSends = 1;
+    const first = await ingestBatch(
+      context.deps,
+      ids.map((id) => published(nameless, id)),
+    );
+    expect(first.batchItemFailures.map(({ itemIdentifier }) => itemIdentifier)).toEqual(ids.map((id) => `sqs-${id}`));
+    expect(context.delayQueue.notices).toEqual([]);
+    expect(context.lastErrors.errors.size).toBe(2);
+    const again = await ingestBatch(
+      context.deps,
+      ids.map((id) => sqsRecord(published(nameless, id).body, `sqs-${id}`, 2)),
+    );
+    expect(again.batchItemFailures).toEqual([]);
+    expect(context.delayQueue.notices.map(({ noticeId }) => noticeId)).toEqual(ids.map((id) => noticeId(id)));
   });
 });
 

@@ -48,7 +48,7 @@ describe('the SQS delay queue (on fauxqs)', () => {
     }
   });
 
-  it('carries a failure notice with its tenant, by whose registry entry the emitter decides where it goes', async () => {
+  it('carries a failure notice with its tenant, by whose registry entry the emitter decides where it goes, alone or with a batch of others', async () => {
     const sqs = new SQSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.messagingEndpoint });
     try {
       const { QueueUrl = '' } = await sqs.send(new CreateQueueCommand({ QueueName: uniqueName('delay') }));
@@ -64,6 +64,21 @@ describe('the SQS delay queue (on fauxqs)', () => {
       expect(await receiveAll(sqs, QueueUrl, 1)).toEqual([
         { kind: 'notice', noticeId: 'n-1', tenant: 'acme', failureTopic, deadLetterTopic: undefined, notice },
       ]);
+
+      // A batch's notices together, ten to a request: each arrives as one sent alone would.
+      const sent = Array.from({ length: 23 }, (_, index) => ({
+        noticeId: `n-${index + 2}`,
+        tenant: index % 2 === 0 ? 'acme' : 'globex',
+        destination: { failureTopic },
+        notice,
+      }));
+      expect(await new SqsDelayQueue(sqs, QueueUrl).sendNotices(sent)).toEqual([]);
+      const received = await receiveAll(sqs, QueueUrl, sent.length);
+      expect(received.sort((a, b) => (a.kind === 'notice' && b.kind === 'notice' ? a.noticeId.localeCompare(b.noticeId) : 0))).toEqual(
+        sent
+          .map(({ noticeId, tenant }) => ({ kind: 'notice', noticeId, tenant, failureTopic, deadLetterTopic: undefined, notice }))
+          .sort((a, b) => a.noticeId.localeCompare(b.noticeId)),
+      );
     } finally {
       sqs.destroy();
     }

@@ -10,7 +10,7 @@ import type { FailureNotice, NoticeDestination } from '../domain/failure.js';
 import { encodeDelayQueueMessage, encodeLoadingChunk, type LoadingChunk } from '../domain/messages.js';
 import { SQS_BATCH_ENTRIES, SQS_MAX_MESSAGE_BYTES } from '../domain/limits.js';
 import { TransientError } from '../domain/reasons.js';
-import type { DelayedSend, DelayedSendFailure, DelayQueue, LoadingQueue } from '../app/ports/queues.js';
+import type { DelayedSend, DelayedSendFailure, DelayQueue, LoadingQueue, NoticeSend, NoticeSendFailure } from '../app/ports/queues.js';
 
 /** Batches in flight at once from one call: SQS takes them in parallel. */
 const BATCH_CONCURRENCY = 8;
@@ -92,6 +92,16 @@ export class SqsDelayQueue implements DelayQueue {
 
   async sendNotice(noticeId: string, tenant: string, destination: NoticeDestination, notice: FailureNotice): Promise<void> {
     await this.sendOne(encodeDelayQueueMessage({ kind: 'notice', noticeId, tenant, ...destination, notice }), tenant, 'a failure notice');
+  }
+
+  async sendNotices(items: readonly NoticeSend[]): Promise<readonly NoticeSendFailure[]> {
+    const entries = items.map(({ noticeId, tenant, destination, notice }, index) => ({
+      Id: entryId(index),
+      MessageBody: encodeDelayQueueMessage({ kind: 'notice', noticeId, tenant, ...destination, notice }),
+      MessageGroupId: tenant,
+    }));
+    const failed = await sendBatches(this.client, this.queueUrl, entries);
+    return failed.map(({ entryId: id, reason }) => ({ noticeId: items[Number(id.slice(1))]?.noticeId ?? id, reason }));
   }
 
   async sendEnds(ends: readonly EmissionEnding[]): Promise<void> {

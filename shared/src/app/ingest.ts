@@ -18,7 +18,7 @@ import { type Refusal, refusalOf, refusalsToKeep } from '../domain/refusals.js';
 import { noticeId, resumeJobId } from '../domain/table-keys.js';
 import type { Tenant } from '../domain/tenants.js';
 import { type FailedRecord, type FailureLog, failRecords, processBatch } from './batch.js';
-import { type Send, sendToDelayQueue } from './ingest-sends.js';
+import { type PendingNotice, type Send, sendNotices, sendToDelayQueue } from './ingest-sends.js';
 import { startBulkCancel } from './bulk-cancel.js';
 import { resumeTenant } from './resume.js';
 import { reportFailure } from './failures.js';
@@ -51,7 +51,7 @@ export interface IngestDeps {
   >;
   /** The recurring series' records: created, taken at once, changed, cancelled. */
   readonly series: Pick<SeriesStore, 'create' | 'read' | 'payload' | 'advance' | 'change' | 'cancel'>;
-  readonly delayQueue: Pick<DelayQueue, 'send' | 'sendNotice'>;
+  readonly delayQueue: Pick<DelayQueue, 'send' | 'sendNotice' | 'sendNotices'>;
   /** Where a cancel by label starts its job. */
   readonly jobs: Pick<BulkCancelJobs, 'create' | 'get'>;
   readonly pauses: Pick<TenantPauses, 'pause' | 'resume' | 'lastChange'>;
@@ -73,6 +73,8 @@ interface Applying {
   readonly planned: PlannedMessage & { readonly tenant: Tenant };
   readonly now: number;
   readonly sends: Send[];
+  /** The batch's failure notices, handed to the emitter together once every record is done. */
+  readonly notices: PendingNotice[];
   /** The batch's refusals, kept once its accepted events are on their way. */
   readonly refused: Refusal[];
 }
@@ -91,7 +93,15 @@ async function refuse(applying: Applying, error: EventRejectedError, eventId?: s
   // Once per input message, however often it is delivered.
   const notified = noticeId(planned.message.inputMessageId);
   const destination = { failureTopic: planned.failureTopic, deadLetterTopic: planned.tenant.deadLetterTopic };
-  await reportFailure(deps, (to, body) => deps.delayQueue.sendNotice(notified, planned.tenant.id, to, body), notice, destination);
+  // Sent with the batch's others (see sendNotices): a flood of refusals costs SQS a request for ten, not one each.
+  await reportFailure(
+    deps,
+    async (to, body) => {
+      applying.notices.push({ record: planned.record, noticeId: notified, tenant: planned.tenant.id, destination: to, notice: body });
+    },
+    notice,
+    destination,
+  );
 }
 
 /**
@@ -379,13 +389,14 @@ export async function ingestBatch(deps: IngestDeps, records: readonly SQSRecord[
   const planned = new Map(plan.map((entry) => [entry.record, entry]));
   const { created, controls, namesNothing } = admitTogether(deps, plan, now);
   const sends: Send[] = [];
+  const notices: PendingNotice[] = [];
   const refused: Refusal[] = [];
   const response = await processBatch(records, deps, async (record) => {
     const entry = planned.get(record) as PlannedMessage;
     const { intent, tenant } = entry;
     if (intent.kind === 'unowned' || tenant === undefined)
       return refuseUnowned(deps, entry, intent.kind === 'unowned' ? intent.reason : REASON.UNKNOWN_TENANT);
-    const applying = { deps, planned: { ...entry, tenant }, now, sends, refused };
+    const applying = { deps, planned: { ...entry, tenant }, now, sends, notices, refused };
     // A control request over its tenant's maxControlPerSecond does nothing but say so.
     const overQuota = await controls.get(record);
     if (overQuota !== undefined) return refuse(applying, overQuota, 'eventId' in intent ? intent.eventId : undefined);
@@ -407,6 +418,8 @@ export async function ingestBatch(deps: IngestDeps, records: readonly SQSRecord[
     });
     response.batchItemFailures.push(...(await failRecords(failed, deps)));
   }
+  const failedAlready = new Set(response.batchItemFailures.map(({ itemIdentifier }) => itemIdentifier));
+  response.batchItemFailures.push(...(await sendNotices(deps, notices, failedAlready)));
   await keepRefusals(deps, refused, now);
   deps.metrics.flush();
   return response;

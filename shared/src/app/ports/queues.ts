@@ -17,11 +17,26 @@ export interface DelayedSendFailure {
   readonly reason: string;
 }
 
+/** A failure notice handed to the emitter (see DelayQueue.sendNotice). */
+export interface NoticeSend {
+  readonly noticeId: string;
+  readonly tenant: string;
+  readonly destination: NoticeDestination;
+  readonly notice: FailureNotice;
+}
+
+export interface NoticeSendFailure {
+  readonly noticeId: string;
+  readonly reason: string;
+}
+
 export interface DelayQueue {
   /** Sends in batches of 10; returns the events that could not be sent, and why. */
   send(items: readonly DelayedSend[]): Promise<readonly DelayedSendFailure[]>;
   /** Hands a failure notice to the emitter, which publishes it once (TransientError when SQS refuses). */
   sendNotice(noticeId: string, tenant: string, destination: NoticeDestination, notice: FailureNotice): Promise<void>;
+  /** Hands failure notices over as sendNotice does, in batches of 10; returns those that could not be sent, and why. */
+  sendNotices(items: readonly NoticeSend[]): Promise<readonly NoticeSendFailure[]>;
   /** Hands ends the emitter could not record over to a later delivery, which records them (TransientError when SQS refuses). */
   sendEnds(ends: readonly EmissionEnding[]): Promise<void>;
   /** Makes a message received from the delay queue come back after `delaySeconds` (its retry), instead of the visibility timeout. */
