@@ -49,12 +49,12 @@ interface Group {
  * fauxqs, as patched here, hands a standard queue's ready messages out in turns by group, but a
  * delayed message becomes ready only at its time, and the emitter holds each batch until its
  * events are due: the slots, not the queue, are what a group's spike fills. This poller therefore
- * receives ahead into a bounded buffer (with all its
- * receivers while the queue hands out full receives, with one long poll while it does not) and builds
- * each batch from one group: the one with the fewest messages in handler invocations (then the
- * one waiting longest). A group alone takes up to 7 in 8 of the `concurrency` slots, so a group
- * that appears while another floods the queue finds a free slot at once; while several groups
- * have messages here, each takes new slots only up to 1 in 8. All invocations share this
+ * receives ahead into a bounded buffer (with all its receivers while the queue hands out full
+ * receives, with one long poll while it does not) and builds each batch from one group: the one
+ * with the fewest messages in handler invocations (then the one waiting longest). A group alone
+ * takes up to 7 in 8 of the `concurrency` slots, so a group that appears while another floods the
+ * queue finds a free slot at once; while several groups have messages here, each takes new slots
+ * only up to 1 in 8. All invocations share this
  * process (and, locally, the cores with the emulators), where on AWS each has its own: a
  * noisy group holding many slots would slow every other group's invocations down.
  *
