@@ -14,7 +14,7 @@ import {
 } from '../domain/lifecycle.js';
 import { quotaExceeded } from '../domain/quotas.js';
 import { EventRejectedError, REASON, TransientError } from '../domain/reasons.js';
-import { type Refusal, refusalOf, refusalsToKeep } from '../domain/refusals.js';
+import { type Refusal, refusalOf } from '../domain/refusals.js';
 import { noticeId, resumeJobId } from '../domain/table-keys.js';
 import type { Tenant } from '../domain/tenants.js';
 import { type FailedRecord, type FailureLog, failRecords, processBatch } from './batch.js';
@@ -23,6 +23,7 @@ import { startBulkCancel } from './bulk-cancel.js';
 import { resumeTenant } from './resume.js';
 import { reportFailure } from './failures.js';
 import { admitTogether } from './ingest-admission.js';
+import { keepRefusals } from './ingest-refusals.js';
 import { type IngestPlanContext, type Intent, type PlannedMessage, planIngest, topicsNamedBy, unwrapBatch } from './ingest-plan.js';
 import { batchTenants } from './batch-tenants.js';
 import type { BulkCancelJobs } from './ports/bulk-cancel.js';
@@ -350,21 +351,6 @@ function refuseUnowned(deps: IngestDeps, planned: PlannedMessage, reason: Extrac
     { reason, topicArn: planned.message.topicArn, inputMessageId: planned.message.inputMessageId },
     'input refused: no tenant takes it',
   );
-}
-
-/**
- * Keeps the batch's refusals for the tenants' operators and clients, after its accepted events
- * are sent: a few per tenant (see REFUSALS_KEPT), the rest counted. The failure notice and the
- * log line are the refusal's report; a write that fails here is logged, and fails no record.
- */
-async function keepRefusals(deps: IngestDeps, refused: readonly Refusal[], now: number): Promise<void> {
-  if (refused.length === 0) return;
-  try {
-    await deps.refusals.keep(refusalsToKeep(refused), expiresAtFor(now, deps.config.retentionSeconds));
-  } catch (error) {
-    deps.metrics.count('RefusalsNotKept', refused.length);
-    deps.logger.warn({ err: error, refusals: refused.length }, 'refusals could not be kept for the refusal log');
-  }
 }
 
 /**
