@@ -135,18 +135,25 @@ describe('the fair-queue poller', () => {
     }
   });
 
-  it('gives a group no more than its share while the buffer catches up with the queue, so a group received later finds slots', async () => {
-    const { sqs } = countingSqs(emulators);
+  it('gives a group no more than its share while the buffer catches up with the queue, and all but the reserve once it has', async () => {
+    const { sqs, received } = countingSqs(emulators);
     const queue = await createQueue(sqs, 30, 'fair');
     await send(sqs, queue.url, messagesOf('noisy', 200));
     const invocations = new HeldInvocations((group) => group === 'noisy');
-    // One receiver: the buffer takes the noisy group's backlog ten at a time, and the quiet group's messages come once it has started.
-    const poller = startPoller(sqs, queue, { concurrency: 16, visibilityTimeoutSeconds: 30, receivers: 1 }, invocations.handler);
+    // How much of the queue the buffer had received when each invocation started.
+    const receivedAtStart: number[] = [];
+    const handler: typeof invocations.handler = (event) => {
+      receivedAtStart.push(received());
+      return invocations.handler(event);
+    };
+    // One receiver: the buffer takes the backlog ten at a time, and knows it is behind while its receives come back full.
+    const poller = startPoller(sqs, queue, { concurrency: 16, visibilityTimeoutSeconds: 30, receivers: 1 }, handler);
     try {
-      await waitFor(() => invocations.started('noisy') > 0, 'the noisy group started');
+      await waitFor(() => invocations.started('noisy') === 14, 'the noisy group holding all but the reserve');
+      // Before the last of the backlog was received, a group had at most its share of two slots, whichever groups came next.
+      expect(receivedAtStart.filter((count) => count < 200).length).toBeLessThanOrEqual(2);
       await send(sqs, queue.url, messagesOf('quiet', 3));
-      await waitFor(() => invocations.log.handledFrom('quiet') === 3, 'the quiet group handled');
-      expect(invocations.startedBefore('quiet', 'noisy')).toBeLessThanOrEqual(2);
+      await waitFor(() => invocations.log.handledFrom('quiet') === 3, 'the quiet group handled in the reserve');
       invocations.releaseAll();
       await waitFor(() => invocations.log.records().length === 203, 'every message handled');
       await waitFor(() => queueIsEmpty(sqs, queue.url), 'every handled message deleted');
