@@ -91,7 +91,8 @@ export class SqsDelayQueue implements DelayQueue {
   }
 
   async sendNotice(noticeId: string, tenant: string, destination: NoticeDestination, notice: FailureNotice): Promise<void> {
-    await this.sendOne(encodeDelayQueueMessage({ kind: 'notice', noticeId, tenant, ...destination, notice }), tenant, 'a failure notice');
+    const [refused] = await this.sendNotices([{ noticeId, tenant, destination, notice }]);
+    if (refused !== undefined) throw new TransientError(`SQS refused a failure notice: ${refused.reason}`);
   }
 
   async sendNotices(items: readonly NoticeSend[]): Promise<readonly NoticeSendFailure[]> {
@@ -106,7 +107,14 @@ export class SqsDelayQueue implements DelayQueue {
 
   async sendEnds(ends: readonly EmissionEnding[]): Promise<void> {
     // Ends are small (about 200 bytes): one message carries a whole batch's.
-    await this.sendOne(encodeDelayQueueMessage({ kind: 'ends', ends }), ends[0]?.event.tenant ?? '', 'emission ends');
+    const body = encodeDelayQueueMessage({ kind: 'ends', ends });
+    try {
+      await this.client.send(
+        new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: body, MessageGroupId: ends[0]?.event.tenant ?? '' }),
+      );
+    } catch (error) {
+      throw new TransientError(`SQS refused emission ends: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    }
   }
 
   async retryLater(receiptHandle: string, delaySeconds: number): Promise<void> {
@@ -116,14 +124,6 @@ export class SqsDelayQueue implements DelayQueue {
       );
     } catch (error) {
       throw new TransientError(`SQS refused to delay a retry: ${(error as Error)?.message ?? String(error)}`, { cause: error });
-    }
-  }
-
-  private async sendOne(body: string, tenant: string, what: string): Promise<void> {
-    try {
-      await this.client.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: body, MessageGroupId: tenant }));
-    } catch (error) {
-      throw new TransientError(`SQS refused ${what}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
     }
   }
 }
