@@ -214,14 +214,18 @@ export class EndWriter {
 
   /**
    * When the ends waiting should go (Date.now() terms): once a write's worth waits, or the oldest
-   * has lingered long enough. With a journal that keeps them, nothing waits on their writes, so
-   * they go once the publishes pause for the linger, or the oldest has waited its longest: the
-   * table's work moves off the due second.
+   * has lingered long enough. With a journal that keeps them, nothing waits on their writes: a
+   * trickle (less than a write's worth waiting once the oldest has lingered) goes then, in a small
+   * write; a spike's ends go once the publishes pause for the linger, or the oldest has waited its
+   * longest, so that the table's work moves off the due second. A steady stream never pauses:
+   * held for the longest wait, its ends would go as one large write every few seconds, and the
+   * events due while DynamoDB Local works it would come late.
    */
   private writeDueAt(oldest: Waiting): number {
+    const trickle = this.pending.length < ENDS_PER_WRITE;
     if (this.deps.journal !== undefined && !this.journalFailing)
-      return Math.min(this.lastEndAt + this.lingerMs, oldest.at + JOURNALED_MAX_WAIT_MS);
-    return this.pending.length >= ENDS_PER_WRITE ? oldest.at : oldest.at + this.lingerMs;
+      return trickle ? oldest.at + this.lingerMs : Math.min(this.lastEndAt + this.lingerMs, oldest.at + JOURNALED_MAX_WAIT_MS);
+    return trickle ? oldest.at + this.lingerMs : oldest.at;
   }
 
   private ripe(): boolean {
