@@ -395,6 +395,23 @@ describe('the end writer', () => {
       });
     });
 
+    it('with a linger, writes a trickle of journaled ends (less than a write’s worth) once the oldest has lingered, though the publishes never pause', async () => {
+      await onFakeTimers(async () => {
+        const { writes, ids, writer, ending } = setup({ lingerMs: 500, journal: new MemoryEndJournal() });
+        // An end every 100 ms, as a steady stream of publishes answers: never a pause of 500 ms.
+        for (let at = 0; at < 500; at += 100) {
+          expect(writes).toHaveLength(0);
+          await writer.record(ending(`t-${at}`));
+          await vi.advanceTimersByTimeAsync(100);
+        }
+        expect(writes.map((_, write) => ids(write))).toEqual([['t-0', 't-100', 't-200', 't-300', 't-400']]);
+        writes[0]?.answer();
+        await writer.record(ending('t-500'));
+        await vi.advanceTimersByTimeAsync(500);
+        expect(ids(1)).toEqual(['t-500']);
+      });
+    });
+
     it('records the ends a process before left in the journal, frees their places, then empties it', async () => {
       const journal = new MemoryEndJournal();
       const { store, writes, ids, writer, ending } = setup({ journal });
