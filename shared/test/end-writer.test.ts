@@ -412,14 +412,21 @@ describe('the end writer', () => {
       });
     });
 
-    it('records the ends a process before left in the journal, frees their places, then empties it', async () => {
+    it('records the ends a process before left in the journal, frees their places, then empties it; its replay settles once they are recorded', async () => {
       const journal = new MemoryEndJournal();
       const { store, writes, ids, writer, ending } = setup({ journal });
       store.openEvents.set('acme', 1);
-      writer.replay([ending('left')]);
+      let replayed = false;
+      const replay = writer.replay([ending('left')]).then(() => {
+        replayed = true;
+      });
       await nextTurn();
       expect(ids(0)).toEqual(['left']);
+      // Nothing may poll the delay queue yet: a redelivered copy of `left` would find it open.
+      expect(replayed).toBe(false);
       writes[0]?.answer();
+      await replay;
+      expect(store.records.get('left')?.state).toBe(EVENT_STATE.emitted);
       await vi.waitFor(() => expect(journal.clears).toBe(1));
       expect(store.records.get('left')?.state).toBe(EVENT_STATE.emitted);
       expect(store.openEvents.get('acme')).toBe(0);
@@ -487,7 +494,7 @@ describe('the end writer', () => {
     it('keeps the journal while an end a process before left in it is unrecorded, though later ends were kept and recorded', async () => {
       const journal = new MemoryEndJournal();
       const { writes, ids, writer, ending } = setup({ journal });
-      writer.replay([ending('left')]);
+      void writer.replay([ending('left')]);
       await nextTurn();
       expect(await writer.record(ending('new'))).toEqual({ outcome: 'journaled', freesPlace: false });
       expect(ids(1)).toEqual(['new']);
@@ -517,7 +524,7 @@ describe('the end writer', () => {
         expect(closed).toBe(true);
         await closing;
         void writer.record(ending('b'));
-        writer.replay([ending('left')]);
+        void writer.replay([ending('left')]);
         await nextTurn();
         expect(journal.appends).toHaveLength(1);
         expect(writes).toHaveLength(1);

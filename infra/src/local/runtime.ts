@@ -400,8 +400,9 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
       });
 
     const emitterDeps = depsFor('emitter');
-    // What the process before published and left unrecorded in the journal is recorded first.
-    emitterDeps.endWriter.replay(endJournal?.left ?? []);
+    // What the process before published and left unrecorded in the journal is recorded before
+    // anything polls: a redelivered copy of such an event must find it ended, not publish it again.
+    await emitterDeps.endWriter.replay(endJournal?.left ?? []);
     const pollers = startPollers(resources, emitterConcurrency, {
       sqs: clients.sqs,
       visibilityTimeoutSeconds,

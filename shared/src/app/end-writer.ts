@@ -113,7 +113,7 @@ export function countPlaces(freed: Map<string, number>, endings: readonly Pick<E
 
 interface Waiting {
   readonly ending: EmissionEnding;
-  /** Settles the publish that waits for this end; undefined once settled, and for an end from the journal of a process before. */
+  /** Settles the publish that waits for this end (or the replay of the journal a process before left); undefined once settled. */
   settle: ((settled: EndSettled) => void) | undefined;
   /** When it was handed to the writer (Date.now()): how long it has lingered. */
   readonly at: number;
@@ -184,11 +184,24 @@ export class EndWriter {
     });
   }
 
-  /** Records the ends a process before left in the journal (kept there and, maybe, never recorded): as journaled ends of this one. */
-  replay(ends: readonly EmissionEnding[]): void {
-    for (const ending of ends) this.pending.push({ ending, settle: undefined, at: 0, journaled: true });
-    this.unrecorded += ends.length;
-    this.pumpSoon();
+  /**
+   * Records the ends a process before left in the journal (kept there and, maybe, never recorded),
+   * as journaled ends of this one. Resolves once every one is recorded or handed over: until then
+   * a redelivered copy of such an event would find it open and be published a second time, so
+   * nothing polls the delay queue before.
+   */
+  replay(ends: readonly EmissionEnding[]): Promise<void> {
+    if (ends.length === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      let unsettled = ends.length;
+      const settle = (): void => {
+        unsettled -= 1;
+        if (unsettled === 0) resolve();
+      };
+      for (const ending of ends) this.pending.push({ ending, settle, at: 0, journaled: true });
+      this.unrecorded += ends.length;
+      this.pumpSoon();
+    });
   }
 
   /**
