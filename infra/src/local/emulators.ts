@@ -72,6 +72,22 @@ const STOP_GRACE_MS = 5_000;
 /** How much of a child's output is kept to explain a failure. */
 const OUTPUT_TAIL_CHARS = 16_000;
 
+/**
+ * DynamoDB Local's JIT compilers run at the lowest priority (nice 19) and every other thread of
+ * its JVM at the normal one (0), run as root or not. On 2 cores, the C2 compiler took most of a
+ * core in bursts through a run's first minute, and the emitter's timers and fauxqs waited for a
+ * core behind it: steady's latest events and a spike's p99 (BENCHMARKS.md, 2026-12-06). At nice
+ * 19 it compiles in the time nothing else wants. The compiler threads live as long as the JVM,
+ * so each gets its priority once.
+ */
+const DYNAMODB_LOCAL_JVM_OPTIONS = [
+  '-XX:ThreadPriorityPolicy=1',
+  '-XX:CompilerThreadPriority=19',
+  '-XX:-UseDynamicNumberOfCompilerThreads',
+  // The policy maps Java priorities to nice values down to -5 when it may; all at 0 instead.
+  ...Array.from({ length: 10 }, (_, index) => `-XX:JavaPriority${index + 1}_To_OSPriority=0`),
+];
+
 export interface EmulatorOptions {
   /** With a data directory, tables, queues, topics and messages survive a restart (even a SIGKILL). */
   readonly dataDir?: string;
@@ -149,6 +165,7 @@ async function startDynamoDbLocal(port: number, storageArgs: readonly string[]):
     'dynamodb',
     'java',
     [
+      ...DYNAMODB_LOCAL_JVM_OPTIONS,
       `-Djava.library.path=${join(DYNAMODB_LOCAL_DIR, 'DynamoDBLocal_lib')}`,
       '-cp',
       classPath,

@@ -1,0 +1,67 @@
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { sharedEmulators } from './kit.js';
+
+/**
+ * DynamoDB Local's JIT compilers give way to everything else on the machine: on 2 cores their
+ * bursts held the emitter's timers back (emulators.ts). Read from the kernel's view of each
+ * thread (Linux), so the test sees the priorities the JVM took, not the flags it was given.
+ */
+
+/** TCP state 0A is LISTEN in /proc/net/tcp and tcp6. */
+const LISTEN = '0A';
+
+/** The process holding the socket that listens on `port` (its port is picked by the system, so not in its arguments). */
+function processListeningOn(port: number): string {
+  const portHex = port.toString(16).toUpperCase().padStart(4, '0');
+  const inodes = new Set(
+    ['/proc/net/tcp', '/proc/net/tcp6'].flatMap((table) =>
+      readFileSync(table, 'utf8')
+        .split('\n')
+        .slice(1)
+        .map((line) => line.trim().split(/\s+/))
+        .filter((fields) => fields[3] === LISTEN && fields[1]?.endsWith(`:${portHex}`))
+        .map((fields) => `socket:[${fields[9]}]`),
+    ),
+  );
+  const holders = readdirSync('/proc').filter((pid) => {
+    if (!/^\d+$/.test(pid)) return false;
+    try {
+      return readdirSync(`/proc/${pid}/fd`).some((fd) => inodes.has(readlinkSync(`/proc/${pid}/fd/${fd}`)));
+    } catch {
+      return false; // gone since it was listed, or not this user's
+    }
+  });
+  expect(holders, `the process listening on port ${port}`).toHaveLength(1);
+  return holders[0] as string;
+}
+
+/** Each thread's name and nice value, from /proc/PID/task/TID/stat (the name may hold spaces). */
+function threadNiceValues(pid: string): { name: string; nice: number }[] {
+  return readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      // After the name: state is field 3, nice field 19.
+      const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+      return [{ name, nice }];
+    } catch {
+      return []; // the thread ended since it was listed
+    }
+  });
+}
+
+const emulators = sharedEmulators();
+
+describe.runIf(process.platform === 'linux')('DynamoDB Local', () => {
+  it('runs its JIT compilers at nice 19 and every other thread at 0', () => {
+    const threads = threadNiceValues(processListeningOn(Number(new URL(emulators.dynamodbEndpoint).port)));
+    const compilers = threads.filter(({ name }) => /^C[12] CompilerThre/.test(name));
+    expect(compilers.map(({ name }) => name.slice(0, 2)).sort()).toEqual(['C1', 'C2']);
+    for (const { name, nice } of compilers) expect(nice, name).toBe(19);
+    // The code cache sweeper is the compilers' own helper and takes their priority.
+    const others = threads.filter(({ name }) => !/^C[12] CompilerThre|^Sweeper thread/.test(name));
+    expect(others.length).toBeGreaterThan(10);
+    for (const { name, nice } of others) expect(nice, name).toBe(0);
+  });
+});
