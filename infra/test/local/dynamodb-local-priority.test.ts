@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { sharedEmulators } from './kit.js';
+import { listeningSockets } from './listening-sockets.js';
 
 /**
  * DynamoDB Local's JIT compilers give way to everything else on the machine: on 2 cores their
@@ -8,22 +9,9 @@ import { sharedEmulators } from './kit.js';
  * thread (Linux), so the test sees the priorities the JVM took, not the flags it was given.
  */
 
-/** TCP state 0A is LISTEN in /proc/net/tcp and tcp6. */
-const LISTEN = '0A';
-
 /** The process holding the socket that listens on `port` (its port is picked by the system, so not in its arguments). */
 function processListeningOn(port: number): string {
-  const portHex = port.toString(16).toUpperCase().padStart(4, '0');
-  const inodes = new Set(
-    ['/proc/net/tcp', '/proc/net/tcp6'].flatMap((table) =>
-      readFileSync(table, 'utf8')
-        .split('\n')
-        .slice(1)
-        .map((line) => line.trim().split(/\s+/))
-        .filter((fields) => fields[3] === LISTEN && fields[1]?.endsWith(`:${portHex}`))
-        .map((fields) => `socket:[${fields[9]}]`),
-    ),
-  );
+  const inodes = new Set(listeningSockets(port).map(({ inode }) => `socket:[${inode}]`));
   const holders = readdirSync('/proc').filter((pid) => {
     if (!/^\d+$/.test(pid)) return false;
     try {
@@ -57,7 +45,8 @@ describe.runIf(process.platform === 'linux')('DynamoDB Local', () => {
   it('runs its JIT compilers at nice 19 and every other thread at 0', () => {
     const threads = threadNiceValues(processListeningOn(Number(new URL(emulators.dynamodbEndpoint).port)));
     const compilers = threads.filter(({ name }) => /^C[12] CompilerThre/.test(name));
-    expect(compilers.map(({ name }) => name.slice(0, 2)).sort()).toEqual(['C1', 'C2']);
+    // One of each on 2 cores, more C2 threads on bigger machines.
+    expect(new Set(compilers.map(({ name }) => name.slice(0, 2)))).toEqual(new Set(['C1', 'C2']));
     for (const { name, nice } of compilers) expect(nice, name).toBe(19);
     // The code cache sweeper is the compilers' own helper and takes their priority.
     const others = threads.filter(({ name }) => !/^C[12] CompilerThre|^Sweeper thread/.test(name));
