@@ -1,5 +1,6 @@
 import {
   CreateTableCommand,
+  type CreateTableCommandInput,
   DescribeTableCommand,
   DynamoDBClient,
   ResourceInUseException,
@@ -146,17 +147,20 @@ async function dropLegacyIndex(dynamodb: DynamoDBClient, tableName: string, logg
   await awaitIndex(dynamodb, tableName, LEGACY_BUCKET_INDEX.name, 'gone');
 }
 
+/** The scheduler's table as CreateTable makes it: its key, indexes and billing (TABLE_LAYOUT). */
+export function tableDefinition(tableName: string): CreateTableCommandInput {
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: KEY_ATTRIBUTES,
+    KeySchema: [{ AttributeName: TABLE_LAYOUT.partitionKey.name, KeyType: 'HASH' }],
+    GlobalSecondaryIndexes: TABLE_LAYOUT.indexes.map(indexDefinition),
+  };
+}
+
 async function createTable(dynamodb: DynamoDBClient, tableName: string, logger: Pick<Logger, 'info'>): Promise<void> {
   try {
-    await dynamodb.send(
-      new CreateTableCommand({
-        TableName: tableName,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: KEY_ATTRIBUTES,
-        KeySchema: [{ AttributeName: TABLE_LAYOUT.partitionKey.name, KeyType: 'HASH' }],
-        GlobalSecondaryIndexes: TABLE_LAYOUT.indexes.map(indexDefinition),
-      }),
-    );
+    await dynamodb.send(new CreateTableCommand(tableDefinition(tableName)));
     await dynamodb.send(
       new UpdateTimeToLiveCommand({
         TableName: tableName,

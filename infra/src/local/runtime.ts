@@ -29,6 +29,7 @@ import {
 } from '@adhoc-scheduler/functions';
 import { LOCAL_CREDENTIALS } from '@adhoc-scheduler/shared/local-service-access';
 import { EVENT_SOURCES, LOCAL_VISIBILITY_TIMEOUT_SECONDS, type EventSourceName } from '../queues.js';
+import { DEFAULT_WARM_UP_MS, warmUpWhenNothingWaits } from './dynamodb-warm-up.js';
 import { startEmulators, type EmulatorPorts, type Emulators } from './emulators.js';
 import { FileEndJournal, ProcessEndJournal } from './end-journal.js';
 import { createLocalResources, resourceNames, type LocalResources } from './resources.js';
@@ -116,6 +117,11 @@ export interface LocalSchedulerOptions {
    * timed out (Lambda's longest, 900 s, by default; a test may give a short one).
    */
   readonly handlerTimeoutSeconds?: number;
+  /**
+   * How long DynamoDB Local is worked before anything polls, when no queue holds a message (see
+   * dynamodb-warm-up.ts): DEFAULT_WARM_UP_MS when the runtime starts the emulators, none on shared ones.
+   */
+  readonly dynamodbWarmUpMs?: number;
   readonly logger?: ServiceLogger;
   /** Lets a caller wrap the service's SDK clients (fault injection, request counting). */
   readonly instrumentClients?: (clients: AwsClients) => void;
@@ -382,6 +388,8 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     };
     const clients = createAwsClients(config, { credentials: LOCAL_CREDENTIALS, maxSockets: 4 * emitterConcurrency });
     refusePublishesToSchedulerTopics(clients.sns, config, LOCAL_EMITTER_ROLE_ARN);
+    const warmUpMs = options.dynamodbWarmUpMs ?? (ownEmulators ? DEFAULT_WARM_UP_MS : 0);
+    await warmUpWhenNothingWaits(warmUpMs, config, clients.sqs, resources, logger);
     options.instrumentClients?.(clients);
     const { tenantDirectory, fileSync } = await startRegistry(config, clients, tenants, {
       file: 'file' in tenantsOption ? tenantsOption.file : undefined,

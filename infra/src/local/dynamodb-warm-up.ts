@@ -1,0 +1,158 @@
+/**
+ * Works a freshly started DynamoDB Local before the service takes load, so that its JIT has
+ * compiled the request paths the scheduler uses while the cores are idle. A cold JVM runs them
+ * interpreted at first and compiles them in the first minute of load, on the cores the service
+ * and fauxqs need then (its compilers run at nice 19, see emulators.ts): a fresh service took
+ * about a fifth fewer events a second in its first ingest run than in its next (BENCHMARKS.md).
+ *
+ * The work goes to a scratch table with the scheduler's layout, deleted afterwards: the same
+ * kinds of request as the service's (conditional creates in transactions, batched writes, due
+ * queries on the tenant index, batched reads, conditional updates that leave the index), on
+ * items of about an event's size.
+ */
+import { randomBytes } from 'node:crypto';
+import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TABLE, type SchedulerConfig, type ServiceLogger } from '@adhoc-scheduler/shared';
+import { LOCAL_CREDENTIALS } from '@adhoc-scheduler/shared/local-service-access';
+import { tableDefinition, type LocalResources } from './resources.js';
+
+/**
+ * Long enough for a cold DynamoDB Local's rate of requests to reach a warm one's on 2 cores: it
+ * rose for about 6 s of this work, from a sixth of it in the first second (BENCHMARKS.md).
+ */
+export const DEFAULT_WARM_UP_MS = 6_000;
+
+/** Rounds in flight at once: both cores busy, the compilers given the time between requests. */
+const WORKERS = 2;
+/** Items a round creates in one transaction, as ingest's conditional creates go. */
+const TRANSACTION_ITEMS = 10;
+/** Items a round writes in one batch, DynamoDB's most. */
+const BATCH_WRITE_ITEMS = 25;
+/** An event's payload of a typical size. */
+const PAYLOAD = 'x'.repeat(400);
+
+/**
+ * Warms DynamoDB Local for `warmUpMs` (warmDynamoDbLocal below), only when none of the
+ * scheduler's queues holds a message, visible, in flight or delayed: a start after a crash, or
+ * with events waiting, takes up its work at once.
+ */
+export async function warmUpWhenNothingWaits(
+  warmUpMs: number,
+  config: Pick<SchedulerConfig, 'region' | 'dynamodbEndpoint'>,
+  sqs: SQSClient,
+  resources: LocalResources,
+  logger: ServiceLogger,
+): Promise<void> {
+  if (warmUpMs <= 0) return;
+  const queues = [resources.publicIngestQueue, resources.ingestQueue, resources.loadingQueue, resources.delayQueue, resources.changesQueue];
+  const held = await Promise.all(queues.map(({ url }) => messagesHeld(sqs, url)));
+  if (held.some((count) => count > 0)) {
+    logger.info({ messagesHeld: held.reduce((sum, count) => sum + count, 0) }, 'DynamoDB Local not warmed up: the queues hold messages');
+    return;
+  }
+  const client = new DynamoDBClient({ region: config.region, endpoint: config.dynamodbEndpoint, credentials: LOCAL_CREDENTIALS });
+  try {
+    logger.info(await warmDynamoDbLocal(client, warmUpMs), 'DynamoDB Local warmed up');
+  } finally {
+    client.destroy();
+  }
+}
+
+async function messagesHeld(sqs: SQSClient, queueUrl: string): Promise<number> {
+  const names = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const;
+  const { Attributes = {} } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: [...names] }));
+  return names.reduce((sum, name) => sum + Number(Attributes[name] ?? 0), 0);
+}
+
+export interface WarmUpResult {
+  /** Requests answered, scratch table aside. */
+  readonly requests: number;
+  readonly elapsedMs: number;
+}
+
+/** Sends the scheduler's kinds of request to a scratch table for `budgetMs` once it is created, then deletes the table. */
+export async function warmDynamoDbLocal(client: DynamoDBClient, budgetMs: number): Promise<WarmUpResult> {
+  const started = Date.now();
+  const tableName = `warm-up-${randomBytes(4).toString('hex')}`;
+  const documents = DynamoDBDocumentClient.from(client);
+  await client.send(new CreateTableCommand(tableDefinition(tableName)));
+  try {
+    const deadline = Date.now() + budgetMs;
+    const counts = await Promise.all(
+      Array.from({ length: WORKERS }, (_, worker) => workUntil(documents, tableName, `w${worker}`, deadline)),
+    );
+    return { requests: counts.reduce((sum, count) => sum + count, 0), elapsedMs: Date.now() - started };
+  } finally {
+    await client.send(new DeleteTableCommand({ TableName: tableName }));
+  }
+}
+
+async function workUntil(documents: DynamoDBDocumentClient, tableName: string, worker: string, deadline: number): Promise<number> {
+  let requests = 0;
+  for (let round = 0; Date.now() < deadline; round++) {
+    requests += await workRound(documents, tableName, `${worker}-${round}`, Date.now());
+  }
+  return requests;
+}
+
+function warmUpItem(id: string, shard: string, dueAt: number) {
+  return {
+    [TABLE.partitionKey]: id,
+    [TABLE.tenantShardKey]: shard,
+    [TABLE.dueAtKey]: dueAt,
+    state: 'stored',
+    version: 1,
+    payload: PAYLOAD,
+    [TABLE.ttlAttribute]: Math.floor(dueAt / 1000) + 86_400,
+  };
+}
+
+/** One round of the service's kinds of request on new items; returns how many requests it sent. */
+async function workRound(documents: DynamoDBDocumentClient, tableName: string, round: string, dueAt: number): Promise<number> {
+  const shard = `warm-up#${round}`;
+  const created = Array.from({ length: TRANSACTION_ITEMS }, (_, index) => warmUpItem(`${round}-t${index}`, shard, dueAt + index));
+  const batched = Array.from({ length: BATCH_WRITE_ITEMS }, (_, index) => warmUpItem(`${round}-b${index}`, shard, dueAt + index));
+  const names = { '#id': TABLE.partitionKey, '#state': 'state' };
+  await documents.send(
+    new TransactWriteCommand({
+      TransactItems: created.map((Item) => ({
+        Put: {
+          TableName: tableName,
+          Item,
+          ConditionExpression: 'attribute_not_exists(#id)',
+          ExpressionAttributeNames: { '#id': TABLE.partitionKey },
+        },
+      })),
+    }),
+  );
+  await documents.send(new BatchWriteCommand({ RequestItems: { [tableName]: batched.map((Item) => ({ PutRequest: { Item } })) } }));
+  await documents.send(
+    new QueryCommand({
+      TableName: tableName,
+      IndexName: TABLE.tenantIndex,
+      KeyConditionExpression: '#key = :key AND #due BETWEEN :from AND :last',
+      ExpressionAttributeNames: { '#key': TABLE.tenantShardKey, '#due': TABLE.dueAtKey },
+      ExpressionAttributeValues: { ':key': shard, ':from': dueAt, ':last': dueAt + BATCH_WRITE_ITEMS },
+      Limit: 100,
+    }),
+  );
+  const ids = [...created, ...batched].map((item) => ({ [TABLE.partitionKey]: item[TABLE.partitionKey] }));
+  await documents.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: ids } } }));
+  await documents.send(
+    new TransactWriteCommand({
+      TransactItems: created.map(({ id }) => ({
+        Update: {
+          TableName: tableName,
+          Key: { [TABLE.partitionKey]: id },
+          UpdateExpression: 'SET #state = :emitted, version = :next REMOVE #key',
+          ConditionExpression: 'attribute_exists(#id) AND #state = :stored AND version = :version',
+          ExpressionAttributeNames: { ...names, '#key': TABLE.tenantShardKey },
+          ExpressionAttributeValues: { ':emitted': 'emitted', ':stored': 'stored', ':version': 1, ':next': 2 },
+        },
+      })),
+    }),
+  );
+  return 5;
+}

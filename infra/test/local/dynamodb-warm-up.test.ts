@@ -1,0 +1,51 @@
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { warmDynamoDbLocal } from '../../src/local/dynamodb-warm-up.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
+import { capturingLogger, sharedEmulators, startTestScheduler, uniqueName } from './kit.js';
+
+/**
+ * A fresh DynamoDB Local is worked before the service polls, so its JIT compiles while the cores
+ * are idle (dynamodb-warm-up.ts); a start with messages waiting takes them up at once instead.
+ */
+const emulators = sharedEmulators();
+const access = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
+const dynamodb = new DynamoDBClient({ ...access, endpoint: emulators.dynamodbEndpoint });
+const sqs = new SQSClient({ ...access, endpoint: emulators.messagingEndpoint });
+afterAll(() => {
+  dynamodb.destroy();
+  sqs.destroy();
+});
+
+async function warmUpTables(): Promise<string[]> {
+  const { TableNames = [] } = await dynamodb.send(new ListTablesCommand({}));
+  return TableNames.filter((name) => name.startsWith('warm-up-'));
+}
+
+describe('DynamoDB Local warm-up', () => {
+  it("sends the scheduler's kinds of request for its budget, then deletes its scratch table", async () => {
+    const warmed = await warmDynamoDbLocal(dynamodb, 500);
+    expect(warmed.requests).toBeGreaterThanOrEqual(5);
+    expect(warmed.elapsedMs).toBeGreaterThanOrEqual(500);
+    expect(await warmUpTables()).toEqual([]);
+  });
+
+  it('warms a start whose queues are empty, and not one with a message waiting', async () => {
+    const namePrefix = uniqueName('warm');
+    const first = capturingLogger();
+    const scheduler = await startTestScheduler(emulators, { namePrefix, dynamodbWarmUpMs: 300, logger: first.logger });
+    await scheduler.stop();
+    expect(first.lines.find(({ msg }) => msg === 'DynamoDB Local warmed up')).toMatchObject({ requests: expect.any(Number) });
+
+    // An event due in a quarter of an hour waits in the delay queue through the restart.
+    await sqs.send(new SendMessageCommand({ QueueUrl: scheduler.outputs.delayQueueUrl, MessageBody: '{}', DelaySeconds: 900 }));
+    const second = capturingLogger();
+    const restarted = await startTestScheduler(emulators, { namePrefix, dynamodbWarmUpMs: 300, logger: second.logger });
+    await restarted.stop();
+    expect(second.lines.find(({ msg }) => msg === 'DynamoDB Local not warmed up: the queues hold messages')).toMatchObject({
+      messagesHeld: 1,
+    });
+    expect(second.lines.some(({ msg }) => msg === 'DynamoDB Local warmed up')).toBe(false);
+  });
+});
