@@ -24,7 +24,7 @@ import { tableDefinition, type LocalResources } from './resources.js';
  */
 export const DEFAULT_WARM_UP_MS = 6_000;
 
-/** Rounds in flight at once: both cores busy, the compilers given the time between requests. */
+/** Rounds in flight at once, as the service keeps several requests open; one or two warmed it as fast (BENCHMARKS.md). */
 const WORKERS = 2;
 /** Items a round creates in one transaction, as ingest's conditional creates go. */
 const TRANSACTION_ITEMS = 10;
