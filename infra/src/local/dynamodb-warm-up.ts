@@ -5,13 +5,13 @@
  * and fauxqs need then (its compilers run at nice 19, see emulators.ts): a fresh service took
  * about a fifth fewer events a second in its first ingest run than in its next (BENCHMARKS.md).
  *
- * The work goes to a scratch table with the scheduler's layout, deleted afterwards: the same
+ * The work goes to a scratch table with the scheduler's layout, deleted afterwards (and before,
+ * should a start have been killed during its warm-up): the same
  * kinds of request as the service's (conditional creates in transactions, batched writes, due
  * queries on the tenant index, batched reads, conditional updates that leave the index), on
  * items of about an event's size.
  */
-import { randomBytes } from 'node:crypto';
-import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DeleteTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { TABLE, type SchedulerConfig, type ServiceLogger } from '@adhoc-scheduler/shared';
@@ -54,7 +54,7 @@ export async function warmUpWhenNothingWaits(
   }
   const client = new DynamoDBClient({ region: config.region, endpoint: config.dynamodbEndpoint, credentials: LOCAL_CREDENTIALS });
   try {
-    logger.info(await warmDynamoDbLocal(client, warmUpMs), 'DynamoDB Local warmed up');
+    logger.info(await warmDynamoDbLocal(client, `${resources.tableName}-warm-up`, warmUpMs), 'DynamoDB Local warmed up');
   } finally {
     client.destroy();
   }
@@ -72,11 +72,14 @@ export interface WarmUpResult {
   readonly elapsedMs: number;
 }
 
-/** Sends the scheduler's kinds of request to a scratch table for `budgetMs` once it is created, then deletes the table. */
-export async function warmDynamoDbLocal(client: DynamoDBClient, budgetMs: number): Promise<WarmUpResult> {
+/**
+ * Sends the scheduler's kinds of request to the scratch table `tableName` for `budgetMs` once it
+ * is created, then deletes it. A table of that name left by a start killed meanwhile goes first.
+ */
+export async function warmDynamoDbLocal(client: DynamoDBClient, tableName: string, budgetMs: number): Promise<WarmUpResult> {
   const started = Date.now();
-  const tableName = `warm-up-${randomBytes(4).toString('hex')}`;
   const documents = DynamoDBDocumentClient.from(client);
+  await deleteTable(client, tableName);
   await client.send(new CreateTableCommand(tableDefinition(tableName)));
   try {
     const deadline = Date.now() + budgetMs;
@@ -85,7 +88,15 @@ export async function warmDynamoDbLocal(client: DynamoDBClient, budgetMs: number
     );
     return { requests: counts.reduce((sum, count) => sum + count, 0), elapsedMs: Date.now() - started };
   } finally {
+    await deleteTable(client, tableName);
+  }
+}
+
+async function deleteTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  try {
     await client.send(new DeleteTableCommand({ TableName: tableName }));
+  } catch (error) {
+    if (!(error instanceof ResourceNotFoundException)) throw error;
   }
 }
 
@@ -114,7 +125,6 @@ async function workRound(documents: DynamoDBDocumentClient, tableName: string, r
   const shard = `warm-up#${round}`;
   const created = Array.from({ length: TRANSACTION_ITEMS }, (_, index) => warmUpItem(`${round}-t${index}`, shard, dueAt + index));
   const batched = Array.from({ length: BATCH_WRITE_ITEMS }, (_, index) => warmUpItem(`${round}-b${index}`, shard, dueAt + index));
-  const names = { '#id': TABLE.partitionKey, '#state': 'state' };
   await documents.send(
     new TransactWriteCommand({
       TransactItems: created.map((Item) => ({
@@ -148,7 +158,7 @@ async function workRound(documents: DynamoDBDocumentClient, tableName: string, r
           Key: { [TABLE.partitionKey]: id },
           UpdateExpression: 'SET #state = :emitted, version = :next REMOVE #key',
           ConditionExpression: 'attribute_exists(#id) AND #state = :stored AND version = :version',
-          ExpressionAttributeNames: { ...names, '#key': TABLE.tenantShardKey },
+          ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#state': 'state', '#key': TABLE.tenantShardKey },
           ExpressionAttributeValues: { ':emitted': 'emitted', ':stored': 'stored', ':version': 1, ':next': 2 },
         },
       })),

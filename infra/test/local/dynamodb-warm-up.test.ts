@@ -1,7 +1,8 @@
-import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { warmDynamoDbLocal } from '../../src/local/dynamodb-warm-up.js';
+import { tableDefinition } from '../../src/local/resources.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
 import { capturingLogger, sharedEmulators, startTestScheduler, uniqueName } from './kit.js';
 
@@ -18,17 +19,25 @@ afterAll(() => {
   sqs.destroy();
 });
 
-async function warmUpTables(): Promise<string[]> {
+async function tableNames(): Promise<string[]> {
   const { TableNames = [] } = await dynamodb.send(new ListTablesCommand({}));
-  return TableNames.filter((name) => name.startsWith('warm-up-'));
+  return TableNames;
 }
 
 describe('DynamoDB Local warm-up', () => {
   it("sends the scheduler's kinds of request for its budget, then deletes its scratch table", async () => {
-    const warmed = await warmDynamoDbLocal(dynamodb, 500);
+    const scratch = uniqueName('scratch');
+    const warmed = await warmDynamoDbLocal(dynamodb, scratch, 500);
     expect(warmed.requests).toBeGreaterThanOrEqual(5);
     expect(warmed.elapsedMs).toBeGreaterThanOrEqual(500);
-    expect(await warmUpTables()).toEqual([]);
+    expect(await tableNames()).not.toContain(scratch);
+  });
+
+  it('replaces a scratch table a start killed during its warm-up left behind', async () => {
+    const scratch = uniqueName('scratch');
+    await dynamodb.send(new CreateTableCommand(tableDefinition(scratch)));
+    await warmDynamoDbLocal(dynamodb, scratch, 100);
+    expect(await tableNames()).not.toContain(scratch);
   });
 
   it('warms a start whose queues are empty, and not one with a message waiting', async () => {
