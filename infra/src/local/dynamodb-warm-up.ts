@@ -6,16 +6,15 @@
  * about a fifth fewer events a second in its first ingest run than in its next (BENCHMARKS.md).
  *
  * The work goes to a scratch table with the scheduler's layout, deleted afterwards (and before,
- * should a start have been killed during its warm-up): the same
- * kinds of request as the service's (conditional creates in transactions, batched writes, due
- * queries on the tenant index, batched reads, conditional updates that leave the index), on
- * items of about an event's size.
+ * should a start have been killed during its warm-up): the same kinds of request as the
+ * service's (conditional creates in transactions, batched writes, due queries on the tenant
+ * index, batched reads, conditional updates that leave the index), on items of about an event's
+ * size.
  */
-import { CreateTableCommand, DeleteTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DeleteTableCommand, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { TABLE, type SchedulerConfig, type ServiceLogger } from '@adhoc-scheduler/shared';
-import { LOCAL_CREDENTIALS } from '@adhoc-scheduler/shared/local-service-access';
+import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TABLE, type ServiceLogger } from '@adhoc-scheduler/shared';
 import { tableDefinition, type LocalResources } from './resources.js';
 
 /**
@@ -32,6 +31,8 @@ const TRANSACTION_ITEMS = 10;
 const BATCH_WRITE_ITEMS = 25;
 /** An event's payload of a typical size. */
 const PAYLOAD = 'x'.repeat(400);
+/** The requests workRound sends. */
+const ROUND_REQUESTS = 5;
 
 /**
  * Warms DynamoDB Local for `warmUpMs` (warmDynamoDbLocal below), only when none of the
@@ -40,8 +41,7 @@ const PAYLOAD = 'x'.repeat(400);
  */
 export async function warmUpWhenNothingWaits(
   warmUpMs: number,
-  config: Pick<SchedulerConfig, 'region' | 'dynamodbEndpoint'>,
-  sqs: SQSClient,
+  { sqs, dynamodb }: { readonly sqs: SQSClient; readonly dynamodb: DynamoDBDocumentClient },
   resources: LocalResources,
   logger: ServiceLogger,
 ): Promise<void> {
@@ -52,12 +52,7 @@ export async function warmUpWhenNothingWaits(
     logger.info({ messagesHeld: held.reduce((sum, count) => sum + count, 0) }, 'DynamoDB Local not warmed up: the queues hold messages');
     return;
   }
-  const client = new DynamoDBClient({ region: config.region, endpoint: config.dynamodbEndpoint, credentials: LOCAL_CREDENTIALS });
-  try {
-    logger.info(await warmDynamoDbLocal(client, `${resources.tableName}-warm-up`, warmUpMs), 'DynamoDB Local warmed up');
-  } finally {
-    client.destroy();
-  }
+  logger.info(await warmDynamoDbLocal(dynamodb, `${resources.tableName}-warm-up`, warmUpMs), 'DynamoDB Local warmed up');
 }
 
 async function messagesHeld(sqs: SQSClient, queueUrl: string): Promise<number> {
@@ -76,11 +71,10 @@ export interface WarmUpResult {
  * Sends the scheduler's kinds of request to the scratch table `tableName` for `budgetMs` once it
  * is created, then deletes it. A table of that name left by a start killed meanwhile goes first.
  */
-export async function warmDynamoDbLocal(client: DynamoDBClient, tableName: string, budgetMs: number): Promise<WarmUpResult> {
+export async function warmDynamoDbLocal(documents: DynamoDBDocumentClient, tableName: string, budgetMs: number): Promise<WarmUpResult> {
   const started = Date.now();
-  const documents = DynamoDBDocumentClient.from(client);
-  await deleteTable(client, tableName);
-  await client.send(new CreateTableCommand(tableDefinition(tableName)));
+  await deleteTable(documents, tableName);
+  await documents.send(new CreateTableCommand(tableDefinition(tableName)));
   try {
     const deadline = Date.now() + budgetMs;
     const counts = await Promise.all(
@@ -88,13 +82,13 @@ export async function warmDynamoDbLocal(client: DynamoDBClient, tableName: strin
     );
     return { requests: counts.reduce((sum, count) => sum + count, 0), elapsedMs: Date.now() - started };
   } finally {
-    await deleteTable(client, tableName);
+    await deleteTable(documents, tableName);
   }
 }
 
-async function deleteTable(client: DynamoDBClient, tableName: string): Promise<void> {
+async function deleteTable(documents: DynamoDBDocumentClient, tableName: string): Promise<void> {
   try {
-    await client.send(new DeleteTableCommand({ TableName: tableName }));
+    await documents.send(new DeleteTableCommand({ TableName: tableName }));
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
   }
@@ -164,5 +158,5 @@ async function workRound(documents: DynamoDBDocumentClient, tableName: string, r
       })),
     }),
   );
-  return 5;
+  return ROUND_REQUESTS;
 }

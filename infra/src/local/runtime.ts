@@ -389,7 +389,7 @@ export async function startLocalScheduler(options: LocalSchedulerOptions = {}): 
     const clients = createAwsClients(config, { credentials: LOCAL_CREDENTIALS, maxSockets: 4 * emitterConcurrency });
     refusePublishesToSchedulerTopics(clients.sns, config, LOCAL_EMITTER_ROLE_ARN);
     const warmUpMs = options.dynamodbWarmUpMs ?? (ownEmulators ? DEFAULT_WARM_UP_MS : 0);
-    await warmUpWhenNothingWaits(warmUpMs, config, clients.sqs, resources, logger);
+    await warmUpWhenNothingWaits(warmUpMs, clients, resources, logger);
     options.instrumentClients?.(clients);
     const { tenantDirectory, fileSync } = await startRegistry(config, clients, tenants, {
       file: 'file' in tenantsOption ? tenantsOption.file : undefined,

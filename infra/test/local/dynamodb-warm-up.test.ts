@@ -1,5 +1,6 @@
 import { CreateTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { warmDynamoDbLocal } from '../../src/local/dynamodb-warm-up.js';
 import { tableDefinition } from '../../src/local/resources.js';
@@ -12,7 +13,7 @@ import { capturingLogger, sharedEmulators, startTestScheduler, uniqueName } from
  */
 const emulators = sharedEmulators();
 const access = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
-const dynamodb = new DynamoDBClient({ ...access, endpoint: emulators.dynamodbEndpoint });
+const dynamodb = DynamoDBDocumentClient.from(new DynamoDBClient({ ...access, endpoint: emulators.dynamodbEndpoint }));
 const sqs = new SQSClient({ ...access, endpoint: emulators.messagingEndpoint });
 afterAll(() => {
   dynamodb.destroy();
