@@ -28,6 +28,12 @@ interface StoreClass {
   new (): Store;
   createMessage(body: string, attributes: Record<string, never>, delaySeconds?: number, messageGroupId?: string): StoredMessage;
 }
+interface TopicStore {
+  createTopic(name: string, attributes?: Readonly<Record<string, string>>, tags?: undefined, region?: string): { readonly arn: string };
+  subscribe(topicArn: string, protocol: 'sqs', endpoint: string, attributes?: Readonly<Record<string, string>>): unknown;
+}
+/** SNS's Publish and PublishBatch as fauxqs takes them: the request's query parameters, flattened. */
+type PublishAction = (params: Readonly<Record<string, string>>, snsStore: TopicStore, sqsStore: Store) => unknown;
 interface Persistence {
   load(sqsStore: Store, snsStore: unknown, s3Store: unknown): void;
   close(): void;
@@ -38,7 +44,8 @@ async function fauxqsModule<T>(relativePath: string): Promise<T> {
 }
 
 const { SqsStore } = await fauxqsModule<{ SqsStore: StoreClass }>('./sqs/sqsStore.js');
-const { SnsStore } = await fauxqsModule<{ SnsStore: new () => unknown }>('./sns/snsStore.js');
+const { SnsStore } = await fauxqsModule<{ SnsStore: new () => TopicStore }>('./sns/snsStore.js');
+const { publish, publishBatch } = await fauxqsModule<{ publish: PublishAction; publishBatch: PublishAction }>('./sns/actions/publish.js');
 const { S3Store } = await fauxqsModule<{ S3Store: new () => unknown }>('./s3/s3Store.js');
 const { PersistenceManager } = await fauxqsModule<{ PersistenceManager: new (dataDir: string) => Persistence }>('./persistence.js');
 
@@ -187,5 +194,44 @@ describe('fauxqs: a standard queue with message groups', () => {
     let left = 0;
     for (let bodies = receive(queue); bodies.length > 0; bodies = receive(queue)) left += bodies.length;
     expect(left).toBe(50_000 - 19);
+  });
+});
+
+describe('fauxqs: a standard topic and its SQS subscriptions', () => {
+  /** Two tenants' input topics delivering to one queue, as the registered tenants' topics deliver to the ingest queue. */
+  const tenantsOnOneQueue = () => {
+    const sqsStore = new SqsStore();
+    const snsStore = new SnsStore();
+    const queue = newQueue(sqsStore);
+    const topics = Object.fromEntries(
+      ['noisy', 'quiet'].map((tenant) => {
+        const { arn } = snsStore.createTopic(`${tenant}-input`, {}, undefined, 'us-east-1');
+        snsStore.subscribe(arn, 'sqs', QUEUE_ARN, { RawMessageDelivery: 'true' });
+        return [tenant, arn];
+      }),
+    ) as Record<'noisy' | 'quiet', string>;
+    return { sqsStore, snsStore, queue, topics };
+  };
+
+  it("forwards a publish's MessageGroupId, as SNS does to a fair queue: one tenant's flood on its topic does not hold back another's next request", () => {
+    const { sqsStore, snsStore, queue, topics } = tenantsOnOneQueue();
+    for (let from = 0; from < 30; from += 10) {
+      const entries = Array.from({ length: 10 }, (_, index) => [
+        [`PublishBatchRequestEntries.member.${index + 1}.Id`, `m${index}`],
+        [`PublishBatchRequestEntries.member.${index + 1}.Message`, `noisy ${from + index}`],
+        [`PublishBatchRequestEntries.member.${index + 1}.MessageGroupId`, 'noisy'],
+      ]).flat();
+      publishBatch({ TopicArn: topics.noisy, ...Object.fromEntries(entries) }, snsStore, sqsStore);
+    }
+    publish({ TopicArn: topics.quiet, Message: 'quiet 0', MessageGroupId: 'quiet' }, snsStore, sqsStore);
+    expect(receive(queue)).toEqual(['noisy 0', 'quiet 0', ...Array.from({ length: 8 }, (_, index) => `noisy ${index + 1}`)]);
+  });
+
+  it('keeps publishes without a MessageGroupId in one group, behind each other in the order they came', () => {
+    const { sqsStore, snsStore, queue, topics } = tenantsOnOneQueue();
+    for (let index = 0; index < 12; index += 1) publish({ TopicArn: topics.noisy, Message: `noisy ${index}` }, snsStore, sqsStore);
+    publish({ TopicArn: topics.quiet, Message: 'quiet 0' }, snsStore, sqsStore);
+    expect(receive(queue)).toEqual(Array.from({ length: 10 }, (_, index) => `noisy ${index}`));
+    expect(receive(queue)).toEqual(['noisy 10', 'noisy 11', 'quiet 0']);
   });
 });
