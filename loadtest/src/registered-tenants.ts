@@ -118,7 +118,7 @@ export async function firstEventDelivered(
     const clientId = `${name}-first`;
     const eventId = eventIdFor(tenant.id, user, clientId, '');
     const request = { date: toIso(Date.now()), target: endpoint.topicArn, user, payload: '{"probe":true}', id: clientId };
-    await sns.send(new PublishCommand({ TopicArn: tenant.inputTopicArn, Message: JSON.stringify(request) }));
+    await sns.send(new PublishCommand({ TopicArn: tenant.inputTopicArn, Message: JSON.stringify(request), MessageGroupId: tenant.id }));
     const publishedAt = Date.now();
     const deadline = publishedAt + PROBE_TIMEOUT_MS;
     while (Date.now() < deadline) {

@@ -174,9 +174,11 @@ export class SchedulerClient {
   private readonly sns: SNSClient;
   private readonly sqs: SQSClient;
 
+  /** With `messageGroupId`, every publish names it (as a tenant's client names its tenant, docs/clients.md). */
   constructor(
     private readonly scheduler: LocalScheduler,
     private readonly topicArn = scheduler.outputs.inputTopicArn,
+    private readonly messageGroupId?: string,
   ) {
     const access = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: scheduler.outputs.endpoint };
     this.sns = new SNSClient(access);
@@ -185,7 +187,9 @@ export class SchedulerClient {
 
   async publish(request: unknown): Promise<string> {
     const message = typeof request === 'string' ? request : JSON.stringify(request);
-    const { MessageId } = await this.sns.send(new PublishCommand({ TopicArn: this.topicArn, Message: message }));
+    const { MessageId } = await this.sns.send(
+      new PublishCommand({ TopicArn: this.topicArn, Message: message, MessageGroupId: this.messageGroupId }),
+    );
     return MessageId ?? '';
   }
 
@@ -197,6 +201,7 @@ export class SchedulerClient {
           PublishBatchRequestEntries: requests.slice(i, i + 10).map((request, index) => ({
             Id: `r${i + index}`,
             Message: typeof request === 'string' ? request : JSON.stringify(request),
+            MessageGroupId: this.messageGroupId,
           })),
         }),
       );

@@ -307,69 +307,102 @@ describe.concurrent('the registry as it stands when an event is due', () => {
   });
 });
 
-describe('a flood on the shared topic', () => {
+/** Every ReceiveMessage from a queue `slowed` names waits `delayMs` first: ingest works through a flood there for seconds, however fast or loaded the machine. */
+function slowReceives(slowed: (queueUrl: string) => boolean, delayMs: number): LocalSchedulerOptions['instrumentClients'] {
+  return (clients) =>
+    clients.sqs.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { QueueUrl?: string };
+        if (context.commandName === 'ReceiveMessageCommand' && input.QueueUrl !== undefined && slowed(input.QueueUrl)) {
+          await new Promise((resolve) => setTimeout(resolve, delayMs));
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'slowReceives' },
+    );
+}
+
+async function messagesWaiting(scheduler: LocalScheduler, queueUrl: string): Promise<number> {
+  const { Attributes = {} } = await scheduler.clients.sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
+  );
+  return Number(Attributes.ApproximateNumberOfMessages ?? 0);
+}
+
+/**
+ * Publishes `flood` far-path requests through `publishers` (each validated, counted and stored,
+ * as a real flood's would be), then acme's one request; resolves with whichever comes first:
+ * acme's event recorded, or `queueUrl` emptied of the flood.
+ */
+async function acmeBehindAFlood(
+  scheduler: LocalScheduler,
+  flood: { readonly publishers: readonly SchedulerClient[]; readonly size: number; readonly target: string; readonly queueUrl: string },
+  acme: SchedulerClient,
+): Promise<{ handled: boolean; waiting: number }> {
+  const records = new DynamoDbEventListing(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+  const dueAt = Date.now() + 3_600_000;
+  const perPublisher = flood.size / flood.publishers.length;
+  await Promise.all(
+    flood.publishers.map((publisher, p) =>
+      publisher.publishBatch(Array.from({ length: perPublisher }, (_, i) => request(flood.target, dueAt, `flood-${p}-${i}`))),
+    ),
+  );
+  await acme.publish(
+    request(`arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:acme-target`, dueAt, 'after the flood', { id: 'after-the-flood' }),
+  );
+  return await waitFor(
+    async () => {
+      const handled = (await records.get(eventIdFor('acme', '', 'after-the-flood', ''))) !== undefined;
+      const waiting = await messagesWaiting(scheduler, flood.queueUrl);
+      return (handled || waiting === 0) && { handled, waiting };
+    },
+    "the tenant's event, or the end of the flood",
+    60_000,
+  );
+}
+
+describe('a flood on one topic', () => {
   const FLOOD = 3_000;
-  /**
-   * A flood is more than ingest takes at once. Each receive from the public tenant's queue waits
-   * this long first, so that ingest works through the flood for several seconds however fast or
-   * loaded the machine is; the registered tenants' queue is left as it is.
-   */
-  const PUBLIC_RECEIVE_DELAY_MS = 500;
+  const RECEIVE_DELAY_MS = 500;
 
   it("does not hold up a registered tenant: its request is handled while the public tenant's queue still holds the flood", async () => {
     const scheduler = await startTestScheduler(emulators, {
       tenants: TENANTS,
       env: FAST_TIMINGS,
-      instrumentClients: (clients) =>
-        clients.sqs.middlewareStack.add(
-          (next, context) => async (args) => {
-            const input = args.input as { QueueUrl?: string };
-            if (context.commandName === 'ReceiveMessageCommand' && input.QueueUrl?.endsWith('-public-ingest')) {
-              await new Promise((resolve) => setTimeout(resolve, PUBLIC_RECEIVE_DELAY_MS));
-            }
-            return next(args);
-          },
-          { step: 'initialize', name: 'slowPublicReceives' },
-        ),
+      instrumentClients: slowReceives((url) => url.endsWith('-public-ingest'), RECEIVE_DELAY_MS),
     });
     const publishers = Array.from({ length: 4 }, () => new SchedulerClient(scheduler));
     const acme = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme);
-    const records = new DynamoDbEventListing(scheduler.clients.dynamodb, scheduler.outputs.tableName);
-    const waitingInPublicQueue = async (): Promise<number> => {
-      const { Attributes = {} } = await scheduler.clients.sqs.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: scheduler.outputs.publicIngestQueueUrl,
-          AttributeNames: ['ApproximateNumberOfMessages'],
-        }),
-      );
-      return Number(Attributes.ApproximateNumberOfMessages ?? 0);
-    };
     try {
-      // Far-path requests to a topic of an account no tenant owns (the public tenant's to target):
-      // each is validated, counted and stored, as a real flood would be.
-      const dueAt = Date.now() + 3_600_000;
-      const floodTarget = `arn:aws:sns:${LOCAL_REGION}:999999999999:flood-target`;
-      await Promise.all(
-        publishers.map((publisher, p) =>
-          publisher.publishBatch(
-            Array.from({ length: FLOOD / publishers.length }, (_, i) => request(floodTarget, dueAt, `flood-${p}-${i}`)),
-          ),
-        ),
+      // To a topic of an account no tenant owns: the public tenant's to target.
+      const target = `arn:aws:sns:${LOCAL_REGION}:999999999999:flood-target`;
+      const seen = await acmeBehindAFlood(
+        scheduler,
+        { publishers, size: FLOOD, target, queueUrl: scheduler.outputs.publicIngestQueueUrl },
+        acme,
       );
-      await acme.publish(
-        request(`arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:acme-target`, dueAt, 'after the flood', { id: 'after-the-flood' }),
-      );
+      expect(seen.handled).toBe(true);
+      expect(seen.waiting).toBeGreaterThan(0);
+    } finally {
+      for (const publisher of publishers) publisher.destroy();
+      acme.destroy();
+      await scheduler.stop();
+    }
+  });
 
-      // Whichever comes first: the tenant's event recorded, or the public queue handed out its last request.
-      const seen = await waitFor(
-        async () => {
-          const handled = (await records.get(eventIdFor('acme', '', 'after-the-flood', ''))) !== undefined;
-          const waiting = await waitingInPublicQueue();
-          return (handled || waiting === 0) && { handled, waiting };
-        },
-        "the tenant's event, or the end of the flood",
-        60_000,
-      );
+  it("does not hold up another registered tenant when each names itself as the publish's MessageGroupId: the ingest queue is a fair queue", async () => {
+    const scheduler = await startTestScheduler(emulators, {
+      tenants: TENANTS,
+      env: FAST_TIMINGS,
+      // The registered tenants' queue, not the public tenant's.
+      instrumentClients: slowReceives((url) => url.endsWith('-ingest') && !url.endsWith('-public-ingest'), RECEIVE_DELAY_MS),
+    });
+    const globexTopic = scheduler.outputs.tenantInputTopicArns.globex;
+    const publishers = Array.from({ length: 4 }, () => new SchedulerClient(scheduler, globexTopic, 'globex'));
+    const acme = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme, 'acme');
+    try {
+      const target = `arn:aws:sns:${LOCAL_REGION}:${FOREIGN_ACCOUNT}:flood-target`;
+      const seen = await acmeBehindAFlood(scheduler, { publishers, size: FLOOD, target, queueUrl: scheduler.outputs.ingestQueueUrl }, acme);
       expect(seen.handled).toBe(true);
       expect(seen.waiting).toBeGreaterThan(0);
     } finally {
