@@ -331,34 +331,43 @@ async function messagesWaiting(scheduler: LocalScheduler, queueUrl: string): Pro
 
 /**
  * Publishes `flood` far-path requests through `publishers` (each validated, counted and stored,
- * as a real flood's would be), then acme's one request; resolves with whichever comes first:
- * acme's event recorded, or `queueUrl` emptied of the flood.
+ * as a real flood's would be), then acme's one request, and expects acme's event recorded while
+ * `queueUrl` still holds some of the flood; stops the scheduler and the clients either way.
  */
-async function acmeBehindAFlood(
+async function expectAcmeTakenBeforeTheFlood(
   scheduler: LocalScheduler,
   flood: { readonly publishers: readonly SchedulerClient[]; readonly size: number; readonly target: string; readonly queueUrl: string },
   acme: SchedulerClient,
-): Promise<{ handled: boolean; waiting: number }> {
-  const records = new DynamoDbEventListing(scheduler.clients.dynamodb, scheduler.outputs.tableName);
-  const dueAt = Date.now() + 3_600_000;
-  const perPublisher = flood.size / flood.publishers.length;
-  await Promise.all(
-    flood.publishers.map((publisher, p) =>
-      publisher.publishBatch(Array.from({ length: perPublisher }, (_, i) => request(flood.target, dueAt, `flood-${p}-${i}`))),
-    ),
-  );
-  await acme.publish(
-    request(`arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:acme-target`, dueAt, 'after the flood', { id: 'after-the-flood' }),
-  );
-  return await waitFor(
-    async () => {
-      const handled = (await records.get(eventIdFor('acme', '', 'after-the-flood', ''))) !== undefined;
-      const waiting = await messagesWaiting(scheduler, flood.queueUrl);
-      return (handled || waiting === 0) && { handled, waiting };
-    },
-    "the tenant's event, or the end of the flood",
-    60_000,
-  );
+): Promise<void> {
+  try {
+    const records = new DynamoDbEventListing(scheduler.clients.dynamodb, scheduler.outputs.tableName);
+    const dueAt = Date.now() + 3_600_000;
+    const perPublisher = flood.size / flood.publishers.length;
+    await Promise.all(
+      flood.publishers.map((publisher, p) =>
+        publisher.publishBatch(Array.from({ length: perPublisher }, (_, i) => request(flood.target, dueAt, `flood-${p}-${i}`))),
+      ),
+    );
+    await acme.publish(
+      request(`arn:aws:sns:${LOCAL_REGION}:${LOCAL_ACCOUNT}:acme-target`, dueAt, 'after the flood', { id: 'after-the-flood' }),
+    );
+    // Whichever comes first: acme's event recorded, or the queue handed out the flood's last request.
+    const seen = await waitFor(
+      async () => {
+        const handled = (await records.get(eventIdFor('acme', '', 'after-the-flood', ''))) !== undefined;
+        const waiting = await messagesWaiting(scheduler, flood.queueUrl);
+        return (handled || waiting === 0) && { handled, waiting };
+      },
+      "the tenant's event, or the end of the flood",
+      60_000,
+    );
+    expect(seen.handled).toBe(true);
+    expect(seen.waiting).toBeGreaterThan(0);
+  } finally {
+    for (const publisher of flood.publishers) publisher.destroy();
+    acme.destroy();
+    await scheduler.stop();
+  }
 }
 
 describe('a flood on one topic', () => {
@@ -371,23 +380,17 @@ describe('a flood on one topic', () => {
       env: FAST_TIMINGS,
       instrumentClients: slowReceives((url) => url.endsWith('-public-ingest'), RECEIVE_DELAY_MS),
     });
-    const publishers = Array.from({ length: 4 }, () => new SchedulerClient(scheduler));
-    const acme = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme);
-    try {
-      // To a topic of an account no tenant owns: the public tenant's to target.
-      const target = `arn:aws:sns:${LOCAL_REGION}:999999999999:flood-target`;
-      const seen = await acmeBehindAFlood(
-        scheduler,
-        { publishers, size: FLOOD, target, queueUrl: scheduler.outputs.publicIngestQueueUrl },
-        acme,
-      );
-      expect(seen.handled).toBe(true);
-      expect(seen.waiting).toBeGreaterThan(0);
-    } finally {
-      for (const publisher of publishers) publisher.destroy();
-      acme.destroy();
-      await scheduler.stop();
-    }
+    // To a topic of an account no tenant owns: the public tenant's to target.
+    await expectAcmeTakenBeforeTheFlood(
+      scheduler,
+      {
+        publishers: Array.from({ length: 4 }, () => new SchedulerClient(scheduler)),
+        size: FLOOD,
+        target: `arn:aws:sns:${LOCAL_REGION}:999999999999:flood-target`,
+        queueUrl: scheduler.outputs.publicIngestQueueUrl,
+      },
+      new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme),
+    );
   });
 
   it("does not hold up another registered tenant when each names itself as the publish's MessageGroupId: the ingest queue is a fair queue", async () => {
@@ -398,18 +401,16 @@ describe('a flood on one topic', () => {
       instrumentClients: slowReceives((url) => url.endsWith('-ingest') && !url.endsWith('-public-ingest'), RECEIVE_DELAY_MS),
     });
     const globexTopic = scheduler.outputs.tenantInputTopicArns.globex;
-    const publishers = Array.from({ length: 4 }, () => new SchedulerClient(scheduler, globexTopic, 'globex'));
-    const acme = new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme, 'acme');
-    try {
-      const target = `arn:aws:sns:${LOCAL_REGION}:${FOREIGN_ACCOUNT}:flood-target`;
-      const seen = await acmeBehindAFlood(scheduler, { publishers, size: FLOOD, target, queueUrl: scheduler.outputs.ingestQueueUrl }, acme);
-      expect(seen.handled).toBe(true);
-      expect(seen.waiting).toBeGreaterThan(0);
-    } finally {
-      for (const publisher of publishers) publisher.destroy();
-      acme.destroy();
-      await scheduler.stop();
-    }
+    await expectAcmeTakenBeforeTheFlood(
+      scheduler,
+      {
+        publishers: Array.from({ length: 4 }, () => new SchedulerClient(scheduler, globexTopic, 'globex')),
+        size: FLOOD,
+        target: `arn:aws:sns:${LOCAL_REGION}:${FOREIGN_ACCOUNT}:flood-target`,
+        queueUrl: scheduler.outputs.ingestQueueUrl,
+      },
+      new SchedulerClient(scheduler, scheduler.outputs.tenantInputTopicArns.acme, 'acme'),
+    );
   });
 });
 
