@@ -87,7 +87,7 @@ export function createDependencies(
     dueDirectory,
     backfill: new DynamoDbDueDirectoryBackfill(clients.dynamodb, config.tableName, dueDirectory, clock),
     cursors: new DynamoDbLoaderCursors(clients.dynamodb, config.tableName),
-    notices: new DynamoDbNoticeClaims(clients.dynamodb, config.tableName),
+    notices: new DynamoDbNoticeClaims(clients.dynamodb, config.tableName, config.dynamodbBatchWrites),
     delayQueue,
     loadingQueue: new SqsLoadingQueue(clients.sqs, config.loadingQueueUrl),
     labelled: new DynamoDbLabelledEvents(clients.dynamodb, config.tableName, config.shardCount),

@@ -5,7 +5,6 @@ import {
   DynamoDbEventListing,
   DynamoDbEventStore,
   DynamoDbLoaderCursors,
-  DynamoDbNoticeClaims,
   DynamoDbTenantPauses,
   reconcileOpenEvents,
   EVENT_STATE,
@@ -817,31 +816,6 @@ describe('the loader cursors', () => {
     expect((await cursors.read()).backfill).toEqual({ startsAt: NOW, from: 'm-42' });
     await cursors.saveBackfill({ startsAt: NOW, from: undefined });
     expect((await cursors.read()).backfill).toEqual({ startsAt: NOW, from: undefined });
-  });
-});
-
-describe('the notice claims', () => {
-  const expiresAt = Math.ceil(NOW / 1000) + 3600;
-  const lease = (owner: string, now: number) => ({ owner, now, leaseUntil: now + 30_000 });
-
-  it('let one delivery publish a notice while its lease lasts, another after it ends, and none once it was sent', async () => {
-    const notices = new DynamoDbNoticeClaims(client, await newTable());
-    expect(await notices.claim('n', lease('d-1', NOW), expiresAt)).toBe('claimed');
-    expect(await notices.claim('n', lease('d-2', NOW + 1), expiresAt)).toBe('busy');
-    expect(await notices.claim('n', lease('d-1', NOW + 2), expiresAt)).toBe('claimed');
-    expect(await notices.claim('n', lease('d-2', NOW + 30_003), expiresAt)).toBe('claimed');
-    await notices.markSent('n', NOW + 30_004);
-    expect(await notices.claim('n', lease('d-2', NOW + 30_005), expiresAt)).toBe('ended');
-    expect(await notices.claim('n', lease('d-3', NOW + 90_000), expiresAt)).toBe('ended');
-  });
-
-  it('are given up by their own delivery only', async () => {
-    const notices = new DynamoDbNoticeClaims(client, await newTable());
-    expect(await notices.claim('n', lease('d-1', NOW), expiresAt)).toBe('claimed');
-    await notices.release('n', 'd-2');
-    expect(await notices.claim('n', lease('d-3', NOW + 1), expiresAt)).toBe('busy');
-    await notices.release('n', 'd-1');
-    expect(await notices.claim('n', lease('d-3', NOW + 2), expiresAt)).toBe('claimed');
   });
 });
 
