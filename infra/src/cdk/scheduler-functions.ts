@@ -255,12 +255,20 @@ function emitterFunction(
   });
   consumeQueues(emitter, 'emitter', { queue: resources.delayQueue.queue, maxConcurrency: emitterMaxConcurrency });
   // Reads a batch's records (BatchGetItem) before the due time; records its ends afterwards
-  // with batched conditional UPDATEs (PartiQL). Open-events counters, notice claims and carries are
-  // UpdateItems; a hold is an UpdateItem with a check of its tenant's pause (ConditionCheckItem)
-  // in one transaction; a carry into the table writes a payload item (BatchWriteItem).
+  // with batched conditional UPDATEs (PartiQL). Notices are claimed by batched conditional INSERTs
+  // and marked sent by UPDATEs; a notice delivered again is claimed by an UpdateItem, as are
+  // open-events counters and carries; a hold is an UpdateItem with a check of its tenant's pause
+  // (ConditionCheckItem) in one transaction; a carry into the table writes a payload item (BatchWriteItem).
   allow(
     emitter,
-    ['dynamodb:BatchGetItem', 'dynamodb:PartiQLUpdate', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem', 'dynamodb:BatchWriteItem'],
+    [
+      'dynamodb:BatchGetItem',
+      'dynamodb:PartiQLUpdate',
+      'dynamodb:PartiQLInsert',
+      'dynamodb:UpdateItem',
+      'dynamodb:ConditionCheckItem',
+      'dynamodb:BatchWriteItem',
+    ],
     [resources.table.tableArn],
   );
   // Delays the retry of a failed publish (ChangeMessageVisibility); hands ends it could not record over (SendMessage).

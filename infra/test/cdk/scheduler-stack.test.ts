@@ -516,12 +516,14 @@ describe('IAM, per function', () => {
         stack,
         logs('emitter'),
         consume(delayQueue.queue.queueArn),
-        // A batch's records and pauses read before the due time; its ends by batched conditional updates; counters,
-        // notices and carries by UpdateItem; a hold checks its tenant's pause; a carry into the table writes a payload item.
+        // A batch's records and pauses read before the due time; its ends by batched conditional updates; notices
+        // claimed by batched conditional inserts and marked sent by updates (claimed again by UpdateItem), counters and
+        // carries by UpdateItem; a hold checks its tenant's pause; a carry into the table writes a payload item.
         [
           [
             'dynamodb:BatchGetItem',
             'dynamodb:PartiQLUpdate',
+            'dynamodb:PartiQLInsert',
             'dynamodb:UpdateItem',
             'dynamodb:ConditionCheckItem',
             'dynamodb:BatchWriteItem',
