@@ -6,7 +6,7 @@ import { recordKeptFrom } from '../src/domain/emission.js';
 import { SQS_MAX_DELAY_SECONDS } from '../src/domain/limits.js';
 import { noticeAttributes } from '../src/domain/failure.js';
 import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
-import { encodeDelayQueueMessage } from '../src/domain/messages.js';
+import { encodeDelayQueueMessage, encodeNoticePack } from '../src/domain/messages.js';
 import { EventRejectedError, REASON, TransientError } from '../src/domain/reasons.js';
 import { shardOf } from '../src/domain/sharding.js';
 import { tenantShardKey } from '../src/domain/table-keys.js';
@@ -443,6 +443,20 @@ describe('the emitter', () => {
     refuse = false;
     expect((await emitBatch(deps, [sqsRecord(body, 'sqs-1', 2)])).batchItemFailures).toEqual([]);
     expect(publisher.published.map(({ topic }) => topic)).toEqual([topicArn('failures')]);
+  });
+
+  it('publishes each notice of a pack once; a pack retried after one failed publishes only that one again', async () => {
+    let refuse = true;
+    const { deps, publisher } = setup((topic) => (topic === topicArn('throttled') && refuse ? new TransientError('throttled') : undefined));
+    const notice = INVALID_DATE_NOTICE;
+    const packed = (noticeId: string, topic: string) =>
+      encodeDelayQueueMessage({ kind: 'notice', noticeId, failureTopic: topicArn(topic), notice });
+    const body = encodeNoticePack([packed('n-1', 'failures'), packed('n-2', 'throttled'), packed('n-3', 'failures')]);
+    expect((await emitBatch(deps, [sqsRecord(body, 'pack')])).batchItemFailures).toEqual([{ itemIdentifier: 'pack' }]);
+    expect(publisher.published.map(({ topic }) => topic)).toEqual([topicArn('failures'), topicArn('failures')]);
+    refuse = false;
+    expect((await emitBatch(deps, [sqsRecord(body, 'pack', 2)])).batchItemFailures).toEqual([]);
+    expect(publisher.published.map(({ topic }) => topic)).toEqual([topicArn('failures'), topicArn('failures'), topicArn('throttled')]);
   });
 
   it('reads neither event records nor pauses, and frees no places, for a batch without events', async () => {

@@ -9,9 +9,11 @@ import {
   decodeLoadingChunk,
   encodeChangeJob,
   encodeDelayQueueMessage,
+  encodeNoticePack,
   encodeLoadingChunk,
   type ChangeJob,
   type DelayQueueMessage,
+  type NoticeMessage,
   type LoadingChunk,
 } from '../src/domain/messages.js';
 import { REASON } from '../src/domain/reasons.js';
@@ -43,7 +45,7 @@ const NOT_ARRAY = ['x', 1, null, {}];
 /** `null` is left out where the decoder reads the field's own fields without a check (see messages.test.ts). */
 const NOT_OBJECT = [1, 'x', true, []];
 const NOT_OBJECT_OR_NULL = [...NOT_OBJECT, null];
-const notKind = (kind: string) => ['event', 'notice', 'ends', 'resume', 'other', 1, null].filter((other) => other !== kind);
+const notKind = (kind: string) => ['event', 'notice', 'notices', 'ends', 'resume', 'other', 1, null].filter((other) => other !== kind);
 
 const text = fc.string({ maxLength: 12 });
 const optional = <T>(arbitrary: fc.Arbitrary<T>) => fc.option(arbitrary, { nil: undefined });
@@ -95,6 +97,10 @@ const noticeMessage = fc
     ...(destination !== 'deadLetterTopic' ? { failureTopic } : {}),
     ...(destination !== 'failureTopic' ? { deadLetterTopic } : {}),
   }));
+const noticesMessage = fc.record({
+  kind: fc.constant('notices' as const),
+  notices: fc.array(noticeMessage, { minLength: 1, maxLength: 3 }),
+});
 const endsMessage = fc.record({ kind: fc.constant('ends' as const), ends: fc.array(emissionEnding, { minLength: 1, maxLength: 3 }) });
 
 const loadingChunk: fc.Arbitrary<LoadingChunk> = fc.record({
@@ -110,6 +116,24 @@ const changeJob: fc.Arbitrary<ChangeJob> = fc.record({
   tenant: text,
   after: optional(fc.record({ dueAt: fc.integer({ min: 0 }), id: text })),
 });
+
+/** The fields a failure notice at `at` (alone, or in a pack) cannot go without, and the optional ones. */
+function noticeFields(message: NoticeMessage, at: Path): { required: Field[]; optional: Field[] } {
+  const field = (path: Path, wrong: readonly unknown[]): Field => ({ path: [...at, ...path], wrong });
+  // The destination is required only when it is the sole one: a notice goes somewhere.
+  const destinations = (['failureTopic', 'deadLetterTopic'] as const).filter((name) => typeof message[name] === 'string');
+  const destinationFields = destinations.map((name) => field([name], NOT_STRING));
+  return {
+    required: [
+      field(['kind'], notKind('notice')),
+      field(['noticeId'], NOT_STRING),
+      field(['notice'], NOT_OBJECT_OR_NULL),
+      field(['notice', 'reason'], NOT_STRING),
+      ...(destinations.length === 1 ? destinationFields : []),
+    ],
+    optional: [field(['tenant'], NOT_STRING), ...(destinations.length === 2 ? destinationFields : [])],
+  };
+}
 
 /** The fields a delay-queue message cannot go without, and the optional ones with their fallback. */
 function delayQueueFields(message: DelayQueueMessage): { required: Field[]; optional: Field[] } {
@@ -132,19 +156,12 @@ function delayQueueFields(message: DelayQueueMessage): { required: Field[]; opti
       ],
     };
   }
-  if (message.kind === 'notice') {
-    // The destination is required only when it is the sole one: a notice goes somewhere.
-    const destinations = (['failureTopic', 'deadLetterTopic'] as const).filter((name) => typeof message[name] === 'string');
-    const destinationFields = destinations.map((name) => ({ path: [name], wrong: NOT_STRING }));
+  if (message.kind === 'notice') return noticeFields(message, []);
+  if (message.kind === 'notices') {
+    const packed = message.notices.map((notice, index) => noticeFields(notice, ['notices', index]));
     return {
-      required: [
-        kind,
-        { path: ['noticeId'], wrong: NOT_STRING },
-        { path: ['notice'], wrong: NOT_OBJECT_OR_NULL },
-        { path: ['notice', 'reason'], wrong: NOT_STRING },
-        ...(destinations.length === 1 ? destinationFields : []),
-      ],
-      optional: [{ path: ['tenant'], wrong: NOT_STRING }, ...(destinations.length === 2 ? destinationFields : [])],
+      required: [kind, { path: ['notices'], wrong: [...NOT_ARRAY, []] }, ...packed.flatMap(({ required }) => required)],
+      optional: packed.flatMap(({ optional }) => optional),
     };
   }
   return {
@@ -207,12 +224,21 @@ function refusal(decode: () => unknown): unknown {
 }
 
 describe('delay-queue messages, whatever they hold', () => {
-  const anyMessage = fc.oneof(eventMessage, noticeMessage, endsMessage) as fc.Arbitrary<DelayQueueMessage>;
+  const anyMessage = fc.oneof(eventMessage, noticeMessage, noticesMessage, endsMessage) as fc.Arbitrary<DelayQueueMessage>;
 
   it('decode to what was encoded', () => {
     fc.assert(
       fc.property(anyMessage, (message) => {
         expect(decodeDelayQueueMessage(encodeDelayQueueMessage(message))).toEqual(JSON.parse(JSON.stringify(message)));
+      }),
+      runs(100),
+    );
+  });
+
+  it('encode a pack of notices from their own bodies as from the pack itself', () => {
+    fc.assert(
+      fc.property(noticesMessage, (message) => {
+        expect(encodeNoticePack(message.notices.map(encodeDelayQueueMessage))).toBe(encodeDelayQueueMessage(message));
       }),
       runs(100),
     );

@@ -90,9 +90,11 @@ function delayBody(value: Json): DeadLetterBody {
       dueAt: typeof event.dueAt === 'number' ? event.dueAt : undefined,
     };
   }
-  if (value.kind === 'notice') {
-    const eventId = text(objectOf(value.notice)?.eventId);
-    return { ...NOT_OURS, source: 'delay', tenant: text(value.tenant), eventIds: eventId === undefined ? [] : [eventId] };
+  if (value.kind === 'notice' || value.kind === 'notices') {
+    const notices =
+      value.kind === 'notice' ? [value] : (Array.isArray(value.notices) ? value.notices : []).map((notice) => objectOf(notice) ?? {});
+    const eventIds = notices.flatMap((notice) => texts([objectOf(notice.notice)?.eventId]));
+    return { ...NOT_OURS, source: 'delay', tenant: text(notices[0]?.tenant), eventIds };
   }
   const events = (Array.isArray(value.ends) ? value.ends : []).map((end) => objectOf(objectOf(end)?.event) ?? {});
   return {
@@ -115,7 +117,7 @@ export function readDeadLetterBody(body: string, inputTopicArn: string): DeadLet
   const messageId = text(value.MessageId);
   if (value.Type === 'Notification' && topicArn !== undefined && messageId !== undefined)
     return stackOf(topicArn) === stackOf(inputTopicArn) ? ingestBody(value, messageId, topicArn, inputTopicArn) : NOT_OURS;
-  if (value.kind === 'event' || value.kind === 'notice' || value.kind === 'ends') return delayBody(value);
+  if (value.kind === 'event' || value.kind === 'notice' || value.kind === 'notices' || value.kind === 'ends') return delayBody(value);
   if (Array.isArray(value.ids)) return { ...NOT_OURS, source: 'loading', eventIds: texts(value.ids) };
   // A page of a bulk change names its job.
   if (typeof value.jobId === 'string') return { ...NOT_OURS, source: 'changes', tenant: text(value.tenant), labels: texts([value.label]) };

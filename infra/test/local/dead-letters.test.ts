@@ -8,7 +8,15 @@ import {
   type SendMessageBatchCommandInput,
 } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { encodeDelayQueueMessage, encodeLoadingChunk, eventIdFor, PUBLIC_TENANT_ID, type ScheduledEvent } from '@adhoc-scheduler/shared';
+import {
+  encodeDelayQueueMessage,
+  encodeLoadingChunk,
+  encodeNoticePack,
+  eventIdFor,
+  PUBLIC_TENANT_ID,
+  REASON,
+  type ScheduledEvent,
+} from '@adhoc-scheduler/shared';
 import { readDeadLetterBody } from '../../src/admin/dead-letter-bodies.js';
 import { isControlCharacter } from '../../src/admin/format.js';
 import { queueOutputKeys, SCHEDULER_OUTPUTS } from '../../src/cdk/stack-outputs.js';
@@ -77,6 +85,21 @@ describe.concurrent('what a dead letter says of itself', () => {
       eventIds: ['m-1'],
       labels: ['blue'],
       dueAt: 5,
+    });
+    // Notices, alone or packed: their tenant and the events they tell of.
+    const notice = (noticeId: string, eventId?: string) =>
+      encodeDelayQueueMessage({
+        kind: 'notice',
+        noticeId,
+        tenant: 'acme',
+        failureTopic: 'f',
+        notice: { reason: REASON.PUBLISH_FAILED, message: 'm', event: {}, failedAt: 'x', details: {}, ...(eventId ? { eventId } : {}) },
+      });
+    expect(readDeadLetterBody(notice('n-1', 'm-1'), INPUT)).toMatchObject({ source: 'delay', tenant: 'acme', eventIds: ['m-1'] });
+    expect(readDeadLetterBody(encodeNoticePack([notice('n-1', 'm-1'), notice('n-2'), notice('n-3', 'm-3')]), INPUT)).toMatchObject({
+      source: 'delay',
+      tenant: 'acme',
+      eventIds: ['m-1', 'm-3'],
     });
     expect(readDeadLetterBody(encodeLoadingChunk({ ids: ['m-1', 'm-2'], chunkId: 'c' }), INPUT)).toMatchObject({
       source: 'loading',

@@ -48,7 +48,7 @@ describe('the SQS delay queue (on fauxqs)', () => {
     }
   });
 
-  it('carries a failure notice with its tenant, by whose registry entry the emitter decides where it goes, alone or with a batch of others', async () => {
+  it('carries a failure notice with its tenant, by whose registry entry the emitter decides where it goes, alone or packed with its tenant’s others', async () => {
     const sqs = new SQSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.messagingEndpoint });
     try {
       const { QueueUrl = '' } = await sqs.send(new CreateQueueCommand({ QueueName: uniqueName('delay') }));
@@ -65,7 +65,7 @@ describe('the SQS delay queue (on fauxqs)', () => {
         { kind: 'notice', noticeId: 'n-1', tenant: 'acme', failureTopic, deadLetterTopic: undefined, notice },
       ]);
 
-      // A batch's notices together, ten to a request: each arrives as one sent alone would.
+      // A batch's notices together: each tenant's packed ten to a message, each notice as one sent alone would arrive.
       const sent = Array.from({ length: 23 }, (_, index) => ({
         noticeId: `n-${index + 2}`,
         tenant: index % 2 === 0 ? 'acme' : 'globex',
@@ -73,12 +73,44 @@ describe('the SQS delay queue (on fauxqs)', () => {
         notice,
       }));
       expect(await new SqsDelayQueue(sqs, QueueUrl).sendNotices(sent)).toEqual([]);
-      const received = await receiveAll(sqs, QueueUrl, sent.length);
-      expect(received.sort((a, b) => (a.kind === 'notice' && b.kind === 'notice' ? a.noticeId.localeCompare(b.noticeId) : 0))).toEqual(
+      const messages = await receiveAll(sqs, QueueUrl, 4);
+      const packs = messages.map((message) => (message.kind === 'notices' ? message.notices : message.kind === 'notice' ? [message] : []));
+      expect(packs.map((pack) => `${pack[0]?.tenant} ${pack.length}`).sort()).toEqual(['acme 10', 'acme 2', 'globex 1', 'globex 10']);
+      expect(packs.every((pack) => pack.every(({ tenant }) => tenant === pack[0]?.tenant))).toBe(true);
+      expect(packs.flat().sort((a, b) => a.noticeId.localeCompare(b.noticeId))).toEqual(
         sent
           .map(({ noticeId, tenant }) => ({ kind: 'notice', noticeId, tenant, failureTopic, deadLetterTopic: undefined, notice }))
           .sort((a, b) => a.noticeId.localeCompare(b.noticeId)),
       );
+    } finally {
+      sqs.destroy();
+    }
+  });
+
+  it('packs notices whose bodies outgrow SQS’s 1 MiB together in as many messages as it takes', async () => {
+    const sqs = new SQSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.messagingEndpoint });
+    try {
+      const { QueueUrl = '' } = await sqs.send(new CreateQueueCommand({ QueueName: uniqueName('delay') }));
+      // Five notices quoting requests of 300 KB: three fit in one message, the other two in a second.
+      const sent = Array.from({ length: 5 }, (_, index) => ({
+        noticeId: `n-${index}`,
+        tenant: 'acme',
+        destination: { failureTopic: 'arn:aws:sns:us-east-1:000000000000:failures' },
+        notice: {
+          reason: REASON.INVALID_DATE,
+          message: 'bad date',
+          event: { payload: 'x'.repeat(300_000) },
+          failedAt: '2030-01-01T00:00:00.000Z',
+          details: {},
+        },
+      }));
+      expect(await new SqsDelayQueue(sqs, QueueUrl).sendNotices(sent)).toEqual([]);
+      const messages = await receiveAll(sqs, QueueUrl, 2);
+      const ids = messages.map((message) => (message.kind === 'notices' ? message.notices.map(({ noticeId }) => noticeId) : []));
+      expect(ids.sort((a, b) => b.length - a.length)).toEqual([
+        ['n-0', 'n-1', 'n-2'],
+        ['n-3', 'n-4'],
+      ]);
     } finally {
       sqs.destroy();
     }

@@ -264,7 +264,7 @@ export function deadLetterKind(body: string): string {
     const value = JSON.parse(body) as { Type?: unknown; ids?: unknown; kind?: unknown };
     if (value.Type === 'Notification') return 'input (ingest queue)';
     if (Array.isArray(value.ids)) return 'loading chunk (loading queue)';
-    if (value.kind === 'event' || value.kind === 'notice') return `${value.kind} (delay queue)`;
+    if (value.kind === 'event' || value.kind === 'notice' || value.kind === 'notices') return `${value.kind} (delay queue)`;
   } catch {
     // Not JSON: an input published as plain text.
   }

@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { EmissionEnding } from '../domain/emission.js';
 import type { FailureNotice, NoticeDestination } from '../domain/failure.js';
-import { encodeDelayQueueMessage, encodeLoadingChunk, type LoadingChunk } from '../domain/messages.js';
+import { encodeDelayQueueMessage, encodeLoadingChunk, encodeNoticePack, type LoadingChunk } from '../domain/messages.js';
 import { SQS_BATCH_ENTRIES, SQS_MAX_MESSAGE_BYTES } from '../domain/limits.js';
 import { TransientError } from '../domain/reasons.js';
 import type { DelayedSend, DelayedSendFailure, DelayQueue, LoadingQueue, NoticeSend, NoticeSendFailure } from '../app/ports/queues.js';
@@ -67,6 +67,41 @@ async function sendBatches(client: SQSClient, queueUrl: string, entries: readonl
   return failed;
 }
 
+/**
+ * Notices one message carries at most. A pack is retried whole when one of its notices fails,
+ * so a notice that keeps failing costs its pack's others a claim each per retry; ten cut a
+ * flood's messages tenfold.
+ */
+const NOTICES_PER_PACK = 10;
+
+interface NoticePack {
+  readonly tenant: string;
+  readonly noticeIds: string[];
+  readonly bodies: string[];
+  bytes: number;
+}
+
+/** One tenant's notices, in order, packed by ten into bodies of at most SQS's 1 MiB (a larger notice goes alone). */
+function noticePacks(items: readonly NoticeSend[]): NoticePack[] {
+  const open = new Map<string, NoticePack>();
+  const packs: NoticePack[] = [];
+  for (const { noticeId, tenant, destination, notice } of items) {
+    const body = encodeDelayQueueMessage({ kind: 'notice', noticeId, tenant, ...destination, notice });
+    const pack = open.get(tenant);
+    // ASCII bodies: their length is their size; each after the first adds a comma.
+    if (pack !== undefined && pack.bodies.length < NOTICES_PER_PACK && pack.bytes + 1 + body.length <= SQS_MAX_MESSAGE_BYTES) {
+      pack.noticeIds.push(noticeId);
+      pack.bodies.push(body);
+      pack.bytes += 1 + body.length;
+    } else {
+      const started = { tenant, noticeIds: [noticeId], bodies: [body], bytes: encodeNoticePack([body]).length };
+      open.set(tenant, started);
+      packs.push(started);
+    }
+  }
+  return packs;
+}
+
 /** Batch entry ids must be unique in a batch and at most 80 characters of [A-Za-z0-9_-]. */
 function entryId(index: number): string {
   return `e${index}`;
@@ -95,14 +130,18 @@ export class SqsDelayQueue implements DelayQueue {
     if (refused !== undefined) throw new TransientError(`SQS refused a failure notice: ${refused.reason}`);
   }
 
+  /** Sends each tenant's notices packed, several to a message (see noticePacks); a pack SQS does not take fails all its notices. */
   async sendNotices(items: readonly NoticeSend[]): Promise<readonly NoticeSendFailure[]> {
-    const entries = items.map(({ noticeId, tenant, destination, notice }, index) => ({
+    const packs = noticePacks(items);
+    const entries = packs.map(({ tenant, bodies }, index) => ({
       Id: entryId(index),
-      MessageBody: encodeDelayQueueMessage({ kind: 'notice', noticeId, tenant, ...destination, notice }),
+      MessageBody: bodies.length === 1 ? (bodies[0] as string) : encodeNoticePack(bodies),
       MessageGroupId: tenant,
     }));
     const failed = await sendBatches(this.client, this.queueUrl, entries);
-    return failed.map(({ entryId: id, reason }) => ({ noticeId: items[Number(id.slice(1))]?.noticeId ?? id, reason }));
+    return failed.flatMap(({ entryId: id, reason }) =>
+      (packs[Number(id.slice(1))]?.noticeIds ?? [id]).map((noticeId) => ({ noticeId, reason })),
+    );
   }
 
   async sendEnds(ends: readonly EmissionEnding[]): Promise<void> {

@@ -49,8 +49,8 @@ export function delayQueueTenants(directory: TenantDirectory, messages: readonly
   const owned = messages.flatMap((message) => {
     if (message instanceof Error) return [];
     if (message.kind === 'event') return [{ tenant: message.event.tenant, topics: [message.event.target, message.event.failureTopic] }];
-    if (message.kind === 'notice' && message.tenant !== undefined) return [{ tenant: message.tenant, topics: [message.failureTopic] }];
-    return [];
+    const notices = message.kind === 'notice' ? [message] : message.kind === 'notices' ? message.notices : [];
+    return notices.flatMap((notice) => (notice.tenant === undefined ? [] : [{ tenant: notice.tenant, topics: [notice.failureTopic] }]));
   });
   return batchTenants(
     directory,

@@ -8,7 +8,7 @@ import { emissionDecision, emissionRefusal, noticeDestination, unrecordedCopyDec
 import { emissionAttributes, expiresAtFor, type ScheduledEvent } from '../domain/event.js';
 import { failureNotice, requestQuote } from '../domain/failure.js';
 import { EVENT_STATE, eventOf, type EventRecord } from '../domain/lifecycle.js';
-import { decodeDelayQueueMessage, type DelayQueueMessage } from '../domain/messages.js';
+import { decodeDelayQueueMessage, type DelayQueueMessage, type NoticeMessage } from '../domain/messages.js';
 import { placementFor } from '../domain/placement.js';
 import { EventRejectedError, REASON, TransientError, type ReasonCode } from '../domain/reasons.js';
 import { tenantIndexKeyAt } from '../domain/tenant-index.js';
@@ -86,7 +86,7 @@ interface BatchContext {
  * by the registry of its day. One publish at most: a failure topic that refuses it is not
  * followed by the dead-letter topic (see publishNotice).
  */
-async function sendNotice(context: BatchContext, message: Extract<DelayQueueMessage, { kind: 'notice' }>): Promise<void> {
+async function sendNotice(context: BatchContext, message: NoticeMessage): Promise<void> {
   const { deps } = context;
   const destination =
     message.tenant === undefined ? message : noticeDestination((await context.tenants).tenant(message.tenant), message.failureTopic);
@@ -113,6 +113,16 @@ async function sendNotice(context: BatchContext, message: Extract<DelayQueueMess
     throw error;
   }
   await deps.notices.markSent(message.noticeId, deps.clock.now());
+}
+
+/**
+ * Publishes a pack of one tenant's notices, each once as sendNotice does. The pack is retried
+ * whole when one fails: a notice it published finds itself sent then, and is not published again.
+ */
+async function sendNoticePack(context: BatchContext, notices: readonly NoticeMessage[]): Promise<void> {
+  const outcomes = await Promise.allSettled(notices.map((message) => sendNotice(context, message)));
+  const failure = outcomes.find((outcome) => outcome.status === 'rejected');
+  if (failure !== undefined) throw failure.reason;
 }
 
 /** Emits one copy of an event, if its record still says so, and has its end recorded as soon as the publish answers. */
@@ -429,6 +439,7 @@ export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]
     try {
       if (message === undefined || message instanceof Error) throw message ?? new TypeError('not a delay-queue message');
       if (message.kind === 'event') return await emitOne(context, record, message);
+      if (message.kind === 'notices') return await sendNoticePack(context, message.notices);
       return await sendNotice(context, message);
     } catch (error) {
       await putOff(deps, record, retryDelaySeconds(receiveCount(record), (deps.random ?? Math.random)()));

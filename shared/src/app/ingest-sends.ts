@@ -45,9 +45,10 @@ export interface PendingNotice extends NoticeSend {
 }
 
 /**
- * Hands the batch's failure notices to the emitter together, in batches of 10. The record of a
- * notice SQS did not take fails, as processBatch fails one (logged, its error kept, retried):
- * its redelivery sends the notice again, under the same notice id, which the emitter publishes once.
+ * Hands the batch's failure notices to the emitter together (each tenant's packed several to a
+ * message). The record of a notice SQS did not take fails, as processBatch fails one (logged,
+ * its error kept, retried): its redelivery sends the notice again, under the same notice id,
+ * which the emitter publishes once.
  */
 export async function sendNotices(
   deps: BatchLog & { readonly delayQueue: Pick<DelayQueue, 'sendNotices'> },

@@ -3,10 +3,24 @@ import type { FailureNotice, NoticeDestination } from './failure.js';
 import type { EmissionEnding } from './emission.js';
 import { SQS_MAX_MESSAGE_BYTES } from './limits.js';
 
+/** A failure notice for the emitter to publish. */
+export type NoticeMessage = {
+  readonly kind: 'notice';
+  /** Identifies the notice like an event id, so a redelivered notice is published once. */
+  readonly noticeId: string;
+  /**
+   * Whose notice it is: the emitter tells it only where this tenant may still be told, by the
+   * registry as it stands when it publishes. Absent on notices queued before it was named.
+   */
+  readonly tenant?: string | undefined;
+  readonly notice: FailureNotice;
+} & NoticeDestination;
+
 /**
- * What the delay queue carries: an event to emit, or a failure notice for the emitter to
- * publish (ingest hands its notices over, so the emitter's role is the only one that ever
- * publishes to clients' topics).
+ * What the delay queue carries: an event to emit, or failure notices for the emitter to publish
+ * (ingest hands its notices over, so the emitter's role is the only one that ever publishes to
+ * clients' topics): one, or one tenant's several packed in one message, as a flood of refused
+ * requests hands them over.
  */
 export type DelayQueueMessage =
   | {
@@ -15,17 +29,8 @@ export type DelayQueueMessage =
       /** This copy's token (see EventRecord.queuedBy); absent on copies sent before tokens existed. */
       readonly queuedBy?: string | undefined;
     }
-  | ({
-      readonly kind: 'notice';
-      /** Identifies the notice like an event id, so a redelivered notice is published once. */
-      readonly noticeId: string;
-      /**
-       * Whose notice it is: the emitter tells it only where this tenant may still be told, by the
-       * registry as it stands when it publishes. Absent on notices queued before it was named.
-       */
-      readonly tenant?: string | undefined;
-      readonly notice: FailureNotice;
-    } & NoticeDestination)
+  | NoticeMessage
+  | { readonly kind: 'notices'; readonly notices: readonly NoticeMessage[] }
   | {
       /** Ends the emitter published but could not record: recorded by whoever receives this. */
       readonly kind: 'ends';
@@ -50,37 +55,57 @@ export function encodeDelayQueueMessage(message: DelayQueueMessage): string {
   return asciiJson({ ...message, event: { ...event, payloadBase64: Buffer.from(payload, 'utf8').toString('base64') } });
 }
 
+/**
+ * A pack of notices as an SQS body, from each notice's own (encodeDelayQueueMessage's): what
+ * encodeDelayQueueMessage writes for the pack, without encoding the notices again.
+ */
+export function encodeNoticePack(noticeBodies: readonly string[]): string {
+  return `{"kind":"notices","notices":[${noticeBodies.join(',')}]}`;
+}
+
 /** The payload of an event as encodeDelayQueueMessage wrote it; undefined when there is none. */
 function payloadOf(event: { readonly payload?: unknown; readonly payloadBase64?: unknown }): string | undefined {
   if (typeof event.payload === 'string') return event.payload;
   return typeof event.payloadBase64 === 'string' ? Buffer.from(event.payloadBase64, 'base64').toString('utf8') : undefined;
 }
 
-export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
-  const value = JSON.parse(body) as {
-    kind?: unknown;
-    event?: Partial<ScheduledEvent> & { payloadBase64?: unknown };
-    noticeId?: unknown;
-    tenant?: unknown;
-    failureTopic?: unknown;
-    deadLetterTopic?: unknown;
-    notice?: FailureNotice;
-    queuedBy?: unknown;
-    ends?: unknown;
-  };
-  if (value.kind === 'ends' && Array.isArray(value.ends) && value.ends.every(isEmissionEnding)) return { kind: 'ends', ends: value.ends };
+/** A failure notice as encodeDelayQueueMessage wrote it, alone or in a pack; undefined when it is none. */
+function noticeOf(value: {
+  kind?: unknown;
+  noticeId?: unknown;
+  tenant?: unknown;
+  failureTopic?: unknown;
+  deadLetterTopic?: unknown;
+  notice?: FailureNotice;
+}): NoticeMessage | undefined {
   const failureTopic = typeof value.failureTopic === 'string' ? value.failureTopic : undefined;
   const deadLetterTopic = typeof value.deadLetterTopic === 'string' ? value.deadLetterTopic : undefined;
   if (
-    value.kind === 'notice' &&
-    typeof value.noticeId === 'string' &&
-    (failureTopic !== undefined || deadLetterTopic !== undefined) &&
-    typeof value.notice?.reason === 'string'
-  ) {
-    const tenant = typeof value.tenant === 'string' ? value.tenant : undefined;
-    // A notice queued before every notice had details gets the empty ones it would have now.
-    const notice = { ...value.notice, details: value.notice.details ?? {} };
-    return { kind: 'notice', noticeId: value.noticeId, tenant, failureTopic, deadLetterTopic, notice };
+    value.kind !== 'notice' ||
+    typeof value.noticeId !== 'string' ||
+    (failureTopic === undefined && deadLetterTopic === undefined) ||
+    typeof value.notice?.reason !== 'string'
+  )
+    return undefined;
+  const tenant = typeof value.tenant === 'string' ? value.tenant : undefined;
+  // A notice queued before every notice had details gets the empty ones it would have now.
+  const notice = { ...value.notice, details: value.notice.details ?? {} };
+  return { kind: 'notice', noticeId: value.noticeId, tenant, failureTopic, deadLetterTopic, notice };
+}
+
+export function decodeDelayQueueMessage(body: string): DelayQueueMessage {
+  const value = JSON.parse(body) as Parameters<typeof noticeOf>[0] & {
+    event?: Partial<ScheduledEvent> & { payloadBase64?: unknown };
+    queuedBy?: unknown;
+    ends?: unknown;
+    notices?: unknown;
+  };
+  if (value.kind === 'ends' && Array.isArray(value.ends) && value.ends.every(isEmissionEnding)) return { kind: 'ends', ends: value.ends };
+  const notice = noticeOf(value);
+  if (notice !== undefined) return notice;
+  if (value.kind === 'notices' && Array.isArray(value.notices) && value.notices.length > 0) {
+    const notices = (value.notices as Parameters<typeof noticeOf>[0][]).map(noticeOf);
+    if (notices.every((packed) => packed !== undefined)) return { kind: 'notices', notices };
   }
   const event = value.event;
   const payload = event === undefined ? undefined : payloadOf(event);

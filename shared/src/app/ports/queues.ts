@@ -35,7 +35,7 @@ export interface DelayQueue {
   send(items: readonly DelayedSend[]): Promise<readonly DelayedSendFailure[]>;
   /** Hands a failure notice to the emitter, which publishes it once (TransientError when SQS refuses). */
   sendNotice(noticeId: string, tenant: string, destination: NoticeDestination, notice: FailureNotice): Promise<void>;
-  /** Hands failure notices over as sendNotice does, in batches of 10; returns those that could not be sent, and why. */
+  /** Hands failure notices over as sendNotice does, one tenant's packed several to a message; returns those that could not be sent, and why. */
   sendNotices(items: readonly NoticeSend[]): Promise<readonly NoticeSendFailure[]>;
   /** Hands ends the emitter could not record over to a later delivery, which records them (TransientError when SQS refuses). */
   sendEnds(ends: readonly EmissionEnding[]): Promise<void>;
