@@ -18,19 +18,31 @@ afterAll(() => {
 const expiresAt = Math.ceil(NOW / 1000) + 3600;
 const lease = (owner: string, now: number) => ({ owner, now, leaseUntil: now + 30_000 });
 
-/** A client of its own that counts the requests it sends, by command. */
-function countingClient(): { readonly through: DynamoDBDocumentClient; readonly requests: Map<string, number> } {
+/** A client of its own that counts the requests it sends, by command, and the most it had in flight at once. */
+function countingClient(): {
+  readonly through: DynamoDBDocumentClient;
+  readonly requests: Map<string, number>;
+  readonly mostInFlight: () => number;
+} {
   const through = tableClient(emulators);
   const requests = new Map<string, number>();
+  let inFlight = 0;
+  let most = 0;
   through.middlewareStack.add(
     (next, context) => async (args) => {
       const name = context.commandName ?? 'unknown';
       requests.set(name, (requests.get(name) ?? 0) + 1);
-      return next(args);
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      try {
+        return await next(args);
+      } finally {
+        inFlight -= 1;
+      }
     },
     { step: 'initialize', name: 'countRequests' },
   );
-  return { through, requests };
+  return { through, requests, mostInFlight: () => most };
 }
 
 describe.each<BatchWriteMode>(['statements', 'transactions'])('the notice claims, written as %s', (mode) => {
@@ -70,6 +82,20 @@ describe.each<BatchWriteMode>(['statements', 'transactions'])('the notice claims
     expect(Object.fromEntries(requests)).toEqual({ [batchCommand]: 2 });
     const again = await Promise.all(ids.map((id) => notices.claim(id, lease('d-again', NOW + 90_000), expiresAt)));
     expect(again).toEqual(ids.map(() => 'ended'));
+    through.destroy();
+  });
+
+  it('write a flood’s claims 25 to a request, one request at a time, so that they hold no other write back for long', async () => {
+    const { through, requests, mostInFlight } = countingClient();
+    const { notices } = await claimsOn(through);
+    const ids = Array.from({ length: 60 }, (_, index) => `n-${index}`);
+    const claimed = await Promise.all(ids.map((id) => notices.claim(id, lease(`d-${id}`, NOW), expiresAt)));
+    expect(claimed).toEqual(ids.map(() => 'claimed'));
+    const batchCommand = mode === 'statements' ? 'BatchExecuteStatementCommand' : 'TransactWriteItemsCommand';
+    expect({ requests: Object.fromEntries(requests), mostInFlight: mostInFlight() }).toEqual({
+      requests: { [batchCommand]: 3 },
+      mostInFlight: 1,
+    });
     through.destroy();
   });
 

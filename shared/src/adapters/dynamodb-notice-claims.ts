@@ -1,7 +1,9 @@
 import type { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import DataLoader from 'dataloader';
+import pLimit from 'p-limit';
 import type { BatchWriteMode } from '../config.js';
+import { DYNAMODB_BATCH_STATEMENTS } from '../domain/limits.js';
 import { TransientError } from '../domain/reasons.js';
 import type { NoticeClaim, NoticeClaims } from '../app/ports/emitter-records.js';
 import { type ConditionalWriter, conditionalWriter, type WriteOutcome } from './dynamodb-conditional-writes.js';
@@ -20,9 +22,24 @@ interface SentMark {
   readonly sentAt: number;
 }
 
-/** Gathers the calls made in one turn of the event loop into one batch, as the SNS publisher gathers publishes. */
+/**
+ * Notices one write takes at most. DynamoDB Local commits one transaction at a time: a flood's
+ * large ones would hold the emitter's end writes, and with them its publish window, back.
+ */
+const NOTICES_PER_WRITE = DYNAMODB_BATCH_STATEMENTS;
+
+/**
+ * Gathers the calls made in one turn of the event loop into batches of NOTICES_PER_WRITE, as the
+ * SNS publisher gathers publishes, and writes one batch at a time: a flood's notices wait their
+ * turn behind each other, not in front of the emitter's other writes.
+ */
 function turnLoader<K, V>(load: (keys: readonly K[]) => Promise<(V | Error)[]>): DataLoader<K, V> {
-  return new DataLoader(load, { cache: false, batchScheduleFn: (dispatch) => setImmediate(dispatch) });
+  const oneAtATime = pLimit(1);
+  return new DataLoader((keys) => oneAtATime(() => load(keys)), {
+    cache: false,
+    maxBatchSize: NOTICES_PER_WRITE,
+    batchScheduleFn: (dispatch) => setImmediate(dispatch),
+  });
 }
 
 /**
