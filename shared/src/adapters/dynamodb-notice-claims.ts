@@ -33,9 +33,9 @@ const NOTICES_PER_WRITE = DYNAMODB_BATCH_STATEMENTS;
  * SNS publisher gathers publishes, and writes one batch at a time: a flood's notices wait their
  * turn behind each other, not in front of the emitter's other writes.
  */
-function turnLoader<K, V>(load: (keys: readonly K[]) => Promise<(V | Error)[]>): DataLoader<K, V> {
+function batchedByTurn<K, V>(write: (keys: readonly K[]) => Promise<(V | Error)[]>): DataLoader<K, V> {
   const oneAtATime = pLimit(1);
-  return new DataLoader((keys) => oneAtATime(() => load(keys)), {
+  return new DataLoader((keys) => oneAtATime(() => write(keys)), {
     cache: false,
     maxBatchSize: NOTICES_PER_WRITE,
     batchScheduleFn: (dispatch) => setImmediate(dispatch),
@@ -53,8 +53,8 @@ function turnLoader<K, V>(load: (keys: readonly K[]) => Promise<(V | Error)[]>):
  */
 export class DynamoDbNoticeClaims implements NoticeClaims {
   private readonly writer: ConditionalWriter;
-  private readonly claims = turnLoader<ClaimRequest, ClaimOutcome>((requests) => this.claimTogether(requests));
-  private readonly marks = turnLoader<SentMark, void>((marks) => this.markTogether(marks));
+  private readonly claims = batchedByTurn<ClaimRequest, ClaimOutcome>((requests) => this.claimTogether(requests));
+  private readonly marks = batchedByTurn<SentMark, void>((marks) => this.markTogether(marks));
 
   constructor(
     private readonly client: DynamoDBDocumentClient,

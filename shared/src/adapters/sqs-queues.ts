@@ -21,26 +21,34 @@ interface FailedEntry {
 }
 
 /**
+ * Items in order, grouped at most `count` to a group and at most `bytes` of `sizeOf` in a group;
+ * an item larger than that goes alone.
+ */
+function boundedGroups<T>(items: readonly T[], count: number, bytes: number, sizeOf: (item: T) => number): T[][] {
+  const groups: T[][] = [];
+  let used = 0;
+  for (const item of items) {
+    const size = sizeOf(item);
+    const last = groups.at(-1);
+    if (last === undefined || last.length === count || used + size > bytes) {
+      groups.push([item]);
+      used = size;
+    } else {
+      last.push(item);
+      used += size;
+    }
+  }
+  return groups;
+}
+
+/**
  * Entries grouped into SendMessageBatch requests: at most 10 each, and at most SQS's 1 MiB of
  * bodies in all. SQS refuses a larger request whole, every time it is tried again: a few events
  * near SNS's size limit (two, of text escaped to thrice its size) would fail every other event
  * of their batch with them.
  */
 function batchesOf(entries: readonly SendMessageBatchRequestEntry[]): SendMessageBatchRequestEntry[][] {
-  const batches: SendMessageBatchRequestEntry[][] = [];
-  let bytes = 0;
-  for (const entry of entries) {
-    const size = Buffer.byteLength(entry.MessageBody ?? '');
-    const last = batches.at(-1);
-    if (last === undefined || last.length === SQS_BATCH_ENTRIES || bytes + size > SQS_MAX_MESSAGE_BYTES) {
-      batches.push([entry]);
-      bytes = size;
-    } else {
-      last.push(entry);
-      bytes += size;
-    }
-  }
-  return batches;
+  return boundedGroups(entries, SQS_BATCH_ENTRIES, SQS_MAX_MESSAGE_BYTES, (entry) => Buffer.byteLength(entry.MessageBody ?? ''));
 }
 
 /**
@@ -76,30 +84,32 @@ const NOTICES_PER_PACK = 10;
 
 interface NoticePack {
   readonly tenant: string;
-  readonly noticeIds: string[];
-  readonly bodies: string[];
-  bytes: number;
+  readonly noticeIds: readonly string[];
+  /** The pack's body: its one notice's own, or encodeNoticePack's of its several. */
+  readonly body: string;
 }
 
 /** One tenant's notices, in order, packed by ten into bodies of at most SQS's 1 MiB (a larger notice goes alone). */
 function noticePacks(items: readonly NoticeSend[]): NoticePack[] {
-  const open = new Map<string, NoticePack>();
-  const packs: NoticePack[] = [];
-  for (const { noticeId, tenant, destination, notice } of items) {
-    const body = encodeDelayQueueMessage({ kind: 'notice', noticeId, tenant, ...destination, notice });
-    const pack = open.get(tenant);
-    // ASCII bodies: their length is their size; each after the first adds a comma.
-    if (pack !== undefined && pack.bodies.length < NOTICES_PER_PACK && pack.bytes + 1 + body.length <= SQS_MAX_MESSAGE_BYTES) {
-      pack.noticeIds.push(noticeId);
-      pack.bodies.push(body);
-      pack.bytes += 1 + body.length;
-    } else {
-      const started = { tenant, noticeIds: [noticeId], bodies: [body], bytes: encodeNoticePack([body]).length };
-      open.set(tenant, started);
-      packs.push(started);
-    }
+  const byTenant = new Map<string, NoticeSend[]>();
+  for (const item of items) {
+    const notices = byTenant.get(item.tenant);
+    if (notices === undefined) byTenant.set(item.tenant, [item]);
+    else notices.push(item);
   }
-  return packs;
+  // ASCII bodies: a body's length is its size; in a pack each adds a comma, the pack its brackets.
+  const room = SQS_MAX_MESSAGE_BYTES - encodeNoticePack([]).length + 1;
+  return [...byTenant].flatMap(([tenant, notices]) => {
+    const bodies = notices.map(({ noticeId, destination, notice }) => ({
+      noticeId,
+      body: encodeDelayQueueMessage({ kind: 'notice', noticeId, tenant, ...destination, notice }),
+    }));
+    return boundedGroups(bodies, NOTICES_PER_PACK, room, ({ body }) => body.length + 1).map((pack) => ({
+      tenant,
+      noticeIds: pack.map(({ noticeId }) => noticeId),
+      body: pack.length === 1 ? (pack[0]?.body as string) : encodeNoticePack(pack.map(({ body }) => body)),
+    }));
+  });
 }
 
 /** Batch entry ids must be unique in a batch and at most 80 characters of [A-Za-z0-9_-]. */
@@ -133,11 +143,7 @@ export class SqsDelayQueue implements DelayQueue {
   /** Sends each tenant's notices packed, several to a message (see noticePacks); a pack SQS does not take fails all its notices. */
   async sendNotices(items: readonly NoticeSend[]): Promise<readonly NoticeSendFailure[]> {
     const packs = noticePacks(items);
-    const entries = packs.map(({ tenant, bodies }, index) => ({
-      Id: entryId(index),
-      MessageBody: bodies.length === 1 ? (bodies[0] as string) : encodeNoticePack(bodies),
-      MessageGroupId: tenant,
-    }));
+    const entries = packs.map(({ tenant, body }, index) => ({ Id: entryId(index), MessageBody: body, MessageGroupId: tenant }));
     const failed = await sendBatches(this.client, this.queueUrl, entries);
     return failed.flatMap(({ entryId: id, reason }) =>
       (packs[Number(id.slice(1))]?.noticeIds ?? [id]).map((noticeId) => ({ noticeId, reason })),
