@@ -105,8 +105,15 @@ export function receiptOf(message: Message, receivedAt: number): Receipt {
     scheduledAt: scheduledText === undefined ? undefined : parseDueDate(scheduledText),
     publishedAt: publishedText === undefined ? undefined : parseDueDate(publishedText),
     receivedAt,
+    queuedAt: sentTimestampOf(message),
     messageId: message.MessageId ?? '',
   };
+}
+
+/** When the queue took the message (SentTimestamp, epoch ms), where the receive asked for it. */
+function sentTimestampOf(message: Message): number | undefined {
+  const sent = Number(message.Attributes?.SentTimestamp);
+  return Number.isFinite(sent) && sent > 0 ? sent : undefined;
 }
 
 /**
@@ -180,6 +187,7 @@ export function startConsumer(
             MaxNumberOfMessages: SQS_BATCH_ENTRIES,
             WaitTimeSeconds: SQS_MAX_WAIT_SECONDS,
             MessageAttributeNames: ['All'],
+            MessageSystemAttributeNames: ['SentTimestamp'],
           }),
           { abortSignal: abort.signal },
         );

@@ -31,6 +31,13 @@ export interface StageBreakdown {
    * answers, so a consumer often has the message before the call returns.
    */
   readonly publishStartToConsumer: StageSummary;
+  /**
+   * The consumer's queue's SentTimestamp minus the publish start: SNS's fan-out to the queue, in
+   * the emulator. With queueToConsumer it splits publishStartToConsumer.
+   */
+  readonly publishStartToQueue: StageSummary;
+  /** Consumer receive minus the queue's SentTimestamp: the long poll's answer and the harness's own event loop. */
+  readonly queueToConsumer: StageSummary;
   /** The events that arrived most late, most late first, with their stages: whether they bunch up in time, and where they lost it. */
   readonly mostLate: readonly LateEvent[];
 }
@@ -43,6 +50,16 @@ export interface LateEvent {
   readonly publishStartLatenessMs: number | undefined;
   readonly publishCallMs: number | undefined;
   readonly publishStartToConsumerMs: number | undefined;
+  readonly publishStartToQueueMs: number | undefined;
+  readonly queueToConsumerMs: number | undefined;
+}
+
+/** One event's first delivery: its due time, and when its consumer's queue took it and the consumer received it (epoch ms). */
+export interface FirstDelivery {
+  readonly dueAt: number;
+  readonly receivedAt: number;
+  /** The queue's SentTimestamp; undefined when the receive did not carry it. */
+  readonly queuedAt: number | undefined;
 }
 
 const MOST_LATE_SHOWN = 10;
@@ -65,7 +82,7 @@ export function summarize(values: readonly number[]): StageSummary {
 }
 
 export function stageBreakdown(
-  deliveries: ReadonlyMap<string, { readonly dueAt: number; readonly receivedAt: number }>,
+  deliveries: ReadonlyMap<string, FirstDelivery>,
   traces: Readonly<Record<string, EmissionTrace>>,
 ): StageBreakdown {
   const queuedBeforeDue: number[] = [];
@@ -73,6 +90,8 @@ export function stageBreakdown(
   const publishStartLateness: number[] = [];
   const publishCall: number[] = [];
   const publishStartToConsumer: number[] = [];
+  const publishStartToQueue: number[] = [];
+  const queueToConsumer: number[] = [];
   for (const [id, delivery] of deliveries) {
     const trace = traces[id];
     if (!trace) continue;
@@ -82,6 +101,9 @@ export function stageBreakdown(
     publishStartLateness.push(trace.publishStartedAt - delivery.dueAt);
     publishCall.push(trace.publishEndedAt - trace.publishStartedAt);
     publishStartToConsumer.push(delivery.receivedAt - trace.publishStartedAt);
+    if (delivery.queuedAt === undefined) continue;
+    publishStartToQueue.push(delivery.queuedAt - trace.publishStartedAt);
+    queueToConsumer.push(delivery.receivedAt - delivery.queuedAt);
   }
   const mostLate = [...deliveries.entries()]
     .sort(([, a], [, b]) => b.receivedAt - b.dueAt - (a.receivedAt - a.dueAt))
@@ -90,6 +112,7 @@ export function stageBreakdown(
       const trace = traces[id];
       const started = trace?.publishStartedAt;
       const ended = trace?.publishEndedAt;
+      const { queuedAt } = delivery;
       return {
         dueAt: new Date(delivery.dueAt).toISOString(),
         latenessMs: delivery.receivedAt - delivery.dueAt,
@@ -98,6 +121,8 @@ export function stageBreakdown(
         publishStartLatenessMs: started === undefined ? undefined : started - delivery.dueAt,
         publishCallMs: started === undefined || ended === undefined ? undefined : ended - started,
         publishStartToConsumerMs: started === undefined ? undefined : delivery.receivedAt - started,
+        publishStartToQueueMs: started === undefined || queuedAt === undefined ? undefined : queuedAt - started,
+        queueToConsumerMs: queuedAt === undefined ? undefined : delivery.receivedAt - queuedAt,
       };
     });
   return {
@@ -107,5 +132,7 @@ export function stageBreakdown(
     publishStartLateness: summarize(publishStartLateness),
     publishCall: summarize(publishCall),
     publishStartToConsumer: summarize(publishStartToConsumer),
+    publishStartToQueue: summarize(publishStartToQueue),
+    queueToConsumer: summarize(queueToConsumer),
   };
 }

@@ -1,4 +1,5 @@
 import * as hdr from 'hdr-histogram-js';
+import type { FirstDelivery } from './stages.js';
 
 /** One message as the consumer received it. */
 export interface Receipt {
@@ -10,6 +11,8 @@ export interface Receipt {
   readonly publishedAt: number | undefined;
   /** Wall clock when ReceiveMessage returned it, epoch ms. */
   readonly receivedAt: number;
+  /** When the consumer's queue took it (its SentTimestamp), epoch ms; undefined when the receive did not say. */
+  readonly queuedAt: number | undefined;
   /** SQS message id: the same id again is a redelivery by the consumer queue, not a second emission. */
   readonly messageId: string;
 }
@@ -126,6 +129,8 @@ export class DeliveryTracker {
   private readonly seenMessages = new Set<string>();
   private readonly deliveries = new Map<string, number>();
   private readonly firstReceivedAt = new Map<string, number>();
+  /** When each event's first delivery reached the consumer's queue (its SentTimestamp), where the receive said. */
+  private readonly firstQueuedAt = new Map<string, number>();
   /** The emitter's publish time (`scheduler-published-at`) of each event's first delivery, where it carried one. */
   private readonly firstPublishedAt = new Map<string, number>();
   /** The first reason reported for each event on the failure topic. */
@@ -171,6 +176,7 @@ export class DeliveryTracker {
       return;
     }
     this.firstReceivedAt.set(receipt.eventId, receipt.receivedAt);
+    if (receipt.queuedAt !== undefined) this.firstQueuedAt.set(receipt.eventId, receipt.queuedAt);
     if (receipt.publishedAt !== undefined) this.firstPublishedAt.set(receipt.eventId, receipt.publishedAt);
     if (receipt.scheduledAt !== due) this.wrongScheduledAt += 1;
     // Measured against the attribute, as any consumer would; a mismatch is counted above.
@@ -267,11 +273,12 @@ export class DeliveryTracker {
     return [...this.received.counts.entries()].sort((a, b) => a[0] - b[0]);
   }
 
-  /** Each measured event's due time and first receive time (epoch ms), by event id. */
-  firstDeliveries(): Map<string, { readonly dueAt: number; readonly receivedAt: number }> {
-    const result = new Map<string, { dueAt: number; receivedAt: number }>();
+  /** Each measured event's due time, and when its first delivery reached the consumer's queue and the consumer (epoch ms), by event id. */
+  firstDeliveries(): Map<string, FirstDelivery> {
+    const result = new Map<string, FirstDelivery>();
     for (const [id, receivedAt] of this.firstReceivedAt) {
-      if (!this.warmup.has(id)) result.set(id, { dueAt: this.expectedDue.get(id) ?? receivedAt, receivedAt });
+      if (!this.warmup.has(id))
+        result.set(id, { dueAt: this.expectedDue.get(id) ?? receivedAt, receivedAt, queuedAt: this.firstQueuedAt.get(id) });
     }
     return result;
   }

@@ -9,11 +9,26 @@ function receipt(
   messageId: string,
   scheduledAt: number | undefined = DUE,
   publishedAt: number | undefined = receivedAt,
+  queuedAt: number | undefined = undefined,
 ): Receipt {
-  return { eventId, scheduledAt, publishedAt, receivedAt, messageId };
+  return { eventId, scheduledAt, publishedAt, receivedAt, queuedAt, messageId };
 }
 
 describe('DeliveryTracker', () => {
+  it("keeps when each event's first delivery reached the consumer's queue, for the stages", () => {
+    const tracker = new DeliveryTracker(100);
+    for (const id of ['a', 'b']) tracker.expect(id, DUE);
+    tracker.record(receipt('a', DUE + 3, 'm1', DUE, DUE, DUE + 1));
+    // A second emission of a, queued later: the first delivery's times stand.
+    tracker.record(receipt('a', DUE + 60, 'm2', DUE, DUE, DUE + 50));
+    tracker.record(receipt('b', DUE + 4, 'm3'));
+
+    expect(Object.fromEntries(tracker.firstDeliveries())).toEqual({
+      a: { dueAt: DUE, receivedAt: DUE + 3, queuedAt: DUE + 1 },
+      b: { dueAt: DUE, receivedAt: DUE + 4, queuedAt: undefined },
+    });
+  });
+
   it('measures lateness from the scheduled-at attribute of the first delivery of each event', () => {
     const tracker = new DeliveryTracker(100);
     for (const id of ['a', 'b', 'c', 'd']) tracker.expect(id, DUE);

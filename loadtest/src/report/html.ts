@@ -172,7 +172,9 @@ export function renderHtml(
     if (stages) {
       const { mostLate, ...summaries } = stages;
       sections.push('<h2>Where the lateness arose (ms, traced inside the local service)</h2>');
-      sections.push("<p>Lateness = publishStartLateness + publishStartToConsumer. Every time is read from the one machine's clock.</p>");
+      sections.push(
+        "<p>Lateness = publishStartLateness + publishStartToConsumer, which is publishStartToQueue (SNS to the consumer's queue) + queueToConsumer (the long poll and the harness's own event loop). Every time is read from the one machine's clock.</p>",
+      );
       sections.push(
         table(
           ['stage', 'events', 'below 0', 'min', 'p50', 'p99', 'max'],
@@ -198,6 +200,8 @@ export function renderHtml(
             'publish start lateness',
             'publish call',
             'publish start to consumer',
+            'to its queue',
+            'queue to consumer',
           ],
           mostLate.map((e) => [
             e.dueAt,
@@ -207,6 +211,8 @@ export function renderHtml(
             e.publishStartLatenessMs ?? '',
             e.publishCallMs ?? '',
             e.publishStartToConsumerMs ?? '',
+            e.publishStartToQueueMs ?? '',
+            e.queueToConsumerMs ?? '',
           ]),
         ),
       );

@@ -3,6 +3,7 @@ import type { ChaosReport } from '../chaos/evidence.js';
 import type { CostEstimate } from '../cost/estimate.js';
 import type { UsageSnapshot } from '../cost/usage-meter.js';
 import type { CpuUse } from '../cpu.js';
+import type { LoopDelay } from '../loop-delay.js';
 import type { RegisteredTenants } from '../registered-tenants.js';
 import type { ServiceMode } from '../service/connection.js';
 import type { SourceVersion } from '../source.js';
@@ -44,6 +45,8 @@ export interface DeliverySummary {
   };
   /** Cores busy during the measurement, by process of the run and for everything else on the machine. */
   readonly cpu: CpuUse | undefined;
+  /** How late the harness's own event loop ran, ms (see LoopDelay). */
+  readonly harnessLoopDelayMs: LoopDelay;
   readonly missingSample: readonly string[];
 }
 

@@ -59,9 +59,16 @@ export function summary(result: RunResult, outDir: string, failOnMiss = false): 
       `  cores busy (of ${cpu.cores}): ${processes}; everything else ${cpu.othersCores} (load average at start ${result.machine.loadAverageAtStart})`,
     );
   }
+  const loopDelay = result.delivery?.harnessLoopDelayMs;
+  if (loopDelay)
+    lines.push(
+      `  the harness's own event loop late by (p50 / p99 / max) ${loopDelay.p50} / ${loopDelay.p99} / ${loopDelay.max} ms, in every receive time it stamped`,
+    );
   const stages = result.delivery?.stagesMs;
   if (stages) {
-    lines.push('  stages ms (p50 / p99 / max); lateness = publishStartLateness + publishStartToConsumer:');
+    lines.push(
+      '  stages ms (p50 / p99 / max); lateness = publishStartLateness + publishStartToConsumer, which is publishStartToQueue + queueToConsumer:',
+    );
     const { mostLate, ...summaries } = stages;
     for (const [name, stage] of Object.entries(summaries) as [string, StageSummary][])
       lines.push(`    ${name.padEnd(22)} ${stage.p50} / ${stage.p99} / ${stage.max}`);
@@ -69,7 +76,8 @@ export function summary(result: RunResult, outDir: string, failOnMiss = false): 
     for (const e of mostLate.slice(0, 3)) {
       lines.push(
         `    due ${e.dueAt}, ${e.latenessMs} ms late: queued ${ms(e.queuedBeforeDueMs)} before due, received ${ms(e.receivedBeforeDueMs)} before due, publish started ${ms(e.publishStartLatenessMs)} after due, ` +
-          `publish call ${ms(e.publishCallMs)}, publish start to consumer ${ms(e.publishStartToConsumerMs)}`,
+          `publish call ${ms(e.publishCallMs)}, publish start to consumer ${ms(e.publishStartToConsumerMs)} ` +
+          `(to its queue ${ms(e.publishStartToQueueMs)}, queue to consumer ${ms(e.queueToConsumerMs)})`,
       );
     }
   }

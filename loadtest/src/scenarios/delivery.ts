@@ -11,6 +11,7 @@ import {
 import { usageBetween } from '../cost/estimate.js';
 import type { UsageSnapshot } from '../cost/usage-meter.js';
 import { cpuBetween, sampleCpu, type CpuUse } from '../cpu.js';
+import { watchLoopDelay, type LoopDelay } from '../loop-delay.js';
 import { mergePlans, scheduleRequest, type PlannedEvent } from '../plan.js';
 import { pollUntil } from '../poll.js';
 import { publishEvents, type PublishOptions, type PublishStats } from '../publisher.js';
@@ -46,6 +47,8 @@ export interface DeliveryOutcome {
   readonly stages: StageBreakdown | undefined;
   /** Cores each process of the run kept busy, and what else ran on the machine meanwhile. */
   readonly cpu: CpuUse | undefined;
+  /** How late the harness's own event loop ran during the measurement: its share of every receive time it stamped. */
+  readonly harnessLoopDelay: LoopDelay;
   /** A few ids of missing events, to look up in the service's log. */
   readonly missingSample: readonly string[];
   /** Epoch ms: measurement start (before the first publish) and end. */
@@ -210,6 +213,7 @@ export async function measureDelivery(
 
   const before = await service.report(false);
   const cpuBefore = sampleCpu();
+  const loopDelay = watchLoopDelay();
   const startedAt = Date.now();
   let publish: PublishStats;
   let consumerStats: ConsumerStats;
@@ -244,6 +248,7 @@ export async function measureDelivery(
   }
   showCounts();
   const finishedAt = Date.now();
+  const harnessLoopDelay = loopDelay.stop();
   const cpu = cpuBetween(cpuBefore, sampleCpu());
   const after = await service.report(true);
   for (const endpoint of [...endpoints.values(), ...(failureEndpoint ? [failureEndpoint] : [])]) {
@@ -277,6 +282,7 @@ export async function measureDelivery(
     report: after,
     stages: after?.emissions ? stageBreakdown(tracker.firstDeliveries(), after.emissions) : undefined,
     cpu,
+    harnessLoopDelay,
     missingSample: tracker.missingIds(10),
     startedAt,
     finishedAt,

@@ -81,6 +81,7 @@ export function summarizeDelivery(outcome: DeliveryOutcome): DeliverySummary {
     },
     consumer: outcome.consumer,
     cpu: outcome.cpu,
+    harnessLoopDelayMs: outcome.harnessLoopDelay,
     missingSample: outcome.missingSample,
   };
 }
