@@ -1,19 +1,7 @@
 import { DEFAULT_QUOTAS, DEFAULTS, eventIdFor, parseInputMessage, REASON, TenantRegistry } from '@adhoc-scheduler/shared';
 import { describe, expect, it } from 'vitest';
-import {
-  CANCEL_AHEAD_MS,
-  CANCEL_EVERY,
-  CANCEL_SPREAD_MS,
-  EXPECTED_REASONS,
-  NoisyAnswers,
-  noisyKind,
-  noisyRequest,
-  noticeOf,
-  planNeighbour,
-  QUIET_TENANT,
-  quietCancel,
-  type NoisyKind,
-} from '../src/scenarios/neighbour.js';
+import { CANCEL_AHEAD_MS, CANCEL_EVERY, CANCEL_SPREAD_MS, planNeighbour, QUIET_TENANT, quietCancel } from '../src/scenarios/neighbour.js';
+import { EXPECTED_REASONS, NoisyAnswers, noisyKind, noisyRequest, noticeOf, type NoisyKind } from '../src/scenarios/noisy-client.js';
 
 const START = Date.UTC(2026, 11, 5, 9, 14, 42, 123);
 const FAILURES = 'arn:aws:sns:us-east-1:000000000000:lt-x-noisy-failures';

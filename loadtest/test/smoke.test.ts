@@ -56,3 +56,40 @@ describe('the steady scenario, through the local service in its own process', ()
     expect(await readFile(join(outDir, 'report.html'), 'utf8')).toContain('<svg');
   });
 });
+
+describe('the neighbour scenario, its noisy tenant a client in a thread of its own', () => {
+  it("answers each of the noisy tenant's requests once, and delivers the quiet tenant's events once, none early", async () => {
+    const neighbourDir = join(outDir, 'neighbour');
+    const options = parseCli([
+      'neighbour',
+      '--events',
+      '2000',
+      '--quiet-events',
+      '50',
+      '--seconds',
+      '10',
+      '--ahead',
+      '20',
+      '--no-progress',
+      '--out',
+      neighbourDir,
+    ]);
+    if (!options) throw new Error('no options');
+
+    const { result } = await runScenario(options, 'smoke test');
+
+    // Received in the client's thread, counted there, and handed back to the run.
+    expect(result.details.noisy).toMatchObject({
+      published: 2000,
+      publishFailed: 0,
+      requests: 2000,
+      answered: 2000,
+      unanswered: 0,
+      answeredMoreThanOnce: 0,
+      noticesOfNoRequest: 0,
+      unexpectedReasons: [],
+    });
+    expect(result.delivery?.counts).toMatchObject({ expected: 45, delivered: 45, missing: 0, duplicated: 0, early: 0 });
+    expect(result.details.quiet).toMatchObject({ cancels: 5, cancelledEventsDelivered: 0 });
+  }, 180_000);
+});

@@ -1,19 +1,18 @@
 import { LOCAL_ACCOUNT } from '@adhoc-scheduler/infra';
-import { DEFAULT_QUOTAS, REASON, toIso } from '@adhoc-scheduler/shared';
-import { createConsumerEndpoint, deleteConsumerEndpoint, startConsumer, type Consumer, type ConsumerEndpoint } from '../consumer.js';
+import { DEFAULT_QUOTAS, REASON } from '@adhoc-scheduler/shared';
+import { createConsumerEndpoint, deleteConsumerEndpoint, startConsumer, type ConsumerEndpoint } from '../consumer.js';
 import { usageBetween } from '../cost/estimate.js';
 import { GOLDEN_FRACTION, planUniform, scheduleRequest, type PlannedEvent } from '../plan.js';
 import { pollUntil } from '../poll.js';
-import { publishEvents, type PublishStats } from '../publisher.js';
 import { round, type ScenarioResult } from '../report/results.js';
 import { correctnessTargets, latenessTargets, type ScenarioTargets, type TargetCheck } from '../report/targets.js';
 import type { RunContext } from './context.js';
-import { measureDelivery } from './delivery.js';
+import { measureDelivery, type DeliveryOutcome } from './delivery.js';
+import { NOISY_TENANT, noticeOf, startNoisyClientThread, type NoisyClientResult } from './noisy-client.js';
 import { deliveryResult } from './outcome.js';
 import type { ScenarioParams } from './params.js';
 import type { Scenario } from './scenario.js';
 
-export const NOISY_TENANT = 'noisy';
 export const QUIET_TENANT = 'quiet';
 
 /** Every tenth of the quiet tenant's events is cancelled. */
@@ -25,54 +24,6 @@ export const CANCEL_SPREAD_MS = 5_000;
 const CANCEL_AFTER_SCHEDULE_MS = 5_000;
 /** The noisy tenant's reschedules move their (missing) event this far after the flood starts: within the near-path window. */
 const RESCHEDULE_AFTER_MS = 300_000;
-/** How long the run waits for more of the noisy tenant's notices once none has come (after the quiet tenant's are in). */
-const NOTICES_IDLE_MS = 30_000;
-
-/**
- * What the noisy tenant sends, a cycle of 20: what a client looping on changes, or one guessing
- * ids, sends. 8 cancels and 8 reschedules by ids it never scheduled, 2 cancels naming the quiet
- * tenant's real event ids (another tenant's events: refused as not found, never applied), and 2
- * invalid requests (a reschedule to a date that is none, a cancel by a malformed event id), which
- * count in no quota. Each names the noisy tenant's failure topic: every one is refused, with one
- * notice each (taken and counted: EVENT_NOT_FOUND; over maxControlPerSecond: QUOTA_EXCEEDED).
- */
-export const NOISY_KINDS = [
-  'cancel-unknown',
-  'reschedule-unknown',
-  'cancel-unknown',
-  'reschedule-unknown',
-  'cancel-other-tenant',
-  'cancel-unknown',
-  'reschedule-unknown',
-  'cancel-unknown',
-  'reschedule-unknown',
-  'invalid-date',
-  'cancel-unknown',
-  'reschedule-unknown',
-  'cancel-unknown',
-  'reschedule-unknown',
-  'cancel-other-tenant',
-  'cancel-unknown',
-  'reschedule-unknown',
-  'cancel-unknown',
-  'reschedule-unknown',
-  'invalid-event-id',
-] as const;
-
-export type NoisyKind = (typeof NOISY_KINDS)[number];
-
-export function noisyKind(seq: number): NoisyKind {
-  return NOISY_KINDS[seq % NOISY_KINDS.length] as NoisyKind;
-}
-
-/** The refusals each kind may get: a valid request is counted (taken, then not found) or over the quota; an invalid one is counted in none. */
-export const EXPECTED_REASONS: Readonly<Record<NoisyKind, readonly string[]>> = {
-  'cancel-unknown': [REASON.EVENT_NOT_FOUND, REASON.QUOTA_EXCEEDED],
-  'reschedule-unknown': [REASON.EVENT_NOT_FOUND, REASON.QUOTA_EXCEEDED],
-  'cancel-other-tenant': [REASON.EVENT_NOT_FOUND, REASON.QUOTA_EXCEEDED],
-  'invalid-date': [REASON.INVALID_DATE],
-  'invalid-event-id': [REASON.INVALID_FIELD],
-};
 
 const TARGETS = {
   delivery: { duplicatesAllowed: false, of: `tenant ${QUIET_TENANT}` },
@@ -157,126 +108,14 @@ export function planNeighbour(plan: {
   };
 }
 
-/**
- * One of the noisy tenant's requests. `user` carries the request's own id, quoted back in its
- * notice: the run tells each request's answer apart by it.
- */
-export function noisyRequest(event: PlannedEvent, failureTopic: string): string {
-  const common = { user: event.clientId, failure_topic: failureTopic };
-  switch (noisyKind(event.seq)) {
-    case 'cancel-unknown':
-      return JSON.stringify({ action: 'cancel', id: event.clientId, ...common });
-    case 'reschedule-unknown':
-      return JSON.stringify({ action: 'reschedule', id: event.clientId, date: toIso(event.dueAt), ...common });
-    case 'cancel-other-tenant':
-      return JSON.stringify({ action: 'cancel', event_id: event.eventId, ...common });
-    case 'invalid-date':
-      return JSON.stringify({ action: 'reschedule', id: event.clientId, date: 'next Tuesday', ...common });
-    case 'invalid-event-id':
-      return JSON.stringify({ action: 'cancel', event_id: 'not an event id', ...common });
-  }
-}
-
 /** A cancel of one of the quiet tenant's events, by the id it was scheduled with, as its client sends it. */
 export function quietCancel(event: PlannedEvent, user: string, failureTopic: string): string {
   return JSON.stringify({ action: 'cancel', id: event.clientId, user, failure_topic: failureTopic });
 }
 
-/** What a failure notice says: its reason, when the refusal was made, and the request it quotes. */
-export interface NoticeSeen {
-  readonly reason: string;
-  /** Epoch ms (`failedAt`); undefined when the notice has none. */
-  readonly failedAt: number | undefined;
-  /** The request quoted, when it was a JSON object. */
-  readonly request: Readonly<Record<string, unknown>> | undefined;
-}
-
-export function noticeOf(body: string): NoticeSeen {
-  let notice: { reason?: unknown; failedAt?: unknown; event?: unknown };
-  try {
-    notice = JSON.parse(body) as typeof notice;
-  } catch {
-    return { reason: 'not a failure notice', failedAt: undefined, request: undefined };
-  }
-  const failedAt = typeof notice.failedAt === 'string' ? Date.parse(notice.failedAt) : Number.NaN;
-  return {
-    reason: typeof notice.reason === 'string' ? notice.reason : 'not a failure notice',
-    failedAt: Number.isFinite(failedAt) ? failedAt : undefined,
-    request:
-      typeof notice.event === 'object' && notice.event !== null && !Array.isArray(notice.event)
-        ? (notice.event as Record<string, unknown>)
-        : undefined,
-  };
-}
-
-/** The noisy tenant's notices, each matched to its request by the `user` it quotes. */
-export class NoisyAnswers {
-  private readonly answers = new Map<string, number>();
-  private readonly reasons = new Map<string, number>();
-  /** Requests taken (counted in the quota, then refused as not found), by the second they were handled in. */
-  private readonly takenBySecond = new Map<number, number>();
-  private unexpected: string[] = [];
-  private notices = 0;
-  private strangers = 0;
-  lastAt = 0;
-
-  constructor(private readonly kindOf: ReadonlyMap<string, NoisyKind>) {}
-
-  record(seen: NoticeSeen, receivedAt: number): void {
-    const key = seen.request?.user;
-    const kind = typeof key === 'string' ? this.kindOf.get(key) : undefined;
-    if (typeof key !== 'string' || kind === undefined) {
-      this.strangers += 1;
-      return;
-    }
-    this.notices += 1;
-    this.lastAt = receivedAt;
-    this.answers.set(key, (this.answers.get(key) ?? 0) + 1);
-    this.reasons.set(seen.reason, (this.reasons.get(seen.reason) ?? 0) + 1);
-    if (!EXPECTED_REASONS[kind].includes(seen.reason) && this.unexpected.length < 10) this.unexpected.push(`${kind}: ${seen.reason}`);
-    if (seen.reason === REASON.EVENT_NOT_FOUND && seen.failedAt !== undefined) {
-      const second = Math.floor(seen.failedAt / 1000);
-      this.takenBySecond.set(second, (this.takenBySecond.get(second) ?? 0) + 1);
-    }
-  }
-
-  get answered(): number {
-    return this.answers.size;
-  }
-
-  summary() {
-    const answeredTwice = [...this.answers.values()].filter((times) => times > 1).length;
-    return {
-      requests: this.kindOf.size,
-      notices: this.notices,
-      answered: this.answers.size,
-      unanswered: this.kindOf.size - this.answers.size,
-      answeredMoreThanOnce: answeredTwice,
-      byReason: Object.fromEntries([...this.reasons].sort((a, b) => b[1] - a[1])),
-      takenMostInOneSecond: Math.max(0, ...this.takenBySecond.values()),
-      secondsWithTaken: this.takenBySecond.size,
-      unexpectedReasons: this.unexpected,
-      noticesOfNoRequest: this.strangers,
-    };
-  }
-}
-
-/** A failure topic of the run's own for one tenant, and its consumer. */
-async function failureListener(
-  ctx: RunContext,
-  tenant: string,
-  onNotice: (seen: NoticeSeen, receivedAt: number) => void,
-): Promise<{ readonly endpoint: ConsumerEndpoint; readonly consumer: Consumer }> {
-  const endpoint = await createConsumerEndpoint(
-    ctx.clients.sns,
-    ctx.clients.sqs,
-    `${ctx.runId}-${tenant}-failures`,
-    ctx.service.emitterRoleArn,
-  );
-  const consumer = startConsumer(ctx.clients.sqs, endpoint.queueUrl, ctx.measure.consumers, (message, receivedAt) =>
-    onNotice(noticeOf(message.Body ?? ''), receivedAt),
-  );
-  return { endpoint, consumer };
+/** A failure topic of the run's own for one tenant, with a queue subscribed to it. */
+function failureEndpoint(ctx: RunContext, tenant: string): Promise<ConsumerEndpoint> {
+  return createConsumerEndpoint(ctx.clients.sns, ctx.clients.sqs, `${ctx.runId}-${tenant}-failures`, ctx.service.emitterRoleArn);
 }
 
 function tenantTopics(ctx: RunContext): Readonly<Record<string, string>> {
@@ -298,16 +137,13 @@ function tenantTopics(ctx: RunContext): Readonly<Record<string, string>> {
 async function runNeighbour(ctx: RunContext, params: ScenarioParams): Promise<ScenarioResult> {
   const topics = tenantTopics(ctx);
   const usageBefore = (await ctx.service.report(false))?.usage;
-  const kindOf = new Map<string, NoisyKind>();
-  const noisy = new NoisyAnswers(kindOf);
   const quietNotices: { reason: string; action: string }[] = [];
-  const noisyListener = await failureListener(ctx, NOISY_TENANT, (seen, at) => noisy.record(seen, at));
-  const quietListener = await failureListener(ctx, QUIET_TENANT, (seen) =>
-    quietNotices.push({
-      reason: seen.reason,
-      action: typeof seen.request?.action === 'string' ? seen.request.action : 'schedule',
-    }),
-  );
+  const noisyFailures = await failureEndpoint(ctx, NOISY_TENANT);
+  const quietFailures = await failureEndpoint(ctx, QUIET_TENANT);
+  const quietFailuresConsumer = startConsumer(ctx.clients.sqs, quietFailures.queueUrl, ctx.measure.consumers, (message) => {
+    const seen = noticeOf(message.Body ?? '');
+    quietNotices.push({ reason: seen.reason, action: typeof seen.request?.action === 'string' ? seen.request.action : 'schedule' });
+  });
 
   // Both clients start together, a moment from now: the quiet tenant's consumer is set up by then.
   const start = Date.now() + 2000;
@@ -320,56 +156,51 @@ async function runNeighbour(ctx: RunContext, params: ScenarioParams): Promise<Sc
     aheadMs: params.aheadSeconds * 1000,
     start,
   });
-  for (const event of plan.noisy) kindOf.set(event.clientId, noisyKind(event.seq));
   const cancelPublishedAt = new Map<string, number>();
   const cancelledDue = new Map([...plan.cancels].map((cancel) => [cancel.eventId, cancel.dueAt]));
   const deliveredCancelled = new Set<string>();
 
-  const abort = AbortSignal.timeout(Math.max(0, ctx.deadline - Date.now()));
-  let noisyPublish: PublishStats | undefined;
-  const flood = publishEvents(plan.noisy, {
-    sns: ctx.clients.sns,
+  const noisyClient = startNoisyClientThread({
+    access: ctx.service.access,
+    requests: plan.noisy,
     inputTopicArn: topics[NOISY_TENANT] as string,
-    render: (event) => noisyRequest(event, noisyListener.endpoint.topicArn),
-    concurrency: ctx.measure.publishConcurrency,
-    onPublished: () => undefined,
-    onFailed: () => undefined,
-    signal: abort,
-  }).then((stats) => {
-    noisyPublish = stats;
+    failureTopicArn: noisyFailures.topicArn,
+    failureQueueUrl: noisyFailures.queueUrl,
+    publishConcurrency: ctx.measure.publishConcurrency,
+    consumers: ctx.measure.consumers,
+    deadline: ctx.deadline,
   });
-
   const lastCancelDue = Math.max(0, ...cancelledDue.values());
-  const outcome = await measureDelivery(ctx, plan.quiet, {
-    expected: plan.expected,
-    tenantInputTopics: topics,
-    render: (event, target) =>
-      plan.cancels.has(event)
-        ? quietCancel(event, ctx.user, quietListener.endpoint.topicArn)
-        : scheduleRequest(event, ctx.user, target, ctx.measure.payloadBytes, quietListener.endpoint.topicArn),
-    onPublished: (event, at) => {
-      if (plan.cancels.has(event)) cancelPublishedAt.set(event.eventId, at);
-    },
-    onReceipt: (receipt) => {
-      if (receipt.eventId !== undefined && cancelledDue.has(receipt.eventId)) deliveredCancelled.add(receipt.eventId);
-    },
-    // A cancelled event would arrive at its due time: listen until the last of them is past.
-    afterPublish: async () => {
-      await pollUntil(() => false, Math.min(ctx.deadline, lastCancelDue + 2000));
-    },
-  });
-  await flood;
-  // The flood's answers: every request's notice, or none for a while.
-  await pollUntil(
-    () => noisy.answered >= plan.noisy.length || Date.now() - Math.max(noisy.lastAt, outcome.finishedAt) > NOTICES_IDLE_MS,
-    ctx.deadline,
-    200,
-  );
-  for (const listener of [noisyListener, quietListener]) {
-    await listener.consumer.stop();
-    await deleteConsumerEndpoint(ctx.clients.sns, ctx.clients.sqs, listener.endpoint).catch((error: unknown) =>
-      ctx.progress.note(`could not remove a failure topic and queue: ${String(error)}`),
-    );
+  let outcome: DeliveryOutcome;
+  let noisy: NoisyClientResult;
+  try {
+    outcome = await measureDelivery(ctx, plan.quiet, {
+      expected: plan.expected,
+      tenantInputTopics: topics,
+      render: (event, target) =>
+        plan.cancels.has(event)
+          ? quietCancel(event, ctx.user, quietFailures.topicArn)
+          : scheduleRequest(event, ctx.user, target, ctx.measure.payloadBytes, quietFailures.topicArn),
+      onPublished: (event, at) => {
+        if (plan.cancels.has(event)) cancelPublishedAt.set(event.eventId, at);
+      },
+      onReceipt: (receipt) => {
+        if (receipt.eventId !== undefined && cancelledDue.has(receipt.eventId)) deliveredCancelled.add(receipt.eventId);
+      },
+      // A cancelled event would arrive at its due time: listen until the last of them is past.
+      afterPublish: async () => {
+        await pollUntil(() => false, Math.min(ctx.deadline, lastCancelDue + 2000));
+      },
+    });
+    // The flood's answers: every request's notice, or none for a while.
+    noisy = await noisyClient.finish(outcome.finishedAt);
+  } finally {
+    await noisyClient.stop();
+    await quietFailuresConsumer.stop();
+    for (const endpoint of [noisyFailures, quietFailures])
+      await deleteConsumerEndpoint(ctx.clients.sns, ctx.clients.sqs, endpoint).catch((error: unknown) =>
+        ctx.progress.note(`could not remove a failure topic and queue: ${String(error)}`),
+      );
   }
   const usageAfter = (await ctx.service.report(false))?.usage;
   const usage = usageBefore && usageAfter ? usageBetween(usageAfter, usageBefore) : undefined;
@@ -386,8 +217,8 @@ async function runNeighbour(ctx: RunContext, params: ScenarioParams): Promise<Sc
     for (const { action, reason } of quietNotices) if ((action === 'cancel') === cancels) counts[reason] = (counts[reason] ?? 0) + 1;
     return counts;
   };
-  const answers = noisy.summary();
-  const floodSeconds = noisyPublish ? (noisyPublish.finishedAt - noisyPublish.startedAt) / 1000 : undefined;
+  const { answers, publish: noisyPublish } = noisy;
+  const floodSeconds = (noisyPublish.finishedAt - noisyPublish.startedAt) / 1000;
 
   const quietCounts = outcome.counts;
   const perTenant = (tenant: string, checks: readonly TargetCheck[]): TargetCheck[] =>
@@ -429,11 +260,11 @@ async function runNeighbour(ctx: RunContext, params: ScenarioParams): Promise<Sc
   const snsPublishes = usage ? usage.sns.publishes + usage.sns.publishBatchEntries : undefined;
   const details = {
     noisy: {
-      published: noisyPublish?.published ?? 0,
-      publishFailed: noisyPublish?.failed ?? 0,
-      publishSeconds: floodSeconds === undefined ? 'n/a' : round(floodSeconds, 2),
+      published: noisyPublish.published,
+      publishFailed: noisyPublish.failed,
+      publishSeconds: round(floodSeconds, 2),
       // From the flood's first publish to its last notice: how long the service worked on it.
-      lastNoticeSecondsAfterStart: noisy.lastAt === 0 ? 'n/a' : round((noisy.lastAt - start) / 1000, 1),
+      lastNoticeSecondsAfterStart: noisy.lastNoticeAt === 0 ? 'n/a' : round((noisy.lastNoticeAt - start) / 1000, 1),
       taken: answers.byReason[REASON.EVENT_NOT_FOUND] ?? 0,
       refusedOverQuota: answers.byReason[REASON.QUOTA_EXCEEDED] ?? 0,
       ...answers,
