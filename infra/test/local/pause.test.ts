@@ -118,7 +118,8 @@ describe.concurrent('a paused tenant', () => {
 
       const resumedAt = Date.now();
       await acme.publish({ action: 'resume' });
-      const laterDueAt = resumedAt + 5_000;
+      // Far enough that the resume's sends are out first even on a loaded 2-core run (they took over 5 s once).
+      const laterDueAt = resumedAt + 15_000;
       await acme.publish(request(target.topicArn, laterDueAt, 'after'));
 
       await waitFor(() => target.deliveries.length === 4, 'the held events and the later one', 30_000);
