@@ -38,6 +38,11 @@ const ROUND_REQUESTS = 5;
  * Warms DynamoDB Local for `warmUpMs` (warmDynamoDbLocal below), only when none of the
  * scheduler's queues holds a message, visible, in flight or delayed: a start after a crash, or
  * with events waiting, takes up its work at once.
+ *
+ * The warm-up only saves time, so nothing in it stops the start: a cold DynamoDB Local has been
+ * seen to refuse a well-formed transaction of two sent at once ("Invalid ConditionExpression:
+ * Index 0 out of bounds for length 0", a ValidationException), where the service's own calls
+ * retry. A failure ends the warm-up, is logged, and the service starts.
  */
 export async function warmUpWhenNothingWaits(
   warmUpMs: number,
@@ -52,7 +57,11 @@ export async function warmUpWhenNothingWaits(
     logger.info({ messagesHeld: held.reduce((sum, count) => sum + count, 0) }, 'DynamoDB Local not warmed up: the queues hold messages');
     return;
   }
-  logger.info(await warmDynamoDbLocal(dynamodb, `${resources.tableName}-warm-up`, warmUpMs), 'DynamoDB Local warmed up');
+  try {
+    logger.info(await warmDynamoDbLocal(dynamodb, `${resources.tableName}-warm-up`, warmUpMs), 'DynamoDB Local warmed up');
+  } catch (error) {
+    logger.warn({ err: error }, 'DynamoDB Local warm-up cut short; the service starts all the same');
+  }
 }
 
 async function messagesHeld(sqs: SQSClient, queueUrl: string): Promise<number> {
@@ -77,9 +86,14 @@ export async function warmDynamoDbLocal(documents: DynamoDBDocumentClient, table
   await documents.send(new CreateTableCommand(tableDefinition(tableName)));
   try {
     const deadline = Date.now() + budgetMs;
-    const counts = await Promise.all(
+    // Every worker ends before the table goes, whichever failed first: a failed one stops, the others work on to the deadline.
+    const settled = await Promise.allSettled(
       Array.from({ length: WORKERS }, (_, worker) => workUntil(documents, tableName, `w${worker}`, deadline)),
     );
+    const counts = settled.map((outcome) => {
+      if (outcome.status === 'rejected') throw outcome.reason;
+      return outcome.value;
+    });
     return { requests: counts.reduce((sum, count) => sum + count, 0), elapsedMs: Date.now() - started };
   } finally {
     await deleteTable(documents, tableName);

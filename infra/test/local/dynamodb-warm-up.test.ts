@@ -2,8 +2,8 @@ import { CreateTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
-import { warmDynamoDbLocal } from '../../src/local/dynamodb-warm-up.js';
-import { tableDefinition } from '../../src/local/resources.js';
+import { warmDynamoDbLocal, warmUpWhenNothingWaits } from '../../src/local/dynamodb-warm-up.js';
+import { createLocalResources, tableDefinition } from '../../src/local/resources.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../src/local/runtime.js';
 import { capturingLogger, sharedEmulators, startTestScheduler, uniqueName } from './kit.js';
 
@@ -57,5 +57,37 @@ describe('DynamoDB Local warm-up', () => {
       messagesHeld: 1,
     });
     expect(second.lines.some(({ msg }) => msg === 'DynamoDB Local warmed up')).toBe(false);
+  });
+
+  it('is cut short, logged and its scratch table deleted when DynamoDB Local refuses one of its requests, and the start goes on', async () => {
+    const resources = await createLocalResources(
+      { messaging: emulators.messagingEndpoint, dynamodb: emulators.dynamodbEndpoint },
+      access,
+      uniqueName('refused'),
+      { visibilityTimeoutSeconds: 30, emitMaxAgeSeconds: 3600, tenantIds: [], logger: capturingLogger().logger },
+    );
+    // As a cold DynamoDB Local once answered one of two transactions sent at once.
+    const refusing = DynamoDBDocumentClient.from(new DynamoDBClient({ ...access, endpoint: emulators.dynamodbEndpoint }));
+    let refused = 0;
+    refusing.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'TransactWriteItemsCommand' || refused > 0) return next(args);
+        refused++;
+        throw Object.assign(new Error('Invalid ConditionExpression: Index 0 out of bounds for length 0'), { name: 'ValidationException' });
+      },
+      { step: 'initialize' },
+    );
+    const { logger, lines } = capturingLogger();
+    try {
+      await warmUpWhenNothingWaits(300, { sqs, dynamodb: refusing }, resources, logger);
+    } finally {
+      refusing.destroy();
+    }
+    expect(refused).toBe(1);
+    expect(lines.find(({ msg }) => msg === 'DynamoDB Local warm-up cut short; the service starts all the same')).toMatchObject({
+      err: expect.objectContaining({ message: expect.stringContaining('Index 0 out of bounds') }),
+    });
+    expect(lines.some(({ msg }) => msg === 'DynamoDB Local warmed up')).toBe(false);
+    expect(await tableNames()).not.toContain(`${resources.tableName}-warm-up`);
   });
 });
