@@ -82,19 +82,3 @@ export function delayQueueMaxReceiveCount(emitMaxAgeSeconds: number): number {
  */
 export const DEAD_LETTER_RETENTION_SECONDS = SQS_MAX_RETENTION_SECONDS;
 export const DEAD_LETTER_RETENTION_DAYS = DEAD_LETTER_RETENTION_SECONDS / (24 * 3600);
-
-/**
- * A delivery that finds a failure notice claimed by an emitter that crashed comes back after the
- * delay queue's visibility timeout: the claim's lease must be over by then, or the retry is spent
- * for nothing. The stack is held to it at synth. The local runtime is not: its visibility timeout
- * (LOCAL_VISIBILITY_TIMEOUT_SECONDS) is shorter than the default lease, and a delivery that
- * finds a live claim is put off and tried again (retryDelaySeconds), spending one of the many
- * receives the delay queue allows (delayQueueMaxReceiveCount).
- */
-export function assertClaimLeaseFits(emitClaimLeaseSeconds: number, delayQueueVisibilitySeconds: number): void {
-  if (emitClaimLeaseSeconds >= delayQueueVisibilitySeconds) {
-    throw new Error(
-      `emitClaimLeaseSeconds (${emitClaimLeaseSeconds}) must end before the delay queue's visibility timeout (${delayQueueVisibilitySeconds} s)`,
-    );
-  }
-}

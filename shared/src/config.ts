@@ -146,11 +146,6 @@ export interface SchedulerConfig {
   readonly repairDelaySeconds: number;
   /** How batches of conditional writes are made: `statements` (AWS) or `transactions` (DynamoDB Local). */
   readonly dynamodbBatchWrites: BatchWriteMode;
-  /**
-   * How long the emitter's claim on a failure notice holds off other deliveries of it. Keep it
-   * below the delay queue's visibility timeout, so a crashed holder's retry finds it expired.
-   */
-  readonly emitClaimLeaseSeconds: number;
   /** How long after its due time an event's record (and its dedup marker) is kept. */
   readonly retentionSeconds: number;
 
@@ -198,7 +193,6 @@ export const ENV = {
   endsRetryMaxSeconds: 'SCHEDULER_ENDS_RETRY_MAX_SECONDS',
   repairDelaySeconds: 'SCHEDULER_REPAIR_DELAY_SECONDS',
   dynamodbBatchWrites: 'SCHEDULER_DYNAMODB_BATCH_WRITES',
-  emitClaimLeaseSeconds: 'SCHEDULER_EMIT_CLAIM_LEASE_SECONDS',
   retentionSeconds: 'SCHEDULER_RETENTION_SECONDS',
   logLevel: 'LOG_LEVEL',
   metricsEnabled: 'SCHEDULER_METRICS_ENABLED',
@@ -228,7 +222,6 @@ export const DEFAULTS = {
   endsRetryMaxSeconds: 30,
   repairDelaySeconds: 60,
   dynamodbBatchWrites: 'statements',
-  emitClaimLeaseSeconds: 30,
   retentionSeconds: 7 * 24 * 3600,
   logLevel: 'info',
 } as const;
@@ -409,7 +402,6 @@ export function loadConfig(env: Env = process.env): SchedulerConfig {
     endsRetryMaxSeconds,
     repairDelaySeconds,
     dynamodbBatchWrites: oneOf<BatchWriteMode>(env, ENV.dynamodbBatchWrites, DEFAULTS.dynamodbBatchWrites, ['statements', 'transactions']),
-    emitClaimLeaseSeconds: integer(env, ENV.emitClaimLeaseSeconds, DEFAULTS.emitClaimLeaseSeconds, 1, 3600),
     retentionSeconds: integer(env, ENV.retentionSeconds, DEFAULTS.retentionSeconds, 60, 10 * 366 * 24 * 3600),
     logLevel: env[ENV.logLevel] || DEFAULTS.logLevel,
     metricsEnabled: boolean(env, ENV.metricsEnabled, false),

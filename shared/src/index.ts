@@ -66,7 +66,7 @@ export * from './adapters/dynamodb-due-directory.js';
 export * from './adapters/dynamodb-due-directory-backfill.js';
 export * from './adapters/dynamodb-index-migration.js';
 export * from './adapters/dynamodb-loader-cursors.js';
-export * from './adapters/dynamodb-notice-claims.js';
+export * from './adapters/dynamodb-notice-marks.js';
 export * from './adapters/dynamodb-event-listing.js';
 export * from './adapters/dynamodb-series-listing.js';
 export * from './adapters/dynamodb-bulk-cancel-jobs.js';

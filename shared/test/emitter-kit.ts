@@ -8,7 +8,7 @@ import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
 import { encodeDelayQueueMessage } from '../src/domain/messages.js';
 import { registry, sqsRecord, topicArn } from './factories.js';
 import { FakeClock, MemoryDelayQueue, RecordingLogger, RecordingMetrics, RecordingPublisher } from './fakes.js';
-import { MemoryEventStore, MemoryNoticeClaims, MemoryTenantPauses } from './memory-event-store.js';
+import { MemoryEventStore, MemoryNoticeMarks, MemoryTenantPauses } from './memory-event-store.js';
 
 export const DUE = 1_900_000_000_000;
 /** The account of the topics these tests publish to (see topicArn). */
@@ -62,7 +62,6 @@ export function setup(failWith?: (topic: string) => Error | undefined, unrecorde
   const deps = {
     config: {
       emitMaxAgeSeconds: MAX_AGE_SECONDS,
-      emitClaimLeaseSeconds: 30,
       retentionSeconds: 3600,
       endsRetryMaxSeconds: ENDS_RETRY_MAX_SECONDS,
       emitterLeadMs: 1300,
@@ -74,7 +73,7 @@ export function setup(failWith?: (topic: string) => Error | undefined, unrecorde
     },
     store,
     pausedTenants: new PausedTenants(new MemoryTenantPauses(store), clock),
-    notices: new MemoryNoticeClaims(),
+    notices: new MemoryNoticeMarks(),
     delayQueue,
     publisher,
     endWriter: new EndWriter({ store, delayQueue, logger, metrics }),

@@ -407,31 +407,22 @@ describe('the emitter', () => {
     expect(metrics.counts.DuplicatesSuppressed).toBe(1);
   });
 
-  it('publishes a failure notice by one delivery at a time: another is put off while the claim lasts, and takes it over after', async () => {
-    const { deps, publisher, clock, delayQueue } = setup();
+  it('publishes a failure notice delivered twice at once by both copies, as it does an event: the second mark counted and logged, not suppressed', async () => {
+    const { deps, publisher, metrics, logger } = setup();
     const notice = INVALID_DATE_NOTICE;
     const body = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', failureTopic: topicArn('failures'), notice });
-    let answerFirst = (): void => {};
-    const firstAnswered = new Promise<void>((resolve) => (answerFirst = resolve));
-    const publish = publisher.publish.bind(publisher);
-    let publishes = 0;
-    publisher.publish = async (topic, message, attributes) => {
-      publishes += 1;
-      if (publishes === 1) await firstAnswered;
-      return publish(topic, message, attributes);
-    };
-    const first = emitBatch(deps, [sqsRecord(body, 'a')]);
-    // A second delivery a second later, within the first's claim (30 s): put off, not published.
-    clock.set(clock.now() + 1000);
-    expect((await emitBatch(deps, [sqsRecord(body, 'b')])).batchItemFailures).toEqual([{ itemIdentifier: 'b' }]);
-    expect(delayQueue.putOff('rh-b')).toBeDefined();
-    expect(publishes).toBe(1);
-    // The first delivery hangs past its claim: a later delivery takes the notice over.
-    clock.set(clock.now() + 30_000);
-    expect((await emitBatch(deps, [sqsRecord(body, 'c')])).batchItemFailures).toEqual([]);
-    expect(publisher.published.map(({ topic }) => topic)).toEqual([topicArn('failures')]);
-    answerFirst();
-    await first;
+    // Both copies read the notice's mark before either marks it: both publish.
+    const responses = await Promise.all([emitBatch(deps, [sqsRecord(body, 'a')]), emitBatch(deps, [sqsRecord(body, 'b')])]);
+    expect(responses.map(({ batchItemFailures }) => batchItemFailures)).toEqual([[], []]);
+    expect(publisher.published.map(({ topic }) => topic)).toEqual([topicArn('failures'), topicArn('failures')]);
+    expect(metrics.counts.DuplicateEmissions).toBe(1);
+    expect(logger.at('warn')).toEqual([
+      { level: 'warn', fields: { noticeId: 'n-1' }, message: 'notice published by two deliveries at once' },
+    ]);
+    // A copy delivered after them finds it marked.
+    expect((await emitBatch(deps, [sqsRecord(body, 'c', 2)])).batchItemFailures).toEqual([]);
+    expect(publisher.published).toHaveLength(2);
+    expect(metrics.counts.DuplicatesSuppressed).toBe(1);
   });
 
   it('publishes a failure notice on a later delivery when its publish failed for a transient reason', async () => {
@@ -540,8 +531,8 @@ describe('the emitter', () => {
             message: 'notice not published: its tenant may no longer be told where ingest chose',
           },
         ]);
-        // Nothing claimed: there is nothing to publish.
-        expect(deps.notices.notices.size).toBe(0);
+        // Nothing marked: nothing was published.
+        expect(deps.notices.marked.size).toBe(0);
       });
 
       it('goes where ingest chose when it was queued before notices named their tenant', async () => {
@@ -600,14 +591,14 @@ describe('the emitter', () => {
       expect(publisher.published.map(({ topic }) => topic)).toEqual([deadLetters]);
     });
 
-    it('costs a refused request one publish at most, and two writes: a notice its failure topic refuses is not published to the dead-letter topic as well', async () => {
+    it('costs a refused request one publish at most, a read and a write: a notice its failure topic refuses is not published to the dead-letter topic as well', async () => {
       const attempts: string[] = [];
       const { deps, publisher, logger } = setup((topic) => {
         attempts.push(topic);
         return topic === topicArn('failures') ? missing(topic) : undefined;
       });
-      const writes = vi.spyOn(deps.notices, 'claim');
-      const ends = vi.spyOn(deps.notices, 'markSent');
+      const reads = vi.spyOn(deps.notices, 'sent');
+      const writes = vi.spyOn(deps.notices, 'markSent');
       // As ingest hands it over: the tenant, and the failure topic the request named.
       const notice = { reason: REASON.INVALID_DATE, message: 'not a date', event: '{}', failedAt: '2030-01-01T00:00:00.000Z', details: {} };
       const refused = encodeDelayQueueMessage({
@@ -621,7 +612,7 @@ describe('the emitter', () => {
       expect(response.batchItemFailures).toEqual([]);
       expect(attempts).toEqual([topicArn('failures')]);
       expect(publisher.published).toEqual([]);
-      expect(writes.mock.calls.length + ends.mock.calls.length).toBe(2);
+      expect({ reads: reads.mock.calls.length, writes: writes.mock.calls.length }).toEqual({ reads: 1, writes: 1 });
       expect(logger.at('warn').map(({ message }) => message)).toEqual(['failure topic cannot take the notice']);
     });
   });
@@ -977,22 +968,6 @@ function keepingLastErrors(context: ReturnType<typeof setup>) {
 
 describe('why a copy is left to a later delivery, as the dead-letter tools show it', () => {
   const pause = { pausedAt: DUE - 60_000, note: 'maintenance', pausedBy: 'input-1', owner: 'tenant' } as const;
-
-  it('a notice another delivery is publishing: named, to be checked again later', async () => {
-    const { deps, clock, lastError } = keepingLastErrors(setup());
-    await deps.notices.claim('n-1', { owner: 'another delivery', now: clock.now(), leaseUntil: clock.now() + 30_000 });
-    const body = encodeDelayQueueMessage({
-      kind: 'notice',
-      noticeId: 'n-1',
-      failureTopic: topicArn('failures'),
-      notice: INVALID_DATE_NOTICE,
-    });
-    expect((await emitBatch(deps, [sqsRecord(body)])).batchItemFailures).toEqual([{ itemIdentifier: 'sqs-1' }]);
-    expect(lastError()).toEqual({
-      name: 'TransientError',
-      message: 'notice n-1 is being published by another delivery; checking again later',
-    });
-  });
 
   it('a copy with no record whose tenant is paused', async () => {
     const { deps, store, lastError } = keepingLastErrors(setup());

@@ -12,7 +12,7 @@ import type {
   LoaderCursors,
   LoaderProgress,
 } from '../src/app/ports/due-index.js';
-import type { NoticeClaim, NoticeClaims } from '../src/app/ports/emitter-records.js';
+import type { NoticeMarks } from '../src/app/ports/emitter-records.js';
 import type {
   Admitted,
   Carry,
@@ -716,24 +716,18 @@ export class MemoryDueDirectory implements DueDirectory {
   }
 }
 
-export class MemoryNoticeClaims implements NoticeClaims {
-  readonly notices = new Map<string, { owner?: string | undefined; until?: number | undefined; sentAt?: number | undefined }>();
+export class MemoryNoticeMarks implements NoticeMarks {
+  /** Each marked notice's sentAt. */
+  readonly marked = new Map<string, number>();
 
-  async claim(noticeId: string, claim: NoticeClaim): Promise<'claimed' | 'ended' | 'busy'> {
-    const notice = this.notices.get(noticeId) ?? {};
-    if (notice.sentAt !== undefined) return 'ended';
-    if (notice.until !== undefined && notice.until >= claim.now && notice.owner !== claim.owner) return 'busy';
-    this.notices.set(noticeId, { ...notice, owner: claim.owner, until: claim.leaseUntil });
-    return 'claimed';
+  async sent(noticeIds: readonly string[]): Promise<ReadonlySet<string>> {
+    return new Set(noticeIds.filter((id) => this.marked.has(id)));
   }
 
-  async release(noticeId: string, owner: string): Promise<void> {
-    const notice = this.notices.get(noticeId);
-    if (notice?.owner === owner) this.notices.set(noticeId, { ...notice, owner: undefined, until: undefined });
-  }
-
-  async markSent(noticeId: string, sentAt: number): Promise<void> {
-    this.notices.set(noticeId, { ...this.notices.get(noticeId), sentAt });
+  async markSent(noticeId: string, sentAt: number): Promise<'marked' | 'marked-before'> {
+    if (this.marked.has(noticeId)) return 'marked-before';
+    this.marked.set(noticeId, sentAt);
+    return 'marked';
   }
 }
 

@@ -52,7 +52,7 @@ import {
   type RegistryName,
   type Source,
 } from './hostile-input.js';
-import { MemoryBulkCancelJobs, MemoryEventStore, MemoryNoticeClaims, MemoryTenantPauses } from './memory-event-store.js';
+import { MemoryBulkCancelJobs, MemoryEventStore, MemoryNoticeMarks, MemoryTenantPauses } from './memory-event-store.js';
 
 /**
  * Properties of ingest and the emitter under hostile input (see hostile-input.ts): whatever
@@ -84,7 +84,6 @@ const CONFIG = {
   changeCutoffSeconds: 5,
   maxScheduleAheadSeconds: MAX_AHEAD_SECONDS,
   emitMaxAgeSeconds: 86_400,
-  emitClaimLeaseSeconds: 30,
   endsRetryMaxSeconds: 30,
   repairAfterSeconds: 300,
   repairDelaySeconds: 60,
@@ -194,7 +193,7 @@ class World {
       config: CONFIG,
       store,
       pausedTenants: new PausedTenants(new MemoryTenantPauses(store), this.clock),
-      notices: new MemoryNoticeClaims(),
+      notices: new MemoryNoticeMarks(),
       delayQueue,
       publisher,
       endWriter,

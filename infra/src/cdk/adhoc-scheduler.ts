@@ -6,7 +6,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { assertClaimLeaseFits, delayQueueMaxReceiveCount, MAX_RECEIVE_COUNT } from '../queues.js';
+import { delayQueueMaxReceiveCount, MAX_RECEIVE_COUNT } from '../queues.js';
 import { BulkChanges } from './bulk-changes.js';
 import { createInputTopics, schedulerTopicPrefix } from './input-topics.js';
 import type { NodeFunction } from './node-function.js';
@@ -169,8 +169,6 @@ export class AdhocScheduler extends Construct {
       },
       props.settings,
     );
-    const { config } = this;
-    assertClaimLeaseFits(config.emitClaimLeaseSeconds, this.delayQueue.visibilityTimeout.toSeconds());
     const functions = createSchedulerFunctions(this, this, { ...props, alarmTopic: props.monitoring?.alarmTopic }, topicPrefix);
     // Each function updated once the registry it reads is in the table.
     this.registry = new TenantRegistryResource(this, 'TenantRegistry', {

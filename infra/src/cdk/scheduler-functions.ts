@@ -255,9 +255,9 @@ function emitterFunction(
   });
   consumeQueues(emitter, 'emitter', { queue: resources.delayQueue.queue, maxConcurrency: emitterMaxConcurrency });
   // Reads a batch's records (BatchGetItem) before the due time; records its ends afterwards
-  // with batched conditional UPDATEs (PartiQL). Notices are claimed by batched conditional INSERTs
-  // and marked sent by UPDATEs; a notice delivered again is claimed by an UpdateItem, as are
-  // open-events counters and carries; a hold is an UpdateItem with a check of its tenant's pause
+  // with batched conditional UPDATEs (PartiQL). Notices' sent marks are read with BatchGetItem
+  // and written by batched conditional INSERTs; open-events counters and carries are
+  // UpdateItems; a hold is an UpdateItem with a check of its tenant's pause
   // (ConditionCheckItem) in one transaction; a carry into the table writes a payload item (BatchWriteItem).
   allow(
     emitter,

@@ -925,7 +925,6 @@ describe('settings', () => {
     expect(attempt('Seconds', { scheduler: { settings: { loaderIntervalSeconds: 90, nearPathWindowSeconds: 900 } } })).toThrow(
       /whole number of minutes/,
     );
-    expect(attempt('LongLease', { scheduler: { settings: { emitClaimLeaseSeconds: 200 } } })).toThrow(/visibility timeout/);
     expect(attempt('EarlyCutoff', { scheduler: { settings: { changeCutoffSeconds: 2 } } })).toThrow(ConfigError);
     expect(attempt('BadAccount', { scheduler: { publisherAccounts: ['12345'] } })).toThrow(/12-digit/);
     expect(attempt('NoAccount', { scheduler: { publisherAccounts: [] } })).toThrow(/empty/);

@@ -77,7 +77,7 @@ async function sendBatches(client: SQSClient, queueUrl: string, entries: readonl
 
 /**
  * Notices one message carries at most. A pack is retried whole when one of its notices fails,
- * so a notice that keeps failing costs its pack's others a claim each per retry; ten cut a
+ * so a notice that keeps failing costs its pack's others a read each per retry; ten cut a
  * flood's messages tenfold.
  */
 const NOTICES_PER_PACK = 10;

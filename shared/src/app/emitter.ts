@@ -17,7 +17,7 @@ import { type FailureLog, processBatch, receiveCount, sentAt } from './batch.js'
 import { countPlaces, type EndWriter, recordEndings, releasePlaces } from './end-writer.js';
 import { publishNotice, reportFailure } from './failures.js';
 import type { PublishWindow } from './publish-window.js';
-import type { NoticeClaims } from './ports/emitter-records.js';
+import type { NoticeMarks } from './ports/emitter-records.js';
 import type { Carry, EventStore } from './ports/event-store.js';
 import type { Clock, Logger, SchedulerMetrics } from './ports/process.js';
 import type { DelayQueue, TopicPublisher } from './ports/queues.js';
@@ -34,7 +34,6 @@ export interface EmitterDeps {
   readonly config: Pick<
     SchedulerConfig,
     | 'emitMaxAgeSeconds'
-    | 'emitClaimLeaseSeconds'
     | 'retentionSeconds'
     | 'endsRetryMaxSeconds'
     | 'emitterLeadMs'
@@ -46,7 +45,7 @@ export interface EmitterDeps {
   readonly store: Pick<EventStore, 'read' | 'endEmissions' | 'releasePlaces' | 'countEnds' | 'carry' | 'hold'>;
   /** This process's view of tenants' pauses (see PausedTenants): a paused tenant's events are held, not published. */
   readonly pausedTenants: Pick<PausedTenants, 'of'>;
-  readonly notices: NoticeClaims;
+  readonly notices: NoticeMarks;
   /** This process's writer of ends (see EndWriter): shared by its batches, so a spike's ends go in large writes. */
   readonly endWriter: Pick<EndWriter, 'record'>;
   readonly delayQueue: Pick<DelayQueue, 'send' | 'sendEnds' | 'retryLater'>;
@@ -81,11 +80,28 @@ interface BatchContext {
 }
 
 /**
- * Publishes a failure notice once, however often its message is delivered (notices are rare: a
- * claim is cheap there), where its tenant may be told by the registry as it stands: ingest chose
- * by the registry of its day. One publish at most: a failure topic that refuses it is not
- * followed by the dead-letter topic (see publishNotice).
+ * Publishes failure notices (a pack of one tenant's, or one alone) where each one's tenant may be
+ * told by the registry as it stands (ingest chose by the registry of its day), each once however
+ * often its message is delivered: decided by reading, as events are. The notices' sent marks are
+ * read together first; those found marked are duplicates suppressed, the others published and then
+ * marked. Two copies in flight at once may both publish: the second mark finds the first and is
+ * counted (DuplicateEmissions), not suppressed. One publish at most a delivery: a failure topic
+ * that refuses a notice is not followed by the dead-letter topic (see publishNotice). A pack is
+ * retried whole when one of its notices fails: those it published are found marked then.
  */
+async function sendNotices(context: BatchContext, notices: readonly NoticeMessage[]): Promise<void> {
+  const { deps } = context;
+  const sent = await deps.notices.sent(notices.map(({ noticeId }) => noticeId));
+  const outcomes = await Promise.allSettled(
+    notices.map(async (message) => {
+      if (!sent.has(message.noticeId)) return sendNotice(context, message);
+      deps.metrics.count('DuplicatesSuppressed');
+    }),
+  );
+  const failure = outcomes.find((outcome) => outcome.status === 'rejected');
+  if (failure !== undefined) throw failure.reason;
+}
+
 async function sendNotice(context: BatchContext, message: NoticeMessage): Promise<void> {
   const { deps } = context;
   const destination =
@@ -97,32 +113,12 @@ async function sendNotice(context: BatchContext, message: NoticeMessage): Promis
     );
     return;
   }
+  await publishNotice(deps, { once: true })(destination, message.notice);
   const now = deps.clock.now();
-  const claim = { owner: randomUUID(), now, leaseUntil: now + deps.config.emitClaimLeaseSeconds * 1000 };
-  const outcome = await deps.notices.claim(message.noticeId, claim, expiresAtFor(now, deps.config.retentionSeconds));
-  if (outcome === 'busy')
-    throw new TransientError(`notice ${message.noticeId} is being published by another delivery; checking again later`);
-  if (outcome === 'ended') {
-    deps.metrics.count('DuplicatesSuppressed');
-    return;
+  if ((await deps.notices.markSent(message.noticeId, now, expiresAtFor(now, deps.config.retentionSeconds))) === 'marked-before') {
+    deps.metrics.count('DuplicateEmissions');
+    deps.logger.warn({ noticeId: message.noticeId }, 'notice published by two deliveries at once');
   }
-  try {
-    await publishNotice(deps, { once: true })(destination, message.notice);
-  } catch (error) {
-    await deps.notices.release(message.noticeId, claim.owner);
-    throw error;
-  }
-  await deps.notices.markSent(message.noticeId, deps.clock.now());
-}
-
-/**
- * Publishes a pack of one tenant's notices, each once as sendNotice does. The pack is retried
- * whole when one fails: a notice it published finds itself sent then, and is not published again.
- */
-async function sendNoticePack(context: BatchContext, notices: readonly NoticeMessage[]): Promise<void> {
-  const outcomes = await Promise.allSettled(notices.map((message) => sendNotice(context, message)));
-  const failure = outcomes.find((outcome) => outcome.status === 'rejected');
-  if (failure !== undefined) throw failure.reason;
 }
 
 /** Emits one copy of an event, if its record still says so, and has its end recorded as soon as the publish answers. */
@@ -439,8 +435,8 @@ export async function emitBatch(deps: EmitterDeps, records: readonly SQSRecord[]
     try {
       if (message === undefined || message instanceof Error) throw message ?? new TypeError('not a delay-queue message');
       if (message.kind === 'event') return await emitOne(context, record, message);
-      if (message.kind === 'notices') return await sendNoticePack(context, message.notices);
-      return await sendNotice(context, message);
+      if (message.kind === 'notices') return await sendNotices(context, message.notices);
+      return await sendNotices(context, [message]);
     } catch (error) {
       await putOff(deps, record, retryDelaySeconds(receiveCount(record), (deps.random ?? Math.random)()));
       throw error;

@@ -82,7 +82,7 @@ export function resumeJobId(source: string): string {
   return `${ID_PREFIX.resumeJob}${source}`;
 }
 
-/** A failure notice, and the item claiming its publication: named after the refused input message, or the job it ends. */
+/** A failure notice, and the item marking it sent: named after the refused input message, or the job it ends. */
 export function noticeId(source: string): string {
   return `${ID_PREFIX.notice}${source}`;
 }

@@ -1,20 +1,19 @@
 import type { EmissionEnding } from '../../domain/emission.js';
 
-/** What the emitter keeps so that a notice is published once and no end is lost: claims on failure notices, and its journal of ends. */
+/** What the emitter keeps so that a notice is published once and no end is lost: failure notices' sent marks, and its journal of ends. */
 
-export interface NoticeClaim {
-  readonly owner: string;
-  readonly now: number;
-  readonly leaseUntil: number;
-}
-
-/** Claims on publishing failure notices, keyed like events, so a redelivered notice is published once. */
-export interface NoticeClaims {
-  /** Claims a notice's publication; its record is kept until `expiresAt` (epoch seconds). */
-  claim(noticeId: string, claim: NoticeClaim, expiresAt: number): Promise<'claimed' | 'ended' | 'busy'>;
-  /** Gives up a claim after a failed publish, so the retry need not wait for the lease. */
-  release(noticeId: string, owner: string): Promise<void>;
-  markSent(noticeId: string, sentAt: number): Promise<void>;
+/**
+ * Which failure notices were published, keyed like events: the emitter reads them before it
+ * publishes and marks each after, as it decides events by reading, not by claiming.
+ */
+export interface NoticeMarks {
+  /** Of these notices, those marked sent. */
+  sent(noticeIds: readonly string[]): Promise<ReadonlySet<string>>;
+  /**
+   * Marks a notice sent, its mark kept until `expiresAt` (epoch seconds): 'marked-before' when a
+   * mark was there already, that is another delivery published it too, at the same time.
+   */
+  markSent(noticeId: string, sentAt: number, expiresAt: number): Promise<'marked' | 'marked-before'>;
 }
 
 /**
