@@ -20,6 +20,7 @@ import {
   EndWriter,
   noMetrics,
   PausedTenants,
+  NoticePace,
   PublishWindow,
   SnsTopicPublisher,
   SqsChangesQueue,
@@ -102,6 +103,7 @@ export function createDependencies(
       { lingerMs: config.emitterEndsLingerMs },
     ),
     publishWindow: new PublishWindow(config.emitterMaxUnrecordedEnds),
+    noticePace: new NoticePace(),
     // Each record a function fails leaves its error by message id, for the dead-letter tools.
     failureLog: { lastErrors: new DynamoDbLastErrors(clients.dynamodb, config.tableName), fn: functionName, clock },
     clock,

@@ -45,6 +45,7 @@ export * from './app/loading.js';
 export * from './app/emitter.js';
 export * from './app/end-writer.js';
 export * from './app/publish-window.js';
+export * from './app/notice-pace.js';
 export * from './app/changes.js';
 export * from './app/resume.js';
 export * from './app/quota-reconcile.js';

@@ -2,6 +2,7 @@
 import type { SQSRecord } from 'aws-lambda';
 import { PausedTenants, type EmitterDeps } from '../src/app/emitter.js';
 import { EndWriter } from '../src/app/end-writer.js';
+import { NoticePace } from '../src/app/notice-pace.js';
 import { PublishWindow } from '../src/app/publish-window.js';
 import type { ScheduledEvent } from '../src/domain/event.js';
 import { EVENT_STATE, type EventRecord } from '../src/domain/lifecycle.js';
@@ -78,6 +79,7 @@ export function setup(failWith?: (topic: string) => Error | undefined, unrecorde
     publisher,
     endWriter: new EndWriter({ store, delayQueue, logger, metrics }),
     publishWindow: new PublishWindow(unrecordedEndsLimit),
+    noticePace: new NoticePace(),
     tenants: registry(TENANTS),
     clock,
     logger,

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { emitBatch, PausedTenants } from '../src/app/emitter.js';
+import { NoticePace } from '../src/app/notice-pace.js';
 import { PublishWindow } from '../src/app/publish-window.js';
 import { EMISSION_ATTRIBUTE, emissionAttributes, type ScheduledEvent } from '../src/domain/event.js';
 import { recordKeptFrom } from '../src/domain/emission.js';
@@ -407,12 +408,31 @@ describe('the emitter', () => {
     expect(metrics.counts.DuplicatesSuppressed).toBe(1);
   });
 
-  it('publishes a failure notice delivered twice at once by both copies, as it does an event: the second mark counted and logged, not suppressed', async () => {
-    const { deps, publisher, metrics, logger } = setup();
-    const notice = INVALID_DATE_NOTICE;
-    const body = encodeDelayQueueMessage({ kind: 'notice', noticeId: 'n-1', failureTopic: topicArn('failures'), notice });
-    // Both copies read the notice's mark before either marks it: both publish.
+  it('publishes a failure notice delivered twice at once to one process once: its packs go one at a time, and the later copy finds the mark', async () => {
+    const { deps, publisher, metrics } = setup();
+    const body = encodeDelayQueueMessage({
+      kind: 'notice',
+      noticeId: 'n-1',
+      failureTopic: topicArn('failures'),
+      notice: INVALID_DATE_NOTICE,
+    });
     const responses = await Promise.all([emitBatch(deps, [sqsRecord(body, 'a')]), emitBatch(deps, [sqsRecord(body, 'b')])]);
+    expect(responses.map(({ batchItemFailures }) => batchItemFailures)).toEqual([[], []]);
+    expect(publisher.published).toHaveLength(1);
+    expect(metrics.counts.DuplicatesSuppressed).toBe(1);
+  });
+
+  it('publishes a failure notice delivered twice at once to two processes by both copies, as it does an event: the second mark counted and logged, not suppressed', async () => {
+    const { deps, publisher, metrics, logger } = setup();
+    const otherProcess = { ...deps, noticePace: new NoticePace() };
+    const body = encodeDelayQueueMessage({
+      kind: 'notice',
+      noticeId: 'n-1',
+      failureTopic: topicArn('failures'),
+      notice: INVALID_DATE_NOTICE,
+    });
+    // Both copies read the notice's mark before either marks it: both publish.
+    const responses = await Promise.all([emitBatch(deps, [sqsRecord(body, 'a')]), emitBatch(otherProcess, [sqsRecord(body, 'b')])]);
     expect(responses.map(({ batchItemFailures }) => batchItemFailures)).toEqual([[], []]);
     expect(publisher.published.map(({ topic }) => topic)).toEqual([topicArn('failures'), topicArn('failures')]);
     expect(metrics.counts.DuplicateEmissions).toBe(1);
@@ -423,6 +443,36 @@ describe('the emitter', () => {
     expect((await emitBatch(deps, [sqsRecord(body, 'c', 2)])).batchItemFailures).toEqual([]);
     expect(publisher.published).toHaveLength(2);
     expect(metrics.counts.DuplicatesSuppressed).toBe(1);
+  });
+
+  it("sends one process's notice packs one at a time, while an event due publishes on time beside them", async () => {
+    const { deps, publisher, store } = setup();
+    store.put(queued(event({ id: 'm-2' })));
+    let answerFirst = (): void => {};
+    const firstAnswered = new Promise<void>((resolve) => (answerFirst = resolve));
+    const publish = publisher.publish.bind(publisher);
+    publisher.publish = async (topic, message, attributes) => {
+      if (topic === topicArn('first')) await firstAnswered;
+      return publish(topic, message, attributes);
+    };
+    const reads = vi.spyOn(deps.notices, 'sent');
+    const notice = (noticeId: string, topic: string) =>
+      sqsRecord(
+        encodeDelayQueueMessage({ kind: 'notice', noticeId, failureTopic: topicArn(topic), notice: INVALID_DATE_NOTICE }),
+        noticeId,
+      );
+    const first = emitBatch(deps, [notice('n-1', 'first')]);
+    const second = emitBatch(deps, [notice('n-2', 'second'), sqsRecord(delayed(event({ id: 'm-2' })), 'e')]);
+    // The event is published at its due time while the first pack waits on its topic; the second pack has not begun.
+    await vi.waitFor(() => expect(store.records.get('m-2')?.state).toBe(EVENT_STATE.emitted));
+    expect(reads).toHaveBeenCalledTimes(1);
+    answerFirst();
+    expect((await Promise.all([first, second])).map(({ batchItemFailures }) => batchItemFailures)).toEqual([[], []]);
+    expect(publisher.published.map(({ topic, at }) => [topic, at])).toEqual([
+      [topicArn('out'), DUE],
+      [topicArn('first'), DUE],
+      [topicArn('second'), DUE],
+    ]);
   });
 
   it('publishes a failure notice on a later delivery when its publish failed for a transient reason', async () => {

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { emitBatch, PausedTenants, type EmitterDeps } from '../src/app/emitter.js';
 import { EndWriter } from '../src/app/end-writer.js';
+import { NoticePace } from '../src/app/notice-pace.js';
 import { PublishWindow } from '../src/app/publish-window.js';
 import { ingestBatch, type IngestDeps } from '../src/app/ingest.js';
 import { loadChunks } from '../src/app/loading.js';
@@ -198,6 +199,7 @@ class World {
       publisher,
       endWriter,
       publishWindow: new PublishWindow(0),
+      noticePace: new NoticePace(),
       tenants: this.tenants,
       clock: this.clock,
       logger,

@@ -16,6 +16,7 @@ import { endsRetryDelaySeconds, publishAgeSeconds, retryDelaySeconds } from '../
 import { type FailureLog, processBatch, receiveCount, sentAt } from './batch.js';
 import { countPlaces, type EndWriter, recordEndings, releasePlaces } from './end-writer.js';
 import { publishNotice, reportFailure } from './failures.js';
+import type { NoticePace } from './notice-pace.js';
 import type { PublishWindow } from './publish-window.js';
 import type { NoticeMarks } from './ports/emitter-records.js';
 import type { Carry, EventStore } from './ports/event-store.js';
@@ -52,6 +53,8 @@ export interface EmitterDeps {
   readonly publisher: TopicPublisher;
   /** This process's bound on publishes answered and not yet recorded (see emitterMaxUnrecordedEnds). */
   readonly publishWindow: PublishWindow;
+  /** This process's pace of failure notices: packs one at a time (see NOTICE_PACKS_AT_ONCE). */
+  readonly noticePace: Pick<NoticePace, 'run'>;
   /** The registry as it stands: checked again at each publish, and where a failed emission's notice may go. */
   readonly tenants: TenantDirectory;
   readonly clock: Clock;
@@ -84,12 +87,18 @@ interface BatchContext {
  * told by the registry as it stands (ingest chose by the registry of its day), each once however
  * often its message is delivered: decided by reading, as events are. The notices' sent marks are
  * read together first; those found marked are duplicates suppressed, the others published and then
- * marked. Two copies in flight at once may both publish: the second mark finds the first and is
- * counted (DuplicateEmissions), not suppressed. One publish at most a delivery: a failure topic
- * that refuses a notice is not followed by the dead-letter topic (see publishNotice). A pack is
- * retried whole when one of its notices fails: those it published are found marked then.
+ * marked. A process sends its packs one at a time (see NoticePace), so a later copy in the same
+ * process finds the first's mark; two copies in flight at once in two processes may both publish:
+ * the second mark finds the first and is counted (DuplicateEmissions), not suppressed. One publish
+ * at most a delivery: a failure topic that refuses a notice is not followed by the dead-letter
+ * topic (see publishNotice). A pack is retried whole when one of its notices fails: those it
+ * published are found marked then.
  */
-async function sendNotices(context: BatchContext, notices: readonly NoticeMessage[]): Promise<void> {
+function sendNotices(context: BatchContext, notices: readonly NoticeMessage[]): Promise<void> {
+  return context.deps.noticePace.run(() => sendNoticesNow(context, notices));
+}
+
+async function sendNoticesNow(context: BatchContext, notices: readonly NoticeMessage[]): Promise<void> {
   const { deps } = context;
   const sent = await deps.notices.sent(notices.map(({ noticeId }) => noticeId));
   const outcomes = await Promise.allSettled(
