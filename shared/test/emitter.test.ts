@@ -36,6 +36,10 @@ const INVALID_DATE_NOTICE = {
   details: {},
 };
 
+/** The delay-queue message of an INVALID_DATE notice for `topic`. */
+const invalidDateNotice = (noticeId: string, topic: string) =>
+  encodeDelayQueueMessage({ kind: 'notice', noticeId, failureTopic: topicArn(topic), notice: INVALID_DATE_NOTICE });
+
 describe('the emitter', () => {
   it('waits for the due time, publishes, then records the emission', async () => {
     const { deps, publisher, store, logger } = setup();
@@ -410,12 +414,7 @@ describe('the emitter', () => {
 
   it('publishes a failure notice delivered twice at once to one process once: its packs go one at a time, and the later copy finds the mark', async () => {
     const { deps, publisher, metrics } = setup();
-    const body = encodeDelayQueueMessage({
-      kind: 'notice',
-      noticeId: 'n-1',
-      failureTopic: topicArn('failures'),
-      notice: INVALID_DATE_NOTICE,
-    });
+    const body = invalidDateNotice('n-1', 'failures');
     const responses = await Promise.all([emitBatch(deps, [sqsRecord(body, 'a')]), emitBatch(deps, [sqsRecord(body, 'b')])]);
     expect(responses.map(({ batchItemFailures }) => batchItemFailures)).toEqual([[], []]);
     expect(publisher.published).toHaveLength(1);
@@ -425,12 +424,7 @@ describe('the emitter', () => {
   it('publishes a failure notice delivered twice at once to two processes by both copies, as it does an event: the second mark counted and logged, not suppressed', async () => {
     const { deps, publisher, metrics, logger } = setup();
     const otherProcess = { ...deps, noticePace: new NoticePace() };
-    const body = encodeDelayQueueMessage({
-      kind: 'notice',
-      noticeId: 'n-1',
-      failureTopic: topicArn('failures'),
-      notice: INVALID_DATE_NOTICE,
-    });
+    const body = invalidDateNotice('n-1', 'failures');
     // Both copies read the notice's mark before either marks it: both publish.
     const responses = await Promise.all([emitBatch(deps, [sqsRecord(body, 'a')]), emitBatch(otherProcess, [sqsRecord(body, 'b')])]);
     expect(responses.map(({ batchItemFailures }) => batchItemFailures)).toEqual([[], []]);
@@ -456,11 +450,7 @@ describe('the emitter', () => {
       return publish(topic, message, attributes);
     };
     const reads = vi.spyOn(deps.notices, 'sent');
-    const notice = (noticeId: string, topic: string) =>
-      sqsRecord(
-        encodeDelayQueueMessage({ kind: 'notice', noticeId, failureTopic: topicArn(topic), notice: INVALID_DATE_NOTICE }),
-        noticeId,
-      );
+    const notice = (noticeId: string, topic: string) => sqsRecord(invalidDateNotice(noticeId, topic), noticeId);
     const first = emitBatch(deps, [notice('n-1', 'first')]);
     const second = emitBatch(deps, [notice('n-2', 'second'), sqsRecord(delayed(event({ id: 'm-2' })), 'e')]);
     // The event is published at its due time while the first pack waits on its topic; the second pack has not begun.
