@@ -2,7 +2,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import DataLoader from 'dataloader';
 import pLimit from 'p-limit';
 import type { BatchWriteMode } from '../config.js';
-import { DYNAMODB_BATCH_GET_KEYS, DYNAMODB_BATCH_STATEMENTS } from '../domain/limits.js';
+import { DYNAMODB_BATCH_STATEMENTS } from '../domain/limits.js';
 import { TransientError } from '../domain/reasons.js';
 import type { NoticeMarks } from '../app/ports/emitter-records.js';
 import { batchGet } from './dynamodb-batches.js';
@@ -22,19 +22,14 @@ interface SentMark {
 const MARKS_PER_WRITE = DYNAMODB_BATCH_STATEMENTS;
 
 /**
- * Failure notices' sent marks, one item each in the table, keyed by the notice's id. A flood of
- * refused requests is a notice each, so the reads and the marks asked for in one turn of the event
- * loop go out together, as SNS publishes do: the reads as one BatchGetItem of up to 100 keys,
- * the marks as conditional inserts of many items (config.ts's BatchWriteMode), one write at a
- * time, so that a flood's marks wait behind each other, not in front of the emitter's other writes.
+ * Failure notices' sent marks, one item each in the table, keyed by the notice's id. A pack's
+ * marks are read in one BatchGetItem; the marks asked for in one turn of the event loop (a pack's
+ * publishes answer together) go out together as conditional inserts of many items (config.ts's
+ * BatchWriteMode), one write at a time, so that a flood's marks wait behind each other, not in
+ * front of the emitter's other writes.
  */
 export class DynamoDbNoticeMarks implements NoticeMarks {
   private readonly writer: ConditionalWriter;
-  private readonly reads = new DataLoader<string, boolean>((ids) => this.readTogether(ids), {
-    cache: false,
-    maxBatchSize: DYNAMODB_BATCH_GET_KEYS,
-    batchScheduleFn: (dispatch) => setImmediate(dispatch),
-  });
   private readonly oneWriteAtATime = pLimit(1);
   private readonly marks = new DataLoader<SentMark, 'marked' | 'marked-before'>(
     (marks) => this.oneWriteAtATime(() => this.markTogether(marks)),
@@ -50,22 +45,13 @@ export class DynamoDbNoticeMarks implements NoticeMarks {
   }
 
   async sent(noticeIds: readonly string[]): Promise<ReadonlySet<string>> {
-    const found = await Promise.all(noticeIds.map((id) => this.reads.load(id)));
-    return new Set(noticeIds.filter((_, index) => found[index]));
+    const items = await batchGet(this.client, this.tableName, noticeIds);
+    // An item without sentAt is a claim an emitter before marks alone left: not sent.
+    return new Set(noticeIds.filter((id) => items.get(id)?.sentAt !== undefined));
   }
 
   markSent(noticeId: string, sentAt: number, expiresAt: number): Promise<'marked' | 'marked-before'> {
     return this.marks.load({ noticeId, sentAt, expiresAt });
-  }
-
-  private async readTogether(ids: readonly string[]): Promise<(boolean | Error)[]> {
-    try {
-      const items = await batchGet(this.client, this.tableName, ids);
-      // An item without sentAt is a claim an emitter before marks alone left: not sent.
-      return ids.map((id) => items.get(id)?.sentAt !== undefined);
-    } catch (error) {
-      return ids.map(() => (error instanceof Error ? error : transient('BatchGetItem', error)));
-    }
   }
 
   private async markTogether(marks: readonly SentMark[]): Promise<('marked' | 'marked-before' | Error)[]> {

@@ -87,12 +87,12 @@ interface BatchContext {
  * told by the registry as it stands (ingest chose by the registry of its day), each once however
  * often its message is delivered: decided by reading, as events are. The notices' sent marks are
  * read together first; those found marked are duplicates suppressed, the others published and then
- * marked. A process sends its packs one at a time, tenants taking turns (see NoticePace), so a later copy in the same
- * process finds the first's mark; two copies in flight at once in two processes may both publish:
- * the second mark finds the first and is counted (DuplicateEmissions), not suppressed. One publish
- * at most a delivery: a failure topic that refuses a notice is not followed by the dead-letter
- * topic (see publishNotice). A pack is retried whole when one of its notices fails: those it
- * published are found marked then.
+ * marked. A process sends its packs one at a time, tenants taking turns (see NoticePace), so a
+ * later copy in the same process finds the first's mark; two copies in flight at once in two
+ * processes may both publish: the second mark finds the first and is counted (DuplicateEmissions),
+ * not suppressed. One publish at most a delivery: a failure topic that refuses a notice is not
+ * followed by the dead-letter topic (see publishNotice). A pack is retried whole when one of its
+ * notices fails: those it published are found marked then.
  */
 function sendNotices(context: BatchContext, notices: readonly NoticeMessage[]): Promise<void> {
   // A pack is one tenant's; a notice queued before notices named their tenant waits as no tenant's.
