@@ -13,56 +13,18 @@
  * (emulator-access.ts).
  */
 import { parseArgs } from 'node:util';
-import { buildApp, type BuildAppOptions } from 'fauxqs';
+import { buildApp } from 'fauxqs';
 import { emulatorRefusal } from './emulator-access.js';
+import { type FauxqsApp, persistentApp } from './fauxqs-persistence.js';
 
 const HOST = '127.0.0.1';
-
-type App = ReturnType<typeof buildApp>;
-type Stores = NonNullable<BuildAppOptions['stores']>;
-type Persistence = NonNullable<Stores['sqsStore']['persistence']>;
-
-async function fauxqsModule<T>(relativePath: string): Promise<T> {
-  return (await import(new URL(relativePath, import.meta.resolve('fauxqs')).href)) as T;
-}
-
-/**
- * fauxqs's `startFauxqs({ dataDir })` always listens on 0.0.0.0, whatever `host` says, so the
- * persistent app is assembled here the way `startFauxqs` does it (fauxqs 2.4.1 `dist/app.js`):
- * load the stored state first, then attach persistence to the stores and their queues.
- */
-async function persistentApp(dataDir: string): Promise<App> {
-  const [{ SqsStore }, { SnsStore }, { S3Store }, { PersistenceManager }] = await Promise.all([
-    fauxqsModule<{ SqsStore: new () => Stores['sqsStore'] }>('./sqs/sqsStore.js'),
-    fauxqsModule<{ SnsStore: new () => Stores['snsStore'] }>('./sns/snsStore.js'),
-    fauxqsModule<{ S3Store: new () => Stores['s3Store'] }>('./s3/s3Store.js'),
-    fauxqsModule<{ PersistenceManager: new (dataDir: string) => Persistence }>('./persistence.js'),
-  ]);
-  const stores: Stores = { sqsStore: new SqsStore(), snsStore: new SnsStore(), s3Store: new S3Store() };
-  const persistence = new PersistenceManager(dataDir);
-  // fauxqs keeps its SQLite file in write-ahead-log mode and, by SQLite's default, syncs the
-  // disk at every message: the input topic then took 895 publishes a second here, against 2,700
-  // with NORMAL (loadtest ingest, on disk, 2026-11-24). In that mode NORMAL syncs at checkpoints
-  // only: what was written survives the service's crash or kill -9 whole; only the machine's own
-  // crash (a power cut) can lose its last moments.
-  (persistence as unknown as { readonly db: { exec(sql: string): void } }).db.exec('PRAGMA synchronous = NORMAL');
-  persistence.load(stores.sqsStore, stores.snsStore, stores.s3Store);
-  stores.sqsStore.persistence = persistence;
-  stores.snsStore.persistence = persistence;
-  stores.s3Store.persistence = persistence;
-  for (const queue of stores.sqsStore.allQueues()) queue.persistence = persistence;
-
-  const app = buildApp({ logger: false, stores });
-  app.addHook('preClose', () => persistence.close());
-  return app;
-}
 
 /**
  * Refuses, before anything is parsed, what emulator-access.ts refuses: a hook at the root runs for
  * every route, fauxqs's S3 and inspection routes and its 404 included, at the cost of a few string
  * tests a call.
  */
-function guard(app: Awaited<App>): void {
+function guard(app: Awaited<FauxqsApp>): void {
   app.addHook('onRequest', (request, reply, done) => {
     const { headers } = request;
     const refusal = emulatorRefusal({
