@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { commitPerAnswer, type FauxqsApp, persistentApp } from '../src/local/fauxqs-persistence.js';
+import { commitPerAnswer, type FauxqsApp, fauxqsModule, persistentApp } from '../src/local/fauxqs-persistence.js';
 
 /**
  * fauxqs with its state on disk, as the local service runs it (`scripts/start`): each answer's
@@ -87,7 +87,7 @@ describe('fauxqs on disk', () => {
   });
 
   it('keeps the writes made before an answer in one open transaction, committed when the answer is about to leave or the turn ends', async () => {
-    const { PersistenceManager } = (await import(new URL('./persistence.js', import.meta.resolve('fauxqs')).href)) as {
+    const { PersistenceManager } = await fauxqsModule<{
       PersistenceManager: new (
         dir: string,
       ) => {
@@ -96,7 +96,7 @@ describe('fauxqs on disk', () => {
         insertMessage(queueName: string, message: object): void;
         close(): void;
       };
-    };
+    }>('./persistence.js');
     const otherDir = mkdtempSync(join(tmpdir(), 'fauxqs-commits-'));
     const persistence = new PersistenceManager(otherDir);
     const reader = new DatabaseSync(join(otherDir, 'fauxqs.db'), { readOnly: true });

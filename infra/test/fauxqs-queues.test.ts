@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { fauxqsModule } from '../src/local/fauxqs-persistence.js';
 
 /**
  * fauxqs as patched here (patches/fauxqs@2.4.1.patch). A queue keeps its delayed messages in a
@@ -37,10 +38,6 @@ type PublishAction = (params: Readonly<Record<string, string>>, snsStore: TopicS
 interface Persistence {
   load(sqsStore: Store, snsStore: unknown, s3Store: unknown): void;
   close(): void;
-}
-
-async function fauxqsModule<T>(relativePath: string): Promise<T> {
-  return (await import(new URL(relativePath, import.meta.resolve('fauxqs')).href)) as T;
 }
 
 const { SqsStore } = await fauxqsModule<{ SqsStore: StoreClass }>('./sqs/sqsStore.js');

@@ -5,7 +5,8 @@ export type FauxqsApp = ReturnType<typeof buildApp>;
 type Stores = NonNullable<BuildAppOptions['stores']>;
 type Persistence = NonNullable<Stores['sqsStore']['persistence']>;
 
-async function fauxqsModule<T>(relativePath: string): Promise<T> {
+/** A module of fauxqs's own (`dist/…`), which its package does not export. */
+export async function fauxqsModule<T>(relativePath: string): Promise<T> {
   return (await import(new URL(relativePath, import.meta.resolve('fauxqs')).href)) as T;
 }
 
