@@ -16,8 +16,8 @@ export const REGISTRY_RESOURCE_ID = 'tenant-registry';
 export const REGISTRY_PROPERTY = 'Registry';
 
 /**
- * The registry index the entries are listed in, a property too: a stack deployed before the
- * index gets an update of the resource, which lists the entries it wrote then (listEveryEntry).
+ * Where the entries are listed by id, a property too: a stack deployed when they were listed
+ * elsewhere (or not at all) gets an update of the resource, which lists them (listEveryEntry).
  */
 export const LISTING_PROPERTY = 'Listing';
 

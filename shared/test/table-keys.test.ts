@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { END_COUNTS, LEGACY_BUCKET_INDEX, TABLE, TABLE_LAYOUT } from '../src/adapters/dynamodb-table.js';
+import {
+  END_COUNTS,
+  LEGACY_BUCKET_INDEX,
+  LEGACY_REGISTRY_INDEX,
+  REGISTRY_LISTING,
+  registryListingTableName,
+  TABLE,
+  TABLE_LAYOUT,
+} from '../src/adapters/dynamodb-table.js';
 import { eventIdFor } from '../src/domain/event.js';
 import { shardOf } from '../src/domain/sharding.js';
 import {
@@ -132,15 +140,14 @@ describe('the attributes and indexes', () => {
       tenantShardKey: 'tenantShard',
       dueAtKey: 'dueAt',
       ttlAttribute: 'expiresAt',
-      registryIndex: 'byRegistryId',
-      registryListKey: 'registryList',
-      registryIdKey: 'registryId',
     });
     expect(TABLE_LAYOUT.indexes.map((index) => [index.name, index.partitionKey.name, index.sortKey.name])).toEqual([
       ['byTenantDue', 'tenantShard', 'dueAt'],
-      ['byRegistryId', 'registryList', 'registryId'],
     ]);
+    expect(REGISTRY_LISTING).toEqual({ partitionKey: 'registryList', sortKey: 'registryId', tableSuffix: '-registry' });
+    expect(registryListingTableName('scheduler-events')).toBe('scheduler-events-registry');
     expect(LEGACY_BUCKET_INDEX).toEqual({ name: 'byDueBucket', partitionKey: 'bucketShard' });
+    expect(LEGACY_REGISTRY_INDEX).toBe('byRegistryId');
     expect([END_COUNTS.emitted, END_COUNTS.failed, END_COUNTS.lateness(3)]).toEqual(['emitted', 'failed', 'late3']);
   });
 });

@@ -116,7 +116,8 @@ export class AdhocScheduler extends Construct {
       schedulerTopics: { topicPrefix, accountId: known(account), ownTopicArns: ownTopicArns.filter((arn) => known(arn) !== undefined) },
     });
 
-    this.table = eventsTable(this, props.tableRemovalPolicy ?? RemovalPolicy.RETAIN);
+    const tableRemovalPolicy = props.tableRemovalPolicy ?? RemovalPolicy.RETAIN;
+    this.table = eventsTable(this, tableRemovalPolicy);
 
     if (props.settings?.dynamodbBatchWrites === 'transactions') {
       // Transactions bill every item twice on AWS, and the functions are granted PartiQL batches.
@@ -173,6 +174,7 @@ export class AdhocScheduler extends Construct {
     // Each function updated once the registry it reads is in the table.
     this.registry = new TenantRegistryResource(this, 'TenantRegistry', {
       table: this.table,
+      removalPolicy: tableRemovalPolicy,
       tenants,
       logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
     });

@@ -1,7 +1,15 @@
 import { LISTING_PROPERTY, REGISTRY_PROPERTY } from '@adhoc-scheduler/functions';
-import { ENV, REGISTRY_ID_PREFIX, TABLE, type TenantsDocument } from '@adhoc-scheduler/shared';
-import { type CfnElement, CustomResource, Duration, Stack, Validations } from 'aws-cdk-lib';
-import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import {
+  ENV,
+  REGISTRY_ID_PREFIX,
+  REGISTRY_KEY,
+  REGISTRY_LISTING_LAYOUT,
+  registryListingTableName,
+  TABLE,
+  type TenantsDocument,
+} from '@adhoc-scheduler/shared';
+import { type CfnElement, CustomResource, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as cr from 'aws-cdk-lib/custom-resources';
@@ -14,6 +22,8 @@ export const REGISTRY_ITEM_KEYS = `${REGISTRY_ID_PREFIX}*`;
 
 export interface TenantRegistryResourceProps {
   readonly table: dynamodb.ITable;
+  /** The listing table's, as the events table's. */
+  readonly removalPolicy: RemovalPolicy;
   /** The registry, checked at synth. */
   readonly tenants: TenantsDocument;
   readonly logRetention: logs.RetentionDays;
@@ -28,11 +38,14 @@ export interface TenantRegistryResourceProps {
  */
 export class TenantRegistryResource extends Construct {
   readonly resource: CustomResource;
+  /** The registry's listing by id, beside the events table and named after it (REGISTRY_LISTING_LAYOUT). */
+  readonly listing: dynamodb.Table;
   /** The function that writes the registry (its role holds the registry's items alone). */
   readonly writer: NodeFunction;
 
   constructor(scope: Construct, id: string, props: TenantRegistryResourceProps) {
     super(scope, id);
+    this.listing = listingTable(this, props.table, props.removalPolicy);
     const writer = new NodeFunction(this, 'Writer', {
       entry: REGISTRY_WRITER_ENTRY,
       description: "Writes the stack's tenant registry into the events table at each deployment that changes it",
@@ -53,15 +66,41 @@ export class TenantRegistryResource extends Construct {
     writer.role.addToPrincipalPolicy(
       new iam.PolicyStatement({ actions: ['dynamodb:Query'], resources: [`${props.table.tableArn}/index/${TABLE.tenantIndex}`] }),
     );
+    // The listing's one partition: each tenant listed, and taken off it.
+    writer.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:BatchWriteItem'],
+        resources: [this.listing.tableArn],
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [REGISTRY_KEY] } },
+      }),
+    );
     const provider = new cr.Provider(this, 'Provider', { onEventHandler: writer.function });
     acknowledgeFramework(provider, writer);
     this.writer = writer;
     this.resource = new CustomResource(this, 'Registry', {
       serviceToken: provider.serviceToken,
       resourceType: 'Custom::TenantRegistry',
-      properties: { [REGISTRY_PROPERTY]: JSON.stringify(props.tenants), [LISTING_PROPERTY]: TABLE.registryIndex },
+      properties: { [REGISTRY_PROPERTY]: JSON.stringify(props.tenants), [LISTING_PROPERTY]: LISTING_TABLE },
     });
+    // Written after the listing table is there (its name is derived, not referenced).
+    this.resource.node.addDependency(this.listing);
   }
+}
+
+/** The listing property's value: a stack listed in the index before gets an update that lists its entries in the table. */
+const LISTING_TABLE = 'table';
+
+function listingTable(scope: Construct, events: dynamodb.ITable, removalPolicy: RemovalPolicy): dynamodb.Table {
+  const { partitionKey, sortKey } = REGISTRY_LISTING_LAYOUT;
+  return new dynamodb.Table(scope, 'Listing', {
+    // Named after the events table, so whatever knows that one (the functions, scripts/admin) finds it.
+    tableName: registryListingTableName(events.tableName),
+    partitionKey: { name: partitionKey.name, type: dynamodb.AttributeType.STRING },
+    sortKey: { name: sortKey.name, type: dynamodb.AttributeType.STRING },
+    billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    removalPolicy,
+  });
 }
 
 /** A deployment's failure is its own report: nothing is invoked asynchronously, to be set aside. */

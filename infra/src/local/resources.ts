@@ -13,10 +13,13 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   inputTopicName,
   LEGACY_BUCKET_INDEX,
+  LEGACY_REGISTRY_INDEX,
   type Logger,
   DynamoDbLoaderCursors,
   migrateIndexEntries,
   PUBLIC_TENANT_ID,
+  REGISTRY_LISTING_LAYOUT,
+  registryListingTableName,
   SQS_MAX_MESSAGE_BYTES,
   TABLE_LAYOUT,
 } from '@adhoc-scheduler/shared';
@@ -137,14 +140,31 @@ async function addMissingIndexes(dynamodb: DynamoDBClient, tableName: string): P
  * this version runs yet, so every entry moves at once, held events' too.
  */
 async function dropLegacyIndex(dynamodb: DynamoDBClient, tableName: string, logger: Pick<Logger, 'info'>): Promise<void> {
-  const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
-  if (!(Table?.GlobalSecondaryIndexes ?? []).some(({ IndexName }) => IndexName === LEGACY_BUCKET_INDEX.name)) return;
+  if (!(await hasIndex(dynamodb, tableName, LEGACY_BUCKET_INDEX.name))) return;
   const counts = await migrateIndexEntries(DynamoDBDocumentClient.from(dynamodb), tableName);
   logger.info({ tableName, ...counts }, `table: entries of ${LEGACY_BUCKET_INDEX.name} moved to the tenant index; deleting it`);
-  await dynamodb.send(
-    new UpdateTableCommand({ TableName: tableName, GlobalSecondaryIndexUpdates: [{ Delete: { IndexName: LEGACY_BUCKET_INDEX.name } }] }),
-  );
-  await awaitIndex(dynamodb, tableName, LEGACY_BUCKET_INDEX.name, 'gone');
+  await deleteIndex(dynamodb, tableName, LEGACY_BUCKET_INDEX.name);
+}
+
+/**
+ * Takes a table an earlier version created off the index it listed the registry in
+ * (LEGACY_REGISTRY_INDEX): the listing table replaces it, and the service's start lists there
+ * every entry written before (DynamoDbTenantRegistry.listEveryEntry).
+ */
+async function dropLegacyRegistryIndex(dynamodb: DynamoDBClient, tableName: string, logger: Pick<Logger, 'info'>): Promise<void> {
+  if (!(await hasIndex(dynamodb, tableName, LEGACY_REGISTRY_INDEX))) return;
+  logger.info({ tableName }, `table: the registry is listed in a table of its own; deleting ${LEGACY_REGISTRY_INDEX}`);
+  await deleteIndex(dynamodb, tableName, LEGACY_REGISTRY_INDEX);
+}
+
+async function hasIndex(dynamodb: DynamoDBClient, tableName: string, name: string): Promise<boolean> {
+  const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
+  return (Table?.GlobalSecondaryIndexes ?? []).some(({ IndexName }) => IndexName === name);
+}
+
+async function deleteIndex(dynamodb: DynamoDBClient, tableName: string, name: string): Promise<void> {
+  await dynamodb.send(new UpdateTableCommand({ TableName: tableName, GlobalSecondaryIndexUpdates: [{ Delete: { IndexName: name } }] }));
+  await awaitIndex(dynamodb, tableName, name, 'gone');
 }
 
 /** The scheduler's table as CreateTable makes it: its key, indexes and billing (TABLE_LAYOUT). */
@@ -174,6 +194,31 @@ async function createTable(dynamodb: DynamoDBClient, tableName: string, logger: 
     if (!(error instanceof ResourceInUseException)) throw error;
     await addMissingIndexes(dynamodb, tableName);
     await dropLegacyIndex(dynamodb, tableName, logger);
+    await dropLegacyRegistryIndex(dynamodb, tableName, logger);
+  }
+  await createRegistryListingTable(dynamodb, registryListingTableName(tableName));
+}
+
+/** The registry's listing beside the events table (REGISTRY_LISTING_LAYOUT), as the CDK app makes it. */
+function registryListingTableDefinition(tableName: string): CreateTableCommandInput {
+  const { partitionKey, sortKey } = REGISTRY_LISTING_LAYOUT;
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [partitionKey, sortKey].map(({ name, type }) => ({ AttributeName: name, AttributeType: type })),
+    KeySchema: [
+      { AttributeName: partitionKey.name, KeyType: 'HASH' },
+      { AttributeName: sortKey.name, KeyType: 'RANGE' },
+    ],
+  };
+}
+
+async function createRegistryListingTable(dynamodb: DynamoDBClient, tableName: string): Promise<void> {
+  try {
+    await dynamodb.send(new CreateTableCommand(registryListingTableDefinition(tableName)));
+  } catch (error) {
+    // A persistent data directory already holds it.
+    if (!(error instanceof ResourceInUseException)) throw error;
   }
 }
 

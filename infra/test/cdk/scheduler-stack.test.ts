@@ -6,6 +6,8 @@ import {
   loadConfig,
   LOADER_CURSOR_ID,
   METRICS_NAMESPACE,
+  REGISTRY_KEY,
+  REGISTRY_LISTING,
   SQS_MAX_MESSAGE_BYTES,
   TABLE,
 } from '@adhoc-scheduler/shared';
@@ -377,23 +379,23 @@ describe('the input topic', () => {
 });
 
 describe('the table', () => {
+  const eventsTable = () => template.toJSON().Resources[stack.getLogicalId(stack.scheduler.table.node.defaultChild as CfnElement)];
+
   it('is on demand with point-in-time recovery, TTL on the expiry attribute, and retained on stack deletion', () => {
-    template.resourceCountIs('AWS::DynamoDB::Table', 1);
-    template.hasResource('AWS::DynamoDB::Table', {
+    expect(eventsTable()).toMatchObject({
       DeletionPolicy: 'Retain',
       UpdateReplacePolicy: 'Retain',
-      Properties: Match.objectLike({
+      Properties: {
         BillingMode: 'PAY_PER_REQUEST',
         KeySchema: [{ AttributeName: TABLE.partitionKey, KeyType: 'HASH' }],
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
         TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true },
-      }),
+      },
     });
   });
 
-  it('has two indexes, keys only: the tenant index, and the registry’s by id, which no event has keys for; no state change writes them', () => {
-    const [table] = Object.values(template.findResources('AWS::DynamoDB::Table'));
-    expect(table?.Properties.GlobalSecondaryIndexes).toEqual([
+  it('has one index, keys only: the tenant index, which no state change writes', () => {
+    expect(eventsTable().Properties.GlobalSecondaryIndexes).toEqual([
       {
         IndexName: TABLE.tenantIndex,
         KeySchema: [
@@ -402,26 +404,40 @@ describe('the table', () => {
         ],
         Projection: { ProjectionType: 'KEYS_ONLY' },
       },
-      {
-        IndexName: TABLE.registryIndex,
-        KeySchema: [
-          { AttributeName: TABLE.registryListKey, KeyType: 'HASH' },
-          { AttributeName: TABLE.registryIdKey, KeyType: 'RANGE' },
-        ],
-        Projection: { ProjectionType: 'KEYS_ONLY' },
-      },
     ]);
     expect(
-      (table?.Properties.AttributeDefinitions as Json[] | undefined)?.toSorted((a, b) =>
+      (eventsTable().Properties.AttributeDefinitions as Json[] | undefined)?.toSorted((a, b) =>
         JSON.stringify(a).localeCompare(JSON.stringify(b)),
       ),
     ).toEqual([
       { AttributeName: TABLE.dueAtKey, AttributeType: 'N' },
       { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
-      { AttributeName: TABLE.registryIdKey, AttributeType: 'S' },
-      { AttributeName: TABLE.registryListKey, AttributeType: 'S' },
       { AttributeName: TABLE.tenantShardKey, AttributeType: 'S' },
     ]);
+  });
+
+  it('has the registry’s listing beside it, named after it, on demand, with no index, retained as it is', () => {
+    template.resourceCountIs('AWS::DynamoDB::Table', 2);
+    const listing = template.toJSON().Resources[stack.getLogicalId(stack.scheduler.registry.listing.node.defaultChild as CfnElement)];
+    expect(listing).toMatchObject({
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: {
+        TableName: {
+          'Fn::Join': [
+            '',
+            [{ Ref: stack.getLogicalId(stack.scheduler.table.node.defaultChild as CfnElement) }, REGISTRY_LISTING.tableSuffix],
+          ],
+        },
+        BillingMode: 'PAY_PER_REQUEST',
+        KeySchema: [
+          { AttributeName: REGISTRY_LISTING.partitionKey, KeyType: 'HASH' },
+          { AttributeName: REGISTRY_LISTING.sortKey, KeyType: 'RANGE' },
+        ],
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      },
+    });
+    expect(listing.Properties.GlobalSecondaryIndexes).toBeUndefined();
   });
 });
 
@@ -561,7 +577,7 @@ describe('IAM, per function', () => {
     expect(permissionsOf(template, roleOf(name))).toEqual(expected()[name]);
   });
 
-  it('gives the registry resource’s writer the registry’s items and the index it lists them in, and nothing else', () => {
+  it('gives the registry resource’s writer the registry’s items, the index and the table it lists them in, and nothing else', () => {
     const { table, registry } = stack.scheduler;
     const { writer } = registry;
     expect(permissionsOf(template, ref(writer.role))).toEqual(
@@ -574,6 +590,11 @@ describe('IAM, per function', () => {
           { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['#registry*'] } },
         ],
         [['dynamodb:Query'], [`${table.tableArn}/index/${TABLE.tenantIndex}`]],
+        [
+          ['dynamodb:BatchWriteItem'],
+          [registry.listing.tableArn],
+          { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [REGISTRY_KEY] } },
+        ],
       ),
     );
   });

@@ -3,13 +3,15 @@ import {
   CachedTenantDirectory,
   DynamoDbTenantRegistry,
   REGISTRY_KEY,
+  REGISTRY_LISTING,
   registryChanges,
   registryEntryId,
+  registryListingTableName,
   systemClock,
   TABLE,
   type TenantsDocument,
 } from '@adhoc-scheduler/shared';
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { capturingLogger, sharedEmulators } from './kit.js';
 import { newTable as newTableOf, tableClient } from './table-kit.js';
@@ -127,10 +129,10 @@ describe('the registry as data', () => {
     ]);
   });
 
-  it('lists by id, once, the entries an earlier version wrote without the registry index', async () => {
+  it('lists by id, once, the entries an earlier version wrote before the listing table', async () => {
     const tableName = await newTableOf(emulators, 'registry');
     const registry = new DynamoDbTenantRegistry(client, tableName, systemClock);
-    // As the version before the index wrote them: listed by when they were written alone.
+    // As the versions before wrote them: listed by when they were written, and in an index of the table by id.
     await client.send(
       new BatchWriteCommand({
         RequestItems: {
@@ -141,6 +143,8 @@ describe('the registry as data', () => {
                 entry: { id, accounts: ['111111111111'] },
                 [TABLE.tenantShardKey]: REGISTRY_KEY,
                 [TABLE.dueAtKey]: 1,
+                [REGISTRY_LISTING.partitionKey]: REGISTRY_KEY,
+                [REGISTRY_LISTING.sortKey]: id,
               },
             },
           })),
@@ -152,5 +156,34 @@ describe('the registry as data', () => {
     expect((await registry.page({ limit: 10 })).entries.map(({ id }) => id)).toEqual(['acme', 'globex']);
     // Done once: marked, and not read again.
     expect(await registry.listEveryEntry()).toBe(0);
+  });
+
+  it('lists a tenant before its entry is written and takes it off after its entry is gone: a name left over is passed over', async () => {
+    const tableName = await newTableOf(emulators, 'registry');
+    const registry = new DynamoDbTenantRegistry(client, tableName, systemClock);
+    await registry.write(
+      registryChanges(
+        {},
+        {
+          tenants: [
+            { id: 'acme', accounts: ['111111111111'] },
+            { id: 'globex', accounts: ['222222222222'] },
+          ],
+        },
+      ),
+    );
+    // As a removal cut short between its two writes leaves it: the entry gone, the name still listed.
+    await client.send(new DeleteCommand({ TableName: tableName, Key: { id: registryEntryId('acme') } }));
+    expect(await registry.page({ limit: 10 })).toEqual({ entries: [expect.objectContaining({ id: 'globex' })], next: undefined });
+    await registry.write(registryChanges({ tenants: [{ id: 'globex', accounts: ['222222222222'] }] }, {}));
+    const listed = await client.send(
+      new QueryCommand({
+        TableName: registryListingTableName(tableName),
+        KeyConditionExpression: '#list = :list',
+        ExpressionAttributeNames: { '#list': REGISTRY_LISTING.partitionKey },
+        ExpressionAttributeValues: { ':list': REGISTRY_KEY },
+      }),
+    );
+    expect(listed.Items?.map((item) => item[REGISTRY_LISTING.sortKey])).not.toContain('globex');
   });
 });

@@ -11,13 +11,19 @@ import {
   DynamoDbDueIndex,
   DynamoDbEventListing,
   DynamoDbTenantPauses,
+  DynamoDbTenantRegistry,
   EVENT_STATE,
   heldShardKey,
   heldShardKeys,
   LEGACY_BUCKET_INDEX,
+  LEGACY_REGISTRY_INDEX,
   LOADER_CURSOR_ID,
+  REGISTRY_KEY,
+  REGISTRY_LISTING,
+  registryEntryId,
   shardOf,
   SqsDelayQueue,
+  systemClock,
   TABLE,
   tenantShardKey,
   type ScheduledEvent,
@@ -64,13 +70,18 @@ function keysOnly(name: string, partitionKey: string) {
   };
 }
 
-/** A table with the indexes an earlier version created: the time-bucket index and the tenant index, or (once deployed without it) the tenant index. */
+/**
+ * A table with the indexes an earlier version created: the time-bucket index and the tenant
+ * index, the tenant index alone (once deployed without the other), or the tenant index and the
+ * index the registry was listed in (the version before the listing table).
+ */
 async function createTableOfEarlierVersion(
   dynamodb: DynamoDBDocumentClient,
   tableName: string,
-  bucketIndex: 'with-bucket-index' | 'without',
+  indexes: 'with-bucket-index' | 'without' | 'with-registry-index',
 ): Promise<void> {
-  const withBucketIndex = bucketIndex === 'with-bucket-index';
+  const withBucketIndex = indexes === 'with-bucket-index';
+  const withRegistryIndex = indexes === 'with-registry-index';
   await dynamodb.send(
     new CreateTableCommand({
       TableName: tableName,
@@ -80,11 +91,29 @@ async function createTableOfEarlierVersion(
         ...(withBucketIndex ? [{ AttributeName: LEGACY_BUCKET_INDEX.partitionKey, AttributeType: 'S' as const }] : []),
         { AttributeName: TABLE.tenantShardKey, AttributeType: 'S' },
         { AttributeName: TABLE.dueAtKey, AttributeType: 'N' },
+        ...(withRegistryIndex
+          ? [
+              { AttributeName: REGISTRY_LISTING.partitionKey, AttributeType: 'S' as const },
+              { AttributeName: REGISTRY_LISTING.sortKey, AttributeType: 'S' as const },
+            ]
+          : []),
       ],
       KeySchema: [{ AttributeName: TABLE.partitionKey, KeyType: 'HASH' }],
       GlobalSecondaryIndexes: [
         ...(withBucketIndex ? [keysOnly(LEGACY_BUCKET_INDEX.name, LEGACY_BUCKET_INDEX.partitionKey)] : []),
         keysOnly(TABLE.tenantIndex, TABLE.tenantShardKey),
+        ...(withRegistryIndex
+          ? [
+              {
+                IndexName: LEGACY_REGISTRY_INDEX,
+                KeySchema: [
+                  { AttributeName: REGISTRY_LISTING.partitionKey, KeyType: 'HASH' as const },
+                  { AttributeName: REGISTRY_LISTING.sortKey, KeyType: 'RANGE' as const },
+                ],
+                Projection: { ProjectionType: 'KEYS_ONLY' as const },
+              },
+            ]
+          : []),
       ],
     }),
   );
@@ -195,13 +224,8 @@ describe.concurrent('an upgrade', () => {
     const scheduler = await startTestScheduler(emulators, { namePrefix: prefix, env: FAST_TIMINGS });
     try {
       const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
-      // The time-bucket index gone; the registry's, which that version did not have, added.
-      expect(
-        (Table?.GlobalSecondaryIndexes ?? [])
-          .map(({ IndexName, IndexStatus }) => [IndexName, IndexStatus])
-          .sort(([a], [b]) => String(a).localeCompare(String(b))),
-      ).toEqual([
-        [TABLE.registryIndex, 'ACTIVE'],
+      // The time-bucket index gone.
+      expect((Table?.GlobalSecondaryIndexes ?? []).map(({ IndexName, IndexStatus }) => [IndexName, IndexStatus])).toEqual([
         [TABLE.tenantIndex, 'ACTIVE'],
       ]);
       const keys = (id: string) => indexKeysOf(dynamodb, tableName, id);
@@ -226,6 +250,49 @@ describe.concurrent('an upgrade', () => {
       expect(await keys(held.id)).toEqual([tenantShardKey('public', 's', shardOf(held.id, scheduler.config)), undefined]);
     } finally {
       await target.stop();
+      await scheduler.stop();
+      dynamodb.destroy();
+      await emulators.stop();
+    }
+  }, 120_000);
+
+  it('takes a table of the version before the listing table off its registry index, and lists there every tenant it had', async () => {
+    const emulators = await startEmulators({});
+    const prefix = uniqueName('before-listing');
+    const dynamodb = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
+    );
+    const tableName = resourceNames(prefix).table;
+    await createTableOfEarlierVersion(dynamodb, tableName, 'with-registry-index');
+    const tenants = [
+      { id: 'acme', accounts: ['111111111111'] },
+      { id: 'globex', accounts: ['222222222222'] },
+    ];
+    // The registry as that version wrote it: entries with the index's keys, the index marked complete.
+    for (const entry of tenants)
+      await dynamodb.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: {
+            [TABLE.partitionKey]: registryEntryId(entry.id),
+            entry,
+            [TABLE.tenantShardKey]: REGISTRY_KEY,
+            [TABLE.dueAtKey]: 1,
+            [REGISTRY_LISTING.partitionKey]: REGISTRY_KEY,
+            [REGISTRY_LISTING.sortKey]: entry.id,
+          },
+        }),
+      );
+    await dynamodb.send(new PutCommand({ TableName: tableName, Item: { [TABLE.partitionKey]: '#registry-listed' } }));
+
+    const scheduler = await startTestScheduler(emulators, { namePrefix: prefix, env: FAST_TIMINGS, tenants: { tenants } });
+    try {
+      const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
+      expect((Table?.GlobalSecondaryIndexes ?? []).map(({ IndexName }) => IndexName)).toEqual([TABLE.tenantIndex]);
+      const registry = new DynamoDbTenantRegistry(dynamodb, tableName, systemClock);
+      expect((await registry.page({ limit: 10 })).entries.map(({ id }) => id)).toEqual(['acme', 'globex']);
+      expect((await registry.page({ prefix: 'g', limit: 10 })).entries.map(({ id }) => id)).toEqual(['globex']);
+    } finally {
       await scheduler.stop();
       dynamodb.destroy();
       await emulators.stop();

@@ -212,7 +212,7 @@ export function registryItemReadsPerSecond(instances: number): number {
   return instances / (DEFAULTS.registryMaxAgeMs / 2 / 1000);
 }
 
-export const STACK_COUNTS = { resources: 91, resourcesPerTenant: 3, outputs: 21, outputsPerTenant: 1 } as const;
+export const STACK_COUNTS = { resources: 92, resourcesPerTenant: 3, outputs: 21, outputsPerTenant: 1 } as const;
 
 function stage(fields: Omit<Stage, 'load'>): Stage {
   const load = fields.limit === Number.POSITIVE_INFINITY ? 0 : fields.limit <= 0 ? Number.POSITIVE_INFINITY : fields.demand / fields.limit;

@@ -65,10 +65,23 @@ export async function batchPut(
 
 /** Deletes items by id, unconditionally, 25 a request. */
 export async function batchDelete(client: DynamoDBDocumentClient, tableName: string, ids: readonly string[]): Promise<void> {
+  await batchDeleteKeys(
+    client,
+    tableName,
+    ids.map((id) => ({ [TABLE.partitionKey]: id })),
+  );
+}
+
+/** Deletes items by their whole keys, unconditionally, 25 a request. */
+export async function batchDeleteKeys(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  keys: readonly Record<string, unknown>[],
+): Promise<void> {
   await batchWrite(
     client,
     tableName,
-    ids.map((id) => ({ DeleteRequest: { Key: { [TABLE.partitionKey]: id } } })),
+    keys.map((Key) => ({ DeleteRequest: { Key } })),
   );
 }
 

@@ -9,11 +9,42 @@ export const TABLE = {
   tenantShardKey: 'tenantShard',
   dueAtKey: 'dueAt',
   ttlAttribute: 'expiresAt',
-  /** The registry's listing: its entries by tenant id, one partition (see TABLE_LAYOUT). */
-  registryIndex: 'byRegistryId',
-  registryListKey: 'registryList',
-  registryIdKey: 'registryId',
 } as const;
+
+/**
+ * The registry's listing: a table of its own beside the events' (see REGISTRY_LISTING_LAYOUT),
+ * one item per registered tenant, keyed by one partition and the tenant's id.
+ */
+export const REGISTRY_LISTING = {
+  partitionKey: 'registryList',
+  sortKey: 'registryId',
+  /** The listing table's name: the events table's, and this. */
+  tableSuffix: '-registry',
+} as const;
+
+/** The table listing the registry beside the events table `eventsTableName` (see REGISTRY_LISTING_LAYOUT). */
+export function registryListingTableName(eventsTableName: string): string {
+  return `${eventsTableName}${REGISTRY_LISTING.tableSuffix}`;
+}
+
+/**
+ * The registry's listing by id, as the listing table keys it: a listing of 100,000 tenants reads
+ * a page by id prefix or after an id with one query. A table of its own, not an index of the
+ * events table: DynamoDB Local reads a table's description, every index in it, for each item it
+ * writes, so a second index there made every event's write dearer (ingest on disk 1.15× faster
+ * without it, BENCHMARKS.md 2026-12-07); on AWS the two cost the same.
+ */
+export const REGISTRY_LISTING_LAYOUT = {
+  partitionKey: { name: REGISTRY_LISTING.partitionKey, type: 'S' },
+  sortKey: { name: REGISTRY_LISTING.sortKey, type: 'S' },
+} as const satisfies { readonly partitionKey: TableKeyAttribute; readonly sortKey: TableKeyAttribute };
+
+/**
+ * The index earlier versions listed the registry in, in the events table, under the listing's
+ * keys: named only to take tables off it (the local runtime deletes it; the CDK app's table no
+ * longer declares it).
+ */
+export const LEGACY_REGISTRY_INDEX = 'byRegistryId';
 
 /**
  * The second index earlier versions kept, by due time under `bucketShard`: held events
@@ -48,13 +79,8 @@ export interface TableKeyAttribute {
  * those whose payload only the delay queue holds (`q`), its held events (`h`, a resume's: never
  * expired, they stay until their tenant resumes and they are sent), and its label entries.
  * Events share that one index rather than having an index each: every index an item has keys
- * for makes its writes dearer.
- *
- * `byRegistryId`: the registry's entries alone, by tenant id (registryListKey, registryIdKey),
- * so that a listing of 100,000 tenants reads a page by id prefix or after an id, not the
- * registry whole. Sparse: no other item has its keys, so no event's write touches it (on
- * DynamoDB Local on disk, 4,000 conditional puts of events were as fast beside it as without:
- * 2,268 against 2,243 a second over three alternated rounds).
+ * for makes its writes dearer, and on DynamoDB Local every index the table has at all (see
+ * REGISTRY_LISTING_LAYOUT).
  */
 export const TABLE_LAYOUT = {
   partitionKey: { name: TABLE.partitionKey, type: 'S' },
@@ -64,12 +90,6 @@ export const TABLE_LAYOUT = {
       name: TABLE.tenantIndex,
       partitionKey: { name: TABLE.tenantShardKey, type: 'S' },
       sortKey: { name: TABLE.dueAtKey, type: 'N' },
-      projection: 'KEYS_ONLY',
-    },
-    {
-      name: TABLE.registryIndex,
-      partitionKey: { name: TABLE.registryListKey, type: 'S' },
-      sortKey: { name: TABLE.registryIdKey, type: 'S' },
       projection: 'KEYS_ONLY',
     },
   ],

@@ -3,7 +3,7 @@ import type { TenantRegistryReads, TenantRegistryTable } from '../app/ports/tena
 import type { RegistryChanges } from '../domain/registry-changes.js';
 import {
   REGISTRY_KEY,
-  REGISTRY_LISTED_ID,
+  REGISTRY_LISTING_COMPLETE_ID,
   REGISTRY_PUBLIC_ID,
   registryAccountId,
   registryEntryId,
@@ -11,21 +11,25 @@ import {
 } from '../domain/table-keys.js';
 import { DYNAMODB_BATCH_WRITE_ITEMS } from '../domain/limits.js';
 import type { PublicTenantSettings, TenantEntry, TenantsDocument } from '../domain/tenants.js';
-import { batchDelete, batchGet, batchPut, chunks } from './dynamodb-batches.js';
+import { batchDelete, batchDeleteKeys, batchGet, batchPut, chunks } from './dynamodb-batches.js';
 import { DynamoDbDueIndex } from './dynamodb-due-index.js';
-import { TABLE, transient } from './dynamodb-table.js';
+import { REGISTRY_LISTING, registryListingTableName, TABLE, transient } from './dynamodb-table.js';
 
 /**
  * The tenant registry kept as data in the events' table: one item per registered tenant
  * (`#registry#<id>`, its entry as the tenants file writes it, listed under REGISTRY_KEY in the
- * tenant index by when it was written and in the registry index by id), the public tenant's settings (`#registry-public`), and one item per account a
+ * tenant index by when it was written), the public tenant's settings (`#registry-public`), and one item per account a
  * tenant owns (`#registry-account#<account>`, its owners): ingest and the emitter read the
  * tenants a batch names and the accounts its topics are in by key, never the registry whole.
+ * Each registered tenant is also listed by id in the listing table beside it (see
+ * REGISTRY_LISTING_LAYOUT): written before its entry and taken out after it, so the listing
+ * names every entry, and a name whose entry is gone is passed over.
  * The registry a change makes is checked whole before it is written (parseTenantsDocument).
  */
 export class DynamoDbTenantRegistry implements TenantRegistryReads, TenantRegistryTable {
   /** The entries are one partition of the tenant index, read as the loader reads a tenant's. */
   private readonly index: DynamoDbDueIndex;
+  private readonly listingTableName: string;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -33,6 +37,7 @@ export class DynamoDbTenantRegistry implements TenantRegistryReads, TenantRegist
     private readonly clock: { now(): number },
   ) {
     this.index = new DynamoDbDueIndex(client, tableName);
+    this.listingTableName = registryListingTableName(tableName);
   }
 
   async entries(ids: readonly string[]): Promise<ReadonlyMap<string, TenantEntry>> {
@@ -74,24 +79,25 @@ export class DynamoDbTenantRegistry implements TenantRegistryReads, TenantRegist
   /**
    * A page of the registry's entries by id: those whose id starts with `prefix`, after the id
    * `after`, at most `limit`; and the id to continue after when more may follow. Reads the page's
-   * keys from the registry index and its entries by key: the same requests whatever the registry's size.
+   * ids from the listing table and its entries by key: the same requests whatever the registry's size.
    */
   async page({ prefix = '', after, limit }: RegistryPageQuery): Promise<RegistryPage> {
     // Every id with the prefix sorts between the prefix and the next id without it.
     if (after !== undefined && !after.startsWith(prefix) && after > prefix) return { entries: [], next: undefined };
     const from = after?.startsWith(prefix) ? after : undefined;
-    let startKey: Record<string, unknown> | undefined =
-      from === undefined ? undefined : { [TABLE.partitionKey]: registryEntryId(from), ...listingKeys(from) };
+    let startKey: Record<string, unknown> | undefined = from === undefined ? undefined : listingKeys(from);
     const ids: string[] = [];
     do {
       let result: QueryCommandOutput;
       try {
         result = await this.client.send(
           new QueryCommand({
-            TableName: this.tableName,
-            IndexName: TABLE.registryIndex,
+            TableName: this.listingTableName,
             KeyConditionExpression: prefix === '' ? '#list = :list' : '#list = :list AND begins_with(#id, :prefix)',
-            ExpressionAttributeNames: { '#list': TABLE.registryListKey, ...(prefix === '' ? {} : { '#id': TABLE.registryIdKey }) },
+            ExpressionAttributeNames: {
+              '#list': REGISTRY_LISTING.partitionKey,
+              ...(prefix === '' ? {} : { '#id': REGISTRY_LISTING.sortKey }),
+            },
             ExpressionAttributeValues: { ':list': REGISTRY_KEY, ...(prefix === '' ? {} : { ':prefix': prefix }) },
             ExclusiveStartKey: startKey,
             // One more than the page, to know whether another follows.
@@ -101,7 +107,7 @@ export class DynamoDbTenantRegistry implements TenantRegistryReads, TenantRegist
       } catch (error) {
         throw transient('Query', error);
       }
-      for (const item of result.Items ?? []) ids.push(String(item[TABLE.registryIdKey]));
+      for (const item of result.Items ?? []) ids.push(String(item[REGISTRY_LISTING.sortKey]));
       startKey = result.LastEvaluatedKey;
     } while (startKey !== undefined && ids.length <= limit);
     return this.pageOf(ids, limit);
@@ -121,36 +127,28 @@ export class DynamoDbTenantRegistry implements TenantRegistryReads, TenantRegist
   }
 
   /**
-   * Gives the registry index's keys to the entries written before it, once: a registry that has
-   * them all is marked so (REGISTRY_LISTED_ID), and read no further. Run before anything else
-   * writes the registry (the local service's start, a stack's deployment). How many it gave them.
+   * Lists by id the entries an earlier version wrote before the listing table, once: a registry
+   * whose entries are all listed is marked so (REGISTRY_LISTING_COMPLETE_ID), and read no
+   * further. Run before anything else writes the registry (the local service's start, a stack's
+   * deployment). How many it listed.
    */
   async listEveryEntry(): Promise<number> {
     try {
       const { Item } = await this.client.send(
-        new GetCommand({ TableName: this.tableName, Key: { [TABLE.partitionKey]: REGISTRY_LISTED_ID }, ConsistentRead: true }),
+        new GetCommand({ TableName: this.tableName, Key: { [TABLE.partitionKey]: REGISTRY_LISTING_COMPLETE_ID }, ConsistentRead: true }),
       );
       if (Item !== undefined) return 0;
     } catch (error) {
       throw transient('GetItem', error);
     }
-    let given = 0;
-    for (const ids of chunks(await this.ids(), DYNAMODB_BATCH_WRITE_ITEMS * REGISTRY_WRITES_IN_FLIGHT)) {
-      const items = await batchGet(this.client, this.tableName, ids.map(registryEntryId));
-      const unlisted = [...items.values()].filter((item) => item[TABLE.registryIdKey] === undefined);
-      await batchPut(
-        this.client,
-        this.tableName,
-        unlisted.map((item) => ({ ...item, ...listingKeys(tenantOfRegistryEntryId(String(item[TABLE.partitionKey]))) })),
-      );
-      given += unlisted.length;
-    }
+    const ids = await this.ids();
+    await inRounds(this.client, this.listingTableName, batchPut, ids.map(listingKeys));
     try {
-      await this.client.send(new PutCommand({ TableName: this.tableName, Item: { [TABLE.partitionKey]: REGISTRY_LISTED_ID } }));
+      await this.client.send(new PutCommand({ TableName: this.tableName, Item: { [TABLE.partitionKey]: REGISTRY_LISTING_COMPLETE_ID } }));
     } catch (error) {
       throw transient('PutItem', error);
     }
-    return given;
+    return ids.length;
   }
 
   /** The registry whole, as the tenants file holds it: the public tenant's settings, then each tenant by id. */
@@ -167,12 +165,19 @@ export class DynamoDbTenantRegistry implements TenantRegistryReads, TenantRegist
   /**
    * Writes what changes one registry into another (registryChanges). Entries and owners are
    * written before tenants are taken out, so an account is never without the owner both
-   * registries give it.
+   * registries give it; a tenant is listed before its entry is written, and taken off the
+   * listing after its entry is gone.
    */
   async write(changes: RegistryChanges): Promise<void> {
     const now = this.clock.now();
     const owned = [...changes.accountOwners].filter(([, owners]) => owners.length > 0);
     const unowned = [...changes.accountOwners].filter(([, owners]) => owners.length === 0).map(([account]) => account);
+    await inRounds(
+      this.client,
+      this.listingTableName,
+      batchPut,
+      changes.put.map((entry) => listingKeys(entry.id)),
+    );
     await inRounds(this.client, this.tableName, batchPut, [
       // JSON's own values only: what the file held, no undefined to marshal.
       ...changes.put.map((entry) => ({
@@ -180,7 +185,6 @@ export class DynamoDbTenantRegistry implements TenantRegistryReads, TenantRegist
         entry: JSON.parse(JSON.stringify(entry)) as TenantEntry,
         [TABLE.tenantShardKey]: REGISTRY_KEY,
         [TABLE.dueAtKey]: now,
-        ...listingKeys(entry.id),
       })),
       ...owned.map(([account, owners]) => ({ [TABLE.partitionKey]: registryAccountId(account), owners })),
       ...(changes.publicSettings ? [{ [TABLE.partitionKey]: REGISTRY_PUBLIC_ID, settings: changes.publicSettings }] : []),
@@ -190,6 +194,7 @@ export class DynamoDbTenantRegistry implements TenantRegistryReads, TenantRegist
       ...unowned.map(registryAccountId),
       ...(changes.publicSettings === null ? [REGISTRY_PUBLIC_ID] : []),
     ]);
+    await inRounds(this.client, this.listingTableName, batchDeleteKeys, changes.remove.map(listingKeys));
   }
 }
 
@@ -207,9 +212,9 @@ export interface RegistryPage {
   readonly next: string | undefined;
 }
 
-/** An entry's keys in the registry index. */
+/** A tenant's item in the listing table: its keys alone. */
 function listingKeys(tenant: string): Record<string, string> {
-  return { [TABLE.registryListKey]: REGISTRY_KEY, [TABLE.registryIdKey]: tenant };
+  return { [REGISTRY_LISTING.partitionKey]: REGISTRY_KEY, [REGISTRY_LISTING.sortKey]: tenant };
 }
 
 /**

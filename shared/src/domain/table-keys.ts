@@ -180,11 +180,15 @@ export function tenantOfRegistryEntryId(itemId: string): string {
 /** Every item of the registry kept as data has an id that starts so (and no other item's does). */
 export const REGISTRY_ID_PREFIX = '#registry';
 
-/** The partition listing every registered tenant's entry: in the tenant index by when it was written, in the registry index by id. */
+/** The partition listing every registered tenant's entry: in the tenant index by when it was written, in the listing table by id. */
 export const REGISTRY_KEY = '#registry';
 
-/** Present once every registry entry is in the registry index (entries written before it are given its keys once). */
-export const REGISTRY_LISTED_ID = '#registry-listed';
+/**
+ * Present once every registry entry is in the listing table (entries written before it are
+ * listed once). An earlier version's `#registry-listed`, which marked its index complete, is
+ * left as it was: nothing reads it.
+ */
+export const REGISTRY_LISTING_COMPLETE_ID = '#registry-listing';
 
 /** The public tenant's settings in the registry (no item: its defaults). */
 export const REGISTRY_PUBLIC_ID = '#registry-public';
