@@ -105,9 +105,9 @@ function insertionIndex(sorted: readonly { readonly rank: string }[], rank: stri
 
 /**
  * A page of the registry in force at a location (its table), in the listing's order (the public
- * tenant first, then by id), as pageOfTenants pages a registry in memory: the page's keys from
- * the registry index, or an account's owners, and the page's entries by key, so a page costs the
- * same reads whatever the registry's size.
+ * tenant first, then by id), as pageOfTenants pages a registry in memory: the page's ids from
+ * the registry's listing table, or an account's owners, and the page's entries by key, so a page
+ * costs the same reads whatever the registry's size.
  */
 export async function pageOfTenantsAt(
   location: Location,

@@ -202,7 +202,7 @@ Usage: scripts/admin tenant list [--prefix P] [--account ID] [--limit N] [--afte
   --outputs FILE          the local service's outputs (default .local/outputs.json)
   --stack-outputs FILE    a deployed stack's outputs: the ARNs follow from its InputTopicArn
 
-A page reads its tenants' keys from the table's registry index (by id prefix) or an account's
+A page reads its tenants' ids from the registry's listing table (by id prefix) or an account's
 owners item (by account), then their entries by key: the same reads however many are registered.
 A PAUSED column says whose pause it is (the operator's, or the tenant's own request), since when
 and why a tenant is paused (see tenant pause), read from the table: when it cannot be read, the

@@ -166,7 +166,7 @@ export const REMOVALS_KEY = '#removed';
 
 /**
  * The tenant registry kept as data: a registered tenant's entry, `#registry#<tenant>`, listed
- * under REGISTRY_KEY in the tenant index by when it was written and in the registry index by id.
+ * under REGISTRY_KEY in the tenant index by when it was written, and by id in the listing table.
  */
 export function registryEntryId(tenant: string): string {
   return `#registry#${tenant}`;
