@@ -121,8 +121,7 @@ async function awaitIndex(dynamodb: DynamoDBClient, tableName: string, name: str
  */
 async function addMissingIndexes(dynamodb: DynamoDBClient, tableName: string): Promise<void> {
   for (const index of TABLE_LAYOUT.indexes) {
-    const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
-    if ((Table?.GlobalSecondaryIndexes ?? []).some(({ IndexName }) => IndexName === index.name)) continue;
+    if (await hasIndex(dynamodb, tableName, index.name)) continue;
     await dynamodb.send(
       new UpdateTableCommand({
         TableName: tableName,

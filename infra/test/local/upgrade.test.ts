@@ -28,7 +28,7 @@ import {
   tenantShardKey,
   type ScheduledEvent,
 } from '@adhoc-scheduler/shared';
-import { startEmulators } from '../../src/local/emulators.js';
+import { startEmulators, type Emulators } from '../../src/local/emulators.js';
 import { resourceNames } from '../../src/local/resources.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalScheduler } from '../../src/local/runtime.js';
 import { admin } from './admin-run.js';
@@ -125,6 +125,15 @@ async function indexKeysOf(dynamodb: DynamoDBDocumentClient, tableName: string, 
   return [Item?.[TABLE.tenantShardKey], Item?.[LEGACY_BUCKET_INDEX.partitionKey]];
 }
 
+/** Emulators of a test's own, and a document client of their DynamoDB Local (see why above the tests that use them). */
+async function emulatorsOfItsOwn(): Promise<{ readonly emulators: Emulators; readonly dynamodb: DynamoDBDocumentClient }> {
+  const emulators = await startEmulators({});
+  const dynamodb = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
+  );
+  return { emulators, dynamodb };
+}
+
 describe.concurrent('an upgrade', () => {
   it('emits, once, events stored by the earlier version: one waiting in the table, one already in the delay queue', async () => {
     const scheduler = await startTestScheduler(emulators, { env: FAST_TIMINGS });
@@ -183,11 +192,8 @@ describe.concurrent('an upgrade', () => {
   // On emulators of its own: changing the indexes of a table of the shared DynamoDB Local, while other files
   // write to it, waited past two minutes in whole runs (alone it takes about ten seconds).
   it('takes a table an earlier version created off its time-bucket index: the loader finds the events stored there, a resume the held ones', async () => {
-    const emulators = await startEmulators({});
+    const { emulators, dynamodb } = await emulatorsOfItsOwn();
     const prefix = uniqueName('before-one-index');
-    const dynamodb = DynamoDBDocumentClient.from(
-      new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
-    );
     const tableName = resourceNames(prefix).table;
     // The table as the version before created it: the time-bucket index and the tenant index.
     await createTableOfEarlierVersion(dynamodb, tableName, 'with-bucket-index');
@@ -257,11 +263,8 @@ describe.concurrent('an upgrade', () => {
   }, 120_000);
 
   it('takes a table of the version before the listing table off its registry index, and lists there every tenant it had', async () => {
-    const emulators = await startEmulators({});
+    const { emulators, dynamodb } = await emulatorsOfItsOwn();
     const prefix = uniqueName('before-listing');
-    const dynamodb = DynamoDBDocumentClient.from(
-      new DynamoDBClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: emulators.dynamodbEndpoint }),
-    );
     const tableName = resourceNames(prefix).table;
     await createTableOfEarlierVersion(dynamodb, tableName, 'with-registry-index');
     const tenants = [
