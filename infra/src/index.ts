@@ -4,8 +4,8 @@
  * the service creates on them, the operator CLI run in the caller's process (the load test
  * onboards tenants through it, as an operator does), the tenant operations it runs (an
  * operator's own sign-up code calls what the CLI calls), the memory each function gets on Lambda,
- * how the functions' event sources batch and the CDK app's context file (the capacity model
- * reads them). Everything else under src/ is infra's own.
+ * how the functions' event sources batch, the CDK app's context file and the stack's counts of
+ * resources and outputs (the capacity model reads them). Everything else under src/ is infra's own.
  */
 export {
   LOCAL_ACCOUNT,
@@ -23,6 +23,7 @@ export { createLocalResources } from './local/resources.js';
 export { FUNCTION_MEMORY_MB } from './function-memory.js';
 export { DEFAULT_PUBLIC_INGEST_MAX_CONCURRENCY, EVENT_SOURCES } from './queues.js';
 export { CDK_CONTEXT_FILE } from './cdk/paths.js';
+export { STACK_COUNTS } from './cdk/stack-counts.js';
 export { runAdmin } from './admin/cli.js';
 export { AdminError } from './admin/errors.js';
 export { registerTenant, type Registered } from './admin/tenant-registration.js';

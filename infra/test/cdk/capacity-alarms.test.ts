@@ -5,10 +5,8 @@ import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ContextError, schedulerStackPropsFromContext } from '../../src/cdk/context.js';
 import { SchedulerStack } from '../../src/cdk/scheduler-stack.js';
+import { STACK_COUNTS } from '../../src/cdk/stack-counts.js';
 import { cdkTestApp, joinedText, type Json } from './cdk-test-app.js';
-
-/** The capacity model's counts (loadtest/src/capacity/model.ts, STACK_COUNTS), which this test keeps true. */
-const STACK_COUNTS = { resources: 92, outputs: 21 };
 
 // Unbundled stacks: these tests read alarms, the dashboard and resource counts, not the code.
 let stack: SchedulerStack;
@@ -122,6 +120,9 @@ describe('what tenants add to the stack (the capacity model’s STACK_COUNTS)', 
     };
     const [alone, two] = stacks.map(counts);
     expect(alone).toEqual({ resources: STACK_COUNTS.resources, outputs: STACK_COUNTS.outputs });
-    expect(two).toEqual({ resources: STACK_COUNTS.resources + 6, outputs: STACK_COUNTS.outputs + 2 });
+    expect(two).toEqual({
+      resources: STACK_COUNTS.resources + 2 * STACK_COUNTS.resourcesPerTenant,
+      outputs: STACK_COUNTS.outputs + 2 * STACK_COUNTS.outputsPerTenant,
+    });
   });
 });

@@ -1,3 +1,4 @@
+import { STACK_COUNTS } from '@adhoc-scheduler/infra';
 import { DEFAULTS, LOADER_QUERIES_IN_FLIGHT } from '@adhoc-scheduler/shared';
 import type { Limits } from './limits.js';
 import { MEASURED } from './measured.js';
@@ -195,11 +196,6 @@ function emitterSecondsPerBatch(): number {
   return MEASURED.emitterHoldSeconds + MEASURED.emitterBusySecondsPerBatch;
 }
 
-/**
- * CloudFormation resources and outputs of the stack without tenants, and what each tenant adds:
- * its topic, the topic's policy and its subscription, and an output (its topic's ARN). Counted
- * in the template `cdk synth` writes (infra/test/cdk/capacity-alarms.test.ts keeps them true).
- */
 /** The scheduler's own topics in its account: the shared input topic and the alarm topic. */
 export const SCHEDULER_OWN_TOPICS = 2;
 
@@ -211,8 +207,6 @@ export const SCHEDULER_OWN_TOPICS = 2;
 export function registryItemReadsPerSecond(instances: number): number {
   return instances / (DEFAULTS.registryMaxAgeMs / 2 / 1000);
 }
-
-export const STACK_COUNTS = { resources: 92, resourcesPerTenant: 3, outputs: 21, outputsPerTenant: 1 } as const;
 
 function stage(fields: Omit<Stage, 'load'>): Stage {
   const load = fields.limit === Number.POSITIVE_INFINITY ? 0 : fields.limit <= 0 ? Number.POSITIVE_INFINITY : fields.demand / fields.limit;
