@@ -119,9 +119,9 @@ async function awaitIndex(dynamodb: DynamoDBClient, tableName: string, name: str
  * Adds the indexes a table created by an earlier version lacks (a persistent data directory),
  * one at a time as DynamoDB requires, and waits until each is active: the loader reads them.
  */
-async function addMissingIndexes(dynamodb: DynamoDBClient, tableName: string): Promise<void> {
+async function addMissingIndexes(dynamodb: DynamoDBClient, tableName: string, present: ReadonlySet<string>): Promise<void> {
   for (const index of TABLE_LAYOUT.indexes) {
-    if (await hasIndex(dynamodb, tableName, index.name)) continue;
+    if (present.has(index.name)) continue;
     await dynamodb.send(
       new UpdateTableCommand({
         TableName: tableName,
@@ -138,8 +138,13 @@ async function addMissingIndexes(dynamodb: DynamoDBClient, tableName: string): P
  * the index's entries into the tenant index (migrateIndexEntries), then deletes it. Nothing of
  * this version runs yet, so every entry moves at once, held events' too.
  */
-async function dropLegacyIndex(dynamodb: DynamoDBClient, tableName: string, logger: Pick<Logger, 'info'>): Promise<void> {
-  if (!(await hasIndex(dynamodb, tableName, LEGACY_BUCKET_INDEX.name))) return;
+async function dropLegacyIndex(
+  dynamodb: DynamoDBClient,
+  tableName: string,
+  present: ReadonlySet<string>,
+  logger: Pick<Logger, 'info'>,
+): Promise<void> {
+  if (!present.has(LEGACY_BUCKET_INDEX.name)) return;
   const counts = await migrateIndexEntries(DynamoDBDocumentClient.from(dynamodb), tableName);
   logger.info({ tableName, ...counts }, `table: entries of ${LEGACY_BUCKET_INDEX.name} moved to the tenant index; deleting it`);
   await deleteIndex(dynamodb, tableName, LEGACY_BUCKET_INDEX.name);
@@ -150,15 +155,21 @@ async function dropLegacyIndex(dynamodb: DynamoDBClient, tableName: string, logg
  * (LEGACY_REGISTRY_INDEX): the listing table replaces it, and the service's start lists there
  * every entry written before (DynamoDbTenantRegistry.listEveryEntry).
  */
-async function dropLegacyRegistryIndex(dynamodb: DynamoDBClient, tableName: string, logger: Pick<Logger, 'info'>): Promise<void> {
-  if (!(await hasIndex(dynamodb, tableName, LEGACY_REGISTRY_INDEX))) return;
+async function dropLegacyRegistryIndex(
+  dynamodb: DynamoDBClient,
+  tableName: string,
+  present: ReadonlySet<string>,
+  logger: Pick<Logger, 'info'>,
+): Promise<void> {
+  if (!present.has(LEGACY_REGISTRY_INDEX)) return;
   logger.info({ tableName }, `table: the registry is listed in a table of its own; deleting ${LEGACY_REGISTRY_INDEX}`);
   await deleteIndex(dynamodb, tableName, LEGACY_REGISTRY_INDEX);
 }
 
-async function hasIndex(dynamodb: DynamoDBClient, tableName: string, name: string): Promise<boolean> {
+/** The indexes a table has, read once: the steps that add and drop them each look at indexes none of the others touches. */
+async function indexNames(dynamodb: DynamoDBClient, tableName: string): Promise<ReadonlySet<string>> {
   const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
-  return (Table?.GlobalSecondaryIndexes ?? []).some(({ IndexName }) => IndexName === name);
+  return new Set((Table?.GlobalSecondaryIndexes ?? []).flatMap(({ IndexName }) => (IndexName === undefined ? [] : [IndexName])));
 }
 
 async function deleteIndex(dynamodb: DynamoDBClient, tableName: string, name: string): Promise<void> {
@@ -191,9 +202,10 @@ async function createTable(dynamodb: DynamoDBClient, tableName: string, logger: 
   } catch (error) {
     // A persistent data directory already holds it, perhaps as an earlier version created it.
     if (!(error instanceof ResourceInUseException)) throw error;
-    await addMissingIndexes(dynamodb, tableName);
-    await dropLegacyIndex(dynamodb, tableName, logger);
-    await dropLegacyRegistryIndex(dynamodb, tableName, logger);
+    const present = await indexNames(dynamodb, tableName);
+    await addMissingIndexes(dynamodb, tableName, present);
+    await dropLegacyIndex(dynamodb, tableName, present, logger);
+    await dropLegacyRegistryIndex(dynamodb, tableName, present, logger);
   }
   await createRegistryListingTable(dynamodb, registryListingTableName(tableName));
 }
